@@ -1,1 +1,11 @@
 export {};
+export * from './args.js';
+export * from './command.js';
+export * from './context.js';
+export * from './errors.js';
+export * from './main.js';
+export * from './options/duration.js';
+export * from './output/value-format.js';
+export * from './output/writers.js';
+export * from './output/progress.js';
+export { commands } from './commands/index.js';

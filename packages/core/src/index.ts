@@ -1,1 +1,10 @@
 export {};
+export * from './errors.js';
+export * from './table-paths.js';
+export * from './schema-manager.js';
+export * from './snapshot-manager.js';
+export * from './tag-manager.js';
+export * from './time-travel.js';
+export * from './predicate.js';
+export * from './predicate-parser.js';
+export * from './commit-message.js';

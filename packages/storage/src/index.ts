@@ -1,1 +1,9 @@
-export {};
+export * from './file-io.js';
+export * from './errors.js';
+export * from './path.js';
+export * from './memory-file-io.js';
+export * from './local-file-io.js';
+export * from './s3-config.js';
+export * from './s3-file-io.js';
+export * from './conditional-write-probe.js';
+export * from './resolve.js';

@@ -1,0 +1,35 @@
+/** Every `tidemark` subcommand, in the order `tidemark --help` lists them. */
+import type { Command } from '../command.js';
+import { alterCommand } from './alter.js';
+import { compactManifestsCommand } from './compact-manifests.js';
+import { compactCommand } from './compact.js';
+import { createCommand } from './create.js';
+import { expireSnapshotsCommand } from './expire-snapshots.js';
+import { filesCommand } from './files.js';
+import { ingestCommand } from './ingest.js';
+import { maintainCommand } from './maintain.js';
+import { readCommand } from './read.js';
+import { removeOrphanFilesCommand } from './remove-orphan-files.js';
+import { rollbackCommand } from './rollback.js';
+import { schemaCommand } from './schema.js';
+import { snapshotsCommand } from './snapshots.js';
+import { tagCommand } from './tag.js';
+import { writeCommand } from './write.js';
+
+export const commands: readonly Command[] = [
+  readCommand,
+  snapshotsCommand,
+  schemaCommand,
+  filesCommand,
+  createCommand,
+  writeCommand,
+  tagCommand,
+  rollbackCommand,
+  alterCommand,
+  expireSnapshotsCommand,
+  removeOrphanFilesCommand,
+  compactCommand,
+  compactManifestsCommand,
+  maintainCommand,
+  ingestCommand,
+];

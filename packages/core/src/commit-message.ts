@@ -1,0 +1,32 @@
+import type { DataFileMeta } from '@tidemark/format';
+
+/**
+ * What a writer hands to the committer for one (partition, bucket): the files it created and, for
+ * compaction or overwrite, the files it replaces. A commit message makes nothing visible by itself.
+ */
+export interface CommitMessage {
+  /** Serialized partition BinaryRow (with the 4-byte arity prefix), exactly as stored in manifests. */
+  readonly partition: Uint8Array;
+  readonly bucket: number;
+  /** Bucket count of the table when written (`-1` for bucket-unaware append tables). */
+  readonly totalBuckets: number;
+  /** New data files (become ADD entries). */
+  readonly newFiles: readonly DataFileMeta[];
+  /** Files removed by this change outside compaction (become DELETE entries). */
+  readonly deletedFiles?: readonly DataFileMeta[];
+  /** Compaction inputs (DELETE entries of a COMPACT snapshot). */
+  readonly compactBefore?: readonly DataFileMeta[];
+  /** Compaction outputs (ADD entries of a COMPACT snapshot). */
+  readonly compactAfter?: readonly DataFileMeta[];
+}
+
+/** A batch of commit messages committed together under one identifier. */
+export interface Committable {
+  /** Strictly increasing per commitUser; batch writes use Long.MAX (9223372036854775807n). */
+  readonly identifier: bigint;
+  readonly messages: readonly CommitMessage[];
+  /** Optional watermark carried into the snapshot. */
+  readonly watermark?: bigint;
+  /** Optional snapshot `properties` (e.g. source offsets of a sink). */
+  readonly properties?: Readonly<Record<string, string>>;
+}

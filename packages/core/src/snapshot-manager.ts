@@ -1,0 +1,230 @@
+/**
+ * Finding and reading snapshots (`snapshot/snapshot-<id>`), following Java Paimon's rules: the
+ * LATEST / EARLIEST hint files are best-effort, so every answer is verified against the snapshot
+ * files themselves and falls back to listing `snapshot/` (paimon-format.md §1.2).
+ */
+import { NotFoundError, type FileIO } from '@tidemark/storage';
+import { parseSnapshot, type Snapshot } from '@tidemark/format';
+import { SnapshotNotFoundError, TimeTravelError } from './errors.js';
+import { SNAPSHOT_PREFIX, type TablePaths } from './table-paths.js';
+
+/** How many ids past a stale LATEST hint are probed before falling back to a listing. */
+const MAX_FORWARD_PROBES = 8;
+
+/**
+ * Parses `<prefix><digits>` file names (Java ignores names whose suffix is not a pure integer,
+ * e.g. temporary files); returns null for anything else.
+ */
+export function parseNumberedName(name: string, prefix: string): number | null {
+  if (!name.startsWith(prefix)) return null;
+  const digits = name.slice(prefix.length);
+  if (!/^\d{1,15}$/.test(digits)) return null;
+  return Number(digits);
+}
+
+/** Streams the ids of `<dir>/<prefix><digits>` files, in listing order (not sorted). */
+export async function* listNumberedFiles(fileIO: FileIO, dir: string, prefix: string): AsyncGenerator<number> {
+  for await (const status of fileIO.list(dir, { recursive: false })) {
+    const name = status.path.slice(status.path.lastIndexOf('/') + 1);
+    const id = parseNumberedName(name, prefix);
+    if (id !== null) yield id;
+  }
+}
+
+/** Reads a hint file; null when missing or not a positive integer. */
+async function readHint(fileIO: FileIO, path: string): Promise<number | null> {
+  let text: string;
+  try {
+    text = new TextDecoder().decode(await fileIO.read(path));
+  } catch (e) {
+    if (e instanceof NotFoundError) return null;
+    throw e;
+  }
+  const trimmed = text.trim();
+  if (!/^\d{1,15}$/.test(trimmed)) return null;
+  const n = Number(trimmed);
+  return n > 0 ? n : null;
+}
+
+/** Reads snapshots of one table (or branch). Stateless apart from its inputs; safe to share. */
+export class SnapshotManager {
+  constructor(
+    readonly fileIO: FileIO,
+    readonly paths: TablePaths,
+  ) {}
+
+  private exists(id: number): Promise<boolean> {
+    return this.fileIO.exists(this.paths.snapshotPath(id));
+  }
+
+  /**
+   * Id of the newest snapshot, or null for a table without snapshots. Uses the LATEST hint when
+   * snapshot-n exists and snapshot-(n+1) does not; a stale hint is probed forward a few ids; a
+   * missing, garbage or too-stale hint falls back to listing `snapshot/`.
+   */
+  async latestId(): Promise<number | null> {
+    const hint = await readHint(this.fileIO, this.paths.latestHint);
+    if (hint !== null) {
+      const [here, next] = await Promise.all([this.exists(hint), this.exists(hint + 1)]);
+      // Java trusts the hint when the next id is absent; we also require the hinted file itself,
+      // so a hint that points past the real latest (garbage, or a rolled-back table) is not trusted.
+      if (here && !next) return hint;
+      if (here && next) {
+        // Stale hint: ids are contiguous, so walk forward until the first gap.
+        let id = hint + 1;
+        for (let i = 0; i < MAX_FORWARD_PROBES; i++) {
+          if (!(await this.exists(id + 1))) return id;
+          id++;
+        }
+      }
+    }
+    return this.listExtreme('max');
+  }
+
+  /**
+   * Id of the oldest snapshot still present, or null for a table without snapshots. Uses the
+   * EARLIEST hint when snapshot-n exists and snapshot-(n-1) does not, else lists `snapshot/`.
+   */
+  async earliestId(): Promise<number | null> {
+    const hint = await readHint(this.fileIO, this.paths.earliestHint);
+    if (hint !== null) {
+      const [here, prev] = await Promise.all([this.exists(hint), hint > 1 ? this.exists(hint - 1) : Promise.resolve(false)]);
+      if (here && !prev) return hint;
+    }
+    return this.listExtreme('min');
+  }
+
+  private async listExtreme(which: 'min' | 'max'): Promise<number | null> {
+    let best: number | null = null;
+    for await (const id of this.listIds()) {
+      if (best === null || (which === 'max' ? id > best : id < best)) best = id;
+    }
+    return best;
+  }
+
+  /** Streams the ids of all snapshot files (listing order, not sorted). */
+  listIds(): AsyncGenerator<number> {
+    return listNumberedFiles(this.fileIO, this.paths.snapshotDir, SNAPSHOT_PREFIX);
+  }
+
+  /** All snapshot ids in ascending order (holds the ids in memory; snapshots are few). */
+  async sortedIds(): Promise<number[]> {
+    const ids: number[] = [];
+    for await (const id of this.listIds()) ids.push(id);
+    return ids.sort((a, b) => a - b);
+  }
+
+  /** Reads snapshot `id`, or null when its file does not exist. Corrupt files still throw. */
+  async tryGet(id: number): Promise<Snapshot | null> {
+    const path = this.paths.snapshotPath(id);
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.fileIO.read(path);
+    } catch (e) {
+      if (e instanceof NotFoundError) return null;
+      throw e;
+    }
+    return parseSnapshot(bytes, path);
+  }
+
+  /**
+   * Reads snapshot `id`.
+   *
+   * @throws SnapshotNotFoundError naming the earliest and latest ids when it does not exist.
+   */
+  async snapshot(id: number): Promise<Snapshot> {
+    const s = await this.tryGet(id);
+    if (s !== null) return s;
+    const [earliest, latest] = await Promise.all([this.earliestId(), this.latestId()]);
+    throw new SnapshotNotFoundError(id, earliest, latest);
+  }
+
+  /** The newest snapshot, or null for a table without snapshots. */
+  async latest(): Promise<Snapshot | null> {
+    // Retry once: the latest snapshot can be expired between finding and reading it only on
+    // tables that expire aggressively; a fresh lookup resolves that.
+    for (let attempt = 0; ; attempt++) {
+      const id = await this.latestId();
+      if (id === null) return null;
+      const s = await this.tryGet(id);
+      if (s !== null || attempt >= 2) return s ?? this.snapshot(id);
+    }
+  }
+
+  /** The oldest snapshot still present, or null for a table without snapshots. */
+  async earliest(): Promise<Snapshot | null> {
+    for (let attempt = 0; ; attempt++) {
+      const id = await this.earliestId();
+      if (id === null) return null;
+      const s = await this.tryGet(id);
+      if (s !== null || attempt >= 2) return s ?? this.snapshot(id);
+    }
+  }
+
+  /**
+   * The latest snapshot with `timeMillis <= timestampMs`: binary search on ids between earliest and
+   * latest, tolerating ids whose files are missing (expired holes).
+   *
+   * @throws TimeTravelError when the table has no snapshots or `timestampMs` is before the earliest snapshot.
+   */
+  async snapshotAtOrBefore(timestampMs: number): Promise<Snapshot> {
+    const [earliest, latestId] = await Promise.all([this.earliest(), this.latestId()]);
+    if (earliest === null || latestId === null) {
+      throw new TimeTravelError(`cannot time travel to ${formatTime(timestampMs)}: the table has no snapshots`);
+    }
+    if (earliest.timeMillis > timestampMs) {
+      throw new TimeTravelError(
+        `no snapshot at or before ${formatTime(timestampMs)}: the earliest snapshot ${earliest.id} was committed at ${formatTime(earliest.timeMillis)}`,
+      );
+    }
+    let best = earliest;
+    let lo = earliest.id + 1;
+    let hi = latestId;
+    while (lo <= hi) {
+      const mid = lo + Math.floor((hi - lo) / 2);
+      let probe = mid;
+      let s = await this.tryGet(probe);
+      while (s === null && probe < hi) s = await this.tryGet(++probe);
+      if (s === null) {
+        hi = mid - 1; // every id in [mid, hi] is missing
+        continue;
+      }
+      if (s.timeMillis <= timestampMs) {
+        best = s;
+        lo = probe + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return best;
+  }
+
+  /**
+   * Snapshots from `fromId` (default: latest) down to the earliest, newest first; missing ids are
+   * skipped. Reads one snapshot at a time.
+   */
+  async *iterateBackward(fromId?: number): AsyncGenerator<Snapshot> {
+    const [earliest, latest] = await Promise.all([this.earliestId(), this.latestId()]);
+    if (earliest === null || latest === null) return;
+    for (let id = Math.min(fromId ?? latest, latest); id >= earliest; id--) {
+      const s = await this.tryGet(id);
+      if (s !== null) yield s;
+    }
+  }
+
+  /** Snapshots from `fromId` (default: earliest) up to the latest, oldest first; missing ids are skipped. */
+  async *iterateForward(fromId?: number): AsyncGenerator<Snapshot> {
+    const [earliest, latest] = await Promise.all([this.earliestId(), this.latestId()]);
+    if (earliest === null || latest === null) return;
+    for (let id = Math.max(fromId ?? earliest, earliest); id <= latest; id++) {
+      const s = await this.tryGet(id);
+      if (s !== null) yield s;
+    }
+  }
+}
+
+/** `2024-01-01T10:00:00.000Z (1704103200000)` — ISO text plus the epoch millis the user may have typed. */
+export function formatTime(ms: number): string {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? String(ms) : `${d.toISOString()} (${ms})`;
+}

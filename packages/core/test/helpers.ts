@@ -1,0 +1,92 @@
+import { MemoryFileIO, type FileIO, type FileStatus, type ListOptions } from '@tidemark/storage';
+import { serializeSnapshot, type Snapshot } from '@tidemark/format';
+import { TablePaths } from '../src/table-paths.js';
+
+let counter = 0;
+
+/** A fresh in-memory table root. */
+export function memoryRoot(): string {
+  counter++;
+  return `memory://core-test-${process.pid}-${counter}/wh/default.db/t`;
+}
+
+export function makeSnapshot(id: number, timeMillis: number): Snapshot {
+  return {
+    version: 3,
+    id,
+    schemaId: 0,
+    baseManifestList: `manifest-list-base-${id}`,
+    deltaManifestList: `manifest-list-delta-${id}`,
+    commitUser: 'test-user',
+    commitIdentifier: 9223372036854775807n,
+    commitKind: 'APPEND',
+    timeMillis,
+    totalRecordCount: id,
+    deltaRecordCount: 1,
+  };
+}
+
+/** Writes snapshots `ids` (timeMillis = 1000 * id unless given) and optional hints. */
+export async function writeSnapshots(
+  io: FileIO,
+  paths: TablePaths,
+  ids: Iterable<number>,
+  opts: { latest?: string; earliest?: string; time?: (id: number) => number } = {},
+): Promise<void> {
+  for (const id of ids) {
+    await io.write(paths.snapshotPath(id), serializeSnapshot(makeSnapshot(id, opts.time ? opts.time(id) : 1000 * id)));
+  }
+  if (opts.latest !== undefined) await io.write(paths.latestHint, opts.latest);
+  if (opts.earliest !== undefined) await io.write(paths.earliestHint, opts.earliest);
+}
+
+export function range(from: number, to: number): number[] {
+  const out: number[] = [];
+  for (let i = from; i <= to; i++) out.push(i);
+  return out;
+}
+
+/** A FileIO that counts list() and exists() calls (to check that hints are used). */
+export class CountingFileIO implements FileIO {
+  readonly kind: string;
+  lists = 0;
+  existsCalls = 0;
+
+  constructor(private readonly inner: FileIO = new MemoryFileIO()) {
+    this.kind = inner.kind;
+  }
+  read(p: string) {
+    return this.inner.read(p);
+  }
+  readRange(p: string, o: number, l: number) {
+    return this.inner.readRange(p, o, l);
+  }
+  stat(p: string) {
+    return this.inner.stat(p);
+  }
+  exists(p: string) {
+    this.existsCalls++;
+    return this.inner.exists(p);
+  }
+  write(p: string, d: Uint8Array | string) {
+    return this.inner.write(p, d);
+  }
+  createIfAbsent(p: string, d: Uint8Array | string) {
+    return this.inner.createIfAbsent(p, d);
+  }
+  delete(p: string) {
+    return this.inner.delete(p);
+  }
+  deleteMany(p: Iterable<string> | AsyncIterable<string>) {
+    return this.inner.deleteMany(p);
+  }
+  list(dir: string, options?: ListOptions): AsyncIterable<FileStatus> {
+    this.lists++;
+    return this.inner.list(dir, options);
+  }
+  close() {
+    return this.inner.close();
+  }
+}
+
+export { TablePaths };

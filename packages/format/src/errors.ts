@@ -1,0 +1,26 @@
+/**
+ * Error classes of `@tidemark/format`. Every error thrown by this package extends {@link FormatError},
+ * so callers can tell format problems from I/O problems with one `instanceof` check.
+ */
+
+/** Base class of every error raised by the format package. */
+export class FormatError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A schema or type definition is invalid or unsupported (bad type string, unknown field, ...). */
+export class SchemaError extends FormatError {}
+
+/** A file's bytes do not match the format it should have; carries the path of the offending file. */
+export class CorruptFileError extends FormatError {
+  /** Path of the file that could not be decoded. */
+  readonly path: string;
+
+  constructor(path: string, message: string, options?: { cause?: unknown }) {
+    super(`${path}: ${message}`, options);
+    this.path = path;
+  }
+}

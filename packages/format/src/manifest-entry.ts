@@ -1,0 +1,241 @@
+/**
+ * Data manifests (`manifest/manifest-*`): one {@link ManifestEntry} (ADD or DELETE of a data or
+ * changelog file, with its {@link DataFileMeta}) per record.
+ *
+ * Number vs bigint: Avro longs are exposed as `number` (checked to be exact) except the sequence
+ * numbers (`_MIN/_MAX_SEQUENCE_NUMBER`, `_WRITE_COLS_SEQUENCES`), which are `bigint`: they are
+ * compared with the data files' `_SEQUENCE_NUMBER` Int64 column (a bigint in Arrow JS), and nothing
+ * bounds them below 2^63 in Java. Sizes, row counts, schema ids, row ids and times stay far below
+ * 2^53; a value beyond it is reported as a corrupt file instead of being rounded.
+ */
+import { readAvroRecords, writeAvroFile, type AvroRecord, type AvroWriteOptions } from './avro-container.js';
+import { FormatError } from './errors.js';
+import {
+  FieldReader,
+  avroBytes,
+  avroOptBytes,
+  checkVersion,
+  statsToAvro,
+  type ManifestIO,
+  type SimpleStats,
+} from './manifest-fields.js';
+import { MANIFEST_ENTRY_SCHEMA, MANIFEST_FORMAT_VERSION } from './manifest-schemas.js';
+
+/** Kind of a manifest entry; stored as `_KIND` 0 (ADD) / 1 (DELETE). */
+export type FileKind = 'ADD' | 'DELETE';
+
+/** `_FILE_SOURCE` values. */
+export const FILE_SOURCE_APPEND = 0;
+export const FILE_SOURCE_COMPACT = 1;
+
+/** Metadata of one data or changelog file (`_FILE`). */
+export interface DataFileMeta {
+  /** File name only; the directory follows from partition and bucket (or `externalPath`). */
+  readonly fileName: string;
+  readonly fileSize: number;
+  /** All rows, including -U/-D rows. */
+  readonly rowCount: number;
+  /** Serialized BinaryRow of the smallest/largest key (empty row for append tables). */
+  readonly minKey: Uint8Array;
+  readonly maxKey: Uint8Array;
+  readonly keyStats: SimpleStats;
+  readonly valueStats: SimpleStats;
+  readonly minSequenceNumber: bigint;
+  readonly maxSequenceNumber: bigint;
+  /** Schema the file was written with. */
+  readonly schemaId: number;
+  readonly level: number;
+  /** Extra files next to the data file (e.g. a `.index` sidecar); usually empty. */
+  readonly extraFiles: readonly string[];
+  /**
+   * `_CREATION_TIME` exactly as stored: Java writes the writer's local wall-clock time as if it
+   * were UTC millis (see the format doc); null in files that omit it.
+   */
+  readonly creationTime: number | null;
+  /** Number of -U/-D rows; null = unknown. */
+  readonly deleteRowCount: number | null;
+  /** Small file index embedded instead of a sidecar. */
+  readonly embeddedIndex: Uint8Array | null;
+  /** {@link FILE_SOURCE_APPEND} or {@link FILE_SOURCE_COMPACT}; null = unknown. */
+  readonly fileSource: number | null;
+  /** Columns covered by `valueStats`, or null when they cover all columns of the file's schema. */
+  readonly valueStatsCols: readonly string[] | null;
+  /** Absolute location when the file lives outside the table directory. */
+  readonly externalPath: string | null;
+  /** Row tracking: id of the file's first row (Paimon 1.3+). */
+  readonly firstRowId: number | null;
+  /** Data evolution: columns physically present in the file (Paimon 1.3+). */
+  readonly writeCols: readonly string[] | null;
+  /**
+   * Per-column max sequence (Paimon master only). Read when present; the writer's 1.4 schema
+   * has no such field, so writing a non-null value is rejected.
+   */
+  readonly writeColsSequences: readonly bigint[] | null;
+}
+
+/** One record of a data manifest. */
+export interface ManifestEntry {
+  readonly kind: FileKind;
+  /** Serialized BinaryRow of the partition values (arity prefix included), as stored. */
+  readonly partition: Uint8Array;
+  readonly bucket: number;
+  /** Bucket count of the table/partition when written; -1 for bucket-unaware or dynamic. */
+  readonly totalBuckets: number;
+  readonly file: DataFileMeta;
+}
+
+function kindFromInt(kind: number, path: string): FileKind {
+  if (kind === 0) return 'ADD';
+  if (kind === 1) return 'DELETE';
+  throw new FormatError(`${path}: unknown manifest entry _KIND ${kind} (expected 0 = ADD or 1 = DELETE)`);
+}
+
+function kindToInt(kind: FileKind): number {
+  return kind === 'ADD' ? 0 : 1;
+}
+
+function dataFileMetaFromAvro(r: FieldReader): DataFileMeta {
+  const sequences = r.optArray('_WRITE_COLS_SEQUENCES');
+  return {
+    fileName: r.string('_FILE_NAME'),
+    fileSize: r.long('_FILE_SIZE'),
+    rowCount: r.long('_ROW_COUNT'),
+    minKey: r.bytes('_MIN_KEY'),
+    maxKey: r.bytes('_MAX_KEY'),
+    keyStats: r.stats('_KEY_STATS'),
+    valueStats: r.stats('_VALUE_STATS'),
+    minSequenceNumber: r.bigLong('_MIN_SEQUENCE_NUMBER'),
+    maxSequenceNumber: r.bigLong('_MAX_SEQUENCE_NUMBER'),
+    schemaId: r.long('_SCHEMA_ID'),
+    level: r.int('_LEVEL'),
+    extraFiles: r.stringArray('_EXTRA_FILES'),
+    creationTime: r.optLong('_CREATION_TIME'),
+    deleteRowCount: r.optLong('_DELETE_ROW_COUNT'),
+    embeddedIndex: r.optBytes('_EMBEDDED_FILE_INDEX'),
+    fileSource: r.optInt('_FILE_SOURCE'),
+    valueStatsCols: r.optStringArray('_VALUE_STATS_COLS'),
+    externalPath: r.optString('_EXTERNAL_PATH'),
+    firstRowId: r.optLong('_FIRST_ROW_ID'),
+    writeCols: r.optStringArray('_WRITE_COLS'),
+    writeColsSequences: sequences === null ? null : sequences.map((s) => BigInt(s as number | bigint)),
+  };
+}
+
+/** Maps one decoded manifest record (any Paimon version's writer schema) to the model. */
+export function manifestEntryFromAvro(record: AvroRecord, path: string): ManifestEntry {
+  const r = new FieldReader(path, record);
+  checkVersion(r, MANIFEST_FORMAT_VERSION, 'data manifest');
+  return {
+    kind: kindFromInt(r.int('_KIND'), path),
+    partition: r.bytes('_PARTITION'),
+    bucket: r.int('_BUCKET'),
+    totalBuckets: r.int('_TOTAL_BUCKETS'),
+    file: dataFileMetaFromAvro(r.record('_FILE')),
+  };
+}
+
+/** The model as a record of {@link MANIFEST_ENTRY_SCHEMA}. */
+export function manifestEntryToAvro(entry: ManifestEntry): AvroRecord {
+  const f = entry.file;
+  if (f.writeColsSequences !== null && f.writeColsSequences !== undefined) {
+    throw new FormatError(
+      `cannot write _WRITE_COLS_SEQUENCES of data file '${f.fileName}': the manifest writer schema (Paimon 1.4) has no such field`,
+    );
+  }
+  return {
+    _VERSION: MANIFEST_FORMAT_VERSION,
+    _KIND: kindToInt(entry.kind),
+    _PARTITION: avroBytes(entry.partition),
+    _BUCKET: entry.bucket,
+    _TOTAL_BUCKETS: entry.totalBuckets,
+    _FILE: {
+      _FILE_NAME: f.fileName,
+      _FILE_SIZE: f.fileSize,
+      _ROW_COUNT: f.rowCount,
+      _MIN_KEY: avroBytes(f.minKey),
+      _MAX_KEY: avroBytes(f.maxKey),
+      _KEY_STATS: statsToAvro(f.keyStats),
+      _VALUE_STATS: statsToAvro(f.valueStats),
+      _MIN_SEQUENCE_NUMBER: f.minSequenceNumber,
+      _MAX_SEQUENCE_NUMBER: f.maxSequenceNumber,
+      _SCHEMA_ID: f.schemaId,
+      _LEVEL: f.level,
+      _EXTRA_FILES: [...f.extraFiles],
+      _CREATION_TIME: f.creationTime ?? null,
+      _DELETE_ROW_COUNT: f.deleteRowCount ?? null,
+      _EMBEDDED_FILE_INDEX: avroOptBytes(f.embeddedIndex),
+      _FILE_SOURCE: f.fileSource ?? null,
+      _VALUE_STATS_COLS: f.valueStatsCols === null || f.valueStatsCols === undefined ? null : [...f.valueStatsCols],
+      _EXTERNAL_PATH: f.externalPath ?? null,
+      _FIRST_ROW_ID: f.firstRowId ?? null,
+      _WRITE_COLS: f.writeCols === null || f.writeCols === undefined ? null : [...f.writeCols],
+    },
+  };
+}
+
+/**
+ * Streams the entries of a data manifest from its bytes (or a chunked download), decoding one
+ * Avro block at a time.
+ */
+export async function* decodeManifestEntries(
+  source: Uint8Array | AsyncIterable<Uint8Array>,
+  path: string,
+): AsyncGenerator<ManifestEntry, void, undefined> {
+  for await (const record of readAvroRecords(source, { path })) yield manifestEntryFromAvro(record, path);
+}
+
+/** Streams the entries of the data manifest at `path` (full location). */
+export async function* readManifestEntries(
+  io: Pick<ManifestIO, 'read'>,
+  path: string,
+): AsyncGenerator<ManifestEntry, void, undefined> {
+  yield* decodeManifestEntries(await io.read(path), path);
+}
+
+/** Encodes a data manifest with the Java 1.4 writer schema (codec `zstandard` unless given). */
+export function writeManifestFile(
+  entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>,
+  options: AvroWriteOptions = {},
+): Promise<Uint8Array> {
+  return writeAvroFile(MANIFEST_ENTRY_SCHEMA, mapEntries(entries), options);
+}
+
+/** Encodes and writes a data manifest to `path`; returns the file size (for its ManifestFileMeta). */
+export async function writeManifestFileTo(
+  io: Pick<ManifestIO, 'write'>,
+  path: string,
+  entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>,
+  options: AvroWriteOptions = {},
+): Promise<number> {
+  const bytes = await writeManifestFile(entries, options);
+  await io.write(path, bytes);
+  return bytes.length;
+}
+
+async function* mapEntries(
+  entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>,
+): AsyncGenerator<AvroRecord, void, undefined> {
+  for await (const entry of entries) yield manifestEntryToAvro(entry);
+}
+
+function hex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
+/**
+ * Identity of a file entry for ADD/DELETE folding: partition bytes, bucket, level, file name,
+ * extra files, embedded index and external path (the level is part of it: a level upgrade is a
+ * DELETE at the old level plus an ADD at the new one). Equal identities give equal strings.
+ */
+export function fileEntryIdentity(entry: ManifestEntry): string {
+  const f = entry.file;
+  return JSON.stringify([
+    hex(entry.partition),
+    entry.bucket,
+    f.level,
+    f.fileName,
+    f.extraFiles,
+    f.embeddedIndex === null ? null : hex(f.embeddedIndex),
+    f.externalPath,
+  ]);
+}

@@ -1,0 +1,70 @@
+/**
+ * A duck-typed `Blob` over a byte range of a file in a {@link FileIO}.
+ *
+ * parquet-wasm's `ParquetFile.fromFile` only calls `size`, `slice(start, end)` and
+ * `arrayBuffer()`, so this adapter lets it fetch the footer and the projected column chunks with
+ * ranged reads instead of downloading the whole object. hyparquet's `AsyncBuffer`
+ * (`byteLength`, `slice(start, end) => Promise<ArrayBuffer>`) is provided by {@link asyncBufferOf}.
+ */
+import type { FileIO } from '@tidemark/storage';
+
+export class RangeBlob {
+  /** Bytes in this blob (the whole file or a slice of it). */
+  readonly size: number;
+  readonly type = '';
+
+  constructor(
+    private readonly io: FileIO,
+    private readonly path: string,
+    private readonly start: number,
+    size: number,
+  ) {
+    this.size = size;
+  }
+
+  /** Opens a blob over the whole object; one `stat` unless `size` is already known. */
+  static async open(io: FileIO, path: string, size?: number): Promise<RangeBlob> {
+    const length = size ?? (await io.stat(path)).size;
+    return new RangeBlob(io, path, 0, length);
+  }
+
+  /** Same semantics as `Blob.slice`: negative offsets count from the end, bounds are clamped. */
+  slice(start?: number, end?: number): RangeBlob {
+    const from = clamp(start ?? 0, this.size);
+    const to = clamp(end ?? this.size, this.size);
+    return new RangeBlob(this.io, this.path, this.start + from, Math.max(0, to - from));
+  }
+
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    return toArrayBuffer(await this.bytes());
+  }
+
+  /** Reads the bytes of this blob with a single ranged read. */
+  async bytes(): Promise<Uint8Array> {
+    if (this.size === 0) return new Uint8Array(0);
+    return this.io.readRange(this.path, this.start, this.size);
+  }
+}
+
+/** hyparquet `AsyncBuffer` over a {@link RangeBlob}. */
+export function asyncBufferOf(blob: RangeBlob): {
+  byteLength: number;
+  slice(start: number, end?: number): Promise<ArrayBuffer>;
+} {
+  return {
+    byteLength: blob.size,
+    slice: (start, end) => blob.slice(start, end).arrayBuffer(),
+  };
+}
+
+function clamp(offset: number, size: number): number {
+  const relative = offset < 0 ? size + offset : offset;
+  return Math.min(Math.max(relative, 0), size);
+}
+
+function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) {
+    return bytes.buffer;
+  }
+  return bytes.slice().buffer as ArrayBuffer;
+}

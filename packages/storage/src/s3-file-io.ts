@@ -1,0 +1,518 @@
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+  type CompletedPart,
+} from '@aws-sdk/client-s3';
+import { bytesEqual, clampRange, toBytes, validateRangeArgs } from './bytes.js';
+import { ensureConditionalWrites } from './conditional-write-probe.js';
+import {
+  ConditionalWriteNotSupportedError,
+  DeleteManyError,
+  InvalidRangeError,
+  NotFoundError,
+  StorageConfigError,
+  StorageError,
+} from './errors.js';
+import type { CreateResult, FileIO, FileStatus, ListOptions } from './file-io.js';
+import { parseLocation } from './path.js';
+import { S3Config, resolveS3Config, type S3Options } from './s3-config.js';
+
+/** S3 accepts at most 1,000 keys per DeleteObjects request. */
+const DELETE_BATCH = 1000;
+/** S3 allows at most 10,000 parts per multipart upload. */
+const MAX_PARTS = 10_000;
+/** Parts uploaded in parallel by one multipart write. */
+const PART_CONCURRENCY = 4;
+const MAX_BACKOFF_MS = 20_000;
+
+// ---------------------------------------------------------------------------------------------
+// Error classification
+
+interface SdkErrorLike {
+  name?: string;
+  code?: string;
+  Code?: string;
+  message?: string;
+  $metadata?: { httpStatusCode?: number };
+  $retryable?: unknown;
+}
+
+function asSdkError(err: unknown): SdkErrorLike {
+  return typeof err === 'object' && err !== null ? (err as SdkErrorLike) : {};
+}
+
+function httpStatus(err: unknown): number | undefined {
+  return asSdkError(err).$metadata?.httpStatusCode;
+}
+
+function errorName(err: unknown): string {
+  const e = asSdkError(err);
+  return e.name ?? e.Code ?? e.code ?? 'Error';
+}
+
+function isNotFound(err: unknown): boolean {
+  const name = errorName(err);
+  return name === 'NoSuchKey' || name === 'NotFound' || (httpStatus(err) === 404 && name !== 'NoSuchBucket' && name !== 'NoSuchUpload');
+}
+
+const RETRYABLE_NAMES = new Set([
+  'SlowDown',
+  'InternalError',
+  'ServiceUnavailable',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'Throttling',
+  'ThrottlingException',
+  'TooManyRequestsException',
+  'TimeoutError',
+]);
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ERR_STREAM_PREMATURE_CLOSE',
+  'UND_ERR_SOCKET',
+]);
+
+/**
+ * Throttling, 5xx (except 501 NotImplemented), timeouts and dropped connections are transient.
+ * For a non-idempotent request they also mean the outcome is unknown.
+ */
+export function isRetryableS3Error(err: unknown): boolean {
+  const status = httpStatus(err);
+  if (status === 501) return false;
+  if (status !== undefined && (status >= 500 || status === 429)) return true;
+  const e = asSdkError(err);
+  if (RETRYABLE_NAMES.has(errorName(err))) return true;
+  if (e.code !== undefined && NETWORK_CODES.has(e.code)) return true;
+  const cause = (err as { cause?: unknown })?.cause;
+  const causeCode = asSdkError(cause).code;
+  if (causeCode !== undefined && NETWORK_CODES.has(causeCode)) return true;
+  return status === undefined && /socket hang up|ECONNRESET|EPIPE|timed? ?out/i.test(e.message ?? '');
+}
+
+function describeSdkError(err: unknown): string {
+  const status = httpStatus(err);
+  const e = asSdkError(err);
+  return `${errorName(err)}${status === undefined ? '' : ` (HTTP ${status})`}: ${e.message ?? String(err)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared clients: one S3Client per distinct configuration, reference counted.
+
+interface PooledClient {
+  readonly client: S3Client;
+  refs: number;
+}
+const clientPool = new Map<string, PooledClient>();
+
+function createClient(config: S3Config): S3Client {
+  const agent = { keepAlive: true, maxSockets: 64 };
+  return new S3Client({
+    region: config.region,
+    ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
+    forcePathStyle: config.forcePathStyle,
+    ...(config.credentials === undefined ? {} : { credentials: config.credentials }),
+    // Retries are ours: an ambiguous conditional PUT must be resolved by read-back, never retried blindly.
+    maxAttempts: 1,
+    // The default (WHEN_SUPPORTED) sends aws-chunked bodies that Ceph RGW rejects with 411.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    requestHandler: {
+      ...(config.requestTimeoutMs === undefined
+        ? {}
+        : { requestTimeout: config.requestTimeoutMs, connectionTimeout: config.requestTimeoutMs, throwOnRequestTimeout: true }),
+      httpAgent: agent,
+      httpsAgent: agent,
+    },
+  });
+}
+
+function acquireClient(config: S3Config): { client: S3Client; release: () => void } {
+  const key = config.fingerprint();
+  let pooled = clientPool.get(key);
+  if (!pooled) {
+    pooled = { client: createClient(config), refs: 0 };
+    clientPool.set(key, pooled);
+  }
+  pooled.refs++;
+  const entry = pooled;
+  let released = false;
+  return {
+    client: entry.client,
+    release: () => {
+      if (released) return;
+      released = true;
+      entry.refs--;
+      if (entry.refs === 0) {
+        clientPool.delete(key);
+        entry.client.destroy();
+      }
+    },
+  };
+}
+
+/** Number of live pooled S3 clients (for tests and diagnostics). */
+export function s3ClientPoolSize(): number {
+  return clientPool.size;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * FileIO over S3-compatible object stores (`s3://bucket/key`), built on `@aws-sdk/client-s3`.
+ *
+ * - Idempotent requests (GET, HEAD, LIST, plain PUT, DELETE, multipart parts) are retried with
+ *   jittered exponential backoff on throttling, 5xx and network errors, up to `maxAttempts`.
+ * - {@link S3FileIO.createIfAbsent} is a single PutObject with `If-None-Match: *` (412/409 mean the
+ *   key exists). A 5xx, reset or timeout leaves the outcome unknown; it is resolved by reading the
+ *   object back and comparing bytes, never by a blind retry.
+ * - {@link S3FileIO.write} uses multipart uploads at and above `multipartThreshold`.
+ */
+export class S3FileIO implements FileIO {
+  readonly kind = 's3';
+  readonly config: S3Config;
+  private readonly client: S3Client;
+  private readonly releaseClient: () => void;
+  private closed = false;
+
+  /**
+   * @param options raw options (resolved with {@link resolveS3Config}) or an already resolved config.
+   * @param deps.client use this client instead of a pooled one (it is not destroyed on close).
+   */
+  constructor(options: S3Options | S3Config = {}, deps: { client?: S3Client } = {}) {
+    this.config = options instanceof S3Config ? options : resolveS3Config(options);
+    if (deps.client) {
+      this.client = deps.client;
+      this.releaseClient = () => {};
+    } else {
+      const { client, release } = acquireClient(this.config);
+      this.client = client;
+      this.releaseClient = release;
+    }
+  }
+
+  /** Identifies the endpoint (for per-endpoint caches such as the conditional-write probe). */
+  get endpointId(): string {
+    return this.config.endpointId;
+  }
+
+  get conditionalWriteCheck(): 'probe' | 'skip' {
+    return this.config.conditionalWriteCheck;
+  }
+
+  /**
+   * Verifies once per endpoint/bucket/prefix that the store refuses a second `If-None-Match: *`
+   * PUT; call before the first commit under `prefix`. See {@link ensureConditionalWrites}.
+   */
+  verifyConditionalWrites(prefix: string): Promise<void> {
+    return ensureConditionalWrites(this, prefix);
+  }
+
+  private locate(path: string, needKey = true): { bucket: string; key: string } {
+    if (this.closed) throw new StorageError(`S3FileIO is closed (while accessing ${path})`);
+    const loc = parseLocation(path);
+    if (loc.scheme !== 's3') throw new StorageConfigError(`S3FileIO only handles s3://bucket/key locations, got ${path}`);
+    if (needKey && loc.key === '') throw new StorageConfigError(`Location ${path} names a bucket but no object key`);
+    return { bucket: loc.bucket!, key: loc.key! };
+  }
+
+  private backoff(attempt: number): number {
+    const cap = Math.min(MAX_BACKOFF_MS, this.config.retryBaseDelayMs * 2 ** (attempt - 1));
+    return Math.random() * cap;
+  }
+
+  private mapError(err: unknown, path: string, op: string): Error {
+    if (err instanceof StorageError) return err;
+    if (isNotFound(err)) return new NotFoundError(path, { cause: err });
+    return new StorageError(`S3 ${op} of ${path} failed: ${describeSdkError(err)}`, { cause: err });
+  }
+
+  /** Runs an idempotent request with retries; errors come back mapped to storage errors. */
+  private async retry<T>(op: string, path: string, fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (attempt >= this.config.maxAttempts || !isRetryableS3Error(err)) throw this.mapError(err, path, op);
+        await sleep(this.backoff(attempt));
+      }
+    }
+  }
+
+  async read(path: string): Promise<Uint8Array> {
+    const { bucket, key } = this.locate(path);
+    return this.retry('GET', path, async () => {
+      const resp = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      return resp.Body ? await resp.Body.transformToByteArray() : new Uint8Array(0);
+    });
+  }
+
+  /** Reads the object or returns undefined when it does not exist. */
+  private async readIfExists(path: string): Promise<Uint8Array | undefined> {
+    try {
+      return await this.read(path);
+    } catch (err) {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    }
+  }
+
+  async readRange(path: string, offset: number, length: number): Promise<Uint8Array> {
+    validateRangeArgs(path, offset, length);
+    if (length === 0) {
+      await this.stat(path); // still report a missing object
+      return new Uint8Array(0);
+    }
+    const { bucket, key } = this.locate(path);
+    return this.retry('ranged GET', path, async () => {
+      let resp;
+      try {
+        resp = await this.client.send(
+          new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${offset}-${offset + length - 1}` }),
+        );
+      } catch (err) {
+        if (httpStatus(err) === 416 || errorName(err) === 'InvalidRange') {
+          throw new InvalidRangeError(path, offset, length, undefined, { cause: err });
+        }
+        throw err;
+      }
+      const body = resp.Body ? await resp.Body.transformToByteArray() : new Uint8Array(0);
+      if (resp.$metadata.httpStatusCode === 200 && resp.ContentRange === undefined) {
+        // The server ignored Range and sent the whole object: apply the range ourselves.
+        const end = clampRange(path, offset, length, body.length);
+        return body.slice(offset, end);
+      }
+      return body.length > length ? body.subarray(0, length) : body;
+    });
+  }
+
+  async stat(path: string): Promise<FileStatus> {
+    const { bucket, key } = this.locate(path);
+    const resp = await this.retry('HEAD', path, () => this.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key })));
+    return { path, size: resp.ContentLength ?? 0, lastModified: resp.LastModified ?? new Date(0) };
+  }
+
+  async exists(path: string): Promise<boolean> {
+    try {
+      await this.stat(path);
+      return true;
+    } catch (err) {
+      if (err instanceof NotFoundError) return false;
+      throw err;
+    }
+  }
+
+  async write(path: string, data: Uint8Array | string): Promise<void> {
+    const { bucket, key } = this.locate(path);
+    const bytes = toBytes(data);
+    if (bytes.length >= this.config.multipartThreshold) {
+      await this.multipartWrite(path, bucket, key, bytes);
+      return;
+    }
+    await this.retry('PUT', path, () => this.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes })));
+  }
+
+  private async multipartWrite(path: string, bucket: string, key: string, bytes: Uint8Array): Promise<void> {
+    const created = await this.retry('CreateMultipartUpload', path, () =>
+      this.client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key })),
+    );
+    const uploadId = created.UploadId;
+    if (!uploadId) throw new StorageError(`S3 CreateMultipartUpload of ${path} returned no UploadId`);
+    const partSize = Math.max(this.config.partSize, Math.ceil(bytes.length / MAX_PARTS));
+    const partCount = Math.max(1, Math.ceil(bytes.length / partSize));
+    try {
+      const parts: CompletedPart[] = new Array(partCount);
+      let next = 0;
+      const worker = async () => {
+        while (next < partCount) {
+          const index = next++;
+          const body = bytes.subarray(index * partSize, Math.min(bytes.length, (index + 1) * partSize));
+          const resp = await this.retry('UploadPart', path, () =>
+            this.client.send(
+              new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: index + 1, Body: body }),
+            ),
+          );
+          if (!resp.ETag) throw new StorageError(`S3 UploadPart ${index + 1} of ${path} returned no ETag`);
+          parts[index] = { ETag: resp.ETag, PartNumber: index + 1 };
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(PART_CONCURRENCY, partCount) }, worker));
+      let attempted = false;
+      await this.retry('CompleteMultipartUpload', path, async () => {
+        try {
+          await this.client.send(
+            new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
+          );
+        } catch (err) {
+          // A retried Complete whose first attempt succeeded finds the upload gone: check the object.
+          if (attempted && errorName(err) === 'NoSuchUpload') {
+            const st = await this.stat(path).catch(() => undefined);
+            if (st?.size === bytes.length) return;
+          }
+          attempted = true;
+          throw err;
+        }
+      });
+    } catch (err) {
+      await this.retry('AbortMultipartUpload', path, () =>
+        this.client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })),
+      ).catch(() => {}); // the original error matters more; a lifecycle rule can clean up leftovers
+      throw err;
+    }
+  }
+
+  async createIfAbsent(path: string, data: Uint8Array | string): Promise<CreateResult> {
+    const { bucket, key } = this.locate(path);
+    const bytes = toBytes(data);
+    // True once a PUT of ours may have been applied without us seeing the reply.
+    let ambiguous = false;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes, IfNoneMatch: '*' }));
+        return 'created';
+      } catch (err) {
+        const status = httpStatus(err);
+        const name = errorName(err);
+        if (status === 412 || name === 'PreconditionFailed') {
+          if (!ambiguous) return 'already-exists';
+          // The object that blocks us may be our own earlier, unacknowledged PUT.
+          const current = await this.readIfExists(path);
+          if (current !== undefined) return bytesEqual(current, bytes) ? 'created' : 'already-exists';
+        } else if (status === 409 || name === 'ConditionalRequestConflict') {
+          // Another conditional write to the key was in flight; it may still fail, so look.
+          const current = await this.readIfExists(path);
+          if (current !== undefined) return ambiguous && bytesEqual(current, bytes) ? 'created' : 'already-exists';
+        } else if (status === 501 || name === 'NotImplemented') {
+          throw new ConditionalWriteNotSupportedError(path, 'the server answered 501 NotImplemented to If-None-Match: *', {
+            cause: err,
+          });
+        } else if (isRetryableS3Error(err)) {
+          ambiguous = true;
+          const current = await this.readIfExists(path);
+          if (current !== undefined) return bytesEqual(current, bytes) ? 'created' : 'already-exists';
+          // Nothing there: our PUT was not applied (yet); try again.
+        } else {
+          throw this.mapError(err, path, 'conditional PUT');
+        }
+        if (attempt >= this.config.maxAttempts) {
+          throw new StorageError(
+            `S3 conditional PUT of ${path} did not complete after ${attempt} attempts; last error: ${describeSdkError(err)}`,
+            { cause: err },
+          );
+        }
+        await sleep(this.backoff(attempt));
+      }
+    }
+  }
+
+  async delete(path: string): Promise<void> {
+    const { bucket, key } = this.locate(path);
+    try {
+      await this.retry('DELETE', path, () => this.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })));
+    } catch (err) {
+      if (err instanceof NotFoundError) return;
+      throw err;
+    }
+  }
+
+  async deleteMany(paths: Iterable<string> | AsyncIterable<string>): Promise<number> {
+    const batches = new Map<string, Map<string, string>>(); // bucket -> key -> path
+    const failures: { path: string; code: string; message: string }[] = [];
+    let processed = 0;
+    for await (const path of paths) {
+      const { bucket, key } = this.locate(path);
+      let batch = batches.get(bucket);
+      if (!batch) {
+        batch = new Map();
+        batches.set(bucket, batch);
+      }
+      batch.set(key, path);
+      processed++;
+      if (batch.size >= DELETE_BATCH) {
+        batches.delete(bucket);
+        await this.deleteBatch(bucket, batch, failures);
+      }
+    }
+    for (const [bucket, batch] of batches) await this.deleteBatch(bucket, batch, failures);
+    if (failures.length > 0) throw new DeleteManyError(processed, failures);
+    return processed;
+  }
+
+  private async deleteBatch(
+    bucket: string,
+    batch: Map<string, string>,
+    failures: { path: string; code: string; message: string }[],
+  ): Promise<void> {
+    let pending = [...batch.keys()];
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      const resp = await this.retry('DeleteObjects', `s3://${bucket}/ (${pending.length} keys)`, () =>
+        this.client.send(
+          new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: pending.map((Key) => ({ Key })), Quiet: true } }),
+        ),
+      );
+      const retryable: string[] = [];
+      for (const e of resp.Errors ?? []) {
+        if (e.Key === undefined) continue;
+        const code = e.Code ?? 'Error';
+        if (code === 'NoSuchKey') continue;
+        if (attempt < this.config.maxAttempts && RETRYABLE_NAMES.has(code)) retryable.push(e.Key);
+        else failures.push({ path: batch.get(e.Key) ?? `s3://${bucket}/${e.Key}`, code, message: e.Message ?? '' });
+      }
+      pending = retryable;
+      if (pending.length > 0) await sleep(this.backoff(attempt));
+    }
+  }
+
+  async *list(dir: string, options?: ListOptions): AsyncIterable<FileStatus> {
+    const recursive = options?.recursive ?? true;
+    const { bucket, key } = this.locate(dir, false);
+    const prefix = key === '' || key.endsWith('/') ? key : `${key}/`;
+    // Children keep the caller's form of `dir`; keys are appended verbatim (S3 keys may contain '//').
+    const base = dir.endsWith('/') ? dir : `${dir}/`;
+    let token: string | undefined;
+    do {
+      const resp = await this.retry('LIST', dir, () =>
+        this.client.send(
+          new ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: prefix,
+            ...(recursive ? {} : { Delimiter: '/' }),
+            ...(token === undefined ? {} : { ContinuationToken: token }),
+          }),
+        ),
+      );
+      for (const obj of resp.Contents ?? []) {
+        if (obj.Key === undefined || obj.Key.endsWith('/')) continue; // "directory" marker objects
+        yield {
+          path: base + obj.Key.slice(prefix.length),
+          size: obj.Size ?? 0,
+          lastModified: obj.LastModified ?? new Date(0),
+        };
+      }
+      token = resp.IsTruncated ? resp.NextContinuationToken : undefined;
+    } while (token !== undefined);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.releaseClient();
+  }
+}
