@@ -7,6 +7,7 @@
 #   start-server.sh start <port> <datadir>   start (or reuse) a server; prints env lines on stdout
 #   start-server.sh stop  <datadir>          stop rgw, then osd, then mon (SIGKILL after 5 s each)
 #   start-server.sh purge <datadir>          stop and remove the data dir
+#   start-server.sh status <datadir>         print the env lines and exit 0 if a server is running there
 #
 # stdout carries only the env lines (KEY=VALUE, shell-quoted), so `eval "$(... start ...)"` works;
 # progress goes to stderr. Settings (environment): S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET
@@ -16,7 +17,7 @@ set -euo pipefail
 MARKER=.s3-rgw-datadir
 log() { printf '[s3-server] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
-usage() { die "usage: $0 start <port> <datadir> | stop <datadir> | purge <datadir>"; }
+usage() { die "usage: $0 start <port> <datadir> | stop <datadir> | purge <datadir> | status <datadir>"; }
 
 abs_dir() { mkdir -p "$1" && (cd "$1" && pwd -P); }
 
@@ -223,10 +224,11 @@ wipe_dir() {
   find "$1" -mindepth 1 -maxdepth 1 ! -name "$MARKER" ! -name .lock -exec rm -rf {} +
 }
 
-# Runs a daemon detached from our stdout so that `$(start-server.sh start ...)` returns at once.
+# Runs a daemon detached from our stdout so that `$(start-server.sh start ...)` returns at once,
+# and without the lock's fd 9 (a daemon holding it would block every later `start` forever).
 run_daemon() {
   local d=$1; shift
-  "$@" </dev/null >>"$d/log/daemons.out" 2>&1
+  "$@" </dev/null >>"$d/log/daemons.out" 2>&1 9>&-
 }
 
 fresh_start() {
@@ -285,14 +287,12 @@ cmd_start() {
   fi
   touch "$d/$MARKER"
   exec 9>"$d/.lock"
-  flock 9
+  flock -w 300 9 || die "another start on $d holds $d/.lock for more than 300 s"
 
   local wanted
   wanted=$(printf 'PORT=%q\nMON_PORT=%q\nACCESS_KEY=%q\nSECRET_KEY=%q\nBUCKET=%q\nSTORE=%q\nSIZE_GB=%q\n' \
     "$port" "$mon" "$access" "$secret" "$bucket" "$store" "$size_gb")
-  if [ -f "$d/settings" ] && [ "$(cat "$d/settings")" = "$wanted" ] \
-    && daemon_pid "$d" mon.a >/dev/null && daemon_pid "$d" osd.0 >/dev/null && daemon_pid "$d" client.rgw >/dev/null \
-    && s3_request "http://127.0.0.1:$port" x x ping 3000 2>/dev/null; then
+  if [ -f "$d/settings" ] && [ "$(cat "$d/settings")" = "$wanted" ] && is_running "$d"; then
     log "reusing the server already running on $d"
     print_env "$d"
     return 0
@@ -323,6 +323,23 @@ cmd_start() {
   print_env "$d"
 }
 
+# True when all three daemons of data dir $1 are alive and the gateway answers.
+is_running() {
+  local d=$1
+  [ -f "$d/settings" ] && daemon_pid "$d" mon.a >/dev/null && daemon_pid "$d" osd.0 >/dev/null \
+    && daemon_pid "$d" client.rgw >/dev/null \
+    && (. "$d/settings" && s3_request "http://127.0.0.1:$PORT" x x ping 3000 2>/dev/null)
+}
+
+cmd_status() {
+  [ $# = 1 ] || usage
+  [ -d "$1" ] || exit 1
+  local d
+  d=$(abs_dir "$1")
+  is_running "$d" || exit 1
+  print_env "$d"
+}
+
 cmd_stop() {
   [ $# = 1 ] || usage
   [ -d "$1" ] || { log "$1 does not exist; nothing to stop"; return 0; }
@@ -348,5 +365,6 @@ case "${1:-}" in
   start) shift; cmd_start "$@" ;;
   stop) shift; cmd_stop "$@" ;;
   purge) shift; cmd_purge "$@" ;;
+  status) shift; cmd_status "$@" ;;
   *) usage ;;
 esac

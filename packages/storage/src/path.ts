@@ -33,22 +33,29 @@ function splitPrefix(location: string): { prefix: string; rest: string } {
   return { prefix: location.slice(0, m[0].length) + authority, rest };
 }
 
+function encodeFileSegment(segment: string): string {
+  return segment.replace(/[%#?]/g, (c) => encodeURIComponent(c));
+}
+
 /**
  * Joins a base location with child parts: `joinPath('s3://b/wh', 'db.db', 't')` →
  * `s3://b/wh/db.db/t`. Works for plain paths, `file://`, `s3://` and `memory://` locations; keeps
  * the scheme and authority, never produces double slashes, and ignores empty parts. Parts may
- * themselves contain slashes (`'snapshot/snapshot-1'`).
+ * themselves contain slashes (`'snapshot/snapshot-1'`). Parts appended to a `file://` URI have
+ * `%`, `#` and `?` percent-encoded, so they name the literal file.
  */
 export function joinPath(base: string, ...parts: string[]): string {
   const { prefix, rest } = splitPrefix(base);
-  const segments: string[] = [];
-  for (const piece of [rest, ...parts]) {
-    for (const seg of piece.split('/')) if (seg !== '') segments.push(seg);
+  // A file:// location is a real URI: escape what fileURLToPath would otherwise decode or cut off
+  // (Paimon partition directories contain '%'), so parseLocation gives back the literal name.
+  const encode = prefix.toLowerCase().startsWith('file:') ? encodeFileSegment : (seg: string) => seg;
+  const segments = rest.split('/').filter((seg) => seg !== '');
+  for (const part of parts) {
+    for (const seg of part.split('/')) if (seg !== '') segments.push(encode(seg));
   }
-  const absolute = prefix !== '' || rest.startsWith('/');
   const joined = segments.join('/');
   if (prefix !== '') return joined === '' ? prefix : `${prefix}/${joined}`;
-  if (absolute) return `/${joined}`;
+  if (rest.startsWith('/')) return `/${joined}`;
   return joined === '' ? '.' : joined;
 }
 

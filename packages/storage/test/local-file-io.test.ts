@@ -32,6 +32,17 @@ describe('LocalFileIO specifics', () => {
     expect(await collect(io.list(dir))).toEqual([join(dir, 'sub', 'f')]);
   });
 
+  it('handles Paimon-style escaped names (%) through file:// URIs and listings', async () => {
+    const io = new LocalFileIO();
+    const dir = join(base, randomUUID());
+    const url = pathToFileURL(dir).href;
+    await io.write(joinPath(url, 'ts=10%3A00', 'f'), 'x');
+    expect(readdirSync(dir)).toEqual(['ts=10%3A00']);
+    const listed = await collect(io.list(url));
+    expect(listed).toHaveLength(1);
+    expect(text(await io.read(listed[0]!))).toBe('x');
+  });
+
   it('leaves no temp files behind after write and createIfAbsent', async () => {
     const io = new LocalFileIO();
     const dir = join(base, randomUUID());

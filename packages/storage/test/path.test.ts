@@ -48,3 +48,13 @@ describe('parseLocation', () => {
     expect(() => parseLocation('')).toThrow(StorageConfigError);
   });
 });
+
+describe('file:// round trip', () => {
+  it('escapes % # ? in appended parts so parseLocation returns the literal name', () => {
+    const loc = joinPath('file:///wh/t', 'dt=2024-01-01 10%3A00', 'a#b?c');
+    expect(loc).toBe('file:///wh/t/dt=2024-01-01 10%253A00/a%23b%3Fc');
+    expect(parseLocation(loc).path).toBe('/wh/t/dt=2024-01-01 10%3A00/a#b?c');
+    expect(joinPath('/wh/t', 'x%3Ay')).toBe('/wh/t/x%3Ay');
+    expect(joinPath('s3://b/t', 'x%3Ay')).toBe('s3://b/t/x%3Ay');
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * Result output shared by the benchmarks: number formatting, markdown tables, and writing
+ * `benchmarks/results/<name>.json` + `<name>.md`.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** `benchmarks/results/`. */
+export const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
+/** `benchmarks/work/` (gitignored; generated tables are cached here). */
+export const WORK_DIR = fileURLToPath(new URL('../work/', import.meta.url));
+
+/** Integer with thousands separators; '–' for missing. */
+export function fmtInt(n) {
+  return n === undefined || n === null || Number.isNaN(n) ? '–' : Math.round(n).toLocaleString('en-US');
+}
+
+/** Fixed decimals; '–' for missing. */
+export function fmtNum(n, digits = 1) {
+  return n === undefined || n === null || Number.isNaN(n) ? '–' : n.toFixed(digits);
+}
+
+/** Rate with a k/M suffix (e.g. 1.52M). */
+export function fmtRate(n) {
+  if (n === undefined || n === null || Number.isNaN(n)) return '–';
+  if (n >= 1e6) return `${(n / 1e6).toFixed(2)}M`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
+  return n.toFixed(0);
+}
+
+/**
+ * A GitHub markdown table.
+ *
+ * @param {string[]} headers
+ * @param {Array<Array<string | number>>} rows
+ */
+export function markdownTable(headers, rows) {
+  const line = (cells) => `| ${cells.map((c) => String(c)).join(' | ')} |`;
+  return [line(headers), line(headers.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/** Machine and runtime facts recorded next to every result. */
+export function environment() {
+  const cpus = os.cpus();
+  return {
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+    cpu: cpus[0]?.model ?? 'unknown',
+    cores: cpus.length,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    date: new Date().toISOString(),
+  };
+}
+
+/**
+ * Writes `results/<name>.json` and `results/<name>.md`.
+ *
+ * @returns {Promise<{ json: string, md: string }>} the two paths
+ */
+export async function writeResults(name, json, markdown) {
+  await mkdir(RESULTS_DIR, { recursive: true });
+  const jsonPath = path.join(RESULTS_DIR, `${name}.json`);
+  const mdPath = path.join(RESULTS_DIR, `${name}.md`);
+  await writeFile(jsonPath, JSON.stringify(json, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n');
+  await writeFile(mdPath, markdown.endsWith('\n') ? markdown : markdown + '\n');
+  return { json: jsonPath, md: mdPath };
+}

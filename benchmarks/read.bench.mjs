@@ -1,0 +1,308 @@
+/**
+ * Read-path benchmark (issue 3): scan planning and full-read throughput of tidemark against the
+ * number of data files, on synthetic append tables written with the @tidemark/format codecs.
+ *
+ *   node benchmarks/read.bench.mjs [--sizes 1k,10k,100k] [--runs 3] [--read-max-files 10000]
+ *
+ * Measured, each in a fresh child process (lib/read-tasks.mjs):
+ * - planning: `openTable` + `newRead().plan()` of the latest snapshot: time, manifest entries
+ *   decoded per second (every entry of every manifest the snapshot references, ADD and DELETE),
+ *   peak RSS and its growth with the number of files;
+ * - full read: tidemark `newRead().batches()` vs DuckDB `read_parquet` over the same live files
+ *   (ratio from the same invocation, runs interleaved) and vs raw parquet-wasm decoding.
+ *
+ * Tables are generated once into benchmarks/work/ (gitignored) and reused. Results go to
+ * benchmarks/results/read.json and read.md. Imports the BUILT packages (run the build first).
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { medianRun, runChild } from './lib/measure.mjs';
+import { WORK_DIR, environment, fmtInt, fmtNum, fmtRate, markdownTable, writeResults } from './lib/report.mjs';
+import { ensureSyntheticTable } from './lib/synthetic-table.mjs';
+
+export const name = 'read';
+
+const TASKS = new URL('./lib/read-tasks.mjs', import.meta.url);
+const SIZES = { '1k': 1_000, '10k': 10_000, '100k': 100_000 };
+const ROWS_PER_FILE = 50;
+const PARTITIONS = 10;
+
+/**
+ * @typedef {object} ReadBenchOptions
+ * @property {string[]} [sizes]        subset of '1k', '10k', '100k'
+ * @property {number} [runs]           fresh-process runs per measurement (median reported)
+ * @property {number} [readMaxFiles]   full reads only on tables with at most this many files
+ * @property {(msg: string) => void} [log]
+ */
+
+/**
+ * Runs the benchmark and returns the results and their markdown; writes nothing.
+ *
+ * @param {ReadBenchOptions} [options]
+ * @returns {Promise<{ name: string, json: object, markdown: string }>}
+ */
+export async function run(options = {}) {
+  const sizes = options.sizes ?? Object.keys(SIZES);
+  const runs = options.runs ?? 3;
+  const readMaxFiles = options.readMaxFiles ?? 10_000;
+  const log = options.log ?? ((m) => console.error(m));
+  const started = performance.now();
+  const problems = [];
+
+  const tables = [];
+  for (const size of sizes) {
+    const liveFiles = SIZES[size];
+    if (liveFiles === undefined) throw new Error(`unknown size '${size}' (use ${Object.keys(SIZES).join(', ')})`);
+    log(`table ${size}: preparing (cached under ${WORK_DIR})`);
+    const meta = await ensureSyntheticTable(
+      path.join(WORK_DIR, `read-append-${size}`),
+      { liveFiles, rowsPerFile: ROWS_PER_FILE, partitions: PARTITIONS },
+      log,
+    );
+    tables.push({ size, meta });
+  }
+
+  // Is the engine there? One probe run decides, so baselines still run without it.
+  let engineError = null;
+  try {
+    await runChild(TASKS, 'plan', { root: tables[0].meta.root }, { nodeArgs: ['--expose-gc'] });
+  } catch (e) {
+    engineError = String(e.message).split('\n').find((l) => /Error/.test(l)) ?? String(e.message).slice(0, 300);
+    log(`tidemark engine unavailable, measuring baselines only: ${engineError}`);
+    problems.push(`tidemark engine unavailable: ${engineError}`);
+  }
+
+  const planning = [];
+  if (engineError === null) {
+    for (const { size, meta } of tables) {
+      const all = [];
+      for (let i = 0; i < runs; i++) {
+        log(`plan ${size}: run ${i + 1}/${runs}`);
+        all.push(await runChild(TASKS, 'plan', { root: meta.root }, { nodeArgs: ['--expose-gc'], timeoutMs: 600_000 }));
+      }
+      const m = medianRun(all, 'planMs');
+      if (m.files !== meta.liveFiles || m.rows !== meta.liveRows) {
+        problems.push(`plan ${size}: planned ${m.files} files / ${m.rows} rows, table has ${meta.liveFiles} / ${meta.liveRows}`);
+      }
+      planning.push({
+        size,
+        liveFiles: meta.liveFiles,
+        manifestEntries: meta.manifestEntries,
+        manifests: meta.manifests,
+        plannedFiles: m.files,
+        splits: m.splits,
+        openMs: m.openMs,
+        planMs: m.planMs,
+        planMsRuns: all.map((r) => r.planMs),
+        entriesPerSec: (meta.manifestEntries / m.planMs) * 1000,
+        peakRssMiB: m.peakRssMiB,
+        peakRssMiBRuns: all.map((r) => r.peakRssMiB),
+        baseRssMiB: m.baseRssMiB,
+        rssGrowthMiB: m.peakRssMiB - m.baseRssMiB,
+        retainedHeapMiB: m.retainedHeapMiB,
+      });
+    }
+  }
+
+  const reads = [];
+  const skippedReads = [];
+  for (const { size, meta } of tables) {
+    if (meta.liveFiles > readMaxFiles) {
+      skippedReads.push(size);
+      continue;
+    }
+    const readers = {
+      tidemark: engineError === null ? { task: 'read-tidemark', args: { root: meta.root } } : null,
+      duckdb: { task: 'read-duckdb', args: { liveFilesList: meta.liveFilesList } },
+      parquetWasm: { task: 'read-parquet-wasm', args: { liveFilesList: meta.liveFilesList } },
+    };
+    const results = { tidemark: [], duckdb: [], parquetWasm: [] };
+    // Interleaved so machine noise hits every reader alike.
+    for (let i = 0; i < runs; i++) {
+      for (const [reader, spec] of Object.entries(readers)) {
+        if (spec === null) continue;
+        log(`read ${size}: ${reader} run ${i + 1}/${runs}`);
+        try {
+          results[reader].push(await runChild(TASKS, spec.task, spec.args, { timeoutMs: 600_000 }));
+        } catch (e) {
+          problems.push(`read ${size} ${reader}: ${String(e.message).slice(0, 500)}`);
+          readers[reader] = null;
+        }
+      }
+    }
+    const summary = { size, liveFiles: meta.liveFiles, liveRows: meta.liveRows };
+    for (const [reader, all] of Object.entries(results)) {
+      if (all.length === 0) continue;
+      const m = medianRun(all, 'ms');
+      summary[reader] = {
+        ms: m.ms,
+        msRuns: all.map((r) => r.ms),
+        rows: m.rows,
+        rowsPerSec: (m.rows / m.ms) * 1000,
+        filesPerSec: (meta.liveFiles / m.ms) * 1000,
+        peakRssMiB: m.peakRssMiB,
+        idSum: m.idSum,
+        ...(m.threads !== undefined ? { threads: m.threads } : {}),
+        ...(m.batches !== undefined ? { batches: m.batches } : {}),
+      };
+      if (m.rows !== meta.liveRows) problems.push(`read ${size} ${reader}: ${m.rows} rows, table has ${meta.liveRows}`);
+    }
+    const sums = new Set(['tidemark', 'duckdb', 'parquetWasm'].filter((r) => summary[r]).map((r) => summary[r].idSum));
+    if (sums.size > 1) problems.push(`read ${size}: readers disagree on sum(id): ${[...sums].join(' vs ')}`);
+    if (summary.tidemark && summary.duckdb) summary.tidemarkVsDuckdb = summary.tidemark.rowsPerSec / summary.duckdb.rowsPerSec;
+    if (summary.tidemark && summary.parquetWasm) {
+      summary.tidemarkVsParquetWasm = summary.tidemark.rowsPerSec / summary.parquetWasm.rowsPerSec;
+    }
+    reads.push(summary);
+  }
+
+  const json = {
+    benchmark: name,
+    environment: environment(),
+    options: { sizes, runs, readMaxFiles, rowsPerFile: ROWS_PER_FILE, partitions: PARTITIONS },
+    tables: tables.map(({ size, meta }) => ({ size, ...meta })),
+    engineError,
+    planning,
+    reads,
+    skippedReads,
+    problems,
+    totalSeconds: (performance.now() - started) / 1000,
+  };
+  return { name, json, markdown: toMarkdown(json) };
+}
+
+function toMarkdown(r) {
+  const out = [];
+  const env = r.environment;
+  out.push('# Read benchmark (issue 3)', '');
+  out.push(
+    `${env.date} · Node ${env.node} · ${env.cpu} × ${env.cores} · ${env.memoryGiB} GiB · ` +
+      `${r.options.runs} fresh-process run(s) per figure, median shown (all runs in the JSON).`,
+    '',
+  );
+  out.push('## Synthetic tables', '');
+  out.push(
+    `Append table, ${r.options.partitions} partitions (INT \`p\`), bucket-unaware, columns p INT, id BIGINT, ` +
+      `name STRING, amount DOUBLE, ts TIMESTAMP(3); ${r.options.rowsPerFile} rows per data file (zstd Parquet, ` +
+      `hard links to a few templates per partition). History: 8 APPEND snapshots, then a COMPACT snapshot ` +
+      `that deletes 5 % of the first commit's files and adds replacements; no manifest merging, manifests ` +
+      `roll at 8 MiB. Planning reads every manifest (base + delta) of the latest snapshot.`,
+    '',
+  );
+  out.push(
+    markdownTable(
+      ['table', 'live files', 'rows', 'snapshots', 'manifests', 'manifest entries', 'manifest KiB'],
+      r.tables.map((t) => [
+        t.size,
+        fmtInt(t.liveFiles),
+        fmtInt(t.liveRows),
+        t.snapshots,
+        t.manifests,
+        fmtInt(t.manifestEntries),
+        fmtInt(t.manifestBytes / 1024),
+      ]),
+    ),
+    '',
+  );
+  out.push('## Scan planning (`openTable` + `newRead().plan()`)', '');
+  if (r.planning.length === 0) out.push(`Not measured: ${r.engineError ?? 'no engine'}.`, '');
+  else {
+    out.push(
+      markdownTable(
+        ['table', 'planned files', 'open ms', 'plan ms', 'entries decoded/s', 'peak RSS MiB', 'RSS growth MiB', 'heap retained by plan MiB'],
+        r.planning.map((p) => [
+          p.size,
+          fmtInt(p.plannedFiles),
+          fmtNum(p.openMs, 0),
+          fmtNum(p.planMs, 0),
+          fmtRate(p.entriesPerSec),
+          fmtNum(p.peakRssMiB, 0),
+          fmtNum(p.rssGrowthMiB, 0),
+          fmtNum(p.retainedHeapMiB, 1),
+        ]),
+      ),
+      '',
+      '*RSS growth* = peak RSS of the process minus its RSS right before `openTable` (after imports). ' +
+        '*Heap retained* = heap still in use after planning and a forced GC, i.e. the plan result itself.',
+      '',
+    );
+    if (r.planning.length > 1) {
+      const lines = [];
+      for (let i = 1; i < r.planning.length; i++) {
+        const a = r.planning[i - 1];
+        const b = r.planning[i];
+        const perFile = ((b.rssGrowthMiB - a.rssGrowthMiB) * 1024) / (b.liveFiles - a.liveFiles);
+        lines.push(
+          `- ${a.size} → ${b.size}: files ×${fmtNum(b.liveFiles / a.liveFiles, 0)}, RSS growth ` +
+            `${fmtNum(a.rssGrowthMiB, 0)} → ${fmtNum(b.rssGrowthMiB, 0)} MiB (×${fmtNum(b.rssGrowthMiB / a.rssGrowthMiB, 1)}, ` +
+            `${fmtNum(perFile, 2)} KiB per extra live file), plan time ×${fmtNum(b.planMs / a.planMs, 1)}`,
+        );
+      }
+      out.push('RSS and time growth with the number of files:', '', ...lines, '');
+    }
+  }
+  out.push('## Full read', '');
+  out.push(
+    '- **tidemark**: `openTable` + `newRead().batches()` of the latest snapshot (planning included), summing `id`.',
+    '- **DuckDB**: `read_parquet([...live file paths])` with an aggregate over every column (count, sum(id), ' +
+      'sum(length(name)), sum(amount), max(ts), sum(p)); native code, ' +
+      `${r.reads.find((x) => x.duckdb)?.duckdb.threads ?? '?'} threads, result not materialised in JS.`,
+    '- **parquet-wasm**: per live file `fs.readFile` + `readParquet` + IPC into an apache-arrow Table, summing `id` ' +
+      '(the raw decode path without table logic).',
+    '- Ratios are tidemark rows/s ÷ baseline rows/s from the same invocation (runs interleaved).',
+    '',
+  );
+  if (r.skippedReads.length > 0) {
+    out.push(
+      `Full reads capped at ${fmtInt(r.options.readMaxFiles)} files: not measured for ${r.skippedReads.join(', ')} ` +
+        '(kept the total runtime under ~10 minutes; pass `--read-max-files 100000` to include them).',
+      '',
+    );
+  }
+  const cell = (x) => (x ? `${fmtNum(x.ms, 0)} ms · ${fmtRate(x.rowsPerSec)} rows/s · ${fmtNum(x.peakRssMiB, 0)} MiB` : '–');
+  out.push(
+    markdownTable(
+      ['table', 'rows', 'tidemark', 'DuckDB read_parquet', 'parquet-wasm', 'tidemark ÷ DuckDB', 'tidemark ÷ parquet-wasm'],
+      r.reads.map((x) => [
+        x.size,
+        fmtInt(x.liveRows),
+        cell(x.tidemark),
+        cell(x.duckdb),
+        cell(x.parquetWasm),
+        x.tidemarkVsDuckdb === undefined ? '–' : fmtNum(x.tidemarkVsDuckdb, 3),
+        x.tidemarkVsParquetWasm === undefined ? '–' : fmtNum(x.tidemarkVsParquetWasm, 2),
+      ]),
+    ),
+    '',
+    'Cells: median wall time · rows/s · peak RSS of the process.',
+    '',
+  );
+  if (r.problems.length > 0) out.push('## Problems seen', '', ...r.problems.map((p) => `- ${p}`), '');
+  out.push(`Total benchmark time: ${fmtNum(r.totalSeconds, 0)} s.`);
+  return out.join('\n');
+}
+
+function parseArgs(argv) {
+  const opts = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--sizes') opts.sizes = next().split(',');
+    else if (a === '--runs') opts.runs = Number(next());
+    else if (a === '--read-max-files') opts.readMaxFiles = Number(next());
+    else throw new Error(`unknown option ${a} (use --sizes, --runs, --read-max-files)`);
+  }
+  return opts;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const result = await run(parseArgs(process.argv.slice(2)));
+  const written = await writeResults(result.name, result.json, result.markdown);
+  console.log(result.markdown);
+  console.error(`\nwrote ${written.json} and ${written.md}`);
+}

@@ -1,0 +1,537 @@
+/**
+ * `FileStoreCommit`: turns commit messages into snapshots with lock-free compare-and-swap commits
+ * (paimon-format.md §7). The only visibility point is the atomic create of
+ * `snapshot/snapshot-<latest+1>`: manifests written before it are invisible, and a lost race is
+ * rebased onto the new latest snapshot and retried.
+ */
+import type { FileIO } from '@tidemark/storage';
+import {
+  BATCH_COMMIT_IDENTIFIER,
+  FILE_SOURCE_APPEND,
+  FILE_SOURCE_COMPACT,
+  SNAPSHOT_VERSION,
+  parsePartitionPath,
+  partitionPath,
+  deserializeBinaryRow,
+  serializeSnapshot,
+  type CommitKind,
+  type DataFileMeta,
+  type DataType,
+  type ManifestEntry,
+  type ManifestFileMeta,
+  type Snapshot,
+  type TableSchema,
+} from '@tidemark/format';
+import type { CommitMessage, Committable } from '../commit-message.js';
+import { SchemaManager } from '../schema-manager.js';
+import { SnapshotManager } from '../snapshot-manager.js';
+import type { TablePaths } from '../table-paths.js';
+import { CommitConflictError, CommitInputError, CommitRetryExhaustedError } from './commit-errors.js';
+import { commitOptionsFromTable, type CommitOptions } from './commit-options.js';
+import { retryWaitMs, sleep } from './commit-retry.js';
+import { checkConflicts } from './conflict-check.js';
+import { dataManifests, liveEntries, liveRecordCount, partitionKey } from './manifest-fold.js';
+import { mergeManifests } from './manifest-merge.js';
+import { ManifestNames, ManifestWriter } from './manifest-writer.js';
+
+/** Outcome of a commit. */
+export type CommitResult =
+  /** New snapshot(s) were created; `snapshotId` is the last one (COMPACT after APPEND when both). */
+  | { readonly status: 'committed'; readonly snapshotId: number; readonly snapshotIds: readonly number[] }
+  /** This (commitUser, identifier) was already committed; nothing was written. */
+  | { readonly status: 'skipped'; readonly reason: string }
+  /** Nothing to commit and not forced: no snapshot. */
+  | { readonly status: 'empty' };
+
+export interface CommitCallOptions {
+  /** Identity of the writer (a UUID per job for batch writes; stable across restarts for streaming). */
+  readonly commitUser: string;
+  /**
+   * Kind of the append-side snapshot. Default: `APPEND`, or `OVERWRITE` when the messages delete
+   * files (row-level changes), as Java does.
+   */
+  readonly kind?: CommitKind;
+  /** Create an (empty) snapshot even when there is nothing to commit. */
+  readonly force?: boolean;
+}
+
+export interface OverwriteCallOptions {
+  readonly commitUser: string;
+  /**
+   * Static partition spec (`{ dt: '2024-01-01' }`, values as in partition directory names, may name
+   * a subset of the partition keys). Null/omitted/empty with `dynamic: false` = the whole table.
+   */
+  readonly partition?: Readonly<Record<string, string>> | null;
+  /**
+   * Dynamic partition overwrite: replace only the partitions receiving new files. Default: table
+   * option `dynamic-partition-overwrite` (true). Ignored (static) for unpartitioned tables or when
+   * a partition spec is given.
+   */
+  readonly dynamic?: boolean;
+  /** Create a snapshot even when nothing is deleted or added. */
+  readonly force?: boolean;
+}
+
+/** Minimal logger for best-effort failures (hint writes, clean-up). */
+export interface CommitLogger {
+  warn(message: string): void;
+}
+
+export interface FileStoreCommitOptions {
+  /** Overrides of settings derived from the table options. */
+  readonly commitOptions?: Partial<CommitOptions>;
+  readonly logger?: CommitLogger;
+  /** Clock for `timeMillis` (tests). */
+  readonly now?: () => number;
+}
+
+type DeltaSource =
+  | { readonly kind: 'fixed'; readonly entries: readonly ManifestEntry[] }
+  | { readonly kind: 'computed'; readonly compute: (latest: Snapshot | null) => Promise<ManifestEntry[]> };
+
+interface AttemptInput {
+  readonly delta: DeltaSource;
+  readonly commitKind: CommitKind;
+  readonly checkConflicts: boolean;
+  readonly allowBucketChange: boolean;
+  readonly commitUser: string;
+  readonly identifier: bigint;
+  readonly watermark?: bigint;
+  readonly properties?: Readonly<Record<string, string>>;
+}
+
+function withSource(f: DataFileMeta, source: number): DataFileMeta {
+  return f.fileSource === null || f.fileSource === undefined ? { ...f, fileSource: source } : f;
+}
+
+function entry(kind: 'ADD' | 'DELETE', m: CommitMessage, file: DataFileMeta): ManifestEntry {
+  return { kind, partition: m.partition, bucket: m.bucket, totalBuckets: m.totalBuckets, file };
+}
+
+function sameEntries(a: readonly ManifestEntry[], b: readonly ManifestEntry[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/**
+ * Commits to one table. One instance may serve many commits (it caches what it learned about
+ * commit users' identifiers); it is not meant to be used by two concurrent `commit` calls of the
+ * same commitUser.
+ *
+ * Idempotency: a commit whose identifier is not greater than the last identifier its commitUser
+ * committed is skipped (Paimon's `filterCommitted`). Batch commits (identifier Long.MAX) are not
+ * de-duplicated by {@link commit}: as in Paimon, every batch job uses a fresh commitUser, so a
+ * Long.MAX identifier can never have been committed by it before.
+ */
+export class FileStoreCommit {
+  readonly options: CommitOptions;
+  readonly snapshots: SnapshotManager;
+  private readonly schemas: SchemaManager;
+  private readonly partitionTypes: readonly DataType[];
+  private readonly names = new ManifestNames();
+  private readonly logger: CommitLogger;
+  private readonly now: () => number;
+  /** Per commitUser: highest snapshot id scanned and the user's last identifier at or below it. */
+  private readonly committedCache = new Map<string, { scannedTo: number; identifier: bigint | null }>();
+
+  constructor(
+    readonly fileIO: FileIO,
+    readonly paths: TablePaths,
+    /** Table schema (partition keys and types, options). */
+    readonly schema: TableSchema,
+    options: FileStoreCommitOptions = {},
+  ) {
+    this.options = { ...commitOptionsFromTable(schema.options), ...options.commitOptions };
+    this.snapshots = new SnapshotManager(fileIO, paths);
+    this.schemas = new SchemaManager(fileIO, paths);
+    this.partitionTypes = schema.partitionKeys.map((k) => {
+      const f = schema.fields.find((x) => x.name === k);
+      if (f === undefined) throw new CommitInputError(`partition key '${k}' is not a column of table ${paths.root}`);
+      return f.type;
+    });
+    this.logger = options.logger ?? { warn: (m) => console.warn(`[tidemark] ${m}`) };
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Commits `committable`: an APPEND snapshot for new (and deleted) files, then a COMPACT snapshot
+   * with the same identifier when messages carry compaction changes.
+   *
+   * @throws CommitConflictError when files this commit deletes are no longer live (nothing of the
+   *   conflicting snapshot is visible; an APPEND snapshot committed before a conflicting COMPACT stays).
+   * @throws CommitRetryExhaustedError after `commit.max-retries` lost races or `commit.timeout`.
+   */
+  async commit(committable: Committable, options: CommitCallOptions): Promise<CommitResult> {
+    const user = checkUser(options.commitUser);
+    if (committable.identifier !== BATCH_COMMIT_IDENTIFIER) {
+      const last = await this.lastCommittedIdentifier(user);
+      if (last !== null && committable.identifier <= last) {
+        return {
+          status: 'skipped',
+          reason: `commit identifier ${committable.identifier} of commit user '${user}' was already committed (its last committed identifier is ${last})`,
+        };
+      }
+    }
+
+    const appendEntries: ManifestEntry[] = [];
+    const compactEntries: ManifestEntry[] = [];
+    for (const m of committable.messages) {
+      for (const f of m.newFiles) appendEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
+      for (const f of m.deletedFiles ?? []) appendEntries.push(entry('DELETE', m, f));
+      for (const f of m.compactBefore ?? []) compactEntries.push(entry('DELETE', m, f));
+      for (const f of m.compactAfter ?? []) compactEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_COMPACT)));
+    }
+    if (appendEntries.length === 0 && compactEntries.length === 0 && !options.force) return { status: 'empty' };
+
+    const base = {
+      commitUser: user,
+      identifier: committable.identifier,
+      watermark: committable.watermark,
+      properties: committable.properties,
+    };
+    const ids: number[] = [];
+    if (appendEntries.length > 0 || compactEntries.length === 0) {
+      const hasDeletes = appendEntries.some((e) => e.kind === 'DELETE');
+      const kind = options.kind ?? (hasDeletes ? 'OVERWRITE' : 'APPEND');
+      ids.push(
+        await this.tryCommit({
+          ...base,
+          delta: { kind: 'fixed', entries: appendEntries },
+          commitKind: kind,
+          checkConflicts: hasDeletes || kind !== 'APPEND',
+          allowBucketChange: kind === 'OVERWRITE',
+        }),
+      );
+    }
+    if (compactEntries.length > 0) {
+      ids.push(
+        await this.tryCommit({
+          ...base,
+          delta: { kind: 'fixed', entries: compactEntries },
+          commitKind: 'COMPACT',
+          checkConflicts: true,
+          allowBucketChange: false,
+        }),
+      );
+    }
+    return { status: 'committed', snapshotId: ids[ids.length - 1]!, snapshotIds: ids };
+  }
+
+  /**
+   * Overwrites partitions (paimon-format.md §7.6): deletes every live file of the target partitions
+   * (read from the latest snapshot at each attempt) and adds the new files, as one OVERWRITE snapshot.
+   *
+   * @throws CommitInputError when the spec names non-partition columns or new files lie outside it.
+   */
+  async overwrite(committable: Committable, options: OverwriteCallOptions): Promise<CommitResult> {
+    const user = checkUser(options.commitUser);
+    if (committable.identifier !== BATCH_COMMIT_IDENTIFIER) {
+      const last = await this.lastCommittedIdentifier(user);
+      if (last !== null && committable.identifier <= last) {
+        return {
+          status: 'skipped',
+          reason: `commit identifier ${committable.identifier} of commit user '${user}' was already committed (its last committed identifier is ${last})`,
+        };
+      }
+    }
+    const adds: ManifestEntry[] = [];
+    for (const m of committable.messages) {
+      if ((m.deletedFiles?.length ?? 0) > 0 || (m.compactBefore?.length ?? 0) > 0 || (m.compactAfter?.length ?? 0) > 0) {
+        throw new CommitInputError('an overwrite commit takes new files only (no deleted or compaction files)');
+      }
+      for (const f of m.newFiles) adds.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
+    }
+
+    const spec = options.partition ?? null;
+    const hasSpec = spec !== null && Object.keys(spec).length > 0;
+    const partitioned = this.partitionTypes.length > 0;
+    const dynamic = (options.dynamic ?? this.options.dynamicPartitionOverwrite) && partitioned && !hasSpec;
+
+    let filter: (p: Uint8Array) => boolean;
+    if (dynamic) {
+      if (adds.length === 0) return { status: 'empty' };
+      const targets = new Set(adds.map((e) => partitionKey(e.partition)));
+      filter = (p) => targets.has(partitionKey(p));
+    } else if (hasSpec) {
+      for (const k of Object.keys(spec)) {
+        if (!this.schema.partitionKeys.includes(k)) {
+          throw new CommitInputError(
+            `overwrite partition spec names '${k}', which is not a partition key of ${this.paths.root} (partition keys: ${this.schema.partitionKeys.join(', ') || 'none'})`,
+          );
+        }
+      }
+      const cache = new Map<string, boolean>();
+      filter = (p) => {
+        const key = partitionKey(p);
+        let hit = cache.get(key);
+        if (hit === undefined) {
+          hit = this.matchesSpec(p, spec);
+          cache.set(key, hit);
+        }
+        return hit;
+      };
+      const outside = adds.filter((e) => !filter(e.partition));
+      if (outside.length > 0) {
+        throw new CommitInputError(
+          `trying to overwrite partition ${JSON.stringify(spec)}, but new file '${outside[0]!.file.fileName}' belongs to partition '${this.partitionString(outside[0]!.partition)}'`,
+        );
+      }
+    } else {
+      filter = () => true;
+    }
+
+    const compute = async (latest: Snapshot | null): Promise<ManifestEntry[]> => {
+      const live = latest === null ? [] : [...(await liveEntries(this.fileIO, this.paths, latest, filter)).values()];
+      return [...live.map((e): ManifestEntry => ({ ...e, kind: 'DELETE' })), ...adds];
+    };
+    if (adds.length === 0 && !options.force) {
+      const latest = await this.snapshots.latest();
+      if ((await compute(latest)).length === 0) return { status: 'empty' };
+    }
+    const id = await this.tryCommit({
+      commitUser: user,
+      identifier: committable.identifier,
+      watermark: committable.watermark,
+      properties: committable.properties,
+      delta: { kind: 'computed', compute },
+      commitKind: 'OVERWRITE',
+      checkConflicts: true,
+      allowBucketChange: true,
+    });
+    return { status: 'committed', snapshotId: id, snapshotIds: [id] };
+  }
+
+  /**
+   * Drops the committables that `commitUser` already committed: finds the user's newest snapshot
+   * (scanning backwards from the latest, stopping at the first missing snapshot) and keeps only
+   * identifiers greater than its `commitIdentifier`. Returns the rest sorted by identifier.
+   *
+   * @throws CommitInputError when two committables share an identifier.
+   */
+  async filterCommitted(committables: readonly Committable[], commitUser: string): Promise<Committable[]> {
+    const user = checkUser(commitUser);
+    const sorted = [...committables].sort((a, b) => (a.identifier < b.identifier ? -1 : a.identifier > b.identifier ? 1 : 0));
+    for (let i = 1; i < sorted.length; i++) {
+      if (sorted[i]!.identifier === sorted[i - 1]!.identifier) {
+        throw new CommitInputError(`two committables share identifier ${sorted[i]!.identifier}; identifiers of one commit user must be strictly increasing`);
+      }
+    }
+    if (sorted.length === 0) return [];
+    const last = await this.lastCommittedIdentifier(user);
+    return last === null ? sorted : sorted.filter((c) => c.identifier > last);
+  }
+
+  /**
+   * Recovery: commits, in identifier order, every committable not yet committed by `commitUser`.
+   * Returns one result per input committable (already committed ones as `skipped`).
+   */
+  async filterAndCommit(
+    committables: readonly Committable[],
+    commitUser: string,
+    options: { readonly force?: boolean } = {},
+  ): Promise<CommitResult[]> {
+    const todo = new Set(await this.filterCommitted(committables, commitUser));
+    const sorted = [...committables].sort((a, b) => (a.identifier < b.identifier ? -1 : a.identifier > b.identifier ? 1 : 0));
+    const results: CommitResult[] = [];
+    for (const c of sorted) {
+      if (!todo.has(c)) {
+        results.push({ status: 'skipped', reason: `commit identifier ${c.identifier} of commit user '${commitUser}' was already committed` });
+        continue;
+      }
+      // Batch identifiers bypass commit()'s own check, so recovery must not re-commit them either.
+      results.push(await this.commit(c, { commitUser, force: options.force }));
+    }
+    return results;
+  }
+
+  /** The last identifier `user` committed (newest snapshot of that user), or null. */
+  private async lastCommittedIdentifier(user: string): Promise<bigint | null> {
+    const latestId = await this.snapshots.latestId();
+    if (latestId === null) {
+      this.committedCache.delete(user);
+      return null;
+    }
+    let cached = this.committedCache.get(user);
+    // A rollback can remove scanned snapshots: start over then.
+    if (cached !== undefined && cached.scannedTo > latestId) cached = undefined;
+    const floor = cached?.scannedTo ?? 0;
+    let found: bigint | null = null;
+    for (let id = latestId; id > floor; id--) {
+      const s = await this.snapshots.tryGet(id);
+      if (s === null) break; // expired or never written: Paimon stops here too
+      if (s.commitUser === user) {
+        found = s.commitIdentifier;
+        break;
+      }
+    }
+    const identifier = found ?? cached?.identifier ?? null;
+    this.committedCache.set(user, { scannedTo: latestId, identifier });
+    return identifier;
+  }
+
+  /** After an uncertain snapshot create: did one of our attempts land in (afterId, latest]? */
+  private async findOwnSnapshot(afterId: number, latest: Snapshot | null, input: AttemptInput): Promise<number | null> {
+    if (latest === null) return null;
+    for (let id = latest.id; id > afterId; id--) {
+      const s = id === latest.id ? latest : await this.snapshots.tryGet(id);
+      if (s === null) break;
+      if (s.commitUser === input.commitUser && s.commitIdentifier === input.identifier && s.commitKind === input.commitKind) return id;
+    }
+    return null;
+  }
+
+  /** The retry loop around one snapshot; returns the new snapshot id. */
+  private async tryCommit(input: AttemptInput): Promise<number> {
+    const writer = new ManifestWriter(this.fileIO, this.paths, this.partitionTypes, {
+      targetFileSize: this.options.manifestTargetFileSize,
+      avro: { codec: this.options.manifestCodec, zstdLevel: this.options.zstdLevel },
+    }, this.names);
+    const started = this.now();
+    let uncertainAfter: number | null = null;
+    let lastError: unknown;
+    let delta: { entries: readonly ManifestEntry[]; files: string[]; list: { name: string; size: number } } | null = null;
+    try {
+      for (let retry = 0; ; retry++) {
+        const latest = await this.snapshots.latest();
+        if (uncertainAfter !== null) {
+          const own = await this.findOwnSnapshot(uncertainAfter, latest, input);
+          if (own !== null) {
+            await this.writeHints(own);
+            this.rememberCommitted(input, own);
+            return own;
+          }
+        }
+        const entries = input.delta.kind === 'fixed' ? input.delta.entries : await input.delta.compute(latest);
+        if (input.checkConflicts) {
+          await checkConflicts(this.fileIO, this.paths, latest, entries, { allowBucketChange: input.allowBucketChange });
+        }
+        if (delta === null || !sameEntries(delta.entries, entries)) {
+          if (delta !== null && uncertainAfter === null) await writer.deleteWritten([...delta.files, delta.list.name]);
+          const before = writer.written.length;
+          const metas = await writer.writeEntries(entries);
+          const list = await writer.writeList(metas);
+          delta = { entries, files: writer.written.slice(before, writer.written.length - 1), list };
+        }
+        const attemptStart = writer.written.length;
+        const snapshot = await this.buildSnapshot(latest, entries, delta.list, writer, input);
+        const attemptFiles = writer.written.slice(attemptStart);
+
+        let outcome: 'created' | 'already-exists' | 'error';
+        try {
+          outcome = await this.fileIO.createIfAbsent(this.paths.snapshotPath(snapshot.id), serializeSnapshot(snapshot));
+        } catch (e) {
+          // Unknown outcome: the snapshot may exist. Keep every file and check on the next attempt.
+          outcome = 'error';
+          lastError = e;
+          uncertainAfter ??= latest?.id ?? 0;
+        }
+        if (outcome === 'created') {
+          await this.writeHints(snapshot.id);
+          this.rememberCommitted(input, snapshot.id);
+          return snapshot.id;
+        }
+        if (uncertainAfter === null) await writer.deleteWritten(attemptFiles);
+        const elapsed = this.now() - started;
+        if (retry >= this.options.maxRetries || elapsed >= this.options.timeoutMs) {
+          const why =
+            outcome === 'error'
+              ? `the last attempt failed: ${(lastError as Error)?.message ?? String(lastError)}`
+              : `snapshot ${snapshot.id} was created by another writer`;
+          throw new CommitRetryExhaustedError(
+            `commit of identifier ${input.identifier} by '${input.commitUser}' to ${this.paths.root} gave up after ${retry + 1} attempts in ${elapsed} ms (commit.max-retries = ${this.options.maxRetries}, commit.timeout = ${this.options.timeoutMs} ms); ${why}`,
+            { cause: lastError },
+          );
+        }
+        await sleep(retryWaitMs(retry, this.options.minRetryWaitMs, this.options.maxRetryWaitMs));
+      }
+    } catch (e) {
+      // Nothing we wrote is referenced by a snapshot unless a create had an unknown outcome.
+      if (uncertainAfter === null) await writer.deleteWritten([...writer.written]);
+      throw e;
+    }
+  }
+
+  private rememberCommitted(input: AttemptInput, id: number): void {
+    const cached = this.committedCache.get(input.commitUser);
+    if (cached !== undefined && cached.scannedTo === id - 1) {
+      this.committedCache.set(input.commitUser, { scannedTo: id, identifier: input.identifier });
+    }
+  }
+
+  /** Writes the base list (merged manifests of `latest`) and builds the snapshot on top of `latest`. */
+  private async buildSnapshot(
+    latest: Snapshot | null,
+    entries: readonly ManifestEntry[],
+    deltaList: { name: string; size: number },
+    writer: ManifestWriter,
+    input: AttemptInput,
+  ): Promise<Snapshot> {
+    let baseMetas: ManifestFileMeta[] = [];
+    if (latest !== null) {
+      baseMetas = await mergeManifests(this.fileIO, this.paths, await dataManifests(this.fileIO, this.paths, latest), writer, this.partitionTypes, {
+        targetFileSize: this.options.manifestTargetFileSize,
+        mergeMinCount: this.options.manifestMergeMinCount,
+        fullCompactionThresholdSize: this.options.manifestFullCompactionThresholdSize,
+      });
+    }
+    const baseList = await writer.writeList(baseMetas);
+
+    let deltaRecordCount = 0;
+    for (const e of entries) deltaRecordCount += e.kind === 'ADD' ? e.file.rowCount : -e.file.rowCount;
+    let previousTotal = 0;
+    if (latest !== null) previousTotal = latest.totalRecordCount ?? (await liveRecordCount(this.fileIO, this.paths, latest));
+    const schemaId = (await this.schemas.latestId()) ?? this.schema.id;
+
+    let watermark = input.watermark;
+    if (latest?.watermark !== undefined) watermark = watermark === undefined || latest.watermark > watermark ? latest.watermark : watermark;
+
+    const snapshot: { -readonly [K in keyof Snapshot]: Snapshot[K] } = {
+      version: SNAPSHOT_VERSION,
+      id: (latest?.id ?? 0) + 1,
+      schemaId,
+      baseManifestList: baseList.name,
+      baseManifestListSize: baseList.size,
+      deltaManifestList: deltaList.name,
+      deltaManifestListSize: deltaList.size,
+      commitUser: input.commitUser,
+      commitIdentifier: input.identifier,
+      commitKind: input.commitKind,
+      timeMillis: this.now(),
+      totalRecordCount: previousTotal + deltaRecordCount,
+      deltaRecordCount,
+      nextRowId: latest?.nextRowId ?? 0,
+    };
+    if (latest?.indexManifest !== undefined) snapshot.indexManifest = latest.indexManifest;
+    if (watermark !== undefined) snapshot.watermark = watermark;
+    if (latest?.statistics !== undefined && latest.schemaId === schemaId) snapshot.statistics = latest.statistics;
+    if (input.properties !== undefined && Object.keys(input.properties).length > 0) snapshot.properties = { ...input.properties };
+    return snapshot;
+  }
+
+  /** LATEST (and EARLIEST for the first snapshot) hints: best effort, never fail the commit. */
+  private async writeHints(id: number): Promise<void> {
+    try {
+      await this.fileIO.write(this.paths.latestHint, String(id));
+      if (id === 1) await this.fileIO.write(this.paths.earliestHint, '1');
+    } catch (e) {
+      this.logger.warn(`snapshot ${id} committed, but updating the LATEST hint in ${this.paths.snapshotDir} failed: ${(e as Error)?.message ?? String(e)}`);
+    }
+  }
+
+  private partitionString(partition: Uint8Array): string {
+    return partitionPath(this.schema.partitionKeys, this.partitionTypes, deserializeBinaryRow(partition, this.partitionTypes), {
+      legacyName: (this.schema.options['partition.legacy-name'] ?? 'true').toLowerCase() !== 'false',
+      defaultName: this.schema.options['partition.default-name'],
+    }).replace(/\/$/, '');
+  }
+
+  private matchesSpec(partition: Uint8Array, spec: Readonly<Record<string, string>>): boolean {
+    const values = new Map(parsePartitionPath(this.partitionString(partition)));
+    return Object.entries(spec).every(([k, v]) => values.get(k) === v);
+  }
+}
+
+function checkUser(user: string): string {
+  if (typeof user !== 'string' || user.trim() === '') throw new CommitInputError('commitUser must be a non-empty string');
+  return user;
+}
+

@@ -1,0 +1,217 @@
+/**
+ * Writing data manifests and manifest lists for commits: rolling at `manifest.target-file-size`
+ * and computing each manifest's {@link ManifestFileMeta} summary (counts, partition stats, schema,
+ * bucket, level and row-id ranges) exactly as Paimon does.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FileIO } from '@tidemark/storage';
+import {
+  deserializeBinaryRow,
+  serializeBinaryRow,
+  writeManifestFile,
+  writeManifestList,
+  type AvroWriteOptions,
+  type DataType,
+  type ManifestEntry,
+  type ManifestFileMeta,
+  type SimpleStats,
+  type Value,
+} from '@tidemark/format';
+import { compareValues } from '../predicate.js';
+import type { TablePaths } from '../table-paths.js';
+
+/** Generates `manifest-<uuid>-<n>` / `manifest-list-<uuid>-<n>` names, one uuid per instance (as Java's path factory). */
+export class ManifestNames {
+  private readonly uuid = randomUUID();
+  private manifestCount = 0;
+  private listCount = 0;
+
+  manifest(): string {
+    return `manifest-${this.uuid}-${this.manifestCount++}`;
+  }
+
+  manifestList(): string {
+    return `manifest-list-${this.uuid}-${this.listCount++}`;
+  }
+}
+
+/** Min/max/null-count accumulator over partition rows. */
+class PartitionStatsCollector {
+  private readonly mins: Value[];
+  private readonly maxs: Value[];
+  private readonly nulls: number[];
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly types: readonly DataType[]) {
+    this.mins = types.map(() => null);
+    this.maxs = types.map(() => null);
+    this.nulls = types.map(() => 0);
+  }
+
+  add(partition: Uint8Array): void {
+    if (this.types.length === 0) return;
+    const values = deserializeBinaryRow(partition, this.types);
+    values.forEach((v, i) => {
+      if (v === null) {
+        this.nulls[i]!++;
+        return;
+      }
+      const min = this.mins[i] ?? null;
+      const max = this.maxs[i] ?? null;
+      if (min === null || compareValues(v, min) < 0) this.mins[i] = v;
+      if (max === null || compareValues(v, max) > 0) this.maxs[i] = v;
+    });
+  }
+
+  result(): SimpleStats {
+    return {
+      minValues: serializeBinaryRow(this.types, this.mins),
+      maxValues: serializeBinaryRow(this.types, this.maxs),
+      nullCounts: [...this.nulls],
+    };
+  }
+}
+
+/** Accumulates the ManifestFileMeta summary of one manifest's entries. */
+class ManifestSummary {
+  numAdded = 0;
+  numDeleted = 0;
+  schemaId = 0;
+  minBucket = Number.POSITIVE_INFINITY;
+  maxBucket = Number.NEGATIVE_INFINITY;
+  minLevel = Number.POSITIVE_INFINITY;
+  maxLevel = Number.NEGATIVE_INFINITY;
+  minRowId: number | null = null;
+  maxRowId: number | null = null;
+  allHaveRowIds = true;
+  count = 0;
+  private readonly partitionStats: PartitionStatsCollector;
+
+  constructor(partitionTypes: readonly DataType[]) {
+    this.partitionStats = new PartitionStatsCollector(partitionTypes);
+  }
+
+  add(e: ManifestEntry): void {
+    this.count++;
+    if (e.kind === 'ADD') this.numAdded++;
+    else this.numDeleted++;
+    this.schemaId = Math.max(this.schemaId, e.file.schemaId);
+    this.minBucket = Math.min(this.minBucket, e.bucket);
+    this.maxBucket = Math.max(this.maxBucket, e.bucket);
+    this.minLevel = Math.min(this.minLevel, e.file.level);
+    this.maxLevel = Math.max(this.maxLevel, e.file.level);
+    this.partitionStats.add(e.partition);
+    const first = e.file.firstRowId ?? null;
+    if (first === null) this.allHaveRowIds = false;
+    else {
+      const last = first + e.file.rowCount - 1;
+      this.minRowId = this.minRowId === null ? first : Math.min(this.minRowId, first);
+      this.maxRowId = this.maxRowId === null ? last : Math.max(this.maxRowId, last);
+    }
+  }
+
+  meta(fileName: string, fileSize: number): ManifestFileMeta {
+    const empty = this.count === 0;
+    const rowIds = !empty && this.allHaveRowIds;
+    return {
+      fileName,
+      fileSize,
+      numAddedFiles: this.numAdded,
+      numDeletedFiles: this.numDeleted,
+      partitionStats: this.partitionStats.result(),
+      schemaId: this.schemaId,
+      minBucket: empty ? null : this.minBucket,
+      maxBucket: empty ? null : this.maxBucket,
+      minLevel: empty ? null : this.minLevel,
+      maxLevel: empty ? null : this.maxLevel,
+      minRowId: rowIds ? this.minRowId : null,
+      maxRowId: rowIds ? this.maxRowId : null,
+    };
+  }
+}
+
+/** Rough Avro-encoded size of an entry, used to roll manifests before encoding them. */
+function estimatedSize(e: ManifestEntry): number {
+  const f = e.file;
+  let n = 64 + e.partition.length + f.fileName.length + f.minKey.length + f.maxKey.length;
+  for (const s of [f.keyStats, f.valueStats]) n += s.minValues.length + s.maxValues.length + 2 * (s.nullCounts?.length ?? 0);
+  for (const x of f.extraFiles) n += x.length + 1;
+  n += (f.embeddedIndex?.length ?? 0) + (f.externalPath?.length ?? 0);
+  for (const c of f.valueStatsCols ?? []) n += c.length + 1;
+  return n;
+}
+
+export interface ManifestWriterOptions {
+  readonly targetFileSize: number;
+  readonly avro: AvroWriteOptions;
+}
+
+/** Writes manifests and manifest lists under a table's `manifest/` directory, recording every file it creates. */
+export class ManifestWriter {
+  /** Names of every manifest and manifest list this writer created (for clean-up of failed commits). */
+  readonly written: string[] = [];
+
+  constructor(
+    private readonly fileIO: FileIO,
+    private readonly paths: TablePaths,
+    private readonly partitionTypes: readonly DataType[],
+    private readonly options: ManifestWriterOptions,
+    private readonly names: ManifestNames = new ManifestNames(),
+  ) {}
+
+  /**
+   * Writes `entries` into one or more manifests, rolling when the estimated (uncompressed) size
+   * reaches the target size; at most one manifest's entries are held in memory. Returns their metas
+   * (none for no entries).
+   */
+  async writeEntries(entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>): Promise<ManifestFileMeta[]> {
+    const metas: ManifestFileMeta[] = [];
+    let chunk: ManifestEntry[] = [];
+    let size = 0;
+    for await (const e of entries) {
+      chunk.push(e);
+      size += estimatedSize(e);
+      if (size >= this.options.targetFileSize) {
+        metas.push(await this.writeOne(chunk));
+        chunk = [];
+        size = 0;
+      }
+    }
+    if (chunk.length > 0) metas.push(await this.writeOne(chunk));
+    return metas;
+  }
+
+  private async writeOne(entries: readonly ManifestEntry[]): Promise<ManifestFileMeta> {
+    const summary = new ManifestSummary(this.partitionTypes);
+    for (const e of entries) summary.add(e);
+    const bytes = await writeManifestFile(entries, this.options.avro);
+    const name = this.names.manifest();
+    this.written.push(name);
+    await this.fileIO.write(this.paths.manifestPath(name), bytes);
+    return summary.meta(name, bytes.length);
+  }
+
+  /** Writes a manifest list (never rolled); returns its name and size. */
+  async writeList(metas: readonly ManifestFileMeta[]): Promise<{ name: string; size: number }> {
+    const bytes = await writeManifestList(metas, this.options.avro);
+    const name = this.names.manifestList();
+    this.written.push(name);
+    await this.fileIO.write(this.paths.manifestPath(name), bytes);
+    return { name, size: bytes.length };
+  }
+
+  /** Deletes the given files this writer created (best effort) and forgets them. */
+  async deleteWritten(names: Iterable<string>): Promise<void> {
+    const drop = new Set(names);
+    const paths: string[] = [];
+    for (const n of drop) paths.push(this.paths.manifestPath(n));
+    try {
+      await this.fileIO.deleteMany(paths);
+    } catch {
+      // Left-over manifests are orphans that orphan-file cleanup removes; never mask the real error.
+    }
+    const keep = this.written.filter((n) => !drop.has(n));
+    this.written.length = 0;
+    this.written.push(...keep);
+  }
+}

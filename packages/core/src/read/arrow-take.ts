@@ -1,0 +1,149 @@
+/**
+ * Gathering rows of Arrow data by position ("take"), across several chunks of the same type, and
+ * building all-null columns. apache-arrow JS has no compute kernels, and the merge-on-read and
+ * filter steps must keep the data Arrow-native (exact decimals, nanosecond timestamps), so values
+ * are copied buffer by buffer instead of going through JS values.
+ *
+ * Buffer conventions of apache-arrow JS (as its own `get` visitor uses them): fixed-width values
+ * and value offsets are already sliced to the Data's offset; boolean value bits and validity bits
+ * are addressed at `offset + i`; struct children are sliced like their parent.
+ */
+import * as arrow from 'apache-arrow';
+
+/** Row positions to gather: row `rows[k]` of chunk `chunks[k]`, for every output row k. */
+export interface TakeIndices {
+  readonly chunks: Uint32Array | readonly number[];
+  readonly rows: Uint32Array | readonly number[];
+}
+
+/** Gathers the given rows of `sources` (chunks of one column, all of `type`) into one Data. */
+export function takeChunks(sources: readonly arrow.Data[], indices: TakeIndices, type: arrow.DataType): arrow.Data {
+  const n = indices.rows.length;
+  const { bitmap, nullCount } = gatherValidity(sources, indices);
+  const nullBitmap = nullCount === 0 ? undefined : bitmap;
+
+  if (arrow.DataType.isStruct(type)) {
+    const children = type.children.map((f, c) =>
+      takeChunks(
+        sources.map((s) => s.children[c]!),
+        indices,
+        f.type,
+      ),
+    );
+    return arrow.makeData({ type, length: n, nullCount, nullBitmap, children });
+  }
+  if (arrow.DataType.isList(type) || arrow.DataType.isMap(type)) {
+    const offsets = new Int32Array(n + 1);
+    const childChunks: number[] = [];
+    const childRows: number[] = [];
+    for (let k = 0; k < n; k++) {
+      const src = sources[indices.chunks[k]!]!;
+      const r = indices.rows[k]!;
+      const vo = src.valueOffsets as Int32Array;
+      const start = vo[r]!;
+      const end = vo[r + 1]!;
+      for (let j = start; j < end; j++) {
+        childChunks.push(indices.chunks[k]!);
+        childRows.push(j);
+      }
+      offsets[k + 1] = offsets[k]! + (end - start);
+    }
+    const childType = type.children[0]!.type;
+    const child = takeChunks(
+      sources.map((s) => s.children[0]!),
+      { chunks: childChunks, rows: childRows },
+      childType,
+    );
+    if (arrow.DataType.isList(type)) {
+      return arrow.makeData({ type, length: n, nullCount, nullBitmap, valueOffsets: offsets, child });
+    }
+    return arrow.makeData({ type, length: n, nullCount, nullBitmap, valueOffsets: offsets, child });
+  }
+  if (arrow.DataType.isUtf8(type) || arrow.DataType.isBinary(type)) {
+    const offsets = new Int32Array(n + 1);
+    let total = 0;
+    for (let k = 0; k < n; k++) {
+      const src = sources[indices.chunks[k]!]!;
+      const r = indices.rows[k]!;
+      const vo = src.valueOffsets as Int32Array;
+      total += vo[r + 1]! - vo[r]!;
+      offsets[k + 1] = total;
+    }
+    const bytes = new Uint8Array(total);
+    for (let k = 0; k < n; k++) {
+      const src = sources[indices.chunks[k]!]!;
+      const r = indices.rows[k]!;
+      const vo = src.valueOffsets as Int32Array;
+      bytes.set((src.values as Uint8Array).subarray(vo[r]!, vo[r + 1]!), offsets[k]!);
+    }
+    return arrow.makeData({ type, length: n, nullCount, nullBitmap, valueOffsets: offsets, data: bytes } as never);
+  }
+  if (arrow.DataType.isBool(type)) {
+    const bits = new Uint8Array(((n + 63) & ~63) >> 3);
+    for (let k = 0; k < n; k++) {
+      const src = sources[indices.chunks[k]!]!;
+      const pos = src.offset + indices.rows[k]!;
+      if ((((src.values as Uint8Array)[pos >> 3]! >> (pos & 7)) & 1) === 1) bits[k >> 3]! |= 1 << (k & 7);
+    }
+    return arrow.makeData({ type, length: n, nullCount, nullBitmap, data: bits });
+  }
+  if (arrow.DataType.isNull(type)) {
+    return arrow.makeData({ type, length: n });
+  }
+  // Fixed-width: ints, floats, decimals, dates, times, timestamps, fixed-size binary.
+  const template = sources[0];
+  const stride = template?.stride ?? 1;
+  const ArrayType = (template?.values?.constructor ?? (type as { ArrayType?: unknown }).ArrayType) as {
+    new (length: number): ArrayLike<unknown>;
+  };
+  const out = new ArrayType(n * stride);
+  for (let k = 0; k < n; k++) {
+    const src = sources[indices.chunks[k]!]!;
+    const r = indices.rows[k]!;
+    const values = src.values as ArrayLike<unknown>;
+    if (stride === 1) (out as unknown as number[])[k] = (values as unknown as number[])[r]!;
+    else (out as Uint8Array).set((values as Uint8Array).subarray(r * stride, (r + 1) * stride), k * stride);
+  }
+  return arrow.makeData({ type, length: n, nullCount, nullBitmap, data: out } as never);
+}
+
+function gatherValidity(sources: readonly arrow.Data[], indices: TakeIndices): { bitmap: Uint8Array; nullCount: number } {
+  const n = indices.rows.length;
+  const bitmap = new Uint8Array(((n + 63) & ~63) >> 3);
+  let nullCount = 0;
+  for (let k = 0; k < n; k++) {
+    const src = sources[indices.chunks[k]!]!;
+    if (src.getValid(indices.rows[k]!)) bitmap[k >> 3]! |= 1 << (k & 7);
+    else nullCount++;
+  }
+  return { bitmap, nullCount };
+}
+
+/** Gathers rows of one Data (single chunk) by position. */
+export function takeRows(data: arrow.Data, rows: readonly number[] | Uint32Array): arrow.Data {
+  return takeChunks([data], { chunks: new Uint32Array(rows.length), rows }, data.type as arrow.DataType);
+}
+
+/** A column of `length` nulls of any Arrow type (for columns a data file does not have). */
+export function nullData(type: arrow.DataType, length: number): arrow.Data {
+  const builder = arrow.makeBuilder({ type, nullValues: [null, undefined] });
+  for (let i = 0; i < length; i++) builder.append(null);
+  return builder.finish().flush() as arrow.Data;
+}
+
+/** Assembles a RecordBatch from per-field Data of equal length. */
+export function makeBatch(schema: arrow.Schema, columns: readonly arrow.Data[], length: number): arrow.RecordBatch {
+  const data = arrow.makeData({
+    type: new arrow.Struct(schema.fields),
+    length,
+    nullCount: 0,
+    children: [...columns],
+  });
+  return new arrow.RecordBatch(schema, data);
+}
+
+/** Keeps the rows of `batch` whose positions are listed (in that order). */
+export function takeBatch(batch: arrow.RecordBatch, rows: readonly number[] | Uint32Array): arrow.RecordBatch {
+  const columns = batch.data.children.map((c) => takeRows(c, rows));
+  return makeBatch(batch.schema, columns, rows.length);
+}

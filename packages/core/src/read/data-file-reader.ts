@@ -1,0 +1,196 @@
+/**
+ * Reading one data file in the read schema (paimon-format.md §12.4): the file is read with the
+ * schema it was written with (`_SCHEMA_ID`), each read field is matched **by field id** to the
+ * file's field of the same id (whose name at that time is the physical column name), fields the
+ * file does not have become null columns, and widened types are cast.
+ */
+import * as arrow from 'apache-arrow';
+import type { FileIO } from '@tidemark/storage';
+import {
+  SEQUENCE_NUMBER_FIELD_NAME,
+  VALUE_KIND_FIELD_NAME,
+  conformToPaimonTypes,
+  fieldById,
+  keyValueFileFields,
+  readParquetFile,
+  toArrowField,
+  toArrowType,
+  trimmedPrimaryKeys,
+  type DataField,
+  type DataType,
+  type TableSchema,
+} from '@tidemark/format';
+import { UnsupportedTableFeatureError } from '../scan/errors.js';
+import { makeBatch, nullData } from './arrow-take.js';
+
+/** One batch of a data file, evolved to the read fields. */
+export interface EvolvedBatch {
+  /** Columns of the read fields, in read-field order and read types. */
+  readonly batch: arrow.RecordBatch;
+  /** `_SEQUENCE_NUMBER` (Int64) of primary-key files; null for append files. */
+  readonly sequence: BigInt64Array | null;
+  /** `_VALUE_KIND` (0 +I, 1 -U, 2 +U, 3 -D) of primary-key files; null for append files. */
+  readonly valueKind: Int8Array | null;
+}
+
+/** Where a data file is and how it was written. */
+export interface DataFileToRead {
+  readonly path: string;
+  readonly fileSize?: number;
+  /** The schema of the file's `_SCHEMA_ID`. */
+  readonly schema: TableSchema;
+}
+
+/** Options of {@link readDataFile}. */
+export interface ReadDataFileOptions {
+  /** The file has the primary-key layout (`_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND`). */
+  readonly keyValue: boolean;
+  readonly batchSize?: number;
+}
+
+/**
+ * Streams a data file's rows as batches of `readFields` (Arrow schema = `toArrowSchema(readFields)`).
+ *
+ * @throws UnsupportedTableFeatureError for a non-Parquet file or a type change that cannot be cast.
+ */
+export async function* readDataFile(
+  io: FileIO,
+  file: DataFileToRead,
+  readFields: readonly DataField[],
+  options: ReadDataFileOptions,
+): AsyncGenerator<EvolvedBatch> {
+  const format = (file.schema.options['file.format'] ?? 'parquet').toLowerCase();
+  if (!file.path.endsWith('.parquet') && format !== 'parquet') {
+    throw new UnsupportedTableFeatureError(
+      `${file.path}: data file format '${format}' is not supported (only parquet)`,
+    );
+  }
+  const readSchema = new arrow.Schema(readFields.map((f) => toArrowField(f)));
+  const fileFields = readFields.map((f) => fieldById(file.schema, f.id));
+  const physical: string[] = [];
+  for (const f of fileFields) if (f && !physical.includes(f.name)) physical.push(f.name);
+  if (options.keyValue) physical.push(SEQUENCE_NUMBER_FIELD_NAME, VALUE_KIND_FIELD_NAME);
+  // A batch needs at least one physical column to know its row count.
+  if (physical.length === 0 && file.schema.fields[0]) physical.push(file.schema.fields[0].name);
+  const conformFields = options.keyValue
+    ? keyValueFileFields(
+        trimmedPrimaryKeys(file.schema).map((n) => file.schema.fields.find((f) => f.name === n)!),
+        file.schema.fields,
+      )
+    : file.schema.fields;
+
+  const readOptions = {
+    columns: physical,
+    ...(file.fileSize !== undefined ? { fileSize: file.fileSize } : {}),
+    ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
+  };
+  for await (const raw of readParquetFile(io, file.path, readOptions)) {
+    const batch = conformToPaimonTypes(raw, conformFields);
+    const byName = new Map<string, arrow.Data>();
+    batch.schema.fields.forEach((f, i) => byName.set(f.name, batch.data.children[i]!));
+    const n = batch.numRows;
+    const columns = readFields.map((readField, i) => {
+      const fileField = fileFields[i];
+      if (!fileField) return nullData(toArrowType(readField.type), n);
+      const data = byName.get(fileField.name);
+      if (!data) return nullData(toArrowType(readField.type), n);
+      return castColumn(data, fileField.type, readField.type, `${file.path}: column '${fileField.name}'`);
+    });
+    let sequence: BigInt64Array | null = null;
+    let valueKind: Int8Array | null = null;
+    if (options.keyValue) {
+      const seq = byName.get(SEQUENCE_NUMBER_FIELD_NAME);
+      const kind = byName.get(VALUE_KIND_FIELD_NAME);
+      if (!seq || !kind) {
+        throw new UnsupportedTableFeatureError(`${file.path}: primary-key data file lacks _SEQUENCE_NUMBER/_VALUE_KIND`);
+      }
+      sequence = (seq.values as BigInt64Array).subarray(0, n);
+      valueKind = (kind.values as Int8Array).subarray(0, n);
+    }
+    yield { batch: makeBatch(readSchema, columns, n), sequence, valueKind };
+  }
+}
+
+/**
+ * Casts a column from the file's type to the read schema's type. Supports identical types and
+ * Paimon's lossless widenings: TINYINT → SMALLINT → INT → BIGINT, FLOAT → DOUBLE, integers →
+ * DOUBLE, DECIMAL precision increase at equal scale, CHAR/VARCHAR length changes.
+ */
+export function castColumn(data: arrow.Data, from: DataType, to: DataType, where: string): arrow.Data {
+  const target = toArrowType(to);
+  const source = data.type as arrow.DataType;
+  if (from.root === to.root && from.root === 'DECIMAL' && to.root === 'DECIMAL' && from.scale === to.scale) {
+    return data.clone(target);
+  }
+  if (from.root === to.root && (from.root === 'TIMESTAMP' || from.root === 'TIMESTAMP_LTZ')) {
+    const s = source as arrow.Timestamp;
+    const t = target as arrow.Timestamp;
+    if (s.unit === t.unit) return data.clone(target);
+    return replaceValues(data, target, rescaleTimestamps(data.values as BigInt64Array, s.unit, t.unit));
+  }
+  if (from.root === to.root && from.root !== 'DECIMAL' && String(source) === String(target)) return data.clone(target);
+  const ints = ['TINYINT', 'SMALLINT', 'INT', 'BIGINT'];
+  if (ints.includes(from.root) && ints.includes(to.root) && ints.indexOf(from.root) <= ints.indexOf(to.root)) {
+    const Ctor = (target as arrow.Int).ArrayType as unknown as { new (n: number): ArrayLike<unknown> };
+    const src = data.values as ArrayLike<number | bigint>;
+    const out = new Ctor(data.length) as unknown as (number | bigint)[];
+    const big = to.root === 'BIGINT';
+    for (let i = 0; i < data.length; i++) out[i] = big ? BigInt(src[i]!) : Number(src[i]!);
+    return replaceValues(data, target, out as unknown as ArrayBufferView);
+  }
+  if ((from.root === 'CHAR' || from.root === 'VARCHAR') && (to.root === 'CHAR' || to.root === 'VARCHAR')) {
+    return data.clone(target);
+  }
+  if ((from.root === 'BINARY' || from.root === 'VARBINARY') && (to.root === 'BINARY' || to.root === 'VARBINARY')) {
+    return data.clone(target);
+  }
+  if (to.root === 'DOUBLE' && (from.root === 'FLOAT' || ['TINYINT', 'SMALLINT', 'INT'].includes(from.root))) {
+    const src = data.values as ArrayLike<number>;
+    const out = new Float64Array(data.length);
+    for (let i = 0; i < data.length; i++) out[i] = src[i]!;
+    return replaceValues(data, target, out);
+  }
+  throw new UnsupportedTableFeatureError(
+    `${where}: cannot read type ${from.root} as ${to.root} (unsupported schema evolution)`,
+  );
+}
+
+function replaceValues(data: arrow.Data, target: arrow.DataType, values: ArrayBufferView): arrow.Data {
+  return arrow.makeData({
+    type: target,
+    length: data.length,
+    nullCount: data.nullCount,
+    nullBitmap: copyValidity(data),
+    data: values,
+  } as never);
+}
+
+const NANOS_PER_UNIT: Record<arrow.TimeUnit, bigint> = {
+  [arrow.TimeUnit.SECOND]: 1_000_000_000n,
+  [arrow.TimeUnit.MILLISECOND]: 1_000_000n,
+  [arrow.TimeUnit.MICROSECOND]: 1_000n,
+  [arrow.TimeUnit.NANOSECOND]: 1n,
+};
+
+function rescaleTimestamps(values: BigInt64Array, from: arrow.TimeUnit, to: arrow.TimeUnit): BigInt64Array {
+  const f = NANOS_PER_UNIT[from];
+  const t = NANOS_PER_UNIT[to];
+  const out = new BigInt64Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (f >= t) out[i] = v * (f / t);
+    else {
+      const d = t / f;
+      const q = v / d;
+      out[i] = v < 0n && q * d !== v ? q - 1n : q;
+    }
+  }
+  return out;
+}
+
+function copyValidity(data: arrow.Data): Uint8Array | undefined {
+  if (data.nullCount === 0) return undefined;
+  const out = new Uint8Array(((data.length + 63) & ~63) >> 3);
+  for (let i = 0; i < data.length; i++) if (data.getValid(i)) out[i >> 3]! |= 1 << (i & 7);
+  return out;
+}

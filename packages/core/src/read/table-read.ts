@@ -1,0 +1,330 @@
+/**
+ * Batch and incremental reads of a table: plan with {@link FileStoreScan}, read every split with
+ * the reader its table kind needs, then apply the row filter (after merging), the projection and
+ * the limit. Results are apache-arrow RecordBatches whose schema is the projected read schema
+ * (`toArrowSchema` of the fields, with `PARQUET:field_id` metadata).
+ */
+import * as arrow from 'apache-arrow';
+import type { FileIO } from '@tidemark/storage';
+import { toArrowSchema, trimmedPrimaryKeys, type DataField, type Snapshot, type TableSchema } from '@tidemark/format';
+import { TimeTravelError } from '../errors.js';
+import { evaluate, partitionOnly, predicateColumns, type Predicate } from '../predicate.js';
+import { parsePredicate } from '../predicate-parser.js';
+import type { SchemaManager } from '../schema-manager.js';
+import type { SnapshotManager } from '../snapshot-manager.js';
+import type { TablePaths } from '../table-paths.js';
+import type { TagManager } from '../tag-manager.js';
+import { parseTimestampMillis, resolveSnapshot, type TimeTravelOptions } from '../time-travel.js';
+import { ScanPlan, type DataSplit } from '../scan/data-split.js';
+import { InvalidReadOptionError } from '../scan/errors.js';
+import { FileStoreScan, type ScanFilter } from '../scan/file-store-scan.js';
+import { makeBatch, takeBatch } from './arrow-take.js';
+import { valueReader } from './arrow-values.js';
+import { mergeEngineOptions } from './merge-engine.js';
+import { readMergeSplit, readRawSplit, type SplitReadContext } from './split-readers.js';
+
+/** The parts of a table a read needs (a `Table` provides them). */
+export interface ReadContext {
+  readonly fileIO: FileIO;
+  readonly paths: TablePaths;
+  readonly schemaManager: SchemaManager;
+  readonly snapshotManager: SnapshotManager;
+  readonly tagManager: TagManager;
+}
+
+/** Projection, filter and limit, shared by batch and incremental reads. */
+export interface RowSelectionOptions {
+  /** Columns to return, in this order (default: all columns in schema order). */
+  readonly columns?: readonly string[];
+  /**
+   * Row filter: predicate text such as `"dt = '2024-05-01' AND id > 10"` (see `parsePredicate`)
+   * or a {@link Predicate}. Applied to merged rows; also used to skip partitions and files.
+   */
+  readonly where?: string | Predicate;
+  /** Return at most this many rows. */
+  readonly limit?: number;
+  /** Only this partition, as `column → value` strings as in partition directory names (`{ dt: '2024-05-01' }`). */
+  readonly partition?: Readonly<Record<string, string>>;
+  /** Only this bucket. */
+  readonly bucket?: number;
+  /** Target rows per batch for merged primary-key splits (default 65,536). */
+  readonly batchSize?: number;
+}
+
+/** Options of `Table.newRead`. At most one of `snapshotId`, `timestamp` and `tag`; none = latest. */
+export interface ReadOptions extends RowSelectionOptions {
+  /** Read this snapshot. */
+  readonly snapshotId?: number;
+  /**
+   * Read the latest snapshot committed at or before this time: epoch milliseconds, an ISO-8601
+   * string (no zone = UTC) or a Date.
+   */
+  readonly timestamp?: number | string | Date;
+  /** Read the snapshot of this tag. */
+  readonly tag?: string;
+}
+
+/** Options of `Table.newIncrementalRead`. */
+export interface IncrementalReadOptions extends RowSelectionOptions {
+  /** Exclusive lower bound: changes of snapshots after this one. */
+  readonly fromSnapshotId: number;
+  /** Inclusive upper bound (default: the latest snapshot). */
+  readonly toSnapshotId?: number;
+}
+
+interface PreparedRead {
+  readonly plan: ScanPlan;
+  readonly schema: TableSchema;
+  /** Output fields (projection). */
+  readonly outputFields: readonly DataField[];
+  /** Output fields plus predicate-only columns (output fields first). */
+  readonly readFields: readonly DataField[];
+  readonly predicate: Predicate | null;
+  readSplit(ctx: SplitReadContext, split: DataSplit): AsyncGenerator<arrow.RecordBatch>;
+}
+
+/** Common driver of batch and incremental reads. */
+abstract class AbstractRead {
+  private prepared: Promise<PreparedRead> | null = null;
+
+  constructor(
+    protected readonly table: ReadContext,
+    protected readonly selection: RowSelectionOptions,
+  ) {}
+
+  protected abstract prepare(): Promise<PreparedRead>;
+
+  private ready(): Promise<PreparedRead> {
+    if (!this.prepared) this.prepared = this.prepare();
+    return this.prepared;
+  }
+
+  /** The planned splits and files this read will process. */
+  async plan(): Promise<ScanPlan> {
+    return (await this.ready()).plan;
+  }
+
+  /** The Arrow schema of the result (projected fields with `PARQUET:field_id`). */
+  async arrowSchema(): Promise<arrow.Schema> {
+    return toArrowSchema((await this.ready()).outputFields);
+  }
+
+  /** The table schema version the read uses (the read snapshot's schema). */
+  async tableSchema(): Promise<TableSchema> {
+    return (await this.ready()).schema;
+  }
+
+  /** Streams the result rows as RecordBatches (no row order is guaranteed across splits). */
+  async *batches(): AsyncGenerator<arrow.RecordBatch> {
+    const p = await this.ready();
+    const limit = this.selection.limit;
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
+      throw new InvalidReadOptionError(`invalid limit ${limit}: expected a non-negative integer`);
+    }
+    if (limit === 0) return;
+    const schemaManager = this.table.schemaManager;
+    const ctx: SplitReadContext = {
+      fileIO: this.table.fileIO,
+      schemaOf: (id) => (id === p.schema.id ? Promise.resolve(p.schema) : schemaManager.schema(id)),
+      readFields: p.readFields,
+      ...(this.selection.batchSize !== undefined ? { batchSize: this.selection.batchSize } : {}),
+    };
+    const outSchema = toArrowSchema(p.outputFields);
+    let remaining = limit ?? Infinity;
+    for (const split of p.plan.splits) {
+      for await (let batch of p.readSplit(ctx, split)) {
+        if (p.predicate) batch = filterBatch(batch, p.predicate, p.readFields);
+        if (batch.numRows === 0) continue;
+        if (batch.numRows > remaining) batch = batch.slice(0, remaining);
+        const columns = p.outputFields.map((_, i) => batch.data.children[i]!);
+        yield makeBatch(outSchema, columns, batch.numRows);
+        remaining -= batch.numRows;
+        if (remaining <= 0) return;
+      }
+    }
+  }
+
+  /** Reads everything into one Arrow Table (with the result schema even when empty). */
+  async toArrowTable(): Promise<arrow.Table> {
+    const batches: arrow.RecordBatch[] = [];
+    for await (const b of this.batches()) batches.push(b);
+    const schema = await this.arrowSchema();
+    return batches.length === 0 ? new arrow.Table(schema) : new arrow.Table(batches);
+  }
+
+  /** Resolves projection and filter against `schema`. */
+  protected selectFields(schema: TableSchema): Pick<PreparedRead, 'outputFields' | 'readFields' | 'predicate'> {
+    const byName = new Map(schema.fields.map((f) => [f.name, f]));
+    const outputFields = (this.selection.columns ?? schema.fields.map((f) => f.name)).map((name) => {
+      const f = byName.get(name);
+      if (!f) {
+        throw new InvalidReadOptionError(
+          `unknown column '${name}' in columns; the table (schema ${schema.id}) has: ${schema.fields.map((x) => x.name).join(', ')}`,
+        );
+      }
+      return f;
+    });
+    if (new Set(outputFields.map((f) => f.id)).size !== outputFields.length) {
+      throw new InvalidReadOptionError(`columns lists a column more than once: ${this.selection.columns?.join(', ')}`);
+    }
+    const where = this.selection.where;
+    const predicate = where === undefined ? null : typeof where === 'string' ? parsePredicate(where, schema.fields) : where;
+    const readFields = [...outputFields];
+    if (predicate) {
+      for (const c of predicateColumns(predicate)) {
+        const f = byName.get(c);
+        if (!f) throw new InvalidReadOptionError(`the filter names unknown column '${c}'`);
+        if (!readFields.includes(f)) readFields.push(f);
+      }
+    }
+    if (this.selection.partition) {
+      for (const k of Object.keys(this.selection.partition)) {
+        if (!schema.partitionKeys.includes(k)) {
+          throw new InvalidReadOptionError(
+            `'${k}' in partition is not a partition key; partition keys: ${schema.partitionKeys.join(', ') || '(none)'}`,
+          );
+        }
+      }
+    }
+    return { outputFields, readFields, predicate };
+  }
+
+  protected scanFilter(schema: TableSchema, predicate: Predicate | null, statsSafe: boolean): ScanFilter {
+    const pk = trimmedPrimaryKeys(schema);
+    return {
+      partitionPredicate: predicate ? partitionOnly(predicate, schema.partitionKeys) : null,
+      // Merge-on-read: skipping a file by a non-key column could hide a newer version of a row
+      // and resurrect an older one; key-only conjuncts are safe.
+      statsPredicate: predicate
+        ? statsSafe
+          ? predicate
+          : partitionOnly(predicate, [...pk, ...schema.partitionKeys])
+        : null,
+      ...(this.selection.partition ? { partitionSpec: this.selection.partition } : {}),
+      ...(this.selection.bucket !== undefined ? { bucket: this.selection.bucket } : {}),
+    };
+  }
+}
+
+/**
+ * A batch read of one snapshot (latest, by id, by timestamp or by tag). Created by
+ * `Table.newRead`; planning happens on the first call of `plan()`, `batches()` or
+ * `toArrowTable()`. The read schema is the schema of the read snapshot (as Java's time travel),
+ * and each data file is read with its own schema and mapped by field id.
+ *
+ * Table kinds: append tables read every file (minus deletion vectors); primary-key tables merge
+ * on read (deduplicate / first-row / partial-update), except deletion-vector tables, whose batch
+ * reads skip level-0 files and read the other files minus their deletion vectors.
+ */
+export class TableRead extends AbstractRead {
+  constructor(
+    table: ReadContext,
+    private readonly options: ReadOptions = {},
+  ) {
+    super(table, options);
+  }
+
+  /** The snapshot this read sees (null for a table without snapshots). */
+  async snapshot(): Promise<Snapshot | null> {
+    return resolveSnapshot({ snapshots: this.table.snapshotManager, tags: this.table.tagManager }, this.timeTravel());
+  }
+
+  private timeTravel(): TimeTravelOptions {
+    const o = this.options;
+    const t = o.timestamp;
+    let timestampMs: number | undefined;
+    if (t !== undefined) {
+      if (t instanceof Date) timestampMs = t.getTime();
+      else if (typeof t === 'number') timestampMs = t;
+      else timestampMs = parseTimestampMillis(t);
+    }
+    return {
+      ...(o.snapshotId !== undefined ? { snapshotId: o.snapshotId } : {}),
+      ...(timestampMs !== undefined ? { timestampMs } : {}),
+      ...(o.tag !== undefined ? { tag: o.tag } : {}),
+    };
+  }
+
+  protected async prepare(): Promise<PreparedRead> {
+    const snapshot = await this.snapshot();
+    const schema = snapshot ? await this.table.schemaManager.schema(snapshot.schemaId) : await this.table.schemaManager.latest();
+    const selected = this.selectFields(schema);
+    const isPk = schema.primaryKeys.length > 0;
+    const dv = (schema.options['deletion-vectors.enabled'] ?? 'false').toLowerCase() === 'true';
+    const merge = isPk && !dv ? mergeEngineOptions(schema) : null;
+    const scan = new FileStoreScan(this.table.fileIO, this.table.paths, this.table.schemaManager, schema);
+    const plan = await scan.plan(snapshot, this.scanFilter(schema, selected.predicate, merge === null));
+    const keyFields = isPk ? trimmedPrimaryKeys(schema).map((n) => schema.fields.find((f) => f.name === n)!) : [];
+    return {
+      ...selected,
+      plan,
+      schema,
+      readSplit: (ctx, split) => {
+        if (!isPk) return readRawSplit(ctx, split, { keyValue: false, skipLevel0: false, applyDeletionVectors: true });
+        if (merge === null) return readRawSplit(ctx, split, { keyValue: true, skipLevel0: true, applyDeletionVectors: true });
+        return readMergeSplit(ctx, split, keyFields, merge, merge.engine === 'first-row');
+      },
+    };
+  }
+}
+
+/**
+ * The rows added by the snapshots in (`fromSnapshotId`, `toSnapshotId`]: the ADD entries of the
+ * delta manifest lists of the APPEND snapshots in that range, read as-is. COMPACT snapshots only
+ * rewrite existing rows and OVERWRITE snapshots replace data, so neither contributes rows.
+ *
+ * For append tables this is exactly the rows inserted in the range. For primary-key tables it is
+ * the +I/+U records of the data files written in the range (-U/-D records are dropped), not merged
+ * with each other nor with older data: a key updated twice in the range appears twice, and a
+ * delete in the range is not visible. Use a changelog producer on the Java side for exact changes.
+ * Deletion vectors are not applied.
+ */
+export class IncrementalRead extends AbstractRead {
+  constructor(
+    table: ReadContext,
+    private readonly options: IncrementalReadOptions,
+  ) {
+    super(table, options);
+  }
+
+  protected async prepare(): Promise<PreparedRead> {
+    const sm = this.table.snapshotManager;
+    const from = this.options.fromSnapshotId;
+    const to = this.options.toSnapshotId ?? (await sm.latestId());
+    if (!Number.isSafeInteger(from) || from < 0) {
+      throw new TimeTravelError(`invalid fromSnapshotId ${from}: expected a non-negative snapshot id`);
+    }
+    if (to === null) throw new TimeTravelError('the table has no snapshots to read incrementally');
+    if (!Number.isSafeInteger(to) || to < from) {
+      throw new TimeTravelError(`invalid incremental range (${from}, ${to}]: toSnapshotId must be >= fromSnapshotId`);
+    }
+    const toSnapshot = await sm.snapshot(to);
+    const snapshots: Snapshot[] = [];
+    for (let id = from + 1; id <= to; id++) {
+      const s = id === to ? toSnapshot : await sm.snapshot(id);
+      if (s.commitKind === 'APPEND') snapshots.push(s);
+    }
+    const schema = await this.table.schemaManager.schema(toSnapshot.schemaId);
+    const selected = this.selectFields(schema);
+    const isPk = schema.primaryKeys.length > 0;
+    const scan = new FileStoreScan(this.table.fileIO, this.table.paths, this.table.schemaManager, schema);
+    const plan = await scan.planDelta(snapshots, this.scanFilter(schema, selected.predicate, true));
+    return {
+      ...selected,
+      plan,
+      schema,
+      readSplit: (ctx, split) => readRawSplit(ctx, split, { keyValue: isPk, skipLevel0: false, applyDeletionVectors: false }),
+    };
+  }
+}
+
+/** Keeps the rows of `batch` (columns = `fields`) for which `predicate` is TRUE. */
+export function filterBatch(batch: arrow.RecordBatch, predicate: Predicate, fields: readonly DataField[]): arrow.RecordBatch {
+  const readers = new Map<string, (i: number) => unknown>();
+  fields.forEach((f, i) => readers.set(f.name, valueReader(batch.data.children[i]!, f.type)));
+  const keep: number[] = [];
+  let row = 0;
+  const get = (c: string): unknown => readers.get(c)?.(row) ?? null;
+  for (row = 0; row < batch.numRows; row++) if (evaluate(predicate, get) === true) keep.push(row);
+  return keep.length === batch.numRows ? batch : takeBatch(batch, keep);
+}

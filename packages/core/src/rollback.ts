@@ -1,0 +1,170 @@
+/**
+ * Rolling a table back to a snapshot or tag (Paimon's `rollback_to`): snapshots after the target
+ * are removed newest first, then the files only they used (data files they added that are not
+ * live in the target, their manifests and manifest lists), and LATEST is updated.
+ *
+ * Not safe against concurrent commits (as in Paimon): stop writers while rolling back.
+ */
+import type { FileIO } from '@tidemark/storage';
+import {
+  deserializeBinaryRow,
+  partitionPath,
+  readManifestEntries,
+  readManifestList,
+  serializeSnapshot,
+  type ManifestEntry,
+  type Snapshot,
+} from '@tidemark/format';
+import { SchemaManager } from './schema-manager.js';
+import { SnapshotNotFoundError } from './errors.js';
+import { SnapshotManager } from './snapshot-manager.js';
+import type { TablePaths } from './table-paths.js';
+import { TagManager } from './tag-manager.js';
+import { RollbackError } from './commit/commit-errors.js';
+import { dataManifests, liveEntries } from './commit/manifest-fold.js';
+
+export interface RollbackOptions {
+  /** Also delete tags pointing at later snapshots (otherwise the rollback is refused). */
+  readonly force?: boolean;
+}
+
+export interface RollbackResult {
+  readonly snapshotId: number;
+  /** Removed snapshot ids, newest first. */
+  readonly removedSnapshots: readonly number[];
+  /** Removed tags (only with `force`). */
+  readonly removedTags: readonly string[];
+  readonly deletedDataFiles: number;
+  readonly deletedManifests: number;
+}
+
+/** Maps a manifest entry to its data file location (partition directories computed from the latest schema). */
+async function dataFilePathResolver(fileIO: FileIO, paths: TablePaths): Promise<(e: ManifestEntry) => string> {
+  const schema = await new SchemaManager(fileIO, paths).latest();
+  const types = schema.partitionKeys.map((k) => {
+    const f = schema.fields.find((x) => x.name === k);
+    if (f === undefined) throw new RollbackError(`partition key '${k}' is not a column of the latest schema of ${paths.root}`);
+    return f.type;
+  });
+  const opts = {
+    legacyName: (schema.options['partition.legacy-name'] ?? 'true').toLowerCase() !== 'false',
+    defaultName: schema.options['partition.default-name'],
+  };
+  const dirs = new Map<string, string>();
+  return (e) => {
+    const key = Buffer.from(e.partition).toString('hex');
+    let dir = dirs.get(key);
+    if (dir === undefined) {
+      dir = partitionPath(schema.partitionKeys, types, deserializeBinaryRow(e.partition, types), opts);
+      dirs.set(key, dir);
+    }
+    return paths.dataFilePath(dir, e.bucket, e.file.fileName, e.file.externalPath);
+  };
+}
+
+/** Every manifest-directory file `snapshot` references (lists, manifests, index manifest). */
+async function referencedManifestFiles(fileIO: FileIO, paths: TablePaths, s: Snapshot): Promise<Set<string>> {
+  const out = new Set<string>([s.baseManifestList, s.deltaManifestList]);
+  if (s.changelogManifestList) out.add(s.changelogManifestList);
+  if (s.indexManifest) out.add(s.indexManifest);
+  for (const m of await dataManifests(fileIO, paths, s)) out.add(m.fileName);
+  return out;
+}
+
+/**
+ * Rolls back to snapshot `target` (a number) or to the snapshot of tag `target` (a string).
+ *
+ * @throws RollbackError when a tag points at a later snapshot and `force` is not set.
+ * @throws SnapshotNotFoundError / TagNotFoundError when the target does not exist.
+ */
+export async function rollbackTo(
+  fileIO: FileIO,
+  paths: TablePaths,
+  target: number | string,
+  options: RollbackOptions = {},
+): Promise<RollbackResult> {
+  const snapshots = new SnapshotManager(fileIO, paths);
+  const tags = new TagManager(fileIO, paths);
+  let retained: Snapshot;
+  if (typeof target === 'string') {
+    const tag = await tags.tag(target);
+    const existing = await snapshots.tryGet(tag.id);
+    if (existing === null) {
+      // The tagged snapshot expired: restore it from the tag (Java does the same).
+      const { tagCreateTime: _c, tagTimeRetained: _r, ...snap } = tag;
+      await fileIO.createIfAbsent(paths.snapshotPath(tag.id), serializeSnapshot(snap));
+      retained = snap;
+    } else retained = existing;
+  } else {
+    retained = await snapshots.snapshot(target);
+  }
+
+  const laterTags = (await tags.list()).filter((t) => t.tag.id > retained.id);
+  if (laterTags.length > 0 && !options.force) {
+    throw new RollbackError(
+      `cannot roll back to snapshot ${retained.id}: tag(s) ${laterTags.map((t) => `'${t.name}' (snapshot ${t.tag.id})`).join(', ')} point at later snapshots; delete them or pass force`,
+    );
+  }
+
+  const latestId = await snapshots.latestId();
+  const earliestId = await snapshots.earliestId();
+  if (latestId === null) throw new SnapshotNotFoundError(retained.id, null, null);
+
+  // 1. Remove later snapshot files newest first: from here on readers see the target as latest.
+  const removed: Snapshot[] = [];
+  for (let id = latestId; id > retained.id; id--) {
+    const s = await snapshots.tryGet(id);
+    if (s === null) continue;
+    removed.push(s);
+    await fileIO.delete(paths.snapshotPath(id));
+  }
+  try {
+    await fileIO.write(paths.latestHint, String(retained.id));
+    if (earliestId !== null && earliestId > retained.id) await fileIO.write(paths.earliestHint, String(retained.id));
+  } catch {
+    // Hints are best effort; the snapshot files are the truth.
+  }
+  for (const t of laterTags) await fileIO.delete(paths.tagPath(t.name));
+  const laterTagSnapshots = laterTags.map((t) => t.tag as Snapshot);
+
+  // 2. Data files added after the target that are not live in it.
+  const live = await liveEntries(fileIO, paths, retained);
+  const liveFiles = new Set<string>();
+  const pathOf = await dataFilePathResolver(fileIO, paths);
+  for (const e of live.values()) liveFiles.add(pathOf(e));
+  const dataFiles = new Set<string>();
+  const keep = await referencedManifestFiles(fileIO, paths, retained);
+  const doomedManifests = new Set<string>();
+  for (const s of [...removed, ...laterTagSnapshots]) {
+    let refs: Set<string>;
+    try {
+      refs = await referencedManifestFiles(fileIO, paths, s);
+    } catch {
+      continue; // already partly cleaned (e.g. a tag sharing a removed snapshot's files)
+    }
+    for (const r of refs) if (!keep.has(r)) doomedManifests.add(r);
+    try {
+      for (const m of await readManifestList(fileIO, paths.manifestPath(s.deltaManifestList))) {
+        for await (const e of readManifestEntries(fileIO, paths.manifestPath(m.fileName))) {
+          if (e.kind !== 'ADD') continue;
+          const p = pathOf(e);
+          if (!liveFiles.has(p)) {
+            dataFiles.add(p);
+            for (const extra of e.file.extraFiles) dataFiles.add(p.slice(0, p.lastIndexOf('/') + 1) + extra);
+          }
+        }
+      }
+    } catch {
+      // Missing delta manifests: nothing more to learn from this snapshot.
+    }
+  }
+  const deletedDataFiles = await fileIO.deleteMany(dataFiles);
+  const deletedManifests = await fileIO.deleteMany([...doomedManifests].map((n) => paths.manifestPath(n)));
+  return {
+    snapshotId: retained.id,
+    removedSnapshots: removed.map((s) => s.id),
+    removedTags: laterTags.map((t) => t.name),
+    deletedDataFiles,
+    deletedManifests,
+  };
+}

@@ -1,0 +1,279 @@
+/**
+ * Scan planning of a snapshot (paimon-format.md §12.1): read the base and delta manifest lists,
+ * prune manifests by partition stats and bucket range, stream each manifest's entries, prune
+ * entries by partition, bucket and value stats, fold ADD/DELETE by file identity (§4.6), group the
+ * live files into splits per (partition, bucket) and attach deletion vectors from the index
+ * manifest.
+ *
+ * Memory: manifests are decoded one block at a time; only the map of live entries is kept.
+ */
+import type { FileIO } from '@tidemark/storage';
+import {
+  INDEX_TYPE_DELETION_VECTORS,
+  deserializeBinaryRow,
+  fileEntryIdentity,
+  parsePartitionPath,
+  partitionPath,
+  readIndexManifest,
+  readManifestEntries,
+  readManifestList,
+  type DataField,
+  type ManifestEntry,
+  type ManifestFileMeta,
+  type Snapshot,
+  type TableSchema,
+  type Value,
+} from '@tidemark/format';
+import { evaluate, mightMatch, statsFromRows, type Predicate } from '../predicate.js';
+import type { SchemaManager } from '../schema-manager.js';
+import type { TablePaths } from '../table-paths.js';
+import { ScanPlan, type DataSplit, type DeletionFileRef, type PlannedFile } from './data-split.js';
+import { CorruptTableError } from './errors.js';
+import { ValueStatsEvolution } from './value-stats.js';
+
+/** Bucket number of `bucket-postpone` files (written by postpone-bucket tables, invisible to batch reads). */
+const POSTPONE_BUCKET = -2;
+
+/** Filters applied while planning. All are optional; none means every live file. */
+export interface ScanFilter {
+  /** Predicate over partition columns only (see `partitionOnly`); prunes manifests and entries. */
+  readonly partitionPredicate?: Predicate | null;
+  /** Partition given as `key → value` strings as in directory names; all keys must match. */
+  readonly partitionSpec?: Readonly<Record<string, string>>;
+  /** Only this bucket. */
+  readonly bucket?: number;
+  /**
+   * Predicate used only to skip files by their value stats (never to filter rows). Callers must
+   * pass only conjuncts that are safe for the table kind (key columns for merge-on-read tables).
+   */
+  readonly statsPredicate?: Predicate | null;
+}
+
+/** Plans scans of one table; `readSchema` is the schema partition values and stats are mapped to. */
+export class FileStoreScan {
+  private readonly partitionFields: DataField[];
+  private readonly statsEvolution: ValueStatsEvolution;
+  private readonly schemaCache = new Map<number, TableSchema>();
+
+  constructor(
+    private readonly fileIO: FileIO,
+    private readonly paths: TablePaths,
+    private readonly schemas: SchemaManager,
+    private readonly readSchema: TableSchema,
+  ) {
+    this.partitionFields = readSchema.partitionKeys.map((k) => {
+      const f = readSchema.fields.find((x) => x.name === k);
+      if (!f) throw new CorruptTableError(`schema ${readSchema.id}: partition key '${k}' is not a column`);
+      return f;
+    });
+    this.statsEvolution = new ValueStatsEvolution(readSchema.fields);
+  }
+
+  /**
+   * Plans a full read of `snapshot`: all live files (base + delta manifest lists), grouped into splits.
+   *
+   * @throws CorruptTableError when folding leaves a DELETE without its ADD, or a file is added twice.
+   */
+  async plan(snapshot: Snapshot | null, filter: ScanFilter = {}): Promise<ScanPlan> {
+    if (snapshot === null) return new ScanPlan(null, []);
+    const metas = [
+      ...(await readManifestList(this.fileIO, this.paths.manifestPath(snapshot.baseManifestList))),
+      ...(await readManifestList(this.fileIO, this.paths.manifestPath(snapshot.deltaManifestList))),
+    ];
+    const live = new Map<string, ManifestEntry>();
+    const orphanDeletes = new Map<string, ManifestEntry>();
+    for (const meta of metas) {
+      if (!this.manifestMightMatch(meta, filter)) continue;
+      const path = this.paths.manifestPath(meta.fileName);
+      for await (const entry of readManifestEntries(this.fileIO, path)) {
+        if (!(await this.entryMatches(entry, filter))) continue;
+        const id = fileEntryIdentity(entry);
+        if (entry.kind === 'ADD') {
+          if (live.has(id) || orphanDeletes.has(id)) {
+            throw new CorruptTableError(
+              `snapshot ${snapshot.id}: manifest ${meta.fileName} adds data file '${entry.file.fileName}' (bucket ${entry.bucket}, level ${entry.file.level}) which is already added`,
+            );
+          }
+          live.set(id, entry);
+        } else if (!live.delete(id)) {
+          orphanDeletes.set(id, entry);
+        }
+      }
+    }
+    const leftover = orphanDeletes.values().next();
+    if (!leftover.done) {
+      const e = leftover.value;
+      throw new CorruptTableError(
+        `snapshot ${snapshot.id}: manifest entries delete data file '${e.file.fileName}' (bucket ${e.bucket}, level ${e.file.level}) that no manifest of the snapshot adds; the table metadata is corrupt`,
+      );
+    }
+    const deletionFiles = await this.loadDeletionFiles(snapshot);
+    return new ScanPlan(snapshot.id, this.group(snapshot.id, live.values(), deletionFiles));
+  }
+
+  /**
+   * Plans the files ADDed by the delta manifest lists of `snapshots` (for incremental reads). No
+   * folding across snapshots and no deletion vectors; DELETE entries are ignored.
+   */
+  async planDelta(snapshots: readonly Snapshot[], filter: ScanFilter = {}): Promise<ScanPlan> {
+    const added: ManifestEntry[] = [];
+    for (const snapshot of snapshots) {
+      const metas = await readManifestList(this.fileIO, this.paths.manifestPath(snapshot.deltaManifestList));
+      for (const meta of metas) {
+        if (meta.numAddedFiles === 0 || !this.manifestMightMatch(meta, filter)) continue;
+        for await (const entry of readManifestEntries(this.fileIO, this.paths.manifestPath(meta.fileName))) {
+          if (entry.kind === 'ADD' && (await this.entryMatches(entry, filter))) added.push(entry);
+        }
+      }
+    }
+    const last = snapshots.length === 0 ? null : snapshots[snapshots.length - 1]!.id;
+    return new ScanPlan(last, this.group(last ?? 0, added, new Map()));
+  }
+
+  private manifestMightMatch(meta: ManifestFileMeta, filter: ScanFilter): boolean {
+    if (filter.bucket !== undefined && meta.minBucket !== null && meta.maxBucket !== null) {
+      if (filter.bucket < meta.minBucket || filter.bucket > meta.maxBucket) return false;
+    }
+    const pred = filter.partitionPredicate;
+    if (pred && this.partitionFields.length > 0) {
+      try {
+        const types = this.partitionFields.map((f) => f.type);
+        const min = deserializeBinaryRow(meta.partitionStats.minValues, types);
+        const max = deserializeBinaryRow(meta.partitionStats.maxValues, types);
+        const stats = statsFromRows(
+          this.partitionFields.map((f) => f.name),
+          min,
+          max,
+          meta.partitionStats.nullCounts,
+          null,
+        );
+        if (!mightMatch(pred, stats)) return false;
+      } catch {
+        // Undecodable stats (e.g. an old partition type): read the manifest.
+      }
+    }
+    return true;
+  }
+
+  private readonly partitionCache = new Map<string, { values: Value[]; path: string; spec: Record<string, string> }>();
+
+  /** Decoded values, relative path and string spec of a partition row (cached by bytes). */
+  partitionInfo(bytes: Uint8Array): { values: Value[]; path: string; spec: Record<string, string> } {
+    const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+    let info = this.partitionCache.get(key);
+    if (!info) {
+      const values = deserializeBinaryRow(bytes, this.partitionFields.map((f) => f.type));
+      const opts = this.readSchema.options;
+      const defaultName = opts['partition.default-name'];
+      const path = partitionPath(
+        this.readSchema.partitionKeys,
+        this.partitionFields.map((f) => f.type),
+        values,
+        {
+          legacyName: (opts['partition.legacy-name'] ?? 'true').toLowerCase() !== 'false',
+          ...(defaultName !== undefined ? { defaultName } : {}),
+        },
+      );
+      const spec: Record<string, string> = {};
+      for (const [k, v] of parsePartitionPath(path)) spec[k] = v;
+      info = { values, path, spec };
+      this.partitionCache.set(key, info);
+    }
+    return info;
+  }
+
+  private async entryMatches(entry: ManifestEntry, filter: ScanFilter): Promise<boolean> {
+    if (entry.bucket === POSTPONE_BUCKET) return false;
+    if (filter.bucket !== undefined && entry.bucket !== filter.bucket) return false;
+    if (this.partitionFields.length > 0 && (filter.partitionSpec || filter.partitionPredicate)) {
+      const info = this.partitionInfo(entry.partition);
+      if (filter.partitionSpec) {
+        for (const [k, v] of Object.entries(filter.partitionSpec)) if (info.spec[k] !== v) return false;
+      }
+      if (filter.partitionPredicate) {
+        const byName: Record<string, unknown> = {};
+        this.partitionFields.forEach((f, i) => (byName[f.name] = info.values[i]));
+        if (evaluate(filter.partitionPredicate, byName) !== true) return false;
+      }
+    }
+    if (filter.statsPredicate) {
+      const stats = this.statsEvolution.stats(entry.file, await this.fileSchema(entry.file.schemaId));
+      if (stats && !mightMatch(filter.statsPredicate, stats)) return false;
+    }
+    return true;
+  }
+
+  private async fileSchema(id: number): Promise<TableSchema> {
+    let s = this.schemaCache.get(id);
+    if (!s) {
+      s = id === this.readSchema.id ? this.readSchema : await this.schemas.schema(id);
+      this.schemaCache.set(id, s);
+    }
+    return s;
+  }
+
+  /** Deletion-vector locations by `partitionHex|bucket` → data file name. */
+  private async loadDeletionFiles(snapshot: Snapshot): Promise<Map<string, Map<string, DeletionFileRef>>> {
+    const out = new Map<string, Map<string, DeletionFileRef>>();
+    if (!snapshot.indexManifest) return out;
+    const entries = await readIndexManifest(this.fileIO, this.paths.manifestPath(snapshot.indexManifest));
+    for (const e of entries) {
+      if (e.kind !== 'ADD' || e.indexType !== INDEX_TYPE_DELETION_VECTORS || !e.dvRanges) continue;
+      const key = splitKey(e.partition, e.bucket);
+      let files = out.get(key);
+      if (!files) out.set(key, (files = new Map()));
+      const path = e.externalPath ?? this.paths.indexPath(e.fileName);
+      for (const range of e.dvRanges) files.set(range.dataFileName, { path, range });
+    }
+    return out;
+  }
+
+  private group(
+    snapshotId: number,
+    entries: Iterable<ManifestEntry>,
+    deletionFiles: Map<string, Map<string, DeletionFileRef>>,
+  ): DataSplit[] {
+    const groups = new Map<string, ManifestEntry[]>();
+    for (const e of entries) {
+      const key = splitKey(e.partition, e.bucket);
+      let list = groups.get(key);
+      if (!list) groups.set(key, (list = []));
+      list.push(e);
+    }
+    const splits: DataSplit[] = [];
+    for (const key of [...groups.keys()].sort()) {
+      const list = groups.get(key)!;
+      const first = list[0]!;
+      const info = this.partitionInfo(first.partition);
+      const bucketPath = this.paths.bucketDir(info.path, first.bucket);
+      const files: PlannedFile[] = list
+        .map((e) => ({
+          meta: e.file,
+          path: this.paths.dataFilePath(info.path, e.bucket, e.file.fileName, e.file.externalPath),
+        }))
+        .sort(
+          (a, b) =>
+            a.meta.level - b.meta.level ||
+            (a.meta.minSequenceNumber < b.meta.minSequenceNumber ? -1 : a.meta.minSequenceNumber > b.meta.minSequenceNumber ? 1 : 0) ||
+            (a.meta.fileName < b.meta.fileName ? -1 : a.meta.fileName > b.meta.fileName ? 1 : 0),
+        );
+      splits.push({
+        snapshotId,
+        partition: first.partition,
+        partitionValues: info.values,
+        partitionSpec: info.spec,
+        partitionPath: info.path,
+        bucket: first.bucket,
+        totalBuckets: first.totalBuckets,
+        bucketPath,
+        files,
+        deletionFiles: deletionFiles.get(key) ?? new Map(),
+      });
+    }
+    return splits;
+  }
+}
+
+function splitKey(partition: Uint8Array, bucket: number): string {
+  return `${Buffer.from(partition.buffer, partition.byteOffset, partition.byteLength).toString('hex')}|${String(bucket).padStart(11, '0')}`;
+}

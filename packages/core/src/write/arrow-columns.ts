@@ -1,0 +1,408 @@
+/**
+ * Building Arrow column data directly from internal values (typed arrays, one pass per column),
+ * reading single values back from Arrow buffers, and gathering rows — the pieces the table writer
+ * needs without going through apache-arrow's slow generic builders.
+ */
+import * as arrow from 'apache-arrow';
+import { toArrowType, utf8Vector, type DataType, type Decimal, type Timestamp, type Value } from '@tidemark/format';
+import type { WriteValue } from './value-conversion.js';
+
+const utf8 = new TextEncoder();
+const utf8Decoder = new TextDecoder();
+
+/**
+ * Arrow data of one column from internal values (`values[indices[i]]`, or all values). Types follow
+ * the shared Paimon → Arrow mapping (`toArrowType`).
+ */
+export function buildColumn(type: DataType, values: readonly WriteValue[], indices?: ArrayLike<number>): arrow.Data {
+  const n = indices ? indices.length : values.length;
+  const at = indices ? (i: number) => values[indices[i]!] ?? null : (i: number) => values[i] ?? null;
+  const arrowType = toArrowType(type);
+  const bitmap = new Uint8Array((n + 7) >> 3);
+  let nullCount = 0;
+  const valid = (i: number, v: WriteValue): boolean => {
+    if (v === null) {
+      nullCount++;
+      return false;
+    }
+    bitmap[i >> 3]! |= 1 << (i & 7);
+    return true;
+  };
+  const finish = (props: Record<string, unknown>): arrow.Data =>
+    arrow.makeData({ type: arrowType, length: n, nullCount, nullBitmap: nullCount > 0 ? bitmap : new Uint8Array(0), ...props } as never);
+
+  switch (type.root) {
+    case 'BOOLEAN': {
+      const data = new Uint8Array((n + 7) >> 3);
+      for (let i = 0; i < n; i++) {
+        const v = at(i);
+        if (valid(i, v) && v === true) data[i >> 3]! |= 1 << (i & 7);
+      }
+      return finish({ data });
+    }
+    case 'TINYINT':
+    case 'SMALLINT':
+    case 'INT':
+    case 'DATE':
+    case 'TIME':
+    case 'FLOAT':
+    case 'DOUBLE': {
+      const Ctor =
+        type.root === 'TINYINT' ? Int8Array : type.root === 'SMALLINT' ? Int16Array : type.root === 'FLOAT' ? Float32Array : type.root === 'DOUBLE' ? Float64Array : Int32Array;
+      const data = new Ctor(n);
+      for (let i = 0; i < n; i++) {
+        const v = at(i);
+        if (valid(i, v)) data[i] = v as number;
+      }
+      return finish({ data });
+    }
+    case 'BIGINT': {
+      const data = new BigInt64Array(n);
+      for (let i = 0; i < n; i++) {
+        const v = at(i);
+        if (valid(i, v)) data[i] = v as bigint;
+      }
+      return finish({ data });
+    }
+    case 'DECIMAL': {
+      const data = new Uint32Array(4 * n);
+      for (let i = 0; i < n; i++) {
+        const v = at(i);
+        if (valid(i, v)) writeInt128(data, i, (v as Decimal).unscaled);
+      }
+      return finish({ data });
+    }
+    case 'TIMESTAMP':
+    case 'TIMESTAMP_LTZ': {
+      const data = new BigInt64Array(n);
+      const p = type.precision;
+      for (let i = 0; i < n; i++) {
+        const v = at(i);
+        if (!valid(i, v)) continue;
+        const t = v as Timestamp;
+        if (p <= 3) data[i] = BigInt(t.millis);
+        else if (p <= 6) data[i] = BigInt(t.millis) * 1000n + BigInt(Math.floor(t.nanoOfMillis / 1000));
+        else data[i] = BigInt(t.millis) * 1_000_000n + BigInt(t.nanoOfMillis);
+      }
+      return finish({ data });
+    }
+    case 'CHAR':
+    case 'VARCHAR': {
+      const strings = new Array<string | null>(n);
+      for (let i = 0; i < n; i++) strings[i] = at(i) as string | null;
+      return utf8Vector(strings).data[0]!;
+    }
+    case 'BINARY':
+    case 'VARBINARY': {
+      const valueOffsets = new Int32Array(n + 1);
+      let total = 0;
+      for (let i = 0; i < n; i++) {
+        const v = at(i);
+        if (valid(i, v)) total += (v as Uint8Array).length;
+        valueOffsets[i + 1] = total;
+      }
+      const data = new Uint8Array(total);
+      for (let i = 0; i < n; i++) {
+        const v = at(i);
+        if (v !== null) data.set(v as Uint8Array, valueOffsets[i]!);
+      }
+      return finish({ valueOffsets, data });
+    }
+    case 'ARRAY': {
+      const valueOffsets = new Int32Array(n + 1);
+      const flat: WriteValue[] = [];
+      for (let i = 0; i < n; i++) {
+        const v = at(i);
+        if (valid(i, v)) for (const e of v as readonly WriteValue[]) flat.push(e);
+        valueOffsets[i + 1] = flat.length;
+      }
+      return finish({ valueOffsets, child: buildColumn(type.element, flat) });
+    }
+    case 'MAP':
+    case 'MULTISET': {
+      const keyType = type.root === 'MAP' ? type.key : type.element;
+      const valueType: DataType = type.root === 'MAP' ? type.value : { root: 'INT', nullable: false };
+      const valueOffsets = new Int32Array(n + 1);
+      const keys: WriteValue[] = [];
+      const vals: WriteValue[] = [];
+      for (let i = 0; i < n; i++) {
+        const v = at(i);
+        if (valid(i, v)) {
+          for (const e of v as readonly (readonly WriteValue[])[]) {
+            keys.push(e[0] ?? null);
+            vals.push(e[1] ?? null);
+          }
+        }
+        valueOffsets[i + 1] = keys.length;
+      }
+      const entriesType = (arrowType as arrow.Map_).children[0]!.type as arrow.Struct;
+      const child = arrow.makeData({
+        type: entriesType,
+        length: keys.length,
+        nullCount: 0,
+        children: [buildColumn(keyType, keys), buildColumn(valueType, vals)],
+      });
+      return finish({ valueOffsets, child });
+    }
+    case 'ROW': {
+      const columns = type.fields.map(() => new Array<WriteValue>(n));
+      for (let i = 0; i < n; i++) {
+        const v = at(i);
+        const row = valid(i, v) ? (v as readonly WriteValue[]) : undefined;
+        for (let f = 0; f < columns.length; f++) columns[f]![i] = row ? (row[f] ?? null) : null;
+      }
+      return finish({ children: type.fields.map((f, idx) => buildColumn(f.type, columns[idx]!)) });
+    }
+  }
+}
+
+/** Writes a bigint as 128-bit little-endian two's complement into 4 words at `index`. */
+function writeInt128(words: Uint32Array, index: number, v: bigint): void {
+  let x = BigInt.asUintN(128, v);
+  for (let w = 0; w < 4; w++) {
+    words[4 * index + w] = Number(x & 0xffffffffn);
+    x >>= 32n;
+  }
+}
+
+/** Reads the 128-bit two's complement value at `index`. */
+export function readInt128(words: Uint32Array, index: number): bigint {
+  let x = 0n;
+  for (let w = 3; w >= 0; w--) x = (x << 32n) | BigInt(words[4 * index + w]!);
+  return BigInt.asIntN(128, x);
+}
+
+/** True when row `i` (relative to the data's offset) is not null. */
+export function isValidAt(data: arrow.Data, i: number): boolean {
+  const bitmap = data.nullBitmap;
+  if (!bitmap || bitmap.length === 0) return data.typeId !== arrow.Type.Null;
+  const j = data.offset + i;
+  return ((bitmap[j >> 3]! >> (j & 7)) & 1) === 1;
+}
+
+/**
+ * The internal value of row `i` of an atomic-typed column (see format/values.ts), read straight
+ * from the Arrow buffers. Nested types are not supported (returns undefined).
+ */
+export function valueAt(data: arrow.Data, type: DataType, i: number): Value | undefined {
+  if (!isValidAt(data, i)) return null;
+  // After Data.slice(), offsets and fixed-width value buffers start at the slice; bitmaps do not.
+  const j = i;
+  switch (type.root) {
+    case 'BOOLEAN': {
+      const b = data.offset + i;
+      return ((data.values[b >> 3]! >> (b & 7)) & 1) === 1;
+    }
+    case 'TINYINT':
+    case 'SMALLINT':
+    case 'INT':
+    case 'DATE':
+    case 'TIME':
+    case 'FLOAT':
+    case 'DOUBLE':
+      return Number(data.values[j]);
+    case 'BIGINT':
+      return (data.values as BigInt64Array)[j]!;
+    case 'DECIMAL':
+      return { unscaled: readInt128(data.values as Uint32Array, j), scale: type.scale };
+    case 'TIMESTAMP':
+    case 'TIMESTAMP_LTZ':
+      return timestampFromUnit((data.values as BigInt64Array)[j]!, type.precision);
+    case 'CHAR':
+    case 'VARCHAR':
+    case 'BINARY':
+    case 'VARBINARY': {
+      const off = data.valueOffsets as Int32Array;
+      const bytes = (data.values as Uint8Array).subarray(off[j]!, off[j + 1]!);
+      return type.root === 'CHAR' || type.root === 'VARCHAR' ? utf8Decoder.decode(bytes) : bytes.slice();
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Converts an epoch value in the Arrow unit of a TIMESTAMP(p) column to a Timestamp. */
+export function timestampFromUnit(v: bigint, precision: number): Timestamp {
+  const perMilli = precision <= 3 ? 1n : precision <= 6 ? 1000n : 1_000_000n;
+  if (perMilli === 1n) return { millis: Number(v), nanoOfMillis: 0 };
+  let q = v / perMilli;
+  let r = v % perMilli;
+  if (r < 0n) {
+    q -= 1n;
+    r += perMilli;
+  }
+  return { millis: Number(q), nanoOfMillis: Number(r) * (perMilli === 1000n ? 1000 : 1) };
+}
+
+/** Gathers rows `indices` of a column into new, compact Arrow data (any type of the shared mapping). */
+export function takeData(data: arrow.Data, indices: ArrayLike<number>): arrow.Data {
+  const n = indices.length;
+  const bitmap = new Uint8Array((n + 7) >> 3);
+  let nullCount = 0;
+  for (let i = 0; i < n; i++) {
+    if (isValidAt(data, indices[i]!)) bitmap[i >> 3]! |= 1 << (i & 7);
+    else nullCount++;
+  }
+  const base = { type: data.type, length: n, nullCount, nullBitmap: nullCount > 0 ? bitmap : new Uint8Array(0) };
+  const t = data.type as arrow.DataType;
+  if (arrow.DataType.isStruct(t)) {
+    // Data.slice() slices struct children too, so row indices carry over unchanged.
+    return arrow.makeData({ ...base, children: data.children.map((c) => takeData(c, indices)) } as never);
+  }
+  if (arrow.DataType.isList(t) || arrow.DataType.isMap(t)) {
+    const off = data.valueOffsets as Int32Array;
+    const valueOffsets = new Int32Array(n + 1);
+    const childIdx: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const j = indices[i]!;
+      for (let k = off[j]!; k < off[j + 1]!; k++) childIdx.push(k);
+      valueOffsets[i + 1] = childIdx.length;
+    }
+    const child = takeData(data.children[0]!, childIdx);
+    return arrow.makeData({ ...base, valueOffsets, child } as never);
+  }
+  if (arrow.DataType.isUtf8(t) || arrow.DataType.isBinary(t)) {
+    const off = data.valueOffsets as Int32Array;
+    const src = data.values as Uint8Array;
+    const valueOffsets = new Int32Array(n + 1);
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      const j = indices[i]!;
+      total += off[j + 1]! - off[j]!;
+      valueOffsets[i + 1] = total;
+    }
+    const out = new Uint8Array(total);
+    for (let i = 0; i < n; i++) {
+      const j = indices[i]!;
+      out.set(src.subarray(off[j]!, off[j + 1]!), valueOffsets[i]!);
+    }
+    return arrow.makeData({ ...base, valueOffsets, data: out } as never);
+  }
+  if (arrow.DataType.isBool(t)) {
+    const out = new Uint8Array((n + 7) >> 3);
+    const src = data.values as Uint8Array;
+    for (let i = 0; i < n; i++) {
+      const j = data.offset + indices[i]!;
+      if ((src[j >> 3]! >> (j & 7)) & 1) out[i >> 3]! |= 1 << (i & 7);
+    }
+    return arrow.makeData({ ...base, data: out } as never);
+  }
+  // Fixed width: stride = values per row (4 words for Decimal128).
+  const src = data.values as unknown as { length: number; constructor: new (n: number) => ArrayLike<number | bigint> };
+  const stride = arrow.DataType.isDecimal(t) ? 4 : 1;
+  const out = new src.constructor(n * stride) as unknown as Record<number, number | bigint>;
+  const s = src as unknown as Record<number, number | bigint>;
+  for (let i = 0; i < n; i++) {
+    const j = indices[i]! * stride;
+    for (let k = 0; k < stride; k++) out[i * stride + k] = s[j + k]!;
+  }
+  return arrow.makeData({ ...base, data: out } as never);
+}
+
+/** Approximate in-memory size of the rows of `data` (what the rows cost, not the shared buffers). */
+export function dataByteSize(data: arrow.Data): number {
+  const n = data.length;
+  let size = data.nullBitmap && data.nullBitmap.length > 0 ? (n + 7) >> 3 : 0;
+  const t = data.type as arrow.DataType;
+  if (arrow.DataType.isStruct(t)) {
+    for (const c of data.children) size += dataByteSize(c);
+    return size;
+  }
+  if (data.valueOffsets) {
+    const off = data.valueOffsets as Int32Array;
+    size += 4 * (n + 1);
+    const from = off[0] ?? 0;
+    const to = off[n] ?? from;
+    if (data.children.length > 0) {
+      const child = data.children[0]!;
+      const childN = to - from;
+      size += child.length > 0 ? Math.round((dataByteSize(child) * childN) / child.length) : 0;
+    } else size += to - from;
+    return size;
+  }
+  if (arrow.DataType.isBool(t)) return size + ((n + 7) >> 3);
+  const values = data.values as unknown as { BYTES_PER_ELEMENT?: number } | undefined;
+  const stride = arrow.DataType.isDecimal(t) ? 4 : 1;
+  return size + n * stride * (values?.BYTES_PER_ELEMENT ?? 8);
+}
+
+/** Encodes a string to UTF-8 bytes (exported for stats comparisons). */
+export function utf8Bytes(s: string): Uint8Array {
+  return utf8.encode(s);
+}
+
+/**
+ * Re-types caller-supplied Arrow data to the table's Arrow type: identical layouts are relabelled
+ * (timezone spelling, field names/metadata), integers are widened or range-checked, timestamp units
+ * rescaled (floor). Anything else is refused.
+ *
+ * @throws Error with a short reason (the caller names the column).
+ */
+export function conformData(data: arrow.Data, target: arrow.DataType): arrow.Data {
+  const src = data.type as arrow.DataType;
+  if (arrow.DataType.isStruct(target) && arrow.DataType.isStruct(src)) {
+    if (src.children.length !== target.children.length) throw new Error(`struct has ${src.children.length} fields, expected ${target.children.length}`);
+    const children = target.children.map((f, i) => conformData(data.children[i]!, f.type));
+    return data.clone(target, data.offset, data.length, data.nullCount, undefined, children);
+  }
+  if ((arrow.DataType.isList(target) && arrow.DataType.isList(src)) || (arrow.DataType.isMap(target) && arrow.DataType.isMap(src))) {
+    const child = conformData(data.children[0]!, target.children[0]!.type);
+    return data.clone(target, data.offset, data.length, data.nullCount, undefined, [child]);
+  }
+  if (arrow.DataType.isInt(target) && arrow.DataType.isInt(src)) {
+    if (src.bitWidth === target.bitWidth && src.isSigned === target.isSigned) return data.clone(target);
+    const n = data.length;
+    const values = data.values as unknown as ArrayLike<number | bigint>;
+    const Ctor = target.ArrayType as unknown as new (n: number) => Record<number, number | bigint>;
+    const out = new Ctor(n);
+    const big = target.bitWidth === 64;
+    const [lo, hi] = big ? [-(2n ** 63n), 2n ** 63n - 1n] : [-(2 ** (target.bitWidth - 1)), 2 ** (target.bitWidth - 1) - 1];
+    for (let i = 0; i < n; i++) {
+      const v = values[i]!;
+      if (!isValidAt(data, i)) continue;
+      if (big) {
+        const b = BigInt(v);
+        if (b < (lo as bigint) || b > (hi as bigint)) throw new Error(`value ${b} at row ${i} does not fit ${String(target)}`);
+        out[i] = b;
+      } else {
+        const x = Number(v);
+        if (x < (lo as number) || x > (hi as number)) throw new Error(`value ${x} at row ${i} does not fit ${String(target)}`);
+        out[i] = x;
+      }
+    }
+    return data.clone(target, data.offset, data.length, data.nullCount, [data.valueOffsets, out, data.nullBitmap, data.typeIds] as never);
+  }
+  if (arrow.DataType.isTimestamp(target) && arrow.DataType.isTimestamp(src)) {
+    if (src.unit === target.unit) return data.clone(target);
+    const per: Record<number, bigint> = { 0: 1_000_000_000n, 1: 1_000_000n, 2: 1_000n, 3: 1n };
+    const f = per[src.unit]!;
+    const t = per[target.unit]!;
+    const values = data.values as BigInt64Array;
+    const out = new BigInt64Array(data.length);
+    for (let i = 0; i < data.length; i++) {
+      const v = values[i]!;
+      if (f >= t) out[i] = v * (f / t);
+      else {
+        const d = t / f;
+        const q = v / d;
+        out[i] = v < 0n && q * d !== v ? q - 1n : q;
+      }
+    }
+    return data.clone(target, data.offset, data.length, data.nullCount, [data.valueOffsets, out, data.nullBitmap, data.typeIds] as never);
+  }
+  if (arrow.DataType.isDecimal(target) && arrow.DataType.isDecimal(src)) {
+    if (src.scale !== target.scale || src.bitWidth !== target.bitWidth) throw new Error(`${String(src)} has a different scale or width than ${String(target)}`);
+    return data.clone(target);
+  }
+  if (src.typeId === target.typeId) {
+    const same =
+      (arrow.DataType.isFloat(src) && arrow.DataType.isFloat(target) && src.precision === target.precision) ||
+      (arrow.DataType.isDate(src) && arrow.DataType.isDate(target) && src.unit === target.unit) ||
+      (arrow.DataType.isTime(src) && arrow.DataType.isTime(target) && src.unit === target.unit) ||
+      arrow.DataType.isUtf8(src) ||
+      arrow.DataType.isBinary(src) ||
+      arrow.DataType.isBool(src);
+    if (same) return data.clone(target);
+  }
+  throw new Error(`expected Arrow ${String(target)}, got ${String(src)}`);
+}

@@ -1,0 +1,483 @@
+/**
+ * Batch writer of append tables: validates input against the schema, routes rows to
+ * (partition, bucket) buffers, rolls Parquet data files at `target-file-size`, and hands back
+ * {@link CommitMessage}s. Nothing becomes visible until the messages are committed.
+ */
+import { randomUUID } from 'node:crypto';
+import * as arrow from 'apache-arrow';
+import type { FileIO } from '@tidemark/storage';
+import {
+  EMPTY_SIMPLE_STATS,
+  FILE_SOURCE_APPEND,
+  bucketOfValues,
+  partitionPath,
+  serializeBinaryRow,
+  toArrowSchema,
+  typeToString,
+  writeParquetFile,
+  type DataFileMeta,
+  type DataType,
+  type ParquetCompression,
+  type TableSchema,
+  type Value,
+} from '@tidemark/format';
+import type { CommitMessage } from '../commit-message.js';
+import { tableOptions, type CoreOptions } from '../core-options.js';
+import { TablePaths } from '../table-paths.js';
+import { buildColumn, conformData, dataByteSize, isValidAt, takeData, valueAt } from './arrow-columns.js';
+import { ConversionFailure, toInternal, type WriteValue } from './value-conversion.js';
+import { FileStatsCollector } from './value-stats.js';
+import { NotSupportedError, WriteValidationError } from './write-errors.js';
+
+/** A plain row: column name → JS value (see value-conversion.ts for the accepted forms). */
+export type RowObject = Readonly<Record<string, unknown>>;
+
+/** What {@link TableWrite.write} accepts. */
+export type WriteInput = arrow.Table | arrow.RecordBatch | readonly RowObject[];
+
+export interface TableWriteOptions {
+  /**
+   * First sequence number of a (partition, bucket) — the max `_MAX_SEQUENCE_NUMBER` of its live
+   * files + 1. Called once per bucket before its first file; defaults to 0 (append tables only need
+   * increasing numbers within a commit).
+   */
+  readonly startSequence?: (partition: Uint8Array, bucket: number) => bigint | Promise<bigint>;
+  /** Memory budget for buffered rows in bytes (default: option `write-buffer-size`). */
+  readonly memoryBudget?: number;
+  /** Clock for `_CREATION_TIME` (epoch millis); default `Date.now`. */
+  readonly now?: () => number;
+}
+
+const COMPRESSIONS: Record<string, ParquetCompression> = {
+  zstd: 'zstd',
+  snappy: 'snappy',
+  lz4: 'lz4',
+  gzip: 'gzip',
+  none: 'none',
+  uncompressed: 'none',
+};
+
+interface BucketBuffer {
+  readonly key: string;
+  readonly partition: Uint8Array;
+  readonly partitionDir: string;
+  readonly bucket: number;
+  readonly uuid: string;
+  fileCounter: number;
+  batches: arrow.RecordBatch[];
+  bytes: number;
+  nextSequence: bigint | undefined;
+  newFiles: DataFileMeta[];
+}
+
+/**
+ * Writes rows of one append table into new data files. Use one instance per batch of work:
+ * `write()` any number of times, then `prepareCommit()`.
+ */
+export class TableWrite {
+  private readonly options: CoreOptions;
+  private readonly paths: TablePaths;
+  private readonly arrowSchema: arrow.Schema;
+  private readonly partitionIdx: number[];
+  private readonly partitionTypes: DataType[];
+  private readonly bucketKeyIdx: number[];
+  private readonly bucketKeyTypes: DataType[];
+  private readonly numBuckets: number;
+  private readonly totalBuckets: number;
+  private readonly compression: ParquetCompression;
+  private readonly budget: number;
+  private readonly buffers = new Map<string, BucketBuffer>();
+  private buffered = 0;
+  /** Written Parquet bytes / Arrow bytes so far; starts pessimistic (1) so files stay below target. */
+  private ratioNum = 1;
+  private ratioDen = 1;
+  private pending: Promise<void> = Promise.resolve();
+  private failure: unknown;
+  private closed = false;
+
+  constructor(
+    readonly fileIO: FileIO,
+    /** Table root location. */
+    readonly location: string,
+    readonly schema: TableSchema,
+    private readonly writeOptions: TableWriteOptions = {},
+  ) {
+    if (schema.primaryKeys.length > 0) {
+      throw new NotSupportedError('writing to primary-key tables is not supported yet');
+    }
+    this.options = tableOptions(schema);
+    if (this.options.fileFormat !== 'parquet') {
+      throw new NotSupportedError(`table option 'file.format' = '${this.options.fileFormat}': only parquet data files can be written`);
+    }
+    const compression = COMPRESSIONS[this.options.fileCompression];
+    if (!compression) {
+      throw new NotSupportedError(
+        `table option 'file.compression' = '${this.options.fileCompression}' is not supported for writing (use zstd, snappy, lz4, gzip or none)`,
+      );
+    }
+    this.compression = compression;
+    if (this.options.bucket === -2) throw new NotSupportedError("writing tables with 'bucket' = -2 (postpone) is not supported yet");
+    this.paths = new TablePaths(location);
+    this.arrowSchema = toArrowSchema(schema.fields);
+    const indexOf = (name: string): number => schema.fields.findIndex((f) => f.name === name);
+    this.partitionIdx = schema.partitionKeys.map(indexOf);
+    this.partitionTypes = this.partitionIdx.map((i) => schema.fields[i]!.type);
+    this.numBuckets = this.options.bucket;
+    this.totalBuckets = this.numBuckets > 0 ? this.numBuckets : -1;
+    this.bucketKeyIdx = this.numBuckets > 0 ? this.options.bucketKey.map(indexOf) : [];
+    if (this.bucketKeyIdx.some((i) => i < 0)) {
+      throw new WriteValidationError(undefined, undefined, `option 'bucket-key' names a column that is not in the schema`);
+    }
+    if (this.numBuckets > 0 && this.bucketKeyIdx.length === 0) {
+      throw new WriteValidationError(undefined, undefined, `append table with 'bucket' = ${this.numBuckets} has no 'bucket-key'`);
+    }
+    this.bucketKeyTypes = this.bucketKeyIdx.map((i) => schema.fields[i]!.type);
+    this.budget = writeOptions.memoryBudget ?? this.options.writeBufferSize;
+  }
+
+  /**
+   * Validates and buffers rows. Either all of `input` is accepted or none of it (validation runs
+   * before anything is buffered or written). May write data files when buffers reach
+   * `target-file-size` or the memory budget.
+   *
+   * @throws WriteValidationError naming the column and row index.
+   */
+  async write(input: WriteInput): Promise<void> {
+    this.checkOpen();
+    const batches = input instanceof arrow.Table ? input.batches.map((b) => this.conformBatch(b)) : input instanceof arrow.RecordBatch ? [this.conformBatch(input)] : [this.rowsToBatch(input)];
+    const groups: Array<[Value[], number, arrow.RecordBatch]> = [];
+    for (const batch of batches) groups.push(...this.split(batch));
+    for (const [partValues, bucket, batch] of groups) this.buffer(partValues, bucket, batch);
+    await this.flushIfNeeded();
+  }
+
+  /**
+   * Writes all buffered rows and returns one message per (partition, bucket) with the files created
+   * since the last call. Nothing is visible until the messages are committed.
+   */
+  async prepareCommit(): Promise<CommitMessage[]> {
+    this.checkOpen();
+    for (const buf of this.buffers.values()) if (buf.batches.length > 0) await this.flush(buf);
+    await this.drain();
+    const messages: CommitMessage[] = [];
+    for (const buf of this.buffers.values()) {
+      if (buf.newFiles.length === 0) continue;
+      messages.push({ partition: buf.partition, bucket: buf.bucket, totalBuckets: this.totalBuckets, newFiles: buf.newFiles });
+      buf.newFiles = [];
+    }
+    return messages;
+  }
+
+  /** Deletes the files written since the last {@link prepareCommit} and discards buffered rows. */
+  async abort(): Promise<void> {
+    await this.pending.catch(() => undefined);
+    const paths: string[] = [];
+    for (const buf of this.buffers.values()) {
+      for (const f of buf.newFiles) paths.push(this.paths.dataFilePath(buf.partitionDir, buf.bucket, f.fileName));
+      buf.newFiles = [];
+      buf.batches = [];
+      buf.bytes = 0;
+    }
+    this.buffered = 0;
+    await this.fileIO.deleteMany(paths);
+  }
+
+  /** Discards buffered rows; the writer cannot be used afterwards. Does not delete written files. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.pending.catch(() => undefined);
+    this.buffers.clear();
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new NotSupportedError('this TableWrite is closed');
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  // ---- input conversion -------------------------------------------------------------------
+
+  private rowsToBatch(rows: readonly RowObject[]): arrow.RecordBatch {
+    if (!Array.isArray(rows)) {
+      throw new WriteValidationError(undefined, undefined, 'write() expects an apache-arrow Table or RecordBatch, or an array of row objects');
+    }
+    const fields = this.schema.fields;
+    const names = new Set(fields.map((f) => f.name));
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r];
+      if (row === null || typeof row !== 'object' || Array.isArray(row)) {
+        throw new WriteValidationError(undefined, r, `expected a row object { column: value }, got ${row === null ? 'null' : Array.isArray(row) ? 'an array' : typeof row}`);
+      }
+      for (const k in row) {
+        if (!names.has(k)) throw new WriteValidationError(k, r, `unknown column (table columns: ${fields.map((f) => f.name).join(', ')})`);
+      }
+    }
+    const children = fields.map((field) => {
+      const values = new Array<WriteValue>(rows.length);
+      const type = field.type;
+      for (let r = 0; r < rows.length; r++) {
+        const raw = rows[r]![field.name];
+        let v: WriteValue;
+        try {
+          v = toInternal(type, raw);
+        } catch (e) {
+          if (e instanceof ConversionFailure) {
+            throw new WriteValidationError(e.subPath ? `${field.name}${e.subPath.startsWith('[') ? '' : '.'}${e.subPath}` : field.name, r, e.message);
+          }
+          throw e;
+        }
+        if (v === null && !type.nullable) throw new WriteValidationError(field.name, r, 'NULL in a NOT NULL column');
+        values[r] = v;
+      }
+      return buildColumn(type, values);
+    });
+    return this.makeBatch(children, rows.length);
+  }
+
+  private conformBatch(batch: arrow.RecordBatch): arrow.RecordBatch {
+    const byName = new Map<string, number>();
+    batch.schema.fields.forEach((f, i) => byName.set(f.name, i));
+    for (const f of batch.schema.fields) {
+      if (!this.schema.fields.some((x) => x.name === f.name)) {
+        throw new WriteValidationError(f.name, undefined, `unknown column (table columns: ${this.schema.fields.map((x) => x.name).join(', ')})`);
+      }
+    }
+    const children = this.schema.fields.map((field, c) => {
+      const target = this.arrowSchema.fields[c]!.type;
+      const i = byName.get(field.name);
+      if (i === undefined) {
+        if (!field.type.nullable) throw new WriteValidationError(field.name, undefined, 'missing NOT NULL column');
+        return buildColumn(field.type, new Array<WriteValue>(batch.numRows).fill(null));
+      }
+      const src = batch.data.children[i]!;
+      let data: arrow.Data;
+      try {
+        data = conformData(src, target);
+      } catch (e) {
+        throw new WriteValidationError(field.name, undefined, `cannot write Arrow ${String(src.type)} as ${typeToString(field.type)}: ${(e as Error).message}`);
+      }
+      if (!field.type.nullable && data.nullCount > 0) {
+        let r = 0;
+        while (r < data.length && isValidAt(data, r)) r++;
+        throw new WriteValidationError(field.name, r, 'NULL in a NOT NULL column');
+      }
+      return data;
+    });
+    return this.makeBatch(children, batch.numRows);
+  }
+
+  private makeBatch(children: arrow.Data[], length: number): arrow.RecordBatch {
+    const data = arrow.makeData({ type: new arrow.Struct(this.arrowSchema.fields), length, nullCount: 0, children });
+    return new arrow.RecordBatch(this.arrowSchema, data);
+  }
+
+  // ---- routing ----------------------------------------------------------------------------
+
+  /** Splits a batch by (partition, bucket): zero-copy slices for sorted runs, a gather otherwise. */
+  private split(batch: arrow.RecordBatch): Array<[Value[], number, arrow.RecordBatch]> {
+    const n = batch.numRows;
+    if (this.partitionIdx.length === 0 && this.numBuckets <= 0) return n === 0 ? [] : [[[], 0, batch]];
+    const cols = batch.data.children;
+    const keys = new Array<string>(n);
+    const groups = new Map<string, { part: Value[]; bucket: number; rows: number[] }>();
+    let runs = 0;
+    for (let r = 0; r < n; r++) {
+      const part = this.partitionIdx.map((c, k) => valueAt(cols[c]!, this.partitionTypes[k]!, r) ?? null);
+      const bucket =
+        this.numBuckets > 0
+          ? bucketOfValues(this.bucketKeyTypes, this.bucketKeyIdx.map((c, k) => valueAt(cols[c]!, this.bucketKeyTypes[k]!, r) ?? null), this.numBuckets)
+          : 0;
+      const key = `${bucket}|${partKey(part)}`;
+      keys[r] = key;
+      if (r === 0 || keys[r - 1] !== key) runs++;
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = { part, bucket, rows: [] }));
+      g.rows.push(r);
+    }
+    const out: Array<[Value[], number, arrow.RecordBatch]> = [];
+    if (runs <= Math.max(groups.size, n / 64)) {
+      let start = 0;
+      for (let r = 1; r <= n; r++) {
+        if (r === n || keys[r] !== keys[start]) {
+          const g = groups.get(keys[start]!)!;
+          out.push([g.part, g.bucket, batch.slice(start, r)]);
+          start = r;
+        }
+      }
+      return out;
+    }
+    for (const g of groups.values()) {
+      const children = cols.map((c) => takeData(c, g.rows));
+      out.push([g.part, g.bucket, this.makeBatch(children, g.rows.length)]);
+    }
+    return out;
+  }
+
+  private buffer(part: Value[], bucket: number, batch: arrow.RecordBatch): void {
+    const key = `${bucket}|${partKey(part)}`;
+    let buf = this.buffers.get(key);
+    if (!buf) {
+      let dir: string;
+      try {
+        dir = partitionPath(this.schema.partitionKeys, this.partitionTypes, part, {
+          legacyName: this.options.partitionLegacyName,
+          defaultName: this.options.partitionDefaultName,
+        });
+      } catch (e) {
+        throw new WriteValidationError(undefined, undefined, `cannot build the partition path: ${(e as Error).message}`);
+      }
+      buf = {
+        key,
+        partition: serializeBinaryRow(this.partitionTypes, part),
+        partitionDir: dir,
+        bucket,
+        uuid: randomUUID(),
+        fileCounter: 0,
+        batches: [],
+        bytes: 0,
+        nextSequence: undefined,
+        newFiles: [],
+      };
+      this.buffers.set(key, buf);
+    }
+    const size = batchByteSize(batch);
+    buf.batches.push(batch);
+    buf.bytes += size;
+    this.buffered += size;
+  }
+
+  // ---- flushing ---------------------------------------------------------------------------
+
+  private estimatedFileSize(arrowBytes: number): number {
+    return (arrowBytes * this.ratioNum) / this.ratioDen;
+  }
+
+  private async flushIfNeeded(): Promise<void> {
+    for (const buf of this.buffers.values()) {
+      if (buf.batches.length > 0 && this.estimatedFileSize(buf.bytes) >= this.options.targetFileSize) await this.flush(buf);
+    }
+    while (this.buffered > this.budget) {
+      let largest: BucketBuffer | undefined;
+      for (const buf of this.buffers.values()) if (!largest || buf.bytes > largest.bytes) largest = buf;
+      if (!largest || largest.bytes === 0) break;
+      await this.flush(largest);
+    }
+  }
+
+  /** Writes a buffer's rows as one or more files of at most ~target-file-size each. */
+  private async flush(buf: BucketBuffer): Promise<void> {
+    const batches = buf.batches;
+    this.buffered -= buf.bytes;
+    buf.batches = [];
+    buf.bytes = 0;
+    if (buf.nextSequence === undefined) {
+      buf.nextSequence = this.writeOptions.startSequence ? BigInt(await this.writeOptions.startSequence(buf.partition, buf.bucket)) : 0n;
+    }
+    let file: arrow.RecordBatch[] = [];
+    let fileBytes = 0;
+    const target = this.options.targetFileSize;
+    const queue = [...batches];
+    while (queue.length > 0) {
+      const batch = queue.shift()!;
+      const size = batchByteSize(batch);
+      const room = target - this.estimatedFileSize(fileBytes);
+      if (this.estimatedFileSize(size) > room && batch.numRows > 1) {
+        // Take as many rows as fit; the rest goes back to the queue.
+        const perRow = this.estimatedFileSize(size) / batch.numRows;
+        const take = Math.floor(room / perRow);
+        if (take > 0) {
+          file.push(batch.slice(0, take));
+          fileBytes += (size * take) / batch.numRows;
+          queue.unshift(batch.slice(take));
+        } else if (file.length === 0) {
+          file.push(batch.slice(0, 1));
+          queue.unshift(batch.slice(1));
+        } else queue.unshift(batch);
+        await this.writeFile(buf, file, fileBytes);
+        file = [];
+        fileBytes = 0;
+        continue;
+      }
+      file.push(batch);
+      fileBytes += size;
+    }
+    if (file.length > 0) await this.writeFile(buf, file, fileBytes);
+  }
+
+  private async writeFile(buf: BucketBuffer, batches: arrow.RecordBatch[], arrowBytes: number): Promise<void> {
+    const rowCount = batches.reduce((n, b) => n + b.numRows, 0);
+    if (rowCount === 0) return;
+    const stats = new FileStatsCollector(this.schema.fields, this.options);
+    for (const b of batches) stats.add(b);
+    const bytes = writeParquetFile(batches, { compression: this.compression });
+    this.ratioNum += bytes.length;
+    this.ratioDen += arrowBytes;
+    const fileName = `${this.options.dataFilePrefix}${buf.uuid}-${buf.fileCounter++}.parquet`;
+    const minSeq = buf.nextSequence!;
+    buf.nextSequence = minSeq + BigInt(rowCount);
+    const { valueStats, valueStatsCols } = stats.result();
+    const now = (this.writeOptions.now ?? Date.now)();
+    const meta: DataFileMeta = {
+      fileName,
+      fileSize: bytes.length,
+      rowCount,
+      minKey: EMPTY_SIMPLE_STATS.minValues,
+      maxKey: EMPTY_SIMPLE_STATS.maxValues,
+      keyStats: EMPTY_SIMPLE_STATS,
+      valueStats,
+      minSequenceNumber: minSeq,
+      maxSequenceNumber: minSeq + BigInt(rowCount) - 1n,
+      schemaId: this.schema.id,
+      level: 0,
+      extraFiles: [],
+      // Java stores the writer's local wall-clock time as if it were UTC (paimon-format.md §4.3).
+      creationTime: now - new Date(now).getTimezoneOffset() * 60_000,
+      deleteRowCount: 0,
+      embeddedIndex: null,
+      fileSource: FILE_SOURCE_APPEND,
+      valueStatsCols,
+      externalPath: null,
+      firstRowId: null,
+      writeCols: null,
+      writeColsSequences: null,
+    };
+    const path = this.paths.dataFilePath(buf.partitionDir, buf.bucket, fileName);
+    // Overlap the upload of this file with encoding the next one; at most one upload in flight.
+    await this.drain();
+    this.pending = this.fileIO.write(path, bytes).then(
+      () => {
+        buf.newFiles.push(meta);
+      },
+      (e: unknown) => {
+        this.failure = e;
+      },
+    );
+  }
+
+  private async drain(): Promise<void> {
+    await this.pending;
+    if (this.failure !== undefined) throw this.failure;
+  }
+}
+
+/** Creates the writer of a table; rejects primary-key tables with {@link NotSupportedError}. */
+export function newTableWrite(fileIO: FileIO, location: string, schema: TableSchema, options: TableWriteOptions = {}): TableWrite {
+  return new TableWrite(fileIO, location, schema, options);
+}
+
+function batchByteSize(batch: arrow.RecordBatch): number {
+  let s = 0;
+  for (const c of batch.data.children) s += dataByteSize(c);
+  return s;
+}
+
+function partKey(values: readonly Value[]): string {
+  if (values.length === 0) return '';
+  return values
+    .map((v) => {
+      if (v === null) return 'N';
+      if (v instanceof Uint8Array) return 'b' + Buffer.from(v).toString('hex');
+      if (typeof v === 'object') return 'o' + JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
+      return typeof v + ':' + String(v);
+    })
+    .join('\u0000');
+}

@@ -1,0 +1,288 @@
+/**
+ * Per-file value statistics (`_VALUE_STATS`, `_VALUE_STATS_COLS`) as Paimon writes them for append
+ * tables, honouring `metadata.stats-mode`, `fields.<col>.stats-mode` and
+ * `metadata.stats-dense-store`.
+ *
+ * Min/max are found on the Arrow buffers (strings and binaries compared as unsigned bytes, like
+ * Paimon's BinaryString/byte[] order); NaN is ignored; nested columns get null bounds.
+ */
+import * as arrow from 'apache-arrow';
+import { serializeBinaryRow, type DataField, type DataType, type Decimal, type SimpleStats, type Timestamp, type Value } from '@tidemark/format';
+import type { CoreOptions, StatsMode } from '../core-options.js';
+import { isValidAt, utf8Bytes, valueAt } from './arrow-columns.js';
+
+/** Min, max and null count of one column (min/max null = unknown). */
+export interface ColumnStats {
+  min: Value;
+  max: Value;
+  nullCount: number;
+}
+
+/** The `_VALUE_STATS` of a file and the columns they cover (`null` = all columns). */
+export interface FileValueStats {
+  readonly valueStats: SimpleStats;
+  readonly valueStatsCols: readonly string[] | null;
+}
+
+/** Accumulates column statistics over the batches of one data file. */
+export class FileStatsCollector {
+  private readonly modes: StatsMode[];
+  private readonly stats: ColumnStats[];
+
+  constructor(
+    private readonly fields: readonly DataField[],
+    private readonly options: Pick<CoreOptions, 'statsModeOf' | 'statsDenseStore'>,
+  ) {
+    this.modes = fields.map((f) => options.statsModeOf(f.name));
+    this.stats = fields.map(() => ({ min: null, max: null, nullCount: 0 }));
+  }
+
+  /** Adds a batch whose columns are in schema order and typed by the shared mapping. */
+  add(batch: arrow.RecordBatch): void {
+    this.fields.forEach((field, c) => {
+      const mode = this.modes[c]!;
+      if (mode.kind === 'none') return;
+      const data = batch.data.children[c]!;
+      const acc = this.stats[c]!;
+      acc.nullCount += data.nullCount;
+      if (mode.kind === 'counts') return;
+      const found = minMaxIndices(data, field.type);
+      if (!found) return;
+      const lo = valueAt(data, field.type, found[0]) ?? null;
+      const hi = valueAt(data, field.type, found[1]) ?? null;
+      if (acc.min === null || (lo !== null && compareValues(field.type, lo, acc.min) < 0)) acc.min = lo;
+      if (acc.max === null || (hi !== null && compareValues(field.type, hi, acc.max) > 0)) acc.max = hi;
+    });
+  }
+
+  /** The SimpleStats BinaryRows (schema order, or the kept columns when dense-storing `none` columns). */
+  result(): FileValueStats {
+    const keep: number[] = [];
+    const mins: Value[] = [];
+    const maxs: Value[] = [];
+    const counts: (number | null)[] = [];
+    this.fields.forEach((field, c) => {
+      const mode = this.modes[c]!;
+      if (mode.kind === 'none' && this.options.statsDenseStore) return;
+      keep.push(c);
+      const s = this.stats[c]!;
+      if (mode.kind === 'none') {
+        mins.push(null);
+        maxs.push(null);
+        counts.push(null);
+        return;
+      }
+      counts.push(s.nullCount);
+      if (mode.kind === 'counts') {
+        mins.push(null);
+        maxs.push(null);
+        return;
+      }
+      if (mode.kind === 'truncate') {
+        const t = truncateBounds(field.type, s.min, s.max, mode.length);
+        mins.push(t.min);
+        maxs.push(t.max);
+        return;
+      }
+      mins.push(s.min);
+      maxs.push(s.max);
+    });
+    const types = keep.map((c) => this.fields[c]!.type);
+    return {
+      valueStats: { minValues: serializeBinaryRow(types, mins), maxValues: serializeBinaryRow(types, maxs), nullCounts: counts },
+      valueStatsCols: keep.length === this.fields.length ? null : keep.map((c) => this.fields[c]!.name),
+    };
+  }
+}
+
+/**
+ * Paimon's truncate(n) for strings (code points) and binaries (bytes): min = prefix, max = prefix
+ * with its last unit incremented; both null when no upper bound can be formed. Other types keep
+ * exact bounds.
+ */
+export function truncateBounds(type: DataType, min: Value, max: Value, length: number): { min: Value; max: Value } {
+  if (type.root === 'CHAR' || type.root === 'VARCHAR') {
+    const lo = typeof min === 'string' ? truncateStringMin(min, length) : min;
+    const hi = typeof max === 'string' ? truncateStringMax(max, length) : max;
+    return hi === undefined ? { min: null, max: null } : { min: lo, max: hi };
+  }
+  if (type.root === 'BINARY' || type.root === 'VARBINARY') {
+    const lo = min instanceof Uint8Array && min.length > length ? min.slice(0, length) : min;
+    let hi: Value | undefined = max;
+    if (max instanceof Uint8Array && max.length > length) {
+      hi = undefined;
+      for (let i = length - 1; i >= 0; i--) {
+        if (max[i]! < 0xff) {
+          const out = max.slice(0, i + 1);
+          out[i]!++;
+          hi = out;
+          break;
+        }
+      }
+    }
+    return hi === undefined ? { min: null, max: null } : { min: lo, max: hi };
+  }
+  return { min, max };
+}
+
+function truncateStringMin(s: string, n: number): string {
+  if (s.length <= n) return s;
+  const cps = Array.from(s);
+  return cps.length <= n ? s : cps.slice(0, n).join('');
+}
+
+/** Undefined when no upper bound exists (every code point of the prefix is U+10FFFF). */
+function truncateStringMax(s: string, n: number): string | undefined {
+  if (s.length <= n) return s;
+  const cps = Array.from(s);
+  if (cps.length <= n) return s;
+  for (let i = n - 1; i >= 0; i--) {
+    let next = cps[i]!.codePointAt(0)! + 1;
+    if (next >= 0xd800 && next <= 0xdfff) next = 0xe000;
+    if (next <= 0x10ffff) return cps.slice(0, i).join('') + String.fromCodePoint(next);
+  }
+  return undefined;
+}
+
+/** Orders two non-null values of `type` (strings by UTF-8 bytes, binaries unsigned). */
+export function compareValues(type: DataType, a: Value, b: Value): number {
+  switch (type.root) {
+    case 'BOOLEAN':
+      return Number(a) - Number(b);
+    case 'BIGINT':
+      return (a as bigint) < (b as bigint) ? -1 : (a as bigint) > (b as bigint) ? 1 : 0;
+    case 'DECIMAL': {
+      const x = (a as Decimal).unscaled;
+      const y = (b as Decimal).unscaled;
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
+    case 'TIMESTAMP':
+    case 'TIMESTAMP_LTZ': {
+      const x = a as Timestamp;
+      const y = b as Timestamp;
+      return x.millis !== y.millis ? x.millis - y.millis : x.nanoOfMillis - y.nanoOfMillis;
+    }
+    case 'CHAR':
+    case 'VARCHAR':
+      return compareBytes(utf8Bytes(a as string), 0, -1, utf8Bytes(b as string), 0, -1);
+    case 'BINARY':
+    case 'VARBINARY':
+      return compareBytes(a as Uint8Array, 0, -1, b as Uint8Array, 0, -1);
+    default:
+      return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
+  }
+}
+
+function compareBytes(a: Uint8Array, aFrom: number, aTo: number, b: Uint8Array, bFrom: number, bTo: number): number {
+  const ae = aTo < 0 ? a.length : aTo;
+  const be = bTo < 0 ? b.length : bTo;
+  const n = Math.min(ae - aFrom, be - bFrom);
+  for (let k = 0; k < n; k++) {
+    const d = a[aFrom + k]! - b[bFrom + k]!;
+    if (d !== 0) return d;
+  }
+  return ae - aFrom - (be - bFrom);
+}
+
+/** Row indices of the smallest and largest non-null value of a column, or undefined (all null / nested / all NaN). */
+function minMaxIndices(data: arrow.Data, type: DataType): [number, number] | undefined {
+  const n = data.length;
+  const noNulls = data.nullCount === 0;
+  let lo = -1;
+  let hi = -1;
+  switch (type.root) {
+    case 'BOOLEAN': {
+      let t = -1;
+      let f = -1;
+      for (let i = 0; i < n && (t < 0 || f < 0); i++) {
+        if (!noNulls && !isValidAt(data, i)) continue;
+        const b = data.offset + i;
+        if ((data.values[b >> 3]! >> (b & 7)) & 1) t = t < 0 ? i : t;
+        else f = f < 0 ? i : f;
+      }
+      if (t < 0 && f < 0) return undefined;
+      return [f >= 0 ? f : t, t >= 0 ? t : f];
+    }
+    case 'TINYINT':
+    case 'SMALLINT':
+    case 'INT':
+    case 'DATE':
+    case 'TIME':
+    case 'FLOAT':
+    case 'DOUBLE': {
+      const v = data.values as Int32Array | Float64Array;
+      let mn = Infinity;
+      let mx = -Infinity;
+      for (let i = 0; i < n; i++) {
+        const x = v[i]!;
+        if (x !== x || (!noNulls && !isValidAt(data, i))) continue;
+        if (lo < 0 || x < mn) {
+          mn = x;
+          lo = i;
+        }
+        if (hi < 0 || x > mx) {
+          mx = x;
+          hi = i;
+        }
+      }
+      break;
+    }
+    case 'BIGINT':
+    case 'TIMESTAMP':
+    case 'TIMESTAMP_LTZ': {
+      const v = data.values as BigInt64Array;
+      let mn = 0n;
+      let mx = 0n;
+      for (let i = 0; i < n; i++) {
+        if (!noNulls && !isValidAt(data, i)) continue;
+        const x = v[i]!;
+        if (lo < 0 || x < mn) {
+          mn = x;
+          lo = i;
+        }
+        if (hi < 0 || x > mx) {
+          mx = x;
+          hi = i;
+        }
+      }
+      break;
+    }
+    case 'DECIMAL': {
+      const w = data.values as Uint32Array;
+      for (let i = 0; i < n; i++) {
+        if (!noNulls && !isValidAt(data, i)) continue;
+        if (lo < 0 || compareInt128(w, i, lo) < 0) lo = i;
+        if (hi < 0 || compareInt128(w, i, hi) > 0) hi = i;
+      }
+      break;
+    }
+    case 'CHAR':
+    case 'VARCHAR':
+    case 'BINARY':
+    case 'VARBINARY': {
+      const off = data.valueOffsets as Int32Array;
+      const bytes = data.values as Uint8Array;
+      for (let i = 0; i < n; i++) {
+        if (!noNulls && !isValidAt(data, i)) continue;
+        if (lo < 0 || compareBytes(bytes, off[i]!, off[i + 1]!, bytes, off[lo]!, off[lo + 1]!) < 0) lo = i;
+        if (hi < 0 || compareBytes(bytes, off[i]!, off[i + 1]!, bytes, off[hi]!, off[hi + 1]!) > 0) hi = i;
+      }
+      break;
+    }
+    default:
+      return undefined;
+  }
+  return lo < 0 ? undefined : [lo, hi];
+}
+
+function compareInt128(w: Uint32Array, i: number, j: number): number {
+  const a = w[4 * i + 3]! | 0;
+  const b = w[4 * j + 3]! | 0;
+  if (a !== b) return a - b;
+  for (let k = 2; k >= 0; k--) {
+    const x = w[4 * i + k]!;
+    const y = w[4 * j + k]!;
+    if (x !== y) return x - y;
+  }
+  return 0;
+}

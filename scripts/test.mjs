@@ -1,0 +1,148 @@
+#!/usr/bin/env node
+// `npm test`: install dependencies, start (or reuse) the throw-away S3 server, build every package,
+// run every vitest suite, stop the server if this run started it, exit with vitest's code.
+//
+// Extra arguments go to vitest: `npm test -- test/storage-conformance.test.ts`.
+// Environment: TIDEMARK_S3=off runs without an S3 server (the S3 suites then skip, loudly);
+// a preset S3_ENDPOINT (with AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, S3_BUCKET) is used as is.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { S3_ENV_KEYS, ensureS3Server } from '../test/s3/server.mjs';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dataDir = path.join(repo, '.s3-data');
+const vitestArgs = process.argv.slice(2);
+
+const say = (msg) => console.log(`\n[tidemark test] ${msg}`);
+
+/** Env handed to every child; the S3 settings are added once the server is up. */
+const childEnv = { ...process.env, TURBO_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' };
+/** Stops the S3 server if this run started it (a no-op otherwise); replaced once one is started. */
+let stopServer = () => {};
+let current = null;
+let stopping = false;
+
+/** Runs a command in the repo with the children's env; resolves to its exit code. */
+function run(cmd, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: repo, env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
+    current = child;
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      current = null;
+      resolve({ code: code ?? (signal ? 128 + (os.constants.signals[signal] ?? 1) : 1) });
+    });
+  });
+}
+
+function onSignal(signal) {
+  if (stopping) return;
+  stopping = true;
+  say(`${signal}: stopping`);
+  current?.kill(signal);
+  stopServer();
+  process.exit(128 + (os.constants.signals[signal] ?? 1));
+}
+process.on('SIGINT', () => onSignal('SIGINT'));
+process.on('SIGTERM', () => onSignal('SIGTERM'));
+process.on('exit', () => stopServer());
+
+/** Newest mtime among the files whose change means node_modules must be refreshed. */
+function manifestsMtime() {
+  const root = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8'));
+  const files = ['package.json', 'package-lock.json', ...(root.workspaces ?? []).map((w) => `${w}/package.json`)];
+  return Math.max(...files.map((f) => path.join(repo, f)).filter(existsSync).map((f) => statSync(f).mtimeMs));
+}
+
+async function install() {
+  const hidden = path.join(repo, 'node_modules/.package-lock.json');
+  if (existsSync(hidden) && statSync(hidden).mtimeMs >= manifestsMtime()) {
+    say('dependencies are up to date (node_modules newer than every package.json and the lockfile)');
+    return;
+  }
+  const flags = ['--no-audit', '--no-fund'];
+  if (existsSync(path.join(repo, 'package-lock.json'))) {
+    say('installing dependencies: npm ci');
+    if ((await run('npm', ['ci', ...flags])).code === 0) return;
+    say('npm ci failed (lockfile out of sync with a package.json?); falling back to npm install');
+  } else {
+    say('installing dependencies: npm install');
+  }
+  const { code } = await run('npm', ['install', ...flags]);
+  if (code !== 0) throw new Error(`npm install failed with exit code ${code}`);
+}
+
+async function startS3() {
+  if (process.env.TIDEMARK_S3 === 'off') {
+    say('TIDEMARK_S3=off: running without an S3 server; the S3 suites will be skipped');
+    return;
+  }
+  if (process.env.S3_ENDPOINT) {
+    say(`using the S3 server from the environment: ${process.env.S3_ENDPOINT}`);
+    return;
+  }
+  let server;
+  try {
+    server = await ensureS3Server(dataDir, say, (stop) => (stopServer = stop));
+  } catch (err) {
+    throw new Error(`${err.message}. Set TIDEMARK_S3=off to run without it (the S3 suites then skip).`);
+  }
+  for (const key of S3_ENV_KEYS) if (server.env[key] !== undefined) childEnv[key] = server.env[key];
+}
+
+/** Reads vitest's JSON report into the one closing line CI looks for ("N passed, N failed, N skipped"). */
+function summarize(reportFile, code) {
+  let report;
+  try {
+    report = JSON.parse(readFileSync(reportFile, 'utf8'));
+  } catch {
+    return `tidemark: vitest wrote no report (exit code ${code})`;
+  }
+  const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+  // A test file that fails to load has no failed tests of its own; count it so the line is not green.
+  const brokenFiles = report.numFailedTests === 0 ? (report.numFailedTestSuites ?? 0) : 0;
+  return `tidemark: ${report.numPassedTests} passed, ${report.numFailedTests + brokenFiles} failed, ${skipped} skipped`;
+}
+
+async function main() {
+  const t0 = Date.now();
+  await install();
+  await startS3();
+  say('building every package: npx turbo run build');
+  const build = await run('npx', ['turbo', 'run', 'build', '--output-logs=errors-only']);
+  if (build.code !== 0) {
+    return { code: build.code, closing: `tidemark: build failed (exit code ${build.code}); no tests were run` };
+  }
+  const reportDir = mkdtempSync(path.join(os.tmpdir(), 'tidemark-vitest-'));
+  const reportFile = path.join(reportDir, 'report.json');
+  say('running every suite: npx vitest run');
+  const tests = await run('npx', [
+    'vitest',
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${reportFile}`,
+    ...vitestArgs,
+  ]);
+  const closing = summarize(reportFile, tests.code);
+  rmSync(reportDir, { recursive: true, force: true });
+  say(`done in ${((Date.now() - t0) / 1000).toFixed(1)} s, vitest exit code ${tests.code}`);
+  return { code: tests.code, closing };
+}
+
+main().then(
+  ({ code, closing }) => {
+    stopServer();
+    console.log(`\n${closing}`);
+    process.exit(code);
+  },
+  (err) => {
+    console.error(`\n[tidemark test] error: ${err.message}`);
+    stopServer();
+    console.log('\ntidemark: test run aborted before vitest ran');
+    process.exit(1);
+  },
+);

@@ -1,0 +1,120 @@
+/**
+ * Four separate Node processes make 25 commits each to one table (local disk, and the real S3
+ * server when configured): the commit protocol must yield 100 contiguous snapshots holding every
+ * file exactly once. The worker (test/workers/commit-worker.ts) is bundled to JS with rolldown
+ * (vite's bundler, already installed with vitest) so the children run the current sources.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalFileIO, S3FileIO, type FileIO, type S3Options } from '@tidemark/storage';
+import { serializeSchema, type TableSchema } from '@tidemark/format';
+import { SnapshotManager, TablePaths, liveEntries } from '@tidemark/core';
+import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+
+const repo = fileURLToPath(new URL('..', import.meta.url));
+const WORKERS = 4;
+const COMMITS = 25;
+let bundle = '';
+
+beforeAll(async () => {
+  const { rolldown } = await import('rolldown');
+  const src = (name: string): string => join(repo, 'packages', name, 'src', 'index.ts');
+  const build = await rolldown({
+    input: join(repo, 'test', 'workers', 'commit-worker.ts'),
+    platform: 'node',
+    resolve: {
+      alias: { '@tidemark/storage': src('storage'), '@tidemark/format': src('format'), '@tidemark/core': src('core') },
+      extensionAlias: { '.js': ['.ts', '.js'] },
+    },
+    external: (id: string) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('@tidemark/'),
+    logLevel: 'silent',
+  });
+  // Inside node_modules so the bundle's bare imports (avsc, zstd, AWS SDK …) resolve.
+  bundle = join(repo, 'node_modules', '.cache', 'tidemark-tests', `commit-worker-${process.pid}.mjs`);
+  await build.write({ file: bundle, format: 'esm' });
+  await build.close();
+}, 120_000);
+
+afterAll(async () => {
+  if (bundle) await rm(bundle, { force: true });
+});
+
+function runWorker(config: { root: string; worker: number; commits: number; s3?: S3Options }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bundle, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`worker ${config.worker} exited with ${code}: ${err}`))));
+  });
+}
+
+const schema: TableSchema = {
+  version: 3,
+  id: 0,
+  fields: [{ id: 0, name: 'id', type: { root: 'INT', nullable: true } }],
+  highestFieldId: 0,
+  partitionKeys: [],
+  primaryKeys: [],
+  options: { bucket: '-1', 'file.format': 'parquet' },
+  timeMillis: 0,
+};
+
+async function runAndVerify(io: FileIO, root: string, s3?: S3Options): Promise<void> {
+  const paths = new TablePaths(root);
+  await io.write(paths.schemaPath(0), serializeSchema(schema));
+  const outputs = await Promise.all(
+    Array.from({ length: WORKERS }, (_, w) => runWorker({ root, worker: w, commits: COMMITS, ...(s3 ? { s3 } : {}) })),
+  );
+  const results = outputs.flatMap((o) => o.trim().split('\n').map((l) => JSON.parse(l) as { result: { status: string; snapshotId: number } }));
+  expect(results).toHaveLength(WORKERS * COMMITS);
+  expect(results.every((r) => r.result.status === 'committed')).toBe(true);
+  // Every commit reported a distinct snapshot id.
+  expect(new Set(results.map((r) => r.result.snapshotId)).size).toBe(WORKERS * COMMITS);
+
+  const snapshots = new SnapshotManager(io, paths);
+  const ids = await snapshots.sortedIds();
+  expect(ids).toEqual(Array.from({ length: WORKERS * COMMITS }, (_, i) => i + 1));
+  const seen = new Set<string>();
+  for (const id of ids) {
+    const s = await snapshots.snapshot(id);
+    const key = `${s.commitUser}/${s.commitIdentifier}`;
+    expect(seen.has(key)).toBe(false);
+    seen.add(key);
+  }
+  const latest = (await snapshots.latest())!;
+  expect(latest.totalRecordCount).toBe(WORKERS * COMMITS);
+  // liveEntries throws on a file added twice; every expected file must be present exactly once.
+  const live = [...(await liveEntries(io, paths, latest)).values()].map((e) => e.file.fileName).sort();
+  const expected: string[] = [];
+  for (let w = 0; w < WORKERS; w++) for (let c = 1; c <= COMMITS; c++) expected.push(`data-w${w}-c${c}.parquet`);
+  expect(live).toEqual(expected.sort());
+}
+
+describe('concurrent commits from separate processes', () => {
+  it('local disk: 4 processes x 25 commits give 100 contiguous snapshots with every file once', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tidemark-concurrent-'));
+    try {
+      await runAndVerify(new LocalFileIO(), join(dir, 'wh', 'db.db', 't'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+
+  const s3 = s3Available('concurrent commits on S3');
+  (s3 ? it : it.skip)('S3: 4 processes x 25 commits give 100 contiguous snapshots with every file once', async () => {
+    const options = s3TestOptions();
+    const io = new S3FileIO(options);
+    try {
+      await runAndVerify(io, `s3://${s3TestBucket()}/${uniquePrefix('concurrent-commits')}/db.db/t`, options);
+    } finally {
+      await io.close();
+    }
+  }, 600_000);
+});
