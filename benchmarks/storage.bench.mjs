@@ -2,9 +2,17 @@
 // disk and on the S3 server (Ceph RGW on memstore, same machine): createIfAbsent, small PUT and
 // GET (1 KiB) one at a time, and listing 10,000 keys. Each latency row is N serial operations
 // after a warm-up; list rows are repeated full recursive listings of the same 10,000 keys.
+// Run with `npm run bench -- storage` (starts the S3 server if needed) or alone with
+// `node benchmarks/storage.bench.mjs` (S3 rows only when S3_ENDPOINT etc. are set).
 import { randomBytes } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { LocalFileIO, S3FileIO, joinPath } from '@tidemark/storage';
+import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, writeResults } from './lib/report.mjs';
+
+export const name = 'storage';
 
 const N_LATENCY = 300;
 const WARMUP = 20;
@@ -27,7 +35,7 @@ function latencyRow(backend, operation, samples) {
     'p50 ms': percentile(sorted, 50),
     'p99 ms': percentile(sorted, 99),
     'mean ms': mean,
-    'ops/s (serial)': 1000 / mean,
+    'ops/s': 1000 / mean,
   };
 }
 
@@ -130,38 +138,95 @@ async function benchBackend(backend, io, root, log) {
   return rows;
 }
 
-export default {
-  name: 'storage',
-  description:
-    'FileIO latency on local disk and on Ceph RGW (memstore, 127.0.0.1): createIfAbsent, 1 KiB PUT/GET (serial, p50/p99), listing 10,000 keys',
-  async run({ s3, workDir, log }) {
-    const rows = [];
-    const local = new LocalFileIO();
+const COLUMNS = ['backend', 'operation', 'n', 'p50 ms', 'p99 ms', 'mean ms', 'total s', 'ops/s'];
+
+function toMarkdown(json) {
+  const cell = (v) => (v === undefined ? '' : typeof v === 'number' ? (Number.isInteger(v) ? fmtInt(v) : fmtNum(v, v >= 100 ? 0 : 2)) : v);
+  const e = json.environment;
+  return [
+    '# storage',
+    '',
+    json.description,
+    '',
+    `Run ${e.date}; node ${e.node}, ${e.platform}, ${e.cores} x ${e.cpu}, ${e.memoryGiB} GiB; took ${fmtNum(json.totalSeconds, 1)} s.`,
+    '',
+    markdownTable(COLUMNS, json.rows.map((r) => COLUMNS.map((c) => cell(r[c])))),
+    '',
+    ...json.notes.map((n) => `- ${n}`),
+  ].join('\n');
+}
+
+/**
+ * Runs the benchmark; writes nothing (the harness, or the standalone entry below, writes results).
+ *
+ * @param {{ log?: (msg: string) => void, s3?: { endpoint: string, region: string, accessKeyId: string, secretAccessKey: string, bucket: string } }} [options]
+ */
+export async function run(options = {}) {
+  const log = options.log ?? ((m) => console.error(m));
+  const s3 = options.s3;
+  const started = performance.now();
+  const rows = [];
+  const workDir = path.join(WORK_DIR, `storage-${process.pid}`);
+  await rm(workDir, { recursive: true, force: true });
+  await mkdir(workDir, { recursive: true });
+  const local = new LocalFileIO();
+  try {
     rows.push(...(await benchBackend('local', local, workDir, log)));
+  } finally {
     await local.close();
-    const notes = [
-      "'ops/s (serial)' is 1000 / mean latency of one-at-a-time calls; 'list' ops/s is keys listed per second at the median.",
-      "'list' total s is the fastest of the repeats; 'write … tiny objects' and 'deleteMany' are single timed runs.",
-      'local = the repo file system (benchmarks/work/); every local write is fsynced (file and directory).',
-    ];
-    if (s3) {
-      const io = new S3FileIO({
-        endpoint: s3.endpoint,
-        region: s3.region,
-        accessKeyId: s3.accessKeyId,
-        secretAccessKey: s3.secretAccessKey,
-        forcePathStyle: true,
-      });
-      const root = `s3://${s3.bucket}/bench/storage-${Date.now().toString(36)}`;
-      try {
-        rows.push(...(await benchBackend('s3 (RGW)', io, root, log)));
-      } finally {
-        await io.close();
-      }
-      notes.push(`s3 = Ceph RGW 16 at ${s3.endpoint} on the same 2-core machine (memstore OSD), so network latency is loopback only.`);
-    } else {
-      notes.push('S3 rows skipped: no S3 server (TIDEMARK_S3=off).');
+    await rm(workDir, { recursive: true, force: true });
+  }
+  const notes = [
+    'Latency rows: N serial calls after a warm-up; ops/s = 1000 / mean latency.',
+    "'list' rows: repeated full recursive listings of the same keys; total s = fastest, ops/s = keys per second at the median.",
+    "'write … tiny objects' and 'deleteMany' are single timed runs.",
+    'local = the repo file system (benchmarks/work/); every local write fsyncs the file and its directory.',
+  ];
+  if (s3) {
+    const io = new S3FileIO({
+      endpoint: s3.endpoint,
+      region: s3.region,
+      accessKeyId: s3.accessKeyId,
+      secretAccessKey: s3.secretAccessKey,
+      forcePathStyle: true,
+    });
+    const root = `s3://${s3.bucket}/bench/storage-${Date.now().toString(36)}`;
+    try {
+      rows.push(...(await benchBackend('s3 (RGW)', io, root, log)));
+    } finally {
+      await io.close();
     }
-    return { rows, notes };
-  },
-};
+    notes.push(
+      `s3 = Ceph RGW 16 (memstore OSD) at ${s3.endpoint} on the same 2-core machine as the client: loopback network, shared CPU.`,
+    );
+  } else {
+    notes.push('S3 rows skipped: no S3 server configured.');
+  }
+  const json = {
+    name: 'storage',
+    description:
+      'FileIO through the built @tidemark/storage on local disk and on Ceph RGW: createIfAbsent and 1 KiB PUT/GET latency (serial, p50/p99), writing, listing and deleting 10,000 keys.',
+    environment: environment(),
+    totalSeconds: (performance.now() - started) / 1000,
+    rows,
+    notes,
+  };
+  return { name: 'storage', json, markdown: toMarkdown(json) };
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const env = process.env;
+  const s3 = env.S3_ENDPOINT
+    ? {
+        endpoint: env.S3_ENDPOINT,
+        region: env.AWS_REGION || 'us-east-1',
+        accessKeyId: env.AWS_ACCESS_KEY_ID,
+        secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+        bucket: env.S3_BUCKET,
+      }
+    : undefined;
+  const result = await run({ s3 });
+  const written = await writeResults(result.name, result.json, result.markdown);
+  console.log(result.markdown);
+  console.error(`\nwrote ${written.json} and ${written.md}`);
+}
