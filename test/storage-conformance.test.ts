@@ -506,3 +506,16 @@ describe.skipIf(!s3Available('S3 createIfAbsent outcome-unknown tests'))(
     });
   },
 );
+
+describe.skipIf(!s3Available('S3 conditional-write probe test'))('S3FileIO.verifyConditionalWrites on RGW', () => {
+  it('accepts RGW (which refuses a second If-None-Match: * PUT) and leaves no probe objects', async () => {
+    const io = new S3FileIO(s3TestOptions());
+    const root = `s3://${s3TestBucket()}/${uniquePrefix('probe')}`;
+    try {
+      await expect(io.verifyConditionalWrites(root)).resolves.toBeUndefined();
+      expect(await collect(io.list(root))).toEqual([]);
+    } finally {
+      await io.close();
+    }
+  });
+});

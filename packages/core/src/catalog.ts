@@ -15,6 +15,7 @@ import { SchemaManager } from './schema-manager.js';
 import { buildInitialSchema, type TableSpec } from './schema-builder.js';
 import { parseNumberedName } from './snapshot-manager.js';
 import { SCHEMA_PREFIX, TablePaths } from './table-paths.js';
+import { Table } from './table.js';
 
 /** Suffix of database directories. */
 export const DB_SUFFIX = '.db';
@@ -85,17 +86,6 @@ export interface FileSystemCatalogOptions {
   readonly fileIO?: FileIO;
   /** S3 settings when the FileIO is resolved from an `s3://` warehouse. */
   readonly s3?: S3Options;
-}
-
-/**
- * What {@link FileSystemCatalog.getTable} returns until the `Table` class of table.ts is wired in:
- * the table's location, FileIO and latest schema.
- */
-export interface CatalogTable {
-  readonly identifier: Identifier;
-  readonly location: string;
-  readonly fileIO: FileIO;
-  readonly schema: TableSchema;
 }
 
 /** A Paimon filesystem catalog rooted at a warehouse location (plain path, `file://`, `s3://` or `memory://`). */
@@ -275,15 +265,13 @@ export class FileSystemCatalog {
   }
 
   /**
-   * The table's location, FileIO and latest schema.
+   * Opens a table of this catalog. The table shares the catalog's FileIO: close the catalog, not
+   * the table.
    *
    * @throws TableNotFoundError when there is no table.
    */
-  async getTable(identifier: string | Identifier): Promise<CatalogTable> {
-    const id = parseIdentifier(identifier);
-    const location = this.tableLocation(id);
-    const schema = await new SchemaManager(this.fileIO, new TablePaths(location)).latest();
-    return { identifier: id, location, fileIO: this.fileIO, schema };
+  async getTable(identifier: string | Identifier): Promise<Table> {
+    return Table.open(this.tableLocation(identifier), { fileIO: this.fileIO });
   }
 
   /** Closes the FileIO if the catalog resolved it itself. */

@@ -8,9 +8,21 @@
  * const t = await table.newRead({ snapshotId: 3 }).toArrowTable();
  * ```
  */
+import { randomUUID } from 'node:crypto';
 import type * as arrow from 'apache-arrow';
 import { resolveFileIO, type FileIO, type ResolveFileIOOptions } from '@tidemark/storage';
-import type { TableSchema } from '@tidemark/format';
+import { BATCH_COMMIT_IDENTIFIER, type Tag, type TableSchema } from '@tidemark/format';
+import type { Committable } from './commit-message.js';
+import {
+  FileStoreCommit,
+  type CommitCallOptions,
+  type CommitResult,
+  type FileStoreCommitOptions,
+  type OverwriteCallOptions,
+} from './commit/file-store-commit.js';
+import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
+import { createTag, deleteTag, listTags, type CreateTagOptions } from './tags.js';
+import { TableWrite, type TableWriteOptions, type WriteInput } from './write/table-write.js';
 import { SchemaManager } from './schema-manager.js';
 import { SnapshotManager } from './snapshot-manager.js';
 import { TablePaths } from './table-paths.js';
@@ -98,10 +110,234 @@ export class Table {
     return new IncrementalRead(this, options);
   }
 
+  // ---- write API ----------------------------------------------------------------------------
+
+  /**
+   * A writer for a batch of rows. Nothing becomes visible until its `prepareCommit()` messages are
+   * committed with {@link newCommit}. Sequence numbers of each (partition, bucket) continue after
+   * the largest `_MAX_SEQUENCE_NUMBER` of its live files in the latest snapshot (planned lazily,
+   * once, when the first file is written).
+   *
+   * @throws NotSupportedError for primary-key tables (their write path is not built yet).
+   */
+  newBatchWrite(options: TableWriteOptions = {}): TableWrite {
+    let maxima: Promise<Map<string, bigint>> | undefined;
+    const startSequence =
+      options.startSequence ??
+      (async (partition: Uint8Array, bucket: number): Promise<bigint> => {
+        maxima ??= this.maxSequenceNumbers();
+        const max = (await maxima).get(bucketKey(partition, bucket));
+        return max === undefined ? 0n : max + 1n;
+      });
+    return new TableWrite(this.fileIO, this.location, this.currentSchema, { ...options, startSequence });
+  }
+
+  /** Max `_MAX_SEQUENCE_NUMBER` per (partition, bucket) over the live files of the latest snapshot. */
+  private async maxSequenceNumbers(): Promise<Map<string, bigint>> {
+    const out = new Map<string, bigint>();
+    const plan = await this.newRead().plan();
+    for (const split of plan.splits) {
+      const key = bucketKey(split.partition, split.bucket);
+      let max = out.get(key);
+      for (const f of split.files) if (max === undefined || f.meta.maxSequenceNumber > max) max = f.meta.maxSequenceNumber;
+      if (max !== undefined) out.set(key, max);
+    }
+    return out;
+  }
+
+  /**
+   * A committer bound to one commit user (default: a fresh UUID, as Paimon's batch jobs do).
+   * Reuse the same commitUser with increasing identifiers to make retries idempotent.
+   */
+  newCommit(options: NewCommitOptions = {}): TableCommit {
+    const commitUser = options.commitUser ?? randomUUID();
+    const inner = new FileStoreCommit(this.fileIO, this.paths, this.currentSchema, options);
+    return new TableCommit(inner, commitUser, () => this.ensureConditionalWrites());
+  }
+
+  /**
+   * Convenience: writes `rows` and commits them as one APPEND snapshot.
+   *
+   * @returns the commit result (`committed` with the snapshot id, `skipped` when this commitUser
+   *   already committed `identifier`, `empty` when there was nothing to write).
+   */
+  async append(rows: WriteInput, options: AppendOptions = {}): Promise<CommitResult> {
+    const commit = this.newCommit(options.commitUser !== undefined ? { commitUser: options.commitUser } : {});
+    const identifier = toIdentifier(options.identifier);
+    if (identifier !== BATCH_COMMIT_IDENTIFIER) {
+      // Skip before writing any data file when the identifier is already committed.
+      const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
+      if (todo.length === 0) return skipped(commit.commitUser, identifier);
+    }
+    const messages = await this.writeAll(rows);
+    return commit.commit({ identifier, messages, ...(options.properties ? { properties: options.properties } : {}) });
+  }
+
+  /**
+   * Convenience: writes `rows` and replaces existing data with them in one OVERWRITE snapshot.
+   * With `partition`, exactly that (static) partition is replaced; otherwise, on a partitioned
+   * table with `dynamic` (default: option `dynamic-partition-overwrite`, true), only the partitions
+   * that receive rows are replaced, and else the whole table.
+   */
+  async overwrite(rows: WriteInput, options: TableOverwriteOptions = {}): Promise<CommitResult> {
+    const commit = this.newCommit(options.commitUser !== undefined ? { commitUser: options.commitUser } : {});
+    const identifier = toIdentifier(options.identifier);
+    if (identifier !== BATCH_COMMIT_IDENTIFIER) {
+      const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
+      if (todo.length === 0) return skipped(commit.commitUser, identifier);
+    }
+    const messages = await this.writeAll(rows);
+    return commit.overwrite(
+      { identifier, messages },
+      {
+        ...(options.partition !== undefined ? { partition: options.partition } : {}),
+        ...(options.dynamic !== undefined ? { dynamic: options.dynamic } : {}),
+        ...(options.force !== undefined ? { force: options.force } : {}),
+      },
+    );
+  }
+
+  private async writeAll(rows: WriteInput): Promise<Awaited<ReturnType<TableWrite['prepareCommit']>>> {
+    const writer = this.newBatchWrite();
+    try {
+      await writer.write(rows);
+      return await writer.prepareCommit();
+    } catch (e) {
+      await writer.abort().catch(() => undefined);
+      throw e;
+    } finally {
+      await writer.close();
+    }
+  }
+
+  /** Creates tag `name` on the latest snapshot (or `options.snapshotId`). */
+  createTag(name: string, options: CreateTagOptions = {}): Promise<Tag> {
+    return createTag(this.fileIO, this.paths, name, options);
+  }
+
+  /** Deletes tag `name`; throws TagNotFoundError when it does not exist. */
+  deleteTag(name: string): Promise<void> {
+    return deleteTag(this.fileIO, this.paths, name);
+  }
+
+  /** Every tag with its snapshot, ordered by snapshot id then name. */
+  listTags(): Promise<Array<{ name: string; tag: Tag }>> {
+    return listTags(this.fileIO, this.paths);
+  }
+
+  /**
+   * Rolls the table back to snapshot `target` (number) or tag `target` (string); see `rollbackTo`.
+   * Stop writers first: rollback is not safe against concurrent commits (as in Paimon).
+   */
+  rollbackTo(target: number | string, options: RollbackOptions = {}): Promise<RollbackResult> {
+    return rollbackTo(this.fileIO, this.paths, target, options);
+  }
+
+  private conditionalWritesChecked: Promise<void> | undefined;
+
+  /** On S3, checks once per table that the store honours `If-None-Match: *` (commits rely on it). */
+  private ensureConditionalWrites(): Promise<void> {
+    const io = this.fileIO as FileIO & { verifyConditionalWrites?: (prefix: string) => Promise<void> };
+    if (io.kind !== 's3' || typeof io.verifyConditionalWrites !== 'function') return Promise.resolve();
+    this.conditionalWritesChecked ??= io.verifyConditionalWrites(this.location).catch((e: unknown) => {
+      this.conditionalWritesChecked = undefined;
+      throw e;
+    });
+    return this.conditionalWritesChecked;
+  }
+
   /** Releases the FileIO's clients. Call when done with a table opened without a `fileIO`. */
   async close(): Promise<void> {
     await this.fileIO.close();
   }
+}
+
+/** Options of {@link Table.newCommit}. */
+export interface NewCommitOptions extends FileStoreCommitOptions {
+  /** Commit user; default a fresh UUID (one per batch job, as in Paimon). */
+  readonly commitUser?: string;
+}
+
+/** Options of {@link Table.append}. */
+export interface AppendOptions {
+  /** Commit user; default a fresh UUID. Give a stable one with `identifier` for idempotent retries. */
+  readonly commitUser?: string;
+  /** Commit identifier (default Long.MAX, the batch identifier, which is never de-duplicated). */
+  readonly identifier?: bigint | number;
+  /** Snapshot `properties`. */
+  readonly properties?: Readonly<Record<string, string>>;
+}
+
+/** Options of {@link Table.overwrite}. */
+export interface TableOverwriteOptions {
+  /** Static partition to replace, values as in partition directory names (`{ dt: '2024-05-01' }`). */
+  readonly partition?: Readonly<Record<string, string>>;
+  /** Dynamic partition overwrite (default: table option `dynamic-partition-overwrite`, true). */
+  readonly dynamic?: boolean;
+  /** Create a snapshot even when nothing changes. */
+  readonly force?: boolean;
+  readonly commitUser?: string;
+  readonly identifier?: bigint | number;
+}
+
+/**
+ * A {@link FileStoreCommit} bound to one commit user (from {@link Table.newCommit}). On S3 the
+ * first commit first verifies that the store supports conditional writes.
+ */
+export class TableCommit {
+  constructor(
+    /** The underlying committer (for options not exposed here). */
+    readonly fileStoreCommit: FileStoreCommit,
+    readonly commitUser: string,
+    private readonly beforeCommit: () => Promise<void> = () => Promise.resolve(),
+  ) {}
+
+  /**
+   * Commits `committable` (identifier default Long.MAX) as an APPEND (and COMPACT) snapshot;
+   * returns `skipped` when this user already committed the identifier.
+   */
+  async commit(committable: CommittableInput, options: Omit<CommitCallOptions, 'commitUser'> = {}): Promise<CommitResult> {
+    await this.beforeCommit();
+    return this.fileStoreCommit.commit(normalize(committable), { ...options, commitUser: this.commitUser });
+  }
+
+  /** Overwrites partitions with the committable's new files (see `FileStoreCommit.overwrite`). */
+  async overwrite(committable: CommittableInput, options: Omit<OverwriteCallOptions, 'commitUser'> = {}): Promise<CommitResult> {
+    await this.beforeCommit();
+    return this.fileStoreCommit.overwrite(normalize(committable), { ...options, commitUser: this.commitUser });
+  }
+
+  /** The committables this user has not committed yet, sorted by identifier. */
+  filterCommitted(committables: readonly Committable[]): Promise<Committable[]> {
+    return this.fileStoreCommit.filterCommitted(committables, this.commitUser);
+  }
+
+  /** Recovery: commits every committable this user has not committed yet, in identifier order. */
+  async filterAndCommit(committables: readonly Committable[], options: { readonly force?: boolean } = {}): Promise<CommitResult[]> {
+    await this.beforeCommit();
+    return this.fileStoreCommit.filterAndCommit(committables, this.commitUser, options);
+  }
+}
+
+/** A {@link Committable} whose identifier may be omitted (Long.MAX) or given as a number. */
+export type CommittableInput = Omit<Committable, 'identifier'> & { readonly identifier?: bigint | number };
+
+function normalize(c: CommittableInput): Committable {
+  return { ...c, identifier: toIdentifier(c.identifier) };
+}
+
+function toIdentifier(id: bigint | number | undefined): bigint {
+  if (id === undefined) return BATCH_COMMIT_IDENTIFIER;
+  if (typeof id === 'number' && !Number.isSafeInteger(id)) throw new RangeError(`commit identifier ${id} is not a safe integer; pass a bigint`);
+  return BigInt(id);
+}
+
+function skipped(user: string, identifier: bigint): CommitResult {
+  return { status: 'skipped', reason: `commit identifier ${identifier} of commit user '${user}' was already committed` };
+}
+
+function bucketKey(partition: Uint8Array, bucket: number): string {
+  return `${bucket}|${Buffer.from(partition.buffer, partition.byteOffset, partition.byteLength).toString('hex')}`;
 }
 
 /** Opens the Paimon table at `location` (local path, `file://…`, `s3://bucket/…/db.db/t`). */

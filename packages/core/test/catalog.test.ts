@@ -96,7 +96,7 @@ describe('FileSystemCatalog on an object store (memory)', () => {
     expect(await catalog.listTables('db1')).toEqual(['a', 'b']);
     await expect(catalog.createTable('db1.a', { fields: [{ name: 'x', type: 'INT' }] })).rejects.toBeInstanceOf(TableAlreadyExistsError);
     await catalog.createTable('db1.a', { fields: [{ name: 'y', type: 'INT' }] }, { ignoreIfExists: true });
-    expect((await catalog.getTable('db1.a')).schema.fields[0]!.name).toBe('x');
+    expect((await catalog.getTable('db1.a')).schema().fields[0]!.name).toBe('x');
     await expect(catalog.dropDatabase('db1')).rejects.toBeInstanceOf(DatabaseNotEmptyError);
     await catalog.dropTable('db1.a');
     expect(await catalog.listTables('db1')).toEqual(['b']);
