@@ -36,3 +36,4 @@ export * from './write/table-write.js';
 export { FileStatsCollector, truncateBounds, type ColumnStats, type FileValueStats } from './write/value-stats.js';
 export { toInternal, type WriteValue } from './write/value-conversion.js';
 export * from './inflight.js';
+export * from './schema-change.js';

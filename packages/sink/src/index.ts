@@ -1,1 +1,13 @@
 export {};
+export * from './errors.js';
+export * from './sink-json.js';
+export * from './committable.js';
+export * from './checkpoint-state.js';
+export * from './state-store.js';
+export * from './crash-points.js';
+export * from './data-file-locator.js';
+export * from './table-identity.js';
+export * from './sink-writer.js';
+export * from './sink-committer.js';
+export * from './source.js';
+export * from './ingest-driver.js';

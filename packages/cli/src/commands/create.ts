@@ -1,6 +1,12 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
+import { resolveFileIO } from '@tidemark/storage';
+import { serializeSchema, typeToString } from '@tidemark/format';
+import { TableAlreadyExistsError, TablePaths, buildInitialSchema, type ColumnSpec } from '@tidemark/core';
 import { defineCommand } from '../command.js';
+import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
-import { notYetImplemented, tableArgument } from './shared.js';
+import { printLine, tableArgument, tableLocation } from './shared.js';
 
 /** `tidemark create`: create a table (issue 4). */
 export const createCommand = defineCommand({
@@ -8,7 +14,10 @@ export const createCommand = defineCommand({
   summary: 'create a table from a JSON column list',
   usage: {
     synopsis: ['create <table> --schema <json-or-file> [--partition a,b] [--primary-key a,b] [--option k=v]...'],
-    description: 'The schema is a JSON array of {"name": ..., "type": ...} with Paimon type strings such as "BIGINT NOT NULL", "DECIMAL(10, 2)" or "TIMESTAMP(3)", given inline or as a file path.',
+    description:
+      'The schema is a JSON array of {"name": ..., "type": ..., "description"?: ...} with Paimon type strings such as ' +
+      '"BIGINT NOT NULL", "DECIMAL(10, 2)", "TIMESTAMP(3)" or "ARRAY<INT>", given inline, as @file or as a file path. ' +
+      'Options use Paimon names, e.g. --option bucket=4 --option bucket-key=id.',
     positionals: [tableArgument],
     options: {
       schema: { type: 'string', valueName: 'json-or-file', description: 'columns as JSON, or a file holding it' },
@@ -17,10 +26,30 @@ export const createCommand = defineCommand({
       option: { type: 'multiple', valueName: 'k=v', description: 'table option, e.g. bucket=4' },
     },
   },
-  async run(args) {
+  async run(args, ctx) {
     if (args.options.schema === undefined) throw new UsageError("option '--schema' is required", 'create');
-    parseKeyValues(args.options.option, '--option', 'create');
-    notYetImplemented('create', 'the filesystem catalog of @tidemark/core');
+    const options = parseKeyValues(args.options.option, '--option', 'create');
+    const columns = readSchemaArgument(args.options.schema, ctx);
+    const schema = buildInitialSchema({
+      fields: columns,
+      partitionKeys: args.options.partition,
+      primaryKeys: args.options['primary-key'],
+      options: Object.fromEntries(options),
+    });
+    const location = tableLocation(args.named['table']!, ctx);
+    const fileIO = resolveFileIO(location);
+    try {
+      const paths = new TablePaths(location);
+      // create-if-absent: of two concurrent creators exactly one wins, as in the catalog.
+      const result = await fileIO.createIfAbsent(paths.schemaPath(0), serializeSchema(schema));
+      if (result === 'already-exists') throw new TableAlreadyExistsError(args.named['table']!, location);
+    } finally {
+      await fileIO.close();
+    }
+    const cols = schema.fields.map((f) => `${f.name} ${typeToString(f.type)}`).join(', ');
+    await printLine(ctx, `created table ${location} (${cols})`);
+    if (schema.partitionKeys.length > 0) await printLine(ctx, `  partitioned by ${schema.partitionKeys.join(', ')}`);
+    if (schema.primaryKeys.length > 0) await printLine(ctx, `  primary key ${schema.primaryKeys.join(', ')}`);
   },
 });
 
@@ -33,4 +62,33 @@ export function parseKeyValues(values: readonly string[], option: string, comman
     out.set(kv.slice(0, eq), kv.slice(eq + 1));
   }
   return out;
+}
+
+/**
+ * The `--schema` value: inline JSON (starts with `[`), `@file`, or a path to a file holding the
+ * JSON. Returns the column list; malformed input is a usage error naming the option.
+ */
+export function readSchemaArgument(value: string, ctx: CommandContext): ColumnSpec[] {
+  let text = value;
+  let source = "option '--schema'";
+  if (!value.trimStart().startsWith('[')) {
+    const file = resolvePath(ctx.cwd, value.startsWith('@') ? value.slice(1) : value);
+    if (!existsSync(file)) throw new UsageError(`option '--schema' is neither a JSON array nor an existing file: ${value}`, 'create');
+    text = readFileSync(file, 'utf8');
+    source = `schema file ${file}`;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`${source} is not valid JSON: ${(e as Error).message}`, 'create');
+  }
+  if (!Array.isArray(parsed) || parsed.length === 0) throw new UsageError(`${source} must be a non-empty JSON array of {"name": ..., "type": ...}`, 'create');
+  return parsed.map((c: unknown, i) => {
+    const col = c as { name?: unknown; type?: unknown; description?: unknown };
+    if (typeof c !== 'object' || c === null || typeof col.name !== 'string' || typeof col.type !== 'string') {
+      throw new UsageError(`${source}: column ${i} must be {"name": "<string>", "type": "<Paimon type>"}`, 'create');
+    }
+    return { name: col.name, type: col.type, ...(typeof col.description === 'string' ? { description: col.description } : {}) };
+  });
 }

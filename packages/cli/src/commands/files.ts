@@ -1,5 +1,7 @@
+import type { FileInfo } from '@tidemark/core';
 import { defineCommand } from '../command.js';
-import { jsonOption, notYetImplemented, snapshotOption, tableArgument } from './shared.js';
+import { bigintToJson, stringifyJson, type JsonValue } from '../output/value-format.js';
+import { jsonOption, printLine, snapshotOption, tableArgument, textTable, withTable } from './shared.js';
 
 /** `tidemark files`: list live data files (issue 3). */
 export const filesCommand = defineCommand({
@@ -10,7 +12,43 @@ export const filesCommand = defineCommand({
     positionals: [tableArgument],
     options: { snapshot: { ...snapshotOption, description: 'list the files of this snapshot (default latest)' }, json: { ...jsonOption, description: 'print JSON lines, one file per line' } },
   },
-  async run() {
-    notYetImplemented('files', 'scan planning in @tidemark/core');
+  async run(args, ctx) {
+    await withTable(args.named['table']!, ctx, async (table) => {
+      const snapshot = args.options.snapshot;
+      const plan = await table.newRead(snapshot !== undefined ? { snapshotId: snapshot } : {}).plan();
+      const files = plan.files();
+      if (args.options.json) {
+        for (const f of files) await printLine(ctx, stringifyJson(fileJson(f)));
+        return;
+      }
+      if (plan.snapshotId === null) {
+        await printLine(ctx, 'the table has no snapshots');
+        return;
+      }
+      const rows = files.map((f) => [f.partitionPath.replace(/\/$/, '') || '-', String(f.bucket), String(f.level), String(f.rowCount), String(f.fileSize), f.fileName]);
+      let out = textTable(['partition', 'bucket', 'level', 'rows', 'size', 'file'], rows, [false, true, true, true, true]);
+      const rowsTotal = files.reduce((n, f) => n + f.rowCount, 0);
+      const bytes = files.reduce((n, f) => n + f.fileSize, 0);
+      out += `${files.length} file(s), ${rowsTotal} row(s), ${bytes} byte(s) in snapshot ${plan.snapshotId}\n`;
+      ctx.stdout.write(out);
+    });
   },
 });
+
+/** One file as the JSON object `files --json` prints. */
+export function fileJson(f: FileInfo): Map<string, JsonValue> {
+  return new Map<string, JsonValue>([
+    ['partition', new Map(Object.entries(f.partition))],
+    ['bucket', f.bucket],
+    ['level', f.level],
+    ['rowCount', f.rowCount],
+    ['fileSize', f.fileSize],
+    ['fileName', f.fileName],
+    ['path', f.path],
+    ['schemaId', f.schemaId],
+    ['minSequenceNumber', bigintToJson(f.minSequenceNumber)],
+    ['maxSequenceNumber', bigintToJson(f.maxSequenceNumber)],
+    ['deleteRowCount', f.deleteRowCount],
+    ['deletedByVector', f.deletedByVector],
+  ]);
+}

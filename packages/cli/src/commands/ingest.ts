@@ -1,25 +1,84 @@
+import { resolve as resolvePath } from 'node:path';
+import {
+  JsonLinesFileSource,
+  crashHookFromEnv,
+  openCheckpointStore,
+  runIngest,
+  type CheckpointInfo,
+  type CheckpointStateStore,
+} from '@tidemark/sink';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
-import { notYetImplemented, tableArgument } from './shared.js';
+import { printLine, tableArgument, tableLocation } from './shared.js';
 
 /** `tidemark ingest`: exactly-once ingestion of a JSON-lines source (issue 5). */
 export const ingestCommand = defineCommand({
   name: 'ingest',
   summary: 'ingest a JSON-lines file exactly once, resumable after a crash',
   usage: {
-    synopsis: ['ingest <table> --source <file.jsonl> --state <dir-or-uri> [--checkpoint-every N] [--parallelism P]'],
-    description: 'Safe to kill at any moment; rerun with the same arguments until it reports the source done.',
+    synopsis: [
+      'ingest <table> --source <file.jsonl> --state <dir-or-uri> [--checkpoint-every N] [--parallelism P]',
+      'ingest <table> --source <file.jsonl> --commit-user U [--start-fresh] [--checkpoint-every N] [--parallelism P]',
+    ],
+    description:
+      'Safe to kill at any moment; rerun with the same arguments until it reports the source done. ' +
+      'With --commit-user instead of --state, no state is kept outside the table: the source offset travels in the snapshot properties. ' +
+      'Prints one JSON summary line when done.',
     positionals: [tableArgument],
     options: {
       source: { type: 'string', valueName: 'file.jsonl', description: 'JSON-lines input' },
       state: { type: 'string', valueName: 'dir-or-uri', description: 'where checkpoints are kept' },
       'checkpoint-every': { type: 'integer', min: 1, valueName: 'N', description: 'records per checkpoint' },
       parallelism: { type: 'integer', min: 1, valueName: 'P', description: 'parallel writers' },
+      'commit-user': { type: 'string', valueName: 'U', description: 'self-contained mode: stable commit user of this pipeline (instead of --state)' },
+      'start-fresh': { type: 'boolean', description: 'self-contained mode: start although early snapshots expired' },
     },
   },
-  async run(args) {
+  async run(args, ctx) {
+    const [tableArg] = args.positionals;
+    if (tableArg === undefined) throw new UsageError('missing <table>', 'ingest');
     if (args.options.source === undefined) throw new UsageError("option '--source' is required", 'ingest');
-    if (args.options.state === undefined) throw new UsageError("option '--state' is required", 'ingest');
-    notYetImplemented('ingest', 'the sink driver of @tidemark/sink');
+    const commitUser = args.options['commit-user'];
+    if (args.options.state === undefined && commitUser === undefined) throw new UsageError("option '--state' is required", 'ingest');
+    if (args.options.state !== undefined && commitUser !== undefined) {
+      throw new UsageError("give either '--state' or '--commit-user' (self-contained mode), not both", 'ingest');
+    }
+    if (args.options['start-fresh'] && commitUser === undefined) throw new UsageError("'--start-fresh' only applies with '--commit-user'", 'ingest');
+    const crash = crashHookFromEnv(ctx.env);
+    const store: CheckpointStateStore | undefined =
+      args.options.state === undefined ? undefined : openCheckpointStore(tableLocation(args.options.state, ctx));
+    try {
+      const summary = await runIngest({
+        table: tableLocation(tableArg, ctx),
+        source: new JsonLinesFileSource(resolvePath(ctx.cwd, args.options.source)),
+        ...(store ? { stateStore: store } : { commitUser: commitUser!, startFresh: args.options['start-fresh'] === true }),
+        checkpointEvery: args.options['checkpoint-every'] ?? 10_000,
+        parallelism: args.options.parallelism ?? 1,
+        crash,
+        signal: ctx.signal,
+        logger: { warn: (m) => void ctx.stderr.write(`tidemark: warning: ${m}\n`) },
+        onCheckpoint: (info: CheckpointInfo) => {
+          const committed = info.commits.map((c) => (c.result.status === 'committed' ? `snapshot ${c.result.snapshotId}` : c.result.status)).join(', ');
+          ctx.stderr.write(`checkpoint ${info.checkpointId}: ${info.records} records, ${committed || 'nothing to commit'} (${info.durationMs} ms)\n`);
+        },
+      });
+      await printLine(
+        ctx,
+        JSON.stringify({
+          status: summary.status,
+          mode: summary.mode,
+          commitUser: summary.commitUser,
+          restoredFrom: summary.restoredFrom === null ? null : Number(summary.restoredFrom),
+          recoveredCheckpoints: summary.recoveredCheckpoints,
+          records: summary.records,
+          checkpoints: summary.checkpoints,
+          lastCheckpointId: summary.lastCheckpointId === null ? null : Number(summary.lastCheckpointId),
+          offset: summary.offset,
+          snapshotId: summary.snapshotId,
+        }),
+      );
+    } finally {
+      await store?.close();
+    }
   },
 });

@@ -1,8 +1,8 @@
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { parseInstant } from '../options/duration.js';
-import { OUTPUT_FORMATS } from '../output/writers.js';
-import { notYetImplemented, snapshotOption, tableArgument } from './shared.js';
+import { OUTPUT_FORMATS, writeRecordBatches, type OutputFormat } from '../output/writers.js';
+import { snapshotOption, tableArgument, withTable } from './shared.js';
 
 /** `tidemark read`: print rows of a snapshot, timestamp or tag (issue 3). */
 export const readCommand = defineCommand({
@@ -27,9 +27,30 @@ export const readCommand = defineCommand({
     },
     conflicts: [['snapshot', 'timestamp', 'tag']],
   },
-  async run(args) {
-    if (args.options.timestamp !== undefined) parseInstant(args.options.timestamp, '--timestamp');
-    if (args.options.where !== undefined && args.options.where.trim() === '') throw new UsageError("option '--where' is empty", 'read');
-    notYetImplemented('read', 'the table reader of @tidemark/core');
+  async run(args, ctx) {
+    const o = args.options;
+    const timestamp = o.timestamp !== undefined ? parseInstant(o.timestamp, '--timestamp') : undefined;
+    if (o.where !== undefined && o.where.trim() === '') throw new UsageError("option '--where' is empty", 'read');
+    await withTable(args.named['table']!, ctx, async (table) => {
+      const read = table.newRead({
+        ...(o.snapshot !== undefined ? { snapshotId: o.snapshot } : {}),
+        ...(timestamp !== undefined ? { timestamp } : {}),
+        ...(o.tag !== undefined ? { tag: o.tag } : {}),
+        ...(o.columns.length > 0 ? { columns: o.columns } : {}),
+        ...(o.where !== undefined ? { where: o.where } : {}),
+        ...(o.limit !== undefined ? { limit: o.limit } : {}),
+      });
+      // Planning first surfaces missing snapshots / unknown columns before any output.
+      const schema = await read.arrowSchema();
+      const tableSchema = await read.tableSchema();
+      const types = new Map(tableSchema.fields.map((f) => [f.name, f.type]));
+      await writeRecordBatches(read.batches(), ctx.stdout, {
+        format: (o.format ?? 'jsonl') as OutputFormat,
+        schema,
+        columnTypes: schema.fields.map((f) => types.get(f.name)),
+        signal: ctx.signal,
+        ...(o.limit !== undefined ? { limit: o.limit } : {}),
+      });
+    });
   },
 });

@@ -2,10 +2,13 @@
  * Pieces several commands share: common option declarations, the `<table>` argument, progress
  * bars wired to the context, and the placeholder for engines that do not exist yet.
  */
+import { resolve as resolvePath } from 'node:path';
+import { openTable, type Table } from '@tidemark/core';
 import type { OptionSpec, PositionalSpec } from '../args.js';
 import type { CommandContext } from '../context.js';
 import { NotImplementedError } from '../errors.js';
 import { ProgressReporter } from '../output/progress.js';
+import { writeText } from '../output/writers.js';
 
 /** The `<table>` positional every table command takes. */
 export const tableArgument: PositionalSpec = {
@@ -33,4 +36,49 @@ export function progressFor(ctx: CommandContext, label: string, unit: string, to
     ...(total !== undefined ? { total } : {}),
     ...(totalBytes !== undefined ? { totalBytes } : {}),
   });
+}
+
+/** True for `scheme://…` locations (file://, s3://, memory://); anything else is a local path. */
+function hasScheme(location: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(location);
+}
+
+/** The `<table>` argument as a location: URIs as given, local paths resolved against `ctx.cwd`. */
+export function tableLocation(arg: string, ctx: CommandContext): string {
+  return hasScheme(arg) ? arg : resolvePath(ctx.cwd, arg);
+}
+
+/** Opens the table named by `arg`, runs `fn`, and closes the table's FileIO afterwards. */
+export async function withTable<T>(arg: string, ctx: CommandContext, fn: (table: Table) => Promise<T>): Promise<T> {
+  const table = await openTable(tableLocation(arg, ctx));
+  try {
+    return await fn(table);
+  } finally {
+    await table.close();
+  }
+}
+
+/** Writes one line (a newline is added) to stdout, honouring backpressure. */
+export function printLine(ctx: CommandContext, line: string): Promise<void> {
+  return writeText(ctx.stdout, `${line}\n`, ctx.signal);
+}
+
+/**
+ * Renders rows as aligned text columns with a header and a rule, as `read --format table` does.
+ * `right` marks right-aligned (numeric) columns.
+ */
+export function textTable(header: readonly string[], rows: readonly (readonly string[])[], right: readonly boolean[] = []): string {
+  const widths = header.map((h, k) => Math.max([...h].length, ...rows.map((r) => [...(r[k] ?? '')].length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, k) => (right[k] ? c.padStart(widths[k]!) : c.padEnd(widths[k]!)))
+      .join(' | ')
+      .trimEnd() + '\n';
+  return line(header) + widths.map((w) => '-'.repeat(w)).join('-+-') + '\n' + rows.map(line).join('');
+}
+
+/** Epoch milliseconds as ISO-8601 UTC (`2024-05-01T10:00:00.000Z`), or the number when out of range. */
+export function isoTime(ms: number): string {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
 }

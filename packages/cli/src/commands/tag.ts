@@ -1,6 +1,7 @@
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
-import { notYetImplemented, snapshotOption, tableArgument } from './shared.js';
+import { stringifyJson, type JsonValue } from '../output/value-format.js';
+import { isoTime, printLine, snapshotOption, tableArgument, textTable, withTable } from './shared.js';
 
 const actions = ['create', 'delete', 'list'];
 
@@ -17,13 +18,45 @@ export const tagCommand = defineCommand({
     ],
     options: { snapshot: { ...snapshotOption, description: 'tag this snapshot (default latest)' }, json: { type: 'boolean', description: 'list as JSON lines' } },
   },
-  async run(args) {
+  async run(args, ctx) {
     const action = args.named['action']!;
     if (!actions.includes(action)) throw new UsageError(`unknown tag action '${action}'; use create, delete or list`, 'tag');
     const name = args.named['name'];
     if (action !== 'list' && name === undefined) throw new UsageError(`'tag ${action}' needs a tag name`, 'tag');
     if (action === 'list' && name !== undefined) throw new UsageError(`unexpected argument '${name}'`, 'tag');
     if (action !== 'create' && args.options.snapshot !== undefined) throw new UsageError(`option '--snapshot' only applies to 'tag create'`, 'tag');
-    notYetImplemented(`tag ${action}`, 'tags in @tidemark/core');
+    const tableArg = args.named['table']!;
+    await withTable(tableArg, ctx, async (table) => {
+      if (action === 'create') {
+        const tag = await table.createTag(name!, args.options.snapshot !== undefined ? { snapshotId: args.options.snapshot } : {});
+        await printLine(ctx, `created tag '${name!}' on snapshot ${tag.id}`);
+      } else if (action === 'delete') {
+        await table.deleteTag(name!);
+        await printLine(ctx, `deleted tag '${name!}'`);
+      } else {
+        const tags = await table.listTags();
+        if (args.options.json) {
+          for (const { name: n, tag } of tags) {
+            const o = new Map<string, JsonValue>([
+              ['name', n],
+              ['snapshotId', tag.id],
+              ['snapshotTime', isoTime(tag.timeMillis)],
+              ['createTime', tag.tagCreateTime ? createTime(tag.tagCreateTime.millis) : null],
+            ]);
+            await printLine(ctx, stringifyJson(o));
+          }
+        } else if (tags.length === 0) {
+          await printLine(ctx, 'the table has no tags');
+        } else {
+          const rows = tags.map(({ name: n, tag }) => [n, String(tag.id), isoTime(tag.timeMillis), tag.tagCreateTime ? createTime(tag.tagCreateTime.millis) : '']);
+          ctx.stdout.write(textTable(['name', 'snapshot', 'snapshotTime', 'createTime'], rows, [false, true]));
+        }
+      }
+    });
   },
 });
+
+/** `tagCreateTime` is a local wall-clock time stored as if UTC: print it without a zone. */
+function createTime(millis: number): string {
+  return isoTime(millis).replace(/Z$/, '');
+}

@@ -1,7 +1,14 @@
+import { createReadStream } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
+import type { Readable } from 'node:stream';
+import { LocalFileIO } from '@tidemark/storage';
+import { readParquetFile } from '@tidemark/format';
+import { WriteValidationError, type CommitResult, type TableWrite } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
+import { InputError, readCsv, readJsonLines, type RowChunk } from '../input/row-input.js';
 import { parseKeyValues } from './create.js';
-import { notYetImplemented, tableArgument } from './shared.js';
+import { printLine, tableArgument, withTable } from './shared.js';
 
 /** `tidemark write`: append or overwrite rows (issue 4). */
 export const writeCommand = defineCommand({
@@ -21,9 +28,82 @@ export const writeCommand = defineCommand({
     },
     requires: { partition: 'overwrite', 'commit-identifier': 'commit-user', 'commit-user': 'commit-identifier' },
   },
-  async run(args) {
-    parseKeyValues(args.options.partition, '--partition', 'write');
-    if (args.options.format === 'parquet' && (args.options.input ?? '-') === '-') throw new UsageError("'--format parquet' needs '--input <file>'", 'write');
-    notYetImplemented('write', 'the table writer and commit of @tidemark/core');
+  async run(args, ctx) {
+    const o = args.options;
+    const partition = parseKeyValues(o.partition, '--partition', 'write');
+    const format = o.format ?? 'jsonl';
+    const inputArg = o.input ?? '-';
+    if (format === 'parquet' && inputArg === '-') throw new UsageError("'--format parquet' needs '--input <file>'", 'write');
+    const inputPath = inputArg === '-' ? undefined : resolvePath(ctx.cwd, inputArg);
+
+    await withTable(args.named['table']!, ctx, async (table) => {
+      const commit = table.newCommit(o['commit-user'] !== undefined ? { commitUser: o['commit-user'] } : {});
+      const identifier = o['commit-identifier'] !== undefined ? BigInt(o['commit-identifier']) : undefined;
+      if (identifier !== undefined) {
+        // Checked before reading the input, so a retried job writes no data files at all.
+        const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
+        if (todo.length === 0) {
+          await printLine(ctx, `skipped: commit identifier ${identifier} of commit user '${commit.commitUser}' was already committed`);
+          return;
+        }
+      }
+      const writer = table.newBatchWrite();
+      let rows = 0;
+      let result: CommitResult;
+      try {
+        if (format === 'parquet') {
+          for await (const batch of readParquetFile(new LocalFileIO(), inputPath!)) {
+            ctx.signal.throwIfAborted();
+            await writer.write(batch);
+            rows += batch.numRows;
+          }
+        } else {
+          const stream: Readable = inputPath === undefined ? ctx.stdin : createReadStream(inputPath);
+          const fields = table.schema().fields;
+          const chunks = format === 'csv' ? readCsv(stream, fields) : readJsonLines(stream, fields);
+          for await (const chunk of chunks) {
+            ctx.signal.throwIfAborted();
+            await writeChunk(writer, chunk);
+            rows += chunk.rows.length;
+          }
+        }
+        const messages = await writer.prepareCommit();
+        const committable = { messages, ...(identifier !== undefined ? { identifier } : {}) };
+        result = o.overwrite
+          ? await commit.overwrite(committable, partition.size > 0 ? { partition: Object.fromEntries(partition) } : {})
+          : await commit.commit(committable);
+      } catch (e) {
+        await writer.abort().catch(() => undefined);
+        throw e;
+      } finally {
+        await writer.close();
+      }
+      switch (result.status) {
+        case 'committed':
+          await printLine(ctx, `committed snapshot ${result.snapshotId} (${rows} row${rows === 1 ? '' : 's'}${o.overwrite ? ', overwrite' : ''})`);
+          break;
+        case 'skipped':
+          await printLine(ctx, `skipped: ${result.reason}`);
+          break;
+        case 'empty':
+          await printLine(ctx, 'nothing to commit: the input has no rows; no snapshot was created');
+          break;
+      }
+    });
   },
 });
+
+/** Writes one chunk, turning the writer's row index into the input line number. */
+async function writeChunk(writer: TableWrite, chunk: RowChunk): Promise<void> {
+  try {
+    await writer.write(chunk.rows);
+  } catch (e) {
+    if (e instanceof WriteValidationError && e.rowIndex !== undefined) {
+      const line = chunk.lines[e.rowIndex];
+      const where = [e.column !== undefined ? `column '${e.column}'` : undefined, `row ${e.rowIndex}`].filter((x) => x !== undefined).join(', ');
+      const detail = e.message.startsWith(where + ': ') ? e.message.slice(where.length + 2) : e.message;
+      throw new InputError(`input line ${line}${e.column !== undefined ? `, column '${e.column}'` : ''}: ${detail}`, { cause: e });
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,621 @@
+/**
+ * Schema evolution: a {@link SchemaChange} model and {@link alterTable}, which applies a list of
+ * changes to the latest schema and publishes the result as `schema/schema-<latest+1>`, following
+ * Java Paimon's `SchemaManager.commitChanges`:
+ *
+ * - field ids are permanent: a rename keeps the id, a new column takes `highestFieldId + 1` (its
+ *   nested ROW fields the ids after it), a dropped column's id is never reused;
+ * - old schema files are never modified; the new one is created with create-if-absent, and a writer
+ *   that loses the race re-reads the latest schema and re-applies its changes.
+ *
+ * Only top-level columns can be changed (no nested paths).
+ */
+import type { FileIO } from '@tidemark/storage';
+import {
+  CURRENT_SCHEMA_VERSION,
+  parseTypeString,
+  serializeSchema,
+  typeToString,
+  type DataField,
+  type DataType,
+  type TableSchema,
+} from '@tidemark/format';
+import { TidemarkUserError } from './errors.js';
+import { SchemaManager } from './schema-manager.js';
+import { validateOptions } from './schema-builder.js';
+import { SnapshotManager } from './snapshot-manager.js';
+import type { TablePaths } from './table-paths.js';
+
+/** A schema change is invalid for the table (unknown column, refused type change, immutable option …). */
+export class SchemaChangeError extends TidemarkUserError {
+  constructor(
+    message: string,
+    /** What the error is about: the column or option it names, when there is one. */
+    readonly subject?: { readonly column?: string; readonly option?: string },
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Where an added or moved column goes; default is after the last column. */
+export type ColumnPosition = { readonly kind: 'first' } | { readonly kind: 'after'; readonly column: string };
+
+/** One change of a table's schema (Paimon's `SchemaChange`, top-level columns only). */
+export type SchemaChange =
+  | { readonly kind: 'set-option'; readonly key: string; readonly value: string }
+  | { readonly kind: 'remove-option'; readonly key: string }
+  /** Sets (or with null removes) the table comment. */
+  | { readonly kind: 'update-comment'; readonly comment: string | null }
+  | {
+      readonly kind: 'add-column';
+      readonly name: string;
+      /** Paimon SQL type string (`"BIGINT"`, `"ROW<a INT>"`) or a DataType; must be nullable. */
+      readonly type: string | DataType;
+      readonly description?: string;
+      readonly position?: ColumnPosition;
+    }
+  | { readonly kind: 'drop-column'; readonly name: string }
+  | { readonly kind: 'rename-column'; readonly name: string; readonly newName: string }
+  | {
+      readonly kind: 'alter-type';
+      readonly name: string;
+      readonly type: string | DataType;
+      /** Keep the column's current nullability instead of the one of `type` (Paimon's `keepNullability`). */
+      readonly keepNullability?: boolean;
+    }
+  /** Sets (or with null removes) a column's description. */
+  | { readonly kind: 'update-column-comment'; readonly name: string; readonly description: string | null }
+  | { readonly kind: 'move-column'; readonly name: string; readonly position: ColumnPosition };
+
+/** Factory functions for {@link SchemaChange} values. */
+export const SchemaChanges = {
+  setOption: (key: string, value: string): SchemaChange => ({ kind: 'set-option', key, value }),
+  removeOption: (key: string): SchemaChange => ({ kind: 'remove-option', key }),
+  updateComment: (comment: string | null): SchemaChange => ({ kind: 'update-comment', comment }),
+  addColumn: (
+    name: string,
+    type: string | DataType,
+    options: { description?: string; position?: ColumnPosition } = {},
+  ): SchemaChange => ({ kind: 'add-column', name, type, ...options }),
+  dropColumn: (name: string): SchemaChange => ({ kind: 'drop-column', name }),
+  renameColumn: (name: string, newName: string): SchemaChange => ({ kind: 'rename-column', name, newName }),
+  alterType: (name: string, type: string | DataType, keepNullability = false): SchemaChange => ({
+    kind: 'alter-type',
+    name,
+    type,
+    keepNullability,
+  }),
+  updateColumnComment: (name: string, description: string | null): SchemaChange => ({
+    kind: 'update-column-comment',
+    name,
+    description,
+  }),
+  moveColumn: (name: string, position: ColumnPosition): SchemaChange => ({ kind: 'move-column', name, position }),
+} as const;
+
+/** Options that are never edited through option changes: keys are part of the schema itself. */
+const KEY_OPTIONS = new Set(['primary-key', 'partition']);
+
+/**
+ * Options that cannot change once the table has snapshots (Paimon's `@Immutable` options plus
+ * `bucket`: existing files are laid out for the old bucket count and tidemark does not rescale).
+ */
+const IMMUTABLE_WHEN_NOT_EMPTY = new Set([
+  'bucket',
+  'bucket-key',
+  'merge-engine',
+  'sequence.field',
+  'data-evolution.enabled',
+  'row-tracking.enabled',
+]);
+
+/** Column names Paimon reserves for its own system columns. */
+const RESERVED_NAMES = new Set(['_SEQUENCE_NUMBER', '_VALUE_KIND', '_ROW_ID', '_LEVEL']);
+const RESERVED_PREFIX = '_KEY_';
+
+/** Context of {@link applySchemaChanges}. */
+export interface ApplyContext {
+  /**
+   * Whether the table has snapshots; consulted only for option changes (immutable options may
+   * change on an empty table). A function so callers can look it up lazily.
+   */
+  readonly hasSnapshots: boolean | (() => Promise<boolean>);
+  /** Creation time of the new schema (default: now). */
+  readonly timeMillis?: number;
+}
+
+/**
+ * Applies `changes`, in order, to `schema` and returns the next schema version (`id + 1`). Pure
+ * apart from the optional `hasSnapshots` lookup; nothing is written.
+ *
+ * @throws SchemaChangeError naming the column or option when a change does not apply.
+ */
+export async function applySchemaChanges(
+  schema: TableSchema,
+  changes: readonly SchemaChange[],
+  context: ApplyContext,
+): Promise<TableSchema> {
+  if (changes.length === 0) throw new SchemaChangeError('no schema changes given');
+  let snapshotsKnown: boolean | undefined = typeof context.hasSnapshots === 'boolean' ? context.hasSnapshots : undefined;
+  const hasSnapshots = async (): Promise<boolean> => {
+    if (snapshotsKnown === undefined) snapshotsKnown = await (context.hasSnapshots as () => Promise<boolean>)();
+    return snapshotsKnown;
+  };
+
+  const fields: DataField[] = [...schema.fields];
+  let highest = schema.highestFieldId;
+  const options: Record<string, string> = {};
+  for (const [k, v] of Object.entries(schema.options)) setOwn(options, k, v);
+  let comment: string | undefined = schema.comment;
+  const partitionKeys = [...schema.partitionKeys];
+  const primaryKeys = [...schema.primaryKeys];
+
+  const indexOf = (name: string, what: string): number => {
+    const i = fields.findIndex((f) => f.name === name);
+    if (i < 0) {
+      throw new SchemaChangeError(
+        `cannot ${what} column '${name}': no such column (columns: ${fields.map((f) => f.name).join(', ')})`,
+        { column: name },
+      );
+    }
+    return i;
+  };
+  const bucketKeyColumns = (): string[] => {
+    const raw = Object.prototype.hasOwnProperty.call(options, 'bucket-key') ? options['bucket-key'] : undefined;
+    return raw === undefined || raw.trim() === '' ? [] : raw.split(',').map((s) => s.trim());
+  };
+  const refuseKey = (name: string, what: string, opts: { primary: boolean; bucket: boolean }): void => {
+    if (partitionKeys.includes(name)) {
+      throw new SchemaChangeError(`cannot ${what} column '${name}': it is a partition key`, { column: name });
+    }
+    if (opts.primary && primaryKeys.includes(name)) {
+      throw new SchemaChangeError(`cannot ${what} column '${name}': it is part of the primary key`, { column: name });
+    }
+    if (opts.bucket && bucketKeyColumns().includes(name)) {
+      throw new SchemaChangeError(`cannot ${what} column '${name}': it is a bucket key (option 'bucket-key')`, {
+        column: name,
+      });
+    }
+  };
+  const checkNewName = (name: string, what: string): void => {
+    if (typeof name !== 'string' || name.trim() === '') {
+      throw new SchemaChangeError(`cannot ${what}: the column name is empty`);
+    }
+    if (fields.some((f) => f.name === name)) {
+      throw new SchemaChangeError(`cannot ${what}: column '${name}' already exists`, { column: name });
+    }
+    if (RESERVED_NAMES.has(name) || name.startsWith(RESERVED_PREFIX)) {
+      throw new SchemaChangeError(
+        `cannot ${what}: '${name}' is reserved for Paimon system columns (${[...RESERVED_NAMES].join(', ')}, ${RESERVED_PREFIX}*)`,
+        { column: name },
+      );
+    }
+  };
+  const insertAt = (field: DataField, position: ColumnPosition | undefined, what: string): void => {
+    if (position === undefined) fields.push(field);
+    else if (position.kind === 'first') fields.unshift(field);
+    else {
+      const ref = fields.findIndex((f) => f.name === position.column);
+      if (ref < 0) {
+        throw new SchemaChangeError(`cannot ${what}: reference column '${position.column}' of AFTER does not exist`, {
+          column: position.column,
+        });
+      }
+      fields.splice(ref + 1, 0, field);
+    }
+  };
+
+  for (const change of changes) {
+    switch (change.kind) {
+      case 'set-option': {
+        checkOptionKey(change.key, 'set');
+        if (typeof change.value !== 'string') {
+          throw new SchemaChangeError(`cannot set option '${change.key}': value must be a string`, { option: change.key });
+        }
+        const old = Object.prototype.hasOwnProperty.call(options, change.key) ? options[change.key] : undefined;
+        if (old !== change.value && IMMUTABLE_WHEN_NOT_EMPTY.has(change.key) && (await hasSnapshots())) {
+          throw new SchemaChangeError(
+            `cannot change option '${change.key}' from ${old === undefined ? 'its default' : `'${old}'`} to '${change.value}': ` +
+              `it cannot change once the table has snapshots`,
+            { option: change.key },
+          );
+        }
+        setOwn(options, change.key, change.value);
+        break;
+      }
+      case 'remove-option': {
+        checkOptionKey(change.key, 'remove');
+        const present = Object.prototype.hasOwnProperty.call(options, change.key);
+        if (present && IMMUTABLE_WHEN_NOT_EMPTY.has(change.key) && (await hasSnapshots())) {
+          throw new SchemaChangeError(
+            `cannot remove option '${change.key}': it cannot change once the table has snapshots`,
+            { option: change.key },
+          );
+        }
+        delete options[change.key];
+        break;
+      }
+      case 'update-comment':
+        comment = change.comment ?? undefined;
+        break;
+      case 'add-column': {
+        const what = `add column '${change.name}'`;
+        checkNewName(change.name, what);
+        const type = resolveType(change.type, change.name, what);
+        if (!type.nullable) {
+          // Files written before the change have no values for this column; Java refuses too.
+          throw new SchemaChangeError(
+            `cannot ${what}: added columns must be nullable, but the type is ${typeToString(type)}`,
+            { column: change.name },
+          );
+        }
+        const id = ++highest;
+        const reassigned = reassignNestedIds(type, () => ++highest);
+        const field: { -readonly [K in keyof DataField]: DataField[K] } = { id, name: change.name, type: reassigned };
+        if (change.description !== undefined) field.description = change.description;
+        insertAt(field, change.position, what);
+        break;
+      }
+      case 'drop-column': {
+        const i = indexOf(change.name, 'drop');
+        refuseKey(change.name, 'drop', { primary: true, bucket: true });
+        if (fields.length === 1) {
+          throw new SchemaChangeError(`cannot drop column '${change.name}': a table needs at least one column`, {
+            column: change.name,
+          });
+        }
+        fields.splice(i, 1);
+        break;
+      }
+      case 'rename-column': {
+        const i = indexOf(change.name, 'rename');
+        refuseKey(change.name, 'rename', { primary: true, bucket: false });
+        const what = `rename column '${change.name}' to '${change.newName}'`;
+        if (change.newName === change.name) break;
+        checkNewName(change.newName, what);
+        fields[i] = { ...fields[i]!, name: change.newName };
+        renameInOptions(options, change.name, change.newName);
+        break;
+      }
+      case 'alter-type': {
+        const i = indexOf(change.name, 'change the type of');
+        refuseKey(change.name, 'change the type of', { primary: true, bucket: true });
+        const field = fields[i]!;
+        let target = resolveType(change.type, change.name, `change the type of column '${change.name}'`);
+        if (change.keepNullability) target = { ...target, nullable: field.type.nullable } as DataType;
+        checkWidening(change.name, field.type, target);
+        fields[i] = { ...field, type: target };
+        break;
+      }
+      case 'update-column-comment': {
+        const i = indexOf(change.name, 'comment');
+        const { description: _old, ...rest } = fields[i]!;
+        fields[i] = change.description === null ? rest : { ...rest, description: change.description };
+        break;
+      }
+      case 'move-column': {
+        const i = indexOf(change.name, 'move');
+        const [field] = fields.splice(i, 1);
+        if (change.position.kind === 'after' && change.position.column === change.name) {
+          throw new SchemaChangeError(`cannot move column '${change.name}' after itself`, { column: change.name });
+        }
+        insertAt(field!, change.position, `move column '${change.name}'`);
+        break;
+      }
+      default: {
+        const unknown: never = change;
+        throw new SchemaChangeError(`unknown schema change ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+
+  const next: TableSchema = {
+    version: CURRENT_SCHEMA_VERSION,
+    id: schema.id + 1,
+    fields,
+    highestFieldId: highest,
+    partitionKeys,
+    primaryKeys,
+    options,
+    timeMillis: context.timeMillis ?? Date.now(),
+    ...(comment !== undefined ? { comment } : {}),
+  };
+  try {
+    validateOptions(next);
+  } catch (e) {
+    throw new SchemaChangeError(`the changed schema is invalid: ${(e as Error).message}`, undefined, { cause: e });
+  }
+  return next;
+}
+
+/** Options for {@link alterTable}. */
+export interface AlterTableOptions {
+  /** How often to re-apply the changes after another writer created the same schema id (default 50). */
+  readonly maxRetries?: number;
+}
+
+/**
+ * Applies `changes` to the table's latest schema and creates `schema-<latest+1>` with
+ * create-if-absent. When another writer created that id first, re-reads the latest schema and
+ * re-applies the changes (which fails with {@link SchemaChangeError} if they no longer apply).
+ *
+ * @returns the schema written.
+ * @throws SchemaChangeError when a change does not apply or the retries are exhausted;
+ *   TableNotFoundError when there is no table at `paths`.
+ */
+export async function alterTable(
+  fileIO: FileIO,
+  paths: TablePaths,
+  changes: readonly SchemaChange[],
+  options: AlterTableOptions = {},
+): Promise<TableSchema> {
+  const maxRetries = options.maxRetries ?? 50;
+  const snapshots = new SnapshotManager(fileIO, paths);
+  let snapshotsSeen = false;
+  // Once a snapshot exists it stays "non-empty"; re-check on retries only while none was seen.
+  const hasSnapshots = async (): Promise<boolean> => {
+    if (!snapshotsSeen) snapshotsSeen = (await snapshots.latestId()) !== null;
+    return snapshotsSeen;
+  };
+  for (let attempt = 0; ; attempt++) {
+    // A fresh manager per attempt: its cache must not hide a schema created by another writer.
+    const latest = await new SchemaManager(fileIO, paths).latest();
+    const next = await applySchemaChanges(latest, changes, { hasSnapshots });
+    const path = paths.schemaPath(next.id);
+    if ((await fileIO.createIfAbsent(path, serializeSchema(next))) === 'created') return next;
+    if (attempt >= maxRetries) {
+      throw new SchemaChangeError(
+        `could not alter table ${paths.root}: schema ${next.id} was created concurrently ${attempt + 1} times; giving up`,
+      );
+    }
+  }
+}
+
+/**
+ * Parses the arguments of `tidemark alter <table> <action> ...` into schema changes:
+ * `add-column <name> <type> [--after <col> | --first] [--comment <text>]`, `drop-column <name>`,
+ * `rename-column <old> <new>`, `alter-type <name> <type>`, `set-option k=v [k=v ...]`,
+ * `remove-option k [k ...]`, `move-column <name> (--after <col> | --first)`,
+ * `comment-column <name> <text>`, `comment <text>`. A type may be given as several words
+ * (`DECIMAL(10, 2) NOT NULL` unquoted).
+ *
+ * @throws SchemaChangeError with the usage of the action when the arguments do not fit.
+ */
+export function parseAlterArgs(action: string, args: readonly string[]): SchemaChange[] {
+  const usage = ALTER_USAGE[action];
+  if (usage === undefined) {
+    throw new SchemaChangeError(`unknown alter action '${action}'; expected one of: ${Object.keys(ALTER_USAGE).join(', ')}`);
+  }
+  const fail = (msg: string): never => {
+    throw new SchemaChangeError(`alter ${action}: ${msg}; usage: alter <table> ${usage}`);
+  };
+  const { positional, flags } = splitFlags(args, action === 'add-column' || action === 'move-column', fail);
+  const allowFlags = (...names: string[]): void => {
+    for (const k of flags.keys()) if (!names.includes(k)) fail(`unknown flag --${k}`);
+  };
+  const position = (): ColumnPosition | undefined => {
+    const after = flags.get('after');
+    const first = flags.has('first');
+    if (after !== undefined && first) fail('give either --after or --first, not both');
+    if (first) return { kind: 'first' };
+    if (after !== undefined) return { kind: 'after', column: after };
+    return undefined;
+  };
+  const exactly = (n: number): void => {
+    if (positional.length !== n) fail(`expected ${n} argument${n === 1 ? '' : 's'}, got ${positional.length}`);
+  };
+  switch (action) {
+    case 'add-column': {
+      allowFlags('after', 'first', 'comment');
+      if (positional.length < 2) fail('expected a column name and a type');
+      const comment = flags.get('comment');
+      const pos = position();
+      return [
+        SchemaChanges.addColumn(positional[0]!, positional.slice(1).join(' '), {
+          ...(comment !== undefined ? { description: comment } : {}),
+          ...(pos !== undefined ? { position: pos } : {}),
+        }),
+      ];
+    }
+    case 'drop-column':
+      allowFlags();
+      exactly(1);
+      return [SchemaChanges.dropColumn(positional[0]!)];
+    case 'rename-column':
+      allowFlags();
+      exactly(2);
+      return [SchemaChanges.renameColumn(positional[0]!, positional[1]!)];
+    case 'alter-type':
+      allowFlags();
+      if (positional.length < 2) fail('expected a column name and a type');
+      return [SchemaChanges.alterType(positional[0]!, positional.slice(1).join(' '))];
+    case 'move-column': {
+      allowFlags('after', 'first');
+      exactly(1);
+      const pos = position();
+      if (pos === undefined) return fail('give --after <col> or --first');
+      return [SchemaChanges.moveColumn(positional[0]!, pos)];
+    }
+    case 'set-option':
+      allowFlags();
+      if (positional.length === 0) fail('expected at least one key=value');
+      return positional.map((kv) => {
+        const eq = kv.indexOf('=');
+        if (eq <= 0) return fail(`'${kv}' is not key=value`);
+        return SchemaChanges.setOption(kv.slice(0, eq).trim(), kv.slice(eq + 1));
+      });
+    case 'remove-option':
+      allowFlags();
+      if (positional.length === 0) fail('expected at least one option key');
+      return positional.map((k) => SchemaChanges.removeOption(k));
+    case 'comment-column':
+      allowFlags();
+      if (positional.length < 2) fail('expected a column name and a comment');
+      return [SchemaChanges.updateColumnComment(positional[0]!, positional.slice(1).join(' '))];
+    case 'comment':
+      allowFlags();
+      if (positional.length === 0) fail('expected a comment');
+      return [SchemaChanges.updateComment(positional.join(' '))];
+    default:
+      return fail('unsupported');
+  }
+}
+
+/** Usage line of each `tidemark alter` action. */
+export const ALTER_USAGE: Readonly<Record<string, string>> = {
+  'add-column': 'add-column <name> <type> [--after <col> | --first] [--comment <text>]',
+  'drop-column': 'drop-column <name>',
+  'rename-column': 'rename-column <old> <new>',
+  'alter-type': 'alter-type <name> <type>',
+  'set-option': 'set-option <key>=<value> [<key>=<value> ...]',
+  'remove-option': 'remove-option <key> [<key> ...]',
+  'move-column': 'move-column <name> (--after <col> | --first)',
+  'comment-column': 'comment-column <name> <text>',
+  comment: 'comment <text>',
+};
+
+function splitFlags(
+  args: readonly string[],
+  positionFlags: boolean,
+  fail: (msg: string) => never,
+): { positional: string[]; flags: Map<string, string> } {
+  const positional: string[] = [];
+  const flags = new Map<string, string>();
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (!a.startsWith('--')) {
+      positional.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    const name = eq > 0 ? a.slice(2, eq) : a.slice(2);
+    if (flags.has(name)) fail(`--${name} given twice`);
+    if (name === 'first' && positionFlags) {
+      flags.set(name, '');
+      continue;
+    }
+    const value = eq > 0 ? a.slice(eq + 1) : args[++i];
+    if (value === undefined) fail(`--${name} needs a value`);
+    flags.set(name, value!);
+  }
+  return { positional, flags };
+}
+
+function checkOptionKey(key: string, what: string): void {
+  if (typeof key !== 'string' || key.trim() === '') throw new SchemaChangeError(`cannot ${what} an option with an empty key`);
+  if (KEY_OPTIONS.has(key)) {
+    throw new SchemaChangeError(
+      `cannot ${what} option '${key}': partition and primary keys are part of the schema and cannot be changed`,
+      { option: key },
+    );
+  }
+}
+
+function resolveType(type: string | DataType, column: string, what: string): DataType {
+  if (typeof type === 'string') {
+    try {
+      return parseTypeString(type);
+    } catch (e) {
+      throw new SchemaChangeError(`cannot ${what}: ${(e as Error).message}`, { column }, { cause: e });
+    }
+  }
+  if (type && typeof type === 'object' && typeof (type as DataType).root === 'string') return type;
+  throw new SchemaChangeError(`cannot ${what}: type must be a Paimon type string or a DataType`, { column });
+}
+
+/**
+ * Refuses every type change except the lossless widenings the reader can cast old files to:
+ * TINYINT → SMALLINT → INT → BIGINT, TINYINT/SMALLINT/INT/FLOAT → DOUBLE, DECIMAL(p,s) →
+ * DECIMAL(p2,s) with p2 ≥ p, VARCHAR(n)/CHAR(n) → VARCHAR(m) with m ≥ n (STRING included),
+ * BINARY(n)/VARBINARY(n) → VARBINARY(m) with m ≥ n, TIMESTAMP(p) → TIMESTAMP(p2) with p2 ≥ p (also
+ * WITH LOCAL TIME ZONE). NOT NULL may be relaxed to nullable but never tightened.
+ */
+function checkWidening(column: string, from: DataType, to: DataType): void {
+  const fromStr = typeToString(from);
+  const toStr = typeToString(to);
+  if (from.nullable && !to.nullable) {
+    throw new SchemaChangeError(
+      `cannot change column '${column}' from ${fromStr} to ${toStr}: a nullable column cannot become NOT NULL`,
+      { column },
+    );
+  }
+  if (!isWidening(from, to)) {
+    throw new SchemaChangeError(
+      `cannot change column '${column}' from ${fromStr} to ${toStr}: only lossless widening is supported ` +
+        `(TINYINT→SMALLINT→INT→BIGINT, integers/FLOAT→DOUBLE, larger DECIMAL precision at the same scale, ` +
+        `longer VARCHAR/VARBINARY, higher TIMESTAMP precision)`,
+      { column },
+    );
+  }
+}
+
+const INT_RANK: Readonly<Record<string, number>> = { TINYINT: 0, SMALLINT: 1, INT: 2, BIGINT: 3 };
+
+function isWidening(from: DataType, to: DataType): boolean {
+  const fi = INT_RANK[from.root];
+  const ti = INT_RANK[to.root];
+  if (fi !== undefined && ti !== undefined) return fi <= ti;
+  if (to.root === 'DOUBLE') return from.root === 'DOUBLE' || from.root === 'FLOAT' || (fi !== undefined && fi <= 2);
+  if (from.root === 'FLOAT' && to.root === 'FLOAT') return true;
+  if (from.root === 'DECIMAL' && to.root === 'DECIMAL') return from.scale === to.scale && from.precision <= to.precision;
+  if ((from.root === 'VARCHAR' || from.root === 'CHAR') && to.root === 'VARCHAR') return from.length <= to.length;
+  if (from.root === 'CHAR' && to.root === 'CHAR') return from.length === to.length;
+  if ((from.root === 'VARBINARY' || from.root === 'BINARY') && to.root === 'VARBINARY') return from.length <= to.length;
+  if (from.root === 'BINARY' && to.root === 'BINARY') return from.length === to.length;
+  if ((from.root === 'TIMESTAMP' || from.root === 'TIMESTAMP_LTZ') && to.root === from.root) {
+    return from.precision <= to.precision;
+  }
+  if (from.root === 'TIME' && to.root === 'TIME') return from.precision === to.precision;
+  if (from.root === to.root && (from.root === 'BOOLEAN' || from.root === 'DATE')) return true;
+  // Composite types: only a nullability relaxation of an otherwise identical type.
+  if (from.root === to.root && (from.root === 'ARRAY' || from.root === 'MAP' || from.root === 'MULTISET' || from.root === 'ROW')) {
+    return typeToString({ ...from, nullable: true } as DataType) === typeToString({ ...to, nullable: true } as DataType);
+  }
+  return false;
+}
+
+/**
+ * Follows a rename into options that name columns, as Java's `applyRenameColumnsToOptions` does:
+ * `bucket-key`, `sequence.field` and `fields.<name>.*` keys.
+ */
+function renameInOptions(options: Record<string, string>, from: string, to: string): void {
+  for (const key of ['bucket-key', 'sequence.field']) {
+    const v = Object.prototype.hasOwnProperty.call(options, key) ? options[key] : undefined;
+    if (v === undefined) continue;
+    setOwn(options, key, v.split(',').map((s) => (s.trim() === from ? to : s.trim())).join(','));
+  }
+  const prefix = `fields.${from}.`;
+  for (const key of Object.keys(options)) {
+    if (!key.startsWith(prefix)) continue;
+    const value = options[key]!;
+    delete options[key];
+    setOwn(options, `fields.${to}.${key.slice(prefix.length)}`, value);
+  }
+}
+
+/** Java `ReassignFieldId`: nested ROW fields get fresh ids from the table's counter, in pre-order. */
+function reassignNestedIds(type: DataType, next: () => number): DataType {
+  switch (type.root) {
+    case 'ARRAY':
+    case 'MULTISET':
+      return { ...type, element: reassignNestedIds(type.element, next) };
+    case 'MAP':
+      return { ...type, key: reassignNestedIds(type.key, next), value: reassignNestedIds(type.value, next) };
+    case 'ROW':
+      return {
+        ...type,
+        fields: type.fields.map((f) => {
+          const id = next();
+          return { ...f, id, type: reassignNestedIds(f.type, next) };
+        }),
+      };
+    default:
+      return type;
+  }
+}
+
+/** Defines an own enumerable property, so a key named `__proto__` stays an ordinary option. */
+function setOwn(target: Record<string, string>, key: string, value: string): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}

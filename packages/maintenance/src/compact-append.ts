@@ -1,0 +1,409 @@
+/**
+ * Compaction of append tables (paimon-format.md §10.1): per (partition, bucket) of the latest
+ * snapshot, small files are packed into windows, each window is rewritten into new level-0 files
+ * (`_FILE_SOURCE` = 1, sequence numbers continuing from the window's first file), and everything
+ * is committed as one COMPACT snapshot (DELETE inputs, ADD outputs).
+ *
+ * Concurrency: appends landing meanwhile are fine — the commit is rebased onto them because its
+ * inputs are still live. When another commit removed some inputs first (another compaction, an
+ * overwrite), the affected windows are dropped, their new files deleted (no snapshot references
+ * them), and the rest is committed; when nothing is left the run gives up cleanly.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  CommitConflictError,
+  TableWrite,
+  liveEntries,
+  parsePredicate,
+  predicateColumns,
+  readDataFile,
+  type CommitMessage,
+  type DataSplit,
+  type PlannedFile,
+  type Table,
+} from '@tidemark/core';
+import {
+  BATCH_COMMIT_IDENTIFIER,
+  FILE_SOURCE_COMPACT,
+  deserializeBinaryRow,
+  fileEntryIdentity,
+  type DataFileMeta,
+  type DataType,
+  type TableSchema,
+} from '@tidemark/format';
+import { compactPickOptions, pickCompactWindows } from './compact-plan.js';
+import { MaintenanceArgumentError, MaintenanceError } from './errors.js';
+import { MaintenanceAbortedError } from './table-files.js';
+
+/** Default bound on the input files one run rewrites. */
+export const DEFAULT_COMPACT_MAX_FILES_PER_RUN = 1000;
+
+/** Options of {@link compactAppendTable}. */
+export interface CompactAppendOptions {
+  /** Only this partition (`{ dt: '2024-05-01' }`, values as in partition directory names). */
+  readonly partition?: Readonly<Record<string, string>>;
+  /** Only partitions matching this predicate; it may name partition columns only. */
+  readonly where?: string;
+  /** At most this many input files per run (default {@link DEFAULT_COMPACT_MAX_FILES_PER_RUN}); whole windows only. */
+  readonly maxFilesPerRun?: number;
+  /** At most this many input bytes per run (default unbounded); whole windows only. */
+  readonly maxBytesPerRun?: number;
+  /** Rewrite every small file, in windows of two or more (ignores `compaction.min.file-num`). */
+  readonly full?: boolean;
+  /** Plan only: report the windows, write and commit nothing. */
+  readonly dryRun?: boolean;
+  readonly onProgress?: (progress: CompactProgress) => void;
+  /** Aborting stops between files; files written so far are deleted and nothing is committed. */
+  readonly signal?: AbortSignal;
+  /** Commit user of the COMPACT snapshot (default a fresh UUID). */
+  readonly commitUser?: string;
+}
+
+/** Progress of a compaction run. */
+export interface CompactProgress {
+  readonly phase: 'planning' | 'rewriting' | 'committing';
+  /** Input files rewritten so far. */
+  readonly filesDone: number;
+  readonly filesTotal: number;
+  readonly bytesRead: number;
+  readonly bytesTotal: number;
+  readonly bytesWritten: number;
+}
+
+/** One planned window: the files of one bucket that are rewritten together. */
+export interface CompactWindowPlan {
+  readonly partition: Readonly<Record<string, string>>;
+  readonly bucket: number;
+  readonly files: readonly string[];
+  readonly bytes: number;
+  readonly rows: number;
+}
+
+/** Why (part of) a run was not committed. */
+export interface CompactGaveUp {
+  readonly reason: string;
+  /** Windows dropped because their inputs were no longer live. */
+  readonly windows: number;
+  /** New data files deleted again (never referenced by a snapshot). */
+  readonly outputFilesDeleted: number;
+}
+
+/** Result of {@link compactAppendTable}. */
+export interface CompactAppendSummary {
+  /** Input files replaced (planned ones in a dry run). */
+  readonly filesBefore: number;
+  /** Output files that replaced them (0 in a dry run). */
+  readonly filesAfter: number;
+  readonly bytesRead: number;
+  readonly bytesWritten: number;
+  /** Rows rewritten. */
+  readonly rows: number;
+  /** Distinct partitions with a committed (or, in a dry run, planned) window. */
+  readonly partitions: number;
+  /** Windows committed (planned in a dry run). */
+  readonly windows: number;
+  /** Windows left for a later run by `maxFilesPerRun` / `maxBytesPerRun`. */
+  readonly remainingWindows: number;
+  readonly durationMs: number;
+  /** The COMPACT snapshot, or null when nothing was committed. */
+  readonly snapshotId: number | null;
+  /** Snapshot the plan was made from (null for a table without snapshots). */
+  readonly baseSnapshotId: number | null;
+  readonly dryRun: boolean;
+  /** The planned windows (dry runs only). */
+  readonly plan?: readonly CompactWindowPlan[];
+  /** Present when windows were dropped because a concurrent commit removed their inputs. */
+  readonly gaveUp?: CompactGaveUp;
+}
+
+interface Window {
+  readonly split: DataSplit;
+  readonly files: readonly PlannedFile[];
+  readonly bytes: number;
+  readonly rows: number;
+  outputs: DataFileMeta[];
+}
+
+/**
+ * Compacts the small files of an append table. See the module comment for the concurrency rules.
+ *
+ * @throws MaintenanceArgumentError for a primary-key table or a `where` naming non-partition columns.
+ * @throws MaintenanceAbortedError when `signal` aborts (nothing is committed, new files are deleted).
+ */
+export async function compactAppendTable(table: Table, options: CompactAppendOptions = {}): Promise<CompactAppendSummary> {
+  const started = Date.now();
+  const dryRun = options.dryRun ?? false;
+  checkAborted(options.signal);
+  const schema = await table.schemaManager.latest();
+  if (schema.primaryKeys.length > 0) {
+    throw new MaintenanceArgumentError(`${table.location} is a primary-key table; compactAppendTable compacts append tables only`);
+  }
+  if (schema.options['data-file.path-directory']) {
+    throw new MaintenanceArgumentError(`${table.location}: compaction of tables with 'data-file.path-directory' is not supported`);
+  }
+  const maxFiles = positive(options.maxFilesPerRun, 'maxFilesPerRun') ?? DEFAULT_COMPACT_MAX_FILES_PER_RUN;
+  const maxBytes = positive(options.maxBytesPerRun, 'maxBytesPerRun') ?? Number.POSITIVE_INFINITY;
+  if (options.where !== undefined) {
+    const columns = [...predicateColumns(parsePredicate(options.where, schema.fields))];
+    const other = columns.filter((c) => !schema.partitionKeys.includes(c));
+    if (other.length > 0) {
+      throw new MaintenanceArgumentError(
+        `compaction 'where' may name partition columns only (${schema.partitionKeys.join(', ') || 'the table has none'}); it names ${other.join(', ')}`,
+      );
+    }
+  }
+
+  // ---- plan ----
+  const plan = await table
+    .newRead({
+      ...(options.partition !== undefined ? { partition: options.partition } : {}),
+      ...(options.where !== undefined ? { where: options.where } : {}),
+    })
+    .plan();
+  const pick = { ...compactPickOptions(schema, options.full ?? false), maxFileNum: maxFiles };
+  const all: Window[] = [];
+  for (const split of plan.splits) {
+    // Files with deletion vectors would need their vectors dropped too; leave them alone.
+    const files = split.files.filter((f) => !split.deletionFiles.has(f.meta.fileName));
+    const picked = pickCompactWindows(
+      files.map((f) => ({ f, fileSize: f.meta.fileSize, minSequenceNumber: f.meta.minSequenceNumber })),
+      pick,
+    );
+    for (const w of picked) {
+      const ws = w.map((x) => x.f);
+      all.push({
+        split,
+        files: ws,
+        bytes: ws.reduce((s, f) => s + f.meta.fileSize, 0),
+        rows: ws.reduce((s, f) => s + f.meta.rowCount, 0),
+        outputs: [],
+      });
+    }
+  }
+  const windows: Window[] = [];
+  let plannedFiles = 0;
+  let plannedBytes = 0;
+  for (const w of all) {
+    if (plannedFiles + w.files.length > maxFiles || plannedBytes + w.bytes > maxBytes) break;
+    windows.push(w);
+    plannedFiles += w.files.length;
+    plannedBytes += w.bytes;
+  }
+  const remainingWindows = all.length - windows.length;
+
+  const summary = (parts: Partial<CompactAppendSummary> & Pick<CompactAppendSummary, 'snapshotId'>, done: readonly Window[]): CompactAppendSummary => ({
+    filesBefore: done.reduce((s, w) => s + w.files.length, 0),
+    filesAfter: done.reduce((s, w) => s + w.outputs.length, 0),
+    bytesRead: done.reduce((s, w) => s + w.bytes, 0),
+    bytesWritten: done.reduce((s, w) => s + w.outputs.reduce((t, f) => t + f.fileSize, 0), 0),
+    rows: done.reduce((s, w) => s + w.rows, 0),
+    partitions: new Set(done.map((w) => w.split.partitionPath)).size,
+    windows: done.length,
+    remainingWindows,
+    durationMs: Date.now() - started,
+    baseSnapshotId: plan.snapshotId,
+    dryRun,
+    ...parts,
+  });
+
+  if (dryRun) {
+    return summary(
+      {
+        snapshotId: null,
+        bytesRead: 0,
+        plan: windows.map((w) => ({
+          partition: w.split.partitionSpec,
+          bucket: w.split.bucket,
+          files: w.files.map((f) => f.meta.fileName),
+          bytes: w.bytes,
+          rows: w.rows,
+        })),
+      },
+      windows,
+    );
+  }
+  if (windows.length === 0) return summary({ snapshotId: null }, []);
+
+  // ---- rewrite ----
+  const progress = { filesDone: 0, bytesRead: 0, bytesWritten: 0 };
+  const report = (phase: CompactProgress['phase']): void =>
+    options.onProgress?.({ phase, ...progress, filesTotal: plannedFiles, bytesTotal: plannedBytes });
+  report('rewriting');
+  try {
+    for (const w of windows) {
+      await rewriteWindow(table, schema, w, options.signal, (file) => {
+        progress.filesDone++;
+        progress.bytesRead += file.meta.fileSize;
+        report('rewriting');
+      });
+      progress.bytesWritten += w.outputs.reduce((t, f) => t + f.fileSize, 0);
+    }
+    checkAborted(options.signal);
+  } catch (e) {
+    await deleteOutputs(table, windows);
+    throw e;
+  }
+
+  // ---- commit ----
+  report('committing');
+  const commit = table.newCommit({ commitUser: options.commitUser ?? randomUUID() });
+  let pending = windows;
+  let dropped = 0;
+  let droppedOutputs = 0;
+  let lastConflict = '';
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const result = await commit.commit({ identifier: BATCH_COMMIT_IDENTIFIER, messages: messagesOf(pending) });
+      const snapshotId = result.status === 'committed' ? result.snapshotId : null;
+      return summary(
+        {
+          snapshotId,
+          ...(dropped > 0 ? { gaveUp: { reason: lastConflict, windows: dropped, outputFilesDeleted: droppedOutputs } } : {}),
+        },
+        pending,
+      );
+    } catch (e) {
+      if (!(e instanceof CommitConflictError) || attempt >= 3) {
+        // Our files are unreferenced unless a snapshot create had an unknown outcome and landed.
+        if (!(await anyOutputLive(table, pending))) await deleteOutputs(table, pending);
+        throw e;
+      }
+      lastConflict = e.message;
+      const { keep, lost } = await splitByLiveInputs(table, pending);
+      await deleteOutputs(table, lost);
+      dropped += lost.length;
+      droppedOutputs += lost.reduce((s, w) => s + w.outputs.length, 0);
+      if (lost.length === 0) {
+        // The conflict is not about our inputs (should not happen): give up on everything.
+        await deleteOutputs(table, keep);
+        dropped += keep.length;
+        droppedOutputs += keep.reduce((s, w) => s + w.outputs.length, 0);
+        pending = [];
+      } else pending = keep;
+      if (pending.length === 0) {
+        return summary({ snapshotId: null, gaveUp: { reason: lastConflict, windows: dropped, outputFilesDeleted: droppedOutputs } }, []);
+      }
+    }
+  }
+}
+
+/** Reads a window's rows (each file with its own schema, mapped to `schema`) and writes them anew. */
+async function rewriteWindow(
+  table: Table,
+  schema: TableSchema,
+  w: Window,
+  signal: AbortSignal | undefined,
+  onFile: (file: PlannedFile) => void,
+): Promise<void> {
+  const first = w.files.reduce((m, f) => (f.meta.minSequenceNumber < m ? f.meta.minSequenceNumber : m), w.files[0]!.meta.minSequenceNumber);
+  const last = w.files.reduce((m, f) => (f.meta.maxSequenceNumber > m ? f.meta.maxSequenceNumber : m), w.files[0]!.meta.maxSequenceNumber);
+  const writer = new TableWrite(table.fileIO, table.location, schema, { startSequence: () => first });
+  let messages: CommitMessage[];
+  try {
+    for (const file of w.files) {
+      checkAborted(signal);
+      const fileSchema = file.meta.schemaId === schema.id ? schema : await table.schemaManager.schema(file.meta.schemaId);
+      for await (const evolved of readDataFile(table.fileIO, { path: file.path, fileSize: file.meta.fileSize, schema: fileSchema }, schema.fields, { keyValue: false })) {
+        await writer.write(evolved.batch);
+      }
+      onFile(file);
+    }
+    messages = await writer.prepareCommit();
+  } catch (e) {
+    await writer.abort().catch(() => undefined);
+    throw e;
+  } finally {
+    await writer.close();
+  }
+  const outputs = messages.flatMap((m) => m.newFiles);
+  w.outputs = outputs.map((f) => ({ ...f, fileSource: FILE_SOURCE_COMPACT }));
+  const where = `${table.location}: compaction of bucket ${w.split.bucket} of partition '${w.split.partitionPath}'`;
+  const wrong = messages.find((m) => m.bucket !== w.split.bucket || !samePartition(m.partition, w.split.partition, schema));
+  if (wrong !== undefined) {
+    throw new MaintenanceError(`${where} routed rows to bucket ${wrong.bucket} (was the bucket key or bucket count changed?); nothing was committed`);
+  }
+  const rows = outputs.reduce((s, f) => s + f.rowCount, 0);
+  if (rows !== w.rows) throw new MaintenanceError(`${where} wrote ${rows} rows for ${w.rows} input rows; nothing was committed`);
+  // The outputs cover the inputs' whole sequence range, so later writers continue after it.
+  const tail = w.outputs[w.outputs.length - 1];
+  if (tail !== undefined && tail.maxSequenceNumber < last) w.outputs[w.outputs.length - 1] = { ...tail, maxSequenceNumber: last };
+}
+
+function samePartition(a: Uint8Array, b: Uint8Array, schema: TableSchema): boolean {
+  if (Buffer.compare(a, b) === 0) return true;
+  const types: DataType[] = schema.partitionKeys.map((k) => schema.fields.find((f) => f.name === k)!.type);
+  const json = (p: Uint8Array): string =>
+    JSON.stringify(deserializeBinaryRow(p, types), (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v));
+  return json(a) === json(b);
+}
+
+/** One commit message per (partition, bucket), in the manifest's partition bytes. */
+function messagesOf(windows: readonly Window[]): CommitMessage[] {
+  const byBucket = new Map<string, { partition: Uint8Array; bucket: number; totalBuckets: number; before: DataFileMeta[]; after: DataFileMeta[] }>();
+  for (const w of windows) {
+    const key = `${w.split.bucket}|${Buffer.from(w.split.partition).toString('hex')}`;
+    let m = byBucket.get(key);
+    if (m === undefined) {
+      m = { partition: w.split.partition, bucket: w.split.bucket, totalBuckets: w.split.totalBuckets, before: [], after: [] };
+      byBucket.set(key, m);
+    }
+    m.before.push(...w.files.map((f) => f.meta));
+    m.after.push(...w.outputs);
+  }
+  return [...byBucket.values()].map((m) => ({
+    partition: m.partition,
+    bucket: m.bucket,
+    totalBuckets: m.totalBuckets,
+    newFiles: [],
+    compactBefore: m.before,
+    compactAfter: m.after,
+  }));
+}
+
+/** Splits windows into those whose inputs are all still live in the latest snapshot and the rest. */
+async function splitByLiveInputs(table: Table, windows: readonly Window[]): Promise<{ keep: Window[]; lost: Window[] }> {
+  const latest = await table.snapshotManager.latest();
+  const partitions = new Set(windows.map((w) => Buffer.from(w.split.partition).toString('hex')));
+  const live =
+    latest === null
+      ? new Map<string, unknown>()
+      : await liveEntries(table.fileIO, table.paths, latest, (p) => partitions.has(Buffer.from(p).toString('hex')));
+  const keep: Window[] = [];
+  const lost: Window[] = [];
+  for (const w of windows) {
+    const allLive = w.files.every((f) =>
+      live.has(fileEntryIdentity({ kind: 'ADD', partition: w.split.partition, bucket: w.split.bucket, totalBuckets: w.split.totalBuckets, file: f.meta })),
+    );
+    (allLive ? keep : lost).push(w);
+  }
+  return { keep, lost };
+}
+
+/** Whether any output file of `windows` is live in the latest snapshot. */
+async function anyOutputLive(table: Table, windows: readonly Window[]): Promise<boolean> {
+  try {
+    const latest = await table.snapshotManager.latest();
+    if (latest === null) return false;
+    const names = new Set(windows.flatMap((w) => w.outputs.map((f) => f.fileName)));
+    for (const e of (await liveEntries(table.fileIO, table.paths, latest)).values()) if (names.has(e.file.fileName)) return true;
+    return false;
+  } catch {
+    return true; // unknown: keep the files (orphan cleanup removes them if unreferenced)
+  }
+}
+
+async function deleteOutputs(table: Table, windows: readonly Window[]): Promise<void> {
+  const paths = windows.flatMap((w) => w.outputs.map((f) => table.paths.dataFilePath(w.split.partitionPath, w.split.bucket, f.fileName)));
+  for (const w of windows) w.outputs = [];
+  if (paths.length > 0) await table.fileIO.deleteMany(paths).catch(() => undefined);
+}
+
+function positive(v: number | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  if (!(v > 0) || (Number.isFinite(v) && !Number.isInteger(v))) throw new MaintenanceArgumentError(`${name} must be a positive integer, got ${v}`);
+  return v;
+}
+
+function checkAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new MaintenanceAbortedError(signal.reason);
+}

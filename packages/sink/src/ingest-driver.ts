@@ -1,0 +1,257 @@
+/**
+ * The checkpointing driver: reads a {@link ReplayableSource}, spreads records over P
+ * {@link SinkWriter}s, and every N records (or T ms) takes a checkpoint — prepare the writers'
+ * files, make them durable in the checkpoint state, commit. On start it restores from the last
+ * complete checkpoint; a bounded source ends with a final checkpoint committed at once.
+ *
+ * Two modes:
+ * - **state store** (default): the commitUser, source offset and pending committables live in a
+ *   {@link CheckpointStateStore}; the commitUser is generated once (a UUID) and read back from the
+ *   state on every restart.
+ * - **self-contained** (`stateStore` omitted): each checkpoint is committed directly, with the
+ *   source offset in the snapshot's properties; a restart reads the newest snapshot of the given
+ *   `commitUser` to learn where to resume. The commitUser must then be supplied by the caller.
+ */
+import { randomUUID } from 'node:crypto';
+import { openTable, type CommitLogger, type RowObject, type Table } from '@tidemark/core';
+import type { FileIO, ResolveFileIOOptions } from '@tidemark/storage';
+import type { SourceOffset } from './checkpoint-state.js';
+import { NO_CRASH, type CrashHook } from './crash-points.js';
+import { CorruptStateError, SinkUsageError, StateMismatchError } from './errors.js';
+import { SinkCommitter, type CheckpointCommit, type SourcePosition } from './sink-committer.js';
+import { SinkWriter } from './sink-writer.js';
+import type { ReplayableSource } from './source.js';
+import type { CheckpointStateStore } from './state-store.js';
+import { tableFingerprint } from './table-identity.js';
+
+export interface IngestOptions {
+  /** Table location (path, `file://`, `s3://`). */
+  readonly table: string;
+  readonly fileIO?: FileIO;
+  readonly storage?: ResolveFileIOOptions;
+  readonly source: ReplayableSource<RowObject>;
+  /** Checkpoint state store; omit for self-contained mode. */
+  readonly stateStore?: CheckpointStateStore;
+  /** Self-contained mode only: the pipeline's stable commit user (required there, refused otherwise). */
+  readonly commitUser?: string;
+  /**
+   * Self-contained mode only: allow starting from the beginning of the source although the
+   * table's first snapshots have expired (so it cannot be proven that `commitUser` never committed).
+   */
+  readonly startFresh?: boolean;
+  /** Records per checkpoint (default 10,000). */
+  readonly checkpointEvery?: number;
+  /** Also checkpoint when this many ms passed since the last one (checked as records arrive). */
+  readonly checkpointIntervalMs?: number;
+  /** Number of writers (default 1); records are spread round-robin. */
+  readonly parallelism?: number;
+  /** Rows handed to a writer per `write` call (default 1,000). */
+  readonly batchSize?: number;
+  /** Checkpoint states kept besides the latest (default 1). */
+  readonly retainCheckpoints?: number;
+  readonly crash?: CrashHook;
+  readonly logger?: CommitLogger;
+  /** Called after each checkpoint is committed. */
+  readonly onCheckpoint?: (info: CheckpointInfo) => void;
+  /** Stops reading (then checkpoints what was read) when aborted. */
+  readonly signal?: AbortSignal;
+}
+
+/** What one checkpoint did. */
+export interface CheckpointInfo {
+  readonly checkpointId: bigint;
+  readonly records: number;
+  readonly offset: SourceOffset;
+  readonly commits: readonly CheckpointCommit[];
+  /** Milliseconds from the checkpoint trigger to its commit. */
+  readonly durationMs: number;
+}
+
+/** Summary of an {@link runIngest} run. */
+export interface IngestSummary {
+  /** `source-done`: a bounded source was read to its end and everything is committed. `stopped`: aborted. */
+  readonly status: 'source-done' | 'stopped';
+  readonly mode: 'state-store' | 'self-contained';
+  readonly commitUser: string;
+  /** Checkpoint restored from, or null on a fresh start. */
+  readonly restoredFrom: bigint | null;
+  /** Checkpoints committed during restore (pending from before the crash). */
+  readonly recoveredCheckpoints: number;
+  /** Records read by this run. */
+  readonly records: number;
+  /** Checkpoints taken by this run. */
+  readonly checkpoints: number;
+  /** Last committed checkpoint id (null when none). */
+  readonly lastCheckpointId: bigint | null;
+  /** Source position everything before which is committed. */
+  readonly offset: SourceOffset;
+  /** Latest snapshot id of the table afterwards. */
+  readonly snapshotId: number | null;
+}
+
+/**
+ * Runs the pipeline until the bounded source ends (or `signal` aborts). Safe to kill at any
+ * moment and run again with the same options: every source record ends up in the table once.
+ */
+export async function runIngest(options: IngestOptions): Promise<IngestSummary> {
+  const parallelism = options.parallelism ?? 1;
+  const every = options.checkpointEvery ?? 10_000;
+  const batchSize = options.batchSize ?? 1_000;
+  if (!Number.isInteger(parallelism) || parallelism < 1) throw new SinkUsageError(`parallelism must be a positive integer, got ${parallelism}`);
+  if (!Number.isInteger(every) || every < 1) throw new SinkUsageError(`checkpointEvery must be a positive integer, got ${every}`);
+  const store = options.stateStore;
+  if (store !== undefined && options.commitUser !== undefined) {
+    throw new SinkUsageError('commitUser is generated and kept in the checkpoint state; give it only in self-contained mode (no state store)');
+  }
+  if (store === undefined && (options.commitUser === undefined || options.commitUser.trim() === '')) {
+    throw new SinkUsageError('self-contained mode (no state store) needs a stable commitUser: recovery finds the source offset in that user\'s newest snapshot');
+  }
+  const crash = options.crash ?? NO_CRASH;
+  const table: Table = await openTable(options.table, {
+    ...(options.fileIO ? { fileIO: options.fileIO } : {}),
+    ...(options.storage ? { storage: options.storage } : {}),
+  });
+  const io = table.fileIO;
+  const schema = table.schema();
+  const writers: SinkWriter[] = [];
+  try {
+    const fingerprint = await tableFingerprint(io, table.location);
+    let commitUser: string;
+    let offset: SourceOffset = null;
+    let nextId = 1n;
+    let restoredFrom: bigint | null = null;
+    let recovered: CheckpointCommit[] = [];
+    let committer: SinkCommitter;
+    const make = (user: string): SinkCommitter =>
+      new SinkCommitter({
+        fileIO: io,
+        tableLocation: table.location,
+        schema,
+        table: { location: options.table, fingerprint },
+        commitUser: user,
+        ...(store ? { stateStore: store } : {}),
+        crash,
+        ...(options.logger ? { logger: options.logger } : {}),
+      });
+
+    if (store !== undefined) {
+      const state = await store.latest();
+      const highest = await store.highestId();
+      if (state === null && highest !== null) {
+        throw new CorruptStateError(`no checkpoint state in ${store.location} can be decoded, but chk-${highest}.json exists; refusing to start over (that could duplicate committed data)`);
+      }
+      if (state !== null) {
+        if (state.table.fingerprint !== fingerprint) {
+          throw new StateMismatchError(
+            `checkpoint state ${store.location} (checkpoint ${state.checkpointId}) belongs to table ${state.table.location} (fingerprint ${state.table.fingerprint}), not to ${options.table} (fingerprint ${fingerprint}); use a separate --state location per table`,
+          );
+        }
+        if (state.source.id !== options.source.id) {
+          throw new StateMismatchError(`checkpoint state ${store.location} belongs to source ${state.source.id}, not ${options.source.id}; use a separate --state location per pipeline`);
+        }
+        commitUser = state.commitUser;
+        committer = make(commitUser);
+        recovered = await committer.restore(state);
+        offset = state.source.offset;
+        restoredFrom = state.checkpointId;
+      } else {
+        commitUser = randomUUID();
+        committer = make(commitUser);
+      }
+      nextId = (highest ?? 0n) + 1n;
+    } else {
+      commitUser = options.commitUser!;
+      committer = make(commitUser);
+      const r = await committer.restoreFromTable();
+      if (r.checkpointId !== null) {
+        if (r.source === null) {
+          throw new StateMismatchError(`commit user '${commitUser}' committed identifier ${r.checkpointId} to ${options.table} without sink offsets; use a commit user of its own for this pipeline`);
+        }
+        if (r.source.id !== options.source.id) {
+          throw new StateMismatchError(`commit user '${commitUser}' ingested source ${r.source.id} into ${options.table}, not ${options.source.id}; use a commit user per pipeline`);
+        }
+        offset = r.source.offset;
+        restoredFrom = r.checkpointId;
+        nextId = r.checkpointId + 1n;
+      } else if (!options.startFresh) {
+        const earliest = await table.snapshotManager.earliestId();
+        if (earliest !== null && earliest > 1) {
+          throw new StateMismatchError(
+            `no snapshot of commit user '${commitUser}' in ${options.table}, but snapshots before ${earliest} have expired, so an earlier run of this pipeline cannot be ruled out; pass startFresh (--start-fresh) if this is a new pipeline`,
+          );
+        }
+      }
+    }
+    if (committer.lastCommittedCheckpoint !== null && nextId <= committer.lastCommittedCheckpoint) nextId = committer.lastCommittedCheckpoint + 1n;
+
+    for (let w = 0; w < parallelism; w++) writers.push(new SinkWriter(io, table.location, schema, w, { crash }));
+    const buffers: RowObject[][] = writers.map(() => []);
+    let rr = 0;
+    let sinceCheckpoint = 0;
+    let records = 0;
+    let checkpoints = 0;
+    let lastCheckpointAt = Date.now();
+    let position = offset;
+    let stopped = false;
+
+    const checkpoint = async (done: boolean): Promise<void> => {
+      const id = nextId++;
+      const started = Date.now();
+      for (let w = 0; w < writers.length; w++) {
+        if (buffers[w]!.length > 0) await writers[w]!.write(buffers[w]!);
+        buffers[w] = [];
+      }
+      for (const w of writers) committer.add(await w.prepareCommit(id));
+      crash.hit('after-prepare-commit');
+      const source: SourcePosition = { id: options.source.id, offset: position, done };
+      let commits: CheckpointCommit[];
+      if (store !== undefined) {
+        await committer.snapshotState(id, source);
+        commits = await committer.notifyCheckpointComplete(id);
+        await store.prune(id - BigInt(options.retainCheckpoints ?? 1)).catch(() => undefined);
+      } else {
+        commits = await committer.commitNow(id, source);
+      }
+      checkpoints++;
+      options.onCheckpoint?.({ checkpointId: id, records: sinceCheckpoint, offset: position, commits, durationMs: Date.now() - started });
+      sinceCheckpoint = 0;
+      lastCheckpointAt = Date.now();
+    };
+
+    for await (const rec of options.source.open(offset)) {
+      const w = rr;
+      rr = (rr + 1) % parallelism;
+      buffers[w]!.push(rec.value);
+      position = rec.offset;
+      sinceCheckpoint++;
+      records++;
+      if (buffers[w]!.length >= batchSize) {
+        await writers[w]!.write(buffers[w]!);
+        buffers[w] = [];
+      }
+      if (sinceCheckpoint >= every || (options.checkpointIntervalMs !== undefined && Date.now() - lastCheckpointAt >= options.checkpointIntervalMs)) {
+        await checkpoint(false);
+      }
+      if (options.signal?.aborted) {
+        stopped = true;
+        break;
+      }
+    }
+    if (sinceCheckpoint > 0) await checkpoint(!stopped && options.source.bounded);
+    return {
+      status: stopped || !options.source.bounded ? 'stopped' : 'source-done',
+      mode: store !== undefined ? 'state-store' : 'self-contained',
+      commitUser,
+      restoredFrom,
+      recoveredCheckpoints: recovered.length,
+      records,
+      checkpoints,
+      lastCheckpointId: committer.lastCommittedCheckpoint,
+      offset: position,
+      snapshotId: await table.snapshotManager.latestId(),
+    };
+  } finally {
+    for (const w of writers) await w.close().catch(() => undefined);
+    if (!options.fileIO) await table.close();
+  }
+}

@@ -1,0 +1,373 @@
+/**
+ * `SinkCommitter`: the single committer of a sink pipeline (two-phase commit, as Paimon's Flink
+ * committer operator). Phase one: at checkpoint N the writers' committables are collected and
+ * {@link SinkCommitter.snapshotState} makes them durable in the checkpoint state (after recording
+ * their files as in flight for orphan cleanup). Phase two: {@link SinkCommitter.notifyCheckpointComplete}
+ * commits every pending checkpoint ≤ N in order, each as one snapshot with commit identifier = its
+ * checkpoint id and the pipeline's commitUser. After a crash, {@link SinkCommitter.restore} commits
+ * what the table does not have yet (Paimon's `filterAndCommit`) and skips the rest.
+ */
+import {
+  FileStoreCommit,
+  TablePaths,
+  clearInflightFiles,
+  inflightRecordId,
+  listInflightRecords,
+  liveEntries,
+  partitionKey,
+  recordInflightFiles,
+  type CommitLogger,
+  type CommitMessage,
+  type CommitResult,
+  type Committable,
+} from '@tidemark/core';
+import type { TableSchema } from '@tidemark/format';
+import type { FileIO } from '@tidemark/storage';
+import { CHECKPOINT_STATE_VERSION, type CheckpointState, type SourceOffset, type TableIdentity } from './checkpoint-state.js';
+import { committableFiles, type SinkCommittable } from './committable.js';
+import { NO_CRASH, withSnapshotCrashHook, type CrashHook } from './crash-points.js';
+import { DataFileLocator } from './data-file-locator.js';
+import { DuplicateCommitError, IdentifierRegressionError, MissingDataFileError, SinkUsageError } from './errors.js';
+import type { CheckpointStateStore } from './state-store.js';
+import { lastSnapshotOf } from './table-identity.js';
+import { decodeSinkJson, encodeSinkJson } from './sink-json.js';
+
+/** Snapshot property holding the source position reached by a committed checkpoint. */
+export const OFFSETS_PROPERTY = 'tidemark.sink.offsets';
+/** Snapshot property holding the checkpoint id (same as `commitIdentifier`, for readability). */
+export const CHECKPOINT_PROPERTY = 'tidemark.sink.checkpoint';
+
+/** Source position attached to a checkpoint. */
+export interface SourcePosition {
+  readonly id: string;
+  readonly offset: SourceOffset;
+  readonly done: boolean;
+}
+
+/** The outcome of committing one checkpoint. */
+export interface CheckpointCommit {
+  readonly checkpointId: bigint;
+  readonly result: CommitResult;
+  /** Milliseconds the commit took (including file checks). */
+  readonly durationMs: number;
+}
+
+export interface SinkCommitterOptions {
+  readonly fileIO: FileIO;
+  readonly tableLocation: string;
+  readonly schema: TableSchema;
+  readonly table: TableIdentity;
+  readonly commitUser: string;
+  /** Where checkpoint states go; omit in self-contained mode (see {@link SinkCommitter.commitNow}). */
+  readonly stateStore?: CheckpointStateStore;
+  /** Check that every data file exists before committing it (default true). */
+  readonly verifyFiles?: boolean;
+  readonly crash?: CrashHook;
+  readonly logger?: CommitLogger;
+}
+
+interface PendingCheckpoint {
+  readonly committables: SinkCommittable[];
+  source?: SourcePosition;
+  recorded: boolean;
+}
+
+function byId(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export class SinkCommitter {
+  readonly commitUser: string;
+  private readonly io: FileIO;
+  private readonly commit: FileStoreCommit;
+  private readonly locator: DataFileLocator;
+  private readonly crash: CrashHook;
+  private readonly pending = new Map<bigint, PendingCheckpoint>();
+  /** Highest checkpoint id this committer knows to be committed (or skipped as empty). */
+  private lastCommitted: bigint | null = null;
+  /** Highest checkpoint id whose state is durable. */
+  private lastDurable: bigint | null = null;
+
+  constructor(private readonly options: SinkCommitterOptions) {
+    this.commitUser = options.commitUser;
+    this.io = options.fileIO;
+    this.crash = options.crash ?? NO_CRASH;
+    this.commit = new FileStoreCommit(withSnapshotCrashHook(options.fileIO, this.crash), new TablePaths(options.tableLocation), options.schema, {
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
+    this.locator = new DataFileLocator(options.tableLocation, options.schema);
+  }
+
+  /** Checkpoint ids collected but not committed yet, ascending. */
+  pendingCheckpoints(): bigint[] {
+    return [...this.pending.keys()].sort(byId);
+  }
+
+  /** Highest checkpoint id known to be committed. */
+  get lastCommittedCheckpoint(): bigint | null {
+    return this.lastCommitted;
+  }
+
+  /**
+   * Collects a writer's committable.
+   *
+   * @throws DuplicateCommitError when its checkpoint was already committed or the writer already
+   *   delivered a committable for it.
+   */
+  add(committable: SinkCommittable): void {
+    const id = committable.checkpointId;
+    if (this.lastCommitted !== null && id <= this.lastCommitted) {
+      throw new DuplicateCommitError(
+        `committable of writer ${committable.writerId} for checkpoint ${id} arrived after checkpoint ${this.lastCommitted} was committed by '${this.commitUser}'; refusing to commit checkpoint ${id}'s files twice`,
+      );
+    }
+    if (this.lastDurable !== null && id <= this.lastDurable) {
+      throw new SinkUsageError(`committable for checkpoint ${id} arrived after the state of checkpoint ${this.lastDurable} was taken`);
+    }
+    let p = this.pending.get(id);
+    if (p === undefined) this.pending.set(id, (p = { committables: [], recorded: false }));
+    if (p.committables.some((c) => c.writerId === committable.writerId)) {
+      throw new DuplicateCommitError(`writer ${committable.writerId} delivered two committables for checkpoint ${id}`);
+    }
+    p.committables.push(committable);
+  }
+
+  /** Records the files of pending checkpoints ≤ `upTo` as in flight (once per checkpoint). */
+  private async recordInflight(upTo: bigint, source?: SourcePosition): Promise<void> {
+    for (const id of this.pendingCheckpoints()) {
+      if (id > upTo) break;
+      const p = this.pending.get(id)!;
+      if (source !== undefined && p.source === undefined) p.source = source;
+      if (p.recorded) continue;
+      const files: string[] = [];
+      for (const c of p.committables) {
+        for (const { message, file } of committableFiles(c)) {
+          const rel = this.locator.relativePath(message, file);
+          if (rel !== null) files.push(rel);
+        }
+      }
+      if (files.length > 0) await recordInflightFiles(this.io, this.options.tableLocation, inflightRecordId(this.commitUser, id), files);
+      p.recorded = true;
+    }
+  }
+
+  /**
+   * Phase one of checkpoint `checkpointId`: records the files of every pending checkpoint ≤ it as
+   * in flight, then stores the checkpoint state (commitUser, source position, pending
+   * committables) atomically. Returns the stored state.
+   *
+   * @throws SinkUsageError without a state store, or when ids do not increase.
+   */
+  async snapshotState(checkpointId: bigint, source: SourcePosition): Promise<CheckpointState> {
+    const store = this.options.stateStore;
+    if (store === undefined) throw new SinkUsageError('snapshotState needs a checkpoint state store (use commitNow in self-contained mode)');
+    if (this.lastDurable !== null && checkpointId <= this.lastDurable) {
+      throw new SinkUsageError(`checkpoint ${checkpointId} is not after the last checkpoint ${this.lastDurable}`);
+    }
+    await this.recordInflight(checkpointId, source);
+    const pending: SinkCommittable[] = [];
+    const sources: Array<{ checkpointId: bigint; source: SourcePosition }> = [];
+    for (const id of this.pendingCheckpoints()) {
+      if (id > checkpointId) break;
+      const p = this.pending.get(id)!;
+      pending.push(...p.committables);
+      if (p.source) sources.push({ checkpointId: id, source: p.source });
+    }
+    const state: CheckpointState & { pendingSources: typeof sources } = {
+      version: CHECKPOINT_STATE_VERSION,
+      checkpointId,
+      table: this.options.table,
+      commitUser: this.commitUser,
+      source: { id: source.id, offset: source.offset, done: source.done },
+      pending,
+      pendingSources: sources,
+      createdAtMs: Date.now(),
+    };
+    await store.save(state);
+    this.lastDurable = checkpointId;
+    // A checkpoint without committables still completes: nothing to commit for it.
+    if (!this.pending.has(checkpointId)) this.pending.set(checkpointId, { committables: [], source, recorded: true });
+    this.crash.hit('after-state-durable');
+    return state;
+  }
+
+  /**
+   * Phase two: commits every pending checkpoint ≤ `checkpointId` whose state is durable, in order
+   * (a lost notification is covered by the next one). Clears each one's in-flight record after
+   * its snapshot exists.
+   *
+   * @throws IdentifierRegressionError when the table already has a newer identifier of this commitUser.
+   * @throws MissingDataFileError when a data file of a pending checkpoint is gone.
+   */
+  async notifyCheckpointComplete(checkpointId: bigint): Promise<CheckpointCommit[]> {
+    const out: CheckpointCommit[] = [];
+    for (const id of this.pendingCheckpoints()) {
+      if (id > checkpointId) break;
+      if (this.options.stateStore !== undefined && (this.lastDurable === null || id > this.lastDurable)) {
+        throw new SinkUsageError(`checkpoint ${id} cannot be committed before its state is durable (call snapshotState first)`);
+      }
+      out.push(await this.commitPending(id, false));
+    }
+    return out;
+  }
+
+  /**
+   * Self-contained mode (no state store): records the in-flight files of pending checkpoints ≤
+   * `checkpointId` and commits them at once, storing `source` in the snapshot properties so that a
+   * restart resumes from the table itself.
+   */
+  async commitNow(checkpointId: bigint, source: SourcePosition): Promise<CheckpointCommit[]> {
+    if (!this.pending.has(checkpointId)) this.pending.set(checkpointId, { committables: [], recorded: true });
+    await this.recordInflight(checkpointId, source);
+    const out: CheckpointCommit[] = [];
+    for (const id of this.pendingCheckpoints()) {
+      if (id > checkpointId) break;
+      out.push(await this.commitPending(id, true));
+    }
+    return out;
+  }
+
+  private toCommittable(id: bigint, p: PendingCheckpoint): Committable {
+    const messages: CommitMessage[] = [];
+    for (const c of [...p.committables].sort((a, b) => a.writerId - b.writerId)) messages.push(...c.messages);
+    const properties: Record<string, string> = { [CHECKPOINT_PROPERTY]: id.toString() };
+    if (p.source) properties[OFFSETS_PROPERTY] = encodeSinkJson({ source: p.source.id, offset: p.source.offset, done: p.source.done });
+    return { identifier: id, messages, properties };
+  }
+
+  private async commitPending(id: bigint, force: boolean): Promise<CheckpointCommit> {
+    const started = Date.now();
+    const p = this.pending.get(id)!;
+    const committable = this.toCommittable(id, p);
+    if (this.options.verifyFiles ?? true) await this.verifyFilesExist(id, p.committables);
+    let result: CommitResult;
+    if (committable.messages.length === 0 && !force) {
+      result = { status: 'empty' };
+    } else {
+      result = await this.commit.commit(committable, { commitUser: this.commitUser, force });
+      if (result.status === 'skipped') {
+        throw new IdentifierRegressionError(
+          `cannot commit checkpoint ${id}: ${result.reason}. The table is ahead of this pipeline's state (restored from an old checkpoint, or another pipeline uses commitUser '${this.commitUser}'); refusing to drop checkpoint ${id}'s data silently`,
+        );
+      }
+    }
+    this.crash.hit('after-snapshot-before-ack');
+    if (p.recorded) await clearInflightFiles(this.io, this.options.tableLocation, inflightRecordId(this.commitUser, id));
+    this.pending.delete(id);
+    this.lastCommitted = id;
+    return { checkpointId: id, result, durationMs: Date.now() - started };
+  }
+
+  private async verifyFilesExist(id: bigint, committables: readonly SinkCommittable[]): Promise<void> {
+    const missing: string[] = [];
+    const checks: Promise<void>[] = [];
+    for (const c of committables) {
+      for (const { message, file } of committableFiles(c)) {
+        const loc = this.locator.location(message, file);
+        checks.push(this.io.exists(loc).then((ok) => void (ok ? undefined : missing.push(loc))));
+      }
+    }
+    await Promise.all(checks);
+    if (missing.length > 0) {
+      throw new MissingDataFileError(
+        `checkpoint ${id} of commit user '${this.commitUser}' names ${missing.length} data file(s) that do not exist (first: ${missing[0]}); they were deleted after being prepared (by orphan cleanup with a short age window, or by hand). Refusing to commit without them: restore the files, or drop the state and re-ingest from the last committed position`,
+        missing,
+      );
+    }
+  }
+
+  /**
+   * Restores from `state` after a restart: checks that the table has not moved past the state,
+   * commits the pending committables the table does not have yet (skipping those it has), then
+   * clears every in-flight record of this commitUser (records of checkpoints whose state never
+   * became durable are released to orphan cleanup).
+   *
+   * @throws IdentifierRegressionError when the table holds a newer identifier of this commitUser
+   *   than the state's checkpoint id.
+   * @throws DuplicateCommitError when a pending file is already live in the table under another commit.
+   * @throws MissingDataFileError when a pending data file is gone.
+   */
+  async restore(state: CheckpointState): Promise<CheckpointCommit[]> {
+    if (state.commitUser !== this.commitUser) {
+      throw new SinkUsageError(`state of checkpoint ${state.checkpointId} belongs to commit user '${state.commitUser}', not '${this.commitUser}'`);
+    }
+    const last = await lastSnapshotOf(this.io, this.options.tableLocation, this.commitUser);
+    if (last !== null && last.commitIdentifier > state.checkpointId) {
+      throw new IdentifierRegressionError(
+        `the table's snapshot ${last.id} was committed by '${this.commitUser}' with identifier ${last.commitIdentifier}, newer than the latest checkpoint state ${state.checkpointId}: the state is older than the table (restored from an old checkpoint?). Resuming would re-read source data that is already committed`,
+      );
+    }
+    const lastId = last?.commitIdentifier ?? null;
+    const groups = new Map<bigint, SinkCommittable[]>();
+    for (const c of state.pending) {
+      if (c.checkpointId > state.checkpointId) throw new SinkUsageError(`state ${state.checkpointId} holds a committable of a later checkpoint ${c.checkpointId}`);
+      const g = groups.get(c.checkpointId) ?? [];
+      g.push(c);
+      groups.set(c.checkpointId, g);
+    }
+    const sources = new Map<bigint, SourcePosition>();
+    for (const s of (state as { pendingSources?: Array<{ checkpointId: bigint; source: SourcePosition }> }).pendingSources ?? []) sources.set(s.checkpointId, s.source);
+    const todo = [...groups.keys()].filter((id) => lastId === null || id > lastId).sort(byId);
+    await this.checkNotLive(todo.flatMap((id) => groups.get(id)!));
+    this.lastDurable = state.checkpointId;
+    if (lastId !== null) this.lastCommitted = lastId;
+    const out: CheckpointCommit[] = [];
+    for (const id of todo) {
+      const src = sources.get(id);
+      this.pending.set(id, { committables: groups.get(id)!, ...(src ? { source: src } : {}), recorded: true });
+      out.push(await this.commitPending(id, false));
+    }
+    if (this.lastCommitted === null || this.lastCommitted < state.checkpointId) this.lastCommitted = state.checkpointId;
+    await this.clearOwnInflightRecords();
+    return out;
+  }
+
+  /**
+   * Self-contained restore: continues after the last checkpoint this commitUser committed.
+   * Clears in-flight records of this commitUser (their files were never committed).
+   */
+  async restoreFromTable(): Promise<{ checkpointId: bigint | null; source: SourcePosition | null }> {
+    const last = await lastSnapshotOf(this.io, this.options.tableLocation, this.commitUser);
+    await this.clearOwnInflightRecords();
+    if (last === null) return { checkpointId: null, source: null };
+    this.lastCommitted = last.commitIdentifier;
+    this.lastDurable = last.commitIdentifier;
+    const raw = last.properties?.[OFFSETS_PROPERTY];
+    if (raw === undefined) return { checkpointId: last.commitIdentifier, source: null };
+    const v = decodeSinkJson(raw, `snapshot ${last.id} property '${OFFSETS_PROPERTY}'`) as { source: string; offset: SourceOffset; done: boolean };
+    return { checkpointId: last.commitIdentifier, source: { id: v.source, offset: v.offset, done: v.done } };
+  }
+
+  private async clearOwnInflightRecords(): Promise<void> {
+    const prefix = `${this.commitUser}-`;
+    const ids: string[] = [];
+    for await (const r of listInflightRecords(this.io, this.options.tableLocation)) {
+      if (r.id.startsWith(prefix) && /^\d+$/.test(r.id.slice(prefix.length))) ids.push(r.id);
+    }
+    for (const id of ids) await clearInflightFiles(this.io, this.options.tableLocation, id);
+  }
+
+  /** Refuses committables whose files are already live in the latest snapshot. */
+  private async checkNotLive(committables: readonly SinkCommittable[]): Promise<void> {
+    if (committables.length === 0) return;
+    const latest = await this.commit.snapshots.latest();
+    if (latest === null) return;
+    const wanted = new Map<string, bigint>();
+    const partitions = new Set<string>();
+    for (const c of committables) {
+      for (const { message, file } of committableFiles(c)) {
+        wanted.set(`${partitionKey(message.partition)}|${message.bucket}|${file.fileName}`, c.checkpointId);
+        partitions.add(partitionKey(message.partition));
+      }
+    }
+    const live = await liveEntries(this.io, this.commit.paths, latest, (p) => partitions.has(partitionKey(p)));
+    for (const e of live.values()) {
+      const id = wanted.get(`${partitionKey(e.partition)}|${e.bucket}|${e.file.fileName}`);
+      if (id !== undefined) {
+        throw new DuplicateCommitError(
+          `data file ${e.file.fileName} of pending checkpoint ${id} (commit user '${this.commitUser}') is already live in snapshot ${latest.id} of ${this.options.tableLocation}, committed under a different identifier; refusing to commit it twice (is the checkpoint state shared with another pipeline or edited?)`,
+        );
+      }
+    }
+  }
+}

@@ -1,0 +1,283 @@
+#!/usr/bin/env node
+// Crash-injection harness for `tidemark ingest` (issue 5). Each trial creates an append table and a
+// JSON-lines source of K records, then runs the ingest CLI as a child process, killing it with
+// SIGKILL at random moments and at the named crash points (TIDEMARK_CRASH_AT), and restarting it
+// with the same arguments until it reports the source done. Finally it reads the table and checks
+// that every source record is there exactly once (count, ids, per-record checksum) and that no
+// in-flight record is left behind.
+//
+//   npm run chaos -- --trials 500 [--records 300] [--checkpoint-every 50] [--concurrency 3] [--s3]
+//
+// The children import the packages from dist: run `npx turbo run build` first. With --s3 the table
+// and the checkpoint state live on the S3 server described by S3_ENDPOINT, S3_BUCKET,
+// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_REGION), which are passed on to the child.
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+const cli = join(repo, 'packages', 'cli', 'bin', 'tidemark.js');
+
+/** The named crash points of the sink (packages/sink/src/crash-points.ts). */
+export const CRASH_POINTS = ['after-file-flush', 'after-prepare-commit', 'after-state-durable', 'during-commit-before-snapshot', 'after-snapshot-before-ack'];
+
+/** Small seeded PRNG (mulberry32) so a failing trial can be replayed with its seed. */
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function checksum(id, payload) {
+  return createHash('sha256').update(`${id}:${payload}`).digest('hex').slice(0, 16);
+}
+
+/** S3 settings from the environment the test runner exports, or undefined. */
+export function s3EnvFromProcess(env = process.env) {
+  if (!env.S3_ENDPOINT || !env.S3_BUCKET || !env.AWS_ACCESS_KEY_ID || !env.AWS_SECRET_ACCESS_KEY) return undefined;
+  return { endpoint: env.S3_ENDPOINT, bucket: env.S3_BUCKET, region: env.AWS_REGION || 'us-east-1', accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY };
+}
+
+function s3Options(s3) {
+  return { endpoint: s3.endpoint, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true };
+}
+
+function childEnv(s3, crashAt) {
+  const env = { ...process.env, TIDEMARK_NO_PROGRESS: '1' };
+  delete env.TIDEMARK_CRASH_AT;
+  if (crashAt) env.TIDEMARK_CRASH_AT = crashAt;
+  if (s3) {
+    Object.assign(env, {
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      AWS_REGION: s3.region,
+      AWS_ACCESS_KEY_ID: s3.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    });
+  }
+  return env;
+}
+
+/** One run of the ingest CLI; resolves with how it ended. */
+function runOnce(args, env, killAfterMs) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, 'ingest', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    let timer;
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    if (killAfterMs !== undefined) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, out, err });
+    });
+  });
+}
+
+/**
+ * Runs one trial. Returns { ok, runs, kills: {point|'random'|...: n}, problems: [...], seed }.
+ */
+export async function runTrial(config) {
+  const { trial, seed, records: K, checkpointEvery, s3, workDir, maxRuns = 60 } = config;
+  const rand = rng(seed);
+  const parallelism = 1 + Math.floor(rand() * 3);
+  const { LocalFileIO, S3FileIO } = await import('@tidemark/storage');
+  const { buildInitialSchema, openTable, listInflightRecords } = await import('@tidemark/core');
+  const { serializeSchema } = await import('@tidemark/format');
+
+  const dir = join(workDir, `trial-${trial}`);
+  const base = s3 ? `s3://${s3.bucket}/${config.s3Prefix}/trial-${trial}` : dir;
+  const tablePath = `${base}/db.db/t`;
+  const statePath = `${base}/state`;
+  const io = s3 ? new S3FileIO(s3Options(s3)) : new LocalFileIO();
+  const problems = [];
+  const kills = {};
+  let runs = 0;
+  try {
+    const schema = buildInitialSchema({
+      fields: [
+        { name: 'id', type: 'BIGINT NOT NULL' },
+        { name: 'payload', type: 'STRING' },
+        { name: 'checksum', type: 'STRING' },
+      ],
+      options: { bucket: '-1', 'file.format': 'parquet' },
+    });
+    await io.write(`${tablePath}/schema/schema-0`, serializeSchema(schema));
+    const lines = [];
+    const expected = new Map();
+    for (let i = 0; i < K; i++) {
+      const payload = randomBytes(6 + Math.floor(rand() * 20)).toString('base64');
+      const sum = checksum(i, payload);
+      expected.set(i, sum);
+      lines.push(JSON.stringify({ id: i, payload, checksum: sum }));
+    }
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(dir, { recursive: true });
+    const sourcePath = join(dir, 'source.jsonl');
+    await writeFile(sourcePath, `${lines.join('\n')}\n`);
+    const args = [tablePath, '--source', sourcePath, '--state', statePath, '--checkpoint-every', String(checkpointEvery), '--parallelism', String(parallelism)];
+
+    let done = false;
+    let summary;
+    while (!done) {
+      runs++;
+      if (runs > maxRuns) {
+        problems.push(`not done after ${maxRuns} runs`);
+        break;
+      }
+      // The last few runs crash less, so every trial terminates.
+      const calm = runs > maxRuns - 5;
+      const r = rand();
+      let crashAt;
+      let killAfter;
+      if (!calm && r < 0.45) {
+        const point = CRASH_POINTS[Math.floor(rand() * CRASH_POINTS.length)];
+        crashAt = `${point}:${1 + Math.floor(rand() * Math.max(1, Math.ceil(K / checkpointEvery)))}`;
+      } else if (!calm && r < 0.85) {
+        killAfter = Math.floor(50 + rand() * 1500);
+      }
+      const res = await runOnce(args, childEnv(s3, crashAt), killAfter);
+      if (res.signal === 'SIGKILL') {
+        const key = crashAt ? crashAt.split(':')[0] : 'random-kill';
+        kills[key] = (kills[key] ?? 0) + 1;
+        continue;
+      }
+      if (res.code !== 0) {
+        problems.push(`run ${runs} (crash ${crashAt ?? 'none'}) exited with ${res.code}: ${res.err.trim().split('\n').slice(-3).join(' | ')}`);
+        break;
+      }
+      const last = res.out.trim().split('\n').pop() ?? '';
+      try {
+        summary = JSON.parse(last);
+      } catch {
+        problems.push(`run ${runs}: no JSON summary on stdout: ${last}`);
+        break;
+      }
+      if (summary.status === 'source-done') done = true;
+      else problems.push(`run ${runs}: status ${summary.status}`);
+    }
+
+    let lost = 0;
+    let duplicated = 0;
+    let corrupt = 0;
+    if (done) {
+      const table = await openTable(tablePath, { fileIO: io });
+      const data = await table.newRead().toArrowTable();
+      const ids = data.getChild('id');
+      const payloads = data.getChild('payload');
+      const sums = data.getChild('checksum');
+      const seen = new Map();
+      for (let i = 0; i < data.numRows; i++) {
+        const id = Number(ids.get(i));
+        seen.set(id, (seen.get(id) ?? 0) + 1);
+        const want = expected.get(id);
+        if (want === undefined || sums.get(i) !== want || checksum(id, payloads.get(i)) !== want) corrupt++;
+      }
+      for (const id of expected.keys()) {
+        const n = seen.get(id) ?? 0;
+        if (n === 0) lost++;
+        if (n > 1) duplicated += n - 1;
+      }
+      if (data.numRows !== K) problems.push(`table holds ${data.numRows} rows, source has ${K}`);
+      if (lost > 0) problems.push(`${lost} records lost`);
+      if (duplicated > 0) problems.push(`${duplicated} duplicate records`);
+      if (corrupt > 0) problems.push(`${corrupt} rows with a wrong checksum`);
+      let leftover = 0;
+      for await (const _ of listInflightRecords(io, tablePath)) leftover++;
+      if (leftover > 0) problems.push(`${leftover} in-flight records left after the source was done`);
+      return { ok: problems.length === 0, trial, seed, parallelism, runs, kills, lost, duplicated, corrupt, problems };
+    }
+    return { ok: false, trial, seed, parallelism, runs, kills, lost: 0, duplicated: 0, corrupt: 0, problems };
+  } finally {
+    await io.close();
+    if (!config.keep) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Runs `trials` trials (`concurrency` at a time) and returns the tally.
+ * Options: { trials, records, checkpointEvery, concurrency, s3, seed, log }.
+ */
+export async function runChaos(options) {
+  const { trials, records = 300, checkpointEvery = 50, concurrency = 3, s3, log = () => undefined } = options;
+  const seed0 = options.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const workDir = await mkdtemp(join(tmpdir(), 'tidemark-chaos-'));
+  const s3Prefix = `tests/chaos-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+  const results = [];
+  let next = 0;
+  const started = Date.now();
+  const worker = async () => {
+    while (next < trials) {
+      const trial = next++;
+      const seed = (seed0 + trial * 7919) >>> 0;
+      let r;
+      try {
+        r = await runTrial({ trial, seed, records, checkpointEvery, s3, s3Prefix, workDir, keep: options.keep });
+      } catch (e) {
+        r = { ok: false, trial, seed, runs: 0, kills: {}, lost: 0, duplicated: 0, corrupt: 0, problems: [`harness error: ${e?.stack ?? e}`] };
+      }
+      results.push(r);
+      log(`trial ${trial} (seed ${seed}, P=${r.parallelism}): ${r.ok ? 'ok' : 'FAILED'} after ${r.runs} runs ${JSON.stringify(r.kills)}${r.ok ? '' : ` — ${r.problems.join('; ')}`}`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
+  if (!options.keep) await rm(workDir, { recursive: true, force: true });
+  const kills = {};
+  for (const r of results) for (const [k, n] of Object.entries(r.kills)) kills[k] = (kills[k] ?? 0) + n;
+  return {
+    storage: s3 ? 's3' : 'local',
+    trials,
+    passed: results.filter((r) => r.ok).length,
+    failed: results.filter((r) => !r.ok).map((r) => ({ trial: r.trial, seed: r.seed, problems: r.problems })),
+    records,
+    checkpointEvery,
+    runs: results.reduce((a, r) => a + r.runs, 0),
+    kills,
+    lost: results.reduce((a, r) => a + r.lost, 0),
+    duplicated: results.reduce((a, r) => a + r.duplicated, 0),
+    corrupt: results.reduce((a, r) => a + r.corrupt, 0),
+    seconds: Math.round((Date.now() - started) / 100) / 10,
+  };
+}
+
+function parseCli(argv) {
+  const o = { trials: 20, records: 300, checkpointEvery: 50, concurrency: 3, s3: false, keep: false, seed: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const num = () => {
+      const v = Number(argv[++i]);
+      if (!Number.isInteger(v) || v < 1) throw new Error(`${a} needs a positive integer`);
+      return v;
+    };
+    if (a === '--trials') o.trials = num();
+    else if (a === '--records') o.records = num();
+    else if (a === '--checkpoint-every') o.checkpointEvery = num();
+    else if (a === '--concurrency') o.concurrency = num();
+    else if (a === '--seed') o.seed = num();
+    else if (a === '--s3') o.s3 = true;
+    else if (a === '--keep') o.keep = true;
+    else throw new Error(`unknown option ${a} (use --trials N --records K --checkpoint-every C --concurrency J --seed S --s3 --keep)`);
+  }
+  return o;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const o = parseCli(process.argv.slice(2));
+  const s3 = o.s3 ? s3EnvFromProcess() : undefined;
+  if (o.s3 && !s3) {
+    console.error('chaos: --s3 needs S3_ENDPOINT, S3_BUCKET, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (see test/s3/start-server.sh)');
+    process.exit(2);
+  }
+  const tally = await runChaos({ ...o, s3, log: (m) => console.error(`[chaos] ${m}`) });
+  console.log(JSON.stringify(tally, null, 2));
+  process.exit(tally.passed === tally.trials ? 0 : 1);
+}
