@@ -16,18 +16,27 @@ async function race(io?: FileIO, warehouse?: string): Promise<void> {
   let done = false;
   const writer = (async () => {
     try {
-      for (let i = 0; i < COMMITS; i++) await t.append([i]);
+      for (let i = 0; i < COMMITS; i++) {
+        await t.append([i]);
+        // An abandoned file (a failed writer's leftover): cleanup should remove these meanwhile.
+        await t.io.write(`${t.location}/bucket-0/data-abandoned-${i}.parquet`, 'x');
+        await new Promise((r) => setTimeout(r, 100));
+      }
     } finally {
       done = true;
     }
   })();
   let cleanups = 0;
+  let deleted = 0;
   while (!done) {
-    await removeOrphanFiles(t, { olderThanMs: Date.now() });
+    // A short grace (commits here take milliseconds) instead of the 1 h default, so that the
+    // cleanup really deletes during the race.
+    deleted += (await removeOrphanFiles(t, { olderThanMs: Date.now(), inProgressGraceMs: 1500 })).filesDeleted;
     cleanups++;
   }
   await writer;
   expect(cleanups).toBeGreaterThan(0);
+  expect(deleted).toBeGreaterThan(0);
   const sm = new SnapshotManager(t.io, t.paths);
   const snaps = [];
   for (const id of await sm.sortedIds()) snaps.push(await sm.snapshot(id));

@@ -270,16 +270,12 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
       }
       lastConflict = e.message;
       const { keep, lost } = await splitByLiveInputs(table, pending);
-      await deleteOutputs(table, lost);
-      dropped += lost.length;
-      droppedOutputs += lost.reduce((s, w) => s + w.outputs.length, 0);
-      if (lost.length === 0) {
-        // The conflict is not about our inputs (should not happen): give up on everything.
-        await deleteOutputs(table, keep);
-        dropped += keep.length;
-        droppedOutputs += keep.reduce((s, w) => s + w.outputs.length, 0);
-        pending = [];
-      } else pending = keep;
+      // A conflict that is not about our inputs (should not happen): give up on everything.
+      const drop = lost.length === 0 ? keep : lost;
+      dropped += drop.length;
+      droppedOutputs += drop.reduce((s, w) => s + w.outputs.length, 0);
+      await deleteOutputs(table, drop);
+      pending = lost.length === 0 ? [] : keep;
       if (pending.length === 0) {
         return summary({ snapshotId: null, gaveUp: { reason: lastConflict, windows: dropped, outputFilesDeleted: droppedOutputs } }, []);
       }

@@ -13,6 +13,10 @@
  *   (new snapshots, tags and in-flight records), so a commit that lands while the cleanup runs
  *   protects its files unless it lands in the instant between the catch-up and the batch delete.
  *   Writers that record their files in `inflight/` before writing them are fully protected.
+ * - Files younger than `inProgressGraceMs` (default 1 h) are never deleted: a commit's data files
+ *   and manifests exist before the snapshot that references them, and no listing can tell an
+ *   abandoned file from one whose commit is about to land (the race test showed manifests of a
+ *   landing commit deleted with olderThan = now). In-flight records protect longer-lived files.
  * - Hidden temporary files (`.<name>.<uuid>.tmp`) are deleted only when they are also older than
  *   one hour, whatever the threshold: a younger one may be a write in progress.
  * - Any read error other than "not found" for an object that has disappeared aborts the run
@@ -46,6 +50,8 @@ import {
 
 /** Paimon's default threshold: files younger than one day are never orphans. */
 export const DEFAULT_ORPHAN_OLDER_THAN_MS = 24 * 3_600_000;
+/** Default of {@link RemoveOrphanFilesOptions.inProgressGraceMs}. */
+export const DEFAULT_IN_PROGRESS_GRACE_MS = 3_600_000;
 /** Minimum age of hidden temporary files before they may be deleted. */
 export const TEMP_FILE_MIN_AGE_MS = 3_600_000;
 /** Candidates per delete batch (one S3 DeleteObjects request). */
@@ -59,6 +65,12 @@ export interface RemoveOrphanFilesOptions extends MaintenanceRunOptions {
    * files are active.
    */
   readonly olderThanMs?: number;
+  /**
+   * Files younger than this are never deleted, whatever `olderThanMs` says (default 1 hour).
+   * A commit writes its data files and manifests before the snapshot that makes them visible; a
+   * cleanup that deletes them in between corrupts that commit. Set 0 only when no writer is active.
+   */
+  readonly inProgressGraceMs?: number;
 }
 
 /** Result of {@link removeOrphanFiles}. */
@@ -91,6 +103,9 @@ export async function removeOrphanFiles(table: MaintainedTable, options: RemoveO
       `olderThan ${new Date(olderThan).toISOString()} is in the future; files being written right now would be deleted. Use a time in the past (default: 1 day ago)`,
     );
   }
+  const grace = options.inProgressGraceMs ?? DEFAULT_IN_PROGRESS_GRACE_MS;
+  if (!Number.isFinite(grace) || grace < 0) throw new MaintenanceArgumentError(`inProgressGraceMs must be >= 0, got ${grace}`);
+  const threshold = Math.min(olderThan, now - grace);
   const dryRun = options.dryRun ?? false;
   const io = table.fileIO;
   const root = table.paths.root;
@@ -135,7 +150,7 @@ export async function removeOrphanFiles(table: MaintainedTable, options: RemoveO
     const kind = classifier.classify(st.path);
     if (kind === null) continue;
     const mtime = st.lastModified.getTime();
-    if (mtime >= olderThan) continue;
+    if (mtime >= threshold) continue;
     const name = baseName(st.path);
     const isTemp = name.startsWith('.') && name.endsWith('.tmp');
     if (isTemp && mtime >= now - TEMP_FILE_MIN_AGE_MS) continue;

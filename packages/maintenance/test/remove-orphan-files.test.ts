@@ -64,7 +64,7 @@ describe('removeOrphanFiles', () => {
     expect(await readIds(table, { tag: 'keep' })).toEqual(tagRowsBefore);
 
     // With olderThan = now the young orphan goes too, still nothing used.
-    const r2 = await removeOrphanFiles(t, { olderThanMs: Date.now() });
+    const r2 = await removeOrphanFiles(t, { olderThanMs: Date.now(), inProgressGraceMs: 0 });
     expect(r2.filesDeleted).toBe(1);
     expect(await t.io.exists(young)).toBe(false);
     expect(await consistent(t)).toEqual([]);
@@ -84,7 +84,7 @@ describe('removeOrphanFiles', () => {
     await recordInflightFiles(t.io, t.location, 'sink-user-2', ['bucket-0/data-kept-0.parquet'], { now: () => Date.now() - 8 * DAY });
     await utimes(inflightRecordPath(t.location, 'sink-user-2'), old, old);
 
-    const r = await removeOrphanFiles(t, { olderThanMs: Date.now() });
+    const r = await removeOrphanFiles(t, { olderThanMs: Date.now(), inProgressGraceMs: 0 });
     expect(await t.io.exists(pending)).toBe(true);
     expect(await t.io.exists(kept)).toBe(true);
     expect(await t.io.exists(inflightRecordPath(t.location, 'sink-user-7'))).toBe(true);
@@ -100,7 +100,7 @@ describe('removeOrphanFiles', () => {
     await createTag(t.io, t.paths, 'first');
     for (let i = 2; i <= 5; i++) await t.overwrite([i]);
     await expireSnapshots(t, { retainMin: 1, olderThanMs: Date.now() + 60_000 });
-    await removeOrphanFiles(t, { olderThanMs: Date.now() });
+    await removeOrphanFiles(t, { olderThanMs: Date.now(), inProgressGraceMs: 0 });
     expect(await consistent(t)).toEqual([]);
     const table = await t.open();
     expect(await readIds(table, { tag: 'first' })).toEqual([1]);

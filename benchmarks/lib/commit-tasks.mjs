@@ -1,0 +1,163 @@
+/**
+ * Child-process tasks of the commit benchmark (`node commit-tasks.mjs <task> <json args>`; protocol
+ * in lib/measure.mjs). Every task opens the table through a FileIO wrapper that counts storage
+ * calls and snapshot creates that lost the race (`createIfAbsent` of `snapshot-N` answering
+ * `already-exists`).
+ *
+ * Tasks:
+ * - `create`: creates the unpartitioned append table `bench.c` in `warehouse` (local path or s3://).
+ * - `commits`: `commits` small appends in a row, each `newBatchWrite()` + `write(rows)` +
+ *   `prepareCommit()` (timed as write) then `TableCommit.commit({ identifier, messages })` (timed
+ *   as commit) with one commitUser and increasing identifiers (the streaming pattern). `warmup`
+ *   appends run first and are not recorded. With `startAt` (epoch ms) the timed part waits until
+ *   then, so concurrent writer processes start together.
+ * - `check`: latest snapshot id, total record count, and whether snapshot ids 1..latest are all
+ *   present.
+ * - `cleanup`: deletes everything under the warehouse.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { childMain } from './measure.mjs';
+import { TABLE_FIELDS, makeBatch } from './write-data.mjs';
+
+const SNAPSHOT_FILE = /\/snapshot\/snapshot-\d+$/;
+
+function storageOptions(s3) {
+  return s3
+    ? { s3: { endpoint: s3.endpoint, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true } }
+    : {};
+}
+
+/** Wraps a FileIO to count calls per method and lost snapshot races. */
+function counting(io) {
+  const counts = {};
+  const stats = { counts, lostRaces: 0 };
+  const proxy = new Proxy(io, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop);
+      if (typeof value !== 'function' || prop === 'constructor') return value;
+      return (...args) => {
+        counts[prop] = (counts[prop] ?? 0) + 1;
+        const result = value.apply(target, args);
+        if (prop === 'createIfAbsent' && SNAPSHOT_FILE.test(String(args[0]))) {
+          result.then((r) => r === 'already-exists' && stats.lostRaces++, () => {});
+        }
+        return result;
+      };
+    },
+  });
+  return { io: proxy, stats };
+}
+
+function snapshotCounts(stats) {
+  return { ...stats.counts, lostRaces: stats.lostRaces };
+}
+
+function diffCounts(after, before) {
+  const out = {};
+  for (const k of Object.keys(after)) out[k] = after[k] - (before[k] ?? 0);
+  return out;
+}
+
+async function openBench(warehouse, s3) {
+  const storage = await import('@tidemark/storage');
+  const core = await import('@tidemark/core');
+  const raw = storage.resolveFileIO(warehouse, storageOptions(s3));
+  const { io, stats } = counting(raw);
+  const catalog = new core.FileSystemCatalog(warehouse, { fileIO: io });
+  return { core, catalog, io, raw, stats };
+}
+
+const tasks = {
+  async create({ warehouse, s3 }) {
+    const { catalog, raw } = await openBench(warehouse, s3);
+    await catalog.createTable('bench.c', { fields: TABLE_FIELDS });
+    await raw.close();
+    return { location: catalog.tableLocation('bench.c') };
+  },
+
+  async commits({ warehouse, s3, commits, rows, warmup = 0, writerId = 0, startAt }) {
+    const { catalog, raw, stats } = await openBench(warehouse, s3);
+    const table = await catalog.getTable('bench.c');
+    const commitUser = `bench-writer-${writerId}`;
+    const committer = table.newCommit({ commitUser });
+    // Row ids distinct across writers and commits, so a reader can check every row once.
+    const total = (warmup + commits) * rows;
+    let identifier = 0;
+    let next = writerId * total;
+    const appendOne = async () => {
+      identifier++;
+      const batch = makeBatch(next, rows, 1e12);
+      next += rows;
+      const t0 = performance.now();
+      const writer = table.newBatchWrite();
+      await writer.write(batch);
+      const messages = await writer.prepareCommit();
+      await writer.close();
+      const t1 = performance.now();
+      const result = await committer.commit({ identifier, messages });
+      const t2 = performance.now();
+      if (result.status !== 'committed') throw new Error(`commit ${identifier} of ${commitUser}: ${JSON.stringify(result)}`);
+      return { writeMs: t1 - t0, commitMs: t2 - t1, snapshotId: result.snapshotId };
+    };
+    for (let i = 0; i < warmup; i++) await appendOne();
+    if (s3) await raw.verifyConditionalWrites?.(table.location); // probe outside the timed part
+    if (startAt !== undefined) {
+      const wait = startAt - Date.now();
+      if (wait > 0) await sleep(wait);
+    }
+    const before = snapshotCounts(stats);
+    const startedAt = Date.now();
+    const t0 = performance.now();
+    const writeMs = [];
+    const commitMs = [];
+    const snapshotIds = [];
+    const readsPerCommit = [];
+    for (let i = 0; i < commits; i++) {
+      const reads = stats.counts.read ?? 0;
+      const r = await appendOne();
+      writeMs.push(r.writeMs);
+      commitMs.push(r.commitMs);
+      snapshotIds.push(r.snapshotId);
+      readsPerCommit.push((stats.counts.read ?? 0) - reads);
+    }
+    const ms = performance.now() - t0;
+    const endedAt = Date.now();
+    const ops = diffCounts(snapshotCounts(stats), before);
+    await raw.close();
+    return { writerId, commits, rows, ms, startedAt, endedAt, writeMs, commitMs, snapshotIds, readsPerCommit, ops };
+  },
+
+  async check({ warehouse, s3 }) {
+    const { catalog, raw } = await openBench(warehouse, s3);
+    const table = await catalog.getTable('bench.c');
+    const latest = await table.snapshotManager.latest();
+    let missing = 0;
+    for (let id = 1; id <= (latest?.id ?? 0); id++) if ((await table.snapshotManager.tryGet(id)) === null) missing++;
+    let rows = 0;
+    const ids = new Set();
+    let duplicates = 0;
+    for await (const batch of table.newRead({ columns: ['id'] }).batches()) {
+      const col = batch.getChild('id');
+      for (let i = 0; i < batch.numRows; i++) {
+        const v = col.get(i);
+        if (ids.has(v)) duplicates++;
+        ids.add(v);
+      }
+      rows += batch.numRows;
+    }
+    await raw.close();
+    return { latestId: latest?.id ?? 0, totalRecordCount: Number(latest?.totalRecordCount ?? 0), missingSnapshots: missing, rowsRead: rows, duplicates };
+  },
+
+  async cleanup({ warehouse, s3 }) {
+    const { raw } = await openBench(warehouse, s3);
+    const paths = [];
+    for await (const s of raw.list(warehouse)) paths.push(s.path);
+    const n = await raw.deleteMany(paths);
+    await raw.close();
+    return { deleted: n };
+  },
+};
+
+await childMain(tasks);

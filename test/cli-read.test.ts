@@ -1,0 +1,286 @@
+/**
+ * The `tidemark` CLI end to end (in-process `main()`, the same code the binary runs): reading the
+ * Java-written fixtures, and create + write + read round trips on a temporary local warehouse.
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '@tidemark/cli';
+
+class Capture extends Writable {
+  text = '';
+  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    this.text += chunk.toString();
+    cb();
+  }
+}
+
+async function run(argv: string[], options: { stdin?: string; cwd?: string } = {}) {
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const code = await main(argv, {
+    stdout,
+    stderr,
+    stdin: Readable.from([options.stdin ?? '']),
+    signal: new AbortController().signal,
+    env: {},
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+const lines = (text: string): string[] => text.split('\n').filter((l) => l !== '');
+const sorted = (text: string): string[] => lines(text).sort();
+
+const fixtures = join(__dirname, '../../shared/fixtures/paimon');
+const pkMor = join(fixtures, 'pk-mor/default.db/pk_table_scan_and_read_mor');
+const haveFixtures = existsSync(pkMor);
+if (!haveFixtures) console.warn(`[cli-read.test] SKIPPED fixture tests: ${fixtures} not found`);
+
+/** Rows of the fixture README as jsonl lines (keys f0..f3 in schema order). */
+const moreRows = (rows: [string, number, number, number][]): string[] =>
+  rows.map(([f0, f1, f2, f3]) => JSON.stringify({ f0, f1, f2, f3 })).sort();
+const TWO_ROADS = 'Two roads diverged in a wood, and I took the one less traveled by, And that has made all the difference.';
+
+describe.skipIf(!haveFixtures)('tidemark on the Java-written fixtures', () => {
+  it('read --format jsonl prints the latest pk-mor rows exactly', async () => {
+    const r = await run(['read', pkMor, '--format', 'jsonl']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(sorted(r.stdout)).toEqual(
+      moreRows([
+        ['Alice', 10, 1, 19.1],
+        ['Bob', 10, 0, 12.1],
+        ['David', 10, 0, 17.1],
+        ['Emily', 10, 0, 13.1],
+        ['Lucy', 20, 1, 14.1],
+        ['Marco', 10, 0, 21.1],
+        ['Marco2', 10, 0, 31.1],
+        ['Paul', 20, 1, 18.1],
+        ['Skye', 10, 0, 21.0],
+        ['Skye2', 10, 0, 31.0],
+        [TWO_ROADS, 10, 1, 11.0],
+      ]),
+    );
+  });
+
+  it('read --snapshot 2 time-travels', async () => {
+    const r = await run(['read', pkMor, '--snapshot', '2']);
+    expect(r.code).toBe(0);
+    expect(sorted(r.stdout)).toEqual(
+      moreRows([
+        ['Alice', 10, 1, 19.1],
+        [TWO_ROADS, 10, 1, 11.0],
+        ['Alex', 10, 0, 16.1],
+        ['Bob', 10, 0, 12.1],
+        ['David', 10, 0, 17.1],
+        ['Emily', 10, 0, 13.1],
+        ['Lucy', 20, 1, 14.1],
+        ['Paul', 20, 1, 18.1],
+      ]),
+    );
+  });
+
+  it('read --columns/--where/--limit project, filter and limit', async () => {
+    const r = await run(['read', pkMor, '--columns', 'f3,f0', '--where', 'f1 = 20']);
+    expect(sorted(r.stdout)).toEqual(['{"f3":14.1,"f0":"Lucy"}', '{"f3":18.1,"f0":"Paul"}']);
+    const limited = await run(['read', pkMor, '--limit', '3']);
+    expect(lines(limited.stdout)).toHaveLength(3);
+  });
+
+  it('an unknown tag or snapshot fails with exit 1 and one line, no stack', async () => {
+    const r = await run(['read', pkMor, '--tag', 'nope']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(lines(r.stderr)).toEqual(["tidemark read: tag 'nope' does not exist; the table has no tags"]);
+    const s = await run(['read', pkMor, '--snapshot', '7']);
+    expect(s.code).toBe(1);
+    expect(lines(s.stderr)).toEqual(['tidemark read: snapshot 7 does not exist; earliest is 1, latest is 5']);
+  });
+
+  it('snapshots --json lists id, kind, commit user/identifier and record counts', async () => {
+    const r = await run(['snapshots', pkMor, '--json']);
+    expect(r.code).toBe(0);
+    const rows = lines(r.stdout).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(rows.map((s) => [s['id'], s['kind'], s['totalRecordCount'], s['deltaRecordCount']])).toEqual([
+      [1, 'APPEND', 9, 9],
+      [2, 'APPEND', 11, 2],
+      [3, 'COMPACT', 10, -1],
+      [4, 'APPEND', 13, 3],
+      [5, 'APPEND', 16, 3],
+    ]);
+    for (const s of rows) {
+      expect(typeof s['commitUser']).toBe('string');
+      expect(new Date(s['time'] as string).getTime()).toBe(s['timeMillis']);
+    }
+  });
+
+  it('schema prints columns with ids, types and keys; --json the stored schema', async () => {
+    const r = await run(['schema', pkMor]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^ 0 \| f0 +\| STRING NOT NULL +\| primary key +\|?$/m);
+    expect(r.stdout).toMatch(/^ 1 \| f1 +\| INT NOT NULL +\| primary key, partition/m);
+    expect(r.stdout).toContain('partition keys: f1');
+    expect(r.stdout).toContain('  bucket = 2');
+    const j = await run(['schema', pkMor, '--json']);
+    const schema = JSON.parse(j.stdout) as { fields: { id: number; name: string }[]; primaryKeys: string[] };
+    expect(schema.fields.map((f) => f.name)).toEqual(['f0', 'f1', 'f2', 'f3']);
+    expect(schema.primaryKeys).toEqual(['f0', 'f1', 'f2']);
+  });
+
+  it('files lists live files of the latest and of an older snapshot', async () => {
+    const latest = lines((await run(['files', pkMor, '--json'])).stdout).map((l) => JSON.parse(l) as { rowCount: number; bucket: number; partition: Record<string, string> });
+    expect(latest.reduce((n, f) => n + f.rowCount, 0)).toBe(16);
+    expect(new Set(latest.map((f) => f.partition['f1']))).toEqual(new Set(['10', '20']));
+    const first = lines((await run(['files', pkMor, '--snapshot', '1', '--json'])).stdout).map((l) => JSON.parse(l) as { rowCount: number });
+    expect(first.reduce((n, f) => n + f.rowCount, 0)).toBe(9);
+    const text = await run(['files', pkMor]);
+    expect(text.stdout).toContain('in snapshot 5');
+  });
+});
+
+describe('tidemark create / write / read on a local warehouse', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tidemark-cli-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const allTypes = [
+    { name: 'id', type: 'BIGINT NOT NULL' },
+    { name: 'b', type: 'BOOLEAN' },
+    { name: 'ti', type: 'TINYINT' },
+    { name: 'si', type: 'SMALLINT' },
+    { name: 'i', type: 'INT' },
+    { name: 'f', type: 'FLOAT' },
+    { name: 'd', type: 'DOUBLE' },
+    { name: 'dec', type: 'DECIMAL(38, 10)' },
+    { name: 'dec2', type: 'DECIMAL(5, 2)' },
+    { name: 's', type: 'STRING' },
+    { name: 'c', type: 'CHAR(3)' },
+    { name: 'vb', type: 'VARBINARY(8)' },
+    { name: 'bin', type: 'BYTES' },
+    { name: 'dt', type: 'DATE' },
+    { name: 'tm', type: 'TIME(3)' },
+    { name: 'ts0', type: 'TIMESTAMP(0)' },
+    { name: 'ts3', type: 'TIMESTAMP(3)' },
+    { name: 'ts6', type: 'TIMESTAMP(6)' },
+    { name: 'ts9', type: 'TIMESTAMP(9)' },
+    { name: 'ltz', type: 'TIMESTAMP_LTZ(3)' },
+    { name: 'arr', type: 'ARRAY<STRING>' },
+    { name: 'm', type: 'MAP<STRING, BIGINT>' },
+    { name: 'mi', type: 'MAP<INT, DOUBLE>' },
+    { name: 'r', type: 'ROW<x INT, y ARRAY<DECIMAL(4, 1)>>' },
+    { name: 'p', type: 'STRING' },
+  ];
+  // Written exactly in the format `read --format jsonl` prints, so output must equal input.
+  const input = [
+    '{"id":"9223372036854775807","b":true,"ti":-128,"si":32767,"i":-2147483648,"f":0.1,"d":1.7976931348623157e+308,"dec":"-1234567890123456789012345678.0123456789","dec2":"999.99","s":"héllo \\"q\\"\\n,","c":"abc","vb":"AAEC/w==","bin":"","dt":"1969-12-31","tm":"23:59:59.999","ts0":"1900-01-01T00:00:00","ts3":"1969-12-31T23:59:59.999","ts6":"2024-02-29T12:34:56.123456","ts9":"1677-09-21T00:12:43.145224192","ltz":"2024-05-01T10:00:00.001Z","arr":["a",null,""],"m":{"2":1,"10":"-9223372036854775808"},"mi":[[2,1.5],[-1,null]],"r":{"x":1,"y":["-99.9",null]},"p":"a"}',
+    '{"id":-9007199254740991,"b":false,"ti":127,"si":-32768,"i":2147483647,"f":"NaN","d":"-Infinity","dec":"0.0000000000","dec2":"-0.01","s":"","c":"x  ","vb":"/w==","bin":"3q2+7w==","dt":"+10000-01-01","tm":"00:00:00.000","ts0":"9999-12-31T23:59:59","ts3":"1970-01-01T00:00:00.000","ts6":"1969-12-31T23:59:59.999999","ts9":"2262-04-11T23:47:16.854775807","ltz":"1960-01-01T00:00:00.000Z","arr":[],"m":{},"mi":[],"r":{"x":null,"y":[]},"p":"b"}',
+    '{"id":0,"b":null,"ti":null,"si":null,"i":null,"f":null,"d":null,"dec":null,"dec2":null,"s":null,"c":null,"vb":null,"bin":null,"dt":null,"tm":null,"ts0":null,"ts3":null,"ts6":null,"ts9":null,"ltz":null,"arr":null,"m":null,"mi":null,"r":null,"p":null}',
+  ];
+
+  it('round-trips every type through create, write (jsonl) and read', async () => {
+    writeFileSync(join(dir, 'schema.json'), JSON.stringify(allTypes));
+    const created = await run(['create', 'wh/db.db/all', '--schema', '@schema.json', '--partition', 'p', '--option', 'file.compression=zstd'], { cwd: dir });
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    const w = await run(['write', 'wh/db.db/all'], { cwd: dir, stdin: input.join('\n') + '\n' });
+    expect(w.stderr).toBe('');
+    expect(w.stdout).toBe('committed snapshot 1 (3 rows)\n');
+    const r = await run(['read', join(dir, 'wh/db.db/all')]);
+    expect(r.stderr).toBe('');
+    expect(sorted(r.stdout)).toEqual([...input].sort());
+  });
+
+  it('round-trips through csv in both directions', async () => {
+    const csv = await run(['read', join(dir, 'wh/db.db/all'), '--format', 'csv']);
+    expect(csv.code).toBe(0);
+    writeFileSync(join(dir, 'all.csv'), csv.stdout);
+    expect((await run(['create', 'wh/db.db/copy', '--schema', 'schema.json', '--partition', 'p'], { cwd: dir })).code).toBe(0);
+    const w = await run(['write', 'wh/db.db/copy', '--input', 'all.csv', '--format', 'csv'], { cwd: dir });
+    expect(w.stderr).toBe('');
+    expect(w.stdout).toBe('committed snapshot 1 (3 rows)\n');
+    const r = await run(['read', 'wh/db.db/copy'], { cwd: dir });
+    expect(sorted(r.stdout)).toEqual([...input].sort());
+  });
+
+  it('skips a (commit user, identifier) that was already committed', async () => {
+    expect((await run(['create', 'wh/db.db/idem', '--schema', '[{"name":"id","type":"INT"}]'], { cwd: dir })).code).toBe(0);
+    const first = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '7'], { cwd: dir, stdin: '{"id":1}\n' });
+    expect(first.stdout).toBe('committed snapshot 1 (1 row)\n');
+    const again = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '7'], { cwd: dir, stdin: '{"id":2}\n' });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe("skipped: commit identifier 7 of commit user 'job-1' was already committed\n");
+    const older = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '3'], { cwd: dir, stdin: '{"id":3}\n' });
+    expect(older.stdout).toContain('skipped');
+    const next = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '8'], { cwd: dir, stdin: '{"id":4}\n' });
+    expect(next.stdout).toBe('committed snapshot 2 (1 row)\n');
+    expect(sorted((await run(['read', 'wh/db.db/idem'], { cwd: dir })).stdout)).toEqual(['{"id":1}', '{"id":4}']);
+    const snaps = lines((await run(['snapshots', 'wh/db.db/idem', '--json'], { cwd: dir })).stdout).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(snaps.map((s) => [s['commitUser'], s['commitIdentifier']])).toEqual([['job-1', 7], ['job-1', 8]]);
+  });
+
+  it('overwrite, tags, time travel by tag and rollback', async () => {
+    const t = 'wh/db.db/tags';
+    const o = { cwd: dir };
+    expect((await run(['create', t, '--schema', '[{"name":"id","type":"INT"},{"name":"p","type":"STRING"}]', '--partition', 'p'], o)).code).toBe(0);
+    await run(['write', t], { ...o, stdin: '{"id":1,"p":"a"}\n{"id":2,"p":"b"}\n' });
+    expect((await run(['tag', 'create', t, 'v1'], o)).stdout).toBe("created tag 'v1' on snapshot 1\n");
+    const ow = await run(['write', t, '--overwrite', '--partition', 'p=a'], { ...o, stdin: '{"id":3,"p":"a"}\n' });
+    expect(ow.stdout).toBe('committed snapshot 2 (1 row, overwrite)\n');
+    expect(sorted((await run(['read', t], o)).stdout)).toEqual(['{"id":2,"p":"b"}', '{"id":3,"p":"a"}']);
+    expect(sorted((await run(['read', t, '--tag', 'v1'], o)).stdout)).toEqual(['{"id":1,"p":"a"}', '{"id":2,"p":"b"}']);
+    const list = lines((await run(['tag', 'list', t, '--json'], o)).stdout).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(list.map((x) => [x['name'], x['snapshotId']])).toEqual([['v1', 1]]);
+    const rb = await run(['rollback', t, '--to', 'v1'], o);
+    expect(rb.code).toBe(0);
+    expect(rb.stdout).toContain('rolled back to snapshot 1: removed snapshot 2');
+    expect(sorted((await run(['read', t], o)).stdout)).toEqual(['{"id":1,"p":"a"}', '{"id":2,"p":"b"}']);
+    expect((await run(['tag', 'delete', t, 'v1'], o)).code).toBe(0);
+    const gone = await run(['read', t, '--tag', 'v1'], o);
+    expect(gone.code).toBe(1);
+    expect(lines(gone.stderr)).toHaveLength(1);
+  });
+
+  it('alter add-column: new writes carry the column, old rows read it as null', async () => {
+    const t = 'wh/db.db/evolve';
+    const o = { cwd: dir };
+    await run(['create', t, '--schema', '[{"name":"id","type":"INT"}]'], o);
+    await run(['write', t], { ...o, stdin: '{"id":1}\n' });
+    const a = await run(['alter', t, 'add-column', 'v', 'DECIMAL(10,', '2)'], o);
+    expect(a.stderr).toBe('');
+    expect(a.code).toBe(0);
+    const w = await run(['write', t], { ...o, stdin: '{"id":2,"v":"3.50"}\n' });
+    expect(w.stderr).toBe('');
+    expect(sorted((await run(['read', t], o)).stdout)).toEqual(['{"id":1,"v":null}', '{"id":2,"v":"3.50"}']);
+  });
+
+  it('rejects bad input with exit 1 naming the line and column, writing no snapshot', async () => {
+    const t = 'wh/db.db/idem';
+    const r = await run(['write', t], { cwd: dir, stdin: '{"id":1}\n{"id":"x"}\n' });
+    expect(r.code).toBe(1);
+    expect(lines(r.stderr)).toEqual([`tidemark write: input line 2, column 'id': expected INT, got "x"`]);
+    const bad = await run(['write', t], { cwd: dir, stdin: '{"id":1\n' });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('input line 1');
+    expect(lines((await run(['snapshots', t, '--json'], { cwd: dir })).stdout)).toHaveLength(2);
+  });
+
+  it.each([
+    [['read'], 'missing argument <table>'],
+    [['read', 't', '--snapshot', '1', '--tag', 'x'], 'cannot be used together'],
+    [['read', 't', '--timestamp', 'yesterday'], "option '--timestamp'"],
+    [['write', 't', '--commit-user', 'u'], "requires '--commit-identifier'"],
+    [['create', 't', '--schema', '{oops'], "option '--schema'"],
+    [['alter', 't', 'add-column', 'c'], "'alter add-column' needs"],
+    [['rollback', 't'], "option '--to' is required"],
+  ])('bad usage %j exits 2', async (argv, message) => {
+    const r = await run(argv, { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stdout).toBe('');
+  });
+});
