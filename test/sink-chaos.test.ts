@@ -21,7 +21,7 @@ interface Tally {
   corrupt: number;
 }
 interface Harness {
-  runChaos(options: { trials: number; records: number; checkpointEvery: number; concurrency: number; s3?: unknown; log?: (m: string) => void }): Promise<Tally>;
+  runChaos(options: { trials: number; records: number; checkpointEvery: number; concurrency: number; crashRate?: number; s3?: unknown; log?: (m: string) => void }): Promise<Tally>;
 }
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -47,13 +47,13 @@ function check(tally: Tally, trials: number): void {
 
 describe.skipIf(!built)('exactly-once ingest under SIGKILL', () => {
   it('30 trials on local disk lose and duplicate nothing', async () => {
-    const tally = await (await harness()).runChaos({ trials: 30, records: 200, checkpointEvery: 50, concurrency: 4 });
+    const tally = await (await harness()).runChaos({ trials: 30, records: 200, checkpointEvery: 50, concurrency: 4, crashRate: 0.6 });
     console.log(`[chaos local] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
     check(tally, 30);
   }, 600_000);
 
   it.skipIf(!s3Available('sink chaos on S3'))('10 trials on the S3 server lose and duplicate nothing', async () => {
-    const tally = await (await harness()).runChaos({ trials: 10, records: 200, checkpointEvery: 50, concurrency: 4, s3: s3TestEnv() });
+    const tally = await (await harness()).runChaos({ trials: 10, records: 200, checkpointEvery: 50, concurrency: 4, crashRate: 0.6, s3: s3TestEnv() });
     console.log(`[chaos s3] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
     check(tally, 10);
   }, 600_000);

@@ -87,7 +87,7 @@ function runOnce(args, env, killAfterMs) {
  * Runs one trial. Returns { ok, runs, kills: {point|'random'|...: n}, problems: [...], seed }.
  */
 export async function runTrial(config) {
-  const { trial, seed, records: K, checkpointEvery, s3, workDir, maxRuns = 60 } = config;
+  const { trial, seed, records: K, checkpointEvery, s3, workDir, maxRuns = 60, crashRate = 0.85 } = config;
   const rand = rng(seed);
   const parallelism = 1 + Math.floor(rand() * 3);
   const { LocalFileIO, S3FileIO } = await import('@tidemark/storage');
@@ -139,10 +139,10 @@ export async function runTrial(config) {
       const r = rand();
       let crashAt;
       let killAfter;
-      if (!calm && r < 0.45) {
+      if (!calm && r < crashRate * 0.53) {
         const point = CRASH_POINTS[Math.floor(rand() * CRASH_POINTS.length)];
         crashAt = `${point}:${1 + Math.floor(rand() * Math.max(1, Math.ceil(K / checkpointEvery)))}`;
-      } else if (!calm && r < 0.85) {
+      } else if (!calm && r < crashRate) {
         killAfter = Math.floor(50 + rand() * 1500);
       }
       const res = await runOnce(args, childEnv(s3, crashAt), killAfter);
@@ -205,10 +205,11 @@ export async function runTrial(config) {
 
 /**
  * Runs `trials` trials (`concurrency` at a time) and returns the tally.
- * Options: { trials, records, checkpointEvery, concurrency, s3, seed, log }.
+ * Options: { trials, records, checkpointEvery, concurrency, crashRate (share of runs that get
+ * killed, default 0.85), s3, seed, log }.
  */
 export async function runChaos(options) {
-  const { trials, records = 300, checkpointEvery = 50, concurrency = 3, s3, log = () => undefined } = options;
+  const { trials, records = 300, checkpointEvery = 50, concurrency = 3, crashRate = 0.85, s3, log = () => undefined } = options;
   const seed0 = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   const workDir = await mkdtemp(join(tmpdir(), 'tidemark-chaos-'));
   const s3Prefix = `tests/chaos-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
@@ -221,7 +222,7 @@ export async function runChaos(options) {
       const seed = (seed0 + trial * 7919) >>> 0;
       let r;
       try {
-        r = await runTrial({ trial, seed, records, checkpointEvery, s3, s3Prefix, workDir, keep: options.keep });
+        r = await runTrial({ trial, seed, records, checkpointEvery, crashRate, s3, s3Prefix, workDir, keep: options.keep });
       } catch (e) {
         r = { ok: false, trial, seed, runs: 0, kills: {}, lost: 0, duplicated: 0, corrupt: 0, problems: [`harness error: ${e?.stack ?? e}`] };
       }
@@ -263,6 +264,7 @@ function parseCli(argv) {
     else if (a === '--checkpoint-every') o.checkpointEvery = num();
     else if (a === '--concurrency') o.concurrency = num();
     else if (a === '--seed') o.seed = num();
+    else if (a === '--crash-rate') o.crashRate = Number(argv[++i]);
     else if (a === '--s3') o.s3 = true;
     else if (a === '--keep') o.keep = true;
     else throw new Error(`unknown option ${a} (use --trials N --records K --checkpoint-every C --concurrency J --seed S --s3 --keep)`);

@@ -1,23 +1,36 @@
 /**
- * In-flight file records: the contract between writers that hold prepared-but-uncommitted data
- * files (the exactly-once sink) and orphan-file cleanup.
+ * In-flight file records: the contract between writers that hold written-but-uncommitted files
+ * (table writers, committers writing manifests, the exactly-once sink) and orphan-file cleanup.
  *
- * A writer that keeps files uncommitted for a while (across a checkpoint) records them in
- * `<table>/inflight/<id>.json` (`id` = `<commitUser>-<checkpointId>`):
+ * A writer records what it is about to write in `<table>/inflight/<id>.json`:
  *
  * ```json
- * {"files": ["dt=1/bucket-0/data-….parquet", "bucket-0/data-….parquet"], "createdAt": 1718000000000}
+ * {"files": ["dt=1/bucket-0/data-….parquet"], "prefixes": ["data-<uuid>-"], "createdAt": 1718000000000}
  * ```
  *
- * Paths are relative to the table root. Orphan cleanup treats every listed file as used, whatever
- * its age, and removes a record itself only when it is older than {@link INFLIGHT_RECORD_MAX_AGE_MS}
- * and every file it lists is committed or gone. Rules for writers:
- * - Record the files **before** writing them (a file that exists without a record can be deleted
- *   by a cleanup that runs with a short `olderThan`). Recording names you end up not writing is
- *   harmless.
- * - Clear the record only **after** the commit that contains the files has succeeded (or after
- *   the files were deleted on abort).
- * - One record per (commitUser, checkpoint); rewriting the same id replaces it.
+ * - `files`: explicit paths relative to the table root (the sink's checkpoints;
+ *   `id` = `<commitUser>-<checkpointId>`).
+ * - `prefixes` (optional; records written before it existed have none): file-NAME prefixes
+ *   (no `/`). Every file whose name starts with one of them is in flight, wherever it lies in the
+ *   table. A `TableWrite` records `<data-file.prefix><writerUuid>-` (id `write-<uuid>`), a
+ *   commit records `manifest-<uuid>-`, `manifest-list-<uuid>-` and `index-manifest-<uuid>-`
+ *   (id `commit-<uuid>`). One small record thus covers any number of files, written before the
+ *   first of them.
+ *
+ * Orphan cleanup treats every listed file and every file matching a prefix as used, whatever its
+ * age, and re-reads the records after listing the candidates of each delete batch. It removes a
+ * record itself only when it is older than {@link INFLIGHT_RECORD_MAX_AGE_MS}: a prefix record
+ * then regardless (its writer is certainly gone), a files-only record when every file it lists is
+ * committed or gone. Rules for writers:
+ * - Record the files (or their prefix) **before** writing them: a file that exists without a
+ *   record can be deleted by a cleanup that runs with a short `olderThan`. Recording names you end
+ *   up not writing is harmless.
+ * - Clear the record only **after** the commit that contains the files has succeeded (the
+ *   snapshot exists), or after the files were deleted on abort. Cleanup reads records before
+ *   snapshots, so a record that is gone implies its snapshot is visible to that cleanup.
+ * - Writers that live longer than a day rewrite their record (fresh `createdAt`) at least daily
+ *   ({@link INFLIGHT_RECORD_REFRESH_MS}).
+ * - One record per id; rewriting the same id replaces it.
  *
  * Java Paimon does not know this directory; its orphan cleanup ignores unknown directories, so the
  * records neither disturb nor protect anything from Java's point of view.
@@ -32,11 +45,18 @@ export const INFLIGHT_DIR = 'inflight';
 export const INFLIGHT_SUFFIX = '.json';
 /** Orphan cleanup never deletes a record younger than this (7 days). */
 export const INFLIGHT_RECORD_MAX_AGE_MS = 7 * 24 * 3_600_000;
+/** Long-lived writers rewrite their record when it is older than this (1 day), far below {@link INFLIGHT_RECORD_MAX_AGE_MS}. */
+export const INFLIGHT_RECORD_REFRESH_MS = 24 * 3_600_000;
 
 /** Contents of one in-flight record file. */
 export interface InflightRecord {
   /** Files of the pending commit, relative to the table root (`<partition dirs>/bucket-<b>/<name>`). */
   readonly files: readonly string[];
+  /**
+   * File-name prefixes: every file whose name (last path segment) starts with one of them is in
+   * flight. Empty for records without the member (written by older versions).
+   */
+  readonly prefixes: readonly string[];
   /** Creation time, epoch millis. */
   readonly createdAt: number;
 }
@@ -51,7 +71,7 @@ export interface InflightRecordFile {
   readonly record: InflightRecord;
 }
 
-/** Invalid record id or file path given to {@link recordInflightFiles}. */
+/** Invalid record id, file path or prefix given to {@link recordInflightFiles} / {@link recordInflightPrefixes}. */
 export class InflightRecordError extends TidemarkUserError {}
 
 /** A record file that is not valid JSON of the expected shape. */
@@ -96,19 +116,66 @@ export function normalizeInflightFile(file: string): string {
   return rel;
 }
 
+/** Validates a file-name prefix (non-empty, no `/` or `\\`, no control characters, not hidden). */
+export function checkInflightPrefix(prefix: string): string {
+  if (typeof prefix !== 'string' || prefix === '' || prefix.startsWith('.') || /[/\\]/.test(prefix) || /[\u0000-\u001f]/.test(prefix)) {
+    throw new InflightRecordError(
+      `in-flight prefix '${prefix}' must be a non-empty file-name prefix (e.g. 'data-<uuid>-') without '/', '\\', control characters or a leading '.'`,
+    );
+  }
+  return prefix;
+}
+
+/** Options of {@link recordInflightFiles} and {@link recordInflightPrefixes}. */
+export interface RecordInflightOptions {
+  /** File-name prefixes to record along with the files (see {@link InflightRecord.prefixes}). */
+  readonly prefixes?: readonly string[];
+  /** Clock for `createdAt` (tests). */
+  readonly now?: () => number;
+}
+
 /**
- * Records `files` (paths relative to `tablePath`) as in flight under `id`. Call before writing
- * the files; overwrites an existing record of the same id.
+ * Records `files` (paths relative to `tablePath`) and `options.prefixes` as in flight under `id`.
+ * Call before writing the files; overwrites an existing record of the same id.
+ *
+ * @throws InflightRecordError for an invalid id, path or prefix.
  */
 export async function recordInflightFiles(
   io: FileIO,
   tablePath: string,
   id: string,
   files: readonly string[],
+  options: RecordInflightOptions = {},
+): Promise<void> {
+  const path = inflightRecordPath(tablePath, id);
+  const normalized = files.map(normalizeInflightFile);
+  const prefixes = (options.prefixes ?? []).map(checkInflightPrefix);
+  const createdAt = (options.now ?? Date.now)();
+  // `files` stays present (possibly empty) so that readers predating `prefixes` still parse it.
+  const record = prefixes.length > 0 ? { files: normalized, prefixes, createdAt } : { files: normalized, createdAt };
+  await io.write(path, JSON.stringify(record));
+}
+
+/**
+ * Records every file whose name starts with one of `prefixes` as in flight under `id` (a writer
+ * whose file names are not known in advance). Call before writing the first such file.
+ *
+ * @throws InflightRecordError for an invalid id or prefix, or when `prefixes` is empty.
+ */
+export async function recordInflightPrefixes(
+  io: FileIO,
+  tablePath: string,
+  id: string,
+  prefixes: readonly string[],
   options: { now?: () => number } = {},
 ): Promise<void> {
-  const record: InflightRecord = { files: files.map(normalizeInflightFile), createdAt: (options.now ?? Date.now)() };
-  await io.write(inflightRecordPath(tablePath, id), JSON.stringify(record));
+  if (prefixes.length === 0) throw new InflightRecordError(`in-flight record '${id}' needs at least one prefix`);
+  await recordInflightFiles(io, tablePath, id, [], { ...options, prefixes });
+}
+
+/** Does the file name `name` (last path segment) start with one of `prefixes`? */
+export function matchesInflightPrefix(name: string, prefixes: readonly string[]): boolean {
+  return prefixes.some((p) => name.startsWith(p));
 }
 
 /** Removes the record `id` (missing records are fine). Call after the commit of its files succeeded. */
@@ -132,7 +199,15 @@ export function parseInflightRecord(bytes: Uint8Array | string, path: string): I
   const raw = o.createdAt;
   const createdAt = typeof raw === 'bigint' ? Number(raw) : typeof raw === 'number' ? raw : Number.NaN;
   if (!Number.isFinite(createdAt)) throw new CorruptInflightRecordError(path, "member 'createdAt' must be epoch millis");
-  return { files: (o.files as string[]).map((f) => f.replace(/^\/+/, '')), createdAt };
+  let prefixes: string[] = [];
+  if (o.prefixes !== undefined) {
+    // An empty prefix would protect every file: conservative, so accepted rather than guessed at.
+    if (!Array.isArray(o.prefixes) || !o.prefixes.every((f) => typeof f === 'string')) {
+      throw new CorruptInflightRecordError(path, "member 'prefixes' must be an array of strings");
+    }
+    prefixes = o.prefixes as string[];
+  }
+  return { files: (o.files as string[]).map((f) => f.replace(/^\/+/, '')), prefixes, createdAt };
 }
 
 /**

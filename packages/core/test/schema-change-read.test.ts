@@ -62,3 +62,23 @@ describe('schema evolution end to end: write, alter, write, read by field id', (
     expect(rows(filtered).map((r) => r['id'])).toEqual([2n, 3n]);
   });
 });
+
+describe('which schema a read uses', () => {
+  it('a latest read uses the latest schema at once; time travel uses the snapshot schema', async () => {
+    const io = new MemoryFileIO();
+    const catalog = new FileSystemCatalog(`memory://schema-choice-${process.pid}/wh`, { fileIO: io });
+    await catalog.createTable('db.t', { fields: [{ name: 'id', type: 'INT' }] });
+    const location = catalog.tableLocation('db.t');
+    await (await openTable(location, { fileIO: io })).append([{ id: 1 }]);
+    await alterTable(io, new TablePaths(location), [SchemaChanges.addColumn('note', 'STRING')]);
+
+    const table = await openTable(location, { fileIO: io });
+    // No snapshot was written with schema 1 yet, but the new column is already readable (as null).
+    const latest = await table.newRead({ columns: ['id', 'note'] }).toArrowTable();
+    expect(rows(latest)).toEqual([{ id: 1, note: null }]);
+    // Time travel to snapshot 1 reads with schema 0, which has no 'note' column.
+    const old = await table.newRead({ snapshotId: 1 }).toArrowTable();
+    expect(old.schema.fields.map((f) => f.name)).toEqual(['id']);
+    await expect(table.newRead({ snapshotId: 1, columns: ['note'] }).toArrowTable()).rejects.toThrow(/note/);
+  });
+});

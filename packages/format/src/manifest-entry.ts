@@ -121,9 +121,19 @@ function dataFileMetaFromAvro(r: FieldReader): DataFileMeta {
   };
 }
 
+/** Options of the data manifest readers. */
+export interface ManifestDecodeOptions {
+  /**
+   * Copy byte fields (partition, keys, stats, embedded index) into arrays of their own (default
+   * true). `false` returns views into the decoded Avro block, saving the copies for callers that
+   * drop most entries or copy what they keep; each view keeps its whole block in memory.
+   */
+  readonly copyBytes?: boolean;
+}
+
 /** Maps one decoded manifest record (any Paimon version's writer schema) to the model. */
-export function manifestEntryFromAvro(record: AvroRecord, path: string): ManifestEntry {
-  const r = new FieldReader(path, record);
+export function manifestEntryFromAvro(record: AvroRecord, path: string, options: ManifestDecodeOptions = {}): ManifestEntry {
+  const r = new FieldReader(path, record, '', options.copyBytes ?? true);
   checkVersion(r, MANIFEST_FORMAT_VERSION, 'data manifest');
   return {
     kind: kindFromInt(r.int('_KIND'), path),
@@ -180,16 +190,18 @@ export function manifestEntryToAvro(entry: ManifestEntry): AvroRecord {
 export async function* decodeManifestEntries(
   source: Uint8Array | AsyncIterable<Uint8Array>,
   path: string,
+  options: ManifestDecodeOptions = {},
 ): AsyncGenerator<ManifestEntry, void, undefined> {
-  for await (const record of readAvroRecords(source, { path })) yield manifestEntryFromAvro(record, path);
+  for await (const record of readAvroRecords(source, { path })) yield manifestEntryFromAvro(record, path, options);
 }
 
 /** Streams the entries of the data manifest at `path` (full location). */
 export async function* readManifestEntries(
   io: Pick<ManifestIO, 'read'>,
   path: string,
+  options: ManifestDecodeOptions = {},
 ): AsyncGenerator<ManifestEntry, void, undefined> {
-  yield* decodeManifestEntries(await io.read(path), path);
+  yield* decodeManifestEntries(await io.read(path), path, options);
 }
 
 /** Encodes a data manifest with the Java 1.4 writer schema (codec `zstandard` unless given). */
@@ -225,17 +237,16 @@ function hex(bytes: Uint8Array): string {
 /**
  * Identity of a file entry for ADD/DELETE folding: partition bytes, bucket, level, file name,
  * extra files, embedded index and external path (the level is part of it: a level upgrade is a
- * DELETE at the old level plus an ADD at the new one). Equal identities give equal strings.
+ * DELETE at the old level plus an ADD at the new one). Equal identities give equal strings and
+ * different identities different strings.
+ *
+ * Built for speed (it runs once per decoded entry): `hex|bucket|level|` followed by `N` + the file
+ * name when the optional fields are all empty (the usual case), else by `J` + a JSON array of the
+ * name and the optional fields. The marker character keeps both forms apart.
  */
 export function fileEntryIdentity(entry: ManifestEntry): string {
   const f = entry.file;
-  return JSON.stringify([
-    hex(entry.partition),
-    entry.bucket,
-    f.level,
-    f.fileName,
-    f.extraFiles,
-    f.embeddedIndex === null ? null : hex(f.embeddedIndex),
-    f.externalPath,
-  ]);
+  const head = `${hex(entry.partition)}|${entry.bucket}|${f.level}|`;
+  if (f.extraFiles.length === 0 && (f.embeddedIndex ?? null) === null && (f.externalPath ?? null) === null) return `${head}N${f.fileName}`;
+  return `${head}J${JSON.stringify([f.fileName, f.extraFiles, f.embeddedIndex ? hex(f.embeddedIndex) : null, f.externalPath ?? null])}`;
 }

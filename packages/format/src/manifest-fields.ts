@@ -32,6 +32,12 @@ export class FieldReader {
     readonly path: string,
     private readonly data: AvroRecord,
     private readonly prefix = '',
+    /**
+     * Copy `bytes` values out of the decoded block (the default). Without copying they are views
+     * into the block's decompressed buffer, which they keep alive: for callers that copy what
+     * they keep themselves.
+     */
+    private readonly copyBytes = true,
   ) {}
 
   private missing(name: string, expected: string): never {
@@ -85,8 +91,9 @@ export class FieldReader {
 
   bytes(name: string): Uint8Array {
     const v = this.raw(name);
-    // Copy out of avsc's pooled Buffer into a plain Uint8Array owned by the model.
-    return v instanceof Uint8Array ? new Uint8Array(v) : this.missing(name, 'bytes');
+    if (!(v instanceof Uint8Array)) return this.missing(name, 'bytes');
+    // Copy out of the block's Buffer into a plain Uint8Array owned by the model.
+    return this.copyBytes ? new Uint8Array(v) : v;
   }
 
   optBytes(name: string): Uint8Array | null {
@@ -112,7 +119,7 @@ export class FieldReader {
   record(name: string): FieldReader {
     const v = this.raw(name);
     if (v === null || typeof v !== 'object') return this.missing(name, 'a record');
-    return new FieldReader(this.path, v as AvroRecord, `${this.prefix}${name}.`);
+    return new FieldReader(this.path, v as AvroRecord, `${this.prefix}${name}.`, this.copyBytes);
   }
 
   optRecord(name: string): FieldReader | null {

@@ -3,6 +3,11 @@
  * (paimon-format.md §7). The only visibility point is the atomic create of
  * `snapshot/snapshot-<latest+1>`: manifests written before it are invisible, and a lost race is
  * rebased onto the new latest snapshot and retried.
+ *
+ * Orphan-file protection: each snapshot attempt loop uses its own manifest-name uuid and records
+ * the prefixes of those names in `inflight/commit-<uuid>.json` before writing any manifest; the
+ * record is cleared once the snapshot exists, or after the attempt's files were deleted on
+ * failure (inflight.ts).
  */
 import type { FileIO } from '@tidemark/storage';
 import {
@@ -23,6 +28,7 @@ import {
   type TableSchema,
 } from '@tidemark/format';
 import type { CommitMessage, Committable } from '../commit-message.js';
+import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
 import { SchemaManager } from '../schema-manager.js';
 import { SnapshotManager } from '../snapshot-manager.js';
 import type { TablePaths } from '../table-paths.js';
@@ -83,6 +89,12 @@ export interface FileStoreCommitOptions {
   readonly logger?: CommitLogger;
   /** Clock for `timeMillis` (tests). */
   readonly now?: () => number;
+  /**
+   * Record the manifest-name prefixes of each commit in `inflight/` before writing its manifests,
+   * so that a concurrent orphan cleanup cannot delete them before the snapshot lands (default
+   * true). Disable only where no cleanup can run concurrently (tests, benchmarks).
+   */
+  readonly recordInflight?: boolean;
 }
 
 type DeltaSource =
@@ -127,8 +139,8 @@ export class FileStoreCommit {
   readonly snapshots: SnapshotManager;
   private readonly schemas: SchemaManager;
   private readonly partitionTypes: readonly DataType[];
-  private readonly names = new ManifestNames();
   private readonly logger: CommitLogger;
+  private readonly recordInflight: boolean;
   private readonly now: () => number;
   /** Per commitUser: highest snapshot id scanned and the user's last identifier at or below it. */
   private readonly committedCache = new Map<string, { scannedTo: number; identifier: bigint | null }>();
@@ -150,6 +162,7 @@ export class FileStoreCommit {
     });
     this.logger = options.logger ?? { warn: (m) => console.warn(`[tidemark] ${m}`) };
     this.now = options.now ?? Date.now;
+    this.recordInflight = options.recordInflight ?? true;
   }
 
   /**
@@ -381,14 +394,20 @@ export class FileStoreCommit {
 
   /** The retry loop around one snapshot; returns the new snapshot id. */
   private async tryCommit(input: AttemptInput): Promise<number> {
+    // Fresh names per snapshot: concurrent commits of one instance never share a record.
+    const names = new ManifestNames();
     const writer = new ManifestWriter(this.fileIO, this.paths, this.partitionTypes, {
       targetFileSize: this.options.manifestTargetFileSize,
       avro: { codec: this.options.manifestCodec, zstdLevel: this.options.zstdLevel },
-    }, this.names);
+    }, names);
+    const recordId = `commit-${names.uuid}`;
+    // Before any manifest exists; a failure here fails the commit with nothing written.
+    if (this.recordInflight) await recordInflightPrefixes(this.fileIO, this.paths.root, recordId, names.inflightPrefixes());
     const started = this.now();
     let uncertainAfter: number | null = null;
     let lastError: unknown;
     let delta: { entries: readonly ManifestEntry[]; files: string[]; list: { name: string; size: number } } | null = null;
+    let keepRecord = false;
     try {
       for (let retry = 0; ; retry++) {
         const latest = await this.snapshots.latest();
@@ -446,7 +465,23 @@ export class FileStoreCommit {
     } catch (e) {
       // Nothing we wrote is referenced by a snapshot unless a create had an unknown outcome.
       if (uncertainAfter === null) await writer.deleteWritten([...writer.written]);
+      // Unknown outcome: our files stay, and so does their record (a create still in transit may
+      // yet land); orphan cleanup prunes the record after 7 days.
+      else keepRecord = true;
       throw e;
+    } finally {
+      if (this.recordInflight && !keepRecord) await this.clearRecord(recordId);
+    }
+  }
+
+  /** Best effort: a record left behind only delays the clean-up of this commit's orphans. */
+  private async clearRecord(id: string): Promise<void> {
+    try {
+      await clearInflightFiles(this.fileIO, this.paths.root, id);
+    } catch (e) {
+      this.logger.warn(
+        `clearing in-flight record ${id} of ${this.paths.root} failed (orphan cleanup removes it after 7 days): ${(e as Error)?.message ?? String(e)}`,
+      );
     }
   }
 

@@ -22,9 +22,17 @@ import type { TablePaths } from '../table-paths.js';
 
 /** Generates `manifest-<uuid>-<n>` / `manifest-list-<uuid>-<n>` names, one uuid per instance (as Java's path factory). */
 export class ManifestNames {
-  private readonly uuid = randomUUID();
+  readonly uuid = randomUUID();
   private manifestCount = 0;
   private listCount = 0;
+
+  /**
+   * Name prefixes of every file these names can produce (manifests, manifest lists and index
+   * manifests of this uuid), for the in-flight record that protects them from orphan cleanup.
+   */
+  inflightPrefixes(): string[] {
+    return [`manifest-${this.uuid}-`, `manifest-list-${this.uuid}-`, `index-manifest-${this.uuid}-`];
+  }
 
   manifest(): string {
     return `manifest-${this.uuid}-${this.manifestCount++}`;

@@ -247,7 +247,11 @@ export class TableRead extends AbstractRead {
 
   protected async prepare(): Promise<PreparedRead> {
     const snapshot = await this.snapshot();
-    const schema = snapshot ? await this.table.schemaManager.schema(snapshot.schemaId) : await this.table.schemaManager.latest();
+    // Like Java: a read of the latest state uses the table's latest schema (so a column added by
+    // ALTER is readable at once, as nulls); time travel reads with the snapshot's own schema.
+    const travels = this.options.snapshotId !== undefined || this.options.timestamp !== undefined || this.options.tag !== undefined;
+    const schema =
+      snapshot && travels ? await this.table.schemaManager.schema(snapshot.schemaId) : await this.table.schemaManager.latest();
     const selected = this.selectFields(schema);
     const isPk = schema.primaryKeys.length > 0;
     const dv = (schema.options['deletion-vectors.enabled'] ?? 'false').toLowerCase() === 'true';

@@ -1,6 +1,7 @@
 /**
  * The result of scan planning: live data files grouped into splits, one per (partition, bucket).
  */
+import { joinPath } from '@tidemark/storage';
 import type { DataFileMeta, DeletionVectorRange, Value } from '@tidemark/format';
 
 /** A data file of a split with its full location. */
@@ -8,6 +9,22 @@ export interface PlannedFile {
   readonly meta: DataFileMeta;
   /** Full location (`<bucket dir>/<file name>`, or `_EXTERNAL_PATH`). */
   readonly path: string;
+}
+
+/**
+ * A planned file whose location is derived on first use from its bucket directory, so planning
+ * neither builds nor keeps one path string per file.
+ */
+export class BucketFile implements PlannedFile {
+  constructor(
+    readonly meta: DataFileMeta,
+    /** Full location of the file's bucket directory. */
+    private readonly bucketPath: string,
+  ) {}
+
+  get path(): string {
+    return this.meta.externalPath || joinPath(this.bucketPath, this.meta.fileName);
+  }
 }
 
 /** Where one data file's deletion vector is stored. */

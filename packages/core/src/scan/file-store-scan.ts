@@ -27,7 +27,8 @@ import {
 import { evaluate, mightMatch, statsFromRows, type Predicate } from '../predicate.js';
 import type { SchemaManager } from '../schema-manager.js';
 import type { TablePaths } from '../table-paths.js';
-import { ScanPlan, type DataSplit, type DeletionFileRef, type PlannedFile } from './data-split.js';
+import { EntryCompactor } from './compact-meta.js';
+import { BucketFile, ScanPlan, type DataSplit, type DeletionFileRef, type PlannedFile } from './data-split.js';
 import { CorruptTableError } from './errors.js';
 import { ValueStatsEvolution } from './value-stats.js';
 
@@ -82,11 +83,14 @@ export class FileStoreScan {
     ];
     const live = new Map<string, ManifestEntry>();
     const orphanDeletes = new Map<string, ManifestEntry>();
+    const compactor = new EntryCompactor();
     for (const meta of metas) {
       if (!this.manifestMightMatch(meta, filter)) continue;
       const path = this.paths.manifestPath(meta.fileName);
-      for await (const entry of readManifestEntries(this.fileIO, path)) {
-        if (!(await this.entryMatches(entry, filter))) continue;
+      // Byte fields are views into the decoded block; kept entries are copied compactly.
+      for await (const entry of readManifestEntries(this.fileIO, path, { copyBytes: false })) {
+        if (filter.statsPredicate && !this.schemaCache.has(entry.file.schemaId)) await this.fileSchema(entry.file.schemaId);
+        if (!this.entryMatches(entry, filter)) continue;
         const id = fileEntryIdentity(entry);
         if (entry.kind === 'ADD') {
           if (live.has(id) || orphanDeletes.has(id)) {
@@ -94,9 +98,9 @@ export class FileStoreScan {
               `snapshot ${snapshot.id}: manifest ${meta.fileName} adds data file '${entry.file.fileName}' (bucket ${entry.bucket}, level ${entry.file.level}) which is already added`,
             );
           }
-          live.set(id, entry);
+          live.set(id, compactor.entry(entry));
         } else if (!live.delete(id)) {
-          orphanDeletes.set(id, entry);
+          orphanDeletes.set(id, compactor.entry(entry));
         }
       }
     }
@@ -117,12 +121,16 @@ export class FileStoreScan {
    */
   async planDelta(snapshots: readonly Snapshot[], filter: ScanFilter = {}): Promise<ScanPlan> {
     const added: ManifestEntry[] = [];
+    const compactor = new EntryCompactor();
     for (const snapshot of snapshots) {
       const metas = await readManifestList(this.fileIO, this.paths.manifestPath(snapshot.deltaManifestList));
       for (const meta of metas) {
         if (meta.numAddedFiles === 0 || !this.manifestMightMatch(meta, filter)) continue;
-        for await (const entry of readManifestEntries(this.fileIO, this.paths.manifestPath(meta.fileName))) {
-          if (entry.kind === 'ADD' && (await this.entryMatches(entry, filter))) added.push(entry);
+        const path = this.paths.manifestPath(meta.fileName);
+        for await (const entry of readManifestEntries(this.fileIO, path, { copyBytes: false })) {
+          if (entry.kind !== 'ADD') continue;
+          if (filter.statsPredicate && !this.schemaCache.has(entry.file.schemaId)) await this.fileSchema(entry.file.schemaId);
+          if (this.entryMatches(entry, filter)) added.push(compactor.entry(entry));
         }
       }
     }
@@ -182,7 +190,8 @@ export class FileStoreScan {
     return info;
   }
 
-  private async entryMatches(entry: ManifestEntry, filter: ScanFilter): Promise<boolean> {
+  /** Synchronous (it runs per entry); the file's schema must be in `schemaCache` when stats are checked. */
+  private entryMatches(entry: ManifestEntry, filter: ScanFilter): boolean {
     if (entry.bucket === POSTPONE_BUCKET) return false;
     if (filter.bucket !== undefined && entry.bucket !== filter.bucket) return false;
     if (this.partitionFields.length > 0 && (filter.partitionSpec || filter.partitionPredicate)) {
@@ -197,7 +206,7 @@ export class FileStoreScan {
       }
     }
     if (filter.statsPredicate) {
-      const stats = this.statsEvolution.stats(entry.file, await this.fileSchema(entry.file.schemaId));
+      const stats = this.statsEvolution.stats(entry.file, this.schemaCache.get(entry.file.schemaId)!);
       if (stats && !mightMatch(filter.statsPredicate, stats)) return false;
     }
     return true;
@@ -247,10 +256,7 @@ export class FileStoreScan {
       const info = this.partitionInfo(first.partition);
       const bucketPath = this.paths.bucketDir(info.path, first.bucket);
       const files: PlannedFile[] = list
-        .map((e) => ({
-          meta: e.file,
-          path: this.paths.dataFilePath(info.path, e.bucket, e.file.fileName, e.file.externalPath),
-        }))
+        .map((e) => new BucketFile(e.file, bucketPath))
         .sort(
           (a, b) =>
             a.meta.level - b.meta.level ||

@@ -2,6 +2,12 @@
  * Batch writer of append tables: validates input against the schema, routes rows to
  * (partition, bucket) buffers, rolls Parquet data files at `target-file-size`, and hands back
  * {@link CommitMessage}s. Nothing becomes visible until the messages are committed.
+ *
+ * Orphan-file protection: all data files of one writer are named `<data-file.prefix><uuid>-<n>`
+ * with one uuid per writer, and before its first file the writer records that prefix in
+ * `inflight/write-<uuid>.json` (inflight.ts). Orphan cleanup never deletes a file matching a
+ * recorded prefix, so files that exist before the snapshot referencing them are safe whatever the
+ * cleanup's `olderThan`. {@link TableWrite.close} clears the record: close after the commit.
  */
 import { randomUUID } from 'node:crypto';
 import * as arrow from 'apache-arrow';
@@ -23,6 +29,7 @@ import {
 } from '@tidemark/format';
 import type { CommitMessage } from '../commit-message.js';
 import { tableOptions, type CoreOptions } from '../core-options.js';
+import { INFLIGHT_RECORD_REFRESH_MS, clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
 import { TablePaths } from '../table-paths.js';
 import { buildColumn, conformData, dataByteSize, isValidAt, takeData, valueAt } from './arrow-columns.js';
 import { ConversionFailure, toInternal, type WriteValue } from './value-conversion.js';
@@ -46,6 +53,14 @@ export interface TableWriteOptions {
   readonly memoryBudget?: number;
   /** Clock for `_CREATION_TIME` (epoch millis); default `Date.now`. */
   readonly now?: () => number;
+  /**
+   * Record the writer's file-name prefix in `inflight/` before its first data file, so that orphan
+   * cleanup running meanwhile cannot delete files not yet committed (default true). Disable only
+   * where no cleanup can run concurrently (tests, benchmarks measuring raw write speed).
+   */
+  readonly recordInflight?: boolean;
+  /** Receives best-effort failures (clearing the in-flight record); default `console.warn`. */
+  readonly logger?: { warn(message: string): void };
 }
 
 const COMPRESSIONS: Record<string, ParquetCompression> = {
@@ -62,8 +77,6 @@ interface BucketBuffer {
   readonly partition: Uint8Array;
   readonly partitionDir: string;
   readonly bucket: number;
-  readonly uuid: string;
-  fileCounter: number;
   batches: arrow.RecordBatch[];
   bytes: number;
   nextSequence: bigint | undefined;
@@ -94,6 +107,13 @@ export class TableWrite {
   private pending: Promise<void> = Promise.resolve();
   private failure: unknown;
   private closed = false;
+  /** One uuid per writer: every data file name starts with {@link filePrefix}. */
+  private readonly uuid = randomUUID();
+  private fileCounter = 0;
+  /** When the in-flight record was (re)written, epoch millis; null while there is none. */
+  private recordedAt: number | null = null;
+  /** prepareCommit handed out files whose commit this writer cannot see. */
+  private handedOut = false;
 
   constructor(
     readonly fileIO: FileIO,
@@ -165,10 +185,25 @@ export class TableWrite {
       messages.push({ partition: buf.partition, bucket: buf.bucket, totalBuckets: this.totalBuckets, newFiles: buf.newFiles });
       buf.newFiles = [];
     }
+    if (messages.length > 0) this.handedOut = true;
     return messages;
   }
 
-  /** Deletes the files written since the last {@link prepareCommit} and discards buffered rows. */
+  /** Name prefix of every data file of this writer (`<data-file.prefix><uuid>-`). */
+  get filePrefix(): string {
+    return `${this.options.dataFilePrefix}${this.uuid}-`;
+  }
+
+  /** Id of this writer's in-flight record (`inflight/<id>.json`). */
+  get inflightRecordId(): string {
+    return `write-${this.uuid}`;
+  }
+
+  /**
+   * Deletes the files written since the last {@link prepareCommit} and discards buffered rows.
+   * Clears the in-flight record too unless earlier `prepareCommit` calls handed out files (their
+   * commit may still be pending; {@link close} clears it then).
+   */
   async abort(): Promise<void> {
     await this.pending.catch(() => undefined);
     const paths: string[] = [];
@@ -180,13 +215,42 @@ export class TableWrite {
     }
     this.buffered = 0;
     await this.fileIO.deleteMany(paths);
+    if (!this.handedOut) await this.clearRecord();
   }
 
-  /** Discards buffered rows; the writer cannot be used afterwards. Does not delete written files. */
+  /**
+   * Discards buffered rows and clears the writer's in-flight record; the writer cannot be used
+   * afterwards. Does not delete written files. Call it only after the messages of
+   * {@link prepareCommit} were committed (or given up): closing earlier leaves their files
+   * unprotected against a concurrent orphan cleanup until the snapshot lands. A failure to clear
+   * the record is logged, not thrown (orphan cleanup prunes records older than 7 days).
+   */
   async close(): Promise<void> {
     this.closed = true;
     await this.pending.catch(() => undefined);
     this.buffers.clear();
+    await this.clearRecord();
+  }
+
+  /** Writes (or refreshes, when a day old) the in-flight record before a data file is written. */
+  private async ensureRecorded(): Promise<void> {
+    if (this.writeOptions.recordInflight === false) return;
+    const now = Date.now();
+    if (this.recordedAt !== null && now - this.recordedAt < INFLIGHT_RECORD_REFRESH_MS) return;
+    await recordInflightPrefixes(this.fileIO, this.location, this.inflightRecordId, [this.filePrefix], { now: () => now });
+    this.recordedAt = now;
+  }
+
+  private async clearRecord(): Promise<void> {
+    if (this.recordedAt === null) return;
+    try {
+      await clearInflightFiles(this.fileIO, this.location, this.inflightRecordId);
+      this.recordedAt = null;
+    } catch (e) {
+      const message = `clearing in-flight record ${this.inflightRecordId} of ${this.location} failed (orphan cleanup removes it after 7 days): ${(e as Error)?.message ?? String(e)}`;
+      if (this.writeOptions.logger) this.writeOptions.logger.warn(message);
+      else console.warn(`[tidemark] ${message}`);
+    }
   }
 
   private checkOpen(): void {
@@ -330,8 +394,6 @@ export class TableWrite {
         partition: serializeBinaryRow(this.partitionTypes, part),
         partitionDir: dir,
         bucket,
-        uuid: randomUUID(),
-        fileCounter: 0,
         batches: [],
         bytes: 0,
         nextSequence: undefined,
@@ -411,7 +473,7 @@ export class TableWrite {
     const bytes = writeParquetFile(batches, { compression: this.compression });
     this.ratioNum += bytes.length;
     this.ratioDen += arrowBytes;
-    const fileName = `${this.options.dataFilePrefix}${buf.uuid}-${buf.fileCounter++}.parquet`;
+    const fileName = `${this.filePrefix}${this.fileCounter++}.parquet`;
     const minSeq = buf.nextSequence!;
     buf.nextSequence = minSeq + BigInt(rowCount);
     const { valueStats, valueStatsCols } = stats.result();
@@ -443,6 +505,13 @@ export class TableWrite {
     const path = this.paths.dataFilePath(buf.partitionDir, buf.bucket, fileName);
     // Overlap the upload of this file with encoding the next one; at most one upload in flight.
     await this.drain();
+    try {
+      await this.ensureRecorded();
+    } catch (e) {
+      // The rows of this file have left the buffers: the writer must not carry on without them.
+      this.failure = e;
+      throw e;
+    }
     this.pending = this.fileIO.write(path, bytes).then(
       () => {
         buf.newFiles.push(meta);

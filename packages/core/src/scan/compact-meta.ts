@@ -1,0 +1,120 @@
+/**
+ * Compact in-memory copies of the manifest entries a plan keeps (one per live file, so their
+ * footprint is the plan's memory). Manifests are decoded without copying byte fields (views into
+ * the decoded Avro block); a kept entry is copied here into one buffer of its own, and values that
+ * repeat across files (partition rows, the empty key rows of append tables, all-zero null counts)
+ * are shared instead of copied. The result is a complete {@link DataFileMeta}: nothing is dropped,
+ * so plans can still feed compaction (`compactBefore`) and `tidemark files`.
+ */
+import type { DataFileMeta, ManifestEntry, SimpleStats } from '@tidemark/format';
+
+/** Byte rows up to this size are shared by content (empty rows, small keys). */
+const SHARE_MAX_BYTES = 24;
+/** Distinct shared values kept per planner; beyond this, values are copied. */
+const SHARE_MAX_VALUES = 4096;
+
+const NO_STRINGS: readonly string[] = Object.freeze([]);
+
+/** Copies kept entries compactly; one instance per planning run (it holds the shared values). */
+export class EntryCompactor {
+  private readonly shared = new Map<string, unknown>();
+  private readonly partitions = new Map<string, Uint8Array>();
+
+  /** A compact, self-contained copy of `entry` (no views into decoded manifest blocks). */
+  entry(entry: ManifestEntry): ManifestEntry {
+    return {
+      kind: entry.kind,
+      partition: this.partition(entry.partition),
+      bucket: entry.bucket,
+      totalBuckets: entry.totalBuckets,
+      file: this.file(entry.file),
+    };
+  }
+
+  /** The partition row shared by every entry of that partition. */
+  partition(bytes: Uint8Array): Uint8Array {
+    const key = hex(bytes);
+    let p = this.partitions.get(key);
+    if (p === undefined) {
+      p = new Uint8Array(bytes);
+      this.partitions.set(key, p);
+    }
+    return p;
+  }
+
+  private file(f: DataFileMeta): DataFileMeta {
+    // Rows that are not shared go into one buffer for the whole file.
+    const parts = [f.minKey, f.maxKey, f.keyStats.minValues, f.keyStats.maxValues, f.valueStats.minValues, f.valueStats.maxValues];
+    if (f.embeddedIndex !== null) parts.push(f.embeddedIndex);
+    const sharedParts = parts.map((b) => this.sharedBytes(b));
+    let total = 0;
+    parts.forEach((b, i) => {
+      if (sharedParts[i] === undefined) total += b.length;
+    });
+    const buffer = total === 0 ? null : new Uint8Array(total);
+    let offset = 0;
+    const out = parts.map((b, i) => {
+      const s = sharedParts[i];
+      if (s !== undefined) return s;
+      const view = buffer!.subarray(offset, offset + b.length);
+      view.set(b);
+      offset += b.length;
+      return view;
+    });
+    return {
+      fileName: f.fileName,
+      fileSize: f.fileSize,
+      rowCount: f.rowCount,
+      minKey: out[0]!,
+      maxKey: out[1]!,
+      keyStats: this.stats(out[2]!, out[3]!, f.keyStats.nullCounts),
+      valueStats: this.stats(out[4]!, out[5]!, f.valueStats.nullCounts),
+      minSequenceNumber: f.minSequenceNumber,
+      maxSequenceNumber: f.maxSequenceNumber,
+      schemaId: f.schemaId,
+      level: f.level,
+      extraFiles: f.extraFiles.length === 0 ? NO_STRINGS : [...f.extraFiles],
+      creationTime: f.creationTime,
+      deleteRowCount: f.deleteRowCount,
+      embeddedIndex: f.embeddedIndex === null ? null : out[6]!,
+      fileSource: f.fileSource,
+      valueStatsCols: f.valueStatsCols === null ? null : this.sharedStrings(f.valueStatsCols),
+      externalPath: f.externalPath,
+      firstRowId: f.firstRowId,
+      writeCols: f.writeCols === null ? null : this.sharedStrings(f.writeCols),
+      writeColsSequences: f.writeColsSequences,
+    };
+  }
+
+  private stats(minValues: Uint8Array, maxValues: Uint8Array, nullCounts: SimpleStats['nullCounts']): SimpleStats {
+    const counts = nullCounts === null ? null : this.sharedCounts(nullCounts);
+    return { minValues, maxValues, nullCounts: counts };
+  }
+
+  private sharedBytes(bytes: Uint8Array): Uint8Array | undefined {
+    if (bytes.length > SHARE_MAX_BYTES) return undefined;
+    return this.share(`b${hex(bytes)}`, () => new Uint8Array(bytes));
+  }
+
+  private sharedCounts(counts: readonly (number | null)[]): readonly (number | null)[] {
+    return this.share(`n${JSON.stringify(counts)}`, () => Object.freeze([...counts])) ?? [...counts];
+  }
+
+  private sharedStrings(values: readonly string[]): readonly string[] {
+    return this.share(`s${JSON.stringify(values)}`, () => Object.freeze([...values])) ?? [...values];
+  }
+
+  private share<T>(key: string, make: () => T): T | undefined {
+    let v = this.shared.get(key) as T | undefined;
+    if (v === undefined) {
+      if (this.shared.size >= SHARE_MAX_VALUES) return undefined;
+      v = make();
+      this.shared.set(key, v);
+    }
+    return v;
+  }
+}
+
+function hex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
