@@ -15,6 +15,12 @@ import { CorruptFileError, FormatError } from './errors.js';
 import { RangeBlob } from './range-blob.js';
 import type { DataField } from './types.js';
 
+/**
+ * Bytes read from the end of a data file up front: the footer (and all of a small file) in one
+ * read instead of separate reads of its length, its metadata and each column chunk.
+ */
+const TAIL_PREFETCH_BYTES = 64 * 1024;
+
 export interface ParquetReadOptions {
   /** Top-level physical column names to read (file order is kept); all columns when absent. */
   readonly columns?: readonly string[];
@@ -39,7 +45,7 @@ export async function* readParquetFile(
   path: string,
   options: ParquetReadOptions = {},
 ): AsyncGenerator<arrow.RecordBatch> {
-  const blob = await RangeBlob.open(io, path, options.fileSize);
+  const blob = await RangeBlob.open(io, path, options.fileSize, TAIL_PREFETCH_BYTES);
   let file: pw.ParquetFile;
   try {
     file = await pw.ParquetFile.fromFile(blob as unknown as Blob);

@@ -9,14 +9,18 @@
  *   temporary files in `snapshot/` / `changelog/`. `schema/`, `tag/`, `inflight/`, `consumer/`,
  *   `branch/`, snapshot files and hints, unknown directories and anything outside the table
  *   directory (external data paths) are never touched.
- * - The used set is built before the listing and then caught up before every delete batch
- *   (new snapshots, tags and in-flight records), so a commit that lands while the cleanup runs
- *   protects its files unless it lands in the instant between the catch-up and the batch delete.
- *   Writers that record their files in `inflight/` before writing them are fully protected.
- * - Files younger than `inProgressGraceMs` (default 1 h) are never deleted: a commit's data files
- *   and manifests exist before the snapshot that references them, and no listing can tell an
- *   abandoned file from one whose commit is about to land (the race test showed manifests of a
- *   landing commit deleted with olderThan = now). In-flight records protect longer-lived files.
+ * - Files of commits in progress are protected by in-flight records (core inflight.ts): table
+ *   writers record their data-file name prefix and commits their manifest-name prefixes in
+ *   `inflight/` before writing the first such file, and clear the record only after the snapshot
+ *   exists; the sink records explicit file lists. A candidate whose path is listed, or whose name
+ *   starts with a recorded prefix, is used.
+ * - The used set is built before the listing and caught up after the candidates of each delete
+ *   batch were listed, right before deleting them: in-flight records first, then snapshots and
+ *   tags. A file seen in the listing had its record written before it; if that record is gone at
+ *   the catch-up, its writer cleared it after its snapshot landed, which the snapshot listing that
+ *   follows sees. So a file that ends up committed is never deleted, whatever `olderThan`.
+ * - `inProgressGraceMs` (default 0) can additionally spare every file younger than it, for
+ *   writers that do not record in-flight files (older tidemark versions, Java Paimon writers).
  * - Hidden temporary files (`.<name>.<uuid>.tmp`) are deleted only when they are also older than
  *   one hour, whatever the threshold: a younger one may be a write in progress.
  * - Any read error other than "not found" for an object that has disappeared aborts the run
@@ -50,8 +54,8 @@ import {
 
 /** Paimon's default threshold: files younger than one day are never orphans. */
 export const DEFAULT_ORPHAN_OLDER_THAN_MS = 24 * 3_600_000;
-/** Default of {@link RemoveOrphanFilesOptions.inProgressGraceMs}. */
-export const DEFAULT_IN_PROGRESS_GRACE_MS = 3_600_000;
+/** Default of {@link RemoveOrphanFilesOptions.inProgressGraceMs}: none, `olderThanMs` is exact. */
+export const DEFAULT_IN_PROGRESS_GRACE_MS = 0;
 /** Minimum age of hidden temporary files before they may be deleted. */
 export const TEMP_FILE_MIN_AGE_MS = 3_600_000;
 /** Candidates per delete batch (one S3 DeleteObjects request). */
@@ -61,14 +65,16 @@ const BATCH = 1000;
 export interface RemoveOrphanFilesOptions extends MaintenanceRunOptions {
   /**
    * Epoch millis: only files last modified before this are deleted. Default now − 1 day. A time
-   * in the future is refused. Never use a recent time while writers that do not record in-flight
-   * files are active.
+   * in the future is refused. Files of tidemark writers and commits in progress are protected by
+   * their in-flight records whatever this says; never use a recent time while writers that do not
+   * record in-flight files (Java Paimon, older tidemark versions) are active.
    */
   readonly olderThanMs?: number;
   /**
-   * Files younger than this are never deleted, whatever `olderThanMs` says (default 1 hour).
-   * A commit writes its data files and manifests before the snapshot that makes them visible; a
-   * cleanup that deletes them in between corrupts that commit. Set 0 only when no writer is active.
+   * Files younger than this many millis are never deleted, whatever `olderThanMs` says (default
+   * 0: `olderThanMs` is exact). Set it (e.g. 1 hour) when writers that do not record in-flight
+   * files may be active: their data files and manifests exist before the snapshot that makes them
+   * visible, and a cleanup deleting them in between corrupts that commit.
    */
   readonly inProgressGraceMs?: number;
 }
@@ -161,18 +167,21 @@ export async function removeOrphanFiles(table: MaintainedTable, options: RemoveO
   }
   await flush();
 
-  // Stale in-flight records: older than 7 days and every file they list committed or gone.
+  // Stale in-flight records, older than 7 days: prefix records regardless (their writer is
+  // certainly gone), files-only records when every file they list is committed or gone.
   await used.catchUp();
   for (const rec of used.inflightRecords) {
     checkAborted(options.signal);
     const age = now - Math.max(rec.record.createdAt, rec.lastModified.getTime());
     if (age < INFLIGHT_RECORD_MAX_AGE_MS) continue;
     let stale = true;
-    for (const f of rec.record.files) {
-      if (used.isCommittedName(baseName(f))) continue;
-      if (await io.exists(joinPath(root, f))) {
-        stale = false;
-        break;
+    if (rec.record.prefixes.length === 0) {
+      for (const f of rec.record.files) {
+        if (used.isCommittedName(baseName(f))) continue;
+        if (await io.exists(joinPath(root, f))) {
+          stale = false;
+          break;
+        }
       }
     }
     if (!stale) continue;
@@ -251,6 +260,9 @@ class UsedFiles {
   private readonly seenTags = new Set<string>();
   /** In-flight relative paths and names. */
   private readonly inflightPaths = new Set<string>();
+  /** In-flight file-name prefixes, and their distinct lengths (a lookup per length, not per prefix). */
+  private readonly inflightPrefixes = new Set<string>();
+  private inflightPrefixLengths: number[] = [];
   inflightRecords: InflightRecordFile[] = [];
 
   constructor(
@@ -264,7 +276,9 @@ class UsedFiles {
   }
 
   isUsed(path: string): boolean {
-    if (this.names.has(baseName(path))) return true;
+    const name = baseName(path);
+    if (this.names.has(name)) return true;
+    for (const n of this.inflightPrefixLengths) if (name.length >= n && this.inflightPrefixes.has(name.slice(0, n))) return true;
     const rel = path.startsWith(`${this.paths.root}/`) ? path.slice(this.paths.root.length + 1) : path;
     return this.inflightPaths.has(rel);
   }
@@ -282,7 +296,9 @@ class UsedFiles {
         this.inflightPaths.add(f);
         this.names.add(baseName(f));
       }
+      for (const p of rec.record.prefixes) this.inflightPrefixes.add(p);
     }
+    this.inflightPrefixLengths = [...new Set([...this.inflightPrefixes].map((p) => p.length))];
     this.inflightRecords = records;
     for (const source of await this.sources()) {
       checkAborted(this.signal);

@@ -15,6 +15,7 @@ import {
   liveEntries,
   newTableWrite,
   openTable,
+  type CommitMessage,
   type Table,
 } from '@tidemark/core';
 
@@ -53,12 +54,16 @@ export async function createTestTable(options: { partitioned?: boolean; io?: Fil
   const user = `test-${process.pid}-${n}`;
   let identifier = 0n;
   const rows = (ids: readonly number[], p: string) => ids.map((id) => ({ id, p }));
-  const write = async (ids: readonly number[], p: string) => {
+  // The writer is closed only after the commit: closing clears its in-flight record, which
+  // protects its data files from a concurrent orphan cleanup until the snapshot exists.
+  const write = async <T>(ids: readonly number[], p: string, commitIt: (messages: CommitMessage[]) => Promise<T>): Promise<T> => {
     const w = newTableWrite(io, location, schema);
-    await w.write(rows(ids, p));
-    const messages = await w.prepareCommit();
-    await w.close();
-    return messages;
+    try {
+      await w.write(rows(ids, p));
+      return await commitIt(await w.prepareCommit());
+    } finally {
+      await w.close();
+    }
   };
   return {
     io,
@@ -69,14 +74,13 @@ export async function createTestTable(options: { partitioned?: boolean; io?: Fil
     commit,
     open: () => openTable(location, { fileIO: io }),
     async append(ids, p = 'a') {
-      const r = await commit.commit({ identifier: ++identifier, messages: await write(ids, p) }, { commitUser: user });
+      const r = await write(ids, p, (messages) => commit.commit({ identifier: ++identifier, messages }, { commitUser: user }));
       if (r.status !== 'committed') throw new Error(`append not committed: ${r.status}`);
       return r.snapshotId;
     },
     async overwrite(ids, p = 'a') {
-      const r = await commit.overwrite(
-        { identifier: ++identifier, messages: await write(ids, p) },
-        { commitUser: user, ...(options.partitioned ? { partition: { p } } : {}) },
+      const r = await write(ids, p, (messages) =>
+        commit.overwrite({ identifier: ++identifier, messages }, { commitUser: user, ...(options.partitioned ? { partition: { p } } : {}) }),
       );
       if (r.status !== 'committed') throw new Error(`overwrite not committed: ${r.status}`);
       return r.snapshotId;

@@ -49,9 +49,10 @@ async function snapshots(c: Ctx) {
   return out;
 }
 
+/** Ids of the sink's checkpoint records (`<commitUser>-<checkpoint>`); TableWrite's own `write-<uuid>` records are not the committer's. */
 async function inflightIds(c: Ctx): Promise<string[]> {
   const ids: string[] = [];
-  for await (const r of listInflightRecords(c.io, c.location)) ids.push(r.id);
+  for await (const r of listInflightRecords(c.io, c.location)) if (/-\d+$/.test(r.id) && !r.id.startsWith('write-') && !r.id.startsWith('commit-')) ids.push(r.id);
   return ids.sort();
 }
 

@@ -66,7 +66,7 @@ export interface MaintainExpireConfig {
 export interface MaintainOrphansConfig {
   /** Default `1d`. */
   readonly olderThan?: string;
-  /** Default `1h`. */
+  /** Keep every file younger than this (default 0: in-flight records protect writes in progress). */
   readonly grace?: string;
 }
 

@@ -13,15 +13,16 @@ export const removeOrphanFilesCommand = defineCommand({
   name: 'remove-orphan-files',
   summary: 'delete files under the table that no snapshot, tag or in-flight commit uses',
   usage: {
-    synopsis: ['remove-orphan-files <table> [--older-than 1d] [--grace 1h] [--dry-run] [--json]'],
+    synopsis: ['remove-orphan-files <table> [--older-than 1d] [--grace <duration>] [--dry-run] [--json]'],
     description:
       'Only files older than --older-than (default 1d) are deleted. A time in the future is refused; below 1 hour a warning is printed. ' +
-      'Files younger than --grace (default 1h) are kept whatever --older-than says: a commit writes its files before the snapshot ' +
-      'that references them. Use --grace 0 only when no writer is running.',
+      'Files of tidemark writes and commits in progress are protected by their in-flight records whatever --older-than says. ' +
+      '--grace additionally keeps every file younger than it (default 0); set it (e.g. 1h) when writers that do not record ' +
+      'in-flight files (Java Paimon, older tidemark versions) may be committing.',
     positionals: [tableArgument],
     options: {
       'older-than': { type: 'string', valueName: 'duration|timestamp', description: 'only delete files older than this (default 1d)' },
-      grace: { type: 'string', valueName: 'duration', description: 'never delete files younger than this (default 1h)' },
+      grace: { type: 'string', valueName: 'duration', description: 'never delete files younger than this (default 0)' },
       'dry-run': { ...dryRunOption, description: 'list what would be deleted and its total size' },
       json: jsonOption,
     },
@@ -33,10 +34,7 @@ export const removeOrphanFilesCommand = defineCommand({
     const graceMs = args.options.grace !== undefined ? parseDuration(args.options.grace, '--grace') : DEFAULT_IN_PROGRESS_GRACE_MS;
     if (now - cutoffMs < ONE_HOUR_MS) {
       const kept = graceMs > now - cutoffMs ? ` (files younger than the ${formatDuration(graceMs)} grace period are still kept; see --grace)` : '';
-      ctx.stderr.write(`tidemark: warning: --older-than is under 1 hour; files of writes in progress may be deleted${kept}\n`);
-    }
-    if (graceMs < ONE_HOUR_MS && args.options.grace !== undefined) {
-      ctx.stderr.write('tidemark: warning: --grace is under 1 hour; run this only while no writer is committing to the table\n');
+      ctx.stderr.write(`tidemark: warning: --older-than is under 1 hour; files of writers that do not record in-flight files (Java Paimon) may be deleted${kept}\n`);
     }
     const dryRun = args.options['dry-run'];
     await withTable(args.named['table']!, ctx, async (table) => {
