@@ -166,6 +166,7 @@ async function killAndRerun(io: FileIO, location: string, expected: Expected, la
   await verify(io, location, expected, latest, `${what}, after the kill`);
   const rerun = await runWorker({ root: location, ...(s3 ? { s3 } : {}) });
   expect(rerun.code, rerun.stderr).toBe(0);
+  console.log(`[expire-kill] ${what}: first run ${first.signal ?? `exit ${first.code}`}; rerun ${rerun.stdout.trim()}`);
   const ids = await verify(io, location, expected, latest, `${what}, after the rerun`);
   expect(ids).toEqual(Array.from({ length: RETAIN }, (_, i) => latest - RETAIN + 1 + i));
   const paths = new TablePaths(location);

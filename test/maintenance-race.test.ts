@@ -1,26 +1,29 @@
 /**
  * Orphan cleanup racing a live writer (local disk; the real S3 server when configured): a writer
- * commits in a loop while cleanups run back to back with olderThan = now. Afterwards every file
- * of every snapshot must exist and the rows must be complete.
+ * (TableWrite + FileStoreCommit, closing the writer after each commit) commits in a loop while
+ * cleanups run back to back with olderThan = now and no grace period. Only the in-flight records
+ * protect the files of a commit in progress. Afterwards every file of every snapshot must exist,
+ * the rows must be complete, and no in-flight record may be left.
  */
 import { describe, expect, it } from 'vitest';
 import { S3FileIO, type FileIO } from '@tidemark/storage';
-import { SnapshotManager } from '@tidemark/core';
+import { SnapshotManager, listInflightRecords } from '@tidemark/core';
 import { DataFileLocator, removeOrphanFiles } from '@tidemark/maintenance';
 import { createTestTable, missingReferences, readIds } from '../packages/maintenance/test/helpers.js';
 import { s3Available, s3TestOptions, s3TestRoot } from './support/s3.js';
 
 async function race(io?: FileIO, warehouse?: string): Promise<void> {
-  const t = await createTestTable({ ...(io ? { io } : {}), ...(warehouse ? { warehouse } : {}) });
-  const COMMITS = 25;
+  const t = await createTestTable({ partitioned: true, ...(io ? { io } : {}), ...(warehouse ? { warehouse } : {}) });
+  const COMMITS = 40;
+  const parts = ['a', 'b', 'c'];
   let done = false;
   const writer = (async () => {
     try {
       for (let i = 0; i < COMMITS; i++) {
-        await t.append([i]);
+        await t.append([i], parts[i % parts.length]);
         // An abandoned file (a failed writer's leftover): cleanup should remove these meanwhile.
-        await t.io.write(`${t.location}/bucket-0/data-abandoned-${i}.parquet`, 'x');
-        await new Promise((r) => setTimeout(r, 100));
+        await t.io.write(`${t.location}/p=a/bucket-0/data-abandoned-${i}.parquet`, 'x');
+        await new Promise((r) => setTimeout(r, 20));
       }
     } finally {
       done = true;
@@ -29,9 +32,8 @@ async function race(io?: FileIO, warehouse?: string): Promise<void> {
   let cleanups = 0;
   let deleted = 0;
   while (!done) {
-    // A short grace (commits here take milliseconds) instead of the 1 h default, so that the
-    // cleanup really deletes during the race.
-    deleted += (await removeOrphanFiles(t, { olderThanMs: Date.now(), inProgressGraceMs: 1500 })).filesDeleted;
+    // No grace at all: the in-flight records alone must protect the commit in progress.
+    deleted += (await removeOrphanFiles(t, { olderThanMs: Date.now(), inProgressGraceMs: 0 })).filesDeleted;
     cleanups++;
   }
   await writer;
@@ -44,6 +46,15 @@ async function race(io?: FileIO, warehouse?: string): Promise<void> {
   const locate = new DataFileLocator(t.paths, t.schema);
   expect(await missingReferences(t, snaps, (e) => locate.dataFile(e))).toEqual([]);
   expect(await readIds(await t.open(), {})).toEqual(Array.from({ length: COMMITS }, (_, i) => i));
+  // Every writer and commit cleared its record: nothing is protected forever.
+  const records = [];
+  for await (const r of listInflightRecords(t.io, t.location)) records.push(r.id);
+  expect(records).toEqual([]);
+  // A last cleanup removes every abandoned file and still keeps every committed one.
+  await new Promise((r) => setTimeout(r, 5));
+  await removeOrphanFiles(t, { olderThanMs: Date.now(), inProgressGraceMs: 0 });
+  for (let i = 0; i < COMMITS; i++) expect(await t.io.exists(`${t.location}/p=a/bucket-0/data-abandoned-${i}.parquet`)).toBe(false);
+  expect(await missingReferences(t, snaps, (e) => locate.dataFile(e))).toEqual([]);
 }
 
 describe('orphan cleanup racing a writer', () => {

@@ -59,6 +59,7 @@ async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
   const base: FileIO = config.s3 ? new S3FileIO(config.s3) : new LocalFileIO();
   const io = config.crashAfterDeletes !== undefined ? crashing(base, config.crashAfterDeletes) : base;
+  process.stderr.write('ready\n');
   const summary = await expireSnapshots(
     { fileIO: io, paths: new TablePaths(config.root) },
     { retainMin: config.retainMin, expireLimit: config.expireLimit, olderThanMs: Date.now() + 60_000 },
