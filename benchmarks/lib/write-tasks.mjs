@@ -47,6 +47,12 @@ async function writeSynced(file, bytes) {
   }
 }
 
+/** CPU time (user + system, all threads of the process) since `start`, in ms. */
+function cpuSince(start) {
+  const d = process.cpuUsage(start);
+  return (d.user + d.system) / 1000;
+}
+
 const tasks = {
   async prepare({ ipcPath, rows }) {
     const t0 = performance.now();
@@ -62,6 +68,7 @@ const tasks = {
     const table = await catalog.getTable('bench.w');
     const baseRssMiB = rssMiB();
 
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const writer = table.newBatchWrite();
     for (const batch of input.batches) await writer.write(batch);
@@ -69,6 +76,7 @@ const tasks = {
     const t1 = performance.now();
     const result = await table.newCommit().commit({ messages });
     const t2 = performance.now();
+    const cpuMs = cpuSince(c0);
     await writer.close();
 
     if (result.status !== 'committed') throw new Error(`commit returned ${JSON.stringify(result)}`);
@@ -79,6 +87,7 @@ const tasks = {
     const files = await parquetFiles(catalog.tableLocation('bench.w'));
     return {
       ms: t2 - t0,
+      cpuMs,
       writeMs: t1 - t0,
       commitMs: t2 - t1,
       rows,
@@ -98,6 +107,7 @@ const tasks = {
     await mkdir(outDir, { recursive: true });
     const baseRssMiB = rssMiB();
 
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     let start = 0;
     let fileBytes = 0;
@@ -114,8 +124,9 @@ const tasks = {
       fileBytes += bytes.length;
     }
     const ms = performance.now() - t0;
+    const cpuMs = cpuSince(c0);
     if (start !== rows) throw new Error(`file row counts add up to ${start}, expected ${rows}`);
-    return { ms, rows, files: fileRows.length, fileBytes, arrowBytes: arrowBytes(input), baseRssMiB };
+    return { ms, cpuMs, rows, files: fileRows.length, fileBytes, arrowBytes: arrowBytes(input), baseRssMiB };
   },
 
   async duckdb({ rows, outPath }) {
@@ -126,11 +137,13 @@ const tasks = {
     await conn.run(`CREATE TABLE t AS ${duckdbSelect(rows)}`);
     await mkdir(path.dirname(outPath), { recursive: true });
     const baseRssMiB = rssMiB();
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     await conn.run(`COPY t TO '${outPath.replaceAll("'", "''")}' (FORMAT parquet, COMPRESSION zstd)`);
     const ms = performance.now() - t0;
+    const cpuMs = cpuSince(c0);
     const fileBytes = (await stat(outPath)).size;
-    return { ms, rows, files: 1, fileBytes, threads, baseRssMiB };
+    return { ms, cpuMs, rows, files: 1, fileBytes, threads, baseRssMiB };
   },
 
   async verify({ sources, rows }) {

@@ -1,7 +1,7 @@
 import { utimes } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { joinPath } from '@tidemark/storage';
-import { SnapshotManager, TagManager, createTag, inflightRecordPath, recordInflightFiles } from '@tidemark/core';
+import { SnapshotManager, TagManager, createTag, inflightRecordPath, recordInflightFiles, recordInflightPrefixes } from '@tidemark/core';
 import { DataFileLocator, MaintenanceArgumentError, expireSnapshots, removeOrphanFiles } from '../src/index.js';
 import { createTestTable, missingReferences, readIds, type TestTable } from './helpers.js';
 
@@ -91,6 +91,56 @@ describe('removeOrphanFiles', () => {
     expect(await t.io.exists(inflightRecordPath(t.location, 'sink-user-2'))).toBe(true);
     expect(await t.io.exists(inflightRecordPath(t.location, 'sink-user-1'))).toBe(false);
     expect(r.inflightRecordsDeleted).toBe(1);
+    expect(await consistent(t)).toEqual([]);
+  });
+
+  it('keeps files whose name starts with a recorded prefix, and drops prefix records older than 7 days regardless', async () => {
+    const t = await createTestTable({ partitioned: true });
+    await t.append([1]);
+    // A writer in progress: data files in two partitions and a manifest, all older than the threshold.
+    const live = [
+      await writeOld(t, 'p=a/bucket-0/data-live-uuid-0.parquet', 2 * DAY),
+      await writeOld(t, 'p=b/bucket-0/data-live-uuid-1.parquet', 2 * DAY),
+      await writeOld(t, 'manifest/manifest-live-commit-0', 2 * DAY),
+    ];
+    await recordInflightPrefixes(t.io, t.location, 'write-live-uuid', ['data-live-uuid-']);
+    await recordInflightPrefixes(t.io, t.location, 'commit-live-commit', ['manifest-live-commit-', 'manifest-list-live-commit-']);
+    // Same shape without a record: deleted.
+    const orphan = await writeOld(t, 'p=a/bucket-0/data-other-uuid-0.parquet', 2 * DAY);
+    // A writer that died 8 days ago: its record goes although its file still exists, then the file.
+    const dead = await writeOld(t, 'p=a/bucket-0/data-dead-uuid-0.parquet', 9 * DAY);
+    await recordInflightPrefixes(t.io, t.location, 'write-dead-uuid', ['data-dead-uuid-'], { now: () => Date.now() - 8 * DAY });
+    const old = new Date(Date.now() - 8 * DAY);
+    await utimes(inflightRecordPath(t.location, 'write-dead-uuid'), old, old);
+    // A files-only record (older writers, the sink) still protects what it lists.
+    const listed = await writeOld(t, 'p=b/bucket-0/data-listed-0.parquet', 2 * DAY);
+    await recordInflightFiles(t.io, t.location, 'sink-user-3', ['p=b/bucket-0/data-listed-0.parquet']);
+
+    const r = await removeOrphanFiles(t, { olderThanMs: Date.now() });
+    for (const p of [...live, listed, dead]) expect(await t.io.exists(p), p).toBe(true);
+    expect(await t.io.exists(orphan)).toBe(false);
+    expect(r.inflightRecordsDeleted).toBe(1);
+    expect(await t.io.exists(inflightRecordPath(t.location, 'write-dead-uuid'))).toBe(false);
+    expect(await t.io.exists(inflightRecordPath(t.location, 'write-live-uuid'))).toBe(true);
+
+    await removeOrphanFiles(t, { olderThanMs: Date.now() });
+    expect(await t.io.exists(dead)).toBe(false);
+    for (const p of [...live, listed]) expect(await t.io.exists(p), p).toBe(true);
+    expect(await consistent(t)).toEqual([]);
+  });
+
+  it('deletes young orphans with olderThan = now by default (no grace period)', async () => {
+    const t = await createTestTable();
+    await t.append([1]);
+    const young = await writeOld(t, 'bucket-0/data-young-0.parquet', 1_000);
+    await new Promise((r) => setTimeout(r, 5));
+    const r = await removeOrphanFiles(t, { olderThanMs: Date.now() });
+    expect(r.filesDeleted).toBe(1);
+    expect(await t.io.exists(young)).toBe(false);
+    // The grace option still spares younger files when asked for.
+    const young2 = await writeOld(t, 'bucket-0/data-young-1.parquet', 1_000);
+    await removeOrphanFiles(t, { olderThanMs: Date.now(), inProgressGraceMs: 60_000 });
+    expect(await t.io.exists(young2)).toBe(true);
     expect(await consistent(t)).toEqual([]);
   });
 

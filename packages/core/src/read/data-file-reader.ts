@@ -65,20 +65,7 @@ export async function* readDataFile(
       `${file.path}: data file format '${format}' is not supported (only parquet)`,
     );
   }
-  const readSchema = new arrow.Schema(readFields.map((f) => toArrowField(f)));
-  const fileFields = readFields.map((f) => fieldById(file.schema, f.id));
-  const physical: string[] = [];
-  for (const f of fileFields) if (f && !physical.includes(f.name)) physical.push(f.name);
-  if (options.keyValue) physical.push(SEQUENCE_NUMBER_FIELD_NAME, VALUE_KIND_FIELD_NAME);
-  // A batch needs at least one physical column to know its row count.
-  if (physical.length === 0 && file.schema.fields[0]) physical.push(file.schema.fields[0].name);
-  const conformFields = options.keyValue
-    ? keyValueFileFields(
-        trimmedPrimaryKeys(file.schema).map((n) => file.schema.fields.find((f) => f.name === n)!),
-        file.schema.fields,
-      )
-    : file.schema.fields;
-
+  const { readSchema, fileFields, physical, conformFields } = fileLayout(file.schema, readFields, options.keyValue);
   const readOptions = {
     columns: physical,
     ...(file.fileSize !== undefined ? { fileSize: file.fileSize } : {}),
@@ -110,6 +97,48 @@ export async function* readDataFile(
     yield { batch: makeBatch(readSchema, columns, n), sequence, valueKind };
   }
 }
+
+/** How files of one schema are read into given read fields (the same for every such file). */
+interface FileLayout {
+  readonly readSchema: arrow.Schema;
+  /** The file's field for each read field (by id), or undefined when the file lacks it. */
+  readonly fileFields: readonly (DataField | undefined)[];
+  /** Physical columns to read. */
+  readonly physical: readonly string[];
+  /** Paimon fields of the file's physical columns (for `conformToPaimonTypes`). */
+  readonly conformFields: readonly DataField[];
+}
+
+/** Layouts by read fields, then by schema id and key-value flag: computed once per read, not per file. */
+const layouts = new WeakMap<readonly DataField[], Map<string, FileLayout>>();
+
+function fileLayout(schema: TableSchema, readFields: readonly DataField[], keyValue: boolean): FileLayout {
+  let bySchema = layouts.get(readFields);
+  if (!bySchema) layouts.set(readFields, (bySchema = new Map()));
+  // Schemas are immutable per id within a table; the object check guards against other tables.
+  const key = `${schema.id}|${keyValue}`;
+  const cached = bySchema.get(key);
+  if (cached && cachedSchemas.get(cached) === schema) return cached;
+  const readSchema = new arrow.Schema(readFields.map((f) => toArrowField(f)));
+  const fileFields = readFields.map((f) => fieldById(schema, f.id));
+  const physical: string[] = [];
+  for (const f of fileFields) if (f && !physical.includes(f.name)) physical.push(f.name);
+  if (keyValue) physical.push(SEQUENCE_NUMBER_FIELD_NAME, VALUE_KIND_FIELD_NAME);
+  // A batch needs at least one physical column to know its row count.
+  if (physical.length === 0 && schema.fields[0]) physical.push(schema.fields[0].name);
+  const conformFields = keyValue
+    ? keyValueFileFields(
+        trimmedPrimaryKeys(schema).map((n) => schema.fields.find((f) => f.name === n)!),
+        schema.fields,
+      )
+    : schema.fields;
+  const layout: FileLayout = { readSchema, fileFields, physical, conformFields };
+  cachedSchemas.set(layout, schema);
+  bySchema.set(key, layout);
+  return layout;
+}
+
+const cachedSchemas = new WeakMap<FileLayout, TableSchema>();
 
 /**
  * Casts a column from the file's type to the read schema's type. Supports identical types and

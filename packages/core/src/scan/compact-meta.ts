@@ -10,15 +10,17 @@ import type { DataFileMeta, ManifestEntry, SimpleStats } from '@tidemark/format'
 
 /** Byte rows up to this size are shared by content (empty rows, small keys). */
 const SHARE_MAX_BYTES = 24;
-/** Distinct shared values kept per planner; beyond this, values are copied. */
-const SHARE_MAX_VALUES = 4096;
+/** Recent small rows compared against (by content) before copying one more. */
+const RECENT_ROWS = 8;
+/** Distinct shared string lists kept per planner; beyond this, lists are copied. */
+const SHARE_MAX_LISTS = 1024;
 
 const NO_STRINGS: readonly string[] = Object.freeze([]);
 
 /** Copies kept entries compactly; one instance per planning run (it holds the shared values). */
 export class EntryCompactor {
-  private readonly shared = new Map<string, unknown>();
   private readonly partitions = new Map<string, Uint8Array>();
+  private lastPartition: Uint8Array | null = null;
 
   /** A compact, self-contained copy of `entry` (no views into decoded manifest blocks). */
   entry(entry: ManifestEntry): ManifestEntry {
@@ -33,12 +35,15 @@ export class EntryCompactor {
 
   /** The partition row shared by every entry of that partition. */
   partition(bytes: Uint8Array): Uint8Array {
+    const last = this.lastPartition;
+    if (last !== null && equalBytes(last, bytes)) return last;
     const key = hex(bytes);
     let p = this.partitions.get(key);
     if (p === undefined) {
       p = new Uint8Array(bytes);
       this.partitions.set(key, p);
     }
+    this.lastPartition = p;
     return p;
   }
 
@@ -59,6 +64,7 @@ export class EntryCompactor {
       const view = buffer!.subarray(offset, offset + b.length);
       view.set(b);
       offset += b.length;
+      this.remember(view);
       return view;
     });
     return {
@@ -87,32 +93,55 @@ export class EntryCompactor {
   }
 
   private stats(minValues: Uint8Array, maxValues: Uint8Array, nullCounts: SimpleStats['nullCounts']): SimpleStats {
-    const counts = nullCounts === null ? null : this.sharedCounts(nullCounts);
-    return { minValues, maxValues, nullCounts: counts };
+    return { minValues, maxValues, nullCounts: nullCounts === null ? null : this.sharedCounts(nullCounts) };
   }
 
+  private readonly recentRows: Uint8Array[] = [];
+  private nextRecent = 0;
+
+  /** A shared copy of a small row (most files repeat the same few: empty rows, equal keys). */
   private sharedBytes(bytes: Uint8Array): Uint8Array | undefined {
     if (bytes.length > SHARE_MAX_BYTES) return undefined;
-    return this.share(`b${hex(bytes)}`, () => new Uint8Array(bytes));
+    for (const r of this.recentRows) if (equalBytes(r, bytes)) return r;
+    return undefined;
   }
 
-  private sharedCounts(counts: readonly (number | null)[]): readonly (number | null)[] {
-    return this.share(`n${JSON.stringify(counts)}`, () => Object.freeze([...counts])) ?? [...counts];
+  /** Offers a small row copied into a file's buffer for sharing with the next files. */
+  private remember(row: Uint8Array): void {
+    if (row.length > SHARE_MAX_BYTES) return;
+    this.recentRows[this.nextRecent] = row;
+    this.nextRecent = (this.nextRecent + 1) % RECENT_ROWS;
   }
+
+  private readonly recentCounts: (readonly (number | null)[])[] = [];
+  private nextCounts = 0;
+
+  /** Null counts, shared with a recent file's when equal (typically all zero). */
+  private sharedCounts(counts: readonly (number | null)[]): readonly (number | null)[] {
+    for (const r of this.recentCounts) if (r.length === counts.length && r.every((c, i) => c === counts[i])) return r;
+    const copy = Object.freeze([...counts]);
+    this.recentCounts[this.nextCounts] = copy;
+    this.nextCounts = (this.nextCounts + 1) % RECENT_ROWS;
+    return copy;
+  }
+
+  private readonly lists = new Map<string, readonly string[]>();
 
   private sharedStrings(values: readonly string[]): readonly string[] {
-    return this.share(`s${JSON.stringify(values)}`, () => Object.freeze([...values])) ?? [...values];
-  }
-
-  private share<T>(key: string, make: () => T): T | undefined {
-    let v = this.shared.get(key) as T | undefined;
+    const key = JSON.stringify(values);
+    let v = this.lists.get(key);
     if (v === undefined) {
-      if (this.shared.size >= SHARE_MAX_VALUES) return undefined;
-      v = make();
-      this.shared.set(key, v);
+      v = Object.freeze([...values]);
+      if (this.lists.size < SHARE_MAX_LISTS) this.lists.set(key, v);
     }
     return v;
   }
+}
+
+function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function hex(bytes: Uint8Array): string {

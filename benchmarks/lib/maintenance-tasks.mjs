@@ -1,0 +1,252 @@
+/**
+ * Child-process tasks of the maintenance benchmark (`node maintenance-tasks.mjs <task> <json args>`;
+ * protocol in lib/measure.mjs). Imports the BUILT packages.
+ *
+ * Tasks:
+ * - `history`: creates the unpartitioned append table `bench.m` in `warehouse` (a local path) and
+ *   makes commits up to snapshot `snapshots` (resuming after the latest one when the table exists) with the core commit API (FileStoreCommit), each adding one tiny data
+ *   file and deleting the previous one (an overwrite history: every expired snapshot frees one data
+ *   file, its manifest and its manifest lists). Metadata goes through a FileIO whose writes skip
+ *   fsync (the table is scratch); data files are written with plain fs.
+ * - `upload`: copies every file under local `dir` to `s3://…/prefix` (32 PUTs in flight).
+ * - `expire`: expires all but `retainMin` snapshots of `table` in one run (expire limit lifted) and
+ *   reports files deleted / s and the peak RSS.
+ * - `orphan-objects`: writes `count` small objects into the bucket directory of `table` (orphan
+ *   candidates younger than the threshold, so a default run lists them but deletes nothing).
+ * - `orphans`: runs removeOrphanFiles on `table` with the default threshold (1 day) and reports
+ *   objects scanned / s.
+ * - `compact-data`: appends `files` batches of `rows` rows (one small Parquet file each) to a new
+ *   table `bench.c` in `warehouse`.
+ * - `compact`: compactAppendTable on `table` (full), MB/s of input.
+ * - `raw-rewrite`: the same files read with parquet-wasm (readParquet) and written back with
+ *   parquet-wasm (writeParquet, zstd), no table logic: MB/s of input.
+ */
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+import { childMain } from './measure.mjs';
+
+function storageOptions(s3) {
+  return s3 ? { s3: { endpoint: s3.endpoint, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true } } : {};
+}
+
+async function fileIOFor(location, s3) {
+  const storage = await import('@tidemark/storage');
+  return location.startsWith('s3://') ? new storage.S3FileIO(storageOptions(s3).s3) : new storage.LocalFileIO();
+}
+
+/** LocalFileIO without fsync for write/createIfAbsent (scratch tables only). */
+function fastLocal(io) {
+  return new Proxy(io, {
+    get(target, prop) {
+      if (prop === 'write') {
+        return async (p, data) => {
+          await mkdir(path.dirname(p), { recursive: true });
+          await writeFile(p, data);
+        };
+      }
+      if (prop === 'createIfAbsent') {
+        return async (p, data) => {
+          await mkdir(path.dirname(p), { recursive: true });
+          try {
+            await writeFile(p, data, { flag: 'wx' });
+            return 'created';
+          } catch (e) {
+            if (e.code === 'EEXIST') return 'already-exists';
+            throw e;
+          }
+        };
+      }
+      const v = Reflect.get(target, prop);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
+function fileMeta(format, name, size) {
+  return {
+    fileName: name,
+    fileSize: size,
+    rowCount: 1,
+    minKey: format.EMPTY_SIMPLE_STATS.minValues,
+    maxKey: format.EMPTY_SIMPLE_STATS.maxValues,
+    keyStats: format.EMPTY_SIMPLE_STATS,
+    valueStats: format.EMPTY_SIMPLE_STATS,
+    minSequenceNumber: 0n,
+    maxSequenceNumber: 0n,
+    schemaId: 0,
+    level: 0,
+    extraFiles: [],
+    creationTime: Date.now(),
+    deleteRowCount: 0,
+    embeddedIndex: null,
+    fileSource: 0,
+    valueStatsCols: null,
+    externalPath: null,
+    firstRowId: null,
+    writeCols: null,
+    writeColsSequences: null,
+  };
+}
+
+async function listAll(dir) {
+  const out = [];
+  for (const e of await readdir(dir, { recursive: true, withFileTypes: true })) if (e.isFile()) out.push(path.join(e.parentPath, e.name));
+  return out;
+}
+
+const tasks = {
+  async history({ warehouse, snapshots }) {
+    const core = await import('@tidemark/core');
+    const format = await import('@tidemark/format');
+    const storage = await import('@tidemark/storage');
+    const io = fastLocal(new storage.LocalFileIO());
+    const catalog = new core.FileSystemCatalog(warehouse, { fileIO: io });
+    // ignoreIfExists + continuing after the latest snapshot: an interrupted build resumes.
+    const schema = await catalog.createTable('bench.m', { fields: [{ name: 'id', type: 'INT' }], options: { bucket: '-1' } }, { ignoreIfExists: true });
+    const table = catalog.tableLocation('bench.m');
+    const paths = new core.TablePaths(table);
+    const from = ((await new core.SnapshotManager(io, paths).latestId()) ?? 0) + 1;
+    const commit = new core.FileStoreCommit(io, paths, schema, { logger: { warn: () => {} } });
+    const partition = format.serializeBinaryRow([], []);
+    const bucketDir = path.join(table, 'bucket-0');
+    await mkdir(bucketDir, { recursive: true });
+    const payload = new Uint8Array(64);
+    const t0 = performance.now();
+    let prev = from > 1 ? fileMeta(format, `data-bench-${from - 1}.parquet`, payload.length) : undefined;
+    for (let i = from; i <= snapshots; i++) {
+      const name = `data-bench-${i}.parquet`;
+      await writeFile(path.join(bucketDir, name), payload);
+      const meta = fileMeta(format, name, payload.length);
+      const r = await commit.commit(
+        { identifier: BigInt(i), messages: [{ partition, bucket: 0, totalBuckets: -1, newFiles: [meta], ...(prev ? { deletedFiles: [prev] } : {}) }] },
+        { commitUser: 'bench' },
+      );
+      if (r.status !== 'committed') throw new Error(`commit ${i}: ${r.status}`);
+      prev = meta;
+    }
+    const buildMs = performance.now() - t0;
+    return { table, files: (await listAll(table)).length, buildMs };
+  },
+
+  async upload({ dir, target, s3 }) {
+    const io = await fileIOFor(target, s3);
+    const files = await listAll(dir);
+    const t0 = performance.now();
+    let next = 0;
+    const worker = async () => {
+      while (next < files.length) {
+        const f = files[next++];
+        await io.write(`${target}/${path.relative(dir, f).split(path.sep).join('/')}`, await readFile(f));
+      }
+    };
+    await Promise.all(Array.from({ length: 32 }, worker));
+    await io.close();
+    return { objects: files.length, uploadMs: performance.now() - t0 };
+  },
+
+  async expire({ table, retainMin, s3 }) {
+    const core = await import('@tidemark/core');
+    const maint = await import('@tidemark/maintenance');
+    const io = await fileIOFor(table, s3);
+    const t0 = performance.now();
+    const s = await maint.expireSnapshots({ fileIO: io, paths: new core.TablePaths(table) }, { retainMin, expireLimit: 1_000_000, olderThanMs: Date.now() + 60_000 });
+    const ms = performance.now() - t0;
+    await io.close();
+    return { snapshotsExpired: s.snapshotsExpired, filesDeleted: s.filesDeleted, bytesFreed: s.bytesFreed, ms };
+  },
+
+  async 'orphan-objects'({ table, count, s3, offset = 0 }) {
+    const io = await fileIOFor(table, s3);
+    const t0 = performance.now();
+    let next = 0;
+    const payload = new Uint8Array(32);
+    const local = !table.startsWith('s3://');
+    if (local) await mkdir(path.join(table, 'bucket-0'), { recursive: true });
+    const worker = async () => {
+      while (next < count) {
+        const i = next++;
+        const p = `${table}/bucket-0/data-orphan-${offset + i}.parquet`;
+        if (local) await writeFile(p, payload);
+        else await io.write(p, payload);
+      }
+    };
+    await Promise.all(Array.from({ length: local ? 8 : 32 }, worker));
+    await io.close();
+    return { objects: count, writeMs: performance.now() - t0 };
+  },
+
+  async orphans({ table, s3 }) {
+    const core = await import('@tidemark/core');
+    const maint = await import('@tidemark/maintenance');
+    const io = await fileIOFor(table, s3);
+    const t0 = performance.now();
+    const s = await maint.removeOrphanFiles({ fileIO: io, paths: new core.TablePaths(table) }, {});
+    const ms = performance.now() - t0;
+    await io.close();
+    return { filesScanned: s.filesScanned, filesDeleted: s.filesDeleted, ms };
+  },
+
+  async 'compact-data'({ warehouse, files, rows, s3 }) {
+    const core = await import('@tidemark/core');
+    const io = await fileIOFor(warehouse, s3);
+    const catalog = new core.FileSystemCatalog(warehouse, { fileIO: io });
+    await catalog.createTable('bench.c', {
+      fields: [
+        { name: 'id', type: 'BIGINT' },
+        { name: 'name', type: 'STRING' },
+        { name: 'amount', type: 'DOUBLE' },
+      ],
+      options: { bucket: '-1', 'compaction.min.file-num': '2' },
+    });
+    const location = catalog.tableLocation('bench.c');
+    const table = await core.openTable(location, { fileIO: io });
+    let id = 0;
+    for (let f = 0; f < files; f++) {
+      const batch = Array.from({ length: rows }, () => {
+        id++;
+        return { id: BigInt(id), name: `name-${id % 997}-${(id * 7919) % 100003}`, amount: (id % 10007) / 7 };
+      });
+      const r = await table.append(batch);
+      if (r.status !== 'committed') throw new Error(`append ${f}: ${r.status}`);
+    }
+    const plan = await table.newRead().plan();
+    const list = plan.files().map((x) => ({ path: x.path, size: x.fileSize }));
+    await io.close();
+    return { table: location, files: list };
+  },
+
+  async compact({ table, s3 }) {
+    const core = await import('@tidemark/core');
+    const maint = await import('@tidemark/maintenance');
+    const io = await fileIOFor(table, s3);
+    const t = await core.openTable(table, { fileIO: io });
+    const t0 = performance.now();
+    const s = await maint.compactAppendTable(t, { full: true, maxFilesPerRun: 1_000_000 });
+    const ms = performance.now() - t0;
+    await io.close();
+    return { filesBefore: s.filesBefore, filesAfter: s.filesAfter, bytesRead: s.bytesRead, bytesWritten: s.bytesWritten, rows: s.rows, ms };
+  },
+
+  async 'raw-rewrite'({ files, target, s3 }) {
+    const pw = await import('parquet-wasm');
+    const io = await fileIOFor(target, s3);
+    const t0 = performance.now();
+    let bytesRead = 0;
+    let bytesWritten = 0;
+    for (const [i, f] of files.entries()) {
+      const bytes = await io.read(f.path);
+      bytesRead += bytes.length;
+      const table = pw.readParquet(bytes);
+      const props = new pw.WriterPropertiesBuilder().setCompression(pw.Compression.ZSTD).build();
+      const out = pw.writeParquet(table, props);
+      bytesWritten += out.length;
+      await io.write(`${target}/raw-${i}.parquet`, out);
+    }
+    const ms = performance.now() - t0;
+    await io.close();
+    return { files: files.length, bytesRead, bytesWritten, ms };
+  },
+};
+
+await childMain(tasks);

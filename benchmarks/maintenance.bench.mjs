@@ -1,0 +1,192 @@
+/**
+ * Maintenance benchmark (issue 6), on local disk and on the S3 server:
+ * - snapshot expiration of a 10,000-snapshot overwrite history in one run: files deleted / s and
+ *   peak RSS;
+ * - orphan scanning (removeOrphanFiles with the default 1-day threshold, so it lists and checks
+ *   but deletes nothing) of a table directory holding 10k and then 100k objects: objects / s and
+ *   peak RSS (the used set is small, so peak RSS must not grow with the object count);
+ * - compaction MB/s (compactAppendTable, full) against a raw read + rewrite of the same Parquet
+ *   files with parquet-wasm (readParquet + writeParquet, zstd) and no table logic.
+ *
+ *   node benchmarks/maintenance.bench.mjs [--snapshots 10000] [--s3-snapshots 1000] [--objects 10000,100000] [--s3-objects 10000,20000]
+ *
+ * Every measurement runs in a fresh child process (lib/maintenance-tasks.mjs). The history table is
+ * built once with FileStoreCommit on local disk (kept under benchmarks/work/ as a template: about
+ * 30 ms per commit here, so 10k commits take minutes) and copied per run; the S3 copy is uploaded
+ * from it. Imports the BUILT packages.
+ */
+import { cp, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { runChild } from './lib/measure.mjs';
+import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, writeResults } from './lib/report.mjs';
+
+export const name = 'maintenance';
+
+const TASKS = new URL('./lib/maintenance-tasks.mjs', import.meta.url);
+const TIMEOUT_MS = 900_000;
+const RETAIN = 5;
+
+async function exists(p) {
+  return stat(p).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * @param {{ log?: (msg: string) => void, s3?: object, snapshots?: number, s3Snapshots?: number, objects?: number[], s3Objects?: number[], compactFiles?: number, compactRows?: number }} [options]
+ */
+export async function run(options = {}) {
+  const log = options.log ?? ((m) => console.error(m));
+  const snapshots = options.snapshots ?? 10_000;
+  const objects = options.objects ?? [10_000, 100_000];
+  const s3Objects = options.s3Objects ?? [10_000, 20_000];
+  const s3Snapshots = options.s3Snapshots ?? 1_000;
+  const compactFiles = options.compactFiles ?? 100;
+  const compactRows = options.compactRows ?? 5_000;
+  const started = performance.now();
+  const expire = [];
+  const orphans = [];
+  const compaction = [];
+  const problems = [];
+
+  // --- the history templates (built once, then copied) ------------------------------------
+  const builds = {};
+  const templateFor = async (n) => {
+    const template = path.join(WORK_DIR, `maintenance-history-${n}`);
+    const table = path.join(template, 'bench.db', 'm');
+    if (!(await exists(path.join(table, 'snapshot', `snapshot-${n}`)))) {
+      await rm(template, { recursive: true, force: true });
+      log(`building a ${n}-snapshot history with FileStoreCommit (once; kept in ${path.relative(process.cwd(), template)})`);
+      const build = await runChild(TASKS, 'history', { warehouse: template, snapshots: n }, { timeoutMs: TIMEOUT_MS });
+      builds[n] = build.buildMs;
+      log(`built in ${(build.buildMs / 1000).toFixed(1)} s: ${build.files} files`);
+    } else {
+      log(`reusing the history template ${path.relative(process.cwd(), template)}`);
+    }
+    return { template, table };
+  };
+
+  const backends = [{ backend: 'local', root: path.join(WORK_DIR, `maintenance-${process.pid}`), s3: undefined, objects, snapshots }];
+  if (options.s3) {
+    backends.push({ backend: 's3 (RGW)', root: `s3://${options.s3.bucket}/bench/maintenance-${Date.now().toString(36)}`, s3: options.s3, objects: s3Objects, snapshots: s3Snapshots });
+  }
+
+  for (const b of backends) {
+    const table = `${b.root}/bench.db/m`;
+    const { template, table: templateTable } = await templateFor(b.snapshots);
+    // --- expiration ------------------------------------------------------------------------
+    if (b.s3) {
+      log(`${b.backend}: uploading the history (${b.snapshots} snapshots)`);
+      const up = await runChild(TASKS, 'upload', { dir: templateTable, target: table, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+      log(`uploaded ${up.objects} objects in ${(up.uploadMs / 1000).toFixed(1)} s`);
+    } else {
+      await cp(template, b.root, { recursive: true });
+    }
+    log(`${b.backend}: expiring ${b.snapshots - RETAIN} snapshots`);
+    const e = await runChild(TASKS, 'expire', { table, retainMin: RETAIN, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+    if (e.snapshotsExpired !== b.snapshots - RETAIN) problems.push(`${b.backend}: expired ${e.snapshotsExpired} snapshots, expected ${b.snapshots - RETAIN}`);
+    expire.push({ backend: b.backend, snapshots: e.snapshotsExpired, filesDeleted: e.filesDeleted, seconds: e.ms / 1000, filesPerSec: e.filesDeleted / (e.ms / 1000), snapshotsPerSec: e.snapshotsExpired / (e.ms / 1000), peakRssMiB: e.peakRssMiB, importRssMiB: e.importRssMiB });
+    log(`${b.backend}: ${fmtInt(e.filesDeleted)} files in ${(e.ms / 1000).toFixed(1)} s, peak RSS ${fmtNum(e.peakRssMiB)} MiB`);
+
+    // --- orphan scan -----------------------------------------------------------------------
+    let have = 0;
+    for (const n of b.objects) {
+      log(`${b.backend}: adding ${n - have} objects (total ${n})`);
+      await runChild(TASKS, 'orphan-objects', { table, count: n - have, s3: b.s3, offset: have }, { timeoutMs: TIMEOUT_MS });
+      have = n;
+      const o = await runChild(TASKS, 'orphans', { table, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+      if (o.filesDeleted !== 0) problems.push(`${b.backend}: the orphan scan deleted ${o.filesDeleted} files (all are younger than 1 day)`);
+      orphans.push({ backend: b.backend, objects: o.filesScanned, seconds: o.ms / 1000, objectsPerSec: o.filesScanned / (o.ms / 1000), peakRssMiB: o.peakRssMiB, importRssMiB: o.importRssMiB });
+      log(`${b.backend}: scanned ${fmtInt(o.filesScanned)} objects in ${(o.ms / 1000).toFixed(1)} s, peak RSS ${fmtNum(o.peakRssMiB)} MiB`);
+    }
+
+    // --- compaction vs raw rewrite ----------------------------------------------------------
+    log(`${b.backend}: compaction of ${compactFiles} files x ${compactRows} rows`);
+    const data = await runChild(TASKS, 'compact-data', { warehouse: `${b.root}/c`, files: compactFiles, rows: compactRows, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+    const raw = await runChild(TASKS, 'raw-rewrite', { files: data.files, target: `${b.root}/raw`, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+    const c = await runChild(TASKS, 'compact', { table: data.table, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+    const mb = (n) => n / 1e6;
+    compaction.push({
+      backend: b.backend,
+      files: c.filesBefore,
+      filesAfter: c.filesAfter,
+      inputMB: mb(c.bytesRead),
+      compactMBps: mb(c.bytesRead) / (c.ms / 1000),
+      rawMBps: mb(raw.bytesRead) / (raw.ms / 1000),
+      compactSeconds: c.ms / 1000,
+      rawSeconds: raw.ms / 1000,
+      compactPeakRssMiB: c.peakRssMiB,
+      rawPeakRssMiB: raw.peakRssMiB,
+    });
+    if (!b.s3) await rm(b.root, { recursive: true, force: true });
+  }
+
+  const json = { name, date: new Date().toISOString(), environment: environment(), snapshots, s3Snapshots, builds, expire, orphans, compaction, problems, seconds: (performance.now() - started) / 1000, s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined };
+  return { name, json, markdown: markdown(json) };
+}
+
+function markdown(json) {
+  return [
+    '# Maintenance benchmark',
+    '',
+    `Run ${json.date}; total ${fmtNum(json.seconds)} s.`,
+    '',
+    `## Snapshot expiration (overwrite history of ${fmtInt(json.snapshots)} snapshots locally${json.s3 ? `, ${fmtInt(json.s3Snapshots)} on S3` : ''}; one run, ${RETAIN} retained)`,
+    '',
+    markdownTable(
+      ['backend', 'snapshots expired', 'files deleted', 'seconds', 'files/s', 'snapshots/s', 'peak RSS MiB'],
+      json.expire.map((r) => [r.backend, fmtInt(r.snapshots), fmtInt(r.filesDeleted), fmtNum(r.seconds), fmtInt(r.filesPerSec), fmtInt(r.snapshotsPerSec), fmtNum(r.peakRssMiB)]),
+    ),
+    '',
+    '## Orphan scan (removeOrphanFiles, default 1-day threshold: lists and checks every object, deletes none)',
+    '',
+    markdownTable(
+      ['backend', 'objects scanned', 'seconds', 'objects/s', 'peak RSS MiB'],
+      json.orphans.map((r) => [r.backend, fmtInt(r.objects), fmtNum(r.seconds), fmtInt(r.objectsPerSec), fmtNum(r.peakRssMiB)]),
+    ),
+    '',
+    '## Compaction (compactAppendTable, full) vs raw parquet-wasm read + rewrite of the same files',
+    '',
+    markdownTable(
+      ['backend', 'input files', 'output files', 'input MB', 'compaction MB/s', 'raw read+write MB/s', 'compaction peak RSS MiB', 'raw peak RSS MiB'],
+      json.compaction.map((r) => [r.backend, fmtInt(r.files), fmtInt(r.filesAfter), fmtNum(r.inputMB), fmtNum(r.compactMBps), fmtNum(r.rawMBps), fmtNum(r.compactPeakRssMiB), fmtNum(r.rawPeakRssMiB)]),
+    ),
+    '',
+    '## Notes',
+    '',
+    `- Histories are built once with FileStoreCommit (one commit per snapshot, fsync skipped for the scratch table; about 15-30 ms per commit on this machine) and kept in benchmarks/work/ as templates${Object.keys(json.builds).length ? `; built in this run: ${Object.entries(json.builds).map(([n, ms]) => `${n} snapshots in ${fmtNum(ms / 1000)} s`).join(', ')}` : ''}.`,
+    '- Each expired snapshot frees one data file, its delta manifest, its manifest lists and the snapshot file; expiration deletes snapshot files one at a time (so an interruption leaves no gap), the rest in batches.',
+    '- Orphan objects are written into the bucket directory, all younger than the threshold; the S3 scan stops at the counts given in the table (writing 100k objects to RGW would take most of the time budget).',
+    json.s3 ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.` : '- S3 rows skipped: no S3 server configured.',
+    '- Machine: 2 shared cores with other jobs running; treat single figures as ±30 %.',
+    ...(json.problems.length ? ['', '## Problems', '', ...json.problems.map((p) => `- ${p}`)] : []),
+  ].join('\n');
+}
+
+function parseArgs(argv) {
+  const opts = {};
+  const list = (s) => s.split(',').map(Number);
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--snapshots') opts.snapshots = Number(argv[++i]);
+    else if (a === '--s3-snapshots') opts.s3Snapshots = Number(argv[++i]);
+    else if (a === '--objects') opts.objects = list(argv[++i]);
+    else if (a === '--s3-objects') opts.s3Objects = list(argv[++i]);
+    else throw new Error(`unknown argument ${a}`);
+  }
+  return opts;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const env = process.env;
+  const s3 = env.S3_ENDPOINT
+    ? { endpoint: env.S3_ENDPOINT, region: env.AWS_REGION || 'us-east-1', accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, bucket: env.S3_BUCKET }
+    : undefined;
+  const result = await run({ ...parseArgs(process.argv.slice(2)), s3 });
+  const written = await writeResults(result.name, result.json, result.markdown);
+  console.log(result.markdown);
+  console.error(`\nwrote ${written.json} and ${written.md}`);
+}
