@@ -169,8 +169,9 @@ export class Table {
       const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
       if (todo.length === 0) return skipped(commit.commitUser, identifier);
     }
-    const messages = await this.writeAll(rows);
-    return commit.commit({ identifier, messages, ...(options.properties ? { properties: options.properties } : {}) });
+    return this.writeThen(rows, (messages) =>
+      commit.commit({ identifier, messages, ...(options.properties ? { properties: options.properties } : {}) }),
+    );
   }
 
   /**
@@ -186,25 +187,39 @@ export class Table {
       const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
       if (todo.length === 0) return skipped(commit.commitUser, identifier);
     }
-    const messages = await this.writeAll(rows);
-    return commit.overwrite(
-      { identifier, messages },
-      {
-        ...(options.partition !== undefined ? { partition: options.partition } : {}),
-        ...(options.dynamic !== undefined ? { dynamic: options.dynamic } : {}),
-        ...(options.force !== undefined ? { force: options.force } : {}),
-      },
+    return this.writeThen(rows, (messages) =>
+      commit.overwrite(
+        { identifier, messages },
+        {
+          ...(options.partition !== undefined ? { partition: options.partition } : {}),
+          ...(options.dynamic !== undefined ? { dynamic: options.dynamic } : {}),
+          ...(options.force !== undefined ? { force: options.force } : {}),
+        },
+      ),
     );
   }
 
-  private async writeAll(rows: WriteInput): Promise<Awaited<ReturnType<TableWrite['prepareCommit']>>> {
+  /**
+   * Writes `rows`, then runs `commit` on the messages. The writer stays open until the commit has
+   * finished: its in-flight record is what keeps orphan cleanup away from the new data files
+   * until a snapshot references them.
+   */
+  private async writeThen<T>(
+    rows: WriteInput,
+    commit: (messages: Awaited<ReturnType<TableWrite['prepareCommit']>>) => Promise<T>,
+  ): Promise<T> {
     const writer = this.newBatchWrite();
+    let messages: Awaited<ReturnType<TableWrite['prepareCommit']>>;
     try {
       await writer.write(rows);
-      return await writer.prepareCommit();
+      messages = await writer.prepareCommit();
     } catch (e) {
       await writer.abort().catch(() => undefined);
+      await writer.close().catch(() => undefined);
       throw e;
+    }
+    try {
+      return await commit(messages);
     } finally {
       await writer.close();
     }

@@ -89,21 +89,32 @@ export async function* readParquetFile(
  * and Paimon nullability. Buffers are shared with the input where the representation is equal.
  */
 export function conformToPaimonTypes(batch: arrow.RecordBatch, fileFields: readonly DataField[]): arrow.RecordBatch {
-  const byName = new Map(fileFields.map((f) => [f.name, f]));
+  const byName = arrowFieldsByName(fileFields);
   const fields: arrow.Field[] = [];
   const children: arrow.Data[] = [];
   batch.schema.fields.forEach((physical, i) => {
-    const field = byName.get(physical.name);
-    if (!field) {
+    const target = byName.get(physical.name);
+    if (!target) {
       throw new FormatError(`column '${physical.name}' of the data file is not a field of its schema`);
     }
-    const target = toArrowField(field);
     fields.push(target);
     children.push(castData(batch.data.children[i]!, target.type, physical.name));
   });
   const schema = new arrow.Schema(fields);
   const data = arrow.makeData({ type: new arrow.Struct(fields), length: batch.numRows, nullCount: 0, children });
   return new arrow.RecordBatch(schema, data);
+}
+
+/** Arrow fields of a file's Paimon fields by name; cached per fields array (callers reuse it for every batch). */
+const arrowFieldCache = new WeakMap<readonly DataField[], Map<string, arrow.Field>>();
+
+function arrowFieldsByName(fileFields: readonly DataField[]): Map<string, arrow.Field> {
+  let byName = arrowFieldCache.get(fileFields);
+  if (!byName) {
+    byName = new Map(fileFields.map((f) => [f.name, toArrowField(f)]));
+    arrowFieldCache.set(fileFields, byName);
+  }
+  return byName;
 }
 
 function corrupt(path: string, what: string, err: unknown): Error {

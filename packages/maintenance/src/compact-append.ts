@@ -122,6 +122,11 @@ interface Window {
   readonly bytes: number;
   readonly rows: number;
   outputs: DataFileMeta[];
+  /**
+   * The writer of `outputs`, kept open until the COMPACT commit is decided: its in-flight record
+   * keeps orphan cleanup away from the outputs until a snapshot references them.
+   */
+  writer?: TableWrite;
 }
 
 /**
@@ -230,6 +235,13 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
     options.onProgress?.({ phase, ...progress, filesTotal: plannedFiles, bytesTotal: plannedBytes });
   report('rewriting');
   try {
+    return await rewriteAndCommit();
+  } finally {
+    for (const w of windows) await w.writer?.close().catch(() => undefined);
+  }
+
+  async function rewriteAndCommit(): Promise<CompactAppendSummary> {
+  try {
     for (const w of windows) {
       await rewriteWindow(table, schema, w, options.signal, (file) => {
         progress.filesDone++;
@@ -281,6 +293,7 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
       }
     }
   }
+  }
 }
 
 /** Reads a window's rows (each file with its own schema, mapped to `schema`) and writes them anew. */
@@ -307,10 +320,10 @@ async function rewriteWindow(
     messages = await writer.prepareCommit();
   } catch (e) {
     await writer.abort().catch(() => undefined);
+    await writer.close().catch(() => undefined);
     throw e;
-  } finally {
-    await writer.close();
   }
+  w.writer = writer;
   const outputs = messages.flatMap((m) => m.newFiles);
   w.outputs = outputs.map((f) => ({ ...f, fileSource: FILE_SOURCE_COMPACT }));
   const where = `${table.location}: compaction of bucket ${w.split.bucket} of partition '${w.split.partitionPath}'`;

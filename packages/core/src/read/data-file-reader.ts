@@ -109,16 +109,16 @@ interface FileLayout {
   readonly conformFields: readonly DataField[];
 }
 
-/** Layouts by read fields, then by schema id and key-value flag: computed once per read, not per file. */
-const layouts = new WeakMap<readonly DataField[], Map<string, FileLayout>>();
+/** Layouts by read fields, then by file schema (both compared by identity): computed once per read and schema, not per file. */
+const layouts = new WeakMap<readonly DataField[], WeakMap<TableSchema, { kv?: FileLayout; plain?: FileLayout }>>();
 
 function fileLayout(schema: TableSchema, readFields: readonly DataField[], keyValue: boolean): FileLayout {
   let bySchema = layouts.get(readFields);
-  if (!bySchema) layouts.set(readFields, (bySchema = new Map()));
-  // Schemas are immutable per id within a table; the object check guards against other tables.
-  const key = `${schema.id}|${keyValue}`;
-  const cached = bySchema.get(key);
-  if (cached && cachedSchemas.get(cached) === schema) return cached;
+  if (!bySchema) layouts.set(readFields, (bySchema = new WeakMap()));
+  let cached = bySchema.get(schema);
+  if (!cached) bySchema.set(schema, (cached = {}));
+  const hit = keyValue ? cached.kv : cached.plain;
+  if (hit) return hit;
   const readSchema = new arrow.Schema(readFields.map((f) => toArrowField(f)));
   const fileFields = readFields.map((f) => fieldById(schema, f.id));
   const physical: string[] = [];
@@ -133,12 +133,10 @@ function fileLayout(schema: TableSchema, readFields: readonly DataField[], keyVa
       )
     : schema.fields;
   const layout: FileLayout = { readSchema, fileFields, physical, conformFields };
-  cachedSchemas.set(layout, schema);
-  bySchema.set(key, layout);
+  if (keyValue) cached.kv = layout;
+  else cached.plain = layout;
   return layout;
 }
-
-const cachedSchemas = new WeakMap<FileLayout, TableSchema>();
 
 /**
  * Casts a column from the file's type to the read schema's type. Supports identical types and
