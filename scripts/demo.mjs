@@ -4,7 +4,8 @@
  *
  * Creates ./demo-warehouse (wiped first), a partitioned append table, writes several commits,
  * tags one, reads older versions back by snapshot id, timestamp and tag, and shows the CLI's
- * `snapshots` and `read` output. Builds the packages first when their dist/ is missing.
+ * `snapshots` and `read` output. Installs dependencies and builds the packages first when they
+ * are missing (a fresh clone).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
@@ -13,6 +14,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const cli = join(root, 'packages/cli/bin/tidemark.js');
+// A fresh clone has no node_modules yet: install exactly what the lockfile says first.
+if (!existsSync(join(root, 'node_modules', 'apache-arrow'))) {
+  console.log('Installing dependencies first (npm ci)…');
+  execFileSync('npm', [existsSync(join(root, 'package-lock.json')) ? 'ci' : 'install', '--no-audit', '--no-fund'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+}
 const needBuild = ['storage', 'format', 'core', 'cli'].some((p) => !existsSync(join(root, 'packages', p, 'dist/index.js')));
 if (needBuild) {
   console.log('Building the packages first (npx turbo run build)…');
