@@ -284,7 +284,7 @@ describe('bad usage exits 2 with the usage', () => {
     ['orphans in the future', ['remove-orphan-files', 't', '--older-than', '2999-01-01T00:00:00Z'], 'future'],
     ['bad --grace', ['remove-orphan-files', 't', '--grace', 'soon'], '--grace'],
     ['compact --partition without =', ['compact', 't', '--partition', 'dt'], 'key=value'],
-    ['compact --partition with --where', ['compact', 't', '--partition', 'p=a', '--where', "p = 'a'"], 'cannot be used together'],
+    ['compact --where twice', ['compact', 't', '--where', "p = 'a'", '--where', "p = 'b'"], 'more than once'],
     ['compact --max-files 0', ['compact', 't', '--max-files', '0'], 'at least 1'],
     ['maintain without tables', ['maintain'], '--warehouse'],
     ['maintain with both', ['maintain', 't', '--warehouse', 'w'], '--warehouse'],

@@ -37,3 +37,7 @@ export { FileStatsCollector, truncateBounds, type ColumnStats, type FileValueSta
 export { toInternal, type WriteValue } from './write/value-conversion.js';
 export * from './inflight.js';
 export * from './schema-change.js';
+export * from './expire/maintenance-errors.js';
+export * from './expire/table-files.js';
+export * from './expire/expire-snapshots.js';
+export * from './expire/auto-expire.js';

@@ -28,6 +28,7 @@ import { SnapshotManager } from './snapshot-manager.js';
 import { TablePaths } from './table-paths.js';
 import { TagManager } from './tag-manager.js';
 import { IncrementalRead, TableRead, type IncrementalReadOptions, type ReadOptions } from './read/table-read.js';
+import { autoExpireEnabled, expireAfterCommit } from './expire/auto-expire.js';
 
 /** Options of {@link openTable}. */
 export interface OpenTableOptions {
@@ -148,11 +149,29 @@ export class Table {
   /**
    * A committer bound to one commit user (default: a fresh UUID, as Paimon's batch jobs do).
    * Reuse the same commitUser with increasing identifiers to make retries idempotent.
+   *
+   * Like Java Paimon, every commit that creates a snapshot is followed by snapshot expiration
+   * with the table's options (`snapshot.num-retained.min` 10, `snapshot.num-retained.max`,
+   * `snapshot.time-retained` 1 h, `snapshot.expire.limit` 50), unless the table option
+   * `write-only` is `true` or `options.expire` is false. A failed expiration never fails the
+   * commit: it is logged through `options.logger`.
+   *
+   * @throws InvalidOptionError when the table option `write-only` is neither `true` nor `false`.
    */
   newCommit(options: NewCommitOptions = {}): TableCommit {
     const commitUser = options.commitUser ?? randomUUID();
-    const inner = new FileStoreCommit(this.fileIO, this.paths, this.currentSchema, options);
-    return new TableCommit(inner, commitUser, () => this.ensureConditionalWrites());
+    const { expire, ...storeOptions } = options;
+    const inner = new FileStoreCommit(this.fileIO, this.paths, this.currentSchema, storeOptions);
+    const autoExpire =
+      expire !== false && autoExpireEnabled(this.currentSchema.options)
+        ? async (): Promise<void> => {
+            await expireAfterCommit(this, {
+              ...(options.now !== undefined ? { now: options.now } : {}),
+              ...(options.logger !== undefined ? { logger: options.logger } : {}),
+            });
+          }
+        : null;
+    return new TableCommit(inner, commitUser, () => this.ensureConditionalWrites(), autoExpire);
   }
 
   /**
@@ -162,7 +181,10 @@ export class Table {
    *   already committed `identifier`, `empty` when there was nothing to write).
    */
   async append(rows: WriteInput, options: AppendOptions = {}): Promise<CommitResult> {
-    const commit = this.newCommit(options.commitUser !== undefined ? { commitUser: options.commitUser } : {});
+    const commit = this.newCommit({
+      ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
+      ...(options.expire !== undefined ? { expire: options.expire } : {}),
+    });
     const identifier = toIdentifier(options.identifier);
     if (identifier !== BATCH_COMMIT_IDENTIFIER) {
       // Skip before writing any data file when the identifier is already committed.
@@ -181,7 +203,10 @@ export class Table {
    * that receive rows are replaced, and else the whole table.
    */
   async overwrite(rows: WriteInput, options: TableOverwriteOptions = {}): Promise<CommitResult> {
-    const commit = this.newCommit(options.commitUser !== undefined ? { commitUser: options.commitUser } : {});
+    const commit = this.newCommit({
+      ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
+      ...(options.expire !== undefined ? { expire: options.expire } : {}),
+    });
     const identifier = toIdentifier(options.identifier);
     if (identifier !== BATCH_COMMIT_IDENTIFIER) {
       const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
@@ -271,6 +296,20 @@ export class Table {
 export interface NewCommitOptions extends FileStoreCommitOptions {
   /** Commit user; default a fresh UUID (one per batch job, as in Paimon). */
   readonly commitUser?: string;
+  /**
+   * Expire snapshots after each commit that creates one (default true; never when the table
+   * option `write-only` is `true`). See {@link Table.newCommit}.
+   */
+  readonly expire?: boolean;
+}
+
+/** Per-call switch of the automatic snapshot expiration of {@link TableCommit}. */
+export interface AutoExpireCallOption {
+  /**
+   * `false` skips the automatic expiration after this call. `true` cannot enable it where the
+   * committer or the table (`write-only`) disabled it.
+   */
+  readonly expire?: boolean;
 }
 
 /** Options of {@link Table.append}. */
@@ -281,6 +320,8 @@ export interface AppendOptions {
   readonly identifier?: bigint | number;
   /** Snapshot `properties`. */
   readonly properties?: Readonly<Record<string, string>>;
+  /** Expire snapshots after the commit (default true unless the table is `write-only`); see {@link Table.newCommit}. */
+  readonly expire?: boolean;
 }
 
 /** Options of {@link Table.overwrite}. */
@@ -293,11 +334,15 @@ export interface TableOverwriteOptions {
   readonly force?: boolean;
   readonly commitUser?: string;
   readonly identifier?: bigint | number;
+  /** Expire snapshots after the commit (default true unless the table is `write-only`); see {@link Table.newCommit}. */
+  readonly expire?: boolean;
 }
 
 /**
  * A {@link FileStoreCommit} bound to one commit user (from {@link Table.newCommit}). On S3 the
- * first commit first verifies that the store supports conditional writes.
+ * first commit first verifies that the store supports conditional writes. After each call that
+ * created a snapshot it runs `autoExpire` (snapshot expiration, see {@link Table.newCommit}),
+ * unless the call passes `expire: false`; `autoExpire` must not throw (failures are logged).
  */
 export class TableCommit {
   constructor(
@@ -305,21 +350,32 @@ export class TableCommit {
     readonly fileStoreCommit: FileStoreCommit,
     readonly commitUser: string,
     private readonly beforeCommit: () => Promise<void> = () => Promise.resolve(),
+    private readonly autoExpire: (() => Promise<void>) | null = null,
   ) {}
 
   /**
    * Commits `committable` (identifier default Long.MAX) as an APPEND (and COMPACT) snapshot;
-   * returns `skipped` when this user already committed the identifier.
+   * returns `skipped` when this user already committed the identifier. Then expires snapshots
+   * (see {@link Table.newCommit}) unless `options.expire` is false.
    */
-  async commit(committable: CommittableInput, options: Omit<CommitCallOptions, 'commitUser'> = {}): Promise<CommitResult> {
+  async commit(committable: CommittableInput, options: Omit<CommitCallOptions, 'commitUser'> & AutoExpireCallOption = {}): Promise<CommitResult> {
+    const { expire, ...callOptions } = options;
     await this.beforeCommit();
-    return this.fileStoreCommit.commit(normalize(committable), { ...options, commitUser: this.commitUser });
+    const result = await this.fileStoreCommit.commit(normalize(committable), { ...callOptions, commitUser: this.commitUser });
+    await this.afterCommit([result], expire);
+    return result;
   }
 
-  /** Overwrites partitions with the committable's new files (see `FileStoreCommit.overwrite`). */
-  async overwrite(committable: CommittableInput, options: Omit<OverwriteCallOptions, 'commitUser'> = {}): Promise<CommitResult> {
+  /**
+   * Overwrites partitions with the committable's new files (see `FileStoreCommit.overwrite`), then
+   * expires snapshots unless `options.expire` is false.
+   */
+  async overwrite(committable: CommittableInput, options: Omit<OverwriteCallOptions, 'commitUser'> & AutoExpireCallOption = {}): Promise<CommitResult> {
+    const { expire, ...callOptions } = options;
     await this.beforeCommit();
-    return this.fileStoreCommit.overwrite(normalize(committable), { ...options, commitUser: this.commitUser });
+    const result = await this.fileStoreCommit.overwrite(normalize(committable), { ...callOptions, commitUser: this.commitUser });
+    await this.afterCommit([result], expire);
+    return result;
   }
 
   /** The committables this user has not committed yet, sorted by identifier. */
@@ -327,10 +383,24 @@ export class TableCommit {
     return this.fileStoreCommit.filterCommitted(committables, this.commitUser);
   }
 
-  /** Recovery: commits every committable this user has not committed yet, in identifier order. */
-  async filterAndCommit(committables: readonly Committable[], options: { readonly force?: boolean } = {}): Promise<CommitResult[]> {
+  /**
+   * Recovery: commits every committable this user has not committed yet, in identifier order,
+   * then expires snapshots once (when any was committed) unless `options.expire` is false.
+   */
+  async filterAndCommit(committables: readonly Committable[], options: { readonly force?: boolean } & AutoExpireCallOption = {}): Promise<CommitResult[]> {
+    const { expire, ...callOptions } = options;
     await this.beforeCommit();
-    return this.fileStoreCommit.filterAndCommit(committables, this.commitUser, options);
+    const results = await this.fileStoreCommit.filterAndCommit(committables, this.commitUser, callOptions);
+    await this.afterCommit(results, expire);
+    return results;
+  }
+
+  /** Runs the automatic expiration when a snapshot was created and neither side disabled it. */
+  private async afterCommit(results: readonly CommitResult[], expire: boolean | undefined): Promise<void> {
+    if (this.autoExpire === null || expire === false) return;
+    if (!results.some((r) => r.status === 'committed')) return;
+    // Best effort by contract; guard anyway so that a commit that succeeded is never reported as failed.
+    await this.autoExpire().catch(() => undefined);
   }
 }
 

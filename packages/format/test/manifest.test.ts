@@ -542,6 +542,43 @@ describe('manifest models', () => {
     await expect(decodeIndexManifest(Buffer.from('garbage garbage'), path)).rejects.toThrow(CorruptFileError);
   });
 
+  it('decodes byte fields as views into the block with copyBytes: false, equal to the copies', async () => {
+    const entries = [entry(), entry({ fileName: 'data-2.parquet', embeddedIndex: null }, 'DELETE')];
+    const bytes = await writeManifestFile(entries, { codec: 'null' });
+    const copied = await collect(decodeManifestEntries(bytes, 'm'));
+    const viewed = await collect(decodeManifestEntries(bytes, 'm', { copyBytes: false }));
+    // Buffers (views) and Uint8Arrays (copies) compared by content.
+    const plainBytes = (v: unknown): unknown =>
+      v instanceof Uint8Array
+        ? [...v]
+        : Array.isArray(v)
+          ? v.map(plainBytes)
+          : v !== null && typeof v === 'object'
+            ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plainBytes(x)]))
+            : v;
+    expect(plainBytes(viewed)).toEqual(plainBytes(copied));
+    expect(plainBytes(viewed)).toEqual(plainBytes(entries));
+    // Copies own their memory; views share the decoded block.
+    expect(copied[0]!.file.minKey.buffer).not.toBe(copied[0]!.file.maxKey.buffer);
+    expect(viewed[0]!.file.minKey.buffer).toBe(viewed[0]!.file.maxKey.buffer);
+  });
+
+  it('fileEntryIdentity keeps names apart from the optional fields whatever characters they hold', () => {
+    const plain = { extraFiles: [], embeddedIndex: null, externalPath: null };
+    const ids = [
+      entry({ ...plain, fileName: 'a' }),
+      entry({ ...plain, fileName: 'a|J' }),
+      entry({ ...plain, fileName: 'J["a",[""],null,null]' }),
+      entry({ ...plain, fileName: 'a', extraFiles: [''] }),
+      entry({ ...plain, fileName: 'a', externalPath: '' }),
+      entry({ ...plain, fileName: 'a', embeddedIndex: new Uint8Array(0) }),
+      entry({ ...plain, fileName: '5|N' }),
+      { ...entry({ ...plain, fileName: 'N' }), bucket: 15 },
+    ].map(fileEntryIdentity);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(fileEntryIdentity(entry({ ...plain, fileName: 'a' }))).toBe(fileEntryIdentity(entry({ ...plain, fileName: 'a' }, 'DELETE')));
+  });
+
   it('fileEntryIdentity includes the level and the other identity fields but not kind or stats', () => {
     const base = entry();
     expect(fileEntryIdentity(entry({}, 'DELETE'))).toBe(fileEntryIdentity(base));

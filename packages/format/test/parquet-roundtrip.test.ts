@@ -11,6 +11,7 @@ import {
   writeParquetFile,
 } from '../src/index.js';
 import type { DataField, DataType } from '../src/types.js';
+import type { FileIO } from '@tidemark/storage';
 import { CountingFileIO } from './helpers/counting-file-io.js';
 
 const t = (root: string, extra: Record<string, unknown> = {}, nullable = true): DataType =>
@@ -308,6 +309,22 @@ describe('ranged reads and failures', () => {
     // 2 row groups × 1 projected chunk, plus a few footer/page-index reads.
     expect(io.rangeReads).toBeLessThanOrEqual(2 + 4);
     expect(io.bytesRead).toBeLessThan(bytes.length / 2);
+  });
+
+  it('reads a small file with one ranged read and no stat when its size is known', async () => {
+    const bytes = writeParquetFile(buildTable());
+    const io = new CountingFileIO().put('small.parquet', bytes);
+    let stats = 0;
+    const fileIO = new Proxy(io, {
+      get: (target, key) => (key === 'stat' ? (...a: [string]) => (stats++, target.stat(...a)) : Reflect.get(target, key)),
+    }) as unknown as FileIO;
+    const rows: number[] = [];
+    for await (const b of readParquetFile(fileIO, 'small.parquet', { fileSize: bytes.length })) rows.push(b.numRows);
+    expect(rows.reduce((a, n) => a + n, 0)).toBe(buildTable().numRows);
+    expect(io.rangeReads).toBe(1);
+    expect(io.bytesRead).toBe(bytes.length);
+    expect(stats).toBe(0);
+    expect((await readAll(io, 'small.parquet')).numRows).toBe(buildTable().numRows);
   });
 
   it('raises CorruptFileError naming the file for truncated or garbage files', async () => {

@@ -1,11 +1,7 @@
 /**
- * Errors of `@tidemark/maintenance`. All extend the core package's {@link TidemarkError}, so front
- * ends can tell user mistakes (`userError`) from failures.
+ * Errors of `@tidemark/maintenance`. All extend the core package's `TidemarkError`, so front ends
+ * can tell user mistakes (`userError`) from failures. The classes are defined in `@tidemark/core`
+ * (commits run snapshot expiration automatically) and re-exported here unchanged, so `instanceof`
+ * holds whichever package they are imported from.
  */
-import { TidemarkError, TidemarkUserError } from '@tidemark/core';
-
-/** Base class of maintenance failures (reading metadata, deleting files). */
-export class MaintenanceError extends TidemarkError {}
-
-/** Invalid job arguments (retain counts, a threshold in the future …). */
-export class MaintenanceArgumentError extends TidemarkUserError {}
+export { MaintenanceError, MaintenanceArgumentError } from '@tidemark/core';

@@ -24,7 +24,6 @@ export const compactCommand = defineCommand({
       'dry-run': { ...dryRunOption, description: 'list the files that would be rewritten' },
       json: jsonOption,
     },
-    conflicts: [['partition', 'where']],
   },
   async run(args, ctx) {
     const partition = parseKeyValues(args.options.partition, '--partition', 'compact');

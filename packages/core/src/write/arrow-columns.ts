@@ -234,6 +234,71 @@ export function timestampFromUnit(v: bigint, precision: number): Timestamp {
   return { millis: Number(q), nanoOfMillis: Number(r) * (perMilli === 1000n ? 1000 : 1) };
 }
 
+/**
+ * A test whether row `r` (≥ 1) of an atomic-typed column holds the same raw value as row `r - 1`
+ * (both null, or equal bits / equal bytes), without decoding either. Equal raw values always give
+ * equal {@link valueAt} results; the converse may fail (NaN), which only costs a decode. Types
+ * {@link valueAt} does not read never compare equal.
+ */
+export function sameAsPreviousRow(data: arrow.Data, type: DataType): (r: number) => boolean {
+  let same: (r: number) => boolean;
+  switch (type.root) {
+    case 'BOOLEAN': {
+      const bits = data.values as Uint8Array;
+      const o = data.offset;
+      same = (r) => {
+        const a = o + r - 1;
+        const b = o + r;
+        return ((bits[a >> 3]! >> (a & 7)) & 1) === ((bits[b >> 3]! >> (b & 7)) & 1);
+      };
+      break;
+    }
+    case 'TINYINT':
+    case 'SMALLINT':
+    case 'INT':
+    case 'DATE':
+    case 'TIME':
+    case 'FLOAT':
+    case 'DOUBLE':
+    case 'BIGINT':
+    case 'TIMESTAMP':
+    case 'TIMESTAMP_LTZ': {
+      const v = data.values as ArrayLike<number | bigint>;
+      same = (r) => v[r] === v[r - 1];
+      break;
+    }
+    case 'DECIMAL': {
+      const w = data.values as Uint32Array;
+      same = (r) => w[4 * r] === w[4 * r - 4] && w[4 * r + 1] === w[4 * r - 3] && w[4 * r + 2] === w[4 * r - 2] && w[4 * r + 3] === w[4 * r - 1];
+      break;
+    }
+    case 'CHAR':
+    case 'VARCHAR':
+    case 'BINARY':
+    case 'VARBINARY': {
+      const off = data.valueOffsets as Int32Array;
+      const bytes = data.values as Uint8Array;
+      same = (r) => {
+        const a = off[r - 1]!;
+        const b = off[r]!;
+        const len = b - a;
+        if (off[r + 1]! - b !== len) return false;
+        for (let k = 0; k < len; k++) if (bytes[a + k] !== bytes[b + k]) return false;
+        return true;
+      };
+      break;
+    }
+    default:
+      return () => false;
+  }
+  if (data.nullCount === 0) return same;
+  return (r) => {
+    const prev = isValidAt(data, r - 1);
+    if (prev !== isValidAt(data, r)) return false;
+    return !prev || same(r);
+  };
+}
+
 /** Gathers rows `indices` of a column into new, compact Arrow data (any type of the shared mapping). */
 export function takeData(data: arrow.Data, indices: ArrayLike<number>): arrow.Data {
   const n = indices.length;

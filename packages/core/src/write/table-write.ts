@@ -31,7 +31,7 @@ import type { CommitMessage } from '../commit-message.js';
 import { tableOptions, type CoreOptions } from '../core-options.js';
 import { INFLIGHT_RECORD_REFRESH_MS, clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
 import { TablePaths } from '../table-paths.js';
-import { buildColumn, conformData, dataByteSize, isValidAt, takeData, valueAt } from './arrow-columns.js';
+import { buildColumn, conformData, dataByteSize, isValidAt, sameAsPreviousRow, takeData, valueAt } from './arrow-columns.js';
 import { ConversionFailure, toInternal, type WriteValue } from './value-conversion.js';
 import { FileStatsCollector } from './value-stats.js';
 import { NotSupportedError, WriteValidationError } from './write-errors.js';
@@ -81,6 +81,14 @@ interface BucketBuffer {
   bytes: number;
   nextSequence: bigint | undefined;
   newFiles: DataFileMeta[];
+}
+
+/** Rows of one batch that go to one (partition, bucket). */
+interface RouteGroup {
+  readonly part: Value[];
+  readonly bucket: number;
+  /** Row count (filled in for the gather path only). */
+  rows: number;
 }
 
 /**
@@ -336,42 +344,63 @@ export class TableWrite {
 
   // ---- routing ----------------------------------------------------------------------------
 
-  /** Splits a batch by (partition, bucket): zero-copy slices for sorted runs, a gather otherwise. */
+  /**
+   * Splits a batch by (partition, bucket): zero-copy slices for sorted runs, a gather otherwise.
+   * A row whose partition and bucket-key columns hold the same raw values as the previous row joins
+   * the previous row's run without decoding anything, so sorted input costs O(runs), not O(rows).
+   */
   private split(batch: arrow.RecordBatch): Array<[Value[], number, arrow.RecordBatch]> {
     const n = batch.numRows;
     if (this.partitionIdx.length === 0 && this.numBuckets <= 0) return n === 0 ? [] : [[[], 0, batch]];
     const cols = batch.data.children;
-    const keys = new Array<string>(n);
-    const groups = new Map<string, { part: Value[]; bucket: number; rows: number[] }>();
-    let runs = 0;
+    const same = [
+      ...this.partitionIdx.map((c, k) => sameAsPreviousRow(cols[c]!, this.partitionTypes[k]!)),
+      ...this.bucketKeyIdx.map((c, k) => sameAsPreviousRow(cols[c]!, this.bucketKeyTypes[k]!)),
+    ];
+    const groups = new Map<string, RouteGroup>();
+    /** Run r covers rows [runStarts[r], runStarts[r + 1]) and goes to runGroups[r]. */
+    const runStarts: number[] = [];
+    const runGroups: RouteGroup[] = [];
     for (let r = 0; r < n; r++) {
+      if (r > 0) {
+        let k = 0;
+        while (k < same.length && same[k]!(r)) k++;
+        if (k === same.length) continue;
+      }
       const part = this.partitionIdx.map((c, k) => valueAt(cols[c]!, this.partitionTypes[k]!, r) ?? null);
       const bucket =
         this.numBuckets > 0
           ? bucketOfValues(this.bucketKeyTypes, this.bucketKeyIdx.map((c, k) => valueAt(cols[c]!, this.bucketKeyTypes[k]!, r) ?? null), this.numBuckets)
           : 0;
       const key = `${bucket}|${partKey(part)}`;
-      keys[r] = key;
-      if (r === 0 || keys[r - 1] !== key) runs++;
       let g = groups.get(key);
-      if (!g) groups.set(key, (g = { part, bucket, rows: [] }));
-      g.rows.push(r);
+      if (!g) groups.set(key, (g = { part, bucket, rows: 0 }));
+      // Different raw values can still land in the same group (another row of the same bucket).
+      if (runGroups.length > 0 && runGroups[runGroups.length - 1] === g) continue;
+      runStarts.push(r);
+      runGroups.push(g);
     }
+    runStarts.push(n);
     const out: Array<[Value[], number, arrow.RecordBatch]> = [];
+    const runs = runGroups.length;
     if (runs <= Math.max(groups.size, n / 64)) {
-      let start = 0;
-      for (let r = 1; r <= n; r++) {
-        if (r === n || keys[r] !== keys[start]) {
-          const g = groups.get(keys[start]!)!;
-          out.push([g.part, g.bucket, batch.slice(start, r)]);
-          start = r;
-        }
+      for (let k = 0; k < runs; k++) {
+        const g = runGroups[k]!;
+        out.push([g.part, g.bucket, batch.slice(runStarts[k]!, runStarts[k + 1]!)]);
       }
       return out;
     }
+    for (let k = 0; k < runs; k++) runGroups[k]!.rows += runStarts[k + 1]! - runStarts[k]!;
+    const indices = new Map<RouteGroup, { rows: Int32Array; filled: number }>();
+    for (const g of groups.values()) indices.set(g, { rows: new Int32Array(g.rows), filled: 0 });
+    for (let k = 0; k < runs; k++) {
+      const idx = indices.get(runGroups[k]!)!;
+      for (let r = runStarts[k]!; r < runStarts[k + 1]!; r++) idx.rows[idx.filled++] = r;
+    }
     for (const g of groups.values()) {
-      const children = cols.map((c) => takeData(c, g.rows));
-      out.push([g.part, g.bucket, this.makeBatch(children, g.rows.length)]);
+      const rows = indices.get(g)!.rows;
+      const children = cols.map((c) => takeData(c, rows));
+      out.push([g.part, g.bucket, this.makeBatch(children, rows.length)]);
     }
     return out;
   }
@@ -415,7 +444,8 @@ export class TableWrite {
 
   private async flushIfNeeded(): Promise<void> {
     for (const buf of this.buffers.values()) {
-      if (buf.batches.length > 0 && this.estimatedFileSize(buf.bytes) >= this.options.targetFileSize) await this.flush(buf);
+      // Only full files: the tail waits for more rows instead of becoming a small file.
+      if (buf.batches.length > 0 && this.estimatedFileSize(buf.bytes) >= this.options.targetFileSize) await this.flush(buf, true);
     }
     while (this.buffered > this.budget) {
       let largest: BucketBuffer | undefined;
@@ -425,8 +455,11 @@ export class TableWrite {
     }
   }
 
-  /** Writes a buffer's rows as one or more files of at most ~target-file-size each. */
-  private async flush(buf: BucketBuffer): Promise<void> {
+  /**
+   * Writes a buffer's rows as one or more files of at most ~target-file-size each. With
+   * `keepTail`, rows that do not fill a whole file stay buffered for the next flush.
+   */
+  private async flush(buf: BucketBuffer, keepTail = false): Promise<void> {
     const batches = buf.batches;
     this.buffered -= buf.bytes;
     buf.batches = [];
@@ -462,7 +495,15 @@ export class TableWrite {
       file.push(batch);
       fileBytes += size;
     }
-    if (file.length > 0) await this.writeFile(buf, file, fileBytes);
+    if (file.length === 0) return;
+    if (keepTail && this.estimatedFileSize(fileBytes) < target) {
+      // Ahead of anything buffered meanwhile, so rows keep their order.
+      buf.batches.unshift(...file);
+      buf.bytes += fileBytes;
+      this.buffered += fileBytes;
+      return;
+    }
+    await this.writeFile(buf, file, fileBytes);
   }
 
   private async writeFile(buf: BucketBuffer, batches: arrow.RecordBatch[], arrowBytes: number): Promise<void> {
