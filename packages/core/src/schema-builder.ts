@@ -69,7 +69,7 @@ export function buildInitialSchema(spec: TableSpec, timeMillis: number = Date.no
       throw new SchemaValidationError(`column '${col.name}': type must be a Paimon type string or a DataType`);
     }
     const id = ++highest;
-    const reassigned = reassignIds(type, () => ++highest);
+    const reassigned = reassignNestedIds(type, () => ++highest);
     const finalType = pkSet.has(col.name) ? ({ ...reassigned, nullable: false } as DataType) : reassigned;
     const field: { -readonly [K in keyof DataField]: DataField[K] } = { id, name: col.name, type: finalType };
     if (col.description !== undefined) field.description = col.description;
@@ -160,20 +160,23 @@ function checkKeys(what: string, keys: readonly string[], names: ReadonlySet<str
   }
 }
 
-/** Java `ReassignFieldId`: nested ROW fields get fresh ids from the table's counter, in pre-order. */
-function reassignIds(type: DataType, next: () => number): DataType {
+/**
+ * Java `ReassignFieldId`: gives the nested ROW fields of `type` fresh ids from `next` (the table's
+ * field-id counter), in pre-order. Used for new tables and for columns added by schema evolution.
+ */
+export function reassignNestedIds(type: DataType, next: () => number): DataType {
   switch (type.root) {
     case 'ARRAY':
     case 'MULTISET':
-      return { ...type, element: reassignIds(type.element, next) };
+      return { ...type, element: reassignNestedIds(type.element, next) };
     case 'MAP':
-      return { ...type, key: reassignIds(type.key, next), value: reassignIds(type.value, next) };
+      return { ...type, key: reassignNestedIds(type.key, next), value: reassignNestedIds(type.value, next) };
     case 'ROW':
       return {
         ...type,
         fields: type.fields.map((f) => {
           const id = next();
-          return { ...f, id, type: reassignIds(f.type, next) };
+          return { ...f, id, type: reassignNestedIds(f.type, next) };
         }),
       };
     default:

@@ -22,7 +22,7 @@ import {
 } from '@tidemark/format';
 import { TidemarkUserError } from './errors.js';
 import { SchemaManager } from './schema-manager.js';
-import { validateOptions } from './schema-builder.js';
+import { reassignNestedIds, validateOptions } from './schema-builder.js';
 import { SnapshotManager } from './snapshot-manager.js';
 import type { TablePaths } from './table-paths.js';
 
@@ -591,27 +591,6 @@ function renameInOptions(options: Record<string, string>, from: string, to: stri
     const value = options[key]!;
     delete options[key];
     setOwn(options, `fields.${to}.${key.slice(prefix.length)}`, value);
-  }
-}
-
-/** Java `ReassignFieldId`: nested ROW fields get fresh ids from the table's counter, in pre-order. */
-function reassignNestedIds(type: DataType, next: () => number): DataType {
-  switch (type.root) {
-    case 'ARRAY':
-    case 'MULTISET':
-      return { ...type, element: reassignNestedIds(type.element, next) };
-    case 'MAP':
-      return { ...type, key: reassignNestedIds(type.key, next), value: reassignNestedIds(type.value, next) };
-    case 'ROW':
-      return {
-        ...type,
-        fields: type.fields.map((f) => {
-          const id = next();
-          return { ...f, id, type: reassignNestedIds(f.type, next) };
-        }),
-      };
-    default:
-      return type;
   }
 }
 

@@ -3,9 +3,10 @@
  * LATEST / EARLIEST hint files are best-effort, so every answer is verified against the snapshot
  * files themselves and falls back to listing `snapshot/` (paimon-format.md §1.2).
  */
-import { NotFoundError, type FileIO } from '@tidemark/storage';
+import type { FileIO } from '@tidemark/storage';
 import { parseSnapshot, type Snapshot } from '@tidemark/format';
 import { SnapshotNotFoundError, TimeTravelError } from './errors.js';
+import { listFileNames, readIfExists } from './meta-files.js';
 import { SNAPSHOT_PREFIX, type TablePaths } from './table-paths.js';
 
 /** How many ids past a stale LATEST hint are probed before falling back to a listing. */
@@ -24,8 +25,7 @@ export function parseNumberedName(name: string, prefix: string): number | null {
 
 /** Streams the ids of `<dir>/<prefix><digits>` files, in listing order (not sorted). */
 export async function* listNumberedFiles(fileIO: FileIO, dir: string, prefix: string): AsyncGenerator<number> {
-  for await (const status of fileIO.list(dir, { recursive: false })) {
-    const name = status.path.slice(status.path.lastIndexOf('/') + 1);
+  for await (const name of listFileNames(fileIO, dir)) {
     const id = parseNumberedName(name, prefix);
     if (id !== null) yield id;
   }
@@ -33,14 +33,9 @@ export async function* listNumberedFiles(fileIO: FileIO, dir: string, prefix: st
 
 /** Reads a hint file; null when missing or not a positive integer. */
 async function readHint(fileIO: FileIO, path: string): Promise<number | null> {
-  let text: string;
-  try {
-    text = new TextDecoder().decode(await fileIO.read(path));
-  } catch (e) {
-    if (e instanceof NotFoundError) return null;
-    throw e;
-  }
-  const trimmed = text.trim();
+  const bytes = await readIfExists(fileIO, path);
+  if (bytes === null) return null;
+  const trimmed = new TextDecoder().decode(bytes).trim();
   if (!/^\d{1,15}$/.test(trimmed)) return null;
   const n = Number(trimmed);
   return n > 0 ? n : null;
@@ -117,14 +112,8 @@ export class SnapshotManager {
   /** Reads snapshot `id`, or null when its file does not exist. Corrupt files still throw. */
   async tryGet(id: number): Promise<Snapshot | null> {
     const path = this.paths.snapshotPath(id);
-    let bytes: Uint8Array;
-    try {
-      bytes = await this.fileIO.read(path);
-    } catch (e) {
-      if (e instanceof NotFoundError) return null;
-      throw e;
-    }
-    return parseSnapshot(bytes, path);
+    const bytes = await readIfExists(this.fileIO, path);
+    return bytes === null ? null : parseSnapshot(bytes, path);
   }
 
   /**

@@ -2,9 +2,10 @@
  * Reading tags (`tag/tag-<name>`): each tag file is a full snapshot plus tag fields
  * (paimon-format.md §11). Tags are always found by listing; there are no hints.
  */
-import { NotFoundError, type FileIO } from '@tidemark/storage';
+import type { FileIO } from '@tidemark/storage';
 import { parseTag, type Tag } from '@tidemark/format';
 import { TagNotFoundError } from './errors.js';
+import { listFileNames, readIfExists } from './meta-files.js';
 import { TAG_PREFIX, type TablePaths } from './table-paths.js';
 
 /** How many tag names an unknown-tag error lists. */
@@ -19,8 +20,7 @@ export class TagManager {
 
   /** Streams tag names in listing order. Hidden temporary files (`.tag-x.<uuid>.tmp`) are skipped. */
   async *listNames(): AsyncGenerator<string> {
-    for await (const status of this.fileIO.list(this.paths.tagDir, { recursive: false })) {
-      const name = status.path.slice(status.path.lastIndexOf('/') + 1);
+    for await (const name of listFileNames(this.fileIO, this.paths.tagDir)) {
       if (name.startsWith(TAG_PREFIX) && name.length > TAG_PREFIX.length) yield name.slice(TAG_PREFIX.length);
     }
   }
@@ -49,14 +49,8 @@ export class TagManager {
   /** The tag, or null when it does not exist. Corrupt tag files still throw. */
   async tryGet(name: string): Promise<Tag | null> {
     const path = this.paths.tagPath(name);
-    let bytes: Uint8Array;
-    try {
-      bytes = await this.fileIO.read(path);
-    } catch (e) {
-      if (e instanceof NotFoundError) return null;
-      throw e;
-    }
-    return parseTag(bytes, path);
+    const bytes = await readIfExists(this.fileIO, path);
+    return bytes === null ? null : parseTag(bytes, path);
   }
 
   /**
