@@ -11,10 +11,10 @@
  */
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { runChild } from './lib/measure.mjs';
-import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, writeResults } from './lib/report.mjs';
+import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
+import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
 
 export const name = 'commit';
 
@@ -180,7 +180,7 @@ function toMarkdown(json) {
     json.s3 ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same 2-core machine: loopback network, CPU shared with the client; every S3 figure includes RGW's own CPU time.` : '- S3 rows skipped: no S3 server configured.',
     '- local = benchmarks/work/ on the repo file system; LocalFileIO fsyncs every file and its directory.',
     '- Machine: 2 shared cores with other jobs running (tests, S3 servers); treat single figures as ±30 %.',
-    ...(json.problems.length ? ['', '## Problems', '', ...json.problems.map((p) => `- ${p}`)] : []),
+    ...problemsSection(json.problems),
   ].join('\n');
 }
 
@@ -197,13 +197,4 @@ function parseArgs(argv) {
   return opts;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const env = process.env;
-  const s3 = env.S3_ENDPOINT
-    ? { endpoint: env.S3_ENDPOINT, region: env.AWS_REGION || 'us-east-1', accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, bucket: env.S3_BUCKET }
-    : undefined;
-  const result = await run({ ...parseArgs(process.argv.slice(2)), s3 });
-  const written = await writeResults(result.name, result.json, result.markdown);
-  console.log(result.markdown);
-  console.error(`\nwrote ${written.json} and ${written.md}`);
-}
+await runIfMain(import.meta.url, () => run({ ...parseArgs(process.argv.slice(2)), s3: s3FromEnv() }));

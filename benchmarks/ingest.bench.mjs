@@ -10,12 +10,12 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { LocalFileIO } from '@tidemark/storage';
 import { serializeSchema } from '@tidemark/format';
 import { FileStoreCommit, TablePaths, TableWrite, buildInitialSchema } from '@tidemark/core';
 import { JsonLinesFileSource, LocalDirCheckpointStore, runIngest } from '@tidemark/sink';
-import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, writeResults } from './lib/report.mjs';
+import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable } from './lib/report.mjs';
+import { runIfMain } from './lib/standalone.mjs';
 
 export const name = 'ingest';
 
@@ -144,9 +144,4 @@ export async function run({ log = console.error } = {}) {
   return { name, json, markdown };
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const result = await run();
-  const written = await writeResults(result.name, result.json, result.markdown);
-  console.log(result.markdown);
-  console.error(`\nwrote ${written.json} and ${written.md}`);
-}
+await runIfMain(import.meta.url, () => run());

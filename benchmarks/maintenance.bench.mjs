@@ -17,10 +17,10 @@
  */
 import { cp, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { runChild } from './lib/measure.mjs';
-import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, writeResults } from './lib/report.mjs';
+import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
+import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
 
 export const name = 'maintenance';
 
@@ -166,7 +166,7 @@ function markdown(json) {
     json.s3 ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.` : '- S3 rows skipped: no S3 server configured.',
     '- Peak RSS is the whole child process (Node + WASM runtime included); the 10k and 100k orphan rows show it does not grow with the object count.',
     '- Machine: 2 shared cores with other jobs running; treat single figures as ±30 %.',
-    ...(json.problems.length ? ['', '## Problems', '', ...json.problems.map((p) => `- ${p}`)] : []),
+    ...problemsSection(json.problems),
   ]
     .filter((l) => l !== null)
     .join('\n');
@@ -186,13 +186,4 @@ function parseArgs(argv) {
   return opts;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const env = process.env;
-  const s3 = env.S3_ENDPOINT
-    ? { endpoint: env.S3_ENDPOINT, region: env.AWS_REGION || 'us-east-1', accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, bucket: env.S3_BUCKET }
-    : undefined;
-  const result = await run({ ...parseArgs(process.argv.slice(2)), s3 });
-  const written = await writeResults(result.name, result.json, result.markdown);
-  console.log(result.markdown);
-  console.error(`\nwrote ${written.json} and ${written.md}`);
-}
+await runIfMain(import.meta.url, () => run({ ...parseArgs(process.argv.slice(2)), s3: s3FromEnv() }));

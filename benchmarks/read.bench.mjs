@@ -16,10 +16,10 @@
  * benchmarks/results/read.json and read.md. Imports the BUILT packages (run the build first).
  */
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { medianRun, runChild } from './lib/measure.mjs';
-import { WORK_DIR, environment, fmtInt, fmtNum, fmtRate, markdownTable, writeResults } from './lib/report.mjs';
+import { WORK_DIR, environment, fmtInt, fmtNum, fmtRate, markdownTable } from './lib/report.mjs';
+import { runIfMain } from './lib/standalone.mjs';
 import { ensureSyntheticTable } from './lib/synthetic-table.mjs';
 
 export const name = 'read';
@@ -341,9 +341,4 @@ function parseArgs(argv) {
   return opts;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const result = await run(parseArgs(process.argv.slice(2)));
-  const written = await writeResults(result.name, result.json, result.markdown);
-  console.log(result.markdown);
-  console.error(`\nwrote ${written.json} and ${written.md}`);
-}
+await runIfMain(import.meta.url, () => run(parseArgs(process.argv.slice(2))));

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureS3Server } from '../test/s3/server.mjs';
 import { RESULTS_DIR, writeResults } from './lib/report.mjs';
+import { s3Settings } from './lib/standalone.mjs';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(benchDir, '..');
@@ -98,10 +99,10 @@ async function main() {
       log('TIDEMARK_S3=off: S3 rows are skipped');
     } else if (process.env.S3_ENDPOINT) {
       log(`using the S3 server from the environment: ${process.env.S3_ENDPOINT}`);
-      s3 = fromEnv(process.env);
+      s3 = s3Settings(process.env);
     } else {
       const server = await ensureS3Server(path.join(repo, '.s3-data'), log, (stop) => (stopServer = stop));
-      s3 = fromEnv(server.env);
+      s3 = s3Settings(server.env);
     }
 
     mkdirSync(resultsDir, { recursive: true });
@@ -120,16 +121,6 @@ async function main() {
   } finally {
     stopServer();
   }
-}
-
-function fromEnv(env) {
-  return {
-    endpoint: env.S3_ENDPOINT,
-    region: env.AWS_REGION || 'us-east-1',
-    accessKeyId: env.AWS_ACCESS_KEY_ID,
-    secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
-    bucket: env.S3_BUCKET,
-  };
 }
 
 main().catch((err) => {

@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { LocalFileIO, S3FileIO, joinPath } from '@tidemark/storage';
-import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, writeResults } from './lib/report.mjs';
+import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable } from './lib/report.mjs';
+import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
 
 export const name = 'storage';
 
@@ -214,19 +214,4 @@ export async function run(options = {}) {
   return { name: 'storage', json, markdown: toMarkdown(json) };
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const env = process.env;
-  const s3 = env.S3_ENDPOINT
-    ? {
-        endpoint: env.S3_ENDPOINT,
-        region: env.AWS_REGION || 'us-east-1',
-        accessKeyId: env.AWS_ACCESS_KEY_ID,
-        secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
-        bucket: env.S3_BUCKET,
-      }
-    : undefined;
-  const result = await run({ s3 });
-  const written = await writeResults(result.name, result.json, result.markdown);
-  console.log(result.markdown);
-  console.error(`\nwrote ${written.json} and ${written.md}`);
-}
+await runIfMain(import.meta.url, () => run({ s3: s3FromEnv() }));

@@ -16,10 +16,10 @@
  */
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { median, runChild } from './lib/measure.mjs';
-import { WORK_DIR, environment, fmtInt, fmtNum, fmtRate, markdownTable, writeResults } from './lib/report.mjs';
+import { WORK_DIR, environment, fmtInt, fmtNum, fmtRate, markdownTable, problemsSection } from './lib/report.mjs';
+import { runIfMain } from './lib/standalone.mjs';
 
 export const name = 'write';
 
@@ -226,7 +226,7 @@ function toMarkdown(json) {
     '- Same rows: after the last round DuckDB computed count, sum(id), sum(amount·100), hash sums of name/dt, distinct counts and sum(ts) over each writer\'s files and over the generating SELECT; "yes" = all equal.',
     ...layouts,
     '- Machine: 2 shared cores; other jobs (test runs, two S3 servers) ran at the same time, so single figures can be off by tens of percent (raw runs are in the Details table and the JSON).',
-    ...(json.problems.length ? ['', '## Problems', '', ...json.problems.map((p) => `- ${p}`)] : []),
+    ...problemsSection(json.problems),
   ].join('\n');
 }
 
@@ -243,9 +243,4 @@ function parseArgs(argv) {
   return opts;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const result = await run(parseArgs(process.argv.slice(2)));
-  const written = await writeResults(result.name, result.json, result.markdown);
-  console.log(result.markdown);
-  console.error(`\nwrote ${written.json} and ${written.md}`);
-}
+await runIfMain(import.meta.url, () => run(parseArgs(process.argv.slice(2))));

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '@tidemark/cli';
+import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2, type PkMorRow } from './support/fixture-rows.js';
 
 class Capture extends Writable {
   text = '';
@@ -40,47 +41,20 @@ const haveFixtures = existsSync(pkMor);
 if (!haveFixtures) console.warn(`[cli-read.test] SKIPPED fixture tests: ${fixtures} not found`);
 
 /** Rows of the fixture README as jsonl lines (keys f0..f3 in schema order). */
-const moreRows = (rows: [string, number, number, number][]): string[] =>
-  rows.map(([f0, f1, f2, f3]) => JSON.stringify({ f0, f1, f2, f3 })).sort();
-const TWO_ROADS = 'Two roads diverged in a wood, and I took the one less traveled by, And that has made all the difference.';
+const moreRows = (rows: PkMorRow[]): string[] => rows.map(([f0, f1, f2, f3]) => JSON.stringify({ f0, f1, f2, f3 })).sort();
 
 describe.skipIf(!haveFixtures)('tidemark on the Java-written fixtures', () => {
   it('read --format jsonl prints the latest pk-mor rows exactly', async () => {
     const r = await run(['read', pkMor, '--format', 'jsonl']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(sorted(r.stdout)).toEqual(
-      moreRows([
-        ['Alice', 10, 1, 19.1],
-        ['Bob', 10, 0, 12.1],
-        ['David', 10, 0, 17.1],
-        ['Emily', 10, 0, 13.1],
-        ['Lucy', 20, 1, 14.1],
-        ['Marco', 10, 0, 21.1],
-        ['Marco2', 10, 0, 31.1],
-        ['Paul', 20, 1, 18.1],
-        ['Skye', 10, 0, 21.0],
-        ['Skye2', 10, 0, 31.0],
-        [TWO_ROADS, 10, 1, 11.0],
-      ]),
-    );
+    expect(sorted(r.stdout)).toEqual(moreRows(PK_MOR_LATEST));
   });
 
   it('read --snapshot 2 time-travels', async () => {
     const r = await run(['read', pkMor, '--snapshot', '2']);
     expect(r.code).toBe(0);
-    expect(sorted(r.stdout)).toEqual(
-      moreRows([
-        ['Alice', 10, 1, 19.1],
-        [TWO_ROADS, 10, 1, 11.0],
-        ['Alex', 10, 0, 16.1],
-        ['Bob', 10, 0, 12.1],
-        ['David', 10, 0, 17.1],
-        ['Emily', 10, 0, 13.1],
-        ['Lucy', 20, 1, 14.1],
-        ['Paul', 20, 1, 18.1],
-      ]),
-    );
+    expect(sorted(r.stdout)).toEqual(moreRows(PK_MOR_SNAPSHOT_2));
   });
 
   it('read --columns/--where/--limit project, filter and limit', async () => {

@@ -9,6 +9,7 @@ import type * as arrow from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3FileIO, type FileIO } from '@tidemark/storage';
 import { openTable, type ReadOptions } from '@tidemark/core';
+import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2, TWO_ROADS } from './support/fixture-rows.js';
 import { fixturesDir } from './support/fixtures.js';
 import { s3Available, s3TestOptions, s3TestRoot } from './support/s3.js';
 
@@ -19,8 +20,6 @@ const TABLES = {
   pkDv: 'pk-dv/default.db/pk_table_scan_and_read_dv',
   appendEvo: 'append-schema-evolution/default.db/append_table_with_alter_table',
 } as const;
-
-const LONG = 'Two roads diverged in a wood, and I took the one less traveled by, And that has made all the difference.';
 
 /** Rows as arrays of plain JS values (Int32 → number, Float64 → number, Utf8 → string), sorted. */
 function sortedRows(t: arrow.Table): unknown[][] {
@@ -43,31 +42,6 @@ function sortRows(r: unknown[][]): unknown[][] {
   });
 }
 
-const PK_MOR_LATEST = [
-  ['Alice', 10, 1, 19.1],
-  ['Bob', 10, 0, 12.1],
-  ['David', 10, 0, 17.1],
-  ['Emily', 10, 0, 13.1],
-  ['Lucy', 20, 1, 14.1],
-  ['Marco', 10, 0, 21.1],
-  ['Marco2', 10, 0, 31.1],
-  ['Paul', 20, 1, 18.1],
-  ['Skye', 10, 0, 21.0],
-  ['Skye2', 10, 0, 31.0],
-  [LONG, 10, 1, 11.0],
-];
-
-const PK_MOR_SNAPSHOT_2 = [
-  ['Alice', 10, 1, 19.1],
-  [LONG, 10, 1, 11.0],
-  ['Alex', 10, 0, 16.1],
-  ['Bob', 10, 0, 12.1],
-  ['David', 10, 0, 17.1],
-  ['Emily', 10, 0, 13.1],
-  ['Lucy', 20, 1, 14.1],
-  ['Paul', 20, 1, 18.1],
-];
-
 const PK_MOR_S5_F1_10_BUCKET_1 = ['Bob', 'David', 'Emily', 'Marco', 'Marco2', 'Skye', 'Skye2'];
 
 const PK_DV_LATEST = [
@@ -78,7 +52,7 @@ const PK_DV_LATEST = [
   ['Emily', 10, 0, 13.1],
   ['Lucy', 20, 1, 14.1],
   ['Paul', 20, 1, 18.1],
-  [LONG, 10, 1, 11.0],
+  [TWO_ROADS, 10, 1, 11.0],
 ];
 
 const APPEND_S2 = [

@@ -67,3 +67,8 @@ export async function writeResults(name, json, markdown) {
   await writeFile(mdPath, markdown.endsWith('\n') ? markdown : markdown + '\n');
   return { json: jsonPath, md: mdPath };
 }
+
+/** The "Problems" section closing a result's markdown: lines to spread in, none when there are no problems. */
+export function problemsSection(problems) {
+  return problems.length ? ['', '## Problems', '', ...problems.map((p) => `- ${p}`)] : [];
+}

@@ -2,10 +2,18 @@
  * Index manifests (`manifest/index-manifest-*`): the complete list of live index files of a
  * snapshot (deletion vectors, dynamic-bucket hash indexes, global indexes).
  */
-import { readAvroRecords, writeAvroFile, type AvroRecord, type AvroWriteOptions } from './avro-container.js';
+import { writeAvroFile, type AvroRecord, type AvroWriteOptions } from './avro-container.js';
 import { FormatError } from './errors.js';
 import type { FileKind } from './manifest-entry.js';
-import { FieldReader, avroBytes, avroOptBytes, checkVersion, type ManifestIO } from './manifest-fields.js';
+import {
+  FieldReader,
+  avroBytes,
+  avroOptBytes,
+  checkVersion,
+  decodeAllRecords,
+  writeEncodedTo,
+  type ManifestIO,
+} from './manifest-fields.js';
 import { INDEX_MANIFEST_ENTRY_SCHEMA, INDEX_MANIFEST_FORMAT_VERSION } from './manifest-schemas.js';
 
 /** `_INDEX_TYPE` of deletion-vector index files. */
@@ -144,9 +152,7 @@ export async function decodeIndexManifest(
   source: Uint8Array | AsyncIterable<Uint8Array>,
   path: string,
 ): Promise<IndexManifestEntry[]> {
-  const out: IndexManifestEntry[] = [];
-  for await (const record of readAvroRecords(source, { path })) out.push(indexManifestEntryFromAvro(record, path));
-  return out;
+  return decodeAllRecords(source, path, indexManifestEntryFromAvro);
 }
 
 /** Reads the index manifest at `path` (full location). */
@@ -171,7 +177,5 @@ export async function writeIndexManifestTo(
   entries: Iterable<IndexManifestEntry>,
   options: AvroWriteOptions = {},
 ): Promise<number> {
-  const bytes = await writeIndexManifest(entries, options);
-  await io.write(path, bytes);
-  return bytes.length;
+  return writeEncodedTo(io, path, writeIndexManifest(entries, options));
 }

@@ -16,6 +16,7 @@ import {
   avroOptBytes,
   checkVersion,
   statsToAvro,
+  writeEncodedTo,
   type ManifestIO,
   type SimpleStats,
 } from './manifest-fields.js';
@@ -219,9 +220,7 @@ export async function writeManifestFileTo(
   entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>,
   options: AvroWriteOptions = {},
 ): Promise<number> {
-  const bytes = await writeManifestFile(entries, options);
-  await io.write(path, bytes);
-  return bytes.length;
+  return writeEncodedTo(io, path, writeManifestFile(entries, options));
 }
 
 async function* mapEntries(

@@ -6,7 +6,7 @@
  * nullable field missing from an older file reads as null, a required one raises
  * {@link CorruptFileError} naming the file and the field.
  */
-import type { AvroRecord } from './avro-container.js';
+import { readAvroRecords, type AvroRecord } from './avro-container.js';
 import { CorruptFileError, FormatError } from './errors.js';
 
 /**
@@ -179,4 +179,25 @@ export function checkVersion(reader: FieldReader, expected: number, kind: string
 export interface ManifestIO {
   read(path: string): Promise<Uint8Array>;
   write(path: string, data: Uint8Array): Promise<void>;
+}
+
+/**
+ * Decodes every record of a small manifest file (a manifest list, an index manifest) into an array,
+ * mapping each with `fromAvro`.
+ */
+export async function decodeAllRecords<T>(
+  source: Uint8Array | AsyncIterable<Uint8Array>,
+  path: string,
+  fromAvro: (record: AvroRecord, path: string) => T,
+): Promise<T[]> {
+  const out: T[] = [];
+  for await (const record of readAvroRecords(source, { path })) out.push(fromAvro(record, path));
+  return out;
+}
+
+/** Writes an encoded manifest file to `path`; returns its size (for the referencing metadata). */
+export async function writeEncodedTo(io: Pick<ManifestIO, 'write'>, path: string, encoded: Promise<Uint8Array>): Promise<number> {
+  const bytes = await encoded;
+  await io.write(path, bytes);
+  return bytes.length;
 }

@@ -2,11 +2,13 @@
  * Manifest lists (`manifest/manifest-list-*`): one {@link ManifestFileMeta} per manifest file of a
  * snapshot's base, delta or changelog list.
  */
-import { readAvroRecords, writeAvroFile, type AvroRecord, type AvroWriteOptions } from './avro-container.js';
+import { writeAvroFile, type AvroRecord, type AvroWriteOptions } from './avro-container.js';
 import {
   FieldReader,
   checkVersion,
+  decodeAllRecords,
   statsToAvro,
+  writeEncodedTo,
   type ManifestIO,
   type SimpleStats,
 } from './manifest-fields.js';
@@ -80,9 +82,7 @@ export async function decodeManifestList(
   source: Uint8Array | AsyncIterable<Uint8Array>,
   path: string,
 ): Promise<ManifestFileMeta[]> {
-  const out: ManifestFileMeta[] = [];
-  for await (const record of readAvroRecords(source, { path })) out.push(manifestFileMetaFromAvro(record, path));
-  return out;
+  return decodeAllRecords(source, path, manifestFileMetaFromAvro);
 }
 
 /** Reads the manifest list at `path` (full location). */
@@ -105,9 +105,7 @@ export async function writeManifestListTo(
   metas: Iterable<ManifestFileMeta>,
   options: AvroWriteOptions = {},
 ): Promise<number> {
-  const bytes = await writeManifestList(metas, options);
-  await io.write(path, bytes);
-  return bytes.length;
+  return writeEncodedTo(io, path, writeManifestList(metas, options));
 }
 
 function* mapIterable<T, U>(items: Iterable<T>, fn: (item: T) => U): Iterable<U> {

@@ -373,21 +373,7 @@ class TypeParser {
 
   private fieldName(): string {
     this.skipWs();
-    if (this.s[this.pos] === '`') {
-      let out = '';
-      this.pos++;
-      for (;;) {
-        const c = this.s[this.pos];
-        if (c === undefined) this.fail('unterminated `identifier`');
-        this.pos++;
-        if (c === '`') {
-          if (this.s[this.pos] === '`') {
-            out += '`';
-            this.pos++;
-          } else return out;
-        } else out += c;
-      }
-    }
+    if (this.s[this.pos] === '`') return this.quotedText('`', 'unterminated `identifier`');
     const m = /^[A-Za-z_$][A-Za-z0-9_$]*/.exec(this.s.slice(this.pos));
     if (!m) this.fail('expected a field name');
     this.pos += m[0].length;
@@ -396,15 +382,23 @@ class TypeParser {
 
   private quoted(): string | undefined {
     if (this.peekChar() !== "'") return undefined;
+    return this.quotedText("'", 'unterminated string');
+  }
+
+  /**
+   * Reads text enclosed in `quote` starting at the opening quote; a doubled quote stands for one
+   * quote character (SQL style).
+   */
+  private quotedText(quote: string, unterminated: string): string {
     this.pos++;
     let out = '';
     for (;;) {
       const c = this.s[this.pos];
-      if (c === undefined) this.fail('unterminated string');
+      if (c === undefined) this.fail(unterminated);
       this.pos++;
-      if (c === "'") {
-        if (this.s[this.pos] === "'") {
-          out += "'";
+      if (c === quote) {
+        if (this.s[this.pos] === quote) {
+          out += quote;
           this.pos++;
         } else return out;
       } else out += c;

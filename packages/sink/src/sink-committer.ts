@@ -10,6 +10,8 @@
 import {
   FileStoreCommit,
   TablePaths,
+  autoExpireEnabled,
+  expireAfterCommit,
   clearInflightFiles,
   inflightRecordId,
   listInflightRecords,
@@ -64,6 +66,11 @@ export interface SinkCommitterOptions {
   readonly verifyFiles?: boolean;
   readonly crash?: CrashHook;
   readonly logger?: CommitLogger;
+  /**
+   * Expire snapshots after each commit, as Paimon's committer does (default: unless the table
+   * option `write-only` is `true`). Best effort: a failed run is logged, never fails the commit.
+   */
+  readonly autoExpire?: boolean;
 }
 
 interface PendingCheckpoint {
@@ -82,6 +89,7 @@ export class SinkCommitter {
   private readonly commit: FileStoreCommit;
   private readonly locator: DataFileLocator;
   private readonly crash: CrashHook;
+  private readonly autoExpire: boolean;
   private readonly pending = new Map<bigint, PendingCheckpoint>();
   /** Highest checkpoint id this committer knows to be committed (or skipped as empty). */
   private lastCommitted: bigint | null = null;
@@ -96,6 +104,7 @@ export class SinkCommitter {
       ...(options.logger ? { logger: options.logger } : {}),
     });
     this.locator = new DataFileLocator(options.tableLocation, options.schema);
+    this.autoExpire = options.autoExpire ?? autoExpireEnabled(options.schema.options);
   }
 
   /** Checkpoint ids collected but not committed yet, ascending. */
@@ -255,6 +264,12 @@ export class SinkCommitter {
     if (p.recorded) await clearInflightFiles(this.io, this.options.tableLocation, inflightRecordId(this.commitUser, id));
     this.pending.delete(id);
     this.lastCommitted = id;
+    if (result.status === 'committed' && this.autoExpire) {
+      await expireAfterCommit(
+        { fileIO: this.io, paths: new TablePaths(this.options.tableLocation) },
+        this.options.logger ? { logger: this.options.logger } : {},
+      );
+    }
     return { checkpointId: id, result, durationMs: Date.now() - started };
   }
 

@@ -61,22 +61,16 @@ export interface S3ConfigFields {
   readonly requestTimeoutMs: number | undefined;
   readonly conditionalWriteCheck: 'probe' | 'skip';
   readonly retryBaseDelayMs: number;
+  /** Where each setting came from. */
   readonly sources: Readonly<Record<string, S3SettingSource>>;
 }
 
+// The class carries exactly the fields of S3ConfigFields (copied in by the constructor); merging the
+// interface declares them once instead of repeating every field in the class.
+export interface S3Config extends S3ConfigFields {}
+
 /** Fully resolved S3 settings. Secrets are held privately and never appear in `describe()`, `toString()`, JSON or `util.inspect`. */
-export class S3Config implements S3ConfigFields {
-  readonly endpoint: string | undefined;
-  readonly region: string;
-  readonly forcePathStyle: boolean;
-  readonly maxAttempts: number;
-  readonly multipartThreshold: number;
-  readonly partSize: number;
-  readonly requestTimeoutMs: number | undefined;
-  readonly conditionalWriteCheck: 'probe' | 'skip';
-  readonly retryBaseDelayMs: number;
-  /** Where each setting came from. */
-  readonly sources: Readonly<Record<string, S3SettingSource>>;
+export class S3Config {
   readonly #credentials: Credentials | undefined;
 
   /** @internal use {@link resolveS3Config}. */
@@ -84,16 +78,7 @@ export class S3Config implements S3ConfigFields {
     fields: S3ConfigFields,
     credentials: Credentials | undefined,
   ) {
-    this.endpoint = fields.endpoint;
-    this.region = fields.region;
-    this.forcePathStyle = fields.forcePathStyle;
-    this.maxAttempts = fields.maxAttempts;
-    this.multipartThreshold = fields.multipartThreshold;
-    this.partSize = fields.partSize;
-    this.requestTimeoutMs = fields.requestTimeoutMs;
-    this.conditionalWriteCheck = fields.conditionalWriteCheck;
-    this.retryBaseDelayMs = fields.retryBaseDelayMs;
-    this.sources = fields.sources;
+    Object.assign(this, fields);
     this.#credentials = credentials;
   }
 

@@ -103,10 +103,27 @@ async function* lines(input: Readable): AsyncGenerator<[string, number]> {
   for await (const line of rl) yield [line, ++n];
 }
 
-/** JSON lines → chunks of rows (blank lines are skipped). */
-export async function* readJsonLines(input: Readable, fields: readonly DataField[], chunkRows = 10_000): AsyncGenerator<RowChunk> {
-  const byName = new Map(fields.map((f) => [f.name, f]));
+/** Groups rows, each with its input line, into chunks of at most `chunkRows` rows. */
+async function* inChunks(rows: AsyncIterable<[Record<string, unknown>, number]>, chunkRows: number): AsyncGenerator<RowChunk> {
   let chunk: RowChunk = { rows: [], lines: [] };
+  for await (const [row, line] of rows) {
+    chunk.rows.push(row);
+    chunk.lines.push(line);
+    if (chunk.rows.length >= chunkRows) {
+      yield chunk;
+      chunk = { rows: [], lines: [] };
+    }
+  }
+  if (chunk.rows.length > 0) yield chunk;
+}
+
+/** JSON lines → chunks of rows (blank lines are skipped). */
+export function readJsonLines(input: Readable, fields: readonly DataField[], chunkRows = 10_000): AsyncGenerator<RowChunk> {
+  return inChunks(jsonLineRows(input, fields), chunkRows);
+}
+
+async function* jsonLineRows(input: Readable, fields: readonly DataField[]): AsyncGenerator<[Record<string, unknown>, number]> {
+  const byName = new Map(fields.map((f) => [f.name, f]));
   for await (const [line, n] of lines(input)) {
     if (line.trim() === '') continue;
     const where = `input line ${n}`;
@@ -118,14 +135,8 @@ export async function* readJsonLines(input: Readable, fields: readonly DataField
       if (!f) throw new InputError(`${where}: unknown column '${k}' (table columns: ${fields.map((x) => x.name).join(', ')})`);
       row[k] = jsonToValue(f.type, v, `${where}, column '${k}'`);
     }
-    chunk.rows.push(row);
-    chunk.lines.push(n);
-    if (chunk.rows.length >= chunkRows) {
-      yield chunk;
-      chunk = { rows: [], lines: [] };
-    }
+    yield [row, n];
   }
-  if (chunk.rows.length > 0) yield chunk;
 }
 
 /** Splits CSV text into records of fields; `null` marks an empty unquoted field. */
@@ -190,10 +201,13 @@ async function* csvRecords(input: Readable): AsyncGenerator<[(string | null)[], 
 const NESTED = new Set(['ARRAY', 'MAP', 'MULTISET', 'ROW']);
 
 /** CSV with a header line → chunks of rows. */
-export async function* readCsv(input: Readable, fields: readonly DataField[], chunkRows = 10_000): AsyncGenerator<RowChunk> {
+export function readCsv(input: Readable, fields: readonly DataField[], chunkRows = 10_000): AsyncGenerator<RowChunk> {
+  return inChunks(csvRows(input, fields), chunkRows);
+}
+
+async function* csvRows(input: Readable, fields: readonly DataField[]): AsyncGenerator<[Record<string, unknown>, number]> {
   const byName = new Map(fields.map((f) => [f.name, f]));
   let header: DataField[] | undefined;
-  let chunk: RowChunk = { rows: [], lines: [] };
   for await (const [record, n] of csvRecords(input)) {
     if (!header) {
       header = record.map((name) => {
@@ -213,12 +227,6 @@ export async function* readCsv(input: Readable, fields: readonly DataField[], ch
       else if (f.type.root === 'BINARY' || f.type.root === 'VARBINARY') row[f.name] = jsonToValue(f.type, text, where);
       else row[f.name] = text;
     });
-    chunk.rows.push(row);
-    chunk.lines.push(n);
-    if (chunk.rows.length >= chunkRows) {
-      yield chunk;
-      chunk = { rows: [], lines: [] };
-    }
+    yield [row, n];
   }
-  if (chunk.rows.length > 0) yield chunk;
 }

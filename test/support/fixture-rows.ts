@@ -1,0 +1,37 @@
+/**
+ * Expected rows of the Java-written fixture tables, as listed in
+ * `../shared/fixtures/paimon/README.md`, shared by the suites that read them (core API and CLI).
+ */
+
+/** One row of `pk_table_scan_and_read_mor`: `f0` STRING, `f1` INT, `f2` INT, `f3` DOUBLE. */
+export type PkMorRow = [string, number, number, number];
+
+/** The long `f0` value of the fixture tables. */
+export const TWO_ROADS = 'Two roads diverged in a wood, and I took the one less traveled by, And that has made all the difference.';
+
+/** pk-mor, latest snapshot (5), in README order. */
+export const PK_MOR_LATEST: PkMorRow[] = [
+  ['Alice', 10, 1, 19.1],
+  ['Bob', 10, 0, 12.1],
+  ['David', 10, 0, 17.1],
+  ['Emily', 10, 0, 13.1],
+  ['Lucy', 20, 1, 14.1],
+  ['Marco', 10, 0, 21.1],
+  ['Marco2', 10, 0, 31.1],
+  ['Paul', 20, 1, 18.1],
+  ['Skye', 10, 0, 21.0],
+  ['Skye2', 10, 0, 31.0],
+  [TWO_ROADS, 10, 1, 11.0],
+];
+
+/** pk-mor as of snapshot 2, in README order. */
+export const PK_MOR_SNAPSHOT_2: PkMorRow[] = [
+  ['Alice', 10, 1, 19.1],
+  [TWO_ROADS, 10, 1, 11.0],
+  ['Alex', 10, 0, 16.1],
+  ['Bob', 10, 0, 12.1],
+  ['David', 10, 0, 17.1],
+  ['Emily', 10, 0, 13.1],
+  ['Lucy', 20, 1, 14.1],
+  ['Paul', 20, 1, 18.1],
+];
