@@ -4,6 +4,7 @@ export * from './arrow-types.js';
 export * from './range-blob.js';
 export * from './parquet-reader.js';
 export * from './parquet-writer.js';
+export * from './parquet-encode-pool.js';
 export * from './parquet-footer.js';
 export * from './types.js';
 export * from './values.js';

@@ -35,29 +35,71 @@ const CODECS: Record<ParquetCompression, pw.Compression> = {
 
 /**
  * Encodes Arrow data as one Parquet file held in memory, with column-chunk statistics
- * (min/max/null_count) for every column.
+ * (min/max/null_count) for every column. Runs on the calling thread; see `encodeParquetAsync`
+ * for the worker-thread variant.
  */
 export function writeParquetFile(
   input: arrow.Table | readonly arrow.RecordBatch[],
   options: ParquetWriteOptions = {},
 ): Uint8Array {
-  const table = prepareTable(input);
+  const { ipc, settings } = prepareParquetInput(input, options);
+  return encodeParquetIpc(ipc, settings);
+}
+
+/**
+ * Writer settings in a form that can cross a thread boundary (structured-clone safe). The worker
+ * (`worker/parquet-encode-worker.mjs`) applies them exactly as {@link encodeParquetIpc} does.
+ * @internal
+ */
+export interface ParquetEncodeSettings {
+  /** A `pw.Compression` value. */
+  readonly codec: number;
+  readonly rowGroupSize?: number;
+  readonly createdBy: string;
+}
+
+/** Arrow data turned into the IPC stream parquet-wasm reads, plus its writer settings. @internal */
+export interface PreparedParquetInput {
+  readonly ipc: Uint8Array;
+  readonly settings: ParquetEncodeSettings;
+}
+
+/**
+ * The JS half of {@link writeParquetFile}: validates the options and serialises the Arrow data
+ * (with the Timestamp[s] and shared-buffer fixes) to an IPC stream.
+ * @internal
+ */
+export function prepareParquetInput(
+  input: arrow.Table | readonly arrow.RecordBatch[],
+  options: ParquetWriteOptions = {},
+): PreparedParquetInput {
   const compression = options.compression ?? 'zstd';
   const codec = CODECS[compression];
   if (codec === undefined) {
     throw new FormatError(`unsupported Parquet compression '${String(compression)}' (use zstd, snappy, lz4, gzip or none)`);
   }
-  let builder = new pw.WriterPropertiesBuilder()
-    .setCompression(codec)
-    .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
-    .setCreatedBy(options.createdBy ?? 'tidemark');
-  if (options.rowGroupSize !== undefined) {
-    if (!Number.isInteger(options.rowGroupSize) || options.rowGroupSize <= 0) {
-      throw new FormatError(`rowGroupSize must be a positive integer, got ${options.rowGroupSize}`);
-    }
-    builder = builder.setMaxRowGroupSize(options.rowGroupSize);
+  if (options.rowGroupSize !== undefined && (!Number.isInteger(options.rowGroupSize) || options.rowGroupSize <= 0)) {
+    throw new FormatError(`rowGroupSize must be a positive integer, got ${options.rowGroupSize}`);
   }
-  const ipc = arrow.tableToIPC(table, 'stream');
+  const table = prepareTable(input);
+  const settings: ParquetEncodeSettings = {
+    codec,
+    createdBy: options.createdBy ?? 'tidemark',
+    ...(options.rowGroupSize !== undefined ? { rowGroupSize: options.rowGroupSize } : {}),
+  };
+  return { ipc: arrow.tableToIPC(table, 'stream'), settings };
+}
+
+/**
+ * The wasm half of {@link writeParquetFile}: encodes an Arrow IPC stream as Parquet on this thread.
+ * @internal
+ */
+export function encodeParquetIpc(ipc: Uint8Array, settings: ParquetEncodeSettings): Uint8Array {
+  let builder = new pw.WriterPropertiesBuilder()
+    .setCompression(settings.codec)
+    .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
+    .setCreatedBy(settings.createdBy);
+  if (settings.rowGroupSize !== undefined) builder = builder.setMaxRowGroupSize(settings.rowGroupSize);
   // writeParquet consumes (frees) the wasm table.
   const wasmTable = pw.Table.fromIPCStream(ipc);
   return pw.writeParquet(wasmTable, builder.build());

@@ -1,0 +1,186 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+import * as arrow from 'apache-arrow';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import {
+  encodeParquetAsync,
+  ParquetEncodeError,
+  ParquetEncodePool,
+  readParquetFile,
+  utf8Vector,
+  writeParquetFile,
+} from '../src/index.js';
+import { CountingFileIO } from './helpers/counting-file-io.js';
+
+const meta = (id: number): Map<string, string> => new Map([['PARQUET:field_id', String(id)]]);
+
+/** A few columns of typical types; `seed` varies the values so concurrent jobs differ. */
+function table(rows: number, seed: number): arrow.Table {
+  const fields = [
+    new arrow.Field('id', new arrow.Int64(), false, meta(1)),
+    new arrow.Field('name', new arrow.Utf8(), true, meta(2)),
+    new arrow.Field('amount', new arrow.Float64(), true, meta(3)),
+    new arrow.Field('ts', new arrow.TimestampSecond(), true, meta(4)),
+  ];
+  const children = [
+    arrow.makeData({ type: fields[0]!.type, length: rows, nullCount: 0, data: BigInt64Array.from({ length: rows }, (_, i) => BigInt(i * seed)) }),
+    utf8Vector(Array.from({ length: rows }, (_, i) => (i % 7 === 0 ? null : `n-${seed}-${(i * 2654435761) % 1000003}`))).data[0]!,
+    arrow.makeData({ type: fields[2]!.type, length: rows, nullCount: 0, data: Float64Array.from({ length: rows }, (_, i) => Math.sin(i + seed)) }),
+    arrow.makeData({ type: fields[3]!.type, length: rows, nullCount: 0, data: BigInt64Array.from({ length: rows }, (_, i) => BigInt(seed * 1000 - i)) }),
+  ];
+  const schema = new arrow.Schema(fields);
+  const batch = new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct(fields), length: rows, nullCount: 0, children }));
+  return new arrow.Table(schema, [batch.slice(0, rows >> 1), batch.slice(rows >> 1)]);
+}
+
+async function readBack(bytes: Uint8Array): Promise<unknown[]> {
+  const io = new CountingFileIO().put('f', bytes);
+  const rows: unknown[] = [];
+  for await (const b of readParquetFile(io.asFileIO(), 'f')) {
+    for (const r of b) rows.push(r?.toJSON());
+  }
+  return rows;
+}
+
+const pools: ParquetEncodePool[] = [];
+const pool = (size: number, workerUrl?: URL): ParquetEncodePool => {
+  const p = new ParquetEncodePool(workerUrl ? { size, workerUrl } : { size });
+  pools.push(p);
+  return p;
+};
+afterAll(async () => {
+  await Promise.all(pools.map((p) => p.close()));
+});
+
+describe('encodeParquetAsync', () => {
+  it('produces the same bytes and rows as writeParquetFile, in workers and in-thread', async () => {
+    const t = table(5_000, 3);
+    const options = { compression: 'zstd', rowGroupSize: 1_000, createdBy: 'pool-test' } as const;
+    const sync = writeParquetFile(t, options);
+    const inWorker = await encodeParquetAsync(t, { ...options, pool: pool(1) });
+    const inThread = await encodeParquetAsync(t, { ...options, pool: false });
+    const zeroPool = await pool(0).encode(t, options);
+    expect(Buffer.from(inWorker).equals(Buffer.from(sync))).toBe(true);
+    expect(Buffer.from(inThread).equals(Buffer.from(sync))).toBe(true);
+    expect(Buffer.from(zeroPool).equals(Buffer.from(sync))).toBe(true);
+    const rows = await readBack(inWorker);
+    expect(rows).toEqual(await readBack(sync));
+    expect(rows).toHaveLength(5_000);
+  });
+
+  it('keeps the writer fixes: Timestamp[s] becomes ms, shared typed arrays are unshared', async () => {
+    const shared = Int32Array.from([1, 2, 3]);
+    const fields = [
+      new arrow.Field('a', new arrow.Int32(), false, meta(1)),
+      new arrow.Field('b', new arrow.Int32(), false, meta(2)),
+      new arrow.Field('s', new arrow.TimestampSecond(), true, meta(3)),
+    ];
+    const children = [
+      arrow.makeData({ type: fields[0]!.type, length: 3, nullCount: 0, data: shared }),
+      arrow.makeData({ type: fields[1]!.type, length: 3, nullCount: 0, data: shared }),
+      arrow.makeData({ type: fields[2]!.type, length: 3, nullCount: 0, data: BigInt64Array.from([-1n, 0n, 1700000000n]) }),
+    ];
+    const schema = new arrow.Schema(fields);
+    const batch = new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct(fields), length: 3, nullCount: 0, children }));
+    const bytes = await pool(1).encode([batch]);
+    const io = new CountingFileIO().put('f', bytes);
+    const batches: arrow.RecordBatch[] = [];
+    for await (const b of readParquetFile(io.asFileIO(), 'f')) batches.push(b);
+    expect([...batches[0]!.getChild('a')!]).toEqual([1, 2, 3]);
+    expect([...batches[0]!.getChild('b')!]).toEqual([1, 2, 3]);
+    const s = batches[0]!.getChild('s')!;
+    expect((s.type as arrow.Timestamp).unit).toBe(arrow.TimeUnit.MILLISECOND);
+    expect([...(s.data[0]!.values as BigInt64Array)]).toEqual([-1000n, 0n, 1700000000000n]);
+  });
+
+  it('runs many jobs in flight on a pool of two, each with its own result', async () => {
+    const p = pool(2);
+    const tables = Array.from({ length: 12 }, (_, i) => table(2_000 + i * 100, i + 1));
+    const results = await Promise.all(tables.map((t) => p.encode(t)));
+    for (let i = 0; i < tables.length; i++) {
+      expect(Buffer.from(results[i]!).equals(Buffer.from(writeParquetFile(tables[i]!)))).toBe(true);
+    }
+  });
+
+  it('rejects the same bad options as writeParquetFile', async () => {
+    const t = table(10, 1);
+    await expect(encodeParquetAsync(t, { compression: 'brotli' as never, pool: pool(1) })).rejects.toThrow(/unsupported Parquet compression 'brotli'/);
+    await expect(encodeParquetAsync(t, { rowGroupSize: 0, pool: pool(1) })).rejects.toThrow(/rowGroupSize must be a positive integer/);
+  });
+});
+
+describe('ParquetEncodePool failures', () => {
+  it('rejects a job whose bytes parquet-wasm cannot read and keeps working', async () => {
+    const p = pool(1);
+    const garbage = Uint8Array.from({ length: 64 }, (_, i) => (i * 37) & 0xff);
+    await expect(p.encodeIpc(garbage, { codec: 0, createdBy: 'x' })).rejects.toBeInstanceOf(ParquetEncodeError);
+    const t = table(1_000, 5);
+    expect(await readBack(await p.encode(t))).toEqual(await readBack(writeParquetFile(t)));
+  });
+
+  it('rejects the job of a crashed or exited worker with a clear error and replaces the worker', async () => {
+    const crashing = new URL('./helpers/crashing-encode-worker.mjs', import.meta.url);
+    const p = pool(1, crashing);
+    const t = table(1_000, 9);
+    const expected = writeParquetFile(t);
+    await expect(p.encode(t, { createdBy: 'throw' })).rejects.toThrow(/Parquet encode worker crashed \(simulated worker crash\)/);
+    expect(Buffer.from(await p.encode(t)).equals(Buffer.from(expected))).toBe(true);
+    const [exited, queued] = await Promise.allSettled([p.encode(t, { createdBy: 'exit' }), p.encode(t)]);
+    expect(exited.status).toBe('rejected');
+    expect(String((exited as PromiseRejectedResult).reason)).toMatch(/Parquet encode worker exited unexpectedly with code 7/);
+    // The job queued behind the crash runs on a fresh worker.
+    expect(queued.status).toBe('fulfilled');
+    expect(Buffer.from((queued as PromiseFulfilledResult<Uint8Array>).value).equals(Buffer.from(expected))).toBe(true);
+  });
+
+  it('rejects jobs after close', async () => {
+    const p = new ParquetEncodePool({ size: 1 });
+    await p.encode(table(10, 1));
+    await p.close();
+    await expect(p.encode(table(10, 1))).rejects.toThrow(/closed/);
+  });
+
+  it('reads TIDEMARK_PARQUET_WORKERS for its default size', () => {
+    const old = process.env['TIDEMARK_PARQUET_WORKERS'];
+    try {
+      process.env['TIDEMARK_PARQUET_WORKERS'] = '0';
+      expect(new ParquetEncodePool().size).toBe(0);
+      process.env['TIDEMARK_PARQUET_WORKERS'] = '3';
+      expect(new ParquetEncodePool().size).toBe(3);
+      process.env['TIDEMARK_PARQUET_WORKERS'] = 'many';
+      expect(() => new ParquetEncodePool()).toThrow(/TIDEMARK_PARQUET_WORKERS must be a non-negative integer, got 'many'/);
+    } finally {
+      if (old === undefined) delete process.env['TIDEMARK_PARQUET_WORKERS'];
+      else process.env['TIDEMARK_PARQUET_WORKERS'] = old;
+    }
+  });
+});
+
+const distPool = fileURLToPath(new URL('../dist/parquet-encode-pool.js', import.meta.url));
+const haveDist = existsSync(distPool);
+if (!haveDist) console.warn(`parquet-encode-pool.test: ${distPool} is missing (run tsc -p packages/format); skipping the process-exit test`);
+
+describe.skipIf(!haveDist)('process exit', () => {
+  it('a process that encodes through the shared pool exits on its own', () => {
+    const script = `
+      import * as arrow from 'apache-arrow';
+      import { encodeParquetAsync } from ${JSON.stringify(distPool)};
+      const t = arrow.tableFromArrays({ a: Int32Array.from({ length: 1000 }, (_, i) => i) });
+      const out = await Promise.all([encodeParquetAsync(t), encodeParquetAsync(t)]);
+      console.log('encoded', out.map((b) => b.length).join(','));
+    `;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      env: { ...process.env, TIDEMARK_PARQUET_WORKERS: '2' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(child.error).toBeUndefined();
+    expect(child.stderr).toBe('');
+    expect(child.status).toBe(0);
+    expect(child.stdout).toMatch(/^encoded \d+,\d+\n$/);
+  });
+});
