@@ -8,6 +8,7 @@
  * const t = await table.newRead({ snapshotId: 3 }).toArrowTable();
  * ```
  */
+import { tableOptions } from './core-options.js';
 import { randomUUID } from 'node:crypto';
 import type * as arrow from 'apache-arrow';
 import { resolveFileIO, type FileIO, type ResolveFileIOOptions } from '@tidemark/storage';
@@ -122,6 +123,11 @@ export class Table {
    * @throws NotSupportedError for primary-key tables (their write path is not built yet).
    */
   newBatchWrite(options: TableWriteOptions = {}): TableWrite {
+    // Like Java's bucket-unaware append writer (it ignores previous files), sequence numbers of a
+    // `bucket = -1` append table start at 0 per writer: no scan of the table before writing.
+    if (options.startSequence === undefined && this.currentSchema.primaryKeys.length === 0 && tableOptions(this.currentSchema).bucket === -1) {
+      return new TableWrite(this.fileIO, this.location, this.currentSchema, options);
+    }
     let maxima: Promise<Map<string, bigint>> | undefined;
     const startSequence =
       options.startSequence ??

@@ -155,7 +155,9 @@ export class ParquetEncodePool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(this.workerUrl);
+    // Node hands the parent's execArgv to workers; `--input-type` (e.g. from `node -e`) makes a
+    // worker fail to start, and the worker needs no other flag of the parent's.
+    const worker = new Worker(this.workerUrl, { execArgv: process.execArgv.filter((a) => !a.startsWith('--input-type')) });
     const slot: Slot = { worker, job: undefined };
     worker.unref();
     worker.on('message', (reply: Reply) => {
