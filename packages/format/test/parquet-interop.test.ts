@@ -1,3 +1,4 @@
+import { FIXTURES as SHARED_FIXTURES } from './fixtures.js';
 import * as arrow from 'apache-arrow';
 import { existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,7 @@ import type { DataField, DataType } from '../src/types.js';
 import { CountingFileIO } from './helpers/counting-file-io.js';
 import { int96ParquetFile, javaInt96 } from './helpers/int96-parquet.js';
 
-const FIXTURES = '/work/shared/fixtures/paimon';
+const FIXTURES = SHARED_FIXTURES;
 const haveFixtures = existsSync(FIXTURES);
 if (!haveFixtures) console.warn(`[skip] Paimon fixtures not found at ${FIXTURES}; fixture tests skipped`);
 
