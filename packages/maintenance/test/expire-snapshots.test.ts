@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Snapshot } from '@tidemark/format';
+import type { FileIO } from '@tidemark/storage';
 import { SnapshotManager, TagManager, createTag } from '@tidemark/core';
 import { DataFileLocator, MaintenanceAbortedError, MaintenanceArgumentError, expireSnapshots } from '../src/index.js';
 import { createTestTable, liveFiles, missingReferences, readIds, snapshotIds, type TestTable } from './helpers.js';
@@ -158,5 +159,95 @@ describe('expireSnapshots', () => {
     const t = await createTestTable();
     await expect(expireSnapshots(t, { retainMin: 0 })).rejects.toBeInstanceOf(MaintenanceArgumentError);
     await expect(expireSnapshots(t, { retainMin: 5, retainMax: 2 })).rejects.toBeInstanceOf(MaintenanceArgumentError);
+  });
+});
+
+/** Call log of a FileIO used by one expiration run; reads are slowed down a little so overlap shows. */
+function recording(io: FileIO) {
+  const log = {
+    existsPaths: [] as string[],
+    events: [] as Array<{ op: 'delete' | 'deleteMany'; paths: string[] }>,
+    deletesInFlight: 0,
+    maxDeletesInFlight: 0,
+    readsInFlight: 0,
+    maxReadsInFlight: 0,
+  };
+  const proxy = new Proxy(io, {
+    get(target, prop, receiver) {
+      if (prop === 'exists') {
+        return async (path: string) => {
+          log.existsPaths.push(path);
+          return target.exists(path);
+        };
+      }
+      if (prop === 'read') {
+        return async (path: string) => {
+          log.readsInFlight++;
+          log.maxReadsInFlight = Math.max(log.maxReadsInFlight, log.readsInFlight);
+          try {
+            await new Promise((r) => setTimeout(r, 2));
+            return await target.read(path);
+          } finally {
+            log.readsInFlight--;
+          }
+        };
+      }
+      if (prop === 'delete') {
+        return async (path: string) => {
+          log.events.push({ op: 'delete', paths: [path] });
+          log.deletesInFlight++;
+          log.maxDeletesInFlight = Math.max(log.maxDeletesInFlight, log.deletesInFlight);
+          try {
+            await new Promise((r) => setTimeout(r, 1));
+            await target.delete(path);
+          } finally {
+            log.deletesInFlight--;
+          }
+        };
+      }
+      if (prop === 'deleteMany') {
+        return async (paths: Iterable<string> | AsyncIterable<string>) => {
+          const all: string[] = [];
+          for await (const p of paths as AsyncIterable<string>) all.push(p);
+          log.events.push({ op: 'deleteMany', paths: all });
+          return target.deleteMany(all);
+        };
+      }
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+  return { io: proxy, log };
+}
+
+describe('expireSnapshots on slow stores', () => {
+  it('reads metadata concurrently, batches deletions without existence checks, and deletes snapshot files one at a time, oldest first, last', async () => {
+    const t = await createTestTable({ partitioned: true });
+    await buildHistory(t);
+    for (let i = 0; i < 20; i++) await t.overwrite([100 + i]); // snapshots 13..32
+    const locate = new DataFileLocator(t.paths, t.schema);
+    const before = await captureState(t, await retainedAndTags(t, 30), locate);
+    const { io, log } = recording(t.io);
+
+    const summary = await expireSnapshots({ fileIO: io, paths: t.paths }, { retainMin: 3, olderThanMs: Date.now() + 60_000 });
+    expect(summary.snapshotsExpired).toBe(29);
+    expect(await snapshotIds(t)).toEqual([30, 31, 32]);
+    expect(await captureState(t, await retainedAndTags(t, 30), locate)).toEqual(before);
+
+    // Metadata reads overlap.
+    expect(log.maxReadsInFlight).toBeGreaterThan(1);
+    // No file is probed before it is deleted: the only existence checks are the few of the
+    // EARLIEST/LATEST hint lookups, however many files go.
+    const deleted = new Set(log.events.flatMap((e) => e.paths));
+    expect(log.existsPaths.filter((p) => deleted.has(p) && !p.startsWith(`${t.paths.snapshotDir}/`))).toEqual([]);
+    expect(log.existsPaths.length).toBeLessThanOrEqual(4);
+    expect(summary.filesDeleted).toBe(deleted.size);
+    // Everything but snapshot files goes in batches, before any snapshot file.
+    const snapshotDeletes = log.events.filter((e) => e.op === 'delete');
+    const firstSnapshotDelete = log.events.findIndex((e) => e.op === 'delete');
+    expect(log.events.slice(firstSnapshotDelete).every((e) => e.op === 'delete')).toBe(true);
+    expect(log.events.slice(0, firstSnapshotDelete).some((e) => e.paths.length > 1)).toBe(true);
+    expect(snapshotDeletes.map((e) => e.paths[0])).toEqual(Array.from({ length: 29 }, (_, i) => t.paths.snapshotPath(i + 1)));
+    expect(log.maxDeletesInFlight).toBe(1);
   });
 });

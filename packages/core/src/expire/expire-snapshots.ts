@@ -8,14 +8,21 @@
  * 2. changelog files of the expired snapshots;
  * 3. manifests and index files, then manifest lists and index manifests, that no retained
  *    snapshot or tag references;
- * 4. the snapshot files, oldest first (so a partial run leaves a contiguous range);
+ * 4. the snapshot files, oldest first and one at a time (so a partial run leaves a contiguous
+ *    range);
  * 5. the EARLIEST hint.
  * Expired snapshots become unreadable from step 1 on, exactly as in Java; nothing retained ever
  * does. Missing files (already deleted by an earlier, interrupted run) are skipped.
  *
- * Memory: manifests are streamed; only the DELETE entries of the expiring range (bounded by
- * `snapshot.expire.limit` commits) and the metadata file names of retained snapshots and tags are
- * held, never the data files of the whole table.
+ * Speed on object stores: metadata is read with bounded concurrency (results are folded in
+ * snapshot order, so the outcome is the same as a sequential read), files of steps 1-3 go in
+ * `deleteMany` batches (S3: 1,000 keys per request) without existence checks, since deleting a
+ * missing file is not an error and sizes come from the manifests.
+ *
+ * Memory: manifests are streamed; only the DELETE entries and the snapshot objects of the
+ * expiring range (bounded by `snapshot.expire.limit` commits), the entries of at most
+ * {@link METADATA_READ_CONCURRENCY} snapshots being read, and the metadata file names of retained
+ * snapshots and tags are held, never the data files of the whole table.
  */
 import { NotFoundError, joinPath, type FileIO } from '@tidemark/storage';
 import { parseJson, readManifestEntries, type ManifestFileMeta, type Snapshot, type Tag } from '@tidemark/format';
@@ -23,6 +30,7 @@ import { tableOptions } from '../core-options.js';
 import { SnapshotManager } from '../snapshot-manager.js';
 import { TagManager } from '../tag-manager.js';
 import type { TablePaths } from '../table-paths.js';
+import { METADATA_READ_CONCURRENCY, idRange, mapOrdered } from './bounded-map.js';
 import { MaintenanceArgumentError, MaintenanceError } from './maintenance-errors.js';
 import {
   DataFileLocator,
@@ -58,6 +66,14 @@ export interface ExpireSnapshotsSummary extends MaintenanceSummary {
   readonly snapshotsExpired: number;
   /** Earliest snapshot after the run (null for a table without snapshots). */
   readonly earliestSnapshotId: number | null;
+}
+
+/** A delta manifest entry of an expiring snapshot, reduced to what step 1 needs. */
+interface DeltaEntry {
+  readonly add: boolean;
+  readonly path: string;
+  readonly extra: readonly string[];
+  readonly size: number;
 }
 
 interface Marked {
@@ -159,24 +175,34 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
   const tags = await new TagManager(io, paths).list();
   const locator = new DataFileLocator(paths, schema);
 
-  // 1. Data files deleted by snapshots (earliest, end], folded so that a DELETE followed by an ADD
-  //    of the same file (level upgrade) keeps it.
+  // 1. Data files deleted by snapshots (earliest, end], folded in snapshot order so that a DELETE
+  //    followed by an ADD of the same file (level upgrade) keeps it. Reads run with bounded
+  //    concurrency; the snapshots themselves are kept (bounded by the expire limit, like `marked`)
+  //    for steps 2-4.
   checkAborted(options.signal);
   const marked = new Map<string, Marked>();
-  for (let id = earliest + 1; id <= end; id++) {
+  const expiring: Array<Snapshot | null> = new Array<Snapshot | null>(end - earliest).fill(null);
+  const readDelta = async (id: number): Promise<{ id: number; snapshot: Snapshot | null; entries: DeltaEntry[] }> => {
     checkAborted(options.signal);
-    const s = id === end ? endSnapshot : await snapshots.tryGet(id);
-    if (s === null) continue;
-    const delta = await tryReadManifestList(io, paths, s.deltaManifestList);
-    if (delta === null) continue; // processed by an interrupted earlier run
-    for (const m of delta) {
+    const snapshot = id === end ? endSnapshot : await snapshots.tryGet(id);
+    const entries: DeltaEntry[] = [];
+    // Snapshot `earliest` is read for steps 2-4 only: its delta is not part of the range.
+    const delta = snapshot === null || id === earliest ? null : await tryReadManifestList(io, paths, snapshot.deltaManifestList);
+    // A missing delta list was processed by an interrupted earlier run.
+    for (const m of delta ?? []) {
       for await (const e of tolerantEntries(io, paths, m)) {
-        const path = locator.dataFile(e);
-        if (e.kind === 'DELETE') marked.set(path, { path, extra: locator.extraFiles(e), size: e.file.fileSize, deletedIn: id });
-        else marked.delete(path);
+        entries.push({ add: e.kind !== 'DELETE', path: locator.dataFile(e), extra: e.kind === 'DELETE' ? locator.extraFiles(e) : [], size: e.file.fileSize });
       }
     }
-    progress('reading-deltas', id - earliest, end - earliest);
+    return { id, snapshot, entries };
+  };
+  for await (const { id, snapshot, entries } of mapOrdered(idRange(earliest, end + 1), METADATA_READ_CONCURRENCY, readDelta)) {
+    if (id < end) expiring[id - earliest] = snapshot;
+    for (const e of entries) {
+      if (e.add) marked.delete(e.path);
+      else marked.set(e.path, { path: e.path, extra: e.extra, size: e.size, deletedIn: id });
+    }
+    if (id > earliest) progress('reading-deltas', id - earliest, end - earliest);
   }
   // Never delete what the first retained snapshot still has (covers unusual histories such as
   // rollbacks), nor what a tag has: per Paimon, the newest tag before the deleting snapshot.
@@ -204,21 +230,23 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
 
   // 2. Changelog files of the expired snapshots (tagged snapshots keep theirs).
   const taggedIds = new Set(tags.map((t) => t.tag.id));
-  const changelogFiles: Array<{ path: string; size: number }> = [];
-  for (let id = earliest; id < end; id++) {
+  const withChangelog = expiring.filter((s): s is Snapshot => s !== null && !!s.changelogManifestList && !taggedIds.has(s.id));
+  const readChangelog = async (s: Snapshot): Promise<Array<{ path: string; size: number }>> => {
     checkAborted(options.signal);
-    if (taggedIds.has(id)) continue;
-    const s = await snapshots.tryGet(id);
-    if (s === null || !s.changelogManifestList) continue;
+    const files: Array<{ path: string; size: number }> = [];
     const list = await tryReadManifestList(io, paths, s.changelogManifestList);
-    if (list === null) continue;
-    for (const m of list) {
+    for (const m of list ?? []) {
       for await (const e of tolerantEntries(io, paths, m)) {
         if (e.kind !== 'ADD') continue;
-        changelogFiles.push({ path: locator.dataFile(e), size: e.file.fileSize });
-        for (const x of locator.extraFiles(e)) changelogFiles.push({ path: x, size: 0 });
+        files.push({ path: locator.dataFile(e), size: e.file.fileSize });
+        for (const x of locator.extraFiles(e)) files.push({ path: x, size: 0 });
       }
     }
+    return files;
+  };
+  const changelogFiles: Array<{ path: string; size: number }> = [];
+  for await (const files of mapOrdered(withChangelog, METADATA_READ_CONCURRENCY, readChangelog)) {
+    for (const f of files) changelogFiles.push(f);
     if (changelogFiles.length >= 1000) await deleteAll('changelog-files', changelogFiles.splice(0));
   }
   await deleteAll('changelog-files', changelogFiles.splice(0));
@@ -226,15 +254,20 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
   // 3. Manifests, index files, statistics, then manifest lists and index manifests.
   checkAborted(options.signal);
   const skip = new Set<string>();
-  await addMetadataNames(io, paths, endSnapshot, skip, `snapshot ${end}`);
-  for (const { name, tag } of tags) await addMetadataNames(io, paths, tag, skip, `tag '${name}'`);
+  const keepers: Array<{ s: Snapshot | Tag; what: string }> = [
+    { s: endSnapshot, what: `snapshot ${end}` },
+    ...tags.map(({ name, tag }) => ({ s: tag, what: `tag '${name}'` })),
+  ];
+  for await (const names of mapOrdered(keepers, METADATA_READ_CONCURRENCY, (k) => metadataNames(io, paths, k.s, k.what))) {
+    for (const n of names) skip.add(n);
+  }
   const leafFiles = new Map<string, { path: string; size: number }>();
   const rootFiles = new Map<string, { path: string; size: number }>();
   const statsDir = joinPath(paths.root, 'statistics');
-  for (let id = earliest; id < end; id++) {
+  const readMetadata = async (s: Snapshot): Promise<{ leaves: Array<[string, { path: string; size: number }]>; roots: Array<[string, { path: string; size: number }]> }> => {
     checkAborted(options.signal);
-    const s = await snapshots.tryGet(id);
-    if (s === null) continue;
+    const leaves: Array<[string, { path: string; size: number }]> = [];
+    const roots: Array<[string, { path: string; size: number }]> = [];
     const sizes: Record<string, number | undefined> = {
       [s.baseManifestList]: s.baseManifestListSize,
       [s.deltaManifestList]: s.deltaManifestListSize,
@@ -244,47 +277,48 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
       if (skip.has(listName)) continue;
       const list = await tryReadManifestList(io, paths, listName);
       for (const m of list ?? []) {
-        if (!skip.has(m.fileName)) leafFiles.set(m.fileName, { path: paths.manifestPath(m.fileName), size: m.fileSize });
+        if (!skip.has(m.fileName)) leaves.push([m.fileName, { path: paths.manifestPath(m.fileName), size: m.fileSize }]);
       }
-      if (list !== null) rootFiles.set(listName, { path: paths.manifestPath(listName), size: sizes[listName] ?? 0 });
+      if (list !== null) roots.push([listName, { path: paths.manifestPath(listName), size: sizes[listName] ?? 0 }]);
     }
     if (s.indexManifest && !skip.has(s.indexManifest)) {
       const index = await tryReadIndexManifest(io, paths, s.indexManifest);
       for (const e of index ?? []) {
         if (e.kind === 'ADD' && !skip.has(e.fileName)) {
-          leafFiles.set(e.fileName, { path: e.externalPath ?? paths.indexPath(e.fileName), size: e.fileSize });
+          leaves.push([e.fileName, { path: e.externalPath ?? paths.indexPath(e.fileName), size: e.fileSize }]);
         }
       }
-      if (index !== null) rootFiles.set(s.indexManifest, { path: paths.manifestPath(s.indexManifest), size: 0 });
+      if (index !== null) roots.push([s.indexManifest, { path: paths.manifestPath(s.indexManifest), size: 0 }]);
     }
-    if (s.statistics && !skip.has(s.statistics)) leafFiles.set(s.statistics, { path: joinPath(statsDir, s.statistics), size: 0 });
+    if (s.statistics && !skip.has(s.statistics)) leaves.push([s.statistics, { path: joinPath(statsDir, s.statistics), size: 0 }]);
+    return { leaves, roots };
+  };
+  const present = expiring.filter((s): s is Snapshot => s !== null);
+  for await (const { leaves, roots } of mapOrdered(present, METADATA_READ_CONCURRENCY, readMetadata)) {
+    for (const [k, v] of leaves) leafFiles.set(k, v);
+    for (const [k, v] of roots) rootFiles.set(k, v);
   }
   await deleteAll('manifests', leafFiles.values());
   await deleteAll('manifest-lists', rootFiles.values());
   leafFiles.clear();
   rootFiles.clear();
 
-  // 4. Snapshot files, oldest first, one at a time so an interruption leaves no gap.
+  // 4. Snapshot files, strictly oldest first and one at a time: a batch (or several deletes in
+  //    flight) has no order guarantee, so an interruption could leave a gap in the snapshot ids.
+  //    Only snapshots read above are deleted (the others are already gone), so no existence
+  //    check is needed; deleting a file that vanished meanwhile is not an error.
   let expired = 0;
   for (let id = earliest; id < end; id++) {
     checkAborted(options.signal);
+    if (expiring[id - earliest] === null) continue;
     const path = paths.snapshotPath(id);
-    if (dryRun) {
-      if (await io.exists(path)) {
-        deletedList.push(path);
-        filesDeleted++;
-        expired++;
-      }
-    } else {
-      const existed = await io.exists(path);
-      await io.delete(path);
-      if (existed) {
-        filesDeleted++;
-        expired++;
-      }
-    }
+    if (dryRun) deletedList.push(path);
+    else await io.delete(path);
+    filesDeleted++;
+    expired++;
     progress('snapshots', id - earliest + 1, end - earliest);
   }
+  progress('snapshots', end - earliest, end - earliest);
 
   // 5. EARLIEST hint.
   if (!dryRun) await io.write(paths.earliestHint, String(end));
@@ -306,10 +340,10 @@ async function computeRange(
   if (consumerMin !== null) maxExclusive = Math.min(maxExclusive, consumerMin);
   if (maxExclusive <= earliest) return null;
   let end = maxExclusive;
-  for (let id = min; id < maxExclusive; id++) {
-    // A snapshot may go only once its successor is older than the retention threshold, so time
-    // travel to any instant inside the retention window still finds its snapshot.
-    const next = await snapshots.tryGet(id + 1);
+  // A snapshot may go only once its successor is older than the retention threshold, so time
+  // travel to any instant inside the retention window still finds its snapshot.
+  const successors = mapOrdered(idRange(min, maxExclusive), METADATA_READ_CONCURRENCY, async (id) => ({ id, next: await snapshots.tryGet(id + 1) }));
+  for await (const { id, next } of successors) {
     if (next !== null && next.timeMillis >= a.olderThan) {
       end = id;
       break;
@@ -394,21 +428,23 @@ function missing(paths: TablePaths, what: string, name: string): MaintenanceErro
   );
 }
 
-/** Adds every metadata file name a retained snapshot or tag references to `skip`. */
-async function addMetadataNames(io: FileIO, paths: TablePaths, s: Snapshot | Tag, skip: Set<string>, what: string): Promise<void> {
+/** Every metadata file name a retained snapshot or tag references. */
+async function metadataNames(io: FileIO, paths: TablePaths, s: Snapshot | Tag, what: string): Promise<string[]> {
+  const names: string[] = [];
   for (const listName of manifestListNames(s)) {
-    skip.add(listName);
+    names.push(listName);
     const list = await tryReadManifestList(io, paths, listName);
     if (list === null) throw missing(paths, what, listName);
-    for (const m of list) skip.add(m.fileName);
+    for (const m of list) names.push(m.fileName);
   }
   if (s.indexManifest) {
-    skip.add(s.indexManifest);
+    names.push(s.indexManifest);
     const index = await tryReadIndexManifest(io, paths, s.indexManifest);
     if (index === null) throw missing(paths, what, s.indexManifest);
-    for (const e of index) skip.add(e.fileName);
+    for (const e of index) names.push(e.fileName);
   }
-  if (s.statistics) skip.add(s.statistics);
+  if (s.statistics) names.push(s.statistics);
+  return names;
 }
 
 /** Writes EARLIEST when it is missing or wrong (nothing expired, but keep the hint right). */
