@@ -16,6 +16,7 @@ export * from './read/arrow-take.js';
 export * from './read/arrow-values.js';
 export * from './read/data-file-reader.js';
 export * from './read/merge-engine.js';
+export * from './read/aggregate-functions.js';
 export * from './read/split-readers.js';
 export * from './read/table-read.js';
 export * from './table.js';

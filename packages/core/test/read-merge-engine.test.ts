@@ -88,6 +88,8 @@ describe('merge engines on in-memory records', () => {
       ignoreDelete: true,
       removeRecordOnDelete: false,
     });
-    expect(() => mergeEngineOptions(schema({ 'merge-engine': 'aggregation' }))).toThrow(/aggregation/);
+    expect(mergeEngineOptions(schema({ 'merge-engine': 'aggregation' })).engine).toBe('aggregation');
+    expect(() => mergeEngineOptions(schema({ 'merge-engine': 'no-such-engine' }))).toThrow(UnsupportedTableFeatureError);
+    expect(() => mergeEngineOptions(schema({ 'merge-engine': 'no-such-engine' }))).toThrow(/no-such-engine/);
   });
 });

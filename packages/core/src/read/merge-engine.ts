@@ -1,11 +1,20 @@
 /**
  * Merge engines of primary-key tables (paimon-format.md §10.3), applied to the records of one key
- * ordered by sequence number. Pure logic over record references so it can be tested without files:
- * the reader decides where each output column's value comes from.
+ * ordered by `sequence.field` values (when set), then sequence number. The aggregation engine's
+ * field functions live in `aggregate-functions.ts`. Pure logic over record references so it can
+ * be tested without files: the reader decides where each output column's value comes from.
  */
 import type { TableSchema, Value } from '@tidemark/format';
 import { compareValues } from '../predicate.js';
 import { UnsupportedTableFeatureError } from '../scan/errors.js';
+import {
+  aggregateKey,
+  createAggregator,
+  fieldAggregations,
+  type AggregatedCell,
+  type AggregationInput,
+  type FieldAggregation,
+} from './aggregate-functions.js';
 
 /** `_VALUE_KIND` values. */
 export const ROW_KIND_INSERT = 0;
@@ -23,6 +32,8 @@ export interface KeyValueRecord {
   /** Trimmed primary key values (values.ts representation). */
   readonly key: readonly Value[];
   readonly sequence: bigint;
+  /** Values of the `sequence.field` columns, when the table has any (ordered before `sequence`). */
+  readonly userSequence?: readonly Value[];
   /** `_VALUE_KIND`. */
   readonly kind: number;
   /** Chunk (file batch) and row the record's values live in. */
@@ -35,21 +46,28 @@ export interface MergedRow {
   readonly record: KeyValueRecord;
   /** Partial update: the record each column's value comes from (same order as the read columns). */
   readonly columnSources?: readonly KeyValueRecord[];
+  /** Aggregation: the merged cell of each column (same order as the read columns). */
+  readonly cells?: readonly AggregatedCell[];
 }
 
 /** Merge engine settings from the table options. */
 export interface MergeEngineOptions {
-  readonly engine: 'deduplicate' | 'first-row' | 'partial-update';
+  readonly engine: 'deduplicate' | 'first-row' | 'partial-update' | 'aggregation';
   /** Option `ignore-delete`: retractions are skipped. */
   readonly ignoreDelete: boolean;
-  /** Option `partial-update.remove-record-on-delete`. */
+  /** Option `partial-update.remove-record-on-delete` (or `aggregation.remove-record-on-delete`). */
   readonly removeRecordOnDelete: boolean;
+  /** Option `sequence.field`: columns ordering the records of a key before `_SEQUENCE_NUMBER`. */
+  readonly sequenceFields?: readonly string[];
+  /** Aggregation engine: the function of every table field, by field name. */
+  readonly aggregations?: ReadonlyMap<string, FieldAggregation>;
 }
 
 /**
  * Reads the merge engine settings of a primary-key table.
  *
- * @throws UnsupportedTableFeatureError for `aggregation`, partial-update sequence groups, or an unknown engine.
+ * @throws UnsupportedTableFeatureError for sequence groups, unsupported aggregate functions,
+ *   a descending `sequence.field.sort-order`, or an unknown engine.
  */
 export function mergeEngineOptions(schema: TableSchema): MergeEngineOptions {
   const o = schema.options;
@@ -57,23 +75,63 @@ export function mergeEngineOptions(schema: TableSchema): MergeEngineOptions {
   const flag = (k: string): boolean => (o[k] ?? 'false').toLowerCase() === 'true';
   const ignoreDelete =
     flag('ignore-delete') || flag('first-row.ignore-delete') || flag('deduplicate.ignore-delete') || flag('partial-update.ignore-delete');
-  if (engine !== 'deduplicate' && engine !== 'first-row' && engine !== 'partial-update') {
+  if (engine !== 'deduplicate' && engine !== 'first-row' && engine !== 'partial-update' && engine !== 'aggregation') {
     throw new UnsupportedTableFeatureError(
-      `merge engine '${engine}' is not supported for reading (supported: deduplicate, first-row, partial-update)`,
+      `merge engine '${engine}' is not supported for reading (supported: deduplicate, first-row, partial-update, aggregation)`,
     );
   }
-  if (engine === 'partial-update' && Object.keys(o).some((k) => k.startsWith('fields.') && (k.endsWith('.sequence-group') || k.endsWith('.aggregate-function')))) {
-    throw new UnsupportedTableFeatureError('partial-update with sequence groups or aggregate functions is not supported for reading');
+  const fieldOption = (suffix: string): string | undefined =>
+    Object.keys(o).find((k) => k.startsWith('fields.') && k.endsWith(suffix));
+  const sequenceGroup = fieldOption('.sequence-group');
+  if ((engine === 'partial-update' || engine === 'aggregation') && sequenceGroup !== undefined) {
+    throw new UnsupportedTableFeatureError(`${engine} with sequence groups ('${sequenceGroup}') is not supported for reading`);
   }
-  if (o['sequence.field'] !== undefined) {
-    throw new UnsupportedTableFeatureError(`option 'sequence.field' is not supported for reading`);
+  const partialAgg = fieldOption('.aggregate-function') ?? o['fields.default-aggregate-function'];
+  if (engine === 'partial-update' && partialAgg !== undefined) {
+    throw new UnsupportedTableFeatureError('partial-update with aggregate functions is not supported for reading');
   }
-  return { engine, ignoreDelete, removeRecordOnDelete: flag('partial-update.remove-record-on-delete') };
+  const sequenceFields = parseSequenceFields(schema, engine);
+  const removeRecordOnDelete =
+    engine === 'aggregation' ? flag('aggregation.remove-record-on-delete') : flag('partial-update.remove-record-on-delete');
+  return {
+    engine,
+    ignoreDelete,
+    removeRecordOnDelete,
+    ...(sequenceFields.length > 0 ? { sequenceFields } : {}),
+    ...(engine === 'aggregation' ? { aggregations: fieldAggregations(schema, sequenceFields) } : {}),
+  };
 }
 
-/** Orders records by key, then sequence number; ties keep their input order (stable sort). */
+function parseSequenceFields(schema: TableSchema, engine: string): string[] {
+  const raw = schema.options['sequence.field'];
+  if (raw === undefined || raw.trim() === '') return [];
+  if (engine === 'first-row') {
+    throw new UnsupportedTableFeatureError(`option 'sequence.field' is not supported with merge engine first-row`);
+  }
+  const order = (schema.options['sequence.field.sort-order'] ?? 'ascending').toLowerCase();
+  if (order !== 'ascending') {
+    throw new UnsupportedTableFeatureError(`option 'sequence.field.sort-order' = '${order}' is not supported for reading`);
+  }
+  const names = raw.split(',').map((s) => s.trim());
+  for (const n of names) {
+    if (!schema.fields.some((f) => f.name === n)) {
+      throw new UnsupportedTableFeatureError(`sequence.field names '${n}', which is not a column of the table (schema ${schema.id})`);
+    }
+  }
+  return names;
+}
+
+/**
+ * Orders records by key, then `sequence.field` values (nulls first, when present), then sequence
+ * number; ties keep their input order (stable sort).
+ */
 export function sortRecords(records: KeyValueRecord[]): KeyValueRecord[] {
-  return records.sort((a, b) => compareKeys(a.key, b.key) || (a.sequence < b.sequence ? -1 : a.sequence > b.sequence ? 1 : 0));
+  return records.sort(
+    (a, b) =>
+      compareKeys(a.key, b.key) ||
+      (a.userSequence && b.userSequence ? compareKeys(a.userSequence, b.userSequence) : 0) ||
+      (a.sequence < b.sequence ? -1 : a.sequence > b.sequence ? 1 : 0),
+  );
 }
 
 /** Compares two keys field by field (nulls first). */
@@ -102,15 +160,51 @@ export function mergeSorted(
   columns = 0,
   isNull: (record: KeyValueRecord, column: number) => boolean = () => false,
 ): MergedRow[] {
+  if (options.engine === 'aggregation') {
+    throw new TypeError('mergeSorted cannot aggregate; use aggregateSorted for the aggregation engine');
+  }
   const out: MergedRow[] = [];
+  forEachKey(sorted, (start, end) => {
+    const merged = mergeKey(sorted, start, end, options, columns, isNull);
+    if (merged) out.push(merged);
+  });
+  return out;
+}
+
+function forEachKey(sorted: readonly KeyValueRecord[], each: (start: number, end: number) => void): void {
   let start = 0;
   while (start < sorted.length) {
     let end = start + 1;
     while (end < sorted.length && compareKeys(sorted[start]!.key, sorted[end]!.key) === 0) end++;
-    const merged = mergeKey(sorted, start, end, options, columns, isNull);
-    if (merged) out.push(merged);
+    each(start, end);
     start = end;
   }
+}
+
+/**
+ * The aggregation engine over records already sorted with {@link sortRecords}: one row per key
+ * with a cell per column. `columns` are the aggregations of the read columns, in output order;
+ * `input` reads their values. A key stays even when all its values were retracted (Java emits
+ * an INSERT); it is removed only by a -D with `aggregation.remove-record-on-delete`.
+ */
+export function aggregateSorted(
+  sorted: readonly KeyValueRecord[],
+  options: MergeEngineOptions,
+  columns: readonly FieldAggregation[],
+  input: AggregationInput,
+): MergedRow[] {
+  const aggregators = columns.map((spec, c) => createAggregator(spec, c, input));
+  const keyOptions = {
+    removeRecordOnDelete: options.removeRecordOnDelete,
+    ignoreDelete: options.ignoreDelete,
+    notNull: columns.map((c) => !c.type.nullable),
+  };
+  const out: MergedRow[] = [];
+  forEachKey(sorted, (start, end) => {
+    const group = sorted.slice(start, end);
+    const cells = aggregateKey(group, aggregators, keyOptions, isRetraction, ROW_KIND_DELETE);
+    if (cells) out.push({ record: group[group.length - 1]!, cells });
+  });
   return out;
 }
 
@@ -123,6 +217,8 @@ function mergeKey(
   isNull: (record: KeyValueRecord, column: number) => boolean,
 ): MergedRow | null {
   switch (options.engine) {
+    case 'aggregation':
+      throw new TypeError('unreachable: aggregation is merged by aggregateSorted');
     case 'deduplicate': {
       for (let i = end - 1; i >= start; i--) {
         const r = records[i]!;

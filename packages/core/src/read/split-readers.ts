@@ -3,8 +3,8 @@
  * - {@link readRawSplit}: every file as-is (append tables, deletion-vector tables, incremental
  *   reads), minus deletion-vector rows and, for primary-key files, minus -U/-D rows;
  * - {@link readMergeSplit}: merge-on-read of a primary-key bucket (paimon-format.md §12.2): all
- *   files are read, records are sort-merged by trimmed key then `_SEQUENCE_NUMBER`, and the merge
- *   engine picks the surviving row per key.
+ *   files are read, records are sort-merged by trimmed key, `sequence.field` values (if any) and
+ *   `_SEQUENCE_NUMBER`, and the merge engine picks (or, for aggregation, computes) the row per key.
  * Both yield batches in the read fields' Arrow schema.
  */
 import * as arrow from 'apache-arrow';
@@ -14,7 +14,9 @@ import type { DataSplit, PlannedFile } from '../scan/data-split.js';
 import { makeBatch, takeBatch, takeChunks } from './arrow-take.js';
 import { valueReader } from './arrow-values.js';
 import { readDataFile } from './data-file-reader.js';
+import { buildAggregatedColumn, chunkedAggregationInput } from './aggregated-columns.js';
 import {
+  aggregateSorted,
   isRetraction,
   mergeSorted,
   sortRecords,
@@ -79,7 +81,9 @@ export async function* readRawSplit(
 
 /**
  * Merge-on-read of one primary-key bucket. `keyFields` are the trimmed primary-key fields of the
- * read schema. Holds the bucket's needed columns in memory while merging.
+ * read schema, `sequenceFields` the `sequence.field` columns (records of a key are ordered by
+ * them, nulls first, before `_SEQUENCE_NUMBER`). Holds the bucket's needed columns in memory
+ * while merging.
  */
 export async function* readMergeSplit(
   ctx: SplitReadContext,
@@ -87,11 +91,13 @@ export async function* readMergeSplit(
   keyFields: readonly DataField[],
   merge: MergeEngineOptions,
   skipLevel0: boolean,
+  sequenceFields: readonly DataField[] = [],
 ): AsyncGenerator<arrow.RecordBatch> {
   const outCount = ctx.readFields.length;
   const mergeFields = [...ctx.readFields];
-  for (const k of keyFields) if (!mergeFields.some((f) => f.id === k.id)) mergeFields.push(k);
+  for (const k of [...keyFields, ...sequenceFields]) if (!mergeFields.some((f) => f.id === k.id)) mergeFields.push(k);
   const keyPositions = keyFields.map((k) => mergeFields.findIndex((f) => f.id === k.id));
+  const seqPositions = sequenceFields.map((k) => mergeFields.findIndex((f) => f.id === k.id));
 
   const chunks: arrow.Data[][] = mergeFields.map(() => []);
   const records: KeyValueRecord[] = [];
@@ -102,23 +108,45 @@ export async function* readMergeSplit(
       const columns = evolved.batch.data.children;
       columns.forEach((c, i) => chunks[i]!.push(c));
       const readers = keyPositions.map((p, j) => valueReader(columns[p]!, keyFields[j]!.type));
+      const seqReaders = seqPositions.map((p, j) => valueReader(columns[p]!, sequenceFields[j]!.type));
       const seq = evolved.sequence!;
       const kinds = evolved.valueKind!;
       for (let r = 0; r < evolved.batch.numRows; r++) {
-        records.push({ key: readers.map((read) => read(r)), sequence: seq[r]!, kind: kinds[r]!, chunk, row: r });
+        const record: KeyValueRecord = { key: readers.map((read) => read(r)), sequence: seq[r]!, kind: kinds[r]!, chunk, row: r };
+        records.push(seqReaders.length > 0 ? { ...record, userSequence: seqReaders.map((read) => read(r)) } : record);
       }
       chunk++;
     }
   }
   if (records.length === 0) return;
-  const merged = mergeSorted(
-    sortRecords(records),
-    merge,
-    outCount,
-    (rec, c) => !chunks[c]![rec.chunk]!.getValid(rec.row),
-  );
+  const sorted = sortRecords(records);
   const schema = new arrow.Schema(ctx.readFields.map((f) => toArrowField(f)));
   const size = ctx.batchSize ?? DEFAULT_MERGE_BATCH;
+  if (merge.engine === 'aggregation') {
+    const specs = ctx.readFields.map((f) => {
+      const spec = merge.aggregations?.get(f.name);
+      if (!spec) throw new TypeError(`no aggregate function resolved for column '${f.name}'`);
+      return spec;
+    });
+    const input = chunkedAggregationInput(chunks.slice(0, outCount), ctx.readFields.map((f) => f.type));
+    const merged = aggregateSorted(sorted, merge, specs, input);
+    for (let start = 0; start < merged.length; start += size) {
+      const slice = merged.slice(start, start + size);
+      const columns = ctx.readFields.map((f, c) =>
+        buildAggregatedColumn(
+          slice.map((m) => m.cells![c]!),
+          c,
+          chunks[c]!,
+          schema.fields[c]!.type,
+          f.type,
+          input,
+        ),
+      );
+      yield makeBatch(schema, columns, slice.length);
+    }
+    return;
+  }
+  const merged = mergeSorted(sorted, merge, outCount, (rec, c) => !chunks[c]![rec.chunk]!.getValid(rec.row));
   for (let start = 0; start < merged.length; start += size) {
     const slice = merged.slice(start, start + size);
     const columns: arrow.Data[] = [];

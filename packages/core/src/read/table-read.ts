@@ -213,8 +213,9 @@ abstract class AbstractRead {
  * and each data file is read with its own schema and mapped by field id.
  *
  * Table kinds: append tables read every file (minus deletion vectors); primary-key tables merge
- * on read (deduplicate / first-row / partial-update), except deletion-vector tables, whose batch
- * reads skip level-0 files and read the other files minus their deletion vectors.
+ * on read (deduplicate / first-row / partial-update / aggregation, ordered by `sequence.field`
+ * when set), except deletion-vector tables, whose batch reads skip level-0 files and read the
+ * other files minus their deletion vectors.
  */
 export class TableRead extends AbstractRead {
   constructor(
@@ -259,6 +260,7 @@ export class TableRead extends AbstractRead {
     const scan = new FileStoreScan(this.table.fileIO, this.table.paths, this.table.schemaManager, schema);
     const plan = await scan.plan(snapshot, this.scanFilter(schema, selected.predicate, merge === null));
     const keyFields = isPk ? trimmedPrimaryKeys(schema).map((n) => schema.fields.find((f) => f.name === n)!) : [];
+    const sequenceFields = (merge?.sequenceFields ?? []).map((n) => schema.fields.find((f) => f.name === n)!);
     return {
       ...selected,
       plan,
@@ -266,7 +268,7 @@ export class TableRead extends AbstractRead {
       readSplit: (ctx, split) => {
         if (!isPk) return readRawSplit(ctx, split, { keyValue: false, skipLevel0: false, applyDeletionVectors: true });
         if (merge === null) return readRawSplit(ctx, split, { keyValue: true, skipLevel0: true, applyDeletionVectors: true });
-        return readMergeSplit(ctx, split, keyFields, merge, merge.engine === 'first-row');
+        return readMergeSplit(ctx, split, keyFields, merge, merge.engine === 'first-row', sequenceFields);
       },
     };
   }
