@@ -127,6 +127,15 @@ export class ParquetEncodePool {
     });
   }
 
+  /**
+   * Starts workers ahead of the first job (up to `count`, at most {@link size}) so their wasm
+   * instantiation overlaps the caller's work. Idle workers never keep the process alive.
+   */
+  warm(count = 1): void {
+    if (this.closed) return;
+    while (this.slots.length < Math.min(count, this.size)) this.spawn();
+  }
+
   /** Terminates the workers; pending and queued jobs are rejected. */
   async close(): Promise<void> {
     this.closed = true;

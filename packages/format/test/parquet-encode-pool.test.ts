@@ -136,6 +136,14 @@ describe('ParquetEncodePool failures', () => {
     expect(Buffer.from((queued as PromiseFulfilledResult<Uint8Array>).value).equals(Buffer.from(expected))).toBe(true);
   });
 
+  it('warm() starts workers that then take jobs', async () => {
+    const p = pool(2);
+    p.warm(2);
+    const tables = [table(500, 2), table(600, 4)];
+    const out = await Promise.all(tables.map((t) => p.encode(t)));
+    expect(out.map((b) => Buffer.from(b).equals(Buffer.from(writeParquetFile(tables[out.indexOf(b)]!))))).toEqual([true, true]);
+  });
+
   it('rejects jobs after close', async () => {
     const p = new ParquetEncodePool({ size: 1 });
     await p.encode(table(10, 1));
@@ -164,10 +172,11 @@ const haveDist = existsSync(distPool);
 if (!haveDist) console.warn(`parquet-encode-pool.test: ${distPool} is missing (run tsc -p packages/format); skipping the process-exit test`);
 
 describe.skipIf(!haveDist)('process exit', () => {
-  it('a process that encodes through the shared pool exits on its own', () => {
+  it('a process that warms and encodes through the shared pool exits on its own', () => {
     const script = `
       import * as arrow from 'apache-arrow';
-      import { encodeParquetAsync } from ${JSON.stringify(distPool)};
+      import { encodeParquetAsync, sharedParquetEncodePool } from ${JSON.stringify(distPool)};
+      sharedParquetEncodePool().warm(2);
       const t = arrow.tableFromArrays({ a: Int32Array.from({ length: 1000 }, (_, i) => i) });
       const out = await Promise.all([encodeParquetAsync(t), encodeParquetAsync(t)]);
       console.log('encoded', out.map((b) => b.length).join(','));

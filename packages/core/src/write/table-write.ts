@@ -20,7 +20,8 @@ import {
   serializeBinaryRow,
   toArrowSchema,
   typeToString,
-  writeParquetFile,
+  encodeParquetAsync,
+  sharedParquetEncodePool,
   type DataFileMeta,
   type DataType,
   type ParquetCompression,
@@ -172,6 +173,8 @@ export class TableWrite {
    */
   async write(input: WriteInput): Promise<void> {
     this.checkOpen();
+    // Start a Parquet encode worker now, so its wasm instantiation overlaps building the first file.
+    sharedParquetEncodePool().warm(1);
     const batches = input instanceof arrow.Table ? input.batches.map((b) => this.conformBatch(b)) : input instanceof arrow.RecordBatch ? [this.conformBatch(input)] : [this.rowsToBatch(input)];
     const groups: Array<[Value[], number, arrow.RecordBatch]> = [];
     for (const batch of batches) groups.push(...this.split(batch));
@@ -509,42 +512,26 @@ export class TableWrite {
   private async writeFile(buf: BucketBuffer, batches: arrow.RecordBatch[], arrowBytes: number): Promise<void> {
     const rowCount = batches.reduce((n, b) => n + b.numRows, 0);
     if (rowCount === 0) return;
+    // The Arrow → IPC step runs now; parquet-wasm encodes on a worker thread (parquet-encode-pool.ts;
+    // TIDEMARK_PARQUET_WORKERS=0 keeps it on this thread) while this thread computes the statistics
+    // and goes on building the next file.
+    const encoding = encodeParquetAsync(batches, { compression: this.compression }).then((bytes) => {
+      this.ratioNum += bytes.length;
+      this.ratioDen += arrowBytes;
+      return bytes;
+    });
+    // Handled through `pending` below; this keeps an early throw from leaving it unobserved.
+    encoding.catch(() => undefined);
+    const firstFile = this.ratioDen === 1;
     const stats = new FileStatsCollector(this.schema.fields, this.options);
     for (const b of batches) stats.add(b);
-    const bytes = writeParquetFile(batches, { compression: this.compression });
-    this.ratioNum += bytes.length;
-    this.ratioDen += arrowBytes;
     const fileName = `${this.filePrefix}${this.fileCounter++}.parquet`;
     const minSeq = buf.nextSequence!;
     buf.nextSequence = minSeq + BigInt(rowCount);
     const { valueStats, valueStatsCols } = stats.result();
     const now = (this.writeOptions.now ?? Date.now)();
-    const meta: DataFileMeta = {
-      fileName,
-      fileSize: bytes.length,
-      rowCount,
-      minKey: EMPTY_SIMPLE_STATS.minValues,
-      maxKey: EMPTY_SIMPLE_STATS.maxValues,
-      keyStats: EMPTY_SIMPLE_STATS,
-      valueStats,
-      minSequenceNumber: minSeq,
-      maxSequenceNumber: minSeq + BigInt(rowCount) - 1n,
-      schemaId: this.schema.id,
-      level: 0,
-      extraFiles: [],
-      // Java stores the writer's local wall-clock time as if it were UTC (paimon-format.md §4.3).
-      creationTime: now - new Date(now).getTimezoneOffset() * 60_000,
-      deleteRowCount: 0,
-      embeddedIndex: null,
-      fileSource: FILE_SOURCE_APPEND,
-      valueStatsCols,
-      externalPath: null,
-      firstRowId: null,
-      writeCols: null,
-      writeColsSequences: null,
-    };
     const path = this.paths.dataFilePath(buf.partitionDir, buf.bucket, fileName);
-    // Overlap the upload of this file with encoding the next one; at most one upload in flight.
+    // At most two files in flight: this one encoding, the previous one encoding or uploading.
     await this.drain();
     try {
       await this.ensureRecorded();
@@ -553,14 +540,41 @@ export class TableWrite {
       this.failure = e;
       throw e;
     }
-    this.pending = this.fileIO.write(path, bytes).then(
-      () => {
-        buf.newFiles.push(meta);
-      },
-      (e: unknown) => {
+    this.pending = encoding
+      .then(async (bytes) => {
+        await this.fileIO.write(path, bytes);
+        buf.newFiles.push({
+          fileName,
+          fileSize: bytes.length,
+          rowCount,
+          minKey: EMPTY_SIMPLE_STATS.minValues,
+          maxKey: EMPTY_SIMPLE_STATS.maxValues,
+          keyStats: EMPTY_SIMPLE_STATS,
+          valueStats,
+          minSequenceNumber: minSeq,
+          maxSequenceNumber: minSeq + BigInt(rowCount) - 1n,
+          schemaId: this.schema.id,
+          level: 0,
+          extraFiles: [],
+          // Java stores the writer's local wall-clock time as if it were UTC (paimon-format.md §4.3).
+          creationTime: now - new Date(now).getTimezoneOffset() * 60_000,
+          deleteRowCount: 0,
+          embeddedIndex: null,
+          fileSource: FILE_SOURCE_APPEND,
+          valueStatsCols,
+          externalPath: null,
+          firstRowId: null,
+          writeCols: null,
+          writeColsSequences: null,
+        });
+      })
+      .then(undefined, (e: unknown) => {
+        // The rows of this file have left the buffers: the writer must not carry on without them.
         this.failure = e;
-      },
-    );
+      });
+    // Until one file is written the size estimate is a pessimistic guess: let the first file set it
+    // before the next file is cut.
+    if (firstFile) await encoding.catch(() => undefined);
   }
 
   private async drain(): Promise<void> {
