@@ -187,18 +187,8 @@ export class Table {
    *   already committed `identifier`, `empty` when there was nothing to write).
    */
   async append(rows: WriteInput, options: AppendOptions = {}): Promise<CommitResult> {
-    const commit = this.newCommit({
-      ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
-      ...(options.expire !== undefined ? { expire: options.expire } : {}),
-    });
-    const identifier = toIdentifier(options.identifier);
-    if (identifier !== BATCH_COMMIT_IDENTIFIER) {
-      // Skip before writing any data file when the identifier is already committed.
-      const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
-      if (todo.length === 0) return skipped(commit.commitUser, identifier);
-    }
-    return this.writeThen(rows, (messages) =>
-      commit.commit({ identifier, messages, ...(options.properties ? { properties: options.properties } : {}) }),
+    return this.writeAndCommit(rows, options, (commit, committable) =>
+      commit.commit({ ...committable, ...(options.properties ? { properties: options.properties } : {}) }),
     );
   }
 
@@ -209,25 +199,35 @@ export class Table {
    * that receive rows are replaced, and else the whole table.
    */
   async overwrite(rows: WriteInput, options: TableOverwriteOptions = {}): Promise<CommitResult> {
-    const commit = this.newCommit({
+    return this.writeAndCommit(rows, options, (commit, committable) =>
+      commit.overwrite(committable, {
+        ...(options.partition !== undefined ? { partition: options.partition } : {}),
+        ...(options.dynamic !== undefined ? { dynamic: options.dynamic } : {}),
+        ...(options.force !== undefined ? { force: options.force } : {}),
+      }),
+    );
+  }
+
+  /**
+   * The shared path of {@link append} and {@link overwrite}: opens a commit for the options' user,
+   * returns `skipped` before writing any data file when the identifier is already committed, else
+   * writes `rows` and hands the committable to `commit`.
+   */
+  private async writeAndCommit(
+    rows: WriteInput,
+    options: Pick<AppendOptions, 'commitUser' | 'identifier' | 'expire'>,
+    commit: (tableCommit: TableCommit, committable: Committable) => Promise<CommitResult>,
+  ): Promise<CommitResult> {
+    const tableCommit = this.newCommit({
       ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
       ...(options.expire !== undefined ? { expire: options.expire } : {}),
     });
     const identifier = toIdentifier(options.identifier);
     if (identifier !== BATCH_COMMIT_IDENTIFIER) {
-      const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
-      if (todo.length === 0) return skipped(commit.commitUser, identifier);
+      const todo = await tableCommit.filterCommitted([{ identifier, messages: [] }]);
+      if (todo.length === 0) return skipped(tableCommit.commitUser, identifier);
     }
-    return this.writeThen(rows, (messages) =>
-      commit.overwrite(
-        { identifier, messages },
-        {
-          ...(options.partition !== undefined ? { partition: options.partition } : {}),
-          ...(options.dynamic !== undefined ? { dynamic: options.dynamic } : {}),
-          ...(options.force !== undefined ? { force: options.force } : {}),
-        },
-      ),
-    );
+    return this.writeThen(rows, (messages) => commit(tableCommit, { identifier, messages }));
   }
 
   /**

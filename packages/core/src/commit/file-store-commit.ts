@@ -175,15 +175,8 @@ export class FileStoreCommit {
    */
   async commit(committable: Committable, options: CommitCallOptions): Promise<CommitResult> {
     const user = checkUser(options.commitUser);
-    if (committable.identifier !== BATCH_COMMIT_IDENTIFIER) {
-      const last = await this.lastCommittedIdentifier(user);
-      if (last !== null && committable.identifier <= last) {
-        return {
-          status: 'skipped',
-          reason: `commit identifier ${committable.identifier} of commit user '${user}' was already committed (its last committed identifier is ${last})`,
-        };
-      }
-    }
+    const skipped = await this.skipIfCommitted(committable.identifier, user);
+    if (skipped) return skipped;
 
     const appendEntries: ManifestEntry[] = [];
     const compactEntries: ManifestEntry[] = [];
@@ -237,15 +230,8 @@ export class FileStoreCommit {
    */
   async overwrite(committable: Committable, options: OverwriteCallOptions): Promise<CommitResult> {
     const user = checkUser(options.commitUser);
-    if (committable.identifier !== BATCH_COMMIT_IDENTIFIER) {
-      const last = await this.lastCommittedIdentifier(user);
-      if (last !== null && committable.identifier <= last) {
-        return {
-          status: 'skipped',
-          reason: `commit identifier ${committable.identifier} of commit user '${user}' was already committed (its last committed identifier is ${last})`,
-        };
-      }
-    }
+    const skipped = await this.skipIfCommitted(committable.identifier, user);
+    if (skipped) return skipped;
     const adds: ManifestEntry[] = [];
     for (const m of committable.messages) {
       if ((m.deletedFiles?.length ?? 0) > 0 || (m.compactBefore?.length ?? 0) > 0 || (m.compactAfter?.length ?? 0) > 0) {
@@ -354,6 +340,17 @@ export class FileStoreCommit {
       results.push(await this.commit(c, { commitUser, force: options.force }));
     }
     return results;
+  }
+
+  /** The `skipped` result when `user` already committed `identifier` (never for batch commits), else null. */
+  private async skipIfCommitted(identifier: bigint, user: string): Promise<CommitResult | null> {
+    if (identifier === BATCH_COMMIT_IDENTIFIER) return null;
+    const last = await this.lastCommittedIdentifier(user);
+    if (last === null || identifier > last) return null;
+    return {
+      status: 'skipped',
+      reason: `commit identifier ${identifier} of commit user '${user}' was already committed (its last committed identifier is ${last})`,
+    };
   }
 
   /** The last identifier `user` committed (newest snapshot of that user), or null. */

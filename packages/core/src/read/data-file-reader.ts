@@ -20,6 +20,7 @@ import {
   type DataType,
   type TableSchema,
 } from '@tidemark/format';
+import { rescaleTimestamps } from '../arrow-timestamps.js';
 import { UnsupportedTableFeatureError } from '../scan/errors.js';
 import { makeBatch, nullData } from './arrow-take.js';
 
@@ -190,29 +191,6 @@ function replaceValues(data: arrow.Data, target: arrow.DataType, values: ArrayBu
     nullBitmap: copyValidity(data),
     data: values,
   } as never);
-}
-
-const NANOS_PER_UNIT: Record<arrow.TimeUnit, bigint> = {
-  [arrow.TimeUnit.SECOND]: 1_000_000_000n,
-  [arrow.TimeUnit.MILLISECOND]: 1_000_000n,
-  [arrow.TimeUnit.MICROSECOND]: 1_000n,
-  [arrow.TimeUnit.NANOSECOND]: 1n,
-};
-
-function rescaleTimestamps(values: BigInt64Array, from: arrow.TimeUnit, to: arrow.TimeUnit): BigInt64Array {
-  const f = NANOS_PER_UNIT[from];
-  const t = NANOS_PER_UNIT[to];
-  const out = new BigInt64Array(values.length);
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i]!;
-    if (f >= t) out[i] = v * (f / t);
-    else {
-      const d = t / f;
-      const q = v / d;
-      out[i] = v < 0n && q * d !== v ? q - 1n : q;
-    }
-  }
-  return out;
 }
 
 function copyValidity(data: arrow.Data): Uint8Array | undefined {

@@ -5,6 +5,7 @@
  */
 import * as arrow from 'apache-arrow';
 import { toArrowType, utf8Vector, type DataType, type Decimal, type Timestamp, type Value } from '@tidemark/format';
+import { rescaleTimestamps } from '../arrow-timestamps.js';
 import type { WriteValue } from './value-conversion.js';
 
 const utf8 = new TextEncoder();
@@ -46,21 +47,16 @@ export function buildColumn(type: DataType, values: readonly WriteValue[], indic
     case 'DATE':
     case 'TIME':
     case 'FLOAT':
-    case 'DOUBLE': {
-      const Ctor =
-        type.root === 'TINYINT' ? Int8Array : type.root === 'SMALLINT' ? Int16Array : type.root === 'FLOAT' ? Float32Array : type.root === 'DOUBLE' ? Float64Array : Int32Array;
-      const data = new Ctor(n);
-      for (let i = 0; i < n; i++) {
-        const v = at(i);
-        if (valid(i, v)) data[i] = v as number;
-      }
-      return finish({ data });
-    }
+    case 'DOUBLE':
     case 'BIGINT': {
-      const data = new BigInt64Array(n);
+      // The internal values are already the Arrow values (numbers; bigints for BIGINT).
+      const Ctor =
+        type.root === 'TINYINT' ? Int8Array : type.root === 'SMALLINT' ? Int16Array : type.root === 'FLOAT' ? Float32Array : type.root === 'DOUBLE' ? Float64Array : type.root === 'BIGINT' ? BigInt64Array : Int32Array;
+      const data = new Ctor(n);
+      const slots = data as unknown as { [i: number]: number | bigint };
       for (let i = 0; i < n; i++) {
         const v = at(i);
-        if (valid(i, v)) data[i] = v as bigint;
+        if (valid(i, v)) slots[i] = v as number | bigint;
       }
       return finish({ data });
     }
@@ -439,20 +435,7 @@ export function conformData(data: arrow.Data, target: arrow.DataType): arrow.Dat
   }
   if (arrow.DataType.isTimestamp(target) && arrow.DataType.isTimestamp(src)) {
     if (src.unit === target.unit) return data.clone(target);
-    const per: Record<number, bigint> = { 0: 1_000_000_000n, 1: 1_000_000n, 2: 1_000n, 3: 1n };
-    const f = per[src.unit]!;
-    const t = per[target.unit]!;
-    const values = data.values as BigInt64Array;
-    const out = new BigInt64Array(data.length);
-    for (let i = 0; i < data.length; i++) {
-      const v = values[i]!;
-      if (f >= t) out[i] = v * (f / t);
-      else {
-        const d = t / f;
-        const q = v / d;
-        out[i] = v < 0n && q * d !== v ? q - 1n : q;
-      }
-    }
+    const out = rescaleTimestamps((data.values as BigInt64Array).subarray(0, data.length), src.unit, target.unit);
     return data.clone(target, data.offset, data.length, data.nullCount, [data.valueOffsets, out, data.nullBitmap, data.typeIds] as never);
   }
   if (arrow.DataType.isDecimal(target) && arrow.DataType.isDecimal(src)) {

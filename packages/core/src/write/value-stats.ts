@@ -209,33 +209,17 @@ function minMaxIndices(data: arrow.Data, type: DataType): [number, number] | und
     case 'DATE':
     case 'TIME':
     case 'FLOAT':
-    case 'DOUBLE': {
-      const v = data.values as Int32Array | Float64Array;
-      let mn = Infinity;
-      let mx = -Infinity;
-      for (let i = 0; i < n; i++) {
-        const x = v[i]!;
-        if (x !== x || (!noNulls && !isValidAt(data, i))) continue;
-        if (lo < 0 || x < mn) {
-          mn = x;
-          lo = i;
-        }
-        if (hi < 0 || x > mx) {
-          mx = x;
-          hi = i;
-        }
-      }
-      break;
-    }
+    case 'DOUBLE':
     case 'BIGINT':
     case 'TIMESTAMP':
     case 'TIMESTAMP_LTZ': {
-      const v = data.values as BigInt64Array;
-      let mn = 0n;
-      let mx = 0n;
+      // Numbers, or bigints (BIGINT and timestamps, which are never NaN); mn/mx are only read once set.
+      const v = data.values as ArrayLike<number | bigint>;
+      let mn: number | bigint = 0;
+      let mx: number | bigint = 0;
       for (let i = 0; i < n; i++) {
-        if (!noNulls && !isValidAt(data, i)) continue;
         const x = v[i]!;
+        if (x !== x || (!noNulls && !isValidAt(data, i))) continue;
         if (lo < 0 || x < mn) {
           mn = x;
           lo = i;
