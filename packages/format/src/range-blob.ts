@@ -3,8 +3,7 @@
  *
  * parquet-wasm's `ParquetFile.fromFile` only calls `size`, `slice(start, end)` and
  * `arrayBuffer()`, so this adapter lets it fetch the footer and the projected column chunks with
- * ranged reads instead of downloading the whole object. hyparquet's `AsyncBuffer`
- * (`byteLength`, `slice(start, end) => Promise<ArrayBuffer>`) is provided by {@link asyncBufferOf}.
+ * ranged reads instead of downloading the whole object.
  */
 import type { FileIO } from '@tidemark/storage';
 
@@ -65,17 +64,6 @@ export class RangeBlob {
     }
     return this.io.readRange(this.path, this.start, this.size);
   }
-}
-
-/** hyparquet `AsyncBuffer` over a {@link RangeBlob}. */
-export function asyncBufferOf(blob: RangeBlob): {
-  byteLength: number;
-  slice(start: number, end?: number): Promise<ArrayBuffer>;
-} {
-  return {
-    byteLength: blob.size,
-    slice: (start, end) => blob.slice(start, end).arrayBuffer(),
-  };
 }
 
 function clamp(offset: number, size: number): number {

@@ -17,22 +17,19 @@ const verdicts = new Map<string, Promise<void>>();
 /** Name of the directory, under the probed prefix, that holds probe objects. */
 export const PROBE_DIR = '.tidemark-probe';
 
-function skippedByEnv(): boolean {
-  return ['1', 'true', 'yes'].includes((process.env.TIDEMARK_S3_SKIP_CONDITIONAL_CHECK ?? '').trim().toLowerCase());
-}
-
 /**
  * Checks, once per endpoint/bucket/prefix and process, that the store behind `prefix` refuses a
  * second `If-None-Match: *` PUT of the same key, which tidemark's lock-free commit relies on. It
  * creates `<prefix>/.tidemark-probe/<uuid>` twice with createIfAbsent and deletes it afterwards.
  *
- * Skipped when `io.conditionalWriteCheck` is `'skip'` or `TIDEMARK_S3_SKIP_CONDITIONAL_CHECK=1`.
+ * Skipped when `io.conditionalWriteCheck` is `'skip'`; for {@link S3FileIO} that comes from the option or,
+ * when the option is unset, `TIDEMARK_S3_SKIP_CONDITIONAL_CHECK=1` (see {@link resolveS3Config}).
  * A failed verdict is cached like a good one; transient errors are not cached.
  *
  * @throws ConditionalWriteNotSupportedError when the store accepts the second create.
  */
 export async function ensureConditionalWrites(io: ConditionalWriteTarget, prefix: string): Promise<void> {
-  if (io.conditionalWriteCheck === 'skip' || skippedByEnv()) return;
+  if (io.conditionalWriteCheck === 'skip') return;
   const loc = parseLocation(prefix);
   const cacheKey = JSON.stringify([io.endpointId, loc.bucket ?? '', (loc.key ?? loc.path ?? '').replace(/\/+$/, '')]);
   let verdict = verdicts.get(cacheKey);

@@ -68,14 +68,17 @@ describe('ensureConditionalWrites', () => {
     expect(store.creates).toHaveLength(2);
   });
 
-  it('is skipped by option or environment', async () => {
+  it("is skipped when the target's conditionalWriteCheck is 'skip'", async () => {
     const skipping = new FakeStore(false, 'skip');
     await ensureConditionalWrites(skipping, 'memory://x/p');
     expect(skipping.creates).toHaveLength(0);
+  });
+
+  it("obeys the target's resolved setting, not the environment (option 'probe' outranks the env opt-out)", async () => {
     process.env.TIDEMARK_S3_SKIP_CONDITIONAL_CHECK = '1';
-    const store = new FakeStore(false);
-    await ensureConditionalWrites(store, 'memory://x/p');
-    expect(store.creates).toHaveLength(0);
+    const store = new FakeStore(false, 'probe');
+    await expect(ensureConditionalWrites(store, 'memory://x/p')).rejects.toBeInstanceOf(ConditionalWriteNotSupportedError);
+    expect(store.creates).toHaveLength(2);
   });
 
   it('does not cache transient failures', async () => {

@@ -273,4 +273,21 @@ describe('S3FileIO.verifyConditionalWrites (fake server)', () => {
     await io.verifyConditionalWrites('s3://bkt/wh3');
     expect(server.requests).toHaveLength(0);
   });
+
+  it('is skipped with TIDEMARK_S3_SKIP_CONDITIONAL_CHECK=1 unless the option asks to probe', async () => {
+    server.honourIfNoneMatch = false;
+    process.env.TIDEMARK_S3_SKIP_CONDITIONAL_CHECK = '1';
+    try {
+      const skipping = makeIO();
+      const probing = makeIO({ conditionalWriteCheck: 'probe' });
+      await skipping.verifyConditionalWrites('s3://bkt/wh4');
+      expect(server.requests).toHaveLength(0);
+      await expect(probing.verifyConditionalWrites('s3://bkt/wh4')).rejects.toBeInstanceOf(
+        ConditionalWriteNotSupportedError,
+      );
+      expect(puts()).toHaveLength(2);
+    } finally {
+      delete process.env.TIDEMARK_S3_SKIP_CONDITIONAL_CHECK;
+    }
+  });
 });
