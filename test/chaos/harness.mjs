@@ -21,9 +21,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const cli = join(repo, 'packages', 'cli', 'bin', 'tidemark.js');
 
-/** The named crash points of the sink (packages/sink/src/crash-points.ts). */
-export const CRASH_POINTS = ['after-file-flush', 'after-prepare-commit', 'after-state-durable', 'during-commit-before-snapshot', 'after-snapshot-before-ack'];
-
 /** Small seeded PRNG (mulberry32) so a failing trial can be replayed with its seed. */
 function rng(seed) {
   let a = seed >>> 0;
@@ -93,6 +90,7 @@ export async function runTrial(config) {
   const { LocalFileIO, S3FileIO } = await import('@tidemark/storage');
   const { buildInitialSchema, openTable, listInflightRecords } = await import('@tidemark/core');
   const { serializeSchema } = await import('@tidemark/format');
+  const { CRASH_POINTS } = await import('@tidemark/sink');
 
   const dir = join(workDir, `trial-${trial}`);
   const base = s3 ? `s3://${s3.bucket}/${config.s3Prefix}/trial-${trial}` : dir;

@@ -8,7 +8,7 @@ import type { CommandContext } from './context.js';
 export const ExitCode = {
   /** The command did what was asked. */
   Ok: 0,
-  /** The command failed (I/O, corrupt data, missing snapshot, not implemented, ...). */
+  /** The command failed (I/O, corrupt data, missing snapshot, ...). */
   Failed: 1,
   /** The command line was wrong; a usage message was printed. */
   Usage: 2,

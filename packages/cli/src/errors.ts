@@ -28,13 +28,6 @@ export class UsageError extends CliError {
   }
 }
 
-/** The command exists but the engine behind it has not been built yet. Exit code 1. */
-export class NotImplementedError extends CliError {
-  constructor(command: string, waitingFor: string) {
-    super(`'${command}' is not yet implemented (it needs ${waitingFor})`);
-  }
-}
-
 /** The run was interrupted (Ctrl-C) and stopped before finishing. */
 export class InterruptedError extends CliError {
   constructor(message = 'interrupted') {
@@ -43,20 +36,15 @@ export class InterruptedError extends CliError {
 }
 
 /**
- * Names of error base classes from the other tidemark packages whose errors are the user's to fix.
- * Matched by class name along the prototype chain, so the CLI does not need a hard import of
- * every package just to classify errors (and keeps working while those packages are being built).
+ * Names of the error base classes of the other tidemark packages whose errors are the user's to
+ * fix (`TidemarkError` covers core, maintenance and sink). Matched by class name along the
+ * prototype chain, so classifying errors needs no import of every package.
  */
-const userErrorBaseNames = new Set<string>(['FormatError', 'StorageError', 'CoreError', 'TidemarkError', 'MaintenanceError', 'SinkError']);
-
-/** Treat errors whose class (or any base class) has this name as user errors. */
-export function registerUserErrorBase(className: string): void {
-  userErrorBaseNames.add(className);
-}
+const userErrorBaseNames = new Set<string>(['FormatError', 'StorageError', 'TidemarkError']);
 
 /**
  * True when `err` should be reported as a one-line message: it (or its class) has
- * `userError === true`, or one of its classes is a registered user-error base, or it is an
+ * `userError === true`, or one of its classes is a user-error base named above, or it is an
  * AbortError raised because the user pressed Ctrl-C.
  */
 export function isUserError(err: unknown): boolean {

@@ -36,6 +36,11 @@ export interface CheckpointState {
   };
   /** Committables of checkpoints ≤ `checkpointId` that were not known to be committed. */
   readonly pending: readonly SinkCommittable[];
+  /**
+   * Source position of each pending checkpoint, so a commit made during restore carries the same
+   * `tidemark.sink.offsets` property as one made before the crash (absent in older states).
+   */
+  readonly pendingSources?: readonly { readonly checkpointId: bigint; readonly source: CheckpointState['source'] }[];
   /** Wall clock when the state was taken (informational). */
   readonly createdAtMs: number;
 }

@@ -182,7 +182,7 @@ export class SinkCommitter {
       pending.push(...p.committables);
       if (p.source) sources.push({ checkpointId: id, source: p.source });
     }
-    const state: CheckpointState & { pendingSources: typeof sources } = {
+    const state: CheckpointState = {
       version: CHECKPOINT_STATE_VERSION,
       checkpointId,
       table: this.options.table,
@@ -321,7 +321,7 @@ export class SinkCommitter {
       groups.set(c.checkpointId, g);
     }
     const sources = new Map<bigint, SourcePosition>();
-    for (const s of (state as { pendingSources?: Array<{ checkpointId: bigint; source: SourcePosition }> }).pendingSources ?? []) sources.set(s.checkpointId, s.source);
+    for (const s of state.pendingSources ?? []) sources.set(s.checkpointId, s.source);
     const todo = [...groups.keys()].filter((id) => lastId === null || id > lastId).sort(byId);
     await this.checkNotLive(todo.flatMap((id) => groups.get(id)!));
     this.lastDurable = state.checkpointId;

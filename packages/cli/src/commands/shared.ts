@@ -1,12 +1,11 @@
 /**
  * Pieces several commands share: common option declarations, the `<table>` argument, progress
- * bars wired to the context, and the placeholder for engines that do not exist yet.
+ * bars wired to the context.
  */
 import { resolve as resolvePath } from 'node:path';
 import { openTable, type Table } from '@tidemark/core';
 import type { OptionSpec, PositionalSpec } from '../args.js';
 import type { CommandContext } from '../context.js';
-import { NotImplementedError } from '../errors.js';
 import { ProgressReporter } from '../output/progress.js';
 import { writeText } from '../output/writers.js';
 
@@ -19,11 +18,6 @@ export const tableArgument: PositionalSpec = {
 export const jsonOption = { type: 'boolean', description: 'print one JSON summary object to stdout' } as const satisfies OptionSpec;
 export const dryRunOption = { type: 'boolean', description: 'show what would be done without changing anything' } as const satisfies OptionSpec;
 export const snapshotOption = { type: 'integer', min: 1, valueName: 'N', description: 'snapshot id' } as const satisfies OptionSpec;
-
-/** Fails the command because the engine it needs is still being built (exit code 1). */
-export function notYetImplemented(command: string, waitingFor: string): never {
-  throw new NotImplementedError(command, waitingFor);
-}
 
 /** A progress bar on `ctx.stderr`, drawn only when it is a terminal and `TIDEMARK_NO_PROGRESS` is unset. */
 export function progressFor(ctx: CommandContext, label: string, unit: string, total?: number, totalBytes?: number): ProgressReporter {
