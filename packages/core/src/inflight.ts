@@ -173,11 +173,6 @@ export async function recordInflightPrefixes(
   await recordInflightFiles(io, tablePath, id, [], { ...options, prefixes });
 }
 
-/** Does the file name `name` (last path segment) start with one of `prefixes`? */
-export function matchesInflightPrefix(name: string, prefixes: readonly string[]): boolean {
-  return prefixes.some((p) => name.startsWith(p));
-}
-
 /** Removes the record `id` (missing records are fine). Call after the commit of its files succeeded. */
 export async function clearInflightFiles(io: FileIO, tablePath: string, id: string): Promise<void> {
   await io.delete(inflightRecordPath(tablePath, id));

@@ -6,22 +6,14 @@
  * Not safe against concurrent commits (as in Paimon): stop writers while rolling back.
  */
 import type { FileIO } from '@tidemark/storage';
-import {
-  deserializeBinaryRow,
-  partitionPath,
-  readManifestEntries,
-  readManifestList,
-  serializeSnapshot,
-  type ManifestEntry,
-  type Snapshot,
-} from '@tidemark/format';
-import { SchemaManager } from './schema-manager.js';
+import { readManifestEntries, readManifestList, serializeSnapshot, type Snapshot } from '@tidemark/format';
 import { SnapshotNotFoundError } from './errors.js';
 import { SnapshotManager } from './snapshot-manager.js';
 import type { TablePaths } from './table-paths.js';
 import { TagManager } from './tag-manager.js';
 import { RollbackError } from './commit/commit-errors.js';
 import { dataManifests, liveEntries } from './commit/manifest-fold.js';
+import { DataFileLocator, latestSchema } from './expire/table-files.js';
 
 export interface RollbackOptions {
   /** Also delete tags pointing at later snapshots (otherwise the rollback is refused). */
@@ -36,30 +28,6 @@ export interface RollbackResult {
   readonly removedTags: readonly string[];
   readonly deletedDataFiles: number;
   readonly deletedManifests: number;
-}
-
-/** Maps a manifest entry to its data file location (partition directories computed from the latest schema). */
-async function dataFilePathResolver(fileIO: FileIO, paths: TablePaths): Promise<(e: ManifestEntry) => string> {
-  const schema = await new SchemaManager(fileIO, paths).latest();
-  const types = schema.partitionKeys.map((k) => {
-    const f = schema.fields.find((x) => x.name === k);
-    if (f === undefined) throw new RollbackError(`partition key '${k}' is not a column of the latest schema of ${paths.root}`);
-    return f.type;
-  });
-  const opts = {
-    legacyName: (schema.options['partition.legacy-name'] ?? 'true').toLowerCase() !== 'false',
-    defaultName: schema.options['partition.default-name'],
-  };
-  const dirs = new Map<string, string>();
-  return (e) => {
-    const key = Buffer.from(e.partition).toString('hex');
-    let dir = dirs.get(key);
-    if (dir === undefined) {
-      dir = partitionPath(schema.partitionKeys, types, deserializeBinaryRow(e.partition, types), opts);
-      dirs.set(key, dir);
-    }
-    return paths.dataFilePath(dir, e.bucket, e.file.fileName, e.file.externalPath);
-  };
 }
 
 /** Every manifest-directory file `snapshot` references (lists, manifests, index manifest). */
@@ -130,8 +98,8 @@ export async function rollbackTo(
   // 2. Data files added after the target that are not live in it.
   const live = await liveEntries(fileIO, paths, retained);
   const liveFiles = new Set<string>();
-  const pathOf = await dataFilePathResolver(fileIO, paths);
-  for (const e of live.values()) liveFiles.add(pathOf(e));
+  const locator = new DataFileLocator(paths, await latestSchema({ fileIO, paths }));
+  for (const e of live.values()) liveFiles.add(locator.dataFile(e));
   const dataFiles = new Set<string>();
   const keep = await referencedManifestFiles(fileIO, paths, retained);
   const doomedManifests = new Set<string>();
@@ -147,10 +115,10 @@ export async function rollbackTo(
       for (const m of await readManifestList(fileIO, paths.manifestPath(s.deltaManifestList))) {
         for await (const e of readManifestEntries(fileIO, paths.manifestPath(m.fileName))) {
           if (e.kind !== 'ADD') continue;
-          const p = pathOf(e);
+          const p = locator.dataFile(e);
           if (!liveFiles.has(p)) {
             dataFiles.add(p);
-            for (const extra of e.file.extraFiles) dataFiles.add(p.slice(0, p.lastIndexOf('/') + 1) + extra);
+            for (const extra of locator.extraFiles(e)) dataFiles.add(extra);
           }
         }
       }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { commitOptionsFromTable } from '../src/commit/commit-options.js';
 import { retryWaitMs } from '../src/commit/commit-retry.js';
+import { InvalidOptionError } from '../src/core-options.js';
 
 describe('commit options', () => {
   it("takes Paimon's defaults", () => {
@@ -38,7 +39,9 @@ describe('commit options', () => {
       dynamicPartitionOverwrite: false,
     });
     expect(() => commitOptionsFromTable({ 'commit.max-retries': 'many' })).toThrow(/'commit.max-retries' = 'many'/);
-    expect(() => commitOptionsFromTable({ 'manifest.target-file-size': '8 parsecs' })).toThrow(/memory size/);
+    expect(() => commitOptionsFromTable({ 'manifest.target-file-size': '8 parsecs' })).toThrow(InvalidOptionError);
+    expect(() => commitOptionsFromTable({ 'manifest.target-file-size': '8 parsecs' })).toThrow(/'manifest.target-file-size' has invalid value '8 parsecs'/);
+    expect(() => commitOptionsFromTable({ 'commit.timeout': 'soon' })).toThrow(/'commit.timeout' has invalid value 'soon'/);
   });
 
   it('backs off exponentially up to the max wait with at most 20% jitter', () => {

@@ -82,6 +82,21 @@ describe('rollbackTo', () => {
     expect(await t.io.exists(mergedPath)).toBe(false);
   });
 
+  it("deletes the extra files (sidecars) of removed data files, next to them in their bucket", async () => {
+    const { t, paths } = await tableWith(1);
+    const f = { ...dataFile(2), extraFiles: ['sidecar-x.index'] };
+    const p = t.paths.dataFilePath('dt=a/', 0, f.fileName);
+    const sidecar = t.paths.dataFilePath('dt=a/', 0, 'sidecar-x.index');
+    await t.io.write(p, 'parquet bytes');
+    await t.io.write(sidecar, 'index bytes');
+    await t.commit.commit({ identifier: 2n, messages: [message('a', { newFiles: [f] })] }, { commitUser: 'u' });
+    const r = await rollbackTo(t.io, t.paths, 1);
+    expect(r).toMatchObject({ snapshotId: 1, removedSnapshots: [2], deletedDataFiles: 2 });
+    expect(await t.io.exists(p)).toBe(false);
+    expect(await t.io.exists(sidecar)).toBe(false);
+    expect(await t.io.exists(paths[0]!)).toBe(true);
+  });
+
   it('names the available range for a missing target', async () => {
     const { t } = await tableWith(2);
     await expect(rollbackTo(t.io, t.paths, 7)).rejects.toThrow(/snapshot 7 does not exist; earliest is 1, latest is 2/);

@@ -15,6 +15,7 @@ import {
   TableWrite,
   liveEntries,
   parsePredicate,
+  partitionKey,
   predicateColumns,
   readDataFile,
   type CommitMessage,
@@ -33,7 +34,7 @@ import {
 } from '@tidemark/format';
 import { compactPickOptions, pickCompactWindows } from './compact-plan.js';
 import { MaintenanceArgumentError, MaintenanceError } from './errors.js';
-import { MaintenanceAbortedError } from './table-files.js';
+import { checkAborted } from './table-files.js';
 
 /** Default bound on the input files one run rewrites. */
 export const DEFAULT_COMPACT_MAX_FILES_PER_RUN = 1000;
@@ -241,58 +242,58 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
   }
 
   async function rewriteAndCommit(): Promise<CompactAppendSummary> {
-  try {
-    for (const w of windows) {
-      await rewriteWindow(table, schema, w, options.signal, (file) => {
-        progress.filesDone++;
-        progress.bytesRead += file.meta.fileSize;
-        report('rewriting');
-      });
-      progress.bytesWritten += w.outputs.reduce((t, f) => t + f.fileSize, 0);
-    }
-    checkAborted(options.signal);
-  } catch (e) {
-    await deleteOutputs(table, windows);
-    throw e;
-  }
-
-  // ---- commit ----
-  report('committing');
-  const commit = table.newCommit({ commitUser: options.commitUser ?? randomUUID() });
-  let pending = windows;
-  let dropped = 0;
-  let droppedOutputs = 0;
-  let lastConflict = '';
-  for (let attempt = 0; ; attempt++) {
     try {
-      const result = await commit.commit({ identifier: BATCH_COMMIT_IDENTIFIER, messages: messagesOf(pending) });
-      const snapshotId = result.status === 'committed' ? result.snapshotId : null;
-      return summary(
-        {
-          snapshotId,
-          ...(dropped > 0 ? { gaveUp: { reason: lastConflict, windows: dropped, outputFilesDeleted: droppedOutputs } } : {}),
-        },
-        pending,
-      );
-    } catch (e) {
-      if (!(e instanceof CommitConflictError) || attempt >= 3) {
-        // Our files are unreferenced unless a snapshot create had an unknown outcome and landed.
-        if (!(await anyOutputLive(table, pending))) await deleteOutputs(table, pending);
-        throw e;
+      for (const w of windows) {
+        await rewriteWindow(table, schema, w, options.signal, (file) => {
+          progress.filesDone++;
+          progress.bytesRead += file.meta.fileSize;
+          report('rewriting');
+        });
+        progress.bytesWritten += w.outputs.reduce((t, f) => t + f.fileSize, 0);
       }
-      lastConflict = e.message;
-      const { keep, lost } = await splitByLiveInputs(table, pending);
-      // A conflict that is not about our inputs (should not happen): give up on everything.
-      const drop = lost.length === 0 ? keep : lost;
-      dropped += drop.length;
-      droppedOutputs += drop.reduce((s, w) => s + w.outputs.length, 0);
-      await deleteOutputs(table, drop);
-      pending = lost.length === 0 ? [] : keep;
-      if (pending.length === 0) {
-        return summary({ snapshotId: null, gaveUp: { reason: lastConflict, windows: dropped, outputFilesDeleted: droppedOutputs } }, []);
+      checkAborted(options.signal);
+    } catch (e) {
+      await deleteOutputs(table, windows);
+      throw e;
+    }
+
+    // ---- commit ----
+    report('committing');
+    const commit = table.newCommit({ commitUser: options.commitUser ?? randomUUID() });
+    let pending = windows;
+    let dropped = 0;
+    let droppedOutputs = 0;
+    let lastConflict = '';
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const result = await commit.commit({ identifier: BATCH_COMMIT_IDENTIFIER, messages: messagesOf(pending) });
+        const snapshotId = result.status === 'committed' ? result.snapshotId : null;
+        return summary(
+          {
+            snapshotId,
+            ...(dropped > 0 ? { gaveUp: { reason: lastConflict, windows: dropped, outputFilesDeleted: droppedOutputs } } : {}),
+          },
+          pending,
+        );
+      } catch (e) {
+        if (!(e instanceof CommitConflictError) || attempt >= 3) {
+          // Our files are unreferenced unless a snapshot create had an unknown outcome and landed.
+          if (!(await anyOutputLive(table, pending))) await deleteOutputs(table, pending);
+          throw e;
+        }
+        lastConflict = e.message;
+        const { keep, lost } = await splitByLiveInputs(table, pending);
+        // A conflict that is not about our inputs (should not happen): give up on everything.
+        const drop = lost.length === 0 ? keep : lost;
+        dropped += drop.length;
+        droppedOutputs += drop.reduce((s, w) => s + w.outputs.length, 0);
+        await deleteOutputs(table, drop);
+        pending = lost.length === 0 ? [] : keep;
+        if (pending.length === 0) {
+          return summary({ snapshotId: null, gaveUp: { reason: lastConflict, windows: dropped, outputFilesDeleted: droppedOutputs } }, []);
+        }
       }
     }
-  }
   }
 }
 
@@ -350,7 +351,7 @@ function samePartition(a: Uint8Array, b: Uint8Array, schema: TableSchema): boole
 function messagesOf(windows: readonly Window[]): CommitMessage[] {
   const byBucket = new Map<string, { partition: Uint8Array; bucket: number; totalBuckets: number; before: DataFileMeta[]; after: DataFileMeta[] }>();
   for (const w of windows) {
-    const key = `${w.split.bucket}|${Buffer.from(w.split.partition).toString('hex')}`;
+    const key = `${w.split.bucket}|${partitionKey(w.split.partition)}`;
     let m = byBucket.get(key);
     if (m === undefined) {
       m = { partition: w.split.partition, bucket: w.split.bucket, totalBuckets: w.split.totalBuckets, before: [], after: [] };
@@ -372,11 +373,11 @@ function messagesOf(windows: readonly Window[]): CommitMessage[] {
 /** Splits windows into those whose inputs are all still live in the latest snapshot and the rest. */
 async function splitByLiveInputs(table: Table, windows: readonly Window[]): Promise<{ keep: Window[]; lost: Window[] }> {
   const latest = await table.snapshotManager.latest();
-  const partitions = new Set(windows.map((w) => Buffer.from(w.split.partition).toString('hex')));
+  const partitions = new Set(windows.map((w) => partitionKey(w.split.partition)));
   const live =
     latest === null
       ? new Map<string, unknown>()
-      : await liveEntries(table.fileIO, table.paths, latest, (p) => partitions.has(Buffer.from(p).toString('hex')));
+      : await liveEntries(table.fileIO, table.paths, latest, (p) => partitions.has(partitionKey(p)));
   const keep: Window[] = [];
   const lost: Window[] = [];
   for (const w of windows) {
@@ -394,7 +395,9 @@ async function anyOutputLive(table: Table, windows: readonly Window[]): Promise<
     const latest = await table.snapshotManager.latest();
     if (latest === null) return false;
     const names = new Set(windows.flatMap((w) => w.outputs.map((f) => f.fileName)));
-    for (const e of (await liveEntries(table.fileIO, table.paths, latest)).values()) if (names.has(e.file.fileName)) return true;
+    const partitions = new Set(windows.map((w) => partitionKey(w.split.partition)));
+    const live = await liveEntries(table.fileIO, table.paths, latest, (p) => partitions.has(partitionKey(p)));
+    for (const e of live.values()) if (names.has(e.file.fileName)) return true;
     return false;
   } catch {
     return true; // unknown: keep the files (orphan cleanup removes them if unreferenced)
@@ -411,8 +414,4 @@ function positive(v: number | undefined, name: string): number | undefined {
   if (v === undefined) return undefined;
   if (!(v > 0) || (Number.isFinite(v) && !Number.isInteger(v))) throw new MaintenanceArgumentError(`${name} must be a positive integer, got ${v}`);
   return v;
-}
-
-function checkAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new MaintenanceAbortedError(signal.reason);
 }

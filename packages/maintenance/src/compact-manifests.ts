@@ -7,9 +7,8 @@
  * merged set and whose delta is empty; the live file set and the record count are unchanged.
  */
 import { randomUUID } from 'node:crypto';
-import { dataManifests, tableOptions, type Table } from '@tidemark/core';
-import type { ManifestFileMeta } from '@tidemark/format';
-import { MaintenanceAbortedError } from './table-files.js';
+import { dataManifests, fullCompactionBaseLength, tableOptions, type Table } from '@tidemark/core';
+import { checkAborted } from './table-files.js';
 
 /** Options of {@link compactManifests}. */
 export interface CompactManifestsOptions {
@@ -50,7 +49,7 @@ export async function compactManifests(table: Table, options: CompactManifestsOp
   const schema = await table.schemaManager.latest();
   const target = tableOptions(schema).manifestTargetFileSize;
   const before = await dataManifests(table.fileIO, table.paths, latest);
-  const toMerge = mustMerge(before, target);
+  const toMerge = before.slice(fullCompactionBaseLength(before, target));
   // One small manifest without deletes would only be copied; Paimon also skips unchanged results.
   const nothing = toMerge.length === 0 || (toMerge.length === 1 && toMerge[0]!.numDeletedFiles === 0);
   if (nothing || dryRun) {
@@ -63,7 +62,7 @@ export async function compactManifests(table: Table, options: CompactManifestsOp
       dryRun,
     };
   }
-  if (options.signal?.aborted) throw new MaintenanceAbortedError(options.signal.reason);
+  checkAborted(options.signal);
   const commit = table.newCommit({
     commitUser: options.commitUser ?? randomUUID(),
     commitOptions: { manifestFullCompactionThresholdSize: 1, manifestMergeMinCount: 1 },
@@ -81,11 +80,4 @@ export async function compactManifests(table: Table, options: CompactManifestsOp
     durationMs: Date.now() - started,
     dryRun,
   };
-}
-
-/** The manifests a full merge rewrites: everything after the leading large manifests without deletes. */
-function mustMerge(manifests: readonly ManifestFileMeta[], targetFileSize: number): ManifestFileMeta[] {
-  let i = 0;
-  while (i < manifests.length && manifests[i]!.numDeletedFiles === 0 && manifests[i]!.fileSize >= targetFileSize) i++;
-  return manifests.slice(i);
 }

@@ -2,6 +2,7 @@
  * Commit-related table options with Paimon's names and defaults.
  */
 import type { AvroCodecName } from '@tidemark/format';
+import { parseDuration, parseMemorySize } from '../core-options.js';
 import { CommitInputError } from './commit-errors.js';
 
 /** Resolved commit settings. */
@@ -29,37 +30,6 @@ export interface CommitOptions {
 }
 
 const KIB = 1024;
-const SIZE_UNITS: Record<string, number> = {
-  '': 1, b: 1, bytes: 1,
-  k: KIB, kb: KIB, kibibytes: KIB,
-  m: KIB ** 2, mb: KIB ** 2, mebibytes: KIB ** 2,
-  g: KIB ** 3, gb: KIB ** 3, gibibytes: KIB ** 3,
-  t: KIB ** 4, tb: KIB ** 4, tebibytes: KIB ** 4,
-};
-
-const DURATION_UNITS: Record<string, number> = {
-  '': 1, ms: 1, milli: 1, millis: 1, millisecond: 1, milliseconds: 1,
-  s: 1000, sec: 1000, secs: 1000, second: 1000, seconds: 1000,
-  min: 60_000, m: 60_000, mins: 60_000, minute: 60_000, minutes: 60_000,
-  h: 3_600_000, hour: 3_600_000, hours: 3_600_000,
-  d: 86_400_000, day: 86_400_000, days: 86_400_000,
-};
-
-/** Parses a Paimon MemorySize (`8 mb`, `16MB`, `1024`); bare numbers are bytes. */
-function parseMemorySize(text: string, option: string): number {
-  const m = /^\s*(\d+)\s*([a-zA-Z]*)\s*$/.exec(text);
-  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
-  if (!m || unit === undefined) throw new CommitInputError(`option '${option}' = '${text}' is not a memory size such as '8 mb'`);
-  return Number(m[1]) * unit;
-}
-
-/** Parses a Paimon Duration (`10 s`, `100ms`, `1 min`); bare numbers are milliseconds. */
-function parseDuration(text: string, option: string): number {
-  const m = /^\s*(\d+)\s*([a-zA-Z]*)\s*$/.exec(text);
-  const unit = m ? DURATION_UNITS[m[2]!.toLowerCase()] : undefined;
-  if (!m || unit === undefined) throw new CommitInputError(`option '${option}' = '${text}' is not a duration such as '10 s'`);
-  return Number(m[1]) * unit;
-}
 
 function parseCount(text: string, option: string): number {
   const n = Number(text.trim());

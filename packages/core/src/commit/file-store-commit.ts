@@ -308,7 +308,7 @@ export class FileStoreCommit {
    */
   async filterCommitted(committables: readonly Committable[], commitUser: string): Promise<Committable[]> {
     const user = checkUser(commitUser);
-    const sorted = [...committables].sort((a, b) => (a.identifier < b.identifier ? -1 : a.identifier > b.identifier ? 1 : 0));
+    const sorted = [...committables].sort(byIdentifier);
     for (let i = 1; i < sorted.length; i++) {
       if (sorted[i]!.identifier === sorted[i - 1]!.identifier) {
         throw new CommitInputError(`two committables share identifier ${sorted[i]!.identifier}; identifiers of one commit user must be strictly increasing`);
@@ -329,7 +329,7 @@ export class FileStoreCommit {
     options: { readonly force?: boolean } = {},
   ): Promise<CommitResult[]> {
     const todo = new Set(await this.filterCommitted(committables, commitUser));
-    const sorted = [...committables].sort((a, b) => (a.identifier < b.identifier ? -1 : a.identifier > b.identifier ? 1 : 0));
+    const sorted = [...committables].sort(byIdentifier);
     const results: CommitResult[] = [];
     for (const c of sorted) {
       if (!todo.has(c)) {
@@ -560,6 +560,10 @@ export class FileStoreCommit {
     const values = new Map(parsePartitionPath(this.partitionString(partition)));
     return Object.entries(spec).every(([k, v]) => values.get(k) === v);
   }
+}
+
+function byIdentifier(a: Committable, b: Committable): number {
+  return a.identifier < b.identifier ? -1 : a.identifier > b.identifier ? 1 : 0;
 }
 
 function checkUser(user: string): string {

@@ -79,6 +79,16 @@ async function mergeCandidates(
   return writer.writeEntries(folder.entries.values());
 }
 
+/**
+ * How many leading manifests a full compaction keeps as they are: the large ones (at least
+ * `targetFileSize`) without DELETE entries. Every manifest after them must be rewritten.
+ */
+export function fullCompactionBaseLength(manifests: readonly ManifestFileMeta[], targetFileSize: number): number {
+  let i = 0;
+  while (i < manifests.length && manifests[i]!.numDeletedFiles === 0 && manifests[i]!.fileSize >= targetFileSize) i++;
+  return i;
+}
+
 async function tryFullCompaction(
   fileIO: FileIO,
   paths: TablePaths,
@@ -87,15 +97,9 @@ async function tryFullCompaction(
   partitionTypes: readonly DataType[],
   options: ManifestMergeOptions,
 ): Promise<ManifestFileMeta[] | null> {
-  // Leading large manifests without deletes form the base; everything after must change.
-  const base: ManifestFileMeta[] = [];
-  let i = 0;
-  for (; i < input.length; i++) {
-    const m = input[i]!;
-    if (m.numDeletedFiles === 0 && m.fileSize >= options.targetFileSize) base.push(m);
-    else break;
-  }
-  const delta = input.slice(i);
+  const baseLength = fullCompactionBaseLength(input, options.targetFileSize);
+  const base = input.slice(0, baseLength);
+  const delta = input.slice(baseLength);
   const deltaSize = delta.reduce((s, m) => s + m.fileSize, 0);
   if (deltaSize < options.fullCompactionThresholdSize) return null;
 

@@ -214,8 +214,9 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
     const governed = new Map<string, Marked>();
     for (const [k, v] of marked) if (v.deletedIn > tag.id && v.deletedIn <= nextTagId) governed.set(k, v);
     if (governed.size === 0) continue;
+    const candidates = [...governed.keys()];
     await unmarkLive(io, paths, locator, tag, governed, `tag '${name}'`);
-    for (const k of marked.keys()) if (!governed.has(k) && marked.get(k)!.deletedIn > tag.id && marked.get(k)!.deletedIn <= nextTagId) marked.delete(k);
+    for (const k of candidates) if (!governed.has(k)) marked.delete(k);
   }
   await deleteAll(
     'data-files',
