@@ -12,8 +12,8 @@ import * as arrow from 'apache-arrow';
 
 /** Row positions to gather: row `rows[k]` of chunk `chunks[k]`, for every output row k. */
 export interface TakeIndices {
-  readonly chunks: Uint32Array | readonly number[];
-  readonly rows: Uint32Array | readonly number[];
+  readonly chunks: ArrayLike<number>;
+  readonly rows: ArrayLike<number>;
 }
 
 /** Gathers the given rows of `sources` (chunks of one column, all of `type`) into one Data. */
@@ -54,6 +54,7 @@ export function takeChunks(sources: readonly arrow.Data[], indices: TakeIndices,
       { chunks: childChunks, rows: childRows },
       childType,
     );
+    // Two identical calls: makeData's overloads need `type` narrowed to List or Map.
     if (arrow.DataType.isList(type)) {
       return arrow.makeData({ type, length: n, nullCount, nullBitmap, valueOffsets: offsets, child });
     }
@@ -120,7 +121,7 @@ function gatherValidity(sources: readonly arrow.Data[], indices: TakeIndices): {
 }
 
 /** Gathers rows of one Data (single chunk) by position. */
-export function takeRows(data: arrow.Data, rows: readonly number[] | Uint32Array): arrow.Data {
+export function takeRows(data: arrow.Data, rows: ArrayLike<number>): arrow.Data {
   return takeChunks([data], { chunks: new Uint32Array(rows.length), rows }, data.type as arrow.DataType);
 }
 

@@ -109,7 +109,7 @@ abstract class AbstractRead {
     return toArrowSchema((await this.ready()).outputFields);
   }
 
-  /** The table schema version the read uses (the read snapshot's schema). */
+  /** The table schema version the read uses (the latest schema; with time travel, the read snapshot's). */
   async tableSchema(): Promise<TableSchema> {
     return (await this.ready()).schema;
   }
@@ -209,8 +209,8 @@ abstract class AbstractRead {
 /**
  * A batch read of one snapshot (latest, by id, by timestamp or by tag). Created by
  * `Table.newRead`; planning happens on the first call of `plan()`, `batches()` or
- * `toArrowTable()`. The read schema is the schema of the read snapshot (as Java's time travel),
- * and each data file is read with its own schema and mapped by field id.
+ * `toArrowTable()`. The read schema is the table's latest schema, or with time travel the read
+ * snapshot's (as in Java), and each data file is read with its own schema and mapped by field id.
  *
  * Table kinds: append tables read every file (minus deletion vectors); primary-key tables merge
  * on read (deduplicate / first-row / partial-update / aggregation, ordered by `sequence.field`

@@ -1,15 +1,15 @@
 /**
  * Building Arrow column data directly from internal values (typed arrays, one pass per column),
- * reading single values back from Arrow buffers, and gathering rows — the pieces the table writer
- * needs without going through apache-arrow's slow generic builders.
+ * comparing adjacent rows and sizing and conforming columns — the pieces the table writer needs
+ * without going through apache-arrow's slow generic builders. Reading values back and gathering
+ * rows are shared with the reader (`read/arrow-values.ts`, `read/arrow-take.ts`).
  */
 import * as arrow from 'apache-arrow';
-import { toArrowType, utf8Vector, type DataType, type Decimal, type Timestamp, type Value } from '@tidemark/format';
+import { toArrowType, utf8Vector, type DataType, type Decimal, type Timestamp } from '@tidemark/format';
 import { rescaleTimestamps } from '../arrow-timestamps.js';
 import type { WriteValue } from './value-conversion.js';
 
 const utf8 = new TextEncoder();
-const utf8Decoder = new TextDecoder();
 
 /**
  * Arrow data of one column from internal values (`values[indices[i]]`, or all values). Types follow
@@ -161,13 +161,6 @@ function writeInt128(words: Uint32Array, index: number, v: bigint): void {
   }
 }
 
-/** Reads the 128-bit two's complement value at `index`. */
-export function readInt128(words: Uint32Array, index: number): bigint {
-  let x = 0n;
-  for (let w = 3; w >= 0; w--) x = (x << 32n) | BigInt(words[4 * index + w]!);
-  return BigInt.asIntN(128, x);
-}
-
 /** True when row `i` (relative to the data's offset) is not null. */
 export function isValidAt(data: arrow.Data, i: number): boolean {
   const bitmap = data.nullBitmap;
@@ -177,64 +170,10 @@ export function isValidAt(data: arrow.Data, i: number): boolean {
 }
 
 /**
- * The internal value of row `i` of an atomic-typed column (see format/values.ts), read straight
- * from the Arrow buffers. Nested types are not supported (returns undefined).
- */
-export function valueAt(data: arrow.Data, type: DataType, i: number): Value | undefined {
-  if (!isValidAt(data, i)) return null;
-  // After Data.slice(), offsets and fixed-width value buffers start at the slice; bitmaps do not.
-  const j = i;
-  switch (type.root) {
-    case 'BOOLEAN': {
-      const b = data.offset + i;
-      return ((data.values[b >> 3]! >> (b & 7)) & 1) === 1;
-    }
-    case 'TINYINT':
-    case 'SMALLINT':
-    case 'INT':
-    case 'DATE':
-    case 'TIME':
-    case 'FLOAT':
-    case 'DOUBLE':
-      return Number(data.values[j]);
-    case 'BIGINT':
-      return (data.values as BigInt64Array)[j]!;
-    case 'DECIMAL':
-      return { unscaled: readInt128(data.values as Uint32Array, j), scale: type.scale };
-    case 'TIMESTAMP':
-    case 'TIMESTAMP_LTZ':
-      return timestampFromUnit((data.values as BigInt64Array)[j]!, type.precision);
-    case 'CHAR':
-    case 'VARCHAR':
-    case 'BINARY':
-    case 'VARBINARY': {
-      const off = data.valueOffsets as Int32Array;
-      const bytes = (data.values as Uint8Array).subarray(off[j]!, off[j + 1]!);
-      return type.root === 'CHAR' || type.root === 'VARCHAR' ? utf8Decoder.decode(bytes) : bytes.slice();
-    }
-    default:
-      return undefined;
-  }
-}
-
-/** Converts an epoch value in the Arrow unit of a TIMESTAMP(p) column to a Timestamp. */
-export function timestampFromUnit(v: bigint, precision: number): Timestamp {
-  const perMilli = precision <= 3 ? 1n : precision <= 6 ? 1000n : 1_000_000n;
-  if (perMilli === 1n) return { millis: Number(v), nanoOfMillis: 0 };
-  let q = v / perMilli;
-  let r = v % perMilli;
-  if (r < 0n) {
-    q -= 1n;
-    r += perMilli;
-  }
-  return { millis: Number(q), nanoOfMillis: Number(r) * (perMilli === 1000n ? 1000 : 1) };
-}
-
-/**
  * A test whether row `r` (≥ 1) of an atomic-typed column holds the same raw value as row `r - 1`
  * (both null, or equal bits / equal bytes), without decoding either. Equal raw values always give
- * equal {@link valueAt} results; the converse may fail (NaN), which only costs a decode. Types
- * {@link valueAt} does not read never compare equal.
+ * equal `valueReader` results; the converse may fail (NaN), which only costs a decode. Types
+ * not handled here (nested) never compare equal.
  */
 export function sameAsPreviousRow(data: arrow.Data, type: DataType): (r: number) => boolean {
   let same: (r: number) => boolean;
@@ -293,71 +232,6 @@ export function sameAsPreviousRow(data: arrow.Data, type: DataType): (r: number)
     if (prev !== isValidAt(data, r)) return false;
     return !prev || same(r);
   };
-}
-
-/** Gathers rows `indices` of a column into new, compact Arrow data (any type of the shared mapping). */
-export function takeData(data: arrow.Data, indices: ArrayLike<number>): arrow.Data {
-  const n = indices.length;
-  const bitmap = new Uint8Array((n + 7) >> 3);
-  let nullCount = 0;
-  for (let i = 0; i < n; i++) {
-    if (isValidAt(data, indices[i]!)) bitmap[i >> 3]! |= 1 << (i & 7);
-    else nullCount++;
-  }
-  const base = { type: data.type, length: n, nullCount, nullBitmap: nullCount > 0 ? bitmap : new Uint8Array(0) };
-  const t = data.type as arrow.DataType;
-  if (arrow.DataType.isStruct(t)) {
-    // Data.slice() slices struct children too, so row indices carry over unchanged.
-    return arrow.makeData({ ...base, children: data.children.map((c) => takeData(c, indices)) } as never);
-  }
-  if (arrow.DataType.isList(t) || arrow.DataType.isMap(t)) {
-    const off = data.valueOffsets as Int32Array;
-    const valueOffsets = new Int32Array(n + 1);
-    const childIdx: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const j = indices[i]!;
-      for (let k = off[j]!; k < off[j + 1]!; k++) childIdx.push(k);
-      valueOffsets[i + 1] = childIdx.length;
-    }
-    const child = takeData(data.children[0]!, childIdx);
-    return arrow.makeData({ ...base, valueOffsets, child } as never);
-  }
-  if (arrow.DataType.isUtf8(t) || arrow.DataType.isBinary(t)) {
-    const off = data.valueOffsets as Int32Array;
-    const src = data.values as Uint8Array;
-    const valueOffsets = new Int32Array(n + 1);
-    let total = 0;
-    for (let i = 0; i < n; i++) {
-      const j = indices[i]!;
-      total += off[j + 1]! - off[j]!;
-      valueOffsets[i + 1] = total;
-    }
-    const out = new Uint8Array(total);
-    for (let i = 0; i < n; i++) {
-      const j = indices[i]!;
-      out.set(src.subarray(off[j]!, off[j + 1]!), valueOffsets[i]!);
-    }
-    return arrow.makeData({ ...base, valueOffsets, data: out } as never);
-  }
-  if (arrow.DataType.isBool(t)) {
-    const out = new Uint8Array((n + 7) >> 3);
-    const src = data.values as Uint8Array;
-    for (let i = 0; i < n; i++) {
-      const j = data.offset + indices[i]!;
-      if ((src[j >> 3]! >> (j & 7)) & 1) out[i >> 3]! |= 1 << (i & 7);
-    }
-    return arrow.makeData({ ...base, data: out } as never);
-  }
-  // Fixed width: stride = values per row (4 words for Decimal128).
-  const src = data.values as unknown as { length: number; constructor: new (n: number) => ArrayLike<number | bigint> };
-  const stride = arrow.DataType.isDecimal(t) ? 4 : 1;
-  const out = new src.constructor(n * stride) as unknown as Record<number, number | bigint>;
-  const s = src as unknown as Record<number, number | bigint>;
-  for (let i = 0; i < n; i++) {
-    const j = indices[i]! * stride;
-    for (let k = 0; k < stride; k++) out[i * stride + k] = s[j + k]!;
-  }
-  return arrow.makeData({ ...base, data: out } as never);
 }
 
 /** Approximate in-memory size of the rows of `data` (what the rows cost, not the shared buffers). */

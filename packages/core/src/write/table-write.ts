@@ -32,7 +32,9 @@ import type { CommitMessage } from '../commit-message.js';
 import { tableOptions, type CoreOptions } from '../core-options.js';
 import { INFLIGHT_RECORD_REFRESH_MS, clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
 import { TablePaths } from '../table-paths.js';
-import { buildColumn, conformData, dataByteSize, isValidAt, sameAsPreviousRow, takeData, valueAt } from './arrow-columns.js';
+import { buildColumn, conformData, dataByteSize, isValidAt, sameAsPreviousRow } from './arrow-columns.js';
+import { takeRows } from '../read/arrow-take.js';
+import { valueReader } from '../read/arrow-values.js';
 import { ConversionFailure, toInternal, type WriteValue } from './value-conversion.js';
 import { FileStatsCollector } from './value-stats.js';
 import { NotSupportedError, WriteValidationError } from './write-errors.js';
@@ -360,6 +362,8 @@ export class TableWrite {
       ...this.partitionIdx.map((c, k) => sameAsPreviousRow(cols[c]!, this.partitionTypes[k]!)),
       ...this.bucketKeyIdx.map((c, k) => sameAsPreviousRow(cols[c]!, this.bucketKeyTypes[k]!)),
     ];
+    const partValues = this.partitionIdx.map((c, k) => valueReader(cols[c]!, this.partitionTypes[k]!));
+    const bucketKeyValues = this.bucketKeyIdx.map((c, k) => valueReader(cols[c]!, this.bucketKeyTypes[k]!));
     const groups = new Map<string, RouteGroup>();
     /** Run r covers rows [runStarts[r], runStarts[r + 1]) and goes to runGroups[r]. */
     const runStarts: number[] = [];
@@ -370,11 +374,8 @@ export class TableWrite {
         while (k < same.length && same[k]!(r)) k++;
         if (k === same.length) continue;
       }
-      const part = this.partitionIdx.map((c, k) => valueAt(cols[c]!, this.partitionTypes[k]!, r) ?? null);
-      const bucket =
-        this.numBuckets > 0
-          ? bucketOfValues(this.bucketKeyTypes, this.bucketKeyIdx.map((c, k) => valueAt(cols[c]!, this.bucketKeyTypes[k]!, r) ?? null), this.numBuckets)
-          : 0;
+      const part = partValues.map((read) => read(r));
+      const bucket = this.numBuckets > 0 ? bucketOfValues(this.bucketKeyTypes, bucketKeyValues.map((read) => read(r)), this.numBuckets) : 0;
       const key = `${bucket}|${partKey(part)}`;
       let g = groups.get(key);
       if (!g) groups.set(key, (g = { part, bucket, rows: 0 }));
@@ -402,7 +403,7 @@ export class TableWrite {
     }
     for (const g of groups.values()) {
       const rows = indices.get(g)!.rows;
-      const children = cols.map((c) => takeData(c, rows));
+      const children = cols.map((c) => takeRows(c, rows));
       out.push([g.part, g.bucket, this.makeBatch(children, rows.length)]);
     }
     return out;

@@ -9,7 +9,8 @@
 import * as arrow from 'apache-arrow';
 import { serializeBinaryRow, type DataField, type DataType, type Decimal, type SimpleStats, type Timestamp, type Value } from '@tidemark/format';
 import type { CoreOptions, StatsMode } from '../core-options.js';
-import { isValidAt, utf8Bytes, valueAt } from './arrow-columns.js';
+import { valueReader } from '../read/arrow-values.js';
+import { isValidAt, utf8Bytes } from './arrow-columns.js';
 
 /** Min, max and null count of one column (min/max null = unknown). */
 export interface ColumnStats {
@@ -48,8 +49,9 @@ export class FileStatsCollector {
       if (mode.kind === 'counts') return;
       const found = minMaxIndices(data, field.type);
       if (!found) return;
-      const lo = valueAt(data, field.type, found[0]) ?? null;
-      const hi = valueAt(data, field.type, found[1]) ?? null;
+      const read = valueReader(data, field.type);
+      const lo = read(found[0]);
+      const hi = read(found[1]);
       if (acc.min === null || (lo !== null && compareValues(field.type, lo, acc.min) < 0)) acc.min = lo;
       if (acc.max === null || (hi !== null && compareValues(field.type, hi, acc.max) > 0)) acc.max = hi;
     });
