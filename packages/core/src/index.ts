@@ -49,3 +49,6 @@ export * from './compact/universal-compaction.js';
 export * from './compact/interval-partition.js';
 export * from './compact/compact-task.js';
 export * from './compact/compact-manager.js';
+export * from './compact/compaction-settings.js';
+export * from './compact/merge-tree-reader.js';
+export * from './compact/merge-tree-rewriter.js';

@@ -5,3 +5,6 @@ export class CompactionError extends TidemarkError {}
 
 /** A compaction was asked for something the table or its options do not allow. */
 export class CompactionArgumentError extends TidemarkUserError {}
+
+/** A compaction was stopped by its abort signal; nothing it wrote is committed. */
+export class CompactionAbortedError extends TidemarkError {}
