@@ -52,3 +52,4 @@ export * from './compact/compact-manager.js';
 export * from './compact/compaction-settings.js';
 export * from './compact/merge-tree-reader.js';
 export * from './compact/merge-tree-rewriter.js';
+export * from './compact/bucket-rewriter.js';
