@@ -48,11 +48,11 @@ async function randomCommits(table: Table, h: History, seed: number, commits: nu
   }
 }
 
-/** A large top-level base: keys 100..1099 of both partitions, at `level`. */
+/** A large top-level base: keys 100..2599 of both partitions, at `level`. */
 async function commitBase(table: Table, h: History, level: number): Promise<void> {
   const records: PkRecord[] = [];
   for (const dt of DT) {
-    for (let k = 100; k < 1100; k++) {
+    for (let k = 100; k < 2600; k++) {
       records.push({ k, dt, kind: 0, a: BigInt(k), s: `base-${k}-${((k * 7919) % 100_003).toString(36)}` });
       h.written.add(`${dt}|${k}`);
     }
@@ -61,10 +61,11 @@ async function commitBase(table: Table, h: History, level: number): Promise<void
   await commitRecords(table, records, h.seq, level);
 }
 
-/** Rows a read returns at every snapshot, by id. */
+/** Rows a read returns at the first, every third and the latest snapshot, by id. */
 async function allSnapshots(table: Table): Promise<Map<number, string[]>> {
   const out = new Map<number, string[]>();
-  for (const id of await table.snapshotManager.sortedIds()) out.set(id, await rowsAt(table, id));
+  const ids = await table.snapshotManager.sortedIds();
+  for (const id of ids) if (id === ids[0] || id % 3 === 0 || id === ids[ids.length - 1]) out.set(id, await rowsAt(table, id));
   return out;
 }
 
@@ -81,7 +82,8 @@ const ENGINES: [string, Record<string, string>, { deletes: boolean; nulls: boole
 describe('compactPrimaryKeyTable', () => {
   for (const [engine, options, ops] of ENGINES) {
     it(`${engine}: universal and full compaction never change what any snapshot reads`, async () => {
-      const table = await createPkTable({ ...options, 'target-file-size': '2 kb' });
+      // A high amplification limit keeps the first run on the size-ratio rule.
+      const table = await createPkTable({ ...options, 'target-file-size': '2 kb', 'compaction.max-size-amplification-percent': '2000' });
       const h = newHistory();
       await commitBase(table, h, 5);
       await randomCommits(table, h, engine.length * 7919, 6, ops);
