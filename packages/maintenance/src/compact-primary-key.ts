@@ -18,6 +18,7 @@ import {
   binaryRowKeyComparator,
   compactStrategy,
   compactionSettings,
+  coreOptions,
   liveEntries,
   openBucketRewriter,
   parsePredicate,
@@ -96,10 +97,11 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
   if (schema.primaryKeys.length === 0) {
     throw new MaintenanceArgumentError(`${table.location} is an append table; compactPrimaryKeyTable compacts primary-key tables only`);
   }
-  if ((schema.options['deletion-vectors.enabled'] ?? 'false').trim().toLowerCase() === 'true') {
+  const tableOptions = coreOptions(schema);
+  if (tableOptions.deletionVectorsEnabled) {
     throw new MaintenanceArgumentError(`${table.location}: compaction of primary-key tables with deletion vectors is not supported`);
   }
-  if ((schema.options['bucket'] ?? '').trim() === '-2') {
+  if (tableOptions.bucket === -2) {
     throw new MaintenanceArgumentError(`${table.location}: compaction of postponed buckets (bucket = -2) is not supported`);
   }
   if (options.where !== undefined) {

@@ -22,6 +22,8 @@ import type { DataSplit } from '../scan/data-split.js';
 import { makeBatch, takeChunks } from '../read/arrow-take.js';
 import { valueReader } from '../read/arrow-values.js';
 import { compareKeys, isRetraction } from '../read/merge-engine.js';
+import { coreOptions } from '../core-options.js';
+import { CompactionArgumentError } from './compact-errors.js';
 import { compactionSettings } from './compaction-settings.js';
 import { MergeTreeCompactRewriter, type BucketRewriter, type KeyValueSink } from './merge-tree-rewriter.js';
 import type { KeyValueSegment, WindowMerge } from './merge-tree-reader.js';
@@ -36,6 +38,10 @@ export interface OpenBucketRewriterOptions {
 /** The rewriter of one bucket (`split`) of `table`, writing with `schema` (the latest). */
 export async function openBucketRewriter(table: Table, schema: TableSchema, split: DataSplit, options: OpenBucketRewriterOptions = {}): Promise<BucketRewriter> {
   const settings = compactionSettings(schema);
+  const engine = coreOptions(schema).mergeEngine;
+  if (engine !== 'deduplicate') {
+    throw new CompactionArgumentError(`${table.location}: compaction of tables with merge engine '${engine}' is not supported yet`);
+  }
   const keyNames = trimmedPrimaryKeys(schema);
   const keyFields = keyNames.map((n) => schema.fields.find((f) => f.name === n)!);
   const keyPositions = keyFields.map((k) => schema.fields.findIndex((f) => f.id === k.id));

@@ -3,8 +3,7 @@
  * and the strategy they imply.
  */
 import type { TableSchema } from '@tidemark/format';
-import { tableOptions } from '../core-options.js';
-import { CompactionArgumentError } from './compact-errors.js';
+import { coreOptions } from '../core-options.js';
 import { ForceUpLevel0Compaction, UniversalCompaction, type CompactStrategy } from './universal-compaction.js';
 
 /** What primary-key compaction reads from the table options. */
@@ -36,32 +35,19 @@ export interface CompactionSettings {
 
 /** Reads the compaction settings of a primary-key table. */
 export function compactionSettings(schema: Pick<TableSchema, 'options' | 'primaryKeys'>): CompactionSettings {
-  const options = tableOptions(schema);
-  const int = (name: string, fallback: number, min: number): number => {
-    const raw = options.get(name);
-    if (raw === undefined) return fallback;
-    const n = Number(raw.trim());
-    if (raw.trim() === '' || !Number.isInteger(n) || n < min) {
-      throw new CompactionArgumentError(`table option '${name}' = '${raw}' must be an integer of at least ${min}`);
-    }
-    return n;
-  };
-  const bool = (name: string): boolean => (options.get(name) ?? 'false').trim().toLowerCase() === 'true';
-  const trigger = int('num-sorted-run.compaction-trigger', 5, 1);
-  const stop = Math.max(trigger, int('num-sorted-run.stop-trigger', trigger + 3, 1));
-  const deltaCommits = options.get('full-compaction.delta-commits') === undefined ? null : int('full-compaction.delta-commits', 1, 1);
-  const engine = (options.get('merge-engine') ?? 'deduplicate').trim().toLowerCase();
+  const options = coreOptions(schema);
   return {
-    numLevels: int('num-levels', trigger + 1, 2),
-    numSortedRunCompactionTrigger: trigger,
-    numSortedRunStopTrigger: stop,
-    maxSizeAmplificationPercent: int('compaction.max-size-amplification-percent', 200, 0),
-    sizeRatio: int('compaction.size-ratio', 1, 0),
+    numLevels: options.numLevels,
+    numSortedRunCompactionTrigger: options.numSortedRunCompactionTrigger,
+    numSortedRunStopTrigger: options.numSortedRunStopTrigger,
+    maxSizeAmplificationPercent: options.compactionMaxSizeAmplificationPercent,
+    sizeRatio: options.compactionSizeRatio,
+    // Paimon: target / 10 * 7 in integer arithmetic.
     compactionFileSize: Math.floor(options.targetFileSize / 10) * 7,
     targetFileSize: options.targetFileSize,
-    fullCompactionDeltaCommits: deltaCommits,
-    writeOnly: bool('write-only'),
-    forceUpLevel0: bool('compaction.force-up-level-0') || engine === 'first-row',
+    fullCompactionDeltaCommits: options.fullCompactionDeltaCommits,
+    writeOnly: options.writeOnly,
+    forceUpLevel0: options.compactionForceUpLevel0 || options.mergeEngine === 'first-row',
   };
 }
 
