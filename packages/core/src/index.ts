@@ -55,3 +55,4 @@ export * from './compact/compaction-settings.js';
 export * from './compact/merge-tree-reader.js';
 export * from './compact/merge-tree-rewriter.js';
 export * from './compact/bucket-rewriter.js';
+export * from './compact/writer-compaction.js';
