@@ -217,5 +217,9 @@ describe('compactPrimaryKeyTable', () => {
     // The loser's files are gone: every data file on disk belongs to some snapshot.
     const used = await filesOfAllSnapshots(table);
     expect((await parquetFilesOnDisk(table)).filter((f) => !used.has(f))).toEqual([]);
+    // Both runs cleared their in-flight records.
+    const inflight: string[] = [];
+    for await (const st of table.fileIO.list(`${table.location}/inflight`)) inflight.push(st.path);
+    expect(inflight).toEqual([]);
   });
 });

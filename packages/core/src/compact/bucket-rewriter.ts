@@ -23,6 +23,7 @@ import { makeBatch, takeChunks } from '../read/arrow-take.js';
 import { valueReader } from '../read/arrow-values.js';
 import { compareKeys, isRetraction } from '../read/merge-engine.js';
 import { coreOptions } from '../core-options.js';
+import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
 import { CompactionArgumentError } from './compact-errors.js';
 import { compactionSettings } from './compaction-settings.js';
 import { MergeTreeCompactRewriter, type BucketRewriter, type KeyValueSink } from './merge-tree-rewriter.js';
@@ -46,6 +47,19 @@ export async function openBucketRewriter(table: Table, schema: TableSchema, spli
   const keyFields = keyNames.map((n) => schema.fields.find((f) => f.name === n)!);
   const keyPositions = keyFields.map((k) => schema.fields.findIndex((f) => f.id === k.id));
   const filePath = (name: string): string => table.paths.dataFilePath(split.partitionPath, split.bucket, name);
+  // Output files share one prefix, recorded in flight before the first is written, so that orphan
+  // cleanup leaves them alone until the COMPACT snapshot references them (or the run is closed).
+  const uuid = randomUUID();
+  const prefix = `${coreOptions(schema).dataFilePrefix}${uuid}-`;
+  const recordId = `compact-${uuid}`;
+  let counter = 0;
+  let recorded = false;
+  const beforeFile = async (): Promise<void> => {
+    if (recorded) return;
+    await recordInflightPrefixes(table.fileIO, table.location, recordId, [prefix]);
+    recorded = true;
+  };
+  const newFileName = (): string => `${prefix}${counter++}.parquet`;
   const rewriter = new MergeTreeCompactRewriter({
     read: {
       fileIO: table.fileIO,
@@ -56,11 +70,13 @@ export async function openBucketRewriter(table: Table, schema: TableSchema, spli
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
       ...(options.onFileRead !== undefined ? { onFileRead: options.onFileRead } : {}),
     },
-    newSink: (level) => new ParquetKeyValueSink(table, schema, keyFields, keyPositions, filePath, level, settings.targetFileSize),
+    newSink: (level) => new ParquetKeyValueSink(table, schema, keyFields, keyPositions, filePath, newFileName, beforeFile, level, settings.targetFileSize),
     merge: (dropDelete) => deduplicateWindow(schema.fields, keyFields, keyPositions, dropDelete),
     deleteFiles: async (files) => {
       await table.fileIO.deleteMany(files.map((f) => filePath(f.fileName)));
     },
+  }, async () => {
+    if (recorded) await clearInflightFiles(table.fileIO, table.location, recordId).catch(() => undefined);
   });
   return rewriter;
 }
@@ -105,6 +121,8 @@ class ParquetKeyValueSink implements KeyValueSink {
     private readonly keyFields: readonly DataField[],
     private readonly keyPositions: readonly number[],
     private readonly path: (name: string) => string,
+    private readonly newFileName: () => string,
+    private readonly beforeFile: () => Promise<void>,
     private readonly level: number,
     private readonly targetSize: number,
   ) {
@@ -153,7 +171,8 @@ class ParquetKeyValueSink implements KeyValueSink {
       }
     }
     const bytes = writeParquetFile(batches);
-    const name = `data-${randomUUID()}-0.parquet`;
+    const name = this.newFileName();
+    await this.beforeFile();
     await this.table.fileIO.write(this.path(name), bytes);
     const keyTypes = this.keyFields.map((f) => f.type);
     this.files.push({
