@@ -3,7 +3,7 @@ import { resolve as resolvePath } from 'node:path';
 import type { Readable } from 'node:stream';
 import { LocalFileIO } from '@tidemark/storage';
 import { readParquetFile } from '@tidemark/format';
-import { WriteValidationError, type CommitResult, type TableWrite } from '@tidemark/core';
+import { commitNotApplied, WriteValidationError, type CommitResult, type TableWrite } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { InputError, readCsv, readJsonLines, type RowChunk } from '../input/row-input.js';
@@ -69,9 +69,15 @@ export const writeCommand = defineCommand({
         }
         const messages = await writer.prepareCommit();
         const committable = { messages, ...(identifier !== undefined ? { identifier } : {}) };
-        result = o.overwrite
-          ? await commit.overwrite(committable, partition.size > 0 ? { partition: Object.fromEntries(partition) } : {})
-          : await commit.commit(committable);
+        try {
+          result = o.overwrite
+            ? await commit.overwrite(committable, partition.size > 0 ? { partition: Object.fromEntries(partition) } : {})
+            : await commit.commit(committable);
+        } catch (e) {
+          // A refused commit (e.g. rows outside the --partition overwritten) leaves no data file.
+          if (commitNotApplied(e)) await writer.discard(messages).catch(() => undefined);
+          throw e;
+        }
       } catch (e) {
         await writer.abort().catch(() => undefined);
         throw e;

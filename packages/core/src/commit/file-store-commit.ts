@@ -15,7 +15,9 @@ import {
   FILE_SOURCE_APPEND,
   FILE_SOURCE_COMPACT,
   SNAPSHOT_VERSION,
-  parsePartitionPath,
+  DEFAULT_PARTITION_NAME,
+  partitionValueStrings,
+  unescapePathName,
   partitionPath,
   deserializeBinaryRow,
   serializeSnapshot,
@@ -556,9 +558,21 @@ export class FileStoreCommit {
     }).replace(/\/$/, '');
   }
 
+  /**
+   * Spec values are written as in partition directory names (`%2F` for `/`). The default
+   * partition name matches NULL only: blank strings share its directory but are other values, and
+   * an overwrite of the NULL partition must not take them along.
+   */
   private matchesSpec(partition: Uint8Array, spec: Readonly<Record<string, string>>): boolean {
-    const values = new Map(parsePartitionPath(this.partitionString(partition)));
-    return Object.entries(spec).every(([k, v]) => values.get(k) === v);
+    const keys = this.schema.partitionKeys;
+    const raw = partitionValueStrings(keys, this.partitionTypes, deserializeBinaryRow(partition, this.partitionTypes), {
+      legacyName: (this.schema.options['partition.legacy-name'] ?? 'true').toLowerCase() !== 'false',
+    });
+    const defaultName = this.schema.options['partition.default-name'] ?? DEFAULT_PARTITION_NAME;
+    return Object.entries(spec).every(([k, v]) => {
+      const value = raw[keys.indexOf(k)];
+      return v === defaultName ? value === null : value === unescapePathName(v);
+    });
   }
 }
 
