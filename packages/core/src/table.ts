@@ -20,6 +20,7 @@ import {
   type FileStoreCommitOptions,
   type OverwriteCallOptions,
 } from './commit/file-store-commit.js';
+import { commitNotApplied } from './commit/commit-errors.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
 import { createTag, deleteTag, listTags, type CreateTagOptions } from './tags.js';
 import { TableWrite, type TableWriteOptions, type WriteInput } from './write/table-write.js';
@@ -261,6 +262,9 @@ export class Table {
     }
     try {
       return await commit(messages);
+    } catch (e) {
+      if (commitNotApplied(e)) await writer.discard(messages).catch(() => undefined);
+      throw e;
     } finally {
       await writer.close();
     }

@@ -15,6 +15,8 @@ import {
   FILE_SOURCE_APPEND,
   FILE_SOURCE_COMPACT,
   SNAPSHOT_VERSION,
+  partitionValueStrings,
+  unescapePathName,
   serializeSnapshot,
   type CommitKind,
   type DataFileMeta,
@@ -574,9 +576,21 @@ export class FileStoreCommit {
     return this.paths.partitionPath(partition).replace(/\/$/, '');
   }
 
+  /**
+   * Spec values are written as in partition directory names (`%2F` for `/`). The default
+   * partition name matches NULL only: blank strings share its directory but are other values, and
+   * an overwrite of the NULL partition must not take them along.
+   */
   private matchesSpec(partition: Uint8Array, spec: Readonly<Record<string, string>>): boolean {
-    const values = this.paths.partitionSpec(partition);
-    return Object.entries(spec).every(([k, v]) => Object.prototype.hasOwnProperty.call(values, k) && values[k] === v);
+    const keys = this.schema.partitionKeys;
+    const raw = partitionValueStrings(keys, this.partitionTypes, this.paths.partitionValues(partition), {
+      legacyName: this.context.options.partitionLegacyName,
+    });
+    const defaultName = this.context.options.partitionDefaultName;
+    return Object.entries(spec).every(([k, v]) => {
+      const value = raw[keys.indexOf(k)];
+      return v === defaultName ? value === null : value === unescapePathName(v);
+    });
   }
 }
 

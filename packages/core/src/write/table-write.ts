@@ -247,6 +247,24 @@ export class TableWrite {
   }
 
   /**
+   * Deletes the data files of `messages` (returned by this writer's {@link prepareCommit}) after
+   * their commit was refused, so a failed command leaves no file behind. Call it only when no
+   * snapshot can reference them: after a {@link commitNotApplied} error, never after an error
+   * whose outcome is unknown. Files this writer did not write are left alone.
+   */
+  async discard(messages: readonly CommitMessage[]): Promise<void> {
+    const dirs = new Map<string, string>();
+    for (const buf of this.buffers.values()) dirs.set(`${buf.bucket}|${bytesKey(buf.partition)}`, buf.partitionDir);
+    const paths: string[] = [];
+    for (const m of messages) {
+      const dir = dirs.get(`${m.bucket}|${bytesKey(m.partition)}`);
+      if (dir === undefined) continue;
+      for (const f of m.newFiles) if (f.fileName.startsWith(this.filePrefix)) paths.push(this.paths.dataFilePath(dir, m.bucket, f.fileName));
+    }
+    await this.fileIO.deleteMany(paths);
+  }
+
+  /**
    * Discards buffered rows and clears the writer's in-flight record; the writer cannot be used
    * afterwards. Does not delete written files. Call it only after the messages of
    * {@link prepareCommit} were committed (or given up): closing earlier leaves their files
@@ -617,4 +635,8 @@ function partKey(values: readonly Value[]): string {
       return typeof v + ':' + String(v);
     })
     .join('\u0000');
+}
+
+function bytesKey(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
