@@ -176,19 +176,7 @@ export class Table {
    * @throws InvalidOptionError when the table option `write-only` is neither `true` nor `false`.
    */
   newCommit(options: NewCommitOptions = {}): TableCommit {
-    const commitUser = options.commitUser ?? randomUUID();
-    const { expire, ...storeOptions } = options;
-    const inner = new FileStoreCommit(this.context, storeOptions);
-    const autoExpire =
-      expire !== false && !this.context.options.writeOnly
-        ? async (): Promise<void> => {
-            await expireAfterCommit(this, {
-              ...(options.now !== undefined ? { now: options.now } : {}),
-              ...(options.logger !== undefined ? { logger: options.logger } : {}),
-            });
-          }
-        : null;
-    return new TableCommit(inner, commitUser, () => this.ensureConditionalWrites(), autoExpire);
+    return newTableCommit(this.context, options);
   }
 
   /**
@@ -293,19 +281,6 @@ export class Table {
     return rollbackTo(this.fileIO, this.paths, target, options);
   }
 
-  private conditionalWritesChecked: Promise<void> | undefined;
-
-  /** On S3, checks once per table that the store honours `If-None-Match: *` (commits rely on it). */
-  private ensureConditionalWrites(): Promise<void> {
-    const io = this.fileIO as FileIO & { verifyConditionalWrites?: (prefix: string) => Promise<void> };
-    if (io.kind !== 's3' || typeof io.verifyConditionalWrites !== 'function') return Promise.resolve();
-    this.conditionalWritesChecked ??= io.verifyConditionalWrites(this.location).catch((e: unknown) => {
-      this.conditionalWritesChecked = undefined;
-      throw e;
-    });
-    return this.conditionalWritesChecked;
-  }
-
   /** Releases the FileIO's clients. Call when done with a table opened without a `fileIO`. */
   async close(): Promise<void> {
     await this.fileIO.close();
@@ -359,9 +334,31 @@ export interface TableOverwriteOptions {
 }
 
 /**
- * A {@link FileStoreCommit} bound to one commit user (from {@link Table.newCommit}). On S3 the
- * first commit first verifies that the store supports conditional writes. After each call that
- * created a snapshot it runs `autoExpire` (snapshot expiration, see {@link Table.newCommit}),
+ * The commit path every writer uses (tables, the sink's committer, compaction): a committer for
+ * the table of `context`, bound to one commit user. Its {@link FileStoreCommit} verifies on S3,
+ * before the first snapshot, that the store refuses a second `If-None-Match: *` PUT; after each
+ * commit that created a snapshot it expires snapshots with the table's options (unless the table
+ * is `write-only` or `options.expire` is false). See {@link Table.newCommit}.
+ *
+ * @throws InvalidOptionError when the table option `write-only` is neither `true` nor `false`.
+ */
+export function newTableCommit(context: TableContext, options: NewCommitOptions = {}): TableCommit {
+  const commitUser = options.commitUser ?? randomUUID();
+  const { expire, ...storeOptions } = options;
+  const inner = new FileStoreCommit(context, storeOptions);
+  const logger = options.logger ?? context.logger;
+  const autoExpire =
+    expire !== false && !context.options.writeOnly
+      ? async (): Promise<void> => {
+          await expireAfterCommit(context, { ...(options.now !== undefined ? { now: options.now } : {}), logger });
+        }
+      : null;
+  return new TableCommit(inner, commitUser, () => Promise.resolve(), autoExpire);
+}
+
+/**
+ * A {@link FileStoreCommit} bound to one commit user (from {@link newTableCommit}). After each
+ * call that created a snapshot it runs `autoExpire` (snapshot expiration, see {@link Table.newCommit}),
  * unless the call passes `expire: false`; `autoExpire` must not throw (failures are logged).
  */
 export class TableCommit {

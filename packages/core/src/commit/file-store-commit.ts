@@ -412,8 +412,26 @@ export class FileStoreCommit {
     return null;
   }
 
+  private conditionalWritesChecked: Promise<void> | undefined;
+
+  /**
+   * Checks (once per committer; the storage caches the verdict per prefix and process) that the
+   * store refuses a second create of one key, which the snapshot compare-and-swap relies on.
+   */
+  private ensureConditionalWrites(): Promise<void> {
+    const io = this.fileIO;
+    if (typeof io.verifyConditionalWrites !== 'function') return Promise.resolve();
+    this.conditionalWritesChecked ??= io.verifyConditionalWrites(this.paths.root).catch((e: unknown) => {
+      this.conditionalWritesChecked = undefined;
+      throw e;
+    });
+    return this.conditionalWritesChecked;
+  }
+
   /** The retry loop around one snapshot; returns the new snapshot id. */
   private async tryCommit(input: AttemptInput): Promise<number> {
+    // Before anything is written: on a store that silently overwrites, two committers could both "win".
+    await this.ensureConditionalWrites();
     // Fresh names per snapshot: concurrent commits of one instance never share a record.
     const names = new ManifestNames();
     const writer = new ManifestWriter(this.fileIO, this.paths, this.partitionTypes, {
