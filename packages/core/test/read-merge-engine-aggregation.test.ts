@@ -300,7 +300,8 @@ describe('aggregation merge engine: options', () => {
     expect(bad([['s', STR]], { 'fields.s.aggregate-function': 'sum' })).toThrow(/'sum' cannot aggregate field 's' of type VARCHAR/);
     expect(bad([['n', INT]], { 'fields.n.aggregate-function': 'collect' })).toThrow(UnsupportedTableFeatureError);
     expect(bad([['n', INT], ['g', INT]], { 'fields.g.sequence-group': 'n' })).toThrow(/sequence groups/);
-    expect(bad([['n', INT]], { 'sequence.field': 'n', 'sequence.field.sort-order': 'descending' })).toThrow(/sort-order/);
+    expect(bad([['n', INT]], { 'sequence.field': 'n', 'sequence.field.sort-order': 'sideways' })).toThrow(/sort-order/);
+    expect(mergeEngineOptions(schemaOf([['n', INT]], { 'sequence.field': 'n', 'sequence.field.sort-order': 'descending' })).sequenceDescending).toBe(true);
     expect(bad([['n', INT]], { 'sequence.field': 'nope' })).toThrow(/'nope'/);
   });
 
