@@ -42,3 +42,8 @@ export * from './expire/maintenance-errors.js';
 export * from './expire/table-files.js';
 export * from './expire/expire-snapshots.js';
 export * from './expire/auto-expire.js';
+export * from './read/merged-columns.js';
+export * from './write/key-value/row-kind.js';
+export * from './write/key-value/key-value.js';
+export * from './write/key-value/key-value-file-writer.js';
+export * from './write/key-value/merge-function.js';

@@ -37,6 +37,7 @@ import { takeRows } from '../read/arrow-take.js';
 import { valueReader } from '../read/arrow-values.js';
 import { ConversionFailure, toInternal, type WriteValue } from './value-conversion.js';
 import { FileStatsCollector } from './value-stats.js';
+import { creationTimeOf, parquetCompressionOf } from './file-format.js';
 import { NotSupportedError, WriteValidationError } from './write-errors.js';
 
 /** A plain row: column name → JS value (see value-conversion.ts for the accepted forms). */
@@ -65,15 +66,6 @@ export interface TableWriteOptions {
   /** Receives best-effort failures (clearing the in-flight record); default `console.warn`. */
   readonly logger?: { warn(message: string): void };
 }
-
-const COMPRESSIONS: Record<string, ParquetCompression> = {
-  zstd: 'zstd',
-  snappy: 'snappy',
-  lz4: 'lz4',
-  gzip: 'gzip',
-  none: 'none',
-  uncompressed: 'none',
-};
 
 interface BucketBuffer {
   readonly key: string;
@@ -137,16 +129,7 @@ export class TableWrite {
       throw new NotSupportedError('writing to primary-key tables is not supported yet');
     }
     this.options = tableOptions(schema);
-    if (this.options.fileFormat !== 'parquet') {
-      throw new NotSupportedError(`table option 'file.format' = '${this.options.fileFormat}': only parquet data files can be written`);
-    }
-    const compression = COMPRESSIONS[this.options.fileCompression];
-    if (!compression) {
-      throw new NotSupportedError(
-        `table option 'file.compression' = '${this.options.fileCompression}' is not supported for writing (use zstd, snappy, lz4, gzip or none)`,
-      );
-    }
-    this.compression = compression;
+    this.compression = parquetCompressionOf(this.options);
     if (this.options.bucket === -2) throw new NotSupportedError("writing tables with 'bucket' = -2 (postpone) is not supported yet");
     this.paths = new TablePaths(location);
     this.arrowSchema = toArrowSchema(schema.fields);
@@ -557,8 +540,7 @@ export class TableWrite {
           schemaId: this.schema.id,
           level: 0,
           extraFiles: [],
-          // Java stores the writer's local wall-clock time as if it were UTC (paimon-format.md §4.3).
-          creationTime: now - new Date(now).getTimezoneOffset() * 60_000,
+          creationTime: creationTimeOf(now),
           deleteRowCount: 0,
           embeddedIndex: null,
           fileSource: FILE_SOURCE_APPEND,
