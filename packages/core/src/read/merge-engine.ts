@@ -276,8 +276,16 @@ export class KeyMerger {
     }
   }
 
-  /** The merged row of `records[start, end)` (one key, merge order), or null when nothing is left. */
+  /**
+   * The merged row of `records[start, end)` (one key, merge order), or null when nothing is left.
+   * A key with a single record yields that record unchanged, row kind included, as Java's
+   * `ReducerMergeFunctionWrapper` does on reads, in the write buffer and in compaction.
+   */
   merge(records: readonly KeyValueRecord[], start: number, end: number): MergedRow | null {
+    if (end - start === 1) {
+      const r = records[start]!;
+      return isRetraction(r.kind) && this.options.ignoreDelete ? null : { record: r, kind: r.kind, sequence: r.sequence };
+    }
     switch (this.options.engine) {
       case 'deduplicate': {
         for (let i = end - 1; i >= start; i--) {

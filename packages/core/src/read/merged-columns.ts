@@ -106,8 +106,10 @@ export class MergedKeyValues {
       const field = this.source.fields[c]!;
       const type = toArrowType(field.type);
       const sources = this.source.chunks[c]!;
-      if (slice.length > 0 && slice[0]!.cells) {
-        out.push(buildAggregatedColumn(slice.map((m) => m.cells![c]!), c, sources, type, field.type, this.input));
+      if (slice.some((m) => m.cells)) {
+        // A key with a single record is passed through unmerged: its cells are references to it.
+        const cells = slice.map((m) => (m.cells ? m.cells[c]! : this.input.isNull(m.record, c) ? null : { ref: m.record }));
+        out.push(buildAggregatedColumn(cells, c, sources, type, field.type, this.input));
         continue;
       }
       // A null source (a column partial update set to NULL) points at one extra all-null chunk.
