@@ -47,3 +47,5 @@ export * from './write/key-value/row-kind.js';
 export * from './write/key-value/key-value.js';
 export * from './write/key-value/key-value-file-writer.js';
 export * from './write/key-value/merge-function.js';
+export * from './write/key-value/merge-tree-writer.js';
+export * from './write/key-value/bucket-assigner.js';
