@@ -1,33 +1,102 @@
 /**
- * Opening the compaction rewriter of one bucket of a table: reads go through the bucket's
- * directory with each file's own schema, merged records are written as key-value files of the
- * output level (file source COMPACT).
+ * The compaction rewriter of one bucket of a table: reads go through the bucket's directory with
+ * each file's own schema; each key window is merged by the table's merge engine exactly as reads
+ * and the writer's flushes merge (one shared merger); the survivors are written by the key-value
+ * file writer as files of the output level (file source COMPACT).
  */
 import { randomUUID } from 'node:crypto';
-import * as arrow from 'apache-arrow';
-import {
-  EMPTY_SIMPLE_STATS,
-  FILE_SOURCE_COMPACT,
-  keyValueFileFields,
-  serializeBinaryRow,
-  toArrowSchema,
-  trimmedPrimaryKeys,
-  writeParquetFile,
-  type DataField,
-  type DataFileMeta,
-  type TableSchema,
-} from '@tidemark/format';
+import { FILE_SOURCE_COMPACT, type DataFileMeta, type TableSchema } from '@tidemark/format';
+import type { FileIO } from '@tidemark/storage';
 import type { Table } from '../table.js';
 import type { DataSplit } from '../scan/data-split.js';
-import { makeBatch, takeChunks } from '../read/arrow-take.js';
-import { valueReader } from '../read/arrow-values.js';
-import { compareKeys, isRetraction } from '../read/merge-engine.js';
 import { coreOptions } from '../core-options.js';
 import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
-import { CompactionArgumentError } from './compact-errors.js';
-import { compactionSettings } from './compaction-settings.js';
-import { MergeTreeCompactRewriter, type BucketRewriter, type KeyValueSink } from './merge-tree-rewriter.js';
+import { mergeEngineOptions, type MergeEngineOptions } from '../read/merge-engine.js';
+import { KeyValueChunks } from '../read/merged-columns.js';
+import { KeyValueFileWriter } from '../write/key-value/key-value-file-writer.js';
+import { trimmedKeyFields } from '../write/key-value/key-value.js';
+import { MergeTreeCompactRewriter, type BucketRewriter } from './merge-tree-rewriter.js';
 import type { KeyValueSegment, WindowMerge } from './merge-tree-reader.js';
+
+/** Where one bucket's files are and how new ones are named. */
+export interface BucketFilesContext {
+  readonly fileIO: FileIO;
+  /** The schema outputs are written with (the table's current one). */
+  readonly schema: TableSchema;
+  /** Schema of a file's `_SCHEMA_ID`. */
+  schemaOf(id: number): Promise<TableSchema>;
+  /** Full location of the bucket directory. */
+  readonly bucketPath: string;
+  /** Full path of a data file of the bucket from its name. */
+  pathOf(fileName: string): string;
+  /** A fresh data file name. */
+  newFileName(): string;
+  /** Awaited before each data file is written (in-flight record). */
+  beforeFile?(): Promise<void>;
+  readonly signal?: AbortSignal;
+  /** Called with each input file once it has been read through. */
+  readonly onFileRead?: (file: DataFileMeta) => void;
+}
+
+/** A compaction rewriter of one bucket; `onClose` runs when it is closed. */
+export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Promise<void>): BucketRewriter {
+  const { schema } = ctx;
+  const options = coreOptions(schema);
+  const merge = mergeEngineOptions(schema);
+  const keyFields = trimmedKeyFields(schema);
+  const keyPositions = keyFields.map((k) => schema.fields.findIndex((f) => f.id === k.id));
+  return new MergeTreeCompactRewriter(
+    {
+      read: {
+        fileIO: ctx.fileIO,
+        bucketPath: ctx.bucketPath,
+        schemaOf: (id) => ctx.schemaOf(id),
+        readFields: schema.fields,
+        keyPositions,
+        ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
+        ...(ctx.onFileRead !== undefined ? { onFileRead: ctx.onFileRead } : {}),
+      },
+      newSink: (level) => {
+        const writer = new KeyValueFileWriter({
+          fileIO: ctx.fileIO,
+          schema,
+          options,
+          pathOf: (name) => ctx.pathOf(name),
+          newFileName: () => ctx.newFileName(),
+          level,
+          fileSource: FILE_SOURCE_COMPACT,
+          ...(ctx.beforeFile !== undefined ? { beforeFile: () => ctx.beforeFile!() } : {}),
+        });
+        return {
+          write: (rows) => writer.write(rows),
+          close: () => writer.close(),
+          abort: () => writer.abort(),
+        };
+      },
+      merge: (dropDelete) => windowMerge(schema, merge, dropDelete),
+      deleteFiles: async (files) => {
+        await ctx.fileIO.deleteMany(files.map((f) => ctx.pathOf(f.fileName)));
+      },
+    },
+    onClose,
+  );
+}
+
+/**
+ * Merges a window with the shared merger: one row per key with the row kind a writer stores, or
+ * (with `dropDelete`) without the keys whose result is a retraction.
+ */
+function windowMerge(schema: TableSchema, merge: MergeEngineOptions, dropDelete: boolean): WindowMerge {
+  const keyFields = trimmedKeyFields(schema);
+  const sequenceFields = (merge.sequenceFields ?? []).map((n) => schema.fields.find((f) => f.name === n)!);
+  return (segments): KeyValueSegment | null => {
+    const held = new KeyValueChunks(schema.fields, keyFields, sequenceFields);
+    for (const s of segments) held.add(s.columns, s.sequence, s.kinds, s.rows);
+    const merged = held.merge(merge, !dropDelete);
+    if (merged.length === 0) return null;
+    return { columns: merged.columns(), sequence: merged.sequences(), kinds: merged.kinds(), rows: merged.length };
+  };
+}
 
 /** Options of {@link openBucketRewriter}. */
 export interface OpenBucketRewriterOptions {
@@ -36,170 +105,35 @@ export interface OpenBucketRewriterOptions {
   readonly onFileRead?: (file: DataFileMeta) => void;
 }
 
-/** The rewriter of one bucket (`split`) of `table`, writing with `schema` (the latest). */
+/**
+ * The rewriter of one bucket (`split`) of `table` for a compaction run, writing with `schema` (the
+ * latest). Its output files share one name prefix, recorded in flight before the first is
+ * written, so that orphan cleanup leaves them alone until the run is closed (after its commit).
+ */
 export async function openBucketRewriter(table: Table, schema: TableSchema, split: DataSplit, options: OpenBucketRewriterOptions = {}): Promise<BucketRewriter> {
-  const settings = compactionSettings(schema);
-  const engine = coreOptions(schema).mergeEngine;
-  if (engine !== 'deduplicate') {
-    throw new CompactionArgumentError(`${table.location}: compaction of tables with merge engine '${engine}' is not supported yet`);
-  }
-  const keyNames = trimmedPrimaryKeys(schema);
-  const keyFields = keyNames.map((n) => schema.fields.find((f) => f.name === n)!);
-  const keyPositions = keyFields.map((k) => schema.fields.findIndex((f) => f.id === k.id));
-  const filePath = (name: string): string => table.paths.dataFilePath(split.partitionPath, split.bucket, name);
-  // Output files share one prefix, recorded in flight before the first is written, so that orphan
-  // cleanup leaves them alone until the COMPACT snapshot references them (or the run is closed).
   const uuid = randomUUID();
   const prefix = `${coreOptions(schema).dataFilePrefix}${uuid}-`;
   const recordId = `compact-${uuid}`;
   let counter = 0;
   let recorded = false;
-  const beforeFile = async (): Promise<void> => {
-    if (recorded) return;
-    await recordInflightPrefixes(table.fileIO, table.location, recordId, [prefix]);
-    recorded = true;
-  };
-  const newFileName = (): string => `${prefix}${counter++}.parquet`;
-  const rewriter = new MergeTreeCompactRewriter({
-    read: {
+  return createBucketRewriter(
+    {
       fileIO: table.fileIO,
-      bucketPath: split.bucketPath,
+      schema,
       schemaOf: (id) => (id === schema.id ? Promise.resolve(schema) : table.schemaManager.schema(id)),
-      readFields: schema.fields,
-      keyPositions,
+      bucketPath: split.bucketPath,
+      pathOf: (name) => table.paths.dataFilePath(split.partitionPath, split.bucket, name),
+      newFileName: () => `${prefix}${counter++}.parquet`,
+      beforeFile: async () => {
+        if (recorded) return;
+        await recordInflightPrefixes(table.fileIO, table.location, recordId, [prefix]);
+        recorded = true;
+      },
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
       ...(options.onFileRead !== undefined ? { onFileRead: options.onFileRead } : {}),
     },
-    newSink: (level) => new ParquetKeyValueSink(table, schema, keyFields, keyPositions, filePath, newFileName, beforeFile, level, settings.targetFileSize),
-    merge: (dropDelete) => deduplicateWindow(schema.fields, keyFields, keyPositions, dropDelete),
-    deleteFiles: async (files) => {
-      await table.fileIO.deleteMany(files.map((f) => filePath(f.fileName)));
+    async () => {
+      if (recorded) await clearInflightFiles(table.fileIO, table.location, recordId).catch(() => undefined);
     },
-  }, async () => {
-    if (recorded) await clearInflightFiles(table.fileIO, table.location, recordId).catch(() => undefined);
-  });
-  return rewriter;
-}
-
-/** Deduplicate: the last record of each key (records of a key ordered by sequence number). */
-function deduplicateWindow(fields: readonly DataField[], keyFields: readonly DataField[], keyPositions: readonly number[], dropDelete: boolean): WindowMerge {
-  return (segments) => {
-    const recs: { key: unknown[]; seq: bigint; kind: number; chunk: number; row: number }[] = [];
-    segments.forEach((s, chunk) => {
-      const readers = keyPositions.map((p, j) => valueReader(s.columns[p]!, keyFields[j]!.type));
-      for (let row = 0; row < s.rows; row++) recs.push({ key: readers.map((r) => r(row)), seq: s.sequence[row]!, kind: s.kinds[row]!, chunk, row });
-    });
-    recs.sort((a, b) => compareKeys(a.key as never, b.key as never) || (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
-    const keep: typeof recs = [];
-    for (let i = 0; i < recs.length; i++) {
-      const last = i + 1 === recs.length || compareKeys(recs[i]!.key as never, recs[i + 1]!.key as never) !== 0;
-      if (last && !(dropDelete && isRetraction(recs[i]!.kind))) keep.push(recs[i]!);
-    }
-    if (keep.length === 0) return null;
-    const indices = { chunks: Uint32Array.from(keep.map((r) => r.chunk)), rows: Uint32Array.from(keep.map((r) => r.row)) };
-    const schema = toArrowSchema(fields);
-    return {
-      columns: fields.map((_, c) => takeChunks(segments.map((s) => s.columns[c]!), indices, schema.fields[c]!.type)),
-      sequence: BigInt64Array.from(keep.map((r) => r.seq)),
-      kinds: Int8Array.from(keep.map((r) => r.kind)),
-      rows: keep.length,
-    };
-  };
-}
-
-/** Key-value Parquet files of one level, rolled at the target size. */
-class ParquetKeyValueSink implements KeyValueSink {
-  private pending: KeyValueSegment[] = [];
-  private pendingRows = 0;
-  private pendingBytes = 0;
-  private readonly files: DataFileMeta[] = [];
-  private readonly kvSchema: arrow.Schema;
-
-  constructor(
-    private readonly table: Table,
-    private readonly schema: TableSchema,
-    private readonly keyFields: readonly DataField[],
-    private readonly keyPositions: readonly number[],
-    private readonly path: (name: string) => string,
-    private readonly newFileName: () => string,
-    private readonly beforeFile: () => Promise<void>,
-    private readonly level: number,
-    private readonly targetSize: number,
-  ) {
-    this.kvSchema = toArrowSchema(keyValueFileFields(keyFields, schema.fields));
-  }
-
-  async write(rows: KeyValueSegment): Promise<void> {
-    this.pending.push(rows);
-    this.pendingRows += rows.rows;
-    this.pendingBytes += rows.columns.reduce((s, c) => s + c.byteLength, 0);
-    if (this.pendingBytes >= this.targetSize) await this.flush();
-  }
-
-  async close(): Promise<DataFileMeta[]> {
-    await this.flush();
-    return this.files;
-  }
-
-  async abort(): Promise<void> {
-    await this.table.fileIO.deleteMany(this.files.map((f) => this.path(f.fileName))).catch(() => undefined);
-  }
-
-  private async flush(): Promise<void> {
-    if (this.pendingRows === 0) return;
-    const batches = this.pending.map((s) => {
-      const columns = [
-        ...this.keyPositions.map((p) => s.columns[p]!),
-        arrow.makeData({ type: new arrow.Int64(), length: s.rows, data: s.sequence }),
-        arrow.makeData({ type: new arrow.Int8(), length: s.rows, data: s.kinds }),
-        ...s.columns,
-      ];
-      return makeBatch(this.kvSchema, columns, s.rows);
-    });
-    const first = this.pending[0]!;
-    const last = this.pending[this.pending.length - 1]!;
-    const keyAt = (s: KeyValueSegment, r: number) => this.keyPositions.map((p, j) => valueReader(s.columns[p]!, this.keyFields[j]!.type)(r));
-    let minSeq = first.sequence[0]!;
-    let maxSeq = minSeq;
-    let deletes = 0;
-    for (const s of this.pending) {
-      for (let r = 0; r < s.rows; r++) {
-        const q = s.sequence[r]!;
-        if (q < minSeq) minSeq = q;
-        if (q > maxSeq) maxSeq = q;
-        if (isRetraction(s.kinds[r]!)) deletes++;
-      }
-    }
-    const bytes = writeParquetFile(batches);
-    const name = this.newFileName();
-    await this.beforeFile();
-    await this.table.fileIO.write(this.path(name), bytes);
-    const keyTypes = this.keyFields.map((f) => f.type);
-    this.files.push({
-      fileName: name,
-      fileSize: bytes.length,
-      rowCount: this.pendingRows,
-      minKey: serializeBinaryRow(keyTypes, keyAt(first, 0)),
-      maxKey: serializeBinaryRow(keyTypes, keyAt(last, last.rows - 1)),
-      keyStats: EMPTY_SIMPLE_STATS,
-      valueStats: EMPTY_SIMPLE_STATS,
-      minSequenceNumber: minSeq,
-      maxSequenceNumber: maxSeq,
-      schemaId: this.schema.id,
-      level: this.level,
-      extraFiles: [],
-      creationTime: Date.now(),
-      deleteRowCount: deletes,
-      embeddedIndex: null,
-      fileSource: FILE_SOURCE_COMPACT,
-      valueStatsCols: null,
-      externalPath: null,
-      firstRowId: null,
-      writeCols: null,
-      writeColsSequences: null,
-    });
-    this.pending = [];
-    this.pendingRows = 0;
-    this.pendingBytes = 0;
-  }
+  );
 }
