@@ -77,7 +77,7 @@ describe('mergeSections', () => {
     };
     const ctx = {
       fileIO: io,
-      bucketPath,
+      pathOf: (name: string) => `${bucketPath}/${name}`,
       schemaOf: async () => schema,
       readFields: fields,
       keyPositions: [0],

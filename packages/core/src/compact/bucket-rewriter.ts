@@ -25,8 +25,6 @@ export interface BucketFilesContext {
   readonly schema: TableSchema;
   /** Schema of a file's `_SCHEMA_ID`. */
   schemaOf(id: number): Promise<TableSchema>;
-  /** Full location of the bucket directory. */
-  readonly bucketPath: string;
   /** Full path of a data file of the bucket from its name. */
   pathOf(fileName: string): string;
   /** A fresh data file name. */
@@ -49,7 +47,7 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
     {
       read: {
         fileIO: ctx.fileIO,
-        bucketPath: ctx.bucketPath,
+        pathOf: (name) => ctx.pathOf(name),
         schemaOf: (id) => ctx.schemaOf(id),
         readFields: schema.fields,
         keyPositions,
@@ -121,7 +119,6 @@ export async function openBucketRewriter(table: Table, schema: TableSchema, spli
       fileIO: table.fileIO,
       schema,
       schemaOf: (id) => (id === schema.id ? Promise.resolve(schema) : table.schemaManager.schema(id)),
-      bucketPath: split.bucketPath,
       pathOf: (name) => table.paths.dataFilePath(split.partitionPath, split.bucket, name),
       newFileName: () => `${prefix}${counter++}.parquet`,
       beforeFile: async () => {

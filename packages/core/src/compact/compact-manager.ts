@@ -22,20 +22,24 @@ export interface CompactManagerOptions {
   readonly compare: KeyComparator;
   /** Retractions are dropped by any compaction to a level ≥ 1 (deletion-vector tables). */
   readonly alwaysDropDelete?: boolean;
+  /** Aborted by {@link MergeTreeCompactManager.close}; give its signal to the rewriter so it stops early. */
+  readonly abortController?: AbortController;
 }
 
 /** One bucket's levels plus the compaction running on them. */
 export class MergeTreeCompactManager {
   private task: Promise<void> | null = null;
   private done: { result: CompactResult } | { error: unknown } | null = null;
-  private readonly abort = new AbortController();
+  private readonly abort: AbortController;
 
   constructor(
     readonly levels: Levels,
     private readonly strategy: CompactStrategy,
     private readonly rewriter: CompactRewriter,
     private readonly options: CompactManagerOptions,
-  ) {}
+  ) {
+    this.abort = options.abortController ?? new AbortController();
+  }
 
   /** Whether the writer must wait for the running compaction before flushing more. */
   shouldWaitForLatestCompaction(): boolean {

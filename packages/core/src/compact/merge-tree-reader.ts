@@ -8,7 +8,6 @@
  */
 import type * as arrow from 'apache-arrow';
 import type { FileIO } from '@tidemark/storage';
-import { joinPath } from '@tidemark/storage';
 import type { DataField, DataFileMeta, TableSchema, Value } from '@tidemark/format';
 import { valueReader } from '../read/arrow-values.js';
 import { readDataFile } from '../read/data-file-reader.js';
@@ -34,8 +33,8 @@ export type WindowMerge = (segments: readonly KeyValueSegment[]) => KeyValueSegm
 /** Where files are and how to read them. */
 export interface MergeReadContext {
   readonly fileIO: FileIO;
-  /** Full location of the bucket directory (files with `_EXTERNAL_PATH` are read from there). */
-  readonly bucketPath: string;
+  /** Full location of a data file of the bucket from its name (`_EXTERNAL_PATH` wins when set). */
+  pathOf(fileName: string): string;
   schemaOf(id: number): Promise<TableSchema>;
   /** Fields the records hold, in order (the table's current fields). */
   readonly readFields: readonly DataField[];
@@ -82,7 +81,7 @@ class RunCursor {
           return false;
         }
         const schema = await this.ctx.schemaOf(file.schemaId);
-        const path = file.externalPath || joinPath(this.ctx.bucketPath, file.fileName);
+        const path = file.externalPath || this.ctx.pathOf(file.fileName);
         this.batches = readDataFile(this.ctx.fileIO, { path, fileSize: file.fileSize, schema }, this.ctx.readFields, {
           keyValue: true,
           batchSize: this.ctx.batchSize ?? DEFAULT_BATCH,

@@ -11,9 +11,17 @@
  * earlier output again: such an intermediate file was never committed, so it is deleted at once
  * and neither committed as added nor as removed (a file that only changed level is kept).
  */
-import type { DataFileMeta } from '@tidemark/format';
+import type { FileIO } from '@tidemark/storage';
+import type { DataFileMeta, TableSchema } from '@tidemark/format';
+import type { CompactManager } from '../write/key-value/merge-tree-writer.js';
+import { trimmedKeyFields } from '../write/key-value/key-value.js';
+import type { CompactManagerContext } from '../write/table-write.js';
+import { createBucketRewriter } from './bucket-rewriter.js';
 import type { CompactResult } from './compact-task.js';
-import type { MergeTreeCompactManager } from './compact-manager.js';
+import { MergeTreeCompactManager } from './compact-manager.js';
+import { compactStrategy, compactionSettings } from './compaction-settings.js';
+import { Levels } from './levels.js';
+import { binaryRowKeyComparator } from './sorted-run.js';
 
 /** What a writer commits for its compactions. */
 export interface WriterCompactionIncrement {
@@ -109,4 +117,60 @@ export class WriterCompaction {
     this.compactAfter.push(...result.after);
     if (intermediate.length > 0) await this.options.deleteFiles(intermediate);
   }
+}
+
+/** What {@link writerCompactManager} needs of the table. */
+export interface WriterCompactionTable {
+  readonly fileIO: FileIO;
+  readonly location: string;
+  /** The schema the writer writes with. */
+  readonly schema: TableSchema;
+  schemaOf(id: number): Promise<TableSchema>;
+}
+
+/**
+ * The compaction hook of one bucket writer of a primary-key table: universal compaction after
+ * flushes (forcing level 0 up for first-row tables and `compaction.force-up-level-0`), outputs
+ * named and recorded in flight like the writer's own files. `restore` lists the bucket's live
+ * files when the writer started (asked once, at the first flush).
+ */
+export function writerCompactManager(
+  table: WriterCompactionTable,
+  bucket: CompactManagerContext,
+  restore: () => Promise<readonly DataFileMeta[]>,
+): CompactManager {
+  const { schema } = table;
+  const settings = compactionSettings(schema);
+  const compare = binaryRowKeyComparator(trimmedKeyFields(schema).map((f) => f.type));
+  const deleteFiles = async (files: readonly DataFileMeta[]): Promise<void> => {
+    await table.fileIO.deleteMany(files.map((f) => bucket.pathOf(f.fileName)));
+  };
+  const compaction = new WriterCompaction({
+    open: async () => {
+      const abortController = new AbortController();
+      const levels = new Levels(await restore(), settings.numLevels, compare, `${table.location}: bucket ${bucket.bucket}`);
+      const rewriter = createBucketRewriter({
+        fileIO: table.fileIO,
+        schema,
+        schemaOf: (id) => table.schemaOf(id),
+        pathOf: bucket.pathOf,
+        newFileName: bucket.newFileName,
+        beforeFile: bucket.beforeFile,
+        signal: abortController.signal,
+      });
+      return new MergeTreeCompactManager(levels, compactStrategy(settings), rewriter, {
+        minFileSize: settings.compactionFileSize,
+        numSortedRunStopTrigger: settings.numSortedRunStopTrigger,
+        compare,
+        abortController,
+      });
+    },
+    fullCompactionDeltaCommits: settings.fullCompactionDeltaCommits,
+    deleteFiles,
+  });
+  return {
+    onFlush: (files) => compaction.onFlush(files),
+    prepareCommit: () => compaction.prepareCommit(),
+    abort: () => compaction.abort(),
+  };
 }
