@@ -229,6 +229,8 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
       checkAborted(options.signal);
     } catch (e) {
       await deleteOutputs(jobs);
+      // An abort stops the merge-read with a core error: report it as the maintenance abort.
+      checkAborted(options.signal);
       throw e;
     }
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { LocalFileIO } from '@tidemark/storage';
 import { FILE_SOURCE_COMPACT } from '@tidemark/format';
 import { openTable, type Table } from '@tidemark/core';
-import { MaintenanceArgumentError, compactPrimaryKeyTable } from '../src/index.js';
+import { MaintenanceAbortedError, MaintenanceArgumentError, compactPrimaryKeyTable } from '../src/index.js';
 import { TYPED_SPEC, createTable, filesOfAllSnapshots, hookedFileIO, parquetFilesOnDisk } from './compact-helpers.js';
 import { commitRecords, createPkTable, levelsOf, random, rowsAt, type PkRecord } from './pk-helpers.js';
 
@@ -187,6 +187,27 @@ describe('compactPrimaryKeyTable', () => {
     const table = await createPkTable({});
     await expect(compactPrimaryKeyTable(table, { where: 'k > 3' })).rejects.toThrow(MaintenanceArgumentError);
     await expect(compactPrimaryKeyTable(table, { where: "dt = '2024-01-01'" })).resolves.toMatchObject({ snapshotId: null });
+  });
+
+  it('an aborted run commits nothing and deletes what it wrote', async () => {
+    const table = await createPkTable({});
+    await randomCommits(table, newHistory(), 11, 6, { deletes: true, nulls: false });
+    const before = await rowsAt(table);
+    const latest = (await table.snapshotManager.latest())!.id;
+    const files = new Set(await parquetFilesOnDisk(table));
+    const abort = new AbortController();
+    await expect(
+      compactPrimaryKeyTable(table, {
+        full: true,
+        signal: abort.signal,
+        onProgress: (p) => {
+          if (p.filesDone >= 8) abort.abort();
+        },
+      }),
+    ).rejects.toThrow(MaintenanceAbortedError);
+    expect((await table.snapshotManager.latest())!.id).toBe(latest);
+    expect(await rowsAt(table)).toEqual(before);
+    expect(new Set(await parquetFilesOnDisk(table))).toEqual(files);
   });
 
   it('a compaction whose inputs a concurrent compaction replaced gives up cleanly', async () => {
