@@ -44,7 +44,16 @@ import { ManifestNames, ManifestWriter } from './manifest-writer.js';
 /** Outcome of a commit. */
 export type CommitResult =
   /** New snapshot(s) were created; `snapshotId` is the last one (COMPACT after APPEND when both). */
-  | { readonly status: 'committed'; readonly snapshotId: number; readonly snapshotIds: readonly number[] }
+  | {
+      readonly status: 'committed';
+      readonly snapshotId: number;
+      readonly snapshotIds: readonly number[];
+      /**
+       * Why the compaction part was dropped (a concurrent compaction replaced its inputs after the
+       * APPEND part was committed); absent when it was committed or there was none.
+       */
+      readonly compactionDropped?: string;
+    }
   /** This (commitUser, identifier) was already committed; nothing was written. */
   | { readonly status: 'skipped'; readonly reason: string }
   /** Nothing to commit and not forced: no snapshot. */
@@ -232,15 +241,29 @@ export class FileStoreCommit {
       );
     }
     if (compactEntries.length > 0) {
-      ids.push(
-        await this.tryCommit({
-          ...base,
-          delta: { kind: 'fixed', entries: compactEntries },
-          commitKind: 'COMPACT',
-          checkConflicts: true,
-          allowBucketChange: false,
-        }),
-      );
+      try {
+        ids.push(
+          await this.tryCommit({
+            ...base,
+            delta: { kind: 'fixed', entries: compactEntries },
+            commitKind: 'COMPACT',
+            checkConflicts: true,
+            allowBucketChange: false,
+          }),
+        );
+      } catch (e) {
+        // A writer's compaction that lost its inputs to a concurrent compaction: the data it
+        // came with is committed, and compaction is optional, so the write stands without it.
+        if (!(e instanceof CommitConflictError) || ids.length === 0) throw e;
+        const inputs = new Set(compactEntries.filter((x) => x.kind === 'DELETE').map((x) => x.file.fileName));
+        const outputs = compactEntries.filter((x) => x.kind === 'ADD' && !inputs.has(x.file.fileName));
+        this.logger.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
+        for (const x of outputs) {
+          const location = this.paths.dataFilePath(x.partition, x.bucket, x.file.fileName, x.file.externalPath);
+          await this.fileIO.delete(location).catch(() => undefined);
+        }
+        return { status: 'committed', snapshotId: ids[ids.length - 1]!, snapshotIds: ids, compactionDropped: e.message };
+      }
     }
     return { status: 'committed', snapshotId: ids[ids.length - 1]!, snapshotIds: ids };
   }
