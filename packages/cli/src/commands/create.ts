@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { resolveFileIO, type FileIO } from '@tidemark/storage';
 import { serializeSchema, typeToString } from '@tidemark/format';
-import { TableAlreadyExistsError, TablePaths, buildInitialSchema, type ColumnSpec } from '@tidemark/core';
+import { TableAlreadyExistsError, metadataPaths, buildInitialSchema, type ColumnSpec } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import type { CommandContext } from '../context.js';
 import { CliError, UsageError } from '../errors.js';
@@ -42,7 +42,7 @@ export const createCommand = defineCommand({
     const location = tableLocation(args.named['table']!, ctx);
     const fileIO = resolveFileIO(location);
     try {
-      const paths = new TablePaths(location);
+      const paths = metadataPaths(location);
       if (await fileIO.exists(paths.schemaPath(0))) throw new TableAlreadyExistsError(args.named['table']!, location);
       await checkTableLocation(fileIO, location);
       // create-if-absent: of two concurrent creators exactly one wins, as in the catalog.
