@@ -18,6 +18,38 @@ import { SCHEMA_PREFIX } from './table-paths.js';
 import { metadataPaths } from './path-factory.js';
 import { Table } from './table.js';
 
+/** Options of {@link createTable}. */
+export interface CreateTableOptions {
+  /** Return the existing schema instead of throwing when the table exists. */
+  readonly ignoreIfExists?: boolean;
+  /** Name used in errors (default: the location). */
+  readonly name?: string;
+}
+
+/**
+ * Creates the table at `location` from `spec`: writes `schema/schema-0` with create-if-absent, so
+ * of two concurrent creators exactly one succeeds.
+ *
+ * @returns the schema written (or the existing one with `ignoreIfExists`).
+ * @throws SchemaValidationError for an invalid definition; TableAlreadyExistsError unless `ignoreIfExists`.
+ */
+export async function createTable(fileIO: FileIO, location: string, spec: TableSpec, options: CreateTableOptions = {}): Promise<TableSchema> {
+  const name = options.name ?? location;
+  const schema = buildInitialSchema(spec);
+  const manager = new SchemaManager(fileIO, metadataPaths(location));
+  if ((await manager.latestId()) !== null) {
+    if (options.ignoreIfExists) return manager.latest();
+    throw new TableAlreadyExistsError(name, location);
+  }
+  const schemaPath = metadataPaths(location).schemaPath(0);
+  const result = await fileIO.createIfAbsent(schemaPath, serializeSchema(schema));
+  if (result === 'already-exists') {
+    if (options.ignoreIfExists) return parseSchema(await fileIO.read(schemaPath), schemaPath);
+    throw new TableAlreadyExistsError(name, location);
+  }
+  return schema;
+}
+
 /** Suffix of database directories. */
 export const DB_SUFFIX = '.db';
 
@@ -231,24 +263,9 @@ export class FileSystemCatalog {
    */
   async createTable(identifier: string | Identifier, spec: TableSpec, options: { ignoreIfExists?: boolean } = {}): Promise<TableSchema> {
     const id = parseIdentifier(identifier);
-    const name = `${id.database}.${id.table}`;
-    const location = this.tableLocation(id);
-    const paths = metadataPaths(location);
-    const schema = buildInitialSchema(spec);
-    const manager = new SchemaManager(this.fileIO, paths);
-    if ((await manager.latestId()) !== null) {
-      if (options.ignoreIfExists) return manager.latest();
-      throw new TableAlreadyExistsError(name, location);
-    }
     const local = this.localPath(this.databaseLocation(id.database));
     if (local !== undefined) await fs.mkdir(local, { recursive: true });
-    const schemaPath = paths.schemaPath(0);
-    const result = await this.fileIO.createIfAbsent(schemaPath, serializeSchema(schema));
-    if (result === 'already-exists') {
-      if (options.ignoreIfExists) return parseSchema(await this.fileIO.read(schemaPath), schemaPath);
-      throw new TableAlreadyExistsError(name, location);
-    }
-    return schema;
+    return createTable(this.fileIO, this.tableLocation(id), spec, { ...options, name: `${id.database}.${id.table}` });
   }
 
   /**
