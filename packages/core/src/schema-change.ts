@@ -20,6 +20,7 @@ import {
   type DataType,
   type TableSchema,
 } from '@tidemark/format';
+import { tableOptions } from './core-options.js';
 import { TidemarkUserError } from './errors.js';
 import { SchemaManager } from './schema-manager.js';
 import { reassignNestedIds, validateOptions } from './schema-builder.js';
@@ -162,8 +163,7 @@ export async function applySchemaChanges(
     return i;
   };
   const bucketKeyColumns = (): string[] => {
-    const raw = Object.prototype.hasOwnProperty.call(options, 'bucket-key') ? options['bucket-key'] : undefined;
-    return raw === undefined || raw.trim() === '' ? [] : raw.split(',').map((s) => s.trim());
+    return [...tableOptions({ options, primaryKeys }).bucketKey];
   };
   const refuseKey = (name: string, what: string, opts: { primary: boolean; bucket: boolean }): void => {
     if (partitionKeys.includes(name)) {
@@ -213,7 +213,7 @@ export async function applySchemaChanges(
         if (typeof change.value !== 'string') {
           throw new SchemaChangeError(`cannot set option '${change.key}': value must be a string`, { option: change.key });
         }
-        const old = Object.prototype.hasOwnProperty.call(options, change.key) ? options[change.key] : undefined;
+        const old = tableOptions({ options, primaryKeys }).get(change.key);
         if (old !== change.value && IMMUTABLE_WHEN_NOT_EMPTY.has(change.key) && (await hasSnapshots())) {
           throw new SchemaChangeError(
             `cannot change option '${change.key}' from ${old === undefined ? 'its default' : `'${old}'`} to '${change.value}': ` +
@@ -284,6 +284,16 @@ export async function applySchemaChanges(
         const field = fields[i]!;
         let target = resolveType(change.type, change.name, `change the type of column '${change.name}'`);
         if (change.keepNullability) target = { ...target, nullable: field.type.nullable } as DataType;
+        else if (!field.type.nullable && target.nullable && typeof change.type === 'string' && !/\bNULL\s*$/i.test(change.type)) {
+          // `BIGINT` for a `BIGINT NOT NULL` column reads as "same type", not "allow NULLs": the
+          // constraint is dropped only when asked for in so many words.
+          const base = typeToString(target);
+          throw new SchemaChangeError(
+            `cannot change column '${change.name}' to ${base}: the column is NOT NULL and ${base} would silently make it nullable; ` +
+              `give '${base} NOT NULL' to keep the constraint or '${base} NULL' to allow NULLs`,
+            { column: change.name },
+          );
+        }
         checkWidening(change.name, field.type, target);
         fields[i] = { ...field, type: target };
         break;
@@ -581,7 +591,7 @@ function isWidening(from: DataType, to: DataType): boolean {
  */
 function renameInOptions(options: Record<string, string>, from: string, to: string): void {
   for (const key of ['bucket-key', 'sequence.field']) {
-    const v = Object.prototype.hasOwnProperty.call(options, key) ? options[key] : undefined;
+    const v = tableOptions({ options, primaryKeys: [] }).get(key);
     if (v === undefined) continue;
     setOwn(options, key, v.split(',').map((s) => (s.trim() === from ? to : s.trim())).join(','));
   }

@@ -8,7 +8,6 @@
  * const t = await table.newRead({ snapshotId: 3 }).toArrowTable();
  * ```
  */
-import { tableOptions } from './core-options.js';
 import { randomUUID } from 'node:crypto';
 import * as arrow from 'apache-arrow';
 import { resolveFileIO, type FileIO, type ResolveFileIOOptions } from '@tidemark/storage';
@@ -29,15 +28,19 @@ import {
   type FileStoreCommitOptions,
   type OverwriteCallOptions,
 } from './commit/file-store-commit.js';
+import { commitNotApplied } from './commit/commit-errors.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
 import { createTag, deleteTag, listTags, type CreateTagOptions } from './tags.js';
 import { TableWrite, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
 import { SchemaManager } from './schema-manager.js';
 import { SnapshotManager } from './snapshot-manager.js';
-import { TablePaths } from './table-paths.js';
+import type { FileStorePathFactory } from './path-factory.js';
+import { metadataPaths } from './path-factory.js';
+import { tableContext, type TableContext } from './table-context.js';
+import type { OptionsLogger } from './core-options.js';
 import { TagManager } from './tag-manager.js';
 import { IncrementalRead, TableRead, type IncrementalReadOptions, type ReadOptions } from './read/table-read.js';
-import { autoExpireEnabled, expireAfterCommit } from './expire/auto-expire.js';
+import { expireAfterCommit } from './expire/auto-expire.js';
 
 /** Options of {@link openTable}. */
 export interface OpenTableOptions {
@@ -47,6 +50,8 @@ export interface OpenTableOptions {
   readonly storage?: ResolveFileIOOptions;
   /** Branch to read (default `main`). */
   readonly branch?: string;
+  /** Receives warnings about unknown table options (default `console.warn`). */
+  readonly logger?: OptionsLogger;
 }
 
 /**
@@ -61,17 +66,25 @@ export class Table {
   /** Reads tags. */
   readonly tagManager: TagManager;
 
+  /** The table directory as given. */
+  readonly location: string;
+  readonly fileIO: FileIO;
+  /** Locations of the table's files (the context's path factory). */
+  readonly paths: FileStorePathFactory;
+  private readonly currentSchema: TableSchema;
+
   protected constructor(
-    /** The table directory as given. */
-    readonly location: string,
-    readonly fileIO: FileIO,
-    readonly paths: TablePaths,
-    private readonly currentSchema: TableSchema,
+    /** Storage, schema, typed options and path factory of the schema current when opened. */
+    readonly context: TableContext,
     schemaManager: SchemaManager,
   ) {
+    this.location = context.location;
+    this.fileIO = context.fileIO;
+    this.paths = context.paths;
+    this.currentSchema = context.schema;
     this.schemaManager = schemaManager;
-    this.snapshotManager = new SnapshotManager(fileIO, paths);
-    this.tagManager = new TagManager(fileIO, paths);
+    this.snapshotManager = new SnapshotManager(this.fileIO, this.paths);
+    this.tagManager = new TagManager(this.fileIO, this.paths);
   }
 
   /**
@@ -82,15 +95,13 @@ export class Table {
   static async open(location: string, options: OpenTableOptions = {}): Promise<Table> {
     const root = location.replace(/\/+$/, '') || location;
     const fileIO = options.fileIO ?? resolveFileIO(root, options.storage ?? {});
-    const basePaths = new TablePaths(root, options.branch ? { branch: options.branch } : {});
-    const schemaManager = new SchemaManager(fileIO, basePaths);
+    const schemaManager = new SchemaManager(fileIO, metadataPaths(root, options.branch || undefined));
     const schema = await schemaManager.latest();
-    const dir = schema.options['data-file.path-directory'];
-    const paths = new TablePaths(root, {
+    const context = tableContext(fileIO, root, schema, {
       ...(options.branch ? { branch: options.branch } : {}),
-      ...(dir ? { dataFilePathDirectory: dir } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
     });
-    return new Table(root, fileIO, paths, schema, dir ? new SchemaManager(fileIO, paths) : schemaManager);
+    return new Table(context, new SchemaManager(fileIO, context.paths));
   }
 
   /** The latest schema as of opening the table (see `schemaManager` for other versions). */
@@ -134,8 +145,8 @@ export class Table {
   newBatchWrite(options: TableWriteOptions = {}): TableWrite {
     // Like Java's bucket-unaware append writer (it ignores previous files), sequence numbers of a
     // `bucket = -1` append table start at 0 per writer: no scan of the table before writing.
-    if (options.startSequence === undefined && this.currentSchema.primaryKeys.length === 0 && tableOptions(this.currentSchema).bucket === -1) {
-      return new TableWrite(this.fileIO, this.location, this.currentSchema, options);
+    if (options.startSequence === undefined && this.currentSchema.primaryKeys.length === 0 && this.context.options.bucket === -1) {
+      return new TableWrite(this.context, options);
     }
     let maxima: Promise<Map<string, bigint>> | undefined;
     const startSequence =
@@ -145,7 +156,7 @@ export class Table {
         const max = (await maxima).get(bucketKey(partition, bucket));
         return max === undefined ? 0n : max + 1n;
       });
-    return new TableWrite(this.fileIO, this.location, this.currentSchema, { ...options, startSequence });
+    return new TableWrite(this.context, { ...options, startSequence });
   }
 
   /** Max `_MAX_SEQUENCE_NUMBER` per (partition, bucket) over the live files of the latest snapshot. */
@@ -174,19 +185,7 @@ export class Table {
    * @throws InvalidOptionError when the table option `write-only` is neither `true` nor `false`.
    */
   newCommit(options: NewCommitOptions = {}): TableCommit {
-    const commitUser = options.commitUser ?? randomUUID();
-    const { expire, ...storeOptions } = options;
-    const inner = new FileStoreCommit(this.fileIO, this.paths, this.currentSchema, storeOptions);
-    const autoExpire =
-      expire !== false && autoExpireEnabled(this.currentSchema.options)
-        ? async (): Promise<void> => {
-            await expireAfterCommit(this, {
-              ...(options.now !== undefined ? { now: options.now } : {}),
-              ...(options.logger !== undefined ? { logger: options.logger } : {}),
-            });
-          }
-        : null;
-    return new TableCommit(inner, commitUser, () => this.ensureConditionalWrites(), autoExpire);
+    return newTableCommit(this.context, options);
   }
 
   /**
@@ -343,6 +342,9 @@ export class Table {
     }
     try {
       return await commit(messages);
+    } catch (e) {
+      if (commitNotApplied(e)) await writer.discard(messages).catch(() => undefined);
+      throw e;
     } finally {
       await writer.close();
     }
@@ -369,19 +371,6 @@ export class Table {
    */
   rollbackTo(target: number | string, options: RollbackOptions = {}): Promise<RollbackResult> {
     return rollbackTo(this.fileIO, this.paths, target, options);
-  }
-
-  private conditionalWritesChecked: Promise<void> | undefined;
-
-  /** On S3, checks once per table that the store honours `If-None-Match: *` (commits rely on it). */
-  private ensureConditionalWrites(): Promise<void> {
-    const io = this.fileIO as FileIO & { verifyConditionalWrites?: (prefix: string) => Promise<void> };
-    if (io.kind !== 's3' || typeof io.verifyConditionalWrites !== 'function') return Promise.resolve();
-    this.conditionalWritesChecked ??= io.verifyConditionalWrites(this.location).catch((e: unknown) => {
-      this.conditionalWritesChecked = undefined;
-      throw e;
-    });
-    return this.conditionalWritesChecked;
   }
 
   /** Releases the FileIO's clients. Call when done with a table opened without a `fileIO`. */
@@ -472,9 +461,31 @@ export interface TableOverwriteOptions {
 }
 
 /**
- * A {@link FileStoreCommit} bound to one commit user (from {@link Table.newCommit}). On S3 the
- * first commit first verifies that the store supports conditional writes. After each call that
- * created a snapshot it runs `autoExpire` (snapshot expiration, see {@link Table.newCommit}),
+ * The commit path every writer uses (tables, the sink's committer, compaction): a committer for
+ * the table of `context`, bound to one commit user. Its {@link FileStoreCommit} verifies on S3,
+ * before the first snapshot, that the store refuses a second `If-None-Match: *` PUT; after each
+ * commit that created a snapshot it expires snapshots with the table's options (unless the table
+ * is `write-only` or `options.expire` is false). See {@link Table.newCommit}.
+ *
+ * @throws InvalidOptionError when the table option `write-only` is neither `true` nor `false`.
+ */
+export function newTableCommit(context: TableContext, options: NewCommitOptions = {}): TableCommit {
+  const commitUser = options.commitUser ?? randomUUID();
+  const { expire, ...storeOptions } = options;
+  const inner = new FileStoreCommit(context, storeOptions);
+  const logger = options.logger ?? context.logger;
+  const autoExpire =
+    expire !== false && !context.options.writeOnly
+      ? async (): Promise<void> => {
+          await expireAfterCommit(context, { ...(options.now !== undefined ? { now: options.now } : {}), logger });
+        }
+      : null;
+  return new TableCommit(inner, commitUser, () => Promise.resolve(), autoExpire);
+}
+
+/**
+ * A {@link FileStoreCommit} bound to one commit user (from {@link newTableCommit}). After each
+ * call that created a snapshot it runs `autoExpire` (snapshot expiration, see {@link Table.newCommit}),
  * unless the call passes `expire: false`; `autoExpire` must not throw (failures are logged).
  */
 export class TableCommit {

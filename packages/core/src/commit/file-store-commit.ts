@@ -15,9 +15,8 @@ import {
   FILE_SOURCE_APPEND,
   FILE_SOURCE_COMPACT,
   SNAPSHOT_VERSION,
-  parsePartitionPath,
-  partitionPath,
-  deserializeBinaryRow,
+  partitionValueStrings,
+  unescapePathName,
   serializeSnapshot,
   type CommitKind,
   type DataFileMeta,
@@ -32,8 +31,10 @@ import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
 import { SchemaManager } from '../schema-manager.js';
 import { SnapshotManager } from '../snapshot-manager.js';
 import type { TablePaths } from '../table-paths.js';
+import type { FileStorePathFactory } from '../path-factory.js';
+import { isTableContext, tableContext, type TableContext } from '../table-context.js';
 import { CommitConflictError, CommitInputError, CommitRetryExhaustedError } from './commit-errors.js';
-import { commitOptionsFromTable, type CommitOptions } from './commit-options.js';
+import { commitOptionsOf, type CommitOptions } from './commit-options.js';
 import { retryWaitMs, sleep } from './commit-retry.js';
 import { checkConflicts } from './conflict-check.js';
 import { dataManifests, liveEntries, liveRecordCount, partitionKey } from './manifest-fold.js';
@@ -145,21 +146,43 @@ export class FileStoreCommit {
   /** Per commitUser: highest snapshot id scanned and the user's last identifier at or below it. */
   private readonly committedCache = new Map<string, { scannedTo: number; identifier: bigint | null }>();
 
-  constructor(
-    readonly fileIO: FileIO,
-    readonly paths: TablePaths,
-    /** Table schema (partition keys and types, options). */
-    readonly schema: TableSchema,
-    options: FileStoreCommitOptions = {},
-  ) {
-    this.options = { ...commitOptionsFromTable(schema.options), ...options.commitOptions };
+  readonly fileIO: FileIO;
+  readonly paths: FileStorePathFactory;
+  /** Table schema (partition keys and types, options). */
+  readonly schema: TableSchema;
+  /** The table this committer commits to. */
+  readonly context: TableContext;
+
+  /** A committer for the table of `context` (e.g. `table.context`). */
+  constructor(context: TableContext, options?: FileStoreCommitOptions);
+  /** Shorthand: the context is built from the storage, the paths' root and branch, and the schema. */
+  constructor(fileIO: FileIO, paths: TablePaths, schema: TableSchema, options?: FileStoreCommitOptions);
+  constructor(first: TableContext | FileIO, second?: FileStoreCommitOptions | TablePaths, third?: TableSchema, fourth: FileStoreCommitOptions = {}) {
+    let ctx: TableContext;
+    let options: FileStoreCommitOptions;
+    if (isTableContext(first)) {
+      ctx = first;
+      options = (second as FileStoreCommitOptions | undefined) ?? {};
+    } else {
+      const paths = second as TablePaths;
+      const schema = third!;
+      for (const k of schema.partitionKeys) {
+        if (!schema.fields.some((x) => x.name === k)) throw new CommitInputError(`partition key '${k}' is not a column of table ${paths.root}`);
+      }
+      options = fourth;
+      ctx = tableContext(first, paths.root, schema, { branch: paths.branch, ...(options.logger ? { logger: options.logger } : {}) });
+    }
+    this.context = ctx;
+    this.fileIO = ctx.fileIO;
+    this.paths = ctx.paths;
+    this.schema = ctx.schema;
+    const schema = ctx.schema;
+    const fileIO = ctx.fileIO;
+    const paths = ctx.paths;
+    this.options = { ...commitOptionsOf(ctx.options), ...options.commitOptions };
     this.snapshots = new SnapshotManager(fileIO, paths);
     this.schemas = new SchemaManager(fileIO, paths);
-    this.partitionTypes = schema.partitionKeys.map((k) => {
-      const f = schema.fields.find((x) => x.name === k);
-      if (f === undefined) throw new CommitInputError(`partition key '${k}' is not a column of table ${paths.root}`);
-      return f.type;
-    });
+    this.partitionTypes = schema.partitionKeys.map((k) => schema.fields.find((x) => x.name === k)!.type);
     this.logger = options.logger ?? { warn: (m) => console.warn(`[tidemark] ${m}`) };
     this.now = options.now ?? Date.now;
     this.recordInflight = options.recordInflight ?? true;
@@ -389,8 +412,26 @@ export class FileStoreCommit {
     return null;
   }
 
+  private conditionalWritesChecked: Promise<void> | undefined;
+
+  /**
+   * Checks (once per committer; the storage caches the verdict per prefix and process) that the
+   * store refuses a second create of one key, which the snapshot compare-and-swap relies on.
+   */
+  private ensureConditionalWrites(): Promise<void> {
+    const io = this.fileIO;
+    if (typeof io.verifyConditionalWrites !== 'function') return Promise.resolve();
+    this.conditionalWritesChecked ??= io.verifyConditionalWrites(this.paths.root).catch((e: unknown) => {
+      this.conditionalWritesChecked = undefined;
+      throw e;
+    });
+    return this.conditionalWritesChecked;
+  }
+
   /** The retry loop around one snapshot; returns the new snapshot id. */
   private async tryCommit(input: AttemptInput): Promise<number> {
+    // Before anything is written: on a store that silently overwrites, two committers could both "win".
+    await this.ensureConditionalWrites();
     // Fresh names per snapshot: concurrent commits of one instance never share a record.
     const names = new ManifestNames();
     const writer = new ManifestWriter(this.fileIO, this.paths, this.partitionTypes, {
@@ -550,15 +591,24 @@ export class FileStoreCommit {
   }
 
   private partitionString(partition: Uint8Array): string {
-    return partitionPath(this.schema.partitionKeys, this.partitionTypes, deserializeBinaryRow(partition, this.partitionTypes), {
-      legacyName: (this.schema.options['partition.legacy-name'] ?? 'true').toLowerCase() !== 'false',
-      defaultName: this.schema.options['partition.default-name'],
-    }).replace(/\/$/, '');
+    return this.paths.partitionPath(partition).replace(/\/$/, '');
   }
 
+  /**
+   * Spec values are written as in partition directory names (`%2F` for `/`). The default
+   * partition name matches NULL only: blank strings share its directory but are other values, and
+   * an overwrite of the NULL partition must not take them along.
+   */
   private matchesSpec(partition: Uint8Array, spec: Readonly<Record<string, string>>): boolean {
-    const values = new Map(parsePartitionPath(this.partitionString(partition)));
-    return Object.entries(spec).every(([k, v]) => values.get(k) === v);
+    const keys = this.schema.partitionKeys;
+    const raw = partitionValueStrings(keys, this.partitionTypes, this.paths.partitionValues(partition), {
+      legacyName: this.context.options.partitionLegacyName,
+    });
+    const defaultName = this.context.options.partitionDefaultName;
+    return Object.entries(spec).every(([k, v]) => {
+      const value = raw[keys.indexOf(k)];
+      return v === defaultName ? value === null : value === unescapePathName(v);
+    });
   }
 }
 

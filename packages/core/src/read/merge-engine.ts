@@ -10,6 +10,7 @@
  * each column's value comes from.
  */
 import type { DataType, TableSchema, Value } from '@tidemark/format';
+import { coreOptions } from '../core-options.js';
 import { compareValues } from '../predicate.js';
 import { UnsupportedTableFeatureError } from '../scan/errors.js';
 import {
@@ -103,27 +104,25 @@ export interface MergeColumns {
  *   with partial-update, sequence groups with another engine, or an unknown engine.
  */
 export function mergeEngineOptions(schema: TableSchema): MergeEngineOptions {
-  const o = schema.options;
-  const engine = (o['merge-engine'] ?? 'deduplicate').toLowerCase();
-  const flag = (k: string): boolean => (o[k] ?? 'false').toLowerCase() === 'true';
-  const ignoreDelete =
-    flag('ignore-delete') || flag('first-row.ignore-delete') || flag('deduplicate.ignore-delete') || flag('partial-update.ignore-delete');
+  const o = coreOptions(schema);
+  const engine = o.mergeEngine;
   if (engine !== 'deduplicate' && engine !== 'first-row' && engine !== 'partial-update' && engine !== 'aggregation') {
     throw new UnsupportedTableFeatureError(
       `merge engine '${engine}' is not supported (supported: deduplicate, first-row, partial-update, aggregation)`,
     );
   }
-  const groupKeys = Object.keys(o).filter((k) => k.startsWith('fields.') && k.endsWith('.sequence-group'));
+  const ignoreDelete = o.ignoreDelete;
+  const groupKeys = o.sequenceGroupKeys;
   if (engine !== 'partial-update' && groupKeys.length > 0) {
     throw new UnsupportedTableFeatureError(`${engine} with sequence groups ('${groupKeys[0]}') is not supported (only partial-update has them)`);
   }
-  const partialAgg = Object.keys(o).find((k) => k.startsWith('fields.') && k.endsWith('.aggregate-function')) ?? (o['fields.default-aggregate-function'] !== undefined ? 'fields.default-aggregate-function' : undefined);
+  const partialAgg =
+    o.aggregateFunctionKeys[0] ?? (o.fieldsDefaultAggregateFunction !== null ? 'fields.default-aggregate-function' : undefined);
   if (engine === 'partial-update' && partialAgg !== undefined) {
     throw new UnsupportedTableFeatureError(`partial-update with aggregate functions ('${partialAgg}') is not supported`);
   }
   const sequenceFields = parseSequenceFields(schema, engine);
-  const removeRecordOnDelete =
-    engine === 'aggregation' ? flag('aggregation.remove-record-on-delete') : flag('partial-update.remove-record-on-delete');
+  const removeRecordOnDelete = engine === 'aggregation' ? o.aggregationRemoveRecordOnDelete : o.partialUpdateRemoveRecordOnDelete;
   const sequenceGroups = groupKeys.map((k) => parseSequenceGroup(schema, k));
   const seen = new Set<string>();
   for (const g of sequenceGroups) {
@@ -137,8 +136,7 @@ export function mergeEngineOptions(schema: TableSchema): MergeEngineOptions {
       "options 'fields.<f>.sequence-group' and 'partial-update.remove-record-on-delete' conflict; set only one",
     );
   }
-  const onGroupRaw = o['partial-update.remove-record-on-sequence-group'];
-  const removeRecordOnSequenceGroup = onGroupRaw === undefined || onGroupRaw.trim() === '' ? [] : onGroupRaw.split(',').map((s) => s.trim());
+  const removeRecordOnSequenceGroup = o.partialUpdateRemoveRecordOnSequenceGroup;
   for (const f of removeRecordOnSequenceGroup) {
     if (!sequenceGroups.some((g) => g.sequenceFields.includes(f))) {
       throw new UnsupportedTableFeatureError(
@@ -151,10 +149,7 @@ export function mergeEngineOptions(schema: TableSchema): MergeEngineOptions {
       "option 'ignore-delete' conflicts with 'partial-update.remove-record-on-delete' / '-on-sequence-group'; set only one",
     );
   }
-  const order = (o['sequence.field.sort-order'] ?? 'ascending').toLowerCase();
-  if (order !== 'ascending' && order !== 'descending') {
-    throw new UnsupportedTableFeatureError(`option 'sequence.field.sort-order' = '${order}' is not valid (ascending or descending)`);
-  }
+  const order = o.sequenceFieldSortOrder;
   return {
     engine,
     ignoreDelete,
@@ -170,7 +165,7 @@ export function mergeEngineOptions(schema: TableSchema): MergeEngineOptions {
 function parseSequenceGroup(schema: TableSchema, key: string): SequenceGroup {
   const names = (list: string): string[] => list.split(',').map((s) => s.trim()).filter((s) => s !== '');
   const sequenceFields = names(key.slice('fields.'.length, key.length - '.sequence-group'.length));
-  const fields = names(schema.options[key] ?? '');
+  const fields = names(coreOptions(schema).get(key) ?? '');
   for (const n of [...sequenceFields, ...fields]) {
     if (!schema.fields.some((f) => f.name === n)) {
       throw new UnsupportedTableFeatureError(`option '${key}' names '${n}', which is not a column of the table (schema ${schema.id})`);
@@ -180,18 +175,18 @@ function parseSequenceGroup(schema: TableSchema, key: string): SequenceGroup {
 }
 
 function parseSequenceFields(schema: TableSchema, engine: string): string[] {
-  const raw = schema.options['sequence.field'];
-  if (raw === undefined || raw.trim() === '') return [];
+  const o = coreOptions(schema);
+  const names = o.sequenceField;
+  if (names.length === 0) return [];
   if (engine === 'first-row') {
     throw new UnsupportedTableFeatureError(`option 'sequence.field' is not supported with merge engine first-row`);
   }
-  const names = raw.split(',').map((s) => s.trim());
   for (const n of names) {
     if (!schema.fields.some((f) => f.name === n)) {
       throw new UnsupportedTableFeatureError(`sequence.field names '${n}', which is not a column of the table (schema ${schema.id})`);
     }
   }
-  return names;
+  return [...names];
 }
 
 /**

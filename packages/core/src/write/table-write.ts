@@ -17,7 +17,6 @@ import {
   EMPTY_SIMPLE_STATS,
   FILE_SOURCE_APPEND,
   bucketOfValues,
-  partitionPath,
   trimmedPrimaryKeys,
   VALUE_KIND_FIELD_NAME,
   serializeBinaryRow,
@@ -36,9 +35,10 @@ import { isRetraction, mergeEngineOptions, ROW_KIND_INSERT, type MergeEngineOpti
 import { keyHashOf, type BucketAssigner } from './key-value/bucket-assigner.js';
 import { MergeTreeWriter, type CompactManager } from './key-value/merge-tree-writer.js';
 import { parseRowKind } from './key-value/row-kind.js';
-import { tableOptions, type CoreOptions } from '../core-options.js';
+import type { CoreOptions } from '../core-options.js';
 import { INFLIGHT_RECORD_REFRESH_MS, clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
-import { TablePaths } from '../table-paths.js';
+import type { FileStorePathFactory } from '../path-factory.js';
+import { isTableContext, tableContext, type TableContext } from '../table-context.js';
 import { buildColumn, conformData, dataByteSize, isValidAt, sameAsPreviousRow } from './arrow-columns.js';
 import { takeRows } from '../read/arrow-take.js';
 import { valueReader } from '../read/arrow-values.js';
@@ -128,7 +128,12 @@ interface RouteGroup {
  */
 export class TableWrite {
   private readonly options: CoreOptions;
-  private readonly paths: TablePaths;
+  private readonly paths: FileStorePathFactory;
+  readonly fileIO: FileIO;
+  /** Table root location. */
+  readonly location: string;
+  readonly schema: TableSchema;
+  private readonly writeOptions: TableWriteOptions;
   private readonly arrowSchema: arrow.Schema;
   /** Schema of routed batches: the table columns, plus `_VALUE_KIND` (Int8) on primary-key tables. */
   private readonly batchSchema: arrow.Schema;
@@ -160,18 +165,28 @@ export class TableWrite {
   /** prepareCommit handed out files whose commit this writer cannot see. */
   private handedOut = false;
 
+  /** A writer for the table of `context` (e.g. `table.context`). */
+  constructor(context: TableContext, writeOptions?: TableWriteOptions);
+  /** Shorthand: the context is built from the storage, root and schema. */
+  constructor(fileIO: FileIO, location: string, schema: TableSchema, writeOptions?: TableWriteOptions);
   constructor(
-    readonly fileIO: FileIO,
-    /** Table root location. */
-    readonly location: string,
-    readonly schema: TableSchema,
-    private readonly writeOptions: TableWriteOptions = {},
+    first: TableContext | FileIO,
+    second?: TableWriteOptions | string,
+    third?: TableSchema,
+    fourth: TableWriteOptions = {},
   ) {
+    const ctx = isTableContext(first) ? first : tableContext(first, second as string, third!);
+    const writeOptions = (isTableContext(first) ? (second as TableWriteOptions | undefined) : fourth) ?? {};
+    this.fileIO = ctx.fileIO;
+    this.location = ctx.location;
+    this.schema = ctx.schema;
+    this.writeOptions = writeOptions;
+    const schema = ctx.schema;
     this.isPk = schema.primaryKeys.length > 0;
-    this.options = tableOptions(schema);
+    this.options = ctx.options;
     this.compression = parquetCompressionOf(this.options);
     if (this.options.bucket === -2) throw new NotSupportedError("writing tables with 'bucket' = -2 (postpone) is not supported yet");
-    this.paths = new TablePaths(location);
+    this.paths = ctx.paths;
     this.arrowSchema = toArrowSchema(schema.fields);
     const indexOf = (name: string): number => schema.fields.findIndex((f) => f.name === name);
     this.partitionIdx = schema.partitionKeys.map(indexOf);
@@ -322,6 +337,24 @@ export class TableWrite {
     this.buffered = 0;
     await this.fileIO.deleteMany(paths);
     if (!this.handedOut) await this.clearRecord();
+  }
+
+  /**
+   * Deletes the data files of `messages` (returned by this writer's {@link prepareCommit}) after
+   * their commit was refused, so a failed command leaves no file behind. Call it only when no
+   * snapshot can reference them: after a {@link commitNotApplied} error, never after an error
+   * whose outcome is unknown. Files this writer did not write are left alone.
+   */
+  async discard(messages: readonly CommitMessage[]): Promise<void> {
+    const dirs = new Map<string, string>();
+    for (const buf of this.buffers.values()) dirs.set(`${buf.bucket}|${bytesKey(buf.partition)}`, buf.partitionDir);
+    const paths: string[] = [];
+    for (const m of messages) {
+      const dir = dirs.get(`${m.bucket}|${bytesKey(m.partition)}`);
+      if (dir === undefined) continue;
+      for (const f of m.newFiles) if (f.fileName.startsWith(this.filePrefix)) paths.push(this.paths.dataFilePath(dir, m.bucket, f.fileName));
+    }
+    await this.fileIO.deleteMany(paths);
   }
 
   /**
@@ -566,10 +599,7 @@ export class TableWrite {
     if (!buf) {
       let dir: string;
       try {
-        dir = partitionPath(this.schema.partitionKeys, this.partitionTypes, part, {
-          legacyName: this.options.partitionLegacyName,
-          defaultName: this.options.partitionDefaultName,
-        });
+        dir = this.paths.partitionPath(part);
       } catch (e) {
         throw new WriteValidationError(undefined, undefined, `cannot build the partition path: ${(e as Error).message}`);
       }
@@ -795,4 +825,8 @@ function partKey(values: readonly Value[]): string {
       return typeof v + ':' + String(v);
     })
     .join('\u0000');
+}
+
+function bytesKey(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
