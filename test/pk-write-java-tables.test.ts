@@ -160,4 +160,21 @@ describe.each(storageBackends('pk write java tables'))('continuing the Java pk-m
     expect(kinds.reduce((n, e) => n + (e.file.deleteRowCount ?? 0), 0)).toBe(1);
     expect(kinds.reduce((n, e) => n + e.file.rowCount, 0)).toBe(2);
   });
+
+  it.skipIf(!enabled)('writes level-0 files into the deletion-vector table pk-dv, which batch reads show only after a compaction (as Java)', async () => {
+    const location = `${warehouse.root}/pk-dv`;
+    await copyTree(join(fixtures!, 'pk-dv', 'default.db/pk_table_scan_and_read_dv'), location, warehouse);
+    const dv = await openTable(location, { fileIO: warehouse.io });
+    const before = await rows(dv, 6);
+    expect(before.map((r) => r[0])).toContain('Alex');
+    const result = await dv.append([{ f0: 'Alex', f1: 10, f2: 0, f3: 99.0 }]);
+    expect(result).toMatchObject({ status: 'committed', snapshotId: 7 });
+    expect(await rows(dv, 7)).toEqual(before);
+    const [added] = await deltaEntries(dv, 7);
+    expect(added!.file.level).toBe(0);
+    expect(added!.bucket).toBe(1);
+    const live = (await dv.newRead({ snapshotId: 6 }).plan()).splits.filter((s) => s.bucket === 1 && s.partition.join() === added!.partition.join());
+    const max = live.flatMap((s) => s.files.map((f) => f.meta.maxSequenceNumber)).reduce((a, b) => (a > b ? a : b));
+    expect(added!.file.minSequenceNumber).toBe(max + 1n);
+  });
 });

@@ -79,6 +79,28 @@ describe('primary-key writes', () => {
     expect(await rows(t)).toEqual([{ k: 1, v: 'z', n: 3n }]);
   });
 
+  it('orders by sequence.field (descending: the smallest value wins, nulls stay oldest), across commits and in the buffer', async () => {
+    const fields = [
+      { name: 'k', type: 'INT NOT NULL' },
+      { name: 'v', type: 'STRING' },
+      { name: 'n', type: 'BIGINT' },
+    ];
+    const asc = await pkTable({ fields, options: { 'sequence.field': 'n' } });
+    await asc.append([{ k: 1, v: 'newest', n: 9n }, { k: 1, v: 'older', n: 3n }, { k: 2, v: 'x', n: 1n }]);
+    await asc.append([{ k: 1, v: 'late', n: 5n }, { k: 2, v: 'null seq', n: null }]);
+    expect(await rows(asc)).toEqual([
+      { k: 1, v: 'newest', n: 9n },
+      { k: 2, v: 'x', n: 1n },
+    ]);
+    const desc = await pkTable({ fields, options: { 'sequence.field': 'n', 'sequence.field.sort-order': 'descending' } });
+    await desc.append([{ k: 1, v: 'a', n: 9n }, { k: 1, v: 'smallest', n: 3n }, { k: 2, v: 'x', n: 1n }]);
+    await desc.append([{ k: 1, v: 'late', n: 5n }, { k: 2, v: 'null seq', n: null }]);
+    expect(await rows(desc)).toEqual([
+      { k: 1, v: 'smallest', n: 3n },
+      { k: 2, v: 'x', n: 1n },
+    ]);
+  });
+
   it('takes row kinds from a field (objects and Arrow) and deletes by key or predicate', async () => {
     const t = await pkTable({});
     await t.append([

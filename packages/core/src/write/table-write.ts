@@ -33,7 +33,7 @@ import {
 import type { CommitMessage } from '../commit-message.js';
 import { isRetraction, mergeEngineOptions, ROW_KIND_INSERT, type MergeEngineOptions } from '../read/merge-engine.js';
 import { keyHashOf, type BucketAssigner } from './key-value/bucket-assigner.js';
-import { MergeTreeWriter, type CompactManager } from './key-value/merge-tree-writer.js';
+import { MERGE_RECORD_OVERHEAD_BYTES, MergeTreeWriter, type CompactManager } from './key-value/merge-tree-writer.js';
 import { parseRowKind } from './key-value/row-kind.js';
 import type { CoreOptions } from '../core-options.js';
 import { INFLIGHT_RECORD_REFRESH_MS, clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
@@ -617,7 +617,7 @@ export class TableWrite {
       };
       this.buffers.set(key, buf);
     }
-    const size = batchByteSize(batch);
+    const size = batchByteSize(batch) + (buf.mergeTree ? batch.numRows * MERGE_RECORD_OVERHEAD_BYTES : 0);
     if (buf.mergeTree) {
       const columns = batch.data.children;
       const kinds = columns[columns.length - 1]!;
