@@ -89,6 +89,10 @@ export interface TableWriteOptions {
 
 /** What a {@link TableWriteOptions.compactManager} factory learns about the bucket it serves. */
 export interface CompactManagerContext {
+  /** The table (storage, schema the writer writes with, options, paths). */
+  readonly table: TableContext;
+  /** The table's merge engine settings. */
+  readonly merge: MergeEngineOptions;
   readonly partition: Uint8Array;
   readonly bucket: number;
   /** Full path of a data file of the bucket from its name. */
@@ -129,6 +133,7 @@ interface RouteGroup {
 export class TableWrite {
   private readonly options: CoreOptions;
   private readonly paths: FileStorePathFactory;
+  private readonly context: TableContext;
   readonly fileIO: FileIO;
   /** Table root location. */
   readonly location: string;
@@ -177,6 +182,7 @@ export class TableWrite {
   ) {
     const ctx = isTableContext(first) ? first : tableContext(first, second as string, third!);
     const writeOptions = (isTableContext(first) ? (second as TableWriteOptions | undefined) : fourth) ?? {};
+    this.context = ctx;
     this.fileIO = ctx.fileIO;
     this.location = ctx.location;
     this.schema = ctx.schema;
@@ -208,6 +214,11 @@ export class TableWrite {
         );
       }
       this.merge = mergeEngineOptions(schema);
+      if (this.options.changelogProducer !== 'none') {
+        throw new NotSupportedError(
+          `table option 'changelog-producer' = '${this.options.changelogProducer}': writing changelog files is not supported yet`,
+        );
+      }
       const trimmed = trimmedPrimaryKeys(schema);
       if (this.numBuckets === -1) {
         if (!writeOptions.bucketAssigner) {
@@ -644,7 +655,7 @@ export class TableWrite {
       startSequence: async () => (start ? BigInt(await start(partition, bucket)) : 0n),
       ...(this.writeOptions.now ? { now: this.writeOptions.now } : {}),
       ...(this.writeOptions.compactManager
-        ? { compactManager: this.writeOptions.compactManager({ partition, bucket, pathOf, newFileName, beforeFile }) }
+        ? { compactManager: this.writeOptions.compactManager({ table: this.context, merge: this.merge!, partition, bucket, pathOf, newFileName, beforeFile }) }
         : {}),
     });
   }
