@@ -164,6 +164,11 @@ describe('primary-key writes', () => {
     const fr = await pkTable({ options: { 'merge-engine': 'first-row' } });
     await expect(fr.delete([{ k: 1 }])).rejects.toThrow(NotSupportedError);
     await expect(fr.append([{ k: 1, op: '-D' }], { rowKindField: 'op' })).rejects.toThrow(/first-row cannot take -U\/-D rows/);
+    const agg = await pkTable({ options: { 'merge-engine': 'aggregation', 'fields.n.aggregate-function': 'max' } });
+    await expect(agg.append([{ k: 1, n: 1n, op: '+I' }, { k: 1, n: 1n, op: '-U' }], { rowKindField: 'op' })).rejects.toThrow(
+      /row 1: aggregate function 'max' of column 'n' cannot retract/,
+    );
+    expect(await agg.snapshotManager.latestId()).toBeNull();
     const io = new MemoryFileIO();
     const catalog = new FileSystemCatalog(`memory://pk-write-append-${++n}/wh`, { fileIO: io });
     await catalog.createTable('db.a', { fields: [{ name: 'k', type: 'INT' }] });

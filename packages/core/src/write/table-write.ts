@@ -31,7 +31,8 @@ import {
   type Value,
 } from '@tidemark/format';
 import type { CommitMessage } from '../commit-message.js';
-import { isRetraction, mergeEngineOptions, ROW_KIND_INSERT, type MergeEngineOptions } from '../read/merge-engine.js';
+import { NON_RETRACTABLE_FUNCTIONS } from '../read/aggregate-functions.js';
+import { isRetraction, mergeEngineOptions, ROW_KIND_INSERT, ROW_KIND_UPDATE_BEFORE, type MergeEngineOptions } from '../read/merge-engine.js';
 import { keyHashOf, type BucketAssigner } from './key-value/bucket-assigner.js';
 import { MERGE_RECORD_OVERHEAD_BYTES, MergeTreeWriter, type CompactManager } from './key-value/merge-tree-writer.js';
 import { parseRowKind } from './key-value/row-kind.js';
@@ -474,6 +475,21 @@ export class TableWrite {
         first,
         "merge engine partial-update cannot take -U/-D rows; set 'ignore-delete', 'partial-update.remove-record-on-delete' or sequence groups",
       );
+    }
+    if (m.engine === 'aggregation') {
+      // Such a record would make every later merge of its key fail (reads included).
+      const retracting = m.removeRecordOnDelete ? kinds.findIndex((k) => k === ROW_KIND_UPDATE_BEFORE) : first;
+      if (retracting < 0) return;
+      for (const spec of m.aggregations?.values() ?? []) {
+        if (NON_RETRACTABLE_FUNCTIONS.has(spec.fn) && !spec.ignoreRetract) {
+          throw new WriteValidationError(
+            field,
+            retracting,
+            `aggregate function '${spec.fn}' of column '${spec.field}' cannot retract -U/-D rows; set 'fields.${spec.field}.ignore-retract' = 'true'` +
+              (m.removeRecordOnDelete ? '' : " or, for -D, 'aggregation.remove-record-on-delete' = 'true'"),
+          );
+        }
+      }
     }
   }
 
