@@ -101,6 +101,30 @@ describe('primary-key writes', () => {
     ]);
   });
 
+  it('partial-update sequence groups apply on write and on read, also when the read projects the group away', async () => {
+    const t = await pkTable({
+      fields: [
+        { name: 'k', type: 'INT NOT NULL' },
+        { name: 'a', type: 'STRING' },
+        { name: 'g', type: 'BIGINT' },
+        { name: 'b', type: 'STRING' },
+      ],
+      options: { 'merge-engine': 'partial-update', 'fields.g.sequence-group': 'a' },
+    });
+    await t.append([{ k: 1, a: 'new', g: 5n, b: 'b1' }]);
+    await t.append([{ k: 1, a: 'stale', g: 2n, b: null }, { k: 2, a: 'x', g: 1n, b: null }]);
+    await t.append([{ k: 2, a: null, g: null, b: 'only b' }]);
+    expect(await rows(t)).toEqual([
+      { k: 1, a: 'new', g: 5n, b: 'b1' },
+      { k: 2, a: 'x', g: 1n, b: 'only b' },
+    ]);
+    const projected = await t.newRead({ columns: ['k', 'a'] }).toArrowTable();
+    expect(projected.toArray().map((r) => ({ ...r.toJSON() }))).toEqual([
+      { k: 1, a: 'new' },
+      { k: 2, a: 'x' },
+    ]);
+  });
+
   it('takes row kinds from a field (objects and Arrow) and deletes by key or predicate', async () => {
     const t = await pkTable({});
     await t.append([
