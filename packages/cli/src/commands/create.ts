@@ -1,12 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
-import { resolveFileIO } from '@tidemark/storage';
+import { resolveFileIO, type FileIO } from '@tidemark/storage';
 import { serializeSchema, typeToString } from '@tidemark/format';
 import { TableAlreadyExistsError, metadataPaths, buildInitialSchema, type ColumnSpec } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import type { CommandContext } from '../context.js';
-import { UsageError } from '../errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { printLine, tableArgument, tableLocation } from './shared.js';
+
+/** The table location given to `create` would share its directory with other data. */
+export class UnsafeLocationError extends CliError {}
 
 /** `tidemark create`: create a table (issue 4). */
 export const createCommand = defineCommand({
@@ -40,6 +43,8 @@ export const createCommand = defineCommand({
     const fileIO = resolveFileIO(location);
     try {
       const paths = metadataPaths(location);
+      if (await fileIO.exists(paths.schemaPath(0))) throw new TableAlreadyExistsError(args.named['table']!, location);
+      await checkTableLocation(fileIO, location);
       // create-if-absent: of two concurrent creators exactly one wins, as in the catalog.
       const result = await fileIO.createIfAbsent(paths.schemaPath(0), serializeSchema(schema));
       if (result === 'already-exists') throw new TableAlreadyExistsError(args.named['table']!, location);
@@ -52,6 +57,30 @@ export const createCommand = defineCommand({
     if (schema.primaryKeys.length > 0) await printLine(ctx, `  primary key ${schema.primaryKeys.join(', ')}`);
   },
 });
+
+/**
+ * Refuses a table location that would share files with something else: a directory that already
+ * holds files (other tables, or anything orphan cleanup of the new table would delete) or one
+ * inside an existing table (whose orphan cleanup would delete the new table's files).
+ */
+async function checkTableLocation(fileIO: FileIO, location: string): Promise<void> {
+  for await (const f of fileIO.list(location)) {
+    const table = /^(.*)\/schema\/schema-\d+$/.exec(f.path)?.[1];
+    throw new UnsafeLocationError(
+      table !== undefined
+        ? `cannot create a table at ${location}: it already holds table ${table}; give the table its own directory (e.g. <warehouse>/<db>.db/<name>)`
+        : `cannot create a table at ${location}: the directory is not empty (it holds ${f.path}); give the table an empty or new directory`,
+    );
+  }
+  const root = location.replace(/\/+$/, '');
+  const floor = /^[a-z][a-z0-9+.-]*:\/\/[^/]*/i.exec(root)?.[0].length ?? 0;
+  for (let end = root.lastIndexOf('/'); end > floor; end = root.lastIndexOf('/', end - 1)) {
+    const ancestor = root.slice(0, end);
+    if (await fileIO.exists(`${ancestor}/schema/schema-0`)) {
+      throw new UnsafeLocationError(`cannot create a table at ${location}: it is inside table ${ancestor}; give the table its own directory`);
+    }
+  }
+}
 
 /** Parses repeated `k=v` values; a missing `=` or empty key is a usage error naming the option. */
 export function parseKeyValues(values: readonly string[], option: string, command: string): Map<string, string> {
