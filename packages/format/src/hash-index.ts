@@ -29,7 +29,19 @@ export function indexFileName(uuid: string, n: number): string {
 
 /** The index manifest entry recording `file` for (partition, bucket). */
 export function indexManifestEntryOf(kind: FileKind, partition: Uint8Array, bucket: number, file: IndexFileMeta): IndexManifestEntry {
-  return { kind, partition, bucket, ...file };
+  // Field by field: `file` may be a whole entry, whose kind, partition and bucket must not leak in.
+  return {
+    kind,
+    partition,
+    bucket,
+    indexType: file.indexType,
+    fileName: file.fileName,
+    fileSize: file.fileSize,
+    rowCount: file.rowCount,
+    dvRanges: file.dvRanges,
+    externalPath: file.externalPath,
+    globalIndex: file.globalIndex,
+  };
 }
 
 /** `IndexFileMeta` of a hash index file Java would record (no DV ranges, no global index). */
