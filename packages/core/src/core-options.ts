@@ -45,6 +45,9 @@ export const OPTION = {
   PARTITION_LEGACY_NAME: 'partition.legacy-name',
   COMPACTION_MIN_FILE_NUM: 'compaction.min.file-num',
   DATA_FILE_PREFIX: 'data-file.prefix',
+  DYNAMIC_BUCKET_TARGET_ROW_NUM: 'dynamic-bucket.target-row-num',
+  DYNAMIC_BUCKET_INITIAL_BUCKETS: 'dynamic-bucket.initial-buckets',
+  DYNAMIC_BUCKET_MAX_BUCKETS: 'dynamic-bucket.max-buckets',
 } as const;
 
 const KIB = 1024;
@@ -89,6 +92,12 @@ export interface CoreOptions {
   readonly partitionLegacyName: boolean;
   readonly compactionMinFileNum: number;
   readonly dataFilePrefix: string;
+  /** `dynamic-bucket.target-row-num` (2,000,000): keys per bucket before a dynamic-bucket table opens another bucket. */
+  readonly dynamicBucketTargetRowNum: number;
+  /** `dynamic-bucket.initial-buckets` (unset = 1 here): buckets new keys of a partition are spread over from the start. */
+  readonly dynamicBucketInitialBuckets: number | null;
+  /** `dynamic-bucket.max-buckets` (-1 = unlimited): upper bound of buckets per partition. */
+  readonly dynamicBucketMaxBuckets: number;
   /** Stats mode of one column: `fields.<col>.stats-mode`, else {@link statsMode}. */
   statsModeOf(column: string): StatsMode;
   /** The raw option value, or undefined. */
@@ -124,6 +133,16 @@ export function tableOptions(schema: Pick<TableSchema, 'options' | 'primaryKeys'
     const v = raw(k);
     return v === undefined ? d : parseDuration(v, k);
   };
+  const positive = (k: string, d: number): number => {
+    const n = int(k, d);
+    if (n <= 0) throw new InvalidOptionError(k, String(raw(k)), 'a positive integer');
+    return n;
+  };
+  const maxBuckets = (): number => {
+    const n = int(OPTION.DYNAMIC_BUCKET_MAX_BUCKETS, -1);
+    if (n !== -1 && n <= 0) throw new InvalidOptionError(OPTION.DYNAMIC_BUCKET_MAX_BUCKETS, String(raw(OPTION.DYNAMIC_BUCKET_MAX_BUCKETS)), '-1 or a positive integer');
+    return n;
+  };
   const bucket = int(OPTION.BUCKET, -1);
   if (bucket === 0 || bucket < -2) throw new InvalidOptionError(OPTION.BUCKET, String(raw(OPTION.BUCKET)), 'a positive count, -1 or -2');
   const bucketKeyRaw = raw(OPTION.BUCKET_KEY);
@@ -154,6 +173,9 @@ export function tableOptions(schema: Pick<TableSchema, 'options' | 'primaryKeys'
     partitionLegacyName: bool(OPTION.PARTITION_LEGACY_NAME, true),
     compactionMinFileNum: int(OPTION.COMPACTION_MIN_FILE_NUM, 5),
     dataFilePrefix: str(OPTION.DATA_FILE_PREFIX, 'data-'),
+    dynamicBucketTargetRowNum: positive(OPTION.DYNAMIC_BUCKET_TARGET_ROW_NUM, 2_000_000),
+    dynamicBucketInitialBuckets: raw(OPTION.DYNAMIC_BUCKET_INITIAL_BUCKETS) === undefined ? null : positive(OPTION.DYNAMIC_BUCKET_INITIAL_BUCKETS, 1),
+    dynamicBucketMaxBuckets: maxBuckets(),
     statsModeOf(column: string): StatsMode {
       const key = `fields.${column}.stats-mode`;
       const v = raw(key);
