@@ -69,7 +69,7 @@ const schema: TableSchema = {
   highestFieldId: 1,
   partitionKeys: ['p'],
   primaryKeys: ['id', 'p'],
-  options: { bucket: '-1', 'file.format': 'parquet' },
+  options: { bucket: '-1', 'file.format': 'parquet', 'dynamic-bucket.target-row-num': '5' },
   timeMillis: 0,
 };
 
@@ -78,7 +78,7 @@ async function runAndVerify(io: FileIO, root: string, s3?: S3Options): Promise<v
   await io.write(paths.schemaPath(0), serializeSchema(schema));
   const outputs = await Promise.all(
     Array.from({ length: WORKERS }, (_, w) =>
-      runWorker({ root, worker: w, workers: WORKERS, rounds: ROUNDS, batch: BATCH, keySpace: KEY_SPACE, targetRowNum: 5, ...(s3 ? { s3 } : {}) }),
+      runWorker({ root, worker: w, workers: WORKERS, rounds: ROUNDS, batch: BATCH, keySpace: KEY_SPACE, ...(s3 ? { s3 } : {}) }),
     ),
   );
   const lines = outputs.flatMap((o) => o.trim().split('\n').map((l) => JSON.parse(l) as { replans: number; result: { status: string } }));

@@ -5,7 +5,7 @@
  * file record per touched bucket. On a DynamicBucketConflictError it re-plans against the latest
  * snapshot, as the table write path does. Each snapshot records its key -> bucket assignment in
  * its `properties`. Config: one JSON argument
- * `{ root, worker, workers, rounds, batch, keySpace, targetRowNum, s3? }`.
+ * `{ root, worker, workers, rounds, batch, keySpace, s3? }`; the table sets `dynamic-bucket.target-row-num`.
  */
 import { LocalFileIO, S3FileIO, type FileIO, type S3Options } from '@tidemark/storage';
 import { EMPTY_SIMPLE_STATS, keyHash, parseTypeString, serializeBinaryRow, type DataFileMeta } from '@tidemark/format';
@@ -15,7 +15,8 @@ import {
   FileStoreCommit,
   SchemaManager,
   SnapshotManager,
-  TablePaths,
+  metadataPaths,
+  tableContext,
   withHashIndexChanges,
   type CommitMessage,
 } from '@tidemark/core';
@@ -26,7 +27,6 @@ interface WorkerConfig {
   readonly rounds: number;
   readonly batch: number;
   readonly keySpace: number;
-  readonly targetRowNum: number;
   /** Number of workers: the first round waits until all of them planned against the empty table. */
   readonly workers: number;
   readonly s3?: S3Options;
@@ -74,10 +74,10 @@ async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
   const io: FileIO = config.s3 ? new S3FileIO(config.s3) : new LocalFileIO();
   if (io instanceof S3FileIO) await io.verifyConditionalWrites(config.root);
-  const paths = new TablePaths(config.root);
-  const schema = await new SchemaManager(io, paths).latest();
-  const commit = new FileStoreCommit(io, paths, schema, { commitOptions: { maxRetries: 100, minRetryWaitMs: 5, maxRetryWaitMs: 100 } });
-  const snapshots = new SnapshotManager(io, paths);
+  const schema = await new SchemaManager(io, metadataPaths(config.root)).latest();
+  const ctx = tableContext(io, config.root, schema);
+  const commit = new FileStoreCommit(ctx, { commitOptions: { maxRetries: 100, minRetryWaitMs: 5, maxRetryWaitMs: 100 } });
+  const snapshots = new SnapshotManager(io, ctx.paths);
   const partition = serializeBinaryRow([parseTypeString('STRING')], ['p']);
   const keyType = [parseTypeString('INT NOT NULL')];
   const user = `worker-${config.worker}`;
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     const keys = new Set<number>();
     while (keys.size < config.batch) keys.add(Math.floor(Math.random() * config.keySpace));
     for (;;) {
-      const assigner = new DynamicBucketAssigner(io, paths, await snapshots.latest(), { targetRowNum: config.targetRowNum });
+      const assigner = DynamicBucketAssigner.forTable(ctx, await snapshots.latest());
       await assigner.load(partition);
       const assignment: Record<number, number> = {};
       const buckets = new Set<number>();

@@ -15,7 +15,7 @@ const A = partitionBytes('a');
 const B = partitionBytes('b');
 
 async function assigner(t: TestTable, options: DynamicBucketOptions, ignoreExisting = false): Promise<DynamicBucketAssigner> {
-  const a = new DynamicBucketAssigner(t.io, t.paths, await t.snapshots.latest(), options, ignoreExisting);
+  const a = new DynamicBucketAssigner(t.io, t.commit.paths, await t.snapshots.latest(), options, ignoreExisting);
   await a.load(A);
   await a.load(B);
   return a;
@@ -107,9 +107,9 @@ describe('DynamicBucketAssigner', () => {
 
   it('rejects bad settings and unloaded partitions', async () => {
     const t = await createTestTable({ options: { bucket: '-1' } });
-    expect(() => new DynamicBucketAssigner(t.io, t.paths, null, { targetRowNum: 0 })).toThrow(/target-row-num/);
-    expect(() => new DynamicBucketAssigner(t.io, t.paths, null, { targetRowNum: 5, initialBuckets: 0 })).toThrow(/initial-buckets/);
-    const a = new DynamicBucketAssigner(t.io, t.paths, null, { targetRowNum: 5 });
+    expect(() => new DynamicBucketAssigner(t.io, t.commit.paths, null, { targetRowNum: 0 })).toThrow(/target-row-num/);
+    expect(() => new DynamicBucketAssigner(t.io, t.commit.paths, null, { targetRowNum: 5, initialBuckets: 0 })).toThrow(/initial-buckets/);
+    const a = new DynamicBucketAssigner(t.io, t.commit.paths, null, { targetRowNum: 5 });
     expect(() => a.assign(A, 1)).toThrow(/load/);
   });
 });

@@ -7,7 +7,7 @@ import { allFiles, createTestTable, type TestTable } from './helpers.js';
 /** Commits the hash index of `hashes` assigned in the unpartitioned table (no data files needed for index lifecycles). */
 async function commitHashes(t: TestTable, hashes: number[]): Promise<void> {
   const snapshots = new SnapshotManager(t.io, t.paths);
-  const a = new DynamicBucketAssigner(t.io, t.paths, await snapshots.latest(), { targetRowNum: 2 });
+  const a = new DynamicBucketAssigner(t.io, t.commit.paths, await snapshots.latest(), { targetRowNum: 2 });
   const partition = Uint8Array.from([0, 0, 0, 0]);
   await a.load(partition);
   for (const h of hashes) a.assign(partition, h);

@@ -30,7 +30,7 @@ import {
   type Snapshot,
 } from '@tidemark/format';
 import { SnapshotManager } from '../snapshot-manager.js';
-import type { TablePaths } from '../table-paths.js';
+import type { FileStorePathFactory } from '../path-factory.js';
 import { CommitConflictError } from './commit-errors.js';
 import { partitionKey } from './manifest-fold.js';
 
@@ -94,13 +94,13 @@ export function combineIndexEntries(
 }
 
 /** The index manifest entries of `snapshot` (none when it has no index manifest). */
-export async function snapshotIndexEntries(fileIO: FileIO, paths: TablePaths, snapshot: Snapshot | null): Promise<IndexManifestEntry[]> {
+export async function snapshotIndexEntries(fileIO: FileIO, paths: FileStorePathFactory, snapshot: Snapshot | null): Promise<IndexManifestEntry[]> {
   if (snapshot === null || !snapshot.indexManifest) return [];
   return readIndexManifest(fileIO, paths.manifestPath(snapshot.indexManifest));
 }
 
-async function readHashes(fileIO: FileIO, paths: TablePaths, e: IndexFileMeta): Promise<Int32Array> {
-  const path = e.externalPath ?? paths.indexPath(e.fileName);
+async function readHashes(fileIO: FileIO, paths: FileStorePathFactory, e: IndexFileMeta): Promise<Int32Array> {
+  const path = paths.indexFilePath(e.fileName, e.externalPath);
   return decodeHashIndex(await fileIO.read(path), path, e.rowCount);
 }
 
@@ -114,7 +114,7 @@ async function readHashes(fileIO: FileIO, paths: TablePaths, e: IndexFileMeta): 
  */
 export async function resolveHashIndexChanges(
   fileIO: FileIO,
-  paths: TablePaths,
+  paths: FileStorePathFactory,
   latest: Snapshot | null,
   changes: IndexChanges,
   write: WriteHashIndexFile,

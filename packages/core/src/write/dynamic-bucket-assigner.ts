@@ -33,7 +33,8 @@ import type { CommitMessage } from '../commit-message.js';
 import { partitionKey } from '../commit/manifest-fold.js';
 import { snapshotIndexEntries } from '../commit/index-changes.js';
 import { TidemarkError } from '../errors.js';
-import type { TablePaths } from '../table-paths.js';
+import type { FileStorePathFactory } from '../path-factory.js';
+import type { TableContext } from '../table-context.js';
 import { IntToIntHashMap } from './int-hash-map.js';
 
 /** Java's `MAX_DYNAMIC_BUCKETS` (bucket ids are stored as shorts in its assigner). */
@@ -110,7 +111,7 @@ export class DynamicBucketAssigner {
 
   constructor(
     private readonly fileIO: FileIO,
-    private readonly paths: TablePaths,
+    private readonly paths: FileStorePathFactory,
     /** Snapshot whose hash index the assignment starts from (null: empty table). */
     readonly base: Snapshot | null,
     private readonly options: DynamicBucketOptions,
@@ -125,6 +126,13 @@ export class DynamicBucketAssigner {
     if (!Number.isInteger(this.assigners) || this.assigners <= 0 || this.assigners > MAX_DYNAMIC_BUCKETS) {
       throw new DynamicBucketLimitError(`dynamic-bucket.initial-buckets must be between 1 and ${MAX_DYNAMIC_BUCKETS}, got ${this.assigners}`);
     }
+  }
+
+  /** An assigner for the table of `ctx`, with its `dynamic-bucket.*` options. */
+  static forTable(ctx: TableContext, base: Snapshot | null, ignoreExisting = false): DynamicBucketAssigner {
+    const o = ctx.options;
+    const options = { targetRowNum: o.dynamicBucketTargetRowNum, initialBuckets: o.dynamicBucketInitialBuckets, maxBuckets: o.dynamicBucketMaxBuckets };
+    return new DynamicBucketAssigner(ctx.fileIO, ctx.paths, base, options, ignoreExisting);
   }
 
   /** Id of the base snapshot, as commit messages record it. */
@@ -156,7 +164,7 @@ export class DynamicBucketAssigner {
           );
     const loaded = await Promise.all(
       files.map(async (f) => {
-        const path = f.externalPath ?? this.paths.indexPath(f.fileName);
+        const path = this.paths.indexFilePath(f.fileName, f.externalPath);
         return { file: f, hashes: decodeHashIndex(await this.fileIO.read(path), path, f.rowCount) };
       }),
     );
@@ -247,7 +255,7 @@ export class DynamicBucketAssigner {
         const bytes = encodeHashIndex(hashes);
         const name = indexFileName(this.uuid, this.indexFileCount++);
         this.written.push(name);
-        await this.fileIO.write(this.paths.indexPath(name), bytes);
+        await this.fileIO.write(this.paths.indexFilePath(name), bytes);
         const file = hashIndexFileMeta(name, bytes.length, hashes.length);
         out.push({ partition: index.partition, bucket, newIndexFile: file, replacedIndexFile: state.baseFile });
         index.buckets.set(bucket, { base: hashes, baseFile: { kind: 'ADD', partition: index.partition, bucket, ...file }, added: [] });
@@ -259,7 +267,7 @@ export class DynamicBucketAssigner {
   /** Deletes the index files this assigner wrote (best effort; for aborted writes). */
   async deleteWrittenIndexFiles(): Promise<void> {
     try {
-      await this.fileIO.deleteMany(this.written.map((n) => this.paths.indexPath(n)));
+      await this.fileIO.deleteMany(this.written.map((n) => this.paths.indexFilePath(n)));
     } catch {
       // Left-overs are orphans that orphan-file cleanup removes.
     }
