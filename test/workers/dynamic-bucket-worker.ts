@@ -91,7 +91,7 @@ async function main(): Promise<void> {
       const assignment: Record<number, number> = {};
       const buckets = new Set<number>();
       for (const k of keys) {
-        const b = assigner.assign(partition, keyHash(keyType, [k]));
+        const b = await assigner.assign(partition, keyHash(keyType, [k]));
         assignment[k] = b;
         buckets.add(b);
       }

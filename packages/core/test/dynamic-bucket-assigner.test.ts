@@ -48,8 +48,8 @@ describe('DynamicBucketAssigner', () => {
     const t = await createTestTable({ options: { bucket: '-1' } });
     const a = await assigner(t, { targetRowNum: 3 });
     const hashes = [11, 22, 33, 44, 55, 66, 77];
-    expect(hashes.map((h) => a.assign(A, h))).toEqual([0, 0, 0, 1, 1, 1, 2]);
-    expect(hashes.map((h) => a.assign(A, h))).toEqual([0, 0, 0, 1, 1, 1, 2]);
+    expect(hashes.map((h) => a.assign(A, h) as number)).toEqual([0, 0, 0, 1, 1, 1, 2]);
+    expect(hashes.map((h) => a.assign(A, h) as number)).toEqual([0, 0, 0, 1, 1, 1, 2]);
     expect(a.assign(B, 11)).toBe(0);
     await commitAssignment(t, a);
     expect(await indexedHashes(t)).toEqual(
@@ -76,7 +76,7 @@ describe('DynamicBucketAssigner', () => {
     const a = await assigner(t, { targetRowNum: 2, initialBuckets: 3 });
     const hashes = [3, 4, 5, -7, 6, 9, 12];
     // |h % 3|: 0, 1, 2, 1, 0, 0, 0 -> assigner 0 owns buckets 0, 3, 6 …, assigner 1 owns 1, 4 …
-    expect(hashes.map((h) => a.assign(A, h))).toEqual([0, 1, 2, 1, 0, 3, 3]);
+    expect(hashes.map((h) => a.assign(A, h) as number)).toEqual([0, 1, 2, 1, 0, 3, 3]);
   });
 
   it('max-buckets caps the bucket ids; past the cap new keys join an existing bucket of their assigner', async () => {
@@ -105,12 +105,14 @@ describe('DynamicBucketAssigner', () => {
     expect(fresh.assign(A, 2)).toBe(0);
   });
 
-  it('rejects bad settings and unloaded partitions', async () => {
+  it('rejects bad settings; loads partitions on first use', async () => {
     const t = await createTestTable({ options: { bucket: '-1' } });
     expect(() => new DynamicBucketAssigner(t.io, t.commit.paths, null, { targetRowNum: 0 })).toThrow(/target-row-num/);
     expect(() => new DynamicBucketAssigner(t.io, t.commit.paths, null, { targetRowNum: 5, initialBuckets: 0 })).toThrow(/initial-buckets/);
+    // An unloaded partition is loaded on first use.
     const a = new DynamicBucketAssigner(t.io, t.commit.paths, null, { targetRowNum: 5 });
-    expect(() => a.assign(A, 1)).toThrow(/load/);
+    expect(await a.assign(A, 1)).toBe(0);
+    expect(a.assign(A, 1)).toBe(0);
   });
 });
 

@@ -186,13 +186,18 @@ export class DynamicBucketAssigner {
   }
 
   /**
-   * Bucket of the key with hash `keyHash` in `partition` ({@link load} it first).
+   * Bucket of the key with hash `keyHash` (of the trimmed primary key) in `partition`: a number
+   * when the partition's index is loaded, else a promise that loads it first.
    *
    * @throws DynamicBucketLimitError when the partition would need more than 32767 buckets.
    */
-  assign(partition: Uint8Array, keyHash: number): number {
+  assign(partition: Uint8Array, keyHash: number): number | Promise<number> {
     const index = this.partitions.get(partitionKey(partition));
-    if (index === undefined) throw new TidemarkError('DynamicBucketAssigner.assign: load(partition) was not awaited first');
+    if (index === undefined) return this.load(partition).then(() => this.assignLoaded(this.partitions.get(partitionKey(partition))!, keyHash));
+    return this.assignLoaded(index, keyHash);
+  }
+
+  private assignLoaded(index: PartitionIndex, keyHash: number): number {
     const known = index.hashToBucket.get(keyHash);
     if (known >= 0) return known;
 
@@ -262,6 +267,14 @@ export class DynamicBucketAssigner {
       }
     }
     return out;
+  }
+
+  /**
+   * The writer's commit messages with this assigner's hash index changes: writes the index files
+   * ({@link prepareIndexFiles}) and attaches them ({@link withHashIndexChanges}).
+   */
+  async prepareCommit(messages: readonly CommitMessage[]): Promise<CommitMessage[]> {
+    return withHashIndexChanges(messages, await this.prepareIndexFiles(), this.baseSnapshotId);
   }
 
   /** Deletes the index files this assigner wrote (best effort; for aborted writes). */
