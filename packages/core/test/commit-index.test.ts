@@ -162,4 +162,24 @@ describe('FileStoreCommit: index files', () => {
     expect([...(await hashesByBucket(t, 'a')).entries()]).toEqual([[2, [9]]]);
     expect([...(await hashesByBucket(t, 'b')).entries()]).toEqual([[0, [2]]]);
   });
+
+  it('an overwrite of the partition after the base makes every later commit planned on that base re-plan, even without new keys', async () => {
+    const t = await pkTable();
+    await commit(t, 'u', [msg('a', 0, { newIndexFiles: [await hashFile(t, [1, 2])], indexBaseSnapshotId: null })]);
+    // The overwrite re-assigned key 1 to bucket 5 from an empty index: its hashes differ from the
+    // old ones, which is no conflict for the overwrite itself.
+    await t.commit.overwrite(
+      { identifier: BATCH_COMMIT_IDENTIFIER, messages: [msg('a', 5, { newIndexFiles: [await hashFile(t, [1])], indexBaseSnapshotId: 1 })] },
+      { commitUser: 'o' },
+    );
+    expect([...(await hashesByBucket(t)).entries()]).toEqual([[5, [1]]]);
+    // Planned on snapshot 1, this commit routed known key 1 to bucket 0 (no index change).
+    const stale = commit(t, 'p', [msg('a', 0, { indexBaseSnapshotId: 1 })]);
+    await expect(stale).rejects.toBeInstanceOf(DynamicBucketConflictError);
+    await expect(stale).rejects.toThrow(/overwritten after its bucket assignment/);
+    // Other partitions and later bases are unaffected.
+    await commit(t, 'p', [msg('b', 0, { indexBaseSnapshotId: 1 })]);
+    await commit(t, 'p', [msg('a', 5, { indexBaseSnapshotId: 2 })]);
+    expect(await t.snapshots.latestId()).toBe(4);
+  });
 });

@@ -237,6 +237,8 @@ export class FileStoreCommit {
     }
     const index = indexChangesOf(committable.messages);
     const hasIndex = index.entries.length > 0;
+    // Messages planned against a hash index are checked at commit even without index changes.
+    const checkIndex = hasIndex || index.hashIndexBase.size > 0;
     if (appendEntries.length === 0 && compactEntries.length === 0 && !hasIndex && !options.force) return { status: 'empty' };
 
     const base = {
@@ -253,7 +255,7 @@ export class FileStoreCommit {
       ids.push(
         await this.tryCommit({
           ...base,
-          index: hasIndex ? async () => index : undefined,
+          index: checkIndex ? async () => index : undefined,
           delta: { kind: 'fixed', entries: appendEntries },
           commitKind: kind,
           checkConflicts: hasDeletes || kind !== 'APPEND',
@@ -345,7 +347,11 @@ export class FileStoreCommit {
     // new files' indexes start from nothing, so there is no base to check against.
     const index = async (latest: Snapshot | null): Promise<IndexChanges> => {
       const old = (await snapshotIndexEntries(this.fileIO, this.paths, latest)).filter((e) => filter(e.partition));
-      return { entries: [...old.map((e): IndexManifestEntry => ({ ...e, kind: 'DELETE' })), ...newIndex.entries], hashIndexBase: new Map() };
+      return {
+        entries: [...old.map((e): IndexManifestEntry => ({ ...e, kind: 'DELETE' })), ...newIndex.entries],
+        hashIndexBase: new Map(),
+        replacesPartitions: true,
+      };
     };
     if (adds.length === 0 && !options.force) {
       const latest = await this.snapshots.latest();
@@ -566,8 +572,8 @@ export class FileStoreCommit {
     // Index first: a dynamic-bucket conflict fails the attempt before the base list is merged.
     let indexManifest = latest?.indexManifest;
     const index = input.index === undefined ? NO_INDEX_CHANGES : await input.index(latest);
-    if (index.entries.length > 0) {
-      const changes = await resolveHashIndexChanges(this.fileIO, this.paths, latest, index, (h) => writer.writeHashIndex(h));
+    const changes = await resolveHashIndexChanges(this.fileIO, this.paths, latest, index, (h) => writer.writeHashIndex(h));
+    if (changes.length > 0) {
       const live = combineIndexEntries(await snapshotIndexEntries(this.fileIO, this.paths, latest), changes, this.bucketUnaware);
       indexManifest = live.length === 0 ? undefined : await writer.writeIndexManifest(live);
     }

@@ -65,6 +65,8 @@ export interface IndexChanges {
    * against every hash index file of the partition.
    */
   readonly hashIndexBase: ReadonlyMap<string, number | null>;
+  /** The commit replaces the partitions it writes (overwrite): their old indexes do not matter. */
+  readonly replacesPartitions?: boolean;
 }
 
 /** How the commit writes a merged hash index file. */
@@ -99,6 +101,42 @@ export async function snapshotIndexEntries(fileIO: FileIO, paths: FileStorePathF
   return readIndexManifest(fileIO, paths.manifestPath(snapshot.indexManifest));
 }
 
+function hashSlots(entries: readonly IndexManifestEntry[], part: string): Set<string> {
+  const out = new Set<string>();
+  for (const e of entries) if (e.indexType === INDEX_TYPE_HASH && partitionKey(e.partition) === part) out.add(`${e.bucket}|${e.fileName}`);
+  return out;
+}
+
+/**
+ * Whether an OVERWRITE snapshot after `baseId` changed the hash index of `part` (overwrites are
+ * the only commits that drop key hashes). An expired snapshot in the range counts as changed.
+ */
+async function overwrittenSince(
+  fileIO: FileIO,
+  paths: FileStorePathFactory,
+  snapshots: SnapshotManager,
+  baseId: number | null,
+  latest: Snapshot,
+  part: string,
+): Promise<boolean> {
+  let prev: Snapshot | null = null;
+  if (baseId !== null) {
+    prev = await snapshots.tryGet(baseId);
+    if (prev === null) return true;
+  }
+  for (let id = (baseId ?? 0) + 1; id <= latest.id; id++) {
+    const s = id === latest.id ? latest : await snapshots.tryGet(id);
+    if (s === null) return true;
+    if (s.commitKind === 'OVERWRITE' && s.indexManifest !== prev?.indexManifest) {
+      const before = hashSlots(await snapshotIndexEntries(fileIO, paths, prev), part);
+      const after = hashSlots(await snapshotIndexEntries(fileIO, paths, s), part);
+      if (before.size !== after.size || [...before].some((x) => !after.has(x))) return true;
+    }
+    prev = s;
+  }
+  return false;
+}
+
 async function readHashes(fileIO: FileIO, paths: FileStorePathFactory, e: IndexFileMeta): Promise<Int32Array> {
   const path = paths.indexFilePath(e.fileName, e.externalPath);
   return decodeHashIndex(await fileIO.read(path), path, e.rowCount);
@@ -119,8 +157,27 @@ export async function resolveHashIndexChanges(
   changes: IndexChanges,
   write: WriteHashIndexFile,
 ): Promise<IndexManifestEntry[]> {
+  if (latest === null || changes.replacesPartitions) return [...changes.entries];
+  const snapshots = new SnapshotManager(fileIO, paths);
+
+  // Keys this commit routed to their indexed bucket were placed by the base's index: an overwrite
+  // since then may have put them elsewhere (or dropped the index), so all of it is re-planned.
+  const overwritten: string[] = [];
+  for (const [part, baseId] of changes.hashIndexBase) {
+    if (baseId !== latest.id && (await overwrittenSince(fileIO, paths, snapshots, baseId, latest, part))) overwritten.push(part);
+  }
+  if (overwritten.length > 0) {
+    throw new DynamicBucketConflictError(
+      `dynamic bucket conflict in ${paths.root}: ${overwritten.length} partition(s) this commit writes were overwritten after its bucket assignment ` +
+        `(latest snapshot ${latest.id}), so their hash index changed under it; re-plan the write against the latest snapshot`,
+      overwritten,
+      0,
+      latest.id,
+    );
+  }
+
   const ours = changes.entries.filter((e) => e.kind === 'ADD' && e.indexType === INDEX_TYPE_HASH);
-  if (ours.length === 0 || latest === null) return [...changes.entries];
+  if (ours.length === 0) return [...changes.entries];
 
   const parts = new Map<string, IndexManifestEntry[]>();
   for (const e of ours) {
@@ -129,7 +186,6 @@ export async function resolveHashIndexChanges(
     list.push(e);
     parts.set(k, list);
   }
-  const snapshots = new SnapshotManager(fileIO, paths);
   const baseCache = new Map<number, Set<string> | null>();
   const baseNames = async (id: number | null | undefined): Promise<Set<string> | null> => {
     if (id === null) return new Set();
