@@ -14,6 +14,7 @@ import {
 import { APPENDIX_A_INDEX_MANIFEST } from '../../format/test/appendix-a.js';
 import type { CommitMessage } from '../src/commit-message.js';
 import { DynamicBucketConflictError } from '../src/commit/index-changes.js';
+import { rollbackTo } from '../src/rollback.js';
 import { createTestTable, dataFile, liveFileNames, partitionBytes, type TestTable } from './commit-helpers.js';
 
 const FAST = { commitOptions: { minRetryWaitMs: 1, maxRetryWaitMs: 5 } };
@@ -181,5 +182,22 @@ describe('FileStoreCommit: index files', () => {
     await commit(t, 'p', [msg('b', 0, { indexBaseSnapshotId: 1 })]);
     await commit(t, 'p', [msg('a', 5, { indexBaseSnapshotId: 2 })]);
     expect(await t.snapshots.latestId()).toBe(4);
+  });
+
+  it('a rollback deletes the index files written after the target and keeps the target\'s', async () => {
+    const t = await pkTable();
+    const first = await hashFile(t, [1]);
+    await commit(t, 'u', [msg('a', 0, { newIndexFiles: [first], indexBaseSnapshotId: null })]);
+    const second = await hashFile(t, [1, 2]);
+    const other = await hashFile(t, [3]);
+    await commit(t, 'u', [
+      msg('a', 0, { newIndexFiles: [second], deletedIndexFiles: [first], indexBaseSnapshotId: 1 }),
+      msg('a', 1, { newIndexFiles: [other], indexBaseSnapshotId: 1 }),
+    ]);
+    await rollbackTo(t.io, t.paths, 1);
+    expect(await t.io.exists(t.paths.indexPath(first.fileName))).toBe(true);
+    expect(await t.io.exists(t.paths.indexPath(second.fileName))).toBe(false);
+    expect(await t.io.exists(t.paths.indexPath(other.fileName))).toBe(false);
+    expect((await liveIndex(t)).map((e) => e.fileName)).toEqual([first.fileName]);
   });
 });
