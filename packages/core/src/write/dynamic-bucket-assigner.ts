@@ -33,6 +33,7 @@ import type { CommitMessage } from '../commit-message.js';
 import { partitionKey } from '../commit/manifest-fold.js';
 import { snapshotIndexEntries } from '../commit/index-changes.js';
 import { TidemarkError } from '../errors.js';
+import { SnapshotManager } from '../snapshot-manager.js';
 import type { FileStorePathFactory } from '../path-factory.js';
 import type { TableContext } from '../table-context.js';
 import { IntToIntHashMap } from './int-hash-map.js';
@@ -109,15 +110,21 @@ export class DynamicBucketAssigner {
   private indexFileCount = 0;
   private readonly written: string[] = [];
 
+  private baseSnapshot: Snapshot | null | undefined;
+
   constructor(
     private readonly fileIO: FileIO,
     private readonly paths: FileStorePathFactory,
-    /** Snapshot whose hash index the assignment starts from (null: empty table). */
-    readonly base: Snapshot | null,
+    /**
+     * Snapshot whose hash index the assignment starts from (null: empty table); `'latest'`: the
+     * latest snapshot when the first partition is loaded.
+     */
+    base: Snapshot | null | 'latest',
     private readonly options: DynamicBucketOptions,
     /** Start every partition from an empty index (the write replaces the partitions). */
     private readonly ignoreExisting = false,
   ) {
+    this.baseSnapshot = base === 'latest' ? undefined : base;
     this.assigners = options.initialBuckets ?? 1;
     this.maxBuckets = options.maxBuckets ?? -1;
     if (!Number.isInteger(options.targetRowNum) || options.targetRowNum <= 0) {
@@ -129,15 +136,28 @@ export class DynamicBucketAssigner {
   }
 
   /** An assigner for the table of `ctx`, with its `dynamic-bucket.*` options. */
-  static forTable(ctx: TableContext, base: Snapshot | null, ignoreExisting = false): DynamicBucketAssigner {
+  static forTable(ctx: TableContext, base: Snapshot | null | 'latest', ignoreExisting = false): DynamicBucketAssigner {
     const o = ctx.options;
     const options = { targetRowNum: o.dynamicBucketTargetRowNum, initialBuckets: o.dynamicBucketInitialBuckets, maxBuckets: o.dynamicBucketMaxBuckets };
     return new DynamicBucketAssigner(ctx.fileIO, ctx.paths, base, options, ignoreExisting);
   }
 
+  /** The base snapshot (undefined while a `'latest'` base is not resolved yet). */
+  get base(): Snapshot | null | undefined {
+    return this.baseSnapshot;
+  }
+
   /** Id of the base snapshot, as commit messages record it. */
   get baseSnapshotId(): number | null {
-    return this.base?.id ?? null;
+    return this.baseSnapshot?.id ?? null;
+  }
+
+  private async resolveBase(): Promise<Snapshot | null> {
+    if (this.baseSnapshot === undefined) {
+      const latest = await new SnapshotManager(this.fileIO, this.paths).latest();
+      if (this.baseSnapshot === undefined) this.baseSnapshot = latest;
+    }
+    return this.baseSnapshot;
   }
 
   /** File-name prefix of every index file this assigner writes (for in-flight records). */
@@ -159,7 +179,7 @@ export class DynamicBucketAssigner {
     const files =
       this.ignoreExisting
         ? []
-        : (await (this.baseEntries ??= snapshotIndexEntries(this.fileIO, this.paths, this.base))).filter(
+        : (await (this.baseEntries ??= this.resolveBase().then((b) => snapshotIndexEntries(this.fileIO, this.paths, b)))).filter(
             (e) => e.indexType === INDEX_TYPE_HASH && partitionKey(e.partition) === key,
           );
     const loaded = await Promise.all(
@@ -275,6 +295,14 @@ export class DynamicBucketAssigner {
    */
   async prepareCommit(messages: readonly CommitMessage[]): Promise<CommitMessage[]> {
     return withHashIndexChanges(messages, await this.prepareIndexFiles(), this.baseSnapshotId);
+  }
+
+  inflightPrefixes(): string[] {
+    return [this.indexFilePrefix];
+  }
+
+  abort(): Promise<void> {
+    return this.deleteWrittenIndexFiles();
   }
 
   /** Deletes the index files this assigner wrote (best effort; for aborted writes). */
