@@ -34,6 +34,8 @@ import type { CommitMessage } from '../commit-message.js';
 import { NON_RETRACTABLE_FUNCTIONS } from '../read/aggregate-functions.js';
 import { isRetraction, mergeEngineOptions, ROW_KIND_INSERT, ROW_KIND_UPDATE_BEFORE, type MergeEngineOptions } from '../read/merge-engine.js';
 import { keyHashOf, type BucketAssigner } from './key-value/bucket-assigner.js';
+import { primaryKeyBucketMode } from './bucket-mode.js';
+import { DynamicBucketAssigner } from './dynamic-bucket-assigner.js';
 import { MERGE_RECORD_OVERHEAD_BYTES, MergeTreeWriter, type CompactManager } from './key-value/merge-tree-writer.js';
 import { parseRowKind } from './key-value/row-kind.js';
 import type { CoreOptions } from '../core-options.js';
@@ -80,10 +82,16 @@ export interface TableWriteOptions {
    */
   readonly rowKindField?: string;
   /**
-   * Primary-key tables with dynamic buckets (`bucket` = -1): chooses the bucket of each key. Fixed
-   * buckets (`bucket` = N) hash the bucket key without it.
+   * Primary-key tables with dynamic buckets (`bucket` = -1): chooses the bucket of each key
+   * (default: a {@link DynamicBucketAssigner} on the latest snapshot's hash index). Fixed buckets
+   * (`bucket` = N) hash the bucket key without it.
    */
   readonly bucketAssigner?: BucketAssigner;
+  /**
+   * The rows replace the partitions they land in (an overwrite): dynamic buckets are then assigned
+   * from an empty hash index instead of the latest snapshot's.
+   */
+  readonly replacePartitions?: boolean;
   /** Primary-key tables: the compaction hook of each (partition, bucket) writer (default: none). */
   readonly compactManager?: (bucket: CompactManagerContext) => CompactManager;
 }
@@ -222,12 +230,8 @@ export class TableWrite {
       }
       const trimmed = trimmedPrimaryKeys(schema);
       if (this.numBuckets === -1) {
-        if (!writeOptions.bucketAssigner) {
-          throw new NotSupportedError(
-            "dynamic bucket mode ('bucket' = -1, the default of primary-key tables) is not supported for writing yet; create the table with 'bucket' = N",
-          );
-        }
-        this.assigner = writeOptions.bucketAssigner;
+        primaryKeyBucketMode(schema);
+        this.assigner = writeOptions.bucketAssigner ?? DynamicBucketAssigner.forTable(ctx, 'latest', writeOptions.replacePartitions ?? false);
         bucketKey = trimmed;
       } else {
         if (bucketKey.length === 0) bucketKey = trimmed;
@@ -306,7 +310,11 @@ export class TableWrite {
         ...(c.compactAfter.length > 0 ? { compactAfter: c.compactAfter } : {}),
       });
     }
-    if (this.assigner?.prepareCommit) messages = await this.assigner.prepareCommit(messages);
+    if (this.assigner?.prepareCommit) {
+      // Index files are covered by the writer's in-flight record like its data files.
+      if (messages.length > 0) await this.ensureRecorded();
+      messages = await this.assigner.prepareCommit(messages);
+    }
     if (messages.length > 0) this.handedOut = true;
     return messages;
   }
@@ -348,6 +356,7 @@ export class TableWrite {
     }
     this.buffered = 0;
     await this.fileIO.deleteMany(paths);
+    if (!this.handedOut) await this.assigner?.abort?.();
     if (!this.handedOut) await this.clearRecord();
   }
 
@@ -365,6 +374,12 @@ export class TableWrite {
       const dir = dirs.get(`${m.bucket}|${bytesKey(m.partition)}`);
       if (dir === undefined) continue;
       for (const f of m.newFiles) if (f.fileName.startsWith(this.filePrefix)) paths.push(this.paths.dataFilePath(dir, m.bucket, f.fileName));
+    }
+    const indexPrefixes = this.assigner?.inflightPrefixes?.() ?? [];
+    for (const m of messages) {
+      for (const f of m.newIndexFiles ?? []) {
+        if (indexPrefixes.some((p) => f.fileName.startsWith(p))) paths.push(this.paths.indexFilePath(f.fileName, f.externalPath));
+      }
     }
     await this.fileIO.deleteMany(paths);
   }
@@ -388,7 +403,8 @@ export class TableWrite {
     if (this.writeOptions.recordInflight === false) return;
     const now = Date.now();
     if (this.recordedAt !== null && now - this.recordedAt < INFLIGHT_RECORD_REFRESH_MS) return;
-    await recordInflightPrefixes(this.fileIO, this.location, this.inflightRecordId, [this.filePrefix], { now: () => now });
+    const prefixes = [this.filePrefix, ...(this.assigner?.inflightPrefixes?.() ?? [])];
+    await recordInflightPrefixes(this.fileIO, this.location, this.inflightRecordId, prefixes, { now: () => now });
     this.recordedAt = now;
   }
 
