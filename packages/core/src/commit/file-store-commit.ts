@@ -39,6 +39,7 @@ import { checkConflicts } from './conflict-check.js';
 import { dataManifests, liveEntries, liveRecordCount, partitionKey } from './manifest-fold.js';
 import { mergeManifests } from './manifest-merge.js';
 import { ManifestNames, ManifestWriter } from './manifest-writer.js';
+import { SequenceOrderGuard, bucketKey } from './sequence-order.js';
 
 /** Outcome of a commit. */
 export type CommitResult =
@@ -110,6 +111,8 @@ interface AttemptInput {
   readonly identifier: bigint;
   readonly watermark?: bigint;
   readonly properties?: Readonly<Record<string, string>>;
+  /** Primary-key tables: keeps new files above sequence numbers committed meanwhile (sequence-order.ts). */
+  readonly sequenceGuard?: SequenceOrderGuard;
 }
 
 function withSource(f: DataFileMeta, source: number): DataFileMeta {
@@ -195,9 +198,12 @@ export class FileStoreCommit {
       properties: committable.properties,
     };
     const ids: number[] = [];
+    let guard: SequenceOrderGuard | undefined;
     if (appendEntries.length > 0 || compactEntries.length === 0) {
       const hasDeletes = appendEntries.some((e) => e.kind === 'DELETE');
       const kind = options.kind ?? (hasDeletes ? 'OVERWRITE' : 'APPEND');
+      const hasNewFiles = appendEntries.some((e) => e.kind === 'ADD');
+      guard = hasNewFiles && SequenceOrderGuard.appliesTo(this.schema) ? new SequenceOrderGuard(this.fileIO, this.paths, this.schema) : undefined;
       ids.push(
         await this.tryCommit({
           ...base,
@@ -205,8 +211,20 @@ export class FileStoreCommit {
           commitKind: kind,
           checkConflicts: hasDeletes || kind !== 'APPEND',
           allowBucketChange: kind === 'OVERWRITE',
+          ...(guard ? { sequenceGuard: guard } : {}),
         }),
       );
+    }
+    if (guard !== undefined && guard.rewrittenBuckets.size > 0 && compactEntries.length > 0) {
+      // A compaction of a re-sequenced bucket merged our records at their old sequence numbers
+      // (and names files that are no longer committed): drop it; compaction is optional.
+      const dropped = compactEntries.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
+      if (dropped.length > 0) {
+        const kept = compactEntries.filter((e) => !dropped.includes(e));
+        await this.deleteBestEffort(this.compactOutputs(dropped));
+        compactEntries.length = 0;
+        compactEntries.push(...kept);
+      }
     }
     if (compactEntries.length > 0) {
       ids.push(
@@ -398,8 +416,10 @@ export class FileStoreCommit {
       avro: { codec: this.options.manifestCodec, zstdLevel: this.options.zstdLevel },
     }, names);
     const recordId = `commit-${names.uuid}`;
+    const guard = input.sequenceGuard;
+    const prefixes = [...names.inflightPrefixes(), ...(guard ? [guard.filePrefix] : [])];
     // Before any manifest exists; a failure here fails the commit with nothing written.
-    if (this.recordInflight) await recordInflightPrefixes(this.fileIO, this.paths.root, recordId, names.inflightPrefixes());
+    if (this.recordInflight) await recordInflightPrefixes(this.fileIO, this.paths.root, recordId, prefixes);
     const started = this.now();
     let uncertainAfter: number | null = null;
     let lastError: unknown;
@@ -416,7 +436,10 @@ export class FileStoreCommit {
             return own;
           }
         }
-        const entries = input.delta.kind === 'fixed' ? input.delta.entries : await input.delta.compute(latest);
+        let entries = input.delta.kind === 'fixed' ? input.delta.entries : await input.delta.compute(latest);
+        // After an unknown outcome our files may be referenced by a snapshot still in transit:
+        // rewriting is still correct (that snapshot cannot land on a newer base), deleting is not.
+        if (guard) entries = await guard.apply(latest, entries);
         if (input.checkConflicts) {
           await checkConflicts(this.fileIO, this.paths, latest, entries, { allowBucketChange: input.allowBucketChange });
         }
@@ -443,6 +466,7 @@ export class FileStoreCommit {
         if (outcome === 'created') {
           await this.writeHints(snapshot.id);
           this.rememberCommitted(input, snapshot.id);
+          if (guard && uncertainAfter === null) await this.deleteBestEffort(guard.obsoleteAfter(entries));
           return snapshot.id;
         }
         if (uncertainAfter === null) await writer.deleteWritten(attemptFiles);
@@ -461,7 +485,10 @@ export class FileStoreCommit {
       }
     } catch (e) {
       // Nothing we wrote is referenced by a snapshot unless a create had an unknown outcome.
-      if (uncertainAfter === null) await writer.deleteWritten([...writer.written]);
+      if (uncertainAfter === null) {
+        await writer.deleteWritten([...writer.written]);
+        if (guard) await this.deleteBestEffort(guard.written);
+      }
       // Unknown outcome: our files stay, and so does their record (a create still in transit may
       // yet land); orphan cleanup prunes the record after 7 days.
       else keepRecord = true;
@@ -469,6 +496,24 @@ export class FileStoreCommit {
     } finally {
       if (this.recordInflight && !keepRecord) await this.clearRecord(recordId);
     }
+  }
+
+  /** Deletes files nothing references; a failure only leaves them to orphan cleanup. */
+  private async deleteBestEffort(locations: readonly string[]): Promise<void> {
+    for (const location of locations) {
+      try {
+        await this.fileIO.delete(location);
+      } catch (e) {
+        this.logger.warn(`deleting unreferenced file ${location} failed (orphan cleanup removes it): ${(e as Error)?.message ?? String(e)}`);
+      }
+    }
+  }
+
+  /** Locations of the compaction outputs among `entries`. */
+  private compactOutputs(entries: readonly ManifestEntry[]): string[] {
+    return entries
+      .filter((e) => e.kind === 'ADD' && !e.file.externalPath)
+      .map((e) => this.paths.dataFilePath(this.partitionString(e.partition), e.bucket, e.file.fileName));
   }
 
   /** Best effort: a record left behind only delays the clean-up of this commit's orphans. */
