@@ -120,7 +120,7 @@ describe('primary-key commits keep snapshot order across writers of one bucket',
     const c2 = new FileStoreCommit(t.io, t.paths, t.schema);
     expect((await c1.commit({ identifier: 1n, messages: [first] }, { commitUser: 'one' })).status).toBe('committed');
     const r = await c2.commit({ identifier: 1n, messages: [second] }, { commitUser: 'two' });
-    expect(r).toMatchObject({ status: 'committed', snapshotId: 2 });
+    expect(r).toMatchObject({ status: 'committed', snapshotId: 2, resequencedFiles: 1 });
 
     // Without the rewrite, key 1 would read 'first' (sequence 5 beats 0) although snapshot 2 wrote it later.
     expect(await readAll(t)).toEqual(new Map([['a/1', 'second'], ['a/2', 'first'], ['a/3', 'second']]));

@@ -44,7 +44,16 @@ import { SequenceOrderGuard, bucketKey } from './sequence-order.js';
 /** Outcome of a commit. */
 export type CommitResult =
   /** New snapshot(s) were created; `snapshotId` is the last one (COMPACT after APPEND when both). */
-  | { readonly status: 'committed'; readonly snapshotId: number; readonly snapshotIds: readonly number[] }
+  | {
+      readonly status: 'committed';
+      readonly snapshotId: number;
+      readonly snapshotIds: readonly number[];
+      /**
+       * Primary-key tables: new files rewritten with higher sequence numbers because another writer
+       * committed to the same bucket meanwhile (absent when none was).
+       */
+      readonly resequencedFiles?: number;
+    }
   /** This (commitUser, identifier) was already committed; nothing was written. */
   | { readonly status: 'skipped'; readonly reason: string }
   /** Nothing to commit and not forced: no snapshot. */
@@ -237,7 +246,8 @@ export class FileStoreCommit {
         }),
       );
     }
-    return { status: 'committed', snapshotId: ids[ids.length - 1]!, snapshotIds: ids };
+    const resequencedFiles = guard?.rewrites ?? 0;
+    return { status: 'committed', snapshotId: ids[ids.length - 1]!, snapshotIds: ids, ...(resequencedFiles > 0 ? { resequencedFiles } : {}) };
   }
 
   /**
