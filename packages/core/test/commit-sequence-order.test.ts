@@ -39,8 +39,21 @@ const FIELDS: DataField[] = [
 
 let tableNo = 0;
 
+/** Runs `before` (once per armed path) just before a snapshot create, so another commit wins that race. */
+class RacingFileIO extends MemoryFileIO {
+  before: (() => Promise<void>) | null = null;
+  override async createIfAbsent(path: string, data: Uint8Array | string) {
+    const hook = /\/snapshot\/snapshot-\d+$/.test(path) ? this.before : null;
+    if (hook) {
+      this.before = null;
+      await hook();
+    }
+    return super.createIfAbsent(path, data);
+  }
+}
+
 async function pkTable() {
-  const io = new MemoryFileIO();
+  const io = new RacingFileIO();
   const root = `memory://seq-order-${process.pid}-${++tableNo}/wh/db.db/t`;
   const paths = new TablePaths(root);
   const schema: TableSchema = {
@@ -161,6 +174,35 @@ describe('primary-key commits keep snapshot order across writers of one bucket',
     expect(live.has(stale0.newFiles[0]!.fileName)).toBe(false);
     expect(live.has(fresh.newFiles[0]!.fileName)).toBe(true);
     expect(await readAll(t)).toEqual(new Map([['a/1', 'stale'], ['a/2', 'b1'], ['b/1', 'p'], ['b/9', 'new']]));
+  });
+
+  it('re-sequences again on a retry when the writer that won the race wrote the same bucket', async () => {
+    const t = await pkTable();
+    const c = new FileStoreCommit(t.io, t.paths, t.schema);
+    await c.commit({ identifier: 1n, messages: [await kvFile(t, 'a', 0, [{ k: 1, v: 'base', seq: 0 }, { k: 2, v: 'base', seq: 1 }])] }, { commitUser: 'u' });
+    // The loser's first attempt re-sequences above snapshot 1 (to 2); the winner, committed during
+    // that attempt, reaches 9, so the retry re-sequences again (to 10) and deletes the first rewrite.
+    const stale = await kvFile(t, 'a', 0, [{ k: 1, v: 'loser', seq: 0 }]);
+    const winner = await kvFile(t, 'a', 0, [{ k: 1, v: 'winner', seq: 2 }, { k: 2, v: 'winner', seq: 3 }, { k: 1, v: 'winner', seq: 9 }]);
+    t.io.before = async () => {
+      await new FileStoreCommit(t.io, t.paths, t.schema).commit({ identifier: 1n, messages: [winner] }, { commitUser: 'winner' });
+    };
+    const r = await new FileStoreCommit(t.io, t.paths, t.schema, { commitOptions: { minRetryWaitMs: 1, maxRetryWaitMs: 2 } }).commit(
+      { identifier: 1n, messages: [stale] },
+      { commitUser: 'loser' },
+    );
+    expect(r).toMatchObject({ status: 'committed', snapshotId: 3, resequencedFiles: 2 });
+    expect(await readAll(t, 2)).toEqual(new Map([['a/1', 'winner'], ['a/2', 'winner']]));
+    expect(await readAll(t)).toEqual(new Map([['a/1', 'loser'], ['a/2', 'winner']]));
+    const latest = (await new SnapshotManager(t.io, t.paths).latest())!;
+    const live = [...(await liveEntries(t.io, t.paths, latest)).values()].filter((e) => e.file.minSequenceNumber >= 10n);
+    expect(live.map((e) => [e.file.minSequenceNumber, e.file.maxSequenceNumber])).toEqual([[10n, 10n]]);
+    // Only the committed rewrite is left in the bucket besides the other writers' files.
+    const names = [];
+    for await (const st of t.io.list(t.paths.bucketDir('dt=a', 0))) names.push(st.path.slice(st.path.lastIndexOf('/') + 1));
+    expect(names.sort()).toEqual(
+      [...(await liveEntries(t.io, t.paths, latest)).values()].map((e) => e.file.fileName).sort(),
+    );
   });
 
   it('a delete from a stale writer still removes the key written by an earlier snapshot', async () => {
