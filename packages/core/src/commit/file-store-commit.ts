@@ -39,7 +39,7 @@ import { checkConflicts } from './conflict-check.js';
 import { dataManifests, liveEntries, liveRecordCount, partitionKey } from './manifest-fold.js';
 import { mergeManifests } from './manifest-merge.js';
 import { ManifestNames, ManifestWriter } from './manifest-writer.js';
-import { SequenceOrderGuard, bucketKey } from './sequence-order.js';
+import { SequenceOrderGuard, bucketKey, type SequenceMaxima } from './sequence-order.js';
 
 /** Outcome of a commit. */
 export type CommitResult =
@@ -156,6 +156,8 @@ export class FileStoreCommit {
   private readonly now: () => number;
   /** Per commitUser: highest snapshot id scanned and the user's last identifier at or below it. */
   private readonly committedCache = new Map<string, { scannedTo: number; identifier: bigint | null }>();
+  /** Highest live sequence number per bucket, as of some snapshot (primary-key tables). */
+  private readonly sequenceMaxima: { maxima: SequenceMaxima | null } = { maxima: null };
 
   constructor(
     readonly fileIO: FileIO,
@@ -212,7 +214,9 @@ export class FileStoreCommit {
       const hasDeletes = appendEntries.some((e) => e.kind === 'DELETE');
       const kind = options.kind ?? (hasDeletes ? 'OVERWRITE' : 'APPEND');
       const hasNewFiles = appendEntries.some((e) => e.kind === 'ADD');
-      guard = hasNewFiles && SequenceOrderGuard.appliesTo(this.schema) ? new SequenceOrderGuard(this.fileIO, this.paths, this.schema) : undefined;
+      if (hasNewFiles && SequenceOrderGuard.appliesTo(this.schema)) {
+        guard = new SequenceOrderGuard(this.fileIO, this.paths, this.schema, this.sequenceMaxima);
+      }
       ids.push(
         await this.tryCommit({
           ...base,

@@ -47,8 +47,10 @@ import { liveEntries, partitionKey } from './manifest-fold.js';
 const COMPRESSIONS: Record<string, ParquetCompression> = { zstd: 'zstd', snappy: 'snappy', lz4: 'lz4', gzip: 'gzip', none: 'none', uncompressed: 'none' };
 
 /** Highest sequence number per `(partition, bucket)` as of one snapshot, for a set of partitions. */
-interface SequenceMaxima {
+export interface SequenceMaxima {
   readonly snapshotId: number;
+  /** That snapshot's delta manifest list: tells a rollback (and a different snapshot of that id) apart. */
+  readonly deltaManifestList: string;
   readonly partitions: ReadonlySet<string>;
   readonly max: Map<string, bigint>;
 }
@@ -66,8 +68,9 @@ export function bucketKey(partition: Uint8Array, bucket: number): string {
 
 /**
  * Keeps the new files of one commit above every sequence number committed before it, bucket by
- * bucket (see the module comment). One guard serves one snapshot attempt loop; it remembers the
- * maxima it learned so that a retry only reads the snapshots committed since.
+ * bucket (see the module comment). One guard serves one commit; the maxima it learns go to a cache
+ * shared by the commits of one committer, so that a retry or the next commit only reads the delta
+ * manifests of the snapshots committed since.
  */
 export class SequenceOrderGuard {
   /** Every data file name this guard writes starts with this prefix (record it as in flight first). */
@@ -85,7 +88,6 @@ export class SequenceOrderGuard {
   private readonly dirs = new Map<string, string>();
   /** Original file name → the entry currently standing in for it. */
   private readonly current = new Map<string, ManifestEntry>();
-  private maxima: SequenceMaxima | null = null;
   private counter = 0;
   /** Number of files rewritten (a file rewritten twice counts twice). */
   rewrites = 0;
@@ -94,6 +96,8 @@ export class SequenceOrderGuard {
     private readonly fileIO: FileIO,
     private readonly paths: TablePaths,
     private readonly schema: TableSchema,
+    /** Maxima learned by earlier commits of the same committer; kept up to date by this guard. */
+    private readonly cache: { maxima: SequenceMaxima | null } = { maxima: null },
   ) {
     const options = tableOptions(schema);
     this.filePrefix = `${options.dataFilePrefix}${randomUUID()}-`;
@@ -152,9 +156,15 @@ export class SequenceOrderGuard {
 
   /** Highest live sequence number per bucket of `partitions` at `latest`, read incrementally when possible. */
   private async maximaAt(latest: Snapshot, partitions: ReadonlySet<string>): Promise<Map<string, bigint>> {
-    const cached = this.maxima;
-    const covered = cached !== null && cached.snapshotId <= latest.id && [...partitions].every((p) => cached.partitions.has(p));
-    if (covered) {
+    const cached = this.cache.maxima;
+    let covered = cached !== null && cached.snapshotId <= latest.id && [...partitions].every((p) => cached.partitions.has(p));
+    if (covered && cached!.snapshotId < latest.id) {
+      const base = await this.snapshots.tryGet(cached!.snapshotId);
+      covered = base !== null && base.deltaManifestList === cached!.deltaManifestList;
+    } else if (covered) {
+      covered = latest.deltaManifestList === cached!.deltaManifestList;
+    }
+    if (covered && cached !== null) {
       const max = new Map(cached.max);
       let complete = true;
       for (let id = cached.snapshotId + 1; id <= latest.id && complete; id++) {
@@ -172,14 +182,14 @@ export class SequenceOrderGuard {
         }
       }
       if (complete) {
-        this.maxima = { snapshotId: latest.id, partitions: cached.partitions, max };
+        this.cache.maxima = { snapshotId: latest.id, deltaManifestList: latest.deltaManifestList, partitions: cached.partitions, max };
         return max;
       }
     }
     const max = new Map<string, bigint>();
     const live = await liveEntries(this.fileIO, this.paths, latest, (p) => partitions.has(partitionKey(p)));
     for (const e of live.values()) raise(max, bucketKey(e.partition, e.bucket), e.file.maxSequenceNumber);
-    this.maxima = { snapshotId: latest.id, partitions, max };
+    this.cache.maxima = { snapshotId: latest.id, deltaManifestList: latest.deltaManifestList, partitions, max };
     return max;
   }
 
