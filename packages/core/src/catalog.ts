@@ -14,7 +14,8 @@ import { TableNotFoundError, TidemarkUserError } from './errors.js';
 import { SchemaManager } from './schema-manager.js';
 import { buildInitialSchema, type TableSpec } from './schema-builder.js';
 import { parseNumberedName } from './snapshot-manager.js';
-import { SCHEMA_PREFIX, TablePaths } from './table-paths.js';
+import { SCHEMA_PREFIX } from './table-paths.js';
+import { metadataPaths } from './path-factory.js';
 import { Table } from './table.js';
 
 /** Suffix of database directories. */
@@ -217,7 +218,7 @@ export class FileSystemCatalog {
 
   /** True when `<table>/schema/` holds a schema file. */
   async tableExists(identifier: string | Identifier): Promise<boolean> {
-    const paths = new TablePaths(this.tableLocation(identifier));
+    const paths = metadataPaths(this.tableLocation(identifier));
     return (await new SchemaManager(this.fileIO, paths).latestId()) !== null;
   }
 
@@ -232,7 +233,7 @@ export class FileSystemCatalog {
     const id = parseIdentifier(identifier);
     const name = `${id.database}.${id.table}`;
     const location = this.tableLocation(id);
-    const paths = new TablePaths(location);
+    const paths = metadataPaths(location);
     const schema = buildInitialSchema(spec);
     const manager = new SchemaManager(this.fileIO, paths);
     if ((await manager.latestId()) !== null) {

@@ -1,11 +1,17 @@
 /**
  * Table options with Paimon's names and defaults (Java `CoreOptions`).
  *
- * Paimon writes only the user-given options into `schema-0`; defaults are applied when the
- * options are read, which is what {@link tableOptions} does. Values stay strings in the schema and
- * are parsed here with Paimon's syntax (`256 mb`, `1 h`, `10 ms`).
+ * Paimon writes only the user-given options into `schema-N`; defaults are applied when the
+ * options are read, which is what {@link CoreOptions} does. Values stay strings in the schema and
+ * are parsed here with Paimon's syntax (`256 mb`, `1 h`, `10 ms`). This module is the only place
+ * that reads raw option values: everything else asks a {@link CoreOptions} (usually the one of a
+ * `TableContext`), so that one value is read the same way by the writer, the scan and the committer.
+ *
+ * Values are parsed on first access, not when the options are created: a table with one bad
+ * option can still be opened and read, and the operation that needs the option fails with an
+ * {@link InvalidOptionError} naming it.
  */
-import type { TableSchema } from '@tidemark/format';
+import type { AvroCodecName, TableSchema } from '@tidemark/format';
 import { TidemarkUserError } from './errors.js';
 
 /** An option value that does not parse (bad size, duration, number or enum). */
@@ -14,22 +20,26 @@ export class InvalidOptionError extends TidemarkUserError {
     readonly option: string,
     readonly value: string,
     expected: string,
+    message?: string,
   ) {
-    super(`table option '${option}' has invalid value '${value}': expected ${expected}`);
+    super(message ?? `table option '${option}' has invalid value '${value}': expected ${expected}`);
   }
 }
 
-/** Option names used by tidemark (Paimon spelling). */
+/** Option names read by tidemark (Paimon spelling). */
 export const OPTION = {
   BUCKET: 'bucket',
   BUCKET_KEY: 'bucket-key',
   FILE_FORMAT: 'file.format',
   FILE_COMPRESSION: 'file.compression',
+  FILE_COMPRESSION_ZSTD_LEVEL: 'file.compression.zstd-level',
   TARGET_FILE_SIZE: 'target-file-size',
   WRITE_BUFFER_SIZE: 'write-buffer-size',
+  WRITE_BUFFER_SPILLABLE: 'write-buffer-spillable',
   MANIFEST_TARGET_FILE_SIZE: 'manifest.target-file-size',
   MANIFEST_MERGE_MIN_COUNT: 'manifest.merge-min-count',
   MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE: 'manifest.full-compaction-threshold-size',
+  MANIFEST_COMPRESSION: 'manifest.compression',
   METADATA_STATS_MODE: 'metadata.stats-mode',
   METADATA_STATS_DENSE_STORE: 'metadata.stats-dense-store',
   SNAPSHOT_NUM_RETAINED_MIN: 'snapshot.num-retained.min',
@@ -40,12 +50,91 @@ export const OPTION = {
   COMMIT_TIMEOUT: 'commit.timeout',
   COMMIT_MIN_RETRY_WAIT: 'commit.min-retry-wait',
   COMMIT_MAX_RETRY_WAIT: 'commit.max-retry-wait',
+  COMMIT_FORCE_COMPACT: 'commit.force-compact',
   DYNAMIC_PARTITION_OVERWRITE: 'dynamic-partition-overwrite',
   PARTITION_DEFAULT_NAME: 'partition.default-name',
   PARTITION_LEGACY_NAME: 'partition.legacy-name',
   COMPACTION_MIN_FILE_NUM: 'compaction.min.file-num',
+  COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT: 'compaction.max-size-amplification-percent',
+  COMPACTION_SIZE_RATIO: 'compaction.size-ratio',
+  NUM_SORTED_RUN_COMPACTION_TRIGGER: 'num-sorted-run.compaction-trigger',
+  NUM_SORTED_RUN_STOP_TRIGGER: 'num-sorted-run.stop-trigger',
+  NUM_LEVELS: 'num-levels',
+  FULL_COMPACTION_DELTA_COMMITS: 'full-compaction.delta-commits',
   DATA_FILE_PREFIX: 'data-file.prefix',
+  DATA_FILE_PATH_DIRECTORY: 'data-file.path-directory',
+  CHANGELOG_FILE_PREFIX: 'changelog-file.prefix',
+  CHANGELOG_PRODUCER: 'changelog-producer',
+  WRITE_ONLY: 'write-only',
+  DELETION_VECTORS_ENABLED: 'deletion-vectors.enabled',
+  MERGE_ENGINE: 'merge-engine',
+  IGNORE_DELETE: 'ignore-delete',
+  SEQUENCE_FIELD: 'sequence.field',
+  SEQUENCE_FIELD_SORT_ORDER: 'sequence.field.sort-order',
+  PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE: 'partial-update.remove-record-on-delete',
+  AGGREGATION_REMOVE_RECORD_ON_DELETE: 'aggregation.remove-record-on-delete',
+  FIELDS_DEFAULT_AGGREGATE_FUNCTION: 'fields.default-aggregate-function',
+  DYNAMIC_BUCKET_TARGET_ROW_NUM: 'dynamic-bucket.target-row-num',
+  DYNAMIC_BUCKET_INITIAL_BUCKETS: 'dynamic-bucket.initial-buckets',
 } as const;
+
+/** Older spellings Paimon still reads for `ignore-delete` (its fallback keys). */
+const IGNORE_DELETE_FALLBACKS = ['first-row.ignore-delete', 'deduplicate.ignore-delete', 'partial-update.ignore-delete'] as const;
+
+/**
+ * Paimon table options tidemark does not act on but that a table written by Paimon (or meant for
+ * it) may carry: they are accepted silently. Misspellings of any known key get a warning.
+ */
+const OTHER_PAIMON_OPTIONS = [
+  'type', 'path', 'branch', 'primary-key', 'partition', 'auto-create', 'consumer-id',
+  'data-file.external-paths', 'data-file.external-paths.strategy', 'data-file.external-paths.specific-fs', 'data-file.thin-mode',
+  'file.compression.per.level', 'file.format.per.level', 'file.suffix.include.compression', 'file.block-size',
+  'manifest.format', 'manifest.delete-file-drop-stats', 'snapshot.expire.execution-mode', 'snapshot.clean-empty-directories',
+  'snapshot.expire.clean-empty-directories', 'snapshot.watermark-idle-timeout', 'continuous.discovery-interval',
+  'sort-engine', 'sort-spill-threshold', 'sort-spill-buffer-size', 'spill-compression', 'spill-compression.zstd-level',
+  'write.compaction-skip', 'source.split.target-size', 'source.split.open-file-cost', 'write-buffer-spill.max-disk-size',
+  'write-buffer-for-append', 'write-max-writers-to-spill', 'write-manifest-cache', 'local-sort.max-num-file-handles',
+  'page-size', 'cache-page-size', 'compaction.optimization-interval', 'compaction.max.file-num', 'compaction.early-max.file-num',
+  'changelog-producer.row-deduplicate', 'changelog-producer.row-deduplicate-ignore-fields', 'changelog-producer.lookup-wait',
+  'partial-update.remove-record-on-sequence-group', 'rowkind.field', 'streaming.read.snapshot.delay',
+  'streaming-read-overwrite', 'streaming-read-mode', 'stream-scan-mode', 'read.batch-size', 'write.batch-size',
+  'dynamic-bucket.assigner-parallelism', 'incremental-between', 'incremental-between-scan-mode', 'incremental-between-timestamp',
+  'incremental-to-auto-tag', 'end-input.check-partition-expire', 'commit.callbacks', 'commit.user-prefix',
+  'commit.force-create-snapshot', 'local-merge-buffer-size', 'cross-partition-upsert.index-ttl',
+  'cross-partition-upsert.bootstrap-parallelism', 'zorder.var-length-contribution', 'file-reader-async-threshold',
+  'deletion-vector.index-file.target-size', 'delete.force-produce-changelog', 'sort-compaction.range-strategy',
+  'sort-compaction.local-sample.magnification', 'record-level.expire-time', 'record-level.time-field', 'force-lookup',
+  'lookup-wait', 'delete-file.thread-num', 'async-file-write', 'object-location', 'bucket-function.type',
+  'full-compaction.delta-commits', 'row-tracking.enabled', 'data-evolution.enabled', 'metadata.iceberg.storage',
+  'changelog.num-retained.min', 'changelog.num-retained.max', 'changelog.time-retained', 'changelog.precommit-compact',
+  'precommit-compact', 'merge-engine', 'ignore-delete', 'num-sorted-run.stop-trigger', 'num-levels',
+  'write-buffer-spillable', 'target-file-size', 'owner', 'comment', 'query-auth.enabled',
+  'partition.expiration-strategy', 'partition.expiration-time', 'partition.expiration-check-interval',
+  'partition.expiration-max-num', 'partition.timestamp-formatter', 'partition.timestamp-pattern', 'partition.end-input-to-done',
+  'partition.mark-done-action', 'partition.mark-done-action.custom.class', 'partition.idle-time-to-done', 'partition.sink-strategy',
+  'compaction.total-size-threshold', 'compaction.force-up-level-0', 'compaction.delete-ratio-threshold',
+  'compaction.offpeak-ratio', 'compaction.offpeak.start.hour', 'compaction.offpeak.end.hour', 'compaction.force-rewrite-all-files',
+  'deletion-vectors.bitmap64', 'deletion-vectors.modifiable', 'snapshot.expire.limit',
+];
+
+/**
+ * Key prefixes of open-ended option families (per-field options, file system, catalog and
+ * format pass-through settings, and Paimon features tidemark ignores): never warned about.
+ */
+const OPEN_PREFIXES = [
+  'fields.', 'fs.', 's3.', 'oss.', 'hive.', 'hadoop.', 'dlf.', 'jdbc.', 'rest.', 'metastore.', 'client.',
+  'lookup.', 'scan.', 'sink.', 'log.', 'consumer.', 'tag.', 'orc.', 'parquet.', 'avro.', 'csv.', 'json.',
+  'file-index.', 'materialized-table.', 'format-table.', 'commit.callback.', 'clustering.',
+  'blob.', 'global-index.', 'metadata.iceberg.',
+];
+
+/** Every key tidemark knows (read or deliberately ignored). */
+export const KNOWN_OPTION_KEYS: ReadonlySet<string> = new Set<string>([
+  ...Object.values(OPTION),
+  ...IGNORE_DELETE_FALLBACKS,
+  'avro.codec',
+  ...OTHER_PAIMON_OPTIONS,
+]);
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -53,114 +142,509 @@ const MIB = 1024 * KIB;
 export const INTEGER_MAX_VALUE = 2147483647;
 
 /** Per-column statistics mode (`metadata.stats-mode`, `fields.<col>.stats-mode`). */
-export type StatsMode = { readonly kind: 'none' } | { readonly kind: 'counts' } | { readonly kind: 'full' } | { readonly kind: 'truncate'; readonly length: number };
+export type StatsMode =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'counts' }
+  | { readonly kind: 'full' }
+  | { readonly kind: 'truncate'; readonly length: number };
 
-/** Typed, defaulted view of a table's options. */
-export interface CoreOptions {
-  /** `bucket`: -1 (bucket-unaware append / dynamic PK), -2 (postpone) or a positive count. */
-  readonly bucket: number;
-  /** `bucket-key` columns (empty when unset). */
-  readonly bucketKey: readonly string[];
-  readonly fileFormat: string;
-  readonly fileCompression: string;
-  /** `target-file-size` in bytes: 256 MiB for append tables, 128 MiB for primary-key tables. */
-  readonly targetFileSize: number;
-  /** `write-buffer-size` in bytes (256 MiB): the writer's memory budget for buffered rows. */
-  readonly writeBufferSize: number;
-  readonly manifestTargetFileSize: number;
-  readonly manifestMergeMinCount: number;
-  readonly manifestFullCompactionThresholdSize: number;
-  /** `metadata.stats-mode` (default truncate(16)). */
-  readonly statsMode: StatsMode;
-  /** `metadata.stats-dense-store` (default true). */
-  readonly statsDenseStore: boolean;
-  readonly snapshotNumRetainedMin: number;
-  readonly snapshotNumRetainedMax: number;
-  /** `snapshot.time-retained` in milliseconds (1 h). */
-  readonly snapshotTimeRetainedMs: number;
-  readonly snapshotExpireLimit: number;
-  readonly commitMaxRetries: number;
-  /** `commit.timeout` in milliseconds; null = no timeout. */
-  readonly commitTimeoutMs: number | null;
-  readonly commitMinRetryWaitMs: number;
-  readonly commitMaxRetryWaitMs: number;
-  readonly dynamicPartitionOverwrite: boolean;
-  readonly partitionDefaultName: string;
-  readonly partitionLegacyName: boolean;
-  readonly compactionMinFileNum: number;
-  readonly dataFilePrefix: string;
-  /** Stats mode of one column: `fields.<col>.stats-mode`, else {@link statsMode}. */
-  statsModeOf(column: string): StatsMode;
-  /** The raw option value, or undefined. */
-  get(name: string): string | undefined;
+/** `changelog-producer` values. */
+export type ChangelogProducer = 'none' | 'input' | 'full-compaction' | 'lookup';
+
+/** Where unknown-option warnings (and other best-effort notices) go. */
+export interface OptionsLogger {
+  warn(message: string): void;
 }
 
-/** Defaulted options of a schema (or of a raw options map with the table kind given). */
-export function tableOptions(schema: Pick<TableSchema, 'options' | 'primaryKeys'>): CoreOptions {
-  const o = schema.options;
-  const isPk = schema.primaryKeys.length > 0;
-  const raw = (k: string): string | undefined => (Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined);
-  const str = (k: string, d: string): string => raw(k) ?? d;
-  const int = (k: string, d: number): number => {
-    const v = raw(k);
-    if (v === undefined) return d;
-    const n = Number(v.trim());
-    if (!Number.isInteger(n)) throw new InvalidOptionError(k, v, 'an integer');
+const DEFAULT_LOGGER: OptionsLogger = { warn: (m) => console.warn(`[tidemark] ${m}`) };
+
+/**
+ * Typed, defaulted view of a table's options (Paimon's `CoreOptions`). Get one with
+ * {@link coreOptions} (cached per schema) or from a `TableContext`; {@link tableOptions} builds one
+ * from a bare options map.
+ */
+export class CoreOptions {
+  private readonly memo = new Map<string, unknown>();
+
+  constructor(
+    /** The options as stored in the schema (user-given values only). */
+    readonly raw: Readonly<Record<string, string>>,
+    /** Whether the table has a primary key (some defaults differ). */
+    readonly isPrimaryKeyTable: boolean,
+  ) {}
+
+  /** The raw option value, or undefined (own properties only). */
+  get(name: string): string | undefined {
+    return Object.prototype.hasOwnProperty.call(this.raw, name) ? this.raw[name] : undefined;
+  }
+
+  /** Whether the option is set. */
+  has(name: string): boolean {
+    return this.get(name) !== undefined;
+  }
+
+  private cached<T>(key: string, compute: () => T): T {
+    if (this.memo.has(key)) return this.memo.get(key) as T;
+    const v = compute();
+    this.memo.set(key, v);
+    return v;
+  }
+
+  private str(k: string, d: string): string {
+    return this.get(k) ?? d;
+  }
+
+  private int(k: string, d: number, min = Number.MIN_SAFE_INTEGER): number {
+    return this.cached(k, () => {
+      const v = this.get(k);
+      if (v === undefined) return d;
+      const n = Number(v.trim());
+      if (v.trim() === '' || !Number.isInteger(n) || n < min) {
+        const what = min === 0 ? 'a non-negative integer' : min === 1 ? 'a positive integer' : 'an integer';
+        throw new InvalidOptionError(k, v, what, `table option '${k}' = '${v}' is not ${what}`);
+      }
+      return n;
+    });
+  }
+
+  private optInt(k: string, min = Number.MIN_SAFE_INTEGER): number | null {
+    return this.get(k) === undefined ? null : this.int(k, 0, min);
+  }
+
+  private bool(k: string, d: boolean): boolean {
+    return this.cached(k, () => {
+      const v = this.get(k);
+      if (v === undefined) return d;
+      const t = v.trim().toLowerCase();
+      if (t === 'true') return true;
+      if (t === 'false') return false;
+      throw new InvalidOptionError(k, v, "'true' or 'false'");
+    });
+  }
+
+  private size(k: string, d: number): number {
+    return this.cached(k, () => {
+      const v = this.get(k);
+      return v === undefined ? d : parseMemorySize(v, k);
+    });
+  }
+
+  private dur(k: string, d: number): number {
+    return this.cached(k, () => {
+      const v = this.get(k);
+      return v === undefined ? d : parseDuration(v, k);
+    });
+  }
+
+  private enumOf<T extends string>(k: string, d: T, values: readonly T[]): T {
+    return this.cached(k, () => {
+      const v = this.get(k);
+      if (v === undefined) return d;
+      const t = v.trim().toLowerCase();
+      if (!(values as readonly string[]).includes(t)) throw new InvalidOptionError(k, v, values.map((x) => `'${x}'`).join(', '));
+      return t as T;
+    });
+  }
+
+  private list(k: string): string[] {
+    return this.cached(k, () => {
+      const v = this.get(k);
+      return v === undefined || v.trim() === '' ? [] : v.split(',').map((s) => s.trim());
+    });
+  }
+
+  // ---- layout -------------------------------------------------------------------------------
+
+  /** `bucket`: -1 (bucket-unaware append / dynamic PK), -2 (postpone) or a positive count. */
+  get bucket(): number {
+    const n = this.int(OPTION.BUCKET, -1);
+    if (n === 0 || n < -2) throw new InvalidOptionError(OPTION.BUCKET, String(this.get(OPTION.BUCKET)), 'a positive count, -1 or -2');
     return n;
-  };
-  const bool = (k: string, d: boolean): boolean => {
-    const v = raw(k);
-    if (v === undefined) return d;
-    const t = v.trim().toLowerCase();
-    if (t === 'true') return true;
-    if (t === 'false') return false;
-    throw new InvalidOptionError(k, v, "'true' or 'false'");
-  };
-  const size = (k: string, d: number): number => {
-    const v = raw(k);
-    return v === undefined ? d : parseMemorySize(v, k);
-  };
-  const dur = (k: string, d: number): number => {
-    const v = raw(k);
-    return v === undefined ? d : parseDuration(v, k);
-  };
-  const bucket = int(OPTION.BUCKET, -1);
-  if (bucket === 0 || bucket < -2) throw new InvalidOptionError(OPTION.BUCKET, String(raw(OPTION.BUCKET)), 'a positive count, -1 or -2');
-  const bucketKeyRaw = raw(OPTION.BUCKET_KEY);
-  const statsMode = parseStatsMode(str(OPTION.METADATA_STATS_MODE, 'truncate(16)'), OPTION.METADATA_STATS_MODE);
-  const timeout = raw(OPTION.COMMIT_TIMEOUT);
-  return {
-    bucket,
-    bucketKey: bucketKeyRaw === undefined || bucketKeyRaw.trim() === '' ? [] : bucketKeyRaw.split(',').map((s) => s.trim()),
-    fileFormat: str(OPTION.FILE_FORMAT, 'parquet').toLowerCase(),
-    fileCompression: str(OPTION.FILE_COMPRESSION, 'zstd').toLowerCase(),
-    targetFileSize: size(OPTION.TARGET_FILE_SIZE, isPk ? 128 * MIB : 256 * MIB),
-    writeBufferSize: size(OPTION.WRITE_BUFFER_SIZE, 256 * MIB),
-    manifestTargetFileSize: size(OPTION.MANIFEST_TARGET_FILE_SIZE, 8 * MIB),
-    manifestMergeMinCount: int(OPTION.MANIFEST_MERGE_MIN_COUNT, 30),
-    manifestFullCompactionThresholdSize: size(OPTION.MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE, 16 * MIB),
-    statsMode,
-    statsDenseStore: bool(OPTION.METADATA_STATS_DENSE_STORE, true),
-    snapshotNumRetainedMin: int(OPTION.SNAPSHOT_NUM_RETAINED_MIN, 10),
-    snapshotNumRetainedMax: int(OPTION.SNAPSHOT_NUM_RETAINED_MAX, INTEGER_MAX_VALUE),
-    snapshotTimeRetainedMs: dur(OPTION.SNAPSHOT_TIME_RETAINED, 3_600_000),
-    snapshotExpireLimit: int(OPTION.SNAPSHOT_EXPIRE_LIMIT, 50),
-    commitMaxRetries: int(OPTION.COMMIT_MAX_RETRIES, 10),
-    commitTimeoutMs: timeout === undefined ? null : parseDuration(timeout, OPTION.COMMIT_TIMEOUT),
-    commitMinRetryWaitMs: dur(OPTION.COMMIT_MIN_RETRY_WAIT, 10),
-    commitMaxRetryWaitMs: dur(OPTION.COMMIT_MAX_RETRY_WAIT, 10_000),
-    dynamicPartitionOverwrite: bool(OPTION.DYNAMIC_PARTITION_OVERWRITE, true),
-    partitionDefaultName: str(OPTION.PARTITION_DEFAULT_NAME, '__DEFAULT_PARTITION__'),
-    partitionLegacyName: bool(OPTION.PARTITION_LEGACY_NAME, true),
-    compactionMinFileNum: int(OPTION.COMPACTION_MIN_FILE_NUM, 5),
-    dataFilePrefix: str(OPTION.DATA_FILE_PREFIX, 'data-'),
-    statsModeOf(column: string): StatsMode {
-      const key = `fields.${column}.stats-mode`;
-      const v = raw(key);
-      return v === undefined ? statsMode : parseStatsMode(v, key);
-    },
-    get: raw,
-  };
+  }
+
+  /** `bucket-key` columns (empty when unset). */
+  get bucketKey(): readonly string[] {
+    return this.list(OPTION.BUCKET_KEY);
+  }
+
+  /** `file.format` (lower case; default parquet). */
+  get fileFormat(): string {
+    return this.str(OPTION.FILE_FORMAT, 'parquet').trim().toLowerCase();
+  }
+
+  /** `file.compression` (lower case; default zstd). */
+  get fileCompression(): string {
+    return this.str(OPTION.FILE_COMPRESSION, 'zstd').trim().toLowerCase();
+  }
+
+  /** `file.compression.zstd-level` (default 1), also used for manifests. */
+  get zstdLevel(): number {
+    return this.int(OPTION.FILE_COMPRESSION_ZSTD_LEVEL, 1, 0);
+  }
+
+  /** `data-file.prefix` (default `data-`). */
+  get dataFilePrefix(): string {
+    return this.str(OPTION.DATA_FILE_PREFIX, 'data-');
+  }
+
+  /** `changelog-file.prefix` (default `changelog-`). */
+  get changelogFilePrefix(): string {
+    return this.str(OPTION.CHANGELOG_FILE_PREFIX, 'changelog-');
+  }
+
+  /** `data-file.path-directory`: a directory between the table root and the partition directories, or null. */
+  get dataFilePathDirectory(): string | null {
+    const v = this.get(OPTION.DATA_FILE_PATH_DIRECTORY);
+    return v === undefined || v.trim() === '' ? null : v.trim().replace(/^\/+|\/+$/g, '');
+  }
+
+  /** `partition.default-name`: directory value of null or blank partition values. */
+  get partitionDefaultName(): string {
+    return this.str(OPTION.PARTITION_DEFAULT_NAME, '__DEFAULT_PARTITION__');
+  }
+
+  /** `partition.legacy-name` (default true): partition values rendered with Java `toString()`. */
+  get partitionLegacyName(): boolean {
+    return this.bool(OPTION.PARTITION_LEGACY_NAME, true);
+  }
+
+  // ---- writing ------------------------------------------------------------------------------
+
+  /** `target-file-size` in bytes: 256 MiB for append tables, 128 MiB for primary-key tables. */
+  get targetFileSize(): number {
+    return this.size(OPTION.TARGET_FILE_SIZE, this.isPrimaryKeyTable ? 128 * MIB : 256 * MIB);
+  }
+
+  /** `write-buffer-size` in bytes (256 MiB): the writer's memory budget for buffered rows. */
+  get writeBufferSize(): number {
+    return this.size(OPTION.WRITE_BUFFER_SIZE, 256 * MIB);
+  }
+
+  /** `write-buffer-spillable`, or null when unset (Paimon then spills on object stores and in batch). */
+  get writeBufferSpillable(): boolean | null {
+    return this.get(OPTION.WRITE_BUFFER_SPILLABLE) === undefined ? null : this.bool(OPTION.WRITE_BUFFER_SPILLABLE, false);
+  }
+
+  /** `write-only` (default false): commits neither compact nor expire snapshots. */
+  get writeOnly(): boolean {
+    return this.bool(OPTION.WRITE_ONLY, false);
+  }
+
+  /** `metadata.stats-mode` (default truncate(16)). */
+  get statsMode(): StatsMode {
+    return this.cached(OPTION.METADATA_STATS_MODE, () => parseStatsMode(this.str(OPTION.METADATA_STATS_MODE, 'truncate(16)'), OPTION.METADATA_STATS_MODE));
+  }
+
+  /** `metadata.stats-dense-store` (default true). */
+  get statsDenseStore(): boolean {
+    return this.bool(OPTION.METADATA_STATS_DENSE_STORE, true);
+  }
+
+  /** Stats mode of one column: `fields.<col>.stats-mode`, else {@link statsMode}. */
+  statsModeOf(column: string): StatsMode {
+    const key = `fields.${column}.stats-mode`;
+    const v = this.get(key);
+    return v === undefined ? this.statsMode : parseStatsMode(v, key);
+  }
+
+  // ---- primary-key tables -------------------------------------------------------------------
+
+  /** `merge-engine` (lower case; default deduplicate). Unknown engines are rejected by the reader. */
+  get mergeEngine(): string {
+    return this.str(OPTION.MERGE_ENGINE, 'deduplicate').trim().toLowerCase();
+  }
+
+  /** `ignore-delete`, or one of its older spellings (`first-row.`, `deduplicate.`, `partial-update.ignore-delete`). */
+  get ignoreDelete(): boolean {
+    return [OPTION.IGNORE_DELETE, ...IGNORE_DELETE_FALLBACKS].some((k) => this.bool(k, false));
+  }
+
+  /** `partial-update.remove-record-on-delete` (default false). */
+  get partialUpdateRemoveRecordOnDelete(): boolean {
+    return this.bool(OPTION.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE, false);
+  }
+
+  /** `aggregation.remove-record-on-delete` (default false). */
+  get aggregationRemoveRecordOnDelete(): boolean {
+    return this.bool(OPTION.AGGREGATION_REMOVE_RECORD_ON_DELETE, false);
+  }
+
+  /** `sequence.field` columns (empty when unset). */
+  get sequenceField(): readonly string[] {
+    return this.list(OPTION.SEQUENCE_FIELD);
+  }
+
+  /** `sequence.field.sort-order` (default ascending). */
+  get sequenceFieldSortOrder(): 'ascending' | 'descending' {
+    return this.enumOf(OPTION.SEQUENCE_FIELD_SORT_ORDER, 'ascending', ['ascending', 'descending']);
+  }
+
+  /** `fields.default-aggregate-function` (lower case), or null. */
+  get fieldsDefaultAggregateFunction(): string | null {
+    return this.get(OPTION.FIELDS_DEFAULT_AGGREGATE_FUNCTION)?.trim().toLowerCase() ?? null;
+  }
+
+  /** `fields.<field>.aggregate-function` (lower case), or null. */
+  fieldAggregateFunction(field: string): string | null {
+    return this.get(`fields.${field}.aggregate-function`)?.trim().toLowerCase() ?? null;
+  }
+
+  /** `fields.<field>.ignore-retract` (default false). */
+  fieldIgnoreRetract(field: string): boolean {
+    return this.bool(`fields.${field}.ignore-retract`, false);
+  }
+
+  /** `fields.<field>.distinct` (default false). */
+  fieldDistinct(field: string): boolean {
+    return this.bool(`fields.${field}.distinct`, false);
+  }
+
+  /** `fields.<field>.list-agg-delimiter` (default `,`). */
+  fieldListAggDelimiter(field: string): string {
+    return this.str(`fields.${field}.list-agg-delimiter`, ',');
+  }
+
+  /** Keys of the form `fields.<f>.sequence-group` that are set (sequence groups). */
+  get sequenceGroupKeys(): readonly string[] {
+    return this.fieldKeysEndingWith('.sequence-group');
+  }
+
+  /** Keys of the form `fields.<f>.aggregate-function` that are set. */
+  get aggregateFunctionKeys(): readonly string[] {
+    return this.fieldKeysEndingWith('.aggregate-function');
+  }
+
+  private fieldKeysEndingWith(suffix: string): string[] {
+    return Object.keys(this.raw).filter((k) => k.startsWith('fields.') && k.endsWith(suffix) && k !== OPTION.FIELDS_DEFAULT_AGGREGATE_FUNCTION);
+  }
+
+  /** `deletion-vectors.enabled` (default false). */
+  get deletionVectorsEnabled(): boolean {
+    return this.bool(OPTION.DELETION_VECTORS_ENABLED, false);
+  }
+
+  /** `changelog-producer` (default none). */
+  get changelogProducer(): ChangelogProducer {
+    return this.enumOf<ChangelogProducer>(OPTION.CHANGELOG_PRODUCER, 'none', ['none', 'input', 'full-compaction', 'lookup']);
+  }
+
+  /** `num-sorted-run.compaction-trigger` (default 5): sorted runs of a bucket that trigger a compaction. */
+  get numSortedRunCompactionTrigger(): number {
+    return this.int(OPTION.NUM_SORTED_RUN_COMPACTION_TRIGGER, 5, 1);
+  }
+
+  /** `num-sorted-run.stop-trigger` (default compaction trigger + 3): sorted runs at which writes wait for compaction. */
+  get numSortedRunStopTrigger(): number {
+    const trigger = this.numSortedRunCompactionTrigger;
+    return Math.max(trigger, this.int(OPTION.NUM_SORTED_RUN_STOP_TRIGGER, trigger + 3, 1));
+  }
+
+  /** `num-levels` (default compaction trigger + 1): LSM levels of a bucket, 0 .. n-1. */
+  get numLevels(): number {
+    return this.int(OPTION.NUM_LEVELS, this.numSortedRunCompactionTrigger + 1, 2);
+  }
+
+  /** `compaction.max-size-amplification-percent` (default 200). */
+  get compactionMaxSizeAmplificationPercent(): number {
+    return this.int(OPTION.COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT, 200, 0);
+  }
+
+  /** `compaction.size-ratio` (default 1, a percentage). */
+  get compactionSizeRatio(): number {
+    return this.int(OPTION.COMPACTION_SIZE_RATIO, 1, 0);
+  }
+
+  /** `compaction.min.file-num` (default 5): append compaction picks at least this many small files. */
+  get compactionMinFileNum(): number {
+    return this.int(OPTION.COMPACTION_MIN_FILE_NUM, 5, 1);
+  }
+
+  /** `full-compaction.delta-commits`, or null when unset. */
+  get fullCompactionDeltaCommits(): number | null {
+    return this.optInt(OPTION.FULL_COMPACTION_DELTA_COMMITS, 1);
+  }
+
+  /** `commit.force-compact` (default false). */
+  get commitForceCompact(): boolean {
+    return this.bool(OPTION.COMMIT_FORCE_COMPACT, false);
+  }
+
+  /** `dynamic-bucket.target-row-num` (default 2,000,000): rows per bucket of a dynamic-bucket table. */
+  get dynamicBucketTargetRowNum(): number {
+    return this.int(OPTION.DYNAMIC_BUCKET_TARGET_ROW_NUM, 2_000_000, 1);
+  }
+
+  /** `dynamic-bucket.initial-buckets`, or null when unset. */
+  get dynamicBucketInitialBuckets(): number | null {
+    return this.optInt(OPTION.DYNAMIC_BUCKET_INITIAL_BUCKETS, 1);
+  }
+
+  // ---- commit, manifests, expiration --------------------------------------------------------
+
+  get manifestTargetFileSize(): number {
+    return this.size(OPTION.MANIFEST_TARGET_FILE_SIZE, 8 * MIB);
+  }
+
+  get manifestMergeMinCount(): number {
+    return this.int(OPTION.MANIFEST_MERGE_MIN_COUNT, 30, 0);
+  }
+
+  get manifestFullCompactionThresholdSize(): number {
+    return this.size(OPTION.MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE, 16 * MIB);
+  }
+
+  /** Avro codec of manifests: `avro.codec`, else `manifest.compression` (default zstd → `zstandard`). */
+  get manifestCodec(): AvroCodecName {
+    return this.cached('manifestCodec', () => {
+      const key = this.has('avro.codec') ? 'avro.codec' : OPTION.MANIFEST_COMPRESSION;
+      return avroCodecFor(this.str(key, 'zstd'), key);
+    });
+  }
+
+  get snapshotNumRetainedMin(): number {
+    return this.int(OPTION.SNAPSHOT_NUM_RETAINED_MIN, 10);
+  }
+
+  get snapshotNumRetainedMax(): number {
+    return this.int(OPTION.SNAPSHOT_NUM_RETAINED_MAX, INTEGER_MAX_VALUE);
+  }
+
+  /** `snapshot.time-retained` in milliseconds (1 h). */
+  get snapshotTimeRetainedMs(): number {
+    return this.dur(OPTION.SNAPSHOT_TIME_RETAINED, 3_600_000);
+  }
+
+  get snapshotExpireLimit(): number {
+    return this.int(OPTION.SNAPSHOT_EXPIRE_LIMIT, 50);
+  }
+
+  get commitMaxRetries(): number {
+    return this.int(OPTION.COMMIT_MAX_RETRIES, 10, 0);
+  }
+
+  /** `commit.timeout` in milliseconds; null = no timeout. */
+  get commitTimeoutMs(): number | null {
+    return this.get(OPTION.COMMIT_TIMEOUT) === undefined ? null : this.dur(OPTION.COMMIT_TIMEOUT, 0);
+  }
+
+  get commitMinRetryWaitMs(): number {
+    return this.dur(OPTION.COMMIT_MIN_RETRY_WAIT, 10);
+  }
+
+  get commitMaxRetryWaitMs(): number {
+    return this.dur(OPTION.COMMIT_MAX_RETRY_WAIT, 10_000);
+  }
+
+  get dynamicPartitionOverwrite(): boolean {
+    return this.bool(OPTION.DYNAMIC_PARTITION_OVERWRITE, true);
+  }
+
+  /**
+   * Parses the options checked when a table is created or altered (layout, sizes, commit and
+   * expiration settings), so that a bad value is refused before it is stored.
+   *
+   * @throws InvalidOptionError naming the first bad option.
+   */
+  validate(): void {
+    void [
+      this.bucket, this.targetFileSize, this.writeBufferSize, this.manifestTargetFileSize, this.manifestMergeMinCount,
+      this.manifestFullCompactionThresholdSize, this.statsMode, this.statsDenseStore, this.snapshotNumRetainedMin,
+      this.snapshotNumRetainedMax, this.snapshotTimeRetainedMs, this.snapshotExpireLimit, this.commitMaxRetries,
+      this.commitTimeoutMs, this.commitMinRetryWaitMs, this.commitMaxRetryWaitMs, this.dynamicPartitionOverwrite,
+      this.partitionLegacyName, this.compactionMinFileNum,
+    ];
+  }
+
+  /**
+   * Keys that are neither known to tidemark nor in an open-ended family (`fields.`, `fs.`, `s3.`,
+   * ...), each with the nearest known key when one is close (likely a misspelling).
+   */
+  unknownKeys(): Array<{ key: string; suggestion: string | null }> {
+    const out: Array<{ key: string; suggestion: string | null }> = [];
+    for (const key of Object.keys(this.raw)) {
+      if (KNOWN_OPTION_KEYS.has(key) || OPEN_PREFIXES.some((p) => key.startsWith(p))) continue;
+      out.push({ key, suggestion: nearestKnownKey(key) });
+    }
+    return out;
+  }
+}
+
+/** Defaulted options of a schema (or of a raw options map with the table kind given). Not cached. */
+export function tableOptions(schema: Pick<TableSchema, 'options' | 'primaryKeys'>): CoreOptions {
+  return new CoreOptions(schema.options, schema.primaryKeys.length > 0);
+}
+
+const perSchema = new WeakMap<object, CoreOptions>();
+
+/** The options of `schema`, created once per schema object (values are parsed on first use). */
+export function coreOptions(schema: Pick<TableSchema, 'options' | 'primaryKeys'>): CoreOptions {
+  let o = perSchema.get(schema);
+  if (o === undefined) {
+    o = tableOptions(schema);
+    perSchema.set(schema, o);
+  }
+  return o;
+}
+
+const warned = new Set<string>();
+
+/**
+ * Warns through `logger` about each unknown option key of `options` (naming the nearest known key),
+ * once per `scope` (a table location and schema id) and key in this process.
+ */
+export function warnUnknownOptions(options: CoreOptions, scope: string, logger: OptionsLogger = DEFAULT_LOGGER): void {
+  for (const { key, suggestion } of options.unknownKeys()) {
+    const id = `${scope}\u0000${key}`;
+    if (warned.has(id)) continue;
+    if (warned.size > 10_000) warned.clear();
+    warned.add(id);
+    logger.warn(`${scope}: unknown table option '${key}'${suggestion !== null ? ` (did you mean '${suggestion}'?)` : ''} is ignored`);
+  }
+}
+
+/** The known key nearest to `key` by edit distance, when close enough to be a likely misspelling. */
+export function nearestKnownKey(key: string): string | null {
+  let best: string | null = null;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const known of KNOWN_OPTION_KEYS) {
+    const d = levenshtein(key, known);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = known;
+    }
+  }
+  return best !== null && bestDistance <= Math.max(2, Math.floor(key.length / 4)) ? best : null;
+}
+
+function levenshtein(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** Avro codec of a Paimon compression name (`zstd`, `snappy`, `deflate`, `none`). */
+export function avroCodecFor(compression: string, option: string = OPTION.MANIFEST_COMPRESSION): AvroCodecName {
+  switch (compression.trim().toLowerCase()) {
+    case 'zstd':
+    case 'zstandard':
+      return 'zstandard';
+    case 'none':
+    case 'null':
+    case 'uncompressed':
+      return 'null';
+    case 'deflate':
+      return 'deflate';
+    case 'snappy':
+      return 'snappy';
+    default:
+      throw new InvalidOptionError(option, compression, 'zstd, snappy, deflate or none');
+  }
 }
 
 /** Parses `none`, `counts`, `full` or `truncate(<n>)` (case-insensitive). */

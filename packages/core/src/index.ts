@@ -1,6 +1,8 @@
 export {};
 export * from './errors.js';
 export * from './table-paths.js';
+export * from './path-factory.js';
+export * from './table-context.js';
 export * from './schema-manager.js';
 export * from './snapshot-manager.js';
 export * from './tag-manager.js';

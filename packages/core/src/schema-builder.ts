@@ -120,9 +120,9 @@ export function buildInitialSchema(spec: TableSpec, timeMillis: number = Date.no
 
 /** Checks option values and the bucket / bucket-key rules of a schema. */
 export function validateOptions(schema: TableSchema): void {
-  let opts;
+  const opts = tableOptions(schema);
   try {
-    opts = tableOptions(schema);
+    opts.validate();
   } catch (e) {
     throw new SchemaValidationError((e as Error).message, { cause: e });
   }

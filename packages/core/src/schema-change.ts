@@ -20,6 +20,7 @@ import {
   type DataType,
   type TableSchema,
 } from '@tidemark/format';
+import { tableOptions } from './core-options.js';
 import { TidemarkUserError } from './errors.js';
 import { SchemaManager } from './schema-manager.js';
 import { reassignNestedIds, validateOptions } from './schema-builder.js';
@@ -162,8 +163,7 @@ export async function applySchemaChanges(
     return i;
   };
   const bucketKeyColumns = (): string[] => {
-    const raw = Object.prototype.hasOwnProperty.call(options, 'bucket-key') ? options['bucket-key'] : undefined;
-    return raw === undefined || raw.trim() === '' ? [] : raw.split(',').map((s) => s.trim());
+    return [...tableOptions({ options, primaryKeys }).bucketKey];
   };
   const refuseKey = (name: string, what: string, opts: { primary: boolean; bucket: boolean }): void => {
     if (partitionKeys.includes(name)) {
@@ -213,7 +213,7 @@ export async function applySchemaChanges(
         if (typeof change.value !== 'string') {
           throw new SchemaChangeError(`cannot set option '${change.key}': value must be a string`, { option: change.key });
         }
-        const old = Object.prototype.hasOwnProperty.call(options, change.key) ? options[change.key] : undefined;
+        const old = tableOptions({ options, primaryKeys }).get(change.key);
         if (old !== change.value && IMMUTABLE_WHEN_NOT_EMPTY.has(change.key) && (await hasSnapshots())) {
           throw new SchemaChangeError(
             `cannot change option '${change.key}' from ${old === undefined ? 'its default' : `'${old}'`} to '${change.value}': ` +
@@ -581,7 +581,7 @@ function isWidening(from: DataType, to: DataType): boolean {
  */
 function renameInOptions(options: Record<string, string>, from: string, to: string): void {
   for (const key of ['bucket-key', 'sequence.field']) {
-    const v = Object.prototype.hasOwnProperty.call(options, key) ? options[key] : undefined;
+    const v = tableOptions({ options, primaryKeys: [] }).get(key);
     if (v === undefined) continue;
     setOwn(options, key, v.split(',').map((s) => (s.trim() === from ? to : s.trim())).join(','));
   }

@@ -8,7 +8,6 @@
  * const t = await table.newRead({ snapshotId: 3 }).toArrowTable();
  * ```
  */
-import { tableOptions } from './core-options.js';
 import { randomUUID } from 'node:crypto';
 import type * as arrow from 'apache-arrow';
 import { resolveFileIO, type FileIO, type ResolveFileIOOptions } from '@tidemark/storage';
@@ -26,10 +25,13 @@ import { createTag, deleteTag, listTags, type CreateTagOptions } from './tags.js
 import { TableWrite, type TableWriteOptions, type WriteInput } from './write/table-write.js';
 import { SchemaManager } from './schema-manager.js';
 import { SnapshotManager } from './snapshot-manager.js';
-import { TablePaths } from './table-paths.js';
+import type { FileStorePathFactory } from './path-factory.js';
+import { metadataPaths } from './path-factory.js';
+import { tableContext, type TableContext } from './table-context.js';
+import type { OptionsLogger } from './core-options.js';
 import { TagManager } from './tag-manager.js';
 import { IncrementalRead, TableRead, type IncrementalReadOptions, type ReadOptions } from './read/table-read.js';
-import { autoExpireEnabled, expireAfterCommit } from './expire/auto-expire.js';
+import { expireAfterCommit } from './expire/auto-expire.js';
 
 /** Options of {@link openTable}. */
 export interface OpenTableOptions {
@@ -39,6 +41,8 @@ export interface OpenTableOptions {
   readonly storage?: ResolveFileIOOptions;
   /** Branch to read (default `main`). */
   readonly branch?: string;
+  /** Receives warnings about unknown table options (default `console.warn`). */
+  readonly logger?: OptionsLogger;
 }
 
 /**
@@ -53,17 +57,25 @@ export class Table {
   /** Reads tags. */
   readonly tagManager: TagManager;
 
+  /** The table directory as given. */
+  readonly location: string;
+  readonly fileIO: FileIO;
+  /** Locations of the table's files (the context's path factory). */
+  readonly paths: FileStorePathFactory;
+  private readonly currentSchema: TableSchema;
+
   protected constructor(
-    /** The table directory as given. */
-    readonly location: string,
-    readonly fileIO: FileIO,
-    readonly paths: TablePaths,
-    private readonly currentSchema: TableSchema,
+    /** Storage, schema, typed options and path factory of the schema current when opened. */
+    readonly context: TableContext,
     schemaManager: SchemaManager,
   ) {
+    this.location = context.location;
+    this.fileIO = context.fileIO;
+    this.paths = context.paths;
+    this.currentSchema = context.schema;
     this.schemaManager = schemaManager;
-    this.snapshotManager = new SnapshotManager(fileIO, paths);
-    this.tagManager = new TagManager(fileIO, paths);
+    this.snapshotManager = new SnapshotManager(this.fileIO, this.paths);
+    this.tagManager = new TagManager(this.fileIO, this.paths);
   }
 
   /**
@@ -74,15 +86,13 @@ export class Table {
   static async open(location: string, options: OpenTableOptions = {}): Promise<Table> {
     const root = location.replace(/\/+$/, '') || location;
     const fileIO = options.fileIO ?? resolveFileIO(root, options.storage ?? {});
-    const basePaths = new TablePaths(root, options.branch ? { branch: options.branch } : {});
-    const schemaManager = new SchemaManager(fileIO, basePaths);
+    const schemaManager = new SchemaManager(fileIO, metadataPaths(root, options.branch || undefined));
     const schema = await schemaManager.latest();
-    const dir = schema.options['data-file.path-directory'];
-    const paths = new TablePaths(root, {
+    const context = tableContext(fileIO, root, schema, {
       ...(options.branch ? { branch: options.branch } : {}),
-      ...(dir ? { dataFilePathDirectory: dir } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
     });
-    return new Table(root, fileIO, paths, schema, dir ? new SchemaManager(fileIO, paths) : schemaManager);
+    return new Table(context, new SchemaManager(fileIO, context.paths));
   }
 
   /** The latest schema as of opening the table (see `schemaManager` for other versions). */
@@ -125,8 +135,8 @@ export class Table {
   newBatchWrite(options: TableWriteOptions = {}): TableWrite {
     // Like Java's bucket-unaware append writer (it ignores previous files), sequence numbers of a
     // `bucket = -1` append table start at 0 per writer: no scan of the table before writing.
-    if (options.startSequence === undefined && this.currentSchema.primaryKeys.length === 0 && tableOptions(this.currentSchema).bucket === -1) {
-      return new TableWrite(this.fileIO, this.location, this.currentSchema, options);
+    if (options.startSequence === undefined && this.currentSchema.primaryKeys.length === 0 && this.context.options.bucket === -1) {
+      return new TableWrite(this.context, options);
     }
     let maxima: Promise<Map<string, bigint>> | undefined;
     const startSequence =
@@ -136,7 +146,7 @@ export class Table {
         const max = (await maxima).get(bucketKey(partition, bucket));
         return max === undefined ? 0n : max + 1n;
       });
-    return new TableWrite(this.fileIO, this.location, this.currentSchema, { ...options, startSequence });
+    return new TableWrite(this.context, { ...options, startSequence });
   }
 
   /** Max `_MAX_SEQUENCE_NUMBER` per (partition, bucket) over the live files of the latest snapshot. */
@@ -167,9 +177,9 @@ export class Table {
   newCommit(options: NewCommitOptions = {}): TableCommit {
     const commitUser = options.commitUser ?? randomUUID();
     const { expire, ...storeOptions } = options;
-    const inner = new FileStoreCommit(this.fileIO, this.paths, this.currentSchema, storeOptions);
+    const inner = new FileStoreCommit(this.context, storeOptions);
     const autoExpire =
-      expire !== false && autoExpireEnabled(this.currentSchema.options)
+      expire !== false && !this.context.options.writeOnly
         ? async (): Promise<void> => {
             await expireAfterCommit(this, {
               ...(options.now !== undefined ? { now: options.now } : {}),

@@ -18,6 +18,7 @@ import {
   partitionKey,
   predicateColumns,
   readDataFile,
+  withSchema,
   type CommitMessage,
   type DataSplit,
   type PlannedFile,
@@ -143,9 +144,6 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
   const schema = await table.schemaManager.latest();
   if (schema.primaryKeys.length > 0) {
     throw new MaintenanceArgumentError(`${table.location} is a primary-key table; compactAppendTable compacts append tables only`);
-  }
-  if (schema.options['data-file.path-directory']) {
-    throw new MaintenanceArgumentError(`${table.location}: compaction of tables with 'data-file.path-directory' is not supported`);
   }
   const maxFiles = positive(options.maxFilesPerRun, 'maxFilesPerRun') ?? DEFAULT_COMPACT_MAX_FILES_PER_RUN;
   const maxBytes = positive(options.maxBytesPerRun, 'maxBytesPerRun') ?? Number.POSITIVE_INFINITY;
@@ -307,7 +305,7 @@ async function rewriteWindow(
 ): Promise<void> {
   const first = w.files.reduce((m, f) => (f.meta.minSequenceNumber < m ? f.meta.minSequenceNumber : m), w.files[0]!.meta.minSequenceNumber);
   const last = w.files.reduce((m, f) => (f.meta.maxSequenceNumber > m ? f.meta.maxSequenceNumber : m), w.files[0]!.meta.maxSequenceNumber);
-  const writer = new TableWrite(table.fileIO, table.location, schema, { startSequence: () => first });
+  const writer = new TableWrite(withSchema(table.context, schema), { startSequence: () => first });
   let messages: CommitMessage[];
   try {
     for (const file of w.files) {

@@ -34,9 +34,11 @@ import { escapePathName, readManifestEntries, type Snapshot } from '@tidemark/fo
 import {
   INFLIGHT_RECORD_MAX_AGE_MS,
   SnapshotManager,
-  TablePaths,
   TagManager,
+  coreOptions,
   listInflightRecords,
+  metadataPaths,
+  type TablePaths,
   type InflightRecordFile,
 } from '@tidemark/core';
 import { MaintenanceArgumentError, MaintenanceError } from './errors.js';
@@ -129,7 +131,7 @@ export async function removeOrphanFiles(table: MaintainedTable, options: RemoveO
   await used.catchUp();
   progress('used-files', used.size);
 
-  const classifier = new CandidateClassifier(root, schema.partitionKeys, schema.options['data-file.path-directory']);
+  const classifier = new CandidateClassifier(root, schema.partitionKeys, coreOptions(schema).dataFilePathDirectory ?? undefined);
   let batch: FileStatus[] = [];
   const flush = async (): Promise<void> => {
     if (batch.length === 0) return;
@@ -315,7 +317,7 @@ class UsedFiles {
       const first = rel.split('/')[0]!;
       if (first.startsWith('branch-') && first.length > 'branch-'.length) branches.add(first.slice('branch-'.length));
     }
-    for (const b of branches) out.push({ paths: new TablePaths(this.paths.root, { branch: b }), what: `branch '${b}'` });
+    for (const b of branches) out.push({ paths: metadataPaths(this.paths.root, b), what: `branch '${b}'` });
     return out;
   }
 

@@ -9,9 +9,9 @@
  */
 import {
   FileStoreCommit,
-  TablePaths,
-  autoExpireEnabled,
   expireAfterCommit,
+  tableContext,
+  type TableContext,
   clearInflightFiles,
   inflightRecordId,
   listInflightRecords,
@@ -88,6 +88,7 @@ export class SinkCommitter {
   private readonly io: FileIO;
   private readonly commit: FileStoreCommit;
   private readonly locator: DataFileLocator;
+  private readonly context: TableContext;
   private readonly crash: CrashHook;
   private readonly autoExpire: boolean;
   private readonly pending = new Map<bigint, PendingCheckpoint>();
@@ -100,11 +101,11 @@ export class SinkCommitter {
     this.commitUser = options.commitUser;
     this.io = options.fileIO;
     this.crash = options.crash ?? NO_CRASH;
-    this.commit = new FileStoreCommit(withSnapshotCrashHook(options.fileIO, this.crash), new TablePaths(options.tableLocation), options.schema, {
-      ...(options.logger ? { logger: options.logger } : {}),
-    });
-    this.locator = new DataFileLocator(options.tableLocation, options.schema);
-    this.autoExpire = options.autoExpire ?? autoExpireEnabled(options.schema.options);
+    this.context = tableContext(options.fileIO, options.tableLocation, options.schema, options.logger ? { logger: options.logger } : {});
+    const commitContext = { ...this.context, fileIO: withSnapshotCrashHook(options.fileIO, this.crash) };
+    this.commit = new FileStoreCommit(commitContext, options.logger ? { logger: options.logger } : {});
+    this.locator = new DataFileLocator(this.context.location, options.schema, this.context.paths);
+    this.autoExpire = options.autoExpire ?? !this.context.options.writeOnly;
   }
 
   /** Checkpoint ids collected but not committed yet, ascending. */
@@ -266,7 +267,7 @@ export class SinkCommitter {
     this.lastCommitted = id;
     if (result.status === 'committed' && this.autoExpire) {
       await expireAfterCommit(
-        { fileIO: this.io, paths: new TablePaths(this.options.tableLocation) },
+        { fileIO: this.io, paths: this.context.paths },
         this.options.logger ? { logger: this.options.logger } : {},
       );
     }

@@ -2,7 +2,7 @@
  * Identity of a table for checkpoint states, and lookups of what a commit user committed.
  */
 import { createHash } from 'node:crypto';
-import { SnapshotManager, TablePaths, listNumberedFiles } from '@tidemark/core';
+import { SnapshotManager, listNumberedFiles, metadataPaths } from '@tidemark/core';
 import type { Snapshot } from '@tidemark/format';
 import { NotFoundError, type FileIO } from '@tidemark/storage';
 import { SinkError } from './errors.js';
@@ -12,7 +12,7 @@ import { SinkError } from './errors.js';
  * the fingerprint survives moving the table and changes when a table is dropped and recreated.
  */
 export async function tableFingerprint(io: FileIO, tableLocation: string): Promise<string> {
-  const paths = new TablePaths(tableLocation);
+  const paths = metadataPaths(tableLocation);
   let bytes: Uint8Array;
   try {
     bytes = await io.read(paths.schemaPath(0));
@@ -31,7 +31,7 @@ export async function tableFingerprint(io: FileIO, tableLocation: string): Promi
  * the first missing snapshot (as Paimon's `filterCommitted` does), or null.
  */
 export async function lastSnapshotOf(io: FileIO, tableLocation: string, commitUser: string): Promise<Snapshot | null> {
-  const snapshots = new SnapshotManager(io, new TablePaths(tableLocation));
+  const snapshots = new SnapshotManager(io, metadataPaths(tableLocation));
   const latest = await snapshots.latestId();
   if (latest === null) return null;
   for (let id = latest; id >= 1; id--) {

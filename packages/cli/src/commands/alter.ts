@@ -1,6 +1,6 @@
 import { resolveFileIO } from '@tidemark/storage';
 import { typeToString } from '@tidemark/format';
-import { ALTER_USAGE, SchemaChangeError, TablePaths, alterTable, parseAlterArgs } from '@tidemark/core';
+import { ALTER_USAGE, SchemaChangeError, alterTable, metadataPaths, parseAlterArgs } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { printLine, tableArgument, tableLocation } from './shared.js';
@@ -60,7 +60,7 @@ export const alterCommand = defineCommand({
     const location = tableLocation(tableArg!, ctx);
     const fileIO = resolveFileIO(location);
     try {
-      const schema = await alterTable(fileIO, new TablePaths(location), changes);
+      const schema = await alterTable(fileIO, metadataPaths(location), changes);
       await printLine(ctx, `altered ${location}: schema ${schema.id} (${schema.fields.map((f) => `${f.name} ${typeToString(f.type)}`).join(', ')})`);
     } finally {
       await fileIO.close();

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { resolveFileIO } from '@tidemark/storage';
 import { serializeSchema, typeToString } from '@tidemark/format';
-import { TableAlreadyExistsError, TablePaths, buildInitialSchema, type ColumnSpec } from '@tidemark/core';
+import { TableAlreadyExistsError, metadataPaths, buildInitialSchema, type ColumnSpec } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -39,7 +39,7 @@ export const createCommand = defineCommand({
     const location = tableLocation(args.named['table']!, ctx);
     const fileIO = resolveFileIO(location);
     try {
-      const paths = new TablePaths(location);
+      const paths = metadataPaths(location);
       // create-if-absent: of two concurrent creators exactly one wins, as in the catalog.
       const result = await fileIO.createIfAbsent(paths.schemaPath(0), serializeSchema(schema));
       if (result === 'already-exists') throw new TableAlreadyExistsError(args.named['table']!, location);

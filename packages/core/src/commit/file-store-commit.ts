@@ -15,9 +15,6 @@ import {
   FILE_SOURCE_APPEND,
   FILE_SOURCE_COMPACT,
   SNAPSHOT_VERSION,
-  parsePartitionPath,
-  partitionPath,
-  deserializeBinaryRow,
   serializeSnapshot,
   type CommitKind,
   type DataFileMeta,
@@ -32,8 +29,10 @@ import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
 import { SchemaManager } from '../schema-manager.js';
 import { SnapshotManager } from '../snapshot-manager.js';
 import type { TablePaths } from '../table-paths.js';
+import type { FileStorePathFactory } from '../path-factory.js';
+import { isTableContext, tableContext, type TableContext } from '../table-context.js';
 import { CommitConflictError, CommitInputError, CommitRetryExhaustedError } from './commit-errors.js';
-import { commitOptionsFromTable, type CommitOptions } from './commit-options.js';
+import { commitOptionsOf, type CommitOptions } from './commit-options.js';
 import { retryWaitMs, sleep } from './commit-retry.js';
 import { checkConflicts } from './conflict-check.js';
 import { dataManifests, liveEntries, liveRecordCount, partitionKey } from './manifest-fold.js';
@@ -159,21 +158,43 @@ export class FileStoreCommit {
   /** Highest live sequence number per bucket, as of some snapshot (primary-key tables). */
   private readonly sequenceMaxima: { maxima: SequenceMaxima | null } = { maxima: null };
 
-  constructor(
-    readonly fileIO: FileIO,
-    readonly paths: TablePaths,
-    /** Table schema (partition keys and types, options). */
-    readonly schema: TableSchema,
-    options: FileStoreCommitOptions = {},
-  ) {
-    this.options = { ...commitOptionsFromTable(schema.options), ...options.commitOptions };
+  readonly fileIO: FileIO;
+  readonly paths: FileStorePathFactory;
+  /** Table schema (partition keys and types, options). */
+  readonly schema: TableSchema;
+  /** The table this committer commits to. */
+  readonly context: TableContext;
+
+  /** A committer for the table of `context` (e.g. `table.context`). */
+  constructor(context: TableContext, options?: FileStoreCommitOptions);
+  /** Shorthand: the context is built from the storage, the paths' root and branch, and the schema. */
+  constructor(fileIO: FileIO, paths: TablePaths, schema: TableSchema, options?: FileStoreCommitOptions);
+  constructor(first: TableContext | FileIO, second?: FileStoreCommitOptions | TablePaths, third?: TableSchema, fourth: FileStoreCommitOptions = {}) {
+    let ctx: TableContext;
+    let options: FileStoreCommitOptions;
+    if (isTableContext(first)) {
+      ctx = first;
+      options = (second as FileStoreCommitOptions | undefined) ?? {};
+    } else {
+      const paths = second as TablePaths;
+      const schema = third!;
+      for (const k of schema.partitionKeys) {
+        if (!schema.fields.some((x) => x.name === k)) throw new CommitInputError(`partition key '${k}' is not a column of table ${paths.root}`);
+      }
+      options = fourth;
+      ctx = tableContext(first, paths.root, schema, { branch: paths.branch, ...(options.logger ? { logger: options.logger } : {}) });
+    }
+    this.context = ctx;
+    this.fileIO = ctx.fileIO;
+    this.paths = ctx.paths;
+    this.schema = ctx.schema;
+    const schema = ctx.schema;
+    const fileIO = ctx.fileIO;
+    const paths = ctx.paths;
+    this.options = { ...commitOptionsOf(ctx.options), ...options.commitOptions };
     this.snapshots = new SnapshotManager(fileIO, paths);
     this.schemas = new SchemaManager(fileIO, paths);
-    this.partitionTypes = schema.partitionKeys.map((k) => {
-      const f = schema.fields.find((x) => x.name === k);
-      if (f === undefined) throw new CommitInputError(`partition key '${k}' is not a column of table ${paths.root}`);
-      return f.type;
-    });
+    this.partitionTypes = schema.partitionKeys.map((k) => schema.fields.find((x) => x.name === k)!.type);
     this.logger = options.logger ?? { warn: (m) => console.warn(`[tidemark] ${m}`) };
     this.now = options.now ?? Date.now;
     this.recordInflight = options.recordInflight ?? true;
@@ -609,15 +630,12 @@ export class FileStoreCommit {
   }
 
   private partitionString(partition: Uint8Array): string {
-    return partitionPath(this.schema.partitionKeys, this.partitionTypes, deserializeBinaryRow(partition, this.partitionTypes), {
-      legacyName: (this.schema.options['partition.legacy-name'] ?? 'true').toLowerCase() !== 'false',
-      defaultName: this.schema.options['partition.default-name'],
-    }).replace(/\/$/, '');
+    return this.paths.partitionPath(partition).replace(/\/$/, '');
   }
 
   private matchesSpec(partition: Uint8Array, spec: Readonly<Record<string, string>>): boolean {
-    const values = new Map(parsePartitionPath(this.partitionString(partition)));
-    return Object.entries(spec).every(([k, v]) => values.get(k) === v);
+    const values = this.paths.partitionSpec(partition);
+    return Object.entries(spec).every(([k, v]) => Object.prototype.hasOwnProperty.call(values, k) && values[k] === v);
   }
 }
 

@@ -4,7 +4,7 @@
  * expiration run with the table's `snapshot.*` options. It is best effort: the commit has already
  * succeeded, so a failed run is logged and the next commit (or a maintenance job) retries it.
  */
-import { InvalidOptionError } from '../core-options.js';
+import { CoreOptions, OPTION, tableOptions } from '../core-options.js';
 import { expireSnapshots, type ExpireSnapshotsSummary } from './expire-snapshots.js';
 import type { MaintainedTable } from './table-files.js';
 
@@ -12,7 +12,7 @@ import type { MaintainedTable } from './table-files.js';
  * Table option: when `true`, commits never expire snapshots (a separate maintenance job, e.g.
  * `tidemark maintain`, does it), as in Paimon. Default `false`.
  */
-export const WRITE_ONLY_OPTION = 'write-only';
+export const WRITE_ONLY_OPTION = OPTION.WRITE_ONLY;
 
 /** Settings of {@link expireAfterCommit}. */
 export interface AutoExpireOptions {
@@ -28,13 +28,9 @@ export interface AutoExpireOptions {
  *
  * @throws InvalidOptionError when `write-only` is neither `true` nor `false`.
  */
-export function autoExpireEnabled(options: Readonly<Record<string, string>>): boolean {
-  if (!Object.prototype.hasOwnProperty.call(options, WRITE_ONLY_OPTION)) return true;
-  const raw = options[WRITE_ONLY_OPTION] ?? '';
-  const v = raw.trim().toLowerCase();
-  if (v === 'true') return false;
-  if (v === 'false') return true;
-  throw new InvalidOptionError(WRITE_ONLY_OPTION, raw, "'true' or 'false'");
+export function autoExpireEnabled(options: CoreOptions | Readonly<Record<string, string>>): boolean {
+  const o = options instanceof CoreOptions ? options : tableOptions({ options: options as Readonly<Record<string, string>>, primaryKeys: [] });
+  return !o.writeOnly;
 }
 
 /**

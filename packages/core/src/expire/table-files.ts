@@ -5,11 +5,8 @@
  */
 import { NotFoundError, type FileIO } from '@tidemark/storage';
 import {
-  deserializeBinaryRow,
-  partitionPath,
   readIndexManifest,
   readManifestList,
-  type DataType,
   type IndexManifestEntry,
   type ManifestEntry,
   type ManifestFileMeta,
@@ -18,6 +15,7 @@ import {
 } from '@tidemark/format';
 import { SchemaManager } from '../schema-manager.js';
 import type { TablePaths } from '../table-paths.js';
+import { FileStorePathFactory } from '../path-factory.js';
 import { MaintenanceAbortedError, MaintenanceError } from './maintenance-errors.js';
 
 /** What the maintenance jobs need of a table: a `Table` from `openTable()` satisfies it. */
@@ -66,52 +64,34 @@ export async function latestSchema(table: MaintainedTable): Promise<TableSchema>
   return new SchemaManager(table.fileIO, table.paths).latest();
 }
 
-/** Resolves a manifest entry's data file location from its partition row and bucket (cached per partition). */
+/**
+ * Resolves a manifest entry's data file location from its partition row and bucket, with the
+ * path factory of `schema` (so `data-file.path-directory` and the partition naming options of the
+ * schema apply whatever `paths` was built with).
+ */
 export class DataFileLocator {
-  private readonly types: readonly DataType[];
-  private readonly cache = new Map<string, string>();
-  private readonly legacyName: boolean;
-  private readonly defaultName: string | undefined;
+  private readonly factory: FileStorePathFactory;
 
-  constructor(
-    private readonly paths: TablePaths,
-    private readonly schema: TableSchema,
-  ) {
-    this.types = schema.partitionKeys.map((k) => {
-      const f = schema.fields.find((x) => x.name === k);
-      if (f === undefined) throw new MaintenanceError(`partition key '${k}' is not a column of table ${paths.root}`);
-      return f.type;
-    });
-    this.legacyName = (schema.options['partition.legacy-name'] ?? 'true').trim().toLowerCase() !== 'false';
-    this.defaultName = schema.options['partition.default-name'];
+  constructor(paths: TablePaths, schema: TableSchema) {
+    for (const k of schema.partitionKeys) {
+      if (!schema.fields.some((x) => x.name === k)) throw new MaintenanceError(`partition key '${k}' is not a column of table ${paths.root}`);
+    }
+    this.factory = paths instanceof FileStorePathFactory && paths.schemaOf === schema ? paths : new FileStorePathFactory(paths.root, schema, { branch: paths.branch });
   }
 
   /** Relative partition directory (`k=v/…/`, '' when unpartitioned). */
   partitionDir(partition: Uint8Array): string {
-    const key = Buffer.from(partition.buffer, partition.byteOffset, partition.byteLength).toString('hex');
-    let dir = this.cache.get(key);
-    if (dir === undefined) {
-      const values = deserializeBinaryRow(partition, this.types);
-      dir = partitionPath(this.schema.partitionKeys, this.types, values, {
-        legacyName: this.legacyName,
-        ...(this.defaultName !== undefined ? { defaultName: this.defaultName } : {}),
-      });
-      if (this.cache.size > 100_000) this.cache.clear();
-      this.cache.set(key, dir);
-    }
-    return dir;
+    return this.factory.partitionPath(partition);
   }
 
   /** Full location of the entry's file. */
   dataFile(entry: ManifestEntry): string {
-    return this.paths.dataFilePath(this.partitionDir(entry.partition), entry.bucket, entry.file.fileName, entry.file.externalPath);
+    return this.factory.dataFilePath(entry.partition, entry.bucket, entry.file.fileName, entry.file.externalPath);
   }
 
   /** Full locations of the entry's extra files (sidecars live next to the data file). */
   extraFiles(entry: ManifestEntry): string[] {
-    const main = this.dataFile(entry);
-    const dir = main.slice(0, main.lastIndexOf('/'));
-    return entry.file.extraFiles.map((name) => `${dir}/${name}`);
+    return this.factory.extraFilePaths(this.dataFile(entry), entry.file.extraFiles);
   }
 }
 

@@ -9,6 +9,7 @@
  * the Java implementation.
  */
 import type { DataField, DataType, TableSchema, Value } from '@tidemark/format';
+import { coreOptions } from '../core-options.js';
 import { TidemarkError } from '../errors.js';
 import { compareValues } from '../predicate.js';
 import { UnsupportedTableFeatureError } from '../scan/errors.js';
@@ -109,15 +110,14 @@ const COMPARABLE = new Set([
  * @throws UnsupportedTableFeatureError for functions this reader lacks or a type the function rejects.
  */
 export function fieldAggregations(schema: TableSchema, sequenceFields: readonly string[]): Map<string, FieldAggregation> {
-  const o = schema.options;
+  const o = coreOptions(schema);
   const out = new Map<string, FieldAggregation>();
-  const flag = (k: string): boolean => (o[k] ?? 'false').toLowerCase() === 'true';
   for (const f of schema.fields) {
     let fn: string;
     if (sequenceFields.includes(f.name)) fn = 'last_value';
     else if (schema.primaryKeys.includes(f.name)) fn = 'primary-key';
     else {
-      fn = (o[`fields.${f.name}.aggregate-function`] ?? o['fields.default-aggregate-function'] ?? 'last_non_null_value').trim().toLowerCase();
+      fn = o.fieldAggregateFunction(f.name) ?? o.fieldsDefaultAggregateFunction ?? 'last_non_null_value';
       if (fn === 'first_not_null_value') fn = 'first_non_null_value';
       if (!SUPPORTED.has(fn)) {
         throw new UnsupportedTableFeatureError(
@@ -130,9 +130,9 @@ export function fieldAggregations(schema: TableSchema, sequenceFields: readonly 
       field: f.name,
       type: f.type,
       fn: fn as AggregateFunctionName,
-      ignoreRetract: flag(`fields.${f.name}.ignore-retract`),
-      delimiter: o[`fields.${f.name}.list-agg-delimiter`] ?? ',',
-      distinct: flag(`fields.${f.name}.distinct`),
+      ignoreRetract: o.fieldIgnoreRetract(f.name),
+      delimiter: o.fieldListAggDelimiter(f.name),
+      distinct: o.fieldDistinct(f.name),
     });
   }
   return out;

@@ -21,6 +21,7 @@ import {
   type TableSchema,
 } from '@tidemark/format';
 import { rescaleTimestamps } from '../arrow-timestamps.js';
+import { coreOptions } from '../core-options.js';
 import { UnsupportedTableFeatureError } from '../scan/errors.js';
 import { makeBatch, nullData } from './arrow-take.js';
 
@@ -60,7 +61,7 @@ export async function* readDataFile(
   readFields: readonly DataField[],
   options: ReadDataFileOptions,
 ): AsyncGenerator<EvolvedBatch> {
-  const format = (file.schema.options['file.format'] ?? 'parquet').toLowerCase();
+  const format = coreOptions(file.schema).fileFormat;
   if (!file.path.endsWith('.parquet') && format !== 'parquet') {
     throw new UnsupportedTableFeatureError(
       `${file.path}: data file format '${format}' is not supported (only parquet)`,

@@ -5,6 +5,7 @@
  * be tested without files: the reader decides where each output column's value comes from.
  */
 import type { TableSchema, Value } from '@tidemark/format';
+import { coreOptions } from '../core-options.js';
 import { compareValues } from '../predicate.js';
 import { UnsupportedTableFeatureError } from '../scan/errors.js';
 import {
@@ -70,29 +71,24 @@ export interface MergeEngineOptions {
  *   a descending `sequence.field.sort-order`, or an unknown engine.
  */
 export function mergeEngineOptions(schema: TableSchema): MergeEngineOptions {
-  const o = schema.options;
-  const engine = (o['merge-engine'] ?? 'deduplicate').toLowerCase();
-  const flag = (k: string): boolean => (o[k] ?? 'false').toLowerCase() === 'true';
-  const ignoreDelete =
-    flag('ignore-delete') || flag('first-row.ignore-delete') || flag('deduplicate.ignore-delete') || flag('partial-update.ignore-delete');
+  const o = coreOptions(schema);
+  const engine = o.mergeEngine;
   if (engine !== 'deduplicate' && engine !== 'first-row' && engine !== 'partial-update' && engine !== 'aggregation') {
     throw new UnsupportedTableFeatureError(
       `merge engine '${engine}' is not supported for reading (supported: deduplicate, first-row, partial-update, aggregation)`,
     );
   }
-  const fieldOption = (suffix: string): string | undefined =>
-    Object.keys(o).find((k) => k.startsWith('fields.') && k.endsWith(suffix));
-  const sequenceGroup = fieldOption('.sequence-group');
+  const ignoreDelete = o.ignoreDelete;
+  const sequenceGroup = o.sequenceGroupKeys[0];
   if ((engine === 'partial-update' || engine === 'aggregation') && sequenceGroup !== undefined) {
     throw new UnsupportedTableFeatureError(`${engine} with sequence groups ('${sequenceGroup}') is not supported for reading`);
   }
-  const partialAgg = fieldOption('.aggregate-function') ?? o['fields.default-aggregate-function'];
+  const partialAgg = o.aggregateFunctionKeys[0] ?? o.fieldsDefaultAggregateFunction ?? undefined;
   if (engine === 'partial-update' && partialAgg !== undefined) {
     throw new UnsupportedTableFeatureError('partial-update with aggregate functions is not supported for reading');
   }
   const sequenceFields = parseSequenceFields(schema, engine);
-  const removeRecordOnDelete =
-    engine === 'aggregation' ? flag('aggregation.remove-record-on-delete') : flag('partial-update.remove-record-on-delete');
+  const removeRecordOnDelete = engine === 'aggregation' ? o.aggregationRemoveRecordOnDelete : o.partialUpdateRemoveRecordOnDelete;
   return {
     engine,
     ignoreDelete,
@@ -103,22 +99,22 @@ export function mergeEngineOptions(schema: TableSchema): MergeEngineOptions {
 }
 
 function parseSequenceFields(schema: TableSchema, engine: string): string[] {
-  const raw = schema.options['sequence.field'];
-  if (raw === undefined || raw.trim() === '') return [];
+  const o = coreOptions(schema);
+  const names = o.sequenceField;
+  if (names.length === 0) return [];
   if (engine === 'first-row') {
     throw new UnsupportedTableFeatureError(`option 'sequence.field' is not supported with merge engine first-row`);
   }
-  const order = (schema.options['sequence.field.sort-order'] ?? 'ascending').toLowerCase();
+  const order = o.sequenceFieldSortOrder;
   if (order !== 'ascending') {
     throw new UnsupportedTableFeatureError(`option 'sequence.field.sort-order' = '${order}' is not supported for reading`);
   }
-  const names = raw.split(',').map((s) => s.trim());
   for (const n of names) {
     if (!schema.fields.some((f) => f.name === n)) {
       throw new UnsupportedTableFeatureError(`sequence.field names '${n}', which is not a column of the table (schema ${schema.id})`);
     }
   }
-  return names;
+  return [...names];
 }
 
 /**

@@ -13,6 +13,7 @@ import { parsePredicate } from '../predicate-parser.js';
 import type { SchemaManager } from '../schema-manager.js';
 import type { SnapshotManager } from '../snapshot-manager.js';
 import type { TablePaths } from '../table-paths.js';
+import { withSchema, type TableContext } from '../table-context.js';
 import type { TagManager } from '../tag-manager.js';
 import { parseTimestampMillis, resolveSnapshot, type TimeTravelOptions } from '../time-travel.js';
 import { ScanPlan, type DataSplit } from '../scan/data-split.js';
@@ -25,6 +26,8 @@ import { readMergeSplit, readRawSplit, type SplitReadContext } from './split-rea
 
 /** The parts of a table a read needs (a `Table` provides them). */
 export interface ReadContext {
+  /** Storage, options and path factory of the table's latest schema. */
+  readonly context: TableContext;
   readonly fileIO: FileIO;
   readonly paths: TablePaths;
   readonly schemaManager: SchemaManager;
@@ -255,9 +258,9 @@ export class TableRead extends AbstractRead {
       snapshot && travels ? await this.table.schemaManager.schema(snapshot.schemaId) : await this.table.schemaManager.latest();
     const selected = this.selectFields(schema);
     const isPk = schema.primaryKeys.length > 0;
-    const dv = (schema.options['deletion-vectors.enabled'] ?? 'false').toLowerCase() === 'true';
-    const merge = isPk && !dv ? mergeEngineOptions(schema) : null;
-    const scan = new FileStoreScan(this.table.fileIO, this.table.paths, this.table.schemaManager, schema);
+    const ctx = withSchema(this.table.context, schema);
+    const merge = isPk && !ctx.options.deletionVectorsEnabled ? mergeEngineOptions(schema) : null;
+    const scan = new FileStoreScan(ctx, this.table.schemaManager);
     const plan = await scan.plan(snapshot, this.scanFilter(schema, selected.predicate, merge === null));
     const keyFields = isPk ? trimmedPrimaryKeys(schema).map((n) => schema.fields.find((f) => f.name === n)!) : [];
     const sequenceFields = (merge?.sequenceFields ?? []).map((n) => schema.fields.find((f) => f.name === n)!);
@@ -313,7 +316,7 @@ export class IncrementalRead extends AbstractRead {
     const schema = await this.table.schemaManager.schema(toSnapshot.schemaId);
     const selected = this.selectFields(schema);
     const isPk = schema.primaryKeys.length > 0;
-    const scan = new FileStoreScan(this.table.fileIO, this.table.paths, this.table.schemaManager, schema);
+    const scan = new FileStoreScan(withSchema(this.table.context, schema), this.table.schemaManager);
     const plan = await scan.planDelta(snapshots, this.scanFilter(schema, selected.predicate, true));
     return {
       ...selected,

@@ -13,7 +13,6 @@ import {
   deserializeBinaryRow,
   fileEntryIdentity,
   parsePartitionPath,
-  partitionPath,
   readIndexManifest,
   readManifestEntries,
   readManifestList,
@@ -27,6 +26,8 @@ import {
 import { evaluate, mightMatch, statsFromRows, type Predicate } from '../predicate.js';
 import type { SchemaManager } from '../schema-manager.js';
 import type { TablePaths } from '../table-paths.js';
+import type { FileStorePathFactory } from '../path-factory.js';
+import { isTableContext, tableContext, type TableContext } from '../table-context.js';
 import { EntryCompactor } from './compact-meta.js';
 import { BucketFile, ScanPlan, type DataSplit, type DeletionFileRef, type PlannedFile } from './data-split.js';
 import { CorruptTableError } from './errors.js';
@@ -56,12 +57,24 @@ export class FileStoreScan {
   private readonly statsEvolution: ValueStatsEvolution;
   private readonly schemaCache = new Map<number, TableSchema>();
 
-  constructor(
-    private readonly fileIO: FileIO,
-    private readonly paths: TablePaths,
-    private readonly schemas: SchemaManager,
-    private readonly readSchema: TableSchema,
-  ) {
+  private readonly fileIO: FileIO;
+  private readonly paths: FileStorePathFactory;
+  private readonly schemas: SchemaManager;
+  private readonly readSchema: TableSchema;
+
+  /** Plans scans with `context.schema` as the read schema; `schemas` reads the schemas files were written with. */
+  constructor(context: TableContext, schemas: SchemaManager);
+  /** Shorthand: the context is built from the storage, the paths' root and branch, and the read schema. */
+  constructor(fileIO: FileIO, paths: TablePaths, schemas: SchemaManager, readSchema: TableSchema);
+  constructor(first: TableContext | FileIO, second: SchemaManager | TablePaths, third?: SchemaManager, fourth?: TableSchema) {
+    const ctx = isTableContext(first)
+      ? first
+      : tableContext(first, (second as TablePaths).root, fourth!, { branch: (second as TablePaths).branch });
+    this.fileIO = ctx.fileIO;
+    this.paths = ctx.paths;
+    this.schemas = isTableContext(first) ? (second as SchemaManager) : third!;
+    this.readSchema = ctx.schema;
+    const readSchema = ctx.schema;
     this.partitionFields = readSchema.partitionKeys.map((k) => {
       const f = readSchema.fields.find((x) => x.name === k);
       if (!f) throw new CorruptTableError(`schema ${readSchema.id}: partition key '${k}' is not a column`);
@@ -171,17 +184,7 @@ export class FileStoreScan {
     let info = this.partitionCache.get(key);
     if (!info) {
       const values = deserializeBinaryRow(bytes, this.partitionFields.map((f) => f.type));
-      const opts = this.readSchema.options;
-      const defaultName = opts['partition.default-name'];
-      const path = partitionPath(
-        this.readSchema.partitionKeys,
-        this.partitionFields.map((f) => f.type),
-        values,
-        {
-          legacyName: (opts['partition.legacy-name'] ?? 'true').toLowerCase() !== 'false',
-          ...(defaultName !== undefined ? { defaultName } : {}),
-        },
-      );
+      const path = this.paths.partitionPath(values);
       const spec: Record<string, string> = {};
       for (const [k, v] of parsePartitionPath(path)) spec[k] = v;
       info = { values, path, spec };

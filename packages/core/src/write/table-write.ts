@@ -16,7 +16,6 @@ import {
   EMPTY_SIMPLE_STATS,
   FILE_SOURCE_APPEND,
   bucketOfValues,
-  partitionPath,
   serializeBinaryRow,
   toArrowSchema,
   typeToString,
@@ -29,9 +28,10 @@ import {
   type Value,
 } from '@tidemark/format';
 import type { CommitMessage } from '../commit-message.js';
-import { tableOptions, type CoreOptions } from '../core-options.js';
+import type { CoreOptions } from '../core-options.js';
 import { INFLIGHT_RECORD_REFRESH_MS, clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
-import { TablePaths } from '../table-paths.js';
+import type { FileStorePathFactory } from '../path-factory.js';
+import { isTableContext, tableContext, type TableContext } from '../table-context.js';
 import { buildColumn, conformData, dataByteSize, isValidAt, sameAsPreviousRow } from './arrow-columns.js';
 import { takeRows } from '../read/arrow-take.js';
 import { valueReader } from '../read/arrow-values.js';
@@ -100,7 +100,12 @@ interface RouteGroup {
  */
 export class TableWrite {
   private readonly options: CoreOptions;
-  private readonly paths: TablePaths;
+  private readonly paths: FileStorePathFactory;
+  readonly fileIO: FileIO;
+  /** Table root location. */
+  readonly location: string;
+  readonly schema: TableSchema;
+  private readonly writeOptions: TableWriteOptions;
   private readonly arrowSchema: arrow.Schema;
   private readonly partitionIdx: number[];
   private readonly partitionTypes: DataType[];
@@ -126,17 +131,27 @@ export class TableWrite {
   /** prepareCommit handed out files whose commit this writer cannot see. */
   private handedOut = false;
 
+  /** A writer for the table of `context` (e.g. `table.context`). */
+  constructor(context: TableContext, writeOptions?: TableWriteOptions);
+  /** Shorthand: the context is built from the storage, root and schema. */
+  constructor(fileIO: FileIO, location: string, schema: TableSchema, writeOptions?: TableWriteOptions);
   constructor(
-    readonly fileIO: FileIO,
-    /** Table root location. */
-    readonly location: string,
-    readonly schema: TableSchema,
-    private readonly writeOptions: TableWriteOptions = {},
+    first: TableContext | FileIO,
+    second?: TableWriteOptions | string,
+    third?: TableSchema,
+    fourth: TableWriteOptions = {},
   ) {
+    const ctx = isTableContext(first) ? first : tableContext(first, second as string, third!);
+    const writeOptions = (isTableContext(first) ? (second as TableWriteOptions | undefined) : fourth) ?? {};
+    this.fileIO = ctx.fileIO;
+    this.location = ctx.location;
+    this.schema = ctx.schema;
+    this.writeOptions = writeOptions;
+    const schema = ctx.schema;
     if (schema.primaryKeys.length > 0) {
       throw new NotSupportedError('writing to primary-key tables is not supported yet');
     }
-    this.options = tableOptions(schema);
+    this.options = ctx.options;
     if (this.options.fileFormat !== 'parquet') {
       throw new NotSupportedError(`table option 'file.format' = '${this.options.fileFormat}': only parquet data files can be written`);
     }
@@ -148,7 +163,7 @@ export class TableWrite {
     }
     this.compression = compression;
     if (this.options.bucket === -2) throw new NotSupportedError("writing tables with 'bucket' = -2 (postpone) is not supported yet");
-    this.paths = new TablePaths(location);
+    this.paths = ctx.paths;
     this.arrowSchema = toArrowSchema(schema.fields);
     const indexOf = (name: string): number => schema.fields.findIndex((f) => f.name === name);
     this.partitionIdx = schema.partitionKeys.map(indexOf);
@@ -415,10 +430,7 @@ export class TableWrite {
     if (!buf) {
       let dir: string;
       try {
-        dir = partitionPath(this.schema.partitionKeys, this.partitionTypes, part, {
-          legacyName: this.options.partitionLegacyName,
-          defaultName: this.options.partitionDefaultName,
-        });
+        dir = this.paths.partitionPath(part);
       } catch (e) {
         throw new WriteValidationError(undefined, undefined, `cannot build the partition path: ${(e as Error).message}`);
       }
