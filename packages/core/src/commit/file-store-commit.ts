@@ -236,7 +236,7 @@ export class FileStoreCommit {
       const kind = options.kind ?? (hasDeletes ? 'OVERWRITE' : 'APPEND');
       const hasNewFiles = appendEntries.some((e) => e.kind === 'ADD');
       if (hasNewFiles && SequenceOrderGuard.appliesTo(this.schema)) {
-        guard = new SequenceOrderGuard(this.fileIO, this.paths, this.schema, this.sequenceMaxima);
+        guard = new SequenceOrderGuard(this.context, this.sequenceMaxima);
       }
       ids.push(
         await this.tryCommit({
@@ -548,7 +548,7 @@ export class FileStoreCommit {
   private compactOutputs(entries: readonly ManifestEntry[]): string[] {
     return entries
       .filter((e) => e.kind === 'ADD' && !e.file.externalPath)
-      .map((e) => this.paths.dataFilePath(this.partitionString(e.partition), e.bucket, e.file.fileName));
+      .map((e) => this.paths.dataFilePath(e.partition, e.bucket, e.file.fileName));
   }
 
   /** Best effort: a record left behind only delays the clean-up of this commit's orphans. */

@@ -18,29 +18,24 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as arrow from 'apache-arrow';
-import type { FileIO } from '@tidemark/storage';
 import {
   SEQUENCE_NUMBER_FIELD_NAME,
   conformToPaimonTypes,
-  deserializeBinaryRow,
   encodeParquetAsync,
   keyValueFileFields,
-  partitionPath,
   readManifestEntries,
   readManifestList,
   readParquetFile,
   trimmedPrimaryKeys,
   type DataFileMeta,
-  type DataType,
   type ManifestEntry,
   type ParquetCompression,
   type Snapshot,
   type TableSchema,
 } from '@tidemark/format';
-import { tableOptions } from '../core-options.js';
 import { SchemaManager } from '../schema-manager.js';
 import { SnapshotManager } from '../snapshot-manager.js';
-import type { TablePaths } from '../table-paths.js';
+import type { TableContext } from '../table-context.js';
 import { CommitInputError } from './commit-errors.js';
 import { liveEntries, partitionKey } from './manifest-fold.js';
 
@@ -83,9 +78,7 @@ export class SequenceOrderGuard {
   readonly rewrittenBuckets = new Set<string>();
   private readonly snapshots: SnapshotManager;
   private readonly schemas: SchemaManager;
-  private readonly partitionTypes: readonly DataType[];
   private readonly compression: ParquetCompression;
-  private readonly dirs = new Map<string, string>();
   /** Original file name → the entry currently standing in for it. */
   private readonly current = new Map<string, ManifestEntry>();
   private counter = 0;
@@ -93,22 +86,14 @@ export class SequenceOrderGuard {
   rewrites = 0;
 
   constructor(
-    private readonly fileIO: FileIO,
-    private readonly paths: TablePaths,
-    private readonly schema: TableSchema,
+    private readonly ctx: TableContext,
     /** Maxima learned by earlier commits of the same committer; kept up to date by this guard. */
     private readonly cache: { maxima: SequenceMaxima | null } = { maxima: null },
   ) {
-    const options = tableOptions(schema);
-    this.filePrefix = `${options.dataFilePrefix}${randomUUID()}-`;
-    this.compression = COMPRESSIONS[options.fileCompression] ?? 'zstd';
-    this.snapshots = new SnapshotManager(fileIO, paths);
-    this.schemas = new SchemaManager(fileIO, paths);
-    this.partitionTypes = schema.partitionKeys.map((k) => {
-      const f = schema.fields.find((x) => x.name === k);
-      if (f === undefined) throw new CommitInputError(`partition key '${k}' is not a column of table ${paths.root}`);
-      return f.type;
-    });
+    this.filePrefix = `${ctx.options.dataFilePrefix}${randomUUID()}-`;
+    this.compression = COMPRESSIONS[ctx.options.fileCompression] ?? 'zstd';
+    this.snapshots = new SnapshotManager(ctx.fileIO, ctx.paths);
+    this.schemas = new SchemaManager(ctx.fileIO, ctx.paths);
   }
 
   /** Whether commits to `schema` need the guard: primary-key tables only. */
@@ -175,8 +160,8 @@ export class SequenceOrderGuard {
         }
         // Only ADD entries raise a maximum; a file that a later snapshot deleted may still count,
         // which can only make a re-sequencing happen that was not strictly needed.
-        for (const m of await readManifestList(this.fileIO, this.paths.manifestPath(s.deltaManifestList))) {
-          for await (const e of readManifestEntries(this.fileIO, this.paths.manifestPath(m.fileName))) {
+        for (const m of await readManifestList(this.ctx.fileIO, this.ctx.paths.manifestListPath(s.deltaManifestList))) {
+          for await (const e of readManifestEntries(this.ctx.fileIO, this.ctx.paths.manifestFilePath(m.fileName))) {
             if (e.kind === 'ADD' && cached.partitions.has(partitionKey(e.partition))) raise(max, bucketKey(e.partition, e.bucket), e.file.maxSequenceNumber);
           }
         }
@@ -187,7 +172,7 @@ export class SequenceOrderGuard {
       }
     }
     const max = new Map<string, bigint>();
-    const live = await liveEntries(this.fileIO, this.paths, latest, (p) => partitions.has(partitionKey(p)));
+    const live = await liveEntries(this.ctx.fileIO, this.ctx.paths, latest, (p) => partitions.has(partitionKey(p)));
     for (const e of live.values()) raise(max, bucketKey(e.partition, e.bucket), e.file.maxSequenceNumber);
     this.cache.maxima = { snapshotId: latest.id, deltaManifestList: latest.deltaManifestList, partitions, max };
     return max;
@@ -197,20 +182,19 @@ export class SequenceOrderGuard {
   private async rewrite(entry: ManifestEntry, shift: bigint): Promise<ManifestEntry> {
     const f = entry.file;
     if (f.externalPath) throw new CommitInputError(`cannot re-sequence new file '${f.fileName}': it lies at an external path (${f.externalPath})`);
-    const fileSchema = f.schemaId === this.schema.id ? this.schema : await this.schemas.schema(f.schemaId);
+    const fileSchema = f.schemaId === this.ctx.schema.id ? this.ctx.schema : await this.schemas.schema(f.schemaId);
     const pk = trimmedPrimaryKeys(fileSchema).map((n) => fileSchema.fields.find((x) => x.name === n)!);
     const fields = keyValueFileFields(pk, fileSchema.fields);
-    const dir = this.partitionDir(entry.partition);
-    const source = this.paths.dataFilePath(dir, entry.bucket, f.fileName);
+    const source = this.ctx.paths.dataFilePath(entry.partition, entry.bucket, f.fileName);
     const batches: arrow.RecordBatch[] = [];
-    for await (const raw of readParquetFile(this.fileIO, source, { fileSize: f.fileSize })) {
+    for await (const raw of readParquetFile(this.ctx.fileIO, source, { fileSize: f.fileSize })) {
       batches.push(shiftSequence(conformToPaimonTypes(raw, fields), shift, source));
     }
     const bytes = await encodeParquetAsync(batches, { compression: this.compression });
     const name = `${this.filePrefix}${this.counter++}${extension(f.fileName)}`;
-    const target = this.paths.dataFilePath(dir, entry.bucket, name);
+    const target = this.ctx.paths.dataFilePath(entry.partition, entry.bucket, name);
     this.written.push(target);
-    await this.fileIO.write(target, bytes);
+    await this.ctx.fileIO.write(target, bytes);
     this.superseded.push(source);
     this.rewrites++;
     const file: DataFileMeta = {
@@ -221,20 +205,6 @@ export class SequenceOrderGuard {
       maxSequenceNumber: f.maxSequenceNumber + shift,
     };
     return { ...entry, file };
-  }
-
-  private partitionDir(partition: Uint8Array): string {
-    const key = partitionKey(partition);
-    let dir = this.dirs.get(key);
-    if (dir === undefined) {
-      const options = tableOptions(this.schema);
-      dir = partitionPath(this.schema.partitionKeys, this.partitionTypes, deserializeBinaryRow(partition, this.partitionTypes), {
-        legacyName: options.partitionLegacyName,
-        defaultName: options.partitionDefaultName,
-      });
-      this.dirs.set(key, dir);
-    }
-    return dir;
   }
 
   /**
