@@ -12,3 +12,4 @@ export * from './sink-committer.js';
 export * from './source.js';
 export * from './ingest-driver.js';
 export * from './record-router.js';
+export * from './sequence-start.js';

@@ -21,6 +21,7 @@ import { CorruptStateError, SinkUsageError, StateMismatchError } from './errors.
 import { SinkCommitter, type CheckpointCommit, type SourcePosition } from './sink-committer.js';
 import { SinkWriter } from './sink-writer.js';
 import { recordRouter } from './record-router.js';
+import { pipelineStartSequence } from './sequence-start.js';
 import type { ReplayableSource } from './source.js';
 import type { CheckpointStateStore } from './state-store.js';
 import { tableFingerprint } from './table-identity.js';
@@ -203,8 +204,11 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
     }
     if (committer.lastCommittedCheckpoint !== null && nextId <= committer.lastCommittedCheckpoint) nextId = committer.lastCommittedCheckpoint + 1n;
 
+    // Planned lazily at the first file: after the restore above committed any pending checkpoint.
+    const startSequence = pipelineStartSequence(table);
     for (let w = 0; w < parallelism; w++) {
-      writers.push(new SinkWriter(io, table.location, schema, w, { crash, ...(rowKindField !== undefined ? { rowKindField } : {}) }));
+      const writeOptions = { crash, ...(rowKindField !== undefined ? { rowKindField } : {}), ...(startSequence ? { startSequence } : {}) };
+      writers.push(new SinkWriter(io, table.location, schema, w, writeOptions));
     }
     const buffers: RowObject[][] = writers.map(() => []);
     const route = recordRouter(schema, parallelism);
