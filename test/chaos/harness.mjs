@@ -75,7 +75,7 @@ function runOnce(args, env, killAfterMs) {
     child.stderr.on('data', (d) => (err += d));
     child.on('error', reject);
     if (killAfterMs !== undefined) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-    child.on('exit', (code, signal) => {
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, out, err });
     });

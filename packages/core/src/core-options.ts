@@ -364,6 +364,11 @@ export class CoreOptions {
     return this.bool(OPTION.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE, false);
   }
 
+  /** `partial-update.remove-record-on-sequence-group`: sequence fields whose group's delete removes the record. */
+  get partialUpdateRemoveRecordOnSequenceGroup(): readonly string[] {
+    return this.list('partial-update.remove-record-on-sequence-group');
+  }
+
   /** `aggregation.remove-record-on-delete` (default false). */
   get aggregationRemoveRecordOnDelete(): boolean {
     return this.bool(OPTION.AGGREGATION_REMOVE_RECORD_ON_DELETE, false);

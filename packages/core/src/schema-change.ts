@@ -284,6 +284,16 @@ export async function applySchemaChanges(
         const field = fields[i]!;
         let target = resolveType(change.type, change.name, `change the type of column '${change.name}'`);
         if (change.keepNullability) target = { ...target, nullable: field.type.nullable } as DataType;
+        else if (!field.type.nullable && target.nullable && typeof change.type === 'string' && !/\bNULL\s*$/i.test(change.type)) {
+          // `BIGINT` for a `BIGINT NOT NULL` column reads as "same type", not "allow NULLs": the
+          // constraint is dropped only when asked for in so many words.
+          const base = typeToString(target);
+          throw new SchemaChangeError(
+            `cannot change column '${change.name}' to ${base}: the column is NOT NULL and ${base} would silently make it nullable; ` +
+              `give '${base} NOT NULL' to keep the constraint or '${base} NULL' to allow NULLs`,
+            { column: change.name },
+          );
+        }
         checkWidening(change.name, field.type, target);
         fields[i] = { ...field, type: target };
         break;

@@ -9,9 +9,17 @@
  * ```
  */
 import { randomUUID } from 'node:crypto';
-import type * as arrow from 'apache-arrow';
+import * as arrow from 'apache-arrow';
 import { resolveFileIO, type FileIO, type ResolveFileIOOptions } from '@tidemark/storage';
-import { BATCH_COMMIT_IDENTIFIER, type Tag, type TableSchema } from '@tidemark/format';
+import { BATCH_COMMIT_IDENTIFIER, toArrowSchema, type DataField, type Tag, type TableSchema } from '@tidemark/format';
+import { and } from './predicate.js';
+import { parsePredicate } from './predicate-parser.js';
+import { makeBatch, takeBatch } from './read/arrow-take.js';
+import { valueReader } from './read/arrow-values.js';
+import { canonical } from './read/aggregated-columns.js';
+import { mergeEngineOptions } from './read/merge-engine.js';
+import { ConversionFailure, toInternal } from './write/value-conversion.js';
+import { NotSupportedError, WriteValidationError } from './write/write-errors.js';
 import type { Committable } from './commit-message.js';
 import {
   FileStoreCommit,
@@ -20,9 +28,10 @@ import {
   type FileStoreCommitOptions,
   type OverwriteCallOptions,
 } from './commit/file-store-commit.js';
+import { commitNotApplied } from './commit/commit-errors.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
 import { createTag, deleteTag, listTags, type CreateTagOptions } from './tags.js';
-import { TableWrite, type TableWriteOptions, type WriteInput } from './write/table-write.js';
+import { TableWrite, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
 import { SchemaManager } from './schema-manager.js';
 import { SnapshotManager } from './snapshot-manager.js';
 import type { FileStorePathFactory } from './path-factory.js';
@@ -130,7 +139,8 @@ export class Table {
    * the largest `_MAX_SEQUENCE_NUMBER` of its live files in the latest snapshot (planned lazily,
    * once, when the first file is written).
    *
-   * @throws NotSupportedError for primary-key tables (their write path is not built yet).
+   * @throws NotSupportedError for primary-key tables with dynamic buckets (`bucket` = -1) unless
+   *   `options.bucketAssigner` is given, postpone buckets (-2) and cross-partition primary keys.
    */
   newBatchWrite(options: TableWriteOptions = {}): TableWrite {
     // Like Java's bucket-unaware append writer (it ignores previous files), sequence numbers of a
@@ -175,23 +185,12 @@ export class Table {
    * @throws InvalidOptionError when the table option `write-only` is neither `true` nor `false`.
    */
   newCommit(options: NewCommitOptions = {}): TableCommit {
-    const commitUser = options.commitUser ?? randomUUID();
-    const { expire, ...storeOptions } = options;
-    const inner = new FileStoreCommit(this.context, storeOptions);
-    const autoExpire =
-      expire !== false && !this.context.options.writeOnly
-        ? async (): Promise<void> => {
-            await expireAfterCommit(this, {
-              ...(options.now !== undefined ? { now: options.now } : {}),
-              ...(options.logger !== undefined ? { logger: options.logger } : {}),
-            });
-          }
-        : null;
-    return new TableCommit(inner, commitUser, () => this.ensureConditionalWrites(), autoExpire);
+    return newTableCommit(this.context, options);
   }
 
   /**
-   * Convenience: writes `rows` and commits them as one APPEND snapshot.
+   * Convenience: writes `rows` and commits them as one APPEND snapshot. On a primary-key table the
+   * rows are upserts (`+I`), or carry their row kind in `options.rowKindField`.
    *
    * @returns the commit result (`committed` with the snapshot id, `skipped` when this commitUser
    *   already committed `identifier`, `empty` when there was nothing to write).
@@ -225,7 +224,7 @@ export class Table {
    */
   private async writeAndCommit(
     rows: WriteInput,
-    options: Pick<AppendOptions, 'commitUser' | 'identifier' | 'expire'>,
+    options: Pick<AppendOptions, 'commitUser' | 'identifier' | 'expire' | 'rowKindField'>,
     commit: (tableCommit: TableCommit, committable: Committable) => Promise<CommitResult>,
   ): Promise<CommitResult> {
     const tableCommit = this.newCommit({
@@ -237,7 +236,88 @@ export class Table {
       const todo = await tableCommit.filterCommitted([{ identifier, messages: [] }]);
       if (todo.length === 0) return skipped(tableCommit.commitUser, identifier);
     }
-    return this.writeThen(rows, (messages) => commit(tableCommit, { identifier, messages }));
+    const writeOptions = options.rowKindField !== undefined ? { rowKindField: options.rowKindField } : {};
+    return this.writeThen(rows, (messages) => commit(tableCommit, { identifier, messages }), writeOptions);
+  }
+
+  /**
+   * Deletes rows of a primary-key table in one APPEND snapshot, by key (`keys`: objects holding
+   * the primary-key columns; other properties are ignored) or by predicate (`{ where }`). The keys
+   * that exist in the latest snapshot are looked up and written as `-D` records carrying their
+   * current values, as Java's DELETE does; `deleted` counts them.
+   *
+   * @throws NotSupportedError on append tables, and for merge engines where `-D` does not delete
+   *   (first-row; partial-update and aggregation without `*.remove-record-on-delete`).
+   * @throws WriteValidationError for a key object missing a primary-key column.
+   */
+  async delete(keysOrWhere: readonly RowObject[] | { readonly where: string }, options: DeleteOptions = {}): Promise<DeleteResult> {
+    const schema = this.currentSchema;
+    if (schema.primaryKeys.length === 0) {
+      throw new NotSupportedError('delete applies to primary-key tables; rows of append tables cannot be deleted yet');
+    }
+    const merge = mergeEngineOptions(schema);
+    if (merge.engine === 'first-row') throw new NotSupportedError("merge engine first-row ignores deletes: rows cannot be deleted");
+    if ((merge.engine === 'partial-update' || merge.engine === 'aggregation') && !merge.removeRecordOnDelete) {
+      throw new NotSupportedError(
+        `merge engine ${merge.engine} keeps a row on delete unless '${merge.engine === 'aggregation' ? 'aggregation' : 'partial-update'}.remove-record-on-delete' = 'true'`,
+      );
+    }
+    if (merge.ignoreDelete) throw new NotSupportedError("the table option 'ignore-delete' = 'true' drops deletes");
+    let lookup: (snapshotId: number) => Promise<arrow.RecordBatch[]>;
+    if (Array.isArray(keysOrWhere)) {
+      const keys = this.keyLookup(keysOrWhere as readonly RowObject[]);
+      lookup = (snapshotId) => this.findKeys(keys, snapshotId);
+    } else {
+      const where = (keysOrWhere as { where?: unknown }).where;
+      if (typeof where !== 'string') throw new WriteValidationError(undefined, undefined, "delete expects an array of keys or { where: '<predicate>' }");
+      parsePredicate(where, schema.fields);
+      lookup = async (snapshotId) => (await this.newRead({ snapshotId, where }).toArrowTable()).batches;
+    }
+    const snapshotId = await this.snapshotManager.latestId();
+    const found = snapshotId === null ? [] : await lookup(snapshotId);
+    const matched = found.reduce((n, b) => n + b.numRows, 0);
+    const input = matched === 0 ? new arrow.Table(toArrowSchema(schema.fields)) : withRowKind(found, DELETE_KIND_FIELD, '-D');
+    const result = await this.writeAndCommit(input, { ...options, rowKindField: DELETE_KIND_FIELD }, (commit, committable) => commit.commit(committable));
+    return { deleted: result.status === 'committed' ? matched : 0, result };
+  }
+
+  /** Validates key objects and converts their primary-key values. */
+  private keyLookup(keys: readonly RowObject[]): KeyLookup {
+    const schema = this.currentSchema;
+    const pkFields = schema.primaryKeys.map((n) => schema.fields.find((f) => f.name === n)!);
+    const wanted = new Set<string>();
+    const inValues = pkFields.map(() => [] as unknown[]);
+    keys.forEach((row, r) => {
+      if (row === null || typeof row !== 'object') throw new WriteValidationError(undefined, r, 'expected a key object { column: value }');
+      const values = pkFields.map((f, i) => {
+        let v: unknown;
+        try {
+          v = toInternal(f.type, row[f.name]);
+        } catch (e) {
+          if (e instanceof ConversionFailure) throw new WriteValidationError(f.name, r, e.message);
+          throw e;
+        }
+        if (v === null) throw new WriteValidationError(f.name, r, 'missing primary-key column');
+        inValues[i]!.push(v);
+        return v;
+      });
+      wanted.add(canonical(values));
+    });
+    return { pkFields, wanted, inValues };
+  }
+
+  /** The rows of the snapshot whose primary key is one of the looked-up keys, as Arrow batches of all columns. */
+  private async findKeys({ pkFields, wanted, inValues }: KeyLookup, snapshotId: number): Promise<arrow.RecordBatch[]> {
+    if (wanted.size === 0) return [];
+    const where = and(...pkFields.map((f, i) => ({ kind: 'in', column: f.name, type: f.type, values: inValues[i]!, negated: false }) as const));
+    const out: arrow.RecordBatch[] = [];
+    for await (const batch of this.newRead({ snapshotId, where }).batches()) {
+      const readers = pkFields.map((f) => valueReader(batch.getChild(f.name)!.data[0]!, f.type));
+      const keep: number[] = [];
+      for (let i = 0; i < batch.numRows; i++) if (wanted.has(canonical(readers.map((read) => read(i))))) keep.push(i);
+      if (keep.length > 0) out.push(keep.length === batch.numRows ? batch : takeBatch(batch, keep));
+    }
+    return out;
   }
 
   /**
@@ -248,8 +328,9 @@ export class Table {
   private async writeThen<T>(
     rows: WriteInput,
     commit: (messages: Awaited<ReturnType<TableWrite['prepareCommit']>>) => Promise<T>,
+    writeOptions: TableWriteOptions = {},
   ): Promise<T> {
-    const writer = this.newBatchWrite();
+    const writer = this.newBatchWrite(writeOptions);
     let messages: Awaited<ReturnType<TableWrite['prepareCommit']>>;
     try {
       await writer.write(rows);
@@ -261,6 +342,9 @@ export class Table {
     }
     try {
       return await commit(messages);
+    } catch (e) {
+      if (commitNotApplied(e)) await writer.discard(messages).catch(() => undefined);
+      throw e;
     } finally {
       await writer.close();
     }
@@ -287,19 +371,6 @@ export class Table {
    */
   rollbackTo(target: number | string, options: RollbackOptions = {}): Promise<RollbackResult> {
     return rollbackTo(this.fileIO, this.paths, target, options);
-  }
-
-  private conditionalWritesChecked: Promise<void> | undefined;
-
-  /** On S3, checks once per table that the store honours `If-None-Match: *` (commits rely on it). */
-  private ensureConditionalWrites(): Promise<void> {
-    const io = this.fileIO as FileIO & { verifyConditionalWrites?: (prefix: string) => Promise<void> };
-    if (io.kind !== 's3' || typeof io.verifyConditionalWrites !== 'function') return Promise.resolve();
-    this.conditionalWritesChecked ??= io.verifyConditionalWrites(this.location).catch((e: unknown) => {
-      this.conditionalWritesChecked = undefined;
-      throw e;
-    });
-    return this.conditionalWritesChecked;
   }
 
   /** Releases the FileIO's clients. Call when done with a table opened without a `fileIO`. */
@@ -332,12 +403,47 @@ export interface AutoExpireCallOption {
 export interface AppendOptions {
   /** Commit user; default a fresh UUID. Give a stable one with `identifier` for idempotent retries. */
   readonly commitUser?: string;
+  /** Primary-key tables: the input field holding each row's kind (`+I`, `-U`, `+U`, `-D`); see {@link TableWriteOptions.rowKindField}. */
+  readonly rowKindField?: string;
   /** Commit identifier (default Long.MAX, the batch identifier, which is never de-duplicated). */
   readonly identifier?: bigint | number;
   /** Snapshot `properties`. */
   readonly properties?: Readonly<Record<string, string>>;
   /** Expire snapshots after the commit (default true unless the table is `write-only`); see {@link Table.newCommit}. */
   readonly expire?: boolean;
+}
+
+/** Options of {@link Table.delete}. */
+export interface DeleteOptions {
+  readonly commitUser?: string;
+  readonly identifier?: bigint | number;
+}
+
+/** What {@link Table.delete} did. */
+export interface DeleteResult {
+  /** Keys that existed in the latest snapshot and were deleted (0 unless the commit happened). */
+  readonly deleted: number;
+  readonly result: CommitResult;
+}
+
+/** The internal row kind column of the -D rows `Table.delete` writes (never a table column name Paimon allows). */
+const DELETE_KIND_FIELD = '__tidemark_row_kind__';
+
+/** Batches of table columns plus a Utf8 column `field` holding `kind` in every row. */
+function withRowKind(batches: readonly arrow.RecordBatch[], field: string, kind: string): arrow.Table {
+  const out = batches.map((b) => {
+    const kinds = arrow.vectorFromArray(new Array<string>(b.numRows).fill(kind), new arrow.Utf8());
+    const schema = new arrow.Schema([...b.schema.fields, new arrow.Field(field, new arrow.Utf8(), false)]);
+    return makeBatch(schema, [...b.data.children, kinds.data[0]!], b.numRows);
+  });
+  return new arrow.Table(out);
+}
+
+/** Primary-key values to look up, canonically encoded, and the values per key column. */
+interface KeyLookup {
+  readonly pkFields: readonly DataField[];
+  readonly wanted: ReadonlySet<string>;
+  readonly inValues: readonly unknown[][];
 }
 
 /** Options of {@link Table.overwrite}. */
@@ -355,9 +461,31 @@ export interface TableOverwriteOptions {
 }
 
 /**
- * A {@link FileStoreCommit} bound to one commit user (from {@link Table.newCommit}). On S3 the
- * first commit first verifies that the store supports conditional writes. After each call that
- * created a snapshot it runs `autoExpire` (snapshot expiration, see {@link Table.newCommit}),
+ * The commit path every writer uses (tables, the sink's committer, compaction): a committer for
+ * the table of `context`, bound to one commit user. Its {@link FileStoreCommit} verifies on S3,
+ * before the first snapshot, that the store refuses a second `If-None-Match: *` PUT; after each
+ * commit that created a snapshot it expires snapshots with the table's options (unless the table
+ * is `write-only` or `options.expire` is false). See {@link Table.newCommit}.
+ *
+ * @throws InvalidOptionError when the table option `write-only` is neither `true` nor `false`.
+ */
+export function newTableCommit(context: TableContext, options: NewCommitOptions = {}): TableCommit {
+  const commitUser = options.commitUser ?? randomUUID();
+  const { expire, ...storeOptions } = options;
+  const inner = new FileStoreCommit(context, storeOptions);
+  const logger = options.logger ?? context.logger;
+  const autoExpire =
+    expire !== false && !context.options.writeOnly
+      ? async (): Promise<void> => {
+          await expireAfterCommit(context, { ...(options.now !== undefined ? { now: options.now } : {}), logger });
+        }
+      : null;
+  return new TableCommit(inner, commitUser, () => Promise.resolve(), autoExpire);
+}
+
+/**
+ * A {@link FileStoreCommit} bound to one commit user (from {@link newTableCommit}). After each
+ * call that created a snapshot it runs `autoExpire` (snapshot expiration, see {@link Table.newCommit}),
  * unless the call passes `expire: false`; `autoExpire` must not throw (failures are logged).
  */
 export class TableCommit {

@@ -13,11 +13,11 @@
  *   `commitUser` to learn where to resume. The commitUser must then be supplied by the caller.
  */
 import { randomUUID } from 'node:crypto';
-import { openTable, type CommitLogger, type RowObject, type Table } from '@tidemark/core';
+import { openTable, WriteValidationError, type CommitLogger, type RowObject, type Table } from '@tidemark/core';
 import type { FileIO, ResolveFileIOOptions } from '@tidemark/storage';
 import type { SourceOffset } from './checkpoint-state.js';
 import { NO_CRASH, type CrashHook } from './crash-points.js';
-import { CorruptStateError, SinkUsageError, StateMismatchError } from './errors.js';
+import { CorruptStateError, SinkUsageError, SourceRecordError, StateMismatchError } from './errors.js';
 import { SinkCommitter, type CheckpointCommit, type SourcePosition } from './sink-committer.js';
 import { SinkWriter } from './sink-writer.js';
 import { recordRouter } from './record-router.js';
@@ -212,6 +212,20 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
     }
     const buffers: RowObject[][] = writers.map(() => []);
     const route = recordRouter(schema, parallelism);
+    // Source position of each buffered record, so a bad value is reported where it is in the source.
+    const positions: Array<Array<string | undefined>> = writers.map(() => []);
+    const flush = async (w: number): Promise<void> => {
+      try {
+        await writers[w]!.write(buffers[w]!);
+      } catch (e) {
+        if (!(e instanceof WriteValidationError) || e.rowIndex === undefined) throw e;
+        const where = positions[w]![e.rowIndex];
+        if (where === undefined) throw e;
+        throw new SourceRecordError(`${where}${e.column !== undefined ? `, column '${e.column}'` : ''}: ${e.detail}`, { cause: e });
+      }
+      buffers[w] = [];
+      positions[w] = [];
+    };
     let sinceCheckpoint = 0;
     let records = 0;
     let checkpoints = 0;
@@ -223,8 +237,7 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
       const id = nextId++;
       const started = Date.now();
       for (let w = 0; w < writers.length; w++) {
-        if (buffers[w]!.length > 0) await writers[w]!.write(buffers[w]!);
-        buffers[w] = [];
+        if (buffers[w]!.length > 0) await flush(w);
       }
       for (const w of writers) committer.add(await w.prepareCommit(id));
       crash.hit('after-prepare-commit');
@@ -246,13 +259,11 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
     for await (const rec of options.source.open(offset)) {
       const w = route(rec.value);
       buffers[w]!.push(rec.value);
+      positions[w]!.push(rec.position);
       position = rec.offset;
       sinceCheckpoint++;
       records++;
-      if (buffers[w]!.length >= batchSize) {
-        await writers[w]!.write(buffers[w]!);
-        buffers[w] = [];
-      }
+      if (buffers[w]!.length >= batchSize) await flush(w);
       if (sinceCheckpoint >= every || (options.checkpointIntervalMs !== undefined && Date.now() - lastCheckpointAt >= options.checkpointIntervalMs)) {
         await checkpoint(false);
       }

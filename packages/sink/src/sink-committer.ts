@@ -8,9 +8,9 @@
  * what the table does not have yet (Paimon's `filterAndCommit`) and skips the rest.
  */
 import {
-  FileStoreCommit,
-  expireAfterCommit,
+  newTableCommit,
   tableContext,
+  type TableCommit,
   type TableContext,
   clearInflightFiles,
   inflightRecordId,
@@ -67,8 +67,8 @@ export interface SinkCommitterOptions {
   readonly crash?: CrashHook;
   readonly logger?: CommitLogger;
   /**
-   * Expire snapshots after each commit, as Paimon's committer does (default: unless the table
-   * option `write-only` is `true`). Best effort: a failed run is logged, never fails the commit.
+   * Expire snapshots after each commit, as Paimon's committer does (default true; never when the
+   * table option `write-only` is `true`). Best effort: a failed run is logged, never fails the commit.
    */
   readonly autoExpire?: boolean;
 }
@@ -86,11 +86,10 @@ function byId(a: bigint, b: bigint): number {
 export class SinkCommitter {
   readonly commitUser: string;
   private readonly io: FileIO;
-  private readonly commit: FileStoreCommit;
+  private readonly commit: TableCommit;
   private readonly locator: DataFileLocator;
   private readonly context: TableContext;
   private readonly crash: CrashHook;
-  private readonly autoExpire: boolean;
   private readonly pending = new Map<bigint, PendingCheckpoint>();
   /** Highest checkpoint id this committer knows to be committed (or skipped as empty). */
   private lastCommitted: bigint | null = null;
@@ -103,9 +102,13 @@ export class SinkCommitter {
     this.crash = options.crash ?? NO_CRASH;
     this.context = tableContext(options.fileIO, options.tableLocation, options.schema, options.logger ? { logger: options.logger } : {});
     const commitContext = { ...this.context, fileIO: withSnapshotCrashHook(options.fileIO, this.crash) };
-    this.commit = new FileStoreCommit(commitContext, options.logger ? { logger: options.logger } : {});
+    // The table's commit path: conditional-write check on S3, then automatic expiration after each snapshot.
+    this.commit = newTableCommit(commitContext, {
+      commitUser: this.commitUser,
+      ...(options.autoExpire === false ? { expire: false } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
     this.locator = new DataFileLocator(this.context.location, options.schema, this.context.paths);
-    this.autoExpire = options.autoExpire ?? !this.context.options.writeOnly;
   }
 
   /** Checkpoint ids collected but not committed yet, ascending. */
@@ -254,7 +257,7 @@ export class SinkCommitter {
     if (committable.messages.length === 0 && !force) {
       result = { status: 'empty' };
     } else {
-      result = await this.commit.commit(committable, { commitUser: this.commitUser, force });
+      result = await this.commit.commit(committable, { force });
       if (result.status === 'skipped') {
         throw new IdentifierRegressionError(
           `cannot commit checkpoint ${id}: ${result.reason}. The table is ahead of this pipeline's state (restored from an old checkpoint, or another pipeline uses commitUser '${this.commitUser}'); refusing to drop checkpoint ${id}'s data silently`,
@@ -265,12 +268,6 @@ export class SinkCommitter {
     if (p.recorded) await clearInflightFiles(this.io, this.options.tableLocation, inflightRecordId(this.commitUser, id));
     this.pending.delete(id);
     this.lastCommitted = id;
-    if (result.status === 'committed' && this.autoExpire) {
-      await expireAfterCommit(
-        { fileIO: this.io, paths: this.context.paths },
-        this.options.logger ? { logger: this.options.logger } : {},
-      );
-    }
     return { checkpointId: id, result, durationMs: Date.now() - started };
   }
 
@@ -366,7 +363,7 @@ export class SinkCommitter {
   /** Refuses committables whose files are already live in the latest snapshot. */
   private async checkNotLive(committables: readonly SinkCommittable[]): Promise<void> {
     if (committables.length === 0) return;
-    const latest = await this.commit.snapshots.latest();
+    const latest = await this.commit.fileStoreCommit.snapshots.latest();
     if (latest === null) return;
     const wanted = new Map<string, bigint>();
     const partitions = new Set<string>();
@@ -376,7 +373,7 @@ export class SinkCommitter {
         partitions.add(partitionKey(message.partition));
       }
     }
-    const live = await liveEntries(this.io, this.commit.paths, latest, (p) => partitions.has(partitionKey(p)));
+    const live = await liveEntries(this.io, this.context.paths, latest, (p) => partitions.has(partitionKey(p)));
     for (const e of live.values()) {
       const id = wanted.get(`${partitionKey(e.partition)}|${e.bucket}|${e.file.fileName}`);
       if (id !== undefined) {

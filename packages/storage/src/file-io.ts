@@ -68,4 +68,12 @@ export interface FileIO {
 
   /** Releases clients and sockets. */
   close(): Promise<void>;
+
+  /**
+   * Stores whose `createIfAbsent` relies on the server honouring a precondition (S3's
+   * `If-None-Match: *`) implement this: it checks, once per prefix and process, that the server
+   * really refuses the second create, and throws `ConditionalWriteNotSupportedError` otherwise.
+   * Committers call it before their first commit under a table. Local disk and memory need no check.
+   */
+  verifyConditionalWrites?(prefix: string): Promise<void>;
 }

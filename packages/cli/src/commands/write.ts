@@ -1,9 +1,10 @@
-import { createReadStream } from 'node:fs';
+import { constants as fsConstants, createReadStream } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import type { Readable } from 'node:stream';
 import { LocalFileIO } from '@tidemark/storage';
 import { readParquetFile, type DataField, type DataType } from '@tidemark/format';
-import { WriteValidationError, type CommitResult, type TableWrite } from '@tidemark/core';
+import { commitNotApplied, WriteValidationError, type CommitResult, type TableWrite } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { InputError, readCsv, readJsonLines, type RowChunk } from '../input/row-input.js';
@@ -41,6 +42,7 @@ export const writeCommand = defineCommand({
     const inputArg = o.input ?? '-';
     if (format === 'parquet' && inputArg === '-') throw new UsageError("'--format parquet' needs '--input <file>'", 'write');
     const inputPath = inputArg === '-' ? undefined : resolvePath(ctx.cwd, inputArg);
+    if (inputPath !== undefined) await checkInputFile(inputPath);
 
     const rowKindField = o['row-kind-field'];
     await withTable(args.named['table']!, ctx, async (table) => {
@@ -80,9 +82,15 @@ export const writeCommand = defineCommand({
         }
         const messages = await writer.prepareCommit();
         const committable = { messages, ...(identifier !== undefined ? { identifier } : {}) };
-        result = o.overwrite
-          ? await commit.overwrite(committable, partition.size > 0 ? { partition: Object.fromEntries(partition) } : {})
-          : await commit.commit(committable);
+        try {
+          result = o.overwrite
+            ? await commit.overwrite(committable, partition.size > 0 ? { partition: Object.fromEntries(partition) } : {})
+            : await commit.commit(committable);
+        } catch (e) {
+          // A refused commit (e.g. rows outside the --partition overwritten) leaves no data file.
+          if (commitNotApplied(e)) await writer.discard(messages).catch(() => undefined);
+          throw e;
+        }
       } catch (e) {
         await writer.abort().catch(() => undefined);
         throw e;
@@ -104,6 +112,23 @@ export const writeCommand = defineCommand({
   },
 });
 
+/** Refuses a missing or unreadable input up front, naming it, before the table is touched. */
+async function checkInputFile(path: string): Promise<void> {
+  let st;
+  try {
+    st = await stat(path);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    throw new InputError(`input file ${path} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${(e as Error).message})`}`, { cause: e });
+  }
+  if (st.isDirectory()) throw new InputError(`input file ${path} is a directory`);
+  try {
+    await access(path, fsConstants.R_OK);
+  } catch (e) {
+    throw new InputError(`input file ${path} cannot be read (${(e as { code?: string }).code ?? (e as Error).message})`, { cause: e });
+  }
+}
+
 /** Writes one chunk, turning the writer's row index into the input line number. */
 async function writeChunk(writer: TableWrite, chunk: RowChunk): Promise<void> {
   try {
@@ -111,9 +136,7 @@ async function writeChunk(writer: TableWrite, chunk: RowChunk): Promise<void> {
   } catch (e) {
     if (e instanceof WriteValidationError && e.rowIndex !== undefined) {
       const line = chunk.lines[e.rowIndex];
-      const where = [e.column !== undefined ? `column '${e.column}'` : undefined, `row ${e.rowIndex}`].filter((x) => x !== undefined).join(', ');
-      const detail = e.message.startsWith(where + ': ') ? e.message.slice(where.length + 2) : e.message;
-      throw new InputError(`input line ${line}${e.column !== undefined ? `, column '${e.column}'` : ''}: ${detail}`, { cause: e });
+      throw new InputError(`input line ${line}${e.column !== undefined ? `, column '${e.column}'` : ''}: ${e.detail}`, { cause: e });
     }
     throw e;
   }

@@ -35,6 +35,15 @@ export class CommitRetryExhaustedError extends TidemarkError {}
 /** Invalid commit input (bad identifiers, files outside an overwrite spec, bad option values …). */
 export class CommitInputError extends TidemarkUserError {}
 
+/**
+ * True for commit errors raised before anything was published: the commit's data files are
+ * referenced by no snapshot and may be deleted. False for anything else, including errors whose
+ * outcome is unknown (a lost reply to the snapshot create, an I/O failure).
+ */
+export function commitNotApplied(e: unknown): boolean {
+  return e instanceof CommitInputError || e instanceof CommitConflictError;
+}
+
 /** A tag with that name already exists. */
 export class TagAlreadyExistsError extends TidemarkUserError {
   constructor(readonly tagName: string, readonly snapshotId: number | null) {

@@ -15,6 +15,8 @@ import {
   FILE_SOURCE_APPEND,
   FILE_SOURCE_COMPACT,
   SNAPSHOT_VERSION,
+  partitionValueStrings,
+  unescapePathName,
   serializeSnapshot,
   type CommitKind,
   type DataFileMeta,
@@ -442,8 +444,26 @@ export class FileStoreCommit {
     return null;
   }
 
+  private conditionalWritesChecked: Promise<void> | undefined;
+
+  /**
+   * Checks (once per committer; the storage caches the verdict per prefix and process) that the
+   * store refuses a second create of one key, which the snapshot compare-and-swap relies on.
+   */
+  private ensureConditionalWrites(): Promise<void> {
+    const io = this.fileIO;
+    if (typeof io.verifyConditionalWrites !== 'function') return Promise.resolve();
+    this.conditionalWritesChecked ??= io.verifyConditionalWrites(this.paths.root).catch((e: unknown) => {
+      this.conditionalWritesChecked = undefined;
+      throw e;
+    });
+    return this.conditionalWritesChecked;
+  }
+
   /** The retry loop around one snapshot; returns the new snapshot id. */
   private async tryCommit(input: AttemptInput): Promise<number> {
+    // Before anything is written: on a store that silently overwrites, two committers could both "win".
+    await this.ensureConditionalWrites();
     // Fresh names per snapshot: concurrent commits of one instance never share a record.
     const names = new ManifestNames();
     const writer = new ManifestWriter(this.fileIO, this.paths, this.partitionTypes, {
@@ -633,9 +653,21 @@ export class FileStoreCommit {
     return this.paths.partitionPath(partition).replace(/\/$/, '');
   }
 
+  /**
+   * Spec values are written as in partition directory names (`%2F` for `/`). The default
+   * partition name matches NULL only: blank strings share its directory but are other values, and
+   * an overwrite of the NULL partition must not take them along.
+   */
   private matchesSpec(partition: Uint8Array, spec: Readonly<Record<string, string>>): boolean {
-    const values = this.paths.partitionSpec(partition);
-    return Object.entries(spec).every(([k, v]) => Object.prototype.hasOwnProperty.call(values, k) && values[k] === v);
+    const keys = this.schema.partitionKeys;
+    const raw = partitionValueStrings(keys, this.partitionTypes, this.paths.partitionValues(partition), {
+      legacyName: this.context.options.partitionLegacyName,
+    });
+    const defaultName = this.context.options.partitionDefaultName;
+    return Object.entries(spec).every(([k, v]) => {
+      const value = raw[keys.indexOf(k)];
+      return v === defaultName ? value === null : value === unescapePathName(v);
+    });
   }
 }
 

@@ -1,0 +1,177 @@
+/**
+ * Ingestion refuses to commit to a store that does not honour `If-None-Match: *`: an HTTP proxy in
+ * front of the real S3 server answers every refused conditional PUT (412) with 200, as a store that
+ * ignores the header would. `tidemark ingest` and the sink API then stop with
+ * ConditionalWriteNotSupportedError before any snapshot is written, and the table is unchanged;
+ * the same ingestion straight to the server succeeds.
+ */
+import http from 'node:http';
+import type net from 'node:net';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConditionalWriteNotSupportedError, S3FileIO, clearConditionalWriteVerdicts } from '@tidemark/storage';
+import { FileSystemCatalog, SnapshotManager, metadataPaths } from '@tidemark/core';
+import { JsonLinesFileSource, runIngest } from '@tidemark/sink';
+import { main } from '@tidemark/cli';
+import { s3Available, s3TestEnv, s3TestOptions, s3TestRoot } from './support/s3.js';
+
+/** Forwards everything to the server, but turns a refused conditional PUT (412) into a 200. */
+class IgnoringConditionalPutsProxy {
+  private readonly server = http.createServer((req, res) => this.handle(req, res));
+  private readonly upstream: URL;
+  private readonly agent = new http.Agent({ keepAlive: true });
+  private readonly sockets = new Set<net.Socket>();
+  /** Conditional PUTs the server refused and this proxy reported as written. */
+  faked = 0;
+
+  constructor(upstream: string) {
+    this.upstream = new URL(upstream);
+    this.server.on('connection', (s) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as net.AddressInfo).port}`;
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const conditional = req.method === 'PUT' && req.headers['if-none-match'] !== undefined;
+      // Headers go upstream unchanged: the SigV4 signature covers them.
+      const up = http.request(
+        { host: this.upstream.hostname, port: this.upstream.port, method: req.method, path: req.url, headers: req.headers, agent: this.agent },
+        (upRes) => {
+          if (conditional && upRes.statusCode === 412) {
+            upRes.resume();
+            this.faked++;
+            res.writeHead(200, { 'content-length': '0', etag: '"00000000000000000000000000000000"' });
+            res.end();
+            return;
+          }
+          res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+          upRes.pipe(res);
+        },
+      );
+      up.on('error', () => req.socket.destroy());
+      up.end(Buffer.concat(chunks));
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    this.agent.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+class Capture extends Writable {
+  text = '';
+  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    this.text += chunk.toString();
+    cb();
+  }
+}
+
+const available = s3Available('ingest to a store without conditional writes');
+
+describe.skipIf(!available)('ingestion to a store that ignores If-None-Match', () => {
+  let proxy: IgnoringConditionalPutsProxy;
+  let proxyEndpoint: string;
+  let direct: S3FileIO;
+  let viaProxy: S3FileIO;
+  let dir: string;
+  let source: string;
+  const root = available ? s3TestRoot('ingest-conditional') : '';
+  const saved: Record<string, string | undefined> = {};
+  const envKeys = ['AWS_ENDPOINT_URL_S3', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_REGION', 'TIDEMARK_S3_SKIP_CONDITIONAL_CHECK'] as const;
+
+  beforeAll(async () => {
+    clearConditionalWriteVerdicts();
+    proxy = new IgnoringConditionalPutsProxy(s3TestEnv()!.endpoint);
+    proxyEndpoint = await proxy.listen();
+    direct = new S3FileIO(s3TestOptions());
+    viaProxy = new S3FileIO(s3TestOptions({ endpoint: proxyEndpoint }));
+    dir = await mkdtemp(join(tmpdir(), 'tidemark-ingest-cw-'));
+    source = join(dir, 'rows.jsonl');
+    await writeFile(source, Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: i, v: `r${i}` })).join('\n') + '\n');
+    for (const k of envKeys) saved[k] = process.env[k];
+  });
+  afterAll(async () => {
+    for (const k of envKeys) {
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
+    }
+    await viaProxy?.close();
+    await proxy?.close();
+    if (direct) {
+      const paths = async function* (): AsyncGenerator<string> {
+        for await (const st of direct.list(root)) yield st.path;
+      };
+      await direct.deleteMany(paths());
+      await direct.close();
+    }
+    if (dir) await rm(dir, { recursive: true, force: true });
+    clearConditionalWriteVerdicts();
+  });
+
+  async function newTable(name: string): Promise<string> {
+    const catalog = new FileSystemCatalog(`${root}/wh`, { fileIO: direct });
+    await catalog.createTable(`db.${name}`, { fields: [{ name: 'id', type: 'INT NOT NULL' }, { name: 'v', type: 'STRING' }] });
+    return catalog.tableLocation(`db.${name}`);
+  }
+
+  async function snapshotCount(location: string): Promise<number> {
+    let n = 0;
+    for await (const _ of new SnapshotManager(direct, metadataPaths(location)).iterateForward()) n++;
+    return n;
+  }
+
+  it('the sink API stops with ConditionalWriteNotSupportedError and commits nothing', async () => {
+    const location = await newTable('api');
+    const err = await runIngest({
+      table: location,
+      fileIO: viaProxy,
+      source: new JsonLinesFileSource(source),
+      commitUser: 'api-user',
+      checkpointEvery: 5,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConditionalWriteNotSupportedError);
+    expect(proxy.faked).toBeGreaterThan(0);
+    expect(await snapshotCount(location)).toBe(0);
+
+    // The same ingestion straight to the server commits every row.
+    const ok = await runIngest({ table: location, fileIO: direct, source: new JsonLinesFileSource(source), commitUser: 'api-user', checkpointEvery: 5 });
+    expect(ok.status).toBe('source-done');
+    expect(ok.records).toBe(20);
+    expect(await snapshotCount(location)).toBeGreaterThan(0);
+  });
+
+  it('`tidemark ingest` exits with the conditional-write error and commits nothing', async () => {
+    const location = await newTable('cli');
+    const env = s3TestEnv()!;
+    process.env['AWS_ENDPOINT_URL_S3'] = proxyEndpoint;
+    process.env['AWS_ACCESS_KEY_ID'] = env.accessKeyId;
+    process.env['AWS_SECRET_ACCESS_KEY'] = env.secretAccessKey;
+    process.env['AWS_REGION'] = env.region;
+    delete process.env['TIDEMARK_S3_SKIP_CONDITIONAL_CHECK'];
+    const stdout = new Capture();
+    const stderr = new Capture();
+    const code = await main(['ingest', location, '--source', source, '--commit-user', 'cli-user', '--checkpoint-every', '5'], {
+      stdout,
+      stderr,
+      signal: new AbortController().signal,
+      env: {},
+    });
+    expect(code).not.toBe(0);
+    expect(stderr.text).toContain('does not support conditional writes');
+    expect(await snapshotCount(location)).toBe(0);
+  });
+});
