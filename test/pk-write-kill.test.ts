@@ -2,12 +2,13 @@
  * SIGKILL during `tidemark write` to a primary-key table: the CLI (from the built dist: run
  * `npx turbo run build` first) upserts every key of the table in one run, with a small
  * `write-buffer-size` so that it spills data files long before it commits, and is killed at
- * several moments. After each kill the table must be readable and hold whole commits only: every
- * key once, all of them from the same run. A run that is not killed then completes the round.
+ * several moments spread over the duration of an uninterrupted run. After each kill the table must
+ * be readable and hold whole commits only: every key once, all of them from the same run. A run
+ * that is not killed then completes the round.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,8 +23,8 @@ const built = existsSync(join(repo, 'packages', 'cli', 'dist', 'main.js'));
 if (!built) console.warn('[tidemark] SKIPPED primary-key write kill test: packages are not built (run `npx turbo run build`)');
 
 const KEYS = 40_000;
-/** Milliseconds after the start at which a run is killed; the last entry is not killed. */
-const KILL_AFTER = [150, 600, 1200, 2000, 3000];
+/** When a run is killed, as fractions of the duration of an uninterrupted run. */
+const KILL_AT = [0.15, 0.35, 0.55, 0.75, 0.9];
 
 function runWrite(args: string[], killAfterMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -37,6 +38,11 @@ function runWrite(args: string[], killAfterMs?: number): Promise<{ code: number 
       resolve({ code, signal, stderr });
     });
   });
+}
+
+/** Data files on disk (killed runs leave uncommitted ones behind for orphan cleanup). */
+async function dataFileCount(root: string): Promise<number> {
+  return (await readdir(root, { recursive: true })).filter((f) => String(f).endsWith('.parquet')).length;
 }
 
 /** The round every key was last written by; fails on a duplicate key or keys of different rounds. */
@@ -78,21 +84,36 @@ describe.skipIf(!built)('SIGKILL during a primary-key write', () => {
       });
       await new LocalFileIO().write(new TablePaths(root).schemaPath(0), serializeSchema(schema));
 
-      let committed: number | null = null;
-      let kills = 0;
-      for (let round = 1; round <= 3; round++) {
+      const inputOf = async (round: number): Promise<string[]> => {
         const input = join(dir, `round-${round}.jsonl`);
         const lines: string[] = [];
         for (let k = 0; k < KEYS; k++) lines.push(JSON.stringify({ id: (k * 7919) % KEYS, v: `${round}:${k}`, pad: 'x'.repeat(40), op: '+U' }));
         await writeFile(input, `${lines.join('\n')}\n`);
-        const args = [root, '--input', input, '--row-kind-field', 'op'];
-        for (const at of KILL_AFTER.slice(0, -1)) {
-          const r = await runWrite(args, at + round * 37);
-          if (r.signal === 'SIGKILL') kills++;
-          else expect(r.code, r.stderr).toBe(0);
+        return [root, '--input', input, '--row-kind-field', 'op'];
+      };
+      const started = performance.now();
+      const first = await runWrite(await inputOf(1));
+      const fullMs = performance.now() - started;
+      expect(first.code, first.stderr).toBe(0);
+      expect(await roundOfTable(root)).toBe(1);
+
+      let committed: number | null = 1;
+      let kills = 0;
+      let killedAfterSpill = 0;
+      for (let round = 2; round <= 3; round++) {
+        const args = await inputOf(round);
+        for (const at of KILL_AT) {
+          const filesBefore = await dataFileCount(root);
+          const r = await runWrite(args, Math.round(at * fullMs));
+          if (r.signal === 'SIGKILL') {
+            kills++;
+            if ((await dataFileCount(root)) > filesBefore) killedAfterSpill++;
+          } else {
+            expect(r.code, r.stderr).toBe(0);
+          }
           const seen = await roundOfTable(root);
           // Either the previous round or, when the run committed before the kill, this one.
-          expect(seen === committed || seen === round, `after a kill at ${at} ms in round ${round}: table shows round ${seen}`).toBe(true);
+          expect(seen === committed || seen === round, `after a kill at ${Math.round(at * 100)} % in round ${round}: table shows round ${seen}`).toBe(true);
           committed = seen;
         }
         const done = await runWrite(args);
@@ -100,8 +121,9 @@ describe.skipIf(!built)('SIGKILL during a primary-key write', () => {
         expect(await roundOfTable(root)).toBe(round);
         committed = round;
       }
-      // The kills really interrupted writes.
-      expect(kills).toBeGreaterThan(3);
+      // The kills really interrupted writes, some of them after data files were written.
+      expect(kills).toBeGreaterThan(4);
+      expect(killedAfterSpill).toBeGreaterThan(0);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
