@@ -61,7 +61,7 @@ export async function run(options = {}) {
     msRuns: list.map((x) => x.ms),
     rowsPerSec: (rows / median(list.map((x) => x.ms))) * 1000,
     cpuMs: median(list.map((x) => x.cpuMs)),
-    peakRssMiB: median(list.map((x) => x.peakRssMiB)),
+    peakRssMiB: median(list.map((x) => x.writePeakRssMiB)),
     baseRssMiB: median(list.map((x) => x.baseRssMiB)),
     files: list[0].files,
     fileMiB: list[0].bytes / 2 ** 20,
@@ -86,7 +86,7 @@ export async function run(options = {}) {
 }
 
 function pick(res) {
-  return { ms: res.ms, peakRssMiB: res.peakRssMiB, baseRssMiB: res.baseRssMiB, files: res.files, fileMiB: res.bytes / 2 ** 20 };
+  return { ms: res.ms, peakRssMiB: res.writePeakRssMiB, baseRssMiB: res.baseRssMiB, files: res.files, fileMiB: res.bytes / 2 ** 20 };
 }
 
 function toMarkdown(json) {
@@ -116,7 +116,7 @@ function toMarkdown(json) {
     `- Data (benchmarks/lib/pk-tasks.mjs): ${fmtInt(json.rows)} rows of id BIGINT NOT NULL, name STRING, amount DOUBLE, ts TIMESTAMP(3), in 100,000-row Arrow batches loaded from a cached IPC file (not timed). The first 70 % insert ${fmtInt(json.keys)} distinct keys in a permuted order, the last 30 % update keys inserted before.`,
     '- Timed: `newBatchWrite()`, one `write(batch)` per batch, `prepareCommit()`, `newCommit().commit()`, local disk. Primary-key table: primary key id, `bucket` 4, `write-only` true (no compaction; it is measured separately), default `write-buffer-size` (256 MiB) in the main rows. Append table: `bucket` 4, `bucket-key` id.',
     '- After timing, each table is read back: the primary-key table must hold exactly the distinct keys, the append table every row.',
-    '- RSS before = RSS after imports and loading the Arrow input (about the size of the input); growth = peak − before, i.e. what the writer itself held.',
+    '- RSS before = RSS after imports and loading the Arrow input (about the size of the input); peak RSS = the high-water mark of the process when the commit returned (before the read-back); growth = peak − before, i.e. what the writer itself held.',
     '- Machine: 2 shared cores with other jobs running; compare ratios from the same run.',
     ...problemsSection(json.problems),
   ].join('\n');

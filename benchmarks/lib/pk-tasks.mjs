@@ -115,6 +115,8 @@ async function writeTable({ ipcPath, rows, warehouse, primaryKey, writeBufferSiz
   const result = await table.newCommit({ recordInflight: false, expire: false }).commit({ messages });
   const ms = performance.now() - t0;
   const cpuMs = cpuSince(cpu0);
+  // The high-water mark of the write alone: the read-back below holds every key.
+  const writePeakRssMiB = process.resourceUsage().maxRSS / 1024;
   await writer.close();
   if (result.status !== 'committed') throw new Error(`commit ended ${result.status}`);
   const files = await dataFiles(table.location);
@@ -125,7 +127,7 @@ async function writeTable({ ipcPath, rows, warehouse, primaryKey, writeBufferSiz
     for (const v of batch.getChild('id')) keys.add(v);
   }
   await table.close();
-  return { ms, writeMs: t1 - t0, commitMs: ms - (t1 - t0), cpuMs, baseRssMiB, ...files, readRows, distinctKeys: keys.size };
+  return { ms, writeMs: t1 - t0, commitMs: ms - (t1 - t0), cpuMs, baseRssMiB, writePeakRssMiB, ...files, readRows, distinctKeys: keys.size };
 }
 
 const tasks = {

@@ -4,7 +4,7 @@ import { resolve as resolvePath } from 'node:path';
 import type { Readable } from 'node:stream';
 import { LocalFileIO } from '@tidemark/storage';
 import { readParquetFile, type DataField, type DataType } from '@tidemark/format';
-import { commitNotApplied, WriteValidationError, type CommitResult, type TableWrite } from '@tidemark/core';
+import { commitNotApplied, parseRowKind, rowKindToString, WriteValidationError, type CommitResult, type TableWrite } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { InputError, readCsv, readJsonLines, type RowChunk } from '../input/row-input.js';
@@ -171,9 +171,12 @@ function rowKindPseudoField(name: string): DataField {
  */
 function countRowKinds(chunk: RowChunk, field: string, counts: Map<string, number>): void {
   chunk.rows.forEach((row, i) => {
-    const kind = row[field] ?? '+I';
-    if (typeof kind !== 'string' || !(ROW_KINDS as readonly string[]).includes(kind)) {
-      throw new InputError(`input line ${chunk.lines[i]}: field '${field}' must be one of ${ROW_KINDS.join(', ')}; got ${JSON.stringify(kind)}`);
+    const raw = row[field] ?? '+I';
+    let kind: string;
+    try {
+      kind = rowKindToString(parseRowKind(raw as string));
+    } catch {
+      throw new InputError(`input line ${chunk.lines[i]}: field '${field}' must be one of ${ROW_KINDS.join(', ')}; got ${JSON.stringify(raw)}`);
     }
     counts.set(kind, (counts.get(kind) ?? 0) + 1);
   });
