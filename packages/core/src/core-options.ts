@@ -77,6 +77,7 @@ export const OPTION = {
   FIELDS_DEFAULT_AGGREGATE_FUNCTION: 'fields.default-aggregate-function',
   DYNAMIC_BUCKET_TARGET_ROW_NUM: 'dynamic-bucket.target-row-num',
   DYNAMIC_BUCKET_INITIAL_BUCKETS: 'dynamic-bucket.initial-buckets',
+  DYNAMIC_BUCKET_MAX_BUCKETS: 'dynamic-bucket.max-buckets',
 } as const;
 
 /** Older spellings Paimon still reads for `ignore-delete` (its fallback keys). */
@@ -488,6 +489,13 @@ export class CoreOptions {
   /** `dynamic-bucket.initial-buckets`, or null when unset. */
   get dynamicBucketInitialBuckets(): number | null {
     return this.optInt(OPTION.DYNAMIC_BUCKET_INITIAL_BUCKETS, 1);
+  }
+
+  /** `dynamic-bucket.max-buckets` (default -1 = unlimited): highest bucket count per partition of a dynamic-bucket table. */
+  get dynamicBucketMaxBuckets(): number {
+    const n = this.int(OPTION.DYNAMIC_BUCKET_MAX_BUCKETS, -1, -1);
+    if (n === 0) throw new InvalidOptionError(OPTION.DYNAMIC_BUCKET_MAX_BUCKETS, '0', '-1 (unlimited) or a positive integer');
+    return n;
   }
 
   // ---- commit, manifests, expiration --------------------------------------------------------

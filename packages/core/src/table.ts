@@ -29,6 +29,8 @@ import {
   type OverwriteCallOptions,
 } from './commit/file-store-commit.js';
 import { commitNotApplied } from './commit/commit-errors.js';
+import { retryWaitMs, sleep } from './commit/commit-retry.js';
+import { DynamicBucketConflictError } from './commit/index-changes.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
 import { createTag, deleteTag, listTags, type CreateTagOptions } from './tags.js';
 import { TableWrite, type CompactManagerContext, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
@@ -146,8 +148,13 @@ export class Table {
    * compactBefore / compactAfter, committed as a COMPACT snapshot after the APPEND one. Not with
    * `write-only` = true, with deletion vectors, or when `options.compactManager` says otherwise.
    *
-   * @throws NotSupportedError for primary-key tables with dynamic buckets (`bucket` = -1) unless
-   *   `options.bucketAssigner` is given, postpone buckets (-2) and cross-partition primary keys.
+   * Primary-key tables with dynamic buckets (`bucket` = -1) assign buckets against the latest
+   * snapshot's hash index; a commit of its messages can then fail with the retryable
+   * `DynamicBucketConflictError` (write the batch again with a new writer). `append`, `overwrite`
+   * and `delete` do that by themselves.
+   *
+   * @throws NotSupportedError for postpone buckets (-2), cross-partition primary keys and
+   *   `bucket-key` with dynamic buckets.
    */
   newBatchWrite(options: TableWriteOptions = {}): TableWrite {
     // Like Java's bucket-unaware append writer (it ignores previous files), sequence numbers of a
@@ -233,12 +240,16 @@ export class Table {
    * that receive rows are replaced, and else the whole table.
    */
   async overwrite(rows: WriteInput, options: TableOverwriteOptions = {}): Promise<CommitResult> {
-    return this.writeAndCommit(rows, options, (commit, committable) =>
-      commit.overwrite(committable, {
-        ...(options.partition !== undefined ? { partition: options.partition } : {}),
-        ...(options.dynamic !== undefined ? { dynamic: options.dynamic } : {}),
-        ...(options.force !== undefined ? { force: options.force } : {}),
-      }),
+    return this.writeAndCommit(
+      rows,
+      options,
+      (commit, committable) =>
+        commit.overwrite(committable, {
+          ...(options.partition !== undefined ? { partition: options.partition } : {}),
+          ...(options.dynamic !== undefined ? { dynamic: options.dynamic } : {}),
+          ...(options.force !== undefined ? { force: options.force } : {}),
+        }),
+      { replacePartitions: true },
     );
   }
 
@@ -251,6 +262,7 @@ export class Table {
     rows: WriteInput,
     options: Pick<AppendOptions, 'commitUser' | 'identifier' | 'expire' | 'rowKindField'>,
     commit: (tableCommit: TableCommit, committable: Committable) => Promise<CommitResult>,
+    extraWriteOptions: TableWriteOptions = {},
   ): Promise<CommitResult> {
     const tableCommit = this.newCommit({
       ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
@@ -261,7 +273,7 @@ export class Table {
       const todo = await tableCommit.filterCommitted([{ identifier, messages: [] }]);
       if (todo.length === 0) return skipped(tableCommit.commitUser, identifier);
     }
-    const writeOptions = options.rowKindField !== undefined ? { rowKindField: options.rowKindField } : {};
+    const writeOptions = { ...extraWriteOptions, ...(options.rowKindField !== undefined ? { rowKindField: options.rowKindField } : {}) };
     return this.writeThen(rows, (messages) => commit(tableCommit, { identifier, messages }), writeOptions);
   }
 
@@ -354,6 +366,25 @@ export class Table {
     rows: WriteInput,
     commit: (messages: Awaited<ReturnType<TableWrite['prepareCommit']>>) => Promise<T>,
     writeOptions: TableWriteOptions = {},
+  ): Promise<T> {
+    // Dynamic buckets: a commit that lost a race for a new key's bucket is refused before anything
+    // is visible, and its files are deleted; writing the rows again plans against the new latest
+    // snapshot, where the key has its bucket. Rows are in memory (arrays, Arrow), so this is safe.
+    const maxReplans = this.context.options.commitMaxRetries;
+    for (let replan = 0; ; replan++) {
+      try {
+        return await this.writeOnceThen(rows, commit, writeOptions);
+      } catch (e) {
+        if (!(e instanceof DynamicBucketConflictError) || replan >= maxReplans) throw e;
+        await sleep(retryWaitMs(replan, this.context.options.commitMinRetryWaitMs, this.context.options.commitMaxRetryWaitMs));
+      }
+    }
+  }
+
+  private async writeOnceThen<T>(
+    rows: WriteInput,
+    commit: (messages: Awaited<ReturnType<TableWrite['prepareCommit']>>) => Promise<T>,
+    writeOptions: TableWriteOptions,
   ): Promise<T> {
     const writer = this.newBatchWrite(writeOptions);
     let messages: Awaited<ReturnType<TableWrite['prepareCommit']>>;
