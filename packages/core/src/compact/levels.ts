@@ -118,7 +118,9 @@ export class Levels {
         }
       }
       if (level === 0) this.level0 = kept.sort(compareLevel0);
-      else if (level <= this.maxLevel) this.runs[level - 1] = SortedRun.fromUnsorted(kept, this.compare, `${this.where}, level ${level}`, false);
+      else if (level <= this.maxLevel) {
+        this.runs[level - 1] = SortedRun.fromUnsorted(kept, this.compare, `${this.where}, level ${level}`, false);
+      }
     }
   }
 }

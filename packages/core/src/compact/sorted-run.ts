@@ -58,7 +58,8 @@ export class SortedRun {
     for (let i = 1; strict && i < sorted.length; i++) {
       if (compare(sorted[i - 1]!.maxKey, sorted[i]!.minKey) >= 0) {
         throw new CompactionError(
-          `${where}: files '${sorted[i - 1]!.fileName}' and '${sorted[i]!.fileName}' have overlapping key ranges, so they cannot form one sorted run`,
+          `${where}: files '${sorted[i - 1]!.fileName}' and '${sorted[i]!.fileName}' have overlapping key ranges, ` +
+            'so they cannot form one sorted run',
         );
       }
     }
