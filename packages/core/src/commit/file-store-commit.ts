@@ -55,6 +55,11 @@ export type CommitResult =
       readonly snapshotId: number;
       readonly snapshotIds: readonly number[];
       /**
+       * Why the compaction part was dropped (a concurrent compaction replaced its inputs after the
+       * APPEND part was committed); absent when it was committed or there was none.
+       */
+      readonly compactionDropped?: string;
+      /**
        * Primary-key tables: new files rewritten with higher sequence numbers because another writer
        * committed to the same bucket meanwhile (absent when none was).
        */
@@ -311,19 +316,35 @@ export class FileStoreCommit {
         compactEntries.push(...kept);
       }
     }
+    let compactionDropped: string | undefined;
     if (compactEntries.length > 0) {
-      ids.push(
-        await this.tryCommit({
-          ...base,
-          delta: { kind: 'fixed', entries: compactEntries },
-          commitKind: 'COMPACT',
-          checkConflicts: true,
-          allowBucketChange: false,
-        }),
-      );
+      try {
+        ids.push(
+          await this.tryCommit({
+            ...base,
+            delta: { kind: 'fixed', entries: compactEntries },
+            commitKind: 'COMPACT',
+            checkConflicts: true,
+            allowBucketChange: false,
+          }),
+        );
+      } catch (e) {
+        // A writer's compaction that lost its inputs to a concurrent compaction: the data it
+        // came with is committed, and compaction is optional, so the write stands without it.
+        if (!(e instanceof CommitConflictError) || ids.length === 0) throw e;
+        this.logger.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
+        await this.deleteBestEffort(this.compactOutputs(compactEntries));
+        compactionDropped = e.message;
+      }
     }
     const resequencedFiles = guard?.rewrites ?? 0;
-    return { status: 'committed', snapshotId: ids[ids.length - 1]!, snapshotIds: ids, ...(resequencedFiles > 0 ? { resequencedFiles } : {}) };
+    return {
+      status: 'committed',
+      snapshotId: ids[ids.length - 1]!,
+      snapshotIds: ids,
+      ...(compactionDropped !== undefined ? { compactionDropped } : {}),
+      ...(resequencedFiles > 0 ? { resequencedFiles } : {}),
+    };
   }
 
   /**
