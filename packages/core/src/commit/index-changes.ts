@@ -101,6 +101,11 @@ export async function snapshotIndexEntries(fileIO: FileIO, paths: FileStorePathF
   return readIndexManifest(fileIO, paths.manifestPath(snapshot.indexManifest));
 }
 
+/** `index-<uuid>-` of `index-<uuid>-<n>`: the files one assigner (or commit) wrote share it. */
+function writerPrefix(fileName: string): string {
+  return fileName.slice(0, fileName.lastIndexOf('-') + 1);
+}
+
 function hashSlots(entries: readonly IndexManifestEntry[], part: string): Set<string> {
   const out = new Set<string>();
   for (const e of entries) if (e.indexType === INDEX_TYPE_HASH && partitionKey(e.partition) === part) out.add(`${e.bucket}|${e.fileName}`);
@@ -199,41 +204,63 @@ export async function resolveHashIndexChanges(
   };
 
   const replaced = new Map<IndexManifestEntry, IndexManifestEntry>();
+  const dropped = new Set<IndexManifestEntry>();
   let latestEntries: IndexManifestEntry[] | null = null;
   const conflicts: Array<{ partition: string; count: number }> = [];
   for (const [part, entries] of parts) {
     const baseId = changes.hashIndexBase.get(part);
-    if (baseId === latest.id) continue;
+    const writers = new Set(entries.map((e) => writerPrefix(e.fileName)));
+    // Files of several assigners in one commit (writers that did not share one): check them
+    // against each other too.
+    if (baseId === latest.id && writers.size === 1) continue;
     latestEntries ??= (await snapshotIndexEntries(fileIO, paths, latest)).filter((e) => e.indexType === INDEX_TYPE_HASH);
-    const known = await baseNames(baseId);
-    const changed = latestEntries.filter((e) => partitionKey(e.partition) === part && (known === null || !known.has(e.fileName)));
-    if (changed.length === 0) continue;
+    const known = baseId === latest.id ? new Set(latestEntries.map((e) => e.fileName)) : await baseNames(baseId);
+    // Index files written by the same assigner as ours hold only hashes it placed consistently
+    // (a long-lived writer's earlier commits): no need to read them.
+    const changed = latestEntries.filter(
+      (e) => partitionKey(e.partition) === part && (known === null || !known.has(e.fileName)) && !(writers.size === 1 && writers.has(writerPrefix(e.fileName))),
+    );
+    if (changed.length === 0 && writers.size === 1) continue;
 
-    // Hashes this commit added per bucket: its new file minus the file it replaced.
+    // Hashes this commit added per bucket: its new files minus the file they replaced.
+    const byBucket = new Map<number, IndexManifestEntry[]>();
+    for (const e of entries) byBucket.set(e.bucket, [...(byBucket.get(e.bucket) ?? []), e]);
     const added = new Map<number, Int32Array>();
-    for (const e of entries) {
-      const mine = await readHashes(fileIO, paths, e);
+    for (const [bucket, list] of byBucket) {
       const base = changes.entries.find(
-        (d) => d.kind === 'DELETE' && d.indexType === INDEX_TYPE_HASH && d.bucket === e.bucket && partitionKey(d.partition) === part,
+        (d) => d.kind === 'DELETE' && d.indexType === INDEX_TYPE_HASH && d.bucket === bucket && partitionKey(d.partition) === part,
       );
-      if (base === undefined) {
-        added.set(e.bucket, mine);
-        continue;
+      const old = base === undefined ? new Set<number>() : new Set(await readHashes(fileIO, paths, base));
+      const fresh = new Set<number>();
+      for (const e of list) for (const h of await readHashes(fileIO, paths, e)) if (!old.has(h)) fresh.add(h);
+      added.set(bucket, Int32Array.from(fresh));
+      if (list.length > 1) {
+        // Several writers of this commit rewrote one bucket: one file with all their hashes (the
+        // last ADD of a slot wins, so the others drop out).
+        const all = new Set(old);
+        for (const h of fresh) all.add(h);
+        const last = list[list.length - 1]!;
+        replaced.set(last, indexManifestEntryOf('ADD', last.partition, bucket, await write(Int32Array.from(all))));
+        for (const e of list.slice(0, -1)) dropped.add(e);
       }
-      const old = new Set(await readHashes(fileIO, paths, base));
-      added.set(e.bucket, mine.filter((h) => !old.has(h)));
     }
     const addedAnywhere = new Map<number, number>();
-    for (const [bucket, hashes] of added) for (const h of hashes) addedAnywhere.set(h, bucket);
-
     let collisions = 0;
+    for (const [bucket, hashes] of added) {
+      for (const h of hashes) {
+        const other = addedAnywhere.get(h);
+        if (other !== undefined && other !== bucket) collisions++;
+        addedAnywhere.set(h, bucket);
+      }
+    }
+
     for (const other of changed) {
       const theirs = await readHashes(fileIO, paths, other);
       for (const h of theirs) {
         const b = addedAnywhere.get(h);
         if (b !== undefined && b !== other.bucket) collisions++;
       }
-      const mine = entries.find((e) => e.bucket === other.bucket);
+      const mine = byBucket.get(other.bucket)?.at(-1);
       if (mine === undefined || collisions > 0) continue;
       // Both rewrote this bucket's index: keep their hashes and add ours.
       const merged = new Set<number>(theirs);
@@ -253,5 +280,5 @@ export async function resolveHashIndexChanges(
       latest.id,
     );
   }
-  return changes.entries.map((e) => replaced.get(e) ?? e);
+  return changes.entries.filter((e) => !dropped.has(e)).map((e) => replaced.get(e) ?? e);
 }
