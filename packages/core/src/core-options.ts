@@ -61,6 +61,7 @@ export const OPTION = {
   NUM_SORTED_RUN_STOP_TRIGGER: 'num-sorted-run.stop-trigger',
   NUM_LEVELS: 'num-levels',
   FULL_COMPACTION_DELTA_COMMITS: 'full-compaction.delta-commits',
+  COMPACTION_FORCE_UP_LEVEL_0: 'compaction.force-up-level-0',
   DATA_FILE_PREFIX: 'data-file.prefix',
   DATA_FILE_PATH_DIRECTORY: 'data-file.path-directory',
   CHANGELOG_FILE_PREFIX: 'changelog-file.prefix',
@@ -113,7 +114,7 @@ const OTHER_PAIMON_OPTIONS = [
   'partition.expiration-strategy', 'partition.expiration-time', 'partition.expiration-check-interval',
   'partition.expiration-max-num', 'partition.timestamp-formatter', 'partition.timestamp-pattern', 'partition.end-input-to-done',
   'partition.mark-done-action', 'partition.mark-done-action.custom.class', 'partition.idle-time-to-done', 'partition.sink-strategy',
-  'compaction.total-size-threshold', 'compaction.force-up-level-0', 'compaction.delete-ratio-threshold',
+  'compaction.total-size-threshold', 'compaction.delete-ratio-threshold',
   'compaction.offpeak-ratio', 'compaction.offpeak.start.hour', 'compaction.offpeak.end.hour', 'compaction.force-rewrite-all-files',
   'deletion-vectors.bitmap64', 'deletion-vectors.modifiable', 'snapshot.expire.limit',
 ];
@@ -468,6 +469,11 @@ export class CoreOptions {
   /** `full-compaction.delta-commits`, or null when unset. */
   get fullCompactionDeltaCommits(): number | null {
     return this.optInt(OPTION.FULL_COMPACTION_DELTA_COMMITS, 1);
+  }
+
+  /** `compaction.force-up-level-0` (default false): writers compact level-0 files upward after every flush. */
+  get compactionForceUpLevel0(): boolean {
+    return this.bool(OPTION.COMPACTION_FORCE_UP_LEVEL_0, false);
   }
 
   /** `commit.force-compact` (default false). */

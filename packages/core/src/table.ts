@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import * as arrow from 'apache-arrow';
 import { resolveFileIO, type FileIO, type ResolveFileIOOptions } from '@tidemark/storage';
-import { BATCH_COMMIT_IDENTIFIER, toArrowSchema, type DataField, type Tag, type TableSchema } from '@tidemark/format';
+import { BATCH_COMMIT_IDENTIFIER, toArrowSchema, type DataField, type DataFileMeta, type Tag, type TableSchema } from '@tidemark/format';
 import { and } from './predicate.js';
 import { parsePredicate } from './predicate-parser.js';
 import { makeBatch, takeBatch } from './read/arrow-take.js';
@@ -33,7 +33,8 @@ import { retryWaitMs, sleep } from './commit/commit-retry.js';
 import { DynamicBucketConflictError } from './commit/index-changes.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
 import { createTag, deleteTag, listTags, type CreateTagOptions } from './tags.js';
-import { TableWrite, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
+import { TableWrite, type CompactManagerContext, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
+import { writerCompactManager } from './compact/writer-compaction.js';
 import { SchemaManager } from './schema-manager.js';
 import { SnapshotManager } from './snapshot-manager.js';
 import type { FileStorePathFactory } from './path-factory.js';
@@ -141,6 +142,12 @@ export class Table {
    * the largest `_MAX_SEQUENCE_NUMBER` of its live files in the latest snapshot (planned lazily,
    * once, when the first file is written).
    *
+   * On a primary-key table each bucket writer compacts after its flushes, as Java Paimon's do
+   * (universal compaction; `num-sorted-run.stop-trigger` makes it wait; a full compaction every
+   * `full-compaction.delta-commits` commits), and its messages carry the result as
+   * compactBefore / compactAfter, committed as a COMPACT snapshot after the APPEND one. Not with
+   * `write-only` = true, with deletion vectors, or when `options.compactManager` says otherwise.
+   *
    * Primary-key tables with dynamic buckets (`bucket` = -1) assign buckets against the latest
    * snapshot's hash index; a commit of its messages can then fail with the retryable
    * `DynamicBucketConflictError` (write the batch again with a new writer). `append`, `overwrite`
@@ -155,27 +162,45 @@ export class Table {
     if (options.startSequence === undefined && this.currentSchema.primaryKeys.length === 0 && this.context.options.bucket === -1) {
       return new TableWrite(this.context, options);
     }
-    let maxima: Promise<Map<string, bigint>> | undefined;
+    let live: Promise<Map<string, DataFileMeta[]>> | undefined;
+    const liveFiles = async (partition: Uint8Array, bucket: number): Promise<DataFileMeta[]> => {
+      live ??= this.liveFilesByBucket();
+      return (await live).get(bucketKey(partition, bucket)) ?? [];
+    };
     const startSequence =
       options.startSequence ??
       (async (partition: Uint8Array, bucket: number): Promise<bigint> => {
-        maxima ??= this.maxSequenceNumbers();
-        const max = (await maxima).get(bucketKey(partition, bucket));
+        let max: bigint | undefined;
+        for (const f of await liveFiles(partition, bucket)) if (max === undefined || f.maxSequenceNumber > max) max = f.maxSequenceNumber;
         return max === undefined ? 0n : max + 1n;
       });
-    return new TableWrite(this.context, { ...options, startSequence });
+    // Writers of primary-key tables compact their buckets after flushes, as Java's do, unless the
+    // table is `write-only`. Deletion-vector tables would need their vectors maintained: not yet.
+    const o = this.context.options;
+    const compacts = this.isPrimaryKeyTable && !o.writeOnly && !o.deletionVectorsEnabled;
+    const compactManager =
+      options.compactManager ??
+      (compacts
+        ? (bucket: CompactManagerContext) =>
+            writerCompactManager(
+              {
+                fileIO: this.fileIO,
+                location: this.location,
+                schema: this.currentSchema,
+                schemaOf: (id) => (id === this.currentSchema.id ? Promise.resolve(this.currentSchema) : this.schemaManager.schema(id)),
+              },
+              bucket,
+              () => liveFiles(bucket.partition, bucket.bucket),
+            )
+        : undefined);
+    return new TableWrite(this.context, { ...options, startSequence, ...(compactManager !== undefined ? { compactManager } : {}) });
   }
 
-  /** Max `_MAX_SEQUENCE_NUMBER` per (partition, bucket) over the live files of the latest snapshot. */
-  private async maxSequenceNumbers(): Promise<Map<string, bigint>> {
-    const out = new Map<string, bigint>();
+  /** Live files per (partition, bucket) of the latest snapshot. */
+  private async liveFilesByBucket(): Promise<Map<string, DataFileMeta[]>> {
+    const out = new Map<string, DataFileMeta[]>();
     const plan = await this.newRead().plan();
-    for (const split of plan.splits) {
-      const key = bucketKey(split.partition, split.bucket);
-      let max = out.get(key);
-      for (const f of split.files) if (max === undefined || f.meta.maxSequenceNumber > max) max = f.meta.maxSequenceNumber;
-      if (max !== undefined) out.set(key, max);
-    }
+    for (const split of plan.splits) out.set(bucketKey(split.partition, split.bucket), split.files.map((f) => f.meta));
     return out;
   }
 

@@ -44,11 +44,21 @@ import { combineIndexEntries, resolveHashIndexChanges, snapshotIndexEntries, typ
 import { dataManifests, liveEntries, liveRecordCount, partitionKey } from './manifest-fold.js';
 import { mergeManifests } from './manifest-merge.js';
 import { ManifestNames, ManifestWriter } from './manifest-writer.js';
+import { SequenceOrderGuard, bucketKey, type SequenceMaxima } from './sequence-order.js';
 
 /** Outcome of a commit. */
 export type CommitResult =
   /** New snapshot(s) were created; `snapshotId` is the last one (COMPACT after APPEND when both). */
-  | { readonly status: 'committed'; readonly snapshotId: number; readonly snapshotIds: readonly number[] }
+  | {
+      readonly status: 'committed';
+      readonly snapshotId: number;
+      readonly snapshotIds: readonly number[];
+      /**
+       * Primary-key tables: new files rewritten with higher sequence numbers because another writer
+       * committed to the same bucket meanwhile (absent when none was).
+       */
+      readonly resequencedFiles?: number;
+    }
   /** This (commitUser, identifier) was already committed; nothing was written. */
   | { readonly status: 'skipped'; readonly reason: string }
   /** Nothing to commit and not forced: no snapshot. */
@@ -117,6 +127,8 @@ interface AttemptInput {
   readonly properties?: Readonly<Record<string, string>>;
   /** Index changes of this snapshot, computed per attempt against the latest snapshot. */
   readonly index?: (latest: Snapshot | null) => Promise<IndexChanges>;
+  /** Primary-key tables: keeps new files above sequence numbers committed meanwhile (sequence-order.ts). */
+  readonly sequenceGuard?: SequenceOrderGuard;
 }
 
 const NO_INDEX_CHANGES: IndexChanges = { entries: [], hashIndexBase: new Map() };
@@ -172,6 +184,8 @@ export class FileStoreCommit {
   private readonly bucketUnaware: boolean;
   /** Per commitUser: highest snapshot id scanned and the user's last identifier at or below it. */
   private readonly committedCache = new Map<string, { scannedTo: number; identifier: bigint | null }>();
+  /** Highest live sequence number per bucket, as of some snapshot (primary-key tables). */
+  private readonly sequenceMaxima: { maxima: SequenceMaxima | null } = { maxima: null };
 
   readonly fileIO: FileIO;
   readonly paths: FileStorePathFactory;
@@ -250,10 +264,15 @@ export class FileStoreCommit {
       properties: committable.properties,
     };
     const ids: number[] = [];
+    let guard: SequenceOrderGuard | undefined;
     if (appendEntries.length > 0 || hasIndex || compactEntries.length === 0) {
       // Row-level deletes and deletion vectors commit as OVERWRITE with conflict checks, as in Java.
       const hasDeletes = appendEntries.some((e) => e.kind === 'DELETE') || index.entries.some((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS);
       const kind = options.kind ?? (hasDeletes ? 'OVERWRITE' : 'APPEND');
+      const hasNewFiles = appendEntries.some((e) => e.kind === 'ADD');
+      if (hasNewFiles && SequenceOrderGuard.appliesTo(this.schema)) {
+        guard = new SequenceOrderGuard(this.context, this.sequenceMaxima);
+      }
       ids.push(
         await this.tryCommit({
           ...base,
@@ -262,8 +281,20 @@ export class FileStoreCommit {
           commitKind: kind,
           checkConflicts: hasDeletes || kind !== 'APPEND',
           allowBucketChange: kind === 'OVERWRITE',
+          ...(guard ? { sequenceGuard: guard } : {}),
         }),
       );
+    }
+    if (guard !== undefined && guard.rewrittenBuckets.size > 0 && compactEntries.length > 0) {
+      // A compaction of a re-sequenced bucket merged our records at their old sequence numbers
+      // (and names files that are no longer committed): drop it; compaction is optional.
+      const dropped = compactEntries.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
+      if (dropped.length > 0) {
+        const kept = compactEntries.filter((e) => !dropped.includes(e));
+        await this.deleteBestEffort(this.compactOutputs(dropped));
+        compactEntries.length = 0;
+        compactEntries.push(...kept);
+      }
     }
     if (compactEntries.length > 0) {
       ids.push(
@@ -276,7 +307,8 @@ export class FileStoreCommit {
         }),
       );
     }
-    return { status: 'committed', snapshotId: ids[ids.length - 1]!, snapshotIds: ids };
+    const resequencedFiles = guard?.rewrites ?? 0;
+    return { status: 'committed', snapshotId: ids[ids.length - 1]!, snapshotIds: ids, ...(resequencedFiles > 0 ? { resequencedFiles } : {}) };
   }
 
   /**
@@ -490,8 +522,10 @@ export class FileStoreCommit {
       avro: { codec: this.options.manifestCodec, zstdLevel: this.options.zstdLevel },
     }, names);
     const recordId = `commit-${names.uuid}`;
+    const guard = input.sequenceGuard;
+    const prefixes = [...names.inflightPrefixes(), ...(guard ? [guard.filePrefix] : [])];
     // Before any manifest exists; a failure here fails the commit with nothing written.
-    if (this.recordInflight) await recordInflightPrefixes(this.fileIO, this.paths.root, recordId, names.inflightPrefixes());
+    if (this.recordInflight) await recordInflightPrefixes(this.fileIO, this.paths.root, recordId, prefixes);
     const started = this.now();
     let uncertainAfter: number | null = null;
     let lastError: unknown;
@@ -508,7 +542,10 @@ export class FileStoreCommit {
             return own;
           }
         }
-        const entries = input.delta.kind === 'fixed' ? input.delta.entries : await input.delta.compute(latest);
+        let entries = input.delta.kind === 'fixed' ? input.delta.entries : await input.delta.compute(latest);
+        // After an unknown outcome our files may be referenced by a snapshot still in transit:
+        // rewriting is still correct (that snapshot cannot land on a newer base), deleting is not.
+        if (guard) entries = await guard.apply(latest, entries);
         if (input.checkConflicts) {
           await checkConflicts(this.fileIO, this.paths, latest, entries, { allowBucketChange: input.allowBucketChange });
         }
@@ -535,6 +572,7 @@ export class FileStoreCommit {
         if (outcome === 'created') {
           await this.writeHints(snapshot.id);
           this.rememberCommitted(input, snapshot.id);
+          if (guard && uncertainAfter === null) await this.deleteBestEffort(guard.obsoleteAfter(entries));
           return snapshot.id;
         }
         if (uncertainAfter === null) await writer.deleteWritten(attemptFiles);
@@ -553,7 +591,10 @@ export class FileStoreCommit {
       }
     } catch (e) {
       // Nothing we wrote is referenced by a snapshot unless a create had an unknown outcome.
-      if (uncertainAfter === null) await writer.deleteWritten([...writer.written]);
+      if (uncertainAfter === null) {
+        await writer.deleteWritten([...writer.written]);
+        if (guard) await this.deleteBestEffort(guard.written);
+      }
       // Unknown outcome: our files stay, and so does their record (a create still in transit may
       // yet land); orphan cleanup prunes the record after 7 days.
       else keepRecord = true;
@@ -561,6 +602,24 @@ export class FileStoreCommit {
     } finally {
       if (this.recordInflight && !keepRecord) await this.clearRecord(recordId);
     }
+  }
+
+  /** Deletes files nothing references; a failure only leaves them to orphan cleanup. */
+  private async deleteBestEffort(locations: readonly string[]): Promise<void> {
+    for (const location of locations) {
+      try {
+        await this.fileIO.delete(location);
+      } catch (e) {
+        this.logger.warn(`deleting unreferenced file ${location} failed (orphan cleanup removes it): ${(e as Error)?.message ?? String(e)}`);
+      }
+    }
+  }
+
+  /** Locations of the compaction outputs among `entries`. */
+  private compactOutputs(entries: readonly ManifestEntry[]): string[] {
+    return entries
+      .filter((e) => e.kind === 'ADD' && !e.file.externalPath)
+      .map((e) => this.paths.dataFilePath(e.partition, e.bucket, e.file.fileName));
   }
 
   /** Best effort: a record left behind only delays the clean-up of this commit's orphans. */

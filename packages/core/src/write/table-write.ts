@@ -31,11 +31,12 @@ import {
   type Value,
 } from '@tidemark/format';
 import type { CommitMessage } from '../commit-message.js';
-import { isRetraction, mergeEngineOptions, ROW_KIND_INSERT, type MergeEngineOptions } from '../read/merge-engine.js';
+import { NON_RETRACTABLE_FUNCTIONS } from '../read/aggregate-functions.js';
+import { isRetraction, mergeEngineOptions, ROW_KIND_INSERT, ROW_KIND_UPDATE_BEFORE, type MergeEngineOptions } from '../read/merge-engine.js';
 import { keyHashOf, type BucketAssigner } from './key-value/bucket-assigner.js';
 import { primaryKeyBucketMode } from './bucket-mode.js';
 import { DynamicBucketAssigner } from './dynamic-bucket-assigner.js';
-import { MergeTreeWriter, type CompactManager } from './key-value/merge-tree-writer.js';
+import { MERGE_RECORD_OVERHEAD_BYTES, MergeTreeWriter, type CompactManager } from './key-value/merge-tree-writer.js';
 import { parseRowKind } from './key-value/row-kind.js';
 import type { CoreOptions } from '../core-options.js';
 import { INFLIGHT_RECORD_REFRESH_MS, clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
@@ -97,6 +98,10 @@ export interface TableWriteOptions {
 
 /** What a {@link TableWriteOptions.compactManager} factory learns about the bucket it serves. */
 export interface CompactManagerContext {
+  /** The table (storage, schema the writer writes with, options, paths). */
+  readonly table: TableContext;
+  /** The table's merge engine settings. */
+  readonly merge: MergeEngineOptions;
   readonly partition: Uint8Array;
   readonly bucket: number;
   /** Full path of a data file of the bucket from its name. */
@@ -137,6 +142,7 @@ interface RouteGroup {
 export class TableWrite {
   private readonly options: CoreOptions;
   private readonly paths: FileStorePathFactory;
+  private readonly context: TableContext;
   readonly fileIO: FileIO;
   /** Table root location. */
   readonly location: string;
@@ -185,6 +191,7 @@ export class TableWrite {
   ) {
     const ctx = isTableContext(first) ? first : tableContext(first, second as string, third!);
     const writeOptions = (isTableContext(first) ? (second as TableWriteOptions | undefined) : fourth) ?? {};
+    this.context = ctx;
     this.fileIO = ctx.fileIO;
     this.location = ctx.location;
     this.schema = ctx.schema;
@@ -216,6 +223,11 @@ export class TableWrite {
         );
       }
       this.merge = mergeEngineOptions(schema);
+      if (this.options.changelogProducer !== 'none') {
+        throw new NotSupportedError(
+          `table option 'changelog-producer' = '${this.options.changelogProducer}': writing changelog files is not supported yet`,
+        );
+      }
       const trimmed = trimmedPrimaryKeys(schema);
       if (this.numBuckets === -1) {
         primaryKeyBucketMode(schema);
@@ -480,6 +492,21 @@ export class TableWrite {
         "merge engine partial-update cannot take -U/-D rows; set 'ignore-delete', 'partial-update.remove-record-on-delete' or sequence groups",
       );
     }
+    if (m.engine === 'aggregation') {
+      // Such a record would make every later merge of its key fail (reads included).
+      const retracting = m.removeRecordOnDelete ? kinds.findIndex((k) => k === ROW_KIND_UPDATE_BEFORE) : first;
+      if (retracting < 0) return;
+      for (const spec of m.aggregations?.values() ?? []) {
+        if (NON_RETRACTABLE_FUNCTIONS.has(spec.fn) && !spec.ignoreRetract) {
+          throw new WriteValidationError(
+            field,
+            retracting,
+            `aggregate function '${spec.fn}' of column '${spec.field}' cannot retract -U/-D rows; set 'fields.${spec.field}.ignore-retract' = 'true'` +
+              (m.removeRecordOnDelete ? '' : " or, for -D, 'aggregation.remove-record-on-delete' = 'true'"),
+          );
+        }
+      }
+    }
   }
 
   private conformBatch(batch: arrow.RecordBatch): arrow.RecordBatch {
@@ -633,7 +660,7 @@ export class TableWrite {
       };
       this.buffers.set(key, buf);
     }
-    const size = batchByteSize(batch);
+    const size = batchByteSize(batch) + (buf.mergeTree ? batch.numRows * MERGE_RECORD_OVERHEAD_BYTES : 0);
     if (buf.mergeTree) {
       const columns = batch.data.children;
       const kinds = columns[columns.length - 1]!;
@@ -660,7 +687,7 @@ export class TableWrite {
       startSequence: async () => (start ? BigInt(await start(partition, bucket)) : 0n),
       ...(this.writeOptions.now ? { now: this.writeOptions.now } : {}),
       ...(this.writeOptions.compactManager
-        ? { compactManager: this.writeOptions.compactManager({ partition, bucket, pathOf, newFileName, beforeFile }) }
+        ? { compactManager: this.writeOptions.compactManager({ table: this.context, merge: this.merge!, partition, bucket, pathOf, newFileName, beforeFile }) }
         : {}),
     });
   }
