@@ -206,16 +206,22 @@ describe('FileStoreCommit: index files', () => {
 
   it('files of two writers in one commit: one bucket gets a union file, one new key in two buckets is refused', async () => {
     const t = await pkTable();
-    await commit(t, 'u', [msg('a', 0, { newIndexFiles: [await hashFile(t, [1])], indexBaseSnapshotId: null })]);
-    const base = (await liveIndex(t))[0]!;
+    // Already in the table's first commit.
     await commit(t, 'u', [
-      msg('a', 0, { newIndexFiles: [await hashFile(t, [1, 10])], deletedIndexFiles: [base], indexBaseSnapshotId: 1 }),
-      msg('a', 0, { newIndexFiles: [await hashFile(t, [1, 20])], deletedIndexFiles: [base], indexBaseSnapshotId: 1 }),
+      msg('b', 0, { newIndexFiles: [await hashFile(t, [5])], indexBaseSnapshotId: null }),
+      msg('b', 0, { newIndexFiles: [await hashFile(t, [6])], indexBaseSnapshotId: null }),
+    ]);
+    expect([...(await hashesByBucket(t, 'b')).entries()]).toEqual([[0, [5, 6]]]);
+    await commit(t, 'u', [msg('a', 0, { newIndexFiles: [await hashFile(t, [1])], indexBaseSnapshotId: 1 })]);
+    const base = (await liveIndex(t)).find((e) => Buffer.from(e.partition).equals(Buffer.from(partitionBytes('a'))))!;
+    await commit(t, 'u', [
+      msg('a', 0, { newIndexFiles: [await hashFile(t, [1, 10])], deletedIndexFiles: [base], indexBaseSnapshotId: 2 }),
+      msg('a', 0, { newIndexFiles: [await hashFile(t, [1, 20])], deletedIndexFiles: [base], indexBaseSnapshotId: 2 }),
     ]);
     expect([...(await hashesByBucket(t)).entries()]).toEqual([[0, [1, 10, 20]]]);
     const p = commit(t, 'u', [
-      msg('a', 1, { newIndexFiles: [await hashFile(t, [30])], indexBaseSnapshotId: 2 }),
-      msg('a', 2, { newIndexFiles: [await hashFile(t, [30])], indexBaseSnapshotId: 2 }),
+      msg('a', 1, { newIndexFiles: [await hashFile(t, [30])], indexBaseSnapshotId: 3 }),
+      msg('a', 2, { newIndexFiles: [await hashFile(t, [30])], indexBaseSnapshotId: 3 }),
     ]);
     await expect(p).rejects.toBeInstanceOf(DynamicBucketConflictError);
   });

@@ -162,22 +162,22 @@ export async function resolveHashIndexChanges(
   changes: IndexChanges,
   write: WriteHashIndexFile,
 ): Promise<IndexManifestEntry[]> {
-  if (latest === null || changes.replacesPartitions) return [...changes.entries];
+  if (changes.replacesPartitions) return [...changes.entries];
   const snapshots = new SnapshotManager(fileIO, paths);
 
   // Keys this commit routed to their indexed bucket were placed by the base's index: an overwrite
   // since then may have put them elsewhere (or dropped the index), so all of it is re-planned.
   const overwritten: string[] = [];
   for (const [part, baseId] of changes.hashIndexBase) {
-    if (baseId !== latest.id && (await overwrittenSince(fileIO, paths, snapshots, baseId, latest, part))) overwritten.push(part);
+    if (latest !== null && baseId !== latest.id && (await overwrittenSince(fileIO, paths, snapshots, baseId, latest, part))) overwritten.push(part);
   }
   if (overwritten.length > 0) {
     throw new DynamicBucketConflictError(
       `dynamic bucket conflict in ${paths.root}: ${overwritten.length} partition(s) this commit writes were overwritten after its bucket assignment ` +
-        `(latest snapshot ${latest.id}), so their hash index changed under it; re-plan the write against the latest snapshot`,
+        `(latest snapshot ${latest!.id}), so their hash index changed under it; re-plan the write against the latest snapshot`,
       overwritten,
       0,
-      latest.id,
+      latest!.id,
     );
   }
 
@@ -212,9 +212,10 @@ export async function resolveHashIndexChanges(
     const writers = new Set(entries.map((e) => writerPrefix(e.fileName)));
     // Files of several assigners in one commit (writers that did not share one): check them
     // against each other too.
-    if (baseId === latest.id && writers.size === 1) continue;
+    const latestId = latest?.id ?? null;
+    if (baseId === latestId && writers.size === 1) continue;
     latestEntries ??= (await snapshotIndexEntries(fileIO, paths, latest)).filter((e) => e.indexType === INDEX_TYPE_HASH);
-    const known = baseId === latest.id ? new Set(latestEntries.map((e) => e.fileName)) : await baseNames(baseId);
+    const known = baseId === latestId ? new Set(latestEntries.map((e) => e.fileName)) : await baseNames(baseId);
     // Index files written by the same assigner as ours hold only hashes it placed consistently
     // (a long-lived writer's earlier commits): no need to read them.
     const changed = latestEntries.filter(
@@ -273,11 +274,12 @@ export async function resolveHashIndexChanges(
   if (conflicts.length > 0) {
     const total = conflicts.reduce((n, c) => n + c.count, 0);
     throw new DynamicBucketConflictError(
-      `dynamic bucket conflict in ${paths.root}: ${total} key(s) this commit placed in new buckets were placed in other buckets by ` +
-        `commits that landed since its bucket assignment (latest snapshot ${latest.id}); re-plan the write against the latest snapshot`,
+      `dynamic bucket conflict in ${paths.root}: ${total} key(s) this commit placed in new buckets are also in other buckets, placed by ` +
+        `commits that landed since its bucket assignment or by another writer of this commit (latest snapshot ${latest?.id ?? '(none)'}); ` +
+        're-plan the write against the latest snapshot',
       conflicts.map((c) => c.partition),
       total,
-      latest.id,
+      latest?.id ?? null,
     );
   }
   return changes.entries.filter((e) => !dropped.has(e)).map((e) => replaced.get(e) ?? e);
