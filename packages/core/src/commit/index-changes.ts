@@ -96,7 +96,11 @@ export function combineIndexEntries(
 }
 
 /** The index manifest entries of `snapshot` (none when it has no index manifest). */
-export async function snapshotIndexEntries(fileIO: FileIO, paths: FileStorePathFactory, snapshot: Snapshot | null): Promise<IndexManifestEntry[]> {
+export async function snapshotIndexEntries(
+  fileIO: FileIO,
+  paths: FileStorePathFactory,
+  snapshot: Snapshot | null,
+): Promise<IndexManifestEntry[]> {
   if (snapshot === null || !snapshot.indexManifest) return [];
   return readIndexManifest(fileIO, paths.manifestPath(snapshot.indexManifest));
 }
@@ -169,12 +173,14 @@ export async function resolveHashIndexChanges(
   // since then may have put them elsewhere (or dropped the index), so all of it is re-planned.
   const overwritten: string[] = [];
   for (const [part, baseId] of changes.hashIndexBase) {
-    if (latest !== null && baseId !== latest.id && (await overwrittenSince(fileIO, paths, snapshots, baseId, latest, part))) overwritten.push(part);
+    if (latest === null || baseId === latest.id) continue;
+    if (await overwrittenSince(fileIO, paths, snapshots, baseId, latest, part)) overwritten.push(part);
   }
   if (overwritten.length > 0) {
     throw new DynamicBucketConflictError(
-      `dynamic bucket conflict in ${paths.root}: ${overwritten.length} partition(s) this commit writes were overwritten after its bucket assignment ` +
-        `(latest snapshot ${latest!.id}), so their hash index changed under it; re-plan the write against the latest snapshot`,
+      `dynamic bucket conflict in ${paths.root}: ${overwritten.length} partition(s) this commit writes were overwritten after its ` +
+        `bucket assignment (latest snapshot ${latest!.id}), so their hash index changed under it; ` +
+        're-plan the write against the latest snapshot',
       overwritten,
       0,
       latest!.id,
@@ -218,8 +224,9 @@ export async function resolveHashIndexChanges(
     const known = baseId === latestId ? new Set(latestEntries.map((e) => e.fileName)) : await baseNames(baseId);
     // Index files written by the same assigner as ours hold only hashes it placed consistently
     // (a long-lived writer's earlier commits): no need to read them.
+    const ownFile = (name: string): boolean => writers.size === 1 && writers.has(writerPrefix(name));
     const changed = latestEntries.filter(
-      (e) => partitionKey(e.partition) === part && (known === null || !known.has(e.fileName)) && !(writers.size === 1 && writers.has(writerPrefix(e.fileName))),
+      (e) => partitionKey(e.partition) === part && (known === null || !known.has(e.fileName)) && !ownFile(e.fileName),
     );
     if (changed.length === 0 && writers.size === 1) continue;
 
@@ -275,7 +282,8 @@ export async function resolveHashIndexChanges(
     const total = conflicts.reduce((n, c) => n + c.count, 0);
     throw new DynamicBucketConflictError(
       `dynamic bucket conflict in ${paths.root}: ${total} key(s) this commit placed in new buckets are also in other buckets, placed by ` +
-        `commits that landed since its bucket assignment or by another writer of this commit (latest snapshot ${latest?.id ?? '(none)'}); ` +
+        'commits that landed since its bucket assignment or by another writer of this commit ' +
+        `(latest snapshot ${latest?.id ?? '(none)'}); ` +
         're-plan the write against the latest snapshot',
       conflicts.map((c) => c.partition),
       total,
