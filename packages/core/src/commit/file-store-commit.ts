@@ -58,6 +58,11 @@ export type CommitResult =
        * committed to the same bucket meanwhile (absent when none was).
        */
       readonly resequencedFiles?: number;
+      /**
+       * The messages' compaction lost to a concurrent one (its inputs were no longer live) and was
+       * dropped after the APPEND snapshot landed; the rows are committed, uncompacted.
+       */
+      readonly compactionDropped?: boolean;
     }
   /** This (commitUser, identifier) was already committed; nothing was written. */
   | { readonly status: 'skipped'; readonly reason: string }
@@ -235,7 +240,8 @@ export class FileStoreCommit {
    * with the same identifier when messages carry compaction changes.
    *
    * @throws CommitConflictError when files this commit deletes are no longer live (nothing of the
-   *   conflicting snapshot is visible; an APPEND snapshot committed before a conflicting COMPACT stays).
+   *   conflicting snapshot is visible). A conflicting COMPACT after a committed APPEND does not
+   *   throw: the compaction is dropped (`compactionDropped`).
    * @throws CommitRetryExhaustedError after `commit.max-retries` lost races or `commit.timeout`.
    */
   async commit(committable: Committable, options: CommitCallOptions): Promise<CommitResult> {
@@ -296,19 +302,35 @@ export class FileStoreCommit {
         compactEntries.push(...kept);
       }
     }
+    let compactionDropped = false;
     if (compactEntries.length > 0) {
-      ids.push(
-        await this.tryCommit({
-          ...base,
-          delta: { kind: 'fixed', entries: compactEntries },
-          commitKind: 'COMPACT',
-          checkConflicts: true,
-          allowBucketChange: false,
-        }),
-      );
+      try {
+        ids.push(
+          await this.tryCommit({
+            ...base,
+            delta: { kind: 'fixed', entries: compactEntries },
+            commitKind: 'COMPACT',
+            checkConflicts: true,
+            allowBucketChange: false,
+          }),
+        );
+      } catch (e) {
+        // The APPEND snapshot is visible: failing now would make callers treat its files as
+        // uncommitted (and delete them). A writer's compaction is optional: drop it instead.
+        if (ids.length === 0 || !(e instanceof CommitConflictError)) throw e;
+        this.logger.warn(`snapshot ${ids[0]} committed; its writers' compaction was dropped: ${(e as Error).message}`);
+        await this.deleteBestEffort(this.compactOutputs(compactEntries));
+        compactionDropped = true;
+      }
     }
     const resequencedFiles = guard?.rewrites ?? 0;
-    return { status: 'committed', snapshotId: ids[ids.length - 1]!, snapshotIds: ids, ...(resequencedFiles > 0 ? { resequencedFiles } : {}) };
+    return {
+      status: 'committed',
+      snapshotId: ids[ids.length - 1]!,
+      snapshotIds: ids,
+      ...(resequencedFiles > 0 ? { resequencedFiles } : {}),
+      ...(compactionDropped ? { compactionDropped } : {}),
+    };
   }
 
   /**
