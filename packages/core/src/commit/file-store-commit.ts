@@ -255,7 +255,8 @@ export class FileStoreCommit {
    * with the same identifier when messages carry compaction changes.
    *
    * @throws CommitConflictError when files this commit deletes are no longer live (nothing of the
-   *   conflicting snapshot is visible; an APPEND snapshot committed before a conflicting COMPACT stays).
+   *   conflicting snapshot is visible). A conflicting COMPACT after a committed APPEND does not
+   *   throw: the compaction is dropped (`compactionDropped`).
    * @throws CommitRetryExhaustedError after `commit.max-retries` lost races or `commit.timeout`.
    */
   async commit(committable: Committable, options: CommitCallOptions): Promise<CommitResult> {
