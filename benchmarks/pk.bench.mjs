@@ -5,7 +5,7 @@
  * its peak RSS; see lib/pk-tasks.mjs). Then the upsert's peak RSS at two `write-buffer-size`
  * settings, to show that the writer's memory is bounded by its buffer.
  *
- *   node benchmarks/pk.bench.mjs [--rows 1000000] [--runs 3] [--buffers 16mb,64mb]
+ *   node benchmarks/pk.bench.mjs [--rows 1000000] [--runs 3] [--buffers 8mb,32mb]
  *
  * Results go to benchmarks/results/pk.json and pk.md. Imports the BUILT packages.
  */
@@ -26,7 +26,7 @@ const TIMEOUT_MS = 1_800_000;
 export async function run(options = {}) {
   const rows = options.rows ?? 1_000_000;
   const runs = options.runs ?? 3;
-  const buffers = options.buffers ?? ['16 mb', '64 mb'];
+  const buffers = options.buffers ?? ['8 mb', '32 mb'];
   const log = options.log ?? ((m) => console.error(m));
   const started = performance.now();
   const workDir = path.join(WORK_DIR, 'pk');
