@@ -167,8 +167,12 @@ describe('main: error reporting', () => {
   class StoreError extends Error {
     readonly userError = true;
   }
-  class FormatError extends Error {}
+  // Classification goes by each error's own userError flag, never by class name.
+  class FormatError extends Error {
+    readonly userError: boolean = true;
+  }
   class CorruptFileError extends FormatError {}
+  class NamedLikeAUserError extends Error {}
   const thrower = (err: unknown): Command =>
     defineCommand({
       name: 'boom',
@@ -185,6 +189,15 @@ describe('main: error reporting', () => {
       expect(r.code).toBe(1);
       expect(r.stderr).toBe(`tidemark boom: ${err.message}\n`);
     }
+  });
+  it('errors flagged userError = false are unexpected, whatever their class is named', async () => {
+    const internal = Object.assign(new NamedLikeAUserError('manifest list of snapshot 3 is truncated'), { userError: false });
+    Object.defineProperty(NamedLikeAUserError, 'name', { value: 'TidemarkUserError' });
+    const quiet = await run(['boom'], { commands: [thrower(internal)] });
+    expect(quiet.code).toBe(1);
+    expect(quiet.stderr).toContain('unexpected error: manifest list of snapshot 3 is truncated');
+    const debug = await run(['boom'], { commands: [thrower(internal)], env: { TIDEMARK_DEBUG: '1' } });
+    expect(debug.stderr).toContain('    at ');
   });
   it('unexpected errors print the message, and the stack only with TIDEMARK_DEBUG=1', async () => {
     const err = new TypeError('x is undefined');

@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import * as arrow from 'apache-arrow';
 import { resolveFileIO, type FileIO, type ResolveFileIOOptions } from '@tidemark/storage';
-import { BATCH_COMMIT_IDENTIFIER, toArrowSchema, type DataField, type Tag, type TableSchema } from '@tidemark/format';
+import { BATCH_COMMIT_IDENTIFIER, toArrowSchema, type DataField, type DataFileMeta, type Tag, type TableSchema } from '@tidemark/format';
 import { and } from './predicate.js';
 import { parsePredicate } from './predicate-parser.js';
 import { makeBatch, takeBatch } from './read/arrow-take.js';
@@ -29,9 +29,12 @@ import {
   type OverwriteCallOptions,
 } from './commit/file-store-commit.js';
 import { commitNotApplied } from './commit/commit-errors.js';
+import { retryWaitMs, sleep } from './commit/commit-retry.js';
+import { DynamicBucketConflictError } from './commit/index-changes.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
 import { createTag, deleteTag, listTags, type CreateTagOptions } from './tags.js';
-import { TableWrite, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
+import { TableWrite, type CompactManagerContext, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
+import { writerCompactManager } from './compact/writer-compaction.js';
 import { SchemaManager } from './schema-manager.js';
 import { SnapshotManager } from './snapshot-manager.js';
 import type { FileStorePathFactory } from './path-factory.js';
@@ -139,8 +142,19 @@ export class Table {
    * the largest `_MAX_SEQUENCE_NUMBER` of its live files in the latest snapshot (planned lazily,
    * once, when the first file is written).
    *
-   * @throws NotSupportedError for primary-key tables with dynamic buckets (`bucket` = -1) unless
-   *   `options.bucketAssigner` is given, postpone buckets (-2) and cross-partition primary keys.
+   * On a primary-key table each bucket writer compacts after its flushes, as Java Paimon's do
+   * (universal compaction; `num-sorted-run.stop-trigger` makes it wait; a full compaction every
+   * `full-compaction.delta-commits` commits), and its messages carry the result as
+   * compactBefore / compactAfter, committed as a COMPACT snapshot after the APPEND one. Not with
+   * `write-only` = true, with deletion vectors, or when `options.compactManager` says otherwise.
+   *
+   * Primary-key tables with dynamic buckets (`bucket` = -1) assign buckets against the latest
+   * snapshot's hash index; a commit of its messages can then fail with the retryable
+   * `DynamicBucketConflictError` (write the batch again with a new writer). `append`, `overwrite`
+   * and `delete` do that by themselves.
+   *
+   * @throws NotSupportedError for postpone buckets (-2), cross-partition primary keys and
+   *   `bucket-key` with dynamic buckets.
    */
   newBatchWrite(options: TableWriteOptions = {}): TableWrite {
     // Like Java's bucket-unaware append writer (it ignores previous files), sequence numbers of a
@@ -148,27 +162,45 @@ export class Table {
     if (options.startSequence === undefined && this.currentSchema.primaryKeys.length === 0 && this.context.options.bucket === -1) {
       return new TableWrite(this.context, options);
     }
-    let maxima: Promise<Map<string, bigint>> | undefined;
+    let live: Promise<Map<string, DataFileMeta[]>> | undefined;
+    const liveFiles = async (partition: Uint8Array, bucket: number): Promise<DataFileMeta[]> => {
+      live ??= this.liveFilesByBucket();
+      return (await live).get(bucketKey(partition, bucket)) ?? [];
+    };
     const startSequence =
       options.startSequence ??
       (async (partition: Uint8Array, bucket: number): Promise<bigint> => {
-        maxima ??= this.maxSequenceNumbers();
-        const max = (await maxima).get(bucketKey(partition, bucket));
+        let max: bigint | undefined;
+        for (const f of await liveFiles(partition, bucket)) if (max === undefined || f.maxSequenceNumber > max) max = f.maxSequenceNumber;
         return max === undefined ? 0n : max + 1n;
       });
-    return new TableWrite(this.context, { ...options, startSequence });
+    // Writers of primary-key tables compact their buckets after flushes, as Java's do, unless the
+    // table is `write-only`. Deletion-vector tables would need their vectors maintained: not yet.
+    const o = this.context.options;
+    const compacts = this.isPrimaryKeyTable && !o.writeOnly && !o.deletionVectorsEnabled;
+    const compactManager =
+      options.compactManager ??
+      (compacts
+        ? (bucket: CompactManagerContext) =>
+            writerCompactManager(
+              {
+                fileIO: this.fileIO,
+                location: this.location,
+                schema: this.currentSchema,
+                schemaOf: (id) => (id === this.currentSchema.id ? Promise.resolve(this.currentSchema) : this.schemaManager.schema(id)),
+              },
+              bucket,
+              () => liveFiles(bucket.partition, bucket.bucket),
+            )
+        : undefined);
+    return new TableWrite(this.context, { ...options, startSequence, ...(compactManager !== undefined ? { compactManager } : {}) });
   }
 
-  /** Max `_MAX_SEQUENCE_NUMBER` per (partition, bucket) over the live files of the latest snapshot. */
-  private async maxSequenceNumbers(): Promise<Map<string, bigint>> {
-    const out = new Map<string, bigint>();
+  /** Live files per (partition, bucket) of the latest snapshot. */
+  private async liveFilesByBucket(): Promise<Map<string, DataFileMeta[]>> {
+    const out = new Map<string, DataFileMeta[]>();
     const plan = await this.newRead().plan();
-    for (const split of plan.splits) {
-      const key = bucketKey(split.partition, split.bucket);
-      let max = out.get(key);
-      for (const f of split.files) if (max === undefined || f.meta.maxSequenceNumber > max) max = f.meta.maxSequenceNumber;
-      if (max !== undefined) out.set(key, max);
-    }
+    for (const split of plan.splits) out.set(bucketKey(split.partition, split.bucket), split.files.map((f) => f.meta));
     return out;
   }
 
@@ -208,12 +240,16 @@ export class Table {
    * that receive rows are replaced, and else the whole table.
    */
   async overwrite(rows: WriteInput, options: TableOverwriteOptions = {}): Promise<CommitResult> {
-    return this.writeAndCommit(rows, options, (commit, committable) =>
-      commit.overwrite(committable, {
-        ...(options.partition !== undefined ? { partition: options.partition } : {}),
-        ...(options.dynamic !== undefined ? { dynamic: options.dynamic } : {}),
-        ...(options.force !== undefined ? { force: options.force } : {}),
-      }),
+    return this.writeAndCommit(
+      rows,
+      options,
+      (commit, committable) =>
+        commit.overwrite(committable, {
+          ...(options.partition !== undefined ? { partition: options.partition } : {}),
+          ...(options.dynamic !== undefined ? { dynamic: options.dynamic } : {}),
+          ...(options.force !== undefined ? { force: options.force } : {}),
+        }),
+      { replacePartitions: true },
     );
   }
 
@@ -226,6 +262,7 @@ export class Table {
     rows: WriteInput,
     options: Pick<AppendOptions, 'commitUser' | 'identifier' | 'expire' | 'rowKindField'>,
     commit: (tableCommit: TableCommit, committable: Committable) => Promise<CommitResult>,
+    extraWriteOptions: TableWriteOptions = {},
   ): Promise<CommitResult> {
     const tableCommit = this.newCommit({
       ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
@@ -236,7 +273,7 @@ export class Table {
       const todo = await tableCommit.filterCommitted([{ identifier, messages: [] }]);
       if (todo.length === 0) return skipped(tableCommit.commitUser, identifier);
     }
-    const writeOptions = options.rowKindField !== undefined ? { rowKindField: options.rowKindField } : {};
+    const writeOptions = { ...extraWriteOptions, ...(options.rowKindField !== undefined ? { rowKindField: options.rowKindField } : {}) };
     return this.writeThen(rows, (messages) => commit(tableCommit, { identifier, messages }), writeOptions);
   }
 
@@ -329,6 +366,25 @@ export class Table {
     rows: WriteInput,
     commit: (messages: Awaited<ReturnType<TableWrite['prepareCommit']>>) => Promise<T>,
     writeOptions: TableWriteOptions = {},
+  ): Promise<T> {
+    // Dynamic buckets: a commit that lost a race for a new key's bucket is refused before anything
+    // is visible, and its files are deleted; writing the rows again plans against the new latest
+    // snapshot, where the key has its bucket. Rows are in memory (arrays, Arrow), so this is safe.
+    const maxReplans = this.context.options.commitMaxRetries;
+    for (let replan = 0; ; replan++) {
+      try {
+        return await this.writeOnceThen(rows, commit, writeOptions);
+      } catch (e) {
+        if (!(e instanceof DynamicBucketConflictError) || replan >= maxReplans) throw e;
+        await sleep(retryWaitMs(replan, this.context.options.commitMinRetryWaitMs, this.context.options.commitMaxRetryWaitMs));
+      }
+    }
+  }
+
+  private async writeOnceThen<T>(
+    rows: WriteInput,
+    commit: (messages: Awaited<ReturnType<TableWrite['prepareCommit']>>) => Promise<T>,
+    writeOptions: TableWriteOptions,
   ): Promise<T> {
     const writer = this.newBatchWrite(writeOptions);
     let messages: Awaited<ReturnType<TableWrite['prepareCommit']>>;

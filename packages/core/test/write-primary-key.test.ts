@@ -79,6 +79,52 @@ describe('primary-key writes', () => {
     expect(await rows(t)).toEqual([{ k: 1, v: 'z', n: 3n }]);
   });
 
+  it('orders by sequence.field (descending: the smallest value wins, nulls stay oldest), across commits and in the buffer', async () => {
+    const fields = [
+      { name: 'k', type: 'INT NOT NULL' },
+      { name: 'v', type: 'STRING' },
+      { name: 'n', type: 'BIGINT' },
+    ];
+    const asc = await pkTable({ fields, options: { 'sequence.field': 'n' } });
+    await asc.append([{ k: 1, v: 'newest', n: 9n }, { k: 1, v: 'older', n: 3n }, { k: 2, v: 'x', n: 1n }]);
+    await asc.append([{ k: 1, v: 'late', n: 5n }, { k: 2, v: 'null seq', n: null }]);
+    expect(await rows(asc)).toEqual([
+      { k: 1, v: 'newest', n: 9n },
+      { k: 2, v: 'x', n: 1n },
+    ]);
+    const desc = await pkTable({ fields, options: { 'sequence.field': 'n', 'sequence.field.sort-order': 'descending' } });
+    await desc.append([{ k: 1, v: 'a', n: 9n }, { k: 1, v: 'smallest', n: 3n }, { k: 2, v: 'x', n: 1n }]);
+    await desc.append([{ k: 1, v: 'late', n: 5n }, { k: 2, v: 'null seq', n: null }]);
+    expect(await rows(desc)).toEqual([
+      { k: 1, v: 'smallest', n: 3n },
+      { k: 2, v: 'x', n: 1n },
+    ]);
+  });
+
+  it('partial-update sequence groups apply on write and on read, also when the read projects the group away', async () => {
+    const t = await pkTable({
+      fields: [
+        { name: 'k', type: 'INT NOT NULL' },
+        { name: 'a', type: 'STRING' },
+        { name: 'g', type: 'BIGINT' },
+        { name: 'b', type: 'STRING' },
+      ],
+      options: { 'merge-engine': 'partial-update', 'fields.g.sequence-group': 'a' },
+    });
+    await t.append([{ k: 1, a: 'new', g: 5n, b: 'b1' }]);
+    await t.append([{ k: 1, a: 'stale', g: 2n, b: null }, { k: 2, a: 'x', g: 1n, b: null }]);
+    await t.append([{ k: 2, a: null, g: null, b: 'only b' }]);
+    expect(await rows(t)).toEqual([
+      { k: 1, a: 'new', g: 5n, b: 'b1' },
+      { k: 2, a: 'x', g: 1n, b: 'only b' },
+    ]);
+    const projected = await t.newRead({ columns: ['k', 'a'] }).toArrowTable();
+    expect(projected.toArray().map((r) => ({ ...r.toJSON() }))).toEqual([
+      { k: 1, a: 'new' },
+      { k: 2, a: 'x' },
+    ]);
+  });
+
   it('takes row kinds from a field (objects and Arrow) and deletes by key or predicate', async () => {
     const t = await pkTable({});
     await t.append([
@@ -142,6 +188,11 @@ describe('primary-key writes', () => {
     const fr = await pkTable({ options: { 'merge-engine': 'first-row' } });
     await expect(fr.delete([{ k: 1 }])).rejects.toThrow(NotSupportedError);
     await expect(fr.append([{ k: 1, op: '-D' }], { rowKindField: 'op' })).rejects.toThrow(/first-row cannot take -U\/-D rows/);
+    const agg = await pkTable({ options: { 'merge-engine': 'aggregation', 'fields.n.aggregate-function': 'max' } });
+    await expect(agg.append([{ k: 1, n: 1n, op: '+I' }, { k: 1, n: 1n, op: '-U' }], { rowKindField: 'op' })).rejects.toThrow(
+      /row 1: aggregate function 'max' of column 'n' cannot retract/,
+    );
+    expect(await agg.snapshotManager.latestId()).toBeNull();
     const io = new MemoryFileIO();
     const catalog = new FileSystemCatalog(`memory://pk-write-append-${++n}/wh`, { fileIO: io });
     await catalog.createTable('db.a', { fields: [{ name: 'k', type: 'INT' }] });

@@ -1,14 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { resolveFileIO } from '@tidemark/storage';
-import { serializeSchema, typeToString } from '@tidemark/format';
-import { TableAlreadyExistsError, metadataPaths, buildInitialSchema, type ColumnSpec } from '@tidemark/core';
+import { typeToString } from '@tidemark/format';
+import { createTable, type ColumnSpec } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { printLine, tableArgument, tableLocation } from './shared.js';
 
-/** `tidemark create`: create a table (issue 4). */
+/** `tidemark create`: create a table. */
 export const createCommand = defineCommand({
   name: 'create',
   summary: 'create a table from a JSON column list',
@@ -30,19 +30,17 @@ export const createCommand = defineCommand({
     if (args.options.schema === undefined) throw new UsageError("option '--schema' is required", 'create');
     const options = parseKeyValues(args.options.option, '--option', 'create');
     const columns = readSchemaArgument(args.options.schema, ctx);
-    const schema = buildInitialSchema({
+    const spec = {
       fields: columns,
       partitionKeys: args.options.partition,
       primaryKeys: args.options['primary-key'],
       options: Object.fromEntries(options),
-    });
+    };
     const location = tableLocation(args.named['table']!, ctx);
     const fileIO = resolveFileIO(location);
+    let schema;
     try {
-      const paths = metadataPaths(location);
-      // create-if-absent: of two concurrent creators exactly one wins, as in the catalog.
-      const result = await fileIO.createIfAbsent(paths.schemaPath(0), serializeSchema(schema));
-      if (result === 'already-exists') throw new TableAlreadyExistsError(args.named['table']!, location);
+      schema = await createTable(fileIO, location, spec, { name: args.named['table']! });
     } finally {
       await fileIO.close();
     }

@@ -132,7 +132,6 @@ async function* lines(input: Readable): AsyncGenerator<[string, number]> {
 
 /** Index of the first byte of `bytes` that does not start a well-formed UTF-8 sequence (for messages). */
 function firstInvalidUtf8(bytes: Uint8Array): number {
-  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   let lo = 0;
   let hi = bytes.length;
   // The longest valid prefix, by bisection: a prefix is valid iff it decodes (cut sequences at its end aside).
@@ -140,11 +139,10 @@ function firstInvalidUtf8(bytes: Uint8Array): number {
     const mid = Math.ceil((lo + hi) / 2);
     let ok = true;
     try {
-      decoder.decode(bytes.subarray(0, mid), { stream: true });
+      new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes.subarray(0, mid), { stream: true });
     } catch {
       ok = false;
     }
-    decoder.decode(); // reset
     if (ok) lo = mid;
     else hi = mid - 1;
   }

@@ -14,13 +14,16 @@ import {
   BATCH_COMMIT_IDENTIFIER,
   FILE_SOURCE_APPEND,
   FILE_SOURCE_COMPACT,
+  INDEX_TYPE_DELETION_VECTORS,
   SNAPSHOT_VERSION,
+  indexManifestEntryOf,
   partitionValueStrings,
   unescapePathName,
   serializeSnapshot,
   type CommitKind,
   type DataFileMeta,
   type DataType,
+  type IndexManifestEntry,
   type ManifestEntry,
   type ManifestFileMeta,
   type Snapshot,
@@ -37,6 +40,7 @@ import { CommitConflictError, CommitInputError, CommitRetryExhaustedError } from
 import { commitOptionsOf, type CommitOptions } from './commit-options.js';
 import { retryWaitMs, sleep } from './commit-retry.js';
 import { checkConflicts } from './conflict-check.js';
+import { combineIndexEntries, resolveHashIndexChanges, snapshotIndexEntries, type IndexChanges } from './index-changes.js';
 import { dataManifests, liveEntries, liveRecordCount, partitionKey } from './manifest-fold.js';
 import { mergeManifests } from './manifest-merge.js';
 import { ManifestNames, ManifestWriter } from './manifest-writer.js';
@@ -121,8 +125,29 @@ interface AttemptInput {
   readonly identifier: bigint;
   readonly watermark?: bigint;
   readonly properties?: Readonly<Record<string, string>>;
+  /** Index changes of this snapshot, computed per attempt against the latest snapshot. */
+  readonly index?: (latest: Snapshot | null) => Promise<IndexChanges>;
   /** Primary-key tables: keeps new files above sequence numbers committed meanwhile (sequence-order.ts). */
   readonly sequenceGuard?: SequenceOrderGuard;
+}
+
+const NO_INDEX_CHANGES: IndexChanges = { entries: [], hashIndexBase: new Map() };
+
+/** The index changes the messages carry (ADD new, DELETE replaced) and each partition's hash-index base. */
+function indexChangesOf(messages: readonly CommitMessage[]): IndexChanges {
+  const entries: IndexManifestEntry[] = [];
+  const hashIndexBase = new Map<string, number | null>();
+  for (const m of messages) {
+    for (const f of m.deletedIndexFiles ?? []) entries.push(indexManifestEntryOf('DELETE', m.partition, m.bucket, f));
+    for (const f of m.newIndexFiles ?? []) entries.push(indexManifestEntryOf('ADD', m.partition, m.bucket, f));
+    if (m.indexBaseSnapshotId === undefined) continue;
+    const k = partitionKey(m.partition);
+    const prev = hashIndexBase.get(k);
+    // Messages planned against different snapshots: the oldest covers every change since either.
+    const id = m.indexBaseSnapshotId;
+    if (prev === undefined || id === null || (prev !== null && id < prev)) hashIndexBase.set(k, id);
+  }
+  return { entries, hashIndexBase };
 }
 
 function withSource(f: DataFileMeta, source: number): DataFileMeta {
@@ -155,6 +180,8 @@ export class FileStoreCommit {
   private readonly logger: CommitLogger;
   private readonly recordInflight: boolean;
   private readonly now: () => number;
+  /** `bucket = -1` without primary key: deletion vectors are then kept per file, not per bucket. */
+  private readonly bucketUnaware: boolean;
   /** Per commitUser: highest snapshot id scanned and the user's last identifier at or below it. */
   private readonly committedCache = new Map<string, { scannedTo: number; identifier: bigint | null }>();
   /** Highest live sequence number per bucket, as of some snapshot (primary-key tables). */
@@ -200,6 +227,7 @@ export class FileStoreCommit {
     this.logger = options.logger ?? { warn: (m) => console.warn(`[tidemark] ${m}`) };
     this.now = options.now ?? Date.now;
     this.recordInflight = options.recordInflight ?? true;
+    this.bucketUnaware = schema.primaryKeys.length === 0 && ctx.options.bucket === -1;
   }
 
   /**
@@ -223,7 +251,11 @@ export class FileStoreCommit {
       for (const f of m.compactBefore ?? []) compactEntries.push(entry('DELETE', m, f));
       for (const f of m.compactAfter ?? []) compactEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_COMPACT)));
     }
-    if (appendEntries.length === 0 && compactEntries.length === 0 && !options.force) return { status: 'empty' };
+    const index = indexChangesOf(committable.messages);
+    const hasIndex = index.entries.length > 0;
+    // Messages planned against a hash index are checked at commit even without index changes.
+    const checkIndex = hasIndex || index.hashIndexBase.size > 0;
+    if (appendEntries.length === 0 && compactEntries.length === 0 && !hasIndex && !options.force) return { status: 'empty' };
 
     const base = {
       commitUser: user,
@@ -233,8 +265,9 @@ export class FileStoreCommit {
     };
     const ids: number[] = [];
     let guard: SequenceOrderGuard | undefined;
-    if (appendEntries.length > 0 || compactEntries.length === 0) {
-      const hasDeletes = appendEntries.some((e) => e.kind === 'DELETE');
+    if (appendEntries.length > 0 || hasIndex || compactEntries.length === 0) {
+      // Row-level deletes and deletion vectors commit as OVERWRITE with conflict checks, as in Java.
+      const hasDeletes = appendEntries.some((e) => e.kind === 'DELETE') || index.entries.some((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS);
       const kind = options.kind ?? (hasDeletes ? 'OVERWRITE' : 'APPEND');
       const hasNewFiles = appendEntries.some((e) => e.kind === 'ADD');
       if (hasNewFiles && SequenceOrderGuard.appliesTo(this.schema)) {
@@ -243,6 +276,7 @@ export class FileStoreCommit {
       ids.push(
         await this.tryCommit({
           ...base,
+          index: checkIndex ? async () => index : undefined,
           delta: { kind: 'fixed', entries: appendEntries },
           commitKind: kind,
           checkConflicts: hasDeletes || kind !== 'APPEND',
@@ -288,9 +322,15 @@ export class FileStoreCommit {
     const skipped = await this.skipIfCommitted(committable.identifier, user);
     if (skipped) return skipped;
     const adds: ManifestEntry[] = [];
+    const newIndex = indexChangesOf(committable.messages);
     for (const m of committable.messages) {
-      if ((m.deletedFiles?.length ?? 0) > 0 || (m.compactBefore?.length ?? 0) > 0 || (m.compactAfter?.length ?? 0) > 0) {
-        throw new CommitInputError('an overwrite commit takes new files only (no deleted or compaction files)');
+      if (
+        (m.deletedFiles?.length ?? 0) > 0 ||
+        (m.compactBefore?.length ?? 0) > 0 ||
+        (m.compactAfter?.length ?? 0) > 0 ||
+        (m.deletedIndexFiles?.length ?? 0) > 0
+      ) {
+        throw new CommitInputError('an overwrite commit takes new files only (no deleted, compaction or deleted index files)');
       }
       for (const f of m.newFiles) adds.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
     }
@@ -337,9 +377,19 @@ export class FileStoreCommit {
       const live = latest === null ? [] : [...(await liveEntries(this.fileIO, this.paths, latest, filter)).values()];
       return [...live.map((e): ManifestEntry => ({ ...e, kind: 'DELETE' })), ...adds];
     };
+    // The replaced partitions lose their index files too (hash indexes, deletion vectors); the
+    // new files' indexes start from nothing, so there is no base to check against.
+    const index = async (latest: Snapshot | null): Promise<IndexChanges> => {
+      const old = (await snapshotIndexEntries(this.fileIO, this.paths, latest)).filter((e) => filter(e.partition));
+      return {
+        entries: [...old.map((e): IndexManifestEntry => ({ ...e, kind: 'DELETE' })), ...newIndex.entries],
+        hashIndexBase: new Map(),
+        replacesPartitions: true,
+      };
+    };
     if (adds.length === 0 && !options.force) {
       const latest = await this.snapshots.latest();
-      if ((await compute(latest)).length === 0) return { status: 'empty' };
+      if ((await compute(latest)).length === 0 && (await index(latest)).entries.length === 0) return { status: 'empty' };
     }
     const id = await this.tryCommit({
       commitUser: user,
@@ -347,6 +397,7 @@ export class FileStoreCommit {
       watermark: committable.watermark,
       properties: committable.properties,
       delta: { kind: 'computed', compute },
+      index,
       commitKind: 'OVERWRITE',
       checkConflicts: true,
       allowBucketChange: true,
@@ -597,6 +648,15 @@ export class FileStoreCommit {
     writer: ManifestWriter,
     input: AttemptInput,
   ): Promise<Snapshot> {
+    // Index first: a dynamic-bucket conflict fails the attempt before the base list is merged.
+    let indexManifest = latest?.indexManifest;
+    const index = input.index === undefined ? NO_INDEX_CHANGES : await input.index(latest);
+    const changes = await resolveHashIndexChanges(this.fileIO, this.paths, latest, index, (h) => writer.writeHashIndex(h));
+    if (changes.length > 0) {
+      const live = combineIndexEntries(await snapshotIndexEntries(this.fileIO, this.paths, latest), changes, this.bucketUnaware);
+      indexManifest = live.length === 0 ? undefined : await writer.writeIndexManifest(live);
+    }
+
     let baseMetas: ManifestFileMeta[] = [];
     if (latest !== null) {
       baseMetas = await mergeManifests(this.fileIO, this.paths, await dataManifests(this.fileIO, this.paths, latest), writer, this.partitionTypes, {
@@ -632,7 +692,7 @@ export class FileStoreCommit {
       deltaRecordCount,
       nextRowId: latest?.nextRowId ?? 0,
     };
-    if (latest?.indexManifest !== undefined) snapshot.indexManifest = latest.indexManifest;
+    if (indexManifest !== undefined) snapshot.indexManifest = indexManifest;
     if (watermark !== undefined) snapshot.watermark = watermark;
     if (latest?.statistics !== undefined && latest.schemaId === schemaId) snapshot.statistics = latest.statistics;
     if (input.properties !== undefined && Object.keys(input.properties).length > 0) snapshot.properties = { ...input.properties };

@@ -48,6 +48,17 @@ export interface FieldAggregation {
 /** An arithmetic failure while aggregating (e.g. integer division by zero in a product retraction). */
 export class AggregationError extends TidemarkError {}
 
+/** Functions that cannot retract: a -U/-D record fails the merge unless `fields.<f>.ignore-retract`. */
+export const NON_RETRACTABLE_FUNCTIONS: ReadonlySet<AggregateFunctionName> = new Set<AggregateFunctionName>([
+  'first_value',
+  'first_non_null_value',
+  'max',
+  'min',
+  'bool_and',
+  'bool_or',
+  'listagg',
+]);
+
 /** One element of an ARRAY cell, or one entry of a MAP cell, in the column's child data. */
 export interface ElementRef {
   /** Chunk of the column the element lives in. */

@@ -190,22 +190,23 @@ function parseSequenceFields(schema: TableSchema, engine: string): string[] {
 }
 
 /**
- * Orders records by key, then `sequence.field` values (nulls first, when present; the whole
- * comparison reversed for a descending sort order), then sequence number; ties keep their input
- * order (stable sort).
+ * Orders records by key, then `sequence.field` values (when present), then sequence number; ties
+ * keep their input order (stable sort). Null sequence-field values sort first in both orders; a
+ * descending sort order reverses only the comparison of two non-null values, as Java's generated
+ * comparator does.
  */
 export function sortRecords(records: KeyValueRecord[], options?: Pick<MergeEngineOptions, 'sequenceDescending'>): KeyValueRecord[] {
   const sign = options?.sequenceDescending ? -1 : 1;
   return records.sort(
     (a, b) =>
       compareKeys(a.key, b.key) ||
-      (a.userSequence && b.userSequence ? sign * compareKeys(a.userSequence, b.userSequence) : 0) ||
+      (a.userSequence && b.userSequence ? compareKeys(a.userSequence, b.userSequence, sign) : 0) ||
       (a.sequence < b.sequence ? -1 : a.sequence > b.sequence ? 1 : 0),
   );
 }
 
-/** Compares two keys field by field (nulls first). */
-export function compareKeys(a: readonly Value[], b: readonly Value[]): number {
+/** Compares two keys field by field (nulls first; `sign` -1 reverses non-null comparisons). */
+export function compareKeys(a: readonly Value[], b: readonly Value[], sign = 1): number {
   for (let i = 0; i < a.length; i++) {
     const x = a[i] ?? null;
     const y = b[i] ?? null;
@@ -214,7 +215,7 @@ export function compareKeys(a: readonly Value[], b: readonly Value[]): number {
       return x === null ? -1 : 1;
     }
     const c = compareValues(x, y);
-    if (c !== 0) return c;
+    if (c !== 0) return sign * c;
   }
   return 0;
 }

@@ -31,9 +31,12 @@ import {
   type Value,
 } from '@tidemark/format';
 import type { CommitMessage } from '../commit-message.js';
-import { isRetraction, mergeEngineOptions, ROW_KIND_INSERT, type MergeEngineOptions } from '../read/merge-engine.js';
+import { NON_RETRACTABLE_FUNCTIONS } from '../read/aggregate-functions.js';
+import { isRetraction, mergeEngineOptions, ROW_KIND_INSERT, ROW_KIND_UPDATE_BEFORE, type MergeEngineOptions } from '../read/merge-engine.js';
 import { keyHashOf, type BucketAssigner } from './key-value/bucket-assigner.js';
-import { MergeTreeWriter, type CompactManager } from './key-value/merge-tree-writer.js';
+import { primaryKeyBucketMode } from './bucket-mode.js';
+import { DynamicBucketAssigner } from './dynamic-bucket-assigner.js';
+import { MERGE_RECORD_OVERHEAD_BYTES, MergeTreeWriter, type CompactManager } from './key-value/merge-tree-writer.js';
 import { parseRowKind } from './key-value/row-kind.js';
 import type { CoreOptions } from '../core-options.js';
 import { INFLIGHT_RECORD_REFRESH_MS, clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
@@ -79,16 +82,26 @@ export interface TableWriteOptions {
    */
   readonly rowKindField?: string;
   /**
-   * Primary-key tables with dynamic buckets (`bucket` = -1): chooses the bucket of each key. Fixed
-   * buckets (`bucket` = N) hash the bucket key without it.
+   * Primary-key tables with dynamic buckets (`bucket` = -1): chooses the bucket of each key
+   * (default: a {@link DynamicBucketAssigner} on the latest snapshot's hash index). Fixed buckets
+   * (`bucket` = N) hash the bucket key without it.
    */
   readonly bucketAssigner?: BucketAssigner;
+  /**
+   * The rows replace the partitions they land in (an overwrite): dynamic buckets are then assigned
+   * from an empty hash index instead of the latest snapshot's.
+   */
+  readonly replacePartitions?: boolean;
   /** Primary-key tables: the compaction hook of each (partition, bucket) writer (default: none). */
   readonly compactManager?: (bucket: CompactManagerContext) => CompactManager;
 }
 
 /** What a {@link TableWriteOptions.compactManager} factory learns about the bucket it serves. */
 export interface CompactManagerContext {
+  /** The table (storage, schema the writer writes with, options, paths). */
+  readonly table: TableContext;
+  /** The table's merge engine settings. */
+  readonly merge: MergeEngineOptions;
   readonly partition: Uint8Array;
   readonly bucket: number;
   /** Full path of a data file of the bucket from its name. */
@@ -129,6 +142,7 @@ interface RouteGroup {
 export class TableWrite {
   private readonly options: CoreOptions;
   private readonly paths: FileStorePathFactory;
+  private readonly context: TableContext;
   readonly fileIO: FileIO;
   /** Table root location. */
   readonly location: string;
@@ -177,6 +191,7 @@ export class TableWrite {
   ) {
     const ctx = isTableContext(first) ? first : tableContext(first, second as string, third!);
     const writeOptions = (isTableContext(first) ? (second as TableWriteOptions | undefined) : fourth) ?? {};
+    this.context = ctx;
     this.fileIO = ctx.fileIO;
     this.location = ctx.location;
     this.schema = ctx.schema;
@@ -208,14 +223,15 @@ export class TableWrite {
         );
       }
       this.merge = mergeEngineOptions(schema);
+      if (this.options.changelogProducer !== 'none') {
+        throw new NotSupportedError(
+          `table option 'changelog-producer' = '${this.options.changelogProducer}': writing changelog files is not supported yet`,
+        );
+      }
       const trimmed = trimmedPrimaryKeys(schema);
       if (this.numBuckets === -1) {
-        if (!writeOptions.bucketAssigner) {
-          throw new NotSupportedError(
-            "dynamic bucket mode ('bucket' = -1, the default of primary-key tables) is not supported for writing yet; create the table with 'bucket' = N",
-          );
-        }
-        this.assigner = writeOptions.bucketAssigner;
+        primaryKeyBucketMode(schema);
+        this.assigner = writeOptions.bucketAssigner ?? DynamicBucketAssigner.forTable(ctx, 'latest', writeOptions.replacePartitions ?? false);
         bucketKey = trimmed;
       } else {
         if (bucketKey.length === 0) bucketKey = trimmed;
@@ -294,7 +310,11 @@ export class TableWrite {
         ...(c.compactAfter.length > 0 ? { compactAfter: c.compactAfter } : {}),
       });
     }
-    if (this.assigner?.prepareCommit) messages = await this.assigner.prepareCommit(messages);
+    if (this.assigner?.prepareCommit) {
+      // Index files are covered by the writer's in-flight record like its data files.
+      if (messages.length > 0) await this.ensureRecorded();
+      messages = await this.assigner.prepareCommit(messages);
+    }
     if (messages.length > 0) this.handedOut = true;
     return messages;
   }
@@ -336,6 +356,7 @@ export class TableWrite {
     }
     this.buffered = 0;
     await this.fileIO.deleteMany(paths);
+    if (!this.handedOut) await this.assigner?.abort?.();
     if (!this.handedOut) await this.clearRecord();
   }
 
@@ -353,6 +374,12 @@ export class TableWrite {
       const dir = dirs.get(`${m.bucket}|${bytesKey(m.partition)}`);
       if (dir === undefined) continue;
       for (const f of m.newFiles) if (f.fileName.startsWith(this.filePrefix)) paths.push(this.paths.dataFilePath(dir, m.bucket, f.fileName));
+    }
+    const indexPrefixes = this.assigner?.inflightPrefixes?.() ?? [];
+    for (const m of messages) {
+      for (const f of m.newIndexFiles ?? []) {
+        if (indexPrefixes.some((p) => f.fileName.startsWith(p))) paths.push(this.paths.indexFilePath(f.fileName, f.externalPath));
+      }
     }
     await this.fileIO.deleteMany(paths);
   }
@@ -376,7 +403,8 @@ export class TableWrite {
     if (this.writeOptions.recordInflight === false) return;
     const now = Date.now();
     if (this.recordedAt !== null && now - this.recordedAt < INFLIGHT_RECORD_REFRESH_MS) return;
-    await recordInflightPrefixes(this.fileIO, this.location, this.inflightRecordId, [this.filePrefix], { now: () => now });
+    const prefixes = [this.filePrefix, ...(this.assigner?.inflightPrefixes?.() ?? [])];
+    await recordInflightPrefixes(this.fileIO, this.location, this.inflightRecordId, prefixes, { now: () => now });
     this.recordedAt = now;
   }
 
@@ -463,6 +491,21 @@ export class TableWrite {
         first,
         "merge engine partial-update cannot take -U/-D rows; set 'ignore-delete', 'partial-update.remove-record-on-delete' or sequence groups",
       );
+    }
+    if (m.engine === 'aggregation') {
+      // Such a record would make every later merge of its key fail (reads included).
+      const retracting = m.removeRecordOnDelete ? kinds.findIndex((k) => k === ROW_KIND_UPDATE_BEFORE) : first;
+      if (retracting < 0) return;
+      for (const spec of m.aggregations?.values() ?? []) {
+        if (NON_RETRACTABLE_FUNCTIONS.has(spec.fn) && !spec.ignoreRetract) {
+          throw new WriteValidationError(
+            field,
+            retracting,
+            `aggregate function '${spec.fn}' of column '${spec.field}' cannot retract -U/-D rows; set 'fields.${spec.field}.ignore-retract' = 'true'` +
+              (m.removeRecordOnDelete ? '' : " or, for -D, 'aggregation.remove-record-on-delete' = 'true'"),
+          );
+        }
+      }
     }
   }
 
@@ -617,7 +660,7 @@ export class TableWrite {
       };
       this.buffers.set(key, buf);
     }
-    const size = batchByteSize(batch);
+    const size = batchByteSize(batch) + (buf.mergeTree ? batch.numRows * MERGE_RECORD_OVERHEAD_BYTES : 0);
     if (buf.mergeTree) {
       const columns = batch.data.children;
       const kinds = columns[columns.length - 1]!;
@@ -644,7 +687,7 @@ export class TableWrite {
       startSequence: async () => (start ? BigInt(await start(partition, bucket)) : 0n),
       ...(this.writeOptions.now ? { now: this.writeOptions.now } : {}),
       ...(this.writeOptions.compactManager
-        ? { compactManager: this.writeOptions.compactManager({ partition, bucket, pathOf, newFileName, beforeFile }) }
+        ? { compactManager: this.writeOptions.compactManager({ table: this.context, merge: this.merge!, partition, bucket, pathOf, newFileName, beforeFile }) }
         : {}),
     });
   }

@@ -19,6 +19,10 @@ export interface BucketAssigner {
    * buckets: the HASH index files of the buckets it assigned).
    */
   prepareCommit?(messages: readonly CommitMessage[]): Promise<CommitMessage[]>;
+  /** File-name prefixes of the files the assigner writes (for the writer's in-flight record). */
+  inflightPrefixes?(): string[];
+  /** Deletes the files the assigner wrote (the writer is aborted or its commit was refused). */
+  abort?(): Promise<void>;
 }
 
 /** Paimon's hash of a key row (MurmurHash3 of its BinaryRow, seed 42). */

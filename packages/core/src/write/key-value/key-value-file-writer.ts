@@ -20,7 +20,7 @@ import {
   type TableSchema,
   type Value,
 } from '@tidemark/format';
-import { tableOptions, type CoreOptions } from '../../core-options.js';
+import { coreOptions, type CoreOptions } from '../../core-options.js';
 import { makeBatch } from '../../read/arrow-take.js';
 import { valueReader } from '../../read/arrow-values.js';
 import { isRetraction } from '../../read/merge-engine.js';
@@ -37,7 +37,7 @@ export interface KeyValueFileWriterOptions {
   readonly fileIO: FileIO;
   /** Schema the files are written with (`_SCHEMA_ID`). */
   readonly schema: TableSchema;
-  /** Table options (default: `tableOptions(schema)`). */
+  /** Table options (default: the schema's {@link coreOptions}). */
   readonly options?: CoreOptions;
   /** Full path of a data file of the bucket from its name. */
   readonly pathOf: (fileName: string) => string;
@@ -82,7 +82,7 @@ export class KeyValueFileWriter {
 
   constructor(private readonly settings: KeyValueFileWriterOptions) {
     const { schema } = settings;
-    this.options = settings.options ?? tableOptions(schema);
+    this.options = settings.options ?? coreOptions(schema);
     this.compression = parquetCompressionOf(this.options);
     this.keyFields = trimmedKeyFields(schema);
     this.keyPositions = this.keyFields.map((k) => schema.fields.findIndex((f) => f.id === k.id));

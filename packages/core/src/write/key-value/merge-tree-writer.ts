@@ -67,6 +67,12 @@ interface Buffered {
   readonly rows: number;
 }
 
+/**
+ * Memory a buffered record costs at the flush beyond its Arrow bytes (the merge's record object,
+ * key values and sort), counted against `write-buffer-size` so the budget bounds real memory.
+ */
+export const MERGE_RECORD_OVERHEAD_BYTES = 160;
+
 /** Rows per slice handed to the file writer (bounds the size of one gathered batch). */
 const FLUSH_SLICE_ROWS = 65_536;
 
@@ -121,7 +127,7 @@ export class MergeTreeWriter {
   }
 
   private push(columns: readonly arrow.Data[], kinds: Int8Array): void {
-    let size = kinds.length * 9;
+    let size = kinds.length * (9 + MERGE_RECORD_OVERHEAD_BYTES);
     for (const c of columns) size += dataByteSize(c);
     this.buffer.push({ columns, kinds, rows: kinds.length });
     this.bytes += size;
