@@ -308,7 +308,8 @@ export class FileStoreCommit {
       );
     }
     const resequencedFiles = guard?.rewrites ?? 0;
-    return { status: 'committed', snapshotId: ids[ids.length - 1]!, snapshotIds: ids, ...(resequencedFiles > 0 ? { resequencedFiles } : {}) };
+    const last = ids[ids.length - 1]!;
+    return { status: 'committed', snapshotId: last, snapshotIds: ids, ...(resequencedFiles > 0 ? { resequencedFiles } : {}) };
   }
 
   /**
