@@ -46,7 +46,8 @@ const dedupSpec = (options: Record<string, string>): TableSpec => ({
   options: { bucket: '2', 'write-buffer-size': '2 kb', ...options },
 });
 
-const scenarios: Scenario[] = [
+/** Fresh scenarios (their models keep state) for each bucket mode. */
+const makeScenarios = (): Scenario[] => [
   {
     name: 'deduplicate',
     tableDelete: true,
@@ -237,11 +238,20 @@ async function readSnapshot(table: Table, snapshotId: number, allLevels: boolean
   return out;
 }
 
-describe('primary-key writes against an in-memory model (fixed buckets, every snapshot)', () => {
-  for (const scenario of scenarios) {
+/** Dynamic buckets (`bucket` = -1) with buckets of 5 keys, so that keys spread over several buckets. */
+const dynamic = (spec: TableSpec): TableSpec => ({
+  ...spec,
+  options: { ...spec.options, bucket: '-1', 'dynamic-bucket.target-row-num': '5' },
+});
+
+describe.each([
+  { mode: 'fixed buckets', toSpec: (s: TableSpec) => s },
+  { mode: 'dynamic buckets', toSpec: dynamic },
+])('primary-key writes against an in-memory model ($mode, every snapshot)', ({ toSpec }) => {
+  for (const scenario of makeScenarios()) {
     it(scenario.name, async () => {
       const rand = seededRandom(7 + scenario.name.length);
-      const table = await createTable(scenario.spec);
+      const table = await createTable(toSpec(scenario.spec));
       const model = new Map<number, Row>();
       const expected: Row[][] = [];
       const commits = 7;

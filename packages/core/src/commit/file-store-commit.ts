@@ -41,6 +41,7 @@ import { commitOptionsOf, type CommitOptions } from './commit-options.js';
 import { retryWaitMs, sleep } from './commit-retry.js';
 import { checkConflicts } from './conflict-check.js';
 import { combineIndexEntries, resolveHashIndexChanges, snapshotIndexEntries, type IndexChanges } from './index-changes.js';
+import { CommitBaseCheck } from './base-check.js';
 import { dataManifests, liveEntries, liveRecordCount, partitionKey } from './manifest-fold.js';
 import { mergeManifests } from './manifest-merge.js';
 import { ManifestNames, ManifestWriter } from './manifest-writer.js';
@@ -115,6 +116,13 @@ export interface FileStoreCommitOptions {
    * true). Disable only where no cleanup can run concurrently (tests, benchmarks).
    */
   readonly recordInflight?: boolean;
+  /**
+   * Before building on the latest snapshot, also check that the live data files in the
+   * (partition, bucket)s the commit touches exist with their recorded sizes (one `stat` per file
+   * not checked before by this instance). The manifests and manifest lists are always checked.
+   * Default false here; table commits ({@link newTableCommit}) turn it on.
+   */
+  readonly checkBaseDataFiles?: boolean;
 }
 
 type DeltaSource =
@@ -233,6 +241,13 @@ export class FileStoreCommit {
     this.now = options.now ?? Date.now;
     this.recordInflight = options.recordInflight ?? true;
     this.bucketUnaware = schema.primaryKeys.length === 0 && ctx.options.bucket === -1;
+    this.baseCheck = new CommitBaseCheck(
+      fileIO,
+      paths,
+      options.checkBaseDataFiles === true
+        ? (e) => paths.dataFilePath(this.partitionString(e.partition), e.bucket, e.file.fileName, e.file.externalPath)
+        : null,
+    );
   }
 
   /**
@@ -240,7 +255,8 @@ export class FileStoreCommit {
    * with the same identifier when messages carry compaction changes.
    *
    * @throws CommitConflictError when files this commit deletes are no longer live (nothing of the
-   *   conflicting snapshot is visible; an APPEND snapshot committed before a conflicting COMPACT stays).
+   *   conflicting snapshot is visible). A conflicting COMPACT after a committed APPEND does not
+   *   throw: the compaction is dropped (`compactionDropped`).
    * @throws CommitRetryExhaustedError after `commit.max-retries` lost races or `commit.timeout`.
    */
   async commit(committable: Committable, options: CommitCallOptions): Promise<CommitResult> {
@@ -532,6 +548,9 @@ export class FileStoreCommit {
     return this.conditionalWritesChecked;
   }
 
+  /** Checks the snapshot a commit builds on (manifests, data files of the touched buckets). */
+  private readonly baseCheck: CommitBaseCheck;
+
   /** The retry loop around one snapshot; returns the new snapshot id. */
   private async tryCommit(input: AttemptInput): Promise<number> {
     // Before anything is written: on a store that silently overwrites, two committers could both "win".
@@ -570,6 +589,7 @@ export class FileStoreCommit {
         if (input.checkConflicts) {
           await checkConflicts(this.fileIO, this.paths, latest, entries, { allowBucketChange: input.allowBucketChange });
         }
+        if (latest !== null) await this.baseCheck.check(latest, entries);
         if (delta === null || !sameEntries(delta.entries, entries)) {
           if (delta !== null && uncertainAfter === null) await writer.deleteWritten([...delta.files, delta.list.name]);
           const before = writer.written.length;
