@@ -656,10 +656,15 @@ export class FileStoreCommit {
     }
   }
 
-  /** Locations of the compaction outputs among `entries`. */
+  /**
+   * Locations of the files the compaction wrote among `entries`: not the inputs it only moved to
+   * another level (an ADD named like a DELETE of the same bucket), which stay live.
+   */
   private compactOutputs(entries: readonly ManifestEntry[]): string[] {
+    const id = (e: ManifestEntry): string => `${partitionKey(e.partition)}|${e.bucket}|${e.file.fileName}`;
+    const inputs = new Set(entries.filter((e) => e.kind === 'DELETE').map(id));
     return entries
-      .filter((e) => e.kind === 'ADD' && !e.file.externalPath)
+      .filter((e) => e.kind === 'ADD' && !e.file.externalPath && !inputs.has(id(e)))
       .map((e) => this.paths.dataFilePath(e.partition, e.bucket, e.file.fileName));
   }
 
