@@ -12,6 +12,9 @@
 import { randomUUID } from 'node:crypto';
 import {
   CommitConflictError,
+  MaintenanceArgumentError,
+  MaintenanceError,
+  checkAborted,
   TableWrite,
   liveEntries,
   parsePredicate,
@@ -34,8 +37,6 @@ import {
   type TableSchema,
 } from '@tidemark/format';
 import { compactPickOptions, pickCompactWindows } from './compact-plan.js';
-import { MaintenanceArgumentError, MaintenanceError } from './errors.js';
-import { checkAborted } from './table-files.js';
 
 /** Default bound on the input files one run rewrites. */
 export const DEFAULT_COMPACT_MAX_FILES_PER_RUN = 1000;

@@ -13,8 +13,8 @@ import { randomUUID } from 'node:crypto';
 import * as arrow from 'apache-arrow';
 import type { FileIO } from '@tidemark/storage';
 import {
-  EMPTY_SIMPLE_STATS,
   FILE_SOURCE_APPEND,
+  newDataFileMeta,
   bucketOfValues,
   serializeBinaryRow,
   toArrowSchema,
@@ -556,30 +556,22 @@ export class TableWrite {
     this.pending = encoding
       .then(async (bytes) => {
         await this.fileIO.write(path, bytes);
-        buf.newFiles.push({
-          fileName,
-          fileSize: bytes.length,
-          rowCount,
-          minKey: EMPTY_SIMPLE_STATS.minValues,
-          maxKey: EMPTY_SIMPLE_STATS.maxValues,
-          keyStats: EMPTY_SIMPLE_STATS,
-          valueStats,
-          minSequenceNumber: minSeq,
-          maxSequenceNumber: minSeq + BigInt(rowCount) - 1n,
-          schemaId: this.schema.id,
-          level: 0,
-          extraFiles: [],
-          // Java stores the writer's local wall-clock time as if it were UTC (paimon-format.md §4.3).
-          creationTime: now - new Date(now).getTimezoneOffset() * 60_000,
-          deleteRowCount: 0,
-          embeddedIndex: null,
-          fileSource: FILE_SOURCE_APPEND,
-          valueStatsCols,
-          externalPath: null,
-          firstRowId: null,
-          writeCols: null,
-          writeColsSequences: null,
-        });
+        buf.newFiles.push(
+          newDataFileMeta({
+            fileName,
+            fileSize: bytes.length,
+            rowCount,
+            valueStats,
+            minSequenceNumber: minSeq,
+            maxSequenceNumber: minSeq + BigInt(rowCount) - 1n,
+            schemaId: this.schema.id,
+            // Java stores the writer's local wall-clock time as if it were UTC (docs/format.md, "Data files").
+            creationTime: now - new Date(now).getTimezoneOffset() * 60_000,
+            deleteRowCount: 0,
+            fileSource: FILE_SOURCE_APPEND,
+            valueStatsCols,
+          }),
+        );
       })
       .then(undefined, (e: unknown) => {
         // The rows of this file have left the buffers: the writer must not carry on without them.
