@@ -67,9 +67,11 @@ export interface S3ConfigFields {
 
 // The class carries exactly the fields of S3ConfigFields (copied in by the constructor); merging the
 // interface declares them once instead of repeating every field in the class.
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
 export interface S3Config extends S3ConfigFields {}
 
 /** Fully resolved S3 settings. Secrets are held privately and never appear in `describe()`, `toString()`, JSON or `util.inspect`. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface above
 export class S3Config {
   readonly #credentials: Credentials | undefined;
 

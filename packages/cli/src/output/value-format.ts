@@ -210,7 +210,7 @@ function compile(field: Field, hint: PaimonTypeHint | undefined): ValueFormatter
 }
 
 /** Types no Paimon type maps to (Float16, views, unions, intervals, durations): Arrow's own getter. */
-function fallback(field: Field): ValueFormatter {
+function fallback(_field: Field): ValueFormatter {
   return (d, i) => plainToJson(makeVector(d).get(i));
 }
 

@@ -31,7 +31,7 @@ import { SnapshotManager } from '../snapshot-manager.js';
 import type { TablePaths } from '../table-paths.js';
 import type { FileStorePathFactory } from '../path-factory.js';
 import { isTableContext, tableContext, type TableContext } from '../table-context.js';
-import { CommitConflictError, CommitInputError, CommitRetryExhaustedError } from './commit-errors.js';
+import { CommitInputError, CommitRetryExhaustedError } from './commit-errors.js';
 import { commitOptionsOf, type CommitOptions } from './commit-options.js';
 import { retryWaitMs, sleep } from './commit-retry.js';
 import { checkConflicts } from './conflict-check.js';

@@ -7,11 +7,11 @@
  * Paimon's BinaryString/byte[] order); NaN is ignored; nested columns get null bounds.
  */
 import * as arrow from 'apache-arrow';
-import { serializeBinaryRow, type DataField, type DataType, type Decimal, type SimpleStats, type Timestamp, type Value } from '@tidemark/format';
+import { serializeBinaryRow, type DataField, type DataType, type SimpleStats, type Value } from '@tidemark/format';
 import type { CoreOptions, StatsMode } from '../core-options.js';
 import { compareValues } from '../predicate.js';
 import { valueReader } from '../read/arrow-values.js';
-import { isValidAt, utf8Bytes } from './arrow-columns.js';
+import { isValidAt } from './arrow-columns.js';
 
 /** Running min, max and null count of one column while a file is written (min/max null = unknown). */
 interface StatsAccumulator {
