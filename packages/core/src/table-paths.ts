@@ -1,5 +1,5 @@
 /**
- * Every location of a Paimon table, derived from the table root (see paimon-format.md §1).
+ * Every location of a Paimon table, derived from the table root (see docs/format.md, "Layout").
  * Pure string computation: nothing here touches storage.
  */
 import { joinPath } from '@tidemark/storage';

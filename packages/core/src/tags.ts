@@ -1,5 +1,5 @@
 /**
- * Creating, deleting and listing tags (`tag/tag-<name>`, paimon-format.md §11). A tag file is the
+ * Creating, deleting and listing tags (`tag/tag-<name>`, docs/format.md, "Time travel and tags"). A tag file is the
  * tagged snapshot's JSON plus `tagCreateTime`; it is created with create-if-absent so two writers
  * cannot overwrite each other's tag. Reading tags (and time travel by tag) is {@link TagManager}.
  */

@@ -1,5 +1,5 @@
 /**
- * Compaction of append tables (paimon-format.md §10.1): per (partition, bucket) of the latest
+ * Compaction of append tables (docs/format.md, "Append compaction"): per (partition, bucket) of the latest
  * snapshot, small files are packed into windows, each window is rewritten into new level-0 files
  * (`_FILE_SOURCE` = 1, sequence numbers continuing from the window's first file), and everything
  * is committed as one COMPACT snapshot (DELETE inputs, ADD outputs).

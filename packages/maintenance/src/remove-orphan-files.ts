@@ -1,5 +1,5 @@
 /**
- * Orphan file cleanup (Paimon's `remove_orphan_files`, paimon-format.md §9): deletes files under
+ * Orphan file cleanup (Paimon's `remove_orphan_files`, docs/format.md, "Orphan file cleanup"): deletes files under
  * the table directory that no snapshot, tag or in-flight sink commit uses and that are older than
  * a threshold.
  *

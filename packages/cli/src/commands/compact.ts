@@ -6,7 +6,7 @@ import { parseKeyValues } from './create.js';
 import { CompactProgressBar, compactJson, compactText, runJob } from './maintenance-shared.js';
 import { dryRunOption, jsonOption, printLine, tableArgument, withTable } from './shared.js';
 
-/** `tidemark compact` (issue 6). */
+/** `tidemark compact`. */
 export const compactCommand = defineCommand({
   name: 'compact',
   summary: 'bin-pack small data files of an append table into larger ones',

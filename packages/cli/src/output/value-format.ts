@@ -1,5 +1,5 @@
 /**
- * Turns Arrow values into the JSON values that `tidemark read --format jsonl` prints (issue 3):
+ * Turns Arrow values into the JSON values that `tidemark read --format jsonl` prints:
  *
  * | Paimon type            | printed as                                                                       |
  * |------------------------|----------------------------------------------------------------------------------|

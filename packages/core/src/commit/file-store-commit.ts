@@ -1,6 +1,6 @@
 /**
  * `FileStoreCommit`: turns commit messages into snapshots with lock-free compare-and-swap commits
- * (paimon-format.md §7). The only visibility point is the atomic create of
+ * (docs/format.md, "Commit protocol"). The only visibility point is the atomic create of
  * `snapshot/snapshot-<latest+1>`: manifests written before it are invisible, and a lost race is
  * rebased onto the new latest snapshot and retried.
  *
@@ -244,7 +244,7 @@ export class FileStoreCommit {
   }
 
   /**
-   * Overwrites partitions (paimon-format.md §7.6): deletes every live file of the target partitions
+   * Overwrites partitions (docs/format.md, "Commit protocol"): deletes every live file of the target partitions
    * (read from the latest snapshot at each attempt) and adds the new files, as one OVERWRITE snapshot.
    *
    * @throws CommitInputError when the spec names non-partition columns or new files lie outside it.

@@ -1,5 +1,5 @@
 /**
- * Merge engines of primary-key tables (paimon-format.md §10.3), applied to the records of one key
+ * Merge engines of primary-key tables (docs/format.md, "Merge engines"), applied to the records of one key
  * ordered by `sequence.field` values (when set), then sequence number. The aggregation engine's
  * field functions live in `aggregate-functions.ts`. Pure logic over record references so it can
  * be tested without files: the reader decides where each output column's value comes from.
