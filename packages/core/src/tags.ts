@@ -11,6 +11,7 @@ import type { TablePaths } from './table-paths.js';
 import { TagManager } from './tag-manager.js';
 import { CommitInputError, TagAlreadyExistsError } from './commit/commit-errors.js';
 
+/** Options of {@link createTag}. */
 export interface CreateTagOptions {
   /** Snapshot to tag; default the latest. */
   readonly snapshotId?: number;

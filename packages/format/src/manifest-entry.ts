@@ -28,6 +28,7 @@ export type FileKind = 'ADD' | 'DELETE';
 
 /** `_FILE_SOURCE` values. */
 export const FILE_SOURCE_APPEND = 0;
+/** `_FILE_SOURCE` of a file written by compaction. */
 export const FILE_SOURCE_COMPACT = 1;
 
 /** Metadata of one data or changelog file (`_FILE`). */

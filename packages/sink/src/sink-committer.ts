@@ -54,6 +54,7 @@ export interface CheckpointCommit {
   readonly durationMs: number;
 }
 
+/** Settings of the {@link SinkCommitter} of one pipeline. */
 export interface SinkCommitterOptions {
   readonly fileIO: FileIO;
   readonly tableLocation: string;
@@ -83,6 +84,7 @@ function byId(a: bigint, b: bigint): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** The single committer of a sink pipeline; see the module comment. */
 export class SinkCommitter {
   readonly commitUser: string;
   private readonly io: FileIO;

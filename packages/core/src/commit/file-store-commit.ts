@@ -48,6 +48,7 @@ export type CommitResult =
   /** Nothing to commit and not forced: no snapshot. */
   | { readonly status: 'empty' };
 
+/** Per-call options of {@link FileStoreCommit.commit}. */
 export interface CommitCallOptions {
   /** Identity of the writer (a UUID per job for batch writes; stable across restarts for streaming). */
   readonly commitUser: string;
@@ -60,6 +61,7 @@ export interface CommitCallOptions {
   readonly force?: boolean;
 }
 
+/** Per-call options of {@link FileStoreCommit.overwrite}. */
 export interface OverwriteCallOptions {
   readonly commitUser: string;
   /**
@@ -82,6 +84,7 @@ export interface CommitLogger {
   warn(message: string): void;
 }
 
+/** Settings of a {@link FileStoreCommit}. */
 export interface FileStoreCommitOptions {
   /** Overrides of settings derived from the table options. */
   readonly commitOptions?: Partial<CommitOptions>;

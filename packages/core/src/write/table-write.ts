@@ -45,6 +45,7 @@ export type RowObject = Readonly<Record<string, unknown>>;
 /** What {@link TableWrite.write} accepts. */
 export type WriteInput = arrow.Table | arrow.RecordBatch | readonly RowObject[];
 
+/** Options of {@link TableWrite} (and `Table.newBatchWrite`). */
 export interface TableWriteOptions {
   /**
    * First sequence number of a (partition, bucket) — the max `_MAX_SEQUENCE_NUMBER` of its live
