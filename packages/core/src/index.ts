@@ -243,7 +243,6 @@ export {
 } from './write/key-value/bucket-assigner.js';
 export {
   CompactionError,
-  CompactionArgumentError,
   CompactionAbortedError,
 } from './compact/compact-errors.js';
 export {
