@@ -10,6 +10,7 @@ export * from './table-identity.js';
 export * from './sink-writer.js';
 export * from './sink-committer.js';
 export * from './source.js';
+export * from './cdc-source.js';
 export * from './ingest-driver.js';
 export * from './record-router.js';
 export * from './sequence-start.js';
