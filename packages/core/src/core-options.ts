@@ -69,6 +69,7 @@ export const OPTION = {
   CONSUMER_EXPIRATION_TIME: 'consumer.expiration-time',
   CONSUMER_IGNORE_PROGRESS: 'consumer.ignore-progress',
   CONTINUOUS_DISCOVERY_INTERVAL: 'continuous.discovery-interval',
+  STREAMING_READ_OVERWRITE: 'streaming-read-overwrite',
   WRITE_ONLY: 'write-only',
   DELETION_VECTORS_ENABLED: 'deletion-vectors.enabled',
   MERGE_ENGINE: 'merge-engine',
@@ -549,6 +550,11 @@ export class CoreOptions {
   /** `continuous.discovery-interval` in milliseconds (10 s): how often a streaming read looks for new snapshots. */
   get continuousDiscoveryIntervalMs(): number {
     return this.dur(OPTION.CONTINUOUS_DISCOVERY_INTERVAL, 10_000);
+  }
+
+  /** `streaming-read-overwrite` (default false): streaming reads include the files OVERWRITE snapshots add. */
+  get streamingReadOverwrite(): boolean {
+    return this.bool(OPTION.STREAMING_READ_OVERWRITE, false);
   }
 
   get snapshotExpireLimit(): number {

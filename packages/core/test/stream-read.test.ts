@@ -184,4 +184,20 @@ describe('streaming reads', () => {
     await t.consumers().resetConsumer('lost', 3);
     await expect(collect(t.newStreamRead({ consumerId: 'lost' }))).rejects.toThrow(/consumer 'lost'.*needs snapshot 3.*expired/);
   });
+
+  it("OVERWRITE snapshots produce nothing unless 'streaming-read-overwrite' is set; their input changelog is kept", async () => {
+    const t = await table({ 'changelog-producer': 'input' });
+    await t.append([{ k: 1, v: 'a' }]);
+    await t.overwrite([{ k: 2, v: 'b' }]);
+    const s2 = await t.snapshotManager.snapshot(2);
+    expect(s2.commitKind).toBe('OVERWRITE');
+    expect(s2.changelogRecordCount).toBe(1);
+    const plain = await collect(t.newStreamRead({ from: 'earliest', to: 2 }));
+    expect(plain.changes.map((c) => `${c.s} ${c.kind} ${c.k}`)).toEqual(['1 +I 1']);
+    const t2 = await table({ 'changelog-producer': 'none', 'streaming-read-overwrite': 'true' }, false);
+    await t2.append([{ k: 1, v: 'a' }]);
+    await t2.overwrite([{ k: 2, v: 'b' }]);
+    const all = await collect(t2.newStreamRead({ from: 'earliest', to: 2 }));
+    expect(all.changes.map((c) => `${c.s} ${c.kind} ${c.k}`)).toEqual(['1 +I 1', '2 +I 2']);
+  });
 });

@@ -400,6 +400,8 @@ export class FileStoreCommit {
         replacesPartitions: true,
       };
     };
+    // The input changelog of an overwrite holds the new rows, as Java's overwrite commit does.
+    const overwriteChangelog = changelogEntriesOf(committable.messages);
     if (adds.length === 0 && !options.force) {
       const latest = await this.snapshots.latest();
       if ((await compute(latest)).length === 0 && (await index(latest)).entries.length === 0) return { status: 'empty' };
@@ -410,6 +412,7 @@ export class FileStoreCommit {
       watermark: committable.watermark,
       properties: committable.properties,
       delta: { kind: 'computed', compute },
+      ...(overwriteChangelog.length > 0 ? { changelog: overwriteChangelog } : {}),
       index,
       commitKind: 'OVERWRITE',
       checkConflicts: true,

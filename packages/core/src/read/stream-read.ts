@@ -6,7 +6,9 @@
  *   produce nothing;
  * - without: the files the delta manifest list of each APPEND snapshot adds, read as written
  *   (primary-key records keep their row kind, so `-U`/`-D` records written by the writer show up;
- *   append tables give `+I`); COMPACT and OVERWRITE snapshots produce nothing.
+ *   append tables give `+I`); COMPACT snapshots produce nothing;
+ * - OVERWRITE snapshots produce nothing unless `streaming-read-overwrite` is true (then the files
+ *   they add, or their changelog).
  *
  * With a consumer id the progress is kept in `consumer/consumer-<id>` as Paimon keeps it
  * (`nextSnapshot`, the first snapshot not finished), and a later stream with the same id resumes
@@ -218,8 +220,10 @@ export class StreamRead implements AsyncIterable<ChangeBatch> {
 
   /** The changes of one snapshot, per the table's changelog producer. */
   private async *changeBatches(s: Snapshot): AsyncGenerator<{ batch: arrow.RecordBatch; full: boolean }> {
-    const producer = this.table.context.options.changelogProducer;
-    const list = producer !== 'none' ? s.changelogManifestList : s.commitKind === 'APPEND' ? s.deltaManifestList : undefined;
+    const options = this.table.context.options;
+    if (s.commitKind === 'OVERWRITE' && !options.streamingReadOverwrite) return;
+    const producer = options.changelogProducer;
+    const list = producer !== 'none' ? s.changelogManifestList : s.commitKind !== 'COMPACT' ? s.deltaManifestList : undefined;
     if (!list) return;
     const schema = await this.table.schemaManager.schema(s.schemaId);
     for await (const e of addedEntries(this.table, list)) {
