@@ -10,7 +10,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deserializeBinaryRow, readManifestEntries, readManifestList, type DataType, type ManifestEntry } from '@tidemark/format';
-import { openTable, type Table } from '@tidemark/core';
+import { openTable, type CommitResult, type Table } from '@tidemark/core';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { fixturesDir } from './support/fixtures.js';
 import { PK_MOR_LATEST, TWO_ROADS, type PkMorRow } from './support/fixture-rows.js';
@@ -73,10 +73,21 @@ describe.each(storageBackends('pk write java tables'))('continuing the Java pk-m
     if (enabled) await warehouse.cleanup();
   });
 
+  /** Snapshot ids of each write: its APPEND, then the COMPACT of the writer's compaction, if any. */
+  const writes: number[][] = [];
+
   it.skipIf(!enabled)('takes upserts and deletes; every snapshot reads as the model says', async () => {
     const model = new Map(PK_MOR_LATEST.map((r) => [keyOf(r), r]));
     const expected = new Map<number, PkMorRow[]>([[5, sorted(model)]]);
     const put = (r: PkMorRow): void => void model.set(keyOf(r), r);
+    // Each write's snapshots (a COMPACT one reads like the APPEND before it) hold the model.
+    const expectNow = (result: CommitResult): void => {
+      expect(result.status).toBe('committed');
+      const ids = result.status === 'committed' ? result.snapshotIds : [];
+      expect(ids[0]).toBe(5 + writes.flat().length + 1);
+      writes.push([...ids]);
+      for (const id of ids) expected.set(id, sorted(model));
+    };
 
     // Snapshot 6: upserts in both partitions, a new bucket of partition 20, a key updated twice.
     const upserts: PkMorRow[] = [
@@ -87,12 +98,11 @@ describe.each(storageBackends('pk write java tables'))('continuing the Java pk-m
       ['Nina', 10, 1, 7.25],
     ];
     const r6 = await table.append(upserts.map(([f0, f1, f2, f3]) => ({ f0, f1, f2, f3 })));
-    expect(r6).toMatchObject({ status: 'committed', snapshotId: 6 });
     upserts.forEach(put);
-    expected.set(6, sorted(model));
+    expectNow(r6);
 
-    // Snapshot 7: row kinds from a field: -D of the long key, -U/+U of Skye.
-    await table.append(
+    // Next: row kinds from a field: -D of the long key, -U/+U of Skye.
+    const r7 = await table.append(
       [
         { op: '-D', f0: TWO_ROADS, f1: 10, f2: 1, f3: 11.0 },
         { op: '-U', f0: 'Skye', f1: 10, f2: 0, f3: 21.0 },
@@ -102,25 +112,27 @@ describe.each(storageBackends('pk write java tables'))('continuing the Java pk-m
     );
     model.delete(keyOf([TWO_ROADS, 10, 1, 0]));
     put(['Skye', 10, 0, 22.0]);
-    expected.set(7, sorted(model));
+    expectNow(r7);
 
-    // Snapshot 8: delete by key (one missing key); snapshot 9: delete by predicate.
+    // Then a delete by key (one missing key) and a delete by predicate.
     const byKey = await table.delete([{ f0: 'Bob', f1: 10, f2: 0 }, { f0: 'Nobody', f1: 10, f2: 0 }]);
     expect(byKey.deleted).toBe(1);
     model.delete(keyOf(['Bob', 10, 0, 0]));
-    expected.set(8, sorted(model));
+    expectNow(byKey.result);
     const byWhere = await table.delete({ where: "f1 = 20 AND f0 <> 'Zed'" });
     expect(byWhere.deleted).toBe(2);
     model.delete(keyOf(['Lucy', 20, 1, 0]));
     model.delete(keyOf(['Paul', 20, 1, 0]));
-    expected.set(9, sorted(model));
+    expectNow(byWhere.result);
+    // The Java table's f1=10 buckets reach 5 sorted runs: the writers compacted them.
+    expect(writes.some((ids) => ids.length === 2)).toBe(true);
 
     for (const [id, want] of expected) expect(await rows(table, id), `snapshot ${id}`).toEqual(want);
   });
 
   it.skipIf(!enabled)('writes manifest entries with the fields Java writes, continuing each bucket\'s sequence numbers', async () => {
     const java = (await deltaEntries(table, 5)).find((e) => e.kind === 'ADD')!;
-    const ours = await deltaEntries(table, 6);
+    const ours = await deltaEntries(table, writes[0]![0]!);
     expect(ours.length).toBeGreaterThan(0);
     const keyTypes = [STR, INT];
     const valueTypes = [STR, INT, INT, DOUBLE];
@@ -156,7 +168,7 @@ describe.each(storageBackends('pk write java tables'))('continuing the Java pk-m
     expect(z.file.minSequenceNumber).toBe(0n);
     // The row-kind commit counts its -U/-D rows: the -D of the long key; Skye's -U/+U pair merged
     // in the write buffer into its +U, as Java's buffer does.
-    const kinds = await deltaEntries(table, 7);
+    const kinds = await deltaEntries(table, writes[1]![0]!);
     expect(kinds.reduce((n, e) => n + (e.file.deleteRowCount ?? 0), 0)).toBe(1);
     expect(kinds.reduce((n, e) => n + e.file.rowCount, 0)).toBe(2);
   });

@@ -46,7 +46,8 @@ const dedupSpec = (options: Record<string, string>): TableSpec => ({
   options: { bucket: '2', 'write-buffer-size': '2 kb', ...options },
 });
 
-const scenarios: Scenario[] = [
+/** Fresh scenarios (their models keep state) for each bucket mode. */
+const makeScenarios = (): Scenario[] => [
   {
     name: 'deduplicate',
     tableDelete: true,
@@ -68,7 +69,10 @@ const scenarios: Scenario[] = [
     return {
       name: 'deduplicate with sequence.field',
       tableDelete: true,
-      spec: dedupSpec({ 'sequence.field': 'ts' }),
+      // The model keeps every -D forever; compaction into the top level drops them, after which a
+      // later record with a smaller ts is visible again (Java Paimon does the same, apache/paimon
+      // #5387). So this scenario writes without compaction; compact-sequence-field.test.ts covers it.
+      spec: dedupSpec({ 'sequence.field': 'ts', 'write-only': 'true' }),
       op(rand, k, state) {
         const ts = maybe(rand, BigInt(rand(20)));
         if (state && rand(6) === 0) return { kind: '-D', row: { ...state, ts } };
@@ -234,11 +238,20 @@ async function readSnapshot(table: Table, snapshotId: number, allLevels: boolean
   return out;
 }
 
-describe('primary-key writes against an in-memory model (fixed buckets, every snapshot)', () => {
-  for (const scenario of scenarios) {
+/** Dynamic buckets (`bucket` = -1) with buckets of 5 keys, so that keys spread over several buckets. */
+const dynamic = (spec: TableSpec): TableSpec => ({
+  ...spec,
+  options: { ...spec.options, bucket: '-1', 'dynamic-bucket.target-row-num': '5' },
+});
+
+describe.each([
+  { mode: 'fixed buckets', toSpec: (s: TableSpec) => s },
+  { mode: 'dynamic buckets', toSpec: dynamic },
+])('primary-key writes against an in-memory model ($mode, every snapshot)', ({ toSpec }) => {
+  for (const scenario of makeScenarios()) {
     it(scenario.name, async () => {
       const rand = seededRandom(7 + scenario.name.length);
-      const table = await createTable(scenario.spec);
+      const table = await createTable(toSpec(scenario.spec));
       const model = new Map<number, Row>();
       const expected: Row[][] = [];
       const commits = 7;
@@ -257,7 +270,8 @@ describe('primary-key writes against an in-memory model (fixed buckets, every sn
         const input: RowObject[] = ops.map((o) => ({ ...o.row, op: o.kind }));
         const result = await table.append(input, { rowKindField: 'op' });
         expect(result.status).toBe('committed');
-        expected.push(sorted([...model.values()]));
+        // A writer's compaction adds a COMPACT snapshot that must read like the APPEND before it.
+        if (result.status === 'committed') for (const _ of result.snapshotIds) expected.push(sorted([...model.values()]));
         // Table.delete as its own commit now and then (not for first-row, which ignores deletes).
         if (scenario.tableDelete && c % 3 === 1) {
           const present = [...model.keys()].slice(0, 3);
@@ -266,7 +280,7 @@ describe('primary-key writes against an in-memory model (fixed buckets, every sn
           if (present.length > 0) {
             expect(r.status).toBe('committed');
             for (const k of present) scenario.apply(model, { kind: '-D', row: { ...model.get(k)! } });
-            expected.push(sorted([...model.values()]));
+            if (r.status === 'committed') for (const _ of r.snapshotIds) expected.push(sorted([...model.values()]));
           }
         }
       }

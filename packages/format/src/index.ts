@@ -3,6 +3,7 @@ export * from './errors.js';
 export * from './arrow-types.js';
 export * from './range-blob.js';
 export * from './parquet-reader.js';
+export * from './wasm-trap-guard.js';
 export * from './parquet-writer.js';
 export * from './parquet-encode-pool.js';
 export * from './parquet-footer.js';

@@ -3,7 +3,7 @@ import { access, stat } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import type { Readable } from 'node:stream';
 import { LocalFileIO } from '@tidemark/storage';
-import { readParquetFile, type DataField, type DataType } from '@tidemark/format';
+import { CorruptFileError, readParquetFile, type DataField, type DataType } from '@tidemark/format';
 import { commitNotApplied, parseRowKind, rowKindToString, WriteValidationError, type CommitResult, type TableWrite } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
@@ -63,7 +63,7 @@ export const writeCommand = defineCommand({
       let result: CommitResult;
       try {
         if (format === 'parquet') {
-          for await (const batch of readParquetFile(new LocalFileIO(), inputPath!)) {
+          for await (const batch of readParquetInput(inputPath!)) {
             ctx.signal.throwIfAborted();
             await writer.write(batch);
             rows += batch.numRows;
@@ -186,4 +186,20 @@ function countRowKinds(chunk: RowChunk, field: string, counts: Map<string, numbe
 function describeKinds(kinds: ReadonlyMap<string, number>): string {
   const parts = ROW_KINDS.filter((k) => (kinds.get(k) ?? 0) > 0).map((k) => `${kinds.get(k)} ${k}`);
   return parts.length === 0 ? '' : `: ${parts.join(', ')}`;
+}
+
+/**
+ * The batches of a Parquet input file. A file that does not decode is the user's input, not a
+ * broken table: it is reported as an input error naming the file.
+ */
+async function* readParquetInput(path: string): ReturnType<typeof readParquetFile> {
+  const io = new LocalFileIO();
+  try {
+    yield* readParquetFile(io, path);
+  } catch (e) {
+    if (e instanceof CorruptFileError) throw new InputError(`input ${e.message}`, { cause: e });
+    throw e;
+  } finally {
+    await io.close();
+  }
 }

@@ -41,6 +41,7 @@ import { commitOptionsOf, type CommitOptions } from './commit-options.js';
 import { retryWaitMs, sleep } from './commit-retry.js';
 import { checkConflicts } from './conflict-check.js';
 import { combineIndexEntries, resolveHashIndexChanges, snapshotIndexEntries, type IndexChanges } from './index-changes.js';
+import { CommitBaseCheck } from './base-check.js';
 import { dataManifests, liveEntries, liveRecordCount, partitionKey } from './manifest-fold.js';
 import { mergeManifests } from './manifest-merge.js';
 import { ManifestNames, ManifestWriter } from './manifest-writer.js';
@@ -53,6 +54,11 @@ export type CommitResult =
       readonly status: 'committed';
       readonly snapshotId: number;
       readonly snapshotIds: readonly number[];
+      /**
+       * Why the compaction part was dropped (a concurrent compaction replaced its inputs after the
+       * APPEND part was committed); absent when it was committed or there was none.
+       */
+      readonly compactionDropped?: string;
       /**
        * Primary-key tables: new files rewritten with higher sequence numbers because another writer
        * committed to the same bucket meanwhile (absent when none was).
@@ -110,6 +116,13 @@ export interface FileStoreCommitOptions {
    * true). Disable only where no cleanup can run concurrently (tests, benchmarks).
    */
   readonly recordInflight?: boolean;
+  /**
+   * Before building on the latest snapshot, also check that the live data files in the
+   * (partition, bucket)s the commit touches exist with their recorded sizes (one `stat` per file
+   * not checked before by this instance). The manifests and manifest lists are always checked.
+   * Default false here; table commits ({@link newTableCommit}) turn it on.
+   */
+  readonly checkBaseDataFiles?: boolean;
 }
 
 type DeltaSource =
@@ -237,6 +250,13 @@ export class FileStoreCommit {
     this.now = options.now ?? Date.now;
     this.recordInflight = options.recordInflight ?? true;
     this.bucketUnaware = schema.primaryKeys.length === 0 && ctx.options.bucket === -1;
+    this.baseCheck = new CommitBaseCheck(
+      fileIO,
+      paths,
+      options.checkBaseDataFiles === true
+        ? (e) => paths.dataFilePath(this.partitionString(e.partition), e.bucket, e.file.fileName, e.file.externalPath)
+        : null,
+    );
   }
 
   /**
@@ -244,7 +264,8 @@ export class FileStoreCommit {
    * with the same identifier when messages carry compaction changes.
    *
    * @throws CommitConflictError when files this commit deletes are no longer live (nothing of the
-   *   conflicting snapshot is visible; an APPEND snapshot committed before a conflicting COMPACT stays).
+   *   conflicting snapshot is visible). A conflicting COMPACT after a committed APPEND does not
+   *   throw: the compaction is dropped (`compactionDropped`).
    * @throws CommitRetryExhaustedError after `commit.max-retries` lost races or `commit.timeout`.
    */
   async commit(committable: Committable, options: CommitCallOptions): Promise<CommitResult> {
@@ -309,19 +330,35 @@ export class FileStoreCommit {
         compactEntries.push(...kept);
       }
     }
+    let compactionDropped: string | undefined;
     if (compactEntries.length > 0) {
-      ids.push(
-        await this.tryCommit({
-          ...base,
-          delta: { kind: 'fixed', entries: compactEntries },
-          commitKind: 'COMPACT',
-          checkConflicts: true,
-          allowBucketChange: false,
-        }),
-      );
+      try {
+        ids.push(
+          await this.tryCommit({
+            ...base,
+            delta: { kind: 'fixed', entries: compactEntries },
+            commitKind: 'COMPACT',
+            checkConflicts: true,
+            allowBucketChange: false,
+          }),
+        );
+      } catch (e) {
+        // A writer's compaction that lost its inputs to a concurrent compaction: the data it
+        // came with is committed, and compaction is optional, so the write stands without it.
+        if (!(e instanceof CommitConflictError) || ids.length === 0) throw e;
+        this.logger.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
+        await this.deleteBestEffort(this.compactOutputs(compactEntries));
+        compactionDropped = e.message;
+      }
     }
     const resequencedFiles = guard?.rewrites ?? 0;
-    return { status: 'committed', snapshotId: ids[ids.length - 1]!, snapshotIds: ids, ...(resequencedFiles > 0 ? { resequencedFiles } : {}) };
+    return {
+      status: 'committed',
+      snapshotId: ids[ids.length - 1]!,
+      snapshotIds: ids,
+      ...(compactionDropped !== undefined ? { compactionDropped } : {}),
+      ...(resequencedFiles > 0 ? { resequencedFiles } : {}),
+    };
   }
 
   /**
@@ -527,6 +564,9 @@ export class FileStoreCommit {
     return this.conditionalWritesChecked;
   }
 
+  /** Checks the snapshot a commit builds on (manifests, data files of the touched buckets). */
+  private readonly baseCheck: CommitBaseCheck;
+
   /** The retry loop around one snapshot; returns the new snapshot id. */
   private async tryCommit(input: AttemptInput): Promise<number> {
     // Before anything is written: on a store that silently overwrites, two committers could both "win".
@@ -566,6 +606,7 @@ export class FileStoreCommit {
         if (input.checkConflicts) {
           await checkConflicts(this.fileIO, this.paths, latest, entries, { allowBucketChange: input.allowBucketChange });
         }
+        if (latest !== null) await this.baseCheck.check(latest, entries);
         if (delta === null || !sameEntries(delta.entries, entries)) {
           if (delta !== null && uncertainAfter === null) await writer.deleteWritten([...delta.files, delta.list.name]);
           const before = writer.written.length;

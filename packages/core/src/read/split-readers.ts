@@ -113,5 +113,5 @@ async function* readFile(
   keyValue: boolean,
 ) {
   const schema = await ctx.schemaOf(file.meta.schemaId);
-  yield* readDataFile(ctx.fileIO, { path: file.path, fileSize: file.meta.fileSize, schema }, fields, { keyValue });
+  yield* readDataFile(ctx.fileIO, { path: file.path, fileSize: file.meta.fileSize, rowCount: file.meta.rowCount, schema }, fields, { keyValue });
 }
