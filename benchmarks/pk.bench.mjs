@@ -5,7 +5,7 @@
  * its peak RSS; see lib/pk-tasks.mjs). Then the upsert's peak RSS at two `write-buffer-size`
  * settings, to show that the writer's memory is bounded by its buffer.
  *
- *   node benchmarks/pk.bench.mjs [--rows 1000000] [--runs 3] [--buffers 16mb,64mb]
+ *   node benchmarks/pk.bench.mjs [--rows 1000000] [--runs 3] [--buffers 8mb,32mb]
  *
  * Results go to benchmarks/results/pk.json and pk.md. Imports the BUILT packages.
  */
@@ -26,7 +26,7 @@ const TIMEOUT_MS = 1_800_000;
 export async function run(options = {}) {
   const rows = options.rows ?? 1_000_000;
   const runs = options.runs ?? 3;
-  const buffers = options.buffers ?? ['16 mb', '64 mb'];
+  const buffers = options.buffers ?? ['8 mb', '32 mb'];
   const log = options.log ?? ((m) => console.error(m));
   const started = performance.now();
   const workDir = path.join(WORK_DIR, 'pk');
@@ -89,7 +89,8 @@ function pick(res) {
   return { ms: res.ms, peakRssMiB: res.writePeakRssMiB, baseRssMiB: res.baseRssMiB, files: res.files, fileMiB: res.bytes / 2 ** 20 };
 }
 
-function toMarkdown(json) {
+/** The markdown report of a result (exported so a saved pk.json can be rendered again). */
+export function toMarkdown(json) {
   const e = json.environment;
   const row = (label, s) => [label, fmtInt(json.rows), `${fmtInt(s.ms)} (${s.msRuns.map((x) => fmtInt(x)).join(' / ')})`, fmtRate(s.rowsPerSec), fmtInt(s.cpuMs), s.files, fmtNum(s.fileMiB, 1), fmtInt(s.baseRssMiB), fmtInt(s.peakRssMiB)];
   return [
@@ -102,7 +103,7 @@ function toMarkdown(json) {
       [row('upsert into primary-key table (4 buckets)', json.upsert), row('append into append table (4 buckets)', json.append)],
     ),
     '',
-    `Upsert ÷ append wall time: ${fmtNum(json.upsertOverAppendTime, 2)} (median of per-round ratios ${json.upsertOverAppendTimeRuns.map((x) => fmtNum(x, 2)).join(' / ')}).`,
+    `Upsert ÷ append wall time: ${fmtNum(json.upsertOverAppendTime, 2)} (median of per-round ratios ${json.upsertOverAppendTimeRuns.map((x) => fmtNum(x, 2)).join(' / ')}); CPU time: ${fmtNum(json.upsert.cpuMs / json.append.cpuMs, 2)} (median CPU ms; the steadier figure on this shared machine).`,
     '',
     '## Memory bounded by write-buffer-size',
     '',

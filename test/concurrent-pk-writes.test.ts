@@ -1,5 +1,6 @@
 /**
- * Several processes upsert and delete the same keys of a two-bucket primary-key table at once
+ * Several processes upsert and delete the same keys of a primary-key table at once (two fixed
+ * buckets, and dynamic buckets)
  * (test/workers/pk-upsert-worker.mjs, run from the built dist: `npx turbo run build` first), on
  * local disk and on the real S3 server. Every process writes with a fresh writer per commit, so
  * their sequence numbers overlap; the commit must re-sequence so that a later snapshot wins.
@@ -63,7 +64,7 @@ async function state(table: Table, snapshotId: number): Promise<Map<number, stri
   return out;
 }
 
-async function runAndVerify(io: FileIO, root: string, s3?: S3Options): Promise<void> {
+async function runAndVerify(io: FileIO, root: string, bucket: string, s3?: S3Options): Promise<void> {
   const schema = buildInitialSchema({
     fields: [
       { name: 'k', type: 'INT NOT NULL' },
@@ -72,17 +73,20 @@ async function runAndVerify(io: FileIO, root: string, s3?: S3Options): Promise<v
       { name: 'c', type: 'INT' },
     ],
     primaryKeys: ['k'],
-    options: { bucket: '2', 'snapshot.num-retained.min': '1000' },
+    // Dynamic buckets: the 40 keys fill two buckets of 20, so writers meet in both.
+    options: { bucket, 'snapshot.num-retained.min': '1000', ...(bucket === '-1' ? { 'dynamic-bucket.target-row-num': '20' } : {}) },
   });
   await io.write(new TablePaths(root).schemaPath(0), serializeSchema(schema));
   const seed = Math.floor(Math.random() * 2 ** 30);
-  const lines = (
-    await Promise.all(
-      Array.from({ length: WORKERS }, (_, w) =>
-        runWorker({ root, worker: w, commits: COMMITS, keys: KEYS, perCommit: PER_COMMIT, seed: seed + w * 7919, ...(s3 ? { s3 } : {}) }),
-      ),
-    )
-  ).flat();
+  // Every worker is waited for, so a failing one never leaves others writing into a deleted directory.
+  const settled = await Promise.allSettled(
+    Array.from({ length: WORKERS }, (_, w) =>
+      runWorker({ root, worker: w, commits: COMMITS, keys: KEYS, perCommit: PER_COMMIT, seed: seed + w * 7919, ...(s3 ? { s3 } : {}) }),
+    ),
+  );
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  const lines = settled.flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
   expect(lines).toHaveLength(WORKERS * COMMITS);
   expect(lines.every((l) => l.result.status === 'committed')).toBe(true);
   // The processes really wrote overlapping sequence numbers into the same buckets.
@@ -116,11 +120,14 @@ async function runAndVerify(io: FileIO, root: string, s3?: S3Options): Promise<v
   expect(await state(table, ids[ids.length - 1]!)).toEqual(model);
 }
 
-describe.skipIf(!built)('concurrent primary-key writers from separate processes', () => {
+describe.skipIf(!built).each([
+  { mode: 'fixed buckets', bucket: '2' },
+  { mode: 'dynamic buckets', bucket: '-1' },
+])('concurrent primary-key writers from separate processes ($mode)', ({ bucket }) => {
   it(`local disk: ${WORKERS} processes updating the same keys keep snapshot order`, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tidemark-pk-concurrent-'));
     try {
-      await runAndVerify(new LocalFileIO(), join(dir, 'wh', 'db.db', 't'));
+      await runAndVerify(new LocalFileIO(), join(dir, 'wh', 'db.db', 't'), bucket);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -130,7 +137,7 @@ describe.skipIf(!built)('concurrent primary-key writers from separate processes'
     const options = s3TestOptions();
     const io = new S3FileIO(options);
     try {
-      await runAndVerify(io, `s3://${s3TestBucket()}/${uniquePrefix('concurrent-pk')}/db.db/t`, options);
+      await runAndVerify(io, `s3://${s3TestBucket()}/${uniquePrefix('concurrent-pk')}/db.db/t`, bucket, options);
     } finally {
       await io.close();
     }

@@ -1,11 +1,11 @@
 // Child process of test/concurrent-pk-writes.test.ts: makes `commits` commits of upserts and
 // deletes to one primary-key table, each with a fresh writer (so its sequence numbers continue
 // from the snapshot it started on, as separate jobs do), and a random pause between writing and
-// committing so that the processes overlap. Imports the packages from dist (build first).
+// committing so that the processes overlap. A dynamic-bucket conflict is answered by writing again. Imports the packages from dist (build first).
 // Configuration comes as one JSON argument: { root, worker, commits, keys, perCommit, seed, s3? }.
 // Prints one JSON line per commit: { worker, commit, result, rows: [[k, v | null], ...] }.
 import { LocalFileIO, S3FileIO } from '@tidemark/storage';
-import { openTable } from '@tidemark/core';
+import { DynamicBucketConflictError, openTable } from '@tidemark/core';
 
 function rng(seed) {
   let a = seed >>> 0;
@@ -40,15 +40,22 @@ try {
         reported.push([k, v]);
       }
     }
-    const writer = table.newBatchWrite({ rowKindField: 'op' });
     let result;
-    try {
-      await writer.write(rows);
-      const messages = await writer.prepareCommit();
-      await new Promise((r) => setTimeout(r, Math.floor(rand() * 40)));
-      result = await table.newCommit({ commitUser: user }).commit({ identifier: BigInt(c), messages });
-    } finally {
-      await writer.close();
+    for (let attempt = 1; result === undefined; attempt++) {
+      const writer = table.newBatchWrite({ rowKindField: 'op' });
+      try {
+        await writer.write(rows);
+        const messages = await writer.prepareCommit();
+        await new Promise((r) => setTimeout(r, Math.floor(rand() * 40)));
+        result = await table.newCommit({ commitUser: user }).commit({ identifier: BigInt(c), messages });
+      } catch (e) {
+        // Dynamic buckets: another process placed one of our new keys first; write again against
+        // the latest snapshot, as the error asks (Table.append does the same).
+        if (!(e instanceof DynamicBucketConflictError) || attempt >= 20) throw e;
+        await writer.abort();
+      } finally {
+        await writer.close();
+      }
     }
     process.stdout.write(`${JSON.stringify({ worker: config.worker, commit: c, result, rows: reported })}\n`);
   }

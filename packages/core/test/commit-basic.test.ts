@@ -239,7 +239,7 @@ describe('FileStoreCommit: races and failures', () => {
     expect(r).toMatchObject({ status: 'committed', snapshotId: 3, snapshotIds: [3], compactionDropped: expect.any(String) });
     expect(await liveFileNames(t)).toEqual([out1.fileName, mine.fileName].sort());
     expect(await t.io.exists(out2Path)).toBe(false);
-    expect(warnings.join('\n')).toContain('compaction was dropped');
+    expect(warnings.join('\n')).toContain('dropped the compaction of commit 1 after snapshot 3');
   });
 
   it('leaves the table unchanged when the process dies before the snapshot exists', async () => {

@@ -205,6 +205,23 @@ describe('primary-key commits keep snapshot order across writers of one bucket',
     );
   });
 
+  it('reads the table again when the snapshot its cached maxima came from was rolled back and replaced', async () => {
+    const t = await pkTable();
+    const other = new FileStoreCommit(t.io, t.paths, t.schema);
+    await other.commit({ identifier: 1n, messages: [await kvFile(t, 'a', 0, [{ k: 1, v: 'one', seq: 0 }, { k: 2, v: 'one', seq: 1 }])] }, { commitUser: 'o' });
+    await other.commit({ identifier: 2n, messages: [await kvFile(t, 'a', 0, [{ k: 2, v: 'two', seq: 2 }, { k: 2, v: 'two', seq: 3 }])] }, { commitUser: 'o' });
+    // This committer learns the maxima at snapshot 2 (bucket 0: 3).
+    const c = new FileStoreCommit(t.io, t.paths, t.schema);
+    await c.commit({ identifier: 1n, messages: [await kvFile(t, 'a', 0, [{ k: 3, v: 'c', seq: 4 }])] }, { commitUser: 'c' });
+    await (await openTable(t.root, { fileIO: t.io })).rollbackTo(1);
+    // A new snapshot 2 reaches 20 in bucket 0; snapshot 3 writes bucket 1 only.
+    await other.commit({ identifier: 3n, messages: [await kvFile(t, 'a', 0, [{ k: 1, v: 'new-2', seq: 2 }, { k: 1, v: 'new-2', seq: 20 }])] }, { commitUser: 'o' });
+    await other.commit({ identifier: 4n, messages: [await kvFile(t, 'a', 1, [{ k: 9, v: 'b1', seq: 0 }])] }, { commitUser: 'o' });
+    const r = await c.commit({ identifier: 2n, messages: [await kvFile(t, 'a', 0, [{ k: 1, v: 'latest', seq: 4 }])] }, { commitUser: 'c' });
+    expect(r).toMatchObject({ status: 'committed', snapshotId: 4, resequencedFiles: 1 });
+    expect((await readAll(t)).get('a/1')).toBe('latest');
+  });
+
   it('a delete from a stale writer still removes the key written by an earlier snapshot', async () => {
     const t = await pkTable();
     const c = new FileStoreCommit(t.io, t.paths, t.schema);

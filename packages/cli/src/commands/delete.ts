@@ -23,7 +23,11 @@ export const deleteCommand = defineCommand({
       'them as one snapshot; prints how many keys were deleted. Append tables (no primary key) are refused.',
     positionals: [tableArgument],
     options: {
-      where: { type: 'string', valueName: 'predicate', description: "delete the keys whose rows match, e.g. \"dt = '2024-05-01' AND id < 10\"" },
+      where: {
+        type: 'string',
+        valueName: 'predicate',
+        description: "delete the keys whose rows match, e.g. \"dt = '2024-05-01' AND id < 10\"",
+      },
       input: { type: 'string', valueName: 'file|-', description: 'keys to delete, one row per key; - for stdin' },
       format: { type: 'string', valueName: 'fmt', choices: ['jsonl', 'csv'], description: 'format of --input (default jsonl)' },
       'commit-user': { type: 'string', valueName: 'U', description: 'commit user, for idempotent retries' },
@@ -35,7 +39,9 @@ export const deleteCommand = defineCommand({
   },
   async run(args, ctx) {
     const o = args.options;
-    if (o.where === undefined && o.input === undefined) throw new UsageError("give the keys to delete with '--where <predicate>' or '--input <file>'", 'delete');
+    if (o.where === undefined && o.input === undefined) {
+      throw new UsageError("give the keys to delete with '--where <predicate>' or '--input <file>'", 'delete');
+    }
     await withTable(args.named['table']!, ctx, async (table) => {
       const schema = table.schema();
       if (!table.isPrimaryKeyTable) {
@@ -58,7 +64,9 @@ export const deleteCommand = defineCommand({
           ctx.signal.throwIfAborted();
           chunk.rows.forEach((row, i) => {
             for (const k of schema.primaryKeys) {
-              if (row[k] === undefined || row[k] === null) throw new InputError(`input line ${chunk.lines[i]}: primary-key column '${k}' is missing or null`);
+              if (row[k] === undefined || row[k] === null) {
+                throw new InputError(`input line ${chunk.lines[i]}: primary-key column '${k}' is missing or null`);
+              }
             }
             keys.push(Object.fromEntries(schema.primaryKeys.map((k) => [k, row[k]])));
           });

@@ -39,7 +39,14 @@ import type { TableContext } from '../table-context.js';
 import { CommitInputError } from './commit-errors.js';
 import { liveEntries, partitionKey } from './manifest-fold.js';
 
-const COMPRESSIONS: Record<string, ParquetCompression> = { zstd: 'zstd', snappy: 'snappy', lz4: 'lz4', gzip: 'gzip', none: 'none', uncompressed: 'none' };
+const COMPRESSIONS: Record<string, ParquetCompression> = {
+  zstd: 'zstd',
+  snappy: 'snappy',
+  lz4: 'lz4',
+  gzip: 'gzip',
+  none: 'none',
+  uncompressed: 'none',
+};
 
 /** Highest sequence number per `(partition, bucket)` as of one snapshot, for a set of partitions. */
 export interface SequenceMaxima {
@@ -162,7 +169,8 @@ export class SequenceOrderGuard {
         // which can only make a re-sequencing happen that was not strictly needed.
         for (const m of await readManifestList(this.ctx.fileIO, this.ctx.paths.manifestListPath(s.deltaManifestList))) {
           for await (const e of readManifestEntries(this.ctx.fileIO, this.ctx.paths.manifestFilePath(m.fileName))) {
-            if (e.kind === 'ADD' && cached.partitions.has(partitionKey(e.partition))) raise(max, bucketKey(e.partition, e.bucket), e.file.maxSequenceNumber);
+            if (e.kind !== 'ADD' || !cached.partitions.has(partitionKey(e.partition))) continue;
+            raise(max, bucketKey(e.partition, e.bucket), e.file.maxSequenceNumber);
           }
         }
       }
@@ -181,7 +189,9 @@ export class SequenceOrderGuard {
   /** Writes a copy of `entry`'s file with every `_SEQUENCE_NUMBER` increased by `shift`. */
   private async rewrite(entry: ManifestEntry, shift: bigint): Promise<ManifestEntry> {
     const f = entry.file;
-    if (f.externalPath) throw new CommitInputError(`cannot re-sequence new file '${f.fileName}': it lies at an external path (${f.externalPath})`);
+    if (f.externalPath) {
+      throw new CommitInputError(`cannot re-sequence new file '${f.fileName}': it lies at an external path (${f.externalPath})`);
+    }
     const fileSchema = f.schemaId === this.ctx.schema.id ? this.ctx.schema : await this.schemas.schema(f.schemaId);
     const pk = trimmedPrimaryKeys(fileSchema).map((n) => fileSchema.fields.find((x) => x.name === n)!);
     const fields = keyValueFileFields(pk, fileSchema.fields);
@@ -230,7 +240,9 @@ function extension(name: string): string {
 
 function shiftSequence(batch: arrow.RecordBatch, shift: bigint, path: string): arrow.RecordBatch {
   const index = batch.schema.fields.findIndex((f) => f.name === SEQUENCE_NUMBER_FIELD_NAME);
-  if (index < 0) throw new CommitInputError(`cannot re-sequence ${path}: it has no ${SEQUENCE_NUMBER_FIELD_NAME} column (not a primary-key data file)`);
+  if (index < 0) {
+    throw new CommitInputError(`cannot re-sequence ${path}: it has no ${SEQUENCE_NUMBER_FIELD_NAME} column (not a primary-key data file)`);
+  }
   const data = batch.data.children[index]!;
   const values = data.values as BigInt64Array;
   const shifted = new BigInt64Array(batch.numRows);
