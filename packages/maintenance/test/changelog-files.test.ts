@@ -50,4 +50,22 @@ describe('changelog files in maintenance', () => {
     expect(r2.filesDeleted).toBe(0);
     for (const files of per.slice(2)) expect(await existing(t, files)).toEqual(files.map(() => true));
   });
+
+  it('a longer changelog retention keeps the snapshots (and their changelog) longer', async () => {
+    const t = await createPkTable({
+      'changelog-producer': 'input',
+      'snapshot.num-retained.min': '1',
+      'changelog.num-retained.min': '3',
+      'changelog.time-retained': '1 d',
+    });
+    for (let i = 0; i < 5; i++) await t.append([{ k: i, dt: 'd', a: BigInt(i), s: null }]);
+    const later = Date.now() + 3_600_000;
+    // Snapshot settings alone would keep 1 snapshot; an hour later the day of changelog still holds.
+    expect((await expireSnapshots(t, { olderThanMs: later, now: () => later })).snapshotsExpired).toBe(0);
+    const dayLater = Date.now() + 2 * 86_400_000;
+    const r = await expireSnapshots(t, { olderThanMs: dayLater, now: () => dayLater });
+    expect(r.snapshotsExpired).toBe(2);
+    expect(r.earliestSnapshotId).toBe(3);
+    for (const id of [3, 4, 5]) expect((await changelogFilesOf(t, id)).length).toBeGreaterThan(0);
+  });
 });

@@ -106,10 +106,21 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
   const paths = table.paths;
   const schema = await latestSchema(table);
   const o = tableOptions(schema);
-  const retainMin = options.retainMin ?? o.snapshotNumRetainedMin;
-  const retainMax = options.retainMax ?? o.snapshotNumRetainedMax;
+  let retainMin = options.retainMin ?? o.snapshotNumRetainedMin;
+  let retainMax = options.retainMax ?? o.snapshotNumRetainedMax;
   const limit = options.expireLimit ?? options.maxDeletes ?? o.snapshotExpireLimit;
-  const olderThan = options.olderThanMs ?? now - o.snapshotTimeRetainedMs;
+  let olderThan = options.olderThanMs ?? now - o.snapshotTimeRetainedMs;
+  // Changelog files live and die with their snapshot here (no separate changelog/ lifecycle as in
+  // Java), so a longer changelog retention keeps the snapshots longer instead of cutting it short.
+  if (o.changelogProducer !== 'none') {
+    const clMin = o.changelogNumRetainedMin;
+    const clMax = o.changelogNumRetainedMax;
+    const clTime = o.changelogTimeRetainedMs;
+    if (clMin !== null && clMin > retainMin) retainMin = clMin;
+    if (clMax !== null && clMax > retainMax) retainMax = clMax;
+    if (retainMax < retainMin) retainMax = retainMin;
+    if (clTime !== null && now - clTime < olderThan) olderThan = now - clTime;
+  }
   if (!Number.isInteger(retainMin) || retainMin < 1) {
     throw new MaintenanceArgumentError(`retainMin (snapshot.num-retained.min) must be an integer >= 1, got ${retainMin}`);
   }
