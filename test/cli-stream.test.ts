@@ -81,8 +81,18 @@ describe('change-stream commands', () => {
     const latest = await run(['stream', table, '--max-snapshots', '1']);
     expect(jsonLines(latest.stdout)).toEqual([{ id: 1, name: 'a2', _row_kind: '+I' }]);
 
-    expect((await run(['consumers', 'reset', table, 'c1', '--snapshot', '1'])).code).toBe(0);
-    expect(jsonLines((await run(['consumers', 'list', table, '--json'])).stdout)).toMatchObject([{ id: 'c1', nextSnapshot: 1 }]);
+    // Expiration with --older-than 0 and --retain-min 1 keeps every snapshot the consumer still needs.
+    const third = await run(['write', table, '--input', join(dir, 'a.jsonl'), '--row-kind-field', 'op']);
+    expect(third.code, third.stderr).toBe(0);
+    expect((await run(['consumers', 'reset', table, 'c1', '--snapshot', '2'])).code).toBe(0);
+    const expired = await run(['expire-snapshots', table, '--older-than', '0', '--retain-min', '1', '--json']);
+    expect(expired.code, expired.stderr).toBe(0);
+    expect(JSON.parse(expired.stdout)).toMatchObject({ snapshotsExpired: 1, earliestSnapshotId: 2 });
+    const resumed = await run(['stream', table, '--consumer-id', 'c1', '--max-snapshots', '2']);
+    expect(jsonLines(resumed.stdout).map((r) => r['_row_kind'])).toEqual(['-U', '+U', '-D', '+I', '+I']);
+    expect((await run(['consumers', 'reset', table, 'c1', '--snapshot', '1'])).code).toBe(2);
+    expect((await run(['consumers', 'reset', table, 'c1', '--snapshot', '3'])).code).toBe(0);
+    expect(jsonLines((await run(['consumers', 'list', table, '--json'])).stdout)).toMatchObject([{ id: 'c1', nextSnapshot: 3 }]);
     expect((await run(['consumers', 'reset', table, 'c1', '--snapshot', '7'])).code).toBe(2);
     expect((await run(['consumers', 'delete', table, 'c1'])).code).toBe(0);
     const gone = await run(['consumers', 'delete', table, 'c1']);

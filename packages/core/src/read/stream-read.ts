@@ -139,13 +139,11 @@ export class StreamRead implements AsyncIterable<ChangeBatch> {
       throw new StreamStartError(`from: '${String(from)}' is neither 'earliest', 'latest', a snapshot id nor a timestamp`, { cause });
     }
     if (!Number.isFinite(ms)) throw new StreamStartError(`from: '${String(from)}' is not a valid timestamp`);
-    // The first snapshot committed at or after `ms` (Java: the one after the last one before it).
-    const ids = await sm.sortedIds();
-    for (const sid of ids) {
-      const s = await sm.tryGet(sid);
-      if (s !== null && s.timeMillis >= ms) return { next: sid, full: null };
-    }
-    return { next: (ids[ids.length - 1] ?? 0) + 1, full: null };
+    // The first snapshot committed at or after `ms`: the one after the last one before it (binary search).
+    const earliest = await sm.earliest();
+    if (earliest === null) return { next: 1, full: null };
+    if (earliest.timeMillis >= ms) return { next: earliest.id, full: null };
+    return { next: (await sm.snapshotAtOrBefore(ms - 1)).id + 1, full: null };
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ChangeBatch> {
