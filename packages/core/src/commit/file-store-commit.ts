@@ -291,21 +291,32 @@ export class FileStoreCommit {
       const dropped = compactEntries.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
       if (dropped.length > 0) {
         const kept = compactEntries.filter((e) => !dropped.includes(e));
-        await this.deleteBestEffort(this.compactOutputs(dropped));
+        await this.deleteBestEffort(this.compactOutputs(dropped, appendEntries));
         compactEntries.length = 0;
         compactEntries.push(...kept);
       }
     }
     if (compactEntries.length > 0) {
-      ids.push(
-        await this.tryCommit({
-          ...base,
-          delta: { kind: 'fixed', entries: compactEntries },
-          commitKind: 'COMPACT',
-          checkConflicts: true,
-          allowBucketChange: false,
-        }),
-      );
+      try {
+        ids.push(
+          await this.tryCommit({
+            ...base,
+            delta: { kind: 'fixed', entries: compactEntries },
+            commitKind: 'COMPACT',
+            checkConflicts: true,
+            allowBucketChange: false,
+          }),
+        );
+      } catch (e) {
+        // The new files are committed; a writer's compaction that lost to a concurrent one is
+        // optional: drop it (the next compaction redoes it) rather than report a commit that
+        // did happen as refused (whose caller would then delete the committed files).
+        if (ids.length === 0 || !(e instanceof CommitConflictError)) throw e;
+        this.logger.warn(
+          `snapshot ${ids[ids.length - 1]} of ${this.paths.root} is committed; its compaction was dropped because a concurrent commit replaced its input files (${e.message})`,
+        );
+        await this.deleteBestEffort(this.compactOutputs(compactEntries, appendEntries));
+      }
     }
     const resequencedFiles = guard?.rewrites ?? 0;
     const last = ids[ids.length - 1]!;
@@ -616,10 +627,14 @@ export class FileStoreCommit {
     }
   }
 
-  /** Locations of the compaction outputs among `entries`. */
-  private compactOutputs(entries: readonly ManifestEntry[]): string[] {
+  /**
+   * Locations of the files a dropped compaction wrote: its ADD entries, except files it only moved
+   * to another level (also among its inputs) and files of the commit's own new files.
+   */
+  private compactOutputs(entries: readonly ManifestEntry[], appendEntries: readonly ManifestEntry[]): string[] {
+    const keep = new Set([...entries.filter((e) => e.kind === 'DELETE'), ...appendEntries].map((e) => e.file.fileName));
     return entries
-      .filter((e) => e.kind === 'ADD' && !e.file.externalPath)
+      .filter((e) => e.kind === 'ADD' && !e.file.externalPath && !keep.has(e.file.fileName))
       .map((e) => this.paths.dataFilePath(e.partition, e.bucket, e.file.fileName));
   }
 
