@@ -11,7 +11,8 @@ import { join, relative } from 'node:path';
 import type * as arrow from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
-import { openTable } from '@tidemark/core';
+import { openTable, type Table } from '@tidemark/core';
+import { FILE_SOURCE_COMPACT, readManifestEntries, readManifestList, type ManifestEntry } from '@tidemark/format';
 import { compactPrimaryKeyTable } from '@tidemark/maintenance';
 import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2 } from './support/fixture-rows.js';
 import { fixturesDir, repoRoot } from './support/fixtures.js';
@@ -49,6 +50,33 @@ async function checkCompacted(location: string, io: FileIO): Promise<void> {
   }
   // Deleted keys are gone from the files, not only from the read: 11 rows in total.
   expect(plan.rowCount).toBe(PK_MOR_LATEST.length);
+
+  // Field by field like Java's own COMPACT snapshot (3): merged outputs at level 5 with file
+  // source COMPACT (1); files that only moved keep their name and source, as Java's upgrade does.
+  const java = await deltaEntries(table, 3);
+  const ours = await deltaEntries(table, 6);
+  const javaAdd = java.find((e) => e.kind === 'ADD' && e.file.fileSource === FILE_SOURCE_COMPACT)!;
+  expect(java.some((e) => e.kind === 'ADD' && e.file.fileSource === 0 && java.some((d) => d.kind === 'DELETE' && d.file.fileName === e.file.fileName))).toBe(true);
+  const deleted = new Map(ours.filter((e) => e.kind === 'DELETE').map((e) => [e.file.fileName, e.file]));
+  const added = ours.filter((e) => e.kind === 'ADD');
+  expect(added.length).toBeGreaterThan(0);
+  for (const e of added) {
+    expect(Object.keys(e.file).sort()).toEqual(Object.keys(javaAdd.file).sort());
+    expect(e.file.level).toBe(5);
+    expect(e.totalBuckets).toBe(2);
+    const input = deleted.get(e.file.fileName);
+    expect(e.file.fileSource).toBe(input === undefined ? FILE_SOURCE_COMPACT : input.fileSource);
+    if (input === undefined) expect(e.file.keyStats.nullCounts).toEqual(javaAdd.file.keyStats.nullCounts);
+  }
+}
+
+async function deltaEntries(table: Table, snapshotId: number): Promise<ManifestEntry[]> {
+  const snapshot = await table.snapshotManager.snapshot(snapshotId);
+  const out: ManifestEntry[] = [];
+  for (const m of await readManifestList(table.fileIO, table.paths.manifestPath(snapshot.deltaManifestList))) {
+    for await (const e of readManifestEntries(table.fileIO, table.paths.manifestPath(m.fileName))) out.push(e);
+  }
+  return out;
 }
 
 describe.skipIf(fixtures === null)('full compaction of the Java-written pk-mor table', () => {

@@ -20,6 +20,8 @@ function exit(code) {
 // Anything that escapes the command (a rejection nobody awaited, an exception in a callback) ends
 // the process with one clear line instead of leaving it alive or half-reported.
 function crash(kind, err) {
+  // A Parquet decoder trap that @tidemark/format turned into a failed read of a named file.
+  if (err?.[Symbol.for('tidemark.wasmTrapHandled')]) return;
   // The reader of our stdout went away (`tidemark read … | head`): not a failure.
   if (err?.code === 'EPIPE') process.exit(process.exitCode ?? 0);
   const debug = process.env.TIDEMARK_DEBUG === '1';

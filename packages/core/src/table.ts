@@ -528,7 +528,7 @@ export interface TableOverwriteOptions {
 export function newTableCommit(context: TableContext, options: NewCommitOptions = {}): TableCommit {
   const commitUser = options.commitUser ?? randomUUID();
   const { expire, ...storeOptions } = options;
-  const inner = new FileStoreCommit(context, storeOptions);
+  const inner = new FileStoreCommit(context, { checkBaseDataFiles: true, ...storeOptions });
   const logger = options.logger ?? context.logger;
   const autoExpire =
     expire !== false && !context.options.writeOnly

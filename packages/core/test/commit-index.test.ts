@@ -20,8 +20,9 @@ import { createTestTable, dataFile, liveFileNames, partitionBytes, type TestTabl
 const FAST = { commitOptions: { minRetryWaitMs: 1, maxRetryWaitMs: 5 } };
 const PK_OPTIONS = { bucket: '-1' };
 
-async function hashFile(t: TestTable, hashes: number[]): Promise<IndexFileMeta> {
-  const name = indexFileName(randomUUID(), 0);
+/** A hash index file as an assigner writes it; files of one assigner share `writer` (its uuid). */
+async function hashFile(t: TestTable, hashes: number[], writer: { uuid: string; n: number } = { uuid: randomUUID(), n: 0 }): Promise<IndexFileMeta> {
+  const name = indexFileName(writer.uuid, writer.n++);
   const bytes = encodeHashIndex(hashes);
   await t.io.write(t.paths.indexPath(name), bytes);
   return hashIndexFileMeta(name, bytes.length, hashes.length);
@@ -201,5 +202,40 @@ describe('FileStoreCommit: index files', () => {
     expect(await t.io.exists(t.paths.indexPath(second.fileName))).toBe(false);
     expect(await t.io.exists(t.paths.indexPath(other.fileName))).toBe(false);
     expect((await liveIndex(t)).map((e) => e.fileName)).toEqual([first.fileName]);
+  });
+
+  it('files of two writers in one commit: one bucket gets a union file, one new key in two buckets is refused', async () => {
+    const t = await pkTable();
+    // Already in the table's first commit.
+    await commit(t, 'u', [
+      msg('b', 0, { newIndexFiles: [await hashFile(t, [5])], indexBaseSnapshotId: null }),
+      msg('b', 0, { newIndexFiles: [await hashFile(t, [6])], indexBaseSnapshotId: null }),
+    ]);
+    expect([...(await hashesByBucket(t, 'b')).entries()]).toEqual([[0, [5, 6]]]);
+    await commit(t, 'u', [msg('a', 0, { newIndexFiles: [await hashFile(t, [1])], indexBaseSnapshotId: 1 })]);
+    const base = (await liveIndex(t)).find((e) => Buffer.from(e.partition).equals(Buffer.from(partitionBytes('a'))))!;
+    await commit(t, 'u', [
+      msg('a', 0, { newIndexFiles: [await hashFile(t, [1, 10])], deletedIndexFiles: [base], indexBaseSnapshotId: 2 }),
+      msg('a', 0, { newIndexFiles: [await hashFile(t, [1, 20])], deletedIndexFiles: [base], indexBaseSnapshotId: 2 }),
+    ]);
+    expect([...(await hashesByBucket(t)).entries()]).toEqual([[0, [1, 10, 20]]]);
+    const p = commit(t, 'u', [
+      msg('a', 1, { newIndexFiles: [await hashFile(t, [30])], indexBaseSnapshotId: 3 }),
+      msg('a', 2, { newIndexFiles: [await hashFile(t, [30])], indexBaseSnapshotId: 3 }),
+    ]);
+    await expect(p).rejects.toBeInstanceOf(DynamicBucketConflictError);
+  });
+
+  it('index files a long-lived writer committed earlier are not read again at its next commit', async () => {
+    const t = await pkTable();
+    const writer = { uuid: randomUUID(), n: 0 };
+    const first = await hashFile(t, [1], writer);
+    await commit(t, 'w', [msg('a', 0, { newIndexFiles: [first], indexBaseSnapshotId: null })]);
+    // The same writer, still planning against the empty table, fills bucket 1 next. Its own
+    // earlier file holds nothing it did not place itself: removing it from storage shows it is
+    // not read.
+    await t.io.delete(t.paths.indexPath(first.fileName));
+    await commit(t, 'w', [msg('a', 1, { newIndexFiles: [await hashFile(t, [2], writer)], indexBaseSnapshotId: null })]);
+    expect((await liveIndex(t)).map((e) => e.bucket).sort()).toEqual([0, 1]);
   });
 });

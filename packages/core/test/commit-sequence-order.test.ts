@@ -265,8 +265,8 @@ describe('primary-key commits keep snapshot order across writers of one bucket',
       { identifier: 1n, messages: [ours, { ...old, newFiles: [], compactBefore: old.newFiles, compactAfter: [ourCompaction] }] },
       { commitUser: 'u' },
     );
-    expect(r).toMatchObject({ status: 'committed', snapshotId: 3, snapshotIds: [3] });
-    expect(warnings.join('\n')).toContain('its compaction was dropped');
+    expect(r).toMatchObject({ status: 'committed', snapshotId: 3, snapshotIds: [3], compactionDropped: expect.any(String) });
+    expect(warnings.join('\n')).toContain('dropped the compaction');
     expect(await t.io.exists(t.paths.dataFilePath('dt=a', 1, ours.newFiles[0]!.fileName))).toBe(true);
     expect(await t.io.exists(t.paths.dataFilePath('dt=a', 0, ourCompaction.fileName))).toBe(false);
     expect(await readAll(t)).toEqual(new Map([['a/1', 'old'], ['a/2', 'ours']]));

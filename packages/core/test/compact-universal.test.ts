@@ -86,8 +86,15 @@ describe('Levels', () => {
     expect(levels.allFiles().map((f) => `${f.fileName}@${f.level}`)).toEqual(['l0@4', 'hi@7']);
   });
 
-  it('refuses overlapping files in one level', () => {
-    expect(() => new Levels([file({ level: 1, min: 0, max: 10 }), file({ level: 1, min: 10, max: 20 })], 3, compare)).toThrow(/overlapping key ranges/);
+  it('keeps overlapping files of one level (two concurrent writers) as one run, in key order', () => {
+    const a = file({ name: 'a', level: 1, min: 10, max: 20 });
+    const b = file({ name: 'b', level: 1, min: 0, max: 10 });
+    const levels = new Levels([a, b], 3, compare);
+    expect(levels.numberOfSortedRuns).toBe(1);
+    expect(levels.runOfLevel(1).files.map((f) => f.fileName)).toEqual(['b', 'a']);
+    // A compaction of that level re-partitions by overlap: both files land in one section.
+    expect(intervalPartition(levels.runOfLevel(1).files, compare).map((s) => s.length)).toEqual([2]);
+    expect(() => SortedRun.fromUnsorted([a, b], compare)).toThrow(/overlapping key ranges/);
   });
 });
 

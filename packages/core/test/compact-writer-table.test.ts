@@ -122,4 +122,37 @@ describe('compaction by primary-key writers', () => {
     const plan = await table.newRead().plan();
     expect(plan.files().every((f) => f.level > 0)).toBe(true);
   });
+
+  it('a writer whose compaction lost its inputs to another writer commits its data without it', async () => {
+    const table = await pkTable({ bucket: '1' });
+    for (let c = 0; c < 4; c++) await table.append([{ k: c, v: `base${c}`, n: BigInt(c) }]);
+    // Writer A prepares a commit whose compaction takes the 4 base runs and its own new file.
+    const a = table.newBatchWrite();
+    await a.write([{ k: 100, v: 'A', n: 100n }]);
+    const messages = await a.prepareCommit();
+    expect(messages[0]!.compactBefore?.length).toBe(5);
+    const outputs = messages[0]!.compactAfter!.map((f) => f.fileName);
+    // Writer B does the same and commits first.
+    await table.append([{ k: 200, v: 'B', n: 200n }]);
+    const latest = (await table.snapshotManager.latest())!.id;
+    expect((await table.snapshotManager.snapshot(latest)).commitKind).toBe('COMPACT');
+    const warnings: string[] = [];
+    const result = await table.newCommit({ logger: { warn: (m) => warnings.push(m) } }).commit({ identifier: 1n, messages });
+    await a.close();
+    expect(result.status).toBe('committed');
+    if (result.status === 'committed') expect(result.snapshotIds).toHaveLength(1);
+    expect((await table.snapshotManager.latest())!.commitKind).toBe('APPEND');
+    expect(await rows(table)).toEqual([
+      '{"k":0,"v":"base0","n":"0n"}',
+      '{"k":1,"v":"base1","n":"1n"}',
+      '{"k":100,"v":"A","n":"100n"}',
+      '{"k":2,"v":"base2","n":"2n"}',
+      '{"k":200,"v":"B","n":"200n"}',
+      '{"k":3,"v":"base3","n":"3n"}',
+    ]);
+    // A's compaction outputs are gone.
+    const plan = await table.newRead().plan();
+    const dir = plan.splits[0]!.bucketPath;
+    for (const name of outputs) expect(await table.fileIO.exists(`${dir}/${name}`)).toBe(false);
+  });
 });

@@ -130,4 +130,38 @@ describe('WriterCompaction', () => {
     const out = log[0]!.split(' -> ')[1]!.split('@')[0]!;
     expect(deleted).toEqual([out]);
   });
+
+  it('waits for the running compaction once the bucket has more runs than the stop trigger', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let started = 0;
+    const slow: CompactRewriter = {
+      rewrite: async (level, _drop, sections) => {
+        started++;
+        await gate;
+        const files = sections.flatMap((sec) => sec.flatMap((r) => r.files));
+        return { before: files, after: [file(level, 30, 99)] };
+      },
+      upgrade: async (level, f) => upgradeResult(level, f),
+    };
+    const universal = new UniversalCompaction({ maxSizeAmplificationPercent: 200, sizeRatio: 1, numSortedRunCompactionTrigger: 3 });
+    const w = new WriterCompaction({
+      open: async () => new MergeTreeCompactManager(new Levels([], 4, compare), universal, slow, { minFileSize: 1_000_000, numSortedRunStopTrigger: 4, compare }),
+      fullCompactionDeltaCommits: null,
+      deleteFiles: async () => undefined,
+    });
+    for (let i = 1; i <= 3; i++) await w.onFlush([file(0, 10, i)]);
+    expect(started).toBe(1); // the compaction runs in the background; the writer goes on
+    await w.onFlush([file(0, 10, 4)]);
+    await w.onFlush([file(0, 10, 5)]); // the bucket had 4 runs before this flush: no wait yet
+    let done = false;
+    const fifth = w.onFlush([file(0, 10, 6)]).then(() => (done = true)); // it had 5 > 4: waits
+    await new Promise((r) => setTimeout(r, 20));
+    expect(done).toBe(false);
+    release();
+    await fifth;
+    expect(done).toBe(true);
+    const inc = await w.prepareCommit();
+    expect(inc.compactBefore.length).toBeGreaterThanOrEqual(3);
+  });
 });

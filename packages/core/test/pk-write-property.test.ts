@@ -10,7 +10,6 @@ import {
   mergeEngineOptions,
   openTable,
   readMergeSplit,
-  type CommitResult,
   type RowObject,
   type Table,
   type TableSpec,
@@ -47,7 +46,8 @@ const dedupSpec = (options: Record<string, string>): TableSpec => ({
   options: { bucket: '2', 'write-buffer-size': '2 kb', ...options },
 });
 
-const scenarios: Scenario[] = [
+/** Fresh scenarios (their models keep state) for each bucket mode. */
+const makeScenarios = (): Scenario[] => [
   {
     name: 'deduplicate',
     tableDelete: true,
@@ -66,15 +66,14 @@ const scenarios: Scenario[] = [
   (() => {
     // With sequence.field the record with the highest ts wins (ties: the later one); -D too.
     const history = new Map<number, Array<{ ts: bigint | null; kind: string; row: Row }>>();
-    // A compaction into the top level drops a winning -D, after which a record with a lower ts
-    // would win again (as in Java): the model has no compactions, so a deleted key stays unused.
-    const tombstoned = new Set<number>();
     return {
       name: 'deduplicate with sequence.field',
       tableDelete: true,
-      spec: dedupSpec({ 'sequence.field': 'ts' }),
+      // The model keeps every -D forever; compaction into the top level drops them, after which a
+      // later record with a smaller ts is visible again (Java Paimon does the same, apache/paimon
+      // #5387). So this scenario writes without compaction; compact-sequence-field.test.ts covers it.
+      spec: dedupSpec({ 'sequence.field': 'ts', 'write-only': 'true' }),
       op(rand, k, state) {
-        if (tombstoned.has(k)) return null;
         const ts = maybe(rand, BigInt(rand(20)));
         if (state && rand(6) === 0) return { kind: '-D', row: { ...state, ts } };
         return { kind: '+I', row: { k, v: `v${rand(1000)}`, ts } };
@@ -86,10 +85,8 @@ const scenarios: Scenario[] = [
         history.set(k, h);
         let best = h[0]!;
         for (const x of h) if (best.ts === null || (x.ts !== null && x.ts >= best.ts)) best = x;
-        if (best.kind === '-D') {
-          model.delete(k);
-          tombstoned.add(k);
-        } else model.set(k, best.row);
+        if (best.kind === '-D') model.delete(k);
+        else model.set(k, best.row);
       },
     };
   })(),
@@ -241,18 +238,22 @@ async function readSnapshot(table: Table, snapshotId: number, allLevels: boolean
   return out;
 }
 
-describe('primary-key writes against an in-memory model (fixed buckets, every snapshot)', () => {
-  for (const scenario of scenarios) {
+/** Dynamic buckets (`bucket` = -1) with buckets of 5 keys, so that keys spread over several buckets. */
+const dynamic = (spec: TableSpec): TableSpec => ({
+  ...spec,
+  options: { ...spec.options, bucket: '-1', 'dynamic-bucket.target-row-num': '5' },
+});
+
+describe.each([
+  { mode: 'fixed buckets', toSpec: (s: TableSpec) => s },
+  { mode: 'dynamic buckets', toSpec: dynamic },
+])('primary-key writes against an in-memory model ($mode, every snapshot)', ({ toSpec }) => {
+  for (const scenario of makeScenarios()) {
     it(scenario.name, async () => {
       const rand = seededRandom(7 + scenario.name.length);
-      const table = await createTable(scenario.spec);
+      const table = await createTable(toSpec(scenario.spec));
       const model = new Map<number, Row>();
-      // Every snapshot a commit created (APPEND, then COMPACT when the writer compacted) -> the model then.
-      const expected = new Map<number, Row[]>();
-      const record = (result: CommitResult): void => {
-        if (result.status !== 'committed') throw new Error(`expected a commit, got ${result.status}`);
-        for (const id of result.snapshotIds) expected.set(id, sorted([...model.values()]));
-      };
+      const expected: Row[][] = [];
       const commits = 7;
       for (let c = 0; c < commits; c++) {
         const ops: Op[] = [];
@@ -269,7 +270,8 @@ describe('primary-key writes against an in-memory model (fixed buckets, every sn
         const input: RowObject[] = ops.map((o) => ({ ...o.row, op: o.kind }));
         const result = await table.append(input, { rowKindField: 'op' });
         expect(result.status).toBe('committed');
-        record(result);
+        // A writer's compaction adds a COMPACT snapshot that must read like the APPEND before it.
+        if (result.status === 'committed') for (const _ of result.snapshotIds) expected.push(sorted([...model.values()]));
         // Table.delete as its own commit now and then (not for first-row, which ignores deletes).
         if (scenario.tableDelete && c % 3 === 1) {
           const present = [...model.keys()].slice(0, 3);
@@ -278,21 +280,16 @@ describe('primary-key writes against an in-memory model (fixed buckets, every sn
           if (present.length > 0) {
             expect(r.status).toBe('committed');
             for (const k of present) scenario.apply(model, { kind: '-D', row: { ...model.get(k)! } });
-            record(r);
+            if (r.status === 'committed') for (const _ of r.snapshotIds) expected.push(sorted([...model.values()]));
           }
         }
       }
       const latest = await table.snapshotManager.latestId();
-      // Every snapshot of the table was created by one of the commits above, and each is checked.
-      expect([...expected.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: latest ?? 0 }, (_, i) => i + 1));
-      for (const [id, rows] of expected) {
-        expect(sorted(await readSnapshot(table, id, scenario.allLevels ?? false)), `snapshot ${id}`).toEqual(rows);
+      expect(latest).toBe(expected.length);
+      for (let id = 1; id <= expected.length; id++) {
+        expect(sorted(await readSnapshot(table, id, scenario.allLevels ?? false)), `snapshot ${id}`).toEqual(expected[id - 1]);
       }
-      expect(expected.get(latest!)!.length).toBeGreaterThan(3);
-      // The writers' own compactions ran in between: snapshots after a COMPACT read the same.
-      const kinds = new Set<string>();
-      for (const id of expected.keys()) kinds.add((await table.snapshotManager.snapshot(id)).commitKind);
-      expect([...kinds]).toContain('COMPACT');
+      expect(expected[expected.length - 1]!.length).toBeGreaterThan(3);
     });
   }
 });

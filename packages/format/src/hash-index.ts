@@ -71,11 +71,17 @@ export function encodeHashIndex(hashes: Iterable<number>): Uint8Array {
  */
 export function decodeHashIndex(bytes: Uint8Array, path: string, expectedRowCount?: number): Int32Array {
   if (bytes.length % 4 !== 0) {
-    throw new CorruptFileError(path, `hash index file has ${bytes.length} bytes, not a multiple of 4 (it holds big-endian int32 key hashes)`);
+    throw new CorruptFileError(
+      path,
+      `hash index file has ${bytes.length} bytes, not a multiple of 4 (it holds big-endian int32 key hashes)`,
+    );
   }
   const n = bytes.length / 4;
   if (expectedRowCount !== undefined && expectedRowCount !== n) {
-    throw new CorruptFileError(path, `hash index file holds ${n} key hashes, but its index manifest entry says _ROW_COUNT ${expectedRowCount}`);
+    throw new CorruptFileError(
+      path,
+      `hash index file holds ${n} key hashes, but its index manifest entry says _ROW_COUNT ${expectedRowCount}`,
+    );
   }
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const out = new Int32Array(n);

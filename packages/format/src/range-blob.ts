@@ -13,6 +13,7 @@ interface CachedRange {
   readonly bytes: Uint8Array;
 }
 
+/** A Blob-like view of (a slice of) one object whose bytes are fetched with ranged reads on demand. */
 export class RangeBlob {
   /** Bytes in this blob (the whole file or a slice of it). */
   readonly size: number;
@@ -42,6 +43,11 @@ export class RangeBlob {
       cached = { start, bytes: await io.readRange(path, start, length - start) };
     }
     return new RangeBlob(io, path, 0, length, cached);
+  }
+
+  /** The prefetched tail of the object (see {@link open}); empty when nothing was prefetched. */
+  get tail(): Uint8Array {
+    return this.cached?.bytes ?? new Uint8Array(0);
   }
 
   /** Same semantics as `Blob.slice`: negative offsets count from the end, bounds are clamped. */

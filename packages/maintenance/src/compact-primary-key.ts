@@ -27,6 +27,8 @@ import {
   isUsefulUnit,
   predicateColumns,
   runCompactTask,
+  MaintenanceArgumentError,
+  checkAborted,
   type BucketRewriter,
   type CommitMessage,
   type CompactUnit,
@@ -35,8 +37,6 @@ import {
 } from '@tidemark/core';
 import { BATCH_COMMIT_IDENTIFIER, fileEntryIdentity, type DataFileMeta, type DataType } from '@tidemark/format';
 import type { CompactAppendSummary, CompactProgress, CompactWindowPlan } from './compact-append.js';
-import { MaintenanceArgumentError } from './errors.js';
-import { checkAborted } from './table-files.js';
 
 /** Options of {@link compactPrimaryKeyTable}. */
 export interface CompactPrimaryKeyOptions {
@@ -109,7 +109,8 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
     const other = columns.filter((c) => !schema.partitionKeys.includes(c));
     if (other.length > 0) {
       throw new MaintenanceArgumentError(
-        `compaction 'where' may name partition columns only (${schema.partitionKeys.join(', ') || 'the table has none'}); it names ${other.join(', ')}`,
+        `compaction 'where' may name partition columns only (${schema.partitionKeys.join(', ') || 'the table has none'}); ` +
+          `it names ${other.join(', ')}`,
       );
     }
   }
@@ -229,6 +230,8 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
       checkAborted(options.signal);
     } catch (e) {
       await deleteOutputs(jobs);
+      // An abort stops the merge-read with a core error: report it as the maintenance abort.
+      checkAborted(options.signal);
       throw e;
     }
 
@@ -293,12 +296,17 @@ function messagesOf(jobs: readonly BucketJob[]): CommitMessage[] {
 async function splitByLiveInputs(table: Table, jobs: readonly BucketJob[]): Promise<{ keep: BucketJob[]; lost: BucketJob[] }> {
   const latest = await table.snapshotManager.latest();
   const partitions = new Set(jobs.map((j) => partitionKey(j.split.partition)));
-  const live = latest === null ? new Map<string, unknown>() : await liveEntries(table.fileIO, table.paths, latest, (p) => partitions.has(partitionKey(p)));
+  const live =
+    latest === null
+      ? new Map<string, unknown>()
+      : await liveEntries(table.fileIO, table.paths, latest, (p) => partitions.has(partitionKey(p)));
   const keep: BucketJob[] = [];
   const lost: BucketJob[] = [];
   for (const j of jobs) {
     const allLive = j.before.every((f) =>
-      live.has(fileEntryIdentity({ kind: 'ADD', partition: j.split.partition, bucket: j.split.bucket, totalBuckets: j.split.totalBuckets, file: f })),
+      live.has(
+        fileEntryIdentity({ kind: 'ADD', partition: j.split.partition, bucket: j.split.bucket, totalBuckets: j.split.totalBuckets, file: f }),
+      ),
     );
     (allLive ? keep : lost).push(j);
   }

@@ -6,11 +6,14 @@
  * at the top level). Two compactions racing on the same buckets: one wins, the other gives up
  * cleanly and leaves nothing behind.
  */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalFileIO } from '@tidemark/storage';
 import { FILE_SOURCE_COMPACT } from '@tidemark/format';
-import { openTable, type Table } from '@tidemark/core';
-import { MaintenanceArgumentError, compactPrimaryKeyTable } from '../src/index.js';
+import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
+import { MaintenanceAbortedError, MaintenanceArgumentError, compactPrimaryKeyTable } from '../src/index.js';
 import { TYPED_SPEC, createTable, filesOfAllSnapshots, hookedFileIO, parquetFilesOnDisk } from './compact-helpers.js';
 import { commitRecords, createPkTable, levelsOf, random, rowsAt, type PkRecord } from './pk-helpers.js';
 
@@ -181,12 +184,58 @@ describe('compactPrimaryKeyTable', () => {
     expect(moved.source).toBe(0); // an upgraded file keeps its source
   });
 
+  it('dynamic buckets: compaction keeps the hash index, later upserts still replace their keys', async () => {
+    const wh = await mkdtemp(join(tmpdir(), 'tidemark-pk-dyn-compact-'));
+    const catalog = new FileSystemCatalog(wh);
+    await catalog.createTable('db.t', {
+      fields: [
+        { name: 'k', type: 'INT NOT NULL' },
+        { name: 'v', type: 'STRING' },
+      ],
+      primaryKeys: ['k'],
+      options: { 'write-only': 'true' }, // bucket = -1, Paimon's default for primary-key tables
+    });
+    const table = await openTable(catalog.tableLocation('db.t'));
+    for (let i = 0; i < 6; i++) await table.append([{ k: i, v: `a${i}` }, { k: i + 1, v: `b${i}` }]);
+    const before = await rowsAt(table);
+    const index = (await table.snapshotManager.latest())!.indexManifest;
+    const s = await compactPrimaryKeyTable(table, { full: true });
+    expect(s.snapshotId).toBe(7);
+    expect((await table.snapshotManager.snapshot(7)).indexManifest).toBe(index);
+    expect(await rowsAt(table)).toEqual(before);
+    await table.append([{ k: 3, v: 'new' }, { k: 100, v: 'x' }]);
+    const after = await rowsAt(table);
+    expect(after.filter((r) => r.startsWith('[3,'))).toEqual(['[3,"new"]']);
+    expect(after).toHaveLength(before.length + 1);
+  });
+
   it('refuses append tables, deletion vectors and non-partition predicates', async () => {
     await expect(compactPrimaryKeyTable(await createTable(TYPED_SPEC))).rejects.toThrow(/append table/);
     await expect(compactPrimaryKeyTable(await createPkTable({ 'deletion-vectors.enabled': 'true' }))).rejects.toThrow(/deletion vectors/);
     const table = await createPkTable({});
     await expect(compactPrimaryKeyTable(table, { where: 'k > 3' })).rejects.toThrow(MaintenanceArgumentError);
     await expect(compactPrimaryKeyTable(table, { where: "dt = '2024-01-01'" })).resolves.toMatchObject({ snapshotId: null });
+  });
+
+  it('an aborted run commits nothing and deletes what it wrote', async () => {
+    const table = await createPkTable({});
+    await randomCommits(table, newHistory(), 11, 6, { deletes: true, nulls: false });
+    const before = await rowsAt(table);
+    const latest = (await table.snapshotManager.latest())!.id;
+    const files = new Set(await parquetFilesOnDisk(table));
+    const abort = new AbortController();
+    await expect(
+      compactPrimaryKeyTable(table, {
+        full: true,
+        signal: abort.signal,
+        onProgress: (p) => {
+          if (p.filesDone >= 8) abort.abort();
+        },
+      }),
+    ).rejects.toThrow(MaintenanceAbortedError);
+    expect((await table.snapshotManager.latest())!.id).toBe(latest);
+    expect(await rowsAt(table)).toEqual(before);
+    expect(new Set(await parquetFilesOnDisk(table))).toEqual(files);
   });
 
   it('a compaction whose inputs a concurrent compaction replaced gives up cleanly', async () => {

@@ -13,7 +13,7 @@
  *   `commitUser` to learn where to resume. The commitUser must then be supplied by the caller.
  */
 import { randomUUID } from 'node:crypto';
-import { openTable, WriteValidationError, type CommitLogger, type RowObject, type Table } from '@tidemark/core';
+import { DynamicBucketAssigner, openTable, WriteValidationError, type CommitLogger, type RowObject, type Table } from '@tidemark/core';
 import type { FileIO, ResolveFileIOOptions } from '@tidemark/storage';
 import type { SourceOffset } from './checkpoint-state.js';
 import { NO_CRASH, type CrashHook } from './crash-points.js';
@@ -26,6 +26,7 @@ import type { ReplayableSource } from './source.js';
 import type { CheckpointStateStore } from './state-store.js';
 import { tableFingerprint } from './table-identity.js';
 
+/** Settings of {@link runIngest}. */
 export interface IngestOptions {
   /** Table location (path, `file://`, `s3://`). */
   readonly table: string;
@@ -206,8 +207,17 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
 
     // Planned lazily at the first file: after the restore above committed any pending checkpoint.
     const startSequence = pipelineStartSequence(table);
+    // Dynamic buckets: one assigner for all writers, so buckets fill to target-row-num across them
+    // and each checkpoint commits one index file per bucket.
+    const bucketAssigner =
+      schema.primaryKeys.length > 0 && table.context.options.bucket === -1 ? DynamicBucketAssigner.forTable(table.context, 'latest') : undefined;
     for (let w = 0; w < parallelism; w++) {
-      const writeOptions = { crash, ...(rowKindField !== undefined ? { rowKindField } : {}), ...(startSequence ? { startSequence } : {}) };
+      const writeOptions = {
+        crash,
+        ...(rowKindField !== undefined ? { rowKindField } : {}),
+        ...(startSequence ? { startSequence } : {}),
+        ...(bucketAssigner ? { bucketAssigner } : {}),
+      };
       writers.push(new SinkWriter(io, table.location, schema, w, writeOptions));
     }
     const buffers: RowObject[][] = writers.map(() => []);

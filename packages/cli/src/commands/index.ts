@@ -17,6 +17,7 @@ import { snapshotsCommand } from './snapshots.js';
 import { tagCommand } from './tag.js';
 import { writeCommand } from './write.js';
 
+/** Every `tidemark` command, in the order `tidemark --help` lists them. */
 export const commands: readonly Command[] = [
   readCommand,
   snapshotsCommand,

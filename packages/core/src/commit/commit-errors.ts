@@ -2,6 +2,7 @@
  * Errors raised by the commit path, tags and rollback.
  */
 import { TidemarkError, TidemarkUserError } from '../errors.js';
+import { CorruptTableError } from '../scan/errors.js';
 
 /** How many file names a conflict message lists before summarising the rest. */
 const MAX_LISTED_FILES = 10;
@@ -47,7 +48,7 @@ export class CommitInputError extends TidemarkUserError {}
  * outcome is unknown (a lost reply to the snapshot create, an I/O failure).
  */
 export function commitNotApplied(e: unknown): boolean {
-  return e instanceof CommitInputError || e instanceof CommitConflictError;
+  return e instanceof CommitInputError || e instanceof CommitConflictError || e instanceof CorruptTableError;
 }
 
 /** A tag with that name already exists. */

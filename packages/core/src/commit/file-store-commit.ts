@@ -1,6 +1,6 @@
 /**
  * `FileStoreCommit`: turns commit messages into snapshots with lock-free compare-and-swap commits
- * (paimon-format.md §7). The only visibility point is the atomic create of
+ * (docs/format.md, "Commit protocol"). The only visibility point is the atomic create of
  * `snapshot/snapshot-<latest+1>`: manifests written before it are invisible, and a lost race is
  * rebased onto the new latest snapshot and retried.
  *
@@ -41,6 +41,7 @@ import { commitOptionsOf, type CommitOptions } from './commit-options.js';
 import { retryWaitMs, sleep } from './commit-retry.js';
 import { checkConflicts } from './conflict-check.js';
 import { combineIndexEntries, resolveHashIndexChanges, snapshotIndexEntries, type IndexChanges } from './index-changes.js';
+import { CommitBaseCheck } from './base-check.js';
 import { dataManifests, liveEntries, liveRecordCount, partitionKey } from './manifest-fold.js';
 import { mergeManifests } from './manifest-merge.js';
 import { ManifestNames, ManifestWriter } from './manifest-writer.js';
@@ -54,6 +55,11 @@ export type CommitResult =
       readonly snapshotId: number;
       readonly snapshotIds: readonly number[];
       /**
+       * Why the compaction part was dropped (a concurrent compaction replaced its inputs after the
+       * APPEND part was committed); absent when it was committed or there was none.
+       */
+      readonly compactionDropped?: string;
+      /**
        * Primary-key tables: new files rewritten with higher sequence numbers because another writer
        * committed to the same bucket meanwhile (absent when none was).
        */
@@ -64,6 +70,7 @@ export type CommitResult =
   /** Nothing to commit and not forced: no snapshot. */
   | { readonly status: 'empty' };
 
+/** Per-call options of {@link FileStoreCommit.commit}. */
 export interface CommitCallOptions {
   /** Identity of the writer (a UUID per job for batch writes; stable across restarts for streaming). */
   readonly commitUser: string;
@@ -76,6 +83,7 @@ export interface CommitCallOptions {
   readonly force?: boolean;
 }
 
+/** Per-call options of {@link FileStoreCommit.overwrite}. */
 export interface OverwriteCallOptions {
   readonly commitUser: string;
   /**
@@ -98,6 +106,7 @@ export interface CommitLogger {
   warn(message: string): void;
 }
 
+/** Settings of a {@link FileStoreCommit}. */
 export interface FileStoreCommitOptions {
   /** Overrides of settings derived from the table options. */
   readonly commitOptions?: Partial<CommitOptions>;
@@ -110,6 +119,13 @@ export interface FileStoreCommitOptions {
    * true). Disable only where no cleanup can run concurrently (tests, benchmarks).
    */
   readonly recordInflight?: boolean;
+  /**
+   * Before building on the latest snapshot, also check that the live data files in the
+   * (partition, bucket)s the commit touches exist with their recorded sizes (one `stat` per file
+   * not checked before by this instance). The manifests and manifest lists are always checked.
+   * Default false here; table commits ({@link newTableCommit}) turn it on.
+   */
+  readonly checkBaseDataFiles?: boolean;
 }
 
 type DeltaSource =
@@ -228,6 +244,13 @@ export class FileStoreCommit {
     this.now = options.now ?? Date.now;
     this.recordInflight = options.recordInflight ?? true;
     this.bucketUnaware = schema.primaryKeys.length === 0 && ctx.options.bucket === -1;
+    this.baseCheck = new CommitBaseCheck(
+      fileIO,
+      paths,
+      options.checkBaseDataFiles === true
+        ? (e) => paths.dataFilePath(this.partitionString(e.partition), e.bucket, e.file.fileName, e.file.externalPath)
+        : null,
+    );
   }
 
   /**
@@ -235,7 +258,8 @@ export class FileStoreCommit {
    * with the same identifier when messages carry compaction changes.
    *
    * @throws CommitConflictError when files this commit deletes are no longer live (nothing of the
-   *   conflicting snapshot is visible; an APPEND snapshot committed before a conflicting COMPACT stays).
+   *   conflicting snapshot is visible). A conflicting COMPACT after a committed APPEND does not
+   *   throw: the compaction is dropped (`compactionDropped`).
    * @throws CommitRetryExhaustedError after `commit.max-retries` lost races or `commit.timeout`.
    */
   async commit(committable: Committable, options: CommitCallOptions): Promise<CommitResult> {
@@ -296,6 +320,7 @@ export class FileStoreCommit {
         compactEntries.push(...kept);
       }
     }
+    let compactionDropped: string | undefined;
     if (compactEntries.length > 0) {
       try {
         ids.push(
@@ -308,23 +333,26 @@ export class FileStoreCommit {
           }),
         );
       } catch (e) {
-        // The new files are committed; a writer's compaction that lost to a concurrent one is
-        // optional: drop it (the next compaction redoes it) rather than report a commit that
-        // did happen as refused (whose caller would then delete the committed files).
-        if (ids.length === 0 || !(e instanceof CommitConflictError)) throw e;
-        this.logger.warn(
-          `snapshot ${ids[ids.length - 1]} of ${this.paths.root} is committed; its compaction was dropped because a concurrent commit replaced its input files (${e.message})`,
-        );
+        // A writer's compaction that lost its inputs to a concurrent compaction: the data it
+        // came with is committed, and compaction is optional, so the write stands without it.
+        if (!(e instanceof CommitConflictError) || ids.length === 0) throw e;
+        this.logger.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
         await this.deleteBestEffort(this.compactOutputs(compactEntries, appendEntries));
+        compactionDropped = e.message;
       }
     }
     const resequencedFiles = guard?.rewrites ?? 0;
-    const last = ids[ids.length - 1]!;
-    return { status: 'committed', snapshotId: last, snapshotIds: ids, ...(resequencedFiles > 0 ? { resequencedFiles } : {}) };
+    return {
+      status: 'committed',
+      snapshotId: ids[ids.length - 1]!,
+      snapshotIds: ids,
+      ...(compactionDropped !== undefined ? { compactionDropped } : {}),
+      ...(resequencedFiles > 0 ? { resequencedFiles } : {}),
+    };
   }
 
   /**
-   * Overwrites partitions (paimon-format.md §7.6): deletes every live file of the target partitions
+   * Overwrites partitions (docs/format.md, "Commit protocol"): deletes every live file of the target partitions
    * (read from the latest snapshot at each attempt) and adds the new files, as one OVERWRITE snapshot.
    *
    * @throws CommitInputError when the spec names non-partition columns or new files lie outside it.
@@ -523,6 +551,9 @@ export class FileStoreCommit {
     return this.conditionalWritesChecked;
   }
 
+  /** Checks the snapshot a commit builds on (manifests, data files of the touched buckets). */
+  private readonly baseCheck: CommitBaseCheck;
+
   /** The retry loop around one snapshot; returns the new snapshot id. */
   private async tryCommit(input: AttemptInput): Promise<number> {
     // Before anything is written: on a store that silently overwrites, two committers could both "win".
@@ -561,6 +592,7 @@ export class FileStoreCommit {
         if (input.checkConflicts) {
           await checkConflicts(this.fileIO, this.paths, latest, entries, { allowBucketChange: input.allowBucketChange });
         }
+        if (latest !== null) await this.baseCheck.check(latest, entries);
         if (delta === null || !sameEntries(delta.entries, entries)) {
           if (delta !== null && uncertainAfter === null) await writer.deleteWritten([...delta.files, delta.list.name]);
           const before = writer.written.length;

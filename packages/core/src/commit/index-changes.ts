@@ -96,9 +96,18 @@ export function combineIndexEntries(
 }
 
 /** The index manifest entries of `snapshot` (none when it has no index manifest). */
-export async function snapshotIndexEntries(fileIO: FileIO, paths: FileStorePathFactory, snapshot: Snapshot | null): Promise<IndexManifestEntry[]> {
+export async function snapshotIndexEntries(
+  fileIO: FileIO,
+  paths: FileStorePathFactory,
+  snapshot: Snapshot | null,
+): Promise<IndexManifestEntry[]> {
   if (snapshot === null || !snapshot.indexManifest) return [];
   return readIndexManifest(fileIO, paths.manifestPath(snapshot.indexManifest));
+}
+
+/** `index-<uuid>-` of `index-<uuid>-<n>`: the files one assigner (or commit) wrote share it. */
+function writerPrefix(fileName: string): string {
+  return fileName.slice(0, fileName.lastIndexOf('-') + 1);
 }
 
 function hashSlots(entries: readonly IndexManifestEntry[], part: string): Set<string> {
@@ -157,22 +166,24 @@ export async function resolveHashIndexChanges(
   changes: IndexChanges,
   write: WriteHashIndexFile,
 ): Promise<IndexManifestEntry[]> {
-  if (latest === null || changes.replacesPartitions) return [...changes.entries];
+  if (changes.replacesPartitions) return [...changes.entries];
   const snapshots = new SnapshotManager(fileIO, paths);
 
   // Keys this commit routed to their indexed bucket were placed by the base's index: an overwrite
   // since then may have put them elsewhere (or dropped the index), so all of it is re-planned.
   const overwritten: string[] = [];
   for (const [part, baseId] of changes.hashIndexBase) {
-    if (baseId !== latest.id && (await overwrittenSince(fileIO, paths, snapshots, baseId, latest, part))) overwritten.push(part);
+    if (latest === null || baseId === latest.id) continue;
+    if (await overwrittenSince(fileIO, paths, snapshots, baseId, latest, part)) overwritten.push(part);
   }
   if (overwritten.length > 0) {
     throw new DynamicBucketConflictError(
-      `dynamic bucket conflict in ${paths.root}: ${overwritten.length} partition(s) this commit writes were overwritten after its bucket assignment ` +
-        `(latest snapshot ${latest.id}), so their hash index changed under it; re-plan the write against the latest snapshot`,
+      `dynamic bucket conflict in ${paths.root}: ${overwritten.length} partition(s) this commit writes were overwritten after its ` +
+        `bucket assignment (latest snapshot ${latest!.id}), so their hash index changed under it; ` +
+        're-plan the write against the latest snapshot',
       overwritten,
       0,
-      latest.id,
+      latest!.id,
     );
   }
 
@@ -199,41 +210,65 @@ export async function resolveHashIndexChanges(
   };
 
   const replaced = new Map<IndexManifestEntry, IndexManifestEntry>();
+  const dropped = new Set<IndexManifestEntry>();
   let latestEntries: IndexManifestEntry[] | null = null;
   const conflicts: Array<{ partition: string; count: number }> = [];
   for (const [part, entries] of parts) {
     const baseId = changes.hashIndexBase.get(part);
-    if (baseId === latest.id) continue;
+    const writers = new Set(entries.map((e) => writerPrefix(e.fileName)));
+    // Files of several assigners in one commit (writers that did not share one): check them
+    // against each other too.
+    const latestId = latest?.id ?? null;
+    if (baseId === latestId && writers.size === 1) continue;
     latestEntries ??= (await snapshotIndexEntries(fileIO, paths, latest)).filter((e) => e.indexType === INDEX_TYPE_HASH);
-    const known = await baseNames(baseId);
-    const changed = latestEntries.filter((e) => partitionKey(e.partition) === part && (known === null || !known.has(e.fileName)));
-    if (changed.length === 0) continue;
+    const known = baseId === latestId ? new Set(latestEntries.map((e) => e.fileName)) : await baseNames(baseId);
+    // Index files written by the same assigner as ours hold only hashes it placed consistently
+    // (a long-lived writer's earlier commits): no need to read them.
+    const ownFile = (name: string): boolean => writers.size === 1 && writers.has(writerPrefix(name));
+    const changed = latestEntries.filter(
+      (e) => partitionKey(e.partition) === part && (known === null || !known.has(e.fileName)) && !ownFile(e.fileName),
+    );
+    if (changed.length === 0 && writers.size === 1) continue;
 
-    // Hashes this commit added per bucket: its new file minus the file it replaced.
+    // Hashes this commit added per bucket: its new files minus the file they replaced.
+    const byBucket = new Map<number, IndexManifestEntry[]>();
+    for (const e of entries) byBucket.set(e.bucket, [...(byBucket.get(e.bucket) ?? []), e]);
     const added = new Map<number, Int32Array>();
-    for (const e of entries) {
-      const mine = await readHashes(fileIO, paths, e);
+    for (const [bucket, list] of byBucket) {
       const base = changes.entries.find(
-        (d) => d.kind === 'DELETE' && d.indexType === INDEX_TYPE_HASH && d.bucket === e.bucket && partitionKey(d.partition) === part,
+        (d) => d.kind === 'DELETE' && d.indexType === INDEX_TYPE_HASH && d.bucket === bucket && partitionKey(d.partition) === part,
       );
-      if (base === undefined) {
-        added.set(e.bucket, mine);
-        continue;
+      const old = base === undefined ? new Set<number>() : new Set(await readHashes(fileIO, paths, base));
+      const fresh = new Set<number>();
+      for (const e of list) for (const h of await readHashes(fileIO, paths, e)) if (!old.has(h)) fresh.add(h);
+      added.set(bucket, Int32Array.from(fresh));
+      if (list.length > 1) {
+        // Several writers of this commit rewrote one bucket: one file with all their hashes (the
+        // last ADD of a slot wins, so the others drop out).
+        const all = new Set(old);
+        for (const h of fresh) all.add(h);
+        const last = list[list.length - 1]!;
+        replaced.set(last, indexManifestEntryOf('ADD', last.partition, bucket, await write(Int32Array.from(all))));
+        for (const e of list.slice(0, -1)) dropped.add(e);
       }
-      const old = new Set(await readHashes(fileIO, paths, base));
-      added.set(e.bucket, mine.filter((h) => !old.has(h)));
     }
     const addedAnywhere = new Map<number, number>();
-    for (const [bucket, hashes] of added) for (const h of hashes) addedAnywhere.set(h, bucket);
-
     let collisions = 0;
+    for (const [bucket, hashes] of added) {
+      for (const h of hashes) {
+        const other = addedAnywhere.get(h);
+        if (other !== undefined && other !== bucket) collisions++;
+        addedAnywhere.set(h, bucket);
+      }
+    }
+
     for (const other of changed) {
       const theirs = await readHashes(fileIO, paths, other);
       for (const h of theirs) {
         const b = addedAnywhere.get(h);
         if (b !== undefined && b !== other.bucket) collisions++;
       }
-      const mine = entries.find((e) => e.bucket === other.bucket);
+      const mine = byBucket.get(other.bucket)?.at(-1);
       if (mine === undefined || collisions > 0) continue;
       // Both rewrote this bucket's index: keep their hashes and add ours.
       const merged = new Set<number>(theirs);
@@ -246,12 +281,14 @@ export async function resolveHashIndexChanges(
   if (conflicts.length > 0) {
     const total = conflicts.reduce((n, c) => n + c.count, 0);
     throw new DynamicBucketConflictError(
-      `dynamic bucket conflict in ${paths.root}: ${total} key(s) this commit placed in new buckets were placed in other buckets by ` +
-        `commits that landed since its bucket assignment (latest snapshot ${latest.id}); re-plan the write against the latest snapshot`,
+      `dynamic bucket conflict in ${paths.root}: ${total} key(s) this commit placed in new buckets are also in other buckets, placed by ` +
+        'commits that landed since its bucket assignment or by another writer of this commit ' +
+        `(latest snapshot ${latest?.id ?? '(none)'}); ` +
+        're-plan the write against the latest snapshot',
       conflicts.map((c) => c.partition),
       total,
-      latest.id,
+      latest?.id ?? null,
     );
   }
-  return changes.entries.map((e) => replaced.get(e) ?? e);
+  return changes.entries.filter((e) => !dropped.has(e)).map((e) => replaced.get(e) ?? e);
 }

@@ -45,7 +45,8 @@ export class ManifestNames {
    * manifests of this uuid), for the in-flight record that protects them from orphan cleanup.
    */
   inflightPrefixes(): string[] {
-    return [`manifest-${this.uuid}-`, `manifest-list-${this.uuid}-`, `index-manifest-${this.uuid}-`, indexFileName(this.uuid, 0).slice(0, -1)];
+    const indexFiles = indexFileName(this.uuid, 0).slice(0, -1);
+    return [`manifest-${this.uuid}-`, `manifest-list-${this.uuid}-`, `index-manifest-${this.uuid}-`, indexFiles];
   }
 
   indexManifest(): string {

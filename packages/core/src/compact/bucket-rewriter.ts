@@ -108,7 +108,12 @@ export interface OpenBucketRewriterOptions {
  * latest). Its output files share one name prefix, recorded in flight before the first is
  * written, so that orphan cleanup leaves them alone until the run is closed (after its commit).
  */
-export async function openBucketRewriter(table: Table, schema: TableSchema, split: DataSplit, options: OpenBucketRewriterOptions = {}): Promise<BucketRewriter> {
+export async function openBucketRewriter(
+  table: Table,
+  schema: TableSchema,
+  split: DataSplit,
+  options: OpenBucketRewriterOptions = {},
+): Promise<BucketRewriter> {
   const uuid = randomUUID();
   const prefix = `${coreOptions(schema).dataFilePrefix}${uuid}-`;
   const recordId = `compact-${uuid}`;

@@ -24,7 +24,11 @@ export class Levels {
    * @param files the bucket's live files (their `level` decides where they go)
    * @param numLevels `num-levels`; raised to hold the highest level a file already has
    * @param where names the bucket in error messages
-   * @throws CompactionError when fewer than two levels result, or files of a level ≥ 1 overlap
+   * Files of one level ≥ 1 normally never overlap; they can when two lock-free writers compacted
+   * disjoint inputs of one bucket at the same time. Such a level still counts as one run: every
+   * compaction re-partitions its inputs by key overlap, so merging it is correct, and merges it.
+   *
+   * @throws CompactionError when fewer than two levels result
    */
   constructor(
     files: readonly DataFileMeta[],
@@ -93,8 +97,6 @@ export class Levels {
   /**
    * Replaces `before` by `after` (a compaction result, or new files with `before` empty). Files are
    * matched by name and level, so an upgraded file (same name, new level) moves.
-   *
-   * @throws CompactionError when a level ≥ 1 would hold overlapping files
    */
   update(before: readonly DataFileMeta[], after: readonly DataFileMeta[]): void {
     for (const f of after) {
@@ -116,7 +118,9 @@ export class Levels {
         }
       }
       if (level === 0) this.level0 = kept.sort(compareLevel0);
-      else if (level <= this.maxLevel) this.runs[level - 1] = SortedRun.fromUnsorted(kept, this.compare, `${this.where}, level ${level}`);
+      else if (level <= this.maxLevel) {
+        this.runs[level - 1] = SortedRun.fromUnsorted(kept, this.compare, `${this.where}, level ${level}`, false);
+      }
     }
   }
 }

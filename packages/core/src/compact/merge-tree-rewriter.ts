@@ -39,6 +39,7 @@ export interface BucketRewriter extends CompactRewriter {
   close(): Promise<void>;
 }
 
+/** Rewrites and upgrades files of one bucket (see the module comment). */
 export class MergeTreeCompactRewriter implements BucketRewriter {
   private readonly files: DataFileMeta[] = [];
 

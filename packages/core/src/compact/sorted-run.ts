@@ -49,16 +49,17 @@ export class SortedRun {
   }
 
   /**
-   * Sorts `files` by min key and checks that their key ranges do not overlap.
+   * Sorts `files` by min key and (when `strict`) checks that their key ranges do not overlap.
    *
-   * @throws CompactionError when two files overlap (they cannot form one sorted run).
+   * @throws CompactionError when `strict` and two files overlap (they cannot form one sorted run).
    */
-  static fromUnsorted(files: readonly DataFileMeta[], compare: KeyComparator, where = 'sorted run'): SortedRun {
+  static fromUnsorted(files: readonly DataFileMeta[], compare: KeyComparator, where = 'sorted run', strict = true): SortedRun {
     const sorted = [...files].sort((a, b) => compare(a.minKey, b.minKey));
-    for (let i = 1; i < sorted.length; i++) {
+    for (let i = 1; strict && i < sorted.length; i++) {
       if (compare(sorted[i - 1]!.maxKey, sorted[i]!.minKey) >= 0) {
         throw new CompactionError(
-          `${where}: files '${sorted[i - 1]!.fileName}' and '${sorted[i]!.fileName}' have overlapping key ranges, so they cannot form one sorted run`,
+          `${where}: files '${sorted[i - 1]!.fileName}' and '${sorted[i]!.fileName}' have overlapping key ranges, ` +
+            'so they cannot form one sorted run',
         );
       }
     }

@@ -1,5 +1,5 @@
 /**
- * Reading one data file in the read schema (paimon-format.md §12.4): the file is read with the
+ * Reading one data file in the read schema (docs/format.md, "Schema evolution on read"): the file is read with the
  * schema it was written with (`_SCHEMA_ID`), each read field is matched **by field id** to the
  * file's field of the same id (whose name at that time is the physical column name), fields the
  * file does not have become null columns, and widened types are cast.
@@ -39,6 +39,8 @@ export interface EvolvedBatch {
 export interface DataFileToRead {
   readonly path: string;
   readonly fileSize?: number;
+  /** `_ROW_COUNT` of the manifest entry; the file must hold exactly that many rows. */
+  readonly rowCount?: number;
   /** The schema of the file's `_SCHEMA_ID`. */
   readonly schema: TableSchema;
 }
@@ -71,6 +73,7 @@ export async function* readDataFile(
   const readOptions = {
     columns: physical,
     ...(file.fileSize !== undefined ? { fileSize: file.fileSize } : {}),
+    ...(file.rowCount !== undefined ? { rowCount: file.rowCount } : {}),
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
   };
   for await (const raw of readParquetFile(io, file.path, readOptions)) {

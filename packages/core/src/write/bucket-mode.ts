@@ -33,7 +33,8 @@ export function primaryKeyBucketMode(schema: Pick<TableSchema, 'options' | 'prim
   if (options.bucket > 0) return 'HASH_FIXED';
   if (options.bucketKey.length > 0) {
     throw new NotSupportedError(
-      `table option '${OPTION.BUCKET_KEY}' = '${options.bucketKey.join(',')}' cannot be used with '${OPTION.BUCKET}' = -1 (dynamic buckets); ` +
+      `table option '${OPTION.BUCKET_KEY}' = '${options.bucketKey.join(',')}' cannot be used with ` +
+        `'${OPTION.BUCKET}' = -1 (dynamic buckets); ` +
         "remove 'bucket-key' or set a fixed bucket count",
     );
   }

@@ -131,14 +131,20 @@ export class DynamicBucketAssigner {
       throw new DynamicBucketLimitError(`dynamic-bucket.target-row-num must be a positive integer, got ${options.targetRowNum}`);
     }
     if (!Number.isInteger(this.assigners) || this.assigners <= 0 || this.assigners > MAX_DYNAMIC_BUCKETS) {
-      throw new DynamicBucketLimitError(`dynamic-bucket.initial-buckets must be between 1 and ${MAX_DYNAMIC_BUCKETS}, got ${this.assigners}`);
+      throw new DynamicBucketLimitError(
+        `dynamic-bucket.initial-buckets must be between 1 and ${MAX_DYNAMIC_BUCKETS}, got ${this.assigners}`,
+      );
     }
   }
 
   /** An assigner for the table of `ctx`, with its `dynamic-bucket.*` options. */
   static forTable(ctx: TableContext, base: Snapshot | null | 'latest', ignoreExisting = false): DynamicBucketAssigner {
     const o = ctx.options;
-    const options = { targetRowNum: o.dynamicBucketTargetRowNum, initialBuckets: o.dynamicBucketInitialBuckets, maxBuckets: o.dynamicBucketMaxBuckets };
+    const options = {
+      targetRowNum: o.dynamicBucketTargetRowNum,
+      initialBuckets: o.dynamicBucketInitialBuckets,
+      maxBuckets: o.dynamicBucketMaxBuckets,
+    };
     return new DynamicBucketAssigner(ctx.fileIO, ctx.paths, base, options, ignoreExisting);
   }
 
@@ -213,7 +219,9 @@ export class DynamicBucketAssigner {
    */
   assign(partition: Uint8Array, keyHash: number): number | Promise<number> {
     const index = this.partitions.get(partitionKey(partition));
-    if (index === undefined) return this.load(partition).then(() => this.assignLoaded(this.partitions.get(partitionKey(partition))!, keyHash));
+    if (index === undefined) {
+      return this.load(partition).then(() => this.assignLoaded(this.partitions.get(partitionKey(partition))!, keyHash));
+    }
     return this.assignLoaded(index, keyHash);
   }
 
