@@ -15,7 +15,8 @@ export const readCommand = defineCommand({
   summary: 'print the rows of a table (latest, or a snapshot, timestamp or tag)',
   usage: {
     synopsis: [
-      'read <table> [--snapshot N | --timestamp T | --tag NAME] [--columns a,b] [--where "<predicate>"] [--limit N] [--format jsonl|csv|table]',
+      'read <table> [--snapshot N | --timestamp T | --tag NAME] [--columns a,b] [--where "<predicate>"] [--limit N] ' +
+        '[--format jsonl|csv|table]',
       'read <table> --changes --from N [--to N] [--limit N] [--format jsonl|csv|table]',
     ],
     description:
