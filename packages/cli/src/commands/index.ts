@@ -19,6 +19,7 @@ import { streamCommand, tailCommand } from './stream.js';
 import { tagCommand } from './tag.js';
 import { writeCommand } from './write.js';
 
+/** Every `tidemark` command, in the order `tidemark --help` lists them. */
 export const commands: readonly Command[] = [
   readCommand,
   streamCommand,

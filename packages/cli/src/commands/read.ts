@@ -9,7 +9,7 @@ async function* batchesOf(changes: AsyncIterable<ChangeBatch>): AsyncGenerator<i
   for await (const c of changes) yield c.batch;
 }
 
-/** `tidemark read`: print rows of a snapshot, timestamp or tag (issue 3). */
+/** `tidemark read`: print rows of a snapshot, timestamp or tag, or the changes of snapshots. */
 export const readCommand = defineCommand({
   name: 'read',
   summary: 'print the rows of a table (latest, or a snapshot, timestamp or tag)',
