@@ -156,7 +156,9 @@ export class StreamRead implements AsyncIterable<ChangeBatch> {
     const sm = this.table.snapshotManager;
     const { signal, to, maxSnapshots } = this.options;
     const poll = this.options.pollIntervalMs ?? this.table.context.options.continuousDiscoveryIntervalMs;
-    let { next, full } = await this.startingSnapshot();
+    const start = await this.startingSnapshot();
+    const full = start.full;
+    let next = start.next;
     let consumed = 0;
     const done = (): boolean =>
       signal?.aborted === true || (to !== undefined && next > to) || (maxSnapshots !== undefined && consumed >= maxSnapshots);
