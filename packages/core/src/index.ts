@@ -94,16 +94,6 @@ export {
   type RowSelectionOptions,
 } from './read/table-read.js';
 export {
-  ROW_KIND_COLUMN,
-  StreamRead,
-  changeBatchSchema,
-  withRowKinds,
-  type ChangeBatch,
-  type StreamReadOptions,
-  type StreamStart,
-} from './read/stream-read.js';
-export { CONSUMER_PREFIX, ConsumerManager, consumerJson, type ConsumerInfo } from './consumer-manager.js';
-export {
   and,
   bindPredicate,
   compareValues,
@@ -351,3 +341,20 @@ export {
 export {
   toInternal,
 } from './write/value-conversion.js';
+
+// ---- streaming reads and consumers ----
+export {
+  CONSUMER_PREFIX,
+  type ConsumerInfo,
+  ConsumerManager,
+  consumerJson,
+} from './consumer-manager.js';
+export {
+  ROW_KIND_COLUMN,
+  type StreamStart,
+  type StreamReadOptions,
+  type ChangeBatch,
+  StreamRead,
+  withRowKinds,
+  changeBatchSchema,
+} from './read/stream-read.js';

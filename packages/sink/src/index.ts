@@ -42,14 +42,16 @@ export {
   type SourcePosition,
 } from './sink-committer.js';
 export { JsonLinesFileSource, type ReplayableSource, type SourceRecord } from './source.js';
+export { runIngest, type CheckpointInfo, type IngestOptions, type IngestSummary } from './ingest-driver.js';
+
+// ---- CDC sources (debezium-json, canal-json, maxwell-json) ----
 export {
   CDC_FORMATS,
+  type CdcFormat,
   CDC_ROW_KIND_FIELD,
   CdcEventError,
-  CdcJsonLinesSource,
   CdcSchemaChangeError,
-  cdcChanges,
   type CdcChange,
-  type CdcFormat,
+  cdcChanges,
+  CdcJsonLinesSource,
 } from './cdc-source.js';
-export { runIngest, type CheckpointInfo, type IngestOptions, type IngestSummary } from './ingest-driver.js';

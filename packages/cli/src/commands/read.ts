@@ -9,14 +9,13 @@ async function* batchesOf(changes: AsyncIterable<ChangeBatch>): AsyncGenerator<i
   for await (const c of changes) yield c.batch;
 }
 
-/** `tidemark read`: print rows of a snapshot, timestamp or tag, or the changes of snapshots. */
+/** `tidemark read`: print rows of a snapshot, timestamp or tag, or the changes between snapshots. */
 export const readCommand = defineCommand({
   name: 'read',
   summary: 'print the rows of a table (latest, or a snapshot, timestamp or tag)',
   usage: {
     synopsis: [
-      'read <table> [--snapshot N | --timestamp T | --tag NAME] [--columns a,b] [--where "<predicate>"] [--limit N] ' +
-        '[--format jsonl|csv|table]',
+      'read <table> [--snapshot N | --timestamp T | --tag NAME] [--columns a,b] [--where "<predicate>"] [--limit N] [--format jsonl|csv|table]',
       'read <table> --changes --from N [--to N] [--limit N] [--format jsonl|csv|table]',
     ],
     description:

@@ -328,7 +328,7 @@ export class FileStoreCommit {
       const dropped = compactEntries.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
       if (dropped.length > 0) {
         const kept = compactEntries.filter((e) => !dropped.includes(e));
-        await this.deleteBestEffort(this.compactOutputs(dropped));
+        await this.deleteBestEffort(this.compactOutputs(dropped, appendEntries));
         compactEntries.length = 0;
         compactEntries.push(...kept);
       }
@@ -350,7 +350,7 @@ export class FileStoreCommit {
         // came with is committed, and compaction is optional, so the write stands without it.
         if (!(e instanceof CommitConflictError) || ids.length === 0) throw e;
         this.logger.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
-        await this.deleteBestEffort(this.compactOutputs(compactEntries));
+        await this.deleteBestEffort(this.compactOutputs(compactEntries, appendEntries));
         compactionDropped = e.message;
       }
     }
@@ -680,10 +680,14 @@ export class FileStoreCommit {
     }
   }
 
-  /** Locations of the compaction outputs among `entries`. */
-  private compactOutputs(entries: readonly ManifestEntry[]): string[] {
+  /**
+   * Locations of the files a dropped compaction wrote: its ADD entries, except files it only moved
+   * to another level (also among its inputs) and files of the commit's own new files.
+   */
+  private compactOutputs(entries: readonly ManifestEntry[], appendEntries: readonly ManifestEntry[]): string[] {
+    const keep = new Set([...entries.filter((e) => e.kind === 'DELETE'), ...appendEntries].map((e) => e.file.fileName));
     return entries
-      .filter((e) => e.kind === 'ADD' && !e.file.externalPath)
+      .filter((e) => e.kind === 'ADD' && !e.file.externalPath && !keep.has(e.file.fileName))
       .map((e) => this.paths.dataFilePath(e.partition, e.bucket, e.file.fileName));
   }
 
