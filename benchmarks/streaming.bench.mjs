@@ -28,7 +28,15 @@ function percentile(values, p) {
 
 function storageOptions(s3) {
   return s3
-    ? { s3: { endpoint: s3.endpoint, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true } }
+    ? {
+        s3: {
+          endpoint: s3.endpoint,
+          region: s3.region,
+          accessKeyId: s3.accessKeyId,
+          secretAccessKey: s3.secretAccessKey,
+          forcePathStyle: true,
+        },
+      }
     : {};
 }
 
@@ -70,7 +78,12 @@ export async function run(options = {}) {
   const core = await import('@tidemark/core');
   const started = performance.now();
   const backends = [{ backend: 'local', warehouse: path.join(WORK_DIR, `streaming-${process.pid}`), s3: undefined }];
-  if (options.s3) backends.push({ backend: 's3 (RGW)', warehouse: `s3://${options.s3.bucket}/bench/streaming-${Date.now().toString(36)}`, s3: options.s3 });
+  if (options.s3)
+    backends.push({
+      backend: 's3 (RGW)',
+      warehouse: `s3://${options.s3.bucket}/bench/streaming-${Date.now().toString(36)}`,
+      s3: options.s3,
+    });
   const latency = [];
   const overhead = [];
   const problems = [];
@@ -105,7 +118,15 @@ export async function run(options = {}) {
         if (receivedAt.has(id)) lags.push(receivedAt.get(id) - (await t.snapshotManager.snapshot(id)).timeMillis);
       }
       if (lags.length < commits) problems.push(`${b.backend}: the reader saw ${lags.length} of ${commits} snapshots`);
-      latency.push({ backend: b.backend, commits, pollMs: poll, p50: percentile(lags, 50), p99: percentile(lags, 99), max: Math.max(...lags), lags });
+      latency.push({
+        backend: b.backend,
+        commits,
+        pollMs: poll,
+        p50: percentile(lags, 50),
+        p99: percentile(lags, 99),
+        max: Math.max(...lags),
+        lags,
+      });
 
       // --- changelog overhead -----------------------------------------------------------------
       const row = { backend: b.backend, commits: 10, rowsPerCommit: rows };
@@ -172,7 +193,9 @@ function toMarkdown(json) {
     '',
     '- Latency: a primary-key table (2 buckets, changelog-producer = input) gets small upserts (10 rows) every 150 ms; a `newStreamRead` in the same process polls the snapshot directory every "poll ms". The figure runs from the snapshot `timeMillis` (taken just before `snapshot-N` is created) to the stream handing out the last batch of that snapshot (wall clock, same machine): it includes creating the snapshot file, up to one poll interval, reading the snapshot, its changelog manifest list and manifests, and the changelog Parquet files. Writer and reader share one event loop.',
     '- Overhead: the same upsert commits written to a table without and with the input changelog (writer compaction on, as by default). Bytes = all Parquet files under the table (data + changelog) after the 10 commits.',
-    json.s3 ? `- s3 = Ceph RGW at ${json.s3.endpoint} on the same 2-core machine (loopback network, shared CPU).` : '- S3 rows skipped: no S3 server configured.',
+    json.s3
+      ? `- s3 = Ceph RGW at ${json.s3.endpoint} on the same 2-core machine (loopback network, shared CPU).`
+      : '- S3 rows skipped: no S3 server configured.',
     '- Machine: 2 shared cores with other jobs running; treat single figures as ±30 %.',
     ...problemsSection(json.problems),
   ].join('\n');

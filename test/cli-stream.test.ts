@@ -24,7 +24,12 @@ async function run(argv: string[]): Promise<{ code: number; stdout: string; stde
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
-const jsonLines = (text: string): Array<Record<string, unknown>> => text.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+const jsonLines = (text: string): Array<Record<string, unknown>> =>
+  text
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -39,7 +44,18 @@ async function setup(): Promise<{ dir: string; table: string }> {
     { name: 'id', type: 'INT NOT NULL' },
     { name: 'name', type: 'STRING' },
   ]);
-  const created = await run(['create', table, '--schema', schema, '--primary-key', 'id', '--option', 'bucket=1', '--option', 'changelog-producer=input']);
+  const created = await run([
+    'create',
+    table,
+    '--schema',
+    schema,
+    '--primary-key',
+    'id',
+    '--option',
+    'bucket=1',
+    '--option',
+    'changelog-producer=input',
+  ]);
   expect(created.code, created.stderr).toBe(0);
   return { dir, table };
 }
@@ -104,7 +120,14 @@ describe('change-stream commands', () => {
   it('ingest --format canal-json lands the events with row kinds; a DDL event fails naming its line', async () => {
     const { dir, table } = await setup();
     const events = [
-      { data: [{ id: '1', name: 'a' }, { id: '2', name: 'b' }], type: 'INSERT', isDdl: false },
+      {
+        data: [
+          { id: '1', name: 'a' },
+          { id: '2', name: 'b' },
+        ],
+        type: 'INSERT',
+        isDdl: false,
+      },
       { data: [{ id: '1', name: 'a2' }], old: [{ name: 'a' }], type: 'UPDATE', isDdl: false },
       { data: [{ id: '2', name: 'b' }], type: 'DELETE', isDdl: false },
     ];
@@ -117,11 +140,16 @@ describe('change-stream commands', () => {
     // One checkpoint, one snapshot: its changelog is in key order, each key's changes in event order.
     expect(changes.map((r) => `${r['_row_kind']} ${r['id']} ${r['name']}`)).toEqual(['+I 1 a', '-U 1 a', '+U 1 a2', '+I 2 b', '-D 2 b']);
 
-    await writeFile(source, `${JSON.stringify(events[0])}\n${JSON.stringify({ type: 'ALTER', isDdl: true, sql: 'ALTER TABLE t ADD c INT' })}\n`);
+    await writeFile(
+      source,
+      `${JSON.stringify(events[0])}\n${JSON.stringify({ type: 'ALTER', isDdl: true, sql: 'ALTER TABLE t ADD c INT' })}\n`,
+    );
     const ddl = await run(['ingest', table, '--source', source, '--format', 'canal-json', '--commit-user', 'cdc2']);
     expect(ddl.code).toBe(1);
     expect(ddl.stderr).toContain(`${source} line 2: canal-json schema-change event (type ALTER): ALTER TABLE t ADD c INT`);
-    expect((await run(['ingest', table, '--source', source, '--format', 'canal-json', '--row-kind-field', 'op', '--commit-user', 'x'])).code).toBe(2);
+    expect(
+      (await run(['ingest', table, '--source', source, '--format', 'canal-json', '--row-kind-field', 'op', '--commit-user', 'x'])).code,
+    ).toBe(2);
   });
 
   it('ingest --format needs a primary-key table', async () => {

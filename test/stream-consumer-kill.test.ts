@@ -163,7 +163,10 @@ describe.each(storageBackends('stream consumer kill'))('$name', (backend) => {
           expect(order[0], `run ${r} starts at its consumer's snapshot`).toBe(nextWithChanges(starts[r]! - 1));
           const done: number[] = [];
           for (const id of new Set(order)) {
-            const got = lines.filter((_, i) => order[i] === id).map(signature).sort();
+            const got = lines
+              .filter((_, i) => order[i] === id)
+              .map(signature)
+              .sort();
             const want = [...expected.get(id)!].sort();
             if (got.length === want.length) {
               expect(got).toEqual(want);

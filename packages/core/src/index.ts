@@ -313,9 +313,11 @@ export {
 
 // ---- errors --------------------------------------------------------------------------------
 export {
+  ConsumerError,
   PredicateError,
   SchemaNotFoundError,
   SnapshotNotFoundError,
+  StreamStartError,
   TableNotFoundError,
   TagNotFoundError,
   TidemarkError,

@@ -95,31 +95,56 @@ describe('streaming reads', () => {
       }
       const model = new Map<number, string | null>();
       for (let id = 1; id <= latest; id++) {
-        replay(model, changes.filter((c) => c.s === id));
+        replay(
+          model,
+          changes.filter((c) => c.s === id),
+        );
         expect([...model].map(([k, v]) => `${k}=${v}`).sort(), `snapshot ${id}`).toEqual(await state(t, id));
       }
       expect(kinds.has('-D')).toBe(true);
       // The input producer hands out every input row (updates as -U/+U pairs); without it the
       // writer's merged records (one per key and flush) are what the delta files hold.
       expect(kinds.has('-U')).toBe(producer === 'input');
-      const commitKinds = await Promise.all((await t.snapshotManager.sortedIds()).map(async (id) => (await t.snapshotManager.snapshot(id)).commitKind));
+      const commitKinds = await Promise.all(
+        (await t.snapshotManager.sortedIds()).map(async (id) => (await t.snapshotManager.snapshot(id)).commitKind),
+      );
       expect(commitKinds).toContain('COMPACT');
     });
   }
 
   it("'latest' starts with the latest snapshot as +I rows, then follows new snapshots", async () => {
     const t = await table({ 'changelog-producer': 'input' });
-    await t.append([{ k: 1, v: 'a' }, { k: 2, v: 'b' }]);
+    await t.append([
+      { k: 1, v: 'a' },
+      { k: 2, v: 'b' },
+    ]);
     await t.append([{ k: 1, v: 'a2' }]);
     const seen: ChangeBatch[] = [];
     for await (const b of t.newStreamRead({ from: 'latest', pollIntervalMs: 5, maxSnapshots: 2 })) {
       seen.push(b);
-      if (b.full && b.lastOfSnapshot) await t.append([{ k: 3, v: 'c' }, { k: 2, v: 'b', op: '-D' }], { rowKindField: 'op' });
+      if (b.full && b.lastOfSnapshot)
+        await t.append(
+          [
+            { k: 3, v: 'c' },
+            { k: 2, v: 'b', op: '-D' },
+          ],
+          { rowKindField: 'op' },
+        );
     }
     const changes = seen.flatMap(changesOf);
     expect(seen[0]!.full).toBe(true);
-    expect(changes.filter((c) => c.s === 2).map((c) => `${c.kind} ${c.k}=${c.v}`).sort()).toEqual(['+I 1=a2', '+I 2=b']);
-    expect(changes.filter((c) => c.s === 3).map((c) => `${c.kind} ${c.k}=${c.v}`).sort()).toEqual(['+I 3=c', '-D 2=b']);
+    expect(
+      changes
+        .filter((c) => c.s === 2)
+        .map((c) => `${c.kind} ${c.k}=${c.v}`)
+        .sort(),
+    ).toEqual(['+I 1=a2', '+I 2=b']);
+    expect(
+      changes
+        .filter((c) => c.s === 3)
+        .map((c) => `${c.kind} ${c.k}=${c.v}`)
+        .sort(),
+    ).toEqual(['+I 3=c', '-D 2=b']);
     expect(seen[seen.length - 1]!.lastOfSnapshot).toBe(true);
   });
 
@@ -129,7 +154,10 @@ describe('streaming reads', () => {
     await new Promise((r) => setTimeout(r, 5));
     const between = Date.now();
     await new Promise((r) => setTimeout(r, 5));
-    await t.append([{ k: 2, v: 'b' }, { k: 3, v: 'c' }]);
+    await t.append([
+      { k: 2, v: 'b' },
+      { k: 3, v: 'c' },
+    ]);
     const all = await collect(t.newStreamRead({ from: 'earliest', to: 2 }));
     expect(all.changes.map((c) => `${c.s} ${c.kind} ${c.k}`)).toEqual(['1 +I 1', '2 +I 2', '2 +I 3']);
     const later = await collect(t.newStreamRead({ from: new Date(between), to: 2 }));

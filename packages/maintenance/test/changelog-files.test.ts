@@ -26,7 +26,10 @@ describe('changelog files in maintenance', () => {
   it('orphan cleanup keeps live changelog files and manifests; expiration deletes those of expired snapshots only', async () => {
     const t = await createPkTable({ 'changelog-producer': 'input' });
     for (let i = 0; i < 4; i++) {
-      await t.append([{ k: i % 2, dt: 'd', a: BigInt(i), s: `v${i}` }, { k: 10 + i, dt: 'e', a: null, s: null }]);
+      await t.append([
+        { k: i % 2, dt: 'd', a: BigInt(i), s: `v${i}` },
+        { k: 10 + i, dt: 'e', a: null, s: null },
+      ]);
     }
     const per = await Promise.all([1, 2, 3, 4].map((id) => changelogFilesOf(t, id)));
     for (const files of per) expect(files.length).toBeGreaterThanOrEqual(4);

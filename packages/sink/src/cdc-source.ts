@@ -41,6 +41,13 @@ export interface CdcChange {
   readonly row: Row;
 }
 
+function schemaChange(where: string, what: string): CdcSchemaChangeError {
+  return new CdcSchemaChangeError(
+    `${where}: ${what}; the ingestion stops before it: ` +
+      'apply the change to the table (tidemark alter), remove this event from the source and rerun',
+  );
+}
+
 function isObject(v: unknown): v is Row {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
@@ -79,7 +86,7 @@ function debezium(event: Row, where: string): CdcChange[] {
   if (op === undefined || op === null) {
     if ('ddl' in p || 'tableChanges' in p || 'historyRecord' in p) {
       const ddl = typeof p['ddl'] === 'string' ? `: ${p['ddl']}` : '';
-      throw new CdcSchemaChangeError(`${where}: debezium-json schema-change event${ddl}; the ingestion stops before it: apply the change to the table (tidemark alter), remove this event from the source and rerun`);
+      throw schemaChange(where, `debezium-json schema-change event${ddl}`);
     }
     throw new CdcEventError(`${where}: debezium-json event has no 'op'`);
   }
@@ -118,7 +125,7 @@ function canal(event: Row, where: string): CdcChange[] {
   const type = event['type'];
   if (event['isDdl'] === true) {
     const sql = typeof event['sql'] === 'string' && event['sql'] !== '' ? `: ${event['sql']}` : '';
-    throw new CdcSchemaChangeError(`${where}: canal-json schema-change event (type ${String(type)})${sql}; the ingestion stops before it: apply the change to the table (tidemark alter), remove this event from the source and rerun`);
+    throw schemaChange(where, `canal-json schema-change event (type ${String(type)})${sql}`);
   }
   switch (type) {
     case 'INSERT':
@@ -132,7 +139,7 @@ function canal(event: Row, where: string): CdcChange[] {
       return withOld('canal-json', event, where, true).map((r) => ({ kind: '-D', row: r.after }));
     default:
       if (typeof type === 'string' && /^(CREATE|ALTER|ERASE|RENAME|TRUNCATE|CINDEX|DINDEX|QUERY)$/.test(type)) {
-        throw new CdcSchemaChangeError(`${where}: canal-json schema-change event (type ${type}); the ingestion stops before it: apply the change to the table (tidemark alter), remove this event from the source and rerun`);
+        throw schemaChange(where, `canal-json schema-change event (type ${type})`);
       }
       throw new CdcEventError(`${where}: canal-json type '${String(type)}' is not a row change (expected INSERT, UPDATE or DELETE)`);
   }
@@ -157,7 +164,7 @@ function maxwell(event: Row, where: string): CdcChange[] {
     default:
       if (typeof type === 'string' && /^(table|database)-/.test(type)) {
         const sql = typeof event['sql'] === 'string' ? `: ${event['sql']}` : '';
-        throw new CdcSchemaChangeError(`${where}: maxwell-json schema-change event (type ${type})${sql}; the ingestion stops before it: apply the change to the table (tidemark alter), remove this event from the source and rerun`);
+        throw schemaChange(where, `maxwell-json schema-change event (type ${type})${sql}`);
       }
       throw new CdcEventError(`${where}: maxwell-json type '${String(type)}' is not a row change (expected insert, update or delete)`);
   }

@@ -56,7 +56,18 @@ const SAMPLES: Record<CdcFormat, unknown[]> = {
     { before: null, after: { id: 3, name: 'c', w: null }, op: 'c' },
   ],
   'canal-json': [
-    { data: [{ id: '1', name: 'a', w: '1.5' }, { id: '2', name: 'b', w: '2.5' }], old: null, type: 'INSERT', isDdl: false, database: 'db', table: 't', pkNames: ['id'] },
+    {
+      data: [
+        { id: '1', name: 'a', w: '1.5' },
+        { id: '2', name: 'b', w: '2.5' },
+      ],
+      old: null,
+      type: 'INSERT',
+      isDdl: false,
+      database: 'db',
+      table: 't',
+      pkNames: ['id'],
+    },
     { data: [{ id: '1', name: 'a2', w: '1.75' }], old: [{ name: 'a', w: '1.5' }], type: 'UPDATE', isDdl: false },
     { data: [{ id: '2', name: 'b', w: '2.5' }], old: null, type: 'DELETE', isDdl: false },
     { data: [{ id: '3', name: 'c', w: null }], type: 'INSERT', isDdl: false },
@@ -138,9 +149,21 @@ describe('CDC sources', () => {
   });
 
   const SCHEMA_CHANGES: Array<[CdcFormat, unknown, RegExp]> = [
-    ['debezium-json', { source: {}, databaseName: 'db', ddl: 'ALTER TABLE t ADD c INT', tableChanges: [] }, /debezium-json schema-change event: ALTER TABLE t ADD c INT/],
-    ['canal-json', { data: null, type: 'ALTER', isDdl: true, sql: 'ALTER TABLE t DROP w' }, /canal-json schema-change event \(type ALTER\): ALTER TABLE t DROP w/],
-    ['maxwell-json', { database: 'db', table: 't', type: 'table-alter', sql: 'ALTER TABLE t ADD c INT' }, /maxwell-json schema-change event \(type table-alter\)/],
+    [
+      'debezium-json',
+      { source: {}, databaseName: 'db', ddl: 'ALTER TABLE t ADD c INT', tableChanges: [] },
+      /debezium-json schema-change event: ALTER TABLE t ADD c INT/,
+    ],
+    [
+      'canal-json',
+      { data: null, type: 'ALTER', isDdl: true, sql: 'ALTER TABLE t DROP w' },
+      /canal-json schema-change event \(type ALTER\): ALTER TABLE t DROP w/,
+    ],
+    [
+      'maxwell-json',
+      { database: 'db', table: 't', type: 'table-alter', sql: 'ALTER TABLE t ADD c INT' },
+      /maxwell-json schema-change event \(type table-alter\)/,
+    ],
   ];
   for (const [format, ddl, message] of SCHEMA_CHANGES) {
     it(`${format}: a schema-change event stops the ingestion naming it and its line; nothing after the last checkpoint lands`, async () => {

@@ -31,8 +31,11 @@ export const consumersCommand = defineCommand({
     const id = args.named['id'];
     if (action !== 'list' && id === undefined) throw new UsageError(`'consumers ${action}' needs a consumer id`, 'consumers');
     if (action === 'list' && id !== undefined) throw new UsageError(`unexpected argument '${id}'`, 'consumers');
-    if (action === 'reset' && args.options.snapshot === undefined) throw new UsageError("'consumers reset' needs --snapshot N", 'consumers');
-    if (action !== 'reset' && args.options.snapshot !== undefined) throw new UsageError("option '--snapshot' only applies to 'consumers reset'", 'consumers');
+    const snapshot = args.options.snapshot;
+    if (action === 'reset' && snapshot === undefined) throw new UsageError("'consumers reset' needs --snapshot N", 'consumers');
+    if (action !== 'reset' && snapshot !== undefined) {
+      throw new UsageError("option '--snapshot' only applies to 'consumers reset'", 'consumers');
+    }
     await withTable(args.named['table']!, ctx, async (table) => {
       const consumers = table.consumers();
       if (action === 'reset') {

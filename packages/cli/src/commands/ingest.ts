@@ -42,7 +42,12 @@ export const ingestCommand = defineCommand({
       'commit-user': { type: 'string', valueName: 'U', description: 'self-contained mode: stable commit user of this pipeline (instead of --state)' },
       'start-fresh': { type: 'boolean', description: 'self-contained mode: start although early snapshots expired' },
       'row-kind-field': { type: 'string', valueName: 'F', description: 'primary-key tables: record field holding each row kind (+I, -U, +U, -D)' },
-      format: { type: 'string', valueName: 'fmt', choices: ['jsonl', ...CDC_FORMATS], description: 'source format (default jsonl: one row per line)' },
+      format: {
+        type: 'string',
+        valueName: 'fmt',
+        choices: ['jsonl', ...CDC_FORMATS],
+        description: 'source format (default jsonl: one row per line)',
+      },
     },
     conflicts: [['format', 'row-kind-field']],
   },
@@ -60,7 +65,9 @@ export const ingestCommand = defineCommand({
     const cdc = format === 'jsonl' ? null : (format as CdcFormat);
     if (cdc !== null) {
       const hasKey = await withTable(tableArg, ctx, async (t) => t.isPrimaryKeyTable);
-      if (!hasKey) throw new UsageError(`--format ${cdc} needs a primary-key table (its updates and deletes address rows by key)`, 'ingest');
+      if (!hasKey) {
+        throw new UsageError(`--format ${cdc} needs a primary-key table (its updates and deletes address rows by key)`, 'ingest');
+      }
     }
     const rowKindField = cdc !== null ? CDC_ROW_KIND_FIELD : args.options['row-kind-field'];
     const sourcePath = resolvePath(ctx.cwd, args.options.source);

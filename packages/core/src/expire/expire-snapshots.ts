@@ -177,7 +177,16 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
   if (latestId === null || earliestId === null) return summary(0, null);
   const consumerTtl = o.consumerExpirationTimeMs;
   const consumersStaleBefore = consumerTtl === null ? null : now - consumerTtl;
-  const range = await computeRange(io, paths, snapshots, { earliestId, latestId, retainMin, retainMax, limit, olderThan, consumersStaleBefore, dryRun });
+  const range = await computeRange(io, paths, snapshots, {
+    earliestId,
+    latestId,
+    retainMin,
+    retainMax,
+    limit,
+    olderThan,
+    consumersStaleBefore,
+    dryRun,
+  });
   if (range === null) {
     if (!dryRun) await ensureEarliestHint(io, paths, earliestId);
     return summary(0, earliestId);

@@ -160,7 +160,8 @@ export class StreamRead implements AsyncIterable<ChangeBatch> {
     const full = start.full;
     let next = start.next;
     let consumed = 0;
-    const done = (): boolean => signal?.aborted === true || (to !== undefined && next > to) || (maxSnapshots !== undefined && consumed >= maxSnapshots);
+    const done = (): boolean =>
+      signal?.aborted === true || (to !== undefined && next > to) || (maxSnapshots !== undefined && consumed >= maxSnapshots);
     if (full !== null) {
       yield* this.withLast(this.fullBatches(full), full);
       // The caller asked for more after the full read: it is finished.
@@ -172,7 +173,8 @@ export class StreamRead implements AsyncIterable<ChangeBatch> {
       if (snapshot === null) {
         const earliest = await sm.earliestId();
         if (earliest !== null && next < earliest) {
-          throw new StreamStartError(`snapshot ${next} of ${this.table.paths.root} expired before the stream read it (earliest is ${earliest})`);
+          const root = this.table.paths.root;
+          throw new StreamStartError(`snapshot ${next} of ${root} expired before the stream read it (earliest is ${earliest})`);
         }
         await this.record(next);
         await sleep(poll, signal);
@@ -256,7 +258,8 @@ export function withRowKinds(batch: arrow.RecordBatch, kinds: Int8Array | null):
   const names: string[] = new Array<string>(n);
   for (let i = 0; i < n; i++) names[i] = KIND_NAMES[kinds === null ? 0 : kinds[i]!]!;
   const column = arrow.vectorFromArray(names, new arrow.Utf8()).data[0]!;
-  const schema = new arrow.Schema([...batch.schema.fields, new arrow.Field(ROW_KIND_COLUMN, new arrow.Utf8(), false)], batch.schema.metadata);
+  const field = new arrow.Field(ROW_KIND_COLUMN, new arrow.Utf8(), false);
+  const schema = new arrow.Schema([...batch.schema.fields, field], batch.schema.metadata);
   return makeBatch(schema, [...batch.data.children, column], n);
 }
 

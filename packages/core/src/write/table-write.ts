@@ -301,7 +301,8 @@ export class TableWrite {
       this.buffered -= buf.bytes;
       buf.bytes = 0;
       const c = await this.guard(buf.mergeTree!.prepareCommit());
-      if (c.newFiles.length === 0 && c.compactBefore.length === 0 && c.compactAfter.length === 0 && c.newChangelogFiles.length === 0) continue;
+      const empty = c.newFiles.length === 0 && c.newChangelogFiles.length === 0;
+      if (empty && c.compactBefore.length === 0 && c.compactAfter.length === 0) continue;
       messages.push({
         partition: buf.partition,
         bucket: buf.bucket,
@@ -413,7 +414,8 @@ export class TableWrite {
     if (this.writeOptions.recordInflight === false) return;
     const now = Date.now();
     if (this.recordedAt !== null && now - this.recordedAt < INFLIGHT_RECORD_REFRESH_MS) return;
-    const prefixes = [this.filePrefix, ...(this.options.changelogProducer === 'input' ? [this.changelogFilePrefix] : []), ...(this.assigner?.inflightPrefixes?.() ?? [])];
+    const changelog = this.options.changelogProducer === 'input' ? [this.changelogFilePrefix] : [];
+    const prefixes = [this.filePrefix, ...changelog, ...(this.assigner?.inflightPrefixes?.() ?? [])];
     await recordInflightPrefixes(this.fileIO, this.location, this.inflightRecordId, prefixes, { now: () => now });
     this.recordedAt = now;
   }
@@ -695,7 +697,9 @@ export class TableWrite {
       newFileName,
       beforeFile,
       startSequence: async () => (start ? BigInt(await start(partition, bucket)) : 0n),
-      ...(this.options.changelogProducer === 'input' ? { newChangelogFileName: () => `${this.changelogFilePrefix}${this.fileCounter++}.parquet` } : {}),
+      ...(this.options.changelogProducer === 'input'
+        ? { newChangelogFileName: () => `${this.changelogFilePrefix}${this.fileCounter++}.parquet` }
+        : {}),
       ...(this.writeOptions.now ? { now: this.writeOptions.now } : {}),
       ...(this.writeOptions.compactManager
         ? { compactManager: this.writeOptions.compactManager({ table: this.context, merge: this.merge!, partition, bucket, pathOf, newFileName, beforeFile }) }
