@@ -37,7 +37,7 @@ export * from './schema-builder.js';
 export * from './catalog.js';
 export * from './write/write-errors.js';
 export * from './write/table-write.js';
-export { FileStatsCollector, truncateBounds, type ColumnStats, type FileValueStats } from './write/value-stats.js';
+export { FileStatsCollector, compareValues, truncateBounds, type ColumnStats, type FileValueStats } from './write/value-stats.js';
 export { toInternal, type WriteValue } from './write/value-conversion.js';
 export * from './inflight.js';
 export * from './schema-change.js';

@@ -5,3 +5,4 @@ export * from './remove-orphan-files.js';
 export * from './compact-plan.js';
 export * from './compact-append.js';
 export * from './compact-manifests.js';
+export * from './verify-table.js';

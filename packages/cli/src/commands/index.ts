@@ -14,6 +14,7 @@ import { rollbackCommand } from './rollback.js';
 import { schemaCommand } from './schema.js';
 import { snapshotsCommand } from './snapshots.js';
 import { tagCommand } from './tag.js';
+import { verifyCommand } from './verify.js';
 import { writeCommand } from './write.js';
 
 export const commands: readonly Command[] = [
@@ -31,5 +32,6 @@ export const commands: readonly Command[] = [
   compactCommand,
   compactManifestsCommand,
   maintainCommand,
+  verifyCommand,
   ingestCommand,
 ];
