@@ -1,9 +1,9 @@
 /**
  * Error classes of the `tidemark` CLI and the rule that decides how an error is reported.
  *
- * A *user error* is one the person at the terminal can fix (bad option, missing snapshot, corrupt
- * file): it is printed as one line without a stack trace. Anything else is a bug or an environment
- * failure and prints its stack when `TIDEMARK_DEBUG=1`.
+ * A *user error* is one the person at the terminal can fix (bad option, missing snapshot, bad
+ * credentials): it is printed as one line without a stack trace. Anything else (a corrupt table, a
+ * reset connection, a bug) is reported as unexpected and prints its stack when `TIDEMARK_DEBUG=1`.
  */
 
 /** Base class of every error raised by the CLI itself; all of them are user errors. */
@@ -36,24 +36,13 @@ export class InterruptedError extends CliError {
 }
 
 /**
- * Names of the error base classes of the other tidemark packages whose errors are the user's to
- * fix (`TidemarkError` covers core, maintenance and sink). Matched by class name along the
- * prototype chain, so classifying errors needs no import of every package.
- */
-const userErrorBaseNames = new Set<string>(['FormatError', 'StorageError', 'TidemarkError']);
-
-/**
- * True when `err` should be reported as a one-line message: it (or its class) has
- * `userError === true`, or one of its classes is a user-error base named above, or it is an
- * AbortError raised because the user pressed Ctrl-C.
+ * True when `err` should be reported as a one-line message: it carries `userError === true` (every
+ * tidemark error class sets the flag for itself: input, configuration and state the user can fix),
+ * or it is an AbortError raised because the user pressed Ctrl-C. Everything else (corrupt tables,
+ * exhausted commit retries, connection resets, bugs) is reported as unexpected.
  */
 export function isUserError(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
-  if ((err as { userError?: unknown }).userError === true) return true;
   if ((err as { name?: unknown }).name === 'AbortError') return true;
-  for (let proto = Object.getPrototypeOf(err) as object | null; proto && proto !== Error.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
-    const ctor = (proto as { constructor?: { name?: string } }).constructor;
-    if (ctor?.name && userErrorBaseNames.has(ctor.name)) return true;
-  }
-  return false;
+  return (err as { userError?: unknown }).userError === true;
 }

@@ -18,7 +18,7 @@ async function run(argv: string[], options: MainOptions = {}) {
 }
 
 const expectedNames = [
-  'read', 'snapshots', 'schema', 'files', 'create', 'write', 'tag', 'rollback', 'alter',
+  'read', 'snapshots', 'schema', 'files', 'create', 'write', 'delete', 'tag', 'rollback', 'alter',
   'expire-snapshots', 'remove-orphan-files', 'compact', 'compact-manifests', 'maintain', 'ingest',
 ];
 
@@ -30,6 +30,7 @@ const minimalArgs: Record<string, string[]> = {
   files: ['files', 't', '--snapshot', '3'],
   create: ['create', 't', '--schema', '[{"name":"id","type":"BIGINT"}]'],
   write: ['write', 't', '--input', '-'],
+  delete: ['delete', 't', '--where', 'id = 1'],
   tag: ['tag', 'create', 't', 'v1'],
   rollback: ['rollback', 't', '--to', '3'],
   alter: ['alter', 't', 'add-column', 'c', 'INT'],
@@ -100,6 +101,9 @@ describe('main: bad usage exits 2 with that command usage on stderr', () => {
     [['write', 't', '--partition', 'dt=1'], "option '--partition' requires '--overwrite'"],
     [['write', 't', '--commit-user', 'u'], "requires '--commit-identifier'"],
     [['write', 't', '--overwrite', '--partition', 'dt'], 'needs key=value'],
+    [['delete', 't'], "give the keys to delete with '--where <predicate>' or '--input <file>'"],
+    [['delete', 't', '--where', 'id = 1', '--input', 'k.jsonl'], 'cannot be used together'],
+    [['delete', 't', '--where', 'id = 1', '--format', 'csv'], "option '--format' requires '--input'"],
     [['create', 't'], "option '--schema' is required"],
     [['tag', 'rename', 't'], "unknown tag action 'rename'"],
     [['tag', 'create', 't'], 'needs a tag name'],
@@ -122,7 +126,7 @@ describe('main: bad usage exits 2 with that command usage on stderr', () => {
 
 /** Every command runs a real engine now (`create` makes the table, so it is tested elsewhere). */
 const wiredNames = [
-  'read', 'snapshots', 'schema', 'files', 'create', 'write', 'tag', 'rollback', 'alter', 'ingest',
+  'read', 'snapshots', 'schema', 'files', 'create', 'write', 'delete', 'tag', 'rollback', 'alter', 'ingest',
   'expire-snapshots', 'remove-orphan-files', 'compact', 'compact-manifests',
 ];
 
@@ -163,8 +167,12 @@ describe('main: error reporting', () => {
   class StoreError extends Error {
     readonly userError = true;
   }
-  class FormatError extends Error {}
+  // Classification goes by each error's own userError flag, never by class name.
+  class FormatError extends Error {
+    readonly userError: boolean = true;
+  }
   class CorruptFileError extends FormatError {}
+  class NamedLikeAUserError extends Error {}
   const thrower = (err: unknown): Command =>
     defineCommand({
       name: 'boom',
@@ -181,6 +189,15 @@ describe('main: error reporting', () => {
       expect(r.code).toBe(1);
       expect(r.stderr).toBe(`tidemark boom: ${err.message}\n`);
     }
+  });
+  it('errors flagged userError = false are unexpected, whatever their class is named', async () => {
+    const internal = Object.assign(new NamedLikeAUserError('manifest list of snapshot 3 is truncated'), { userError: false });
+    Object.defineProperty(NamedLikeAUserError, 'name', { value: 'TidemarkUserError' });
+    const quiet = await run(['boom'], { commands: [thrower(internal)] });
+    expect(quiet.code).toBe(1);
+    expect(quiet.stderr).toContain('unexpected error: manifest list of snapshot 3 is truncated');
+    const debug = await run(['boom'], { commands: [thrower(internal)], env: { TIDEMARK_DEBUG: '1' } });
+    expect(debug.stderr).toContain('    at ');
   });
   it('unexpected errors print the message, and the stack only with TIDEMARK_DEBUG=1', async () => {
     const err = new TypeError('x is undefined');

@@ -18,6 +18,67 @@ import { SCHEMA_PREFIX } from './table-paths.js';
 import { metadataPaths } from './path-factory.js';
 import { Table } from './table.js';
 
+/** Options of {@link createTable}. */
+export interface CreateTableOptions {
+  /** Return the existing schema instead of throwing when the table exists. */
+  readonly ignoreIfExists?: boolean;
+  /** Name used in errors (default: the location). */
+  readonly name?: string;
+}
+
+/**
+ * Creates the table at `location` from `spec`: writes `schema/schema-0` with create-if-absent, so
+ * of two concurrent creators exactly one succeeds.
+ *
+ * @returns the schema written (or the existing one with `ignoreIfExists`).
+ * @throws SchemaValidationError for an invalid definition; TableAlreadyExistsError unless `ignoreIfExists`.
+ */
+export async function createTable(fileIO: FileIO, location: string, spec: TableSpec, options: CreateTableOptions = {}): Promise<TableSchema> {
+  const name = options.name ?? location;
+  const schema = buildInitialSchema(spec);
+  const manager = new SchemaManager(fileIO, metadataPaths(location));
+  if ((await manager.latestId()) !== null) {
+    if (options.ignoreIfExists) return manager.latest();
+    throw new TableAlreadyExistsError(name, location);
+  }
+  await checkTableLocation(fileIO, location);
+  const schemaPath = metadataPaths(location).schemaPath(0);
+  const result = await fileIO.createIfAbsent(schemaPath, serializeSchema(schema));
+  if (result === 'already-exists') {
+    if (options.ignoreIfExists) return parseSchema(await fileIO.read(schemaPath), schemaPath);
+    throw new TableAlreadyExistsError(name, location);
+  }
+  return schema;
+}
+
+/** The location given for a new table would share its directory with other data. */
+export class UnsafeLocationError extends TidemarkUserError {}
+
+/**
+ * Refuses a table location that would share files with something else: a directory that already
+ * holds files (other tables, or anything orphan cleanup of the new table would delete) or one
+ * inside an existing table (whose orphan cleanup would delete the new table's files).
+ */
+async function checkTableLocation(fileIO: FileIO, location: string): Promise<void> {
+  if (location.trim() === '') throw new UnsafeLocationError('cannot create a table at an empty location; give the table its own directory');
+  for await (const f of fileIO.list(location)) {
+    const table = /^(.*)\/schema\/schema-\d+$/.exec(f.path)?.[1];
+    throw new UnsafeLocationError(
+      table !== undefined
+        ? `cannot create a table at ${location}: it already holds table ${table}; give the table its own directory (e.g. <warehouse>/<db>.db/<name>)`
+        : `cannot create a table at ${location}: the directory is not empty (it holds ${f.path}); give the table an empty or new directory`,
+    );
+  }
+  const root = location.replace(/\/+$/, '');
+  const floor = /^[a-z][a-z0-9+.-]*:\/\/[^/]*/i.exec(root)?.[0].length ?? 0;
+  for (let end = root.lastIndexOf('/'); end > floor; end = root.lastIndexOf('/', end - 1)) {
+    const ancestor = root.slice(0, end);
+    if (await fileIO.exists(`${ancestor}/schema/schema-0`)) {
+      throw new UnsafeLocationError(`cannot create a table at ${location}: it is inside table ${ancestor}; give the table its own directory`);
+    }
+  }
+}
+
 /** Suffix of database directories. */
 export const DB_SUFFIX = '.db';
 
@@ -231,24 +292,9 @@ export class FileSystemCatalog {
    */
   async createTable(identifier: string | Identifier, spec: TableSpec, options: { ignoreIfExists?: boolean } = {}): Promise<TableSchema> {
     const id = parseIdentifier(identifier);
-    const name = `${id.database}.${id.table}`;
-    const location = this.tableLocation(id);
-    const paths = metadataPaths(location);
-    const schema = buildInitialSchema(spec);
-    const manager = new SchemaManager(this.fileIO, paths);
-    if ((await manager.latestId()) !== null) {
-      if (options.ignoreIfExists) return manager.latest();
-      throw new TableAlreadyExistsError(name, location);
-    }
     const local = this.localPath(this.databaseLocation(id.database));
     if (local !== undefined) await fs.mkdir(local, { recursive: true });
-    const schemaPath = paths.schemaPath(0);
-    const result = await this.fileIO.createIfAbsent(schemaPath, serializeSchema(schema));
-    if (result === 'already-exists') {
-      if (options.ignoreIfExists) return parseSchema(await this.fileIO.read(schemaPath), schemaPath);
-      throw new TableAlreadyExistsError(name, location);
-    }
-    return schema;
+    return createTable(this.fileIO, this.tableLocation(id), spec, { ...options, name: `${id.database}.${id.table}` });
   }
 
   /**

@@ -10,7 +10,6 @@ import {
   SchemaManager,
   TablePaths,
   alterTable,
-  parseAlterArgs,
   type SchemaChange,
   type TableSpec,
 } from '../src/index.js';
@@ -466,75 +465,5 @@ describe.skipIf(!haveFixtures)('alterTable reproduces Java Paimon schema files',
     const ours = new TextDecoder().decode(await io.read(paths.schemaPath(1)));
     expect(ours).toBe(serializeSchema({ ...javaSchema, timeMillis: s1.timeMillis }));
     expect(ours.replace(/"timeMillis" : \d+/, '')).toBe(java1.replace(/"timeMillis" : \d+/, '').trimEnd());
-  });
-});
-
-describe('parseAlterArgs', () => {
-  it('parses every action', () => {
-    expect(parseAlterArgs('add-column', ['x', 'DECIMAL(10,', '2)', '--after', 'v', '--comment', 'money'])).toEqual([
-      { kind: 'add-column', name: 'x', type: 'DECIMAL(10, 2)', description: 'money', position: { kind: 'after', column: 'v' } },
-    ]);
-    expect(parseAlterArgs('add-column', ['x', 'INT', '--first'])).toEqual([
-      { kind: 'add-column', name: 'x', type: 'INT', position: { kind: 'first' } },
-    ]);
-    expect(parseAlterArgs('add-column', ['x', 'STRING', '--comment=c'])).toEqual([
-      { kind: 'add-column', name: 'x', type: 'STRING', description: 'c' },
-    ]);
-    expect(parseAlterArgs('drop-column', ['x'])).toEqual([{ kind: 'drop-column', name: 'x' }]);
-    expect(parseAlterArgs('rename-column', ['a', 'b'])).toEqual([{ kind: 'rename-column', name: 'a', newName: 'b' }]);
-    expect(parseAlterArgs('alter-type', ['a', 'BIGINT'])).toEqual([
-      { kind: 'alter-type', name: 'a', type: 'BIGINT', keepNullability: false },
-    ]);
-    expect(parseAlterArgs('set-option', ['a=1', 'b.c=x=y'])).toEqual([
-      { kind: 'set-option', key: 'a', value: '1' },
-      { kind: 'set-option', key: 'b.c', value: 'x=y' },
-    ]);
-    expect(parseAlterArgs('remove-option', ['a', 'b'])).toEqual([
-      { kind: 'remove-option', key: 'a' },
-      { kind: 'remove-option', key: 'b' },
-    ]);
-    expect(parseAlterArgs('move-column', ['k', '--after', 'key1'])).toEqual([
-      { kind: 'move-column', name: 'k', position: { kind: 'after', column: 'key1' } },
-    ]);
-    expect(parseAlterArgs('comment', ['hello', 'world'])).toEqual([{ kind: 'update-comment', comment: 'hello world' }]);
-  });
-
-  it('refuses bad arguments with the usage line', () => {
-    const bad: Array<[string, string[], RegExp]> = [
-      ['frobnicate', ['x'], /unknown alter action 'frobnicate'/],
-      ['add-column', ['x'], /expected a column name and a type.*usage: alter <table> add-column/],
-      ['add-column', ['x', 'INT', '--first', '--after', 'y'], /either --after or --first/],
-      ['add-column', ['x', 'INT', '--after'], /--after needs a value/],
-      ['add-column', ['x', 'INT', '--bogus', '1'], /unknown flag --bogus/],
-      ['drop-column', [], /expected 1 argument, got 0/],
-      ['rename-column', ['a'], /expected 2 arguments, got 1/],
-      ['set-option', ['novalue'], /'novalue' is not key=value/],
-      ['set-option', [], /at least one key=value/],
-      ['remove-option', [], /at least one option key/],
-      ['move-column', ['k'], /--after <col> or --first/],
-    ];
-    for (const [action, args, re] of bad) {
-      const e = (() => {
-        try {
-          parseAlterArgs(action, args);
-        } catch (err) {
-          return err;
-        }
-        return undefined;
-      })();
-      expect(e, `${action} ${args.join(' ')}`).toBeInstanceOf(SchemaChangeError);
-      expect((e as Error).message).toMatch(re);
-    }
-  });
-
-  it('parsed changes apply to a table', async () => {
-    const { io, paths } = await setup(BASIC);
-    const s = await alterTable(io, paths, [
-      ...parseAlterArgs('add-column', ['amount', 'DECIMAL(10,', '2)', '--first']),
-      ...parseAlterArgs('alter-type', ['f', 'DOUBLE']),
-      ...parseAlterArgs('set-option', ['snapshot.num-retained.min=2']),
-    ]);
-    expect(s.fields.map((f) => [f.id, f.name])).toEqual([[4, 'amount'], [0, 'id'], [1, 'p'], [2, 'v'], [3, 'f']]);
-    expect(s.fields[4]!.type).toEqual({ root: 'DOUBLE', nullable: true });
   });
 });

@@ -43,4 +43,5 @@ export * from './manifest-file-meta.js';
 export * from './manifest-entry.js';
 export * from './index-manifest.js';
 export * from './deletion-vector.js';
+export * from './hash-index.js';
 export * from './roaring.js';

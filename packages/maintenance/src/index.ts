@@ -6,3 +6,4 @@ export * from './compact-plan.js';
 export * from './compact-append.js';
 export * from './compact-manifests.js';
 export * from './verify-table.js';
+export * from './compact-primary-key.js';

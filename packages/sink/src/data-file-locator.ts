@@ -4,7 +4,7 @@
  */
 import { FileStorePathFactory } from '@tidemark/core';
 import type { CommitMessage } from '@tidemark/core';
-import type { DataFileMeta, TableSchema } from '@tidemark/format';
+import type { DataFileMeta, IndexFileMeta, TableSchema } from '@tidemark/format';
 
 /** Resolves data file locations of one table. */
 export class DataFileLocator {
@@ -22,6 +22,16 @@ export class DataFileLocator {
   relativePath(message: CommitMessage, file: DataFileMeta): string | null {
     if (file.externalPath) return null;
     return this.paths.relativeDataFilePath(message.partition, message.bucket, file.fileName);
+  }
+
+  /** `index/<file>` relative to the table root, or null for external index files. */
+  relativeIndexPath(file: IndexFileMeta): string | null {
+    return file.externalPath ? null : `index/${file.fileName}`;
+  }
+
+  /** Full location of an index file. */
+  indexLocation(file: IndexFileMeta): string {
+    return this.paths.indexFilePath(file.fileName, file.externalPath);
   }
 
   /** Full location of the file. */

@@ -11,3 +11,5 @@ export * from './sink-writer.js';
 export * from './sink-committer.js';
 export * from './source.js';
 export * from './ingest-driver.js';
+export * from './record-router.js';
+export * from './sequence-start.js';

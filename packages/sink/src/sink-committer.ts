@@ -26,7 +26,7 @@ import {
 import type { TableSchema } from '@tidemark/format';
 import type { FileIO } from '@tidemark/storage';
 import { CHECKPOINT_STATE_VERSION, type CheckpointState, type SourceOffset, type TableIdentity } from './checkpoint-state.js';
-import { committableFiles, type SinkCommittable } from './committable.js';
+import { committableFiles, committableIndexFiles, type SinkCommittable } from './committable.js';
 import { NO_CRASH, withSnapshotCrashHook, type CrashHook } from './crash-points.js';
 import { DataFileLocator } from './data-file-locator.js';
 import { DuplicateCommitError, IdentifierRegressionError, MissingDataFileError, SinkUsageError } from './errors.js';
@@ -158,6 +158,10 @@ export class SinkCommitter {
           const rel = this.locator.relativePath(message, file);
           if (rel !== null) files.push(rel);
         }
+        for (const f of committableIndexFiles(c)) {
+          const rel = this.locator.relativeIndexPath(f);
+          if (rel !== null) files.push(rel);
+        }
       }
       if (files.length > 0) await recordInflightFiles(this.io, this.options.tableLocation, inflightRecordId(this.commitUser, id), files);
       p.recorded = true;
@@ -277,6 +281,10 @@ export class SinkCommitter {
     for (const c of committables) {
       for (const { message, file } of committableFiles(c)) {
         const loc = this.locator.location(message, file);
+        checks.push(this.io.exists(loc).then((ok) => void (ok ? undefined : missing.push(loc))));
+      }
+      for (const f of committableIndexFiles(c)) {
+        const loc = this.locator.indexLocation(f);
         checks.push(this.io.exists(loc).then((ok) => void (ok ? undefined : missing.push(loc))));
       }
     }

@@ -2,11 +2,19 @@
  * Typed storage errors. Messages name the path or option involved and never contain credentials.
  */
 
-/** Base class of every error thrown by `@tidemark/storage`. */
+/**
+ * Base class of every error thrown by `@tidemark/storage`. `userError` tells front ends whether the
+ * person running the command can fix it (a missing path, a bad setting, a refused credential:
+ * print one line) or it is an environment failure or bug (a reset connection, a store that
+ * misbehaves: report it as unexpected, with its stack on request).
+ */
 export class StorageError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  readonly userError: boolean;
+
+  constructor(message: string, options?: { cause?: unknown; userError?: boolean }) {
+    super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.name = new.target.name;
+    this.userError = options?.userError ?? false;
   }
 }
 
@@ -16,7 +24,7 @@ export class NotFoundError extends StorageError {
     readonly path: string,
     options?: { cause?: unknown },
   ) {
-    super(`Not found: ${path}`, options);
+    super(`Not found: ${path}`, { ...options, userError: true });
   }
 }
 
@@ -52,13 +60,17 @@ export class ConditionalWriteNotSupportedError extends StorageError {
         'Concurrent commits could silently overwrite each other. Use a store that supports conditional PUTs ' +
         '(AWS S3, Ceph RGW, MinIO), or, if only a single writer ever commits, opt out with the S3 option ' +
         "`conditionalWriteCheck: 'skip'` or the environment variable TIDEMARK_S3_SKIP_CONDITIONAL_CHECK=1.",
-      options,
+      { ...options, userError: true },
     );
   }
 }
 
 /** Invalid or incomplete storage configuration (options, core-site.xml, environment). */
-export class StorageConfigError extends StorageError {}
+export class StorageConfigError extends StorageError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, { ...options, userError: true });
+  }
+}
 
 /**
  * Some paths of a {@link FileIO.deleteMany} call could not be deleted. All batches were attempted;

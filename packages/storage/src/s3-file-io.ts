@@ -263,7 +263,10 @@ export class S3FileIO implements FileIO {
   private mapError(err: unknown, path: string, op: string): Error {
     if (err instanceof StorageError) return err;
     if (isNotFound(err)) return new NotFoundError(path, { cause: err });
-    return new StorageError(`S3 ${op} of ${path} failed: ${describeSdkError(err)}`, { cause: err });
+    // A refusal the user can act on (credentials, permissions, bucket name) vs. a network or server failure.
+    const status = httpStatus(err);
+    const userError = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+    return new StorageError(`S3 ${op} of ${path} failed: ${describeSdkError(err)}`, { cause: err, userError });
   }
 
   /** Runs an idempotent request with retries; errors come back mapped to storage errors. */

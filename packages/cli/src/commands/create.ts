@@ -1,17 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
-import { resolveFileIO, type FileIO } from '@tidemark/storage';
-import { serializeSchema, typeToString } from '@tidemark/format';
-import { TableAlreadyExistsError, metadataPaths, buildInitialSchema, type ColumnSpec } from '@tidemark/core';
+import { resolveFileIO } from '@tidemark/storage';
+import { typeToString } from '@tidemark/format';
+import { createTable, type ColumnSpec } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import type { CommandContext } from '../context.js';
-import { CliError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { printLine, tableArgument, tableLocation } from './shared.js';
 
-/** The table location given to `create` would share its directory with other data. */
-export class UnsafeLocationError extends CliError {}
-
-/** `tidemark create`: create a table (issue 4). */
+/** `tidemark create`: create a table. */
 export const createCommand = defineCommand({
   name: 'create',
   summary: 'create a table from a JSON column list',
@@ -33,21 +30,17 @@ export const createCommand = defineCommand({
     if (args.options.schema === undefined) throw new UsageError("option '--schema' is required", 'create');
     const options = parseKeyValues(args.options.option, '--option', 'create');
     const columns = readSchemaArgument(args.options.schema, ctx);
-    const schema = buildInitialSchema({
+    const spec = {
       fields: columns,
       partitionKeys: args.options.partition,
       primaryKeys: args.options['primary-key'],
       options: Object.fromEntries(options),
-    });
+    };
     const location = tableLocation(args.named['table']!, ctx);
     const fileIO = resolveFileIO(location);
+    let schema;
     try {
-      const paths = metadataPaths(location);
-      if (await fileIO.exists(paths.schemaPath(0))) throw new TableAlreadyExistsError(args.named['table']!, location);
-      await checkTableLocation(fileIO, location);
-      // create-if-absent: of two concurrent creators exactly one wins, as in the catalog.
-      const result = await fileIO.createIfAbsent(paths.schemaPath(0), serializeSchema(schema));
-      if (result === 'already-exists') throw new TableAlreadyExistsError(args.named['table']!, location);
+      schema = await createTable(fileIO, location, spec, { name: args.named['table']! });
     } finally {
       await fileIO.close();
     }
@@ -57,30 +50,6 @@ export const createCommand = defineCommand({
     if (schema.primaryKeys.length > 0) await printLine(ctx, `  primary key ${schema.primaryKeys.join(', ')}`);
   },
 });
-
-/**
- * Refuses a table location that would share files with something else: a directory that already
- * holds files (other tables, or anything orphan cleanup of the new table would delete) or one
- * inside an existing table (whose orphan cleanup would delete the new table's files).
- */
-async function checkTableLocation(fileIO: FileIO, location: string): Promise<void> {
-  for await (const f of fileIO.list(location)) {
-    const table = /^(.*)\/schema\/schema-\d+$/.exec(f.path)?.[1];
-    throw new UnsafeLocationError(
-      table !== undefined
-        ? `cannot create a table at ${location}: it already holds table ${table}; give the table its own directory (e.g. <warehouse>/<db>.db/<name>)`
-        : `cannot create a table at ${location}: the directory is not empty (it holds ${f.path}); give the table an empty or new directory`,
-    );
-  }
-  const root = location.replace(/\/+$/, '');
-  const floor = /^[a-z][a-z0-9+.-]*:\/\/[^/]*/i.exec(root)?.[0].length ?? 0;
-  for (let end = root.lastIndexOf('/'); end > floor; end = root.lastIndexOf('/', end - 1)) {
-    const ancestor = root.slice(0, end);
-    if (await fileIO.exists(`${ancestor}/schema/schema-0`)) {
-      throw new UnsafeLocationError(`cannot create a table at ${location}: it is inside table ${ancestor}; give the table its own directory`);
-    }
-  }
-}
 
 /** Parses repeated `k=v` values; a missing `=` or empty key is a usage error naming the option. */
 export function parseKeyValues(values: readonly string[], option: string, command: string): Map<string, string> {

@@ -18,6 +18,9 @@ function listFiles(files: readonly string[]): string {
  * commit cannot succeed: the writer must re-plan against the new latest snapshot.
  */
 export class CommitConflictError extends TidemarkError {
+  /** The user resolves it by re-running against the new state (or stopping the other writer). */
+  override readonly userError: boolean = true;
+
   constructor(
     message: string,
     /** Data files involved in the conflict. */
@@ -30,7 +33,10 @@ export class CommitConflictError extends TidemarkError {
   }
 }
 
-/** The commit lost the snapshot race more often than `commit.max-retries` allows, or ran past `commit.timeout`. */
+/**
+ * The commit lost the snapshot race more often than `commit.max-retries` allows, or ran past
+ * `commit.timeout`. Not a user error: it points at heavy contention or a misbehaving store.
+ */
 export class CommitRetryExhaustedError extends TidemarkError {}
 
 /** Invalid commit input (bad identifiers, files outside an overwrite spec, bad option values …). */
