@@ -23,7 +23,6 @@ export * from './read/split-readers.js';
 export * from './read/table-read.js';
 export * from './table.js';
 export * from './commit/commit-errors.js';
-export { CorruptTableError } from './commit/base-check.js';
 export * from './commit/commit-options.js';
 export * from './commit/file-store-commit.js';
 export * from './commit/manifest-writer.js';

@@ -12,14 +12,9 @@
  */
 import type { FileIO } from '@tidemark/storage';
 import { readManifestEntries, type ManifestEntry, type Snapshot } from '@tidemark/format';
-import { TidemarkError } from '../errors.js';
+import { CorruptTableError } from '../scan/errors.js';
 import type { TablePaths } from '../table-paths.js';
 import { dataManifests, EntryFolder, partitionKey } from './manifest-fold.js';
-
-/** The table the commit would build on is damaged; nothing was committed. */
-export class CorruptTableError extends TidemarkError {
-  override readonly userError: boolean = true;
-}
 
 /** Parallel `stat`s of data files. */
 const STAT_CONCURRENCY = 16;

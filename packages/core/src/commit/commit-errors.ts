@@ -2,7 +2,7 @@
  * Errors raised by the commit path, tags and rollback.
  */
 import { TidemarkError, TidemarkUserError } from '../errors.js';
-import { CorruptTableError } from './base-check.js';
+import { CorruptTableError } from '../scan/errors.js';
 
 /** How many file names a conflict message lists before summarising the rest. */
 const MAX_LISTED_FILES = 10;
