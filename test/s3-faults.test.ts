@@ -16,7 +16,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTidemark, type ProcessResult } from './support/cli-process.js';
 import { FaultProxy } from './support/fault-proxy.mjs';
-import { s3Available, s3TestEnv } from './support/s3.js';
+import { s3Available, s3TestEnv, s3TestOptions } from './support/s3.js';
+import { S3FileIO } from '@tidemark/storage';
 
 const enabled = s3Available('S3 fault-injection suite');
 
@@ -129,6 +130,29 @@ describe.skipIf(!enabled)('S3 faults through a fault-injecting proxy', () => {
         `${failures.length} command failures reported (then retried), ${expected.length} rows, lost 0, duplicated 0`,
     );
   }, 300_000);
+
+  it('truncated and reset response bodies are retried, never returned short', async () => {
+    const env = s3TestEnv()!;
+    const cut = new FaultProxy(env.endpoint, { rate: 0.5, kinds: ['truncate-body', 'reset-mid-body'], seed: 7 });
+    const url = await cut.listen();
+    const direct = new S3FileIO(s3TestOptions());
+    const through = new S3FileIO(s3TestOptions({ endpoint: url, maxAttempts: 10 }));
+    try {
+      const path = `s3://${env.bucket}/faults-bodies-${randomBytes(4).toString('hex')}/blob`;
+      const bytes = randomBytes(200_000);
+      await direct.write(path, bytes);
+      for (let i = 0; i < 10; i++) {
+        expect(Buffer.from(await through.read(path)).equals(bytes)).toBe(true);
+        expect(Buffer.from(await through.readRange(path, 1000, 50_000)).equals(bytes.subarray(1000, 51_000))).toBe(true);
+      }
+      expect(cut.faults).toBeGreaterThan(3);
+      await direct.delete(path);
+    } finally {
+      await through.close();
+      await direct.close();
+      await cut.close();
+    }
+  }, 120_000);
 
   it('a store that keeps failing is reported in one line after bounded retries', async () => {
     const env = s3TestEnv()!;
