@@ -1,5 +1,5 @@
 /**
- * Commit benchmark (issue 4): latency of small appends committed one after another (p50/p99), and
+ * Commit benchmark: latency of small appends committed one after another (p50/p99), and
  * commits/s with 4 concurrent writer processes on one table, on local disk and on the S3 server,
  * with peak RSS (tasks in lib/commit-tasks.mjs; each writer is a fresh child process).
  *
@@ -159,7 +159,7 @@ function toMarkdown(json) {
   ]);
   const ops = json.serial.map((s) => `- ${s.backend}: storage calls per append (write + commit): ${Object.entries(s.opsPerCommit).filter(([k]) => k !== 'lostRaces' && k !== 'verifyConditionalWrites').map(([k, v]) => `${k} ${fmtNum(v, 1)}`).join(', ')}; reads in the first 10 appends ${s.readsPerCommitFirst.join(' ')}, last 10 ${s.readsPerCommitLast.join(' ')}.`);
   return [
-    '# Commit benchmark (issue 4)',
+    '# Commit benchmark',
     '',
     `${e.date} · Node ${e.node} · ${e.cpu} × ${e.cores} · ${e.memoryGiB} GiB · took ${fmtNum(json.totalSeconds, 0)} s.`,
     '',

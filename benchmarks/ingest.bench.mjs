@@ -1,4 +1,4 @@
-// Exactly-once ingest throughput (issue 5): `runIngest` of @tidemark/sink (dist) over a JSON-lines
+// Exactly-once ingest throughput: `runIngest` of @tidemark/sink (dist) over a JSON-lines
 // file into a local append table, with a checkpoint every 10,000 and every 100,000 records
 // (state in a local directory), against a plain batch write of the same data (parse the same file,
 // TableWrite in 10,000-row batches, one commit). Reports records/s and, per checkpoint, the latency

@@ -1,5 +1,5 @@
 /**
- * Maintenance benchmark (issue 6), on local disk and on the S3 server:
+ * Maintenance benchmark, on local disk and on the S3 server:
  * - snapshot expiration of a 10,000-snapshot overwrite history in one run: files deleted / s and
  *   peak RSS;
  * - orphan scanning (removeOrphanFiles with the default 1-day threshold, so it lists and checks

@@ -1,5 +1,5 @@
 /**
- * Read-path benchmark (issue 3): scan planning and full-read throughput of tidemark against the
+ * Read-path benchmark: scan planning and full-read throughput of tidemark against the
  * number of data files, on synthetic append tables written with the @tidemark/format codecs.
  *
  *   node benchmarks/read.bench.mjs [--sizes 1k,10k,100k] [--runs 3] [--read-max-files 100000]
@@ -179,7 +179,7 @@ export async function run(options = {}) {
 function toMarkdown(r) {
   const out = [];
   const env = r.environment;
-  out.push('# Read benchmark (issue 3)', '');
+  out.push('# Read benchmark', '');
   out.push(
     `${env.date} · Node ${env.node} · ${env.cpu} × ${env.cores} · ${env.memoryGiB} GiB · ` +
       `${r.options.runs} fresh-process run(s) per figure, median shown (all runs in the JSON).`,

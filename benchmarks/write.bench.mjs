@@ -1,5 +1,5 @@
 /**
- * Write-path benchmark (issue 4): append throughput of tidemark from Arrow input, against the same
+ * Write-path benchmark: append throughput of tidemark from Arrow input, against the same
  * rows written by raw parquet-wasm alone and by DuckDB `COPY … TO` Parquet, as ratios measured in
  * one run (rounds interleave the writers, each measurement in a fresh child process with its peak
  * RSS; see lib/write-tasks.mjs).
@@ -203,7 +203,7 @@ function toMarkdown(json) {
     return `- ${c.label}: Arrow input ${fmtNum(c.arrowMiB, 1)} MiB; tidemark files (rows): ${shown}.`;
   });
   return [
-    '# Write benchmark (issue 4)',
+    '# Write benchmark',
     '',
     `${e.date} · Node ${e.node} · ${e.cpu} × ${e.cores} · ${e.memoryGiB} GiB · took ${fmtNum(json.totalSeconds, 0)} s.`,
     '',

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm test`: install dependencies, start (or reuse) the throw-away S3 server, build every package,
-// run every vitest suite, stop the server if this run started it, exit with vitest's code.
+// lint (npm run lint), run every vitest suite, stop the server if this run started it, exit with vitest's code.
 //
 // Extra arguments go to vitest: `npm test -- test/storage-conformance.test.ts`.
 // Environment: TIDEMARK_S3=off runs without an S3 server (the S3 suites then skip, loudly);
@@ -115,6 +115,12 @@ async function main() {
   const build = await run('npx', ['turbo', 'run', 'build', '--output-logs=errors-only']);
   if (build.code !== 0) {
     return { code: build.code, closing: `tidemark: build failed (exit code ${build.code}); no tests were run` };
+  }
+  // Lint before the suites: typecheck (packages and tests), eslint, the API report, prettier.
+  say('linting: npm run lint');
+  const lint = await run('npm', ['run', 'lint', '--silent']);
+  if (lint.code !== 0) {
+    return { code: lint.code, closing: `tidemark: lint failed (exit code ${lint.code}); no tests were run` };
   }
   const reportDir = mkdtempSync(path.join(os.tmpdir(), 'tidemark-vitest-'));
   const reportFile = path.join(reportDir, 'report.json');

@@ -10,11 +10,7 @@ import { compactAppendTable, expireSnapshots, removeOrphanFiles } from '@tidemar
 import { SinkCommitter, SinkWriter, tableFingerprint } from '@tidemark/sink';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 
-interface Row {
-  id: number;
-  dt: string;
-  v: string;
-}
+type Row = { id: number; dt: string; v: string };
 
 function rowsOf(from: number, to: number, dt: string): Row[] {
   return Array.from({ length: to - from }, (_, i) => ({ id: from + i, dt, v: `v${from + i}` }));

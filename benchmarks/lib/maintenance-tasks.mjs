@@ -64,29 +64,7 @@ function fastLocal(io) {
 }
 
 function fileMeta(format, name, size) {
-  return {
-    fileName: name,
-    fileSize: size,
-    rowCount: 1,
-    minKey: format.EMPTY_SIMPLE_STATS.minValues,
-    maxKey: format.EMPTY_SIMPLE_STATS.maxValues,
-    keyStats: format.EMPTY_SIMPLE_STATS,
-    valueStats: format.EMPTY_SIMPLE_STATS,
-    minSequenceNumber: 0n,
-    maxSequenceNumber: 0n,
-    schemaId: 0,
-    level: 0,
-    extraFiles: [],
-    creationTime: Date.now(),
-    deleteRowCount: 0,
-    embeddedIndex: null,
-    fileSource: 0,
-    valueStatsCols: null,
-    externalPath: null,
-    firstRowId: null,
-    writeCols: null,
-    writeColsSequences: null,
-  };
+  return format.newDataFileMeta({ fileName: name, fileSize: size, rowCount: 1, schemaId: 0, creationTime: Date.now(), deleteRowCount: 0, fileSource: 0 });
 }
 
 async function listAll(dir) {

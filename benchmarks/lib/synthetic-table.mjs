@@ -22,7 +22,7 @@ import path from 'node:path';
 
 import * as arrow from 'apache-arrow';
 import {
-  EMPTY_SIMPLE_STATS,
+  newDataFileMeta,
   deserializeBinaryRow,
   partitionPath,
   serializeBinaryRow,
@@ -257,29 +257,18 @@ async function generate(root, spec, log) {
       partition: tpl.partition,
       bucket: 0,
       totalBuckets: -1,
-      file: {
+      file: newDataFileMeta({
         fileName,
         fileSize: tpl.size,
         rowCount: spec.rowsPerFile,
-        minKey: EMPTY_SIMPLE_STATS.minValues,
-        maxKey: EMPTY_SIMPLE_STATS.maxValues,
-        keyStats: EMPTY_SIMPLE_STATS,
         valueStats: tpl.stats,
         minSequenceNumber: seq,
         maxSequenceNumber: seq + BigInt(spec.rowsPerFile - 1),
         schemaId: 0,
-        level: 0,
-        extraFiles: [],
         creationTime,
         deleteRowCount: 0,
-        embeddedIndex: null,
         fileSource: 0,
-        valueStatsCols: null,
-        externalPath: null,
-        firstRowId: null,
-        writeCols: null,
-        writeColsSequences: null,
-      },
+      }),
     };
     live.set(fileName, { entry, relPath, p: tpl.p });
     return entry;

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Crash-injection harness for `tidemark ingest` (issue 5). Each trial creates an append table and a
+// Crash-injection harness for `tidemark ingest`. Each trial creates an append table and a
 // JSON-lines source of K records (or, with `pk`, a primary-key table and a source of upserts and
 // deletes of K/3 keys, with a row kind field), then runs the ingest CLI as a child process, killing it with
 // SIGKILL at random moments and at the named crash points (TIDEMARK_CRASH_AT), and restarting it

@@ -1,11 +1,20 @@
-export {};
-export * from './args.js';
-export * from './command.js';
-export * from './context.js';
-export * from './errors.js';
-export * from './main.js';
-export * from './options/duration.js';
-export * from './output/value-format.js';
-export * from './output/writers.js';
-export * from './output/progress.js';
+/**
+ * `@tidemark/cli`: the `tidemark` command. {@link main} runs one command line; the rest is for
+ * embedding the CLI or adding commands. Names are listed explicitly.
+ */
+export { main, type MainOptions } from './main.js';
 export { commands } from './commands/index.js';
+export { defineCommand, ExitCode, type Command } from './command.js';
+export { createContext, type CommandContext } from './context.js';
+export { CliError, InterruptedError, UsageError, isUserError } from './errors.js';
+export {
+  parseArgs,
+  formatUsage,
+  type CommandUsage,
+  type OptionKind,
+  type OptionSpec,
+  type OptionSpecs,
+  type OptionValue,
+  type ParsedArgs,
+  type PositionalSpec,
+} from './args.js';

@@ -143,6 +143,7 @@ function checkName(kind: string, name: string): void {
   if (kind === 'table' && name.startsWith('.')) throw new InvalidIdentifierError(`invalid table name '${name}': must not start with '.'`);
 }
 
+/** Settings of a {@link FileSystemCatalog}. */
 export interface FileSystemCatalogOptions {
   /** FileIO to use; by default one is resolved from the warehouse location (and closed by {@link FileSystemCatalog.close}). */
   readonly fileIO?: FileIO;

@@ -1,68 +1,346 @@
-export {};
-export * from './errors.js';
-export * from './table-paths.js';
-export * from './path-factory.js';
-export * from './table-context.js';
-export * from './schema-manager.js';
-export * from './snapshot-manager.js';
-export * from './tag-manager.js';
-export * from './time-travel.js';
-export * from './predicate.js';
-export * from './predicate-parser.js';
-export * from './commit-message.js';
-export * from './scan/errors.js';
-export * from './scan/data-split.js';
-export * from './scan/file-store-scan.js';
-export * from './scan/value-stats.js';
-export * from './read/arrow-take.js';
-export * from './read/arrow-values.js';
-export * from './read/data-file-reader.js';
-export * from './read/merge-engine.js';
-export * from './read/aggregate-functions.js';
-export * from './read/split-readers.js';
-export * from './read/table-read.js';
-export * from './table.js';
-export * from './commit/commit-errors.js';
-export * from './commit/commit-options.js';
-export * from './commit/file-store-commit.js';
-export * from './commit/manifest-writer.js';
-export * from './commit/manifest-fold.js';
-export * from './commit/manifest-merge.js';
-export * from './commit/conflict-check.js';
-export * from './commit/index-changes.js';
-export * from './tags.js';
-export * from './rollback.js';
-export * from './core-options.js';
-export * from './schema-builder.js';
-export * from './catalog.js';
-export * from './write/write-errors.js';
-export * from './write/table-write.js';
-export * from './write/dynamic-bucket-assigner.js';
-export * from './write/bucket-mode.js';
-export { FileStatsCollector, compareValues, truncateBounds, type ColumnStats, type FileValueStats } from './write/value-stats.js';
-export { toInternal, type WriteValue } from './write/value-conversion.js';
-export * from './inflight.js';
-export * from './schema-change.js';
-export * from './expire/maintenance-errors.js';
-export * from './expire/table-files.js';
-export * from './expire/expire-snapshots.js';
-export * from './expire/auto-expire.js';
-export * from './read/merged-columns.js';
-export * from './write/key-value/row-kind.js';
-export * from './write/key-value/key-value.js';
-export * from './write/key-value/key-value-file-writer.js';
-export * from './write/key-value/merge-function.js';
-export * from './write/key-value/merge-tree-writer.js';
-export * from './write/key-value/bucket-assigner.js';
-export * from './compact/compact-errors.js';
-export * from './compact/sorted-run.js';
-export * from './compact/levels.js';
-export * from './compact/universal-compaction.js';
-export * from './compact/interval-partition.js';
-export * from './compact/compact-task.js';
-export * from './compact/compact-manager.js';
-export * from './compact/compaction-settings.js';
-export * from './compact/merge-tree-reader.js';
-export * from './compact/merge-tree-rewriter.js';
-export * from './compact/bucket-rewriter.js';
-export * from './compact/writer-compaction.js';
+/**
+ * `@tidemark/core`: Paimon tables in TypeScript. Start with {@link openTable} or
+ * {@link FileSystemCatalog}; a `Table` reads, writes, commits, tags and rolls back. The names are
+ * listed explicitly: what users need, plus the pieces the sibling packages (sink, maintenance, CLI)
+ * build on, which are marked "building block" in their documentation. Everything else is internal.
+ */
+
+// ---- tables and catalogs -------------------------------------------------------------------
+export {
+  Table,
+  TableCommit,
+  newTableCommit,
+  openTable,
+  readTable,
+  type AppendOptions,
+  type AutoExpireCallOption,
+  type CommittableInput,
+  type NewCommitOptions,
+  type OpenTableOptions,
+  type TableOverwriteOptions,
+} from './table.js';
+export {
+  DB_SUFFIX,
+  DatabaseAlreadyExistsError,
+  DatabaseNotEmptyError,
+  DatabaseNotFoundError,
+  FileSystemCatalog,
+  InvalidIdentifierError,
+  TableAlreadyExistsError,
+  createTable,
+  parseIdentifier,
+  type CreateTableOptions,
+  type FileSystemCatalogOptions,
+  type Identifier,
+} from './catalog.js';
+export { SchemaValidationError, buildInitialSchema, type ColumnSpec, type TableSpec } from './schema-builder.js';
+export {
+  SchemaChangeError,
+  SchemaChanges,
+  alterTable,
+  applySchemaChanges,
+  type AlterTableOptions,
+  type ApplyContext,
+  type ColumnPosition,
+  type SchemaChange,
+} from './schema-change.js';
+
+// ---- table context: options and paths ------------------------------------------------------
+export { isTableContext, tableContext, withSchema, type TableContext, type TableContextOptions } from './table-context.js';
+export {
+  CoreOptions,
+  INTEGER_MAX_VALUE,
+  InvalidOptionError,
+  KNOWN_OPTION_KEYS,
+  OPTION,
+  coreOptions,
+  nearestKnownKey,
+  parseDuration,
+  parseMemorySize,
+  parseStatsMode,
+  tableOptions,
+  warnUnknownOptions,
+  type ChangelogProducer,
+  type OptionsLogger,
+  type StatsMode,
+} from './core-options.js';
+export { FileStorePathFactory, PartitionPathError, metadataPaths, type PartitionRef, type PathFactoryOptions } from './path-factory.js';
+export {
+  EARLIEST_HINT,
+  LATEST_HINT,
+  SCHEMA_PREFIX,
+  SNAPSHOT_PREFIX,
+  TAG_PREFIX,
+  TablePaths,
+  type TablePathsOptions,
+} from './table-paths.js';
+
+// ---- metadata ------------------------------------------------------------------------------
+export { SchemaManager } from './schema-manager.js';
+export { SnapshotManager, listNumberedFiles, parseNumberedName } from './snapshot-manager.js';
+export { TagManager } from './tag-manager.js';
+export { createTag, deleteTag, listTags, validateTagName, type CreateTagOptions } from './tags.js';
+export { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
+export { parseTimestampMillis, resolveSnapshot, type SnapshotSources, type TimeTravelOptions } from './time-travel.js';
+
+// ---- reading -------------------------------------------------------------------------------
+export {
+  IncrementalRead,
+  TableRead,
+  filterBatch,
+  type IncrementalReadOptions,
+  type ReadContext,
+  type ReadOptions,
+  type RowSelectionOptions,
+} from './read/table-read.js';
+export {
+  and,
+  bindPredicate,
+  compareValues,
+  evaluate,
+  matches,
+  mightMatch,
+  not,
+  or,
+  partitionOnly,
+  predicateColumns,
+  statsFromRows,
+  type AndPredicate,
+  type ColumnStats,
+  type CompareOp,
+  type ComparePredicate,
+  type InPredicate,
+  type IsNullPredicate,
+  type NotPredicate,
+  type OrPredicate,
+  type Predicate,
+  type PredicateStats,
+  type RowGetter,
+  type Truth,
+} from './predicate.js';
+export { parsePredicate } from './predicate-parser.js';
+export { FileStoreScan, type ScanFilter } from './scan/file-store-scan.js';
+export { ScanPlan, type DataSplit, type DeletionFileRef, type FileInfo, type PlannedFile } from './scan/data-split.js';
+/** Building block (compaction): reads one data file mapped to a read schema. */
+export { readDataFile, type DataFileToRead, type EvolvedBatch, type ReadDataFileOptions } from './read/data-file-reader.js';
+/** Building block: typed cell reader of an Arrow column. */
+export { valueReader } from './read/arrow-values.js';
+
+// ---- writing and committing ----------------------------------------------------------------
+export { TableWrite, newTableWrite, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
+export type { WriteValue } from './write/value-conversion.js';
+export type { CommitMessage, Committable } from './commit-message.js';
+export {
+  FileStoreCommit,
+  type CommitCallOptions,
+  type CommitLogger,
+  type CommitResult,
+  type FileStoreCommitOptions,
+  type OverwriteCallOptions,
+} from './commit/file-store-commit.js';
+export { commitOptionsFromTable, commitOptionsOf, type CommitOptions } from './commit/commit-options.js';
+/** Building blocks (compaction, the sink's duplicate check): fold a snapshot's manifests to its live files. */
+export { dataManifests, liveEntries, liveRecordCount, partitionKey } from './commit/manifest-fold.js';
+export { fullCompactionBaseLength } from './commit/manifest-merge.js';
+
+// ---- maintenance (expiration runs after commits, so it lives here) -------------------------
+export { expireSnapshots, type ExpireSnapshotsOptions, type ExpireSnapshotsSummary } from './expire/expire-snapshots.js';
+export { WRITE_ONLY_OPTION, autoExpireEnabled, expireAfterCommit, type AutoExpireOptions } from './expire/auto-expire.js';
+export {
+  DataFileLocator,
+  checkAborted,
+  latestSchema,
+  manifestListNames,
+  tryReadIndexManifest,
+  tryReadManifestList,
+  type MaintainedTable,
+  type MaintenanceProgress,
+  type MaintenanceRunOptions,
+  type MaintenanceSummary,
+} from './expire/table-files.js';
+
+// ---- in-flight records (orphan-cleanup protection for files not yet committed) -------------
+export {
+  CorruptInflightRecordError,
+  INFLIGHT_DIR,
+  INFLIGHT_RECORD_MAX_AGE_MS,
+  INFLIGHT_RECORD_REFRESH_MS,
+  INFLIGHT_SUFFIX,
+  InflightRecordError,
+  clearInflightFiles,
+  inflightDir,
+  inflightRecordId,
+  inflightRecordPath,
+  listInflightRecords,
+  parseInflightRecord,
+  recordInflightFiles,
+  recordInflightPrefixes,
+  type InflightRecord,
+  type InflightRecordFile,
+  type RecordInflightOptions,
+} from './inflight.js';
+
+// ---- primary-key tables: key-value files, merge-tree writers, compaction, dynamic buckets ----
+// Building blocks of the write path, compaction (maintenance) and the sink.
+export {
+  DynamicBucketConflictError,
+  type IndexChanges,
+  type WriteHashIndexFile,
+  combineIndexEntries,
+  snapshotIndexEntries,
+  resolveHashIndexChanges,
+} from './commit/index-changes.js';
+export {
+  MAX_DYNAMIC_BUCKETS,
+  DynamicBucketLimitError,
+  type DynamicBucketOptions,
+  type HashIndexChange,
+  DynamicBucketAssigner,
+  withHashIndexChanges,
+} from './write/dynamic-bucket-assigner.js';
+export {
+  type PrimaryKeyBucketMode,
+  primaryKeyBucketMode,
+} from './write/bucket-mode.js';
+export {
+  KeyValueChunks,
+  MergedKeyValues,
+} from './read/merged-columns.js';
+export {
+  RowKind,
+  type RowKindValue,
+  rowKindToString,
+  parseRowKind,
+} from './write/key-value/row-kind.js';
+export {
+  type KeyValue,
+  type KeyValueColumns,
+  trimmedKeyFields,
+  keyValueColumns,
+} from './write/key-value/key-value.js';
+export {
+  type FileSource,
+  type KeyValueFileWriterOptions,
+  KeyValueFileWriter,
+} from './write/key-value/key-value-file-writer.js';
+export {
+  type MergeFunction,
+  createMergeFunction,
+} from './write/key-value/merge-function.js';
+export {
+  type CompactionResult,
+  type CompactManager,
+  NO_COMPACTION,
+  type MergeTreeCommit,
+  type MergeTreeWriterOptions,
+  MERGE_RECORD_OVERHEAD_BYTES,
+  MergeTreeWriter,
+} from './write/key-value/merge-tree-writer.js';
+export {
+  type BucketAssigner,
+  keyHashOf,
+  FixedBucketAssigner,
+} from './write/key-value/bucket-assigner.js';
+export {
+  CompactionError,
+  CompactionArgumentError,
+  CompactionAbortedError,
+} from './compact/compact-errors.js';
+export {
+  type KeyComparator,
+  binaryRowKeyComparator,
+  SortedRun,
+  type LevelSortedRun,
+} from './compact/sorted-run.js';
+export {
+  compareLevel0,
+  Levels,
+} from './compact/levels.js';
+export {
+  type CompactUnit,
+  unitOfRuns,
+  type UniversalCompactionOptions,
+  type CompactStrategy,
+  UniversalCompaction,
+  ForceUpLevel0Compaction,
+  createUnit,
+  pickFullCompaction,
+  isUsefulUnit,
+} from './compact/universal-compaction.js';
+export {
+  intervalPartition,
+} from './compact/interval-partition.js';
+export {
+  type CompactResult,
+  type CompactRewriter,
+  type CompactTaskOptions,
+  upgradeResult,
+  runCompactTask,
+} from './compact/compact-task.js';
+export {
+  type CompactManagerOptions,
+  MergeTreeCompactManager,
+} from './compact/compact-manager.js';
+export {
+  type CompactionSettings,
+  compactionSettings,
+  compactStrategy,
+} from './compact/compaction-settings.js';
+export {
+  type KeyValueSegment,
+  type WindowMerge,
+  type MergeReadContext,
+  mergeSections,
+} from './compact/merge-tree-reader.js';
+export {
+  type KeyValueSink,
+  type MergeTreeRewriterContext,
+  type BucketRewriter,
+  MergeTreeCompactRewriter,
+} from './compact/merge-tree-rewriter.js';
+export {
+  type BucketFilesContext,
+  createBucketRewriter,
+  type OpenBucketRewriterOptions,
+  openBucketRewriter,
+} from './compact/bucket-rewriter.js';
+export {
+  type WriterCompactionIncrement,
+  type WriterCompactionOptions,
+  WriterCompaction,
+  type WriterCompactionTable,
+  writerCompactManager,
+} from './compact/writer-compaction.js';
+
+// ---- errors --------------------------------------------------------------------------------
+export {
+  PredicateError,
+  SchemaNotFoundError,
+  SnapshotNotFoundError,
+  TableNotFoundError,
+  TagNotFoundError,
+  TidemarkError,
+  TidemarkUserError,
+  TimeTravelError,
+} from './errors.js';
+export { CorruptTableError, InvalidReadOptionError, UnsupportedTableFeatureError } from './scan/errors.js';
+export { CommitConflictError, CommitInputError, CommitRetryExhaustedError, RollbackError, TagAlreadyExistsError } from './commit/commit-errors.js';
+export { NotSupportedError, WriteValidationError } from './write/write-errors.js';
+export { MaintenanceAbortedError, MaintenanceArgumentError, MaintenanceError } from './expire/maintenance-errors.js';
+export { AggregationError } from './read/aggregate-functions.js';
+
+// ---- used by the write path of primary-key tables, dynamic buckets and integrity checks ----
+export {
+  commitNotApplied,
+} from './commit/commit-errors.js';
+export {
+  makeBatch,
+} from './read/arrow-take.js';
+export {
+  toInternal,
+} from './write/value-conversion.js';
+export {
+  // Building block of `verify`: recomputes a data file's value statistics to compare with its manifest entry.
+  FileStatsCollector,
+  type FileValueStats,
+} from './write/value-stats.js';

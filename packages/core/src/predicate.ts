@@ -40,16 +40,19 @@ export interface IsNullPredicate {
   readonly negated: boolean;
 }
 
+/** All of `children` hold. */
 export interface AndPredicate {
   readonly kind: 'and';
   readonly children: readonly Predicate[];
 }
 
+/** At least one of `children` holds. */
 export interface OrPredicate {
   readonly kind: 'or';
   readonly children: readonly Predicate[];
 }
 
+/** `child` does not hold (SQL three-valued logic: NOT unknown is unknown). */
 export interface NotPredicate {
   readonly kind: 'not';
   readonly child: Predicate;

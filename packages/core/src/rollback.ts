@@ -15,11 +15,13 @@ import { RollbackError } from './commit/commit-errors.js';
 import { dataManifests, liveEntries } from './commit/manifest-fold.js';
 import { DataFileLocator, latestSchema, tryReadIndexManifest } from './expire/table-files.js';
 
+/** Options of {@link rollbackTo}. */
 export interface RollbackOptions {
   /** Also delete tags pointing at later snapshots (otherwise the rollback is refused). */
   readonly force?: boolean;
 }
 
+/** What {@link rollbackTo} changed. */
 export interface RollbackResult {
   readonly snapshotId: number;
   /** Removed snapshot ids, newest first. */

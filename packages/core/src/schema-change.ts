@@ -143,46 +143,205 @@ export async function applySchemaChanges(
     if (snapshotsKnown === undefined) snapshotsKnown = await (context.hasSnapshots as () => Promise<boolean>)();
     return snapshotsKnown;
   };
+  const draft = new SchemaDraft(schema);
+  for (const change of changes) {
+    switch (change.kind) {
+      case 'set-option':
+        await draft.setOption(change.key, change.value, hasSnapshots);
+        break;
+      case 'remove-option':
+        await draft.removeOption(change.key, hasSnapshots);
+        break;
+      case 'update-comment':
+        draft.comment = change.comment ?? undefined;
+        break;
+      case 'add-column':
+        draft.addColumn(change);
+        break;
+      case 'drop-column':
+        draft.dropColumn(change.name);
+        break;
+      case 'rename-column':
+        draft.renameColumn(change.name, change.newName);
+        break;
+      case 'alter-type':
+        draft.alterType(change.name, change.type, change.keepNullability);
+        break;
+      case 'update-column-comment':
+        draft.updateColumnComment(change.name, change.description);
+        break;
+      case 'move-column':
+        draft.moveColumn(change.name, change.position);
+        break;
+      default: {
+        const unknown: never = change;
+        throw new SchemaChangeError(`unknown schema change ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+  const next = draft.toSchema(schema.id + 1, context.timeMillis ?? Date.now());
+  try {
+    validateOptions(next);
+  } catch (e) {
+    throw new SchemaChangeError(`the changed schema is invalid: ${(e as Error).message}`, undefined, { cause: e });
+  }
+  return next;
+}
 
-  const fields: DataField[] = [...schema.fields];
-  let highest = schema.highestFieldId;
-  const options: Record<string, string> = {};
-  for (const [k, v] of Object.entries(schema.options)) setOwn(options, k, v);
-  let comment: string | undefined = schema.comment;
-  const partitionKeys = [...schema.partitionKeys];
-  const primaryKeys = [...schema.primaryKeys];
+/** The next schema while changes are applied: each change checks its own preconditions. */
+class SchemaDraft {
+  readonly fields: DataField[];
+  highest: number;
+  readonly options: Record<string, string> = {};
+  comment: string | undefined;
+  readonly partitionKeys: string[];
+  readonly primaryKeys: string[];
 
-  const indexOf = (name: string, what: string): number => {
-    const i = fields.findIndex((f) => f.name === name);
-    if (i < 0) {
+  constructor(schema: TableSchema) {
+    this.fields = [...schema.fields];
+    this.highest = schema.highestFieldId;
+    for (const [k, v] of Object.entries(schema.options)) setOwn(this.options, k, v);
+    this.comment = schema.comment;
+    this.partitionKeys = [...schema.partitionKeys];
+    this.primaryKeys = [...schema.primaryKeys];
+  }
+
+  toSchema(id: number, timeMillis: number): TableSchema {
+    return {
+      version: CURRENT_SCHEMA_VERSION,
+      id,
+      fields: this.fields,
+      highestFieldId: this.highest,
+      partitionKeys: this.partitionKeys,
+      primaryKeys: this.primaryKeys,
+      options: this.options,
+      timeMillis,
+      ...(this.comment !== undefined ? { comment: this.comment } : {}),
+    };
+  }
+
+  async setOption(key: string, value: string, hasSnapshots: () => Promise<boolean>): Promise<void> {
+    checkOptionKey(key, 'set');
+    if (typeof value !== 'string') {
+      throw new SchemaChangeError(`cannot set option '${key}': value must be a string`, { option: key });
+    }
+    const old = tableOptions({ options: this.options, primaryKeys: this.primaryKeys }).get(key);
+    if (old !== value && IMMUTABLE_WHEN_NOT_EMPTY.has(key) && (await hasSnapshots())) {
       throw new SchemaChangeError(
-        `cannot ${what} column '${name}': no such column (columns: ${fields.map((f) => f.name).join(', ')})`,
+        `cannot change option '${key}' from ${old === undefined ? 'its default' : `'${old}'`} to '${value}': ` +
+          `it cannot change once the table has snapshots`,
+        { option: key },
+      );
+    }
+    setOwn(this.options, key, value);
+  }
+
+  async removeOption(key: string, hasSnapshots: () => Promise<boolean>): Promise<void> {
+    checkOptionKey(key, 'remove');
+    const present = Object.prototype.hasOwnProperty.call(this.options, key);
+    if (present && IMMUTABLE_WHEN_NOT_EMPTY.has(key) && (await hasSnapshots())) {
+      throw new SchemaChangeError(`cannot remove option '${key}': it cannot change once the table has snapshots`, { option: key });
+    }
+    delete this.options[key];
+  }
+
+  addColumn(change: Extract<SchemaChange, { kind: 'add-column' }>): void {
+    const what = `add column '${change.name}'`;
+    this.checkNewName(change.name, what);
+    const type = resolveType(change.type, change.name, what);
+    if (!type.nullable) {
+      // Files written before the change have no values for this column; Java refuses too.
+      throw new SchemaChangeError(`cannot ${what}: added columns must be nullable, but the type is ${typeToString(type)}`, {
+        column: change.name,
+      });
+    }
+    const id = ++this.highest;
+    const reassigned = reassignNestedIds(type, () => ++this.highest);
+    const field: { -readonly [K in keyof DataField]: DataField[K] } = { id, name: change.name, type: reassigned };
+    if (change.description !== undefined) field.description = change.description;
+    this.insertAt(field, change.position, what);
+  }
+
+  dropColumn(name: string): void {
+    const i = this.indexOf(name, 'drop');
+    this.refuseKey(name, 'drop', { primary: true, bucket: true });
+    if (this.fields.length === 1) {
+      throw new SchemaChangeError(`cannot drop column '${name}': a table needs at least one column`, { column: name });
+    }
+    this.fields.splice(i, 1);
+  }
+
+  renameColumn(name: string, newName: string): void {
+    const i = this.indexOf(name, 'rename');
+    this.refuseKey(name, 'rename', { primary: true, bucket: false });
+    if (newName === name) return;
+    this.checkNewName(newName, `rename column '${name}' to '${newName}'`);
+    this.fields[i] = { ...this.fields[i]!, name: newName };
+    renameInOptions(this.options, name, newName);
+  }
+
+  alterType(name: string, type: string | DataType, keepNullability: boolean | undefined): void {
+    const i = this.indexOf(name, 'change the type of');
+    this.refuseKey(name, 'change the type of', { primary: true, bucket: true });
+    const field = this.fields[i]!;
+    let target = resolveType(type, name, `change the type of column '${name}'`);
+    if (keepNullability) target = { ...target, nullable: field.type.nullable } as DataType;
+    else if (!field.type.nullable && target.nullable && typeof type === 'string' && !/\bNULL\s*$/i.test(type)) {
+      // `BIGINT` for a `BIGINT NOT NULL` column reads as "same type", not "allow NULLs": the
+      // constraint is dropped only when asked for in so many words.
+      const base = typeToString(target);
+      throw new SchemaChangeError(
+        `cannot change column '${name}' to ${base}: the column is NOT NULL and ${base} would silently make it nullable; ` +
+          `give '${base} NOT NULL' to keep the constraint or '${base} NULL' to allow NULLs`,
         { column: name },
       );
     }
-    return i;
-  };
-  const bucketKeyColumns = (): string[] => {
-    return [...tableOptions({ options, primaryKeys }).bucketKey];
-  };
-  const refuseKey = (name: string, what: string, opts: { primary: boolean; bucket: boolean }): void => {
-    if (partitionKeys.includes(name)) {
-      throw new SchemaChangeError(`cannot ${what} column '${name}': it is a partition key`, { column: name });
+    checkWidening(name, field.type, target);
+    this.fields[i] = { ...field, type: target };
+  }
+
+  updateColumnComment(name: string, description: string | null): void {
+    const i = this.indexOf(name, 'comment');
+    const { description: _old, ...rest } = this.fields[i]!;
+    this.fields[i] = description === null ? rest : { ...rest, description };
+  }
+
+  moveColumn(name: string, position: ColumnPosition): void {
+    const i = this.indexOf(name, 'move');
+    const [field] = this.fields.splice(i, 1);
+    if (position.kind === 'after' && position.column === name) {
+      throw new SchemaChangeError(`cannot move column '${name}' after itself`, { column: name });
     }
-    if (opts.primary && primaryKeys.includes(name)) {
-      throw new SchemaChangeError(`cannot ${what} column '${name}': it is part of the primary key`, { column: name });
-    }
-    if (opts.bucket && bucketKeyColumns().includes(name)) {
-      throw new SchemaChangeError(`cannot ${what} column '${name}': it is a bucket key (option 'bucket-key')`, {
+    this.insertAt(field!, position, `move column '${name}'`);
+  }
+
+  private indexOf(name: string, what: string): number {
+    const i = this.fields.findIndex((f) => f.name === name);
+    if (i < 0) {
+      throw new SchemaChangeError(`cannot ${what} column '${name}': no such column (columns: ${this.fields.map((f) => f.name).join(', ')})`, {
         column: name,
       });
     }
-  };
-  const checkNewName = (name: string, what: string): void => {
+    return i;
+  }
+
+  private refuseKey(name: string, what: string, opts: { primary: boolean; bucket: boolean }): void {
+    if (this.partitionKeys.includes(name)) {
+      throw new SchemaChangeError(`cannot ${what} column '${name}': it is a partition key`, { column: name });
+    }
+    if (opts.primary && this.primaryKeys.includes(name)) {
+      throw new SchemaChangeError(`cannot ${what} column '${name}': it is part of the primary key`, { column: name });
+    }
+    if (opts.bucket && tableOptions({ options: this.options, primaryKeys: this.primaryKeys }).bucketKey.includes(name)) {
+      throw new SchemaChangeError(`cannot ${what} column '${name}': it is a bucket key (option 'bucket-key')`, { column: name });
+    }
+  }
+
+  private checkNewName(name: string, what: string): void {
     if (typeof name !== 'string' || name.trim() === '') {
       throw new SchemaChangeError(`cannot ${what}: the column name is empty`);
     }
-    if (fields.some((f) => f.name === name)) {
+    if (this.fields.some((f) => f.name === name)) {
       throw new SchemaChangeError(`cannot ${what}: column '${name}' already exists`, { column: name });
     }
     if (RESERVED_NAMES.has(name) || name.startsWith(RESERVED_PREFIX)) {
@@ -191,152 +350,21 @@ export async function applySchemaChanges(
         { column: name },
       );
     }
-  };
-  const insertAt = (field: DataField, position: ColumnPosition | undefined, what: string): void => {
-    if (position === undefined) fields.push(field);
-    else if (position.kind === 'first') fields.unshift(field);
+  }
+
+  private insertAt(field: DataField, position: ColumnPosition | undefined, what: string): void {
+    if (position === undefined) this.fields.push(field);
+    else if (position.kind === 'first') this.fields.unshift(field);
     else {
-      const ref = fields.findIndex((f) => f.name === position.column);
+      const ref = this.fields.findIndex((f) => f.name === position.column);
       if (ref < 0) {
         throw new SchemaChangeError(`cannot ${what}: reference column '${position.column}' of AFTER does not exist`, {
           column: position.column,
         });
       }
-      fields.splice(ref + 1, 0, field);
-    }
-  };
-
-  for (const change of changes) {
-    switch (change.kind) {
-      case 'set-option': {
-        checkOptionKey(change.key, 'set');
-        if (typeof change.value !== 'string') {
-          throw new SchemaChangeError(`cannot set option '${change.key}': value must be a string`, { option: change.key });
-        }
-        const old = tableOptions({ options, primaryKeys }).get(change.key);
-        if (old !== change.value && IMMUTABLE_WHEN_NOT_EMPTY.has(change.key) && (await hasSnapshots())) {
-          throw new SchemaChangeError(
-            `cannot change option '${change.key}' from ${old === undefined ? 'its default' : `'${old}'`} to '${change.value}': ` +
-              `it cannot change once the table has snapshots`,
-            { option: change.key },
-          );
-        }
-        setOwn(options, change.key, change.value);
-        break;
-      }
-      case 'remove-option': {
-        checkOptionKey(change.key, 'remove');
-        const present = Object.prototype.hasOwnProperty.call(options, change.key);
-        if (present && IMMUTABLE_WHEN_NOT_EMPTY.has(change.key) && (await hasSnapshots())) {
-          throw new SchemaChangeError(
-            `cannot remove option '${change.key}': it cannot change once the table has snapshots`,
-            { option: change.key },
-          );
-        }
-        delete options[change.key];
-        break;
-      }
-      case 'update-comment':
-        comment = change.comment ?? undefined;
-        break;
-      case 'add-column': {
-        const what = `add column '${change.name}'`;
-        checkNewName(change.name, what);
-        const type = resolveType(change.type, change.name, what);
-        if (!type.nullable) {
-          // Files written before the change have no values for this column; Java refuses too.
-          throw new SchemaChangeError(
-            `cannot ${what}: added columns must be nullable, but the type is ${typeToString(type)}`,
-            { column: change.name },
-          );
-        }
-        const id = ++highest;
-        const reassigned = reassignNestedIds(type, () => ++highest);
-        const field: { -readonly [K in keyof DataField]: DataField[K] } = { id, name: change.name, type: reassigned };
-        if (change.description !== undefined) field.description = change.description;
-        insertAt(field, change.position, what);
-        break;
-      }
-      case 'drop-column': {
-        const i = indexOf(change.name, 'drop');
-        refuseKey(change.name, 'drop', { primary: true, bucket: true });
-        if (fields.length === 1) {
-          throw new SchemaChangeError(`cannot drop column '${change.name}': a table needs at least one column`, {
-            column: change.name,
-          });
-        }
-        fields.splice(i, 1);
-        break;
-      }
-      case 'rename-column': {
-        const i = indexOf(change.name, 'rename');
-        refuseKey(change.name, 'rename', { primary: true, bucket: false });
-        const what = `rename column '${change.name}' to '${change.newName}'`;
-        if (change.newName === change.name) break;
-        checkNewName(change.newName, what);
-        fields[i] = { ...fields[i]!, name: change.newName };
-        renameInOptions(options, change.name, change.newName);
-        break;
-      }
-      case 'alter-type': {
-        const i = indexOf(change.name, 'change the type of');
-        refuseKey(change.name, 'change the type of', { primary: true, bucket: true });
-        const field = fields[i]!;
-        let target = resolveType(change.type, change.name, `change the type of column '${change.name}'`);
-        if (change.keepNullability) target = { ...target, nullable: field.type.nullable } as DataType;
-        else if (!field.type.nullable && target.nullable && typeof change.type === 'string' && !/\bNULL\s*$/i.test(change.type)) {
-          // `BIGINT` for a `BIGINT NOT NULL` column reads as "same type", not "allow NULLs": the
-          // constraint is dropped only when asked for in so many words.
-          const base = typeToString(target);
-          throw new SchemaChangeError(
-            `cannot change column '${change.name}' to ${base}: the column is NOT NULL and ${base} would silently make it nullable; ` +
-              `give '${base} NOT NULL' to keep the constraint or '${base} NULL' to allow NULLs`,
-            { column: change.name },
-          );
-        }
-        checkWidening(change.name, field.type, target);
-        fields[i] = { ...field, type: target };
-        break;
-      }
-      case 'update-column-comment': {
-        const i = indexOf(change.name, 'comment');
-        const { description: _old, ...rest } = fields[i]!;
-        fields[i] = change.description === null ? rest : { ...rest, description: change.description };
-        break;
-      }
-      case 'move-column': {
-        const i = indexOf(change.name, 'move');
-        const [field] = fields.splice(i, 1);
-        if (change.position.kind === 'after' && change.position.column === change.name) {
-          throw new SchemaChangeError(`cannot move column '${change.name}' after itself`, { column: change.name });
-        }
-        insertAt(field!, change.position, `move column '${change.name}'`);
-        break;
-      }
-      default: {
-        const unknown: never = change;
-        throw new SchemaChangeError(`unknown schema change ${JSON.stringify(unknown)}`);
-      }
+      this.fields.splice(ref + 1, 0, field);
     }
   }
-
-  const next: TableSchema = {
-    version: CURRENT_SCHEMA_VERSION,
-    id: schema.id + 1,
-    fields,
-    highestFieldId: highest,
-    partitionKeys,
-    primaryKeys,
-    options,
-    timeMillis: context.timeMillis ?? Date.now(),
-    ...(comment !== undefined ? { comment } : {}),
-  };
-  try {
-    validateOptions(next);
-  } catch (e) {
-    throw new SchemaChangeError(`the changed schema is invalid: ${(e as Error).message}`, undefined, { cause: e });
-  }
-  return next;
 }
 
 /** Options for {@link alterTable}. */

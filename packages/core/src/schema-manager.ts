@@ -1,6 +1,6 @@
 /**
  * Reading a table's schema versions (`schema/schema-<id>`). There is no hint file: the latest
- * schema is the highest id found by listing `schema/` (paimon-format.md §1).
+ * schema is the highest id found by listing `schema/` (docs/format.md, "Layout").
  */
 import { NotFoundError, type FileIO } from '@tidemark/storage';
 import { parseSchema, type TableSchema } from '@tidemark/format';

@@ -1,7 +1,7 @@
 /**
  * Finding and reading snapshots (`snapshot/snapshot-<id>`), following Java Paimon's rules: the
  * LATEST / EARLIEST hint files are best-effort, so every answer is verified against the snapshot
- * files themselves and falls back to listing `snapshot/` (paimon-format.md §1.2).
+ * files themselves and falls back to listing `snapshot/` (docs/format.md, "Hints").
  */
 import type { FileIO } from '@tidemark/storage';
 import { parseSnapshot, type Snapshot } from '@tidemark/format';

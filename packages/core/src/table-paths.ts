@@ -1,5 +1,5 @@
 /**
- * Every location of a Paimon table, derived from the table root (see paimon-format.md §1).
+ * Every location of a Paimon table, derived from the table root (see docs/format.md, "Layout").
  * Pure string computation: nothing here touches storage.
  */
 import { joinPath } from '@tidemark/storage';
@@ -16,10 +16,15 @@ export interface TablePathsOptions {
   readonly dataFilePathDirectory?: string;
 }
 
+/** File name prefix of snapshots (`snapshot-<id>`). */
 export const SNAPSHOT_PREFIX = 'snapshot-';
+/** File name prefix of schemas (`schema-<id>`). */
 export const SCHEMA_PREFIX = 'schema-';
+/** File name prefix of tags (`tag-<name>`). */
 export const TAG_PREFIX = 'tag-';
+/** Name of the hint file holding the latest snapshot id. */
 export const LATEST_HINT = 'LATEST';
+/** Name of the hint file holding the earliest snapshot id. */
 export const EARLIEST_HINT = 'EARLIEST';
 
 /** Locations of one table's files. */

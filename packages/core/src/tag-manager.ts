@@ -1,6 +1,6 @@
 /**
  * Reading tags (`tag/tag-<name>`): each tag file is a full snapshot plus tag fields
- * (paimon-format.md §11). Tags are always found by listing; there are no hints.
+ * (docs/format.md, "Time travel and tags"). Tags are always found by listing; there are no hints.
  */
 import type { FileIO } from '@tidemark/storage';
 import { parseTag, type Tag } from '@tidemark/format';

@@ -1,5 +1,5 @@
 /**
- * Creating, deleting and listing tags (`tag/tag-<name>`, paimon-format.md §11). A tag file is the
+ * Creating, deleting and listing tags (`tag/tag-<name>`, docs/format.md, "Time travel and tags"). A tag file is the
  * tagged snapshot's JSON plus `tagCreateTime`; it is created with create-if-absent so two writers
  * cannot overwrite each other's tag. Reading tags (and time travel by tag) is {@link TagManager}.
  */
@@ -11,6 +11,7 @@ import type { TablePaths } from './table-paths.js';
 import { TagManager } from './tag-manager.js';
 import { CommitInputError, TagAlreadyExistsError } from './commit/commit-errors.js';
 
+/** Options of {@link createTag}. */
 export interface CreateTagOptions {
   /** Snapshot to tag; default the latest. */
   readonly snapshotId?: number;

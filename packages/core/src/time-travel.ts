@@ -1,6 +1,6 @@
 /**
  * Resolving which snapshot a read sees: the latest, a snapshot id, the latest snapshot at or
- * before a timestamp, or a tag (paimon-format.md §11, Paimon's `scan.snapshot-id`,
+ * before a timestamp, or a tag (docs/format.md, "Time travel and tags", Paimon's `scan.snapshot-id`,
  * `scan.timestamp-millis`, `scan.tag-name`).
  */
 import type { Snapshot } from '@tidemark/format';

@@ -16,9 +16,13 @@ export const PARQUET_FIELD_ID_KEY = 'PARQUET:field_id';
 export const KEY_FIELD_ID_START = 1073741823;
 /** Prefix of the key columns of primary-key data files. */
 export const KEY_FIELD_PREFIX = '_KEY_';
+/** System column of primary-key data files holding the sequence number. */
 export const SEQUENCE_NUMBER_FIELD_NAME = '_SEQUENCE_NUMBER';
+/** Field id of `_SEQUENCE_NUMBER` (Integer.MAX_VALUE - 1, as Java assigns it). */
 export const SEQUENCE_NUMBER_FIELD_ID = 2147483646;
+/** System column of primary-key data files holding the row kind (+I, -U, +U, -D). */
 export const VALUE_KIND_FIELD_NAME = '_VALUE_KIND';
+/** Field id of `_VALUE_KIND` (Integer.MAX_VALUE - 2, as Java assigns it). */
 export const VALUE_KIND_FIELD_ID = 2147483645;
 
 /** Converts a Paimon type to its Arrow type (nullability lives on the enclosing field). */

@@ -1,17 +1,95 @@
-export {};
-export * from './errors.js';
-export * from './arrow-types.js';
-export * from './range-blob.js';
-export * from './parquet-reader.js';
-export * from './wasm-trap-guard.js';
-export * from './parquet-writer.js';
-export * from './parquet-encode-pool.js';
-export * from './parquet-footer.js';
-export * from './types.js';
-export * from './values.js';
-export * from './json.js';
-export * from './type-json.js';
-export * from './schema.js';
+/**
+ * `@tidemark/format`: Paimon's on-disk formats (types, schemas, BinaryRow, bucket hashing, partition
+ * paths, snapshot/schema/tag JSON, Avro manifests, deletion vectors, Parquet). Names are listed
+ * explicitly; the Avro field plumbing of the manifest codecs stays internal.
+ */
+export { CorruptFileError, FormatError, SchemaError } from './errors.js';
+export {
+  arrowFieldId,
+  KEY_FIELD_ID_START,
+  KEY_FIELD_PREFIX,
+  keyValueFileFields,
+  PARQUET_FIELD_ID_KEY,
+  SEQUENCE_NUMBER_FIELD_ID,
+  SEQUENCE_NUMBER_FIELD_NAME,
+  timestampUnit,
+  toArrowField,
+  toArrowSchema,
+  toArrowType,
+  VALUE_KIND_FIELD_ID,
+  VALUE_KIND_FIELD_NAME,
+} from './arrow-types.js';
+export { RangeBlob } from './range-blob.js';
+export { conformToPaimonTypes, readParquetFile, type ParquetReadOptions } from './parquet-reader.js';
+export {
+  encodeParquetIpc,
+  prepareParquetInput,
+  utf8Vector,
+  writeParquetFile,
+  type ParquetCompression,
+  type ParquetEncodeSettings,
+  type ParquetWriteOptions,
+  type PreparedParquetInput,
+} from './parquet-writer.js';
+export {
+  defaultParquetWorkerCount,
+  encodeParquetAsync,
+  ParquetEncodeError,
+  ParquetEncodePool,
+  sharedParquetEncodePool,
+  type EncodeParquetAsyncOptions,
+  type ParquetEncodePoolOptions,
+} from './parquet-encode-pool.js';
+export {
+  decodeInt96,
+  int96ToEpochNanos,
+  readParquetFooter,
+  type ParquetColumnChunkStats,
+  type ParquetFooter,
+  type ParquetLeafColumn,
+  type ParquetRowGroupInfo,
+  type ParquetStatValue,
+  type ReadFooterOptions,
+} from './parquet-footer.js';
+export {
+  MAX_LENGTH,
+  type ArrayType,
+  type AtomicType,
+  type AtomicTypeRoot,
+  type BinaryType,
+  type CharType,
+  type DataField,
+  type DataType,
+  type DecimalType,
+  type MapType,
+  type MultisetType,
+  type RowType,
+  type TimestampType,
+  type TimeType,
+} from './types.js';
+export { decimalToPlainString, isDecimal, isTimestamp, type Decimal, type Timestamp, type Value } from './values.js';
+export {
+  javaDoubleToString,
+  javaFloatToString,
+  JsonNumber,
+  parseJson,
+  stringifyJackson,
+  type JsonObject,
+  type JsonValue,
+  type ParseJsonOptions,
+} from './json.js';
+export { dataFieldToJson, isNumeric, parseDataFieldJson, parseTypeJson, parseTypeString, typeToJson, typeToString } from './type-json.js';
+export {
+  bucketKeys,
+  CURRENT_SCHEMA_VERSION,
+  fieldById,
+  logicalRowType,
+  numBuckets,
+  parseSchema,
+  serializeSchema,
+  trimmedPrimaryKeys,
+  type TableSchema,
+} from './schema.js';
 export {
   BATCH_COMMIT_IDENTIFIER,
   SNAPSHOT_VERSION,
@@ -20,12 +98,30 @@ export {
   type CommitKind,
   type Snapshot,
 } from './snapshot.js';
-export * from './tag.js';
-export * from './binary-row.js';
-export * from './murmur-hash.js';
-export * from './bucket.js';
-export * from './partition-path.js';
-export * from './avro-codecs.js';
+export { parseTag, serializeTag, type Tag, type TagDuration } from './tag.js';
+export {
+  bigIntToBytes,
+  binaryRowBody,
+  bytesToBigInt,
+  decodeBinaryRow,
+  deserializeBinaryRow,
+  encodeBinaryRow,
+  nullBitsSizeInBytes,
+  serializeBinaryRow,
+} from './binary-row.js';
+export { murmurHash, PAIMON_HASH_SEED } from './murmur-hash.js';
+export { bucketOf, bucketOfValues } from './bucket.js';
+export {
+  DEFAULT_PARTITION_NAME,
+  escapePathName,
+  formatDate,
+  localDateTimeToString,
+  parsePartitionPath,
+  partitionPath,
+  unescapePathName,
+  type PartitionPathOptions,
+} from './partition-path.js';
+export { AVRO_CODEC_NAMES, getAvroCodec, type AvroCodec, type AvroCodecName, type AvroCodecOptions } from './avro-codecs.js';
 export {
   avroTypeForSchema,
   readAvroHeader,
@@ -37,11 +133,76 @@ export {
   type AvroSchemaJson,
   type AvroWriteOptions,
 } from './avro-container.js';
-export * from './manifest-schemas.js';
+export {
+  INDEX_MANIFEST_ENTRY_SCHEMA,
+  INDEX_MANIFEST_FORMAT_VERSION,
+  MANIFEST_ENTRY_SCHEMA,
+  MANIFEST_FILE_META_SCHEMA,
+  MANIFEST_FORMAT_VERSION,
+} from './manifest-schemas.js';
 export { EMPTY_SIMPLE_STATS, type ManifestIO, type SimpleStats } from './manifest-fields.js';
-export * from './manifest-file-meta.js';
-export * from './manifest-entry.js';
-export * from './index-manifest.js';
-export * from './deletion-vector.js';
-export * from './hash-index.js';
-export * from './roaring.js';
+export {
+  decodeManifestList,
+  manifestFileMetaFromAvro,
+  manifestFileMetaToAvro,
+  readManifestList,
+  writeManifestList,
+  writeManifestListTo,
+  type ManifestFileMeta,
+} from './manifest-file-meta.js';
+export {
+  decodeManifestEntries,
+  FILE_SOURCE_APPEND,
+  FILE_SOURCE_COMPACT,
+  fileEntryIdentity,
+  manifestEntryFromAvro,
+  manifestEntryToAvro,
+  newDataFileMeta,
+  readManifestEntries,
+  writeManifestFile,
+  writeManifestFileTo,
+  type DataFileMeta,
+  type DataFileMetaInit,
+  type FileKind,
+  type ManifestDecodeOptions,
+  type ManifestEntry,
+} from './manifest-entry.js';
+export {
+  decodeIndexManifest,
+  INDEX_TYPE_DELETION_VECTORS,
+  INDEX_TYPE_HASH,
+  indexManifestEntryFromAvro,
+  indexManifestEntryToAvro,
+  readIndexManifest,
+  writeIndexManifest,
+  writeIndexManifestTo,
+  type DeletionVectorRange,
+  type GlobalIndexMeta,
+  type IndexManifestEntry,
+} from './index-manifest.js';
+export {
+  decodeDeletionVector,
+  decodeDeletionVectorFile,
+  DELETION_VECTOR_FILE_VERSION,
+  DV_MAGIC_BITMAP32,
+  DV_MAGIC_BITMAP64,
+  readDeletionVector,
+  readDeletionVectors,
+  type DeletionVector,
+} from './deletion-vector.js';
+export { RoaringBitmap32, RoaringBitmap64, RoaringFormatError } from './roaring.js';
+
+// ---- used by the write path of primary-key tables, dynamic buckets and integrity checks ----
+export {
+  INDEX_FILE_PREFIX,
+  type IndexFileMeta,
+  decodeHashIndex,
+  encodeHashIndex,
+  hashIndexFileMeta,
+  indexFileName,
+  indexManifestEntryOf,
+  keyHash,
+} from './hash-index.js';
+export {
+  partitionValueStrings,
+} from './partition-path.js';

@@ -34,8 +34,10 @@ export type JsonValue =
   | JsonValue[]
   | { [key: string]: JsonValue | undefined };
 
+/** A parsed JSON object (values may be absent). */
 export type JsonObject = { [key: string]: JsonValue | undefined };
 
+/** Options of {@link parseJson}. */
 export interface ParseJsonOptions {
   /** Return non-integral number literals as {@link JsonNumber} instead of `number` (exact text). */
   readonly exactDecimals?: boolean;

@@ -11,6 +11,7 @@
 import { readAvroRecords, writeAvroFile, type AvroRecord, type AvroWriteOptions } from './avro-container.js';
 import { FormatError } from './errors.js';
 import {
+  EMPTY_SIMPLE_STATS,
   FieldReader,
   avroBytes,
   avroOptBytes,
@@ -27,6 +28,7 @@ export type FileKind = 'ADD' | 'DELETE';
 
 /** `_FILE_SOURCE` values. */
 export const FILE_SOURCE_APPEND = 0;
+/** `_FILE_SOURCE` of a file written by compaction. */
 export const FILE_SOURCE_COMPACT = 1;
 
 /** Metadata of one data or changelog file (`_FILE`). */
@@ -72,6 +74,38 @@ export interface DataFileMeta {
    * has no such field, so writing a non-null value is rejected.
    */
   readonly writeColsSequences: readonly bigint[] | null;
+}
+
+/** The fields of a {@link DataFileMeta} that have no sensible default. */
+export type DataFileMetaInit = Pick<DataFileMeta, 'fileName' | 'fileSize' | 'rowCount' | 'schemaId'> & Partial<DataFileMeta>;
+
+/**
+ * Builds a {@link DataFileMeta} from the fields that matter to the caller; the rest take the values
+ * of a fresh level-0 append file: empty keys and key stats, empty value stats, sequence numbers 0,
+ * no extra files, sidecars, external path or row tracking, and unknown creation time, delete count
+ * and source.
+ */
+export function newDataFileMeta(init: DataFileMetaInit): DataFileMeta {
+  return {
+    minKey: EMPTY_SIMPLE_STATS.minValues,
+    maxKey: EMPTY_SIMPLE_STATS.maxValues,
+    keyStats: EMPTY_SIMPLE_STATS,
+    valueStats: EMPTY_SIMPLE_STATS,
+    minSequenceNumber: 0n,
+    maxSequenceNumber: 0n,
+    level: 0,
+    extraFiles: [],
+    creationTime: null,
+    deleteRowCount: null,
+    embeddedIndex: null,
+    fileSource: null,
+    valueStatsCols: null,
+    externalPath: null,
+    firstRowId: null,
+    writeCols: null,
+    writeColsSequences: null,
+    ...init,
+  };
 }
 
 /** One record of a data manifest. */

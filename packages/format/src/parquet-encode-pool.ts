@@ -23,6 +23,7 @@ import {
 /** A Parquet encode worker failed: it crashed, exited, or parquet-wasm rejected the job. */
 export class ParquetEncodeError extends FormatError {}
 
+/** Settings of a {@link ParquetEncodePool}: worker count and script. */
 export interface ParquetEncodePoolOptions {
   /**
    * Number of worker threads; 0 encodes on the calling thread. Default: the
@@ -212,6 +213,7 @@ export function sharedParquetEncodePool(): ParquetEncodePool {
   return shared;
 }
 
+/** Options of {@link encodeParquetAsync}: the write options plus the pool to use. */
 export interface EncodeParquetAsyncOptions extends ParquetWriteOptions {
   /**
    * Pool to encode on; `false` encodes on the calling thread. Default: the shared pool, sized by

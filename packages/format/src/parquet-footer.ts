@@ -23,6 +23,7 @@ import { RangeBlob } from './range-blob.js';
  */
 export type ParquetStatValue = boolean | number | bigint | string | Uint8Array;
 
+/** One leaf column of a Parquet schema: path, physical type, field id. */
 export interface ParquetLeafColumn {
   /** Path from the root, e.g. `['f5', 'list', 'element']`. */
   readonly path: readonly string[];
@@ -32,6 +33,7 @@ export interface ParquetLeafColumn {
   readonly element: SchemaElement;
 }
 
+/** Statistics of one column chunk as stored in the footer. */
 export interface ParquetColumnChunkStats {
   readonly column: ParquetLeafColumn;
   readonly numValues: bigint;
@@ -43,12 +45,14 @@ export interface ParquetColumnChunkStats {
   readonly maxExact?: boolean;
 }
 
+/** Row count, size and per-column statistics of one row group. */
 export interface ParquetRowGroupInfo {
   readonly numRows: bigint;
   readonly totalByteSize: bigint;
   readonly columns: readonly ParquetColumnChunkStats[];
 }
 
+/** The decoded footer of a Parquet file: schema, row groups, key-value metadata. */
 export interface ParquetFooter {
   readonly numRows: bigint;
   readonly createdBy?: string;
@@ -63,6 +67,7 @@ export interface ParquetFooter {
   readonly metadata: FileMetaData;
 }
 
+/** Options of {@link readParquetFooter}. */
 export interface ReadFooterOptions {
   /** Object size if already known, saving one `stat`. */
   readonly fileSize?: number;

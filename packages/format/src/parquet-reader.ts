@@ -22,6 +22,7 @@ import type { DataField } from './types.js';
  */
 const TAIL_PREFETCH_BYTES = 64 * 1024;
 
+/** Options of the Parquet readers: columns, row groups and batch size. */
 export interface ParquetReadOptions {
   /** Top-level physical column names to read (file order is kept); all columns when absent. */
   readonly columns?: readonly string[];

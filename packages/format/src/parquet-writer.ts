@@ -15,6 +15,7 @@ import { FormatError } from './errors.js';
 /** Paimon's `file.compression` values understood by the writer. */
 export type ParquetCompression = 'zstd' | 'snappy' | 'lz4' | 'gzip' | 'none';
 
+/** Options of the Parquet writers: compression, row group size, `created_by`. */
 export interface ParquetWriteOptions {
   /** Codec of every column chunk (Paimon's default is zstd; parquet-wasm always uses level 1). */
   readonly compression?: ParquetCompression;

@@ -11,6 +11,7 @@ import { decimalToPlainString, isDecimal, isTimestamp, type Timestamp, type Valu
 /** Paimon's default value of `partition.default-name`. */
 export const DEFAULT_PARTITION_NAME = '__DEFAULT_PARTITION__';
 
+/** The table options that change how partition values are rendered. */
 export interface PartitionPathOptions {
   /** Option `partition.legacy-name` (default true): Java `toString()` of internal values (DATE as epoch days). */
   readonly legacyName?: boolean;

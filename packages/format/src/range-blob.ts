@@ -13,6 +13,7 @@ interface CachedRange {
   readonly bytes: Uint8Array;
 }
 
+/** A Blob-like view of (a slice of) one object whose bytes are fetched with ranged reads on demand. */
 export class RangeBlob {
   /** Bytes in this blob (the whole file or a slice of it). */
   readonly size: number;

@@ -17,6 +17,7 @@ export type DataType =
   | MultisetType
   | RowType;
 
+/** Type roots without parameters beyond nullability. */
 export type AtomicTypeRoot =
   | 'BOOLEAN'
   | 'TINYINT'
@@ -27,11 +28,13 @@ export type AtomicTypeRoot =
   | 'DOUBLE'
   | 'DATE';
 
+/** A type without parameters (BOOLEAN, INT, STRING, DATE ...). */
 export interface AtomicType {
   readonly root: AtomicTypeRoot;
   readonly nullable: boolean;
 }
 
+/** DECIMAL(precision, scale). */
 export interface DecimalType {
   readonly root: 'DECIMAL';
   readonly nullable: boolean;
@@ -53,6 +56,7 @@ export interface BinaryType {
   readonly length: number;
 }
 
+/** TIME(precision). */
 export interface TimeType {
   readonly root: 'TIME';
   readonly nullable: boolean;
@@ -66,12 +70,14 @@ export interface TimestampType {
   readonly precision: number;
 }
 
+/** ARRAY<element>. */
 export interface ArrayType {
   readonly root: 'ARRAY';
   readonly nullable: boolean;
   readonly element: DataType;
 }
 
+/** MAP<key, value>. */
 export interface MapType {
   readonly root: 'MAP';
   readonly nullable: boolean;
@@ -79,12 +85,14 @@ export interface MapType {
   readonly value: DataType;
 }
 
+/** MULTISET<element>. */
 export interface MultisetType {
   readonly root: 'MULTISET';
   readonly nullable: boolean;
   readonly element: DataType;
 }
 
+/** ROW<fields>: a nested record with its own field ids. */
 export interface RowType {
   readonly root: 'ROW';
   readonly nullable: boolean;

@@ -1,5 +1,5 @@
 /**
- * Compaction of append tables (paimon-format.md §10.1): per (partition, bucket) of the latest
+ * Compaction of append tables (docs/format.md, "Append compaction"): per (partition, bucket) of the latest
  * snapshot, small files are packed into windows, each window is rewritten into new level-0 files
  * (`_FILE_SOURCE` = 1, sequence numbers continuing from the window's first file), and everything
  * is committed as one COMPACT snapshot (DELETE inputs, ADD outputs).
@@ -12,6 +12,9 @@
 import { randomUUID } from 'node:crypto';
 import {
   CommitConflictError,
+  MaintenanceArgumentError,
+  MaintenanceError,
+  checkAborted,
   TableWrite,
   liveEntries,
   parsePredicate,
@@ -34,8 +37,6 @@ import {
   type TableSchema,
 } from '@tidemark/format';
 import { compactPickOptions, pickCompactWindows } from './compact-plan.js';
-import { MaintenanceArgumentError, MaintenanceError } from './errors.js';
-import { checkAborted } from './table-files.js';
 
 /** Default bound on the input files one run rewrites. */
 export const DEFAULT_COMPACT_MAX_FILES_PER_RUN = 1000;

@@ -7,8 +7,7 @@
  * merged set and whose delta is empty; the live file set and the record count are unchanged.
  */
 import { randomUUID } from 'node:crypto';
-import { dataManifests, fullCompactionBaseLength, tableOptions, type Table } from '@tidemark/core';
-import { checkAborted } from './table-files.js';
+import { checkAborted, dataManifests, fullCompactionBaseLength, tableOptions, type Table } from '@tidemark/core';
 
 /** Options of {@link compactManifests}. */
 export interface CompactManifestsOptions {

@@ -1,11 +1,10 @@
 /**
- * Picking the files an append-table compaction rewrites (paimon-format.md §10.1): small files of
+ * Picking the files an append-table compaction rewrites (docs/format.md, "Append compaction"): small files of
  * one (partition, bucket), ordered by min sequence number, packed into windows of at least
  * `compaction.min.file-num` files and about `target-file-size` bytes.
  */
-import { tableOptions, type CoreOptions } from '@tidemark/core';
+import { MaintenanceArgumentError, tableOptions, type CoreOptions } from '@tidemark/core';
 import type { TableSchema } from '@tidemark/format';
-import { MaintenanceArgumentError } from './errors.js';
 
 /** What the picker needs to know of a file. */
 export interface CompactCandidate {

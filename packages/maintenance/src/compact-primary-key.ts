@@ -27,6 +27,8 @@ import {
   isUsefulUnit,
   predicateColumns,
   runCompactTask,
+  MaintenanceArgumentError,
+  checkAborted,
   type BucketRewriter,
   type CommitMessage,
   type CompactUnit,
@@ -35,8 +37,6 @@ import {
 } from '@tidemark/core';
 import { BATCH_COMMIT_IDENTIFIER, fileEntryIdentity, type DataFileMeta, type DataType } from '@tidemark/format';
 import type { CompactAppendSummary, CompactProgress, CompactWindowPlan } from './compact-append.js';
-import { MaintenanceArgumentError } from './errors.js';
-import { checkAborted } from './table-files.js';
 
 /** Options of {@link compactPrimaryKeyTable}. */
 export interface CompactPrimaryKeyOptions {

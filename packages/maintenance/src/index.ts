@@ -1,9 +1,44 @@
-export * from './errors.js';
-export * from './table-files.js';
-export * from './expire-snapshots.js';
-export * from './remove-orphan-files.js';
-export * from './compact-plan.js';
-export * from './compact-append.js';
-export * from './compact-manifests.js';
-export * from './verify-table.js';
-export * from './compact-primary-key.js';
+/**
+ * `@tidemark/maintenance`: jobs that keep a table healthy, for cron or Kubernetes. Snapshot
+ * expiration runs after commits too, so its engine and the shared job types live in
+ * `@tidemark/core` and are re-exported here; orphan cleanup and compaction live in this package.
+ */
+export {
+  DataFileLocator,
+  MaintenanceAbortedError,
+  MaintenanceArgumentError,
+  MaintenanceError,
+  expireSnapshots,
+  type ExpireSnapshotsOptions,
+  type ExpireSnapshotsSummary,
+  type MaintainedTable,
+  type MaintenanceProgress,
+  type MaintenanceRunOptions,
+  type MaintenanceSummary,
+} from '@tidemark/core';
+export {
+  DEFAULT_IN_PROGRESS_GRACE_MS,
+  DEFAULT_ORPHAN_OLDER_THAN_MS,
+  TEMP_FILE_MIN_AGE_MS,
+  removeOrphanFiles,
+  type RemoveOrphanFilesOptions,
+  type RemoveOrphanFilesSummary,
+} from './remove-orphan-files.js';
+export {
+  DEFAULT_COMPACT_MAX_FILES_PER_RUN,
+  compactAppendTable,
+  type CompactAppendOptions,
+  type CompactAppendSummary,
+  type CompactGaveUp,
+  type CompactProgress,
+  type CompactWindowPlan,
+} from './compact-append.js';
+export { compactManifests, type CompactManifestsOptions, type CompactManifestsSummary } from './compact-manifests.js';
+export { compactPickOptions, pickCompactWindows, type CompactCandidate, type CompactPickOptions } from './compact-plan.js';
+
+// ---- used by the write path of primary-key tables, dynamic buckets and integrity checks ----
+export {
+  type CompactPrimaryKeySummary,
+  compactPrimaryKeyTable,
+} from './compact-primary-key.js';
+export { verifyTable, type VerifyOptions, type VerifyProblem, type VerifySummary } from './verify-table.js';

@@ -1,5 +1,5 @@
 /**
- * Orphan file cleanup (Paimon's `remove_orphan_files`, paimon-format.md §9): deletes files under
+ * Orphan file cleanup (Paimon's `remove_orphan_files`, docs/format.md, "Orphan file cleanup"): deletes files under
  * the table directory that no snapshot, tag or in-flight sink commit uses and that are older than
  * a threshold.
  *
@@ -41,9 +41,9 @@ import {
   type TablePaths,
   type InflightRecordFile,
 } from '@tidemark/core';
-import { MaintenanceArgumentError, MaintenanceError } from './errors.js';
 import {
-  baseName,
+  MaintenanceArgumentError,
+  MaintenanceError,
   checkAborted,
   latestSchema,
   manifestListNames,
@@ -52,7 +52,12 @@ import {
   type MaintainedTable,
   type MaintenanceRunOptions,
   type MaintenanceSummary,
-} from './table-files.js';
+} from '@tidemark/core';
+
+/** The file name part of a location. */
+function baseName(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
 
 /** Paimon's default threshold: files younger than one day are never orphans. */
 export const DEFAULT_ORPHAN_OLDER_THAN_MS = 24 * 3_600_000;

@@ -10,8 +10,7 @@
  * that range. Files shared by several snapshots are checked once.
  */
 import { conformToPaimonTypes, deserializeBinaryRow, readManifestEntries, readManifestList, readParquetFile, type DataField, type ManifestEntry, type Snapshot, type Value } from '@tidemark/format';
-import { compareValues, DataFileLocator, FileStatsCollector, tableOptions, type Table } from '@tidemark/core';
-import { checkAborted } from './table-files.js';
+import { checkAborted, compareValues, DataFileLocator, FileStatsCollector, tableOptions, type Table } from '@tidemark/core';
 
 export interface VerifyOptions {
   /** Check only this snapshot (default: the latest). */
@@ -207,7 +206,7 @@ function checkStats(entry: ManifestEntry, fields: readonly DataField[], collecto
   const actualCols = actual.valueStatsCols ?? fields.map((f) => f.name);
   let aMins: Value[];
   let aMaxs: Value[];
-  const aTypes = actualCols.map((c) => fields.find((f) => f.name === c)!.type);
+  const aTypes = actualCols.map((c: string) => fields.find((f) => f.name === c)!.type);
   try {
     aMins = deserializeBinaryRow(actual.valueStats.minValues, aTypes);
     aMaxs = deserializeBinaryRow(actual.valueStats.maxValues, aTypes);
@@ -226,7 +225,7 @@ function checkStats(entry: ManifestEntry, fields: readonly DataField[], collecto
     const hi = maxs[i] ?? null;
     const aLo = aMins[j] ?? null;
     const aHi = aMaxs[j] ?? null;
-    if (lo !== null && aLo !== null && compareValues(f.type, aLo, lo) < 0) throw new Error(`column '${f.name}' holds a value below the recorded minimum`);
-    if (hi !== null && aHi !== null && compareValues(f.type, aHi, hi) > 0) throw new Error(`column '${f.name}' holds a value above the recorded maximum`);
+    if (lo !== null && aLo !== null && compareValues(aLo, lo) < 0) throw new Error(`column '${f.name}' holds a value below the recorded minimum`);
+    if (hi !== null && aHi !== null && compareValues(aHi, hi) > 0) throw new Error(`column '${f.name}' holds a value above the recorded maximum`);
   });
 }

@@ -20,6 +20,7 @@ export const CRASH_POINTS = [
   'after-snapshot-before-ack',
 ] as const;
 
+/** One of {@link CRASH_POINTS}. */
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 /** Called by the sink at each {@link CrashPoint}. */

@@ -1,15 +1,45 @@
-export {};
-export * from './errors.js';
-export * from './sink-json.js';
-export * from './committable.js';
-export * from './checkpoint-state.js';
-export * from './state-store.js';
-export * from './crash-points.js';
-export * from './data-file-locator.js';
-export * from './table-identity.js';
-export * from './sink-writer.js';
-export * from './sink-committer.js';
-export * from './source.js';
-export * from './ingest-driver.js';
-export * from './record-router.js';
-export * from './sequence-start.js';
+/**
+ * `@tidemark/sink`: exactly-once ingestion. A pipeline is parallel {@link SinkWriter}s and one
+ * {@link SinkCommitter} (two-phase commit with checkpoint states), or {@link runIngest}, which
+ * drives both from a replayable source. Names are listed explicitly.
+ */
+export {
+  CorruptStateError,
+  DuplicateCommitError,
+  IdentifierRegressionError,
+  MissingDataFileError,
+  SinkError,
+  SinkUsageError,
+  SourceError,
+  StateMismatchError,
+} from './errors.js';
+export { decodeSinkJson, encodeSinkJson } from './sink-json.js';
+export { deserializeCommittables, serializeCommittables, type SinkCommittable } from './committable.js';
+export {
+  CHECKPOINT_STATE_VERSION,
+  deserializeCheckpointState,
+  serializeCheckpointState,
+  type CheckpointState,
+  type SourceOffset,
+  type TableIdentity,
+} from './checkpoint-state.js';
+export {
+  FileIOCheckpointStore,
+  LocalDirCheckpointStore,
+  openCheckpointStore,
+  type CheckpointStateStore,
+  type StateStoreLogger,
+} from './state-store.js';
+export { CRASH_POINTS, NO_CRASH, crashHookFromEnv, type CrashHook, type CrashPoint } from './crash-points.js';
+export { lastSnapshotOf, tableFingerprint } from './table-identity.js';
+export { SinkWriter, type SinkWriterOptions } from './sink-writer.js';
+export {
+  CHECKPOINT_PROPERTY,
+  OFFSETS_PROPERTY,
+  SinkCommitter,
+  type CheckpointCommit,
+  type SinkCommitterOptions,
+  type SourcePosition,
+} from './sink-committer.js';
+export { JsonLinesFileSource, type ReplayableSource, type SourceRecord } from './source.js';
+export { runIngest, type CheckpointInfo, type IngestOptions, type IngestSummary } from './ingest-driver.js';

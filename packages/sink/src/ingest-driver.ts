@@ -26,6 +26,7 @@ import type { ReplayableSource } from './source.js';
 import type { CheckpointStateStore } from './state-store.js';
 import { tableFingerprint } from './table-identity.js';
 
+/** Settings of {@link runIngest}. */
 export interface IngestOptions {
   /** Table location (path, `file://`, `s3://`). */
   readonly table: string;

@@ -8,6 +8,7 @@
  * what the table does not have yet (Paimon's `filterAndCommit`) and skips the rest.
  */
 import {
+  DataFileLocator,
   newTableCommit,
   tableContext,
   type TableCommit,
@@ -28,7 +29,6 @@ import type { FileIO } from '@tidemark/storage';
 import { CHECKPOINT_STATE_VERSION, type CheckpointState, type SourceOffset, type TableIdentity } from './checkpoint-state.js';
 import { committableFiles, committableIndexFiles, type SinkCommittable } from './committable.js';
 import { NO_CRASH, withSnapshotCrashHook, type CrashHook } from './crash-points.js';
-import { DataFileLocator } from './data-file-locator.js';
 import { DuplicateCommitError, IdentifierRegressionError, MissingDataFileError, SinkUsageError } from './errors.js';
 import type { CheckpointStateStore } from './state-store.js';
 import { lastSnapshotOf } from './table-identity.js';
@@ -54,6 +54,7 @@ export interface CheckpointCommit {
   readonly durationMs: number;
 }
 
+/** Settings of the {@link SinkCommitter} of one pipeline. */
 export interface SinkCommitterOptions {
   readonly fileIO: FileIO;
   readonly tableLocation: string;
@@ -83,6 +84,7 @@ function byId(a: bigint, b: bigint): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** The single committer of a sink pipeline; see the module comment. */
 export class SinkCommitter {
   readonly commitUser: string;
   private readonly io: FileIO;
@@ -108,7 +110,7 @@ export class SinkCommitter {
       ...(options.autoExpire === false ? { expire: false } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
     });
-    this.locator = new DataFileLocator(this.context.location, options.schema, this.context.paths);
+    this.locator = new DataFileLocator(this.context.paths, options.schema);
   }
 
   /** Checkpoint ids collected but not committed yet, ascending. */
@@ -155,7 +157,7 @@ export class SinkCommitter {
       const files: string[] = [];
       for (const c of p.committables) {
         for (const { message, file } of committableFiles(c)) {
-          const rel = this.locator.relativePath(message, file);
+          const rel = this.locator.relativePath(message.partition, message.bucket, file);
           if (rel !== null) files.push(rel);
         }
         for (const f of committableIndexFiles(c)) {
@@ -280,7 +282,7 @@ export class SinkCommitter {
     const checks: Promise<void>[] = [];
     for (const c of committables) {
       for (const { message, file } of committableFiles(c)) {
-        const loc = this.locator.location(message, file);
+        const loc = this.locator.fileLocation(message.partition, message.bucket, file);
         checks.push(this.io.exists(loc).then((ok) => void (ok ? undefined : missing.push(loc))));
       }
       for (const f of committableIndexFiles(c)) {

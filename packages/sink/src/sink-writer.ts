@@ -10,11 +10,13 @@ import type { TableSchema } from '@tidemark/format';
 import type { SinkCommittable } from './committable.js';
 import { NO_CRASH, type CrashHook } from './crash-points.js';
 
+/** Options of a {@link SinkWriter}: the table writer options plus crash injection. */
 export interface SinkWriterOptions extends TableWriteOptions {
   /** Crash injection (tests). */
   readonly crash?: CrashHook;
 }
 
+/** One parallel writer of a sink pipeline; see the module comment. */
 export class SinkWriter {
   private readonly write_: TableWrite;
   private readonly crash: CrashHook;

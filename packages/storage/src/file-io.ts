@@ -17,11 +17,13 @@ export interface FileStatus {
 /** Result of {@link FileIO.createIfAbsent}: exactly one concurrent creator sees `'created'`. */
 export type CreateResult = 'created' | 'already-exists';
 
+/** Options of {@link FileIO.list}. */
 export interface ListOptions {
   /** Descend into sub-directories (default true). With false, only direct children files are listed. */
   readonly recursive?: boolean;
 }
 
+/** One storage backend (local disk, memory, S3). Paths are absolute locations (`/x`, `file://`, `s3://bucket/key`, `memory://`). */
 export interface FileIO {
   /** Short name of the backend: `local`, `memory` or `s3`. */
   readonly kind: string;

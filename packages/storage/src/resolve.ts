@@ -5,6 +5,7 @@ import { parseLocation } from './path.js';
 import { S3FileIO } from './s3-file-io.js';
 import type { S3Options } from './s3-config.js';
 
+/** Settings of {@link resolveFileIO}. */
 export interface ResolveFileIOOptions {
   /** Settings for `s3://` locations (see {@link resolveS3Config} for the fallbacks). */
   readonly s3?: S3Options;

@@ -35,10 +35,15 @@ export interface S3Options {
 }
 
 const MiB = 1024 * 1024;
+/** Objects at least this large are uploaded in parts (16 MiB). */
 export const DEFAULT_MULTIPART_THRESHOLD = 16 * MiB;
+/** Part size of multipart uploads (8 MiB). */
 export const DEFAULT_PART_SIZE = 8 * MiB;
+/** S3's smallest allowed part size (5 MiB), except for the last part. */
 export const MIN_PART_SIZE = 5 * MiB;
+/** Attempts per S3 request, first try included, before a retryable error is given up on. */
 export const DEFAULT_MAX_ATTEMPTS = 5;
+/** Region used when no source names one (non-AWS endpoints ignore it). */
 export const DEFAULT_REGION = 'us-east-1';
 
 /** Where a setting came from, for {@link S3Config.describe}. */
@@ -67,9 +72,12 @@ export interface S3ConfigFields {
 
 // The class carries exactly the fields of S3ConfigFields (copied in by the constructor); merging the
 // interface declares them once instead of repeating every field in the class.
+/** Fields of a resolved {@link S3Config} (declared once here, carried by the class). */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
 export interface S3Config extends S3ConfigFields {}
 
 /** Fully resolved S3 settings. Secrets are held privately and never appear in `describe()`, `toString()`, JSON or `util.inspect`. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface above
 export class S3Config {
   readonly #credentials: Credentials | undefined;
 

@@ -4,7 +4,7 @@ import { writeJsonSummary } from '../output/progress.js';
 import { compactManifestsJson, compactManifestsText, runJob } from './maintenance-shared.js';
 import { dryRunOption, jsonOption, printLine, tableArgument, withTable } from './shared.js';
 
-/** `tidemark compact-manifests` (issue 6). */
+/** `tidemark compact-manifests`. */
 export const compactManifestsCommand = defineCommand({
   name: 'compact-manifests',
   summary: 'merge all manifests of the latest snapshot into a compact set',

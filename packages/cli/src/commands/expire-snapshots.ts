@@ -6,7 +6,7 @@ import { writeJsonSummary } from '../output/progress.js';
 import { dryRunFiles, expireJson, expireText, PhaseProgress, printDryRun, runJob } from './maintenance-shared.js';
 import { dryRunOption, jsonOption, printLine, tableArgument, withTable } from './shared.js';
 
-/** `tidemark expire-snapshots` (issue 6). */
+/** `tidemark expire-snapshots`. */
 export const expireSnapshotsCommand = defineCommand({
   name: 'expire-snapshots',
   summary: 'expire old snapshots and delete the files only they use',

@@ -3,7 +3,7 @@ import { defineCommand } from '../command.js';
 import { bigintToJson, stringifyJson, type JsonValue } from '../output/value-format.js';
 import { jsonOption, printLine, snapshotOption, tableArgument, textTable, withTable } from './shared.js';
 
-/** `tidemark files`: list live data files (issue 3). */
+/** `tidemark files`: list live data files. */
 export const filesCommand = defineCommand({
   name: 'files',
   summary: 'list the live data files with partition, bucket, level, rows and size',

@@ -18,6 +18,7 @@ import { tagCommand } from './tag.js';
 import { verifyCommand } from './verify.js';
 import { writeCommand } from './write.js';
 
+/** Every `tidemark` command, in the order `tidemark --help` lists them. */
 export const commands: readonly Command[] = [
   readCommand,
   snapshotsCommand,

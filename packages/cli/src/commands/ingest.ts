@@ -11,7 +11,7 @@ import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { printLine, tableArgument, tableLocation } from './shared.js';
 
-/** `tidemark ingest`: exactly-once ingestion of a JSON-lines source (issue 5). */
+/** `tidemark ingest`: exactly-once ingestion of a JSON-lines source. */
 export const ingestCommand = defineCommand({
   name: 'ingest',
   summary: 'ingest a JSON-lines file exactly once, resumable after a crash',

@@ -92,7 +92,7 @@ export interface MaintainConfig extends MaintainJobsConfig {
 type JobName = 'verify' | 'compact' | 'expire' | 'orphans' | 'compactManifests';
 type JobOutcome = Record<string, unknown>;
 
-/** `tidemark maintain`: all maintenance for cron (issue 6). */
+/** `tidemark maintain`: all maintenance for cron. */
 export const maintainCommand = defineCommand({
   name: 'maintain',
   summary: 'expire snapshots, remove orphans and compact each table according to its options',

@@ -4,7 +4,7 @@ import { parseInstant } from '../options/duration.js';
 import { OUTPUT_FORMATS, writeRecordBatches, type OutputFormat } from '../output/writers.js';
 import { snapshotOption, tableArgument, withTable } from './shared.js';
 
-/** `tidemark read`: print rows of a snapshot, timestamp or tag (issue 3). */
+/** `tidemark read`: print rows of a snapshot, timestamp or tag. */
 export const readCommand = defineCommand({
   name: 'read',
   summary: 'print the rows of a table (latest, or a snapshot, timestamp or tag)',

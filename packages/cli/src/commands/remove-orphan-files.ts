@@ -8,7 +8,7 @@ import { dryRunOption, jsonOption, printLine, tableArgument, withTable } from '.
 
 const ONE_HOUR_MS = 3_600_000;
 
-/** `tidemark remove-orphan-files` (issue 6). */
+/** `tidemark remove-orphan-files`. */
 export const removeOrphanFilesCommand = defineCommand({
   name: 'remove-orphan-files',
   summary: 'delete files under the table that no snapshot, tag or in-flight commit uses',

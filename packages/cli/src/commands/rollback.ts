@@ -2,7 +2,7 @@ import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { printLine, tableArgument, withTable } from './shared.js';
 
-/** `tidemark rollback --to <snapshot-id|tag>` (issue 4). */
+/** `tidemark rollback --to <snapshot-id|tag>`. */
 export const rollbackCommand = defineCommand({
   name: 'rollback',
   summary: 'roll the table back to a snapshot or a tag',

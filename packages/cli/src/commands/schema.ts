@@ -2,7 +2,7 @@ import { serializeSchema, typeToString } from '@tidemark/format';
 import { defineCommand } from '../command.js';
 import { jsonOption, tableArgument, textTable, withTable } from './shared.js';
 
-/** `tidemark schema`: print the current table schema (issue 3). */
+/** `tidemark schema`: print the current table schema. */
 export const schemaCommand = defineCommand({
   name: 'schema',
   summary: 'print the table schema (columns with field ids and types, keys, options)',

@@ -3,7 +3,7 @@ import { defineCommand } from '../command.js';
 import { bigintToJson, stringifyJson, type JsonValue } from '../output/value-format.js';
 import { isoTime, jsonOption, printLine, tableArgument, textTable, withTable } from './shared.js';
 
-/** `tidemark snapshots`: list snapshots (issue 3). */
+/** `tidemark snapshots`: list snapshots. */
 export const snapshotsCommand = defineCommand({
   name: 'snapshots',
   summary: 'list snapshots: id, time, kind, commit user and identifier, record counts',

@@ -5,7 +5,7 @@ import { isoTime, printLine, snapshotOption, tableArgument, textTable, withTable
 
 const actions = ['create', 'delete', 'list'];
 
-/** `tidemark tag create|delete|list` (issue 4). */
+/** `tidemark tag create|delete|list`. */
 export const tagCommand = defineCommand({
   name: 'tag',
   summary: 'create, delete or list tags',

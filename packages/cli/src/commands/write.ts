@@ -11,7 +11,7 @@ import { InputError, readCsv, readJsonLines, type RowChunk } from '../input/row-
 import { parseKeyValues } from './create.js';
 import { printLine, tableArgument, withTable } from './shared.js';
 
-/** `tidemark write`: append or overwrite rows (issue 4). */
+/** `tidemark write`: append or overwrite rows. */
 export const writeCommand = defineCommand({
   name: 'write',
   summary: 'write rows from a file or stdin and commit them as one snapshot',

@@ -1,5 +1,5 @@
 /**
- * Turns Arrow values into the JSON values that `tidemark read --format jsonl` prints (issue 3):
+ * Turns Arrow values into the JSON values that `tidemark read --format jsonl` prints:
  *
  * | Paimon type            | printed as                                                                       |
  * |------------------------|----------------------------------------------------------------------------------|
@@ -210,7 +210,7 @@ function compile(field: Field, hint: PaimonTypeHint | undefined): ValueFormatter
 }
 
 /** Types no Paimon type maps to (Float16, views, unions, intervals, durations): Arrow's own getter. */
-function fallback(field: Field): ValueFormatter {
+function fallback(_field: Field): ValueFormatter {
   return (d, i) => plainToJson(makeVector(d).get(i));
 }
 

@@ -16,6 +16,7 @@ import { CorruptTableError } from '../scan/errors.js';
 import type { TablePaths } from '../table-paths.js';
 import { dataManifests, EntryFolder, partitionKey } from './manifest-fold.js';
 
+
 /** Parallel `stat`s of data files. */
 const STAT_CONCURRENCY = 16;
 

@@ -1,6 +1,6 @@
 /**
  * Conflict detection for commits that delete files (compaction, overwrite, row-level changes):
- * every file the commit deletes must still be live in the latest snapshot (paimon-format.md §7.3).
+ * every file the commit deletes must still be live in the latest snapshot (docs/format.md, "Commit protocol").
  * Appends never conflict with appends, so pure appends skip this check.
  */
 import type { FileIO } from '@tidemark/storage';

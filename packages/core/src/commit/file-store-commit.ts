@@ -1,6 +1,6 @@
 /**
  * `FileStoreCommit`: turns commit messages into snapshots with lock-free compare-and-swap commits
- * (paimon-format.md §7). The only visibility point is the atomic create of
+ * (docs/format.md, "Commit protocol"). The only visibility point is the atomic create of
  * `snapshot/snapshot-<latest+1>`: manifests written before it are invisible, and a lost race is
  * rebased onto the new latest snapshot and retried.
  *
@@ -70,6 +70,7 @@ export type CommitResult =
   /** Nothing to commit and not forced: no snapshot. */
   | { readonly status: 'empty' };
 
+/** Per-call options of {@link FileStoreCommit.commit}. */
 export interface CommitCallOptions {
   /** Identity of the writer (a UUID per job for batch writes; stable across restarts for streaming). */
   readonly commitUser: string;
@@ -82,6 +83,7 @@ export interface CommitCallOptions {
   readonly force?: boolean;
 }
 
+/** Per-call options of {@link FileStoreCommit.overwrite}. */
 export interface OverwriteCallOptions {
   readonly commitUser: string;
   /**
@@ -104,6 +106,7 @@ export interface CommitLogger {
   warn(message: string): void;
 }
 
+/** Settings of a {@link FileStoreCommit}. */
 export interface FileStoreCommitOptions {
   /** Overrides of settings derived from the table options. */
   readonly commitOptions?: Partial<CommitOptions>;
@@ -349,7 +352,7 @@ export class FileStoreCommit {
   }
 
   /**
-   * Overwrites partitions (paimon-format.md §7.6): deletes every live file of the target partitions
+   * Overwrites partitions (docs/format.md, "Commit protocol"): deletes every live file of the target partitions
    * (read from the latest snapshot at each attempt) and adds the new files, as one OVERWRITE snapshot.
    *
    * @throws CommitInputError when the spec names non-partition columns or new files lie outside it.

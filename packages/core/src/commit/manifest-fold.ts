@@ -1,6 +1,6 @@
 /**
  * Reading the entries of a snapshot's manifests and folding ADD/DELETE pairs by file identity
- * (paimon-format.md §4.6). Kept in commit/ so the commit path has no dependency on the scanner.
+ * (docs/format.md, "Entry identity and folding"). Kept in commit/ so the commit path has no dependency on the scanner.
  */
 import type { FileIO } from '@tidemark/storage';
 import {

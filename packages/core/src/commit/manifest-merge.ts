@@ -1,6 +1,6 @@
 /**
  * Merging a snapshot's manifests before they become the next base manifest list, with Paimon's
- * legacy ManifestFileMerger rules (paimon-format.md §4.5): a full compaction when the manifests
+ * legacy ManifestFileMerger rules (docs/format.md, "Manifest merging"): a full compaction when the manifests
  * that must change reach `manifest.full-compaction-threshold-size`, else a minor compaction of
  * groups reaching `manifest.target-file-size` and of a trailing group of at least
  * `manifest.merge-min-count` manifests.

@@ -1,5 +1,5 @@
 /**
- * Automatic snapshot expiration after commits, as Java Paimon does (paimon-format.md §8): unless
+ * Automatic snapshot expiration after commits, as Java Paimon does (docs/format.md, "Snapshot expiration"): unless
  * the table option `write-only` is `true`, every commit that created a snapshot is followed by an
  * expiration run with the table's `snapshot.*` options. It is best effort: the commit has already
  * succeeded, so a failed run is logged and the next commit (or a maintenance job) retries it.

@@ -1,5 +1,5 @@
 /**
- * Snapshot expiration with Java Paimon's semantics and defaults (paimon-format.md §8).
+ * Snapshot expiration with Java Paimon's semantics and defaults (docs/format.md, "Snapshot expiration").
  *
  * Order of deletions, chosen so that a run killed at any point leaves every retained snapshot and
  * every tag readable and a rerun finishes the job:

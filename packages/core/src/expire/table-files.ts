@@ -7,6 +7,8 @@ import { NotFoundError, type FileIO } from '@tidemark/storage';
 import {
   readIndexManifest,
   readManifestList,
+  type DataFileMeta,
+  type IndexFileMeta,
   type IndexManifestEntry,
   type ManifestEntry,
   type ManifestFileMeta,
@@ -92,6 +94,26 @@ export class DataFileLocator {
   /** Full locations of the entry's extra files (sidecars live next to the data file). */
   extraFiles(entry: ManifestEntry): string[] {
     return this.factory.extraFilePaths(this.dataFile(entry), entry.file.extraFiles);
+  }
+
+  /** Full location of `file` of a commit message's (partition, bucket). */
+  fileLocation(partition: Uint8Array, bucket: number, file: DataFileMeta): string {
+    return this.factory.dataFilePath(partition, bucket, file.fileName, file.externalPath);
+  }
+
+  /** Location of `file` relative to the table root (as in-flight records store it), or null for an external file. */
+  relativePath(partition: Uint8Array, bucket: number, file: DataFileMeta): string | null {
+    return file.externalPath ? null : this.factory.relativeDataFilePath(partition, bucket, file.fileName);
+  }
+
+  /** `index/<file>` relative to the table root (as in-flight records store it), or null for an external index file. */
+  relativeIndexPath(file: IndexFileMeta): string | null {
+    return file.externalPath ? null : `index/${file.fileName}`;
+  }
+
+  /** Full location of an index file. */
+  indexLocation(file: IndexFileMeta): string {
+    return this.factory.indexFilePath(file.fileName, file.externalPath);
   }
 }
 

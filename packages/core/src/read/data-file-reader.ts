@@ -1,5 +1,5 @@
 /**
- * Reading one data file in the read schema (paimon-format.md §12.4): the file is read with the
+ * Reading one data file in the read schema (docs/format.md, "Schema evolution on read"): the file is read with the
  * schema it was written with (`_SCHEMA_ID`), each read field is matched **by field id** to the
  * file's field of the same id (whose name at that time is the physical column name), fields the
  * file does not have become null columns, and widened types are cast.

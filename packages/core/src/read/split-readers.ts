@@ -2,7 +2,7 @@
  * Readers of one split (the files of one partition and bucket):
  * - {@link readRawSplit}: every file as-is (append tables, deletion-vector tables, incremental
  *   reads), minus deletion-vector rows and, for primary-key files, minus -U/-D rows;
- * - {@link readMergeSplit}: merge-on-read of a primary-key bucket (paimon-format.md §12.2): all
+ * - {@link readMergeSplit}: merge-on-read of a primary-key bucket (docs/format.md, "Merge on read"): all
  *   files are read, records are sort-merged by trimmed key, `sequence.field` values (if any) and
  *   `_SEQUENCE_NUMBER`, and the merge engine picks (or, for aggregation, computes) the row per key.
  * Both yield batches in the read fields' Arrow schema.

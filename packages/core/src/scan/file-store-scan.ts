@@ -1,5 +1,5 @@
 /**
- * Scan planning of a snapshot (paimon-format.md §12.1): read the base and delta manifest lists,
+ * Scan planning of a snapshot (docs/format.md, "Scan planning"): read the base and delta manifest lists,
  * prune manifests by partition stats and bucket range, stream each manifest's entries, prune
  * entries by partition, bucket and value stats, fold ADD/DELETE by file identity (§4.6), group the
  * live files into splits per (partition, bucket) and attach deletion vectors from the index

@@ -1,7 +1,8 @@
 /**
  * Value statistics of a data file (`_VALUE_STATS`) seen through the read schema. Stats columns
  * follow the file's own schema (`_SCHEMA_ID`) or `_VALUE_STATS_COLS`; they are mapped to the read
- * schema by field id (paimon-format.md §4.3, §12.4) so a renamed column is never matched by name.
+ * schema by field id (docs/format.md, "Manifest entries and statistics" and "Schema evolution on
+ * read") so a renamed column is never matched by name.
  */
 import { deserializeBinaryRow, type DataField, type DataFileMeta, type TableSchema } from '@tidemark/format';
 import { statsFromRows, type PredicateStats } from '../predicate.js';

@@ -14,8 +14,8 @@ import { randomUUID } from 'node:crypto';
 import * as arrow from 'apache-arrow';
 import type { FileIO } from '@tidemark/storage';
 import {
-  EMPTY_SIMPLE_STATS,
   FILE_SOURCE_APPEND,
+  newDataFileMeta,
   bucketOfValues,
   trimmedPrimaryKeys,
   VALUE_KIND_FIELD_NAME,
@@ -56,6 +56,7 @@ export type RowObject = Readonly<Record<string, unknown>>;
 /** What {@link TableWrite.write} accepts. */
 export type WriteInput = arrow.Table | arrow.RecordBatch | readonly RowObject[];
 
+/** Options of {@link TableWrite} (and `Table.newBatchWrite`). */
 export interface TableWriteOptions {
   /**
    * First sequence number of a (partition, bucket) — the max `_MAX_SEQUENCE_NUMBER` of its live
@@ -808,29 +809,21 @@ export class TableWrite {
     this.pending = encoding
       .then(async (bytes) => {
         await this.fileIO.write(path, bytes);
-        buf.newFiles.push({
-          fileName,
-          fileSize: bytes.length,
-          rowCount,
-          minKey: EMPTY_SIMPLE_STATS.minValues,
-          maxKey: EMPTY_SIMPLE_STATS.maxValues,
-          keyStats: EMPTY_SIMPLE_STATS,
-          valueStats,
-          minSequenceNumber: minSeq,
-          maxSequenceNumber: minSeq + BigInt(rowCount) - 1n,
-          schemaId: this.schema.id,
-          level: 0,
-          extraFiles: [],
-          creationTime: creationTimeOf(now),
-          deleteRowCount: 0,
-          embeddedIndex: null,
-          fileSource: FILE_SOURCE_APPEND,
-          valueStatsCols,
-          externalPath: null,
-          firstRowId: null,
-          writeCols: null,
-          writeColsSequences: null,
-        });
+        buf.newFiles.push(
+          newDataFileMeta({
+            fileName,
+            fileSize: bytes.length,
+            rowCount,
+            valueStats,
+            minSequenceNumber: minSeq,
+            maxSequenceNumber: minSeq + BigInt(rowCount) - 1n,
+            schemaId: this.schema.id,
+            creationTime: creationTimeOf(now),
+            deleteRowCount: 0,
+            fileSource: FILE_SOURCE_APPEND,
+            valueStatsCols,
+          }),
+        );
       })
       .then(undefined, (e: unknown) => {
         // The rows of this file have left the buffers: the writer must not carry on without them.

@@ -7,13 +7,14 @@
  * Paimon's BinaryString/byte[] order); NaN is ignored; nested columns get null bounds.
  */
 import * as arrow from 'apache-arrow';
-import { serializeBinaryRow, type DataField, type DataType, type Decimal, type SimpleStats, type Timestamp, type Value } from '@tidemark/format';
+import { serializeBinaryRow, type DataField, type DataType, type SimpleStats, type Value } from '@tidemark/format';
 import type { CoreOptions, StatsMode } from '../core-options.js';
+import { compareValues } from '../predicate.js';
 import { valueReader } from '../read/arrow-values.js';
-import { isValidAt, utf8Bytes } from './arrow-columns.js';
+import { isValidAt } from './arrow-columns.js';
 
-/** Min, max and null count of one column (min/max null = unknown). */
-export interface ColumnStats {
+/** Running min, max and null count of one column while a file is written (min/max null = unknown). */
+interface StatsAccumulator {
   min: Value;
   max: Value;
   nullCount: number;
@@ -28,7 +29,7 @@ export interface FileValueStats {
 /** Accumulates column statistics over the batches of one data file. */
 export class FileStatsCollector {
   private readonly modes: StatsMode[];
-  private readonly stats: ColumnStats[];
+  private readonly stats: StatsAccumulator[];
 
   constructor(
     private readonly fields: readonly DataField[],
@@ -52,8 +53,8 @@ export class FileStatsCollector {
       const read = valueReader(data, field.type);
       const lo = read(found[0]);
       const hi = read(found[1]);
-      if (acc.min === null || (lo !== null && compareValues(field.type, lo, acc.min) < 0)) acc.min = lo;
-      if (acc.max === null || (hi !== null && compareValues(field.type, hi, acc.max) > 0)) acc.max = hi;
+      if (acc.min === null || (lo !== null && compareValues(lo, acc.min) < 0)) acc.min = lo;
+      if (acc.max === null || (hi !== null && compareValues(hi, acc.max) > 0)) acc.max = hi;
     });
   }
 
@@ -144,35 +145,6 @@ function truncateStringMax(s: string, n: number): string | undefined {
     if (next <= 0x10ffff) return cps.slice(0, i).join('') + String.fromCodePoint(next);
   }
   return undefined;
-}
-
-/** Orders two non-null values of `type` (strings by UTF-8 bytes, binaries unsigned). */
-export function compareValues(type: DataType, a: Value, b: Value): number {
-  switch (type.root) {
-    case 'BOOLEAN':
-      return Number(a) - Number(b);
-    case 'BIGINT':
-      return (a as bigint) < (b as bigint) ? -1 : (a as bigint) > (b as bigint) ? 1 : 0;
-    case 'DECIMAL': {
-      const x = (a as Decimal).unscaled;
-      const y = (b as Decimal).unscaled;
-      return x < y ? -1 : x > y ? 1 : 0;
-    }
-    case 'TIMESTAMP':
-    case 'TIMESTAMP_LTZ': {
-      const x = a as Timestamp;
-      const y = b as Timestamp;
-      return x.millis !== y.millis ? x.millis - y.millis : x.nanoOfMillis - y.nanoOfMillis;
-    }
-    case 'CHAR':
-    case 'VARCHAR':
-      return compareBytes(utf8Bytes(a as string), 0, -1, utf8Bytes(b as string), 0, -1);
-    case 'BINARY':
-    case 'VARBINARY':
-      return compareBytes(a as Uint8Array, 0, -1, b as Uint8Array, 0, -1);
-    default:
-      return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
-  }
 }
 
 function compareBytes(a: Uint8Array, aFrom: number, aTo: number, b: Uint8Array, bFrom: number, bTo: number): number {
