@@ -243,7 +243,6 @@ export {
 } from './write/key-value/bucket-assigner.js';
 export {
   CompactionError,
-  CompactionArgumentError,
   CompactionAbortedError,
 } from './compact/compact-errors.js';
 export {
@@ -344,3 +343,20 @@ export {
   FileStatsCollector,
   type FileValueStats,
 } from './write/value-stats.js';
+
+// ---- streaming reads and consumers ----
+export {
+  CONSUMER_PREFIX,
+  type ConsumerInfo,
+  ConsumerManager,
+  consumerJson,
+} from './consumer-manager.js';
+export {
+  ROW_KIND_COLUMN,
+  type StreamStart,
+  type StreamReadOptions,
+  type ChangeBatch,
+  StreamRead,
+  withRowKinds,
+  changeBatchSchema,
+} from './read/stream-read.js';

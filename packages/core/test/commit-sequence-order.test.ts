@@ -246,4 +246,44 @@ describe('primary-key commits keep snapshot order across writers of one bucket',
     expect(await t.io.exists(t.paths.dataFilePath('dt=a', 0, output.fileName))).toBe(false);
     expect(await readAll(t)).toEqual(new Map([['a/1', 'ours']]));
   });
+
+  it('keeps the committed new files when the compaction of the same commit lost to a concurrent one', async () => {
+    const t = await pkTable();
+    const old = await kvFile(t, 'a', 0, [{ k: 1, v: 'old', seq: 0 }]);
+    await new FileStoreCommit(t.io, t.paths, t.schema).commit({ identifier: 1n, messages: [old] }, { commitUser: 'o' });
+    // Another writer compacts bucket 0 first.
+    const theirs = { ...(await kvFile(t, 'a', 0, [{ k: 1, v: 'old', seq: 0 }])).newFiles[0]!, level: 5 };
+    await new FileStoreCommit(t.io, t.paths, t.schema).commit(
+      { identifier: 2n, messages: [{ ...old, newFiles: [], compactBefore: old.newFiles, compactAfter: [theirs] }] },
+      { commitUser: 'o' },
+    );
+    // Our commit adds to bucket 1 and compacts bucket 0 from the same, now replaced, input.
+    const ours = await kvFile(t, 'a', 1, [{ k: 2, v: 'ours', seq: 0 }]);
+    const ourCompaction = { ...(await kvFile(t, 'a', 0, [{ k: 1, v: 'old', seq: 0 }])).newFiles[0]!, level: 5 };
+    const warnings: string[] = [];
+    const r = await new FileStoreCommit(t.io, t.paths, t.schema, { logger: { warn: (m) => warnings.push(m) } }).commit(
+      { identifier: 1n, messages: [ours, { ...old, newFiles: [], compactBefore: old.newFiles, compactAfter: [ourCompaction] }] },
+      { commitUser: 'u' },
+    );
+    expect(r).toMatchObject({ status: 'committed', snapshotId: 3, snapshotIds: [3], compactionDropped: expect.any(String) });
+    expect(warnings.join('\n')).toContain('dropped the compaction');
+    expect(await t.io.exists(t.paths.dataFilePath('dt=a', 1, ours.newFiles[0]!.fileName))).toBe(true);
+    expect(await t.io.exists(t.paths.dataFilePath('dt=a', 0, ourCompaction.fileName))).toBe(false);
+    expect(await readAll(t)).toEqual(new Map([['a/1', 'old'], ['a/2', 'ours']]));
+  });
+
+  it('dropping the compaction of a re-sequenced bucket never deletes a file it only moved up a level', async () => {
+    const t = await pkTable();
+    const old = await kvFile(t, 'a', 0, [{ k: 1, v: 'old', seq: 0 }, { k: 1, v: 'old', seq: 3 }]);
+    await new FileStoreCommit(t.io, t.paths, t.schema).commit({ identifier: 1n, messages: [old] }, { commitUser: 'o' });
+    const ours = await kvFile(t, 'a', 0, [{ k: 2, v: 'ours', seq: 0 }]);
+    const upgraded = { ...old.newFiles[0]!, level: 5 };
+    const r = await new FileStoreCommit(t.io, t.paths, t.schema).commit(
+      { identifier: 1n, messages: [{ ...ours, compactBefore: old.newFiles, compactAfter: [upgraded] }] },
+      { commitUser: 'u' },
+    );
+    expect(r).toMatchObject({ status: 'committed', snapshotIds: [2], resequencedFiles: 1 });
+    expect(await t.io.exists(t.paths.dataFilePath('dt=a', 0, old.newFiles[0]!.fileName))).toBe(true);
+    expect(await readAll(t)).toEqual(new Map([['a/1', 'old'], ['a/2', 'ours']]));
+  });
 });

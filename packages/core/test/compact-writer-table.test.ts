@@ -7,7 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO } from '@tidemark/storage';
+import type { DataFileMeta } from '@tidemark/format';
 import { FileSystemCatalog, openTable, type Table } from '../src/index.js';
+import { createTestTable, dataFile, liveFileNames, message } from './commit-helpers.js';
 
 let n = 0;
 async function pkTable(options: Record<string, string> = {}): Promise<Table> {
@@ -154,5 +156,34 @@ describe('compaction by primary-key writers', () => {
     const plan = await table.newRead().plan();
     const dir = plan.splits[0]!.bucketPath;
     for (const name of outputs) expect(await table.fileIO.exists(`${dir}/${name}`)).toBe(false);
+  });
+
+  it('a dropped compaction (lost race) deletes only files it wrote, never an input it moved up', async () => {
+    const t = await createTestTable({ partitioned: false });
+    const path = (name: string): string => t.paths.dataFilePath('', 0, name);
+    const put = async (...files: DataFileMeta[]): Promise<void> => {
+      for (const f of files) await t.io.write(path(f.fileName), new Uint8Array([1]));
+    };
+    const live = dataFile(10);
+    const other = dataFile(5);
+    await put(live, other);
+    await t.commit.commit({ identifier: 1n, messages: [message(undefined, { newFiles: [live, other] })] }, { commitUser: 'w' });
+    // Another compaction replaces `other` first.
+    const theirs = dataFile(5, undefined, 5);
+    await put(theirs);
+    await t.commit.commit({ identifier: 2n, messages: [message(undefined, { compactBefore: [other], compactAfter: [theirs] })] }, { commitUser: 'c' });
+    // Ours: new data, and a compaction moving `live` up unchanged and rewriting `other`.
+    const fresh = dataFile(3);
+    const ours = dataFile(15, undefined, 5);
+    await put(fresh, ours);
+    const result = await t.commit.commit(
+      { identifier: 3n, messages: [message(undefined, { newFiles: [fresh], compactBefore: [live, other], compactAfter: [{ ...live, level: 5 }, ours] })] },
+      { commitUser: 'w' },
+    );
+    expect(result.status === 'committed' && result.compactionDropped !== undefined).toBe(true);
+    expect(await t.io.exists(path(live.fileName))).toBe(true);
+    expect(await t.io.exists(path(fresh.fileName))).toBe(true);
+    expect(await t.io.exists(path(ours.fileName))).toBe(false);
+    expect(await liveFileNames(t)).toEqual([live.fileName, fresh.fileName, theirs.fileName].sort());
   });
 });

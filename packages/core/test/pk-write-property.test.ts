@@ -7,13 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { MemoryFileIO } from '@tidemark/storage';
 import {
   FileSystemCatalog,
-  mergeEngineOptions,
   openTable,
-  readMergeSplit,
   type RowObject,
   type Table,
   type TableSpec,
 } from '../src/index.js';
+import { mergeEngineOptions } from '../src/read/merge-engine.js';
+import { readMergeSplit } from '../src/read/split-readers.js';
 import { trimmedKeyFields } from '../src/write/key-value/key-value.js';
 import { seededRandom } from './helpers.js';
 

@@ -165,6 +165,39 @@ describe('compactPrimaryKeyTable', () => {
     expect(files.every((f) => f.source === FILE_SOURCE_COMPACT)).toBe(true);
   });
 
+  it('merges a single file that holds several records of one key, and copies one that does not', async () => {
+    const table = await createPkTable({});
+    const seq = new Map<string, bigint>();
+    const dt = DT[0]!;
+    // Bucket 0: key 2 three times in one file (sequence order = input order); bucket 1: unique keys.
+    await commitRecords(
+      table,
+      [
+        { k: 2, dt, kind: 0, a: 1n, s: 'first' },
+        { k: 2, dt, kind: 2, a: 2n, s: 'second' },
+        { k: 4, dt, kind: 0, a: 4n, s: 'four' },
+        { k: 2, dt, kind: 2, a: 3n, s: 'third' },
+        { k: 1, dt, kind: 0, a: 1n, s: 'one' },
+        { k: 3, dt, kind: 3, a: 3n, s: 'gone' },
+      ],
+      seq,
+    );
+    // A second run in bucket 0 that overlaps nothing: both small files are rewritten together,
+    // each key range on its own (a window of one run).
+    await commitRecords(table, [{ k: 10, dt, kind: 0, a: 10n, s: 'ten' }, { k: 12, dt, kind: 0, a: 12n, s: 'twelve' }], seq);
+    const before = await rowsAt(table);
+    expect(before.filter((r) => r.startsWith('[2,'))).toEqual(['[2,"2024-01-01","3n","third"]']);
+    const s = await compactPrimaryKeyTable(table, { full: true });
+    expect(s.snapshotId).not.toBeNull();
+    expect(await rowsAt(table)).toEqual(before);
+    const plan = await table.newRead().plan();
+    // Every key once (2, 4, 10, 12 and 1), and the -D dropped at the top level.
+    expect(plan.splits.map((x) => [x.bucket, x.files.reduce((n, f) => n + f.meta.rowCount, 0)]).sort()).toEqual([
+      [0, 4],
+      [1, 1],
+    ]);
+  });
+
   it('moves a large file that overlaps nothing up a level without rewriting it', async () => {
     const table = await createPkTable({ 'num-levels': '4', 'target-file-size': '1 kb' });
     const seq = new Map<string, bigint>();

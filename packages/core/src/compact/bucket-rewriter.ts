@@ -5,13 +5,14 @@
  * file writer as files of the output level (file source COMPACT).
  */
 import { randomUUID } from 'node:crypto';
-import { FILE_SOURCE_COMPACT, type DataFileMeta, type TableSchema } from '@tidemark/format';
+import { FILE_SOURCE_COMPACT, type DataField, type DataFileMeta, type TableSchema, type Value } from '@tidemark/format';
 import type { FileIO } from '@tidemark/storage';
 import type { Table } from '../table.js';
 import type { DataSplit } from '../scan/data-split.js';
 import { coreOptions } from '../core-options.js';
 import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
-import { mergeEngineOptions, type MergeEngineOptions } from '../read/merge-engine.js';
+import { valueReader } from '../read/arrow-values.js';
+import { compareKeys, isRetraction, mergeEngineOptions, type MergeEngineOptions } from '../read/merge-engine.js';
 import { KeyValueChunks } from '../read/merged-columns.js';
 import { KeyValueFileWriter } from '../write/key-value/key-value-file-writer.js';
 import { trimmedKeyFields } from '../write/key-value/key-value.js';
@@ -87,13 +88,32 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
 function windowMerge(schema: TableSchema, merge: MergeEngineOptions, dropDelete: boolean): WindowMerge {
   const keyFields = trimmedKeyFields(schema);
   const sequenceFields = (merge.sequenceFields ?? []).map((n) => schema.fields.find((f) => f.name === n)!);
+  const keyPositions = keyFields.map((k) => schema.fields.findIndex((f) => f.id === k.id));
   return (segments): KeyValueSegment | null => {
+    // Records of one run with one record per key need no merge: a key's only record passes
+    // through as it is (as Java's reducer does), so the segment is the result.
+    const only = segments.length === 1 ? segments[0]! : null;
+    if (only !== null && (!dropDelete || !only.kinds.some((k) => isRetraction(k))) && uniqueKeys(only, keyPositions, keyFields)) {
+      return only;
+    }
     const held = new KeyValueChunks(schema.fields, keyFields, sequenceFields);
     for (const s of segments) held.add(s.columns, s.sequence, s.kinds, s.rows);
     const merged = held.merge(merge, !dropDelete);
     if (merged.length === 0) return null;
     return { columns: merged.columns(), sequence: merged.sequences(), kinds: merged.kinds(), rows: merged.length };
   };
+}
+
+/** Whether the segment's keys strictly increase (it holds one record per key). */
+function uniqueKeys(segment: KeyValueSegment, keyPositions: readonly number[], keyFields: readonly DataField[]): boolean {
+  const readers = keyPositions.map((p, j) => valueReader(segment.columns[p]!, keyFields[j]!.type));
+  let previous: Value[] | null = null;
+  for (let r = 0; r < segment.rows; r++) {
+    const key = readers.map((read) => read(r));
+    if (previous !== null && compareKeys(previous, key) >= 0) return false;
+    previous = key;
+  }
+  return true;
 }
 
 /** Options of {@link openBucketRewriter}. */

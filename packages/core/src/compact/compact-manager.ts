@@ -65,11 +65,6 @@ export class MergeTreeCompactManager {
     return this.task !== null;
   }
 
-  /** Signal aborted by {@link close}; rewriters stop between batches when it fires. */
-  get signal(): AbortSignal {
-    return this.abort.signal;
-  }
-
   /**
    * Picks and starts a compaction unless one is running. `full` compacts every file into the max
    * level (and requires that no compaction is running: sync first).
