@@ -8,7 +8,10 @@
 // in-flight record is left behind. A primary-key trial checks instead that every key holds its
 // latest version (deleted keys are absent), once.
 //
-//   npm run chaos -- --trials 500 [--records 300] [--checkpoint-every 50] [--concurrency 3] [--s3] [--pk]
+//   npm run chaos -- --trials 500 [--records 300] [--checkpoint-every 50] [--concurrency 3] [--s3 [--faults 0.05]] [--pk]
+//
+// --faults RATE sends the children's S3 requests through test/support/fault-proxy.mjs, which injects
+// SlowDown/500 answers, resets, truncated bodies and latency spikes into that share of requests.
 //
 // The children import the packages from dist: run `npx turbo run build` first. With --s3 the table
 // and the checkpoint state live on the S3 server described by S3_ENDPOINT, S3_BUCKET,
@@ -55,7 +58,8 @@ function childEnv(s3, crashAt) {
   if (crashAt) env.TIDEMARK_CRASH_AT = crashAt;
   if (s3) {
     Object.assign(env, {
-      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      // With --faults the children talk to S3 through the fault-injecting proxy.
+      AWS_ENDPOINT_URL_S3: s3.childEndpoint ?? s3.endpoint,
       AWS_REGION: s3.region,
       AWS_ACCESS_KEY_ID: s3.accessKeyId,
       AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
@@ -261,7 +265,7 @@ export async function runChaos(options) {
   const kills = {};
   for (const r of results) for (const [k, n] of Object.entries(r.kills)) kills[k] = (kills[k] ?? 0) + n;
   return {
-    storage: s3 ? 's3' : 'local',
+    storage: s3 ? (s3.childEndpoint ? 's3 through FaultProxy' : 's3') : 'local',
     table: pk ? 'primary-key' : 'append',
     trials,
     passed: results.filter((r) => r.ok).length,
@@ -278,7 +282,7 @@ export async function runChaos(options) {
 }
 
 function parseCli(argv) {
-  const o = { trials: 20, records: 300, checkpointEvery: 50, concurrency: 3, s3: false, keep: false, seed: undefined, pk: false };
+  const o = { trials: 20, records: 300, checkpointEvery: 50, concurrency: 3, s3: false, keep: false, seed: undefined, pk: false, faults: 0 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const num = () => {
@@ -293,9 +297,10 @@ function parseCli(argv) {
     else if (a === '--seed') o.seed = num();
     else if (a === '--crash-rate') o.crashRate = Number(argv[++i]);
     else if (a === '--s3') o.s3 = true;
+    else if (a === '--faults') o.faults = Number(argv[++i]);
     else if (a === '--keep') o.keep = true;
     else if (a === '--pk') o.pk = true;
-    else throw new Error(`unknown option ${a} (use --trials N --records K --checkpoint-every C --concurrency J --seed S --s3 --keep --pk)`);
+    else throw new Error(`unknown option ${a} (use --trials N --records K --checkpoint-every C --concurrency J --seed S --s3 [--faults RATE] --keep --pk)`);
   }
   return o;
 }
@@ -307,7 +312,21 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     console.error('chaos: --s3 needs S3_ENDPOINT, S3_BUCKET, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (see test/s3/start-server.sh)');
     process.exit(2);
   }
+  let proxy;
+  if (o.faults > 0) {
+    if (!s3) {
+      console.error('chaos: --faults needs --s3');
+      process.exit(2);
+    }
+    const { FaultProxy } = await import('../support/fault-proxy.mjs');
+    proxy = new FaultProxy(s3.endpoint, { rate: o.faults, seed: o.seed ?? 1 });
+    s3.childEndpoint = await proxy.listen();
+  }
   const tally = await runChaos({ ...o, s3, log: (m) => console.error(`[chaos] ${m}`) });
+  if (proxy) {
+    Object.assign(tally, { faultRate: o.faults, requests: proxy.requests, faultsInjected: proxy.faults, faultsByKind: proxy.injected });
+    await proxy.close();
+  }
   console.log(JSON.stringify(tally, null, 2));
   process.exit(tally.passed === tally.trials ? 0 : 1);
 }

@@ -19,7 +19,7 @@ async function run(argv: string[], options: MainOptions = {}) {
 
 const expectedNames = [
   'read', 'stream', 'tail', 'consumers', 'snapshots', 'schema', 'files', 'create', 'write', 'delete', 'tag', 'rollback', 'alter',
-  'expire-snapshots', 'remove-orphan-files', 'compact', 'compact-manifests', 'maintain', 'ingest',
+  'expire-snapshots', 'remove-orphan-files', 'compact', 'compact-manifests', 'maintain', 'verify', 'ingest',
 ];
 
 /** The smallest valid command line of each command. */
@@ -42,6 +42,7 @@ const minimalArgs: Record<string, string[]> = {
   compact: ['compact', 't', '--partition', 'dt=2024-01-01'],
   'compact-manifests': ['compact-manifests', 't'],
   maintain: ['maintain', 't1', 't2'],
+  verify: ['verify', 't', '--all'],
   ingest: ['ingest', 't', '--source', 'in.jsonl', '--state', 'st'],
 };
 
@@ -130,7 +131,7 @@ describe('main: bad usage exits 2 with that command usage on stderr', () => {
 /** Every command runs a real engine now (`create` makes the table, so it is tested elsewhere). */
 const wiredNames = [
   'read', 'stream', 'tail', 'consumers', 'snapshots', 'schema', 'files', 'create', 'write', 'delete', 'tag', 'rollback', 'alter', 'ingest',
-  'expire-snapshots', 'remove-orphan-files', 'compact', 'compact-manifests',
+  'expire-snapshots', 'remove-orphan-files', 'compact', 'compact-manifests', 'verify',
 ];
 
 describe('main: commands on a missing table', () => {

@@ -340,6 +340,11 @@ export {
 export {
   toInternal,
 } from './write/value-conversion.js';
+export {
+  // Building block of `verify`: recomputes a data file's value statistics to compare with its manifest entry.
+  FileStatsCollector,
+  type FileValueStats,
+} from './write/value-stats.js';
 
 // ---- streaming reads and consumers ----
 export {

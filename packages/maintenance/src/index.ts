@@ -41,3 +41,4 @@ export {
   type CompactPrimaryKeySummary,
   compactPrimaryKeyTable,
 } from './compact-primary-key.js';
+export { verifyTable, type VerifyOptions, type VerifyProblem, type VerifySummary } from './verify-table.js';

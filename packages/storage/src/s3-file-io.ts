@@ -12,6 +12,7 @@ import {
   UploadPartCommand,
   type CompletedPart,
 } from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
 import { bytesEqual, clampRange, toBytes, validateRangeArgs } from './bytes.js';
 import { ensureConditionalWrites } from './conditional-write-probe.js';
 import {
@@ -66,6 +67,10 @@ function isNotFound(err: unknown): boolean {
 
 const RETRYABLE_NAMES = new Set([
   'SlowDown',
+  // The server's MD5 of an upload differs from our Content-MD5: the body was damaged on the way.
+  'BadDigest',
+  // Our check of a response body failed (see ResponseIntegrityError).
+  'ResponseIntegrityError',
   'InternalError',
   'ServiceUnavailable',
   'RequestTimeout',
@@ -103,6 +108,23 @@ export function isRetryableS3Error(err: unknown): boolean {
   const causeCode = asSdkError(cause).code;
   if (causeCode !== undefined && NETWORK_CODES.has(causeCode)) return true;
   return status === undefined && /socket hang up|ECONNRESET|EPIPE|timed? ?out/i.test(e.message ?? '');
+}
+
+/**
+ * A response body failed our check (short body, MD5 differs from the ETag): damaged in transit,
+ * so the request is retried like a 5xx.
+ */
+class ResponseIntegrityError extends Error {
+  override readonly name = 'ResponseIntegrityError';
+}
+
+/**
+ * Content-MD5 of a request body. Sent with every upload: the server refuses a body damaged on the
+ * way (BadDigest) instead of storing it. Ceph RGW 16 ignores `x-amz-checksum-crc32` (a wrong value
+ * is accepted), so the SDK's flexible checksums would protect nothing there.
+ */
+function md5Base64(bytes: Uint8Array): string {
+  return createHash('md5').update(bytes).digest('base64');
 }
 
 function describeSdkError(err: unknown): string {
@@ -263,7 +285,16 @@ export class S3FileIO implements FileIO {
     const { bucket, key } = this.locate(path);
     return this.retry('GET', path, async () => {
       const resp = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-      return resp.Body ? await resp.Body.transformToByteArray() : new Uint8Array(0);
+      const body = resp.Body ? await resp.Body.transformToByteArray() : new Uint8Array(0);
+      if (resp.ContentLength !== undefined && body.length !== resp.ContentLength) {
+        throw new ResponseIntegrityError(`GET ${path}: received ${body.length} of ${resp.ContentLength} bytes`);
+      }
+      // A single-part upload's ETag is the MD5 of its bytes (RGW does not return x-amz-checksum-*).
+      const etag = /^"?([0-9a-f]{32})"?$/.exec(resp.ETag ?? '')?.[1];
+      if (etag !== undefined && createHash('md5').update(body).digest('hex') !== etag) {
+        throw new ResponseIntegrityError(`GET ${path}: the body does not match the object's MD5 (ETag ${etag})`);
+      }
+      return body;
     });
   }
 
@@ -302,6 +333,10 @@ export class S3FileIO implements FileIO {
         const end = clampRange(path, offset, length, body.length);
         return body.slice(offset, end);
       }
+      const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(resp.ContentRange ?? '');
+      if (range && body.length !== Number(range[2]) - Number(range[1]) + 1) {
+        throw new ResponseIntegrityError(`ranged GET ${path}: received ${body.length} bytes for ${resp.ContentRange}`);
+      }
       return body.length > length ? body.subarray(0, length) : body;
     });
   }
@@ -329,7 +364,7 @@ export class S3FileIO implements FileIO {
       await this.multipartWrite(path, bucket, key, bytes);
       return;
     }
-    await this.retry('PUT', path, () => this.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes })));
+    await this.retry('PUT', path, () => this.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes, ContentMD5: md5Base64(bytes) })));
   }
 
   private async multipartWrite(path: string, bucket: string, key: string, bytes: Uint8Array): Promise<void> {
@@ -349,7 +384,7 @@ export class S3FileIO implements FileIO {
           const body = bytes.subarray(index * partSize, Math.min(bytes.length, (index + 1) * partSize));
           const resp = await this.retry('UploadPart', path, () =>
             this.client.send(
-              new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: index + 1, Body: body }),
+              new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: index + 1, Body: body, ContentMD5: md5Base64(body) }),
             ),
           );
           if (!resp.ETag) throw new StorageError(`S3 UploadPart ${index + 1} of ${path} returned no ETag`);
@@ -388,7 +423,7 @@ export class S3FileIO implements FileIO {
     let ambiguous = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes, IfNoneMatch: '*' }));
+        await this.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes, IfNoneMatch: '*', ContentMD5: md5Base64(bytes) }));
         return 'created';
       } catch (err) {
         const status = httpStatus(err);

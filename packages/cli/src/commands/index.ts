@@ -17,6 +17,7 @@ import { schemaCommand } from './schema.js';
 import { snapshotsCommand } from './snapshots.js';
 import { streamCommand, tailCommand } from './stream.js';
 import { tagCommand } from './tag.js';
+import { verifyCommand } from './verify.js';
 import { writeCommand } from './write.js';
 
 /** Every `tidemark` command, in the order `tidemark --help` lists them. */
@@ -39,5 +40,6 @@ export const commands: readonly Command[] = [
   compactCommand,
   compactManifestsCommand,
   maintainCommand,
+  verifyCommand,
   ingestCommand,
 ];

@@ -11,6 +11,7 @@
  *       "expire":   { "retainMin": 10, "retainMax": 100, "olderThan": "1h", "maxDeletes": 50 } | false,
  *       "orphans":  { "olderThan": "1d", "grace": "1h" } | false,
  *       "compactManifests": true | false,
+ *       "verify":   true | false,
  *       "tables":   { "<db>.<table> or the <table> argument": { …the same keys… } }
  *     }
  *
@@ -26,7 +27,9 @@ import {
   compactManifests,
   expireSnapshots,
   removeOrphanFiles,
+  verifyTable,
 } from '@tidemark/maintenance';
+import { verifyText } from './verify.js';
 import { defineCommand, ExitCode } from '../command.js';
 import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -77,6 +80,8 @@ export interface MaintainJobsConfig {
   readonly expire?: MaintainExpireConfig | false;
   readonly orphans?: MaintainOrphansConfig | false;
   readonly compactManifests?: boolean;
+  /** Run `verify` (metadata and data-file sizes) first; a damaged table gets no other job. */
+  readonly verify?: boolean;
 }
 
 /** The whole `--config` file. */
@@ -84,7 +89,7 @@ export interface MaintainConfig extends MaintainJobsConfig {
   readonly tables?: Readonly<Record<string, MaintainJobsConfig>>;
 }
 
-type JobName = 'compact' | 'expire' | 'orphans' | 'compactManifests';
+type JobName = 'verify' | 'compact' | 'expire' | 'orphans' | 'compactManifests';
 type JobOutcome = Record<string, unknown>;
 
 /** `tidemark maintain`: all maintenance for cron. */
@@ -101,6 +106,7 @@ export const maintainCommand = defineCommand({
     options: {
       warehouse: { type: 'string', valueName: 'uri', description: 'maintain every table of this warehouse' },
       config: { type: 'string', valueName: 'file', description: 'JSON file with per-job and per-table settings' },
+      verify: { type: 'boolean', description: 'verify each table first (as verify --metadata-only); a damaged table is reported and left alone' },
       'dry-run': dryRunOption,
       json: jsonOption,
     },
@@ -157,6 +163,21 @@ export const maintainCommand = defineCommand({
         }
         const say = (line: string): Promise<void> => (args.options.json ? Promise.resolve() : printLine(ctx, `${target.location}: ${line}`));
         try {
+          if (jobs.verify === true || args.options.verify) {
+            try {
+              const v = await runJob(ctx, () => verifyTable(table, { metadataOnly: true, signal: ctx.signal }));
+              result.jobs.verify = { ok: v.ok, problems: v.problems };
+              await say(`verify: ${verifyText(v).split('\n').join(`\n${target.location}: verify: `)}`);
+              if (!v.ok) {
+                // Expiring or cleaning up around damage could destroy what a repair needs.
+                fail('verify', new Error(`${v.problems.length} problem(s) found; no other job was run on this table`));
+                continue;
+              }
+            } catch (e) {
+              fail('verify', e);
+              continue;
+            }
+          }
           if (jobs.compact !== false) {
             try {
               const bar = new CompactProgressBar(ctx, `${target.name}: compacting`);
@@ -270,6 +291,7 @@ function jobsFor(config: MaintainConfig, name: string, location: string): Mainta
     expire: merge(config.expire, own.expire),
     orphans: merge(config.orphans, own.orphans),
     compactManifests: own.compactManifests ?? config.compactManifests ?? false,
+    verify: own.verify ?? config.verify ?? false,
   };
 }
 
@@ -333,15 +355,16 @@ export async function readConfig(file: string, ctx: CommandContext): Promise<Mai
       str(o.grace, at('orphans.grace'), (s) => parseDuration(s, at('orphans.grace')));
     }
     if (obj.compactManifests !== undefined && typeof obj.compactManifests !== 'boolean') bad(at('compactManifests'), 'must be true or false');
+    if (obj.verify !== undefined && typeof obj.verify !== 'boolean') bad(at('verify'), 'must be true or false');
   };
   const root = json as Record<string, unknown>;
-  checkKeys(root, ['compact', 'expire', 'orphans', 'compactManifests', 'tables'], 'the top level');
+  checkKeys(root, ['compact', 'expire', 'orphans', 'compactManifests', 'verify', 'tables'], 'the top level');
   jobs(root, '');
   if (root.tables !== undefined) {
     if (!isObject(root.tables)) bad('tables', 'must be an object keyed by table');
     for (const [name, v] of Object.entries(root.tables as Record<string, unknown>)) {
       if (!isObject(v)) bad(`tables['${name}']`, 'must be an object');
-      checkKeys(v as Record<string, unknown>, ['compact', 'expire', 'orphans', 'compactManifests'], `tables['${name}']`);
+      checkKeys(v as Record<string, unknown>, ['compact', 'expire', 'orphans', 'compactManifests', 'verify'], `tables['${name}']`);
       jobs(v as Record<string, unknown>, `tables['${name}']`);
     }
   }

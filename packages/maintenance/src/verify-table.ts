@@ -1,0 +1,231 @@
+/**
+ * `verify`: an fsck for operators. Reads everything a snapshot references and reports what is
+ * wrong; never writes or deletes anything.
+ *
+ * Per checked snapshot: its manifest lists decode, every manifest has its recorded size and
+ * decodes, every live data file exists with its recorded size, decodes, holds its recorded row
+ * count, and its values lie within the manifest's value statistics (null counts equal, min/max
+ * bounds hold; append files only). Across the table: snapshot ids are contiguous from the earliest
+ * to the latest, each snapshot file decodes, and the EARLIEST/LATEST hints do not point outside
+ * that range. Files shared by several snapshots are checked once.
+ */
+import { conformToPaimonTypes, deserializeBinaryRow, readManifestEntries, readManifestList, readParquetFile, type DataField, type ManifestEntry, type Snapshot, type Value } from '@tidemark/format';
+import { checkAborted, compareValues, DataFileLocator, FileStatsCollector, tableOptions, type Table } from '@tidemark/core';
+
+export interface VerifyOptions {
+  /** Check only this snapshot (default: the latest). */
+  readonly snapshotId?: number;
+  /** Check every retained snapshot. */
+  readonly all?: boolean;
+  /** Skip decoding data files (existence and size only). */
+  readonly metadataOnly?: boolean;
+  readonly signal?: AbortSignal;
+  /** Called after each data file is checked. */
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+/** One thing found wrong. */
+export interface VerifyProblem {
+  /** File (or hint) concerned. */
+  readonly path: string;
+  /** Snapshot through which it was reached, when any. */
+  readonly snapshotId: number | null;
+  readonly problem: string;
+}
+
+export interface VerifySummary {
+  readonly table: string;
+  readonly ok: boolean;
+  readonly snapshotsChecked: number[];
+  readonly manifestsChecked: number;
+  readonly dataFilesChecked: number;
+  readonly rowsChecked: number;
+  readonly problems: readonly VerifyProblem[];
+}
+
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** Checks `table` read-only and lists every problem found. */
+export async function verifyTable(table: Table, options: VerifyOptions = {}): Promise<VerifySummary> {
+  const io = table.fileIO;
+  const paths = table.paths;
+  const problems: VerifyProblem[] = [];
+  const report = (path: string, snapshotId: number | null, problem: string): void => void problems.push({ path, snapshotId, problem });
+
+  // Snapshot chain and hints.
+  const ids = await table.snapshotManager.sortedIds();
+  for (let i = 1; i < ids.length; i++) {
+    if (ids[i] !== ids[i - 1]! + 1) report(paths.snapshotPath(ids[i - 1]! + 1), null, `snapshot ids jump from ${ids[i - 1]} to ${ids[i]} (missing snapshots)`);
+  }
+  const hint = async (path: string, name: string): Promise<void> => {
+    let text: string;
+    try {
+      text = new TextDecoder().decode(await io.read(path)).trim();
+    } catch {
+      return; // hints are optional
+    }
+    const n = Number(text);
+    if (!/^\d+$/.test(text)) report(path, null, `${name} hint is not a snapshot id: '${text.slice(0, 40)}'`);
+    else if (ids.length > 0 && (n < ids[0]! || n > ids[ids.length - 1]!)) report(path, null, `${name} hint says ${n}, but the snapshots are ${ids[0]}..${ids[ids.length - 1]}`);
+    else if (ids.length === 0) report(path, null, `${name} hint says ${n}, but the table has no snapshots`);
+  };
+  await hint(paths.earliestHint, 'EARLIEST');
+  await hint(paths.latestHint, 'LATEST');
+
+  let targets: number[];
+  if (options.all) targets = ids;
+  else if (options.snapshotId !== undefined) targets = [options.snapshotId];
+  else targets = ids.length > 0 ? [ids[ids.length - 1]!] : [];
+
+  const snapshots: Snapshot[] = [];
+  const byId = new Set(ids);
+  for (const id of options.all ? ids : targets) {
+    if (!byId.has(id)) {
+      report(paths.snapshotPath(id), id, ids.length === 0 ? 'the table has no snapshots' : `snapshot ${id} does not exist (snapshots are ${ids[0]}..${ids[ids.length - 1]})`);
+      continue;
+    }
+    try {
+      const s = await table.snapshotManager.snapshot(id);
+      if (targets.includes(id)) snapshots.push(s);
+    } catch (e) {
+      report(paths.snapshotPath(id), id, `cannot be read: ${message(e)}`);
+    }
+  }
+
+  const checkedManifests = new Set<string>();
+  const checkedFiles = new Map<string, string | null>(); // path -> problem or null
+  let manifestsChecked = 0;
+  let rowsChecked = 0;
+  const work: Array<{ entry: ManifestEntry; path: string; snapshotId: number }> = [];
+  for (const snap of snapshots) {
+    checkAborted(options.signal);
+    const metas = [];
+    for (const list of [snap.baseManifestList, snap.deltaManifestList]) {
+      const path = paths.manifestPath(list);
+      try {
+        metas.push(...(await readManifestList(io, path)));
+      } catch (e) {
+        report(path, snap.id, `manifest list cannot be read: ${message(e)}`);
+      }
+    }
+    const live = new Map<string, ManifestEntry>();
+    for (const m of metas) {
+      const path = paths.manifestPath(m.fileName);
+      const entries: ManifestEntry[] = [];
+      try {
+        if (!checkedManifests.has(path)) {
+          const size = (await io.stat(path)).size;
+          if (size !== m.fileSize) throw new Error(`the file is ${size} bytes, but the manifest list records ${m.fileSize}`);
+        }
+        for await (const e of readManifestEntries(io, path)) entries.push(e);
+        if (!checkedManifests.has(path)) manifestsChecked++;
+        checkedManifests.add(path);
+      } catch (e) {
+        report(path, snap.id, `manifest cannot be read: ${message(e)}`);
+        continue;
+      }
+      for (const e of entries) {
+        const key = `${e.bucket}|${Buffer.from(e.partition).toString('hex')}|${e.file.fileName}`;
+        if (e.kind === 'ADD') live.set(key, e);
+        else if (!live.delete(key)) report(path, snap.id, `deletes ${e.file.fileName}, which no earlier manifest adds`);
+      }
+    }
+    const schema = await table.schemaManager.latest();
+    const locator = new DataFileLocator(paths, schema);
+    for (const e of live.values()) work.push({ entry: e, path: locator.dataFile(e), snapshotId: snap.id });
+  }
+
+  const unique = work.filter((w, i) => work.findIndex((x) => x.path === w.path) === i);
+  let done = 0;
+  for (const w of unique) {
+    checkAborted(options.signal);
+    if (!checkedFiles.has(w.path)) {
+      let problem: string | null = null;
+      try {
+        rowsChecked += await checkDataFile(table, w.entry, w.path, options.metadataOnly === true);
+      } catch (e) {
+        problem = message(e).startsWith(w.path) ? message(e).slice(w.path.length + 2) : message(e);
+      }
+      checkedFiles.set(w.path, problem);
+      if (problem !== null) report(w.path, w.snapshotId, problem);
+    }
+    options.onProgress?.(++done, unique.length);
+  }
+
+  return {
+    table: table.location,
+    ok: problems.length === 0,
+    snapshotsChecked: snapshots.map((s) => s.id),
+    manifestsChecked,
+    dataFilesChecked: unique.length,
+    rowsChecked,
+    problems,
+  };
+}
+
+/** Checks one data file; returns its row count. Throws describing the first problem. */
+async function checkDataFile(table: Table, entry: ManifestEntry, path: string, metadataOnly: boolean): Promise<number> {
+  const io = table.fileIO;
+  let size: number;
+  try {
+    size = (await io.stat(path)).size;
+  } catch (e) {
+    throw new Error(`missing or unreadable: ${message(e)}`);
+  }
+  if (size !== entry.file.fileSize) throw new Error(`the file is ${size} bytes, but its manifest entry records ${entry.file.fileSize}`);
+  if (metadataOnly) return 0;
+  const schema = await table.schemaManager.schema(entry.file.schemaId);
+  const keyValue = schema.primaryKeys.length > 0;
+  const fields: readonly DataField[] = schema.fields;
+  const collector = keyValue ? null : new FileStatsCollector(fields, tableOptions(schema));
+  let rows = 0;
+  for await (const raw of readParquetFile(io, path, { fileSize: entry.file.fileSize, rowCount: entry.file.rowCount })) {
+    rows += raw.numRows;
+    if (collector) collector.add(conformToPaimonTypes(raw, fields));
+  }
+  if (collector) checkStats(entry, fields, collector);
+  return rows;
+}
+
+/** The decoded values must lie within the recorded bounds, with the recorded null counts. */
+function checkStats(entry: ManifestEntry, fields: readonly DataField[], collector: FileStatsCollector): void {
+  const cols = entry.file.valueStatsCols ?? fields.map((f) => f.name);
+  const statFields = cols.map((c) => fields.find((f) => f.name === c)).filter((f): f is DataField => f !== undefined);
+  if (statFields.length !== cols.length) return; // stats of another schema version: nothing to compare safely
+  const types = statFields.map((f) => f.type);
+  const recorded = entry.file.valueStats;
+  let mins: Value[];
+  let maxs: Value[];
+  try {
+    mins = deserializeBinaryRow(recorded.minValues, types);
+    maxs = deserializeBinaryRow(recorded.maxValues, types);
+  } catch {
+    return; // empty or differently shaped stats rows (e.g. stats-mode none)
+  }
+  const actual = collector.result();
+  const actualCols = actual.valueStatsCols ?? fields.map((f) => f.name);
+  let aMins: Value[];
+  let aMaxs: Value[];
+  const aTypes = actualCols.map((c: string) => fields.find((f) => f.name === c)!.type);
+  try {
+    aMins = deserializeBinaryRow(actual.valueStats.minValues, aTypes);
+    aMaxs = deserializeBinaryRow(actual.valueStats.maxValues, aTypes);
+  } catch {
+    return;
+  }
+  statFields.forEach((f, i) => {
+    const j = actualCols.indexOf(f.name);
+    if (j < 0) return;
+    const nulls = recorded.nullCounts?.[i];
+    const aNulls = actual.valueStats.nullCounts?.[j];
+    if (nulls !== null && nulls !== undefined && aNulls !== null && aNulls !== undefined && nulls !== aNulls) {
+      throw new Error(`column '${f.name}' has ${aNulls} NULLs, but the manifest entry records ${nulls}`);
+    }
+    const lo = mins[i] ?? null;
+    const hi = maxs[i] ?? null;
+    const aLo = aMins[j] ?? null;
+    const aHi = aMaxs[j] ?? null;
+    if (lo !== null && aLo !== null && compareValues(aLo, lo) < 0) throw new Error(`column '${f.name}' holds a value below the recorded minimum`);
+    if (hi !== null && aHi !== null && compareValues(aHi, hi) > 0) throw new Error(`column '${f.name}' holds a value above the recorded maximum`);
+  });
+}

@@ -1,0 +1,114 @@
+/**
+ * `tidemark verify` finds what is damaged, exits 1, and changes nothing; `maintain --verify`
+ * leaves a damaged table alone.
+ */
+import { createHash } from 'node:crypto';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runTidemark } from './support/cli-process.js';
+
+const GUARD = { timeoutMs: 30_000 };
+let dir: string;
+let pristine: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tidemark-verify-'));
+  pristine = join(dir, 'pristine', 'db.db', 't');
+  expect((await runTidemark(['create', pristine, '--schema', '[{"name":"id","type":"BIGINT"},{"name":"p","type":"STRING"}]', '--partition', 'p'], GUARD)).code).toBe(0);
+  for (let i = 1; i <= 3; i++) {
+    expect((await runTidemark(['write', pristine], { stdin: `{"id":${i},"p":"a"}\n{"id":${i * 10},"p":"b"}\n`, ...GUARD })).code).toBe(0);
+  }
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function copy(name: string): string {
+  const t = join(dir, name, 'db.db', 't');
+  cpSync(pristine, t, { recursive: true });
+  return t;
+}
+
+function state(root: string): string[] {
+  return (readdirSync(root, { recursive: true, withFileTypes: true }) as unknown as Array<{ isFile(): boolean; parentPath: string; name: string }>)
+    .filter((e) => e.isFile())
+    .map((e) => `${join(e.parentPath, e.name)} ${createHash('sha1').update(readFileSync(join(e.parentPath, e.name))).digest('hex')}`)
+    .sort();
+}
+
+function dataFiles(t: string, p: string): string[] {
+  const b = join(t, `p=${p}`, 'bucket-0');
+  return readdirSync(b).sort().map((f) => join(b, f));
+}
+
+describe('tidemark verify', () => {
+  it('reports an intact table as ok with exit 0', async () => {
+    const r = await runTidemark(['verify', pristine, '--all'], GUARD);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('ok: checked 3 snapshots, 3 manifest(s), 6 data file(s), 6 row(s)\n');
+  });
+
+  it('lists every damaged file, exits 1 and changes nothing', async () => {
+    const t = copy('damaged');
+    const [a1, a2] = dataFiles(t, 'a');
+    const [b1] = dataFiles(t, 'b');
+    rmSync(a1!);
+    truncateSync(a2!, 10);
+    const manifests = readdirSync(join(t, 'manifest')).filter((f) => !f.startsWith('manifest-list-')).sort();
+    truncateSync(join(t, 'manifest', manifests[0]!), 50);
+    writeFileSync(join(t, 'snapshot', 'LATEST'), '99');
+    const before = state(t);
+    const r = await runTidemark(['verify', t, '--json'], GUARD);
+    expect(r.code).toBe(1);
+    const s = JSON.parse(r.stdout) as { ok: boolean; problems: Array<{ path: string; problem: string }> };
+    expect(s.ok).toBe(false);
+    const byPath = new Map(s.problems.map((p) => [p.path, p.problem]));
+    expect(byPath.get(join(t, 'snapshot', 'LATEST'))).toMatch(/LATEST hint says 99, but the snapshots are 1..3/);
+    expect(byPath.get(join(t, 'manifest', manifests[0]!))).toMatch(/the file is 50 bytes, but the manifest list records \d+/);
+    expect(byPath.get(a2!)).toMatch(/the file is 10 bytes, but its manifest entry records \d+/);
+    // a1 is missing unless it was listed only by the truncated manifest (then that manifest is the problem).
+    if (byPath.has(a1!)) expect(byPath.get(a1!)).toMatch(/missing/);
+    expect(byPath.has(b1!)).toBe(false);
+    expect(state(t)).toEqual(before);
+    const text = await runTidemark(['verify', t], GUARD);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(/^problem: .*LATEST: LATEST hint says 99/m);
+    expect(text.stdout).toMatch(/^\d+ problem\(s\): checked snapshot 3, /m);
+  });
+
+  it('finds a file whose content decodes to other rows than recorded', async () => {
+    const t = copy('swapped');
+    const [a1, a2] = dataFiles(t, 'a');
+    const [b1] = dataFiles(t, 'b');
+    // Same size, other values: b's file in a's place is caught by its value statistics.
+    const bytesB = readFileSync(b1!);
+    const sizeA = readFileSync(a1!).length;
+    if (bytesB.length === sizeA) {
+      writeFileSync(a1!, bytesB);
+      const r = await runTidemark(['verify', t], GUARD);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toContain(`problem: ${a1}`);
+    }
+    writeFileSync(a2!, Buffer.alloc(readFileSync(a2!).length, 7)); // same size, garbage
+    const r = await runTidemark(['verify', t], GUARD);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`problem: ${a2}`);
+  });
+
+  it('--snapshot of a missing snapshot is a failure, --snapshot with --all bad usage', async () => {
+    expect((await runTidemark(['verify', pristine, '--snapshot', '9'], GUARD)).code).toBe(1);
+    expect((await runTidemark(['verify', pristine, '--snapshot', '1', '--all'], GUARD)).code).toBe(2);
+  });
+
+  it('maintain --verify leaves a damaged table alone and exits 1', async () => {
+    const t = copy('maintain');
+    truncateSync(dataFiles(t, 'a')[0]!, 10);
+    const before = state(t);
+    const r = await runTidemark(['maintain', t, '--verify'], GUARD);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/verify failed: \d+ problem\(s\) found; no other job was run on this table/);
+    expect(state(t)).toEqual(before);
+  });
+});
