@@ -589,7 +589,11 @@ export class TableWrite {
   }
 }
 
-/** Creates the writer of a table; rejects primary-key tables with {@link NotSupportedError}. */
+/**
+ * Creates a writer from storage, root and schema; rejects primary-key tables with {@link NotSupportedError}.
+ *
+ * @deprecated Use `table.newBatchWrite()`, which continues each bucket's sequence numbers, or `new TableWrite(table.context)`.
+ */
 export function newTableWrite(fileIO: FileIO, location: string, schema: TableSchema, options: TableWriteOptions = {}): TableWrite {
   return new TableWrite(fileIO, location, schema, options);
 }
