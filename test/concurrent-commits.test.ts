@@ -51,7 +51,7 @@ function runWorker(config: { root: string; worker: number; commits: number; s3?:
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`worker ${config.worker} exited with ${code}: ${err}`))));
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`worker ${config.worker} exited with ${code}: ${err}`))));
   });
 }
 

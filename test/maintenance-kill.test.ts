@@ -69,7 +69,7 @@ function runWorker(config: { root: string; s3?: S3Options; crashAfterDeletes?: n
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs);
     child.on('error', reject);
-    child.on('exit', (code, signal) => {
+    child.on('close', (code, signal) => {
       if (timer) clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });

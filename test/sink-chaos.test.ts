@@ -3,7 +3,8 @@
  * `tidemark ingest` CLI as a child process (from the built dist: run `npx turbo run build` first),
  * SIGKILLs it at random moments and at the named crash points, restarts it until the source is
  * done, and checks that every source record is in the table exactly once. 30 trials on local disk,
- * 10 on the S3 server when one is configured.
+ * 10 on the S3 server when one is configured. The primary-key trials ingest upserts and deletes
+ * (with a row kind field) and check that every key holds its latest version, once.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -21,7 +22,16 @@ interface Tally {
   corrupt: number;
 }
 interface Harness {
-  runChaos(options: { trials: number; records: number; checkpointEvery: number; concurrency: number; crashRate?: number; s3?: unknown; log?: (m: string) => void }): Promise<Tally>;
+  runChaos(options: {
+    trials: number;
+    records: number;
+    checkpointEvery: number;
+    concurrency: number;
+    crashRate?: number;
+    s3?: unknown;
+    pk?: boolean;
+    log?: (m: string) => void;
+  }): Promise<Tally>;
 }
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -56,5 +66,17 @@ describe.skipIf(!built)('exactly-once ingest under SIGKILL', () => {
     const tally = await (await harness()).runChaos({ trials: 10, records: 200, checkpointEvery: 50, concurrency: 4, crashRate: 0.6, s3: s3TestEnv() });
     console.log(`[chaos s3] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
     check(tally, 10);
+  }, 600_000);
+
+  it('12 primary-key trials on local disk: every key holds its latest version, once', async () => {
+    const tally = await (await harness()).runChaos({ trials: 12, records: 240, checkpointEvery: 40, concurrency: 4, crashRate: 0.85, pk: true });
+    console.log(`[chaos pk local] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
+    check(tally, 12);
+  }, 600_000);
+
+  it.skipIf(!s3Available('primary-key sink chaos on S3'))('6 primary-key trials on the S3 server: every key holds its latest version, once', async () => {
+    const tally = await (await harness()).runChaos({ trials: 6, records: 240, checkpointEvery: 40, concurrency: 3, crashRate: 0.85, pk: true, s3: s3TestEnv() });
+    console.log(`[chaos pk s3] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
+    check(tally, 6);
   }, 600_000);
 });

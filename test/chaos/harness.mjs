@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // Crash-injection harness for `tidemark ingest`. Each trial creates an append table and a
-// JSON-lines source of K records, then runs the ingest CLI as a child process, killing it with
+// JSON-lines source of K records (or, with `pk`, a primary-key table and a source of upserts and
+// deletes of K/3 keys, with a row kind field), then runs the ingest CLI as a child process, killing it with
 // SIGKILL at random moments and at the named crash points (TIDEMARK_CRASH_AT), and restarting it
 // with the same arguments until it reports the source done. Finally it reads the table and checks
 // that every source record is there exactly once (count, ids, per-record checksum) and that no
-// in-flight record is left behind.
+// in-flight record is left behind. A primary-key trial checks instead that every key holds its
+// latest version (deleted keys are absent), once.
 //
-//   npm run chaos -- --trials 500 [--records 300] [--checkpoint-every 50] [--concurrency 3] [--s3]
+//   npm run chaos -- --trials 500 [--records 300] [--checkpoint-every 50] [--concurrency 3] [--s3] [--pk]
 //
 // The children import the packages from dist: run `npx turbo run build` first. With --s3 the table
 // and the checkpoint state live on the S3 server described by S3_ENDPOINT, S3_BUCKET,
@@ -73,7 +75,7 @@ function runOnce(args, env, killAfterMs) {
     child.stderr.on('data', (d) => (err += d));
     child.on('error', reject);
     if (killAfterMs !== undefined) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-    child.on('exit', (code, signal) => {
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, out, err });
     });
@@ -84,7 +86,7 @@ function runOnce(args, env, killAfterMs) {
  * Runs one trial. Returns { ok, runs, kills: {point|'random'|...: n}, problems: [...], seed }.
  */
 export async function runTrial(config) {
-  const { trial, seed, records: K, checkpointEvery, s3, workDir, maxRuns = 60, crashRate = 0.85 } = config;
+  const { trial, seed, records: K, checkpointEvery, s3, workDir, maxRuns = 60, crashRate = 0.85, pk = false } = config;
   const rand = rng(seed);
   const parallelism = 1 + Math.floor(rand() * 3);
   const { LocalFileIO, S3FileIO } = await import('@tidemark/storage');
@@ -107,22 +109,42 @@ export async function runTrial(config) {
         { name: 'payload', type: 'STRING' },
         { name: 'checksum', type: 'STRING' },
       ],
-      options: { bucket: '-1', 'file.format': 'parquet' },
+      ...(pk ? { primaryKeys: ['id'] } : {}),
+      options: { bucket: pk ? String(2 + Math.floor(rand() * 3)) : '-1', 'file.format': 'parquet' },
     });
     await io.write(`${tablePath}/schema/schema-0`, serializeSchema(schema));
     const lines = [];
+    // id → checksum of the row the table must hold at the end (a deleted key is absent).
     const expected = new Map();
-    for (let i = 0; i < K; i++) {
-      const payload = randomBytes(6 + Math.floor(rand() * 20)).toString('base64');
-      const sum = checksum(i, payload);
-      expected.set(i, sum);
-      lines.push(JSON.stringify({ id: i, payload, checksum: sum }));
+    if (pk) {
+      const keys = Math.max(1, Math.floor(K / 3));
+      for (let i = 0; i < K; i++) {
+        const id = Math.floor(rand() * keys);
+        if (expected.has(id) && rand() < 0.15) {
+          expected.delete(id);
+          lines.push(JSON.stringify({ id, op: '-D' }));
+          continue;
+        }
+        // The record number makes every version distinct, so a stale version fails the checksum.
+        const payload = `${i}:${randomBytes(4 + Math.floor(rand() * 12)).toString('base64')}`;
+        const sum = checksum(id, payload);
+        lines.push(JSON.stringify({ id, payload, checksum: sum, op: expected.has(id) ? '+U' : '+I' }));
+        expected.set(id, sum);
+      }
+    } else {
+      for (let i = 0; i < K; i++) {
+        const payload = randomBytes(6 + Math.floor(rand() * 20)).toString('base64');
+        const sum = checksum(i, payload);
+        expected.set(i, sum);
+        lines.push(JSON.stringify({ id: i, payload, checksum: sum }));
+      }
     }
     const { mkdir } = await import('node:fs/promises');
     await mkdir(dir, { recursive: true });
     const sourcePath = join(dir, 'source.jsonl');
     await writeFile(sourcePath, `${lines.join('\n')}\n`);
     const args = [tablePath, '--source', sourcePath, '--state', statePath, '--checkpoint-every', String(checkpointEvery), '--parallelism', String(parallelism)];
+    if (pk) args.push('--row-kind-field', 'op');
 
     let done = false;
     let summary;
@@ -137,7 +159,11 @@ export async function runTrial(config) {
       const r = rand();
       let crashAt;
       let killAfter;
-      if (!calm && r < crashRate * 0.53) {
+      if (runs === 1) {
+        // Each trial's first run crashes at a named point in turn, so every point is covered
+        // whatever the seed (the first checkpoint is always reached).
+        crashAt = `${CRASH_POINTS[trial % CRASH_POINTS.length]}:1`;
+      } else if (!calm && r < crashRate * 0.53) {
         const point = CRASH_POINTS[Math.floor(rand() * CRASH_POINTS.length)];
         crashAt = `${point}:${1 + Math.floor(rand() * Math.max(1, Math.ceil(K / checkpointEvery)))}`;
       } else if (!calm && r < crashRate) {
@@ -185,16 +211,16 @@ export async function runTrial(config) {
         if (n === 0) lost++;
         if (n > 1) duplicated += n - 1;
       }
-      if (data.numRows !== K) problems.push(`table holds ${data.numRows} rows, source has ${K}`);
-      if (lost > 0) problems.push(`${lost} records lost`);
-      if (duplicated > 0) problems.push(`${duplicated} duplicate records`);
-      if (corrupt > 0) problems.push(`${corrupt} rows with a wrong checksum`);
+      if (data.numRows !== expected.size) problems.push(`table holds ${data.numRows} rows, ${pk ? 'the source leaves' : 'source has'} ${expected.size}`);
+      if (lost > 0) problems.push(`${lost} ${pk ? 'keys' : 'records'} lost`);
+      if (duplicated > 0) problems.push(`${duplicated} duplicate ${pk ? 'keys' : 'records'}`);
+      if (corrupt > 0) problems.push(`${corrupt} rows with a wrong checksum${pk ? ' (a stale version, or a deleted key back)' : ''}`);
       let leftover = 0;
       // The sink's checkpoint records (<commitUser>-<checkpoint>) must all be cleared; records of
       // killed TableWrites / commits (write-…, commit-…) are left for orphan cleanup's age rule.
       for await (const r of listInflightRecords(io, tablePath)) if (r.id.startsWith(`${summary.commitUser}-`)) leftover++;
       if (leftover > 0) problems.push(`${leftover} in-flight checkpoint records of the sink left after the source was done`);
-      return { ok: problems.length === 0, trial, seed, parallelism, runs, kills, lost, duplicated, corrupt, problems };
+      return { ok: problems.length === 0, trial, seed, parallelism, pk, runs, kills, lost, duplicated, corrupt, problems };
     }
     return { ok: false, trial, seed, parallelism, runs, kills, lost: 0, duplicated: 0, corrupt: 0, problems };
   } finally {
@@ -209,7 +235,7 @@ export async function runTrial(config) {
  * killed, default 0.85), s3, seed, log }.
  */
 export async function runChaos(options) {
-  const { trials, records = 300, checkpointEvery = 50, concurrency = 3, crashRate = 0.85, s3, log = () => undefined } = options;
+  const { trials, records = 300, checkpointEvery = 50, concurrency = 3, crashRate = 0.85, s3, pk = false, log = () => undefined } = options;
   const seed0 = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   const workDir = await mkdtemp(join(tmpdir(), 'tidemark-chaos-'));
   const s3Prefix = `tests/chaos-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
@@ -222,7 +248,7 @@ export async function runChaos(options) {
       const seed = (seed0 + trial * 7919) >>> 0;
       let r;
       try {
-        r = await runTrial({ trial, seed, records, checkpointEvery, crashRate, s3, s3Prefix, workDir, keep: options.keep });
+        r = await runTrial({ trial, seed, records, checkpointEvery, crashRate, s3, s3Prefix, workDir, keep: options.keep, pk });
       } catch (e) {
         r = { ok: false, trial, seed, runs: 0, kills: {}, lost: 0, duplicated: 0, corrupt: 0, problems: [`harness error: ${e?.stack ?? e}`] };
       }
@@ -236,6 +262,7 @@ export async function runChaos(options) {
   for (const r of results) for (const [k, n] of Object.entries(r.kills)) kills[k] = (kills[k] ?? 0) + n;
   return {
     storage: s3 ? 's3' : 'local',
+    table: pk ? 'primary-key' : 'append',
     trials,
     passed: results.filter((r) => r.ok).length,
     failed: results.filter((r) => !r.ok).map((r) => ({ trial: r.trial, seed: r.seed, problems: r.problems })),
@@ -251,7 +278,7 @@ export async function runChaos(options) {
 }
 
 function parseCli(argv) {
-  const o = { trials: 20, records: 300, checkpointEvery: 50, concurrency: 3, s3: false, keep: false, seed: undefined };
+  const o = { trials: 20, records: 300, checkpointEvery: 50, concurrency: 3, s3: false, keep: false, seed: undefined, pk: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const num = () => {
@@ -267,7 +294,8 @@ function parseCli(argv) {
     else if (a === '--crash-rate') o.crashRate = Number(argv[++i]);
     else if (a === '--s3') o.s3 = true;
     else if (a === '--keep') o.keep = true;
-    else throw new Error(`unknown option ${a} (use --trials N --records K --checkpoint-every C --concurrency J --seed S --s3 --keep)`);
+    else if (a === '--pk') o.pk = true;
+    else throw new Error(`unknown option ${a} (use --trials N --records K --checkpoint-every C --concurrency J --seed S --s3 --keep --pk)`);
   }
   return o;
 }

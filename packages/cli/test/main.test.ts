@@ -18,7 +18,7 @@ async function run(argv: string[], options: MainOptions = {}) {
 }
 
 const expectedNames = [
-  'read', 'snapshots', 'schema', 'files', 'create', 'write', 'tag', 'rollback', 'alter',
+  'read', 'snapshots', 'schema', 'files', 'create', 'write', 'delete', 'tag', 'rollback', 'alter',
   'expire-snapshots', 'remove-orphan-files', 'compact', 'compact-manifests', 'maintain', 'ingest',
 ];
 
@@ -30,6 +30,7 @@ const minimalArgs: Record<string, string[]> = {
   files: ['files', 't', '--snapshot', '3'],
   create: ['create', 't', '--schema', '[{"name":"id","type":"BIGINT"}]'],
   write: ['write', 't', '--input', '-'],
+  delete: ['delete', 't', '--where', 'id = 1'],
   tag: ['tag', 'create', 't', 'v1'],
   rollback: ['rollback', 't', '--to', '3'],
   alter: ['alter', 't', 'add-column', 'c', 'INT'],
@@ -100,6 +101,9 @@ describe('main: bad usage exits 2 with that command usage on stderr', () => {
     [['write', 't', '--partition', 'dt=1'], "option '--partition' requires '--overwrite'"],
     [['write', 't', '--commit-user', 'u'], "requires '--commit-identifier'"],
     [['write', 't', '--overwrite', '--partition', 'dt'], 'needs key=value'],
+    [['delete', 't'], "give the keys to delete with '--where <predicate>' or '--input <file>'"],
+    [['delete', 't', '--where', 'id = 1', '--input', 'k.jsonl'], 'cannot be used together'],
+    [['delete', 't', '--where', 'id = 1', '--format', 'csv'], "option '--format' requires '--input'"],
     [['create', 't'], "option '--schema' is required"],
     [['tag', 'rename', 't'], "unknown tag action 'rename'"],
     [['tag', 'create', 't'], 'needs a tag name'],
@@ -122,7 +126,7 @@ describe('main: bad usage exits 2 with that command usage on stderr', () => {
 
 /** Every command runs a real engine now (`create` makes the table, so it is tested elsewhere). */
 const wiredNames = [
-  'read', 'snapshots', 'schema', 'files', 'create', 'write', 'tag', 'rollback', 'alter', 'ingest',
+  'read', 'snapshots', 'schema', 'files', 'create', 'write', 'delete', 'tag', 'rollback', 'alter', 'ingest',
   'expire-snapshots', 'remove-orphan-files', 'compact', 'compact-manifests',
 ];
 

@@ -238,6 +238,60 @@ describe('compact and compact-manifests', () => {
   });
 });
 
+describe('compact on primary-key tables', () => {
+  it('merges sorted runs (dry run, text, json), refuses --max-files, and maintain compacts them too', async () => {
+    const warehouse = await mkdtemp(join(tmpdir(), 'tidemark-maint-cli-pk-'));
+    dirs.push(warehouse);
+    const catalog = new FileSystemCatalog(warehouse);
+    await catalog.createTable('db.pk', {
+      fields: [
+        { name: 'k', type: 'INT NOT NULL' },
+        { name: 'v', type: 'STRING' },
+      ],
+      primaryKeys: ['k'],
+      options: { bucket: '1', 'write-only': 'true' },
+    });
+    const location = catalog.tableLocation('db.pk');
+    await catalog.close();
+    const table = await openTable(location);
+    for (let c = 0; c < 4; c++) await table.append([0, 1, 2, 3].map((i) => ({ k: c + i, v: `c${c}` })));
+    await table.delete([{ k: 2 }]);
+    const expected = await rows(table);
+    expect(expected).toHaveLength(6);
+
+    const bad = await run(['compact', location, '--max-files', '3']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('append tables only');
+
+    const dry = await run(['compact', location, '--full', '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/bucket-0\t5 file\(s\).*-> level 5/);
+    expect(dry.stdout).toContain('dry run: would compact 5 file(s)');
+
+    const r = await run(['compact', location, '--full', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout) as { filesBefore: number; filesAfter: number; buckets: number; filesUpgraded: number; snapshotId: number };
+    expect(s).toMatchObject({ filesBefore: 5, filesAfter: 1, buckets: 1, filesUpgraded: 0, snapshotId: 6 });
+    const reopened = await openTable(location);
+    expect(await rows(reopened)).toEqual(expected);
+    expect((await reopened.newRead().plan()).files().map((f) => f.level)).toEqual([5]);
+
+    const again = await run(['compact', location, '--full']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout.trim()).toBe('nothing to compact');
+
+    for (let c = 0; c < 5; c++) await table.append([{ k: 100 + c, v: 'late' }]);
+    const m = await run(['maintain', location, '--json']);
+    expect(m.code, m.stderr).toBe(0);
+    const ms = JSON.parse(m.stdout) as { tables: Array<{ jobs: Record<string, Record<string, unknown>> }> };
+    expect(ms.tables[0]!.jobs['compact']).toMatchObject({ buckets: 1 });
+    expect(ms.tables[0]!.jobs['compact']!['snapshotId']).not.toBeNull();
+    expect(await rows(await openTable(location))).toHaveLength(11);
+    await reopened.close();
+    await table.close();
+  });
+});
+
 describe('maintain', () => {
   it('runs every job for each table of a warehouse; one failing table does not stop the others (exit 1)', async () => {
     const a = await newTable();

@@ -41,6 +41,7 @@ export async function createTable(fileIO: FileIO, location: string, spec: TableS
     if (options.ignoreIfExists) return manager.latest();
     throw new TableAlreadyExistsError(name, location);
   }
+  await checkTableLocation(fileIO, location);
   const schemaPath = metadataPaths(location).schemaPath(0);
   const result = await fileIO.createIfAbsent(schemaPath, serializeSchema(schema));
   if (result === 'already-exists') {
@@ -48,6 +49,34 @@ export async function createTable(fileIO: FileIO, location: string, spec: TableS
     throw new TableAlreadyExistsError(name, location);
   }
   return schema;
+}
+
+/** The location given for a new table would share its directory with other data. */
+export class UnsafeLocationError extends TidemarkUserError {}
+
+/**
+ * Refuses a table location that would share files with something else: a directory that already
+ * holds files (other tables, or anything orphan cleanup of the new table would delete) or one
+ * inside an existing table (whose orphan cleanup would delete the new table's files).
+ */
+async function checkTableLocation(fileIO: FileIO, location: string): Promise<void> {
+  if (location.trim() === '') throw new UnsafeLocationError('cannot create a table at an empty location; give the table its own directory');
+  for await (const f of fileIO.list(location)) {
+    const table = /^(.*)\/schema\/schema-\d+$/.exec(f.path)?.[1];
+    throw new UnsafeLocationError(
+      table !== undefined
+        ? `cannot create a table at ${location}: it already holds table ${table}; give the table its own directory (e.g. <warehouse>/<db>.db/<name>)`
+        : `cannot create a table at ${location}: the directory is not empty (it holds ${f.path}); give the table an empty or new directory`,
+    );
+  }
+  const root = location.replace(/\/+$/, '');
+  const floor = /^[a-z][a-z0-9+.-]*:\/\/[^/]*/i.exec(root)?.[0].length ?? 0;
+  for (let end = root.lastIndexOf('/'); end > floor; end = root.lastIndexOf('/', end - 1)) {
+    const ancestor = root.slice(0, end);
+    if (await fileIO.exists(`${ancestor}/schema/schema-0`)) {
+      throw new UnsafeLocationError(`cannot create a table at ${location}: it is inside table ${ancestor}; give the table its own directory`);
+    }
+  }
 }
 
 /** Suffix of database directories. */

@@ -1,4 +1,4 @@
-import type { DataFileMeta } from '@tidemark/format';
+import type { DataFileMeta, IndexFileMeta } from '@tidemark/format';
 
 /**
  * What a writer hands to the committer for one (partition, bucket): the files it created and, for
@@ -18,6 +18,24 @@ export interface CommitMessage {
   readonly compactBefore?: readonly DataFileMeta[];
   /** Compaction outputs (ADD entries of a COMPACT snapshot). */
   readonly compactAfter?: readonly DataFileMeta[];
+  /**
+   * Index files of this (partition, bucket) the change adds (Java `DataIncrement.newIndexFiles`):
+   * the bucket's rewritten hash index in dynamic-bucket tables, deletion vectors. Each replaces
+   * the live index file of the same type in this bucket (deletion vectors of bucket-unaware
+   * tables are kept per file).
+   */
+  readonly newIndexFiles?: readonly IndexFileMeta[];
+  /**
+   * Index files the change removes (Java `DataIncrement.deletedIndexFiles`). For a hash index:
+   * the file the bucket's new index was built from, which tells the commit which hashes it added.
+   */
+  readonly deletedIndexFiles?: readonly IndexFileMeta[];
+  /**
+   * Dynamic-bucket tables: id of the snapshot whose hash index the bucket assignment of this
+   * partition used (null: the table had no snapshot). The commit checks the hash index changes
+   * committed since then; omitted, it checks against every hash index file of the partition.
+   */
+  readonly indexBaseSnapshotId?: number | null;
 }
 
 /** A batch of commit messages committed together under one identifier. */

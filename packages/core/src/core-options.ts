@@ -61,6 +61,7 @@ export const OPTION = {
   NUM_SORTED_RUN_STOP_TRIGGER: 'num-sorted-run.stop-trigger',
   NUM_LEVELS: 'num-levels',
   FULL_COMPACTION_DELTA_COMMITS: 'full-compaction.delta-commits',
+  COMPACTION_FORCE_UP_LEVEL_0: 'compaction.force-up-level-0',
   DATA_FILE_PREFIX: 'data-file.prefix',
   DATA_FILE_PATH_DIRECTORY: 'data-file.path-directory',
   CHANGELOG_FILE_PREFIX: 'changelog-file.prefix',
@@ -76,6 +77,7 @@ export const OPTION = {
   FIELDS_DEFAULT_AGGREGATE_FUNCTION: 'fields.default-aggregate-function',
   DYNAMIC_BUCKET_TARGET_ROW_NUM: 'dynamic-bucket.target-row-num',
   DYNAMIC_BUCKET_INITIAL_BUCKETS: 'dynamic-bucket.initial-buckets',
+  DYNAMIC_BUCKET_MAX_BUCKETS: 'dynamic-bucket.max-buckets',
 } as const;
 
 /** Older spellings Paimon still reads for `ignore-delete` (its fallback keys). */
@@ -112,7 +114,7 @@ const OTHER_PAIMON_OPTIONS = [
   'partition.expiration-strategy', 'partition.expiration-time', 'partition.expiration-check-interval',
   'partition.expiration-max-num', 'partition.timestamp-formatter', 'partition.timestamp-pattern', 'partition.end-input-to-done',
   'partition.mark-done-action', 'partition.mark-done-action.custom.class', 'partition.idle-time-to-done', 'partition.sink-strategy',
-  'compaction.total-size-threshold', 'compaction.force-up-level-0', 'compaction.delete-ratio-threshold',
+  'compaction.total-size-threshold', 'compaction.delete-ratio-threshold',
   'compaction.offpeak-ratio', 'compaction.offpeak.start.hour', 'compaction.offpeak.end.hour', 'compaction.force-rewrite-all-files',
   'deletion-vectors.bitmap64', 'deletion-vectors.modifiable', 'snapshot.expire.limit',
 ];
@@ -364,6 +366,11 @@ export class CoreOptions {
     return this.bool(OPTION.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE, false);
   }
 
+  /** `partial-update.remove-record-on-sequence-group`: sequence fields whose group's delete removes the record. */
+  get partialUpdateRemoveRecordOnSequenceGroup(): readonly string[] {
+    return this.list('partial-update.remove-record-on-sequence-group');
+  }
+
   /** `aggregation.remove-record-on-delete` (default false). */
   get aggregationRemoveRecordOnDelete(): boolean {
     return this.bool(OPTION.AGGREGATION_REMOVE_RECORD_ON_DELETE, false);
@@ -464,6 +471,11 @@ export class CoreOptions {
     return this.optInt(OPTION.FULL_COMPACTION_DELTA_COMMITS, 1);
   }
 
+  /** `compaction.force-up-level-0` (default false): writers compact level-0 files upward after every flush. */
+  get compactionForceUpLevel0(): boolean {
+    return this.bool(OPTION.COMPACTION_FORCE_UP_LEVEL_0, false);
+  }
+
   /** `commit.force-compact` (default false). */
   get commitForceCompact(): boolean {
     return this.bool(OPTION.COMMIT_FORCE_COMPACT, false);
@@ -477,6 +489,13 @@ export class CoreOptions {
   /** `dynamic-bucket.initial-buckets`, or null when unset. */
   get dynamicBucketInitialBuckets(): number | null {
     return this.optInt(OPTION.DYNAMIC_BUCKET_INITIAL_BUCKETS, 1);
+  }
+
+  /** `dynamic-bucket.max-buckets` (default -1 = unlimited): highest bucket count per partition of a dynamic-bucket table. */
+  get dynamicBucketMaxBuckets(): number {
+    const n = this.int(OPTION.DYNAMIC_BUCKET_MAX_BUCKETS, -1, -1);
+    if (n === 0) throw new InvalidOptionError(OPTION.DYNAMIC_BUCKET_MAX_BUCKETS, '0', '-1 (unlimited) or a positive integer');
+    return n;
   }
 
   // ---- commit, manifests, expiration --------------------------------------------------------

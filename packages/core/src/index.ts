@@ -180,6 +180,138 @@ export {
   type RecordInflightOptions,
 } from './inflight.js';
 
+// ---- primary-key tables: key-value files, merge-tree writers, compaction, dynamic buckets ----
+// Building blocks of the write path, compaction (maintenance) and the sink.
+export {
+  DynamicBucketConflictError,
+  type IndexChanges,
+  type WriteHashIndexFile,
+  combineIndexEntries,
+  snapshotIndexEntries,
+  resolveHashIndexChanges,
+} from './commit/index-changes.js';
+export {
+  MAX_DYNAMIC_BUCKETS,
+  DynamicBucketLimitError,
+  type DynamicBucketOptions,
+  type HashIndexChange,
+  DynamicBucketAssigner,
+  withHashIndexChanges,
+} from './write/dynamic-bucket-assigner.js';
+export {
+  type PrimaryKeyBucketMode,
+  primaryKeyBucketMode,
+} from './write/bucket-mode.js';
+export {
+  KeyValueChunks,
+  MergedKeyValues,
+} from './read/merged-columns.js';
+export {
+  RowKind,
+  type RowKindValue,
+  rowKindToString,
+  parseRowKind,
+} from './write/key-value/row-kind.js';
+export {
+  type KeyValue,
+  type KeyValueColumns,
+  trimmedKeyFields,
+  keyValueColumns,
+} from './write/key-value/key-value.js';
+export {
+  type FileSource,
+  type KeyValueFileWriterOptions,
+  KeyValueFileWriter,
+} from './write/key-value/key-value-file-writer.js';
+export {
+  type MergeFunction,
+  createMergeFunction,
+} from './write/key-value/merge-function.js';
+export {
+  type CompactionResult,
+  type CompactManager,
+  NO_COMPACTION,
+  type MergeTreeCommit,
+  type MergeTreeWriterOptions,
+  MERGE_RECORD_OVERHEAD_BYTES,
+  MergeTreeWriter,
+} from './write/key-value/merge-tree-writer.js';
+export {
+  type BucketAssigner,
+  keyHashOf,
+  FixedBucketAssigner,
+} from './write/key-value/bucket-assigner.js';
+export {
+  CompactionError,
+  CompactionArgumentError,
+  CompactionAbortedError,
+} from './compact/compact-errors.js';
+export {
+  type KeyComparator,
+  binaryRowKeyComparator,
+  SortedRun,
+  type LevelSortedRun,
+} from './compact/sorted-run.js';
+export {
+  compareLevel0,
+  Levels,
+} from './compact/levels.js';
+export {
+  type CompactUnit,
+  unitOfRuns,
+  type UniversalCompactionOptions,
+  type CompactStrategy,
+  UniversalCompaction,
+  ForceUpLevel0Compaction,
+  createUnit,
+  pickFullCompaction,
+  isUsefulUnit,
+} from './compact/universal-compaction.js';
+export {
+  intervalPartition,
+} from './compact/interval-partition.js';
+export {
+  type CompactResult,
+  type CompactRewriter,
+  type CompactTaskOptions,
+  upgradeResult,
+  runCompactTask,
+} from './compact/compact-task.js';
+export {
+  type CompactManagerOptions,
+  MergeTreeCompactManager,
+} from './compact/compact-manager.js';
+export {
+  type CompactionSettings,
+  compactionSettings,
+  compactStrategy,
+} from './compact/compaction-settings.js';
+export {
+  type KeyValueSegment,
+  type WindowMerge,
+  type MergeReadContext,
+  mergeSections,
+} from './compact/merge-tree-reader.js';
+export {
+  type KeyValueSink,
+  type MergeTreeRewriterContext,
+  type BucketRewriter,
+  MergeTreeCompactRewriter,
+} from './compact/merge-tree-rewriter.js';
+export {
+  type BucketFilesContext,
+  createBucketRewriter,
+  type OpenBucketRewriterOptions,
+  openBucketRewriter,
+} from './compact/bucket-rewriter.js';
+export {
+  type WriterCompactionIncrement,
+  type WriterCompactionOptions,
+  WriterCompaction,
+  type WriterCompactionTable,
+  writerCompactManager,
+} from './compact/writer-compaction.js';
+
 // ---- errors --------------------------------------------------------------------------------
 export {
   PredicateError,
@@ -196,3 +328,14 @@ export { CommitConflictError, CommitInputError, CommitRetryExhaustedError, Rollb
 export { NotSupportedError, WriteValidationError } from './write/write-errors.js';
 export { MaintenanceAbortedError, MaintenanceArgumentError, MaintenanceError } from './expire/maintenance-errors.js';
 export { AggregationError } from './read/aggregate-functions.js';
+
+// ---- used by the write path of primary-key tables, dynamic buckets and integrity checks ----
+export {
+  commitNotApplied,
+} from './commit/commit-errors.js';
+export {
+  makeBatch,
+} from './read/arrow-take.js';
+export {
+  toInternal,
+} from './write/value-conversion.js';

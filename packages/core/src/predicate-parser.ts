@@ -120,8 +120,12 @@ const TYPED_LITERALS = new Set(['DATE', 'TIME', 'TIMESTAMP', 'X']);
 
 const FLIP: Record<CompareOp, CompareOp> = { '=': '=', '!=': '!=', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
 
+/** Deepest nesting of parentheses and NOT a predicate may have. */
+export const MAX_PREDICATE_NESTING = 100;
+
 class Parser {
   private i = 0;
+  private depth = 0;
 
   constructor(
     private readonly text: string,
@@ -181,13 +185,23 @@ class Parser {
   }
 
   private notExpr(): Predicate {
-    if (this.acceptKeyword('NOT')) return not(this.notExpr());
-    if (this.peek().kind === 'lparen') {
-      this.next();
-      const p = this.orExpr();
-      if (this.peek().kind !== 'rparen') this.fail(this.peek(), "expected ')'");
-      this.next();
-      return p;
+    const t = this.peek();
+    if (this.isKeyword(t, 'NOT') || t.kind === 'lparen') {
+      // Each level recurses here (and again in planning and evaluation): a limit gives a clear
+      // error where thousands of levels would overflow the stack.
+      if (++this.depth > MAX_PREDICATE_NESTING) {
+        throw new PredicateError(`predicate nests parentheses or NOT more than ${MAX_PREDICATE_NESTING} levels deep (at position ${t.pos + 1})`);
+      }
+      try {
+        if (this.acceptKeyword('NOT')) return not(this.notExpr());
+        this.next();
+        const p = this.orExpr();
+        if (this.peek().kind !== 'rparen') this.fail(this.peek(), "expected ')'");
+        this.next();
+        return p;
+      } finally {
+        this.depth--;
+      }
     }
     return this.condition();
   }

@@ -13,7 +13,7 @@ import type { TablePaths } from './table-paths.js';
 import { TagManager } from './tag-manager.js';
 import { RollbackError } from './commit/commit-errors.js';
 import { dataManifests, liveEntries } from './commit/manifest-fold.js';
-import { DataFileLocator, latestSchema } from './expire/table-files.js';
+import { DataFileLocator, latestSchema, tryReadIndexManifest } from './expire/table-files.js';
 
 /** Options of {@link rollbackTo}. */
 export interface RollbackOptions {
@@ -105,6 +105,14 @@ export async function rollbackTo(
   const dataFiles = new Set<string>();
   const keep = await referencedManifestFiles(fileIO, paths, retained);
   const doomedManifests = new Set<string>();
+  // Index files (hash indexes, deletion vectors) written after the target and not live in it.
+  const liveIndex = new Set((await tryReadIndexManifest(fileIO, paths, retained.indexManifest) ?? []).map((e) => e.fileName));
+  const doomedIndexFiles = new Map<string, string>();
+  for (const s of [...removed, ...laterTagSnapshots]) {
+    for (const e of (await tryReadIndexManifest(fileIO, paths, s.indexManifest).catch(() => null)) ?? []) {
+      if (!liveIndex.has(e.fileName)) doomedIndexFiles.set(e.fileName, e.externalPath ?? paths.indexPath(e.fileName));
+    }
+  }
   for (const s of [...removed, ...laterTagSnapshots]) {
     let refs: Set<string>;
     try {
@@ -129,6 +137,7 @@ export async function rollbackTo(
     }
   }
   const deletedDataFiles = await fileIO.deleteMany(dataFiles);
+  await fileIO.deleteMany(doomedIndexFiles.values());
   const deletedManifests = await fileIO.deleteMany([...doomedManifests].map((n) => paths.manifestPath(n)));
   return {
     snapshotId: retained.id,

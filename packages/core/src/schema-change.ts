@@ -286,6 +286,16 @@ class SchemaDraft {
     const field = this.fields[i]!;
     let target = resolveType(type, name, `change the type of column '${name}'`);
     if (keepNullability) target = { ...target, nullable: field.type.nullable } as DataType;
+    else if (!field.type.nullable && target.nullable && typeof type === 'string' && !/\bNULL\s*$/i.test(type)) {
+      // `BIGINT` for a `BIGINT NOT NULL` column reads as "same type", not "allow NULLs": the
+      // constraint is dropped only when asked for in so many words.
+      const base = typeToString(target);
+      throw new SchemaChangeError(
+        `cannot change column '${name}' to ${base}: the column is NOT NULL and ${base} would silently make it nullable; ` +
+          `give '${base} NOT NULL' to keep the constraint or '${base} NULL' to allow NULLs`,
+        { column: name },
+      );
+    }
     checkWidening(name, field.type, target);
     this.fields[i] = { ...field, type: target };
   }

@@ -9,9 +9,17 @@
  * ```
  */
 import { randomUUID } from 'node:crypto';
-import type * as arrow from 'apache-arrow';
+import * as arrow from 'apache-arrow';
 import { resolveFileIO, type FileIO, type ResolveFileIOOptions } from '@tidemark/storage';
-import { BATCH_COMMIT_IDENTIFIER, type Tag, type TableSchema } from '@tidemark/format';
+import { BATCH_COMMIT_IDENTIFIER, toArrowSchema, type DataField, type DataFileMeta, type Tag, type TableSchema } from '@tidemark/format';
+import { and } from './predicate.js';
+import { parsePredicate } from './predicate-parser.js';
+import { makeBatch, takeBatch } from './read/arrow-take.js';
+import { valueReader } from './read/arrow-values.js';
+import { canonical } from './read/aggregated-columns.js';
+import { mergeEngineOptions } from './read/merge-engine.js';
+import { ConversionFailure, toInternal } from './write/value-conversion.js';
+import { NotSupportedError, WriteValidationError } from './write/write-errors.js';
 import type { Committable } from './commit-message.js';
 import {
   FileStoreCommit,
@@ -20,9 +28,13 @@ import {
   type FileStoreCommitOptions,
   type OverwriteCallOptions,
 } from './commit/file-store-commit.js';
+import { commitNotApplied } from './commit/commit-errors.js';
+import { retryWaitMs, sleep } from './commit/commit-retry.js';
+import { DynamicBucketConflictError } from './commit/index-changes.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
 import { createTag, deleteTag, listTags, type CreateTagOptions } from './tags.js';
-import { TableWrite, type TableWriteOptions, type WriteInput } from './write/table-write.js';
+import { TableWrite, type CompactManagerContext, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
+import { writerCompactManager } from './compact/writer-compaction.js';
 import { SchemaManager } from './schema-manager.js';
 import { SnapshotManager } from './snapshot-manager.js';
 import type { FileStorePathFactory } from './path-factory.js';
@@ -130,7 +142,19 @@ export class Table {
    * the largest `_MAX_SEQUENCE_NUMBER` of its live files in the latest snapshot (planned lazily,
    * once, when the first file is written).
    *
-   * @throws NotSupportedError for primary-key tables (their write path is not built yet).
+   * On a primary-key table each bucket writer compacts after its flushes, as Java Paimon's do
+   * (universal compaction; `num-sorted-run.stop-trigger` makes it wait; a full compaction every
+   * `full-compaction.delta-commits` commits), and its messages carry the result as
+   * compactBefore / compactAfter, committed as a COMPACT snapshot after the APPEND one. Not with
+   * `write-only` = true, with deletion vectors, or when `options.compactManager` says otherwise.
+   *
+   * Primary-key tables with dynamic buckets (`bucket` = -1) assign buckets against the latest
+   * snapshot's hash index; a commit of its messages can then fail with the retryable
+   * `DynamicBucketConflictError` (write the batch again with a new writer). `append`, `overwrite`
+   * and `delete` do that by themselves.
+   *
+   * @throws NotSupportedError for postpone buckets (-2), cross-partition primary keys and
+   *   `bucket-key` with dynamic buckets.
    */
   newBatchWrite(options: TableWriteOptions = {}): TableWrite {
     // Like Java's bucket-unaware append writer (it ignores previous files), sequence numbers of a
@@ -138,27 +162,45 @@ export class Table {
     if (options.startSequence === undefined && this.currentSchema.primaryKeys.length === 0 && this.context.options.bucket === -1) {
       return new TableWrite(this.context, options);
     }
-    let maxima: Promise<Map<string, bigint>> | undefined;
+    let live: Promise<Map<string, DataFileMeta[]>> | undefined;
+    const liveFiles = async (partition: Uint8Array, bucket: number): Promise<DataFileMeta[]> => {
+      live ??= this.liveFilesByBucket();
+      return (await live).get(bucketKey(partition, bucket)) ?? [];
+    };
     const startSequence =
       options.startSequence ??
       (async (partition: Uint8Array, bucket: number): Promise<bigint> => {
-        maxima ??= this.maxSequenceNumbers();
-        const max = (await maxima).get(bucketKey(partition, bucket));
+        let max: bigint | undefined;
+        for (const f of await liveFiles(partition, bucket)) if (max === undefined || f.maxSequenceNumber > max) max = f.maxSequenceNumber;
         return max === undefined ? 0n : max + 1n;
       });
-    return new TableWrite(this.context, { ...options, startSequence });
+    // Writers of primary-key tables compact their buckets after flushes, as Java's do, unless the
+    // table is `write-only`. Deletion-vector tables would need their vectors maintained: not yet.
+    const o = this.context.options;
+    const compacts = this.isPrimaryKeyTable && !o.writeOnly && !o.deletionVectorsEnabled;
+    const compactManager =
+      options.compactManager ??
+      (compacts
+        ? (bucket: CompactManagerContext) =>
+            writerCompactManager(
+              {
+                fileIO: this.fileIO,
+                location: this.location,
+                schema: this.currentSchema,
+                schemaOf: (id) => (id === this.currentSchema.id ? Promise.resolve(this.currentSchema) : this.schemaManager.schema(id)),
+              },
+              bucket,
+              () => liveFiles(bucket.partition, bucket.bucket),
+            )
+        : undefined);
+    return new TableWrite(this.context, { ...options, startSequence, ...(compactManager !== undefined ? { compactManager } : {}) });
   }
 
-  /** Max `_MAX_SEQUENCE_NUMBER` per (partition, bucket) over the live files of the latest snapshot. */
-  private async maxSequenceNumbers(): Promise<Map<string, bigint>> {
-    const out = new Map<string, bigint>();
+  /** Live files per (partition, bucket) of the latest snapshot. */
+  private async liveFilesByBucket(): Promise<Map<string, DataFileMeta[]>> {
+    const out = new Map<string, DataFileMeta[]>();
     const plan = await this.newRead().plan();
-    for (const split of plan.splits) {
-      const key = bucketKey(split.partition, split.bucket);
-      let max = out.get(key);
-      for (const f of split.files) if (max === undefined || f.meta.maxSequenceNumber > max) max = f.meta.maxSequenceNumber;
-      if (max !== undefined) out.set(key, max);
-    }
+    for (const split of plan.splits) out.set(bucketKey(split.partition, split.bucket), split.files.map((f) => f.meta));
     return out;
   }
 
@@ -179,7 +221,8 @@ export class Table {
   }
 
   /**
-   * Convenience: writes `rows` and commits them as one APPEND snapshot.
+   * Convenience: writes `rows` and commits them as one APPEND snapshot. On a primary-key table the
+   * rows are upserts (`+I`), or carry their row kind in `options.rowKindField`.
    *
    * @returns the commit result (`committed` with the snapshot id, `skipped` when this commitUser
    *   already committed `identifier`, `empty` when there was nothing to write).
@@ -197,12 +240,16 @@ export class Table {
    * that receive rows are replaced, and else the whole table.
    */
   async overwrite(rows: WriteInput, options: TableOverwriteOptions = {}): Promise<CommitResult> {
-    return this.writeAndCommit(rows, options, (commit, committable) =>
-      commit.overwrite(committable, {
-        ...(options.partition !== undefined ? { partition: options.partition } : {}),
-        ...(options.dynamic !== undefined ? { dynamic: options.dynamic } : {}),
-        ...(options.force !== undefined ? { force: options.force } : {}),
-      }),
+    return this.writeAndCommit(
+      rows,
+      options,
+      (commit, committable) =>
+        commit.overwrite(committable, {
+          ...(options.partition !== undefined ? { partition: options.partition } : {}),
+          ...(options.dynamic !== undefined ? { dynamic: options.dynamic } : {}),
+          ...(options.force !== undefined ? { force: options.force } : {}),
+        }),
+      { replacePartitions: true },
     );
   }
 
@@ -213,8 +260,9 @@ export class Table {
    */
   private async writeAndCommit(
     rows: WriteInput,
-    options: Pick<AppendOptions, 'commitUser' | 'identifier' | 'expire'>,
+    options: Pick<AppendOptions, 'commitUser' | 'identifier' | 'expire' | 'rowKindField'>,
     commit: (tableCommit: TableCommit, committable: Committable) => Promise<CommitResult>,
+    extraWriteOptions: TableWriteOptions = {},
   ): Promise<CommitResult> {
     const tableCommit = this.newCommit({
       ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
@@ -225,7 +273,88 @@ export class Table {
       const todo = await tableCommit.filterCommitted([{ identifier, messages: [] }]);
       if (todo.length === 0) return skipped(tableCommit.commitUser, identifier);
     }
-    return this.writeThen(rows, (messages) => commit(tableCommit, { identifier, messages }));
+    const writeOptions = { ...extraWriteOptions, ...(options.rowKindField !== undefined ? { rowKindField: options.rowKindField } : {}) };
+    return this.writeThen(rows, (messages) => commit(tableCommit, { identifier, messages }), writeOptions);
+  }
+
+  /**
+   * Deletes rows of a primary-key table in one APPEND snapshot, by key (`keys`: objects holding
+   * the primary-key columns; other properties are ignored) or by predicate (`{ where }`). The keys
+   * that exist in the latest snapshot are looked up and written as `-D` records carrying their
+   * current values, as Java's DELETE does; `deleted` counts them.
+   *
+   * @throws NotSupportedError on append tables, and for merge engines where `-D` does not delete
+   *   (first-row; partial-update and aggregation without `*.remove-record-on-delete`).
+   * @throws WriteValidationError for a key object missing a primary-key column.
+   */
+  async delete(keysOrWhere: readonly RowObject[] | { readonly where: string }, options: DeleteOptions = {}): Promise<DeleteResult> {
+    const schema = this.currentSchema;
+    if (schema.primaryKeys.length === 0) {
+      throw new NotSupportedError('delete applies to primary-key tables; rows of append tables cannot be deleted yet');
+    }
+    const merge = mergeEngineOptions(schema);
+    if (merge.engine === 'first-row') throw new NotSupportedError("merge engine first-row ignores deletes: rows cannot be deleted");
+    if ((merge.engine === 'partial-update' || merge.engine === 'aggregation') && !merge.removeRecordOnDelete) {
+      throw new NotSupportedError(
+        `merge engine ${merge.engine} keeps a row on delete unless '${merge.engine === 'aggregation' ? 'aggregation' : 'partial-update'}.remove-record-on-delete' = 'true'`,
+      );
+    }
+    if (merge.ignoreDelete) throw new NotSupportedError("the table option 'ignore-delete' = 'true' drops deletes");
+    let lookup: (snapshotId: number) => Promise<arrow.RecordBatch[]>;
+    if (Array.isArray(keysOrWhere)) {
+      const keys = this.keyLookup(keysOrWhere as readonly RowObject[]);
+      lookup = (snapshotId) => this.findKeys(keys, snapshotId);
+    } else {
+      const where = (keysOrWhere as { where?: unknown }).where;
+      if (typeof where !== 'string') throw new WriteValidationError(undefined, undefined, "delete expects an array of keys or { where: '<predicate>' }");
+      parsePredicate(where, schema.fields);
+      lookup = async (snapshotId) => (await this.newRead({ snapshotId, where }).toArrowTable()).batches;
+    }
+    const snapshotId = await this.snapshotManager.latestId();
+    const found = snapshotId === null ? [] : await lookup(snapshotId);
+    const matched = found.reduce((n, b) => n + b.numRows, 0);
+    const input = matched === 0 ? new arrow.Table(toArrowSchema(schema.fields)) : withRowKind(found, DELETE_KIND_FIELD, '-D');
+    const result = await this.writeAndCommit(input, { ...options, rowKindField: DELETE_KIND_FIELD }, (commit, committable) => commit.commit(committable));
+    return { deleted: result.status === 'committed' ? matched : 0, result };
+  }
+
+  /** Validates key objects and converts their primary-key values. */
+  private keyLookup(keys: readonly RowObject[]): KeyLookup {
+    const schema = this.currentSchema;
+    const pkFields = schema.primaryKeys.map((n) => schema.fields.find((f) => f.name === n)!);
+    const wanted = new Set<string>();
+    const inValues = pkFields.map(() => [] as unknown[]);
+    keys.forEach((row, r) => {
+      if (row === null || typeof row !== 'object') throw new WriteValidationError(undefined, r, 'expected a key object { column: value }');
+      const values = pkFields.map((f, i) => {
+        let v: unknown;
+        try {
+          v = toInternal(f.type, row[f.name]);
+        } catch (e) {
+          if (e instanceof ConversionFailure) throw new WriteValidationError(f.name, r, e.message);
+          throw e;
+        }
+        if (v === null) throw new WriteValidationError(f.name, r, 'missing primary-key column');
+        inValues[i]!.push(v);
+        return v;
+      });
+      wanted.add(canonical(values));
+    });
+    return { pkFields, wanted, inValues };
+  }
+
+  /** The rows of the snapshot whose primary key is one of the looked-up keys, as Arrow batches of all columns. */
+  private async findKeys({ pkFields, wanted, inValues }: KeyLookup, snapshotId: number): Promise<arrow.RecordBatch[]> {
+    if (wanted.size === 0) return [];
+    const where = and(...pkFields.map((f, i) => ({ kind: 'in', column: f.name, type: f.type, values: inValues[i]!, negated: false }) as const));
+    const out: arrow.RecordBatch[] = [];
+    for await (const batch of this.newRead({ snapshotId, where }).batches()) {
+      const readers = pkFields.map((f) => valueReader(batch.getChild(f.name)!.data[0]!, f.type));
+      const keep: number[] = [];
+      for (let i = 0; i < batch.numRows; i++) if (wanted.has(canonical(readers.map((read) => read(i))))) keep.push(i);
+      if (keep.length > 0) out.push(keep.length === batch.numRows ? batch : takeBatch(batch, keep));
+    }
+    return out;
   }
 
   /**
@@ -236,8 +365,28 @@ export class Table {
   private async writeThen<T>(
     rows: WriteInput,
     commit: (messages: Awaited<ReturnType<TableWrite['prepareCommit']>>) => Promise<T>,
+    writeOptions: TableWriteOptions = {},
   ): Promise<T> {
-    const writer = this.newBatchWrite();
+    // Dynamic buckets: a commit that lost a race for a new key's bucket is refused before anything
+    // is visible, and its files are deleted; writing the rows again plans against the new latest
+    // snapshot, where the key has its bucket. Rows are in memory (arrays, Arrow), so this is safe.
+    const maxReplans = this.context.options.commitMaxRetries;
+    for (let replan = 0; ; replan++) {
+      try {
+        return await this.writeOnceThen(rows, commit, writeOptions);
+      } catch (e) {
+        if (!(e instanceof DynamicBucketConflictError) || replan >= maxReplans) throw e;
+        await sleep(retryWaitMs(replan, this.context.options.commitMinRetryWaitMs, this.context.options.commitMaxRetryWaitMs));
+      }
+    }
+  }
+
+  private async writeOnceThen<T>(
+    rows: WriteInput,
+    commit: (messages: Awaited<ReturnType<TableWrite['prepareCommit']>>) => Promise<T>,
+    writeOptions: TableWriteOptions,
+  ): Promise<T> {
+    const writer = this.newBatchWrite(writeOptions);
     let messages: Awaited<ReturnType<TableWrite['prepareCommit']>>;
     try {
       await writer.write(rows);
@@ -249,6 +398,9 @@ export class Table {
     }
     try {
       return await commit(messages);
+    } catch (e) {
+      if (commitNotApplied(e)) await writer.discard(messages).catch(() => undefined);
+      throw e;
     } finally {
       await writer.close();
     }
@@ -307,12 +459,47 @@ export interface AutoExpireCallOption {
 export interface AppendOptions {
   /** Commit user; default a fresh UUID. Give a stable one with `identifier` for idempotent retries. */
   readonly commitUser?: string;
+  /** Primary-key tables: the input field holding each row's kind (`+I`, `-U`, `+U`, `-D`); see {@link TableWriteOptions.rowKindField}. */
+  readonly rowKindField?: string;
   /** Commit identifier (default Long.MAX, the batch identifier, which is never de-duplicated). */
   readonly identifier?: bigint | number;
   /** Snapshot `properties`. */
   readonly properties?: Readonly<Record<string, string>>;
   /** Expire snapshots after the commit (default true unless the table is `write-only`); see {@link Table.newCommit}. */
   readonly expire?: boolean;
+}
+
+/** Options of {@link Table.delete}. */
+export interface DeleteOptions {
+  readonly commitUser?: string;
+  readonly identifier?: bigint | number;
+}
+
+/** What {@link Table.delete} did. */
+export interface DeleteResult {
+  /** Keys that existed in the latest snapshot and were deleted (0 unless the commit happened). */
+  readonly deleted: number;
+  readonly result: CommitResult;
+}
+
+/** The internal row kind column of the -D rows `Table.delete` writes (never a table column name Paimon allows). */
+const DELETE_KIND_FIELD = '__tidemark_row_kind__';
+
+/** Batches of table columns plus a Utf8 column `field` holding `kind` in every row. */
+function withRowKind(batches: readonly arrow.RecordBatch[], field: string, kind: string): arrow.Table {
+  const out = batches.map((b) => {
+    const kinds = arrow.vectorFromArray(new Array<string>(b.numRows).fill(kind), new arrow.Utf8());
+    const schema = new arrow.Schema([...b.schema.fields, new arrow.Field(field, new arrow.Utf8(), false)]);
+    return makeBatch(schema, [...b.data.children, kinds.data[0]!], b.numRows);
+  });
+  return new arrow.Table(out);
+}
+
+/** Primary-key values to look up, canonically encoded, and the values per key column. */
+interface KeyLookup {
+  readonly pkFields: readonly DataField[];
+  readonly wanted: ReadonlySet<string>;
+  readonly inValues: readonly unknown[][];
 }
 
 /** Options of {@link Table.overwrite}. */
@@ -341,7 +528,7 @@ export interface TableOverwriteOptions {
 export function newTableCommit(context: TableContext, options: NewCommitOptions = {}): TableCommit {
   const commitUser = options.commitUser ?? randomUUID();
   const { expire, ...storeOptions } = options;
-  const inner = new FileStoreCommit(context, storeOptions);
+  const inner = new FileStoreCommit(context, { checkBaseDataFiles: true, ...storeOptions });
   const logger = options.logger ?? context.logger;
   const autoExpire =
     expire !== false && !context.options.writeOnly

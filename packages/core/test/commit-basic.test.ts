@@ -219,6 +219,29 @@ describe('FileStoreCommit: races and failures', () => {
     expect(await unreferencedManifestFiles(t)).toEqual([]);
   });
 
+  it('drops a writer compaction that lost to a concurrent one after its APPEND landed, instead of failing the commit', async () => {
+    const t = await createTestTable({ commit: FAST });
+    const f = dataFile(10);
+    await t.commit.commit({ identifier: 1n, messages: [message('a', { newFiles: [f] })] }, { commitUser: 'w' });
+    const out1 = dataFile(10);
+    await new FileStoreCommit(t.io, t.paths, t.schema).commit(
+      { identifier: 1n, messages: [message('a', { compactBefore: [f], compactAfter: [out1] })] },
+      { commitUser: 'compactor' },
+    );
+    // A writer's new file plus its own (now stale) compaction of f.
+    const mine = dataFile(3);
+    const out2 = dataFile(10);
+    const out2Path = t.paths.dataFilePath('dt=a/', 0, out2.fileName);
+    await t.io.write(out2Path, 'compaction output');
+    const warnings: string[] = [];
+    const c = new FileStoreCommit(t.io, t.paths, t.schema, { ...FAST, logger: { warn: (m) => warnings.push(m) } });
+    const r = await c.commit({ identifier: 1n, messages: [message('a', { newFiles: [mine], compactBefore: [f], compactAfter: [out2] })] }, { commitUser: 'writer' });
+    expect(r).toMatchObject({ status: 'committed', snapshotId: 3, snapshotIds: [3], compactionDropped: expect.any(String) });
+    expect(await liveFileNames(t)).toEqual([out1.fileName, mine.fileName].sort());
+    expect(await t.io.exists(out2Path)).toBe(false);
+    expect(warnings.join('\n')).toContain('dropped the compaction of commit 1 after snapshot 3');
+  });
+
   it('leaves the table unchanged when the process dies before the snapshot exists', async () => {
     class CrashingFileIO extends MemoryFileIO {
       crash = false;

@@ -90,3 +90,15 @@ export class CountingFileIO implements FileIO {
 }
 
 export { TablePaths };
+
+/** A seeded pseudo-random integer generator (mulberry32): `rand(n)` is in [0, n). */
+export function seededRandom(seed: number): (n: number) => number {
+  let a = seed >>> 0;
+  return (n: number): number => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
+  };
+}

@@ -59,8 +59,11 @@ describe('sequence.field ordering', () => {
     expect(mergeEngineOptions(schema({ 'sequence.field': 'a, b' })).sequenceFields).toEqual(['a', 'b']);
     expect(mergeEngineOptions(schema({ 'merge-engine': 'partial-update', 'sequence.field': 'b' })).sequenceFields).toEqual(['b']);
     expect(() => mergeEngineOptions(schema({ 'merge-engine': 'first-row', 'sequence.field': 'a' }))).toThrow(UnsupportedTableFeatureError);
-    expect(() => mergeEngineOptions(schema({ 'merge-engine': 'partial-update', 'fields.b.sequence-group': 'a' }))).toThrow(
-      /partial-update with sequence groups/,
+    expect(mergeEngineOptions(schema({ 'merge-engine': 'partial-update', 'fields.b.sequence-group': 'a' })).sequenceGroups).toEqual([
+      { sequenceFields: ['b'], fields: ['a'] },
+    ]);
+    expect(() => mergeEngineOptions(schema({ 'merge-engine': 'aggregation', 'fields.b.sequence-group': 'a' }))).toThrow(
+      /aggregation with sequence groups/,
     );
   });
 });

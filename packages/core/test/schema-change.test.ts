@@ -180,7 +180,7 @@ describe('alterTable: each change kind', () => {
       SchemaChanges.alterType('vc2', 'STRING'),
       SchemaChanges.alterType('ts', 'TIMESTAMP(6)'),
       SchemaChanges.alterType('vb', 'BYTES'),
-      SchemaChanges.alterType('i32b', 'BIGINT'),
+      SchemaChanges.alterType('i32b', 'BIGINT NULL'),
     ]);
     const fields = (await storedJson(io, paths, 1))['fields'] as JsonObject[];
     expect(fields.map((f) => [f['id'], f['name'], f['type']])).toEqual([
@@ -196,6 +196,12 @@ describe('alterTable: each change kind', () => {
       [9, 'i32b', 'BIGINT'],
     ]);
     expect(s.highestFieldId).toBe(9);
+    // Dropping NOT NULL must be asked for in so many words: a bare type is refused, nothing is written.
+    const { io: io3, paths: paths3 } = await setup({ fields: [{ name: 'a', type: 'BIGINT NOT NULL' }] });
+    await expect(alterTable(io3, paths3, [SchemaChanges.alterType('a', 'BIGINT')])).rejects.toThrow(
+      /column 'a' to BIGINT: the column is NOT NULL .*'BIGINT NOT NULL' to keep the constraint or 'BIGINT NULL' to allow NULLs/,
+    );
+    expect(await io3.exists(paths3.schemaPath(1))).toBe(false);
     // keepNullability: a NOT NULL column stays NOT NULL when the new type is given without it.
     const { io: io2, paths: paths2 } = await setup({ fields: [{ name: 'a', type: 'INT NOT NULL' }] });
     const k = await alterTable(io2, paths2, [SchemaChanges.alterType('a', 'BIGINT', true)]);

@@ -188,10 +188,22 @@ describe('TableWrite: validation', () => {
     expect(await dataFiles(io, location)).toEqual([]);
   });
 
-  it('refuses primary-key tables', async () => {
+  it('refuses bucket-key with dynamic buckets, postpone buckets and cross-partition keys', async () => {
+    // Dynamic buckets (the default) get the hash-index assigner; 'bucket-key' does not apply to them (Java refuses it too).
     const { io, location, schema } = await setup({ fields: [{ name: 'k', type: 'INT' }], primaryKeys: ['k'] });
-    expect(() => new TableWrite(io, location, schema)).toThrow(NotSupportedError);
-    expect(() => new TableWrite(io, location, schema)).toThrow('writing to primary-key tables is not supported yet');
+    expect(() => new TableWrite(io, location, schema)).not.toThrow();
+    const keyed = await setup({ fields: [{ name: 'k', type: 'INT' }], primaryKeys: ['k'], options: { 'bucket-key': 'k' } });
+    expect(() => new TableWrite(keyed.io, keyed.location, keyed.schema)).toThrow(NotSupportedError);
+    expect(() => new TableWrite(keyed.io, keyed.location, keyed.schema)).toThrow(/'bucket-key' = 'k' cannot be used with 'bucket' = -1/);
+    const postpone = await setup({ fields: [{ name: 'k', type: 'INT' }], primaryKeys: ['k'], options: { bucket: '-2' } });
+    expect(() => new TableWrite(postpone.io, postpone.location, postpone.schema)).toThrow(/'bucket' = -2/);
+    const cross = await setup({
+      fields: [{ name: 'k', type: 'INT' }, { name: 'p', type: 'INT' }],
+      primaryKeys: ['k'],
+      partitionKeys: ['p'],
+      options: { bucket: '2' },
+    });
+    expect(() => new TableWrite(cross.io, cross.location, cross.schema)).toThrow(/cross-partition updates.*partition key\(s\) p/);
   });
 });
 

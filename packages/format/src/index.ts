@@ -192,3 +192,17 @@ export {
 } from './deletion-vector.js';
 export { RoaringBitmap32, RoaringBitmap64, RoaringFormatError } from './roaring.js';
 
+// ---- used by the write path of primary-key tables, dynamic buckets and integrity checks ----
+export {
+  INDEX_FILE_PREFIX,
+  type IndexFileMeta,
+  decodeHashIndex,
+  encodeHashIndex,
+  hashIndexFileMeta,
+  indexFileName,
+  indexManifestEntryOf,
+  keyHash,
+} from './hash-index.js';
+export {
+  partitionValueStrings,
+} from './partition-path.js';

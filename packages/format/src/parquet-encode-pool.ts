@@ -169,7 +169,6 @@ export class ParquetEncodePool {
     // worker fail to start, and the worker needs no other flag of the parent's.
     const worker = new Worker(this.workerUrl, { execArgv: process.execArgv.filter((a) => !a.startsWith('--input-type')) });
     const slot: Slot = { worker, job: undefined };
-    worker.unref();
     worker.on('message', (reply: Reply) => {
       const job = slot.job;
       if (!job || job.id !== reply.id) return;
@@ -198,6 +197,9 @@ export class ParquetEncodePool {
     worker.on('exit', (code) => {
       fail(`exited unexpectedly with code ${code}`);
     });
+    // Only after the listeners: adding a 'message' listener refs the worker's port again, and a
+    // port ref'd that way keeps an idle pool (and a process that failed) alive forever.
+    worker.unref();
     this.slots.push(slot);
     return slot;
   }

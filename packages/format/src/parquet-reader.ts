@@ -7,12 +7,13 @@
  */
 import * as arrow from 'apache-arrow';
 import * as pw from 'parquet-wasm';
-import type { FileIO } from '@tidemark/storage';
+import { InvalidRangeError, type FileIO } from '@tidemark/storage';
 
 import { castData } from './arrow-cast.js';
 import { toArrowField } from './arrow-types.js';
 import { CorruptFileError, FormatError } from './errors.js';
 import { RangeBlob } from './range-blob.js';
+import { guardWasmRead } from './wasm-trap-guard.js';
 import type { DataField } from './types.js';
 
 /**
@@ -29,8 +30,14 @@ export interface ParquetReadOptions {
   readonly batchSize?: number;
   /** Only these row groups (0-based); all when absent. */
   readonly rowGroups?: readonly number[];
-  /** Object size if already known (e.g. `_FILE_SIZE` from the manifest), saving one `stat`. */
+  /**
+   * Object size if already known (e.g. `_FILE_SIZE` from the manifest), saving one `stat`. The
+   * file is then checked to have exactly this size: a truncated or extended file is refused as
+   * corrupt before its bytes reach the decoder.
+   */
   readonly fileSize?: number;
+  /** Row count the file must hold (e.g. `_ROW_COUNT` from the manifest); checked against its footer and the decoded rows. */
+  readonly rowCount?: number;
 }
 
 /**
@@ -46,18 +53,30 @@ export async function* readParquetFile(
   path: string,
   options: ParquetReadOptions = {},
 ): AsyncGenerator<arrow.RecordBatch> {
-  const blob = await RangeBlob.open(io, path, options.fileSize, TAIL_PREFETCH_BYTES);
+  const blob = await openChecked(io, path, options.fileSize);
   let file: pw.ParquetFile;
   try {
-    file = await pw.ParquetFile.fromFile(blob as unknown as Blob);
+    file = await guardWasmRead(path, () => pw.ParquetFile.fromFile(blob as unknown as Blob));
   } catch (err) {
     throw corrupt(path, 'cannot read Parquet footer', err);
   }
   try {
-    const meta = file.metadata();
-    const groupCount = meta.numRowGroups();
-    const groupRows = meta.rowGroups().map((g) => g.numRows());
-    meta.free();
+    let groupCount: number;
+    let groupRows: number[];
+    try {
+      const meta = file.metadata();
+      groupCount = meta.numRowGroups();
+      groupRows = meta.rowGroups().map((g) => g.numRows());
+      meta.free();
+    } catch (err) {
+      throw corrupt(path, 'cannot read Parquet metadata', err);
+    }
+    if (options.rowCount !== undefined) {
+      const total = groupRows.reduce((a, b) => a + b, 0);
+      if (total !== options.rowCount) {
+        throw new CorruptFileError(path, `the file's footer holds ${total} rows, but its manifest entry records ${options.rowCount}`);
+      }
+    }
     const groups = options.rowGroups ?? [...Array(groupCount).keys()];
     for (const group of groups) {
       const rows = groupRows[group];
@@ -65,22 +84,63 @@ export async function* readParquetFile(
         throw new FormatError(`${path}: row group ${group} does not exist (file has ${groupCount})`);
       }
       if (rows === 0) continue;
-      let ipc: Uint8Array;
+      let batches: arrow.RecordBatch[];
       try {
-        const table = await file.read({
-          rowGroups: [group],
-          batchSize: options.batchSize ?? rows,
-          ...(options.columns ? { columns: [...options.columns] } : {}),
-        });
-        ipc = table.intoIPCStream();
+        const table = await guardWasmRead(path, () =>
+          file.read({
+            rowGroups: [group],
+            batchSize: options.batchSize ?? rows,
+            ...(options.columns ? { columns: [...options.columns] } : {}),
+          }),
+        );
+        batches = arrow.tableFromIPC(table.intoIPCStream()).batches;
       } catch (err) {
         throw corrupt(path, `cannot decode row group ${group}`, err);
       }
-      for (const batch of arrow.tableFromIPC(ipc).batches) yield batch;
+      const decoded = batches.reduce((a, b) => a + b.numRows, 0);
+      if (decoded !== rows) throw new CorruptFileError(path, `row group ${group} decoded to ${decoded} rows, but its footer records ${rows}`);
+      for (const batch of batches) yield batch;
     }
   } finally {
-    file.free();
+    // After a failed or trapped read the handle may still be borrowed by a future that will never
+    // finish; freeing it then throws, and that must not replace the error that names the file.
+    try {
+      file.free();
+    } catch {
+      /* leaked, not reused */
+    }
   }
+}
+
+/**
+ * Opens the file for parquet-wasm. With a known size, checks that the file really has it (the
+ * prefetched tail is complete and ends with the Parquet magic) and reports a mismatch by size.
+ */
+async function openChecked(io: FileIO, path: string, fileSize: number | undefined): Promise<RangeBlob> {
+  let blob: RangeBlob;
+  try {
+    blob = await RangeBlob.open(io, path, fileSize, TAIL_PREFETCH_BYTES);
+  } catch (err) {
+    if (fileSize === undefined || !(err instanceof InvalidRangeError)) throw err;
+    throw await sizeMismatch(io, path, fileSize, err);
+  }
+  if (fileSize === undefined) return blob;
+  const tail = blob.tail;
+  const complete = tail.length === Math.min(fileSize, TAIL_PREFETCH_BYTES);
+  const magic = tail.length >= 4 && tail[tail.length - 4] === 0x50 && tail[tail.length - 3] === 0x41 && tail[tail.length - 2] === 0x52 && tail[tail.length - 1] === 0x31;
+  if (complete && magic) return blob;
+  if (!complete) throw await sizeMismatch(io, path, fileSize);
+  const actual = (await io.stat(path)).size;
+  if (actual !== fileSize) throw await sizeMismatch(io, path, fileSize);
+  throw new CorruptFileError(path, 'the file does not end with the Parquet magic bytes');
+}
+
+async function sizeMismatch(io: FileIO, path: string, fileSize: number, cause?: unknown): Promise<CorruptFileError> {
+  const actual = await io.stat(path).then(
+    (s) => `${s.size} bytes`,
+    () => 'unreadable',
+  );
+  return new CorruptFileError(path, `the file is ${actual}, but its manifest entry records ${fileSize} bytes (truncated or replaced?)`, { cause });
 }
 
 /**
@@ -119,6 +179,7 @@ function arrowFieldsByName(fileFields: readonly DataField[]): Map<string, arrow.
 }
 
 function corrupt(path: string, what: string, err: unknown): Error {
+  if (err instanceof CorruptFileError && err.path === path) return err;
   const detail = err instanceof Error ? err.message : String(err);
   if (/Column .* not found/i.test(detail)) {
     return new FormatError(`${path}: ${detail} (requested columns must be physical column names of the file)`, {

@@ -47,6 +47,24 @@ export function partitionPath(
 }
 
 /**
+ * The string form of each partition value as {@link partitionPath} renders it before escaping, but
+ * with `null` for a null value instead of the default partition name: an empty or blank string
+ * stays itself, so callers can tell `''` from NULL (both share the default partition directory).
+ */
+export function partitionValueStrings(
+  partitionKeys: readonly string[],
+  types: readonly DataType[],
+  values: readonly Value[],
+  options: Pick<PartitionPathOptions, 'legacyName'> = {},
+): Array<string | null> {
+  const legacy = options.legacyName ?? true;
+  return partitionKeys.map((key, i) => {
+    const v = values[i] ?? null;
+    return v === null ? null : partitionValueString(types[i] as DataType, v, legacy, key);
+  });
+}
+
+/**
  * Inverse of {@link partitionPath} for display: `[[key, value], ...]` with escapes undone. Values
  * stay strings (the default partition name is returned as is).
  */

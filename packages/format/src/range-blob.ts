@@ -45,6 +45,11 @@ export class RangeBlob {
     return new RangeBlob(io, path, 0, length, cached);
   }
 
+  /** The prefetched tail of the object (see {@link open}); empty when nothing was prefetched. */
+  get tail(): Uint8Array {
+    return this.cached?.bytes ?? new Uint8Array(0);
+  }
+
   /** Same semantics as `Blob.slice`: negative offsets count from the end, bounds are clamped. */
   slice(start?: number, end?: number): RangeBlob {
     const from = clamp(start ?? 0, this.size);

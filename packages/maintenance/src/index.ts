@@ -35,3 +35,9 @@ export {
 } from './compact-append.js';
 export { compactManifests, type CompactManifestsOptions, type CompactManifestsSummary } from './compact-manifests.js';
 export { compactPickOptions, pickCompactWindows, type CompactCandidate, type CompactPickOptions } from './compact-plan.js';
+
+// ---- used by the write path of primary-key tables, dynamic buckets and integrity checks ----
+export {
+  type CompactPrimaryKeySummary,
+  compactPrimaryKeyTable,
+} from './compact-primary-key.js';

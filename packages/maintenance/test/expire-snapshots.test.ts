@@ -127,6 +127,9 @@ describe('expireSnapshots', () => {
     const real = await expireSnapshots(t, { retainMin: 3, olderThanMs: Date.now() + 60_000 });
     expect(real.deleted).toBeUndefined();
     expect(real.filesDeleted).toBe(dry.filesDeleted);
+    // The dry run predicts the earliest snapshot the real run leaves.
+    expect(dry.earliestSnapshotId).toBe(10);
+    expect(real.earliestSnapshotId).toBe(dry.earliestSnapshotId);
     for (const p of dry.deleted!) expect(await t.io.exists(p), p).toBe(false);
   });
 

@@ -2,7 +2,7 @@
  * What a {@link SinkWriter} hands to the {@link SinkCommitter} at a checkpoint, and its JSON form.
  */
 import type { CommitMessage } from '@tidemark/core';
-import type { DataFileMeta } from '@tidemark/format';
+import type { DataFileMeta, IndexFileMeta } from '@tidemark/format';
 import { CorruptStateError } from './errors.js';
 import { decodeSinkJson, encodeSinkJson } from './sink-json.js';
 
@@ -22,6 +22,13 @@ export function committableFiles(c: SinkCommittable): Array<{ message: CommitMes
     for (const f of m.newFiles) out.push({ message: m, file: f });
     for (const f of m.compactAfter ?? []) out.push({ message: m, file: f });
   }
+  return out;
+}
+
+/** Every index file a committable adds (hash indexes of dynamic buckets), in message order. */
+export function committableIndexFiles(c: SinkCommittable): IndexFileMeta[] {
+  const out: IndexFileMeta[] = [];
+  for (const m of c.messages) out.push(...(m.newIndexFiles ?? []));
   return out;
 }
 

@@ -39,5 +39,8 @@ export class DuplicateCommitError extends SinkError {}
 /** A replayable source that cannot be opened or read at the requested offset. */
 export class SourceError extends SinkError {}
 
+/** A source record the table cannot take (a value of the wrong type, NULL in a NOT NULL column …); names its source position. */
+export class SourceRecordError extends SinkError {}
+
 /** Wrong use of the sink API (e.g. checkpoint ids that do not increase). */
 export class SinkUsageError extends SinkError {}

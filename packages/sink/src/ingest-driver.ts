@@ -13,13 +13,15 @@
  *   `commitUser` to learn where to resume. The commitUser must then be supplied by the caller.
  */
 import { randomUUID } from 'node:crypto';
-import { openTable, type CommitLogger, type RowObject, type Table } from '@tidemark/core';
+import { DynamicBucketAssigner, openTable, WriteValidationError, type CommitLogger, type RowObject, type Table } from '@tidemark/core';
 import type { FileIO, ResolveFileIOOptions } from '@tidemark/storage';
 import type { SourceOffset } from './checkpoint-state.js';
 import { NO_CRASH, type CrashHook } from './crash-points.js';
-import { CorruptStateError, SinkUsageError, StateMismatchError } from './errors.js';
+import { CorruptStateError, SinkUsageError, SourceRecordError, StateMismatchError } from './errors.js';
 import { SinkCommitter, type CheckpointCommit, type SourcePosition } from './sink-committer.js';
 import { SinkWriter } from './sink-writer.js';
+import { recordRouter } from './record-router.js';
+import { pipelineStartSequence } from './sequence-start.js';
 import type { ReplayableSource } from './source.js';
 import type { CheckpointStateStore } from './state-store.js';
 import { tableFingerprint } from './table-identity.js';
@@ -44,8 +46,17 @@ export interface IngestOptions {
   readonly checkpointEvery?: number;
   /** Also checkpoint when this many ms passed since the last one (checked as records arrive). */
   readonly checkpointIntervalMs?: number;
-  /** Number of writers (default 1); records are spread round-robin. */
+  /**
+   * Number of writers (default 1). Records of a primary-key table go to writers by bucket (see
+   * record-router.ts), so the updates of one key keep their source order; append tables are spread
+   * round-robin.
+   */
   readonly parallelism?: number;
+  /**
+   * Primary-key tables: the record field holding each record's row kind (`+I`, `-U`, `+U`, `-D`);
+   * it is not a column. Without it every record is an upsert (`+I`).
+   */
+  readonly rowKindField?: string;
   /** Rows handed to a writer per `write` call (default 1,000). */
   readonly batchSize?: number;
   /** Checkpoint states kept besides the latest (default 1). */
@@ -116,6 +127,15 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
   const schema = table.schema();
   const writers: SinkWriter[] = [];
   try {
+    const rowKindField = options.rowKindField;
+    if (rowKindField !== undefined) {
+      if (schema.primaryKeys.length === 0) {
+        throw new SinkUsageError(`rowKindField applies to primary-key tables only; ${options.table} has no primary key (its records are appended as inserts)`);
+      }
+      if (schema.fields.some((f) => f.name === rowKindField)) {
+        throw new SinkUsageError(`rowKindField '${rowKindField}' is a column of ${options.table}; name a record field that is not a column`);
+      }
+    }
     const fingerprint = await tableFingerprint(io, table.location);
     let commitUser: string;
     let offset: SourceOffset = null;
@@ -185,9 +205,37 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
     }
     if (committer.lastCommittedCheckpoint !== null && nextId <= committer.lastCommittedCheckpoint) nextId = committer.lastCommittedCheckpoint + 1n;
 
-    for (let w = 0; w < parallelism; w++) writers.push(new SinkWriter(io, table.location, schema, w, { crash }));
+    // Planned lazily at the first file: after the restore above committed any pending checkpoint.
+    const startSequence = pipelineStartSequence(table);
+    // Dynamic buckets: one assigner for all writers, so buckets fill to target-row-num across them
+    // and each checkpoint commits one index file per bucket.
+    const bucketAssigner =
+      schema.primaryKeys.length > 0 && table.context.options.bucket === -1 ? DynamicBucketAssigner.forTable(table.context, 'latest') : undefined;
+    for (let w = 0; w < parallelism; w++) {
+      const writeOptions = {
+        crash,
+        ...(rowKindField !== undefined ? { rowKindField } : {}),
+        ...(startSequence ? { startSequence } : {}),
+        ...(bucketAssigner ? { bucketAssigner } : {}),
+      };
+      writers.push(new SinkWriter(io, table.location, schema, w, writeOptions));
+    }
     const buffers: RowObject[][] = writers.map(() => []);
-    let rr = 0;
+    const route = recordRouter(schema, parallelism);
+    // Source position of each buffered record, so a bad value is reported where it is in the source.
+    const positions: Array<Array<string | undefined>> = writers.map(() => []);
+    const flush = async (w: number): Promise<void> => {
+      try {
+        await writers[w]!.write(buffers[w]!);
+      } catch (e) {
+        if (!(e instanceof WriteValidationError) || e.rowIndex === undefined) throw e;
+        const where = positions[w]![e.rowIndex];
+        if (where === undefined) throw e;
+        throw new SourceRecordError(`${where}${e.column !== undefined ? `, column '${e.column}'` : ''}: ${e.detail}`, { cause: e });
+      }
+      buffers[w] = [];
+      positions[w] = [];
+    };
     let sinceCheckpoint = 0;
     let records = 0;
     let checkpoints = 0;
@@ -199,8 +247,7 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
       const id = nextId++;
       const started = Date.now();
       for (let w = 0; w < writers.length; w++) {
-        if (buffers[w]!.length > 0) await writers[w]!.write(buffers[w]!);
-        buffers[w] = [];
+        if (buffers[w]!.length > 0) await flush(w);
       }
       for (const w of writers) committer.add(await w.prepareCommit(id));
       crash.hit('after-prepare-commit');
@@ -220,16 +267,13 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
     };
 
     for await (const rec of options.source.open(offset)) {
-      const w = rr;
-      rr = (rr + 1) % parallelism;
+      const w = route(rec.value);
       buffers[w]!.push(rec.value);
+      positions[w]!.push(rec.position);
       position = rec.offset;
       sinceCheckpoint++;
       records++;
-      if (buffers[w]!.length >= batchSize) {
-        await writers[w]!.write(buffers[w]!);
-        buffers[w] = [];
-      }
+      if (buffers[w]!.length >= batchSize) await flush(w);
       if (sinceCheckpoint >= every || (options.checkpointIntervalMs !== undefined && Date.now() - lastCheckpointAt >= options.checkpointIntervalMs)) {
         await checkpoint(false);
       }

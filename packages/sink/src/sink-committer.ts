@@ -27,7 +27,7 @@ import {
 import type { TableSchema } from '@tidemark/format';
 import type { FileIO } from '@tidemark/storage';
 import { CHECKPOINT_STATE_VERSION, type CheckpointState, type SourceOffset, type TableIdentity } from './checkpoint-state.js';
-import { committableFiles, type SinkCommittable } from './committable.js';
+import { committableFiles, committableIndexFiles, type SinkCommittable } from './committable.js';
 import { NO_CRASH, withSnapshotCrashHook, type CrashHook } from './crash-points.js';
 import { DuplicateCommitError, IdentifierRegressionError, MissingDataFileError, SinkUsageError } from './errors.js';
 import type { CheckpointStateStore } from './state-store.js';
@@ -160,6 +160,10 @@ export class SinkCommitter {
           const rel = this.locator.relativePath(message.partition, message.bucket, file);
           if (rel !== null) files.push(rel);
         }
+        for (const f of committableIndexFiles(c)) {
+          const rel = this.locator.relativeIndexPath(f);
+          if (rel !== null) files.push(rel);
+        }
       }
       if (files.length > 0) await recordInflightFiles(this.io, this.options.tableLocation, inflightRecordId(this.commitUser, id), files);
       p.recorded = true;
@@ -279,6 +283,10 @@ export class SinkCommitter {
     for (const c of committables) {
       for (const { message, file } of committableFiles(c)) {
         const loc = this.locator.fileLocation(message.partition, message.bucket, file);
+        checks.push(this.io.exists(loc).then((ok) => void (ok ? undefined : missing.push(loc))));
+      }
+      for (const f of committableIndexFiles(c)) {
+        const loc = this.locator.indexLocation(f);
         checks.push(this.io.exists(loc).then((ok) => void (ok ? undefined : missing.push(loc))));
       }
     }

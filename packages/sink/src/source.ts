@@ -13,6 +13,8 @@ import { SourceError } from './errors.js';
 export interface SourceRecord<T> {
   readonly value: T;
   readonly offset: SourceOffset;
+  /** Where the record is in the source, for error messages (e.g. `/data/in.jsonl line 17`). */
+  readonly position?: string;
 }
 
 /** A source whose records can be read again from any offset it produced. */
@@ -46,43 +48,70 @@ export class JsonLinesFileSource implements ReplayableSource<Record<string, unkn
     }
     let size: number;
     try {
-      size = (await stat(this.path)).size;
+      const st = await stat(this.path);
+      if (!st.isFile()) throw new SourceError(`JSON-lines source ${this.path} is ${st.isDirectory() ? 'a directory' : 'not a regular file'}`);
+      size = st.size;
     } catch (e) {
-      throw new SourceError(`cannot open JSON-lines source ${this.path}: ${(e as Error).message}`, { cause: e });
+      if (e instanceof SourceError) throw e;
+      const code = (e as { code?: string }).code;
+      throw new SourceError(`cannot open JSON-lines source ${this.path}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`, { cause: e });
     }
     if (start > size) throw new SourceError(`offset ${start} is past the end of ${this.path} (${size} bytes): was the file truncated or replaced?`);
     if (start === size) return;
+    // Line numbers only serve error messages; after a resume they are counted from the start.
+    let line = start === 0 ? 0 : await countNewlines(this.path, start);
     let pos = start;
     let carry: Buffer = Buffer.alloc(0);
     for await (const chunk of createReadStream(this.path, { start, highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
       let buf = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
       let i: number;
       while ((i = buf.indexOf(10)) >= 0) {
-        const line = buf.subarray(0, i);
+        const bytes = buf.subarray(0, i);
         pos += i + 1;
         buf = buf.subarray(i + 1);
-        const value = this.parse(line, pos - i - 1);
-        if (value !== undefined) yield { value, offset: pos };
+        line++;
+        const value = this.parse(bytes, pos - i - 1, line);
+        if (value !== undefined) yield { value, offset: pos, position: `${this.path} line ${line}` };
       }
       carry = Buffer.from(buf);
     }
     if (carry.length > 0) {
-      const value = this.parse(carry, pos);
+      line++;
+      const value = this.parse(carry, pos, line);
       pos += carry.length;
-      if (value !== undefined) yield { value, offset: pos };
+      if (value !== undefined) yield { value, offset: pos, position: `${this.path} line ${line}` };
     }
   }
 
-  private parse(line: Buffer, at: number): Record<string, unknown> | undefined {
-    const text = line.toString('utf8').trim();
+  private parse(bytes: Buffer, at: number, line: number): Record<string, unknown> | undefined {
+    const where = `${this.path} line ${line} (byte ${at})`;
+    // A UTF-8 byte order mark may start the file; anything not UTF-8 is refused, never read as U+FFFD.
+    const body = at === 0 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
+    let text: string;
+    try {
+      text = UTF8.decode(body).trim();
+    } catch {
+      throw new SourceError(`${where}: not valid UTF-8; convert the file to UTF-8`);
+    }
     if (text === '') return undefined;
     let v: unknown;
     try {
       v = JSON.parse(text);
     } catch (e) {
-      throw new SourceError(`${this.path} at byte ${at}: not valid JSON (${(e as Error).message})`);
+      throw new SourceError(`${where}: not valid JSON (${(e as Error).message})`);
     }
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new SourceError(`${this.path} at byte ${at}: expected a JSON object per line`);
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new SourceError(`${where}: expected a JSON object per line`);
     return v as Record<string, unknown>;
   }
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Number of newline bytes in the first `end` bytes of the file. */
+async function countNewlines(path: string, end: number): Promise<number> {
+  let n = 0;
+  for await (const chunk of createReadStream(path, { start: 0, end: end - 1, highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) n++;
+  }
+  return n;
 }

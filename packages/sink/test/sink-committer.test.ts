@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { SnapshotManager, TablePaths, inflightRecordId, listInflightRecords, recordInflightFiles } from '@tidemark/core';
+import {
+  DynamicBucketAssigner,
+  SnapshotManager,
+  TablePaths,
+  inflightRecordId,
+  listInflightRecords,
+  metadataPaths,
+  recordInflightFiles,
+} from '@tidemark/core';
+import { readIndexManifest } from '@tidemark/format';
 import type { FileIO } from '@tidemark/storage';
 import type { TableSchema } from '@tidemark/format';
 import {
@@ -181,5 +190,35 @@ describe('SinkCommitter', () => {
     const forged: CheckpointState = { ...state, checkpointId: 9n, pending: state.pending.map((p) => ({ ...p, checkpointId: 9n })) };
     await expect(committer(c).restore(forged)).rejects.toThrow(DuplicateCommitError);
     expect(await tableIds(c.io, c.location)).toEqual([0, 1, 2]);
+  });
+
+  it('treats the hash index files of a committable like its data files: in flight, checked on restore, committed', async () => {
+    const c = await setup();
+    const cm = committer(c);
+    const w = new SinkWriter(c.io, c.location, c.schema, 0);
+    await w.write(rows(0, 3));
+    const prepared = await w.prepareCommit(1n);
+    const assigner = new DynamicBucketAssigner(c.io, metadataPaths(c.location), null, { targetRowNum: 10 });
+    const partition = prepared.messages[0]!.partition;
+    for (const h of [1, 2, 3]) await assigner.assign(partition, h);
+    const withIndex = { ...prepared, messages: await assigner.prepareCommit(prepared.messages) };
+    const indexFile = withIndex.messages[0]!.newIndexFiles![0]!.fileName;
+    cm.add(withIndex);
+    const state = await cm.snapshotState(1n, src(3));
+    const records: string[] = [];
+    for await (const r of listInflightRecords(c.io, c.location)) if (r.id === inflightRecordId('user-a', 1n)) records.push(...r.record.files);
+    expect(records).toContain(`index/${indexFile}`);
+
+    await c.io.delete(`${c.location}/index/${indexFile}`);
+    const err = await committer(c).restore(state).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MissingDataFileError);
+    expect((err as MissingDataFileError).files[0]).toContain(indexFile);
+    expect(await tableIds(c.io, c.location)).toEqual([]);
+
+    await c.io.write(`${c.location}/index/${indexFile}`, new Uint8Array([0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3]));
+    await committer(c).restore(state);
+    const latest = (await snapshots(c)).at(-1)!;
+    const entries = await readIndexManifest(c.io, `${c.location}/manifest/${latest.indexManifest}`);
+    expect(entries.map((e) => [e.indexType, e.fileName, e.rowCount])).toEqual([['HASH', indexFile, 3]]);
   });
 });

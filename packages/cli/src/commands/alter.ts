@@ -14,7 +14,8 @@ export const alterCommand = defineCommand({
     description:
       'Each change writes a new schema-<n> with create-if-absent; existing data files keep their schema and are read ' +
       'through the field ids. Types may be unquoted words (DECIMAL(12, 2) NOT NULL). set-option takes `key value` or ' +
-      '`key=value [key=value ...]`. Widening: INT→BIGINT, FLOAT→DOUBLE, larger DECIMAL precision, longer VARCHAR.',
+      '`key=value [key=value ...]`. Widening: INT→BIGINT, FLOAT→DOUBLE, larger DECIMAL precision, longer VARCHAR. ' +
+      'On a NOT NULL column give `<type> NOT NULL` to keep the constraint or `<type> NULL` to drop it.',
     positionals: [tableArgument, { name: 'action', description: Object.keys(ALTER_ACTIONS).join(', ') }, { name: 'arguments', description: 'what the action needs', required: false, variadic: true }],
     options: {
       after: { type: 'string', valueName: 'col', description: 'add-column / move-column: place after this column' },

@@ -1,4 +1,4 @@
-import { compactAppendTable } from '@tidemark/maintenance';
+import { compactAppendTable, compactPrimaryKeyTable, type CompactAppendSummary, type CompactPrimaryKeySummary } from '@tidemark/maintenance';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { writeJsonSummary } from '../output/progress.js';
@@ -6,21 +6,26 @@ import { parseKeyValues } from './create.js';
 import { CompactProgressBar, compactJson, compactText, runJob } from './maintenance-shared.js';
 import { dryRunOption, jsonOption, printLine, tableArgument, withTable } from './shared.js';
 
-/** `tidemark compact`. */
+/** `tidemark compact`: append tables bin-pack small files, primary-key tables run LSM compaction. */
 export const compactCommand = defineCommand({
   name: 'compact',
-  summary: 'bin-pack small data files of an append table into larger ones',
+  summary: 'compact data files: bin-pack small files (append tables) or merge sorted runs (primary-key tables)',
   usage: {
     synopsis: ['compact <table> [--partition k=v]... [--where "<predicate>"] [--full] [--max-files N] [--dry-run] [--json]'],
     description:
-      'Per partition and bucket, small files (below target-file-size) are rewritten together once there are compaction.min.file-num ' +
-      'of them (default 5), and committed as one COMPACT snapshot. Appends may continue meanwhile.',
+      'Append tables: per partition and bucket, small files (below target-file-size) are rewritten together once there are ' +
+      'compaction.min.file-num of them (default 5). Primary-key tables: per partition and bucket, the sorted runs picked by ' +
+      "Paimon's universal compaction are merged (with --full: every file, into the top level, dropping deleted keys). " +
+      'Either way the result is committed as one COMPACT snapshot; writes may continue meanwhile.',
     positionals: [tableArgument],
     options: {
       partition: { type: 'multiple', valueName: 'k=v', description: 'only this partition (repeat the option for each key)' },
       where: { type: 'string', valueName: 'predicate', description: 'only partitions matching this predicate on partition columns' },
-      full: { type: 'boolean', description: 'rewrite every small file, even fewer than compaction.min.file-num' },
-      'max-files': { type: 'integer', min: 1, valueName: 'N', description: 'rewrite at most N input files in this run (default 1000)' },
+      full: {
+        type: 'boolean',
+        description: 'append tables: rewrite every small file, even fewer than compaction.min.file-num; primary-key tables: merge every file into the top level',
+      },
+      'max-files': { type: 'integer', min: 1, valueName: 'N', description: 'append tables: rewrite at most N input files in this run (default 1000)' },
       'dry-run': { ...dryRunOption, description: 'list the files that would be rewritten' },
       json: jsonOption,
     },
@@ -33,17 +38,24 @@ export const compactCommand = defineCommand({
       for (const k of partition.keys()) {
         if (!keys.includes(k)) throw new UsageError(`option '--partition': '${k}' is not a partition key of the table (${keys.join(', ') || 'it has none'})`, 'compact');
       }
+      const pk = table.isPrimaryKeyTable;
+      if (pk && args.options['max-files'] !== undefined) throw new UsageError("option '--max-files' applies to append tables only", 'compact');
       const bar = new CompactProgressBar(ctx, 'compacting');
-      const summary = await runJob(ctx, () =>
-        compactAppendTable(table, {
-          ...(partition.size > 0 ? { partition: Object.fromEntries(partition) } : {}),
-          ...(args.options.where !== undefined ? { where: args.options.where } : {}),
-          ...(args.options['max-files'] !== undefined ? { maxFilesPerRun: args.options['max-files'] } : {}),
-          full: args.options.full,
-          dryRun,
-          signal: ctx.signal,
-          onProgress: bar.onProgress,
-        }),
+      const common = {
+        ...(partition.size > 0 ? { partition: Object.fromEntries(partition) } : {}),
+        ...(args.options.where !== undefined ? { where: args.options.where } : {}),
+        full: args.options.full,
+        dryRun,
+        signal: ctx.signal,
+        onProgress: bar.onProgress,
+      };
+      const summary: CompactAppendSummary | CompactPrimaryKeySummary = await runJob(ctx, () =>
+        pk
+          ? compactPrimaryKeyTable(table, common)
+          : compactAppendTable(table, {
+              ...common,
+              ...(args.options['max-files'] !== undefined ? { maxFilesPerRun: args.options['max-files'] } : {}),
+            }),
       ).finally(() => bar.finish());
       if (args.options.json) {
         await writeJsonSummary(ctx.stdout, compactJson(table.location, summary), ctx.signal);
@@ -51,7 +63,8 @@ export const compactCommand = defineCommand({
       }
       for (const w of summary.plan ?? []) {
         const p = Object.entries(w.partition).map(([k, v]) => `${k}=${v}`).join('/') || '-';
-        await printLine(ctx, `${p}\tbucket-${w.bucket}\t${w.files.length} file(s)\t${w.bytes} bytes\t${w.rows} rows\t${w.files.join(',')}`);
+        const level = 'outputLevel' in w ? `\t-> level ${String(w.outputLevel)}` : '';
+        await printLine(ctx, `${p}\tbucket-${w.bucket}\t${w.files.length} file(s)\t${w.bytes} bytes\t${w.rows} rows${level}\t${w.files.join(',')}`);
       }
       await printLine(ctx, compactText(summary));
     });

@@ -4,6 +4,7 @@ import { alterCommand } from './alter.js';
 import { compactManifestsCommand } from './compact-manifests.js';
 import { compactCommand } from './compact.js';
 import { createCommand } from './create.js';
+import { deleteCommand } from './delete.js';
 import { expireSnapshotsCommand } from './expire-snapshots.js';
 import { filesCommand } from './files.js';
 import { ingestCommand } from './ingest.js';
@@ -24,6 +25,7 @@ export const commands: readonly Command[] = [
   filesCommand,
   createCommand,
   writeCommand,
+  deleteCommand,
   tagCommand,
   rollbackCommand,
   alterCommand,

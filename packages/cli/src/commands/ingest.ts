@@ -17,13 +17,14 @@ export const ingestCommand = defineCommand({
   summary: 'ingest a JSON-lines file exactly once, resumable after a crash',
   usage: {
     synopsis: [
-      'ingest <table> --source <file.jsonl> --state <dir-or-uri> [--checkpoint-every N] [--parallelism P]',
-      'ingest <table> --source <file.jsonl> --commit-user U [--start-fresh] [--checkpoint-every N] [--parallelism P]',
+      'ingest <table> --source <file.jsonl> --state <dir-or-uri> [--checkpoint-every N] [--parallelism P] [--row-kind-field F]',
+      'ingest <table> --source <file.jsonl> --commit-user U [--start-fresh] [--checkpoint-every N] [--parallelism P] [--row-kind-field F]',
     ],
     description:
       'Safe to kill at any moment; rerun with the same arguments until it reports the source done. ' +
       'With --commit-user instead of --state, no state is kept outside the table: the source offset travels in the snapshot properties. ' +
-      'Prints one JSON summary line when done.',
+      'On a primary-key table records are upserts; with --row-kind-field F, field F of each record holds its kind ' +
+      '(+I, -U, +U or -D) and is not a column. Prints one JSON summary line when done.',
     positionals: [tableArgument],
     options: {
       source: { type: 'string', valueName: 'file.jsonl', description: 'JSON-lines input' },
@@ -32,6 +33,7 @@ export const ingestCommand = defineCommand({
       parallelism: { type: 'integer', min: 1, valueName: 'P', description: 'parallel writers' },
       'commit-user': { type: 'string', valueName: 'U', description: 'self-contained mode: stable commit user of this pipeline (instead of --state)' },
       'start-fresh': { type: 'boolean', description: 'self-contained mode: start although early snapshots expired' },
+      'row-kind-field': { type: 'string', valueName: 'F', description: 'primary-key tables: record field holding each row kind (+I, -U, +U, -D)' },
     },
   },
   async run(args, ctx) {
@@ -54,6 +56,7 @@ export const ingestCommand = defineCommand({
         ...(store ? { stateStore: store } : { commitUser: commitUser!, startFresh: args.options['start-fresh'] === true }),
         checkpointEvery: args.options['checkpoint-every'] ?? 10_000,
         parallelism: args.options.parallelism ?? 1,
+        ...(args.options['row-kind-field'] !== undefined ? { rowKindField: args.options['row-kind-field'] } : {}),
         crash,
         signal: ctx.signal,
         logger: { warn: (m) => void ctx.stderr.write(`tidemark: warning: ${m}\n`) },

@@ -1,7 +1,7 @@
 /**
  * `tidemark maintain`: every maintenance job for each table, meant for cron. For each table, in
- * this order: compaction of small files (append tables), snapshot expiration (table options),
- * orphan file cleanup (1 day), and optionally manifest compaction. One failing table (or job) does
+ * this order: compaction (small files of append tables, sorted runs of primary-key tables), snapshot
+ * expiration (table options), orphan file cleanup (1 day), and optionally manifest compaction. One failing table (or job) does
  * not stop the others; the exit code is 1 when anything failed.
  *
  * The optional `--config` JSON file:
@@ -22,6 +22,7 @@ import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
 import {
   DEFAULT_IN_PROGRESS_GRACE_MS,
   compactAppendTable,
+  compactPrimaryKeyTable,
   compactManifests,
   expireSnapshots,
   removeOrphanFiles,
@@ -93,7 +94,7 @@ export const maintainCommand = defineCommand({
   usage: {
     synopsis: ['maintain <table>... [--config <file>] [--dry-run] [--json]', 'maintain --warehouse <uri> [--config <file>] [--dry-run] [--json]'],
     description:
-      'For each table: compaction (append tables), snapshot expiration (table options), orphan cleanup (files older than 1d), ' +
+      'For each table: compaction (append and primary-key tables), snapshot expiration (table options), orphan cleanup (files older than 1d), ' +
       'and manifest compaction when configured. A failing table does not stop the others; the exit code is then 1. ' +
       'The --config JSON is described in docs/maintenance.md.',
     positionals: [{ name: 'table', description: 'table directories', required: false, variadic: true }],
@@ -157,25 +158,24 @@ export const maintainCommand = defineCommand({
         const say = (line: string): Promise<void> => (args.options.json ? Promise.resolve() : printLine(ctx, `${target.location}: ${line}`));
         try {
           if (jobs.compact !== false) {
-            if (isPrimaryKeyTable(table)) {
-              result.jobs.compact = { skipped: 'primary-key table' };
-            } else {
-              try {
-                const bar = new CompactProgressBar(ctx, `${target.name}: compacting`);
-                const s = await runJob(ctx, () =>
-                  compactAppendTable(table, {
-                    full: jobs.compact ? (jobs.compact.full ?? false) : false,
-                    ...(jobs.compact && jobs.compact.maxFiles !== undefined ? { maxFilesPerRun: jobs.compact.maxFiles } : {}),
-                    dryRun,
-                    signal: ctx.signal,
-                    onProgress: bar.onProgress,
-                  }),
-                ).finally(() => bar.finish());
-                result.jobs.compact = compactJson(target.location, s);
-                await say(`compact: ${compactText(s)}`);
-              } catch (e) {
-                fail('compact', e);
-              }
+            try {
+              const bar = new CompactProgressBar(ctx, `${target.name}: compacting`);
+              const full = jobs.compact ? (jobs.compact.full ?? false) : false;
+              const s = await runJob(ctx, () =>
+                isPrimaryKeyTable(table)
+                  ? compactPrimaryKeyTable(table, { full, dryRun, signal: ctx.signal, onProgress: bar.onProgress })
+                  : compactAppendTable(table, {
+                      full,
+                      ...(jobs.compact && jobs.compact.maxFiles !== undefined ? { maxFilesPerRun: jobs.compact.maxFiles } : {}),
+                      dryRun,
+                      signal: ctx.signal,
+                      onProgress: bar.onProgress,
+                    }),
+              ).finally(() => bar.finish());
+              result.jobs.compact = compactJson(target.location, s);
+              await say(`compact: ${compactText(s)}`);
+            } catch (e) {
+              fail('compact', e);
             }
           }
           if (jobs.expire !== false) {

@@ -8,6 +8,7 @@ import type { FileIO } from '@tidemark/storage';
 import type { Table } from '@tidemark/core';
 import type {
   CompactAppendSummary,
+  CompactPrimaryKeySummary,
   CompactManifestsSummary,
   CompactProgress,
   ExpireSnapshotsSummary,
@@ -180,6 +181,7 @@ export function compactJson(table: string, s: CompactAppendSummary): Record<stri
     partitions: s.partitions,
     windows: s.windows,
     remainingWindows: s.remainingWindows,
+    ...('filesUpgraded' in s ? { buckets: s.windows, filesUpgraded: s.filesUpgraded } : {}),
     durationMs: s.durationMs,
     ...(s.plan ? { plan: s.plan } : {}),
     ...(s.gaveUp ? { gaveUp: s.gaveUp } : {}),
@@ -211,7 +213,8 @@ export function orphansText(s: RemoveOrphanFilesSummary): string {
   return `scanned ${s.filesScanned} object(s); ${s.dryRun ? 'would delete' : 'deleted'} ${s.filesDeleted} orphan file(s), ${formatBytes(s.bytesFreed)} in ${(s.durationMs / 1000).toFixed(1)}s`;
 }
 
-export function compactText(s: CompactAppendSummary): string {
+export function compactText(s: CompactAppendSummary | CompactPrimaryKeySummary): string {
+  if ('filesUpgraded' in s) return compactPrimaryKeyText(s);
   if (s.dryRun) {
     return `dry run: would rewrite ${s.filesBefore} file(s) (${formatBytes(s.plan?.reduce((n, w) => n + w.bytes, 0) ?? 0)}) in ${s.windows} window(s) of ${s.partitions} partition(s); ${s.remainingWindows} window(s) left for later runs`;
   }
@@ -219,6 +222,19 @@ export function compactText(s: CompactAppendSummary): string {
   const left = s.remainingWindows > 0 ? `; ${s.remainingWindows} window(s) left for later runs` : '';
   const gave = s.gaveUp ? `; gave up ${s.gaveUp.windows} window(s): ${s.gaveUp.reason}` : '';
   return `${base}${left}${gave}`;
+}
+
+function compactPrimaryKeyText(s: CompactPrimaryKeySummary): string {
+  if (s.dryRun) {
+    return `dry run: would compact ${s.filesBefore} file(s) (${formatBytes(s.plan?.reduce((n, w) => n + w.bytes, 0) ?? 0)}) in ${s.windows} bucket(s) of ${s.partitions} partition(s)`;
+  }
+  const gave = s.gaveUp ? `; gave up ${s.gaveUp.windows} bucket(s): ${s.gaveUp.reason}` : '';
+  if (s.snapshotId === null) return `nothing to compact${gave}`;
+  const moved = s.filesUpgraded > 0 ? `, ${s.filesUpgraded} of them only moved up a level` : '';
+  return (
+    `compacted ${s.filesBefore} file(s) into ${s.filesAfter}${moved} in ${s.windows} bucket(s) ` +
+    `(${formatBytes(s.bytesRead)} read, ${formatBytes(s.bytesWritten)} written) in snapshot ${s.snapshotId}${gave}`
+  );
 }
 
 export function compactManifestsText(s: CompactManifestsSummary): string {

@@ -6,6 +6,7 @@ import { resolve as resolvePath } from 'node:path';
 import { openTable, type Table } from '@tidemark/core';
 import type { OptionSpec, PositionalSpec } from '../args.js';
 import type { CommandContext } from '../context.js';
+import { UsageError } from '../errors.js';
 import { ProgressReporter } from '../output/progress.js';
 import { writeText } from '../output/writers.js';
 
@@ -39,6 +40,8 @@ function hasScheme(location: string): boolean {
 
 /** The `<table>` argument as a location: URIs as given, local paths resolved against `ctx.cwd`. */
 export function tableLocation(arg: string, ctx: CommandContext): string {
+  // An empty argument (an unset shell variable) would otherwise mean the working directory.
+  if (arg.trim() === '') throw new UsageError('the table location is empty');
   return hasScheme(arg) ? arg : resolvePath(ctx.cwd, arg);
 }
 

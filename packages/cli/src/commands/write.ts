@@ -1,11 +1,12 @@
-import { createReadStream } from 'node:fs';
+import { constants as fsConstants, createReadStream } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import type { Readable } from 'node:stream';
 import { LocalFileIO } from '@tidemark/storage';
-import { readParquetFile } from '@tidemark/format';
-import { WriteValidationError, type CommitResult, type TableWrite } from '@tidemark/core';
+import { CorruptFileError, readParquetFile, type DataField, type DataType } from '@tidemark/format';
+import { commitNotApplied, parseRowKind, rowKindToString, WriteValidationError, type CommitResult, type TableWrite } from '@tidemark/core';
 import { defineCommand } from '../command.js';
-import { UsageError } from '../errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { InputError, readCsv, readJsonLines, type RowChunk } from '../input/row-input.js';
 import { parseKeyValues } from './create.js';
 import { printLine, tableArgument, withTable } from './shared.js';
@@ -15,12 +16,18 @@ export const writeCommand = defineCommand({
   name: 'write',
   summary: 'write rows from a file or stdin and commit them as one snapshot',
   usage: {
-    synopsis: ['write <table> [--input <file> | -] [--format jsonl|csv|parquet] [--overwrite [--partition k=v]...] [--commit-user U --commit-identifier N]'],
-    description: 'JSON lines input uses the value formats `tidemark read --format jsonl` prints. Prints the new snapshot id, or that the identifier was already committed by that user.',
+    synopsis: [
+      'write <table> [--input <file> | -] [--format jsonl|csv|parquet] [--row-kind-field F] [--overwrite [--partition k=v]...] [--commit-user U --commit-identifier N]',
+    ],
+    description:
+      'JSON lines input uses the value formats `tidemark read --format jsonl` prints. On a primary-key table every row is an upsert ' +
+      '(the latest row per key wins); with --row-kind-field F, field F of each row holds its kind: +I or +U (upsert), -U or -D ' +
+      '(retract / delete the key); F is not a column. Prints the new snapshot id, or that the identifier was already committed by that user.',
     positionals: [tableArgument],
     options: {
       input: { type: 'string', valueName: 'file|-', description: 'input file, or - for stdin (default -)' },
       format: { type: 'string', valueName: 'fmt', choices: ['jsonl', 'csv', 'parquet'], description: 'input format (default jsonl)' },
+      'row-kind-field': { type: 'string', valueName: 'F', description: 'primary-key tables: input field holding each row kind (+I, -U, +U, -D)' },
       overwrite: { type: 'boolean', description: 'replace the partitions written (or the given --partition)' },
       partition: { type: 'multiple', valueName: 'k=v', description: 'static partition to overwrite' },
       'commit-user': { type: 'string', valueName: 'U', description: 'commit user, for idempotent retries' },
@@ -35,8 +42,11 @@ export const writeCommand = defineCommand({
     const inputArg = o.input ?? '-';
     if (format === 'parquet' && inputArg === '-') throw new UsageError("'--format parquet' needs '--input <file>'", 'write');
     const inputPath = inputArg === '-' ? undefined : resolvePath(ctx.cwd, inputArg);
+    if (inputPath !== undefined) await checkInputFile(inputPath);
 
+    const rowKindField = o['row-kind-field'];
     await withTable(args.named['table']!, ctx, async (table) => {
+      if (rowKindField !== undefined) checkRowKindField(table.schema().fields, rowKindField, table.isPrimaryKeyTable, table.location);
       const commit = table.newCommit(o['commit-user'] !== undefined ? { commitUser: o['commit-user'] } : {});
       const identifier = o['commit-identifier'] !== undefined ? BigInt(o['commit-identifier']) : undefined;
       if (identifier !== undefined) {
@@ -47,31 +57,40 @@ export const writeCommand = defineCommand({
           return;
         }
       }
-      const writer = table.newBatchWrite();
+      const writer = table.newBatchWrite(rowKindField !== undefined ? { rowKindField } : {});
       let rows = 0;
+      const kinds = new Map<string, number>();
       let result: CommitResult;
       try {
         if (format === 'parquet') {
-          for await (const batch of readParquetFile(new LocalFileIO(), inputPath!)) {
+          for await (const batch of readParquetInput(inputPath!)) {
             ctx.signal.throwIfAborted();
             await writer.write(batch);
             rows += batch.numRows;
           }
         } else {
           const stream: Readable = inputPath === undefined ? ctx.stdin : createReadStream(inputPath);
-          const fields = table.schema().fields;
+          // The row kind field travels with the rows as a string; the writer takes it out.
+          const fields = rowKindField === undefined ? table.schema().fields : [...table.schema().fields, rowKindPseudoField(rowKindField)];
           const chunks = format === 'csv' ? readCsv(stream, fields) : readJsonLines(stream, fields);
           for await (const chunk of chunks) {
             ctx.signal.throwIfAborted();
+            if (rowKindField !== undefined) countRowKinds(chunk, rowKindField, kinds);
             await writeChunk(writer, chunk);
             rows += chunk.rows.length;
           }
         }
         const messages = await writer.prepareCommit();
         const committable = { messages, ...(identifier !== undefined ? { identifier } : {}) };
-        result = o.overwrite
-          ? await commit.overwrite(committable, partition.size > 0 ? { partition: Object.fromEntries(partition) } : {})
-          : await commit.commit(committable);
+        try {
+          result = o.overwrite
+            ? await commit.overwrite(committable, partition.size > 0 ? { partition: Object.fromEntries(partition) } : {})
+            : await commit.commit(committable);
+        } catch (e) {
+          // A refused commit (e.g. rows outside the --partition overwritten) leaves no data file.
+          if (commitNotApplied(e)) await writer.discard(messages).catch(() => undefined);
+          throw e;
+        }
       } catch (e) {
         await writer.abort().catch(() => undefined);
         throw e;
@@ -80,7 +99,7 @@ export const writeCommand = defineCommand({
       }
       switch (result.status) {
         case 'committed':
-          await printLine(ctx, `committed snapshot ${result.snapshotId} (${rows} row${rows === 1 ? '' : 's'}${o.overwrite ? ', overwrite' : ''})`);
+          await printLine(ctx, `committed snapshot ${result.snapshotId} (${rows} row${rows === 1 ? '' : 's'}${describeKinds(kinds)}${o.overwrite ? ', overwrite' : ''})`);
           break;
         case 'skipped':
           await printLine(ctx, `skipped: ${result.reason}`);
@@ -93,6 +112,23 @@ export const writeCommand = defineCommand({
   },
 });
 
+/** Refuses a missing or unreadable input up front, naming it, before the table is touched. */
+async function checkInputFile(path: string): Promise<void> {
+  let st;
+  try {
+    st = await stat(path);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    throw new InputError(`input file ${path} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${(e as Error).message})`}`, { cause: e });
+  }
+  if (st.isDirectory()) throw new InputError(`input file ${path} is a directory`);
+  try {
+    await access(path, fsConstants.R_OK);
+  } catch (e) {
+    throw new InputError(`input file ${path} cannot be read (${(e as { code?: string }).code ?? (e as Error).message})`, { cause: e });
+  }
+}
+
 /** Writes one chunk, turning the writer's row index into the input line number. */
 async function writeChunk(writer: TableWrite, chunk: RowChunk): Promise<void> {
   try {
@@ -100,10 +136,70 @@ async function writeChunk(writer: TableWrite, chunk: RowChunk): Promise<void> {
   } catch (e) {
     if (e instanceof WriteValidationError && e.rowIndex !== undefined) {
       const line = chunk.lines[e.rowIndex];
-      const where = [e.column !== undefined ? `column '${e.column}'` : undefined, `row ${e.rowIndex}`].filter((x) => x !== undefined).join(', ');
-      const detail = e.message.startsWith(where + ': ') ? e.message.slice(where.length + 2) : e.message;
-      throw new InputError(`input line ${line}${e.column !== undefined ? `, column '${e.column}'` : ''}: ${detail}`, { cause: e });
+      throw new InputError(`input line ${line}${e.column !== undefined ? `, column '${e.column}'` : ''}: ${e.detail}`, { cause: e });
     }
     throw e;
+  }
+}
+
+/** Row kinds as Paimon spells them: insert, update before, update after, delete. */
+const ROW_KINDS = ['+I', '-U', '+U', '-D'] as const;
+
+/**
+ * Refuses a row kind field on an append table or one that names a column.
+ *
+ * @throws CliError naming the field and the table.
+ */
+function checkRowKindField(fields: readonly DataField[], name: string, primaryKey: boolean, location: string): void {
+  if (!primaryKey) {
+    throw new CliError(`--row-kind-field applies to primary-key tables only; ${location} has no primary key (its rows are appended as inserts)`);
+  }
+  if (fields.some((f) => f.name === name)) {
+    throw new CliError(`--row-kind-field '${name}' is a column of ${location}; name an input field that is not a column`);
+  }
+}
+
+/** The row kind field as the input readers see it: a nullable string. */
+function rowKindPseudoField(name: string): DataField {
+  return { id: -1, name, type: { root: 'VARCHAR', nullable: true, length: 2147483647 } as DataType };
+}
+
+/**
+ * Checks each row's kind (absent or null means +I) and counts them.
+ *
+ * @throws InputError naming the input line of a row whose kind is not one of +I, -U, +U, -D.
+ */
+function countRowKinds(chunk: RowChunk, field: string, counts: Map<string, number>): void {
+  chunk.rows.forEach((row, i) => {
+    const raw = row[field] ?? '+I';
+    let kind: string;
+    try {
+      kind = rowKindToString(parseRowKind(raw as string));
+    } catch {
+      throw new InputError(`input line ${chunk.lines[i]}: field '${field}' must be one of ${ROW_KINDS.join(', ')}; got ${JSON.stringify(raw)}`);
+    }
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  });
+}
+
+/** `: 6 +I, 2 +U, 1 -D` (non-zero kinds, in Paimon's order), '' when no row kind field was given. */
+function describeKinds(kinds: ReadonlyMap<string, number>): string {
+  const parts = ROW_KINDS.filter((k) => (kinds.get(k) ?? 0) > 0).map((k) => `${kinds.get(k)} ${k}`);
+  return parts.length === 0 ? '' : `: ${parts.join(', ')}`;
+}
+
+/**
+ * The batches of a Parquet input file. A file that does not decode is the user's input, not a
+ * broken table: it is reported as an input error naming the file.
+ */
+async function* readParquetInput(path: string): ReturnType<typeof readParquetFile> {
+  const io = new LocalFileIO();
+  try {
+    yield* readParquetFile(io, path);
+  } catch (e) {
+    if (e instanceof CorruptFileError) throw new InputError(`input ${e.message}`, { cause: e });
+    throw e;
+  } finally {
+    await io.close();
   }
 }

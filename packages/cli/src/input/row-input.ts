@@ -11,7 +11,6 @@
  * CSV has a header line of column names; an empty unquoted field is NULL and a quoted empty field
  * (`""`) is the empty string, as `read --format csv` writes them; nested values are JSON text.
  */
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { DataField, DataType } from '@tidemark/format';
 import { CliError } from '../errors.js';
@@ -96,11 +95,58 @@ function plain(v: ParsedJson): unknown {
   return v;
 }
 
-/** Reads the lines of `input` (LF or CRLF), yielding each with its 1-based number. */
+/**
+ * Reads the lines of `input` (LF or CRLF), yielding each with its 1-based number. Bytes that are
+ * not UTF-8 are refused rather than read as U+FFFD, and a UTF-8 byte order mark is skipped.
+ */
 async function* lines(input: Readable): AsyncGenerator<[string, number]> {
-  const rl = createInterface({ input, crlfDelay: Infinity });
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   let n = 0;
-  for await (const line of rl) yield [line, ++n];
+  let carry: Buffer = Buffer.alloc(0);
+  const decode = (bytes: Buffer): string => {
+    let bytesOfLine = bytes.length > 0 && bytes[bytes.length - 1] === 0x0d ? bytes.subarray(0, -1) : bytes;
+    if (n === 1 && bytesOfLine[0] === 0xef && bytesOfLine[1] === 0xbb && bytesOfLine[2] === 0xbf) bytesOfLine = bytesOfLine.subarray(3);
+    try {
+      return decoder.decode(bytesOfLine);
+    } catch {
+      throw new InputError(`input line ${n}: not valid UTF-8 (byte ${firstInvalidUtf8(bytesOfLine) + 1} of the line); convert the file to UTF-8`);
+    }
+  };
+  for await (const chunk of input as AsyncIterable<Buffer | string>) {
+    let buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    if (carry.length > 0) buf = Buffer.concat([carry, buf]);
+    let start = 0;
+    let i: number;
+    while ((i = buf.indexOf(10, start)) >= 0) {
+      n++;
+      yield [decode(buf.subarray(start, i)), n];
+      start = i + 1;
+    }
+    carry = Buffer.from(buf.subarray(start));
+  }
+  if (carry.length > 0) {
+    n++;
+    yield [decode(carry), n];
+  }
+}
+
+/** Index of the first byte of `bytes` that does not start a well-formed UTF-8 sequence (for messages). */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  let lo = 0;
+  let hi = bytes.length;
+  // The longest valid prefix, by bisection: a prefix is valid iff it decodes (cut sequences at its end aside).
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    let ok = true;
+    try {
+      new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes.subarray(0, mid), { stream: true });
+    } catch {
+      ok = false;
+    }
+    if (ok) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 /** Groups rows, each with its input line, into chunks of at most `chunkRows` rows. */
@@ -154,9 +200,19 @@ async function* csvRecords(input: Readable): AsyncGenerator<[(string | null)[], 
     field = '';
     quoted = false;
   };
-  const decoder = new TextDecoder('utf-8');
+  // Not UTF-8 is refused rather than read as U+FFFD; the default ignoreBOM: false skips a BOM.
+  const decoder = new TextDecoder('utf-8', { fatal: true });
   for await (const chunk of input) {
-    const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk as Uint8Array, { stream: true });
+    let text: string;
+    try {
+      text = typeof chunk === 'string' ? chunk : decoder.decode(chunk as Uint8Array, { stream: true });
+    } catch {
+      const bytes = chunk as Uint8Array;
+      const at = firstInvalidUtf8(bytes);
+      let bad = line;
+      for (let k = 0; k < at; k++) if (bytes[k] === 10) bad++;
+      throw new InputError(`input line ${bad}: not valid UTF-8; convert the file to UTF-8`);
+    }
     for (const c of text) {
       if (pendingQuote) {
         pendingQuote = false;
@@ -210,9 +266,12 @@ async function* csvRows(input: Readable, fields: readonly DataField[]): AsyncGen
   let header: DataField[] | undefined;
   for await (const [record, n] of csvRecords(input)) {
     if (!header) {
+      const seen = new Set<string>();
       header = record.map((name) => {
         const f = name === null ? undefined : byName.get(name);
         if (!f) throw new InputError(`input line ${n}: header names unknown column '${name ?? ''}' (table columns: ${fields.map((x) => x.name).join(', ')})`);
+        if (seen.has(f.name)) throw new InputError(`input line ${n}: header names column '${f.name}' twice`);
+        seen.add(f.name);
         return f;
       });
       continue;

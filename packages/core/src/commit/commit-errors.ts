@@ -2,6 +2,7 @@
  * Errors raised by the commit path, tags and rollback.
  */
 import { TidemarkError, TidemarkUserError } from '../errors.js';
+import { CorruptTableError } from '../scan/errors.js';
 
 /** How many file names a conflict message lists before summarising the rest. */
 const MAX_LISTED_FILES = 10;
@@ -40,6 +41,15 @@ export class CommitRetryExhaustedError extends TidemarkError {}
 
 /** Invalid commit input (bad identifiers, files outside an overwrite spec, bad option values …). */
 export class CommitInputError extends TidemarkUserError {}
+
+/**
+ * True for commit errors raised before anything was published: the commit's data files are
+ * referenced by no snapshot and may be deleted. False for anything else, including errors whose
+ * outcome is unknown (a lost reply to the snapshot create, an I/O failure).
+ */
+export function commitNotApplied(e: unknown): boolean {
+  return e instanceof CommitInputError || e instanceof CommitConflictError || e instanceof CorruptTableError;
+}
 
 /** A tag with that name already exists. */
 export class TagAlreadyExistsError extends TidemarkUserError {

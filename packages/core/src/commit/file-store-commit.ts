@@ -14,11 +14,16 @@ import {
   BATCH_COMMIT_IDENTIFIER,
   FILE_SOURCE_APPEND,
   FILE_SOURCE_COMPACT,
+  INDEX_TYPE_DELETION_VECTORS,
   SNAPSHOT_VERSION,
+  indexManifestEntryOf,
+  partitionValueStrings,
+  unescapePathName,
   serializeSnapshot,
   type CommitKind,
   type DataFileMeta,
   type DataType,
+  type IndexManifestEntry,
   type ManifestEntry,
   type ManifestFileMeta,
   type Snapshot,
@@ -31,18 +36,35 @@ import { SnapshotManager } from '../snapshot-manager.js';
 import type { TablePaths } from '../table-paths.js';
 import type { FileStorePathFactory } from '../path-factory.js';
 import { isTableContext, tableContext, type TableContext } from '../table-context.js';
-import { CommitInputError, CommitRetryExhaustedError } from './commit-errors.js';
+import { CommitConflictError, CommitInputError, CommitRetryExhaustedError } from './commit-errors.js';
 import { commitOptionsOf, type CommitOptions } from './commit-options.js';
 import { retryWaitMs, sleep } from './commit-retry.js';
 import { checkConflicts } from './conflict-check.js';
+import { combineIndexEntries, resolveHashIndexChanges, snapshotIndexEntries, type IndexChanges } from './index-changes.js';
+import { CommitBaseCheck } from './base-check.js';
 import { dataManifests, liveEntries, liveRecordCount, partitionKey } from './manifest-fold.js';
 import { mergeManifests } from './manifest-merge.js';
 import { ManifestNames, ManifestWriter } from './manifest-writer.js';
+import { SequenceOrderGuard, bucketKey, type SequenceMaxima } from './sequence-order.js';
 
 /** Outcome of a commit. */
 export type CommitResult =
   /** New snapshot(s) were created; `snapshotId` is the last one (COMPACT after APPEND when both). */
-  | { readonly status: 'committed'; readonly snapshotId: number; readonly snapshotIds: readonly number[] }
+  | {
+      readonly status: 'committed';
+      readonly snapshotId: number;
+      readonly snapshotIds: readonly number[];
+      /**
+       * Why the compaction part was dropped (a concurrent compaction replaced its inputs after the
+       * APPEND part was committed); absent when it was committed or there was none.
+       */
+      readonly compactionDropped?: string;
+      /**
+       * Primary-key tables: new files rewritten with higher sequence numbers because another writer
+       * committed to the same bucket meanwhile (absent when none was).
+       */
+      readonly resequencedFiles?: number;
+    }
   /** This (commitUser, identifier) was already committed; nothing was written. */
   | { readonly status: 'skipped'; readonly reason: string }
   /** Nothing to commit and not forced: no snapshot. */
@@ -97,6 +119,13 @@ export interface FileStoreCommitOptions {
    * true). Disable only where no cleanup can run concurrently (tests, benchmarks).
    */
   readonly recordInflight?: boolean;
+  /**
+   * Before building on the latest snapshot, also check that the live data files in the
+   * (partition, bucket)s the commit touches exist with their recorded sizes (one `stat` per file
+   * not checked before by this instance). The manifests and manifest lists are always checked.
+   * Default false here; table commits ({@link newTableCommit}) turn it on.
+   */
+  readonly checkBaseDataFiles?: boolean;
 }
 
 type DeltaSource =
@@ -112,6 +141,29 @@ interface AttemptInput {
   readonly identifier: bigint;
   readonly watermark?: bigint;
   readonly properties?: Readonly<Record<string, string>>;
+  /** Index changes of this snapshot, computed per attempt against the latest snapshot. */
+  readonly index?: (latest: Snapshot | null) => Promise<IndexChanges>;
+  /** Primary-key tables: keeps new files above sequence numbers committed meanwhile (sequence-order.ts). */
+  readonly sequenceGuard?: SequenceOrderGuard;
+}
+
+const NO_INDEX_CHANGES: IndexChanges = { entries: [], hashIndexBase: new Map() };
+
+/** The index changes the messages carry (ADD new, DELETE replaced) and each partition's hash-index base. */
+function indexChangesOf(messages: readonly CommitMessage[]): IndexChanges {
+  const entries: IndexManifestEntry[] = [];
+  const hashIndexBase = new Map<string, number | null>();
+  for (const m of messages) {
+    for (const f of m.deletedIndexFiles ?? []) entries.push(indexManifestEntryOf('DELETE', m.partition, m.bucket, f));
+    for (const f of m.newIndexFiles ?? []) entries.push(indexManifestEntryOf('ADD', m.partition, m.bucket, f));
+    if (m.indexBaseSnapshotId === undefined) continue;
+    const k = partitionKey(m.partition);
+    const prev = hashIndexBase.get(k);
+    // Messages planned against different snapshots: the oldest covers every change since either.
+    const id = m.indexBaseSnapshotId;
+    if (prev === undefined || id === null || (prev !== null && id < prev)) hashIndexBase.set(k, id);
+  }
+  return { entries, hashIndexBase };
 }
 
 function withSource(f: DataFileMeta, source: number): DataFileMeta {
@@ -144,8 +196,12 @@ export class FileStoreCommit {
   private readonly logger: CommitLogger;
   private readonly recordInflight: boolean;
   private readonly now: () => number;
+  /** `bucket = -1` without primary key: deletion vectors are then kept per file, not per bucket. */
+  private readonly bucketUnaware: boolean;
   /** Per commitUser: highest snapshot id scanned and the user's last identifier at or below it. */
   private readonly committedCache = new Map<string, { scannedTo: number; identifier: bigint | null }>();
+  /** Highest live sequence number per bucket, as of some snapshot (primary-key tables). */
+  private readonly sequenceMaxima: { maxima: SequenceMaxima | null } = { maxima: null };
 
   readonly fileIO: FileIO;
   readonly paths: FileStorePathFactory;
@@ -187,6 +243,14 @@ export class FileStoreCommit {
     this.logger = options.logger ?? { warn: (m) => console.warn(`[tidemark] ${m}`) };
     this.now = options.now ?? Date.now;
     this.recordInflight = options.recordInflight ?? true;
+    this.bucketUnaware = schema.primaryKeys.length === 0 && ctx.options.bucket === -1;
+    this.baseCheck = new CommitBaseCheck(
+      fileIO,
+      paths,
+      options.checkBaseDataFiles === true
+        ? (e) => paths.dataFilePath(this.partitionString(e.partition), e.bucket, e.file.fileName, e.file.externalPath)
+        : null,
+    );
   }
 
   /**
@@ -194,7 +258,8 @@ export class FileStoreCommit {
    * with the same identifier when messages carry compaction changes.
    *
    * @throws CommitConflictError when files this commit deletes are no longer live (nothing of the
-   *   conflicting snapshot is visible; an APPEND snapshot committed before a conflicting COMPACT stays).
+   *   conflicting snapshot is visible). A conflicting COMPACT after a committed APPEND does not
+   *   throw: the compaction is dropped (`compactionDropped`).
    * @throws CommitRetryExhaustedError after `commit.max-retries` lost races or `commit.timeout`.
    */
   async commit(committable: Committable, options: CommitCallOptions): Promise<CommitResult> {
@@ -210,7 +275,11 @@ export class FileStoreCommit {
       for (const f of m.compactBefore ?? []) compactEntries.push(entry('DELETE', m, f));
       for (const f of m.compactAfter ?? []) compactEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_COMPACT)));
     }
-    if (appendEntries.length === 0 && compactEntries.length === 0 && !options.force) return { status: 'empty' };
+    const index = indexChangesOf(committable.messages);
+    const hasIndex = index.entries.length > 0;
+    // Messages planned against a hash index are checked at commit even without index changes.
+    const checkIndex = hasIndex || index.hashIndexBase.size > 0;
+    if (appendEntries.length === 0 && compactEntries.length === 0 && !hasIndex && !options.force) return { status: 'empty' };
 
     const base = {
       commitUser: user,
@@ -219,31 +288,67 @@ export class FileStoreCommit {
       properties: committable.properties,
     };
     const ids: number[] = [];
-    if (appendEntries.length > 0 || compactEntries.length === 0) {
-      const hasDeletes = appendEntries.some((e) => e.kind === 'DELETE');
+    let guard: SequenceOrderGuard | undefined;
+    if (appendEntries.length > 0 || hasIndex || compactEntries.length === 0) {
+      // Row-level deletes and deletion vectors commit as OVERWRITE with conflict checks, as in Java.
+      const hasDeletes = appendEntries.some((e) => e.kind === 'DELETE') || index.entries.some((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS);
       const kind = options.kind ?? (hasDeletes ? 'OVERWRITE' : 'APPEND');
+      const hasNewFiles = appendEntries.some((e) => e.kind === 'ADD');
+      if (hasNewFiles && SequenceOrderGuard.appliesTo(this.schema)) {
+        guard = new SequenceOrderGuard(this.context, this.sequenceMaxima);
+      }
       ids.push(
         await this.tryCommit({
           ...base,
+          index: checkIndex ? async () => index : undefined,
           delta: { kind: 'fixed', entries: appendEntries },
           commitKind: kind,
           checkConflicts: hasDeletes || kind !== 'APPEND',
           allowBucketChange: kind === 'OVERWRITE',
+          ...(guard ? { sequenceGuard: guard } : {}),
         }),
       );
     }
+    if (guard !== undefined && guard.rewrittenBuckets.size > 0 && compactEntries.length > 0) {
+      // A compaction of a re-sequenced bucket merged our records at their old sequence numbers
+      // (and names files that are no longer committed): drop it; compaction is optional.
+      const dropped = compactEntries.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
+      if (dropped.length > 0) {
+        const kept = compactEntries.filter((e) => !dropped.includes(e));
+        await this.deleteBestEffort(this.compactOutputs(dropped));
+        compactEntries.length = 0;
+        compactEntries.push(...kept);
+      }
+    }
+    let compactionDropped: string | undefined;
     if (compactEntries.length > 0) {
-      ids.push(
-        await this.tryCommit({
-          ...base,
-          delta: { kind: 'fixed', entries: compactEntries },
-          commitKind: 'COMPACT',
-          checkConflicts: true,
-          allowBucketChange: false,
-        }),
-      );
+      try {
+        ids.push(
+          await this.tryCommit({
+            ...base,
+            delta: { kind: 'fixed', entries: compactEntries },
+            commitKind: 'COMPACT',
+            checkConflicts: true,
+            allowBucketChange: false,
+          }),
+        );
+      } catch (e) {
+        // A writer's compaction that lost its inputs to a concurrent compaction: the data it
+        // came with is committed, and compaction is optional, so the write stands without it.
+        if (!(e instanceof CommitConflictError) || ids.length === 0) throw e;
+        this.logger.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
+        await this.deleteBestEffort(this.compactOutputs(compactEntries));
+        compactionDropped = e.message;
+      }
     }
-    return { status: 'committed', snapshotId: ids[ids.length - 1]!, snapshotIds: ids };
+    const resequencedFiles = guard?.rewrites ?? 0;
+    return {
+      status: 'committed',
+      snapshotId: ids[ids.length - 1]!,
+      snapshotIds: ids,
+      ...(compactionDropped !== undefined ? { compactionDropped } : {}),
+      ...(resequencedFiles > 0 ? { resequencedFiles } : {}),
+    };
   }
 
   /**
@@ -257,9 +362,15 @@ export class FileStoreCommit {
     const skipped = await this.skipIfCommitted(committable.identifier, user);
     if (skipped) return skipped;
     const adds: ManifestEntry[] = [];
+    const newIndex = indexChangesOf(committable.messages);
     for (const m of committable.messages) {
-      if ((m.deletedFiles?.length ?? 0) > 0 || (m.compactBefore?.length ?? 0) > 0 || (m.compactAfter?.length ?? 0) > 0) {
-        throw new CommitInputError('an overwrite commit takes new files only (no deleted or compaction files)');
+      if (
+        (m.deletedFiles?.length ?? 0) > 0 ||
+        (m.compactBefore?.length ?? 0) > 0 ||
+        (m.compactAfter?.length ?? 0) > 0 ||
+        (m.deletedIndexFiles?.length ?? 0) > 0
+      ) {
+        throw new CommitInputError('an overwrite commit takes new files only (no deleted, compaction or deleted index files)');
       }
       for (const f of m.newFiles) adds.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
     }
@@ -306,9 +417,19 @@ export class FileStoreCommit {
       const live = latest === null ? [] : [...(await liveEntries(this.fileIO, this.paths, latest, filter)).values()];
       return [...live.map((e): ManifestEntry => ({ ...e, kind: 'DELETE' })), ...adds];
     };
+    // The replaced partitions lose their index files too (hash indexes, deletion vectors); the
+    // new files' indexes start from nothing, so there is no base to check against.
+    const index = async (latest: Snapshot | null): Promise<IndexChanges> => {
+      const old = (await snapshotIndexEntries(this.fileIO, this.paths, latest)).filter((e) => filter(e.partition));
+      return {
+        entries: [...old.map((e): IndexManifestEntry => ({ ...e, kind: 'DELETE' })), ...newIndex.entries],
+        hashIndexBase: new Map(),
+        replacesPartitions: true,
+      };
+    };
     if (adds.length === 0 && !options.force) {
       const latest = await this.snapshots.latest();
-      if ((await compute(latest)).length === 0) return { status: 'empty' };
+      if ((await compute(latest)).length === 0 && (await index(latest)).entries.length === 0) return { status: 'empty' };
     }
     const id = await this.tryCommit({
       commitUser: user,
@@ -316,6 +437,7 @@ export class FileStoreCommit {
       watermark: committable.watermark,
       properties: committable.properties,
       delta: { kind: 'computed', compute },
+      index,
       commitKind: 'OVERWRITE',
       checkConflicts: true,
       allowBucketChange: true,
@@ -429,6 +551,9 @@ export class FileStoreCommit {
     return this.conditionalWritesChecked;
   }
 
+  /** Checks the snapshot a commit builds on (manifests, data files of the touched buckets). */
+  private readonly baseCheck: CommitBaseCheck;
+
   /** The retry loop around one snapshot; returns the new snapshot id. */
   private async tryCommit(input: AttemptInput): Promise<number> {
     // Before anything is written: on a store that silently overwrites, two committers could both "win".
@@ -440,8 +565,10 @@ export class FileStoreCommit {
       avro: { codec: this.options.manifestCodec, zstdLevel: this.options.zstdLevel },
     }, names);
     const recordId = `commit-${names.uuid}`;
+    const guard = input.sequenceGuard;
+    const prefixes = [...names.inflightPrefixes(), ...(guard ? [guard.filePrefix] : [])];
     // Before any manifest exists; a failure here fails the commit with nothing written.
-    if (this.recordInflight) await recordInflightPrefixes(this.fileIO, this.paths.root, recordId, names.inflightPrefixes());
+    if (this.recordInflight) await recordInflightPrefixes(this.fileIO, this.paths.root, recordId, prefixes);
     const started = this.now();
     let uncertainAfter: number | null = null;
     let lastError: unknown;
@@ -458,10 +585,14 @@ export class FileStoreCommit {
             return own;
           }
         }
-        const entries = input.delta.kind === 'fixed' ? input.delta.entries : await input.delta.compute(latest);
+        let entries = input.delta.kind === 'fixed' ? input.delta.entries : await input.delta.compute(latest);
+        // After an unknown outcome our files may be referenced by a snapshot still in transit:
+        // rewriting is still correct (that snapshot cannot land on a newer base), deleting is not.
+        if (guard) entries = await guard.apply(latest, entries);
         if (input.checkConflicts) {
           await checkConflicts(this.fileIO, this.paths, latest, entries, { allowBucketChange: input.allowBucketChange });
         }
+        if (latest !== null) await this.baseCheck.check(latest, entries);
         if (delta === null || !sameEntries(delta.entries, entries)) {
           if (delta !== null && uncertainAfter === null) await writer.deleteWritten([...delta.files, delta.list.name]);
           const before = writer.written.length;
@@ -485,6 +616,7 @@ export class FileStoreCommit {
         if (outcome === 'created') {
           await this.writeHints(snapshot.id);
           this.rememberCommitted(input, snapshot.id);
+          if (guard && uncertainAfter === null) await this.deleteBestEffort(guard.obsoleteAfter(entries));
           return snapshot.id;
         }
         if (uncertainAfter === null) await writer.deleteWritten(attemptFiles);
@@ -503,7 +635,10 @@ export class FileStoreCommit {
       }
     } catch (e) {
       // Nothing we wrote is referenced by a snapshot unless a create had an unknown outcome.
-      if (uncertainAfter === null) await writer.deleteWritten([...writer.written]);
+      if (uncertainAfter === null) {
+        await writer.deleteWritten([...writer.written]);
+        if (guard) await this.deleteBestEffort(guard.written);
+      }
       // Unknown outcome: our files stay, and so does their record (a create still in transit may
       // yet land); orphan cleanup prunes the record after 7 days.
       else keepRecord = true;
@@ -511,6 +646,24 @@ export class FileStoreCommit {
     } finally {
       if (this.recordInflight && !keepRecord) await this.clearRecord(recordId);
     }
+  }
+
+  /** Deletes files nothing references; a failure only leaves them to orphan cleanup. */
+  private async deleteBestEffort(locations: readonly string[]): Promise<void> {
+    for (const location of locations) {
+      try {
+        await this.fileIO.delete(location);
+      } catch (e) {
+        this.logger.warn(`deleting unreferenced file ${location} failed (orphan cleanup removes it): ${(e as Error)?.message ?? String(e)}`);
+      }
+    }
+  }
+
+  /** Locations of the compaction outputs among `entries`. */
+  private compactOutputs(entries: readonly ManifestEntry[]): string[] {
+    return entries
+      .filter((e) => e.kind === 'ADD' && !e.file.externalPath)
+      .map((e) => this.paths.dataFilePath(e.partition, e.bucket, e.file.fileName));
   }
 
   /** Best effort: a record left behind only delays the clean-up of this commit's orphans. */
@@ -539,6 +692,15 @@ export class FileStoreCommit {
     writer: ManifestWriter,
     input: AttemptInput,
   ): Promise<Snapshot> {
+    // Index first: a dynamic-bucket conflict fails the attempt before the base list is merged.
+    let indexManifest = latest?.indexManifest;
+    const index = input.index === undefined ? NO_INDEX_CHANGES : await input.index(latest);
+    const changes = await resolveHashIndexChanges(this.fileIO, this.paths, latest, index, (h) => writer.writeHashIndex(h));
+    if (changes.length > 0) {
+      const live = combineIndexEntries(await snapshotIndexEntries(this.fileIO, this.paths, latest), changes, this.bucketUnaware);
+      indexManifest = live.length === 0 ? undefined : await writer.writeIndexManifest(live);
+    }
+
     let baseMetas: ManifestFileMeta[] = [];
     if (latest !== null) {
       baseMetas = await mergeManifests(this.fileIO, this.paths, await dataManifests(this.fileIO, this.paths, latest), writer, this.partitionTypes, {
@@ -574,7 +736,7 @@ export class FileStoreCommit {
       deltaRecordCount,
       nextRowId: latest?.nextRowId ?? 0,
     };
-    if (latest?.indexManifest !== undefined) snapshot.indexManifest = latest.indexManifest;
+    if (indexManifest !== undefined) snapshot.indexManifest = indexManifest;
     if (watermark !== undefined) snapshot.watermark = watermark;
     if (latest?.statistics !== undefined && latest.schemaId === schemaId) snapshot.statistics = latest.statistics;
     if (input.properties !== undefined && Object.keys(input.properties).length > 0) snapshot.properties = { ...input.properties };
@@ -595,9 +757,21 @@ export class FileStoreCommit {
     return this.paths.partitionPath(partition).replace(/\/$/, '');
   }
 
+  /**
+   * Spec values are written as in partition directory names (`%2F` for `/`). The default
+   * partition name matches NULL only: blank strings share its directory but are other values, and
+   * an overwrite of the NULL partition must not take them along.
+   */
   private matchesSpec(partition: Uint8Array, spec: Readonly<Record<string, string>>): boolean {
-    const values = this.paths.partitionSpec(partition);
-    return Object.entries(spec).every(([k, v]) => Object.prototype.hasOwnProperty.call(values, k) && values[k] === v);
+    const keys = this.schema.partitionKeys;
+    const raw = partitionValueStrings(keys, this.partitionTypes, this.paths.partitionValues(partition), {
+      legacyName: this.context.options.partitionLegacyName,
+    });
+    const defaultName = this.context.options.partitionDefaultName;
+    return Object.entries(spec).every(([k, v]) => {
+      const value = raw[keys.indexOf(k)];
+      return v === defaultName ? value === null : value === unescapePathName(v);
+    });
   }
 }
 

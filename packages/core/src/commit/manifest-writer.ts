@@ -6,12 +6,19 @@
 import { randomUUID } from 'node:crypto';
 import type { FileIO } from '@tidemark/storage';
 import {
+  INDEX_FILE_PREFIX,
   deserializeBinaryRow,
+  encodeHashIndex,
+  hashIndexFileMeta,
+  indexFileName,
   serializeBinaryRow,
+  writeIndexManifest,
   writeManifestFile,
   writeManifestList,
   type AvroWriteOptions,
   type DataType,
+  type IndexFileMeta,
+  type IndexManifestEntry,
   type ManifestEntry,
   type ManifestFileMeta,
   type SimpleStats,
@@ -20,18 +27,35 @@ import {
 import { compareValues } from '../predicate.js';
 import type { TablePaths } from '../table-paths.js';
 
+/** Index files (`index-<uuid>-<n>`) live in `index/`; index manifests (`index-manifest-…`) in `manifest/`. */
+function isIndexFile(name: string): boolean {
+  return name.startsWith(INDEX_FILE_PREFIX) && !name.startsWith('index-manifest-');
+}
+
 /** Generates `manifest-<uuid>-<n>` / `manifest-list-<uuid>-<n>` names, one uuid per instance (as Java's path factory). */
 export class ManifestNames {
   readonly uuid = randomUUID();
   private manifestCount = 0;
   private listCount = 0;
+  private indexManifestCount = 0;
+  private indexFileCount = 0;
 
   /**
    * Name prefixes of every file these names can produce (manifests, manifest lists and index
    * manifests of this uuid), for the in-flight record that protects them from orphan cleanup.
    */
   inflightPrefixes(): string[] {
-    return [`manifest-${this.uuid}-`, `manifest-list-${this.uuid}-`, `index-manifest-${this.uuid}-`];
+    const indexFiles = indexFileName(this.uuid, 0).slice(0, -1);
+    return [`manifest-${this.uuid}-`, `manifest-list-${this.uuid}-`, `index-manifest-${this.uuid}-`, indexFiles];
+  }
+
+  indexManifest(): string {
+    return `index-manifest-${this.uuid}-${this.indexManifestCount++}`;
+  }
+
+  /** Name of an index file the commit writes itself (a merged hash index). */
+  indexFile(): string {
+    return indexFileName(this.uuid, this.indexFileCount++);
   }
 
   manifest(): string {
@@ -208,11 +232,29 @@ export class ManifestWriter {
     return { name, size: bytes.length };
   }
 
+  /** Writes an index manifest (never rolled); returns its name. */
+  async writeIndexManifest(entries: readonly IndexManifestEntry[]): Promise<string> {
+    const bytes = await writeIndexManifest(entries, this.options.avro);
+    const name = this.names.indexManifest();
+    this.written.push(name);
+    await this.fileIO.write(this.paths.manifestPath(name), bytes);
+    return name;
+  }
+
+  /** Writes a hash index file under `index/` holding `hashes`. */
+  async writeHashIndex(hashes: Int32Array): Promise<IndexFileMeta> {
+    const bytes = encodeHashIndex(hashes);
+    const name = this.names.indexFile();
+    this.written.push(name);
+    await this.fileIO.write(this.paths.indexPath(name), bytes);
+    return hashIndexFileMeta(name, bytes.length, hashes.length);
+  }
+
   /** Deletes the given files this writer created (best effort) and forgets them. */
   async deleteWritten(names: Iterable<string>): Promise<void> {
     const drop = new Set(names);
     const paths: string[] = [];
-    for (const n of drop) paths.push(this.paths.manifestPath(n));
+    for (const n of drop) paths.push(isIndexFile(n) ? this.paths.indexPath(n) : this.paths.manifestPath(n));
     try {
       await this.fileIO.deleteMany(paths);
     } catch {

@@ -323,7 +323,7 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
 
   // 5. EARLIEST hint.
   if (!dryRun) await io.write(paths.earliestHint, String(end));
-  return summary(expired, dryRun ? earliest : end);
+  return summary(expired, end); // a dry run reports the earliest snapshot the real run would leave
 }
 
 /** Paimon's choice of the expiring range `[earliest, end)`, or null when nothing expires. */

@@ -8,6 +8,7 @@ import {
   readIndexManifest,
   readManifestList,
   type DataFileMeta,
+  type IndexFileMeta,
   type IndexManifestEntry,
   type ManifestEntry,
   type ManifestFileMeta,
@@ -103,6 +104,16 @@ export class DataFileLocator {
   /** Location of `file` relative to the table root (as in-flight records store it), or null for an external file. */
   relativePath(partition: Uint8Array, bucket: number, file: DataFileMeta): string | null {
     return file.externalPath ? null : this.factory.relativeDataFilePath(partition, bucket, file.fileName);
+  }
+
+  /** `index/<file>` relative to the table root (as in-flight records store it), or null for an external index file. */
+  relativeIndexPath(file: IndexFileMeta): string | null {
+    return file.externalPath ? null : `index/${file.fileName}`;
+  }
+
+  /** Full location of an index file. */
+  indexLocation(file: IndexFileMeta): string {
+    return this.factory.indexFilePath(file.fileName, file.externalPath);
   }
 }
 

@@ -48,6 +48,17 @@ export interface FieldAggregation {
 /** An arithmetic failure while aggregating (e.g. integer division by zero in a product retraction). */
 export class AggregationError extends TidemarkError {}
 
+/** Functions that cannot retract: a -U/-D record fails the merge unless `fields.<f>.ignore-retract`. */
+export const NON_RETRACTABLE_FUNCTIONS: ReadonlySet<AggregateFunctionName> = new Set<AggregateFunctionName>([
+  'first_value',
+  'first_non_null_value',
+  'max',
+  'min',
+  'bool_and',
+  'bool_or',
+  'listagg',
+]);
+
 /** One element of an ARRAY cell, or one entry of a MAP cell, in the column's child data. */
 export interface ElementRef {
   /** Chunk of the column the element lives in. */
@@ -160,7 +171,7 @@ function checkType(f: DataField, fn: string): void {
 }
 
 /** The running aggregation of one column for one key. */
-interface ColumnAggregator {
+export interface ColumnAggregator {
   agg(acc: AggregatedCell, record: KeyValueRecord): AggregatedCell;
   retract(acc: AggregatedCell, record: KeyValueRecord): AggregatedCell;
   reset(): void;
@@ -457,9 +468,17 @@ export interface AggregateKeyOptions {
   readonly notNull: readonly boolean[];
 }
 
+/** The aggregation of one key: the cells, whether the key was removed, and its last record. */
+export interface AggregatedKey {
+  readonly cells: AggregatedCell[];
+  /** The last record was a -D with remove-record-on-delete: the cells hold only its NOT NULL values. */
+  readonly deleted: boolean;
+  readonly last: KeyValueRecord;
+}
+
 /**
- * Aggregates the records of one key (already in merge order). Returns the cells, or null when
- * the key is removed (last record a -D with remove-record-on-delete, or only skipped records).
+ * Aggregates the records of one key (already in merge order), as Java's `AggregateMergeFunction`
+ * does. Returns null when every record was skipped (retractions with ignore-delete).
  */
 export function aggregateKey(
   records: readonly KeyValueRecord[],
@@ -467,15 +486,15 @@ export function aggregateKey(
   options: AggregateKeyOptions,
   isRetractionKind: (kind: number) => boolean,
   deleteKind: number,
-): AggregatedCell[] | null {
+): AggregatedKey | null {
   for (const a of aggregators) a.reset();
   let row: AggregatedCell[] = aggregators.map(() => null);
-  let seen = false;
+  let last: KeyValueRecord | null = null;
   let deleted = false;
   for (const r of records) {
     const retract = isRetractionKind(r.kind);
     if (retract && options.ignoreDelete) continue;
-    seen = true;
+    last = r;
     deleted = options.removeRecordOnDelete && r.kind === deleteKind;
     if (deleted) {
       row = aggregators.map((_, c) => (options.notNull[c] ? { ref: r } : null));
@@ -483,5 +502,5 @@ export function aggregateKey(
     }
     row = row.map((acc, c) => (retract ? aggregators[c]!.retract(acc, r) : aggregators[c]!.agg(acc, r)));
   }
-  return seen && !deleted ? row : null;
+  return last === null ? null : { cells: row, deleted, last };
 }

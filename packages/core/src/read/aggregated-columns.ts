@@ -55,7 +55,7 @@ function elementReader(data: arrow.Data, type: DataType, chunk: number): (row: n
 }
 
 /** A stable string identity of a value (for distinct and map-key equality). */
-function canonical(v: unknown): string {
+export function canonical(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) => {
     if (typeof x === 'bigint') return `${x}n`;
     // Java's Float/Double equality: NaN equals NaN, -0.0 differs from 0.0 (JSON would merge them with null / 0).

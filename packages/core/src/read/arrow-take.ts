@@ -75,7 +75,12 @@ export function takeChunks(sources: readonly arrow.Data[], indices: TakeIndices,
       const src = sources[indices.chunks[k]!]!;
       const r = indices.rows[k]!;
       const vo = src.valueOffsets as Int32Array;
-      bytes.set((src.values as Uint8Array).subarray(vo[r]!, vo[r + 1]!), offsets[k]!);
+      const from = vo[r]!;
+      const len = vo[r + 1]! - from;
+      const values = src.values as Uint8Array;
+      // Short values: a byte loop avoids allocating a subarray view per row.
+      if (len <= 32) for (let j = 0, at = offsets[k]!; j < len; j++) bytes[at + j] = values[from + j]!;
+      else bytes.set(values.subarray(from, from + len), offsets[k]!);
     }
     return arrow.makeData({ type, length: n, nullCount, nullBitmap, valueOffsets: offsets, data: bytes } as never);
   }
@@ -112,6 +117,10 @@ function gatherValidity(sources: readonly arrow.Data[], indices: TakeIndices): {
   const n = indices.rows.length;
   const bitmap = new Uint8Array(((n + 63) & ~63) >> 3);
   let nullCount = 0;
+  if (sources.every((s) => s.nullCount === 0)) {
+    bitmap.fill(0xff);
+    return { bitmap, nullCount };
+  }
   for (let k = 0; k < n; k++) {
     const src = sources[indices.chunks[k]!]!;
     if (src.getValid(indices.rows[k]!)) bitmap[k >> 3]! |= 1 << (k & 7);

@@ -39,6 +39,8 @@ export interface EvolvedBatch {
 export interface DataFileToRead {
   readonly path: string;
   readonly fileSize?: number;
+  /** `_ROW_COUNT` of the manifest entry; the file must hold exactly that many rows. */
+  readonly rowCount?: number;
   /** The schema of the file's `_SCHEMA_ID`. */
   readonly schema: TableSchema;
 }
@@ -71,6 +73,7 @@ export async function* readDataFile(
   const readOptions = {
     columns: physical,
     ...(file.fileSize !== undefined ? { fileSize: file.fileSize } : {}),
+    ...(file.rowCount !== undefined ? { rowCount: file.rowCount } : {}),
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
   };
   for await (const raw of readParquetFile(io, file.path, readOptions)) {

@@ -11,18 +11,10 @@ import * as arrow from 'apache-arrow';
 import type { FileIO } from '@tidemark/storage';
 import { readDeletionVector, toArrowField, type DataField, type DeletionVector, type TableSchema } from '@tidemark/format';
 import type { DataSplit, PlannedFile } from '../scan/data-split.js';
-import { makeBatch, takeBatch, takeChunks } from './arrow-take.js';
-import { valueReader } from './arrow-values.js';
+import { makeBatch, takeBatch } from './arrow-take.js';
 import { readDataFile } from './data-file-reader.js';
-import { buildAggregatedColumn, chunkedAggregationInput } from './aggregated-columns.js';
-import {
-  aggregateSorted,
-  isRetraction,
-  mergeSorted,
-  sortRecords,
-  type KeyValueRecord,
-  type MergeEngineOptions,
-} from './merge-engine.js';
+import { isRetraction, type MergeEngineOptions } from './merge-engine.js';
+import { KeyValueChunks } from './merged-columns.js';
 
 /** What split readers need besides the split. */
 export interface SplitReadContext {
@@ -82,8 +74,8 @@ export async function* readRawSplit(
 /**
  * Merge-on-read of one primary-key bucket. `keyFields` are the trimmed primary-key fields of the
  * read schema, `sequenceFields` the `sequence.field` columns (records of a key are ordered by
- * them, nulls first, before `_SEQUENCE_NUMBER`). Holds the bucket's needed columns in memory
- * while merging.
+ * them, nulls first, before `_SEQUENCE_NUMBER`), `extraFields` other columns the merge needs
+ * (partial-update sequence groups). Holds the bucket's needed columns in memory while merging.
  */
 export async function* readMergeSplit(
   ctx: SplitReadContext,
@@ -92,75 +84,25 @@ export async function* readMergeSplit(
   merge: MergeEngineOptions,
   skipLevel0: boolean,
   sequenceFields: readonly DataField[] = [],
+  extraFields: readonly DataField[] = [],
 ): AsyncGenerator<arrow.RecordBatch> {
   const outCount = ctx.readFields.length;
   const mergeFields = [...ctx.readFields];
-  for (const k of [...keyFields, ...sequenceFields]) if (!mergeFields.some((f) => f.id === k.id)) mergeFields.push(k);
-  const keyPositions = keyFields.map((k) => mergeFields.findIndex((f) => f.id === k.id));
-  const seqPositions = sequenceFields.map((k) => mergeFields.findIndex((f) => f.id === k.id));
-
-  const chunks: arrow.Data[][] = mergeFields.map(() => []);
-  const records: KeyValueRecord[] = [];
-  let chunk = 0;
+  for (const k of [...keyFields, ...sequenceFields, ...extraFields]) if (!mergeFields.some((f) => f.id === k.id)) mergeFields.push(k);
+  const held = new KeyValueChunks(mergeFields, keyFields, sequenceFields);
   for (const file of split.files) {
     if (skipLevel0 && file.meta.level === 0) continue;
     for await (const evolved of readFile(ctx, file, mergeFields, true)) {
-      const columns = evolved.batch.data.children;
-      columns.forEach((c, i) => chunks[i]!.push(c));
-      const readers = keyPositions.map((p, j) => valueReader(columns[p]!, keyFields[j]!.type));
-      const seqReaders = seqPositions.map((p, j) => valueReader(columns[p]!, sequenceFields[j]!.type));
-      const seq = evolved.sequence!;
-      const kinds = evolved.valueKind!;
-      for (let r = 0; r < evolved.batch.numRows; r++) {
-        const record: KeyValueRecord = { key: readers.map((read) => read(r)), sequence: seq[r]!, kind: kinds[r]!, chunk, row: r };
-        records.push(seqReaders.length > 0 ? { ...record, userSequence: seqReaders.map((read) => read(r)) } : record);
-      }
-      chunk++;
+      held.add(evolved.batch.data.children, evolved.sequence!, evolved.valueKind!, evolved.batch.numRows);
     }
   }
-  if (records.length === 0) return;
-  const sorted = sortRecords(records);
+  if (held.size === 0) return;
   const schema = new arrow.Schema(ctx.readFields.map((f) => toArrowField(f)));
   const size = ctx.batchSize ?? DEFAULT_MERGE_BATCH;
-  if (merge.engine === 'aggregation') {
-    const specs = ctx.readFields.map((f) => {
-      const spec = merge.aggregations?.get(f.name);
-      if (!spec) throw new TypeError(`no aggregate function resolved for column '${f.name}'`);
-      return spec;
-    });
-    const input = chunkedAggregationInput(chunks.slice(0, outCount), ctx.readFields.map((f) => f.type));
-    const merged = aggregateSorted(sorted, merge, specs, input);
-    for (let start = 0; start < merged.length; start += size) {
-      const slice = merged.slice(start, start + size);
-      const columns = ctx.readFields.map((f, c) =>
-        buildAggregatedColumn(
-          slice.map((m) => m.cells![c]!),
-          c,
-          chunks[c]!,
-          schema.fields[c]!.type,
-          f.type,
-          input,
-        ),
-      );
-      yield makeBatch(schema, columns, slice.length);
-    }
-    return;
-  }
-  const merged = mergeSorted(sorted, merge, outCount, (rec, c) => !chunks[c]![rec.chunk]!.getValid(rec.row));
+  const merged = held.merge(merge, false, outCount);
   for (let start = 0; start < merged.length; start += size) {
-    const slice = merged.slice(start, start + size);
-    const columns: arrow.Data[] = [];
-    for (let c = 0; c < outCount; c++) {
-      const chunkIdx = new Uint32Array(slice.length);
-      const rowIdx = new Uint32Array(slice.length);
-      slice.forEach((m, k) => {
-        const src = m.columnSources?.[c] ?? m.record;
-        chunkIdx[k] = src.chunk;
-        rowIdx[k] = src.row;
-      });
-      columns.push(takeChunks(chunks[c]!, { chunks: chunkIdx, rows: rowIdx }, schema.fields[c]!.type));
-    }
-    yield makeBatch(schema, columns, slice.length);
+    const end = Math.min(merged.length, start + size);
+    yield makeBatch(schema, merged.columns(start, end), end - start);
   }
 }
 
@@ -171,5 +113,5 @@ async function* readFile(
   keyValue: boolean,
 ) {
   const schema = await ctx.schemaOf(file.meta.schemaId);
-  yield* readDataFile(ctx.fileIO, { path: file.path, fileSize: file.meta.fileSize, schema }, fields, { keyValue });
+  yield* readDataFile(ctx.fileIO, { path: file.path, fileSize: file.meta.fileSize, rowCount: file.meta.rowCount, schema }, fields, { keyValue });
 }

@@ -264,6 +264,7 @@ export class TableRead extends AbstractRead {
     const plan = await scan.plan(snapshot, this.scanFilter(schema, selected.predicate, merge === null));
     const keyFields = isPk ? trimmedPrimaryKeys(schema).map((n) => schema.fields.find((f) => f.name === n)!) : [];
     const sequenceFields = (merge?.sequenceFields ?? []).map((n) => schema.fields.find((f) => f.name === n)!);
+    const groupFields = (merge?.sequenceGroups ?? []).flatMap((g) => [...g.sequenceFields, ...g.fields]).map((n) => schema.fields.find((f) => f.name === n)!);
     return {
       ...selected,
       plan,
@@ -271,7 +272,7 @@ export class TableRead extends AbstractRead {
       readSplit: (ctx, split) => {
         if (!isPk) return readRawSplit(ctx, split, { keyValue: false, skipLevel0: false, applyDeletionVectors: true });
         if (merge === null) return readRawSplit(ctx, split, { keyValue: true, skipLevel0: true, applyDeletionVectors: true });
-        return readMergeSplit(ctx, split, keyFields, merge, merge.engine === 'first-row', sequenceFields);
+        return readMergeSplit(ctx, split, keyFields, merge, merge.engine === 'first-row', sequenceFields, groupFields);
       },
     };
   }

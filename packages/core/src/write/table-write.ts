@@ -1,7 +1,8 @@
 /**
- * Batch writer of append tables: validates input against the schema, routes rows to
- * (partition, bucket) buffers, rolls Parquet data files at `target-file-size`, and hands back
- * {@link CommitMessage}s. Nothing becomes visible until the messages are committed.
+ * Batch writer of tables: validates input against the schema, routes rows to (partition, bucket)
+ * buffers, and hands back {@link CommitMessage}s. Append tables roll Parquet data files at
+ * `target-file-size`; primary-key tables go through one merge-tree writer per bucket
+ * (key-value/merge-tree-writer.ts). Nothing becomes visible until the messages are committed.
  *
  * Orphan-file protection: all data files of one writer are named `<data-file.prefix><uuid>-<n>`
  * with one uuid per writer, and before its first file the writer records that prefix in
@@ -16,6 +17,8 @@ import {
   FILE_SOURCE_APPEND,
   newDataFileMeta,
   bucketOfValues,
+  trimmedPrimaryKeys,
+  VALUE_KIND_FIELD_NAME,
   serializeBinaryRow,
   toArrowSchema,
   typeToString,
@@ -28,6 +31,13 @@ import {
   type Value,
 } from '@tidemark/format';
 import type { CommitMessage } from '../commit-message.js';
+import { NON_RETRACTABLE_FUNCTIONS } from '../read/aggregate-functions.js';
+import { isRetraction, mergeEngineOptions, ROW_KIND_INSERT, ROW_KIND_UPDATE_BEFORE, type MergeEngineOptions } from '../read/merge-engine.js';
+import { keyHashOf, type BucketAssigner } from './key-value/bucket-assigner.js';
+import { primaryKeyBucketMode } from './bucket-mode.js';
+import { DynamicBucketAssigner } from './dynamic-bucket-assigner.js';
+import { MERGE_RECORD_OVERHEAD_BYTES, MergeTreeWriter, type CompactManager } from './key-value/merge-tree-writer.js';
+import { parseRowKind } from './key-value/row-kind.js';
 import type { CoreOptions } from '../core-options.js';
 import { INFLIGHT_RECORD_REFRESH_MS, clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
 import type { FileStorePathFactory } from '../path-factory.js';
@@ -37,6 +47,7 @@ import { takeRows } from '../read/arrow-take.js';
 import { valueReader } from '../read/arrow-values.js';
 import { ConversionFailure, toInternal, type WriteValue } from './value-conversion.js';
 import { FileStatsCollector } from './value-stats.js';
+import { creationTimeOf, parquetCompressionOf } from './file-format.js';
 import { NotSupportedError, WriteValidationError } from './write-errors.js';
 
 /** A plain row: column name → JS value (see value-conversion.ts for the accepted forms). */
@@ -65,16 +76,42 @@ export interface TableWriteOptions {
   readonly recordInflight?: boolean;
   /** Receives best-effort failures (clearing the in-flight record); default `console.warn`. */
   readonly logger?: { warn(message: string): void };
+  /**
+   * Primary-key tables: the input field (row-object property or Arrow Utf8 column) holding each
+   * row's kind, `+I`, `-U`, `+U` or `-D`; it is not a table column. Rows without it (or without
+   * this option) are `+I` upserts.
+   */
+  readonly rowKindField?: string;
+  /**
+   * Primary-key tables with dynamic buckets (`bucket` = -1): chooses the bucket of each key
+   * (default: a {@link DynamicBucketAssigner} on the latest snapshot's hash index). Fixed buckets
+   * (`bucket` = N) hash the bucket key without it.
+   */
+  readonly bucketAssigner?: BucketAssigner;
+  /**
+   * The rows replace the partitions they land in (an overwrite): dynamic buckets are then assigned
+   * from an empty hash index instead of the latest snapshot's.
+   */
+  readonly replacePartitions?: boolean;
+  /** Primary-key tables: the compaction hook of each (partition, bucket) writer (default: none). */
+  readonly compactManager?: (bucket: CompactManagerContext) => CompactManager;
 }
 
-const COMPRESSIONS: Record<string, ParquetCompression> = {
-  zstd: 'zstd',
-  snappy: 'snappy',
-  lz4: 'lz4',
-  gzip: 'gzip',
-  none: 'none',
-  uncompressed: 'none',
-};
+/** What a {@link TableWriteOptions.compactManager} factory learns about the bucket it serves. */
+export interface CompactManagerContext {
+  /** The table (storage, schema the writer writes with, options, paths). */
+  readonly table: TableContext;
+  /** The table's merge engine settings. */
+  readonly merge: MergeEngineOptions;
+  readonly partition: Uint8Array;
+  readonly bucket: number;
+  /** Full path of a data file of the bucket from its name. */
+  readonly pathOf: (fileName: string) => string;
+  /** A fresh data file name of the writer (same in-flight prefix as its other files). */
+  readonly newFileName: () => string;
+  /** Awaited before each data file is written (keeps the in-flight record current). */
+  readonly beforeFile: () => Promise<void>;
+}
 
 interface BucketBuffer {
   readonly key: string;
@@ -85,6 +122,8 @@ interface BucketBuffer {
   bytes: number;
   nextSequence: bigint | undefined;
   newFiles: DataFileMeta[];
+  /** Primary-key tables: the bucket's merge-tree writer (holds the buffered rows instead of `batches`). */
+  readonly mergeTree?: MergeTreeWriter;
 }
 
 /** Rows of one batch that go to one (partition, bucket). */
@@ -96,18 +135,27 @@ interface RouteGroup {
 }
 
 /**
- * Writes rows of one append table into new data files. Use one instance per batch of work:
- * `write()` any number of times, then `prepareCommit()`.
+ * Writes rows of a table into new data files. Use one instance per batch of work: `write()` any
+ * number of times, then `prepareCommit()`. On primary-key tables rows are upserts (or carry a row
+ * kind, see {@link TableWriteOptions.rowKindField}), written by one merge-tree writer per
+ * (partition, bucket).
  */
 export class TableWrite {
   private readonly options: CoreOptions;
   private readonly paths: FileStorePathFactory;
+  private readonly context: TableContext;
   readonly fileIO: FileIO;
   /** Table root location. */
   readonly location: string;
   readonly schema: TableSchema;
   private readonly writeOptions: TableWriteOptions;
   private readonly arrowSchema: arrow.Schema;
+  /** Schema of routed batches: the table columns, plus `_VALUE_KIND` (Int8) on primary-key tables. */
+  private readonly batchSchema: arrow.Schema;
+  private readonly isPk: boolean;
+  private readonly merge: MergeEngineOptions | null;
+  /** Dynamic buckets: the assigner, fed the hash of the trimmed primary key. */
+  private readonly assigner: BucketAssigner | null;
   private readonly partitionIdx: number[];
   private readonly partitionTypes: DataType[];
   private readonly bucketKeyIdx: number[];
@@ -144,25 +192,15 @@ export class TableWrite {
   ) {
     const ctx = isTableContext(first) ? first : tableContext(first, second as string, third!);
     const writeOptions = (isTableContext(first) ? (second as TableWriteOptions | undefined) : fourth) ?? {};
+    this.context = ctx;
     this.fileIO = ctx.fileIO;
     this.location = ctx.location;
     this.schema = ctx.schema;
     this.writeOptions = writeOptions;
     const schema = ctx.schema;
-    if (schema.primaryKeys.length > 0) {
-      throw new NotSupportedError('writing to primary-key tables is not supported yet');
-    }
+    this.isPk = schema.primaryKeys.length > 0;
     this.options = ctx.options;
-    if (this.options.fileFormat !== 'parquet') {
-      throw new NotSupportedError(`table option 'file.format' = '${this.options.fileFormat}': only parquet data files can be written`);
-    }
-    const compression = COMPRESSIONS[this.options.fileCompression];
-    if (!compression) {
-      throw new NotSupportedError(
-        `table option 'file.compression' = '${this.options.fileCompression}' is not supported for writing (use zstd, snappy, lz4, gzip or none)`,
-      );
-    }
-    this.compression = compression;
+    this.compression = parquetCompressionOf(this.options);
     if (this.options.bucket === -2) throw new NotSupportedError("writing tables with 'bucket' = -2 (postpone) is not supported yet");
     this.paths = ctx.paths;
     this.arrowSchema = toArrowSchema(schema.fields);
@@ -171,7 +209,45 @@ export class TableWrite {
     this.partitionTypes = this.partitionIdx.map((i) => schema.fields[i]!.type);
     this.numBuckets = this.options.bucket;
     this.totalBuckets = this.numBuckets > 0 ? this.numBuckets : -1;
-    this.bucketKeyIdx = this.numBuckets > 0 ? this.options.bucketKey.map(indexOf) : [];
+    this.assigner = null;
+    this.merge = null;
+    const rowKindField = writeOptions.rowKindField;
+    if (rowKindField !== undefined && schema.fields.some((f) => f.name === rowKindField)) {
+      throw new WriteValidationError(rowKindField, undefined, 'the row kind field must not be a table column');
+    }
+    let bucketKey = this.options.bucketKey;
+    if (this.isPk) {
+      const missing = schema.partitionKeys.filter((k) => !schema.primaryKeys.includes(k));
+      if (missing.length > 0) {
+        throw new NotSupportedError(
+          `cross-partition updates are not supported: the primary key (${schema.primaryKeys.join(', ')}) does not contain the partition key(s) ${missing.join(', ')}`,
+        );
+      }
+      this.merge = mergeEngineOptions(schema);
+      if (this.options.changelogProducer !== 'none') {
+        throw new NotSupportedError(
+          `table option 'changelog-producer' = '${this.options.changelogProducer}': writing changelog files is not supported yet`,
+        );
+      }
+      const trimmed = trimmedPrimaryKeys(schema);
+      if (this.numBuckets === -1) {
+        primaryKeyBucketMode(schema);
+        this.assigner = writeOptions.bucketAssigner ?? DynamicBucketAssigner.forTable(ctx, 'latest', writeOptions.replacePartitions ?? false);
+        bucketKey = trimmed;
+      } else {
+        if (bucketKey.length === 0) bucketKey = trimmed;
+        const outside = bucketKey.filter((k) => !schema.primaryKeys.includes(k));
+        if (outside.length > 0) {
+          throw new WriteValidationError(undefined, undefined, `option 'bucket-key' of a primary-key table must be part of the primary key (${outside.join(', ')} is not)`);
+        }
+      }
+    } else if (rowKindField !== undefined) {
+      throw new NotSupportedError(`row kinds ('rowKindField' = '${rowKindField}') apply to primary-key tables only; append tables take inserts`);
+    }
+    this.batchSchema = this.isPk
+      ? new arrow.Schema([...this.arrowSchema.fields, new arrow.Field(VALUE_KIND_FIELD_NAME, new arrow.Int8(), false)])
+      : this.arrowSchema;
+    this.bucketKeyIdx = this.numBuckets > 0 || this.assigner ? bucketKey.map(indexOf) : [];
     if (this.bucketKeyIdx.some((i) => i < 0)) {
       throw new WriteValidationError(undefined, undefined, `option 'bucket-key' names a column that is not in the schema`);
     }
@@ -195,7 +271,7 @@ export class TableWrite {
     sharedParquetEncodePool().warm(1);
     const batches = input instanceof arrow.Table ? input.batches.map((b) => this.conformBatch(b)) : input instanceof arrow.RecordBatch ? [this.conformBatch(input)] : [this.rowsToBatch(input)];
     const groups: Array<[Value[], number, arrow.RecordBatch]> = [];
-    for (const batch of batches) groups.push(...this.split(batch));
+    for (const batch of batches) groups.push(...(await this.split(batch)));
     for (const [partValues, bucket, batch] of groups) this.buffer(partValues, bucket, batch);
     await this.flushIfNeeded();
   }
@@ -206,6 +282,7 @@ export class TableWrite {
    */
   async prepareCommit(): Promise<CommitMessage[]> {
     this.checkOpen();
+    if (this.isPk) return this.prepareCommitKeyValue();
     for (const buf of this.buffers.values()) if (buf.batches.length > 0) await this.flush(buf);
     await this.drain();
     const messages: CommitMessage[] = [];
@@ -216,6 +293,41 @@ export class TableWrite {
     }
     if (messages.length > 0) this.handedOut = true;
     return messages;
+  }
+
+  private async prepareCommitKeyValue(): Promise<CommitMessage[]> {
+    let messages: CommitMessage[] = [];
+    for (const buf of this.buffers.values()) {
+      this.buffered -= buf.bytes;
+      buf.bytes = 0;
+      const c = await this.guard(buf.mergeTree!.prepareCommit());
+      if (c.newFiles.length === 0 && c.compactBefore.length === 0 && c.compactAfter.length === 0) continue;
+      messages.push({
+        partition: buf.partition,
+        bucket: buf.bucket,
+        totalBuckets: this.totalBuckets,
+        newFiles: c.newFiles,
+        ...(c.compactBefore.length > 0 ? { compactBefore: c.compactBefore } : {}),
+        ...(c.compactAfter.length > 0 ? { compactAfter: c.compactAfter } : {}),
+      });
+    }
+    if (this.assigner?.prepareCommit) {
+      // Index files are covered by the writer's in-flight record like its data files.
+      if (messages.length > 0) await this.ensureRecorded();
+      messages = await this.assigner.prepareCommit(messages);
+    }
+    if (messages.length > 0) this.handedOut = true;
+    return messages;
+  }
+
+  /** A failure while rows are out of the buffers leaves the writer unusable (its rows are gone). */
+  private async guard<T>(p: Promise<T>): Promise<T> {
+    try {
+      return await p;
+    } catch (e) {
+      this.failure = e;
+      throw e;
+    }
   }
 
   /** Name prefix of every data file of this writer (`<data-file.prefix><uuid>-`). */
@@ -237,6 +349,7 @@ export class TableWrite {
     await this.pending.catch(() => undefined);
     const paths: string[] = [];
     for (const buf of this.buffers.values()) {
+      if (buf.mergeTree) await buf.mergeTree.abort();
       for (const f of buf.newFiles) paths.push(this.paths.dataFilePath(buf.partitionDir, buf.bucket, f.fileName));
       buf.newFiles = [];
       buf.batches = [];
@@ -244,7 +357,32 @@ export class TableWrite {
     }
     this.buffered = 0;
     await this.fileIO.deleteMany(paths);
+    if (!this.handedOut) await this.assigner?.abort?.();
     if (!this.handedOut) await this.clearRecord();
+  }
+
+  /**
+   * Deletes the data files of `messages` (returned by this writer's {@link prepareCommit}) after
+   * their commit was refused, so a failed command leaves no file behind. Call it only when no
+   * snapshot can reference them: after a {@link commitNotApplied} error, never after an error
+   * whose outcome is unknown. Files this writer did not write are left alone.
+   */
+  async discard(messages: readonly CommitMessage[]): Promise<void> {
+    const dirs = new Map<string, string>();
+    for (const buf of this.buffers.values()) dirs.set(`${buf.bucket}|${bytesKey(buf.partition)}`, buf.partitionDir);
+    const paths: string[] = [];
+    for (const m of messages) {
+      const dir = dirs.get(`${m.bucket}|${bytesKey(m.partition)}`);
+      if (dir === undefined) continue;
+      for (const f of m.newFiles) if (f.fileName.startsWith(this.filePrefix)) paths.push(this.paths.dataFilePath(dir, m.bucket, f.fileName));
+    }
+    const indexPrefixes = this.assigner?.inflightPrefixes?.() ?? [];
+    for (const m of messages) {
+      for (const f of m.newIndexFiles ?? []) {
+        if (indexPrefixes.some((p) => f.fileName.startsWith(p))) paths.push(this.paths.indexFilePath(f.fileName, f.externalPath));
+      }
+    }
+    await this.fileIO.deleteMany(paths);
   }
 
   /**
@@ -266,7 +404,8 @@ export class TableWrite {
     if (this.writeOptions.recordInflight === false) return;
     const now = Date.now();
     if (this.recordedAt !== null && now - this.recordedAt < INFLIGHT_RECORD_REFRESH_MS) return;
-    await recordInflightPrefixes(this.fileIO, this.location, this.inflightRecordId, [this.filePrefix], { now: () => now });
+    const prefixes = [this.filePrefix, ...(this.assigner?.inflightPrefixes?.() ?? [])];
+    await recordInflightPrefixes(this.fileIO, this.location, this.inflightRecordId, prefixes, { now: () => now });
     this.recordedAt = now;
   }
 
@@ -295,15 +434,22 @@ export class TableWrite {
     }
     const fields = this.schema.fields;
     const names = new Set(fields.map((f) => f.name));
+    const kindField = this.writeOptions.rowKindField;
+    const kinds = this.isPk ? new Int8Array(rows.length) : null;
     for (let r = 0; r < rows.length; r++) {
       const row = rows[r];
       if (row === null || typeof row !== 'object' || Array.isArray(row)) {
         throw new WriteValidationError(undefined, r, `expected a row object { column: value }, got ${row === null ? 'null' : Array.isArray(row) ? 'an array' : typeof row}`);
       }
       for (const k in row) {
-        if (!names.has(k)) throw new WriteValidationError(k, r, `unknown column (table columns: ${fields.map((f) => f.name).join(', ')})`);
+        if (!names.has(k) && k !== kindField) throw new WriteValidationError(k, r, `unknown column (table columns: ${fields.map((f) => f.name).join(', ')})`);
+      }
+      if (kinds !== null && kindField !== undefined) {
+        const raw = row[kindField];
+        kinds[r] = raw === undefined || raw === null ? ROW_KIND_INSERT : parseRowKind(raw as string, r, kindField);
       }
     }
+    if (kinds !== null) this.checkKinds(kinds);
     const children = fields.map((field) => {
       const values = new Array<WriteValue>(rows.length);
       const type = field.type;
@@ -323,13 +469,53 @@ export class TableWrite {
       }
       return buildColumn(type, values);
     });
+    if (kinds !== null) children.push(arrow.makeData({ type: new arrow.Int8(), length: rows.length, nullCount: 0, data: kinds }));
     return this.makeBatch(children, rows.length);
+  }
+
+  /**
+   * Refuses retractions the table's merge engine cannot merge, before anything is buffered (Java
+   * fails later, while merging).
+   */
+  private checkKinds(kinds: Int8Array): void {
+    const m = this.merge!;
+    if (m.ignoreDelete) return;
+    const first = kinds.findIndex((k) => isRetraction(k));
+    if (first < 0) return;
+    const field = this.writeOptions.rowKindField;
+    if (m.engine === 'first-row') {
+      throw new WriteValidationError(field, first, "merge engine first-row cannot take -U/-D rows; set 'ignore-delete' = 'true' to drop them");
+    }
+    if (m.engine === 'partial-update' && !m.removeRecordOnDelete && !m.sequenceGroups) {
+      throw new WriteValidationError(
+        field,
+        first,
+        "merge engine partial-update cannot take -U/-D rows; set 'ignore-delete', 'partial-update.remove-record-on-delete' or sequence groups",
+      );
+    }
+    if (m.engine === 'aggregation') {
+      // Such a record would make every later merge of its key fail (reads included).
+      const retracting = m.removeRecordOnDelete ? kinds.findIndex((k) => k === ROW_KIND_UPDATE_BEFORE) : first;
+      if (retracting < 0) return;
+      for (const spec of m.aggregations?.values() ?? []) {
+        if (NON_RETRACTABLE_FUNCTIONS.has(spec.fn) && !spec.ignoreRetract) {
+          throw new WriteValidationError(
+            field,
+            retracting,
+            `aggregate function '${spec.fn}' of column '${spec.field}' cannot retract -U/-D rows; set 'fields.${spec.field}.ignore-retract' = 'true'` +
+              (m.removeRecordOnDelete ? '' : " or, for -D, 'aggregation.remove-record-on-delete' = 'true'"),
+          );
+        }
+      }
+    }
   }
 
   private conformBatch(batch: arrow.RecordBatch): arrow.RecordBatch {
     const byName = new Map<string, number>();
     batch.schema.fields.forEach((f, i) => byName.set(f.name, i));
+    const kindField = this.writeOptions.rowKindField;
     for (const f of batch.schema.fields) {
+      if (f.name === kindField) continue;
       if (!this.schema.fields.some((x) => x.name === f.name)) {
         throw new WriteValidationError(f.name, undefined, `unknown column (table columns: ${this.schema.fields.map((x) => x.name).join(', ')})`);
       }
@@ -355,12 +541,34 @@ export class TableWrite {
       }
       return data;
     });
+    if (this.isPk) children.push(this.kindsOfBatch(batch, kindField === undefined ? undefined : byName.get(kindField)));
     return this.makeBatch(children, batch.numRows);
   }
 
+  /** The `_VALUE_KIND` column of an Arrow input: parsed from its row kind column, else all `+I`. */
+  private kindsOfBatch(batch: arrow.RecordBatch, column: number | undefined): arrow.Data {
+    const n = batch.numRows;
+    const kinds = new Int8Array(n);
+    if (column !== undefined) {
+      const field = this.writeOptions.rowKindField!;
+      const data = batch.data.children[column]!;
+      const utf8 = (t: arrow.DataType): boolean => arrow.DataType.isUtf8(t) || arrow.DataType.isLargeUtf8(t);
+      if (!utf8(data.type) && !(arrow.DataType.isDictionary(data.type) && utf8(data.type.dictionary))) {
+        throw new WriteValidationError(field, undefined, `the row kind column must be Utf8 ('+I', '-U', '+U', '-D'), got Arrow ${String(data.type)}`);
+      }
+      const vector = batch.getChildAt(column)!;
+      for (let r = 0; r < n; r++) {
+        const v = vector.get(r) as string | null;
+        kinds[r] = v === null ? ROW_KIND_INSERT : parseRowKind(v, r, field);
+      }
+      this.checkKinds(kinds);
+    }
+    return arrow.makeData({ type: new arrow.Int8(), length: n, nullCount: 0, data: kinds });
+  }
+
   private makeBatch(children: arrow.Data[], length: number): arrow.RecordBatch {
-    const data = arrow.makeData({ type: new arrow.Struct(this.arrowSchema.fields), length, nullCount: 0, children });
-    return new arrow.RecordBatch(this.arrowSchema, data);
+    const data = arrow.makeData({ type: new arrow.Struct(this.batchSchema.fields), length, nullCount: 0, children });
+    return new arrow.RecordBatch(this.batchSchema, data);
   }
 
   // ---- routing ----------------------------------------------------------------------------
@@ -370,9 +578,9 @@ export class TableWrite {
    * A row whose partition and bucket-key columns hold the same raw values as the previous row joins
    * the previous row's run without decoding anything, so sorted input costs O(runs), not O(rows).
    */
-  private split(batch: arrow.RecordBatch): Array<[Value[], number, arrow.RecordBatch]> {
+  private async split(batch: arrow.RecordBatch): Promise<Array<[Value[], number, arrow.RecordBatch]>> {
     const n = batch.numRows;
-    if (this.partitionIdx.length === 0 && this.numBuckets <= 0) return n === 0 ? [] : [[[], 0, batch]];
+    if (this.partitionIdx.length === 0 && this.numBuckets <= 0 && !this.assigner) return n === 0 ? [] : [[[], 0, batch]];
     const cols = batch.data.children;
     const same = [
       ...this.partitionIdx.map((c, k) => sameAsPreviousRow(cols[c]!, this.partitionTypes[k]!)),
@@ -391,7 +599,11 @@ export class TableWrite {
         if (k === same.length) continue;
       }
       const part = partValues.map((read) => read(r));
-      const bucket = this.numBuckets > 0 ? bucketOfValues(this.bucketKeyTypes, bucketKeyValues.map((read) => read(r)), this.numBuckets) : 0;
+      let bucket = 0;
+      if (this.assigner) {
+        const assigned = this.assigner.assign(serializeBinaryRow(this.partitionTypes, part), keyHashOf(this.bucketKeyTypes, bucketKeyValues.map((read) => read(r))));
+        bucket = typeof assigned === 'number' ? assigned : await assigned;
+      } else if (this.numBuckets > 0) bucket = bucketOfValues(this.bucketKeyTypes, bucketKeyValues.map((read) => read(r)), this.numBuckets);
       const key = `${bucket}|${partKey(part)}`;
       let g = groups.get(key);
       if (!g) groups.set(key, (g = { part, bucket, rows: 0 }));
@@ -435,22 +647,50 @@ export class TableWrite {
       } catch (e) {
         throw new WriteValidationError(undefined, undefined, `cannot build the partition path: ${(e as Error).message}`);
       }
+      const partition = serializeBinaryRow(this.partitionTypes, part);
       buf = {
         key,
-        partition: serializeBinaryRow(this.partitionTypes, part),
+        partition,
         partitionDir: dir,
         bucket,
         batches: [],
         bytes: 0,
         nextSequence: undefined,
         newFiles: [],
+        ...(this.isPk ? { mergeTree: this.newMergeTree(partition, dir, bucket) } : {}),
       };
       this.buffers.set(key, buf);
     }
-    const size = batchByteSize(batch);
-    buf.batches.push(batch);
+    const size = batchByteSize(batch) + (buf.mergeTree ? batch.numRows * MERGE_RECORD_OVERHEAD_BYTES : 0);
+    if (buf.mergeTree) {
+      const columns = batch.data.children;
+      const kinds = columns[columns.length - 1]!;
+      // Arrow slices its value buffers along with the data: `values` starts at this slice's first row.
+      buf.mergeTree.write(columns.slice(0, -1), (kinds.values as Int8Array).subarray(0, kinds.length));
+    } else buf.batches.push(batch);
     buf.bytes += size;
     this.buffered += size;
+  }
+
+  private newMergeTree(partition: Uint8Array, partitionDir: string, bucket: number): MergeTreeWriter {
+    const pathOf = (fileName: string): string => this.paths.dataFilePath(partitionDir, bucket, fileName);
+    const newFileName = (): string => `${this.filePrefix}${this.fileCounter++}.parquet`;
+    const beforeFile = (): Promise<void> => this.ensureRecorded();
+    const start = this.writeOptions.startSequence;
+    return new MergeTreeWriter({
+      fileIO: this.fileIO,
+      schema: this.schema,
+      options: this.options,
+      merge: this.merge!,
+      pathOf,
+      newFileName,
+      beforeFile,
+      startSequence: async () => (start ? BigInt(await start(partition, bucket)) : 0n),
+      ...(this.writeOptions.now ? { now: this.writeOptions.now } : {}),
+      ...(this.writeOptions.compactManager
+        ? { compactManager: this.writeOptions.compactManager({ table: this.context, merge: this.merge!, partition, bucket, pathOf, newFileName, beforeFile }) }
+        : {}),
+    });
   }
 
   // ---- flushing ---------------------------------------------------------------------------
@@ -460,6 +700,18 @@ export class TableWrite {
   }
 
   private async flushIfNeeded(): Promise<void> {
+    if (this.isPk) {
+      // A merge-tree bucket flushes only when memory runs short: each flush is one more sorted run.
+      while (this.buffered > this.budget) {
+        let largest: BucketBuffer | undefined;
+        for (const buf of this.buffers.values()) if (!largest || buf.bytes > largest.bytes) largest = buf;
+        if (!largest || largest.bytes === 0) break;
+        this.buffered -= largest.bytes;
+        largest.bytes = 0;
+        await this.guard(largest.mergeTree!.flush());
+      }
+      return;
+    }
     for (const buf of this.buffers.values()) {
       // Only full files: the tail waits for more rows instead of becoming a small file.
       if (buf.batches.length > 0 && this.estimatedFileSize(buf.bytes) >= this.options.targetFileSize) await this.flush(buf, true);
@@ -566,8 +818,7 @@ export class TableWrite {
             minSequenceNumber: minSeq,
             maxSequenceNumber: minSeq + BigInt(rowCount) - 1n,
             schemaId: this.schema.id,
-            // Java stores the writer's local wall-clock time as if it were UTC (docs/format.md, "Data files").
-            creationTime: now - new Date(now).getTimezoneOffset() * 60_000,
+            creationTime: creationTimeOf(now),
             deleteRowCount: 0,
             fileSource: FILE_SOURCE_APPEND,
             valueStatsCols,
@@ -590,7 +841,7 @@ export class TableWrite {
 }
 
 /**
- * Creates a writer from storage, root and schema; rejects primary-key tables with {@link NotSupportedError}.
+ * Creates a writer from storage, root and schema (see {@link TableWrite}).
  *
  * @deprecated Use `table.newBatchWrite()`, which continues each bucket's sequence numbers, or `new TableWrite(table.context)`.
  */
@@ -614,4 +865,8 @@ function partKey(values: readonly Value[]): string {
       return typeof v + ':' + String(v);
     })
     .join('\u0000');
+}
+
+function bytesKey(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }

@@ -15,7 +15,7 @@
  * | BINARY(n), VARBINARY(n), BYTES | `Uint8Array` (incl. Buffer) or `ArrayBuffer` of at most n bytes |
  * | DATE | `number` days since 1970-01-01, `Date` (its UTC day), `'YYYY-MM-DD'` |
  * | TIME(p) | `number` milliseconds of the day, `'HH:mm[:ss[.fff]]'` |
- * | TIMESTAMP(p), TIMESTAMP_LTZ(p) | `Date`, `number` epoch millis, `{ millis, nanoOfMillis }`, `bigint` epoch value in the column's Arrow unit (ms for p ≤ 3, µs for p ≤ 6, ns above), ISO string `'YYYY-MM-DD[T ]HH:mm[:ss[.fffffffff]]'` (TIMESTAMP_LTZ also with `Z` / `±hh:mm`); sub-precision digits are truncated |
+ * | TIMESTAMP(p), TIMESTAMP_LTZ(p) | `Date`, `number` epoch millis, `{ millis, nanoOfMillis }`, `bigint` epoch value in the column's Arrow unit (ms for p ≤ 3, µs for p ≤ 6, ns above), ISO string `'YYYY-MM-DD[T ]HH:mm[:ss[.fffffffff]]'` (TIMESTAMP_LTZ also with `Z` / `±hh:mm`); non-zero digits below the precision are refused |
  * | ARRAY<T> | JS array of T values |
  * | MAP<K, V> | `Map`, array of `[key, value]` pairs, or plain object (keys parsed as K) |
  * | MULTISET<T> | `Map` / object element → count, or an array of elements |
@@ -116,6 +116,8 @@ export function toInternal(type: DataType, v: unknown): WriteValue {
     case 'CHAR':
     case 'VARCHAR':
       if (typeof v !== 'string') return fail(type, v);
+      // UTF-8 cannot hold a lone surrogate: the encoder would store U+FFFD instead.
+      if (!(v as unknown as { isWellFormed(): boolean }).isWellFormed()) fail(type, v, 'a lone UTF-16 surrogate has no UTF-8 form');
       if (type.length < MAX_LENGTH && v.length > type.length && codePointCount(v) > type.length) {
         fail(type, v, `longer than ${type.length} characters`);
       }
@@ -142,11 +144,17 @@ export function toInternal(type: DataType, v: unknown): WriteValue {
       else if (typeof v === 'string') ms = parseTime(v) ?? NaN;
       else return fail(type, v);
       if (!Number.isInteger(ms) || ms < 0 || ms >= MS_PER_DAY) fail(type, v, "milliseconds of the day or 'HH:mm:ss'");
-      return truncateTime(ms, type.precision);
+      // Digits below the precision are refused, as DECIMAL refuses extra scale: never cut silently.
+      if (truncateTime(ms, type.precision) !== ms) fail(type, v, `more than ${type.precision} fractional second digits`);
+      return ms;
     }
     case 'TIMESTAMP':
-    case 'TIMESTAMP_LTZ':
-      return truncateTimestamp(toTimestamp(type, v), type.precision);
+    case 'TIMESTAMP_LTZ': {
+      const t = toTimestamp(type, v);
+      const cut = truncateTimestamp(t, type.precision);
+      if (cut.millis !== t.millis || cut.nanoOfMillis !== t.nanoOfMillis) fail(type, v, `more than ${type.precision} fractional second digits`);
+      return t;
+    }
     case 'ARRAY': {
       if (!Array.isArray(v)) return fail(type, v);
       return v.map((e, i) => nested(type.element, e, `[${i}]`));

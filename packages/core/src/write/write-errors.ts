@@ -8,6 +8,9 @@ export class NotSupportedError extends TidemarkUserError {}
  * column, a value of the wrong type or out of range. Names the column and, when known, the row.
  */
 export class WriteValidationError extends TidemarkUserError {
+  /** The problem without the column and row prefix, for callers that name the place their own way. */
+  readonly detail: string;
+
   constructor(
     /** Column (dotted path for nested fields), or undefined for input-level problems. */
     readonly column: string | undefined,
@@ -19,5 +22,6 @@ export class WriteValidationError extends TidemarkUserError {
       .filter((x) => x !== undefined)
       .join(', ');
     super(`${where ? where + ': ' : ''}${detail}`);
+    this.detail = detail;
   }
 }

@@ -1,0 +1,107 @@
+import { createReadStream } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
+import type { Readable } from 'node:stream';
+import type { CommitResult, RowObject } from '@tidemark/core';
+import { defineCommand } from '../command.js';
+import type { CommandContext } from '../context.js';
+import { CliError, UsageError } from '../errors.js';
+import { InputError, readCsv, readJsonLines } from '../input/row-input.js';
+import { jsonOption, printLine, tableArgument, withTable } from './shared.js';
+
+/** `tidemark delete`: delete keys of a primary-key table, by predicate or from a file of keys. */
+export const deleteCommand = defineCommand({
+  name: 'delete',
+  summary: 'delete rows of a primary-key table by predicate or by key, as one snapshot',
+  usage: {
+    synopsis: [
+      'delete <table> --where "<predicate>" [--commit-user U --commit-identifier N] [--json]',
+      'delete <table> --input <keys-file> | - [--format jsonl|csv] [--commit-user U --commit-identifier N] [--json]',
+    ],
+    description:
+      'With --where, every key whose latest row matches the predicate (the `read --where` syntax) is deleted. With --input, each ' +
+      'row names one key by its primary-key columns (other columns are ignored). Writes one delete record per key and commits ' +
+      'them as one snapshot; prints how many keys were deleted. Append tables (no primary key) are refused.',
+    positionals: [tableArgument],
+    options: {
+      where: {
+        type: 'string',
+        valueName: 'predicate',
+        description: "delete the keys whose rows match, e.g. \"dt = '2024-05-01' AND id < 10\"",
+      },
+      input: { type: 'string', valueName: 'file|-', description: 'keys to delete, one row per key; - for stdin' },
+      format: { type: 'string', valueName: 'fmt', choices: ['jsonl', 'csv'], description: 'format of --input (default jsonl)' },
+      'commit-user': { type: 'string', valueName: 'U', description: 'commit user, for idempotent retries' },
+      'commit-identifier': { type: 'integer', min: 0, valueName: 'N', description: 'commit identifier; skipped if U already committed it' },
+      json: jsonOption,
+    },
+    conflicts: [['where', 'input']],
+    requires: { format: 'input', 'commit-identifier': 'commit-user', 'commit-user': 'commit-identifier' },
+  },
+  async run(args, ctx) {
+    const o = args.options;
+    if (o.where === undefined && o.input === undefined) {
+      throw new UsageError("give the keys to delete with '--where <predicate>' or '--input <file>'", 'delete');
+    }
+    await withTable(args.named['table']!, ctx, async (table) => {
+      const schema = table.schema();
+      if (!table.isPrimaryKeyTable) {
+        throw new CliError(
+          `${table.location} is an append table (no primary key): deleting rows is supported for primary-key tables only; rewrite the affected partitions with 'tidemark write --overwrite' instead`,
+        );
+      }
+      const options = {
+        ...(o['commit-user'] !== undefined ? { commitUser: o['commit-user'] } : {}),
+        ...(o['commit-identifier'] !== undefined ? { identifier: BigInt(o['commit-identifier']) } : {}),
+      };
+      let target: readonly RowObject[] | { where: string };
+      if (o.where !== undefined) {
+        target = { where: o.where };
+      } else {
+        const stream: Readable = o.input === '-' ? ctx.stdin : createReadStream(resolvePath(ctx.cwd, o.input!));
+        const chunks = o.format === 'csv' ? readCsv(stream, schema.fields) : readJsonLines(stream, schema.fields);
+        const keys: RowObject[] = [];
+        for await (const chunk of chunks) {
+          ctx.signal.throwIfAborted();
+          chunk.rows.forEach((row, i) => {
+            for (const k of schema.primaryKeys) {
+              if (row[k] === undefined || row[k] === null) {
+                throw new InputError(`input line ${chunk.lines[i]}: primary-key column '${k}' is missing or null`);
+              }
+            }
+            keys.push(Object.fromEntries(schema.primaryKeys.map((k) => [k, row[k]])));
+          });
+        }
+        target = keys;
+      }
+      const { deleted, result } = await table.delete(target, options);
+      await report(ctx, deleted, result, o.json);
+    });
+  },
+});
+
+async function report(ctx: CommandContext, deleted: number, result: CommitResult, json: boolean): Promise<void> {
+  if (json) {
+    await printLine(
+      ctx,
+      JSON.stringify({
+        deleted,
+        status: result.status,
+        ...(result.status === 'committed' ? { snapshotId: result.snapshotId } : {}),
+        ...(result.status === 'skipped' ? { reason: result.reason } : {}),
+      }),
+    );
+    return;
+  }
+  const keys = `${deleted} key${deleted === 1 ? '' : 's'}`;
+  switch (result.status) {
+    case 'committed':
+      await printLine(ctx, `deleted ${keys}: committed snapshot ${result.snapshotId}`);
+      break;
+    case 'skipped':
+      await printLine(ctx, `skipped: ${result.reason}`);
+      break;
+    case 'empty':
+      await printLine(ctx, `deleted ${keys}: nothing matched; no snapshot was created`);
+      break;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Before a commit builds on the latest snapshot, checks that what it builds on is intact: a commit
+ * on top of an unreadable manifest, or next to a missing or truncated data file, would print
+ * "committed" while every reader of the new snapshot fails.
+ *
+ * Checked: both manifest lists of the base snapshot decode; every manifest they list has the size
+ * the list records and decodes; every live data file in the (partition, bucket)s the commit
+ * touches exists with the size its manifest entry records (when enabled). Data files elsewhere are not checked
+ * (that would cost a request per file of the table per commit; `tidemark verify` checks them all).
+ * What passed is remembered per instance: files are immutable, so later commits of a long-lived
+ * writer only check what is new.
+ */
+import type { FileIO } from '@tidemark/storage';
+import { readManifestEntries, type ManifestEntry, type Snapshot } from '@tidemark/format';
+import { CorruptTableError } from '../scan/errors.js';
+import type { TablePaths } from '../table-paths.js';
+import { dataManifests, EntryFolder, partitionKey } from './manifest-fold.js';
+
+
+/** Parallel `stat`s of data files. */
+const STAT_CONCURRENCY = 16;
+
+export class CommitBaseCheck {
+  private readonly goodManifests = new Set<string>();
+  private readonly goodFiles = new Set<string>();
+
+  constructor(
+    private readonly fileIO: FileIO,
+    private readonly paths: TablePaths,
+    /** Location of a data file of a manifest entry; null to check manifests only. */
+    private readonly locate: ((entry: ManifestEntry) => string) | null,
+  ) {}
+
+  /** @throws CorruptTableError naming the unreadable manifest list, manifest or data file. */
+  async check(latest: Snapshot, delta: readonly ManifestEntry[]): Promise<void> {
+    const refuse = (what: string, cause: unknown): never => {
+      const detail = cause instanceof Error ? cause.message : String(cause);
+      throw new CorruptTableError(
+        `refusing to commit on top of snapshot ${latest.id} of ${this.paths.root}: ${what} (${detail}); nothing was committed. ` +
+          `Run 'tidemark verify' to see what is damaged, and repair it (e.g. roll back to an intact snapshot) before writing`,
+        { cause },
+      );
+    };
+    let metas;
+    try {
+      metas = await dataManifests(this.fileIO, this.paths, latest);
+    } catch (e) {
+      return refuse('its manifest list cannot be read', e);
+    }
+    const locate = this.locate;
+    const touched = new Set(locate === null ? [] : delta.map((e) => `${partitionKey(e.partition)}|${e.bucket}`));
+    const folder = new EntryFolder();
+    for (const m of metas) {
+      const path = this.paths.manifestPath(m.fileName);
+      try {
+        if (!this.goodManifests.has(m.fileName)) {
+          const size = (await this.fileIO.stat(path)).size;
+          if (size !== m.fileSize) throw new Error(`the file is ${size} bytes, but the manifest list records ${m.fileSize}`);
+        }
+        for await (const e of readManifestEntries(this.fileIO, path)) {
+          if (touched.has(`${partitionKey(e.partition)}|${e.bucket}`)) folder.add(e);
+        }
+      } catch (e) {
+        return refuse(`manifest ${path} cannot be read`, e);
+      }
+      this.goodManifests.add(m.fileName);
+    }
+    if (locate === null) return;
+    const todo = [...folder.entries.values()].map((e) => ({ path: locate(e), size: e.file.fileSize })).filter((f) => !this.goodFiles.has(f.path));
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < todo.length) {
+        const f = todo[next++]!;
+        let size: number;
+        try {
+          size = (await this.fileIO.stat(f.path)).size;
+        } catch (e) {
+          return refuse(`live data file ${f.path} cannot be found`, e);
+        }
+        if (size !== f.size) refuse(`live data file ${f.path} is damaged`, `it is ${size} bytes, but its manifest entry records ${f.size}`);
+        this.goodFiles.add(f.path);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(STAT_CONCURRENCY, todo.length) }, worker));
+  }
+}

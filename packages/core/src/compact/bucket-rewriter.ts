@@ -1,0 +1,141 @@
+/**
+ * The compaction rewriter of one bucket of a table: reads go through the bucket's directory with
+ * each file's own schema; each key window is merged by the table's merge engine exactly as reads
+ * and the writer's flushes merge (one shared merger); the survivors are written by the key-value
+ * file writer as files of the output level (file source COMPACT).
+ */
+import { randomUUID } from 'node:crypto';
+import { FILE_SOURCE_COMPACT, type DataFileMeta, type TableSchema } from '@tidemark/format';
+import type { FileIO } from '@tidemark/storage';
+import type { Table } from '../table.js';
+import type { DataSplit } from '../scan/data-split.js';
+import { coreOptions } from '../core-options.js';
+import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
+import { mergeEngineOptions, type MergeEngineOptions } from '../read/merge-engine.js';
+import { KeyValueChunks } from '../read/merged-columns.js';
+import { KeyValueFileWriter } from '../write/key-value/key-value-file-writer.js';
+import { trimmedKeyFields } from '../write/key-value/key-value.js';
+import { MergeTreeCompactRewriter, type BucketRewriter } from './merge-tree-rewriter.js';
+import type { KeyValueSegment, WindowMerge } from './merge-tree-reader.js';
+
+/** Where one bucket's files are and how new ones are named. */
+export interface BucketFilesContext {
+  readonly fileIO: FileIO;
+  /** The schema outputs are written with (the table's current one). */
+  readonly schema: TableSchema;
+  /** Schema of a file's `_SCHEMA_ID`. */
+  schemaOf(id: number): Promise<TableSchema>;
+  /** Full path of a data file of the bucket from its name. */
+  pathOf(fileName: string): string;
+  /** A fresh data file name. */
+  newFileName(): string;
+  /** Awaited before each data file is written (in-flight record). */
+  beforeFile?(): Promise<void>;
+  readonly signal?: AbortSignal;
+  /** Called with each input file once it has been read through. */
+  readonly onFileRead?: (file: DataFileMeta) => void;
+}
+
+/** A compaction rewriter of one bucket; `onClose` runs when it is closed. */
+export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Promise<void>): BucketRewriter {
+  const { schema } = ctx;
+  const options = coreOptions(schema);
+  const merge = mergeEngineOptions(schema);
+  const keyFields = trimmedKeyFields(schema);
+  const keyPositions = keyFields.map((k) => schema.fields.findIndex((f) => f.id === k.id));
+  return new MergeTreeCompactRewriter(
+    {
+      read: {
+        fileIO: ctx.fileIO,
+        pathOf: (name) => ctx.pathOf(name),
+        schemaOf: (id) => ctx.schemaOf(id),
+        readFields: schema.fields,
+        keyPositions,
+        ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
+        ...(ctx.onFileRead !== undefined ? { onFileRead: ctx.onFileRead } : {}),
+      },
+      newSink: (level) => {
+        const writer = new KeyValueFileWriter({
+          fileIO: ctx.fileIO,
+          schema,
+          options,
+          pathOf: (name) => ctx.pathOf(name),
+          newFileName: () => ctx.newFileName(),
+          level,
+          fileSource: FILE_SOURCE_COMPACT,
+          ...(ctx.beforeFile !== undefined ? { beforeFile: () => ctx.beforeFile!() } : {}),
+        });
+        return {
+          write: (rows) => writer.write(rows),
+          close: () => writer.close(),
+          abort: () => writer.abort(),
+        };
+      },
+      merge: (dropDelete) => windowMerge(schema, merge, dropDelete),
+      deleteFiles: async (files) => {
+        await ctx.fileIO.deleteMany(files.map((f) => ctx.pathOf(f.fileName)));
+      },
+    },
+    onClose,
+  );
+}
+
+/**
+ * Merges a window with the shared merger: one row per key with the row kind a writer stores, or
+ * (with `dropDelete`) without the keys whose result is a retraction.
+ */
+function windowMerge(schema: TableSchema, merge: MergeEngineOptions, dropDelete: boolean): WindowMerge {
+  const keyFields = trimmedKeyFields(schema);
+  const sequenceFields = (merge.sequenceFields ?? []).map((n) => schema.fields.find((f) => f.name === n)!);
+  return (segments): KeyValueSegment | null => {
+    const held = new KeyValueChunks(schema.fields, keyFields, sequenceFields);
+    for (const s of segments) held.add(s.columns, s.sequence, s.kinds, s.rows);
+    const merged = held.merge(merge, !dropDelete);
+    if (merged.length === 0) return null;
+    return { columns: merged.columns(), sequence: merged.sequences(), kinds: merged.kinds(), rows: merged.length };
+  };
+}
+
+/** Options of {@link openBucketRewriter}. */
+export interface OpenBucketRewriterOptions {
+  readonly signal?: AbortSignal;
+  /** Called with each input file once it has been read through. */
+  readonly onFileRead?: (file: DataFileMeta) => void;
+}
+
+/**
+ * The rewriter of one bucket (`split`) of `table` for a compaction run, writing with `schema` (the
+ * latest). Its output files share one name prefix, recorded in flight before the first is
+ * written, so that orphan cleanup leaves them alone until the run is closed (after its commit).
+ */
+export async function openBucketRewriter(
+  table: Table,
+  schema: TableSchema,
+  split: DataSplit,
+  options: OpenBucketRewriterOptions = {},
+): Promise<BucketRewriter> {
+  const uuid = randomUUID();
+  const prefix = `${coreOptions(schema).dataFilePrefix}${uuid}-`;
+  const recordId = `compact-${uuid}`;
+  let counter = 0;
+  let recorded = false;
+  return createBucketRewriter(
+    {
+      fileIO: table.fileIO,
+      schema,
+      schemaOf: (id) => (id === schema.id ? Promise.resolve(schema) : table.schemaManager.schema(id)),
+      pathOf: (name) => table.paths.dataFilePath(split.partitionPath, split.bucket, name),
+      newFileName: () => `${prefix}${counter++}.parquet`,
+      beforeFile: async () => {
+        if (recorded) return;
+        await recordInflightPrefixes(table.fileIO, table.location, recordId, [prefix]);
+        recorded = true;
+      },
+      ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      ...(options.onFileRead !== undefined ? { onFileRead: options.onFileRead } : {}),
+    },
+    async () => {
+      if (recorded) await clearInflightFiles(table.fileIO, table.location, recordId).catch(() => undefined);
+    },
+  );
+}

@@ -1,0 +1,176 @@
+/**
+ * Compaction run by the writer of one primary-key bucket, as Java's merge-tree writer runs it:
+ * after each flush the new level-0 files join the bucket's levels and universal compaction may
+ * start one compaction in the background; when the bucket has more sorted runs than
+ * `num-sorted-run.stop-trigger` the writer first waits for the running one. At commit the writer
+ * waits for the running compaction (batch writes do, in Java too), runs a full compaction every
+ * `full-compaction.delta-commits` commits, and hands out what was compacted since the last commit
+ * (compactBefore / compactAfter, committed as a COMPACT snapshot after the APPEND one).
+ *
+ * A compaction may take files this writer flushed in the same commit, and may compact its own
+ * earlier output again: such an intermediate file was never committed, so it is deleted at once
+ * and neither committed as added nor as removed (a file that only changed level is kept).
+ */
+import type { FileIO } from '@tidemark/storage';
+import type { DataFileMeta, TableSchema } from '@tidemark/format';
+import type { CompactManager } from '../write/key-value/merge-tree-writer.js';
+import { trimmedKeyFields } from '../write/key-value/key-value.js';
+import type { CompactManagerContext } from '../write/table-write.js';
+import { createBucketRewriter } from './bucket-rewriter.js';
+import type { CompactResult } from './compact-task.js';
+import { MergeTreeCompactManager } from './compact-manager.js';
+import { compactStrategy, compactionSettings } from './compaction-settings.js';
+import { Levels } from './levels.js';
+import { binaryRowKeyComparator } from './sorted-run.js';
+
+/** What a writer commits for its compactions. */
+export interface WriterCompactionIncrement {
+  readonly compactBefore: readonly DataFileMeta[];
+  readonly compactAfter: readonly DataFileMeta[];
+}
+
+/** Settings of {@link WriterCompaction}. */
+export interface WriterCompactionOptions {
+  /** Builds the bucket's compact manager from its live files (called once, at the first flush). */
+  readonly open: () => Promise<MergeTreeCompactManager>;
+  /** `full-compaction.delta-commits`, or null. */
+  readonly fullCompactionDeltaCommits: number | null;
+  /** Deletes data files of the bucket (intermediate compaction outputs). */
+  readonly deleteFiles: (files: readonly DataFileMeta[]) => Promise<void>;
+}
+
+/** The compaction side of one bucket writer (the merge-tree writer's compaction hook). */
+export class WriterCompaction {
+  private manager: MergeTreeCompactManager | null = null;
+  private opening: Promise<MergeTreeCompactManager> | null = null;
+  private readonly compactBefore = new Map<string, DataFileMeta>();
+  private compactAfter: DataFileMeta[] = [];
+  private commits = 0;
+
+  constructor(private readonly options: WriterCompactionOptions) {}
+
+  private async get(): Promise<MergeTreeCompactManager> {
+    if (this.manager !== null) return this.manager;
+    this.opening ??= this.options.open();
+    this.manager = await this.opening;
+    return this.manager;
+  }
+
+  /** After a flush: adds the new level-0 files, takes up a finished compaction, maybe starts one. */
+  async onFlush(levelZeroFiles: readonly DataFileMeta[]): Promise<void> {
+    const m = await this.get();
+    const wait = m.shouldWaitForLatestCompaction();
+    for (const f of levelZeroFiles) m.addNewFile(f);
+    await this.sync(m, wait);
+    m.triggerCompaction(false);
+  }
+
+  /** At commit: waits for the running compaction (and runs a due full one); returns what to commit. */
+  async prepareCommit(): Promise<WriterCompactionIncrement> {
+    this.commits++;
+    const m = this.manager ?? (this.opening !== null ? await this.get() : null);
+    if (m !== null) {
+      await this.sync(m, true);
+      const every = this.options.fullCompactionDeltaCommits;
+      if (every !== null && this.commits % every === 0) {
+        m.triggerCompaction(true);
+        await this.sync(m, true);
+      }
+    }
+    const out = { compactBefore: [...this.compactBefore.values()], compactAfter: this.compactAfter };
+    this.compactBefore.clear();
+    this.compactAfter = [];
+    return out;
+  }
+
+  /** Stops the running compaction and deletes every compaction output not committed. */
+  async abort(): Promise<void> {
+    const m = this.manager ?? (this.opening !== null ? await this.get().catch(() => null) : null);
+    const pending = m === null ? null : await m.close();
+    if (pending !== null) await this.take(pending);
+    const keep = new Set(this.compactBefore.keys());
+    const orphans = this.compactAfter.filter((f) => !keep.has(f.fileName));
+    this.compactBefore.clear();
+    this.compactAfter = [];
+    if (orphans.length > 0) await this.options.deleteFiles(orphans);
+  }
+
+  private async sync(m: MergeTreeCompactManager, blocking: boolean): Promise<void> {
+    const result = await m.getCompactionResult(blocking);
+    if (result !== null) await this.take(result);
+  }
+
+  /** Folds a compaction result into what the next commit carries. */
+  private async take(result: CompactResult): Promise<void> {
+    const afterNames = new Set(result.after.map((f) => f.fileName));
+    const intermediate: DataFileMeta[] = [];
+    for (const f of result.before) {
+      const i = this.compactAfter.findIndex((a) => a.fileName === f.fileName && a.level === f.level);
+      if (i >= 0) {
+        // Output of an earlier compaction of this commit, now compacted again: never committed.
+        this.compactAfter.splice(i, 1);
+        if (!this.compactBefore.has(f.fileName) && !afterNames.has(f.fileName)) intermediate.push(f);
+      } else if (!this.compactBefore.has(f.fileName)) {
+        this.compactBefore.set(f.fileName, f);
+      }
+    }
+    this.compactAfter.push(...result.after);
+    if (intermediate.length > 0) await this.options.deleteFiles(intermediate);
+  }
+}
+
+/** What {@link writerCompactManager} needs of the table. */
+export interface WriterCompactionTable {
+  readonly fileIO: FileIO;
+  readonly location: string;
+  /** The schema the writer writes with. */
+  readonly schema: TableSchema;
+  schemaOf(id: number): Promise<TableSchema>;
+}
+
+/**
+ * The compaction hook of one bucket writer of a primary-key table: universal compaction after
+ * flushes (forcing level 0 up for first-row tables and `compaction.force-up-level-0`), outputs
+ * named and recorded in flight like the writer's own files. `restore` lists the bucket's live
+ * files when the writer started (asked once, at the first flush).
+ */
+export function writerCompactManager(
+  table: WriterCompactionTable,
+  bucket: CompactManagerContext,
+  restore: () => Promise<readonly DataFileMeta[]>,
+): CompactManager {
+  const { schema } = table;
+  const settings = compactionSettings(schema);
+  const compare = binaryRowKeyComparator(trimmedKeyFields(schema).map((f) => f.type));
+  const deleteFiles = async (files: readonly DataFileMeta[]): Promise<void> => {
+    await table.fileIO.deleteMany(files.map((f) => bucket.pathOf(f.fileName)));
+  };
+  const compaction = new WriterCompaction({
+    open: async () => {
+      const abortController = new AbortController();
+      const levels = new Levels(await restore(), settings.numLevels, compare, `${table.location}: bucket ${bucket.bucket}`);
+      const rewriter = createBucketRewriter({
+        fileIO: table.fileIO,
+        schema,
+        schemaOf: (id) => table.schemaOf(id),
+        pathOf: bucket.pathOf,
+        newFileName: bucket.newFileName,
+        beforeFile: bucket.beforeFile,
+        signal: abortController.signal,
+      });
+      return new MergeTreeCompactManager(levels, compactStrategy(settings), rewriter, {
+        minFileSize: settings.compactionFileSize,
+        numSortedRunStopTrigger: settings.numSortedRunStopTrigger,
+        compare,
+        abortController,
+      });
+    },
+    fullCompactionDeltaCommits: settings.fullCompactionDeltaCommits,
+    deleteFiles,
+  });
+  return {
+    onFlush: (files) => compaction.onFlush(files),
+    prepareCommit: () => compaction.prepareCommit(),
+    abort: () => compaction.abort(),
+  };
+}

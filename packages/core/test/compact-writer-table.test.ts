@@ -1,0 +1,158 @@
+/**
+ * Compaction run by the writers of primary-key tables (Table.append / delete): once a bucket
+ * reaches `num-sorted-run.compaction-trigger` sorted runs the writing commit is followed by a
+ * COMPACT snapshot; what every snapshot reads stays what the writes said; `write-only` tables
+ * never compact; `full-compaction.delta-commits` = 1 puts every commit's data into the top level;
+ * first-row tables become readable at once (level 0 is always compacted up).
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryFileIO } from '@tidemark/storage';
+import { FileSystemCatalog, openTable, type Table } from '../src/index.js';
+
+let n = 0;
+async function pkTable(options: Record<string, string> = {}): Promise<Table> {
+  const io = new MemoryFileIO();
+  const catalog = new FileSystemCatalog(`memory://pk-writer-compact-${process.pid}-${++n}/wh`, { fileIO: io });
+  await catalog.createTable('db.t', {
+    fields: [
+      { name: 'k', type: 'INT NOT NULL' },
+      { name: 'v', type: 'STRING' },
+      { name: 'n', type: 'BIGINT' },
+    ],
+    primaryKeys: ['k'],
+    options: { bucket: '2', ...options },
+  });
+  return openTable(catalog.tableLocation('db.t'), { fileIO: io });
+}
+
+async function rows(table: Table, snapshotId?: number): Promise<string[]> {
+  const t = await table.newRead(snapshotId === undefined ? {} : { snapshotId }).toArrowTable();
+  return t
+    .toArray()
+    .map((r) => JSON.stringify(r.toJSON(), (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v)))
+    .sort();
+}
+
+async function kinds(table: Table): Promise<string[]> {
+  const out: string[] = [];
+  for (const id of await table.snapshotManager.sortedIds()) out.push((await table.snapshotManager.snapshot(id)).commitKind);
+  return out;
+}
+
+/** 8 commits of upserts and deletes over keys 0..19, with the model of what the table holds after each. */
+async function history(table: Table, deletes = true): Promise<Map<number, string[]>[]> {
+  const model = new Map<number, { k: number; v: string; n: bigint }>();
+  const states: Map<number, string[]>[] = [];
+  for (let c = 0; c < 8; c++) {
+    const upserts = [];
+    for (let i = 0; i < 6; i++) {
+      const k = (c * 7 + i * 3) % 20;
+      const row = { k, v: `c${c}-${i}`, n: BigInt(c * 100 + i) };
+      upserts.push(row);
+      model.set(k, row);
+    }
+    await table.append(upserts);
+    if (deletes && c % 3 === 2) {
+      const k = (c * 5) % 20;
+      await table.delete([{ k }]);
+      model.delete(k);
+    }
+    const id = (await table.snapshotManager.latest())!.id;
+    const expected = [...model.values()].map((r) => JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))).sort();
+    states.push(new Map([[id, expected]]));
+  }
+  return states;
+}
+
+describe('compaction by primary-key writers', () => {
+  it('compacts once a bucket has 5 sorted runs, never changing what a snapshot reads', async () => {
+    const table = await pkTable();
+    const states = await history(table);
+    const k = await kinds(table);
+    expect(k).toContain('COMPACT');
+    // Every COMPACT snapshot directly follows the APPEND of the same write.
+    k.forEach((kind, i) => {
+      if (kind === 'COMPACT') expect(k[i - 1]).toBe('APPEND');
+    });
+    for (const s of states) for (const [id, expected] of s) expect(await rows(table, id)).toEqual(expected);
+    const plan = await table.newRead().plan();
+    for (const split of plan.splits) {
+      expect(split.files.some((f) => f.meta.level > 0)).toBe(true);
+      // The writers keep each bucket below the trigger (5 runs) after every commit.
+      const runs = split.files.filter((f) => f.meta.level === 0).length + new Set(split.files.filter((f) => f.meta.level > 0).map((f) => f.meta.level)).size;
+      expect(runs).toBeLessThan(5);
+    }
+    // A COMPACT snapshot reads exactly like the APPEND before it.
+    for (const [i, kind] of k.entries()) if (kind === 'COMPACT') expect(await rows(table, i + 1)).toEqual(await rows(table, i));
+  });
+
+  it('write-only tables are never compacted by writers', async () => {
+    const table = await pkTable({ 'write-only': 'true' });
+    const states = await history(table);
+    expect(await kinds(table)).not.toContain('COMPACT');
+    const last = states[states.length - 1]!;
+    for (const [id, expected] of last) expect(await rows(table, id)).toEqual(expected);
+    const plan = await table.newRead().plan();
+    expect(plan.files().every((f) => f.level === 0)).toBe(true);
+  });
+
+  it('full-compaction.delta-commits = 1 leaves every bucket as one top-level run after each write', async () => {
+    const table = await pkTable({ 'full-compaction.delta-commits': '1' });
+    const states = await history(table);
+    for (const s of states) for (const [id, expected] of s) expect(await rows(table, id)).toEqual(expected);
+    const plan = await table.newRead().plan();
+    for (const split of plan.splits) {
+      expect(split.files.map((f) => f.meta.level)).toEqual(split.files.map(() => 5));
+      for (const f of split.files) expect(f.meta.deleteRowCount).toBe(0);
+    }
+  });
+
+  it('first-row tables are readable right after each write (level 0 is always compacted up)', async () => {
+    const table = await pkTable({ 'merge-engine': 'first-row' });
+    await table.append([
+      { k: 1, v: 'first', n: 1n },
+      { k: 2, v: 'first', n: 2n },
+    ]);
+    expect(await rows(table)).toEqual(['{"k":1,"v":"first","n":"1n"}', '{"k":2,"v":"first","n":"2n"}']);
+    await table.append([
+      { k: 1, v: 'second', n: 10n },
+      { k: 3, v: 'first', n: 3n },
+    ]);
+    expect(await rows(table)).toEqual(['{"k":1,"v":"first","n":"1n"}', '{"k":2,"v":"first","n":"2n"}', '{"k":3,"v":"first","n":"3n"}']);
+    const plan = await table.newRead().plan();
+    expect(plan.files().every((f) => f.level > 0)).toBe(true);
+  });
+
+  it('a writer whose compaction lost its inputs to another writer commits its data without it', async () => {
+    const table = await pkTable({ bucket: '1' });
+    for (let c = 0; c < 4; c++) await table.append([{ k: c, v: `base${c}`, n: BigInt(c) }]);
+    // Writer A prepares a commit whose compaction takes the 4 base runs and its own new file.
+    const a = table.newBatchWrite();
+    await a.write([{ k: 100, v: 'A', n: 100n }]);
+    const messages = await a.prepareCommit();
+    expect(messages[0]!.compactBefore?.length).toBe(5);
+    const outputs = messages[0]!.compactAfter!.map((f) => f.fileName);
+    // Writer B does the same and commits first.
+    await table.append([{ k: 200, v: 'B', n: 200n }]);
+    const latest = (await table.snapshotManager.latest())!.id;
+    expect((await table.snapshotManager.snapshot(latest)).commitKind).toBe('COMPACT');
+    const warnings: string[] = [];
+    const result = await table.newCommit({ logger: { warn: (m) => warnings.push(m) } }).commit({ identifier: 1n, messages });
+    await a.close();
+    expect(result.status).toBe('committed');
+    if (result.status === 'committed') expect(result.snapshotIds).toHaveLength(1);
+    expect((await table.snapshotManager.latest())!.commitKind).toBe('APPEND');
+    expect(await rows(table)).toEqual([
+      '{"k":0,"v":"base0","n":"0n"}',
+      '{"k":1,"v":"base1","n":"1n"}',
+      '{"k":100,"v":"A","n":"100n"}',
+      '{"k":2,"v":"base2","n":"2n"}',
+      '{"k":200,"v":"B","n":"200n"}',
+      '{"k":3,"v":"base3","n":"3n"}',
+    ]);
+    // A's compaction outputs are gone.
+    const plan = await table.newRead().plan();
+    const dir = plan.splits[0]!.bucketPath;
+    for (const name of outputs) expect(await table.fileIO.exists(`${dir}/${name}`)).toBe(false);
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * `write` refuses to commit on top of a damaged table: a live manifest deleted, truncated or
+ * bit-flipped, or a live data file of the bucket written to deleted or truncated. The refusal
+ * names the damaged file, creates no snapshot and leaves no data file behind.
+ */
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runTidemark } from './support/cli-process.js';
+
+const GUARD = { timeoutMs: 30_000 };
+let dir: string;
+let pristine: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tidemark-base-check-'));
+  pristine = join(dir, 'pristine', 'db.db', 't');
+  expect((await runTidemark(['create', pristine, '--schema', '[{"name":"id","type":"BIGINT"},{"name":"p","type":"STRING"}]', '--partition', 'p'], GUARD)).code).toBe(0);
+  for (let i = 1; i <= 3; i++) expect((await runTidemark(['write', pristine], { stdin: `{"id":${i},"p":"a"}\n`, ...GUARD })).code).toBe(0);
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function listing(root: string): string[] {
+  return (readdirSync(root, { recursive: true }) as string[]).sort();
+}
+
+const damage: Array<[string, (t: string) => string, RegExp]> = [
+  ['a deleted manifest', (t) => del(firstManifest(t)), /manifest .*manifest-[^ ]* cannot be read \(Not found/],
+  ['a truncated manifest', (t) => trunc(firstManifest(t), 100), /manifest .* cannot be read \(the file is 100 bytes, but the manifest list records \d+\)/],
+  ['a bit-flipped manifest', (t) => flip(firstManifest(t)), /manifest .* cannot be read/],
+  ['a deleted data file', (t) => del(firstDataFile(t)), /live data file .*\.parquet cannot be found/],
+  ['a truncated data file', (t) => trunc(firstDataFile(t), 10), /live data file .*\.parquet is damaged \(it is 10 bytes, but its manifest entry records \d+\)/],
+];
+
+function firstManifest(t: string): string {
+  return join(t, 'manifest', readdirSync(join(t, 'manifest')).filter((f) => !f.startsWith('manifest-list-')).sort()[0]!);
+}
+function firstDataFile(t: string): string {
+  const b = join(t, 'p=a', 'bucket-0');
+  return join(b, readdirSync(b).sort()[0]!);
+}
+function del(p: string): string {
+  rmSync(p);
+  return p;
+}
+function trunc(p: string, n: number): string {
+  truncateSync(p, n);
+  return p;
+}
+/** Flips a bit of the Avro header's schema JSON (a flip inside a value may still decode: Avro has no checksum). */
+function flip(p: string): string {
+  const b = readFileSync(p);
+  b[b.indexOf('{"type"')] ^= 0x10;
+  writeFileSync(p, b);
+  return p;
+}
+
+describe('write on a damaged table', () => {
+  for (const [what, harm, message] of damage) {
+    it(`refuses with ${what}`, async () => {
+      const t = join(dir, what.replace(/\W+/g, '-'), 'db.db', 't');
+      cpSync(pristine, t, { recursive: true });
+      const damaged = harm(t);
+      const before = listing(t);
+      const r = await runTidemark(['write', t], { stdin: '{"id":9,"p":"a"}\n', ...GUARD });
+      expect(r.timedOut).toBe(false);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^tidemark write: refusing to commit on top of snapshot 3 of /);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).toContain(damaged);
+      expect(r.stdout).toBe('');
+      expect(listing(t)).toEqual(before); // no snapshot 4, no manifest, no data file left behind
+    });
+  }
+
+  it('commits on the intact table', async () => {
+    const t = join(dir, 'intact', 'db.db', 't');
+    cpSync(pristine, t, { recursive: true });
+    const r = await runTidemark(['write', t], { stdin: '{"id":9,"p":"a"}\n', ...GUARD });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('committed snapshot 4 (1 row)\n');
+  });
+});

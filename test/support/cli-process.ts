@@ -1,0 +1,60 @@
+/**
+ * Runs the built `tidemark` binary (packages/cli/bin/tidemark.js) in a child process, the way cron
+ * or a shell does, so tests see the real exit code and whether the process ends on its own.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const TIDEMARK_BIN = fileURLToPath(new URL('../../packages/cli/bin/tidemark.js', import.meta.url));
+
+export interface ProcessResult {
+  /** Exit code; null when the process was killed (see `timedOut`). */
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** True when the process had not exited after `timeoutMs` and was killed. */
+  readonly timedOut: boolean;
+}
+
+export interface RunOptions {
+  readonly cwd?: string;
+  readonly env?: Record<string, string | undefined>;
+  readonly stdin?: string | Uint8Array;
+  /** Kill the process after this long and report `timedOut` (a hang guard, not a speed check). */
+  readonly timeoutMs?: number;
+}
+
+/** Runs `node <script> ...args` and resolves when it exits or after the timeout. */
+export function runNode(script: string, args: readonly string[], options: RunOptions = {}): Promise<ProcessResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], {
+      cwd: options.cwd,
+      env: { ...process.env, TIDEMARK_NO_PROGRESS: '1', ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, options.timeoutMs ?? 30_000);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, timedOut });
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.stdin ?? '');
+  });
+}
+
+/** Runs the `tidemark` binary with `args`. */
+export function runTidemark(args: readonly string[], options: RunOptions = {}): Promise<ProcessResult> {
+  return runNode(TIDEMARK_BIN, args, options);
+}
