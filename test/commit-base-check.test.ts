@@ -52,7 +52,8 @@ function trunc(p: string, n: number): string {
 /** Flips a bit of the Avro header's schema JSON (a flip inside a value may still decode: Avro has no checksum). */
 function flip(p: string): string {
   const b = readFileSync(p);
-  b[b.indexOf('{"type"')] ^= 0x10;
+  const at = b.indexOf('{"type"');
+  b[at] = b[at]! ^ 0x10;
   writeFileSync(p, b);
   return p;
 }

@@ -18,11 +18,11 @@ import {
 import { FileSystemCatalog, readDataFile, type Table } from '@tidemark/core';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 
-interface Row {
+type Row = {
   k: number;
   dt: string;
   v: string;
-}
+};
 
 async function readRows(table: Table, snapshotId?: number): Promise<Row[]> {
   const t = await table.newRead(snapshotId === undefined ? {} : { snapshotId }).toArrowTable();

@@ -473,6 +473,8 @@ export interface AppendOptions {
 export interface DeleteOptions {
   readonly commitUser?: string;
   readonly identifier?: bigint | number;
+  /** Expire snapshots after the commit (default true unless the table is `write-only`); see {@link Table.newCommit}. */
+  readonly expire?: boolean;
 }
 
 /** What {@link Table.delete} did. */

@@ -91,7 +91,7 @@ describe('DynamicBucketAssigner', () => {
   it('runs out of bucket ids with a clear error naming target-row-num', async () => {
     const t = await createTestTable({ options: { bucket: '-1' } });
     const a = await assigner(t, { targetRowNum: 1 });
-    for (let h = 0; h < 32767; h++) a.assign(A, h);
+    for (let h = 0; h < 32767; h++) await a.assign(A, h);
     expect(() => a.assign(A, -5)).toThrow(DynamicBucketLimitError);
     expect(() => a.assign(A, -5)).toThrow(/dynamic-bucket.target-row-num/);
   });

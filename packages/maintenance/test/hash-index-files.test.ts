@@ -10,7 +10,7 @@ async function commitHashes(t: TestTable, hashes: number[]): Promise<void> {
   const a = new DynamicBucketAssigner(t.io, t.commit.paths, await snapshots.latest(), { targetRowNum: 2 });
   const partition = Uint8Array.from([0, 0, 0, 0]);
   await a.load(partition);
-  for (const h of hashes) a.assign(partition, h);
+  for (const h of hashes) await a.assign(partition, h);
   const messages = withHashIndexChanges([], await a.prepareIndexFiles(), a.baseSnapshotId);
   await t.commit.commit({ identifier: BigInt(Date.now()), messages }, { commitUser: 'hash' });
 }
