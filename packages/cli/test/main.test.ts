@@ -18,13 +18,16 @@ async function run(argv: string[], options: MainOptions = {}) {
 }
 
 const expectedNames = [
-  'read', 'snapshots', 'schema', 'files', 'create', 'write', 'delete', 'tag', 'rollback', 'alter',
+  'read', 'stream', 'tail', 'consumers', 'snapshots', 'schema', 'files', 'create', 'write', 'delete', 'tag', 'rollback', 'alter',
   'expire-snapshots', 'remove-orphan-files', 'compact', 'compact-manifests', 'maintain', 'ingest',
 ];
 
 /** The smallest valid command line of each command. */
 const minimalArgs: Record<string, string[]> = {
   read: ['read', 't'],
+  stream: ['stream', 't'],
+  tail: ['tail', 't'],
+  consumers: ['consumers', 'list', 't'],
   snapshots: ['snapshots', 't'],
   schema: ['schema', 't'],
   files: ['files', 't', '--snapshot', '3'],
@@ -126,7 +129,7 @@ describe('main: bad usage exits 2 with that command usage on stderr', () => {
 
 /** Every command runs a real engine now (`create` makes the table, so it is tested elsewhere). */
 const wiredNames = [
-  'read', 'snapshots', 'schema', 'files', 'create', 'write', 'delete', 'tag', 'rollback', 'alter', 'ingest',
+  'read', 'stream', 'tail', 'consumers', 'snapshots', 'schema', 'files', 'create', 'write', 'delete', 'tag', 'rollback', 'alter', 'ingest',
   'expire-snapshots', 'remove-orphan-files', 'compact', 'compact-manifests',
 ];
 

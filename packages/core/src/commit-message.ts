@@ -12,6 +12,12 @@ export interface CommitMessage {
   readonly totalBuckets: number;
   /** New data files (become ADD entries). */
   readonly newFiles: readonly DataFileMeta[];
+  /**
+   * Changelog files written with the new files (`changelog-producer` = `input`; Java
+   * `DataIncrement.newChangelogFiles`): they go to the changelog manifest list of the APPEND
+   * snapshot and live next to the data files of the bucket.
+   */
+  readonly newChangelogFiles?: readonly DataFileMeta[];
   /** Files removed by this change outside compaction (become DELETE entries). */
   readonly deletedFiles?: readonly DataFileMeta[];
   /** Compaction inputs (DELETE entries of a COMPACT snapshot). */

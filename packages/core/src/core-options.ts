@@ -67,6 +67,13 @@ export const OPTION = {
   DATA_FILE_PATH_DIRECTORY: 'data-file.path-directory',
   CHANGELOG_FILE_PREFIX: 'changelog-file.prefix',
   CHANGELOG_PRODUCER: 'changelog-producer',
+  CHANGELOG_NUM_RETAINED_MIN: 'changelog.num-retained.min',
+  CHANGELOG_NUM_RETAINED_MAX: 'changelog.num-retained.max',
+  CHANGELOG_TIME_RETAINED: 'changelog.time-retained',
+  CONSUMER_EXPIRATION_TIME: 'consumer.expiration-time',
+  CONSUMER_IGNORE_PROGRESS: 'consumer.ignore-progress',
+  CONTINUOUS_DISCOVERY_INTERVAL: 'continuous.discovery-interval',
+  STREAMING_READ_OVERWRITE: 'streaming-read-overwrite',
   WRITE_ONLY: 'write-only',
   DELETION_VECTORS_ENABLED: 'deletion-vectors.enabled',
   MERGE_ENGINE: 'merge-engine',
@@ -545,6 +552,41 @@ export class CoreOptions {
   /** `snapshot.time-retained` in milliseconds (1 h). */
   get snapshotTimeRetainedMs(): number {
     return this.dur(OPTION.SNAPSHOT_TIME_RETAINED, 3_600_000);
+  }
+
+  /** `changelog.num-retained.min` when set (default: `snapshot.num-retained.min`). */
+  get changelogNumRetainedMin(): number | null {
+    return this.optInt(OPTION.CHANGELOG_NUM_RETAINED_MIN, 1);
+  }
+
+  /** `changelog.num-retained.max` when set (default: `snapshot.num-retained.max`). */
+  get changelogNumRetainedMax(): number | null {
+    return this.optInt(OPTION.CHANGELOG_NUM_RETAINED_MAX, 1);
+  }
+
+  /** `changelog.time-retained` in milliseconds when set (default: `snapshot.time-retained`). */
+  get changelogTimeRetainedMs(): number | null {
+    return this.get(OPTION.CHANGELOG_TIME_RETAINED) === undefined ? null : this.dur(OPTION.CHANGELOG_TIME_RETAINED, 0);
+  }
+
+  /** `consumer.expiration-time` in milliseconds: consumers not updated for this long are removed by expiration; null = never. */
+  get consumerExpirationTimeMs(): number | null {
+    return this.get(OPTION.CONSUMER_EXPIRATION_TIME) === undefined ? null : this.dur(OPTION.CONSUMER_EXPIRATION_TIME, 0);
+  }
+
+  /** `consumer.ignore-progress` (default false): a streaming read with a consumer id starts where asked, not at the consumer's progress. */
+  get consumerIgnoreProgress(): boolean {
+    return this.bool(OPTION.CONSUMER_IGNORE_PROGRESS, false);
+  }
+
+  /** `continuous.discovery-interval` in milliseconds (10 s): how often a streaming read looks for new snapshots. */
+  get continuousDiscoveryIntervalMs(): number {
+    return this.dur(OPTION.CONTINUOUS_DISCOVERY_INTERVAL, 10_000);
+  }
+
+  /** `streaming-read-overwrite` (default false): streaming reads include the files OVERWRITE snapshots add. */
+  get streamingReadOverwrite(): boolean {
+    return this.bool(OPTION.STREAMING_READ_OVERWRITE, false);
   }
 
   get snapshotExpireLimit(): number {

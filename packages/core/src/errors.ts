@@ -86,3 +86,9 @@ export class TableNotFoundError extends TidemarkUserError {
 
 /** A filter predicate cannot be parsed or does not fit the table's columns and types. */
 export class PredicateError extends TidemarkUserError {}
+
+/** A consumer id that cannot name a file, or a consumer file that is not Paimon's consumer JSON. */
+export class ConsumerError extends TidemarkUserError {}
+
+/** A streaming read cannot start where it was asked (expired snapshot, unknown start). */
+export class StreamStartError extends TidemarkUserError {}

@@ -339,3 +339,20 @@ export {
 export {
   toInternal,
 } from './write/value-conversion.js';
+
+// ---- streaming reads and consumers ----
+export {
+  CONSUMER_PREFIX,
+  type ConsumerInfo,
+  ConsumerManager,
+  consumerJson,
+} from './consumer-manager.js';
+export {
+  ROW_KIND_COLUMN,
+  type StreamStart,
+  type StreamReadOptions,
+  type ChangeBatch,
+  StreamRead,
+  withRowKinds,
+  changeBatchSchema,
+} from './read/stream-read.js';

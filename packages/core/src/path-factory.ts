@@ -152,7 +152,7 @@ export class FileStorePathFactory extends TablePaths {
   }
 
   /** Location of a changelog file (changelog files live next to the data files of their bucket). */
-  changelogFilePath(partition: PartitionRef, bucket: number, fileName: string, externalPath?: string | null): string {
+  changelogFilePath(partition: PartitionRef | string, bucket: number | string, fileName: string, externalPath?: string | null): string {
     return this.dataFilePath(partition, bucket, fileName, externalPath);
   }
 

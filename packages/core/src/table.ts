@@ -43,6 +43,8 @@ import { tableContext, type TableContext } from './table-context.js';
 import type { OptionsLogger } from './core-options.js';
 import { TagManager } from './tag-manager.js';
 import { IncrementalRead, TableRead, type IncrementalReadOptions, type ReadOptions } from './read/table-read.js';
+import { StreamRead, type StreamReadOptions } from './read/stream-read.js';
+import { ConsumerManager } from './consumer-manager.js';
 import { expireAfterCommit } from './expire/auto-expire.js';
 
 /** Options of {@link openTable}. */
@@ -132,6 +134,19 @@ export class Table {
    */
   newIncrementalRead(options: IncrementalReadOptions): IncrementalRead {
     return new IncrementalRead(this, options);
+  }
+
+  /**
+   * A streaming read: an async iterable of the changes of each snapshot as it is committed (see
+   * {@link StreamRead} for the semantics, the start positions and consumer progress).
+   */
+  newStreamRead(options: StreamReadOptions = {}): StreamRead {
+    return new StreamRead(this, options);
+  }
+
+  /** Consumers of streaming reads of this table (`consumer/consumer-<id>`). */
+  consumers(): ConsumerManager {
+    return new ConsumerManager(this.fileIO, this.paths);
   }
 
   // ---- write API ----------------------------------------------------------------------------

@@ -15,12 +15,14 @@ export interface SinkCommittable {
   readonly messages: readonly CommitMessage[];
 }
 
-/** Every data file a committable adds or names, in message order. */
+/** Every data and changelog file a committable adds or names, in message order. */
 export function committableFiles(c: SinkCommittable): Array<{ message: CommitMessage; file: DataFileMeta }> {
   const out: Array<{ message: CommitMessage; file: DataFileMeta }> = [];
   for (const m of c.messages) {
     for (const f of m.newFiles) out.push({ message: m, file: f });
     for (const f of m.compactAfter ?? []) out.push({ message: m, file: f });
+    // Changelog files live next to the data files of their bucket.
+    for (const f of m.newChangelogFiles ?? []) out.push({ message: m, file: f });
   }
   return out;
 }

@@ -43,3 +43,15 @@ export {
 } from './sink-committer.js';
 export { JsonLinesFileSource, type ReplayableSource, type SourceRecord } from './source.js';
 export { runIngest, type CheckpointInfo, type IngestOptions, type IngestSummary } from './ingest-driver.js';
+
+// ---- CDC sources (debezium-json, canal-json, maxwell-json) ----
+export {
+  CDC_FORMATS,
+  type CdcFormat,
+  CDC_ROW_KIND_FIELD,
+  CdcEventError,
+  CdcSchemaChangeError,
+  type CdcChange,
+  cdcChanges,
+  CdcJsonLinesSource,
+} from './cdc-source.js';

@@ -37,7 +37,11 @@ export class JsonLinesFileSource implements ReplayableSource<Record<string, unkn
   readonly bounded = true;
   readonly id: string;
 
-  constructor(readonly path: string) {
+  /** With `allowNull`, a line `null` (a Kafka tombstone dumped to a file) is a record whose value is null. */
+  constructor(
+    readonly path: string,
+    private readonly options: { readonly allowNull?: boolean } = {},
+  ) {
     this.id = `jsonl:${resolvePath(path)}`;
   }
 
@@ -100,6 +104,7 @@ export class JsonLinesFileSource implements ReplayableSource<Record<string, unkn
     } catch (e) {
       throw new SourceError(`${where}: not valid JSON (${(e as Error).message})`);
     }
+    if (v === null && this.options.allowNull) return null as unknown as Record<string, unknown>;
     if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new SourceError(`${where}: expected a JSON object per line`);
     return v as Record<string, unknown>;
   }

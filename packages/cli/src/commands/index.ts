@@ -1,6 +1,7 @@
 /** Every `tidemark` subcommand, in the order `tidemark --help` lists them. */
 import type { Command } from '../command.js';
 import { alterCommand } from './alter.js';
+import { consumersCommand } from './consumers.js';
 import { compactManifestsCommand } from './compact-manifests.js';
 import { compactCommand } from './compact.js';
 import { createCommand } from './create.js';
@@ -14,12 +15,16 @@ import { removeOrphanFilesCommand } from './remove-orphan-files.js';
 import { rollbackCommand } from './rollback.js';
 import { schemaCommand } from './schema.js';
 import { snapshotsCommand } from './snapshots.js';
+import { streamCommand, tailCommand } from './stream.js';
 import { tagCommand } from './tag.js';
 import { writeCommand } from './write.js';
 
 /** Every `tidemark` command, in the order `tidemark --help` lists them. */
 export const commands: readonly Command[] = [
   readCommand,
+  streamCommand,
+  tailCommand,
+  consumersCommand,
   snapshotsCommand,
   schemaCommand,
   filesCommand,

@@ -1,6 +1,10 @@
 import { resolve as resolvePath } from 'node:path';
 import {
+  CDC_FORMATS,
+  CDC_ROW_KIND_FIELD,
+  CdcJsonLinesSource,
   JsonLinesFileSource,
+  type CdcFormat,
   crashHookFromEnv,
   openCheckpointStore,
   runIngest,
@@ -9,7 +13,7 @@ import {
 } from '@tidemark/sink';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
-import { printLine, tableArgument, tableLocation } from './shared.js';
+import { printLine, tableArgument, tableLocation, withTable } from './shared.js';
 
 /** `tidemark ingest`: exactly-once ingestion of a JSON-lines source. */
 export const ingestCommand = defineCommand({
@@ -19,12 +23,16 @@ export const ingestCommand = defineCommand({
     synopsis: [
       'ingest <table> --source <file.jsonl> --state <dir-or-uri> [--checkpoint-every N] [--parallelism P] [--row-kind-field F]',
       'ingest <table> --source <file.jsonl> --commit-user U [--start-fresh] [--checkpoint-every N] [--parallelism P] [--row-kind-field F]',
+      'ingest <table> --source <file> --format debezium-json|canal-json|maxwell-json (--state <dir-or-uri> | --commit-user U) [...]',
     ],
     description:
       'Safe to kill at any moment; rerun with the same arguments until it reports the source done. ' +
       'With --commit-user instead of --state, no state is kept outside the table: the source offset travels in the snapshot properties. ' +
       'On a primary-key table records are upserts; with --row-kind-field F, field F of each record holds its kind ' +
-      '(+I, -U, +U or -D) and is not a column. Prints one JSON summary line when done.',
+      '(+I, -U, +U or -D) and is not a column. With --format debezium-json, canal-json or maxwell-json (the names of ' +
+      "Paimon's CDC actions) each line is a change event of that CDC tool, turned into row kinds (inserts +I, updates " +
+      '-U before and +U after, deletes -D); a schema-change event stops the ingestion with an error naming its line. ' +
+      'Prints one JSON summary line when done.',
     positionals: [tableArgument],
     options: {
       source: { type: 'string', valueName: 'file.jsonl', description: 'JSON-lines input' },
@@ -34,7 +42,9 @@ export const ingestCommand = defineCommand({
       'commit-user': { type: 'string', valueName: 'U', description: 'self-contained mode: stable commit user of this pipeline (instead of --state)' },
       'start-fresh': { type: 'boolean', description: 'self-contained mode: start although early snapshots expired' },
       'row-kind-field': { type: 'string', valueName: 'F', description: 'primary-key tables: record field holding each row kind (+I, -U, +U, -D)' },
+      format: { type: 'string', valueName: 'fmt', choices: ['jsonl', ...CDC_FORMATS], description: 'source format (default jsonl: one row per line)' },
     },
+    conflicts: [['format', 'row-kind-field']],
   },
   async run(args, ctx) {
     const [tableArg] = args.positionals;
@@ -46,17 +56,25 @@ export const ingestCommand = defineCommand({
       throw new UsageError("give either '--state' or '--commit-user' (self-contained mode), not both", 'ingest');
     }
     if (args.options['start-fresh'] && commitUser === undefined) throw new UsageError("'--start-fresh' only applies with '--commit-user'", 'ingest');
+    const format = args.options.format ?? 'jsonl';
+    const cdc = format === 'jsonl' ? null : (format as CdcFormat);
+    if (cdc !== null) {
+      const hasKey = await withTable(tableArg, ctx, async (t) => t.isPrimaryKeyTable);
+      if (!hasKey) throw new UsageError(`--format ${cdc} needs a primary-key table (its updates and deletes address rows by key)`, 'ingest');
+    }
+    const rowKindField = cdc !== null ? CDC_ROW_KIND_FIELD : args.options['row-kind-field'];
+    const sourcePath = resolvePath(ctx.cwd, args.options.source);
     const crash = crashHookFromEnv(ctx.env);
     const store: CheckpointStateStore | undefined =
       args.options.state === undefined ? undefined : openCheckpointStore(tableLocation(args.options.state, ctx));
     try {
       const summary = await runIngest({
         table: tableLocation(tableArg, ctx),
-        source: new JsonLinesFileSource(resolvePath(ctx.cwd, args.options.source)),
+        source: cdc !== null ? new CdcJsonLinesSource(sourcePath, cdc) : new JsonLinesFileSource(sourcePath),
         ...(store ? { stateStore: store } : { commitUser: commitUser!, startFresh: args.options['start-fresh'] === true }),
         checkpointEvery: args.options['checkpoint-every'] ?? 10_000,
         parallelism: args.options.parallelism ?? 1,
-        ...(args.options['row-kind-field'] !== undefined ? { rowKindField: args.options['row-kind-field'] } : {}),
+        ...(rowKindField !== undefined ? { rowKindField } : {}),
         crash,
         signal: ctx.signal,
         logger: { warn: (m) => void ctx.stderr.write(`tidemark: warning: ${m}\n`) },

@@ -143,6 +143,8 @@ interface AttemptInput {
   readonly properties?: Readonly<Record<string, string>>;
   /** Index changes of this snapshot, computed per attempt against the latest snapshot. */
   readonly index?: (latest: Snapshot | null) => Promise<IndexChanges>;
+  /** Changelog files of this snapshot (ADD entries of its changelog manifest list). */
+  readonly changelog?: readonly ManifestEntry[];
   /** Primary-key tables: keeps new files above sequence numbers committed meanwhile (sequence-order.ts). */
   readonly sequenceGuard?: SequenceOrderGuard;
 }
@@ -164,6 +166,13 @@ function indexChangesOf(messages: readonly CommitMessage[]): IndexChanges {
     if (prev === undefined || id === null || (prev !== null && id < prev)) hashIndexBase.set(k, id);
   }
   return { entries, hashIndexBase };
+}
+
+/** ADD entries of the changelog files the messages carry (Java `appendChangelog`). */
+function changelogEntriesOf(messages: readonly CommitMessage[]): ManifestEntry[] {
+  const out: ManifestEntry[] = [];
+  for (const m of messages) for (const f of m.newChangelogFiles ?? []) out.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
+  return out;
 }
 
 function withSource(f: DataFileMeta, source: number): DataFileMeta {
@@ -269,6 +278,7 @@ export class FileStoreCommit {
 
     const appendEntries: ManifestEntry[] = [];
     const compactEntries: ManifestEntry[] = [];
+    const changelogEntries = changelogEntriesOf(committable.messages);
     for (const m of committable.messages) {
       for (const f of m.newFiles) appendEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
       for (const f of m.deletedFiles ?? []) appendEntries.push(entry('DELETE', m, f));
@@ -279,7 +289,9 @@ export class FileStoreCommit {
     const hasIndex = index.entries.length > 0;
     // Messages planned against a hash index are checked at commit even without index changes.
     const checkIndex = hasIndex || index.hashIndexBase.size > 0;
-    if (appendEntries.length === 0 && compactEntries.length === 0 && !hasIndex && !options.force) return { status: 'empty' };
+    if (appendEntries.length === 0 && compactEntries.length === 0 && changelogEntries.length === 0 && !hasIndex && !options.force) {
+      return { status: 'empty' };
+    }
 
     const base = {
       commitUser: user,
@@ -289,7 +301,7 @@ export class FileStoreCommit {
     };
     const ids: number[] = [];
     let guard: SequenceOrderGuard | undefined;
-    if (appendEntries.length > 0 || hasIndex || compactEntries.length === 0) {
+    if (appendEntries.length > 0 || hasIndex || changelogEntries.length > 0 || compactEntries.length === 0) {
       // Row-level deletes and deletion vectors commit as OVERWRITE with conflict checks, as in Java.
       const hasDeletes = appendEntries.some((e) => e.kind === 'DELETE') || index.entries.some((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS);
       const kind = options.kind ?? (hasDeletes ? 'OVERWRITE' : 'APPEND');
@@ -302,6 +314,7 @@ export class FileStoreCommit {
           ...base,
           index: checkIndex ? async () => index : undefined,
           delta: { kind: 'fixed', entries: appendEntries },
+          ...(changelogEntries.length > 0 ? { changelog: changelogEntries } : {}),
           commitKind: kind,
           checkConflicts: hasDeletes || kind !== 'APPEND',
           allowBucketChange: kind === 'OVERWRITE',
@@ -427,6 +440,8 @@ export class FileStoreCommit {
         replacesPartitions: true,
       };
     };
+    // The input changelog of an overwrite holds the new rows, as Java's overwrite commit does.
+    const overwriteChangelog = changelogEntriesOf(committable.messages);
     if (adds.length === 0 && !options.force) {
       const latest = await this.snapshots.latest();
       if ((await compute(latest)).length === 0 && (await index(latest)).entries.length === 0) return { status: 'empty' };
@@ -437,6 +452,7 @@ export class FileStoreCommit {
       watermark: committable.watermark,
       properties: committable.properties,
       delta: { kind: 'computed', compute },
+      ...(overwriteChangelog.length > 0 ? { changelog: overwriteChangelog } : {}),
       index,
       commitKind: 'OVERWRITE',
       checkConflicts: true,
@@ -573,6 +589,7 @@ export class FileStoreCommit {
     let uncertainAfter: number | null = null;
     let lastError: unknown;
     let delta: { entries: readonly ManifestEntry[]; files: string[]; list: { name: string; size: number } } | null = null;
+    let changelogList: { name: string; size: number } | undefined;
     let keepRecord = false;
     try {
       for (let retry = 0; ; retry++) {
@@ -600,8 +617,12 @@ export class FileStoreCommit {
           const list = await writer.writeList(metas);
           delta = { entries, files: writer.written.slice(before, writer.written.length - 1), list };
         }
+        // The changelog is fixed: its manifests are written once and kept across attempts.
+        if (changelogList === undefined && input.changelog !== undefined && input.changelog.length > 0) {
+          changelogList = await writer.writeList(await writer.writeEntries(input.changelog));
+        }
         const attemptStart = writer.written.length;
-        const snapshot = await this.buildSnapshot(latest, entries, delta.list, writer, input);
+        const snapshot = await this.buildSnapshot(latest, entries, delta.list, writer, input, changelogList);
         const attemptFiles = writer.written.slice(attemptStart);
 
         let outcome: 'created' | 'already-exists' | 'error';
@@ -691,6 +712,7 @@ export class FileStoreCommit {
     deltaList: { name: string; size: number },
     writer: ManifestWriter,
     input: AttemptInput,
+    changelogList?: { name: string; size: number },
   ): Promise<Snapshot> {
     // Index first: a dynamic-bucket conflict fails the attempt before the base list is merged.
     let indexManifest = latest?.indexManifest;
@@ -736,6 +758,11 @@ export class FileStoreCommit {
       deltaRecordCount,
       nextRowId: latest?.nextRowId ?? 0,
     };
+    if (changelogList !== undefined) {
+      snapshot.changelogManifestList = changelogList.name;
+      snapshot.changelogManifestListSize = changelogList.size;
+      snapshot.changelogRecordCount = (input.changelog ?? []).reduce((n, e) => n + e.file.rowCount, 0);
+    }
     if (indexManifest !== undefined) snapshot.indexManifest = indexManifest;
     if (watermark !== undefined) snapshot.watermark = watermark;
     if (latest?.statistics !== undefined && latest.schemaId === schemaId) snapshot.statistics = latest.statistics;

@@ -25,8 +25,10 @@
  * snapshots and tags are held, never the data files of the whole table.
  */
 import { NotFoundError, joinPath, type FileIO } from '@tidemark/storage';
-import { parseJson, readManifestEntries, type ManifestFileMeta, type Snapshot, type Tag } from '@tidemark/format';
+import { readManifestEntries, type ManifestFileMeta, type Snapshot, type Tag } from '@tidemark/format';
+import { ConsumerManager } from '../consumer-manager.js';
 import { tableOptions } from '../core-options.js';
+import { ConsumerError } from '../errors.js';
 import { SnapshotManager } from '../snapshot-manager.js';
 import { TagManager } from '../tag-manager.js';
 import type { TablePaths } from '../table-paths.js';
@@ -104,10 +106,21 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
   const paths = table.paths;
   const schema = await latestSchema(table);
   const o = tableOptions(schema);
-  const retainMin = options.retainMin ?? o.snapshotNumRetainedMin;
-  const retainMax = options.retainMax ?? o.snapshotNumRetainedMax;
+  let retainMin = options.retainMin ?? o.snapshotNumRetainedMin;
+  let retainMax = options.retainMax ?? o.snapshotNumRetainedMax;
   const limit = options.expireLimit ?? options.maxDeletes ?? o.snapshotExpireLimit;
-  const olderThan = options.olderThanMs ?? now - o.snapshotTimeRetainedMs;
+  let olderThan = options.olderThanMs ?? now - o.snapshotTimeRetainedMs;
+  // Changelog files live and die with their snapshot here (no separate changelog/ lifecycle as in
+  // Java), so a longer changelog retention keeps the snapshots longer instead of cutting it short.
+  if (o.changelogProducer !== 'none') {
+    const clMin = o.changelogNumRetainedMin;
+    const clMax = o.changelogNumRetainedMax;
+    const clTime = o.changelogTimeRetainedMs;
+    if (clMin !== null && clMin > retainMin) retainMin = clMin;
+    if (clMax !== null && clMax > retainMax) retainMax = clMax;
+    if (retainMax < retainMin) retainMax = retainMin;
+    if (clTime !== null && now - clTime < olderThan) olderThan = now - clTime;
+  }
   if (!Number.isInteger(retainMin) || retainMin < 1) {
     throw new MaintenanceArgumentError(`retainMin (snapshot.num-retained.min) must be an integer >= 1, got ${retainMin}`);
   }
@@ -162,7 +175,9 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
   const latestId = await snapshots.latestId();
   const earliestId = await snapshots.earliestId();
   if (latestId === null || earliestId === null) return summary(0, null);
-  const range = await computeRange(io, paths, snapshots, { earliestId, latestId, retainMin, retainMax, limit, olderThan });
+  const consumerTtl = o.consumerExpirationTimeMs;
+  const consumersStaleBefore = consumerTtl === null ? null : now - consumerTtl;
+  const range = await computeRange(io, paths, snapshots, { earliestId, latestId, retainMin, retainMax, limit, olderThan, consumersStaleBefore, dryRun });
   if (range === null) {
     if (!dryRun) await ensureEarliestHint(io, paths, earliestId);
     return summary(0, earliestId);
@@ -331,13 +346,22 @@ async function computeRange(
   io: FileIO,
   paths: TablePaths,
   snapshots: SnapshotManager,
-  a: { earliestId: number; latestId: number; retainMin: number; retainMax: number; limit: number; olderThan: number },
+  a: {
+    earliestId: number;
+    latestId: number;
+    retainMin: number;
+    retainMax: number;
+    limit: number;
+    olderThan: number;
+    consumersStaleBefore: number | null;
+    dryRun: boolean;
+  },
 ): Promise<ExpireRange | null> {
   const { earliestId: earliest, latestId: latest } = a;
   // Snapshots below `min` go regardless of age (retainMax); from `min` on, only old enough ones.
   const min = Math.max(latest - a.retainMax + 1, earliest);
   let maxExclusive = Math.min(latest - a.retainMin + 1, earliest + a.limit);
-  const consumerMin = await minConsumerSnapshot(io, paths);
+  const consumerMin = await minConsumerSnapshot(io, paths, a.consumersStaleBefore, a.dryRun);
   if (consumerMin !== null) maxExclusive = Math.min(maxExclusive, consumerMin);
   if (maxExclusive <= earliest) return null;
   let end = maxExclusive;
@@ -353,30 +377,27 @@ async function computeRange(
   return end > earliest ? { earliest, end } : null;
 }
 
-/** Smallest `nextSnapshot` of the table's consumers (`consumer/consumer-*`), or null. */
-async function minConsumerSnapshot(io: FileIO, paths: TablePaths): Promise<number | null> {
+/**
+ * Smallest `nextSnapshot` of the table's live consumers (`consumer/consumer-*`), or null. A
+ * consumer last written before `staleBefore` no longer holds snapshots back
+ * (`consumer.expiration-time`); outside a dry run its file is deleted, as Java's expiration does.
+ */
+async function minConsumerSnapshot(io: FileIO, paths: TablePaths, staleBefore: number | null, dryRun: boolean): Promise<number | null> {
+  const consumers = new ConsumerManager(io, paths);
+  let list;
+  try {
+    list = await consumers.list();
+  } catch (e) {
+    if (e instanceof ConsumerError) throw new MaintenanceError(`${e.message} before expiring snapshots`, { cause: e });
+    throw e;
+  }
   let min: number | null = null;
-  for await (const st of io.list(joinPath(paths.metadataRoot, 'consumer'), { recursive: false })) {
-    const name = st.path.slice(st.path.lastIndexOf('/') + 1);
-    if (!name.startsWith('consumer-')) continue;
-    let bytes: Uint8Array;
-    try {
-      bytes = await io.read(st.path);
-    } catch (e) {
-      if (e instanceof NotFoundError) continue;
-      throw e;
+  for (const c of list) {
+    if (staleBefore !== null && c.lastModified.getTime() < staleBefore) {
+      if (!dryRun) await io.delete(consumers.consumerPath(c.id));
+      continue;
     }
-    let next: unknown;
-    try {
-      next = (parseJson(new TextDecoder().decode(bytes)) as Record<string, unknown>).nextSnapshot;
-    } catch (cause) {
-      throw new MaintenanceError(`consumer file ${st.path} is not valid JSON; fix or delete it before expiring snapshots`, { cause });
-    }
-    const n = typeof next === 'bigint' ? Number(next) : next;
-    if (typeof n !== 'number' || !Number.isFinite(n)) {
-      throw new MaintenanceError(`consumer file ${st.path} has no numeric 'nextSnapshot'; fix or delete it before expiring snapshots`);
-    }
-    if (min === null || n < min) min = n;
+    if (min === null || c.nextSnapshot < min) min = c.nextSnapshot;
   }
   return min;
 }

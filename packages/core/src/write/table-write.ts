@@ -224,9 +224,9 @@ export class TableWrite {
         );
       }
       this.merge = mergeEngineOptions(schema);
-      if (this.options.changelogProducer !== 'none') {
+      if (this.options.changelogProducer !== 'none' && this.options.changelogProducer !== 'input') {
         throw new NotSupportedError(
-          `table option 'changelog-producer' = '${this.options.changelogProducer}': writing changelog files is not supported yet`,
+          `table option 'changelog-producer' = '${this.options.changelogProducer}': only 'none' and 'input' are supported for writing`,
         );
       }
       const trimmed = trimmedPrimaryKeys(schema);
@@ -301,12 +301,13 @@ export class TableWrite {
       this.buffered -= buf.bytes;
       buf.bytes = 0;
       const c = await this.guard(buf.mergeTree!.prepareCommit());
-      if (c.newFiles.length === 0 && c.compactBefore.length === 0 && c.compactAfter.length === 0) continue;
+      if (c.newFiles.length === 0 && c.compactBefore.length === 0 && c.compactAfter.length === 0 && c.newChangelogFiles.length === 0) continue;
       messages.push({
         partition: buf.partition,
         bucket: buf.bucket,
         totalBuckets: this.totalBuckets,
         newFiles: c.newFiles,
+        ...(c.newChangelogFiles.length > 0 ? { newChangelogFiles: c.newChangelogFiles } : {}),
         ...(c.compactBefore.length > 0 ? { compactBefore: c.compactBefore } : {}),
         ...(c.compactAfter.length > 0 ? { compactAfter: c.compactAfter } : {}),
       });
@@ -333,6 +334,11 @@ export class TableWrite {
   /** Name prefix of every data file of this writer (`<data-file.prefix><uuid>-`). */
   get filePrefix(): string {
     return `${this.options.dataFilePrefix}${this.uuid}-`;
+  }
+
+  /** Name prefix of every changelog file of this writer (`<changelog-file.prefix><uuid>-`). */
+  get changelogFilePrefix(): string {
+    return `${this.options.changelogFilePrefix}${this.uuid}-`;
   }
 
   /** Id of this writer's in-flight record (`inflight/<id>.json`). */
@@ -375,6 +381,9 @@ export class TableWrite {
       const dir = dirs.get(`${m.bucket}|${bytesKey(m.partition)}`);
       if (dir === undefined) continue;
       for (const f of m.newFiles) if (f.fileName.startsWith(this.filePrefix)) paths.push(this.paths.dataFilePath(dir, m.bucket, f.fileName));
+      for (const f of m.newChangelogFiles ?? []) {
+        if (f.fileName.startsWith(this.changelogFilePrefix)) paths.push(this.paths.changelogFilePath(dir, m.bucket, f.fileName));
+      }
     }
     const indexPrefixes = this.assigner?.inflightPrefixes?.() ?? [];
     for (const m of messages) {
@@ -404,7 +413,7 @@ export class TableWrite {
     if (this.writeOptions.recordInflight === false) return;
     const now = Date.now();
     if (this.recordedAt !== null && now - this.recordedAt < INFLIGHT_RECORD_REFRESH_MS) return;
-    const prefixes = [this.filePrefix, ...(this.assigner?.inflightPrefixes?.() ?? [])];
+    const prefixes = [this.filePrefix, ...(this.options.changelogProducer === 'input' ? [this.changelogFilePrefix] : []), ...(this.assigner?.inflightPrefixes?.() ?? [])];
     await recordInflightPrefixes(this.fileIO, this.location, this.inflightRecordId, prefixes, { now: () => now });
     this.recordedAt = now;
   }
@@ -686,6 +695,7 @@ export class TableWrite {
       newFileName,
       beforeFile,
       startSequence: async () => (start ? BigInt(await start(partition, bucket)) : 0n),
+      ...(this.options.changelogProducer === 'input' ? { newChangelogFileName: () => `${this.changelogFilePrefix}${this.fileCounter++}.parquet` } : {}),
       ...(this.writeOptions.now ? { now: this.writeOptions.now } : {}),
       ...(this.writeOptions.compactManager
         ? { compactManager: this.writeOptions.compactManager({ table: this.context, merge: this.merge!, partition, bucket, pathOf, newFileName, beforeFile }) }

@@ -6,9 +6,10 @@
  * and contributes compaction results at commit.
  */
 import type * as arrow from 'apache-arrow';
-import { FILE_SOURCE_APPEND, type DataField, type DataFileMeta, type TableSchema } from '@tidemark/format';
+import { FILE_SOURCE_APPEND, toArrowType, type DataField, type DataFileMeta, type TableSchema } from '@tidemark/format';
 import type { CoreOptions } from '../../core-options.js';
 import { isRetraction, type MergeEngineOptions } from '../../read/merge-engine.js';
+import { takeChunks } from '../../read/arrow-take.js';
 import { KeyValueChunks } from '../../read/merged-columns.js';
 import { dataByteSize } from '../arrow-columns.js';
 import { KeyValueFileWriter } from './key-value-file-writer.js';
@@ -42,6 +43,8 @@ export const NO_COMPACTION: CompactManager = {
 /** What one (partition, bucket) contributes to a commit. */
 export interface MergeTreeCommit extends CompactionResult {
   readonly newFiles: readonly DataFileMeta[];
+  /** Changelog files of the flushes (`changelog-producer` = `input`); empty otherwise. */
+  readonly newChangelogFiles: readonly DataFileMeta[];
 }
 
 /** Settings of a {@link MergeTreeWriter}. */
@@ -55,6 +58,12 @@ export interface MergeTreeWriterOptions {
   /** First sequence number of the bucket: its highest live `_MAX_SEQUENCE_NUMBER` + 1 (asked once, at the first flush). */
   readonly startSequence: () => Promise<bigint>;
   readonly compactManager?: CompactManager;
+  /**
+   * `changelog-producer` = `input`: each flush also writes the buffered records unmerged, in key
+   * order with their row kinds, to level-0 changelog files named by this function (Java's
+   * `MergeTreeWriter` with an input changelog writer).
+   */
+  readonly newChangelogFileName?: () => string;
   readonly now?: () => number;
   readonly beforeFile?: () => Promise<void>;
 }
@@ -82,6 +91,7 @@ export class MergeTreeWriter {
   private bytes = 0;
   private nextSequence: bigint | undefined;
   private newFiles: DataFileMeta[] = [];
+  private newChangelogFiles: DataFileMeta[] = [];
   private readonly keyFields: DataField[];
   private readonly sequenceFields: DataField[];
   private readonly compactManager: CompactManager;
@@ -147,7 +157,9 @@ export class MergeTreeWriter {
       for (let i = 0; i < b.rows; i++) sequence[i] = this.nextSequence++;
       held.add(b.columns, sequence, b.kinds, b.rows);
     }
+    // The merge sorts `held.records` in place: afterwards they are the input in key order.
     const merged = held.merge(this.settings.merge, true);
+    if (this.settings.newChangelogFileName) await this.writeChangelog(held);
     const writer = new KeyValueFileWriter({
       fileIO: this.settings.fileIO,
       schema,
@@ -174,21 +186,59 @@ export class MergeTreeWriter {
     }
   }
 
+  /** Writes the sorted, unmerged records of a flush as changelog files. */
+  private async writeChangelog(held: KeyValueChunks): Promise<void> {
+    const { schema } = this.settings;
+    const writer = new KeyValueFileWriter({
+      fileIO: this.settings.fileIO,
+      schema,
+      options: this.settings.options,
+      pathOf: this.settings.pathOf,
+      newFileName: this.settings.newChangelogFileName!,
+      level: 0,
+      fileSource: FILE_SOURCE_APPEND,
+      ...(this.settings.now ? { now: this.settings.now } : {}),
+      ...(this.settings.beforeFile ? { beforeFile: this.settings.beforeFile } : {}),
+    });
+    const records = held.records;
+    const types = schema.fields.map((f) => toArrowType(f.type));
+    try {
+      for (let start = 0; start < records.length; start += FLUSH_SLICE_ROWS) {
+        const slice = records.slice(start, Math.min(records.length, start + FLUSH_SLICE_ROWS));
+        const chunks = Uint32Array.from(slice, (r) => r.chunk);
+        const rows = Uint32Array.from(slice, (r) => r.row);
+        const columns = held.chunks.map((sources, c) => takeChunks(sources, { chunks, rows }, types[c]!));
+        await writer.write({
+          columns,
+          sequence: BigInt64Array.from(slice, (r) => r.sequence),
+          kinds: Int8Array.from(slice, (r) => r.kind),
+        });
+      }
+      this.newChangelogFiles.push(...(await writer.close()));
+    } catch (e) {
+      await writer.abort().catch(() => undefined);
+      throw e;
+    }
+  }
+
   /** Flushes the buffer and hands out the new files and compaction results since the last call. */
   async prepareCommit(): Promise<MergeTreeCommit> {
     await this.flush();
     const compaction = await this.compactManager.prepareCommit();
     const newFiles = this.newFiles;
+    const newChangelogFiles = this.newChangelogFiles;
     this.newFiles = [];
-    return { newFiles, ...compaction };
+    this.newChangelogFiles = [];
+    return { newFiles, newChangelogFiles, ...compaction };
   }
 
   /** Deletes the files written since the last {@link prepareCommit} and drops buffered rows. */
   async abort(): Promise<void> {
     this.buffer = [];
     this.bytes = 0;
-    const paths = this.newFiles.map((f) => this.settings.pathOf(f.fileName));
+    const paths = [...this.newFiles, ...this.newChangelogFiles].map((f) => this.settings.pathOf(f.fileName));
     this.newFiles = [];
+    this.newChangelogFiles = [];
     await this.settings.fileIO.deleteMany(paths);
     await this.compactManager.abort?.();
   }

@@ -1,0 +1,193 @@
+/**
+ * Streaming benchmark: latency from a commit to a tailing reader (`table.newStreamRead`, p50/p99)
+ * and the write overhead of `changelog-producer` = `input`, on local disk and on the S3 server.
+ *
+ *   node benchmarks/streaming.bench.mjs [--commits 40] [--rows 2000] [--poll 100]
+ *
+ * Latency: one process commits small upserts every 150 ms to a primary-key table with an input
+ * changelog while a streaming read in the same process polls every `--poll` ms; the figure is the
+ * time from the snapshot's commit time (`timeMillis`) to the stream handing out its last batch (so
+ * it includes up to one poll interval of waiting). Overhead: the same upserts (`--rows` per commit)
+ * written with and without the producer: write+commit time and bytes of Parquet files.
+ * S3 rows need S3_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, S3_BUCKET.
+ */
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
+import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
+
+export const name = 'streaming';
+
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+function storageOptions(s3) {
+  return s3
+    ? { s3: { endpoint: s3.endpoint, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true } }
+    : {};
+}
+
+async function createTable(core, io, warehouse, tableName, producer) {
+  const catalog = new core.FileSystemCatalog(warehouse, { fileIO: io });
+  await catalog.createTable(tableName, {
+    fields: [
+      { name: 'k', type: 'INT NOT NULL' },
+      { name: 'v', type: 'STRING' },
+      { name: 'n', type: 'BIGINT' },
+    ],
+    primaryKeys: ['k'],
+    options: { bucket: '2', 'changelog-producer': producer },
+  });
+  return core.openTable(catalog.tableLocation(tableName), { fileIO: io });
+}
+
+function upserts(commit, rows) {
+  const out = [];
+  for (let i = 0; i < rows; i++) out.push({ k: (commit * 7919 + i * 13) % (rows * 4), v: `c${commit}-r${i}`, n: BigInt(i) });
+  return out;
+}
+
+async function parquetBytes(io, root) {
+  let bytes = 0;
+  for await (const st of io.list(root, { recursive: true })) if (st.path.endsWith('.parquet')) bytes += st.size;
+  return bytes;
+}
+
+/**
+ * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number, poll?: number }} [options]
+ */
+export async function run(options = {}) {
+  const log = options.log ?? ((m) => console.error(m));
+  const commits = options.commits ?? 40;
+  const rows = options.rows ?? 2000;
+  const poll = options.poll ?? 100;
+  const storage = await import('@tidemark/storage');
+  const core = await import('@tidemark/core');
+  const started = performance.now();
+  const backends = [{ backend: 'local', warehouse: path.join(WORK_DIR, `streaming-${process.pid}`), s3: undefined }];
+  if (options.s3) backends.push({ backend: 's3 (RGW)', warehouse: `s3://${options.s3.bucket}/bench/streaming-${Date.now().toString(36)}`, s3: options.s3 });
+  const latency = [];
+  const overhead = [];
+  const problems = [];
+
+  for (const b of backends) {
+    const io = storage.resolveFileIO(b.warehouse, storageOptions(b.s3));
+    try {
+      // --- commit → tailing reader latency ----------------------------------------------------
+      log(`${b.backend}: ${commits} commits with a tailing reader (poll ${poll} ms)`);
+      const t = await createTable(core, io, b.warehouse, 'bench.tail', 'input');
+      const committedAt = new Map();
+      const receivedAt = new Map();
+      const ac = new AbortController();
+      const reader = (async () => {
+        for await (const c of t.newStreamRead({ from: 'earliest', pollIntervalMs: poll, signal: ac.signal })) {
+          if (c.lastOfSnapshot) receivedAt.set(c.snapshotId, Date.now());
+        }
+      })();
+      for (let i = 0; i < commits; i++) {
+        const r = await t.append(upserts(i, 10));
+        // The APPEND snapshot (a writer compaction may add a COMPACT one, which has no changes).
+        committedAt.set((r.snapshotIds ?? [r.snapshotId])[0], true);
+        await sleep(150);
+      }
+      const deadline = Date.now() + 30_000;
+      while ([...committedAt.keys()].some((id) => !receivedAt.has(id)) && Date.now() < deadline) await sleep(20);
+      ac.abort();
+      await reader;
+      const lags = [];
+      for (const id of committedAt.keys()) {
+        // From the snapshot's commit time (its timeMillis, taken just before snapshot-N is created).
+        if (receivedAt.has(id)) lags.push(receivedAt.get(id) - (await t.snapshotManager.snapshot(id)).timeMillis);
+      }
+      if (lags.length < commits) problems.push(`${b.backend}: the reader saw ${lags.length} of ${commits} snapshots`);
+      latency.push({ backend: b.backend, commits, pollMs: poll, p50: percentile(lags, 50), p99: percentile(lags, 99), max: Math.max(...lags), lags });
+
+      // --- changelog overhead -----------------------------------------------------------------
+      const row = { backend: b.backend, commits: 10, rowsPerCommit: rows };
+      for (const producer of ['none', 'input']) {
+        log(`${b.backend}: 10 commits of ${rows} upserts, changelog-producer = ${producer}`);
+        const tt = await createTable(core, io, b.warehouse, `bench.ov_${producer}`, producer);
+        const t0 = performance.now();
+        for (let i = 0; i < 10; i++) await tt.append(upserts(i, rows));
+        row[producer] = { ms: performance.now() - t0, bytes: await parquetBytes(io, tt.location) };
+      }
+      overhead.push(row);
+    } finally {
+      if (b.s3) {
+        const paths = async function* () {
+          for await (const st of io.list(b.warehouse, { recursive: true })) yield st.path;
+        };
+        await io.deleteMany(paths());
+      } else await rm(b.warehouse, { recursive: true, force: true });
+      await io.close?.();
+    }
+  }
+
+  const json = {
+    name,
+    description: 'Commit-to-reader latency of a streaming read (p50/p99) and the write overhead of changelog-producer = input.',
+    environment: environment(),
+    totalSeconds: (performance.now() - started) / 1000,
+    latency,
+    overhead,
+    problems,
+    s3: options.s3 ? { endpoint: options.s3.endpoint } : null,
+  };
+  return { name, json, markdown: toMarkdown(json) };
+}
+
+function toMarkdown(json) {
+  const e = json.environment;
+  const ms = (v) => fmtNum(v, v >= 100 ? 0 : 1);
+  return [
+    '# Streaming benchmark',
+    '',
+    `${e.date} · Node ${e.node} · ${e.cpu} × ${e.cores} · ${e.memoryGiB} GiB · took ${fmtNum(json.totalSeconds, 0)} s.`,
+    '',
+    '## Commit → tailing reader latency',
+    '',
+    markdownTable(
+      ['backend', 'commits', 'poll ms', 'latency ms p50 / p99', 'max ms'],
+      json.latency.map((l) => [l.backend, fmtInt(l.commits), fmtInt(l.pollMs), `${ms(l.p50)} / ${ms(l.p99)}`, ms(l.max)]),
+    ),
+    '',
+    '## Changelog overhead (changelog-producer = input vs none)',
+    '',
+    markdownTable(
+      ['backend', 'commits × upserts', 'write+commit s none → input', 'Parquet MiB none → input'],
+      json.overhead.map((o) => [
+        o.backend,
+        `${o.commits} × ${fmtInt(o.rowsPerCommit)}`,
+        `${fmtNum(o.none.ms / 1000, 2)} → ${fmtNum(o.input.ms / 1000, 2)} (×${fmtNum(o.input.ms / o.none.ms, 2)})`,
+        `${fmtNum(o.none.bytes / 1048576, 2)} → ${fmtNum(o.input.bytes / 1048576, 2)} (×${fmtNum(o.input.bytes / o.none.bytes, 2)})`,
+      ]),
+    ),
+    '',
+    '## What is measured',
+    '',
+    '- Latency: a primary-key table (2 buckets, changelog-producer = input) gets small upserts (10 rows) every 150 ms; a `newStreamRead` in the same process polls the snapshot directory every "poll ms". The figure runs from the snapshot `timeMillis` (taken just before `snapshot-N` is created) to the stream handing out the last batch of that snapshot (wall clock, same machine): it includes creating the snapshot file, up to one poll interval, reading the snapshot, its changelog manifest list and manifests, and the changelog Parquet files. Writer and reader share one event loop.',
+    '- Overhead: the same upsert commits written to a table without and with the input changelog (writer compaction on, as by default). Bytes = all Parquet files under the table (data + changelog) after the 10 commits.',
+    json.s3 ? `- s3 = Ceph RGW at ${json.s3.endpoint} on the same 2-core machine (loopback network, shared CPU).` : '- S3 rows skipped: no S3 server configured.',
+    '- Machine: 2 shared cores with other jobs running; treat single figures as ±30 %.',
+    ...problemsSection(json.problems),
+  ].join('\n');
+}
+
+function parseArgs(argv) {
+  const opts = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--commits') opts.commits = Number(argv[++i]);
+    else if (a === '--rows') opts.rows = Number(argv[++i]);
+    else if (a === '--poll') opts.poll = Number(argv[++i]);
+    else throw new Error(`unknown argument ${a}`);
+  }
+  return opts;
+}
+
+await runIfMain(import.meta.url, () => run({ ...parseArgs(process.argv.slice(2)), s3: s3FromEnv() }));

@@ -1,0 +1,137 @@
+/**
+ * The change-stream commands of the CLI, in-process on local disk: `read --changes`, `stream`
+ * with a consumer, `consumers list|reset|delete`, and `ingest --format <cdc>`.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '@tidemark/cli';
+
+class Capture extends Writable {
+  text = '';
+  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    this.text += chunk.toString();
+    cb();
+  }
+}
+
+async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const code = await main(argv, { stdout, stderr, signal: new AbortController().signal, env: {} });
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+const jsonLines = (text: string): Array<Record<string, unknown>> => text.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+async function setup(): Promise<{ dir: string; table: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'tidemark-cli-stream-'));
+  dirs.push(dir);
+  const table = join(dir, 'wh', 'db.db', 't');
+  const schema = JSON.stringify([
+    { name: 'id', type: 'INT NOT NULL' },
+    { name: 'name', type: 'STRING' },
+  ]);
+  const created = await run(['create', table, '--schema', schema, '--primary-key', 'id', '--option', 'bucket=1', '--option', 'changelog-producer=input']);
+  expect(created.code, created.stderr).toBe(0);
+  return { dir, table };
+}
+
+describe('change-stream commands', () => {
+  it('read --changes, stream with a consumer, consumers list/reset/delete', async () => {
+    const { dir, table } = await setup();
+    await writeFile(join(dir, 'a.jsonl'), '{"id":1,"name":"a","op":"+I"}\n{"id":2,"name":"b","op":"+I"}\n');
+    await writeFile(join(dir, 'b.jsonl'), '{"id":1,"name":"a","op":"-U"}\n{"id":1,"name":"a2","op":"+U"}\n{"id":2,"name":"b","op":"-D"}\n');
+    for (const f of ['a.jsonl', 'b.jsonl']) {
+      const w = await run(['write', table, '--input', join(dir, f), '--row-kind-field', 'op']);
+      expect(w.code, w.stderr).toBe(0);
+    }
+    const changes = await run(['read', table, '--changes', '--from', '2', '--to', '2']);
+    expect(changes.code, changes.stderr).toBe(0);
+    expect(jsonLines(changes.stdout)).toEqual([
+      { id: 1, name: 'a', _row_kind: '-U' },
+      { id: 1, name: 'a2', _row_kind: '+U' },
+      { id: 2, name: 'b', _row_kind: '-D' },
+    ]);
+    const all = await run(['read', table, '--changes', '--from', '1', '--format', 'csv']);
+    expect(all.stdout.split('\r\n')[0]).toBe('id,name,_row_kind');
+    expect(all.stdout.trim().split('\r\n')).toHaveLength(6);
+    const beyond = await run(['read', table, '--changes', '--from', '1', '--to', '9']);
+    expect(beyond.code).toBe(2);
+    expect(beyond.stderr).toMatch(/--to 9 is after the latest snapshot 2/);
+    expect((await run(['read', table, '--from', '1'])).code).toBe(2);
+
+    const first = await run(['stream', table, '--from', 'earliest', '--consumer-id', 'c1', '--max-snapshots', '1']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(jsonLines(first.stdout).map((r) => r['_row_kind'])).toEqual(['+I', '+I']);
+    const listed = await run(['consumers', 'list', table, '--json']);
+    expect(jsonLines(listed.stdout)).toMatchObject([{ id: 'c1', nextSnapshot: 2 }]);
+    // The consumer's progress wins over --from.
+    const second = await run(['tail', table, '--from', 'latest', '--consumer-id', 'c1', '--max-snapshots', '1']);
+    expect(jsonLines(second.stdout).map((r) => r['_row_kind'])).toEqual(['-U', '+U', '-D']);
+    expect(jsonLines((await run(['consumers', 'list', table, '--json'])).stdout)).toMatchObject([{ id: 'c1', nextSnapshot: 3 }]);
+    // A plain stream from latest prints the table as +I rows.
+    const latest = await run(['stream', table, '--max-snapshots', '1']);
+    expect(jsonLines(latest.stdout)).toEqual([{ id: 1, name: 'a2', _row_kind: '+I' }]);
+
+    // Expiration with --older-than 0 and --retain-min 1 keeps every snapshot the consumer still needs.
+    const third = await run(['write', table, '--input', join(dir, 'a.jsonl'), '--row-kind-field', 'op']);
+    expect(third.code, third.stderr).toBe(0);
+    expect((await run(['consumers', 'reset', table, 'c1', '--snapshot', '2'])).code).toBe(0);
+    const expired = await run(['expire-snapshots', table, '--older-than', '0', '--retain-min', '1', '--json']);
+    expect(expired.code, expired.stderr).toBe(0);
+    expect(JSON.parse(expired.stdout)).toMatchObject({ snapshotsExpired: 1, earliestSnapshotId: 2 });
+    const resumed = await run(['stream', table, '--consumer-id', 'c1', '--max-snapshots', '2']);
+    expect(jsonLines(resumed.stdout).map((r) => r['_row_kind'])).toEqual(['-U', '+U', '-D', '+I', '+I']);
+    expect((await run(['consumers', 'reset', table, 'c1', '--snapshot', '1'])).code).toBe(2);
+    expect((await run(['consumers', 'reset', table, 'c1', '--snapshot', '3'])).code).toBe(0);
+    expect(jsonLines((await run(['consumers', 'list', table, '--json'])).stdout)).toMatchObject([{ id: 'c1', nextSnapshot: 3 }]);
+    expect((await run(['consumers', 'reset', table, 'c1', '--snapshot', '7'])).code).toBe(2);
+    expect((await run(['consumers', 'delete', table, 'c1'])).code).toBe(0);
+    const gone = await run(['consumers', 'delete', table, 'c1']);
+    expect(gone.code).toBe(2);
+    expect(gone.stderr).toMatch(/consumer 'c1' does not exist/);
+    expect((await run(['consumers', 'list', table])).stdout).toMatch(/no consumers/);
+  });
+
+  it('ingest --format canal-json lands the events with row kinds; a DDL event fails naming its line', async () => {
+    const { dir, table } = await setup();
+    const events = [
+      { data: [{ id: '1', name: 'a' }, { id: '2', name: 'b' }], type: 'INSERT', isDdl: false },
+      { data: [{ id: '1', name: 'a2' }], old: [{ name: 'a' }], type: 'UPDATE', isDdl: false },
+      { data: [{ id: '2', name: 'b' }], type: 'DELETE', isDdl: false },
+    ];
+    const source = join(dir, 'canal.jsonl');
+    await writeFile(source, events.map((e) => JSON.stringify(e)).join('\n') + '\n');
+    const ingested = await run(['ingest', table, '--source', source, '--format', 'canal-json', '--commit-user', 'cdc']);
+    expect(ingested.code, ingested.stderr).toBe(0);
+    expect(jsonLines((await run(['read', table])).stdout)).toEqual([{ id: 1, name: 'a2' }]);
+    const changes = jsonLines((await run(['read', table, '--changes', '--from', '1'])).stdout);
+    // One checkpoint, one snapshot: its changelog is in key order, each key's changes in event order.
+    expect(changes.map((r) => `${r['_row_kind']} ${r['id']} ${r['name']}`)).toEqual(['+I 1 a', '-U 1 a', '+U 1 a2', '+I 2 b', '-D 2 b']);
+
+    await writeFile(source, `${JSON.stringify(events[0])}\n${JSON.stringify({ type: 'ALTER', isDdl: true, sql: 'ALTER TABLE t ADD c INT' })}\n`);
+    const ddl = await run(['ingest', table, '--source', source, '--format', 'canal-json', '--commit-user', 'cdc2']);
+    expect(ddl.code).toBe(1);
+    expect(ddl.stderr).toContain(`${source} line 2: canal-json schema-change event (type ALTER): ALTER TABLE t ADD c INT`);
+    expect((await run(['ingest', table, '--source', source, '--format', 'canal-json', '--row-kind-field', 'op', '--commit-user', 'x'])).code).toBe(2);
+  });
+
+  it('ingest --format needs a primary-key table', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tidemark-cli-stream-'));
+    dirs.push(dir);
+    const table = join(dir, 'wh', 'db.db', 'a');
+    await run(['create', table, '--schema', '[{"name":"id","type":"INT"}]']);
+    await writeFile(join(dir, 'e.jsonl'), '{"type":"insert","data":{"id":1}}\n');
+    const r = await run(['ingest', table, '--source', join(dir, 'e.jsonl'), '--format', 'maxwell-json', '--commit-user', 'u']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/needs a primary-key table/);
+  });
+});
