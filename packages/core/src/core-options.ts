@@ -55,6 +55,7 @@ export const OPTION = {
   PARTITION_DEFAULT_NAME: 'partition.default-name',
   PARTITION_LEGACY_NAME: 'partition.legacy-name',
   COMPACTION_MIN_FILE_NUM: 'compaction.min.file-num',
+  COMPACTION_SMALL_FILE_RATIO: 'compaction.small-file-ratio',
   COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT: 'compaction.max-size-amplification-percent',
   COMPACTION_SIZE_RATIO: 'compaction.size-ratio',
   NUM_SORTED_RUN_COMPACTION_TRIGGER: 'num-sorted-run.compaction-trigger',
@@ -471,6 +472,19 @@ export class CoreOptions {
   /** `compaction.min.file-num` (default 5): append compaction picks at least this many small files. */
   get compactionMinFileNum(): number {
     return this.int(OPTION.COMPACTION_MIN_FILE_NUM, 5, 1);
+  }
+
+  /** `compaction.small-file-ratio` (default 0.7): files below `target-file-size` × this are small. */
+  get compactionSmallFileRatio(): number {
+    return this.cached(OPTION.COMPACTION_SMALL_FILE_RATIO, () => {
+      const v = this.get(OPTION.COMPACTION_SMALL_FILE_RATIO);
+      if (v === undefined) return 0.7;
+      const n = v.trim() === '' ? NaN : Number(v.trim());
+      if (!Number.isFinite(n) || n <= 0) {
+        throw new InvalidOptionError(OPTION.COMPACTION_SMALL_FILE_RATIO, v, 'a positive number', `table option '${OPTION.COMPACTION_SMALL_FILE_RATIO}' = '${v}' is not a positive number`);
+      }
+      return n;
+    });
   }
 
   /** `full-compaction.delta-commits`, or null when unset. */

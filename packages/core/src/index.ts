@@ -123,6 +123,9 @@ export { FileStoreScan, type ScanFilter } from './scan/file-store-scan.js';
 export { ScanPlan, type DataSplit, type DeletionFileRef, type FileInfo, type PlannedFile } from './scan/data-split.js';
 /** Building block (compaction): reads one data file mapped to a read schema. */
 export { readDataFile, type DataFileToRead, type EvolvedBatch, type ReadDataFileOptions } from './read/data-file-reader.js';
+/** Building blocks (tests, custom readers): a primary-key table's merge settings and the readers of one split. */
+export { mergeEngineOptions, type MergeEngineOptions } from './read/merge-engine.js';
+export { readMergeSplit, readRawSplit, type RawSplitOptions, type SplitReadContext } from './read/split-readers.js';
 /** Building block: typed cell reader of an Arrow column. */
 export { valueReader } from './read/arrow-values.js';
 

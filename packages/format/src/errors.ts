@@ -23,8 +23,13 @@ export class SchemaError extends FormatError {
   override readonly userError: boolean = true;
 }
 
-/** A file's bytes do not match the format it should have; carries the path of the offending file. */
+/**
+ * A file's bytes do not match the format it should have; carries the path of the offending file.
+ * A user error: the message names the one damaged file, which the user can restore or roll back
+ * past (unlike a table whose metadata contradicts itself, `CorruptTableError` in core).
+ */
 export class CorruptFileError extends FormatError {
+  override readonly userError: boolean = true;
   /** Path of the file that could not be decoded. */
   readonly path: string;
 

@@ -29,10 +29,11 @@ export interface CompactPickOptions {
 /** The compaction settings of a table (Paimon option names and defaults). */
 export function compactPickOptions(schema: Pick<TableSchema, 'options' | 'primaryKeys'>, full = false): CompactPickOptions {
   const options: CoreOptions = tableOptions(schema);
-  const rawRatio = options.get('compaction.small-file-ratio');
-  const ratio = rawRatio === undefined ? 0.7 : Number(rawRatio.trim());
-  if (!Number.isFinite(ratio) || ratio <= 0) {
-    throw new MaintenanceArgumentError(`table option 'compaction.small-file-ratio' = '${rawRatio}' is not a positive number`);
+  let ratio: number;
+  try {
+    ratio = options.compactionSmallFileRatio;
+  } catch (e) {
+    throw new MaintenanceArgumentError((e as Error).message, { cause: e });
   }
   if (options.compactionMinFileNum < 1) {
     throw new MaintenanceArgumentError(`table option 'compaction.min.file-num' = '${options.compactionMinFileNum}' must be at least 1`);

@@ -38,7 +38,8 @@ export class CommitBaseCheck {
       throw new CorruptTableError(
         `refusing to commit on top of snapshot ${latest.id} of ${this.paths.root}: ${what} (${detail}); nothing was committed. ` +
           `Run 'tidemark verify' to see what is damaged, and repair it (e.g. roll back to an intact snapshot) before writing`,
-        { cause },
+        // Actionable and nothing changed: reported as one line, unlike corruption met while reading.
+        { cause, userError: true },
       );
     };
     let metas;

@@ -854,7 +854,11 @@ export class TableWrite {
   }
 }
 
-/** Creates the writer of a table (see {@link TableWrite}). */
+/**
+ * Creates a writer from storage, root and schema (see {@link TableWrite}).
+ *
+ * @deprecated Use `table.newBatchWrite()`, which continues each bucket's sequence numbers, or `new TableWrite(table.context)`.
+ */
 export function newTableWrite(fileIO: FileIO, location: string, schema: TableSchema, options: TableWriteOptions = {}): TableWrite {
   return new TableWrite(fileIO, location, schema, options);
 }
