@@ -17,12 +17,16 @@ import type { TablePaths } from '../table-paths.js';
 import { dataManifests, EntryFolder, partitionKey } from './manifest-fold.js';
 
 
+/** Parallel manifest reads. */
+const MANIFEST_CONCURRENCY = 8;
 /** Parallel `stat`s of data files. */
 const STAT_CONCURRENCY = 16;
 
 export class CommitBaseCheck {
   private readonly goodManifests = new Set<string>();
   private readonly goodFiles = new Set<string>();
+  /** Buckets whose live files were all checked once (later checks fold only new manifests). */
+  private readonly checkedBuckets = new Set<string>();
 
   constructor(
     private readonly fileIO: FileIO,
@@ -50,24 +54,42 @@ export class CommitBaseCheck {
     }
     const locate = this.locate;
     const touched = new Set(locate === null ? [] : delta.map((e) => `${partitionKey(e.partition)}|${e.bucket}`));
-    const folder = new EntryFolder();
-    for (const m of metas) {
-      const path = this.paths.manifestPath(m.fileName);
-      try {
-        if (!this.goodManifests.has(m.fileName)) {
-          const size = (await this.fileIO.stat(path)).size;
-          if (size !== m.fileSize) throw new Error(`the file is ${size} bytes, but the manifest list records ${m.fileSize}`);
+    // Manifests are immutable: each is checked once per committer, so a retry after a lost race
+    // reads only the manifests the winners added, not the whole table again. A bucket's data files
+    // are folded over every manifest the first time a commit touches it, and over the new manifests
+    // only afterwards (the files of manifests read before were stat'ed then).
+    const fresh = metas.filter((m) => !this.goodManifests.has(m.fileName));
+    const firstTime = new Set([...touched].filter((k) => !this.checkedBuckets.has(k)));
+    const toRead = firstTime.size > 0 ? metas : fresh;
+    const perManifest: ManifestEntry[][] = toRead.map(() => []);
+    let nextManifest = 0;
+    const readOne = async (): Promise<void> => {
+      while (nextManifest < toRead.length) {
+        const i = nextManifest++;
+        const m = toRead[i]!;
+        const isFresh = !this.goodManifests.has(m.fileName);
+        const path = this.paths.manifestPath(m.fileName);
+        try {
+          if (isFresh) {
+            const size = (await this.fileIO.stat(path)).size;
+            if (size !== m.fileSize) throw new Error(`the file is ${size} bytes, but the manifest list records ${m.fileSize}`);
+          }
+          if (!isFresh && firstTime.size === 0) continue;
+          for await (const e of readManifestEntries(this.fileIO, path)) {
+            const k = `${partitionKey(e.partition)}|${e.bucket}`;
+            if (isFresh ? touched.has(k) : firstTime.has(k)) perManifest[i]!.push(e);
+          }
+        } catch (e) {
+          return refuse(`manifest ${path} cannot be read`, e);
         }
-        for await (const e of readManifestEntries(this.fileIO, path)) {
-          if (touched.has(`${partitionKey(e.partition)}|${e.bucket}`)) folder.add(e);
-        }
-      } catch (e) {
-        return refuse(`manifest ${path} cannot be read`, e);
       }
-      this.goodManifests.add(m.fileName);
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(MANIFEST_CONCURRENCY, toRead.length) }, readOne));
+    for (const m of fresh) this.goodManifests.add(m.fileName);
+    const folder = new EntryFolder();
+    for (const entries of perManifest) for (const e of entries) folder.add(e);
     if (locate === null) return;
-    const todo = [...folder.entries.values()].map((e) => ({ path: locate(e), size: e.file.fileSize })).filter((f) => !this.goodFiles.has(f.path));
+    const todo = [...folder.entries.values()].filter((e) => e.kind === 'ADD').map((e) => ({ path: locate(e), size: e.file.fileSize })).filter((f) => !this.goodFiles.has(f.path));
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < todo.length) {
@@ -83,5 +105,6 @@ export class CommitBaseCheck {
       }
     };
     await Promise.all(Array.from({ length: Math.min(STAT_CONCURRENCY, todo.length) }, worker));
+    for (const k of touched) this.checkedBuckets.add(k);
   }
 }
