@@ -30,7 +30,14 @@ function percentile(values, p) {
 
 function dist(values) {
   const mean = values.reduce((a, b) => a + b, 0) / values.length;
-  return { n: values.length, p50: percentile(values, 50), p90: percentile(values, 90), p99: percentile(values, 99), max: Math.max(...values), mean };
+  return {
+    n: values.length,
+    p50: percentile(values, 50),
+    p90: percentile(values, 90),
+    p99: percentile(values, 99),
+    max: Math.max(...values),
+    mean,
+  };
 }
 
 /**
@@ -86,13 +93,25 @@ export async function run(options = {}) {
     const startAt = Date.now() + 5000;
     const results = await Promise.all(
       Array.from({ length: writers }, (_, w) =>
-        runChild(TASKS, 'commits', { warehouse: wh2, s3: b.s3, commits: writerCommits, rows, writerId: w, startAt }, { timeoutMs: TIMEOUT_MS }),
+        runChild(
+          TASKS,
+          'commits',
+          { warehouse: wh2, s3: b.s3, commits: writerCommits, rows, writerId: w, startAt },
+          { timeoutMs: TIMEOUT_MS },
+        ),
       ),
     );
     const check = await runChild(TASKS, 'check', { warehouse: wh2, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
     const expectedCommits = writers * writerCommits;
-    if (check.latestId !== expectedCommits || check.missingSnapshots !== 0 || check.rowsRead !== expectedCommits * rows || check.duplicates !== 0) {
-      problems.push(`${b.backend} concurrent: ${JSON.stringify(check)}, expected ${expectedCommits} snapshots and ${expectedCommits * rows} distinct rows`);
+    if (
+      check.latestId !== expectedCommits ||
+      check.missingSnapshots !== 0 ||
+      check.rowsRead !== expectedCommits * rows ||
+      check.duplicates !== 0
+    ) {
+      problems.push(
+        `${b.backend} concurrent: ${JSON.stringify(check)}, expected ${expectedCommits} snapshots and ${expectedCommits * rows} distinct rows`,
+      );
     }
     const t0 = Math.min(...results.map((x) => x.startedAt));
     const t1 = Math.max(...results.map((x) => x.endedAt));
@@ -155,9 +174,20 @@ function toMarkdown(json) {
     `${ms(c.append.p50)} / ${ms(c.append.p99)}`,
     fmtInt(c.lostRaces),
     `${fmtInt(c.peakRssMiB)}`,
-    c.check.latestId === c.writers * c.commitsPerWriter && c.check.missingSnapshots === 0 && c.check.duplicates === 0 && c.check.rowsRead === c.writers * c.commitsPerWriter * c.rowsPerCommit ? 'yes' : '**NO**',
+    c.check.latestId === c.writers * c.commitsPerWriter &&
+    c.check.missingSnapshots === 0 &&
+    c.check.duplicates === 0 &&
+    c.check.rowsRead === c.writers * c.commitsPerWriter * c.rowsPerCommit
+      ? 'yes'
+      : '**NO**',
   ]);
-  const ops = json.serial.map((s) => `- ${s.backend}: storage calls per append (write + commit): ${Object.entries(s.opsPerCommit).filter(([k]) => k !== 'lostRaces' && k !== 'verifyConditionalWrites').map(([k, v]) => `${k} ${fmtNum(v, 1)}`).join(', ')}; reads in the first 10 appends ${s.readsPerCommitFirst.join(' ')}, last 10 ${s.readsPerCommitLast.join(' ')}.`);
+  const ops = json.serial.map(
+    (s) =>
+      `- ${s.backend}: storage calls per append (write + commit): ${Object.entries(s.opsPerCommit)
+        .filter(([k]) => k !== 'lostRaces' && k !== 'verifyConditionalWrites')
+        .map(([k, v]) => `${k} ${fmtNum(v, 1)}`)
+        .join(', ')}; reads in the first 10 appends ${s.readsPerCommitFirst.join(' ')}, last 10 ${s.readsPerCommitLast.join(' ')}.`,
+  );
   return [
     '# Commit benchmark',
     '',
@@ -165,11 +195,36 @@ function toMarkdown(json) {
     '',
     `## Serial small appends (${s0 ? `${s0.commits} appends of ${s0.rowsPerCommit} rows, one process` : '–'})`,
     '',
-    markdownTable(['backend', 'commit ms p50 / p99', 'write ms p50 / p99', 'append (write + commit) ms p50 / p99', 'appends/s', 'commit p50 first → last quarter', 'write p50 first → last quarter', 'peak RSS MiB'], serialRows),
+    markdownTable(
+      [
+        'backend',
+        'commit ms p50 / p99',
+        'write ms p50 / p99',
+        'append (write + commit) ms p50 / p99',
+        'appends/s',
+        'commit p50 first → last quarter',
+        'write p50 first → last quarter',
+        'peak RSS MiB',
+      ],
+      serialRows,
+    ),
     '',
     '## Concurrent writers (separate processes, one table)',
     '',
-    markdownTable(['backend', 'writers × appends', 'commits/s', 'wall s', 'commit ms p50 / p99', 'append ms p50 / p99', 'lost snapshot races', 'peak RSS MiB (max of writers)', 'table correct'], concRows),
+    markdownTable(
+      [
+        'backend',
+        'writers × appends',
+        'commits/s',
+        'wall s',
+        'commit ms p50 / p99',
+        'append ms p50 / p99',
+        'lost snapshot races',
+        'peak RSS MiB (max of writers)',
+        'table correct',
+      ],
+      concRows,
+    ),
     '',
     '## What is measured',
     '',
@@ -177,7 +232,9 @@ function toMarkdown(json) {
     `- Serial: ${WARMUP} warm-up appends (not recorded), then the recorded ones. The quarter columns show how latency moves as the table grows (p50 of the first vs last 25 % of appends).`,
     '- Concurrent: the writer processes wait for a common start time after their imports; commits/s = all appends ÷ (last writer end − first writer start). Latencies are pooled over all writers and include lost races, re-reads and backoff. A lost snapshot race = a `createIfAbsent(snapshot-N)` that found the snapshot already created by another writer (the commit then rebases and retries). "table correct": contiguous snapshot ids 1..N, and every row read back exactly once.',
     ...ops,
-    json.s3 ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same 2-core machine: loopback network, CPU shared with the client; every S3 figure includes RGW's own CPU time.` : '- S3 rows skipped: no S3 server configured.',
+    json.s3
+      ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same 2-core machine: loopback network, CPU shared with the client; every S3 figure includes RGW's own CPU time.`
+      : '- S3 rows skipped: no S3 server configured.',
     '- local = benchmarks/work/ on the repo file system; LocalFileIO fsyncs every file and its directory.',
     '- Machine: 2 shared cores with other jobs running (tests, S3 servers); treat single figures as ±30 %.',
     ...problemsSection(json.problems),

@@ -59,7 +59,10 @@ async function batchWrite(io, dir, source) {
   if (buf.length > 0) await w.write(buf);
   const messages = await w.prepareCommit();
   const c0 = performance.now();
-  await new FileStoreCommit(io, new TablePaths(dir), schema).commit({ identifier: 9223372036854775807n, messages }, { commitUser: 'bench' });
+  await new FileStoreCommit(io, new TablePaths(dir), schema).commit(
+    { identifier: 9223372036854775807n, messages },
+    { commitUser: 'bench' },
+  );
   const end = performance.now();
   return { seconds: (end - t0) / 1000, commitMs: [end - c0] };
 }

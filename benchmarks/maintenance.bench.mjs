@@ -71,7 +71,13 @@ export async function run(options = {}) {
 
   const backends = [{ backend: 'local', root: path.join(WORK_DIR, `maintenance-${process.pid}`), s3: undefined, objects, snapshots }];
   if (options.s3) {
-    backends.push({ backend: 's3 (RGW)', root: `s3://${options.s3.bucket}/bench/maintenance-${Date.now().toString(36)}`, s3: options.s3, objects: s3Objects, snapshots: s3Snapshots });
+    backends.push({
+      backend: 's3 (RGW)',
+      root: `s3://${options.s3.bucket}/bench/maintenance-${Date.now().toString(36)}`,
+      s3: options.s3,
+      objects: s3Objects,
+      snapshots: s3Snapshots,
+    });
   }
 
   for (const b of backends) {
@@ -87,8 +93,18 @@ export async function run(options = {}) {
     }
     log(`${b.backend}: expiring ${b.snapshots - RETAIN} snapshots`);
     const e = await runChild(TASKS, 'expire', { table, retainMin: RETAIN, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
-    if (e.snapshotsExpired !== b.snapshots - RETAIN) problems.push(`${b.backend}: expired ${e.snapshotsExpired} snapshots, expected ${b.snapshots - RETAIN}`);
-    expire.push({ backend: b.backend, snapshots: e.snapshotsExpired, filesDeleted: e.filesDeleted, seconds: e.ms / 1000, filesPerSec: e.filesDeleted / (e.ms / 1000), snapshotsPerSec: e.snapshotsExpired / (e.ms / 1000), peakRssMiB: e.peakRssMiB, importRssMiB: e.importRssMiB });
+    if (e.snapshotsExpired !== b.snapshots - RETAIN)
+      problems.push(`${b.backend}: expired ${e.snapshotsExpired} snapshots, expected ${b.snapshots - RETAIN}`);
+    expire.push({
+      backend: b.backend,
+      snapshots: e.snapshotsExpired,
+      filesDeleted: e.filesDeleted,
+      seconds: e.ms / 1000,
+      filesPerSec: e.filesDeleted / (e.ms / 1000),
+      snapshotsPerSec: e.snapshotsExpired / (e.ms / 1000),
+      peakRssMiB: e.peakRssMiB,
+      importRssMiB: e.importRssMiB,
+    });
     log(`${b.backend}: ${fmtInt(e.filesDeleted)} files in ${(e.ms / 1000).toFixed(1)} s, peak RSS ${fmtNum(e.peakRssMiB)} MiB`);
 
     // --- orphan scan -----------------------------------------------------------------------
@@ -99,13 +115,25 @@ export async function run(options = {}) {
       have = n;
       const o = await runChild(TASKS, 'orphans', { table, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
       if (o.filesDeleted !== 0) problems.push(`${b.backend}: the orphan scan deleted ${o.filesDeleted} files (all are younger than 1 day)`);
-      orphans.push({ backend: b.backend, objects: o.filesScanned, seconds: o.ms / 1000, objectsPerSec: o.filesScanned / (o.ms / 1000), peakRssMiB: o.peakRssMiB, importRssMiB: o.importRssMiB });
+      orphans.push({
+        backend: b.backend,
+        objects: o.filesScanned,
+        seconds: o.ms / 1000,
+        objectsPerSec: o.filesScanned / (o.ms / 1000),
+        peakRssMiB: o.peakRssMiB,
+        importRssMiB: o.importRssMiB,
+      });
       log(`${b.backend}: scanned ${fmtInt(o.filesScanned)} objects in ${(o.ms / 1000).toFixed(1)} s, peak RSS ${fmtNum(o.peakRssMiB)} MiB`);
     }
 
     // --- compaction vs raw rewrite ----------------------------------------------------------
     log(`${b.backend}: compaction of ${compactFiles} files x ${compactRows} rows`);
-    const data = await runChild(TASKS, 'compact-data', { warehouse: `${b.root}/c`, files: compactFiles, rows: compactRows, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+    const data = await runChild(
+      TASKS,
+      'compact-data',
+      { warehouse: `${b.root}/c`, files: compactFiles, rows: compactRows, s3: b.s3 },
+      { timeoutMs: TIMEOUT_MS },
+    );
     const raw = await runChild(TASKS, 'raw-rewrite', { files: data.files, target: `${b.root}/raw`, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
     const c = await runChild(TASKS, 'compact', { table: data.table, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
     const mb = (n) => n / 1e6;
@@ -124,7 +152,20 @@ export async function run(options = {}) {
     if (!b.s3) await rm(b.root, { recursive: true, force: true });
   }
 
-  const json = { name, date: new Date().toISOString(), environment: environment(), snapshots, s3Snapshots, builds, expire, orphans, compaction, problems, seconds: (performance.now() - started) / 1000, s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined };
+  const json = {
+    name,
+    date: new Date().toISOString(),
+    environment: environment(),
+    snapshots,
+    s3Snapshots,
+    builds,
+    expire,
+    orphans,
+    compaction,
+    problems,
+    seconds: (performance.now() - started) / 1000,
+    s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined,
+  };
   return { name, json, markdown: markdown(json) };
 }
 
@@ -138,7 +179,15 @@ function markdown(json) {
     '',
     markdownTable(
       ['backend', 'snapshots expired', 'files deleted', 'seconds', 'files/s', 'snapshots/s', 'peak RSS MiB'],
-      json.expire.map((r) => [r.backend, fmtInt(r.snapshots), fmtInt(r.filesDeleted), fmtNum(r.seconds), fmtInt(r.filesPerSec), fmtInt(r.snapshotsPerSec), fmtNum(r.peakRssMiB)]),
+      json.expire.map((r) => [
+        r.backend,
+        fmtInt(r.snapshots),
+        fmtInt(r.filesDeleted),
+        fmtNum(r.seconds),
+        fmtInt(r.filesPerSec),
+        fmtInt(r.snapshotsPerSec),
+        fmtNum(r.peakRssMiB),
+      ]),
     ),
     '',
     '## Orphan scan (removeOrphanFiles, default 1-day threshold: lists and checks every object, deletes none)',
@@ -151,19 +200,45 @@ function markdown(json) {
     '## Compaction (compactAppendTable, full) vs raw parquet-wasm read + rewrite of the same files',
     '',
     markdownTable(
-      ['backend', 'input files', 'output files', 'input MB', 'compaction MB/s', 'raw read+write MB/s', 'compaction peak RSS MiB', 'raw peak RSS MiB'],
-      json.compaction.map((r) => [r.backend, fmtInt(r.files), fmtInt(r.filesAfter), fmtNum(r.inputMB), fmtNum(r.compactMBps), fmtNum(r.rawMBps), fmtNum(r.compactPeakRssMiB), fmtNum(r.rawPeakRssMiB)]),
+      [
+        'backend',
+        'input files',
+        'output files',
+        'input MB',
+        'compaction MB/s',
+        'raw read+write MB/s',
+        'compaction peak RSS MiB',
+        'raw peak RSS MiB',
+      ],
+      json.compaction.map((r) => [
+        r.backend,
+        fmtInt(r.files),
+        fmtInt(r.filesAfter),
+        fmtNum(r.inputMB),
+        fmtNum(r.compactMBps),
+        fmtNum(r.rawMBps),
+        fmtNum(r.compactPeakRssMiB),
+        fmtNum(r.rawPeakRssMiB),
+      ]),
     ),
     '',
     '## Notes',
     '',
-    `- Histories are built once with FileStoreCommit (one commit per snapshot, fsync skipped for the scratch table; about 15-30 ms per commit on this machine) and kept in benchmarks/work/ as templates${Object.keys(json.builds).length ? `; built in this run: ${Object.entries(json.builds).map(([n, ms]) => `${n} snapshots in ${fmtNum(ms / 1000)} s`).join(', ')}` : ''}.`,
+    `- Histories are built once with FileStoreCommit (one commit per snapshot, fsync skipped for the scratch table; about 15-30 ms per commit on this machine) and kept in benchmarks/work/ as templates${
+      Object.keys(json.builds).length
+        ? `; built in this run: ${Object.entries(json.builds)
+            .map(([n, ms]) => `${n} snapshots in ${fmtNum(ms / 1000)} s`)
+            .join(', ')}`
+        : ''
+    }.`,
     '- Each expired snapshot frees one data file, its delta manifest, its manifest lists and the snapshot file; expiration reads snapshots, manifest lists and manifests 16 at a time, deletes data files, manifests and manifest lists in batches (S3 DeleteObjects, 1,000 keys per request, no existence checks) and snapshot files one at a time, oldest first (so an interruption leaves no gap).',
     '- Orphan objects are written into the bucket directory, all younger than the threshold (writing them is not timed).',
     json.s3 && json.s3Snapshots < json.snapshots
       ? `- S3 expiration runs on a ${fmtInt(json.s3Snapshots)}-snapshot history (set with --s3-snapshots).`
       : null,
-    json.s3 ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.` : '- S3 rows skipped: no S3 server configured.',
+    json.s3
+      ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.`
+      : '- S3 rows skipped: no S3 server configured.',
     '- Peak RSS is the whole child process (Node + WASM runtime included); the 10k and 100k orphan rows show it does not grow with the object count.',
     '- Machine: 2 shared cores with other jobs running; treat single figures as ±30 %.',
     ...problemsSection(json.problems),

@@ -35,7 +35,13 @@ export async function run(options = {}) {
   const problems = [];
 
   const backends = [{ backend: 'local', root: path.join(WORK_DIR, `pk-compact-${process.pid}`), s3: undefined, rows }];
-  if (options.s3) backends.push({ backend: 's3 (RGW)', root: `s3://${options.s3.bucket}/bench/pk-compact-${Date.now().toString(36)}`, s3: options.s3, rows: s3Rows });
+  if (options.s3)
+    backends.push({
+      backend: 's3 (RGW)',
+      root: `s3://${options.s3.bucket}/bench/pk-compact-${Date.now().toString(36)}`,
+      s3: options.s3,
+      rows: s3Rows,
+    });
 
   for (const b of backends) {
     log(`${b.backend}: ${runs} runs of ${fmtInt(b.rows)} rows in one bucket`);
@@ -68,11 +74,24 @@ export async function run(options = {}) {
       readBeforePeakRssMiB: before.peakRssMiB,
       readAfterPeakRssMiB: after.peakRssMiB,
     });
-    log(`${b.backend}: compaction ${fmtNum(mb(c.bytesRead) / (c.ms / 1000))} MB/s (raw ${fmtNum(mb(raw.bytesRead) / (raw.ms / 1000))}); read ${fmtNum(before.ms / 1000, 2)} s -> ${fmtNum(after.ms / 1000, 2)} s`);
+    log(
+      `${b.backend}: compaction ${fmtNum(mb(c.bytesRead) / (c.ms / 1000))} MB/s (raw ${fmtNum(mb(raw.bytesRead) / (raw.ms / 1000))}); read ${fmtNum(before.ms / 1000, 2)} s -> ${fmtNum(after.ms / 1000, 2)} s`,
+    );
     if (!b.s3) await rm(b.root, { recursive: true, force: true });
   }
 
-  const json = { name, date: new Date().toISOString(), environment: environment(), runs, rows, s3Rows, results, problems, seconds: (performance.now() - started) / 1000, s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined };
+  const json = {
+    name,
+    date: new Date().toISOString(),
+    environment: environment(),
+    runs,
+    rows,
+    s3Rows,
+    results,
+    problems,
+    seconds: (performance.now() - started) / 1000,
+    s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined,
+  };
   return { name, json, markdown: markdown(json) };
 }
 
@@ -85,22 +104,66 @@ function markdown(json) {
     `## Full compaction of one bucket with ${json.runs} overlapping level-0 sorted runs vs raw parquet-wasm read + rewrite of the same files`,
     '',
     markdownTable(
-      ['backend', 'input rows', 'input files', 'output files', 'input MB', 'output MB', 'compaction MB/s', 'compaction rows/s', 'raw read+write MB/s', 'compaction peak RSS MiB', 'raw peak RSS MiB'],
-      json.results.map((r) => [r.backend, fmtInt(r.rowsInput), fmtInt(r.filesBefore), fmtInt(r.filesAfter), fmtNum(r.inputMB), fmtNum(r.outputMB), fmtNum(r.compactMBps), fmtInt(r.compactRowsPerSec), fmtNum(r.rawMBps), fmtNum(r.compactPeakRssMiB), fmtNum(r.rawPeakRssMiB)]),
+      [
+        'backend',
+        'input rows',
+        'input files',
+        'output files',
+        'input MB',
+        'output MB',
+        'compaction MB/s',
+        'compaction rows/s',
+        'raw read+write MB/s',
+        'compaction peak RSS MiB',
+        'raw peak RSS MiB',
+      ],
+      json.results.map((r) => [
+        r.backend,
+        fmtInt(r.rowsInput),
+        fmtInt(r.filesBefore),
+        fmtInt(r.filesAfter),
+        fmtNum(r.inputMB),
+        fmtNum(r.outputMB),
+        fmtNum(r.compactMBps),
+        fmtInt(r.compactRowsPerSec),
+        fmtNum(r.rawMBps),
+        fmtNum(r.compactPeakRssMiB),
+        fmtNum(r.rawPeakRssMiB),
+      ]),
     ),
     '',
     '## Reading the bucket (merge-on-read) before and after the full compaction',
     '',
     markdownTable(
-      ['backend', 'rows read', 'sorted runs before', 'read s before', 'peak RSS MiB before', 'sorted runs after', 'read s after', 'peak RSS MiB after'],
-      json.results.map((r) => [r.backend, fmtInt(r.rowsRead), fmtInt(r.runsBefore), fmtNum(r.readBeforeSeconds, 2), fmtNum(r.readBeforePeakRssMiB), fmtInt(r.runsAfter), fmtNum(r.readAfterSeconds, 2), fmtNum(r.readAfterPeakRssMiB)]),
+      [
+        'backend',
+        'rows read',
+        'sorted runs before',
+        'read s before',
+        'peak RSS MiB before',
+        'sorted runs after',
+        'read s after',
+        'peak RSS MiB after',
+      ],
+      json.results.map((r) => [
+        r.backend,
+        fmtInt(r.rowsRead),
+        fmtInt(r.runsBefore),
+        fmtNum(r.readBeforeSeconds, 2),
+        fmtNum(r.readBeforePeakRssMiB),
+        fmtInt(r.runsAfter),
+        fmtNum(r.readAfterSeconds, 2),
+        fmtNum(r.readAfterPeakRssMiB),
+      ]),
     ),
     '',
     '## Notes',
     '',
     `- Data: ${json.runs} level-0 files of ${fmtInt(json.rows)} rows locally${json.s3 ? ` (${fmtInt(json.s3Rows)} on S3)` : ''}, written directly in the key-value layout; keys drawn from twice the row count, so runs overlap and later runs update keys of earlier ones; 5 % of the records of later runs are deletes.`,
     '- Compaction merges the runs by key and sequence number through the merge engine (deduplicate), drops deletes (output is the top level) and writes the survivors; the raw rewrite only decodes and re-encodes each file.',
-    json.s3 ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.` : '- S3 rows skipped: no S3 server configured.',
+    json.s3
+      ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.`
+      : '- S3 rows skipped: no S3 server configured.',
     '- Machine: 2 shared cores with other jobs running; treat single figures as ±30 %.',
     ...problemsSection(json.problems),
   ]

@@ -45,13 +45,19 @@ export async function run(options = {}) {
       out[kind].push(res);
       const wantRows = kind === 'upsert' ? keys : rows;
       if (res.readRows !== wantRows) problems.push(`${kind} round ${r + 1}: read back ${res.readRows} rows, expected ${wantRows}`);
-      if (kind === 'upsert' && res.distinctKeys !== keys) problems.push(`upsert round ${r + 1}: ${res.distinctKeys} distinct keys, expected ${keys}`);
+      if (kind === 'upsert' && res.distinctKeys !== keys)
+        problems.push(`upsert round ${r + 1}: ${res.distinctKeys} distinct keys, expected ${keys}`);
     }
   }
   const memory = [];
   for (const size of buffers) {
     log(`upsert with write-buffer-size ${size}`);
-    const res = await runChild(TASKS, 'upsert', { ipcPath, rows, warehouse: path.join(workDir, 'wh-mem'), writeBufferSize: size }, { timeoutMs: TIMEOUT_MS });
+    const res = await runChild(
+      TASKS,
+      'upsert',
+      { ipcPath, rows, warehouse: path.join(workDir, 'wh-mem'), writeBufferSize: size },
+      { timeoutMs: TIMEOUT_MS },
+    );
     if (res.readRows !== keys) problems.push(`upsert (write-buffer-size ${size}): read back ${res.readRows} rows, expected ${keys}`);
     memory.push({ writeBufferSize: size, ...pick(res) });
   }
@@ -92,7 +98,17 @@ function pick(res) {
 /** The markdown report of a result (exported so a saved pk.json can be rendered again). */
 export function toMarkdown(json) {
   const e = json.environment;
-  const row = (label, s) => [label, fmtInt(json.rows), `${fmtInt(s.ms)} (${s.msRuns.map((x) => fmtInt(x)).join(' / ')})`, fmtRate(s.rowsPerSec), fmtInt(s.cpuMs), s.files, fmtNum(s.fileMiB, 1), fmtInt(s.baseRssMiB), fmtInt(s.peakRssMiB)];
+  const row = (label, s) => [
+    label,
+    fmtInt(json.rows),
+    `${fmtInt(s.ms)} (${s.msRuns.map((x) => fmtInt(x)).join(' / ')})`,
+    fmtRate(s.rowsPerSec),
+    fmtInt(s.cpuMs),
+    s.files,
+    fmtNum(s.fileMiB, 1),
+    fmtInt(s.baseRssMiB),
+    fmtInt(s.peakRssMiB),
+  ];
   return [
     '# Primary-key write benchmark',
     '',
@@ -109,7 +125,15 @@ export function toMarkdown(json) {
     '',
     markdownTable(
       ['write-buffer-size', 'ms', 'files', 'file MiB', 'RSS before MiB', 'peak RSS MiB', 'growth MiB'],
-      json.memory.map((m) => [m.writeBufferSize, fmtInt(m.ms), m.files, fmtNum(m.fileMiB, 1), fmtInt(m.baseRssMiB), fmtInt(m.peakRssMiB), fmtInt(m.peakRssMiB - m.baseRssMiB)]),
+      json.memory.map((m) => [
+        m.writeBufferSize,
+        fmtInt(m.ms),
+        m.files,
+        fmtNum(m.fileMiB, 1),
+        fmtInt(m.baseRssMiB),
+        fmtInt(m.peakRssMiB),
+        fmtInt(m.peakRssMiB - m.baseRssMiB),
+      ]),
     ),
     '',
     '## What is measured',

@@ -71,7 +71,10 @@ export async function run(options = {}) {
   try {
     await runChild(TASKS, 'plan', { root: tables[0].meta.root }, { nodeArgs: ['--expose-gc'] });
   } catch (e) {
-    engineError = String(e.message).split('\n').find((l) => /Error/.test(l)) ?? String(e.message).slice(0, 300);
+    engineError =
+      String(e.message)
+        .split('\n')
+        .find((l) => /Error/.test(l)) ?? String(e.message).slice(0, 300);
     log(`tidemark engine unavailable, measuring baselines only: ${engineError}`);
     problems.push(`tidemark engine unavailable: ${engineError}`);
   }
@@ -215,7 +218,16 @@ function toMarkdown(r) {
   else {
     out.push(
       markdownTable(
-        ['table', 'planned files', 'open ms', 'plan ms', 'entries decoded/s', 'peak RSS MiB', 'RSS growth MiB', 'heap retained by plan MiB'],
+        [
+          'table',
+          'planned files',
+          'open ms',
+          'plan ms',
+          'entries decoded/s',
+          'peak RSS MiB',
+          'RSS growth MiB',
+          'heap retained by plan MiB',
+        ],
         r.planning.map((p) => [
           p.size,
           fmtInt(p.plannedFiles),

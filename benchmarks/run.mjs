@@ -114,7 +114,9 @@ async function main() {
       const result = await mod.run({ log: (m) => log(`${name}: ${m}`), s3 });
       const written = await writeResults(result.name ?? name, result.json, result.markdown);
       console.log(`\n${result.markdown}\n`);
-      log(`${name} took ${((Date.now() - t0) / 1000).toFixed(1)} s; wrote ${path.relative(repo, written.json)} and ${path.relative(repo, written.md)}`);
+      log(
+        `${name} took ${((Date.now() - t0) / 1000).toFixed(1)} s; wrote ${path.relative(repo, written.json)} and ${path.relative(repo, written.md)}`,
+      );
     }
     writeSummary();
     log('wrote benchmarks/results/SUMMARY.md');

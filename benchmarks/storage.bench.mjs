@@ -79,9 +79,7 @@ async function benchBackend(backend, io, root, log) {
   log(`${backend}: createIfAbsent x${N_LATENCY}`);
   const casKeys = keys('cas', N_LATENCY);
   rows.push(latencyRow(backend, 'createIfAbsent 1 KiB (new key)', await timeEach(casKeys, (p) => io.createIfAbsent(p, payload))));
-  rows.push(
-    latencyRow(backend, 'createIfAbsent 1 KiB (key exists)', await timeEach(casKeys, (p) => io.createIfAbsent(p, payload))),
-  );
+  rows.push(latencyRow(backend, 'createIfAbsent 1 KiB (key exists)', await timeEach(casKeys, (p) => io.createIfAbsent(p, payload))));
 
   log(`${backend}: PUT / GET x${N_LATENCY}`);
   const putKeys = keys('put', N_LATENCY);
@@ -90,9 +88,7 @@ async function benchBackend(backend, io, root, log) {
 
   log(`${backend}: writing ${LIST_KEYS} keys for the listing`);
   const listDir = joinPath(root, 'list');
-  const listKeys = Array.from({ length: LIST_KEYS }, (_, i) =>
-    joinPath(listDir, `p-${i % 10}`, `f-${String(i).padStart(6, '0')}.bin`),
-  );
+  const listKeys = Array.from({ length: LIST_KEYS }, (_, i) => joinPath(listDir, `p-${i % 10}`, `f-${String(i).padStart(6, '0')}.bin`));
   const tw = performance.now();
   await parallel(listKeys, WRITE_CONCURRENCY, (p) => io.write(p, 'x'));
   const writeSeconds = (performance.now() - tw) / 1000;
@@ -150,7 +146,10 @@ function toMarkdown(json) {
     '',
     `Run ${e.date}; node ${e.node}, ${e.platform}, ${e.cores} x ${e.cpu}, ${e.memoryGiB} GiB; took ${fmtNum(json.totalSeconds, 1)} s.`,
     '',
-    markdownTable(COLUMNS, json.rows.map((r) => COLUMNS.map((c) => cell(r[c])))),
+    markdownTable(
+      COLUMNS,
+      json.rows.map((r) => COLUMNS.map((c) => cell(r[c]))),
+    ),
     '',
     ...json.notes.map((n) => `- ${n}`),
   ].join('\n');
@@ -196,9 +195,7 @@ export async function run(options = {}) {
     } finally {
       await io.close();
     }
-    notes.push(
-      `s3 = Ceph RGW 16 (memstore OSD) at ${s3.endpoint} on the same 2-core machine as the client: loopback network, shared CPU.`,
-    );
+    notes.push(`s3 = Ceph RGW 16 (memstore OSD) at ${s3.endpoint} on the same 2-core machine as the client: loopback network, shared CPU.`);
   } else {
     notes.push('S3 rows skipped: no S3 server configured.');
   }

@@ -73,7 +73,9 @@ export async function run(options = {}) {
         const t = await runChild(TASKS, 'tidemark', { ipcPath, rows, warehouse: dirs.tidemark, partitioned }, { timeoutMs: TIMEOUT_MS });
         out.tidemark.push(t);
         log(`${label}: round ${r + 1}/${rounds}: raw parquet-wasm (${t.fileRows.length} file(s), same row counts)`);
-        out.raw.push(await runChild(TASKS, 'parquet-wasm', { ipcPath, rows, outDir: dirs.raw, fileRows: t.fileRows }, { timeoutMs: TIMEOUT_MS }));
+        out.raw.push(
+          await runChild(TASKS, 'parquet-wasm', { ipcPath, rows, outDir: dirs.raw, fileRows: t.fileRows }, { timeoutMs: TIMEOUT_MS }),
+        );
         if (!partitioned) {
           log(`${label}: round ${r + 1}/${rounds}: DuckDB COPY`);
           out.duckdb.push(await runChild(TASKS, 'duckdb', { rows, outPath: dirs.duckdb }, { timeoutMs: TIMEOUT_MS }));
@@ -199,7 +201,10 @@ function toMarkdown(json) {
   }
   const layouts = json.cases.map((c) => {
     const rowsPerFile = c.tidemark.fileRows;
-    const shown = rowsPerFile.length <= 4 ? rowsPerFile.map((x) => fmtInt(x)).join(', ') : `${rowsPerFile.length} files of ${fmtInt(Math.min(...rowsPerFile))}–${fmtInt(Math.max(...rowsPerFile))} rows`;
+    const shown =
+      rowsPerFile.length <= 4
+        ? rowsPerFile.map((x) => fmtInt(x)).join(', ')
+        : `${rowsPerFile.length} files of ${fmtInt(Math.min(...rowsPerFile))}–${fmtInt(Math.max(...rowsPerFile))} rows`;
     return `- ${c.label}: Arrow input ${fmtNum(c.arrowMiB, 1)} MiB; tidemark files (rows): ${shown}.`;
   });
   return [
@@ -209,11 +214,41 @@ function toMarkdown(json) {
     '',
     'Cells: rows/s · MiB/s of in-memory Arrow input (median run). Ratio = tidemark wall time ÷ raw parquet-wasm wall time in the same round (median over rounds; all per-round ratios in the JSON), also given as ratio of the median times and of the fastest times (the runs least disturbed by other load); the issue asks for under 1.20. CPU time = user + system time of the writer process during the timed part (all its threads); it is much less disturbed by other load on this shared machine than wall time, so the CPU ratio is the most reliable overhead figure.',
     '',
-    markdownTable(['case', 'rows', 'rounds', 'tidemark', 'raw parquet-wasm', 'DuckDB COPY (2 threads)', 'tidemark ÷ raw (time)', 'tidemark ÷ raw: of medians / of fastest runs', 'tidemark ÷ raw CPU time', 'tidemark ÷ DuckDB (time)', 'same rows'], summary),
+    markdownTable(
+      [
+        'case',
+        'rows',
+        'rounds',
+        'tidemark',
+        'raw parquet-wasm',
+        'DuckDB COPY (2 threads)',
+        'tidemark ÷ raw (time)',
+        'tidemark ÷ raw: of medians / of fastest runs',
+        'tidemark ÷ raw CPU time',
+        'tidemark ÷ DuckDB (time)',
+        'same rows',
+      ],
+      summary,
+    ),
     '',
     '## Details',
     '',
-    markdownTable(['case', 'writer', 'ms median (runs)', 'CPU ms median (runs)', 'tidemark write + commit ms', 'rows/s', 'Arrow MiB/s', 'files', 'file MiB', 'RSS before MiB', 'peak RSS MiB (runs)'], detailRows),
+    markdownTable(
+      [
+        'case',
+        'writer',
+        'ms median (runs)',
+        'CPU ms median (runs)',
+        'tidemark write + commit ms',
+        'rows/s',
+        'Arrow MiB/s',
+        'files',
+        'file MiB',
+        'RSS before MiB',
+        'peak RSS MiB (runs)',
+      ],
+      detailRows,
+    ),
     '',
     '*RSS before* = RSS after imports and loading the input (the Arrow input is an IPC file read into memory; DuckDB: after building its in-memory table), i.e. the baseline the peak grows from.',
     '',
@@ -221,8 +256,8 @@ function toMarkdown(json) {
     '',
     '- Data (benchmarks/lib/write-data.mjs): id BIGINT = i, name STRING = 16-char unique permuted string, amount DOUBLE, ts TIMESTAMP(3), dt STRING with 30 values in sorted runs; 100,000-row RecordBatches loaded from a cached Arrow IPC file (not timed).',
     '- **tidemark**: `FileSystemCatalog.createTable` (not timed), then timed: `table.newBatchWrite()`, one `write(batch)` per input batch, `prepareCommit()`, `table.newCommit().commit()`; local disk, every file fsynced (LocalFileIO). Main case: unpartitioned append table (bucket -1) with default options (zstd, target-file-size 256 MiB, write-buffer-size 256 MiB); the "partitioned by dt" case: same table with `dt` as partition key (30 partitions, one file each).',
-    '- **raw parquet-wasm**: the same Arrow batches, sliced into files with the row counts tidemark produced in that round, each `tableToIPC(stream)` → `pw.Table.fromIPCStream` → `pw.writeParquet` with ZSTD (level 1, fixed in parquet-wasm) and column-chunk statistics (the library\'s settings), then written and fsynced. No validation, no value statistics, no manifests, no snapshot.',
-    '- **DuckDB**: `CREATE TABLE t AS SELECT …` the same values (not timed), then timed `COPY t TO \'…parquet\' (FORMAT parquet, COMPRESSION zstd)` (zstd level 3, native, 2 threads), one file.',
+    "- **raw parquet-wasm**: the same Arrow batches, sliced into files with the row counts tidemark produced in that round, each `tableToIPC(stream)` → `pw.Table.fromIPCStream` → `pw.writeParquet` with ZSTD (level 1, fixed in parquet-wasm) and column-chunk statistics (the library's settings), then written and fsynced. No validation, no value statistics, no manifests, no snapshot.",
+    "- **DuckDB**: `CREATE TABLE t AS SELECT …` the same values (not timed), then timed `COPY t TO '…parquet' (FORMAT parquet, COMPRESSION zstd)` (zstd level 3, native, 2 threads), one file.",
     '- Same rows: after the last round DuckDB computed count, sum(id), sum(amount·100), hash sums of name/dt, distinct counts and sum(ts) over each writer\'s files and over the generating SELECT; "yes" = all equal.',
     ...layouts,
     '- Machine: 2 shared cores; other jobs (test runs, two S3 servers) ran at the same time, so single figures can be off by tens of percent (raw runs are in the Details table and the JSON).',

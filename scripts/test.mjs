@@ -54,7 +54,12 @@ process.on('exit', () => stopServer());
 function manifestsMtime() {
   const root = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8'));
   const files = ['package.json', 'package-lock.json', ...(root.workspaces ?? []).map((w) => `${w}/package.json`)];
-  return Math.max(...files.map((f) => path.join(repo, f)).filter(existsSync).map((f) => statSync(f).mtimeMs));
+  return Math.max(
+    ...files
+      .map((f) => path.join(repo, f))
+      .filter(existsSync)
+      .map((f) => statSync(f).mtimeMs),
+  );
 }
 
 async function install() {

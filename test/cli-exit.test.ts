@@ -34,7 +34,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** `count` valid JSON lines followed by `bad`. */
 function jsonl(name: string, bad: string, count = 0): string {
   const path = join(dir, name);
-  const good = Array.from({ length: count }, (_, i) => JSON.stringify({ id: i, d: '2024-01-01', ts: '2024-01-01 00:00:00', amount: '1.00', n: 1 }));
+  const good = Array.from({ length: count }, (_, i) =>
+    JSON.stringify({ id: i, d: '2024-01-01', ts: '2024-01-01 00:00:00', amount: '1.00', n: 1 }),
+  );
   writeFileSync(path, [...good, bad].join('\n') + '\n');
   return path;
 }

@@ -62,24 +62,44 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('tidemark write on a primary-key table', () => {
   it('upserts: the latest row of each key wins, within one input and across writes', async () => {
     const t = await createPk('upsert');
-    const w = await run(['write', t], jsonl([{ id: 1, v: 'a' }, { id: 2, v: 'b' }, { id: 1, v: 'a2' }]));
+    const w = await run(
+      ['write', t],
+      jsonl([
+        { id: 1, v: 'a' },
+        { id: 2, v: 'b' },
+        { id: 1, v: 'a2' },
+      ]),
+    );
     expect(w.stderr).toBe('');
     expect(w.stdout).toBe('committed snapshot 1 (3 rows)\n');
     expect(await contents(t)).toEqual(['1=a2', '2=b']);
-    expect((await run(['write', t], jsonl([{ id: 2, v: 'b2' }, { id: 3, v: 'c' }]))).code).toBe(0);
+    expect(
+      (
+        await run(
+          ['write', t],
+          jsonl([
+            { id: 2, v: 'b2' },
+            { id: 3, v: 'c' },
+          ]),
+        )
+      ).code,
+    ).toBe(0);
     expect(await contents(t)).toEqual(['1=a2', '2=b2', '3=c']);
   });
 
   it('--row-kind-field: +I/+U upsert, -D deletes, the field is not a column; the summary counts kinds', async () => {
     const t = await createPk('kinds');
     expect((await run(['write', t], jsonl([1, 2, 3, 4].map((id) => ({ id, v: `v${id}` }))))).code).toBe(0);
-    writeFileSync(join(dir, 'changes.jsonl'), jsonl([
-      { id: 1, v: 'v1', op: '-U' },
-      { id: 1, v: 'w1', op: '+U' },
-      { id: 2, op: '-D' },
-      { id: 5, v: 'v5', op: '+I' },
-      { id: 3, v: 'w3' },
-    ]));
+    writeFileSync(
+      join(dir, 'changes.jsonl'),
+      jsonl([
+        { id: 1, v: 'v1', op: '-U' },
+        { id: 1, v: 'w1', op: '+U' },
+        { id: 2, op: '-D' },
+        { id: 5, v: 'v5', op: '+I' },
+        { id: 3, v: 'w3' },
+      ]),
+    );
     const w = await run(['write', t, '--input', 'changes.jsonl', '--row-kind-field', 'op']);
     expect(w.stderr).toBe('');
     expect(w.stdout).toBe('committed snapshot 2 (5 rows: 2 +I, 1 -U, 1 +U, 1 -D)\n');
@@ -90,7 +110,13 @@ describe('tidemark write on a primary-key table', () => {
 
   it('refuses a bad row kind naming the line, and commits nothing', async () => {
     const t = await createPk('badkind');
-    const w = await run(['write', t, '--row-kind-field', 'op'], jsonl([{ id: 1, v: 'a', op: '+I' }, { id: 2, v: 'b', op: 'upsert' }]));
+    const w = await run(
+      ['write', t, '--row-kind-field', 'op'],
+      jsonl([
+        { id: 1, v: 'a', op: '+I' },
+        { id: 2, v: 'b', op: 'upsert' },
+      ]),
+    );
     expect(w.code).toBe(1);
     expect(lines(w.stderr)).toEqual([`tidemark write: input line 2: field 'op' must be one of +I, -U, +U, -D; got "upsert"`]);
     expect(await snapshotCount(t)).toBe(0);
@@ -167,7 +193,20 @@ describe('tidemark ingest on a primary-key table', () => {
       }
     }
     writeFileSync(join(dir, 'source.jsonl'), jsonl(records));
-    const r = await run(['ingest', t, '--source', 'source.jsonl', '--state', 'ingest-state', '--checkpoint-every', '70', '--parallelism', '3', '--row-kind-field', 'op']);
+    const r = await run([
+      'ingest',
+      t,
+      '--source',
+      'source.jsonl',
+      '--state',
+      'ingest-state',
+      '--checkpoint-every',
+      '70',
+      '--parallelism',
+      '3',
+      '--row-kind-field',
+      'op',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(lines(r.stdout).pop()!)).toMatchObject({ status: 'source-done', records: 300 });
     const want = [...latest].sort((a, b) => a[0] - b[0]).map(([id, v]) => `${id}=${v}`);

@@ -105,10 +105,14 @@ describe.skipIf(!haveFixtures)('tidemark on the Java-written fixtures', () => {
   });
 
   it('files lists live files of the latest and of an older snapshot', async () => {
-    const latest = lines((await run(['files', pkMor, '--json'])).stdout).map((l) => JSON.parse(l) as { rowCount: number; bucket: number; partition: Record<string, string> });
+    const latest = lines((await run(['files', pkMor, '--json'])).stdout).map(
+      (l) => JSON.parse(l) as { rowCount: number; bucket: number; partition: Record<string, string> },
+    );
     expect(latest.reduce((n, f) => n + f.rowCount, 0)).toBe(16);
     expect(new Set(latest.map((f) => f.partition['f1']))).toEqual(new Set(['10', '20']));
-    const first = lines((await run(['files', pkMor, '--snapshot', '1', '--json'])).stdout).map((l) => JSON.parse(l) as { rowCount: number });
+    const first = lines((await run(['files', pkMor, '--snapshot', '1', '--json'])).stdout).map(
+      (l) => JSON.parse(l) as { rowCount: number },
+    );
     expect(first.reduce((n, f) => n + f.rowCount, 0)).toBe(9);
     const text = await run(['files', pkMor]);
     expect(text.stdout).toContain('in snapshot 5');
@@ -158,7 +162,10 @@ describe('tidemark create / write / read on a local warehouse', () => {
 
   it('round-trips every type through create, write (jsonl) and read', async () => {
     writeFileSync(join(dir, 'schema.json'), JSON.stringify(allTypes));
-    const created = await run(['create', 'wh/db.db/all', '--schema', '@schema.json', '--partition', 'p', '--option', 'file.compression=zstd'], { cwd: dir });
+    const created = await run(
+      ['create', 'wh/db.db/all', '--schema', '@schema.json', '--partition', 'p', '--option', 'file.compression=zstd'],
+      { cwd: dir },
+    );
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
     const w = await run(['write', 'wh/db.db/all'], { cwd: dir, stdin: input.join('\n') + '\n' });
@@ -183,24 +190,43 @@ describe('tidemark create / write / read on a local warehouse', () => {
 
   it('skips a (commit user, identifier) that was already committed', async () => {
     expect((await run(['create', 'wh/db.db/idem', '--schema', '[{"name":"id","type":"INT"}]'], { cwd: dir })).code).toBe(0);
-    const first = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '7'], { cwd: dir, stdin: '{"id":1}\n' });
+    const first = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '7'], {
+      cwd: dir,
+      stdin: '{"id":1}\n',
+    });
     expect(first.stdout).toBe('committed snapshot 1 (1 row)\n');
-    const again = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '7'], { cwd: dir, stdin: '{"id":2}\n' });
+    const again = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '7'], {
+      cwd: dir,
+      stdin: '{"id":2}\n',
+    });
     expect(again.code).toBe(0);
     expect(again.stdout).toBe("skipped: commit identifier 7 of commit user 'job-1' was already committed\n");
-    const older = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '3'], { cwd: dir, stdin: '{"id":3}\n' });
+    const older = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '3'], {
+      cwd: dir,
+      stdin: '{"id":3}\n',
+    });
     expect(older.stdout).toContain('skipped');
-    const next = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '8'], { cwd: dir, stdin: '{"id":4}\n' });
+    const next = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '8'], {
+      cwd: dir,
+      stdin: '{"id":4}\n',
+    });
     expect(next.stdout).toBe('committed snapshot 2 (1 row)\n');
     expect(sorted((await run(['read', 'wh/db.db/idem'], { cwd: dir })).stdout)).toEqual(['{"id":1}', '{"id":4}']);
-    const snaps = lines((await run(['snapshots', 'wh/db.db/idem', '--json'], { cwd: dir })).stdout).map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(snaps.map((s) => [s['commitUser'], s['commitIdentifier']])).toEqual([['job-1', 7], ['job-1', 8]]);
+    const snaps = lines((await run(['snapshots', 'wh/db.db/idem', '--json'], { cwd: dir })).stdout).map(
+      (l) => JSON.parse(l) as Record<string, unknown>,
+    );
+    expect(snaps.map((s) => [s['commitUser'], s['commitIdentifier']])).toEqual([
+      ['job-1', 7],
+      ['job-1', 8],
+    ]);
   });
 
   it('overwrite, tags, time travel by tag and rollback', async () => {
     const t = 'wh/db.db/tags';
     const o = { cwd: dir };
-    expect((await run(['create', t, '--schema', '[{"name":"id","type":"INT"},{"name":"p","type":"STRING"}]', '--partition', 'p'], o)).code).toBe(0);
+    expect(
+      (await run(['create', t, '--schema', '[{"name":"id","type":"INT"},{"name":"p","type":"STRING"}]', '--partition', 'p'], o)).code,
+    ).toBe(0);
     await run(['write', t], { ...o, stdin: '{"id":1,"p":"a"}\n{"id":2,"p":"b"}\n' });
     expect((await run(['tag', 'create', t, 'v1'], o)).stdout).toBe("created tag 'v1' on snapshot 1\n");
     const ow = await run(['write', t, '--overwrite', '--partition', 'p=a'], { ...o, stdin: '{"id":3,"p":"a"}\n' });

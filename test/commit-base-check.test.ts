@@ -16,7 +16,14 @@ let pristine: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tidemark-base-check-'));
   pristine = join(dir, 'pristine', 'db.db', 't');
-  expect((await runTidemark(['create', pristine, '--schema', '[{"name":"id","type":"BIGINT"},{"name":"p","type":"STRING"}]', '--partition', 'p'], GUARD)).code).toBe(0);
+  expect(
+    (
+      await runTidemark(
+        ['create', pristine, '--schema', '[{"name":"id","type":"BIGINT"},{"name":"p","type":"STRING"}]', '--partition', 'p'],
+        GUARD,
+      )
+    ).code,
+  ).toBe(0);
   for (let i = 1; i <= 3; i++) expect((await runTidemark(['write', pristine], { stdin: `{"id":${i},"p":"a"}\n`, ...GUARD })).code).toBe(0);
 });
 
@@ -28,14 +35,28 @@ function listing(root: string): string[] {
 
 const damage: Array<[string, (t: string) => string, RegExp]> = [
   ['a deleted manifest', (t) => del(firstManifest(t)), /manifest .*manifest-[^ ]* cannot be read \(Not found/],
-  ['a truncated manifest', (t) => trunc(firstManifest(t), 100), /manifest .* cannot be read \(the file is 100 bytes, but the manifest list records \d+\)/],
+  [
+    'a truncated manifest',
+    (t) => trunc(firstManifest(t), 100),
+    /manifest .* cannot be read \(the file is 100 bytes, but the manifest list records \d+\)/,
+  ],
   ['a bit-flipped manifest', (t) => flip(firstManifest(t)), /manifest .* cannot be read/],
   ['a deleted data file', (t) => del(firstDataFile(t)), /live data file .*\.parquet cannot be found/],
-  ['a truncated data file', (t) => trunc(firstDataFile(t), 10), /live data file .*\.parquet is damaged \(it is 10 bytes, but its manifest entry records \d+\)/],
+  [
+    'a truncated data file',
+    (t) => trunc(firstDataFile(t), 10),
+    /live data file .*\.parquet is damaged \(it is 10 bytes, but its manifest entry records \d+\)/,
+  ],
 ];
 
 function firstManifest(t: string): string {
-  return join(t, 'manifest', readdirSync(join(t, 'manifest')).filter((f) => !f.startsWith('manifest-list-')).sort()[0]!);
+  return join(
+    t,
+    'manifest',
+    readdirSync(join(t, 'manifest'))
+      .filter((f) => !f.startsWith('manifest-list-'))
+      .sort()[0]!,
+  );
 }
 function firstDataFile(t: string): string {
   const b = join(t, 'p=a', 'bucket-0');

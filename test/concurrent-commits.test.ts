@@ -72,7 +72,12 @@ async function runAndVerify(io: FileIO, root: string, s3?: S3Options): Promise<v
   const outputs = await Promise.all(
     Array.from({ length: WORKERS }, (_, w) => runWorker({ root, worker: w, commits: COMMITS, ...(s3 ? { s3 } : {}) })),
   );
-  const results = outputs.flatMap((o) => o.trim().split('\n').map((l) => JSON.parse(l) as { result: { status: string; snapshotId: number } }));
+  const results = outputs.flatMap((o) =>
+    o
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { result: { status: string; snapshotId: number } }),
+  );
   expect(results).toHaveLength(WORKERS * COMMITS);
   expect(results.every((r) => r.result.status === 'committed')).toBe(true);
   // Every commit reported a distinct snapshot id.
@@ -108,13 +113,17 @@ describe('concurrent commits from separate processes', () => {
   }, 300_000);
 
   const s3 = s3Available('concurrent commits on S3');
-  (s3 ? it : it.skip)('S3: 4 processes x 25 commits give 100 contiguous snapshots with every file once', async () => {
-    const options = s3TestOptions();
-    const io = new S3FileIO(options);
-    try {
-      await runAndVerify(io, `s3://${s3TestBucket()}/${uniquePrefix('concurrent-commits')}/db.db/t`, options);
-    } finally {
-      await io.close();
-    }
-  }, 600_000);
+  (s3 ? it : it.skip)(
+    'S3: 4 processes x 25 commits give 100 contiguous snapshots with every file once',
+    async () => {
+      const options = s3TestOptions();
+      const io = new S3FileIO(options);
+      try {
+        await runAndVerify(io, `s3://${s3TestBucket()}/${uniquePrefix('concurrent-commits')}/db.db/t`, options);
+      } finally {
+        await io.close();
+      }
+    },
+    600_000,
+  );
 });

@@ -46,7 +46,12 @@ function runWorker(config: Record<string, unknown>): Promise<WorkerLine[]> {
     child.on('error', reject);
     child.on('exit', (code) =>
       code === 0
-        ? resolve(out.trim().split('\n').map((l) => JSON.parse(l) as WorkerLine))
+        ? resolve(
+            out
+              .trim()
+              .split('\n')
+              .map((l) => JSON.parse(l) as WorkerLine),
+          )
         : reject(new Error(`worker ${String(config['worker'])} exited with ${code}: ${err}`)),
     );
   });
@@ -133,13 +138,17 @@ describe.skipIf(!built).each([
     }
   }, 300_000);
 
-  it.skipIf(!s3Available('concurrent primary-key writes on S3'))(`S3: ${WORKERS} processes updating the same keys keep snapshot order`, async () => {
-    const options = s3TestOptions();
-    const io = new S3FileIO(options);
-    try {
-      await runAndVerify(io, `s3://${s3TestBucket()}/${uniquePrefix('concurrent-pk')}/db.db/t`, bucket, options);
-    } finally {
-      await io.close();
-    }
-  }, 600_000);
+  it.skipIf(!s3Available('concurrent primary-key writes on S3'))(
+    `S3: ${WORKERS} processes updating the same keys keep snapshot order`,
+    async () => {
+      const options = s3TestOptions();
+      const io = new S3FileIO(options);
+      try {
+        await runAndVerify(io, `s3://${s3TestBucket()}/${uniquePrefix('concurrent-pk')}/db.db/t`, bucket, options);
+      } finally {
+        await io.close();
+      }
+    },
+    600_000,
+  );
 });

@@ -61,8 +61,11 @@ describe.each(storageBackends('data-file path directory'))('data-file.path-direc
       const location = table.location;
 
       // Appends: files land under data/, and the next read finds them.
-      for (let i = 0; i < 5; i++) await table.append([...rowsOf(i * 10, i * 10 + 10, 'a'), ...rowsOf(100 + i, 101 + i, 'b')], { expire: false });
-      const expected = [...Array.from({ length: 50 }, (_, i) => rowsOf(i, i + 1, 'a')[0]!), ...rowsOf(100, 105, 'b')].sort((x, y) => x.id - y.id);
+      for (let i = 0; i < 5; i++)
+        await table.append([...rowsOf(i * 10, i * 10 + 10, 'a'), ...rowsOf(100 + i, 101 + i, 'b')], { expire: false });
+      const expected = [...Array.from({ length: 50 }, (_, i) => rowsOf(i, i + 1, 'a')[0]!), ...rowsOf(100, 105, 'b')].sort(
+        (x, y) => x.id - y.id,
+      );
       expect(await readRows(table)).toEqual(expected);
       const afterAppend = await dataFiles(location);
       expect(afterAppend.length).toBe(10);

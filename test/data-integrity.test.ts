@@ -25,7 +25,10 @@ beforeAll(async () => {
   const w = await runTidemark(['write', table], { stdin: expected.join('\n') + '\n', ...GUARD });
   expect(w.code).toBe(0);
   const bucket = join(table, 'bucket-0');
-  dataFile = join(bucket, readdirSync(bucket).find((f) => f.endsWith('.parquet'))!);
+  dataFile = join(
+    bucket,
+    readdirSync(bucket).find((f) => f.endsWith('.parquet'))!,
+  );
   original = readFileSync(dataFile);
 });
 
@@ -72,7 +75,9 @@ describe('damaged data files', () => {
       } else {
         expect(r.code, where).toBe(1);
         // Damage is reported as an unexpected error (not the user's input), naming the file.
-        expect(r.stderr, where).toMatch(new RegExp(`^tidemark read: (unexpected error: )?${dataFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `));
+        expect(r.stderr, where).toMatch(
+          new RegExp(`^tidemark read: (unexpected error: )?${dataFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `),
+        );
         outcomes.named++;
       }
     }
@@ -86,15 +91,23 @@ describe('damaged data files', () => {
   it('a file whose footer row count disagrees with the manifest is refused', async () => {
     // Another valid file of the same table with fewer rows, put in place of this one.
     const other = join(dir, 'wh', 'db.db', 'u');
-    expect((await runTidemark(['create', other, '--schema', '[{"name":"id","type":"BIGINT"},{"name":"s","type":"STRING"}]'], GUARD)).code).toBe(0);
+    expect(
+      (await runTidemark(['create', other, '--schema', '[{"name":"id","type":"BIGINT"},{"name":"s","type":"STRING"}]'], GUARD)).code,
+    ).toBe(0);
     expect((await runTidemark(['write', other], { stdin: '{"id":1,"s":"x"}\n', ...GUARD })).code).toBe(0);
-    const otherFile = join(other, 'bucket-0', readdirSync(join(other, 'bucket-0')).find((f) => f.endsWith('.parquet'))!);
+    const otherFile = join(
+      other,
+      'bucket-0',
+      readdirSync(join(other, 'bucket-0')).find((f) => f.endsWith('.parquet'))!,
+    );
     const padded = Buffer.concat([readFileSync(otherFile)]);
     copyFileSync(otherFile, dataFile);
     const r = await runTidemark(['read', table], GUARD);
     restore();
     expect(r.code).toBe(1);
     // Either the size or the row count gives it away; both name the file.
-    expect(r.stderr).toMatch(new RegExp(`${dataFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: (the file is ${padded.length} bytes|the file's footer holds 1 rows)`));
+    expect(r.stderr).toMatch(
+      new RegExp(`${dataFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: (the file is ${padded.length} bytes|the file's footer holds 1 rows)`),
+    );
   });
 });

@@ -14,7 +14,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalFileIO, S3FileIO, type FileIO, type S3Options } from '@tidemark/storage';
-import { INDEX_TYPE_HASH, decodeHashIndex, keyHash, parseTypeString, readIndexManifest, serializeSchema, type TableSchema } from '@tidemark/format';
+import {
+  INDEX_TYPE_HASH,
+  decodeHashIndex,
+  keyHash,
+  parseTypeString,
+  readIndexManifest,
+  serializeSchema,
+  type TableSchema,
+} from '@tidemark/format';
 import { SnapshotManager, TablePaths, openTable, readDataFile } from '@tidemark/core';
 import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
 
@@ -63,7 +71,9 @@ function runWorker(config: Record<string, unknown>, script = bundle): Promise<st
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`worker ${String(config.worker)} exited with ${code}: ${err}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`worker ${String(config.worker)} exited with ${code}: ${err}`)),
+    );
   });
 }
 
@@ -107,7 +117,12 @@ async function runAndVerify(io: FileIO, root: string, s3?: S3Options): Promise<v
       runWorker({ root, worker: w, workers: WORKERS, rounds: ROUNDS, batch: BATCH, keySpace: KEY_SPACE, ...(s3 ? { s3 } : {}) }),
     ),
   );
-  const lines = outputs.flatMap((o) => o.trim().split('\n').map((l) => JSON.parse(l) as { replans: number; result: { status: string } }));
+  const lines = outputs.flatMap((o) =>
+    o
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { replans: number; result: { status: string } }),
+  );
   expect(lines).toHaveLength(WORKERS * ROUNDS);
   expect(lines.every((l) => l.result.status === 'committed')).toBe(true);
   const replans = Math.max(...lines.map((l) => l.replans));
@@ -141,7 +156,9 @@ async function runAndVerify(io: FileIO, root: string, s3?: S3Options): Promise<v
   for (const [k, b] of bucketOf) expect(hashBucket.get(keyHash(keyType, [k])), `key ${k}`).toBe(b);
   expect(hashBucket.size).toBe(bucketOf.size);
   // The first commits all planned overlapping new keys against the empty table: some had to re-plan.
-  console.info(`[dynamic-bucket-concurrency] ${ids.length} snapshots, ${bucketOf.size} keys in ${new Set(bucketOf.values()).size} buckets, max re-plans of one worker: ${replans}`);
+  console.info(
+    `[dynamic-bucket-concurrency] ${ids.length} snapshots, ${bucketOf.size} keys in ${new Set(bucketOf.values()).size} buckets, max re-plans of one worker: ${replans}`,
+  );
   expect(replans).toBeGreaterThan(0);
 }
 
@@ -155,9 +172,16 @@ async function runTablesAndVerify(io: FileIO, root: string, s3?: S3Options): Pro
   await io.write(paths.schemaPath(0), serializeSchema(tableSchema));
   const rounds = 5;
   const outputs = await Promise.all(
-    Array.from({ length: WORKERS }, (_, w) => runWorker({ root, worker: w, rounds, batch: BATCH, keySpace: KEY_SPACE, ...(s3 ? { s3 } : {}) }, tableWorker)),
+    Array.from({ length: WORKERS }, (_, w) =>
+      runWorker({ root, worker: w, rounds, batch: BATCH, keySpace: KEY_SPACE, ...(s3 ? { s3 } : {}) }, tableWorker),
+    ),
   );
-  const lines = outputs.flatMap((o) => o.trim().split('\n').map((l) => JSON.parse(l) as { result: { status: string } }));
+  const lines = outputs.flatMap((o) =>
+    o
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { result: { status: string } }),
+  );
   expect(lines).toHaveLength(WORKERS * rounds);
   expect(lines.every((l) => l.result.status === 'committed')).toBe(true);
 
@@ -192,7 +216,7 @@ async function runTablesAndVerify(io: FileIO, root: string, s3?: S3Options): Pro
 }
 
 describe('dynamic buckets: concurrent processes writing overlapping new keys', () => {
-  it('local disk, table API: every key read once with the latest snapshot\'s value', async () => {
+  it("local disk, table API: every key read once with the latest snapshot's value", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tidemark-dyn-table-'));
     try {
       await runTablesAndVerify(new LocalFileIO(), join(dir, 'wh', 'db.db', 't'));
@@ -202,15 +226,19 @@ describe('dynamic buckets: concurrent processes writing overlapping new keys', (
   }, 300_000);
 
   const s3Tables = s3Available('dynamic bucket concurrency on S3');
-  (s3Tables ? it : it.skip)('S3, table API: every key read once with the latest snapshot\'s value', async () => {
-    const options = s3TestOptions();
-    const io = new S3FileIO(options);
-    try {
-      await runTablesAndVerify(io, `s3://${s3TestBucket()}/${uniquePrefix('dynamic-bucket-tables')}/db.db/t`, options);
-    } finally {
-      await io.close();
-    }
-  }, 600_000);
+  (s3Tables ? it : it.skip)(
+    "S3, table API: every key read once with the latest snapshot's value",
+    async () => {
+      const options = s3TestOptions();
+      const io = new S3FileIO(options);
+      try {
+        await runTablesAndVerify(io, `s3://${s3TestBucket()}/${uniquePrefix('dynamic-bucket-tables')}/db.db/t`, options);
+      } finally {
+        await io.close();
+      }
+    },
+    600_000,
+  );
 
   it('local disk: no key is ever placed in two buckets', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tidemark-dyn-concurrent-'));
@@ -222,13 +250,17 @@ describe('dynamic buckets: concurrent processes writing overlapping new keys', (
   }, 300_000);
 
   const s3 = s3Available('dynamic bucket concurrency on S3');
-  (s3 ? it : it.skip)('S3: no key is ever placed in two buckets', async () => {
-    const options = s3TestOptions();
-    const io = new S3FileIO(options);
-    try {
-      await runAndVerify(io, `s3://${s3TestBucket()}/${uniquePrefix('dynamic-bucket-concurrency')}/db.db/t`, options);
-    } finally {
-      await io.close();
-    }
-  }, 600_000);
+  (s3 ? it : it.skip)(
+    'S3: no key is ever placed in two buckets',
+    async () => {
+      const options = s3TestOptions();
+      const io = new S3FileIO(options);
+      try {
+        await runAndVerify(io, `s3://${s3TestBucket()}/${uniquePrefix('dynamic-bucket-concurrency')}/db.db/t`, options);
+      } finally {
+        await io.close();
+      }
+    },
+    600_000,
+  );
 });

@@ -46,7 +46,9 @@ async function layout(table: Table): Promise<{ keys: Map<string, Map<number, num
     const m = keys.get(dt) ?? new Map<number, number>();
     keys.set(dt, m);
     for (const f of split.files) {
-      for await (const b of readDataFile(table.fileIO, { path: f.path, schema: table.schema() }, table.schema().fields, { keyValue: true })) {
+      for await (const b of readDataFile(table.fileIO, { path: f.path, schema: table.schema() }, table.schema().fields, {
+        keyValue: true,
+      })) {
         const col = b.batch.getChild('k')!;
         for (let i = 0; i < b.batch.numRows; i++) {
           const k = col.get(i) as number;
@@ -118,7 +120,10 @@ describe.each(storageBackends('dynamic bucket round trip'))('dynamic buckets on 
     it('upserts and deletes round-trip; target-row-num opens buckets; a key keeps its bucket across many commits', async () => {
       const table = await create({ 'dynamic-bucket.target-row-num': '4' });
       const model = new Map<string, Row>();
-      const written = new Map<string, Set<number>>([['a', new Set()], ['b', new Set()]]);
+      const written = new Map<string, Set<number>>([
+        ['a', new Set()],
+        ['b', new Set()],
+      ]);
       const apply = (rows: Row[]): void => {
         for (const r of rows) {
           model.set(`${r.dt}/${r.k}`, r);
@@ -148,7 +153,10 @@ describe.each(storageBackends('dynamic bucket round trip'))('dynamic buckets on 
         await table.append(rows, { expire: false });
         apply(rows);
       }
-      const dels = [{ k: 3, dt: 'a' }, { k: 2, dt: 'b' }];
+      const dels = [
+        { k: 3, dt: 'a' },
+        { k: 2, dt: 'b' },
+      ];
       const d = await table.delete(dels, { expire: false });
       expect(d.deleted).toBe(2);
       for (const x of dels) model.delete(`${x.dt}/${x.k}`);
@@ -164,7 +172,8 @@ describe.each(storageBackends('dynamic bucket round trip'))('dynamic buckets on 
       const latest = (await table.snapshotManager.latest())!;
       for (const list of [latest.baseManifestList, latest.deltaManifestList]) {
         for (const m of await readManifestList(table.fileIO, table.context.paths.manifestPath(list))) {
-          for await (const e of readManifestEntries(table.fileIO, table.context.paths.manifestPath(m.fileName))) expect(e.totalBuckets).toBe(-1);
+          for await (const e of readManifestEntries(table.fileIO, table.context.paths.manifestPath(m.fileName)))
+            expect(e.totalBuckets).toBe(-1);
         }
       }
     });

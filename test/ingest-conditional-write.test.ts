@@ -47,7 +47,14 @@ class IgnoringConditionalPutsProxy {
       const conditional = req.method === 'PUT' && req.headers['if-none-match'] !== undefined;
       // Headers go upstream unchanged: the SigV4 signature covers them.
       const up = http.request(
-        { host: this.upstream.hostname, port: this.upstream.port, method: req.method, path: req.url, headers: req.headers, agent: this.agent },
+        {
+          host: this.upstream.hostname,
+          port: this.upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: req.headers,
+          agent: this.agent,
+        },
         (upRes) => {
           if (conditional && upRes.statusCode === 412) {
             upRes.resume();
@@ -91,7 +98,13 @@ describe.skipIf(!available)('ingestion to a store that ignores If-None-Match', (
   let source: string;
   const root = available ? s3TestRoot('ingest-conditional') : '';
   const saved: Record<string, string | undefined> = {};
-  const envKeys = ['AWS_ENDPOINT_URL_S3', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_REGION', 'TIDEMARK_S3_SKIP_CONDITIONAL_CHECK'] as const;
+  const envKeys = [
+    'AWS_ENDPOINT_URL_S3',
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'AWS_REGION',
+    'TIDEMARK_S3_SKIP_CONDITIONAL_CHECK',
+  ] as const;
 
   beforeAll(async () => {
     clearConditionalWriteVerdicts();
@@ -124,7 +137,12 @@ describe.skipIf(!available)('ingestion to a store that ignores If-None-Match', (
 
   async function newTable(name: string): Promise<string> {
     const catalog = new FileSystemCatalog(`${root}/wh`, { fileIO: direct });
-    await catalog.createTable(`db.${name}`, { fields: [{ name: 'id', type: 'INT NOT NULL' }, { name: 'v', type: 'STRING' }] });
+    await catalog.createTable(`db.${name}`, {
+      fields: [
+        { name: 'id', type: 'INT NOT NULL' },
+        { name: 'v', type: 'STRING' },
+      ],
+    });
     return catalog.tableLocation(`db.${name}`);
   }
 
@@ -148,7 +166,13 @@ describe.skipIf(!available)('ingestion to a store that ignores If-None-Match', (
     expect(await snapshotCount(location)).toBe(0);
 
     // The same ingestion straight to the server commits every row.
-    const ok = await runIngest({ table: location, fileIO: direct, source: new JsonLinesFileSource(source), commitUser: 'api-user', checkpointEvery: 5 });
+    const ok = await runIngest({
+      table: location,
+      fileIO: direct,
+      source: new JsonLinesFileSource(source),
+      commitUser: 'api-user',
+      checkpointEvery: 5,
+    });
     expect(ok.status).toBe('source-done');
     expect(ok.records).toBe(20);
     expect(await snapshotCount(location)).toBeGreaterThan(0);

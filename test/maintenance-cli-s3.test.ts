@@ -27,7 +27,10 @@ async function run(argv: string[]) {
 }
 
 async function rows(table: Table, at: { snapshotId?: number; tag?: string } = {}): Promise<string[]> {
-  return (await table.newRead(at).toArrowTable()).toArray().map((r) => JSON.stringify(r.toJSON())).sort();
+  return (await table.newRead(at).toArrowTable())
+    .toArray()
+    .map((r) => JSON.stringify(r.toJSON()))
+    .sort();
 }
 
 const available = s3Available('maintenance CLI on S3');
@@ -51,43 +54,47 @@ afterAll(() => {
 });
 
 describe('maintenance commands on S3', () => {
-  (available ? it : it.skip)('expire-snapshots --json and remove-orphan-files --dry-run / real run', async () => {
-    const io = new S3FileIO(s3TestOptions());
-    try {
-      const warehouse = `s3://${s3TestBucket()}/${uniquePrefix('maintenance-cli')}`;
-      const catalog = new FileSystemCatalog(warehouse, { fileIO: io });
-      await catalog.createTable('db.t', { fields: [{ name: 'id', type: 'INT' }] });
-      const location = catalog.tableLocation('db.t');
-      const table = await openTable(location, { fileIO: io });
-      for (let i = 1; i <= 6; i++) expect((await table.append([{ id: i }])).status).toBe('committed');
-      await createTag(io, table.paths, 'first', { snapshotId: 1 });
-      expect((await table.overwrite([{ id: 100 }])).status).toBe('committed'); // 7
-      const before = new Map<string, string[]>();
-      for (const id of [5, 6, 7]) before.set(`s${id}`, await rows(table, { snapshotId: id }));
-      before.set('tag', await rows(table, { tag: 'first' }));
+  (available ? it : it.skip)(
+    'expire-snapshots --json and remove-orphan-files --dry-run / real run',
+    async () => {
+      const io = new S3FileIO(s3TestOptions());
+      try {
+        const warehouse = `s3://${s3TestBucket()}/${uniquePrefix('maintenance-cli')}`;
+        const catalog = new FileSystemCatalog(warehouse, { fileIO: io });
+        await catalog.createTable('db.t', { fields: [{ name: 'id', type: 'INT' }] });
+        const location = catalog.tableLocation('db.t');
+        const table = await openTable(location, { fileIO: io });
+        for (let i = 1; i <= 6; i++) expect((await table.append([{ id: i }])).status).toBe('committed');
+        await createTag(io, table.paths, 'first', { snapshotId: 1 });
+        expect((await table.overwrite([{ id: 100 }])).status).toBe('committed'); // 7
+        const before = new Map<string, string[]>();
+        for (const id of [5, 6, 7]) before.set(`s${id}`, await rows(table, { snapshotId: id }));
+        before.set('tag', await rows(table, { tag: 'first' }));
 
-      const r = await run(['expire-snapshots', location, '--retain-min', '3', '--older-than', '0', '--json']);
-      expect(r.code, r.stderr).toBe(0);
-      expect(JSON.parse(r.stdout)).toMatchObject({ snapshotsExpired: 4, earliestSnapshotId: 5, dryRun: false });
-      expect(await new SnapshotManager(io, table.paths).sortedIds()).toEqual([5, 6, 7]);
-      const after = await openTable(location, { fileIO: io });
-      for (const id of [5, 6, 7]) expect(await rows(after, { snapshotId: id })).toEqual(before.get(`s${id}`));
-      expect(await rows(after, { tag: 'first' })).toEqual(before.get('tag'));
+        const r = await run(['expire-snapshots', location, '--retain-min', '3', '--older-than', '0', '--json']);
+        expect(r.code, r.stderr).toBe(0);
+        expect(JSON.parse(r.stdout)).toMatchObject({ snapshotsExpired: 4, earliestSnapshotId: 5, dryRun: false });
+        expect(await new SnapshotManager(io, table.paths).sortedIds()).toEqual([5, 6, 7]);
+        const after = await openTable(location, { fileIO: io });
+        for (const id of [5, 6, 7]) expect(await rows(after, { snapshotId: id })).toEqual(before.get(`s${id}`));
+        expect(await rows(after, { tag: 'first' })).toEqual(before.get('tag'));
 
-      // S3 sets lastModified itself, so the orphan is young: --older-than 0 (now) makes it eligible.
-      const orphan = `${location}/bucket-0/data-orphan-s3.parquet`;
-      await io.write(orphan, new Uint8Array(777));
-      const dry = await run(['remove-orphan-files', location, '--older-than', '0', '--dry-run']);
-      expect(dry.code, dry.stderr).toBe(0);
-      expect(dry.stdout).toContain(`777\t${orphan}\n`);
-      expect(await io.exists(orphan)).toBe(true);
-      const real = await run(['remove-orphan-files', location, '--older-than', '0', '--json']);
-      expect(real.code, real.stderr).toBe(0);
-      expect(JSON.parse(real.stdout)).toMatchObject({ filesDeleted: 1, bytesFreed: 777 });
-      expect(await io.exists(orphan)).toBe(false);
-      expect(await rows(await openTable(location, { fileIO: io }))).toEqual(before.get('s7'));
-    } finally {
-      await io.close();
-    }
-  }, 300_000);
+        // S3 sets lastModified itself, so the orphan is young: --older-than 0 (now) makes it eligible.
+        const orphan = `${location}/bucket-0/data-orphan-s3.parquet`;
+        await io.write(orphan, new Uint8Array(777));
+        const dry = await run(['remove-orphan-files', location, '--older-than', '0', '--dry-run']);
+        expect(dry.code, dry.stderr).toBe(0);
+        expect(dry.stdout).toContain(`777\t${orphan}\n`);
+        expect(await io.exists(orphan)).toBe(true);
+        const real = await run(['remove-orphan-files', location, '--older-than', '0', '--json']);
+        expect(real.code, real.stderr).toBe(0);
+        expect(JSON.parse(real.stdout)).toMatchObject({ filesDeleted: 1, bytesFreed: 777 });
+        expect(await io.exists(orphan)).toBe(false);
+        expect(await rows(await openTable(location, { fileIO: io }))).toEqual(before.get('s7'));
+      } finally {
+        await io.close();
+      }
+    },
+    300_000,
+  );
 });

@@ -6,7 +6,17 @@
 import { describe, expect, it } from 'vitest';
 import { S3FileIO } from '@tidemark/storage';
 import { compactAppendTable, compactManifests } from '@tidemark/maintenance';
-import { TYPED_SPEC, checksum, createTable, filesOfAllSnapshots, liveFiles, manifestCount, parquetFilesOnDisk, tableRows, typedRow } from '../packages/maintenance/test/compact-helpers.js';
+import {
+  TYPED_SPEC,
+  checksum,
+  createTable,
+  filesOfAllSnapshots,
+  liveFiles,
+  manifestCount,
+  parquetFilesOnDisk,
+  tableRows,
+  typedRow,
+} from '../packages/maintenance/test/compact-helpers.js';
 import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
 
 const s3 = s3Available('maintenance compaction on S3');

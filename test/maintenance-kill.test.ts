@@ -16,7 +16,16 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalFileIO, S3FileIO, type FileIO, type S3Options } from '@tidemark/storage';
 import { readManifestList, type Snapshot } from '@tidemark/format';
-import { FileSystemCatalog, SchemaManager, SnapshotManager, TablePaths, TagManager, createTag, liveEntries, openTable } from '@tidemark/core';
+import {
+  FileSystemCatalog,
+  SchemaManager,
+  SnapshotManager,
+  TablePaths,
+  TagManager,
+  createTag,
+  liveEntries,
+  openTable,
+} from '@tidemark/core';
 import { DataFileLocator, expireSnapshots } from '@tidemark/maintenance';
 import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
 
@@ -62,7 +71,9 @@ interface WorkerRun {
 
 function runWorker(config: { root: string; s3?: S3Options; crashAfterDeletes?: number }, killAfterMs?: number): Promise<WorkerRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bundle, JSON.stringify({ retainMin: RETAIN, expireLimit: 10_000, ...config })], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bundle, JSON.stringify({ retainMin: RETAIN, expireLimit: 10_000, ...config })], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -91,7 +102,10 @@ async function buildTable(io: FileIO, warehouse: string): Promise<string> {
   let id = 0;
   for (let s = 1; s <= 30; s++) {
     const p = s % 3 === 0 ? 'b' : 'a';
-    const rows = [{ id: ++id, p }, { id: ++id, p }];
+    const rows = [
+      { id: ++id, p },
+      { id: ++id, p },
+    ];
     const r = s % 7 === 0 ? await table.overwrite(rows, { partition: { p } }) : await table.append(rows);
     expect(r.status).toBe('committed');
     if (s === 4) await createTag(io, table.paths, 'early', { snapshotId: 4 });
@@ -105,7 +119,10 @@ type Expected = Map<string, string[]>;
 async function rowsAt(io: FileIO, location: string, at: { snapshotId?: number; tag?: string }): Promise<string[]> {
   const table = await openTable(location, { fileIO: io });
   const t = await table.newRead(at).toArrowTable();
-  return t.toArray().map((r) => JSON.stringify(r.toJSON())).sort();
+  return t
+    .toArray()
+    .map((r) => JSON.stringify(r.toJSON()))
+    .sort();
 }
 
 /** Rows of every snapshot that must survive (the newest RETAIN) and of every tag. */
@@ -130,7 +147,8 @@ async function missingReferences(io: FileIO, paths: TablePaths, snaps: readonly 
         missing.push(p);
         continue;
       }
-      for (const m of await readManifestList(io, p)) if (!(await io.exists(paths.manifestPath(m.fileName)))) missing.push(paths.manifestPath(m.fileName));
+      for (const m of await readManifestList(io, p))
+        if (!(await io.exists(paths.manifestPath(m.fileName)))) missing.push(paths.manifestPath(m.fileName));
     }
     if (missing.length > 0) continue;
     for (const e of (await liveEntries(io, paths, s)).values()) {
@@ -158,9 +176,24 @@ async function verify(io: FileIO, location: string, expected: Expected, latest: 
   return ids;
 }
 
-async function killAndRerun(io: FileIO, location: string, expected: Expected, latest: number, kill: { crashAfterDeletes?: number; killAfterMs?: number }, s3?: S3Options): Promise<void> {
-  const what = kill.crashAfterDeletes !== undefined ? `crash after ${kill.crashAfterDeletes} deletes` : `SIGKILL after ${kill.killAfterMs} ms`;
-  const first = await runWorker({ root: location, ...(s3 ? { s3 } : {}), ...(kill.crashAfterDeletes !== undefined ? { crashAfterDeletes: kill.crashAfterDeletes } : {}) }, kill.killAfterMs);
+async function killAndRerun(
+  io: FileIO,
+  location: string,
+  expected: Expected,
+  latest: number,
+  kill: { crashAfterDeletes?: number; killAfterMs?: number },
+  s3?: S3Options,
+): Promise<void> {
+  const what =
+    kill.crashAfterDeletes !== undefined ? `crash after ${kill.crashAfterDeletes} deletes` : `SIGKILL after ${kill.killAfterMs} ms`;
+  const first = await runWorker(
+    {
+      root: location,
+      ...(s3 ? { s3 } : {}),
+      ...(kill.crashAfterDeletes !== undefined ? { crashAfterDeletes: kill.crashAfterDeletes } : {}),
+    },
+    kill.killAfterMs,
+  );
   if (kill.crashAfterDeletes !== undefined) expect(first.signal, `${what}: ${first.stderr}`).toBe('SIGKILL');
   else expect(first.signal === 'SIGKILL' || first.code === 0, `${what}: ${first.stderr}`).toBe(true);
   await verify(io, location, expected, latest, `${what}, after the kill`);
@@ -181,7 +214,10 @@ describe('SIGKILL during snapshot expiration, then a rerun', () => {
     const template = await buildTable(io, join(dir, 'template'));
     const expected = await capture(io, template);
     const latest = (await new SnapshotManager(io, new TablePaths(template)).latestId())!;
-    const plan = await expireSnapshots({ fileIO: io, paths: new TablePaths(template) }, { retainMin: RETAIN, expireLimit: 10_000, olderThanMs: Date.now() + 60_000, dryRun: true });
+    const plan = await expireSnapshots(
+      { fileIO: io, paths: new TablePaths(template) },
+      { retainMin: RETAIN, expireLimit: 10_000, olderThanMs: Date.now() + 60_000, dryRun: true },
+    );
     const total = plan.filesDeleted;
     expect(total).toBeGreaterThan(40);
     const kills: Array<{ crashAfterDeletes?: number; killAfterMs?: number }> = [
@@ -198,17 +234,31 @@ describe('SIGKILL during snapshot expiration, then a rerun', () => {
   }, 300_000);
 
   const s3 = s3Available('expiration kill test on S3');
-  (s3 ? it : it.skip)('S3: a crash point in the middle, then a rerun, leaves a consistent table', async () => {
-    const options = s3TestOptions();
-    const io = new S3FileIO(options);
-    try {
-      const location = await buildTable(io, `s3://${s3TestBucket()}/${uniquePrefix('expire-kill')}`);
-      const expected = await capture(io, location);
-      const latest = (await new SnapshotManager(io, new TablePaths(location)).latestId())!;
-      const plan = await expireSnapshots({ fileIO: io, paths: new TablePaths(location) }, { retainMin: RETAIN, expireLimit: 10_000, olderThanMs: Date.now() + 60_000, dryRun: true });
-      await killAndRerun(io, location, expected, latest, { crashAfterDeletes: 1 + Math.floor(Math.random() * (plan.filesDeleted - 1)) }, options);
-    } finally {
-      await io.close();
-    }
-  }, 600_000);
+  (s3 ? it : it.skip)(
+    'S3: a crash point in the middle, then a rerun, leaves a consistent table',
+    async () => {
+      const options = s3TestOptions();
+      const io = new S3FileIO(options);
+      try {
+        const location = await buildTable(io, `s3://${s3TestBucket()}/${uniquePrefix('expire-kill')}`);
+        const expected = await capture(io, location);
+        const latest = (await new SnapshotManager(io, new TablePaths(location)).latestId())!;
+        const plan = await expireSnapshots(
+          { fileIO: io, paths: new TablePaths(location) },
+          { retainMin: RETAIN, expireLimit: 10_000, olderThanMs: Date.now() + 60_000, dryRun: true },
+        );
+        await killAndRerun(
+          io,
+          location,
+          expected,
+          latest,
+          { crashAfterDeletes: 1 + Math.floor(Math.random() * (plan.filesDeleted - 1)) },
+          options,
+        );
+      } finally {
+        await io.close();
+      }
+    },
+    600_000,
+  );
 });

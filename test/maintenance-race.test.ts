@@ -62,12 +62,16 @@ describe('orphan cleanup racing a writer', () => {
     await race();
   }, 120_000);
 
-  it.skipIf(!s3Available('maintenance race on S3'))('never deletes a committed file (S3)', async () => {
-    const io = new S3FileIO(s3TestOptions());
-    try {
-      await race(io, s3TestRoot('maintenance-race'));
-    } finally {
-      await io.close();
-    }
-  }, 300_000);
+  it.skipIf(!s3Available('maintenance race on S3'))(
+    'never deletes a committed file (S3)',
+    async () => {
+      const io = new S3FileIO(s3TestOptions());
+      try {
+        await race(io, s3TestRoot('maintenance-race'));
+      } finally {
+        await io.close();
+      }
+    },
+    300_000,
+  );
 });

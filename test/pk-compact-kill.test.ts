@@ -25,7 +25,10 @@ afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
-function runCompact(location: string, killAfterMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+function runCompact(
+  location: string,
+  killAfterMs?: number,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cli, 'compact', location, '--full'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
@@ -56,7 +59,8 @@ async function verify(location: string, before: Map<number, string[]>, latestBef
   const snap = await table.snapshotManager.snapshot(latest);
   if (latest > latestBefore) expect(snap.commitKind, what).toBe('COMPACT');
   const locator = new DataFileLocator(table.paths, table.schema());
-  for (const e of (await liveEntries(io, table.paths, snap)).values()) expect(await io.exists(locator.dataFile(e)), `${what}: ${e.file.fileName}`).toBe(true);
+  for (const e of (await liveEntries(io, table.paths, snap)).values())
+    expect(await io.exists(locator.dataFile(e)), `${what}: ${e.file.fileName}`).toBe(true);
   for (const [id, rows] of before) expect(await rowsAt(table, id), `${what}: snapshot ${id}`).toEqual(rows);
   expect(await rowsAt(table), `${what}: latest`).toEqual(before.get(latestBefore));
   return latest;
@@ -101,7 +105,9 @@ describe.skipIf(!built)('SIGKILL during primary-key compaction', () => {
       const plan = await (await openTable(copy, { fileIO: new LocalFileIO() })).newRead().plan();
       expect(plan.files().every((f) => f.level === 5)).toBe(true);
     }
-    console.log(`[pk-compact-kill] run ${Math.round(span)} ms; ${delays.length - completedByKill} of ${delays.length} kills (${delays.join(', ')} ms) hit before the COMPACT snapshot`);
+    console.log(
+      `[pk-compact-kill] run ${Math.round(span)} ms; ${delays.length - completedByKill} of ${delays.length} kills (${delays.join(', ')} ms) hit before the COMPACT snapshot`,
+    );
     // At least one kill must have hit a compaction in progress for the test to mean anything.
     expect(completedByKill).toBeLessThan(delays.length);
   }, 300_000);

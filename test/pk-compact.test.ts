@@ -56,7 +56,11 @@ async function checkCompacted(location: string, io: FileIO): Promise<void> {
   const java = await deltaEntries(table, 3);
   const ours = await deltaEntries(table, 6);
   const javaAdd = java.find((e) => e.kind === 'ADD' && e.file.fileSource === FILE_SOURCE_COMPACT)!;
-  expect(java.some((e) => e.kind === 'ADD' && e.file.fileSource === 0 && java.some((d) => d.kind === 'DELETE' && d.file.fileName === e.file.fileName))).toBe(true);
+  expect(
+    java.some(
+      (e) => e.kind === 'ADD' && e.file.fileSource === 0 && java.some((d) => d.kind === 'DELETE' && d.file.fileName === e.file.fileName),
+    ),
+  ).toBe(true);
   const deleted = new Map(ours.filter((e) => e.kind === 'DELETE').map((e) => [e.file.fileName, e.file]));
   const added = ours.filter((e) => e.kind === 'ADD');
   expect(added.length).toBeGreaterThan(0);
@@ -91,7 +95,10 @@ describe.skipIf(fixtures === null)('full compaction of the Java-written pk-mor t
     const cli = join(repoRoot, 'packages', 'cli', 'bin', 'tidemark.js');
     const run = spawnSync(process.execPath, [cli, 'files', location, '--json'], { encoding: 'utf8' });
     expect(run.status, run.stderr).toBe(0);
-    const files = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as { level: number });
+    const files = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { level: number });
     expect(files.length).toBeGreaterThan(0);
     expect(files.every((f) => f.level === 5)).toBe(true);
   });

@@ -115,7 +115,10 @@ describe.each(storageBackends('pk write java tables'))('continuing the Java pk-m
     expectNow(r7);
 
     // Then a delete by key (one missing key) and a delete by predicate.
-    const byKey = await table.delete([{ f0: 'Bob', f1: 10, f2: 0 }, { f0: 'Nobody', f1: 10, f2: 0 }]);
+    const byKey = await table.delete([
+      { f0: 'Bob', f1: 10, f2: 0 },
+      { f0: 'Nobody', f1: 10, f2: 0 },
+    ]);
     expect(byKey.deleted).toBe(1);
     model.delete(keyOf(['Bob', 10, 0, 0]));
     expectNow(byKey.result);
@@ -130,7 +133,7 @@ describe.each(storageBackends('pk write java tables'))('continuing the Java pk-m
     for (const [id, want] of expected) expect(await rows(table, id), `snapshot ${id}`).toEqual(want);
   });
 
-  it.skipIf(!enabled)('writes manifest entries with the fields Java writes, continuing each bucket\'s sequence numbers', async () => {
+  it.skipIf(!enabled)("writes manifest entries with the fields Java writes, continuing each bucket's sequence numbers", async () => {
     const java = (await deltaEntries(table, 5)).find((e) => e.kind === 'ADD')!;
     const ours = await deltaEntries(table, writes[0]![0]!);
     expect(ours.length).toBeGreaterThan(0);
@@ -140,13 +143,25 @@ describe.each(storageBackends('pk write java tables'))('continuing the Java pk-m
       expect(e.kind).toBe('ADD');
       expect(e.totalBuckets).toBe(2);
       expect(Object.keys(e.file).sort()).toEqual(Object.keys(java.file).sort());
-      expect(e.file).toMatchObject({ level: 0, fileSource: 0, schemaId: 0, extraFiles: [], embeddedIndex: null, valueStatsCols: null, externalPath: null });
+      expect(e.file).toMatchObject({
+        level: 0,
+        fileSource: 0,
+        schemaId: 0,
+        extraFiles: [],
+        embeddedIndex: null,
+        valueStatsCols: null,
+        externalPath: null,
+      });
       expect(e.file.deleteRowCount).toBe(0);
       expect(e.file.keyStats.nullCounts).toEqual([0, 0]);
       expect(e.file.valueStats.nullCounts).toEqual([0, 0, 0, 0]);
     }
     const entry = (f0: string): ManifestEntry =>
-      ours.find((e) => (deserializeBinaryRow(e.file.minKey, keyTypes) as unknown[])[0] === f0 || (deserializeBinaryRow(e.file.maxKey, keyTypes) as unknown[])[0] === f0)!;
+      ours.find(
+        (e) =>
+          (deserializeBinaryRow(e.file.minKey, keyTypes) as unknown[])[0] === f0 ||
+          (deserializeBinaryRow(e.file.maxKey, keyTypes) as unknown[])[0] === f0,
+      )!;
     // f1=10 bucket 0 (f2 = 1): Java's live files end at sequence 2; Alice and Nina follow.
     const b0 = entry('Alice');
     expect(b0.bucket).toBe(0);
@@ -173,20 +188,25 @@ describe.each(storageBackends('pk write java tables'))('continuing the Java pk-m
     expect(kinds.reduce((n, e) => n + e.file.rowCount, 0)).toBe(2);
   });
 
-  it.skipIf(!enabled)('writes level-0 files into the deletion-vector table pk-dv, which batch reads show only after a compaction (as Java)', async () => {
-    const location = `${warehouse.root}/pk-dv`;
-    await copyTree(join(fixtures!, 'pk-dv', 'default.db/pk_table_scan_and_read_dv'), location, warehouse);
-    const dv = await openTable(location, { fileIO: warehouse.io });
-    const before = await rows(dv, 6);
-    expect(before.map((r) => r[0])).toContain('Alex');
-    const result = await dv.append([{ f0: 'Alex', f1: 10, f2: 0, f3: 99.0 }]);
-    expect(result).toMatchObject({ status: 'committed', snapshotId: 7 });
-    expect(await rows(dv, 7)).toEqual(before);
-    const [added] = await deltaEntries(dv, 7);
-    expect(added!.file.level).toBe(0);
-    expect(added!.bucket).toBe(1);
-    const live = (await dv.newRead({ snapshotId: 6 }).plan()).splits.filter((s) => s.bucket === 1 && s.partition.join() === added!.partition.join());
-    const max = live.flatMap((s) => s.files.map((f) => f.meta.maxSequenceNumber)).reduce((a, b) => (a > b ? a : b));
-    expect(added!.file.minSequenceNumber).toBe(max + 1n);
-  });
+  it.skipIf(!enabled)(
+    'writes level-0 files into the deletion-vector table pk-dv, which batch reads show only after a compaction (as Java)',
+    async () => {
+      const location = `${warehouse.root}/pk-dv`;
+      await copyTree(join(fixtures!, 'pk-dv', 'default.db/pk_table_scan_and_read_dv'), location, warehouse);
+      const dv = await openTable(location, { fileIO: warehouse.io });
+      const before = await rows(dv, 6);
+      expect(before.map((r) => r[0])).toContain('Alex');
+      const result = await dv.append([{ f0: 'Alex', f1: 10, f2: 0, f3: 99.0 }]);
+      expect(result).toMatchObject({ status: 'committed', snapshotId: 7 });
+      expect(await rows(dv, 7)).toEqual(before);
+      const [added] = await deltaEntries(dv, 7);
+      expect(added!.file.level).toBe(0);
+      expect(added!.bucket).toBe(1);
+      const live = (await dv.newRead({ snapshotId: 6 }).plan()).splits.filter(
+        (s) => s.bucket === 1 && s.partition.join() === added!.partition.join(),
+      );
+      const max = live.flatMap((s) => s.files.map((f) => f.meta.maxSequenceNumber)).reduce((a, b) => (a > b ? a : b));
+      expect(added!.file.minSequenceNumber).toBe(max + 1n);
+    },
+  );
 });

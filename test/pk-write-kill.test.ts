@@ -28,7 +28,10 @@ const KILL_AT = [0.15, 0.35, 0.55, 0.75, 0.9];
 
 function runWrite(args: string[], killAfterMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, 'write', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, TIDEMARK_NO_PROGRESS: '1' } });
+    const child = spawn(process.execPath, [cli, 'write', ...args], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, TIDEMARK_NO_PROGRESS: '1' },
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs);
@@ -87,7 +90,8 @@ describe.skipIf(!built)('SIGKILL during a primary-key write', () => {
       const inputOf = async (round: number): Promise<string[]> => {
         const input = join(dir, `round-${round}.jsonl`);
         const lines: string[] = [];
-        for (let k = 0; k < KEYS; k++) lines.push(JSON.stringify({ id: (k * 7919) % KEYS, v: `${round}:${k}`, pad: 'x'.repeat(40), op: '+U' }));
+        for (let k = 0; k < KEYS; k++)
+          lines.push(JSON.stringify({ id: (k * 7919) % KEYS, v: `${round}:${k}`, pad: 'x'.repeat(40), op: '+U' }));
         await writeFile(input, `${lines.join('\n')}\n`);
         return [root, '--input', input, '--row-kind-field', 'op'];
       };
@@ -113,7 +117,10 @@ describe.skipIf(!built)('SIGKILL during a primary-key write', () => {
           }
           const seen = await roundOfTable(root);
           // Either the previous round or, when the run committed before the kill, this one.
-          expect(seen === committed || seen === round, `after a kill at ${Math.round(at * 100)} % in round ${round}: table shows round ${seen}`).toBe(true);
+          expect(
+            seen === committed || seen === round,
+            `after a kill at ${Math.round(at * 100)} % in round ${round}: table shows round ${seen}`,
+          ).toBe(true);
           committed = seen;
         }
         const done = await runWrite(args);

@@ -23,7 +23,7 @@ const enabled = s3Available('S3 fault-injection suite');
 
 /** The error lines tidemark printed (progress lines, warnings and the AWS SDK's Node-version notice aside). */
 function ownLines(stderr: string): string[] {
-  return stderr.split('\n').filter((l) => l.startsWith('tidemark ') || l.startsWith('tidemark: ') && !l.startsWith('tidemark: warning'));
+  return stderr.split('\n').filter((l) => l.startsWith('tidemark ') || (l.startsWith('tidemark: ') && !l.startsWith('tidemark: warning')));
 }
 const RATE = 0.06;
 
@@ -114,7 +114,11 @@ describe.skipIf(!enabled)('S3 faults through a fault-injecting proxy', () => {
     // Checked directly against the server: every row exactly once, every live file intact.
     const read = await cli(['read', table], { direct: true });
     expect(read.code).toBe(0);
-    const ids = read.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: number }).id).sort((a, b) => a - b);
+    const ids = read.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { id: number }).id)
+      .sort((a, b) => a - b);
     const expected = [
       ...[0, 1, 2, 3].flatMap((w) => [0, 1].flatMap((c) => Array.from({ length: 50 }, (_, i) => w * 10_000 + c * 100 + i))),
       ...Array.from({ length: 1000 }, (_, i) => 100_000 + i),
@@ -160,7 +164,12 @@ describe.skipIf(!enabled)('S3 faults through a fault-injecting proxy', () => {
     const url = await down.listen();
     try {
       const r = await runTidemark(['snapshots', table], {
-        env: { AWS_ENDPOINT_URL_S3: url, AWS_ACCESS_KEY_ID: env.accessKeyId, AWS_SECRET_ACCESS_KEY: env.secretAccessKey, AWS_REGION: env.region },
+        env: {
+          AWS_ENDPOINT_URL_S3: url,
+          AWS_ACCESS_KEY_ID: env.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: env.secretAccessKey,
+          AWS_REGION: env.region,
+        },
         timeoutMs: 120_000,
       });
       expect(r.timedOut).toBe(false);

@@ -62,21 +62,35 @@ describe.skipIf(!built)('exactly-once ingest under SIGKILL', () => {
     check(tally, 30);
   }, 600_000);
 
-  it.skipIf(!s3Available('sink chaos on S3'))('10 trials on the S3 server lose and duplicate nothing', async () => {
-    const tally = await (await harness()).runChaos({ trials: 10, records: 200, checkpointEvery: 50, concurrency: 4, crashRate: 0.6, s3: s3TestEnv() });
-    console.log(`[chaos s3] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
-    check(tally, 10);
-  }, 600_000);
+  it.skipIf(!s3Available('sink chaos on S3'))(
+    '10 trials on the S3 server lose and duplicate nothing',
+    async () => {
+      const tally = await (
+        await harness()
+      ).runChaos({ trials: 10, records: 200, checkpointEvery: 50, concurrency: 4, crashRate: 0.6, s3: s3TestEnv() });
+      console.log(`[chaos s3] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
+      check(tally, 10);
+    },
+    600_000,
+  );
 
   it('12 primary-key trials on local disk: every key holds its latest version, once', async () => {
-    const tally = await (await harness()).runChaos({ trials: 12, records: 240, checkpointEvery: 40, concurrency: 4, crashRate: 0.85, pk: true });
+    const tally = await (
+      await harness()
+    ).runChaos({ trials: 12, records: 240, checkpointEvery: 40, concurrency: 4, crashRate: 0.85, pk: true });
     console.log(`[chaos pk local] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
     check(tally, 12);
   }, 600_000);
 
-  it.skipIf(!s3Available('primary-key sink chaos on S3'))('6 primary-key trials on the S3 server: every key holds its latest version, once', async () => {
-    const tally = await (await harness()).runChaos({ trials: 6, records: 240, checkpointEvery: 40, concurrency: 3, crashRate: 0.85, pk: true, s3: s3TestEnv() });
-    console.log(`[chaos pk s3] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
-    check(tally, 6);
-  }, 600_000);
+  it.skipIf(!s3Available('primary-key sink chaos on S3'))(
+    '6 primary-key trials on the S3 server: every key holds its latest version, once',
+    async () => {
+      const tally = await (
+        await harness()
+      ).runChaos({ trials: 6, records: 240, checkpointEvery: 40, concurrency: 3, crashRate: 0.85, pk: true, s3: s3TestEnv() });
+      console.log(`[chaos pk s3] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
+      check(tally, 6);
+    },
+    600_000,
+  );
 });

@@ -216,7 +216,11 @@ for (const backend of backends) {
       await io.write(joinPath(`${d}-other`, 'not-mine.bin'), 'x');
 
       const all = await collect(io.list(d));
-      expect(sortedPaths(all)).toEqual(Object.keys(files).map((rel) => joinPath(d, rel)).sort());
+      expect(sortedPaths(all)).toEqual(
+        Object.keys(files)
+          .map((rel) => joinPath(d, rel))
+          .sort(),
+      );
       for (const s of all) {
         const rel = Object.keys(files).find((r) => joinPath(d, r) === s.path)!;
         expect(s.size).toBe(files[rel]);

@@ -16,7 +16,14 @@ let pristine: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tidemark-verify-'));
   pristine = join(dir, 'pristine', 'db.db', 't');
-  expect((await runTidemark(['create', pristine, '--schema', '[{"name":"id","type":"BIGINT"},{"name":"p","type":"STRING"}]', '--partition', 'p'], GUARD)).code).toBe(0);
+  expect(
+    (
+      await runTidemark(
+        ['create', pristine, '--schema', '[{"name":"id","type":"BIGINT"},{"name":"p","type":"STRING"}]', '--partition', 'p'],
+        GUARD,
+      )
+    ).code,
+  ).toBe(0);
   for (let i = 1; i <= 3; i++) {
     expect((await runTidemark(['write', pristine], { stdin: `{"id":${i},"p":"a"}\n{"id":${i * 10},"p":"b"}\n`, ...GUARD })).code).toBe(0);
   }
@@ -31,15 +38,24 @@ function copy(name: string): string {
 }
 
 function state(root: string): string[] {
-  return (readdirSync(root, { recursive: true, withFileTypes: true }) as unknown as Array<{ isFile(): boolean; parentPath: string; name: string }>)
+  return (
+    readdirSync(root, { recursive: true, withFileTypes: true }) as unknown as Array<{ isFile(): boolean; parentPath: string; name: string }>
+  )
     .filter((e) => e.isFile())
-    .map((e) => `${join(e.parentPath, e.name)} ${createHash('sha1').update(readFileSync(join(e.parentPath, e.name))).digest('hex')}`)
+    .map(
+      (e) =>
+        `${join(e.parentPath, e.name)} ${createHash('sha1')
+          .update(readFileSync(join(e.parentPath, e.name)))
+          .digest('hex')}`,
+    )
     .sort();
 }
 
 function dataFiles(t: string, p: string): string[] {
   const b = join(t, `p=${p}`, 'bucket-0');
-  return readdirSync(b).sort().map((f) => join(b, f));
+  return readdirSync(b)
+    .sort()
+    .map((f) => join(b, f));
 }
 
 describe('tidemark verify', () => {
@@ -56,7 +72,9 @@ describe('tidemark verify', () => {
     const [b1] = dataFiles(t, 'b');
     rmSync(a1!);
     truncateSync(a2!, 10);
-    const manifests = readdirSync(join(t, 'manifest')).filter((f) => !f.startsWith('manifest-list-')).sort();
+    const manifests = readdirSync(join(t, 'manifest'))
+      .filter((f) => !f.startsWith('manifest-list-'))
+      .sort();
     truncateSync(join(t, 'manifest', manifests[0]!), 50);
     writeFileSync(join(t, 'snapshot', 'LATEST'), '99');
     const before = state(t);

@@ -111,7 +111,9 @@ describe.skipIf(!duck)('DuckDB reads the Parquet files of a written table (local
   it('sees each Paimon field id on its column', async () => {
     expect(files).toHaveLength(2);
     for (const path of files) {
-      const rows = (await conn.runAndReadAll(`SELECT name, field_id FROM parquet_schema('${path}') WHERE field_id IS NOT NULL`)).getRowObjectsJson();
+      const rows = (
+        await conn.runAndReadAll(`SELECT name, field_id FROM parquet_schema('${path}') WHERE field_id IS NOT NULL`)
+      ).getRowObjectsJson();
       expect(rows.map((r) => [r['name'], Number(r['field_id'])])).toEqual(schema.fields.map((f) => [f.name, f.id]));
     }
   });

@@ -11,13 +11,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FileIO } from '@tidemark/storage';
-import {
-  MANIFEST_ENTRY_SCHEMA,
-  MANIFEST_FILE_META_SCHEMA,
-  readAvroHeader,
-  toArrowType,
-  type DataField,
-} from '@tidemark/format';
+import { MANIFEST_ENTRY_SCHEMA, MANIFEST_FILE_META_SCHEMA, readAvroHeader, toArrowType, type DataField } from '@tidemark/format';
 import {
   CommitConflictError,
   CommitInputError,
@@ -59,25 +53,70 @@ const ALT_TYPES: TableSpec = {
 };
 const ALT_INPUT: Record<string, unknown>[] = [
   {
-    id: 1, b: 'true', i64: '-9223372036854775808', f: '1.5', d: -0.05, bin: Buffer.from([1, 2]),
-    dt: '1969-12-31', t: '23:59:59.999', ts3: '1969-12-31 23:59:59.999', ts6: '1969-07-20T20:17:40.123456',
-    ts9: '1900-01-01 00:00:00.000000001', ltz6: '2024-01-01T10:00:00+02:00', m: new Map([['a', 1]]), r: [1, 'x'],
+    id: 1,
+    b: 'true',
+    i64: '-9223372036854775808',
+    f: '1.5',
+    d: -0.05,
+    bin: Buffer.from([1, 2]),
+    dt: '1969-12-31',
+    t: '23:59:59.999',
+    ts3: '1969-12-31 23:59:59.999',
+    ts6: '1969-07-20T20:17:40.123456',
+    ts9: '1900-01-01 00:00:00.000000001',
+    ltz6: '2024-01-01T10:00:00+02:00',
+    m: new Map([['a', 1]]),
+    r: [1, 'x'],
   },
   {
-    id: 2, b: false, i64: 123, f: 'NaN', d: '1e3', bin: new Uint8Array([7]).buffer,
-    dt: new Date(Date.UTC(1950, 5, 15)), t: 0, ts3: new Date(-1), ts6: { millis: -1, nanoOfMillis: 999_000 },
-    ts9: { millis: -1, nanoOfMillis: 1 }, ltz6: '1970-01-01T00:00:00Z', m: { z: 5 }, r: { a: null, b: null },
+    id: 2,
+    b: false,
+    i64: 123,
+    f: 'NaN',
+    d: '1e3',
+    bin: new Uint8Array([7]).buffer,
+    dt: new Date(Date.UTC(1950, 5, 15)),
+    t: 0,
+    ts3: new Date(-1),
+    ts6: { millis: -1, nanoOfMillis: 999_000 },
+    ts9: { millis: -1, nanoOfMillis: 1 },
+    ltz6: '1970-01-01T00:00:00Z',
+    m: { z: 5 },
+    r: { a: null, b: null },
   },
 ];
 const ALT_EXPECTED: CanonRow[] = [
   {
-    id: 1, b: true, i64: -(2n ** 63n), f: 1.5, d: '-0.05', bin: bytes(1, 2),
-    dt: -1, t: DAY_MS - 1, ts3: -1n, ts6: -14182939876544n, ts9: -2208988799999999999n,
-    ltz6: 1704096000000000n, m: [['a', 1]], r: { a: 1, b: 'x' },
+    id: 1,
+    b: true,
+    i64: -(2n ** 63n),
+    f: 1.5,
+    d: '-0.05',
+    bin: bytes(1, 2),
+    dt: -1,
+    t: DAY_MS - 1,
+    ts3: -1n,
+    ts6: -14182939876544n,
+    ts9: -2208988799999999999n,
+    ltz6: 1704096000000000n,
+    m: [['a', 1]],
+    r: { a: 1, b: 'x' },
   },
   {
-    id: 2, b: false, i64: 123n, f: Number.NaN, d: '1000.00', bin: bytes(7),
-    dt: -7140, t: 0, ts3: -1n, ts6: -1n, ts9: -999_999n, ltz6: 0n, m: [['z', 5]], r: { a: null, b: null },
+    id: 2,
+    b: false,
+    i64: 123n,
+    f: Number.NaN,
+    d: '1000.00',
+    bin: bytes(7),
+    dt: -7140,
+    t: 0,
+    ts3: -1n,
+    ts6: -1n,
+    ts9: -999_999n,
+    ltz6: 0n,
+    m: [['z', 5]],
+    r: { a: null, b: null },
   },
 ];
 
@@ -379,14 +418,30 @@ describe.each(storageBackends('write round trip'))('write round trip on $name', 
           SchemaChanges.alterType('amount', 'DECIMAL(20, 2)'),
         ]);
         expect(s1.id).toBe(1);
-        expect(s1.fields.map((f) => [f.id, f.name])).toEqual([[0, 'id'], [1, 'title'], [2, 'score'], [3, 'price'], [4, 'amount'], [5, 'extra'], [6, 'note']]);
+        expect(s1.fields.map((f) => [f.id, f.name])).toEqual([
+          [0, 'id'],
+          [1, 'title'],
+          [2, 'score'],
+          [3, 'price'],
+          [4, 'amount'],
+          [5, 'extra'],
+          [6, 'note'],
+        ]);
         const s2 = await alterTable(wh.io, v0.paths, [SchemaChanges.dropColumn('extra')]);
         const s3 = await alterTable(wh.io, v0.paths, [SchemaChanges.addColumn('extra', 'STRING')]);
         expect([s2.id, s3.id]).toEqual([2, 3]);
         expect(s3.fields.find((f) => f.name === 'extra')!.id).toBe(7); // a new column, not the dropped one
 
         const v3 = await catalog.getTable('db.evolve');
-        const newRow: CanonRow = { id: 3, title: 'gamma', score: 2n ** 40n, price: 0.1, amount: '123456789012345678.99', extra: 'fresh', note: 'new' };
+        const newRow: CanonRow = {
+          id: 3,
+          title: 'gamma',
+          score: 2n ** 40n,
+          price: 0.1,
+          amount: '123456789012345678.99',
+          extra: 'fresh',
+          note: 'new',
+        };
         expect(committedId(await v3.append([newRow]))).toBe(2);
 
         expect(await readRows(v3)).toEqual([

@@ -24,7 +24,15 @@ const SNAPSHOT_FILE = /\/snapshot\/snapshot-\d+$/;
 
 function storageOptions(s3) {
   return s3
-    ? { s3: { endpoint: s3.endpoint, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true } }
+    ? {
+        s3: {
+          endpoint: s3.endpoint,
+          region: s3.region,
+          accessKeyId: s3.accessKeyId,
+          secretAccessKey: s3.secretAccessKey,
+          forcePathStyle: true,
+        },
+      }
     : {};
 }
 
@@ -40,7 +48,10 @@ function counting(io) {
         counts[prop] = (counts[prop] ?? 0) + 1;
         const result = value.apply(target, args);
         if (prop === 'createIfAbsent' && SNAPSHOT_FILE.test(String(args[0]))) {
-          result.then((r) => r === 'already-exists' && stats.lostRaces++, () => {});
+          result.then(
+            (r) => r === 'already-exists' && stats.lostRaces++,
+            () => {},
+          );
         }
         return result;
       };
@@ -147,7 +158,13 @@ const tasks = {
       rows += batch.numRows;
     }
     await raw.close();
-    return { latestId: latest?.id ?? 0, totalRecordCount: Number(latest?.totalRecordCount ?? 0), missingSnapshots: missing, rowsRead: rows, duplicates };
+    return {
+      latestId: latest?.id ?? 0,
+      totalRecordCount: Number(latest?.totalRecordCount ?? 0),
+      missingSnapshots: missing,
+      rowsRead: rows,
+      duplicates,
+    };
   },
 
   async cleanup({ warehouse, s3 }) {

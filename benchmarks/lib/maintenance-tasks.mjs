@@ -27,7 +27,17 @@ import path from 'node:path';
 import { childMain } from './measure.mjs';
 
 function storageOptions(s3) {
-  return s3 ? { s3: { endpoint: s3.endpoint, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true } } : {};
+  return s3
+    ? {
+        s3: {
+          endpoint: s3.endpoint,
+          region: s3.region,
+          accessKeyId: s3.accessKeyId,
+          secretAccessKey: s3.secretAccessKey,
+          forcePathStyle: true,
+        },
+      }
+    : {};
 }
 
 async function fileIOFor(location, s3) {
@@ -64,7 +74,15 @@ function fastLocal(io) {
 }
 
 function fileMeta(format, name, size) {
-  return format.newDataFileMeta({ fileName: name, fileSize: size, rowCount: 1, schemaId: 0, creationTime: Date.now(), deleteRowCount: 0, fileSource: 0 });
+  return format.newDataFileMeta({
+    fileName: name,
+    fileSize: size,
+    rowCount: 1,
+    schemaId: 0,
+    creationTime: Date.now(),
+    deleteRowCount: 0,
+    fileSource: 0,
+  });
 }
 
 async function listAll(dir) {
@@ -81,7 +99,11 @@ const tasks = {
     const io = fastLocal(new storage.LocalFileIO());
     const catalog = new core.FileSystemCatalog(warehouse, { fileIO: io });
     // ignoreIfExists + continuing after the latest snapshot: an interrupted build resumes.
-    const schema = await catalog.createTable('bench.m', { fields: [{ name: 'id', type: 'INT' }], options: { bucket: '-1' } }, { ignoreIfExists: true });
+    const schema = await catalog.createTable(
+      'bench.m',
+      { fields: [{ name: 'id', type: 'INT' }], options: { bucket: '-1' } },
+      { ignoreIfExists: true },
+    );
     const table = catalog.tableLocation('bench.m');
     const paths = new core.TablePaths(table);
     const from = ((await new core.SnapshotManager(io, paths).latestId()) ?? 0) + 1;
@@ -97,7 +119,10 @@ const tasks = {
       await writeFile(path.join(bucketDir, name), payload);
       const meta = fileMeta(format, name, payload.length);
       const r = await commit.commit(
-        { identifier: BigInt(i), messages: [{ partition, bucket: 0, totalBuckets: -1, newFiles: [meta], ...(prev ? { deletedFiles: [prev] } : {}) }] },
+        {
+          identifier: BigInt(i),
+          messages: [{ partition, bucket: 0, totalBuckets: -1, newFiles: [meta], ...(prev ? { deletedFiles: [prev] } : {}) }],
+        },
         { commitUser: 'bench' },
       );
       if (r.status !== 'committed') throw new Error(`commit ${i}: ${r.status}`);
@@ -128,7 +153,10 @@ const tasks = {
     const maint = await import('@tidemark/maintenance');
     const io = await fileIOFor(table, s3);
     const t0 = performance.now();
-    const s = await maint.expireSnapshots({ fileIO: io, paths: new core.TablePaths(table) }, { retainMin, expireLimit: 1_000_000, olderThanMs: Date.now() + 60_000 });
+    const s = await maint.expireSnapshots(
+      { fileIO: io, paths: new core.TablePaths(table) },
+      { retainMin, expireLimit: 1_000_000, olderThanMs: Date.now() + 60_000 },
+    );
     const ms = performance.now() - t0;
     await io.close();
     return { snapshotsExpired: s.snapshotsExpired, filesDeleted: s.filesDeleted, bytesFreed: s.bytesFreed, ms };

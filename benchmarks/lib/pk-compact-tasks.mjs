@@ -19,7 +19,17 @@ import * as arrow from 'apache-arrow';
 import { childMain } from './measure.mjs';
 
 function storageOptions(s3) {
-  return s3 ? { s3: { endpoint: s3.endpoint, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true } } : {};
+  return s3
+    ? {
+        s3: {
+          endpoint: s3.endpoint,
+          region: s3.region,
+          accessKeyId: s3.accessKeyId,
+          secretAccessKey: s3.secretAccessKey,
+          forcePathStyle: true,
+        },
+      }
+    : {};
 }
 
 async function fileIOFor(location, s3) {
@@ -75,9 +85,18 @@ const tasks = {
         col(seqs, new arrow.Int64()),
         col(kinds, new arrow.Int8()),
         col(ids, new arrow.Int64()),
-        col(ids.map((id) => `name-${id % 997n}-${(id * 7919n) % 100003n}-run${r}`), new arrow.Utf8()),
-        col(ids.map((id) => Number(id % 10007n) / 7 + r), new arrow.Float64()),
-        col(ids.map((id) => id * 1000n + BigInt(r)), new arrow.Int64()),
+        col(
+          ids.map((id) => `name-${id % 997n}-${(id * 7919n) % 100003n}-run${r}`),
+          new arrow.Utf8(),
+        ),
+        col(
+          ids.map((id) => Number(id % 10007n) / 7 + r),
+          new arrow.Float64(),
+        ),
+        col(
+          ids.map((id) => id * 1000n + BigInt(r)),
+          new arrow.Int64(),
+        ),
       ];
       const bytes = format.writeParquetFile([core.makeBatch(kvSchema, columns, ids.length)]);
       const name = `data-${randomUUID()}-0.parquet`;
@@ -127,7 +146,19 @@ const tasks = {
     for await (const batch of t.newRead().batches()) rows += batch.numRows;
     const ms = performance.now() - t0;
     await io.close();
-    return { rows, ms, files: plan.files().length, runs: plan.files().filter((f) => f.level === 0).length + new Set(plan.files().filter((f) => f.level > 0).map((f) => f.level)).size };
+    return {
+      rows,
+      ms,
+      files: plan.files().length,
+      runs:
+        plan.files().filter((f) => f.level === 0).length +
+        new Set(
+          plan
+            .files()
+            .filter((f) => f.level > 0)
+            .map((f) => f.level),
+        ).size,
+    };
   },
 
   async compact({ table, s3 }) {

@@ -127,7 +127,17 @@ async function writeTable({ ipcPath, rows, warehouse, primaryKey, writeBufferSiz
     for (const v of batch.getChild('id')) keys.add(v);
   }
   await table.close();
-  return { ms, writeMs: t1 - t0, commitMs: ms - (t1 - t0), cpuMs, baseRssMiB, writePeakRssMiB, ...files, readRows, distinctKeys: keys.size };
+  return {
+    ms,
+    writeMs: t1 - t0,
+    commitMs: ms - (t1 - t0),
+    cpuMs,
+    baseRssMiB,
+    writePeakRssMiB,
+    ...files,
+    readRows,
+    distinctKeys: keys.size,
+  };
 }
 
 const tasks = {

@@ -279,9 +279,7 @@ async function generate(root, spec, log) {
     pendingLinks = [];
     const CONCURRENCY = 64;
     for (let i = 0; i < batch.length; i += CONCURRENCY) {
-      await Promise.all(
-        batch.slice(i, i + CONCURRENCY).map(([from, to]) => link(from, to).catch(() => copyFile(from, to))),
-      );
+      await Promise.all(batch.slice(i, i + CONCURRENCY).map(([from, to]) => link(from, to).catch(() => copyFile(from, to))));
     }
   }
 

@@ -52,7 +52,13 @@ function asciiUtf8(strings) {
   }
   const buf = Buffer.allocUnsafe(total);
   for (let i = 0; i < n; i++) buf.write(strings[i], offsets[i], 'latin1');
-  return arrow.makeData({ type: new arrow.Utf8(), length: n, nullCount: 0, valueOffsets: offsets, data: new Uint8Array(buf.buffer, buf.byteOffset, total) });
+  return arrow.makeData({
+    type: new arrow.Utf8(),
+    length: n,
+    nullCount: 0,
+    valueOffsets: offsets,
+    data: new Uint8Array(buf.buffer, buf.byteOffset, total),
+  });
 }
 
 /**

@@ -45,11 +45,23 @@ function checksum(id, payload) {
 /** S3 settings from the environment the test runner exports, or undefined. */
 export function s3EnvFromProcess(env = process.env) {
   if (!env.S3_ENDPOINT || !env.S3_BUCKET || !env.AWS_ACCESS_KEY_ID || !env.AWS_SECRET_ACCESS_KEY) return undefined;
-  return { endpoint: env.S3_ENDPOINT, bucket: env.S3_BUCKET, region: env.AWS_REGION || 'us-east-1', accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY };
+  return {
+    endpoint: env.S3_ENDPOINT,
+    bucket: env.S3_BUCKET,
+    region: env.AWS_REGION || 'us-east-1',
+    accessKeyId: env.AWS_ACCESS_KEY_ID,
+    secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+  };
 }
 
 function s3Options(s3) {
-  return { endpoint: s3.endpoint, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true };
+  return {
+    endpoint: s3.endpoint,
+    region: s3.region,
+    accessKeyId: s3.accessKeyId,
+    secretAccessKey: s3.secretAccessKey,
+    forcePathStyle: true,
+  };
 }
 
 function childEnv(s3, crashAt) {
@@ -147,7 +159,17 @@ export async function runTrial(config) {
     await mkdir(dir, { recursive: true });
     const sourcePath = join(dir, 'source.jsonl');
     await writeFile(sourcePath, `${lines.join('\n')}\n`);
-    const args = [tablePath, '--source', sourcePath, '--state', statePath, '--checkpoint-every', String(checkpointEvery), '--parallelism', String(parallelism)];
+    const args = [
+      tablePath,
+      '--source',
+      sourcePath,
+      '--state',
+      statePath,
+      '--checkpoint-every',
+      String(checkpointEvery),
+      '--parallelism',
+      String(parallelism),
+    ];
     if (pk) args.push('--row-kind-field', 'op');
 
     let done = false;
@@ -180,7 +202,9 @@ export async function runTrial(config) {
         continue;
       }
       if (res.code !== 0) {
-        problems.push(`run ${runs} (crash ${crashAt ?? 'none'}) exited with ${res.code}: ${res.err.trim().split('\n').slice(-3).join(' | ')}`);
+        problems.push(
+          `run ${runs} (crash ${crashAt ?? 'none'}) exited with ${res.code}: ${res.err.trim().split('\n').slice(-3).join(' | ')}`,
+        );
         break;
       }
       const last = res.out.trim().split('\n').pop() ?? '';
@@ -215,7 +239,8 @@ export async function runTrial(config) {
         if (n === 0) lost++;
         if (n > 1) duplicated += n - 1;
       }
-      if (data.numRows !== expected.size) problems.push(`table holds ${data.numRows} rows, ${pk ? 'the source leaves' : 'source has'} ${expected.size}`);
+      if (data.numRows !== expected.size)
+        problems.push(`table holds ${data.numRows} rows, ${pk ? 'the source leaves' : 'source has'} ${expected.size}`);
       if (lost > 0) problems.push(`${lost} ${pk ? 'keys' : 'records'} lost`);
       if (duplicated > 0) problems.push(`${duplicated} duplicate ${pk ? 'keys' : 'records'}`);
       if (corrupt > 0) problems.push(`${corrupt} rows with a wrong checksum${pk ? ' (a stale version, or a deleted key back)' : ''}`);
@@ -254,10 +279,22 @@ export async function runChaos(options) {
       try {
         r = await runTrial({ trial, seed, records, checkpointEvery, crashRate, s3, s3Prefix, workDir, keep: options.keep, pk });
       } catch (e) {
-        r = { ok: false, trial, seed, runs: 0, kills: {}, lost: 0, duplicated: 0, corrupt: 0, problems: [`harness error: ${e?.stack ?? e}`] };
+        r = {
+          ok: false,
+          trial,
+          seed,
+          runs: 0,
+          kills: {},
+          lost: 0,
+          duplicated: 0,
+          corrupt: 0,
+          problems: [`harness error: ${e?.stack ?? e}`],
+        };
       }
       results.push(r);
-      log(`trial ${trial} (seed ${seed}, P=${r.parallelism}): ${r.ok ? 'ok' : 'FAILED'} after ${r.runs} runs ${JSON.stringify(r.kills)}${r.ok ? '' : ` — ${r.problems.join('; ')}`}`);
+      log(
+        `trial ${trial} (seed ${seed}, P=${r.parallelism}): ${r.ok ? 'ok' : 'FAILED'} after ${r.runs} runs ${JSON.stringify(r.kills)}${r.ok ? '' : ` — ${r.problems.join('; ')}`}`,
+      );
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
@@ -282,7 +319,17 @@ export async function runChaos(options) {
 }
 
 function parseCli(argv) {
-  const o = { trials: 20, records: 300, checkpointEvery: 50, concurrency: 3, s3: false, keep: false, seed: undefined, pk: false, faults: 0 };
+  const o = {
+    trials: 20,
+    records: 300,
+    checkpointEvery: 50,
+    concurrency: 3,
+    s3: false,
+    keep: false,
+    seed: undefined,
+    pk: false,
+    faults: 0,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const num = () => {
@@ -300,7 +347,10 @@ function parseCli(argv) {
     else if (a === '--faults') o.faults = Number(argv[++i]);
     else if (a === '--keep') o.keep = true;
     else if (a === '--pk') o.pk = true;
-    else throw new Error(`unknown option ${a} (use --trials N --records K --checkpoint-every C --concurrency J --seed S --s3 [--faults RATE] --keep --pk)`);
+    else
+      throw new Error(
+        `unknown option ${a} (use --trials N --records K --checkpoint-every C --concurrency J --seed S --s3 [--faults RATE] --keep --pk)`,
+      );
   }
   return o;
 }

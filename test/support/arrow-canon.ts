@@ -27,7 +27,8 @@ export function canonicalRows(table: arrow.Table, fields: readonly DataField[]):
   for (const batch of table.batches) {
     const cols = fields.map((f) => {
       const idx = batch.schema.fields.findIndex((x) => x.name === f.name);
-      if (idx < 0) throw new Error(`column '${f.name}' missing from the Arrow result (${batch.schema.fields.map((x) => x.name).join(', ')})`);
+      if (idx < 0)
+        throw new Error(`column '${f.name}' missing from the Arrow result (${batch.schema.fields.map((x) => x.name).join(', ')})`);
       return batch.data.children[idx]!;
     });
     for (let i = 0; i < batch.numRows; i++) {
@@ -127,7 +128,12 @@ export function sortBy(rows: CanonRow[], column: string): CanonRow[] {
 /** An Arrow table with the table's Arrow schema (shared type mapping) holding `rows`. */
 export function arrowTableFromCanon(fields: readonly DataField[], rows: readonly CanonRow[]): arrow.Table {
   const schema = toArrowSchema(fields);
-  const children = fields.map((f) => build(f.type, rows.map((r) => r[f.name] ?? null)));
+  const children = fields.map((f) =>
+    build(
+      f.type,
+      rows.map((r) => r[f.name] ?? null),
+    ),
+  );
   const data = arrow.makeData({ type: new arrow.Struct(schema.fields), length: rows.length, nullCount: 0, children });
   return new arrow.Table([new arrow.RecordBatch(schema, data)]);
 }
@@ -202,13 +208,29 @@ function build(type: DataType, values: readonly Canon[]): arrow.Data {
         type: entriesType,
         length: pairs.length,
         nullCount: 0,
-        children: [build(type.key, pairs.map((p) => p[0])), build(type.value, pairs.map((p) => p[1]))],
+        children: [
+          build(
+            type.key,
+            pairs.map((p) => p[0]),
+          ),
+          build(
+            type.value,
+            pairs.map((p) => p[1]),
+          ),
+        ],
       });
       return make({ valueOffsets, child: entries });
     }
     case 'ROW': {
       const objs = values.map((v) => (v ?? {}) as Record<string, Canon>);
-      return make({ children: type.fields.map((f) => build(f.type, objs.map((o) => o[f.name] ?? null))) });
+      return make({
+        children: type.fields.map((f) =>
+          build(
+            f.type,
+            objs.map((o) => o[f.name] ?? null),
+          ),
+        ),
+      });
     }
     case 'MULTISET':
       throw new Error('MULTISET is not supported by this test helper');

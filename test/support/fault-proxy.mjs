@@ -91,7 +91,14 @@ export class FaultProxy {
       }
       const forward = () => {
         const up = http.request(
-          { host: this.upstream.hostname, port: this.upstream.port, method: req.method, path: req.url, headers: req.headers, agent: this.agent },
+          {
+            host: this.upstream.hostname,
+            port: this.upstream.port,
+            method: req.method,
+            path: req.url,
+            headers: req.headers,
+            agent: this.agent,
+          },
           (upRes) => {
             const upChunks = [];
             upRes.on('data', (c) => upChunks.push(c));

@@ -6,7 +6,13 @@ import { FileSystemCatalog, openTable, WriteValidationError } from '@tidemark/co
 
 const [warehouse, mode] = process.argv.slice(2);
 const catalog = new FileSystemCatalog(warehouse);
-await catalog.createTable('db.t', { fields: [{ name: 'id', type: 'BIGINT NOT NULL' }, { name: 'p', type: 'STRING' }], partitionKeys: ['p'] });
+await catalog.createTable('db.t', {
+  fields: [
+    { name: 'id', type: 'BIGINT NOT NULL' },
+    { name: 'p', type: 'STRING' },
+  ],
+  partitionKeys: ['p'],
+});
 const table = await openTable(`${warehouse}/db.db/t`);
 if (mode === 'early') {
   // The encode pool has started a worker; no file was encoded yet.

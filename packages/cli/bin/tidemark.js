@@ -27,7 +27,9 @@ function crash(kind, err) {
   const debug = process.env.TIDEMARK_DEBUG === '1';
   const text = err instanceof Error ? (debug && err.stack ? err.stack : err.message) : String(err);
   try {
-    process.stderr.write(`tidemark: unexpected error (${kind}): ${text}${debug ? '' : '\n(set TIDEMARK_DEBUG=1 to print the stack trace)'}\n`);
+    process.stderr.write(
+      `tidemark: unexpected error (${kind}): ${text}${debug ? '' : '\n(set TIDEMARK_DEBUG=1 to print the stack trace)'}\n`,
+    );
   } finally {
     process.exit(1);
   }

@@ -132,7 +132,8 @@ export function parseArgs<S extends OptionSpecs>(command: string, usage: Command
     if (raw === undefined) {
       const next = argv[i + 1];
       // A value may look like '-' (stdin) or '-5', but never like another long option.
-      if (next === undefined || next.startsWith('--')) fail(`option '${flag}' needs a value${spec.valueName ? ` <${spec.valueName}>` : ''}`);
+      if (next === undefined || next.startsWith('--'))
+        fail(`option '${flag}' needs a value${spec.valueName ? ` <${spec.valueName}>` : ''}`);
       raw = next!;
       i++;
     }

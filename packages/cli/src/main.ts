@@ -85,7 +85,10 @@ function report(err: unknown, command: Command, ctx: CommandContext): number {
     ctx.stderr.write(`${prefix}: ${err.message}\n\n${formatUsage(command.summary, command.usage)}`);
     return ExitCode.Usage;
   }
-  if (ctx.signal.aborted && (err === ctx.signal.reason || err instanceof InterruptedError || (err as { name?: string })?.name === 'AbortError')) {
+  if (
+    ctx.signal.aborted &&
+    (err === ctx.signal.reason || err instanceof InterruptedError || (err as { name?: string })?.name === 'AbortError')
+  ) {
     ctx.stderr.write(`${prefix}: interrupted\n`);
     return ExitCode.Interrupted;
   }
@@ -105,7 +108,10 @@ function report(err: unknown, command: Command, ctx: CommandContext): number {
 }
 
 function unknownCommand(name: string, ctx: CommandContext, registry: readonly Command[]): number {
-  const close = closest(name, registry.map((c) => c.name));
+  const close = closest(
+    name,
+    registry.map((c) => c.name),
+  );
   ctx.stderr.write(`tidemark: unknown command '${name}'${close ? ` (did you mean ${close}?)` : ''}\n\n${overview(registry)}`);
   return ExitCode.Usage;
 }

@@ -12,10 +12,14 @@ describe('alterChanges', () => {
     expect(alterChanges('add-column', ['x', 'INT'], { first: true })).toEqual([
       { kind: 'add-column', name: 'x', type: 'INT', position: { kind: 'first' } },
     ]);
-    expect(alterChanges('add-column', ['x', 'STRING'], { comment: 'c' })).toEqual([{ kind: 'add-column', name: 'x', type: 'STRING', description: 'c' }]);
+    expect(alterChanges('add-column', ['x', 'STRING'], { comment: 'c' })).toEqual([
+      { kind: 'add-column', name: 'x', type: 'STRING', description: 'c' },
+    ]);
     expect(alterChanges('drop-column', ['x'])).toEqual([{ kind: 'drop-column', name: 'x' }]);
     expect(alterChanges('rename-column', ['a', 'b'])).toEqual([{ kind: 'rename-column', name: 'a', newName: 'b' }]);
-    expect(alterChanges('alter-type', ['a', 'BIGINT'])).toEqual([{ kind: 'alter-type', name: 'a', type: 'BIGINT', keepNullability: false }]);
+    expect(alterChanges('alter-type', ['a', 'BIGINT'])).toEqual([
+      { kind: 'alter-type', name: 'a', type: 'BIGINT', keepNullability: false },
+    ]);
     expect(alterChanges('set-option', ['a=1', 'b.c=x=y'])).toEqual([
       { kind: 'set-option', key: 'a', value: '1' },
       { kind: 'set-option', key: 'b.c', value: 'x=y' },
@@ -25,8 +29,12 @@ describe('alterChanges', () => {
       { kind: 'remove-option', key: 'a' },
       { kind: 'remove-option', key: 'b' },
     ]);
-    expect(alterChanges('move-column', ['k'], { after: 'key1' })).toEqual([{ kind: 'move-column', name: 'k', position: { kind: 'after', column: 'key1' } }]);
-    expect(alterChanges('comment-column', ['k', 'the', 'key'])).toEqual([{ kind: 'update-column-comment', name: 'k', description: 'the key' }]);
+    expect(alterChanges('move-column', ['k'], { after: 'key1' })).toEqual([
+      { kind: 'move-column', name: 'k', position: { kind: 'after', column: 'key1' } },
+    ]);
+    expect(alterChanges('comment-column', ['k', 'the', 'key'])).toEqual([
+      { kind: 'update-column-comment', name: 'k', description: 'the key' },
+    ]);
     expect(alterChanges('comment', ['hello', 'world'])).toEqual([{ kind: 'update-comment', comment: 'hello world' }]);
   });
 

@@ -34,7 +34,22 @@ const usageError = (...argv: string[]): UsageError => {
 
 describe('parseArgs', () => {
   it('parses typed options and positionals', () => {
-    const a = parse('t1', '--snapshot', '7', '--columns', 'a, b', '--option', 'x=1', '--option=y=2', '-n', '--format=csv', '--id', '-3', '--user', 'u');
+    const a = parse(
+      't1',
+      '--snapshot',
+      '7',
+      '--columns',
+      'a, b',
+      '--option',
+      'x=1',
+      '--option=y=2',
+      '-n',
+      '--format=csv',
+      '--id',
+      '-3',
+      '--user',
+      'u',
+    );
     expect(a.positionals).toEqual(['t1']);
     expect(a.named['table']).toBe('t1');
     expect(a.options.snapshot).toBe(7);

@@ -32,9 +32,12 @@ describe('parseInstant', () => {
     expect(parseInstant('1714564800000', '--timestamp')).toBe(1_714_564_800_000);
     expect(parseInstant('1969-12-31T23:59:59.999Z', '--timestamp')).toBe(-1);
   });
-  it.each(['2024-02-30', '2024-13-01', '2024-05-01T25:00:00Z', 'yesterday', '2024-05-01Z', '12.5'])('rejects %j naming the option', (text) => {
-    expect(() => parseInstant(text, '--timestamp')).toThrow(/option '--timestamp'/);
-  });
+  it.each(['2024-02-30', '2024-13-01', '2024-05-01T25:00:00Z', 'yesterday', '2024-05-01Z', '12.5'])(
+    'rejects %j naming the option',
+    (text) => {
+      expect(() => parseInstant(text, '--timestamp')).toThrow(/option '--timestamp'/);
+    },
+  );
 });
 
 describe('parseOlderThan', () => {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { CommitConflictError, CommitRetryExhaustedError, CorruptTableError, InvalidOptionError, SnapshotNotFoundError, TableNotFoundError } from '@tidemark/core';
+import {
+  CommitConflictError,
+  CommitRetryExhaustedError,
+  CorruptTableError,
+  InvalidOptionError,
+  SnapshotNotFoundError,
+  TableNotFoundError,
+} from '@tidemark/core';
 import { CorruptFileError, SchemaError } from '@tidemark/format';
 import { ConditionalWriteNotSupportedError, NotFoundError, StorageConfigError, StorageError } from '@tidemark/storage';
 import { MissingDataFileError } from '@tidemark/sink';

@@ -18,8 +18,26 @@ async function run(argv: string[], options: MainOptions = {}) {
 }
 
 const expectedNames = [
-  'read', 'stream', 'tail', 'consumers', 'snapshots', 'schema', 'files', 'create', 'write', 'delete', 'tag', 'rollback', 'alter',
-  'expire-snapshots', 'remove-orphan-files', 'compact', 'compact-manifests', 'maintain', 'verify', 'ingest',
+  'read',
+  'stream',
+  'tail',
+  'consumers',
+  'snapshots',
+  'schema',
+  'files',
+  'create',
+  'write',
+  'delete',
+  'tag',
+  'rollback',
+  'alter',
+  'expire-snapshots',
+  'remove-orphan-files',
+  'compact',
+  'compact-manifests',
+  'maintain',
+  'verify',
+  'ingest',
 ];
 
 /** The smallest valid command line of each command. */
@@ -52,7 +70,8 @@ describe('command registry', () => {
     for (const c of commands) {
       const declared = new Set(Object.keys(c.usage.options));
       for (const group of c.usage.conflicts ?? []) for (const n of group) expect(declared.has(n), `${c.name} --${n}`).toBe(true);
-      for (const [a, b] of Object.entries(c.usage.requires ?? {})) expect(declared.has(a) && declared.has(b), `${c.name} ${a}->${b}`).toBe(true);
+      for (const [a, b] of Object.entries(c.usage.requires ?? {}))
+        expect(declared.has(a) && declared.has(b), `${c.name} ${a}->${b}`).toBe(true);
     }
   });
 });
@@ -130,8 +149,25 @@ describe('main: bad usage exits 2 with that command usage on stderr', () => {
 
 /** Every command runs a real engine now (`create` makes the table, so it is tested elsewhere). */
 const wiredNames = [
-  'read', 'stream', 'tail', 'consumers', 'snapshots', 'schema', 'files', 'create', 'write', 'delete', 'tag', 'rollback', 'alter', 'ingest',
-  'expire-snapshots', 'remove-orphan-files', 'compact', 'compact-manifests', 'verify',
+  'read',
+  'stream',
+  'tail',
+  'consumers',
+  'snapshots',
+  'schema',
+  'files',
+  'create',
+  'write',
+  'delete',
+  'tag',
+  'rollback',
+  'alter',
+  'ingest',
+  'expire-snapshots',
+  'remove-orphan-files',
+  'compact',
+  'compact-manifests',
+  'verify',
 ];
 
 describe('main: commands on a missing table', () => {
@@ -188,7 +224,10 @@ describe('main: error reporting', () => {
     });
 
   it('user errors print one line, no stack', async () => {
-    for (const err of [new StoreError('snapshot 7 does not exist; earliest is 3, latest is 9'), new CorruptFileError('manifest-1.avro: truncated')]) {
+    for (const err of [
+      new StoreError('snapshot 7 does not exist; earliest is 3, latest is 9'),
+      new CorruptFileError('manifest-1.avro: truncated'),
+    ]) {
       const r = await run(['boom'], { commands: [thrower(err)] });
       expect(r.code).toBe(1);
       expect(r.stderr).toBe(`tidemark boom: ${err.message}\n`);
@@ -219,7 +258,12 @@ describe('main: error reporting', () => {
     expect(r.code).toBe(0);
   });
   it('a command may return its own exit code', async () => {
-    const cmd = defineCommand({ name: 'three', summary: 's', usage: { synopsis: ['three'], positionals: [], options: {} }, run: async () => 3 });
+    const cmd = defineCommand({
+      name: 'three',
+      summary: 's',
+      usage: { synopsis: ['three'], positionals: [], options: {} },
+      run: async () => 3,
+    });
     expect((await run(['three'], { commands: [cmd] })).code).toBe(3);
   });
 });

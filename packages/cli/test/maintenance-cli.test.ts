@@ -25,7 +25,9 @@ async function run(argv: string[], options: MainOptions = {}) {
 
 let n = 0;
 /** A fresh table `db.t<n>` (columns id INT, p STRING; partitioned by p when asked) in a new warehouse. */
-async function newTable(opts: { partitioned?: boolean; warehouse?: string } = {}): Promise<{ warehouse: string; location: string; table: Table }> {
+async function newTable(
+  opts: { partitioned?: boolean; warehouse?: string } = {},
+): Promise<{ warehouse: string; location: string; table: Table }> {
   const warehouse = opts.warehouse ?? (await mkdtemp(join(tmpdir(), 'tidemark-maint-cli-')));
   if (!opts.warehouse) dirs.push(warehouse);
   const catalog = new FileSystemCatalog(warehouse);
@@ -49,7 +51,10 @@ async function append(table: Table, ids: number[], p = 'a'): Promise<void> {
 
 async function rows(table: Table, at: { snapshotId?: number; tag?: string } = {}): Promise<string[]> {
   const t = await table.newRead(at).toArrowTable();
-  return t.toArray().map((r) => JSON.stringify(r.toJSON())).sort();
+  return t
+    .toArray()
+    .map((r) => JSON.stringify(r.toJSON()))
+    .sort();
 }
 
 /** Every file under `dir` with its size. */
@@ -65,7 +70,10 @@ async function filesUnder(dir: string): Promise<Map<string, number>> {
 
 async function snapshotIdsOf(location: string): Promise<number[]> {
   const names = await readdir(join(location, 'snapshot'));
-  return names.filter((f) => /^snapshot-\d+$/.test(f)).map((f) => Number(f.slice(9))).sort((a, b) => a - b);
+  return names
+    .filter((f) => /^snapshot-\d+$/.test(f))
+    .map((f) => Number(f.slice(9)))
+    .sort((a, b) => a - b);
 }
 
 describe('expire-snapshots', () => {
@@ -81,9 +89,26 @@ describe('expire-snapshots', () => {
     before.set('tag', await rows(table, { tag: 'keep2' }));
     const filesBefore = await filesUnder(location);
 
-    const dry = await run(['expire-snapshots', location, '--retain-min', '3', '--older-than', '0', '--max-deletes', '100', '--dry-run', '--json']);
+    const dry = await run([
+      'expire-snapshots',
+      location,
+      '--retain-min',
+      '3',
+      '--older-than',
+      '0',
+      '--max-deletes',
+      '100',
+      '--dry-run',
+      '--json',
+    ]);
     expect(dry.code, dry.stderr).toBe(0);
-    const drySummary = JSON.parse(dry.stdout) as { dryRun: boolean; snapshotsExpired: number; filesDeleted: number; bytesFreed: number; files: Array<{ path: string; size: number | null }> };
+    const drySummary = JSON.parse(dry.stdout) as {
+      dryRun: boolean;
+      snapshotsExpired: number;
+      filesDeleted: number;
+      bytesFreed: number;
+      files: Array<{ path: string; size: number | null }>;
+    };
     expect(drySummary.dryRun).toBe(true);
     expect(await filesUnder(location)).toEqual(filesBefore); // nothing changed
     for (const f of drySummary.files) expect(f.size).toBe(filesBefore.get(f.path));
@@ -93,7 +118,13 @@ describe('expire-snapshots', () => {
     const s = JSON.parse(real.stdout) as Record<string, unknown>;
     const filesAfter = await filesUnder(location);
     const vanished = [...filesBefore.keys()].filter((f) => !filesAfter.has(f)).sort();
-    expect(s).toMatchObject({ command: 'expire-snapshots', dryRun: false, snapshotsExpired: 5, earliestSnapshotId: 6, filesDeleted: vanished.length });
+    expect(s).toMatchObject({
+      command: 'expire-snapshots',
+      dryRun: false,
+      snapshotsExpired: 5,
+      earliestSnapshotId: 6,
+      filesDeleted: vanished.length,
+    });
     expect(typeof s['durationMs']).toBe('number');
     expect(drySummary.files.map((f) => f.path).sort()).toEqual(vanished);
     expect(drySummary.filesDeleted).toBe(vanished.length);
@@ -270,7 +301,13 @@ describe('compact on primary-key tables', () => {
 
     const r = await run(['compact', location, '--full', '--json']);
     expect(r.code, r.stderr).toBe(0);
-    const s = JSON.parse(r.stdout) as { filesBefore: number; filesAfter: number; buckets: number; filesUpgraded: number; snapshotId: number };
+    const s = JSON.parse(r.stdout) as {
+      filesBefore: number;
+      filesAfter: number;
+      buckets: number;
+      filesUpgraded: number;
+      snapshotId: number;
+    };
     expect(s).toMatchObject({ filesBefore: 5, filesAfter: 1, buckets: 1, filesUpgraded: 0, snapshotId: 6 });
     const reopened = await openTable(location);
     expect(await rows(reopened)).toEqual(expected);
@@ -300,11 +337,17 @@ describe('maintain', () => {
     for (let i = 0; i < 3; i++) await append(b.table, [i]);
     const expectedA = await rows(a.table);
     const config = join(a.warehouse, 'maintain.json');
-    await writeFile(config, JSON.stringify({ expire: { retainMin: 1, olderThan: '0' }, compact: { full: true }, tables: { [`db.t${n}`]: { expire: false } } }));
+    await writeFile(
+      config,
+      JSON.stringify({ expire: { retainMin: 1, olderThan: '0' }, compact: { full: true }, tables: { [`db.t${n}`]: { expire: false } } }),
+    );
 
     const ok = await run(['maintain', '--warehouse', a.warehouse, '--config', config, '--json']);
     expect(ok.code, ok.stderr).toBe(0);
-    const s = JSON.parse(ok.stdout) as { tables: Array<{ table: string; ok: boolean; jobs: Record<string, Record<string, unknown>> }>; tablesFailed: number };
+    const s = JSON.parse(ok.stdout) as {
+      tables: Array<{ table: string; ok: boolean; jobs: Record<string, Record<string, unknown>> }>;
+      tablesFailed: number;
+    };
     expect(s.tablesFailed).toBe(0);
     expect(s.tables.map((t) => t.table).sort()).toEqual([a.location, b.location].sort());
     const ta = s.tables.find((t) => t.table === a.location)!;
@@ -360,7 +403,10 @@ describe('bad usage exits 2 with the usage', () => {
     const bad2 = join(dir, 'b.json');
     await writeFile(bad1, JSON.stringify({ expire: { retainMinimum: 3 } }));
     await writeFile(bad2, JSON.stringify({ tables: { 'db.t': { orphans: { olderThan: '2999-01-01' } } } }));
-    for (const [file, message] of [[bad1, "unknown key 'retainMinimum'"], [bad2, 'future']] as const) {
+    for (const [file, message] of [
+      [bad1, "unknown key 'retainMinimum'"],
+      [bad2, 'future'],
+    ] as const) {
       const r = await run(['maintain', 't', '--config', file]);
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(message);

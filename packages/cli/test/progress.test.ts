@@ -13,7 +13,16 @@ describe('ProgressReporter', () => {
   });
   it('renders counts, bytes, a bar and an ETA', () => {
     let t = 0;
-    const p = new ProgressReporter({ stream: new MemoryStream(), enabled: true, label: 'deleting', unit: 'files', total: 4, totalBytes: 4096, now: () => t, barWidth: 8 });
+    const p = new ProgressReporter({
+      stream: new MemoryStream(),
+      enabled: true,
+      label: 'deleting',
+      unit: 'files',
+      total: 4,
+      totalBytes: 4096,
+      now: () => t,
+      barWidth: 8,
+    });
     t = 10_000;
     p.add(1, 1024);
     expect(p.render()).toBe('deleting [##------] 1/4 files 1.0 KiB/4.0 KiB ETA 30s');

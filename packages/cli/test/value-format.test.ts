@@ -38,9 +38,19 @@ function formatAll(field: Field, data: Data, hint?: PaimonTypeHint): JsonValue[]
   return Array.from({ length: data.length }, (_, i) => fmt(data, i));
 }
 
-function column<T extends DataType>(type: T, data: ArrayLike<unknown>, valid?: boolean[], metadata?: Map<string, string>): [Field, Data<T>] {
+function column<T extends DataType>(
+  type: T,
+  data: ArrayLike<unknown>,
+  valid?: boolean[],
+  metadata?: Map<string, string>,
+): [Field, Data<T>] {
   const field = new Field('c', type, true, metadata);
-  const d = makeData({ type, data: data as never, length: data.length, ...(valid ? { nullBitmap: bitmap(valid) } : {}) } as never) as Data<T>;
+  const d = makeData({
+    type,
+    data: data as never,
+    length: data.length,
+    ...(valid ? { nullBitmap: bitmap(valid) } : {}),
+  } as never) as Data<T>;
   return [field, d];
 }
 
@@ -49,8 +59,27 @@ const words = (...w: number[]) => Uint32Array.from(w);
 
 describe('BIGINT', () => {
   it('is a number within ±(2^53-1) and a string outside', () => {
-    const [f, d] = column(new Int64(), BigInt64Array.from([9007199254740991n, -9007199254740991n, 9007199254740992n, -9007199254740992n, -9223372036854775808n, 9223372036854775807n, 0n]));
-    expect(formatAll(f, d)).toEqual([9007199254740991, -9007199254740991, '9007199254740992', '-9007199254740992', '-9223372036854775808', '9223372036854775807', 0]);
+    const [f, d] = column(
+      new Int64(),
+      BigInt64Array.from([
+        9007199254740991n,
+        -9007199254740991n,
+        9007199254740992n,
+        -9007199254740992n,
+        -9223372036854775808n,
+        9223372036854775807n,
+        0n,
+      ]),
+    );
+    expect(formatAll(f, d)).toEqual([
+      9007199254740991,
+      -9007199254740991,
+      '9007199254740992',
+      '-9007199254740992',
+      '-9223372036854775808',
+      '9223372036854775807',
+      0,
+    ]);
   });
   it('null is null', () => {
     const [f, d] = column(new Int64(), BigInt64Array.from([1n, 2n]), [true, false]);
@@ -79,12 +108,30 @@ describe('DECIMAL', () => {
       type,
       length: 6,
       data: words(
-        12345, 0, 0, 0, // 123.45
-        0xfffffffb, 0xffffffff, 0xffffffff, 0xffffffff, // -5 → -0.05
-        5, 0, 0, 0, // 0.05
-        0, 0, 0, 0, // 0.00
-        0xffffff9c, 0xffffffff, 0xffffffff, 0xffffffff, // -100 → -1.00
-        1, 0, 1, 0, // 2^64 + 1
+        12345,
+        0,
+        0,
+        0, // 123.45
+        0xfffffffb,
+        0xffffffff,
+        0xffffffff,
+        0xffffffff, // -5 → -0.05
+        5,
+        0,
+        0,
+        0, // 0.05
+        0,
+        0,
+        0,
+        0, // 0.00
+        0xffffff9c,
+        0xffffffff,
+        0xffffffff,
+        0xffffffff, // -100 → -1.00
+        1,
+        0,
+        1,
+        0, // 2^64 + 1
       ),
     });
     expect(formatAll(new Field('d', type, true), data)).toEqual(['123.45', '-0.05', '0.05', '0.00', '-1.00', '184467440737095516.17']);
@@ -96,13 +143,23 @@ describe('DECIMAL', () => {
       data: words(0xffffffff, 0x098a223f, 0x5a86c47a, 0x4b3b4ca8, 0x00000001, 0xf675ddc0, 0xa5793b85, 0xb4c4b357),
       length: 2,
     });
-    expect(formatAll(new Field('d', t, true), data)).toEqual(['999999999999999999999999999999999999.99', '-999999999999999999999999999999999999.99']);
+    expect(formatAll(new Field('d', t, true), data)).toEqual([
+      '999999999999999999999999999999999999.99',
+      '-999999999999999999999999999999999999.99',
+    ]);
   });
   it('scale 0 prints no point; scale 5 pads; nulls and slices work', () => {
     const t0 = new Decimal(0, 10, 128);
-    expect(formatAll(new Field('d', t0), makeData({ type: t0, data: words(0xfffffff9, 0xffffffff, 0xffffffff, 0xffffffff), length: 1 }))).toEqual(['-7']);
+    expect(
+      formatAll(new Field('d', t0), makeData({ type: t0, data: words(0xfffffff9, 0xffffffff, 0xffffffff, 0xffffffff), length: 1 })),
+    ).toEqual(['-7']);
     const t5 = new Decimal(5, 23, 128);
-    const data = makeData({ type: t5, data: words(7, 0, 0, 0, 1, 0, 0, 0, 123456, 0, 0, 0), length: 3, nullBitmap: bitmap([true, false, true]) });
+    const data = makeData({
+      type: t5,
+      data: words(7, 0, 0, 0, 1, 0, 0, 0, 123456, 0, 0, 0),
+      length: 3,
+      nullBitmap: bitmap([true, false, true]),
+    });
     expect(formatAll(new Field('d', t5), data)).toEqual(['0.00007', null, '1.23456']);
     expect(formatAll(new Field('d', t5), data.slice(2, 1))).toEqual(['1.23456']);
   });
@@ -172,7 +229,10 @@ describe('TIMESTAMP', () => {
   it('prints exactly p digits from the Paimon type, whatever the unit', () => {
     const [f, d] = column(ms, BigInt64Array.from([1500n, -1500n]));
     expect(formatAll(f, d, { root: 'TIMESTAMP', precision: 0 })).toEqual(['1970-01-01T00:00:01', '1969-12-31T23:59:58']);
-    expect(formatAll(f, d, { root: 'TIMESTAMP', precision: 9 })).toEqual(['1970-01-01T00:00:01.500000000', '1969-12-31T23:59:58.500000000']);
+    expect(formatAll(f, d, { root: 'TIMESTAMP', precision: 9 })).toEqual([
+      '1970-01-01T00:00:01.500000000',
+      '1969-12-31T23:59:58.500000000',
+    ]);
     const [fu, du] = column(us, BigInt64Array.from([123_400n]));
     expect(formatAll(fu, du, { root: 'TIMESTAMP', precision: 4 })).toEqual(['1970-01-01T00:00:00.1234']);
     // INT96 columns arrive as nanoseconds whatever p is.
@@ -198,9 +258,20 @@ describe('TIMESTAMP', () => {
 describe('STRING and BYTES', () => {
   it('strings are decoded as UTF-8; bytes are base64', () => {
     const text = new TextEncoder().encode('héllo☃');
-    const s = makeData({ type: new Utf8(), data: text, valueOffsets: Int32Array.from([0, 3, 3, text.length]), length: 3, nullBitmap: bitmap([true, false, true]) });
+    const s = makeData({
+      type: new Utf8(),
+      data: text,
+      valueOffsets: Int32Array.from([0, 3, 3, text.length]),
+      length: 3,
+      nullBitmap: bitmap([true, false, true]),
+    });
     expect(formatAll(new Field('s', new Utf8()), s)).toEqual(['hé', null, 'llo☃']);
-    const b = makeData({ type: new Binary(), data: Uint8Array.from([0, 1, 2, 255, 104, 105]), valueOffsets: Int32Array.from([0, 4, 4, 6]), length: 3 });
+    const b = makeData({
+      type: new Binary(),
+      data: Uint8Array.from([0, 1, 2, 255, 104, 105]),
+      valueOffsets: Int32Array.from([0, 4, 4, 6]),
+      length: 3,
+    });
     expect(formatAll(new Field('b', new Binary()), b)).toEqual(['AAEC/w==', '', 'aGk=']);
   });
 });
@@ -209,8 +280,19 @@ describe('ARRAY, MAP, ROW', () => {
   it('ARRAY is a JSON array with null elements and null arrays', () => {
     const child = new Field('element', new Int32(), true);
     const type = new List(child);
-    const values = makeData({ type: new Int32(), data: Int32Array.from([1, 2, 0, 4]), length: 4, nullBitmap: bitmap([true, true, false, true]) });
-    const data = makeData({ type, valueOffsets: Int32Array.from([0, 3, 3, 3, 4]), child: values, length: 4, nullBitmap: bitmap([true, true, false, true]) });
+    const values = makeData({
+      type: new Int32(),
+      data: Int32Array.from([1, 2, 0, 4]),
+      length: 4,
+      nullBitmap: bitmap([true, true, false, true]),
+    });
+    const data = makeData({
+      type,
+      valueOffsets: Int32Array.from([0, 3, 3, 3, 4]),
+      child: values,
+      length: 4,
+      nullBitmap: bitmap([true, true, false, true]),
+    });
     expect(formatAll(new Field('a', type), data)).toEqual([[1, 2, null], [], null, [4]]);
   });
 
@@ -224,7 +306,12 @@ describe('ARRAY, MAP, ROW', () => {
   it('MAP with string keys is an object in entry order', () => {
     const text = new TextEncoder().encode('b1a');
     const keys = makeData({ type: new Utf8(), data: text, valueOffsets: Int32Array.from([0, 1, 2, 3]), length: 3 });
-    const values = makeData({ type: new Int64(), data: BigInt64Array.from([1n, 2n, 3n]), length: 3, nullBitmap: bitmap([true, false, true]) });
+    const values = makeData({
+      type: new Int64(),
+      data: BigInt64Array.from([1n, 2n, 3n]),
+      length: 3,
+      nullBitmap: bitmap([true, false, true]),
+    });
     const { type, data } = mapData(new Utf8(), keys, values, [0, 2, 3]);
     const out = formatAll(new Field('m', type), data);
     expect(out.map((v) => stringifyJson(v))).toEqual(['{"b":1,"1":null}', '{"a":3}']);
@@ -234,7 +321,13 @@ describe('ARRAY, MAP, ROW', () => {
     const keys = makeData({ type: new Int32(), data: Int32Array.from([7, 8]), length: 2 });
     const values = makeData({ type: new Float64(), data: Float64Array.from([0.5, NaN]), length: 2 });
     const { type, data } = mapData(new Int32(), keys, values, [0, 2, 2]);
-    expect(formatAll(new Field('m', type), data)).toEqual([[[7, 0.5], [8, 'NaN']], []]);
+    expect(formatAll(new Field('m', type), data)).toEqual([
+      [
+        [7, 0.5],
+        [8, 'NaN'],
+      ],
+      [],
+    ]);
   });
 
   it('ROW is an object with fields in declaration order (integer-like names too)', () => {
@@ -253,7 +346,9 @@ describe('ARRAY, MAP, ROW', () => {
     const type = new List(new Field('element', ts, true));
     const values = makeData({ type: ts, data: BigInt64Array.from([1_500_000n]), length: 1 });
     const data = makeData({ type, valueOffsets: Int32Array.from([0, 1]), child: values, length: 1 });
-    expect(formatAll(new Field('a', type), data, { root: 'ARRAY', element: { root: 'TIMESTAMP', precision: 1 } })).toEqual([['1970-01-01T00:00:01.5']]);
+    expect(formatAll(new Field('a', type), data, { root: 'ARRAY', element: { root: 'TIMESTAMP', precision: 1 } })).toEqual([
+      ['1970-01-01T00:00:01.5'],
+    ]);
   });
 });
 

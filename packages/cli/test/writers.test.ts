@@ -104,7 +104,12 @@ describe('backpressure and abort', () => {
   it('waits for drain instead of queueing every chunk', async () => {
     const out = new SlowStream();
     const name = 'x'.repeat(1000);
-    const batches = Array.from({ length: 20 }, (_, b) => idNameBatch(Array.from({ length: 100 }, (_, i) => BigInt(b * 100 + i)), Array(100).fill(name)));
+    const batches = Array.from({ length: 20 }, (_, b) =>
+      idNameBatch(
+        Array.from({ length: 100 }, (_, i) => BigInt(b * 100 + i)),
+        Array(100).fill(name),
+      ),
+    );
     const result = await writeRecordBatches(batches, out, { format: 'jsonl' });
     expect(result.rows).toBe(2000);
     const lines = out.text.trimEnd().split('\n');

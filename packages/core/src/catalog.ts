@@ -33,7 +33,12 @@ export interface CreateTableOptions {
  * @returns the schema written (or the existing one with `ignoreIfExists`).
  * @throws SchemaValidationError for an invalid definition; TableAlreadyExistsError unless `ignoreIfExists`.
  */
-export async function createTable(fileIO: FileIO, location: string, spec: TableSpec, options: CreateTableOptions = {}): Promise<TableSchema> {
+export async function createTable(
+  fileIO: FileIO,
+  location: string,
+  spec: TableSpec,
+  options: CreateTableOptions = {},
+): Promise<TableSchema> {
   const name = options.name ?? location;
   const schema = buildInitialSchema(spec);
   const manager = new SchemaManager(fileIO, metadataPaths(location));
@@ -74,7 +79,9 @@ async function checkTableLocation(fileIO: FileIO, location: string): Promise<voi
   for (let end = root.lastIndexOf('/'); end > floor; end = root.lastIndexOf('/', end - 1)) {
     const ancestor = root.slice(0, end);
     if (await fileIO.exists(`${ancestor}/schema/schema-0`)) {
-      throw new UnsafeLocationError(`cannot create a table at ${location}: it is inside table ${ancestor}; give the table its own directory`);
+      throw new UnsafeLocationError(
+        `cannot create a table at ${location}: it is inside table ${ancestor}; give the table its own directory`,
+      );
     }
   }
 }
@@ -84,21 +91,30 @@ export const DB_SUFFIX = '.db';
 
 /** A database name was not found. */
 export class DatabaseNotFoundError extends TidemarkUserError {
-  constructor(readonly database: string, location: string) {
+  constructor(
+    readonly database: string,
+    location: string,
+  ) {
     super(`database '${database}' does not exist (nothing at ${location})`);
   }
 }
 
 /** A database that should be new already exists. */
 export class DatabaseAlreadyExistsError extends TidemarkUserError {
-  constructor(readonly database: string, location: string) {
+  constructor(
+    readonly database: string,
+    location: string,
+  ) {
     super(`database '${database}' already exists at ${location}`);
   }
 }
 
 /** Dropping a database that still holds tables without `cascade`. */
 export class DatabaseNotEmptyError extends TidemarkUserError {
-  constructor(readonly database: string, tables: readonly string[]) {
+  constructor(
+    readonly database: string,
+    tables: readonly string[],
+  ) {
     super(
       `database '${database}' still has tables (${tables.slice(0, 5).join(', ')}${tables.length > 5 ? ', …' : ''}); drop them first or pass { cascade: true }`,
     );
@@ -107,7 +123,10 @@ export class DatabaseNotEmptyError extends TidemarkUserError {
 
 /** A table that should be new already exists. */
 export class TableAlreadyExistsError extends TidemarkUserError {
-  constructor(readonly identifier: string, location: string) {
+  constructor(
+    readonly identifier: string,
+    location: string,
+  ) {
     super(`table '${identifier}' already exists at ${location}`);
   }
 }
@@ -228,7 +247,9 @@ export class FileSystemCatalog {
     const local = this.localPath(this.warehouse);
     if (local !== undefined) {
       const entries = await fs.readdir(local, { withFileTypes: true }).catch(() => []);
-      for (const e of entries) if (e.isDirectory() && e.name.endsWith(DB_SUFFIX) && e.name.length > DB_SUFFIX.length) names.add(e.name.slice(0, -DB_SUFFIX.length));
+      for (const e of entries)
+        if (e.isDirectory() && e.name.endsWith(DB_SUFFIX) && e.name.length > DB_SUFFIX.length)
+          names.add(e.name.slice(0, -DB_SUFFIX.length));
     } else {
       // No delimiter listing in FileIO: stream the keys and keep the first path segment.
       const base = joinPath(this.warehouse, 'x').slice(0, -1);

@@ -96,35 +96,121 @@ const IGNORE_DELETE_FALLBACKS = ['first-row.ignore-delete', 'deduplicate.ignore-
  * it) may carry: they are accepted silently. Misspellings of any known key get a warning.
  */
 const OTHER_PAIMON_OPTIONS = [
-  'type', 'path', 'branch', 'primary-key', 'partition', 'auto-create', 'consumer-id',
-  'data-file.external-paths', 'data-file.external-paths.strategy', 'data-file.external-paths.specific-fs', 'data-file.thin-mode',
-  'file.compression.per.level', 'file.format.per.level', 'file.suffix.include.compression', 'file.block-size',
-  'manifest.format', 'manifest.delete-file-drop-stats', 'snapshot.expire.execution-mode', 'snapshot.clean-empty-directories',
-  'snapshot.expire.clean-empty-directories', 'snapshot.watermark-idle-timeout', 'continuous.discovery-interval',
-  'sort-engine', 'sort-spill-threshold', 'sort-spill-buffer-size', 'spill-compression', 'spill-compression.zstd-level',
-  'write.compaction-skip', 'source.split.target-size', 'source.split.open-file-cost', 'write-buffer-spill.max-disk-size',
-  'write-buffer-for-append', 'write-max-writers-to-spill', 'write-manifest-cache', 'local-sort.max-num-file-handles',
-  'page-size', 'cache-page-size', 'compaction.optimization-interval', 'compaction.max.file-num', 'compaction.early-max.file-num',
-  'changelog-producer.row-deduplicate', 'changelog-producer.row-deduplicate-ignore-fields', 'changelog-producer.lookup-wait',
-  'partial-update.remove-record-on-sequence-group', 'rowkind.field', 'streaming.read.snapshot.delay',
-  'streaming-read-overwrite', 'streaming-read-mode', 'stream-scan-mode', 'read.batch-size', 'write.batch-size',
-  'dynamic-bucket.assigner-parallelism', 'incremental-between', 'incremental-between-scan-mode', 'incremental-between-timestamp',
-  'incremental-to-auto-tag', 'end-input.check-partition-expire', 'commit.callbacks', 'commit.user-prefix',
-  'commit.force-create-snapshot', 'local-merge-buffer-size', 'cross-partition-upsert.index-ttl',
-  'cross-partition-upsert.bootstrap-parallelism', 'zorder.var-length-contribution', 'file-reader-async-threshold',
-  'deletion-vector.index-file.target-size', 'delete.force-produce-changelog', 'sort-compaction.range-strategy',
-  'sort-compaction.local-sample.magnification', 'record-level.expire-time', 'record-level.time-field', 'force-lookup',
-  'lookup-wait', 'delete-file.thread-num', 'async-file-write', 'object-location', 'bucket-function.type',
-  'full-compaction.delta-commits', 'row-tracking.enabled', 'data-evolution.enabled', 'metadata.iceberg.storage',
-  'changelog.num-retained.min', 'changelog.num-retained.max', 'changelog.time-retained', 'changelog.precommit-compact',
-  'precommit-compact', 'merge-engine', 'ignore-delete', 'num-sorted-run.stop-trigger', 'num-levels',
-  'write-buffer-spillable', 'target-file-size', 'owner', 'comment', 'query-auth.enabled',
-  'partition.expiration-strategy', 'partition.expiration-time', 'partition.expiration-check-interval',
-  'partition.expiration-max-num', 'partition.timestamp-formatter', 'partition.timestamp-pattern', 'partition.end-input-to-done',
-  'partition.mark-done-action', 'partition.mark-done-action.custom.class', 'partition.idle-time-to-done', 'partition.sink-strategy',
-  'compaction.total-size-threshold', 'compaction.delete-ratio-threshold',
-  'compaction.offpeak-ratio', 'compaction.offpeak.start.hour', 'compaction.offpeak.end.hour', 'compaction.force-rewrite-all-files',
-  'deletion-vectors.bitmap64', 'deletion-vectors.modifiable', 'snapshot.expire.limit',
+  'type',
+  'path',
+  'branch',
+  'primary-key',
+  'partition',
+  'auto-create',
+  'consumer-id',
+  'data-file.external-paths',
+  'data-file.external-paths.strategy',
+  'data-file.external-paths.specific-fs',
+  'data-file.thin-mode',
+  'file.compression.per.level',
+  'file.format.per.level',
+  'file.suffix.include.compression',
+  'file.block-size',
+  'manifest.format',
+  'manifest.delete-file-drop-stats',
+  'snapshot.expire.execution-mode',
+  'snapshot.clean-empty-directories',
+  'snapshot.expire.clean-empty-directories',
+  'snapshot.watermark-idle-timeout',
+  'continuous.discovery-interval',
+  'sort-engine',
+  'sort-spill-threshold',
+  'sort-spill-buffer-size',
+  'spill-compression',
+  'spill-compression.zstd-level',
+  'write.compaction-skip',
+  'source.split.target-size',
+  'source.split.open-file-cost',
+  'write-buffer-spill.max-disk-size',
+  'write-buffer-for-append',
+  'write-max-writers-to-spill',
+  'write-manifest-cache',
+  'local-sort.max-num-file-handles',
+  'page-size',
+  'cache-page-size',
+  'compaction.optimization-interval',
+  'compaction.max.file-num',
+  'compaction.early-max.file-num',
+  'changelog-producer.row-deduplicate',
+  'changelog-producer.row-deduplicate-ignore-fields',
+  'changelog-producer.lookup-wait',
+  'partial-update.remove-record-on-sequence-group',
+  'rowkind.field',
+  'streaming.read.snapshot.delay',
+  'streaming-read-overwrite',
+  'streaming-read-mode',
+  'stream-scan-mode',
+  'read.batch-size',
+  'write.batch-size',
+  'dynamic-bucket.assigner-parallelism',
+  'incremental-between',
+  'incremental-between-scan-mode',
+  'incremental-between-timestamp',
+  'incremental-to-auto-tag',
+  'end-input.check-partition-expire',
+  'commit.callbacks',
+  'commit.user-prefix',
+  'commit.force-create-snapshot',
+  'local-merge-buffer-size',
+  'cross-partition-upsert.index-ttl',
+  'cross-partition-upsert.bootstrap-parallelism',
+  'zorder.var-length-contribution',
+  'file-reader-async-threshold',
+  'deletion-vector.index-file.target-size',
+  'delete.force-produce-changelog',
+  'sort-compaction.range-strategy',
+  'sort-compaction.local-sample.magnification',
+  'record-level.expire-time',
+  'record-level.time-field',
+  'force-lookup',
+  'lookup-wait',
+  'delete-file.thread-num',
+  'async-file-write',
+  'object-location',
+  'bucket-function.type',
+  'full-compaction.delta-commits',
+  'row-tracking.enabled',
+  'data-evolution.enabled',
+  'metadata.iceberg.storage',
+  'changelog.num-retained.min',
+  'changelog.num-retained.max',
+  'changelog.time-retained',
+  'changelog.precommit-compact',
+  'precommit-compact',
+  'merge-engine',
+  'ignore-delete',
+  'num-sorted-run.stop-trigger',
+  'num-levels',
+  'write-buffer-spillable',
+  'target-file-size',
+  'owner',
+  'comment',
+  'query-auth.enabled',
+  'partition.expiration-strategy',
+  'partition.expiration-time',
+  'partition.expiration-check-interval',
+  'partition.expiration-max-num',
+  'partition.timestamp-formatter',
+  'partition.timestamp-pattern',
+  'partition.end-input-to-done',
+  'partition.mark-done-action',
+  'partition.mark-done-action.custom.class',
+  'partition.idle-time-to-done',
+  'partition.sink-strategy',
+  'compaction.total-size-threshold',
+  'compaction.delete-ratio-threshold',
+  'compaction.offpeak-ratio',
+  'compaction.offpeak.start.hour',
+  'compaction.offpeak.end.hour',
+  'compaction.force-rewrite-all-files',
+  'deletion-vectors.bitmap64',
+  'deletion-vectors.modifiable',
+  'snapshot.expire.limit',
 ];
 
 /**
@@ -132,10 +218,36 @@ const OTHER_PAIMON_OPTIONS = [
  * format pass-through settings, and Paimon features tidemark ignores): never warned about.
  */
 const OPEN_PREFIXES = [
-  'fields.', 'fs.', 's3.', 'oss.', 'hive.', 'hadoop.', 'dlf.', 'jdbc.', 'rest.', 'metastore.', 'client.',
-  'lookup.', 'scan.', 'sink.', 'log.', 'consumer.', 'tag.', 'orc.', 'parquet.', 'avro.', 'csv.', 'json.',
-  'file-index.', 'materialized-table.', 'format-table.', 'commit.callback.', 'clustering.',
-  'blob.', 'global-index.', 'metadata.iceberg.',
+  'fields.',
+  'fs.',
+  's3.',
+  'oss.',
+  'hive.',
+  'hadoop.',
+  'dlf.',
+  'jdbc.',
+  'rest.',
+  'metastore.',
+  'client.',
+  'lookup.',
+  'scan.',
+  'sink.',
+  'log.',
+  'consumer.',
+  'tag.',
+  'orc.',
+  'parquet.',
+  'avro.',
+  'csv.',
+  'json.',
+  'file-index.',
+  'materialized-table.',
+  'format-table.',
+  'commit.callback.',
+  'clustering.',
+  'blob.',
+  'global-index.',
+  'metadata.iceberg.',
 ];
 
 /** Every key tidemark knows (read or deliberately ignored). */
@@ -342,7 +454,9 @@ export class CoreOptions {
 
   /** `metadata.stats-mode` (default truncate(16)). */
   get statsMode(): StatsMode {
-    return this.cached(OPTION.METADATA_STATS_MODE, () => parseStatsMode(this.str(OPTION.METADATA_STATS_MODE, 'truncate(16)'), OPTION.METADATA_STATS_MODE));
+    return this.cached(OPTION.METADATA_STATS_MODE, () =>
+      parseStatsMode(this.str(OPTION.METADATA_STATS_MODE, 'truncate(16)'), OPTION.METADATA_STATS_MODE),
+    );
   }
 
   /** `metadata.stats-dense-store` (default true). */
@@ -430,7 +544,9 @@ export class CoreOptions {
   }
 
   private fieldKeysEndingWith(suffix: string): string[] {
-    return Object.keys(this.raw).filter((k) => k.startsWith('fields.') && k.endsWith(suffix) && k !== OPTION.FIELDS_DEFAULT_AGGREGATE_FUNCTION);
+    return Object.keys(this.raw).filter(
+      (k) => k.startsWith('fields.') && k.endsWith(suffix) && k !== OPTION.FIELDS_DEFAULT_AGGREGATE_FUNCTION,
+    );
   }
 
   /** `deletion-vectors.enabled` (default false). */
@@ -481,7 +597,12 @@ export class CoreOptions {
       if (v === undefined) return 0.7;
       const n = v.trim() === '' ? NaN : Number(v.trim());
       if (!Number.isFinite(n) || n <= 0) {
-        throw new InvalidOptionError(OPTION.COMPACTION_SMALL_FILE_RATIO, v, 'a positive number', `table option '${OPTION.COMPACTION_SMALL_FILE_RATIO}' = '${v}' is not a positive number`);
+        throw new InvalidOptionError(
+          OPTION.COMPACTION_SMALL_FILE_RATIO,
+          v,
+          'a positive number',
+          `table option '${OPTION.COMPACTION_SMALL_FILE_RATIO}' = '${v}' is not a positive number`,
+        );
       }
       return n;
     });
@@ -622,11 +743,25 @@ export class CoreOptions {
    */
   validate(): void {
     void [
-      this.bucket, this.targetFileSize, this.writeBufferSize, this.manifestTargetFileSize, this.manifestMergeMinCount,
-      this.manifestFullCompactionThresholdSize, this.statsMode, this.statsDenseStore, this.snapshotNumRetainedMin,
-      this.snapshotNumRetainedMax, this.snapshotTimeRetainedMs, this.snapshotExpireLimit, this.commitMaxRetries,
-      this.commitTimeoutMs, this.commitMinRetryWaitMs, this.commitMaxRetryWaitMs, this.dynamicPartitionOverwrite,
-      this.partitionLegacyName, this.compactionMinFileNum,
+      this.bucket,
+      this.targetFileSize,
+      this.writeBufferSize,
+      this.manifestTargetFileSize,
+      this.manifestMergeMinCount,
+      this.manifestFullCompactionThresholdSize,
+      this.statsMode,
+      this.statsDenseStore,
+      this.snapshotNumRetainedMin,
+      this.snapshotNumRetainedMax,
+      this.snapshotTimeRetainedMs,
+      this.snapshotExpireLimit,
+      this.commitMaxRetries,
+      this.commitTimeoutMs,
+      this.commitMinRetryWaitMs,
+      this.commitMaxRetryWaitMs,
+      this.dynamicPartitionOverwrite,
+      this.partitionLegacyName,
+      this.compactionMinFileNum,
     ];
   }
 
@@ -732,11 +867,21 @@ export function parseStatsMode(value: string, option = OPTION.METADATA_STATS_MOD
 }
 
 const SIZE_UNITS: Record<string, number> = {
-  '': 1, b: 1, bytes: 1,
-  k: KIB, kb: KIB, kibibytes: KIB,
-  m: MIB, mb: MIB, mebibytes: MIB,
-  g: 1024 * MIB, gb: 1024 * MIB, gibibytes: 1024 * MIB,
-  t: 1024 * 1024 * MIB, tb: 1024 * 1024 * MIB, tebibytes: 1024 * 1024 * MIB,
+  '': 1,
+  b: 1,
+  bytes: 1,
+  k: KIB,
+  kb: KIB,
+  kibibytes: KIB,
+  m: MIB,
+  mb: MIB,
+  mebibytes: MIB,
+  g: 1024 * MIB,
+  gb: 1024 * MIB,
+  gibibytes: 1024 * MIB,
+  t: 1024 * 1024 * MIB,
+  tb: 1024 * 1024 * MIB,
+  tebibytes: 1024 * 1024 * MIB,
 };
 
 /** Paimon `MemorySize.parse`: `<number> [b|kb|mb|gb|tb]` (binary units, case-insensitive). */
@@ -748,11 +893,27 @@ export function parseMemorySize(value: string, option = 'memory size'): number {
 }
 
 const DURATION_UNITS: Record<string, number> = {
-  '': 1, ms: 1, milli: 1, millis: 1, millisecond: 1, milliseconds: 1,
-  s: 1000, sec: 1000, secs: 1000, second: 1000, seconds: 1000,
-  min: 60_000, m: 60_000, minute: 60_000, minutes: 60_000,
-  h: 3_600_000, hour: 3_600_000, hours: 3_600_000,
-  d: 86_400_000, day: 86_400_000, days: 86_400_000,
+  '': 1,
+  ms: 1,
+  milli: 1,
+  millis: 1,
+  millisecond: 1,
+  milliseconds: 1,
+  s: 1000,
+  sec: 1000,
+  secs: 1000,
+  second: 1000,
+  seconds: 1000,
+  min: 60_000,
+  m: 60_000,
+  minute: 60_000,
+  minutes: 60_000,
+  h: 3_600_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+  d: 86_400_000,
+  day: 86_400_000,
+  days: 86_400_000,
 };
 
 /** Paimon `TimeUtils.parseDuration` in milliseconds: `10 ms`, `10 s`, `1 h`, `30 min`, `2 d` (bare number = ms). */

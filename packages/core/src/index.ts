@@ -201,35 +201,12 @@ export {
   DynamicBucketAssigner,
   withHashIndexChanges,
 } from './write/dynamic-bucket-assigner.js';
-export {
-  type PrimaryKeyBucketMode,
-  primaryKeyBucketMode,
-} from './write/bucket-mode.js';
-export {
-  KeyValueChunks,
-  MergedKeyValues,
-} from './read/merged-columns.js';
-export {
-  RowKind,
-  type RowKindValue,
-  rowKindToString,
-  parseRowKind,
-} from './write/key-value/row-kind.js';
-export {
-  type KeyValue,
-  type KeyValueColumns,
-  trimmedKeyFields,
-  keyValueColumns,
-} from './write/key-value/key-value.js';
-export {
-  type FileSource,
-  type KeyValueFileWriterOptions,
-  KeyValueFileWriter,
-} from './write/key-value/key-value-file-writer.js';
-export {
-  type MergeFunction,
-  createMergeFunction,
-} from './write/key-value/merge-function.js';
+export { type PrimaryKeyBucketMode, primaryKeyBucketMode } from './write/bucket-mode.js';
+export { KeyValueChunks, MergedKeyValues } from './read/merged-columns.js';
+export { RowKind, type RowKindValue, rowKindToString, parseRowKind } from './write/key-value/row-kind.js';
+export { type KeyValue, type KeyValueColumns, trimmedKeyFields, keyValueColumns } from './write/key-value/key-value.js';
+export { type FileSource, type KeyValueFileWriterOptions, KeyValueFileWriter } from './write/key-value/key-value-file-writer.js';
+export { type MergeFunction, createMergeFunction } from './write/key-value/merge-function.js';
 export {
   type CompactionResult,
   type CompactManager,
@@ -239,25 +216,10 @@ export {
   MERGE_RECORD_OVERHEAD_BYTES,
   MergeTreeWriter,
 } from './write/key-value/merge-tree-writer.js';
-export {
-  type BucketAssigner,
-  keyHashOf,
-  FixedBucketAssigner,
-} from './write/key-value/bucket-assigner.js';
-export {
-  CompactionError,
-  CompactionAbortedError,
-} from './compact/compact-errors.js';
-export {
-  type KeyComparator,
-  binaryRowKeyComparator,
-  SortedRun,
-  type LevelSortedRun,
-} from './compact/sorted-run.js';
-export {
-  compareLevel0,
-  Levels,
-} from './compact/levels.js';
+export { type BucketAssigner, keyHashOf, FixedBucketAssigner } from './write/key-value/bucket-assigner.js';
+export { CompactionError, CompactionAbortedError } from './compact/compact-errors.js';
+export { type KeyComparator, binaryRowKeyComparator, SortedRun, type LevelSortedRun } from './compact/sorted-run.js';
+export { compareLevel0, Levels } from './compact/levels.js';
 export {
   type CompactUnit,
   unitOfRuns,
@@ -269,9 +231,7 @@ export {
   pickFullCompaction,
   isUsefulUnit,
 } from './compact/universal-compaction.js';
-export {
-  intervalPartition,
-} from './compact/interval-partition.js';
+export { intervalPartition } from './compact/interval-partition.js';
 export {
   type CompactResult,
   type CompactRewriter,
@@ -279,21 +239,9 @@ export {
   upgradeResult,
   runCompactTask,
 } from './compact/compact-task.js';
-export {
-  type CompactManagerOptions,
-  MergeTreeCompactManager,
-} from './compact/compact-manager.js';
-export {
-  type CompactionSettings,
-  compactionSettings,
-  compactStrategy,
-} from './compact/compaction-settings.js';
-export {
-  type KeyValueSegment,
-  type WindowMerge,
-  type MergeReadContext,
-  mergeSections,
-} from './compact/merge-tree-reader.js';
+export { type CompactManagerOptions, MergeTreeCompactManager } from './compact/compact-manager.js';
+export { type CompactionSettings, compactionSettings, compactStrategy } from './compact/compaction-settings.js';
+export { type KeyValueSegment, type WindowMerge, type MergeReadContext, mergeSections } from './compact/merge-tree-reader.js';
 export {
   type KeyValueSink,
   type MergeTreeRewriterContext,
@@ -328,21 +276,21 @@ export {
   TimeTravelError,
 } from './errors.js';
 export { CorruptTableError, InvalidReadOptionError, UnsupportedTableFeatureError } from './scan/errors.js';
-export { CommitConflictError, CommitInputError, CommitRetryExhaustedError, RollbackError, TagAlreadyExistsError } from './commit/commit-errors.js';
+export {
+  CommitConflictError,
+  CommitInputError,
+  CommitRetryExhaustedError,
+  RollbackError,
+  TagAlreadyExistsError,
+} from './commit/commit-errors.js';
 export { NotSupportedError, WriteValidationError } from './write/write-errors.js';
 export { MaintenanceAbortedError, MaintenanceArgumentError, MaintenanceError } from './expire/maintenance-errors.js';
 export { AggregationError } from './read/aggregate-functions.js';
 
 // ---- used by the write path of primary-key tables, dynamic buckets and integrity checks ----
-export {
-  commitNotApplied,
-} from './commit/commit-errors.js';
-export {
-  makeBatch,
-} from './read/arrow-take.js';
-export {
-  toInternal,
-} from './write/value-conversion.js';
+export { commitNotApplied } from './commit/commit-errors.js';
+export { makeBatch } from './read/arrow-take.js';
+export { toInternal } from './write/value-conversion.js';
 export {
   // Building block of `verify`: recomputes a data file's value statistics to compare with its manifest entry.
   FileStatsCollector,
@@ -350,12 +298,7 @@ export {
 } from './write/value-stats.js';
 
 // ---- streaming reads and consumers ----
-export {
-  CONSUMER_PREFIX,
-  type ConsumerInfo,
-  ConsumerManager,
-  consumerJson,
-} from './consumer-manager.js';
+export { CONSUMER_PREFIX, type ConsumerInfo, ConsumerManager, consumerJson } from './consumer-manager.js';
 export {
   ROW_KIND_COLUMN,
   type StreamStart,

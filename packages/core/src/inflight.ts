@@ -103,7 +103,9 @@ export function inflightRecordId(commitUser: string, checkpointId: bigint | numb
 
 function checkId(id: string): void {
   if (typeof id !== 'string' || id === '' || id.startsWith('.') || /[/\\]/.test(id) || /[\u0000-\u001f]/.test(id)) {
-    throw new InflightRecordError(`in-flight record id '${id}' must be non-empty, must not start with '.' and must not contain '/', '\\' or control characters`);
+    throw new InflightRecordError(
+      `in-flight record id '${id}' must be non-empty, must not start with '.' and must not contain '/', '\\' or control characters`,
+    );
   }
 }
 
@@ -111,7 +113,9 @@ function checkId(id: string): void {
 export function normalizeInflightFile(file: string): string {
   const rel = file.replace(/^\/+/, '');
   if (rel === '' || /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(file) || rel.split('/').some((s) => s === '..' || s === '.')) {
-    throw new InflightRecordError(`in-flight file '${file}' must be a path relative to the table root (e.g. 'dt=1/bucket-0/data-x.parquet')`);
+    throw new InflightRecordError(
+      `in-flight file '${file}' must be a path relative to the table root (e.g. 'dt=1/bucket-0/data-x.parquet')`,
+    );
   }
   return rel;
 }
@@ -221,6 +225,11 @@ export async function* listInflightRecords(io: FileIO, tablePath: string): Async
       if (e instanceof NotFoundError) continue;
       throw e;
     }
-    yield { id: name.slice(0, -INFLIGHT_SUFFIX.length), path: st.path, lastModified: st.lastModified, record: parseInflightRecord(bytes, st.path) };
+    yield {
+      id: name.slice(0, -INFLIGHT_SUFFIX.length),
+      path: st.path,
+      lastModified: st.lastModified,
+      record: parseInflightRecord(bytes, st.path),
+    };
   }
 }

@@ -6,14 +6,7 @@
  * manifest gives an `_EXTERNAL_PATH`. Callers never render partition strings or join paths.
  */
 import { joinPath } from '@tidemark/storage';
-import {
-  deserializeBinaryRow,
-  parsePartitionPath,
-  partitionPath,
-  type DataType,
-  type TableSchema,
-  type Value,
-} from '@tidemark/format';
+import { deserializeBinaryRow, parsePartitionPath, partitionPath, type DataType, type TableSchema, type Value } from '@tidemark/format';
 import { coreOptions, type CoreOptions } from './core-options.js';
 import { TablePaths } from './table-paths.js';
 import { TidemarkError } from './errors.js';

@@ -61,7 +61,9 @@ function tokenize(text: string): Token[] {
       i++;
       for (;;) {
         if (i >= n) {
-          throw new PredicateError(`unterminated ${quote === "'" ? 'string literal' : 'quoted identifier'} starting at position ${start + 1} in predicate: ${text}`);
+          throw new PredicateError(
+            `unterminated ${quote === "'" ? 'string literal' : 'quoted identifier'} starting at position ${start + 1} in predicate: ${text}`,
+          );
         }
         const d = text[i]!;
         if (d === quote) {
@@ -113,7 +115,8 @@ type RawLiteral =
   | { readonly kind: 'null'; readonly pos: number }
   | { readonly kind: 'typed'; readonly type: 'DATE' | 'TIME' | 'TIMESTAMP' | 'X'; readonly text: string; readonly pos: number };
 
-type Operand = { readonly kind: 'column'; readonly field: DataField; readonly pos: number } | { readonly kind: 'literal'; readonly lit: RawLiteral };
+type Operand =
+  { readonly kind: 'column'; readonly field: DataField; readonly pos: number } | { readonly kind: 'literal'; readonly lit: RawLiteral };
 
 const KEYWORDS = new Set(['AND', 'OR', 'NOT', 'IN', 'IS', 'NULL', 'TRUE', 'FALSE', 'BETWEEN']);
 const TYPED_LITERALS = new Set(['DATE', 'TIME', 'TIMESTAMP', 'X']);
@@ -190,7 +193,9 @@ class Parser {
       // Each level recurses here (and again in planning and evaluation): a limit gives a clear
       // error where thousands of levels would overflow the stack.
       if (++this.depth > MAX_PREDICATE_NESTING) {
-        throw new PredicateError(`predicate nests parentheses or NOT more than ${MAX_PREDICATE_NESTING} levels deep (at position ${t.pos + 1})`);
+        throw new PredicateError(
+          `predicate nests parentheses or NOT more than ${MAX_PREDICATE_NESTING} levels deep (at position ${t.pos + 1})`,
+        );
       }
       try {
         if (this.acceptKeyword('NOT')) return not(this.notExpr());
@@ -276,7 +281,11 @@ class Parser {
       this.next();
       return { kind: 'column', field: this.resolveColumn(t.text, t, true), pos: t.pos };
     }
-    if (t.kind === 'ident' && !KEYWORDS.has(t.text.toUpperCase()) && !(TYPED_LITERALS.has(t.text.toUpperCase()) && this.peek(1).kind === 'string')) {
+    if (
+      t.kind === 'ident' &&
+      !KEYWORDS.has(t.text.toUpperCase()) &&
+      !(TYPED_LITERALS.has(t.text.toUpperCase()) && this.peek(1).kind === 'string')
+    ) {
       this.next();
       return { kind: 'column', field: this.resolveColumn(t.text, t, false), pos: t.pos };
     }
@@ -332,7 +341,13 @@ function typeName(t: DataType): string {
     case 'VARCHAR':
     case 'BINARY':
     case 'VARBINARY':
-      return t.length === 2147483647 ? (t.root === 'VARCHAR' ? 'STRING' : t.root === 'VARBINARY' ? 'BYTES' : `${t.root}(${t.length})`) : `${t.root}(${t.length})`;
+      return t.length === 2147483647
+        ? t.root === 'VARCHAR'
+          ? 'STRING'
+          : t.root === 'VARBINARY'
+            ? 'BYTES'
+            : `${t.root}(${t.length})`
+        : `${t.root}(${t.length})`;
     case 'TIME':
     case 'TIMESTAMP':
     case 'TIMESTAMP_LTZ':

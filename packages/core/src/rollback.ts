@@ -106,7 +106,7 @@ export async function rollbackTo(
   const keep = await referencedManifestFiles(fileIO, paths, retained);
   const doomedManifests = new Set<string>();
   // Index files (hash indexes, deletion vectors) written after the target and not live in it.
-  const liveIndex = new Set((await tryReadIndexManifest(fileIO, paths, retained.indexManifest) ?? []).map((e) => e.fileName));
+  const liveIndex = new Set(((await tryReadIndexManifest(fileIO, paths, retained.indexManifest)) ?? []).map((e) => e.fileName));
   const doomedIndexFiles = new Map<string, string>();
   for (const s of [...removed, ...laterTagSnapshots]) {
     for (const e of (await tryReadIndexManifest(fileIO, paths, s.indexManifest).catch(() => null)) ?? []) {

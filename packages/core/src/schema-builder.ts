@@ -2,14 +2,7 @@
  * Building and validating the first schema of a new table (`schema/schema-0`), the way Java
  * Paimon's `Schema.Builder` + `SchemaManager.createTable` do it.
  */
-import {
-  CURRENT_SCHEMA_VERSION,
-  parseTypeString,
-  typeToString,
-  type DataField,
-  type DataType,
-  type TableSchema,
-} from '@tidemark/format';
+import { CURRENT_SCHEMA_VERSION, parseTypeString, typeToString, type DataField, type DataType, type TableSchema } from '@tidemark/format';
 import { tableOptions } from './core-options.js';
 import { TidemarkUserError } from './errors.js';
 
@@ -147,8 +140,20 @@ export function validateOptions(schema: TableSchema): void {
 }
 
 const PARTITION_TYPES = new Set<string>([
-  'BOOLEAN', 'TINYINT', 'SMALLINT', 'INT', 'BIGINT', 'FLOAT', 'DOUBLE', 'DECIMAL',
-  'CHAR', 'VARCHAR', 'DATE', 'TIME', 'TIMESTAMP', 'TIMESTAMP_LTZ',
+  'BOOLEAN',
+  'TINYINT',
+  'SMALLINT',
+  'INT',
+  'BIGINT',
+  'FLOAT',
+  'DOUBLE',
+  'DECIMAL',
+  'CHAR',
+  'VARCHAR',
+  'DATE',
+  'TIME',
+  'TIMESTAMP',
+  'TIMESTAMP_LTZ',
 ]);
 
 function checkKeys(what: string, keys: readonly string[], names: ReadonlySet<string>): void {

@@ -74,11 +74,12 @@ export const SchemaChanges = {
   setOption: (key: string, value: string): SchemaChange => ({ kind: 'set-option', key, value }),
   removeOption: (key: string): SchemaChange => ({ kind: 'remove-option', key }),
   updateComment: (comment: string | null): SchemaChange => ({ kind: 'update-comment', comment }),
-  addColumn: (
-    name: string,
-    type: string | DataType,
-    options: { description?: string; position?: ColumnPosition } = {},
-  ): SchemaChange => ({ kind: 'add-column', name, type, ...options }),
+  addColumn: (name: string, type: string | DataType, options: { description?: string; position?: ColumnPosition } = {}): SchemaChange => ({
+    kind: 'add-column',
+    name,
+    type,
+    ...options,
+  }),
   dropColumn: (name: string): SchemaChange => ({ kind: 'drop-column', name }),
   renameColumn: (name: string, newName: string): SchemaChange => ({ kind: 'rename-column', name, newName }),
   alterType: (name: string, type: string | DataType, keepNullability = false): SchemaChange => ({
@@ -318,9 +319,12 @@ class SchemaDraft {
   private indexOf(name: string, what: string): number {
     const i = this.fields.findIndex((f) => f.name === name);
     if (i < 0) {
-      throw new SchemaChangeError(`cannot ${what} column '${name}': no such column (columns: ${this.fields.map((f) => f.name).join(', ')})`, {
-        column: name,
-      });
+      throw new SchemaChangeError(
+        `cannot ${what} column '${name}': no such column (columns: ${this.fields.map((f) => f.name).join(', ')})`,
+        {
+          column: name,
+        },
+      );
     }
     return i;
   }
@@ -413,10 +417,9 @@ export async function alterTable(
 function checkOptionKey(key: string, what: string): void {
   if (typeof key !== 'string' || key.trim() === '') throw new SchemaChangeError(`cannot ${what} an option with an empty key`);
   if (KEY_OPTIONS.has(key)) {
-    throw new SchemaChangeError(
-      `cannot ${what} option '${key}': partition and primary keys are part of the schema and cannot be changed`,
-      { option: key },
-    );
+    throw new SchemaChangeError(`cannot ${what} option '${key}': partition and primary keys are part of the schema and cannot be changed`, {
+      option: key,
+    });
   }
 }
 
@@ -443,10 +446,9 @@ function checkWidening(column: string, from: DataType, to: DataType): void {
   const fromStr = typeToString(from);
   const toStr = typeToString(to);
   if (from.nullable && !to.nullable) {
-    throw new SchemaChangeError(
-      `cannot change column '${column}' from ${fromStr} to ${toStr}: a nullable column cannot become NOT NULL`,
-      { column },
-    );
+    throw new SchemaChangeError(`cannot change column '${column}' from ${fromStr} to ${toStr}: a nullable column cannot become NOT NULL`, {
+      column,
+    });
   }
   if (!isWidening(from, to)) {
     throw new SchemaChangeError(
@@ -491,7 +493,14 @@ function renameInOptions(options: Record<string, string>, from: string, to: stri
   for (const key of ['bucket-key', 'sequence.field']) {
     const v = tableOptions({ options, primaryKeys: [] }).get(key);
     if (v === undefined) continue;
-    setOwn(options, key, v.split(',').map((s) => (s.trim() === from ? to : s.trim())).join(','));
+    setOwn(
+      options,
+      key,
+      v
+        .split(',')
+        .map((s) => (s.trim() === from ? to : s.trim()))
+        .join(','),
+    );
   }
   const prefix = `fields.${from}.`;
   for (const key of Object.keys(options)) {

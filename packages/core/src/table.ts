@@ -215,7 +215,11 @@ export class Table {
   private async liveFilesByBucket(): Promise<Map<string, DataFileMeta[]>> {
     const out = new Map<string, DataFileMeta[]>();
     const plan = await this.newRead().plan();
-    for (const split of plan.splits) out.set(bucketKey(split.partition, split.bucket), split.files.map((f) => f.meta));
+    for (const split of plan.splits)
+      out.set(
+        bucketKey(split.partition, split.bucket),
+        split.files.map((f) => f.meta),
+      );
     return out;
   }
 
@@ -308,7 +312,7 @@ export class Table {
       throw new NotSupportedError('delete applies to primary-key tables; rows of append tables cannot be deleted yet');
     }
     const merge = mergeEngineOptions(schema);
-    if (merge.engine === 'first-row') throw new NotSupportedError("merge engine first-row ignores deletes: rows cannot be deleted");
+    if (merge.engine === 'first-row') throw new NotSupportedError('merge engine first-row ignores deletes: rows cannot be deleted');
     if ((merge.engine === 'partial-update' || merge.engine === 'aggregation') && !merge.removeRecordOnDelete) {
       throw new NotSupportedError(
         `merge engine ${merge.engine} keeps a row on delete unless '${merge.engine === 'aggregation' ? 'aggregation' : 'partial-update'}.remove-record-on-delete' = 'true'`,
@@ -321,7 +325,8 @@ export class Table {
       lookup = (snapshotId) => this.findKeys(keys, snapshotId);
     } else {
       const where = (keysOrWhere as { where?: unknown }).where;
-      if (typeof where !== 'string') throw new WriteValidationError(undefined, undefined, "delete expects an array of keys or { where: '<predicate>' }");
+      if (typeof where !== 'string')
+        throw new WriteValidationError(undefined, undefined, "delete expects an array of keys or { where: '<predicate>' }");
       parsePredicate(where, schema.fields);
       lookup = async (snapshotId) => (await this.newRead({ snapshotId, where }).toArrowTable()).batches;
     }
@@ -329,7 +334,9 @@ export class Table {
     const found = snapshotId === null ? [] : await lookup(snapshotId);
     const matched = found.reduce((n, b) => n + b.numRows, 0);
     const input = matched === 0 ? new arrow.Table(toArrowSchema(schema.fields)) : withRowKind(found, DELETE_KIND_FIELD, '-D');
-    const result = await this.writeAndCommit(input, { ...options, rowKindField: DELETE_KIND_FIELD }, (commit, committable) => commit.commit(committable));
+    const result = await this.writeAndCommit(input, { ...options, rowKindField: DELETE_KIND_FIELD }, (commit, committable) =>
+      commit.commit(committable),
+    );
     return { deleted: result.status === 'committed' ? matched : 0, result };
   }
 
@@ -361,7 +368,9 @@ export class Table {
   /** The rows of the snapshot whose primary key is one of the looked-up keys, as Arrow batches of all columns. */
   private async findKeys({ pkFields, wanted, inValues }: KeyLookup, snapshotId: number): Promise<arrow.RecordBatch[]> {
     if (wanted.size === 0) return [];
-    const where = and(...pkFields.map((f, i) => ({ kind: 'in', column: f.name, type: f.type, values: inValues[i]!, negated: false }) as const));
+    const where = and(
+      ...pkFields.map((f, i) => ({ kind: 'in', column: f.name, type: f.type, values: inValues[i]!, negated: false }) as const),
+    );
     const out: arrow.RecordBatch[] = [];
     for await (const batch of this.newRead({ snapshotId, where }).batches()) {
       const readers = pkFields.map((f) => valueReader(batch.getChild(f.name)!.data[0]!, f.type));
@@ -575,7 +584,10 @@ export class TableCommit {
    * returns `skipped` when this user already committed the identifier. Then expires snapshots
    * (see {@link Table.newCommit}) unless `options.expire` is false.
    */
-  async commit(committable: CommittableInput, options: Omit<CommitCallOptions, 'commitUser'> & AutoExpireCallOption = {}): Promise<CommitResult> {
+  async commit(
+    committable: CommittableInput,
+    options: Omit<CommitCallOptions, 'commitUser'> & AutoExpireCallOption = {},
+  ): Promise<CommitResult> {
     const { expire, ...callOptions } = options;
     await this.beforeCommit();
     const result = await this.fileStoreCommit.commit(normalize(committable), { ...callOptions, commitUser: this.commitUser });
@@ -587,7 +599,10 @@ export class TableCommit {
    * Overwrites partitions with the committable's new files (see `FileStoreCommit.overwrite`), then
    * expires snapshots unless `options.expire` is false.
    */
-  async overwrite(committable: CommittableInput, options: Omit<OverwriteCallOptions, 'commitUser'> & AutoExpireCallOption = {}): Promise<CommitResult> {
+  async overwrite(
+    committable: CommittableInput,
+    options: Omit<OverwriteCallOptions, 'commitUser'> & AutoExpireCallOption = {},
+  ): Promise<CommitResult> {
     const { expire, ...callOptions } = options;
     await this.beforeCommit();
     const result = await this.fileStoreCommit.overwrite(normalize(committable), { ...callOptions, commitUser: this.commitUser });
@@ -604,7 +619,10 @@ export class TableCommit {
    * Recovery: commits every committable this user has not committed yet, in identifier order,
    * then expires snapshots once (when any was committed) unless `options.expire` is false.
    */
-  async filterAndCommit(committables: readonly Committable[], options: { readonly force?: boolean } & AutoExpireCallOption = {}): Promise<CommitResult[]> {
+  async filterAndCommit(
+    committables: readonly Committable[],
+    options: { readonly force?: boolean } & AutoExpireCallOption = {},
+  ): Promise<CommitResult[]> {
     const { expire, ...callOptions } = options;
     await this.beforeCommit();
     const results = await this.fileStoreCommit.filterAndCommit(committables, this.commitUser, callOptions);
@@ -630,7 +648,8 @@ function normalize(c: CommittableInput): Committable {
 
 function toIdentifier(id: bigint | number | undefined): bigint {
   if (id === undefined) return BATCH_COMMIT_IDENTIFIER;
-  if (typeof id === 'number' && !Number.isSafeInteger(id)) throw new RangeError(`commit identifier ${id} is not a safe integer; pass a bigint`);
+  if (typeof id === 'number' && !Number.isSafeInteger(id))
+    throw new RangeError(`commit identifier ${id} is not a safe integer; pass a bigint`);
   return BigInt(id);
 }
 

@@ -75,7 +75,5 @@ export function parseTimestampMillis(text: string): number {
     const ms = Date.parse(`${m[1]}T${trimmed}${zone.toUpperCase()}`);
     if (!Number.isNaN(ms)) return ms;
   }
-  throw new TimeTravelError(
-    `invalid timestamp '${text}': expected epoch milliseconds or ISO-8601 such as 2024-01-01T10:00:00Z`,
-  );
+  throw new TimeTravelError(`invalid timestamp '${text}': expected epoch milliseconds or ISO-8601 such as 2024-01-01T10:00:00Z`);
 }

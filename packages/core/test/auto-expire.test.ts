@@ -4,7 +4,12 @@ import { readManifestList } from '@tidemark/format';
 import { FileSystemCatalog, InvalidOptionError, SnapshotManager, type Table, type TableSpec } from '../src/index.js';
 
 let n = 0;
-const SPEC: TableSpec = { fields: [{ name: 'id', type: 'INT' }, { name: 'v', type: 'STRING' }] };
+const SPEC: TableSpec = {
+  fields: [
+    { name: 'id', type: 'INT' },
+    { name: 'v', type: 'STRING' },
+  ],
+};
 
 async function createTable(options: Record<string, string>, io: FileIO = new MemoryFileIO()): Promise<Table> {
   const catalog = new FileSystemCatalog(`memory://auto-expire-${process.pid}-${++n}/wh`, { fileIO: io });
@@ -113,7 +118,9 @@ describe('automatic snapshot expiration after commits', () => {
     for (const id of [8, 9, 10]) for (const p of await referencedBy(t, id)) referenced.add(p);
     const present = await filesUnder(t);
     for (const p of referenced) expect(present.has(p), p).toBe(true);
-    const leftovers = [...present].filter((p) => !referenced.has(p) && !p.includes('/schema/') && p !== t.paths.earliestHint && p !== t.paths.latestHint);
+    const leftovers = [...present].filter(
+      (p) => !referenced.has(p) && !p.includes('/schema/') && p !== t.paths.earliestHint && p !== t.paths.latestHint,
+    );
     expect(leftovers).toEqual([]);
   });
 
@@ -219,7 +226,10 @@ describe('automatic snapshot expiration after commits', () => {
 
   it('a failing expiration does not fail the commit, and a later commit finishes it', async () => {
     let armed = true;
-    const t = await createTable(RETAIN_3, faultyDeletes(new MemoryFileIO(), () => armed));
+    const t = await createTable(
+      RETAIN_3,
+      faultyDeletes(new MemoryFileIO(), () => armed),
+    );
     const warnings: string[] = [];
     vi.spyOn(console, 'warn').mockImplementation((...args: unknown[]) => {
       warnings.push(args.map(String).join(' '));

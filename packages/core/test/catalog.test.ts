@@ -40,7 +40,16 @@ describe('FileSystemCatalog on an object store (memory)', () => {
     });
     const text = new TextDecoder().decode(await catalog.fileIO.read(catalog.tableLocation('db.t') + '/schema/schema-0'));
     const json = parseJson(text) as JsonObject;
-    expect(Object.keys(json)).toEqual(['version', 'id', 'fields', 'highestFieldId', 'partitionKeys', 'primaryKeys', 'options', 'timeMillis']);
+    expect(Object.keys(json)).toEqual([
+      'version',
+      'id',
+      'fields',
+      'highestFieldId',
+      'partitionKeys',
+      'primaryKeys',
+      'options',
+      'timeMillis',
+    ]);
     expect(json['version']).toBe(3);
     expect(json['highestFieldId']).toBe(3);
     expect(json['fields']).toEqual([
@@ -168,7 +177,10 @@ describe('tableOptions', () => {
     expect(append.partitionDefaultName).toBe('__DEFAULT_PARTITION__');
     expect(append.partitionLegacyName).toBe(true);
     expect(append.compactionMinFileNum).toBe(5);
-    const o = tableOptions({ options: { 'metadata.stats-mode': 'full', 'fields.a.stats-mode': 'none', 'commit.timeout': '30 s' }, primaryKeys: [] });
+    const o = tableOptions({
+      options: { 'metadata.stats-mode': 'full', 'fields.a.stats-mode': 'none', 'commit.timeout': '30 s' },
+      primaryKeys: [],
+    });
     expect(o.statsModeOf('a')).toEqual({ kind: 'none' });
     expect(o.statsModeOf('b')).toEqual({ kind: 'full' });
     expect(o.commitTimeoutMs).toBe(30_000);

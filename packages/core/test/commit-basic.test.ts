@@ -1,13 +1,7 @@
 import { APPENDIX_A_MANIFEST, APPENDIX_A_MANIFEST_LIST } from '../../format/test/appendix-a.js';
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO, type CreateResult, type FileIO } from '@tidemark/storage';
-import {
-  BATCH_COMMIT_IDENTIFIER,
-  deserializeBinaryRow,
-  readAvroHeader,
-  readManifestEntries,
-  readManifestList,
-} from '@tidemark/format';
+import { BATCH_COMMIT_IDENTIFIER, deserializeBinaryRow, readAvroHeader, readManifestEntries, readManifestList } from '@tidemark/format';
 import { FileStoreCommit } from '../src/commit/file-store-commit.js';
 import { dataManifests } from '../src/commit/manifest-fold.js';
 import { createTestTable, dataFile, liveFileNames, liveRowCount, message, type TestTable } from './commit-helpers.js';
@@ -33,16 +27,31 @@ async function unreferencedManifestFiles(t: TestTable): Promise<string[]> {
 describe('FileStoreCommit: appends', () => {
   it('creates contiguous APPEND snapshots with Paimon snapshot fields and record counts', async () => {
     const t = await createTestTable();
-    const r1 = await t.commit.commit({ identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('a', { newFiles: [dataFile(10)] })] }, { commitUser: 'u1' });
+    const r1 = await t.commit.commit(
+      { identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('a', { newFiles: [dataFile(10)] })] },
+      { commitUser: 'u1' },
+    );
     const r2 = await t.commit.commit(
-      { identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('a', { newFiles: [dataFile(5)] }), message('b', { newFiles: [dataFile(7)] })] },
+      {
+        identifier: BATCH_COMMIT_IDENTIFIER,
+        messages: [message('a', { newFiles: [dataFile(5)] }), message('b', { newFiles: [dataFile(7)] })],
+      },
       { commitUser: 'u2' },
     );
     expect(r1).toMatchObject({ status: 'committed', snapshotId: 1 });
     expect(r2).toMatchObject({ status: 'committed', snapshotId: 2 });
     expect(await t.snapshots.sortedIds()).toEqual([1, 2]);
     const s2 = await t.snapshots.snapshot(2);
-    expect(s2).toMatchObject({ version: 3, id: 2, schemaId: 0, commitUser: 'u2', commitKind: 'APPEND', totalRecordCount: 22, deltaRecordCount: 12, nextRowId: 0 });
+    expect(s2).toMatchObject({
+      version: 3,
+      id: 2,
+      schemaId: 0,
+      commitUser: 'u2',
+      commitKind: 'APPEND',
+      totalRecordCount: 22,
+      deltaRecordCount: 12,
+      nextRowId: 0,
+    });
     expect(s2.commitIdentifier).toBe(BATCH_COMMIT_IDENTIFIER);
     expect(s2.baseManifestListSize).toBe((await t.io.stat(t.paths.manifestPath(s2.baseManifestList))).size);
     expect(s2.deltaManifestListSize).toBe((await t.io.stat(t.paths.manifestPath(s2.deltaManifestList))).size);
@@ -63,13 +72,30 @@ describe('FileStoreCommit: appends', () => {
     const f1 = dataFile(3);
     const f2 = dataFile(4);
     await t.commit.commit(
-      { identifier: 1n, messages: [{ ...message('2024-01-02', { newFiles: [f1] }), bucket: 3 }, message('2024-01-01', { newFiles: [f2] }), message(null, { newFiles: [dataFile(1)] })] },
+      {
+        identifier: 1n,
+        messages: [
+          { ...message('2024-01-02', { newFiles: [f1] }), bucket: 3 },
+          message('2024-01-01', { newFiles: [f2] }),
+          message(null, { newFiles: [dataFile(1)] }),
+        ],
+      },
       { commitUser: 'u' },
     );
     const s = await t.snapshots.snapshot(1);
     const [meta, ...rest] = await readManifestList(t.io, t.paths.manifestPath(s.deltaManifestList));
     expect(rest).toEqual([]);
-    expect(meta).toMatchObject({ numAddedFiles: 3, numDeletedFiles: 0, schemaId: 0, minBucket: 0, maxBucket: 3, minLevel: 0, maxLevel: 0, minRowId: null, maxRowId: null });
+    expect(meta).toMatchObject({
+      numAddedFiles: 3,
+      numDeletedFiles: 0,
+      schemaId: 0,
+      minBucket: 0,
+      maxBucket: 3,
+      minLevel: 0,
+      maxLevel: 0,
+      minRowId: null,
+      maxRowId: null,
+    });
     const types = t.schema.fields.filter((f) => f.name === 'dt').map((f) => f.type);
     expect(deserializeBinaryRow(meta!.partitionStats.minValues, types)).toEqual(['2024-01-01']);
     expect(deserializeBinaryRow(meta!.partitionStats.maxValues, types)).toEqual(['2024-01-02']);
@@ -102,7 +128,10 @@ describe('FileStoreCommit: appends', () => {
     const t = await createTestTable();
     expect(await t.commit.commit({ identifier: 1n, messages: [] }, { commitUser: 'u' })).toEqual({ status: 'empty' });
     expect(await t.snapshots.latestId()).toBeNull();
-    const r = await t.commit.commit({ identifier: 2n, messages: [], watermark: 42n, properties: { offset: '7' } }, { commitUser: 'u', force: true });
+    const r = await t.commit.commit(
+      { identifier: 2n, messages: [], watermark: 42n, properties: { offset: '7' } },
+      { commitUser: 'u', force: true },
+    );
     expect(r).toMatchObject({ status: 'committed', snapshotId: 1 });
     const s = await t.snapshots.snapshot(1);
     expect(s).toMatchObject({ totalRecordCount: 0, deltaRecordCount: 0, watermark: 42n, properties: { offset: '7' } });
@@ -138,15 +167,23 @@ describe('FileStoreCommit: appends', () => {
 describe('FileStoreCommit: idempotency', () => {
   it('skips identifiers the commit user already committed and filters recovery batches', async () => {
     const t = await createTestTable();
-    const first = await t.commit.commit({ identifier: 5n, messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'stream' });
+    const first = await t.commit.commit(
+      { identifier: 5n, messages: [message('a', { newFiles: [dataFile(1)] })] },
+      { commitUser: 'stream' },
+    );
     expect(first.status).toBe('committed');
     // Another user's commits in between must not hide the first user's identifier.
     await t.commit.commit({ identifier: 1n, messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'other' });
     // A fresh instance (a restarted process) must find it by scanning snapshots.
     const restarted = new FileStoreCommit(t.io, t.paths, t.schema);
-    const again = await restarted.commit({ identifier: 5n, messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'stream' });
+    const again = await restarted.commit(
+      { identifier: 5n, messages: [message('a', { newFiles: [dataFile(1)] })] },
+      { commitUser: 'stream' },
+    );
     expect(again.status).toBe('skipped');
-    expect((await restarted.commit({ identifier: 4n, messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'stream' })).status).toBe('skipped');
+    expect(
+      (await restarted.commit({ identifier: 4n, messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'stream' })).status,
+    ).toBe('skipped');
     expect(await t.snapshots.latestId()).toBe(2);
 
     const batch = [5n, 6n, 7n].map((identifier) => ({ identifier, messages: [message('a', { newFiles: [dataFile(1)] })] }));
@@ -155,7 +192,11 @@ describe('FileStoreCommit: idempotency', () => {
     expect(results.map((r) => r.status)).toEqual(['skipped', 'committed', 'committed']);
     expect(await t.snapshots.latestId()).toBe(4);
     // Recovery run again: nothing left to commit.
-    expect((await new FileStoreCommit(t.io, t.paths, t.schema).filterAndCommit(batch, 'stream')).map((r) => r.status)).toEqual(['skipped', 'skipped', 'skipped']);
+    expect((await new FileStoreCommit(t.io, t.paths, t.schema).filterAndCommit(batch, 'stream')).map((r) => r.status)).toEqual([
+      'skipped',
+      'skipped',
+      'skipped',
+    ]);
     expect(await t.snapshots.latestId()).toBe(4);
     expect(await liveRowCount(t)).toBe(4);
   });
@@ -184,12 +225,18 @@ describe('FileStoreCommit: races and failures', () => {
     let other: TestTable | undefined;
     const winner = dataFile(4);
     const io = new RaceFileIO(async () => {
-      await other!.commit.commit({ identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('a', { newFiles: [winner] })] }, { commitUser: 'winner' });
+      await other!.commit.commit(
+        { identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('a', { newFiles: [winner] })] },
+        { commitUser: 'winner' },
+      );
     });
     const t = await createTestTable({ io, commit: FAST });
     other = { ...t, commit: new FileStoreCommit(new MemoryFileIO(), t.paths, t.schema) };
     const mine = dataFile(6);
-    const r = await t.commit.commit({ identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('a', { newFiles: [mine] })] }, { commitUser: 'loser' });
+    const r = await t.commit.commit(
+      { identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('a', { newFiles: [mine] })] },
+      { commitUser: 'loser' },
+    );
     expect(r).toMatchObject({ status: 'committed', snapshotId: 2 });
     expect((await t.snapshots.snapshot(1)).commitUser).toBe('winner');
     expect(await t.snapshots.snapshot(2)).toMatchObject({ commitUser: 'loser', totalRecordCount: 10, deltaRecordCount: 6 });
@@ -205,7 +252,10 @@ describe('FileStoreCommit: races and failures', () => {
     const c2 = new FileStoreCommit(t.io, t.paths, t.schema);
     const out1 = dataFile(10);
     const out2 = dataFile(10);
-    await c1.commit({ identifier: 1n, messages: [message('a', { compactBefore: [f], compactAfter: [out1] })] }, { commitUser: 'compactor-1' });
+    await c1.commit(
+      { identifier: 1n, messages: [message('a', { compactBefore: [f], compactAfter: [out1] })] },
+      { commitUser: 'compactor-1' },
+    );
     const before = await t.snapshots.latestId();
     const manifestsBefore = await unreferencedManifestFiles(t);
     const err = await c2
@@ -235,7 +285,10 @@ describe('FileStoreCommit: races and failures', () => {
     await t.io.write(out2Path, 'compaction output');
     const warnings: string[] = [];
     const c = new FileStoreCommit(t.io, t.paths, t.schema, { ...FAST, logger: { warn: (m) => warnings.push(m) } });
-    const r = await c.commit({ identifier: 1n, messages: [message('a', { newFiles: [mine], compactBefore: [f], compactAfter: [out2] })] }, { commitUser: 'writer' });
+    const r = await c.commit(
+      { identifier: 1n, messages: [message('a', { newFiles: [mine], compactBefore: [f], compactAfter: [out2] })] },
+      { commitUser: 'writer' },
+    );
     expect(r).toMatchObject({ status: 'committed', snapshotId: 3, snapshotIds: [3], compactionDropped: expect.any(String) });
     expect(await liveFileNames(t)).toEqual([out1.fileName, mine.fileName].sort());
     expect(await t.io.exists(out2Path)).toBe(false);
@@ -270,13 +323,20 @@ describe('FileStoreCommit: races and failures', () => {
 
   it('finds the true latest snapshot with a stale, missing or garbage LATEST hint', async () => {
     const t = await createTestTable();
-    for (let i = 1; i <= 3; i++) await t.commit.commit({ identifier: BigInt(i), messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'u' });
+    for (let i = 1; i <= 3; i++)
+      await t.commit.commit({ identifier: BigInt(i), messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'u' });
     await t.io.write(t.paths.latestHint, '1');
-    expect((await t.commit.commit({ identifier: 4n, messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'u' })) ).toMatchObject({ snapshotId: 4 });
+    expect(
+      await t.commit.commit({ identifier: 4n, messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'u' }),
+    ).toMatchObject({ snapshotId: 4 });
     await t.io.delete(t.paths.latestHint);
-    expect((await t.commit.commit({ identifier: 5n, messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'u' })) ).toMatchObject({ snapshotId: 5 });
+    expect(
+      await t.commit.commit({ identifier: 5n, messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'u' }),
+    ).toMatchObject({ snapshotId: 5 });
     await t.io.write(t.paths.latestHint, 'garbage');
-    expect((await t.commit.commit({ identifier: 6n, messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'u' })) ).toMatchObject({ snapshotId: 6 });
+    expect(
+      await t.commit.commit({ identifier: 6n, messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'u' }),
+    ).toMatchObject({ snapshotId: 6 });
     expect(await t.snapshots.sortedIds()).toEqual([1, 2, 3, 4, 5, 6]);
     expect(await liveRowCount(t)).toBe(6);
   });
@@ -304,7 +364,9 @@ describe('FileStoreCommit: races and failures', () => {
     }
     const io: FileIO = new AlwaysLosingFileIO();
     const t = await createTestTable({ io, commit: { commitOptions: { maxRetries: 3, minRetryWaitMs: 1, maxRetryWaitMs: 2 } } });
-    const err = await t.commit.commit({ identifier: 1n, messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'u' }).catch((e: unknown) => e);
+    const err = await t.commit
+      .commit({ identifier: 1n, messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'u' })
+      .catch((e: unknown) => e);
     expect((err as Error).name).toBe('CommitRetryExhaustedError');
     expect((err as Error).message).toMatch(/4 attempts/);
     const left: string[] = [];

@@ -92,7 +92,10 @@ export function dataFile(rowCount: number, name = `data-${randomUUID()}-0.parque
   };
 }
 
-export function message(dt: string | null | undefined, files: Partial<Omit<CommitMessage, 'partition' | 'bucket' | 'totalBuckets'>>): CommitMessage {
+export function message(
+  dt: string | null | undefined,
+  files: Partial<Omit<CommitMessage, 'partition' | 'bucket' | 'totalBuckets'>>,
+): CommitMessage {
   return {
     partition: dt === undefined ? UNPARTITIONED : partitionBytes(dt),
     bucket: 0,
@@ -105,7 +108,10 @@ export function message(dt: string | null | undefined, files: Partial<Omit<Commi
 }
 
 /** Names of the live files at the latest snapshot (or the given one), sorted. */
-export async function liveFileNames(t: { io: FileIO; paths: TablePaths; snapshots: SnapshotManager }, snapshotId?: number): Promise<string[]> {
+export async function liveFileNames(
+  t: { io: FileIO; paths: TablePaths; snapshots: SnapshotManager },
+  snapshotId?: number,
+): Promise<string[]> {
   const s = snapshotId === undefined ? await t.snapshots.latest() : await t.snapshots.snapshot(snapshotId);
   if (s === null) return [];
   const live = await liveEntries(t.io, t.paths, s);

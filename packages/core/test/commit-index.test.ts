@@ -21,7 +21,11 @@ const FAST = { commitOptions: { minRetryWaitMs: 1, maxRetryWaitMs: 5 } };
 const PK_OPTIONS = { bucket: '-1' };
 
 /** A hash index file as an assigner writes it; files of one assigner share `writer` (its uuid). */
-async function hashFile(t: TestTable, hashes: number[], writer: { uuid: string; n: number } = { uuid: randomUUID(), n: 0 }): Promise<IndexFileMeta> {
+async function hashFile(
+  t: TestTable,
+  hashes: number[],
+  writer: { uuid: string; n: number } = { uuid: randomUUID(), n: 0 },
+): Promise<IndexFileMeta> {
   const name = indexFileName(writer.uuid, writer.n++);
   const bytes = encodeHashIndex(hashes);
   await t.io.write(t.paths.indexPath(name), bytes);
@@ -45,7 +49,10 @@ async function hashesByBucket(t: TestTable, dt = 'a'): Promise<Map<number, numbe
     if (Buffer.from(e.partition).toString('hex') !== p) continue;
     expect(out.has(e.bucket)).toBe(false);
     const path = t.paths.indexPath(e.fileName);
-    out.set(e.bucket, [...decodeHashIndex(await t.io.read(path), path, e.rowCount)].sort((x, y) => x - y));
+    out.set(
+      e.bucket,
+      [...decodeHashIndex(await t.io.read(path), path, e.rowCount)].sort((x, y) => x - y),
+    );
   }
   return out;
 }
@@ -97,7 +104,9 @@ describe('FileStoreCommit: index files', () => {
     await commit(t, 'u', [msg('a', 0, { newIndexFiles: [await hashFile(t, [1])], indexBaseSnapshotId: null })]);
     const base = (await liveIndex(t))[0]!;
     // Both planned against snapshot 1: P1 rewrote bucket 0, P2 opened bucket 1, no shared new key.
-    await commit(t, 'p1', [msg('a', 0, { newIndexFiles: [await hashFile(t, [1, 10])], deletedIndexFiles: [base], indexBaseSnapshotId: 1 })]);
+    await commit(t, 'p1', [
+      msg('a', 0, { newIndexFiles: [await hashFile(t, [1, 10])], deletedIndexFiles: [base], indexBaseSnapshotId: 1 }),
+    ]);
     await commit(t, 'p2', [msg('a', 1, { newIndexFiles: [await hashFile(t, [20])], indexBaseSnapshotId: 1 })]);
     expect([...(await hashesByBucket(t)).entries()].sort()).toEqual([
       [0, [1, 10]],
@@ -105,11 +114,13 @@ describe('FileStoreCommit: index files', () => {
     ]);
   });
 
-  it('two commits rewriting one bucket: the later one merges the other side\'s hashes into a new file', async () => {
+  it("two commits rewriting one bucket: the later one merges the other side's hashes into a new file", async () => {
     const t = await pkTable();
     await commit(t, 'u', [msg('a', 0, { newIndexFiles: [await hashFile(t, [1])], indexBaseSnapshotId: null })]);
     const base = (await liveIndex(t))[0]!;
-    await commit(t, 'p1', [msg('a', 0, { newIndexFiles: [await hashFile(t, [1, 10, 30])], deletedIndexFiles: [base], indexBaseSnapshotId: 1 })]);
+    await commit(t, 'p1', [
+      msg('a', 0, { newIndexFiles: [await hashFile(t, [1, 10, 30])], deletedIndexFiles: [base], indexBaseSnapshotId: 1 }),
+    ]);
     const p2File = await hashFile(t, [1, 20, 30]);
     await commit(t, 'p2', [msg('a', 0, { newIndexFiles: [p2File], deletedIndexFiles: [base], indexBaseSnapshotId: 1 })]);
     const live = await liveIndex(t);
@@ -130,7 +141,9 @@ describe('FileStoreCommit: index files', () => {
     ]);
     const before = await t.snapshots.latestId();
     const files = await liveFileNames(t);
-    const p2 = commit(t, 'p2', [msg('a', 0, { newIndexFiles: [await hashFile(t, [1, 77])], deletedIndexFiles: [base], indexBaseSnapshotId: 1 })]);
+    const p2 = commit(t, 'p2', [
+      msg('a', 0, { newIndexFiles: [await hashFile(t, [1, 77])], deletedIndexFiles: [base], indexBaseSnapshotId: 1 }),
+    ]);
     await expect(p2).rejects.toBeInstanceOf(DynamicBucketConflictError);
     await expect(p2).rejects.toMatchObject({ retryable: true, keyCount: 1, latestSnapshotId: 2 });
     expect(await t.snapshots.latestId()).toBe(before);
@@ -187,7 +200,7 @@ describe('FileStoreCommit: index files', () => {
     expect(await t.snapshots.latestId()).toBe(4);
   });
 
-  it('a rollback deletes the index files written after the target and keeps the target\'s', async () => {
+  it("a rollback deletes the index files written after the target and keeps the target's", async () => {
     const t = await pkTable();
     const first = await hashFile(t, [1]);
     await commit(t, 'u', [msg('a', 0, { newIndexFiles: [first], indexBaseSnapshotId: null })]);

@@ -25,17 +25,23 @@ describe('FileStoreCommit: manifest merging', () => {
 
   it('full compaction rewrites manifests so that no DELETE entries remain in the base', async () => {
     // Tiny thresholds force a full compaction on every commit.
-    const t = await createTestTable({ options: { 'manifest.full-compaction-threshold-size': '1 b', 'manifest.target-file-size': '64 kb' } });
+    const t = await createTestTable({
+      options: { 'manifest.full-compaction-threshold-size': '1 b', 'manifest.target-file-size': '64 kb' },
+    });
     const a = dataFile(2);
     const b = dataFile(3);
-    await t.commit.commit({ identifier: 1n, messages: [message('p', { newFiles: [a] }), message('q', { newFiles: [b] })] }, { commitUser: 'u' });
+    await t.commit.commit(
+      { identifier: 1n, messages: [message('p', { newFiles: [a] }), message('q', { newFiles: [b] })] },
+      { commitUser: 'u' },
+    );
     const c = dataFile(5);
     await t.commit.commit({ identifier: 2n, messages: [message('p', { compactBefore: [a], compactAfter: [c] })] }, { commitUser: 'u' });
     await t.commit.commit({ identifier: 3n, messages: [message('q', { newFiles: [dataFile(1)] })] }, { commitUser: 'u' });
     const s = (await t.snapshots.latest())!;
     const base = await readManifestList(t.io, t.paths.manifestPath(s.baseManifestList));
     const kinds: string[] = [];
-    for (const m of base) for await (const e of readManifestEntries(t.io, t.paths.manifestPath(m.fileName))) kinds.push(`${e.kind}:${e.file.fileName}`);
+    for (const m of base)
+      for await (const e of readManifestEntries(t.io, t.paths.manifestPath(m.fileName))) kinds.push(`${e.kind}:${e.file.fileName}`);
     expect(kinds.filter((k) => k.startsWith('DELETE'))).toEqual([]);
     expect(kinds).not.toContain(`ADD:${a.fileName}`);
     expect(base.every((m) => m.numDeletedFiles === 0)).toBe(true);
@@ -50,7 +56,10 @@ describe('FileStoreCommit: overwrite', () => {
     const t = await createTestTable();
     const files = { a: dataFile(1), b: dataFile(2), c: dataFile(4) };
     await t.commit.commit(
-      { identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('a', { newFiles: [files.a] }), message('b', { newFiles: [files.b] }), message('c', { newFiles: [files.c] })] },
+      {
+        identifier: BATCH_COMMIT_IDENTIFIER,
+        messages: [message('a', { newFiles: [files.a] }), message('b', { newFiles: [files.b] }), message('c', { newFiles: [files.c] })],
+      },
       { commitUser: 'seed' },
     );
     return { t, files };
@@ -59,27 +68,38 @@ describe('FileStoreCommit: overwrite', () => {
   it('dynamic overwrite replaces only the partitions that receive new files', async () => {
     const { t, files } = await seeded();
     const nb = dataFile(10);
-    const r = await t.commit.overwrite({ identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('b', { newFiles: [nb] })] }, { commitUser: 'ow' });
+    const r = await t.commit.overwrite(
+      { identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('b', { newFiles: [nb] })] },
+      { commitUser: 'ow' },
+    );
     expect(r).toMatchObject({ status: 'committed', snapshotId: 2 });
     const s = await t.snapshots.snapshot(2);
     expect(s).toMatchObject({ commitKind: 'OVERWRITE', totalRecordCount: 15, deltaRecordCount: 8 });
     expect(await liveFileNames(t)).toEqual([files.a.fileName, nb.fileName, files.c.fileName].sort());
     // No new files: nothing deleted, no snapshot.
-    expect(await t.commit.overwrite({ identifier: BATCH_COMMIT_IDENTIFIER, messages: [] }, { commitUser: 'ow2' })).toEqual({ status: 'empty' });
+    expect(await t.commit.overwrite({ identifier: BATCH_COMMIT_IDENTIFIER, messages: [] }, { commitUser: 'ow2' })).toEqual({
+      status: 'empty',
+    });
     expect(await t.snapshots.latestId()).toBe(2);
   });
 
   it('static overwrite deletes everything matching the spec, or the whole table', async () => {
     const { t, files } = await seeded();
     const na = dataFile(7);
-    await t.commit.overwrite({ identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('a', { newFiles: [na] })] }, { commitUser: 'o1', partition: { dt: 'a' } });
+    await t.commit.overwrite(
+      { identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('a', { newFiles: [na] })] },
+      { commitUser: 'o1', partition: { dt: 'a' } },
+    );
     expect(await liveFileNames(t)).toEqual([na.fileName, files.b.fileName, files.c.fileName].sort());
     // Static spec with no new files truncates that partition.
     await t.commit.overwrite({ identifier: BATCH_COMMIT_IDENTIFIER, messages: [] }, { commitUser: 'o2', partition: { dt: 'c' } });
     expect(await liveFileNames(t)).toEqual([na.fileName, files.b.fileName].sort());
     // Whole table.
     const nz = dataFile(3);
-    await t.commit.overwrite({ identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('z', { newFiles: [nz] })] }, { commitUser: 'o3', dynamic: false });
+    await t.commit.overwrite(
+      { identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('z', { newFiles: [nz] })] },
+      { commitUser: 'o3', dynamic: false },
+    );
     expect(await liveFileNames(t)).toEqual([nz.fileName]);
     expect((await t.snapshots.latest())!.totalRecordCount).toBe(3);
     expect(await t.snapshots.sortedIds()).toEqual([1, 2, 3, 4]);
@@ -88,11 +108,14 @@ describe('FileStoreCommit: overwrite', () => {
   it('rejects new files outside the static partition and unknown spec keys', async () => {
     const { t } = await seeded();
     await expect(
-      t.commit.overwrite({ identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('b', { newFiles: [dataFile(1)] })] }, { commitUser: 'o', partition: { dt: 'a' } }),
+      t.commit.overwrite(
+        { identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('b', { newFiles: [dataFile(1)] })] },
+        { commitUser: 'o', partition: { dt: 'a' } },
+      ),
     ).rejects.toThrow(/belongs to partition 'dt=b'/);
-    await expect(t.commit.overwrite({ identifier: BATCH_COMMIT_IDENTIFIER, messages: [] }, { commitUser: 'o', partition: { nope: 'x' } })).rejects.toThrow(
-      /not a partition key/,
-    );
+    await expect(
+      t.commit.overwrite({ identifier: BATCH_COMMIT_IDENTIFIER, messages: [] }, { commitUser: 'o', partition: { nope: 'x' } }),
+    ).rejects.toThrow(/not a partition key/);
     expect(await t.snapshots.latestId()).toBe(1);
   });
 
@@ -111,14 +134,20 @@ describe('FileStoreCommit: overwrite', () => {
     const t = await createTestTable({ io: new RaceIO(), commit: { commitOptions: { minRetryWaitMs: 1, maxRetryWaitMs: 2 } } });
     const a = dataFile(1);
     const b = dataFile(2);
-    await t.commit.commit({ identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('a', { newFiles: [a] }), message('b', { newFiles: [b] })] }, { commitUser: 'seed' });
+    await t.commit.commit(
+      { identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('a', { newFiles: [a] }), message('b', { newFiles: [b] })] },
+      { commitUser: 'seed' },
+    );
     const other = new FileStoreCommit(new MemoryFileIO(), t.paths, t.schema);
     const late = dataFile(5);
     hook = async () => {
       await other.commit({ identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('a', { newFiles: [late] })] }, { commitUser: 'other' });
     };
     const na = dataFile(9);
-    const r = await t.commit.overwrite({ identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('a', { newFiles: [na] })] }, { commitUser: 'ow' });
+    const r = await t.commit.overwrite(
+      { identifier: BATCH_COMMIT_IDENTIFIER, messages: [message('a', { newFiles: [na] })] },
+      { commitUser: 'ow' },
+    );
     expect(r).toMatchObject({ status: 'committed', snapshotId: 3 });
     expect((await t.snapshots.snapshot(2)).commitUser).toBe('other');
     // The concurrently appended file in the overwritten partition is replaced too.

@@ -76,12 +76,30 @@ type Row = { k: number; v: string; seq: number; kind?: number };
 async function kvFile(t: Awaited<ReturnType<typeof pkTable>>, dt: string, bucket: number, rows: Row[]) {
   const kvFields = keyValueFileFields([FIELDS[0]!], FIELDS);
   const columns = [
-    buildColumn(K, rows.map((r) => r.k)),
-    buildColumn({ root: 'BIGINT', nullable: false } as DataType, rows.map((r) => BigInt(r.seq))),
-    buildColumn({ root: 'TINYINT', nullable: false } as DataType, rows.map((r) => r.kind ?? 0)),
-    buildColumn(K, rows.map((r) => r.k)),
-    buildColumn(S, rows.map((r) => r.v)),
-    buildColumn(DT, rows.map(() => dt)),
+    buildColumn(
+      K,
+      rows.map((r) => r.k),
+    ),
+    buildColumn(
+      { root: 'BIGINT', nullable: false } as DataType,
+      rows.map((r) => BigInt(r.seq)),
+    ),
+    buildColumn(
+      { root: 'TINYINT', nullable: false } as DataType,
+      rows.map((r) => r.kind ?? 0),
+    ),
+    buildColumn(
+      K,
+      rows.map((r) => r.k),
+    ),
+    buildColumn(
+      S,
+      rows.map((r) => r.v),
+    ),
+    buildColumn(
+      DT,
+      rows.map(() => dt),
+    ),
   ];
   const bytes = writeParquetFile([makeBatch(toArrowSchema(kvFields), columns, rows.length)]);
   const name = `data-${randomUUID()}-0.parquet`;
@@ -136,8 +154,19 @@ describe('primary-key commits keep snapshot order across writers of one bucket',
     expect(r).toMatchObject({ status: 'committed', snapshotId: 2, resequencedFiles: 1 });
 
     // Without the rewrite, key 1 would read 'first' (sequence 5 beats 0) although snapshot 2 wrote it later.
-    expect(await readAll(t)).toEqual(new Map([['a/1', 'second'], ['a/2', 'first'], ['a/3', 'second']]));
-    expect(await readAll(t, 1)).toEqual(new Map([['a/1', 'first'], ['a/2', 'first']]));
+    expect(await readAll(t)).toEqual(
+      new Map([
+        ['a/1', 'second'],
+        ['a/2', 'first'],
+        ['a/3', 'second'],
+      ]),
+    );
+    expect(await readAll(t, 1)).toEqual(
+      new Map([
+        ['a/1', 'first'],
+        ['a/2', 'first'],
+      ]),
+    );
 
     const latest = (await new SnapshotManager(t.io, t.paths).latest())!;
     const live = [...(await liveEntries(t.io, t.paths, latest)).values()];
@@ -154,7 +183,18 @@ describe('primary-key commits keep snapshot order across writers of one bucket',
   it('leaves files alone when nothing overlaps, and rewrites only the overlapping bucket', async () => {
     const t = await pkTable();
     const c = new FileStoreCommit(t.io, t.paths, t.schema);
-    await c.commit({ identifier: 1n, messages: [await kvFile(t, 'a', 0, [{ k: 1, v: 'x', seq: 0 }, { k: 1, v: 'y', seq: 3 }])] }, { commitUser: 'u' });
+    await c.commit(
+      {
+        identifier: 1n,
+        messages: [
+          await kvFile(t, 'a', 0, [
+            { k: 1, v: 'x', seq: 0 },
+            { k: 1, v: 'y', seq: 3 },
+          ]),
+        ],
+      },
+      { commitUser: 'u' },
+    );
     const inOrder = await kvFile(t, 'a', 0, [{ k: 1, v: 'z', seq: 4 }]);
     const otherBucket = await kvFile(t, 'a', 1, [{ k: 2, v: 'b1', seq: 0 }]);
     const otherPartition = await kvFile(t, 'b', 0, [{ k: 1, v: 'p', seq: 0 }]);
@@ -173,17 +213,39 @@ describe('primary-key commits keep snapshot order across writers of one bucket',
     live = await names();
     expect(live.has(stale0.newFiles[0]!.fileName)).toBe(false);
     expect(live.has(fresh.newFiles[0]!.fileName)).toBe(true);
-    expect(await readAll(t)).toEqual(new Map([['a/1', 'stale'], ['a/2', 'b1'], ['b/1', 'p'], ['b/9', 'new']]));
+    expect(await readAll(t)).toEqual(
+      new Map([
+        ['a/1', 'stale'],
+        ['a/2', 'b1'],
+        ['b/1', 'p'],
+        ['b/9', 'new'],
+      ]),
+    );
   });
 
   it('re-sequences again on a retry when the writer that won the race wrote the same bucket', async () => {
     const t = await pkTable();
     const c = new FileStoreCommit(t.io, t.paths, t.schema);
-    await c.commit({ identifier: 1n, messages: [await kvFile(t, 'a', 0, [{ k: 1, v: 'base', seq: 0 }, { k: 2, v: 'base', seq: 1 }])] }, { commitUser: 'u' });
+    await c.commit(
+      {
+        identifier: 1n,
+        messages: [
+          await kvFile(t, 'a', 0, [
+            { k: 1, v: 'base', seq: 0 },
+            { k: 2, v: 'base', seq: 1 },
+          ]),
+        ],
+      },
+      { commitUser: 'u' },
+    );
     // The loser's first attempt re-sequences above snapshot 1 (to 2); the winner, committed during
     // that attempt, reaches 9, so the retry re-sequences again (to 10) and deletes the first rewrite.
     const stale = await kvFile(t, 'a', 0, [{ k: 1, v: 'loser', seq: 0 }]);
-    const winner = await kvFile(t, 'a', 0, [{ k: 1, v: 'winner', seq: 2 }, { k: 2, v: 'winner', seq: 3 }, { k: 1, v: 'winner', seq: 9 }]);
+    const winner = await kvFile(t, 'a', 0, [
+      { k: 1, v: 'winner', seq: 2 },
+      { k: 2, v: 'winner', seq: 3 },
+      { k: 1, v: 'winner', seq: 9 },
+    ]);
     t.io.before = async () => {
       await new FileStoreCommit(t.io, t.paths, t.schema).commit({ identifier: 1n, messages: [winner] }, { commitUser: 'winner' });
     };
@@ -192,30 +254,71 @@ describe('primary-key commits keep snapshot order across writers of one bucket',
       { commitUser: 'loser' },
     );
     expect(r).toMatchObject({ status: 'committed', snapshotId: 3, resequencedFiles: 2 });
-    expect(await readAll(t, 2)).toEqual(new Map([['a/1', 'winner'], ['a/2', 'winner']]));
-    expect(await readAll(t)).toEqual(new Map([['a/1', 'loser'], ['a/2', 'winner']]));
+    expect(await readAll(t, 2)).toEqual(
+      new Map([
+        ['a/1', 'winner'],
+        ['a/2', 'winner'],
+      ]),
+    );
+    expect(await readAll(t)).toEqual(
+      new Map([
+        ['a/1', 'loser'],
+        ['a/2', 'winner'],
+      ]),
+    );
     const latest = (await new SnapshotManager(t.io, t.paths).latest())!;
     const live = [...(await liveEntries(t.io, t.paths, latest)).values()].filter((e) => e.file.minSequenceNumber >= 10n);
     expect(live.map((e) => [e.file.minSequenceNumber, e.file.maxSequenceNumber])).toEqual([[10n, 10n]]);
     // Only the committed rewrite is left in the bucket besides the other writers' files.
     const names = [];
     for await (const st of t.io.list(t.paths.bucketDir('dt=a', 0))) names.push(st.path.slice(st.path.lastIndexOf('/') + 1));
-    expect(names.sort()).toEqual(
-      [...(await liveEntries(t.io, t.paths, latest)).values()].map((e) => e.file.fileName).sort(),
-    );
+    expect(names.sort()).toEqual([...(await liveEntries(t.io, t.paths, latest)).values()].map((e) => e.file.fileName).sort());
   });
 
   it('reads the table again when the snapshot its cached maxima came from was rolled back and replaced', async () => {
     const t = await pkTable();
     const other = new FileStoreCommit(t.io, t.paths, t.schema);
-    await other.commit({ identifier: 1n, messages: [await kvFile(t, 'a', 0, [{ k: 1, v: 'one', seq: 0 }, { k: 2, v: 'one', seq: 1 }])] }, { commitUser: 'o' });
-    await other.commit({ identifier: 2n, messages: [await kvFile(t, 'a', 0, [{ k: 2, v: 'two', seq: 2 }, { k: 2, v: 'two', seq: 3 }])] }, { commitUser: 'o' });
+    await other.commit(
+      {
+        identifier: 1n,
+        messages: [
+          await kvFile(t, 'a', 0, [
+            { k: 1, v: 'one', seq: 0 },
+            { k: 2, v: 'one', seq: 1 },
+          ]),
+        ],
+      },
+      { commitUser: 'o' },
+    );
+    await other.commit(
+      {
+        identifier: 2n,
+        messages: [
+          await kvFile(t, 'a', 0, [
+            { k: 2, v: 'two', seq: 2 },
+            { k: 2, v: 'two', seq: 3 },
+          ]),
+        ],
+      },
+      { commitUser: 'o' },
+    );
     // This committer learns the maxima at snapshot 2 (bucket 0: 3).
     const c = new FileStoreCommit(t.io, t.paths, t.schema);
     await c.commit({ identifier: 1n, messages: [await kvFile(t, 'a', 0, [{ k: 3, v: 'c', seq: 4 }])] }, { commitUser: 'c' });
     await (await openTable(t.root, { fileIO: t.io })).rollbackTo(1);
     // A new snapshot 2 reaches 20 in bucket 0; snapshot 3 writes bucket 1 only.
-    await other.commit({ identifier: 3n, messages: [await kvFile(t, 'a', 0, [{ k: 1, v: 'new-2', seq: 2 }, { k: 1, v: 'new-2', seq: 20 }])] }, { commitUser: 'o' });
+    await other.commit(
+      {
+        identifier: 3n,
+        messages: [
+          await kvFile(t, 'a', 0, [
+            { k: 1, v: 'new-2', seq: 2 },
+            { k: 1, v: 'new-2', seq: 20 },
+          ]),
+        ],
+      },
+      { commitUser: 'o' },
+    );
     await other.commit({ identifier: 4n, messages: [await kvFile(t, 'a', 1, [{ k: 9, v: 'b1', seq: 0 }])] }, { commitUser: 'o' });
     const r = await c.commit({ identifier: 2n, messages: [await kvFile(t, 'a', 0, [{ k: 1, v: 'latest', seq: 4 }])] }, { commitUser: 'c' });
     expect(r).toMatchObject({ status: 'committed', snapshotId: 4, resequencedFiles: 1 });
@@ -225,7 +328,19 @@ describe('primary-key commits keep snapshot order across writers of one bucket',
   it('a delete from a stale writer still removes the key written by an earlier snapshot', async () => {
     const t = await pkTable();
     const c = new FileStoreCommit(t.io, t.paths, t.schema);
-    await c.commit({ identifier: 1n, messages: [await kvFile(t, 'a', 0, [{ k: 1, v: 'x', seq: 0 }, { k: 1, v: 'y', seq: 1 }, { k: 1, v: 'z', seq: 2 }])] }, { commitUser: 'u' });
+    await c.commit(
+      {
+        identifier: 1n,
+        messages: [
+          await kvFile(t, 'a', 0, [
+            { k: 1, v: 'x', seq: 0 },
+            { k: 1, v: 'y', seq: 1 },
+            { k: 1, v: 'z', seq: 2 },
+          ]),
+        ],
+      },
+      { commitUser: 'u' },
+    );
     const del = await kvFile(t, 'a', 0, [{ k: 1, v: 'z', seq: 0, kind: 3 }]);
     await new FileStoreCommit(t.io, t.paths, t.schema).commit({ identifier: 1n, messages: [del] }, { commitUser: 'other' });
     expect(await readAll(t)).toEqual(new Map());
@@ -234,7 +349,18 @@ describe('primary-key commits keep snapshot order across writers of one bucket',
   it('drops a compaction of a re-sequenced bucket that merged the rewritten files, and deletes its output', async () => {
     const t = await pkTable();
     const c = new FileStoreCommit(t.io, t.paths, t.schema);
-    await c.commit({ identifier: 1n, messages: [await kvFile(t, 'a', 0, [{ k: 1, v: 'x', seq: 0 }, { k: 1, v: 'y', seq: 4 }])] }, { commitUser: 'u' });
+    await c.commit(
+      {
+        identifier: 1n,
+        messages: [
+          await kvFile(t, 'a', 0, [
+            { k: 1, v: 'x', seq: 0 },
+            { k: 1, v: 'y', seq: 4 },
+          ]),
+        ],
+      },
+      { commitUser: 'u' },
+    );
     const ours = await kvFile(t, 'a', 0, [{ k: 1, v: 'ours', seq: 0 }]);
     const compacted = await kvFile(t, 'a', 0, [{ k: 1, v: 'ours', seq: 0 }]);
     const output = { ...compacted.newFiles[0]!, level: 5 };
@@ -269,12 +395,20 @@ describe('primary-key commits keep snapshot order across writers of one bucket',
     expect(warnings.join('\n')).toContain('dropped the compaction');
     expect(await t.io.exists(t.paths.dataFilePath('dt=a', 1, ours.newFiles[0]!.fileName))).toBe(true);
     expect(await t.io.exists(t.paths.dataFilePath('dt=a', 0, ourCompaction.fileName))).toBe(false);
-    expect(await readAll(t)).toEqual(new Map([['a/1', 'old'], ['a/2', 'ours']]));
+    expect(await readAll(t)).toEqual(
+      new Map([
+        ['a/1', 'old'],
+        ['a/2', 'ours'],
+      ]),
+    );
   });
 
   it('dropping the compaction of a re-sequenced bucket never deletes a file it only moved up a level', async () => {
     const t = await pkTable();
-    const old = await kvFile(t, 'a', 0, [{ k: 1, v: 'old', seq: 0 }, { k: 1, v: 'old', seq: 3 }]);
+    const old = await kvFile(t, 'a', 0, [
+      { k: 1, v: 'old', seq: 0 },
+      { k: 1, v: 'old', seq: 3 },
+    ]);
     await new FileStoreCommit(t.io, t.paths, t.schema).commit({ identifier: 1n, messages: [old] }, { commitUser: 'o' });
     const ours = await kvFile(t, 'a', 0, [{ k: 2, v: 'ours', seq: 0 }]);
     const upgraded = { ...old.newFiles[0]!, level: 5 };
@@ -284,6 +418,11 @@ describe('primary-key commits keep snapshot order across writers of one bucket',
     );
     expect(r).toMatchObject({ status: 'committed', snapshotIds: [2], resequencedFiles: 1 });
     expect(await t.io.exists(t.paths.dataFilePath('dt=a', 0, old.newFiles[0]!.fileName))).toBe(true);
-    expect(await readAll(t)).toEqual(new Map([['a/1', 'old'], ['a/2', 'ours']]));
+    expect(await readAll(t)).toEqual(
+      new Map([
+        ['a/1', 'old'],
+        ['a/2', 'ours'],
+      ]),
+    );
   });
 });

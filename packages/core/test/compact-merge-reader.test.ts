@@ -35,11 +35,26 @@ const bucketPath = 'memory://merge-reader/t/bucket-0';
 async function kvFile(io: MemoryFileIO, records: [number, number][]) {
   const kvFields = keyValueFileFields([fields[0]!], fields);
   const columns = [
-    buildColumn(K, records.map(([k]) => k)),
-    buildColumn({ root: 'BIGINT', nullable: false } as DataType, records.map(([, s]) => BigInt(s))),
-    buildColumn({ root: 'TINYINT', nullable: false } as DataType, records.map(() => 0)),
-    buildColumn(K, records.map(([k]) => k)),
-    buildColumn(V, records.map(([, s]) => BigInt(s))),
+    buildColumn(
+      K,
+      records.map(([k]) => k),
+    ),
+    buildColumn(
+      { root: 'BIGINT', nullable: false } as DataType,
+      records.map(([, s]) => BigInt(s)),
+    ),
+    buildColumn(
+      { root: 'TINYINT', nullable: false } as DataType,
+      records.map(() => 0),
+    ),
+    buildColumn(
+      K,
+      records.map(([k]) => k),
+    ),
+    buildColumn(
+      V,
+      records.map(([, s]) => BigInt(s)),
+    ),
   ];
   const bytes = writeParquetFile([makeBatch(toArrowSchema(kvFields), columns, records.length)]);
   const name = `data-${randomUUID()}-0.parquet`;
@@ -51,10 +66,27 @@ describe('mergeSections', () => {
   it('merges runs in key windows that never split a key', async () => {
     const io = new MemoryFileIO();
     // Run A: two files; the second repeats key 7 (three records) across a batch boundary of 2 rows.
-    const a1 = await kvFile(io, [[1, 1], [3, 2], [5, 3]]);
-    const a2 = await kvFile(io, [[7, 4], [7, 5], [7, 6], [9, 7], [11, 8]]);
+    const a1 = await kvFile(io, [
+      [1, 1],
+      [3, 2],
+      [5, 3],
+    ]);
+    const a2 = await kvFile(io, [
+      [7, 4],
+      [7, 5],
+      [7, 6],
+      [9, 7],
+      [11, 8],
+    ]);
     // Run B: one file interleaving with A.
-    const b = await kvFile(io, [[2, 20], [3, 21], [7, 22], [8, 23], [11, 24], [12, 25]]);
+    const b = await kvFile(io, [
+      [2, 20],
+      [3, 21],
+      [7, 22],
+      [8, 23],
+      [11, 24],
+      [12, 25],
+    ]);
     const windows: number[][] = [];
     const merge = (segments: readonly KeyValueSegment[]): KeyValueSegment | null => {
       // Test merge: the highest sequence per key, keys in order.
@@ -69,7 +101,13 @@ describe('mergeSections', () => {
       const keys = [...best.keys()].sort((x, y) => x - y);
       windows.push(keys);
       return {
-        columns: [buildColumn(K, keys), buildColumn(V, keys.map((k) => best.get(k)!))],
+        columns: [
+          buildColumn(K, keys),
+          buildColumn(
+            V,
+            keys.map((k) => best.get(k)!),
+          ),
+        ],
         sequence: BigInt64Array.from(keys.map((k) => best.get(k)!)),
         kinds: new Int8Array(keys.length),
         rows: keys.length,

@@ -25,7 +25,15 @@ const key = (k: number): Uint8Array => serializeBinaryRow([INT], [k]);
 const compare = binaryRowKeyComparator([INT]);
 
 let seq = 0;
-function file(o: { name?: string; level?: number; size?: number; min?: number; max?: number; maxSeq?: number; deletes?: number | null }): DataFileMeta {
+function file(o: {
+  name?: string;
+  level?: number;
+  size?: number;
+  min?: number;
+  max?: number;
+  maxSeq?: number;
+  deletes?: number | null;
+}): DataFileMeta {
   const s = BigInt(o.maxSeq ?? seq++);
   return {
     fileName: o.name ?? `f-${seq++}`,
@@ -211,7 +219,12 @@ describe('runCompactTask', () => {
     const dels = file({ name: 'dels', min: 0, max: 10, size: 1000, deletes: 2 });
     const unknown = file({ name: 'unknown', min: 20, max: 30, size: 1000, deletes: null });
     const clean = file({ name: 'clean', min: 40, max: 50, size: 1000, deletes: 0 });
-    await runCompactTask({ outputLevel: 5, files: [dels, unknown, clean] }, rewriter, { minFileSize: 700, maxLevel: 5, dropDelete: true, compare });
+    await runCompactTask({ outputLevel: 5, files: [dels, unknown, clean] }, rewriter, {
+      minFileSize: 700,
+      maxLevel: 5,
+      dropDelete: true,
+      compare,
+    });
     expect(calls).toEqual(['rewrite@5!:dels', 'rewrite@5!:unknown', 'upgrade@5:clean']);
   });
 
@@ -219,7 +232,12 @@ describe('runCompactTask', () => {
     calls.length = 0;
     const top = file({ name: 'top', level: 5, min: 0, max: 10, size: 1000 });
     const l0 = file({ name: 'l0', min: 20, max: 30, size: 1000 });
-    const result = await runCompactTask({ outputLevel: 5, files: [l0, top] }, rewriter, { minFileSize: 700, maxLevel: 5, dropDelete: true, compare });
+    const result = await runCompactTask({ outputLevel: 5, files: [l0, top] }, rewriter, {
+      minFileSize: 700,
+      maxLevel: 5,
+      dropDelete: true,
+      compare,
+    });
     expect(calls).toEqual(['upgrade@5:l0']);
     expect(result.before.map((f) => f.fileName)).toEqual(['l0']);
   });

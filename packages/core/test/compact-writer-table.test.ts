@@ -81,7 +81,9 @@ describe('compaction by primary-key writers', () => {
     for (const split of plan.splits) {
       expect(split.files.some((f) => f.meta.level > 0)).toBe(true);
       // The writers keep each bucket below the trigger (5 runs) after every commit.
-      const runs = split.files.filter((f) => f.meta.level === 0).length + new Set(split.files.filter((f) => f.meta.level > 0).map((f) => f.meta.level)).size;
+      const runs =
+        split.files.filter((f) => f.meta.level === 0).length +
+        new Set(split.files.filter((f) => f.meta.level > 0).map((f) => f.meta.level)).size;
       expect(runs).toBeLessThan(5);
     }
     // A COMPACT snapshot reads exactly like the APPEND before it.
@@ -171,13 +173,19 @@ describe('compaction by primary-key writers', () => {
     // Another compaction replaces `other` first.
     const theirs = dataFile(5, undefined, 5);
     await put(theirs);
-    await t.commit.commit({ identifier: 2n, messages: [message(undefined, { compactBefore: [other], compactAfter: [theirs] })] }, { commitUser: 'c' });
+    await t.commit.commit(
+      { identifier: 2n, messages: [message(undefined, { compactBefore: [other], compactAfter: [theirs] })] },
+      { commitUser: 'c' },
+    );
     // Ours: new data, and a compaction moving `live` up unchanged and rewriting `other`.
     const fresh = dataFile(3);
     const ours = dataFile(15, undefined, 5);
     await put(fresh, ours);
     const result = await t.commit.commit(
-      { identifier: 3n, messages: [message(undefined, { newFiles: [fresh], compactBefore: [live, other], compactAfter: [{ ...live, level: 5 }, ours] })] },
+      {
+        identifier: 3n,
+        messages: [message(undefined, { newFiles: [fresh], compactBefore: [live, other], compactAfter: [{ ...live, level: 5 }, ours] })],
+      },
       { commitUser: 'w' },
     );
     expect(result.status === 'committed' && result.compactionDropped !== undefined).toBe(true);

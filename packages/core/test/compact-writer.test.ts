@@ -51,7 +51,11 @@ function fakeRewriter(log: string[]): CompactRewriter {
   return {
     rewrite: async (level, _drop, sections) => {
       const files = sections.flatMap((s) => s.flatMap((r) => r.files));
-      const out = file(level, files.reduce((s, f) => s + f.fileSize, 0), Number(files.reduce((m, f) => (f.maxSequenceNumber > m ? f.maxSequenceNumber : m), 0n)));
+      const out = file(
+        level,
+        files.reduce((s, f) => s + f.fileSize, 0),
+        Number(files.reduce((m, f) => (f.maxSequenceNumber > m ? f.maxSequenceNumber : m), 0n)),
+      );
       log.push(`rewrite ${files.map((f) => f.fileName).join(',')} -> ${out.fileName}@${level}`);
       return { before: files, after: [out] };
     },
@@ -146,7 +150,12 @@ describe('WriterCompaction', () => {
     };
     const universal = new UniversalCompaction({ maxSizeAmplificationPercent: 200, sizeRatio: 1, numSortedRunCompactionTrigger: 3 });
     const w = new WriterCompaction({
-      open: async () => new MergeTreeCompactManager(new Levels([], 4, compare), universal, slow, { minFileSize: 1_000_000, numSortedRunStopTrigger: 4, compare }),
+      open: async () =>
+        new MergeTreeCompactManager(new Levels([], 4, compare), universal, slow, {
+          minFileSize: 1_000_000,
+          numSortedRunStopTrigger: 4,
+          compare,
+        }),
       fullCompactionDeltaCommits: null,
       deleteFiles: async () => undefined,
     });

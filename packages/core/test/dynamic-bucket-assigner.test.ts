@@ -71,7 +71,7 @@ describe('DynamicBucketAssigner', () => {
     expect(idx.get('a/0')).toEqual([11, 22, 33]); // untouched bucket keeps its file
   });
 
-  it('initial-buckets N spreads new keys as Java\'s N assigners do: hash h goes to buckets b with |b % N| = |h % N|', async () => {
+  it("initial-buckets N spreads new keys as Java's N assigners do: hash h goes to buckets b with |b % N| = |h % N|", async () => {
     const t = await createTestTable({ options: { bucket: '-1' } });
     const a = await assigner(t, { targetRowNum: 2, initialBuckets: 3 });
     const hashes = [3, 4, 5, -7, 6, 9, 12];
@@ -133,7 +133,11 @@ describe('IntToIntHashMap', () => {
 });
 
 describe('primaryKeyBucketMode', () => {
-  const schema = (options: Record<string, string>, primaryKeys = ['id', 'dt'], partitionKeys = ['dt']) => ({ options, primaryKeys, partitionKeys });
+  const schema = (options: Record<string, string>, primaryKeys = ['id', 'dt'], partitionKeys = ['dt']) => ({
+    options,
+    primaryKeys,
+    partitionKeys,
+  });
 
   it('dynamic for bucket -1 (the default), fixed for a positive count', () => {
     expect(primaryKeyBucketMode(schema({}))).toBe('HASH_DYNAMIC');

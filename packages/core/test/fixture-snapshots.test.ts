@@ -80,9 +80,7 @@ describe.skipIf(!present)('snapshots of Java-written fixture tables', () => {
   it('by id and unknown ids', async () => {
     const t = open(tables.pkMor);
     expect((await resolveSnapshot(t, { snapshotId: 3 }))?.commitKind).toBe('COMPACT');
-    await expect(resolveSnapshot(t, { snapshotId: 7 })).rejects.toThrow(
-      new SnapshotNotFoundError(7, 1, 5).message,
-    );
+    await expect(resolveSnapshot(t, { snapshotId: 7 })).rejects.toThrow(new SnapshotNotFoundError(7, 1, 5).message);
     expect(new SnapshotNotFoundError(7, 1, 5).message).toBe('snapshot 7 does not exist; earliest is 1, latest is 5');
   });
 

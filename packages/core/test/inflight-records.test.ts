@@ -75,10 +75,16 @@ describe('in-flight record format', () => {
   it('writes prefixes next to a files member that older readers still parse', async () => {
     const io = new MemoryFileIO();
     await recordInflightPrefixes(io, 'memory://x/t', 'write-1', ['data-abc-'], { now: () => 42 });
-    const raw = JSON.parse(new TextDecoder().decode(await io.read(inflightRecordPath('memory://x/t', 'write-1')))) as Record<string, unknown>;
+    const raw = JSON.parse(new TextDecoder().decode(await io.read(inflightRecordPath('memory://x/t', 'write-1')))) as Record<
+      string,
+      unknown
+    >;
     expect(raw).toEqual({ files: [], prefixes: ['data-abc-'], createdAt: 42 });
     await recordInflightFiles(io, 'memory://x/t', 'sink-1', ['bucket-0/data-y.parquet'], { now: () => 7 });
-    const sink = JSON.parse(new TextDecoder().decode(await io.read(inflightRecordPath('memory://x/t', 'sink-1')))) as Record<string, unknown>;
+    const sink = JSON.parse(new TextDecoder().decode(await io.read(inflightRecordPath('memory://x/t', 'sink-1')))) as Record<
+      string,
+      unknown
+    >;
     expect(sink).toEqual({ files: ['bucket-0/data-y.parquet'], createdAt: 7 });
   });
 
@@ -188,7 +194,10 @@ describe('FileStoreCommit in-flight record', () => {
 
   it('is cleared after a failed commit deleted its manifests', async () => {
     const io = new HookedIO();
-    const t = await createTestTable({ io, commit: { commitOptions: { maxRetries: 1, minRetryWaitMs: 1, maxRetryWaitMs: 2 }, logger: { warn: () => {} } } });
+    const t = await createTestTable({
+      io,
+      commit: { commitOptions: { maxRetries: 1, minRetryWaitMs: 1, maxRetryWaitMs: 2 }, logger: { warn: () => {} } },
+    });
     io.createResult = async () => 'already-exists'; // every attempt loses the race
     await expect(t.commit.commit({ identifier: 1n, messages: messages() }, { commitUser: 'u' })).rejects.toThrow(/gave up/);
     expect(await records(io, t.paths.root)).toEqual([]);

@@ -32,7 +32,11 @@ function kv(f0: string, f2: number, f3: number | null, sequence: number, rowKind
   return { key: [f0, f2], sequence: BigInt(sequence), rowKind, value: [f0, 10, f2, f3] };
 }
 
-function writer(io: MemoryFileIO | LocalFileIO, dir: string, extra: Partial<ConstructorParameters<typeof KeyValueFileWriter>[0]> = {}): KeyValueFileWriter {
+function writer(
+  io: MemoryFileIO | LocalFileIO,
+  dir: string,
+  extra: Partial<ConstructorParameters<typeof KeyValueFileWriter>[0]> = {},
+): KeyValueFileWriter {
   let n = 0;
   return new KeyValueFileWriter({
     fileIO: io,
@@ -70,7 +74,12 @@ describe('KeyValueFileWriter', () => {
     // Key statistics are exact; value statistics are truncated to 16 characters (truncate(16)).
     expect(deserializeBinaryRow(meta!.keyStats.maxValues, keyTypes)).toEqual([LONG, 1]);
     expect(deserializeBinaryRow(meta!.keyStats.minValues, keyTypes)).toEqual(['Alice', 0]);
-    expect(deserializeBinaryRow(meta!.valueStats.maxValues, schema.fields.map((f) => f.type))).toEqual(['Two roads diverh', 10, 1, 19.1]);
+    expect(
+      deserializeBinaryRow(
+        meta!.valueStats.maxValues,
+        schema.fields.map((f) => f.type),
+      ),
+    ).toEqual(['Two roads diverh', 10, 1, 19.1]);
     expect(meta!.valueStats.nullCounts).toEqual([0, 0, 0, 1]);
     expect(meta).toMatchObject({
       rowCount: 3,
@@ -99,7 +108,10 @@ describe('KeyValueFileWriter', () => {
     const fixtures = fixturesDir('KeyValueFileWriter layout');
     if (!fixtures) return ctx.skip();
     const local = new LocalFileIO();
-    const javaFile = join(fixtures, 'pk-mor/default.db/pk_table_scan_and_read_mor/f1=10/bucket-1/data-3a6000ce-0611-462e-8a99-f3cb28aa6f08-0.parquet');
+    const javaFile = join(
+      fixtures,
+      'pk-mor/default.db/pk_table_scan_and_read_mor/f1=10/bucket-1/data-3a6000ce-0611-462e-8a99-f3cb28aa6f08-0.parquet',
+    );
     const java = await readParquetFooter(local, javaFile);
     const io = new MemoryFileIO();
     const w = writer(io, 'memory://kv/layout');
@@ -126,7 +138,9 @@ describe('KeyValueFileWriter', () => {
       prevMax = f.maxSequenceNumber;
       expect(f.fileSize).toBeLessThan(2048 * 2);
     }
-    const keys = files.map((f) => [deserializeBinaryRow(f.minKey, [STR, INT])[0], deserializeBinaryRow(f.maxKey, [STR, INT])[0]] as string[]);
+    const keys = files.map(
+      (f) => [deserializeBinaryRow(f.minKey, [STR, INT])[0], deserializeBinaryRow(f.maxKey, [STR, INT])[0]] as string[],
+    );
     for (let i = 1; i < keys.length; i++) expect(keys[i]![0]! > keys[i - 1]![1]!).toBe(true);
   });
 

@@ -152,7 +152,10 @@ describe('merge functions on materialized records', () => {
       value: [1, 3n, 3, 'a'],
     });
     const rm = schemaOf(cols2, { ...o, 'aggregation.remove-record-on-delete': 'true' });
-    expect(merge(rm, [kv([1, 5n, 3, 'a']), kv([1, 5n, 3, 'a'], RowKind.DELETE)])).toMatchObject({ kind: '-D', value: [1, null, null, null] });
+    expect(merge(rm, [kv([1, 5n, 3, 'a']), kv([1, 5n, 3, 'a'], RowKind.DELETE)])).toMatchObject({
+      kind: '-D',
+      value: [1, null, null, null],
+    });
     expect(merge(rm, [kv([1, 5n, 3, 'a']), kv([1, 5n, 3, 'a'], RowKind.DELETE), kv([1, 1n, 1, 'c'])])).toMatchObject({
       kind: '+I',
       value: [1, 1n, 1, 'c'],
@@ -165,13 +168,23 @@ describe('merge functions on materialized records', () => {
       ['n', NBIG],
       ['s', NSTR],
     ];
-    const s = schemaOf(cols2, { 'merge-engine': 'aggregation', 'fields.n.aggregate-function': 'sum', 'fields.s.aggregate-function': 'max', 'fields.s.ignore-retract': 'true' });
+    const s = schemaOf(cols2, {
+      'merge-engine': 'aggregation',
+      'fields.n.aggregate-function': 'sum',
+      'fields.s.aggregate-function': 'max',
+      'fields.s.ignore-retract': 'true',
+    });
     const rand = seededRandom(42);
     const records: KeyValue[] = [];
     for (let i = 0; i < 200; i++) {
       const k = rand(20);
       const kind = rand(5) === 0 ? RowKind.UPDATE_BEFORE : RowKind.INSERT;
-      records.push({ key: [k], sequence: BigInt(i), rowKind: kind, value: [k, rand(4) === 0 ? null : BigInt(rand(100)), kind ? null : `v${rand(50)}`] });
+      records.push({
+        key: [k],
+        sequence: BigInt(i),
+        rowKind: kind,
+        value: [k, rand(4) === 0 ? null : BigInt(rand(100)), kind ? null : `v${rand(50)}`],
+      });
     }
     const fields = s.fields;
     const chunks = new KeyValueChunks(fields, [fields[0]!]);

@@ -5,13 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO } from '@tidemark/storage';
-import {
-  FileSystemCatalog,
-  openTable,
-  type RowObject,
-  type Table,
-  type TableSpec,
-} from '../src/index.js';
+import { FileSystemCatalog, openTable, type RowObject, type Table, type TableSpec } from '../src/index.js';
 import { mergeEngineOptions } from '../src/read/merge-engine.js';
 import { readMergeSplit } from '../src/read/split-readers.js';
 import { trimmedKeyFields } from '../src/write/key-value/key-value.js';
@@ -34,7 +28,7 @@ interface Scenario {
   readonly tableDelete?: boolean;
 }
 
-const maybe = <T,>(rand: (n: number) => number, v: T): T | null => (rand(4) === 0 ? null : v);
+const maybe = <T>(rand: (n: number) => number, v: T): T | null => (rand(4) === 0 ? null : v);
 
 const dedupSpec = (options: Record<string, string>): TableSpec => ({
   fields: [
@@ -100,7 +94,12 @@ const makeScenarios = (): Scenario[] => [
         { name: 'b', type: 'BIGINT' },
       ],
       primaryKeys: ['k'],
-      options: { bucket: '2', 'merge-engine': 'partial-update', 'partial-update.remove-record-on-delete': 'true', 'write-buffer-size': '2 kb' },
+      options: {
+        bucket: '2',
+        'merge-engine': 'partial-update',
+        'partial-update.remove-record-on-delete': 'true',
+        'write-buffer-size': '2 kb',
+      },
     },
     op(rand, k, state, deletedInCommit) {
       if (state && rand(6) === 0) return { kind: '-D', row: { ...state } };

@@ -71,9 +71,9 @@ describe('parsePredicate', () => {
     expect(p('i NOT IN (1)')).toMatchObject({ kind: 'in', negated: true });
     expect(p('s is not null')).toMatchObject({ kind: 'isNull', negated: true });
     expect(p('arr IS NULL')).toMatchObject({ kind: 'isNull', column: 'arr' });
-    const q = p('i = 1 OR i = 2 AND s = \'x\'');
+    const q = p("i = 1 OR i = 2 AND s = 'x'");
     expect(q.kind).toBe('or');
-    const r = p('(i = 1 OR i = 2) AND NOT s = \'x\'');
+    const r = p("(i = 1 OR i = 2) AND NOT s = 'x'");
     expect(r.kind).toBe('and');
     expect(r.kind === 'and' && r.children[1]!.kind).toBe('not');
     expect(p('"Mixed Case" = 3')).toMatchObject({ column: 'Mixed Case' });
@@ -271,12 +271,29 @@ describe('mightMatch (stats pruning)', () => {
       seed = (seed * 1103515245 + 12345) % 2147483648;
       return seed % n;
     };
-    const preds = ['i = 3', 'i < 3', 'i >= 7', 'i != 5', 'i IN (1, 9)', 'i NOT IN (2, 3)', 'i IS NULL', 'NOT (i > 4 OR i IS NULL)', 'i BETWEEN 3 AND 4', 'NOT i IN (4, NULL)'].map(p);
+    const preds = [
+      'i = 3',
+      'i < 3',
+      'i >= 7',
+      'i != 5',
+      'i IN (1, 9)',
+      'i NOT IN (2, 3)',
+      'i IS NULL',
+      'NOT (i > 4 OR i IS NULL)',
+      'i BETWEEN 3 AND 4',
+      'NOT i IN (4, NULL)',
+    ].map(p);
     for (let trial = 0; trial < 400; trial++) {
       const values = Array.from({ length: 1 + rnd(4) }, () => (rnd(5) === 0 ? null : rnd(10)));
       const nonNull = values.filter((v): v is number => v !== null);
       const st = stats(
-        { i: { min: nonNull.length ? Math.min(...nonNull) : null, max: nonNull.length ? Math.max(...nonNull) : null, nullCount: values.length - nonNull.length } },
+        {
+          i: {
+            min: nonNull.length ? Math.min(...nonNull) : null,
+            max: nonNull.length ? Math.max(...nonNull) : null,
+            nullCount: values.length - nonNull.length,
+          },
+        },
         values.length,
       );
       for (const pred of preds) {
@@ -295,7 +312,7 @@ describe('partitionOnly', () => {
     expect(evaluate(q, { part: 'a' })).toBe(false); // a AND (b OR null) → false
     expect(q.kind).toBe('and');
     expect(q.kind === 'and' && q.children.length).toBe(2);
-    expect(partitionOnly(p('i = 1 OR part = \'a\''), ['part'])).toBeNull();
+    expect(partitionOnly(p("i = 1 OR part = 'a'"), ['part'])).toBeNull();
     expect(partitionOnly(p("part = 'x'"), ['part'])).toMatchObject({ kind: 'compare', column: 'part' });
   });
 });

@@ -48,11 +48,11 @@ describe('takeChunks', () => {
     const tl = arrow.makeVector(takeRows(lists, [2, 0, 1]));
     expect(tl.toArray().map((x: arrow.Vector | null) => (x === null ? null : [...x]))).toEqual([[3], [1, 2], null]);
 
-    const structType = new arrow.Struct([
-      new arrow.Field('a', new arrow.Int32(), true),
-      new arrow.Field('b', new arrow.Utf8(), true),
+    const structType = new arrow.Struct([new arrow.Field('a', new arrow.Int32(), true), new arrow.Field('b', new arrow.Utf8(), true)]);
+    const structs = vec(structType, [
+      { a: 1, b: 'one' },
+      { a: 2, b: 'two' },
     ]);
-    const structs = vec(structType, [{ a: 1, b: 'one' }, { a: 2, b: 'two' }]);
     const ts = arrow.makeVector(takeRows(structs, [1, 1, 0]));
     expect(ts.toArray().map((r: { toJSON(): unknown }) => r.toJSON())).toEqual([
       { a: 2, b: 'two' },

@@ -31,7 +31,12 @@ const T = {
   dec: { root: 'DECIMAL', nullable: true, precision: 12, scale: 2 },
   str: { root: 'VARCHAR', nullable: true, length: 2147483647 },
   arr: { root: 'ARRAY', nullable: true, element: { root: 'INT', nullable: true } },
-  map: { root: 'MAP', nullable: true, key: { root: 'VARCHAR', nullable: false, length: 2147483647 }, value: { root: 'INT', nullable: true } },
+  map: {
+    root: 'MAP',
+    nullable: true,
+    key: { root: 'VARCHAR', nullable: false, length: 2147483647 },
+    value: { root: 'INT', nullable: true },
+  },
 } as unknown as Record<string, DataType>;
 
 interface KvRow {
@@ -64,10 +69,24 @@ async function pkTable(fields: [string, DataType][], options: Record<string, str
   let identifier = 0n;
   for (const rows of files) {
     const columns = [
-      buildColumn(T.k!, rows.map((r) => toInternal(T.k!, r.v['k']))),
-      buildColumn({ root: 'BIGINT', nullable: false }, rows.map((r) => BigInt(r.seq))),
-      buildColumn({ root: 'TINYINT', nullable: false }, rows.map((r) => r.kind ?? 0)),
-      ...dataFields.map((f) => buildColumn(f.type, rows.map((r) => toInternal(f.type, r.v[f.name] ?? null)))),
+      buildColumn(
+        T.k!,
+        rows.map((r) => toInternal(T.k!, r.v['k'])),
+      ),
+      buildColumn(
+        { root: 'BIGINT', nullable: false },
+        rows.map((r) => BigInt(r.seq)),
+      ),
+      buildColumn(
+        { root: 'TINYINT', nullable: false },
+        rows.map((r) => r.kind ?? 0),
+      ),
+      ...dataFields.map((f) =>
+        buildColumn(
+          f.type,
+          rows.map((r) => toInternal(f.type, r.v[f.name] ?? null)),
+        ),
+      ),
     ];
     const batch = makeBatch(toArrowSchema(kvFields), columns, rows.length);
     const bytes = writeParquetFile([batch]);

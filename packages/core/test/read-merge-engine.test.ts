@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  mergeEngineOptions,
-  mergeSorted,
-  sortRecords,
-  type KeyValueRecord,
-  type MergeEngineOptions,
-} from '../src/read/merge-engine.js';
+import { mergeEngineOptions, mergeSorted, sortRecords, type KeyValueRecord, type MergeEngineOptions } from '../src/read/merge-engine.js';
 import { UnsupportedTableFeatureError } from '../src/scan/errors.js';
 import type { TableSchema } from '@tidemark/format';
 

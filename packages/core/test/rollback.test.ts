@@ -73,8 +73,12 @@ describe('rollbackTo', () => {
     await t.io.write(mergedPath, 'x');
     const live = await t.snapshots.latest();
     const entries = [];
-    for (const m of await dataManifests(t.io, t.paths, live!)) for await (const e of readManifestEntries(t.io, t.paths.manifestPath(m.fileName))) entries.push(e.file);
-    await t.commit.commit({ identifier: 3n, messages: [message('a', { compactBefore: entries, compactAfter: [merged] })] }, { commitUser: 'u' });
+    for (const m of await dataManifests(t.io, t.paths, live!))
+      for await (const e of readManifestEntries(t.io, t.paths.manifestPath(m.fileName))) entries.push(e.file);
+    await t.commit.commit(
+      { identifier: 3n, messages: [message('a', { compactBefore: entries, compactAfter: [merged] })] },
+      { commitUser: 'u' },
+    );
     expect(await liveFileNames(t)).toEqual([merged.fileName]);
     await rollbackTo(t.io, t.paths, 2);
     expect(await liveFileNames(t)).toEqual(files.slice().sort());
@@ -82,7 +86,7 @@ describe('rollbackTo', () => {
     expect(await t.io.exists(mergedPath)).toBe(false);
   });
 
-  it("deletes the extra files (sidecars) of removed data files, next to them in their bucket", async () => {
+  it('deletes the extra files (sidecars) of removed data files, next to them in their bucket', async () => {
     const { t, paths } = await tableWith(1);
     const f = { ...dataFile(2), extraFiles: ['sidecar-x.index'] };
     const p = t.paths.dataFilePath('dt=a/', 0, f.fileName);

@@ -42,7 +42,8 @@ function decodedEntry(i: number, block: Uint8Array, over: Partial<DataFileMeta> 
   };
 }
 
-const snapshotOf = (e: ManifestEntry) => JSON.parse(JSON.stringify(e, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v instanceof Uint8Array ? [...v] : v)));
+const snapshotOf = (e: ManifestEntry) =>
+  JSON.parse(JSON.stringify(e, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v instanceof Uint8Array ? [...v] : v)));
 
 describe('EntryCompactor', () => {
   it('copies every field of an entry out of the decoded block, so reusing the block changes nothing', () => {
@@ -51,7 +52,11 @@ describe('EntryCompactor', () => {
     const kept: ManifestEntry[] = [];
     const expected: unknown[] = [];
     for (let i = 0; i < 5; i++) {
-      const e = decodedEntry(i, block, i === 4 ? { embeddedIndex: block.subarray(30, 33), extraFiles: ['x.index'], externalPath: 's3://b/x' } : {});
+      const e = decodedEntry(
+        i,
+        block,
+        i === 4 ? { embeddedIndex: block.subarray(30, 33), extraFiles: ['x.index'], externalPath: 's3://b/x' } : {},
+      );
       expected.push(snapshotOf(e));
       kept.push(compactor.entry(e));
     }
@@ -64,7 +69,7 @@ describe('EntryCompactor', () => {
     }
   });
 
-  it('shares repeated values between files and packs each file\'s own rows into one buffer', () => {
+  it("shares repeated values between files and packs each file's own rows into one buffer", () => {
     const compactor = new EntryCompactor();
     const a = compactor.entry(decodedEntry(0, new Uint8Array(104)));
     const b = compactor.entry(decodedEntry(2, new Uint8Array(104)));

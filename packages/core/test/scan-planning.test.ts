@@ -49,7 +49,13 @@ function schema(id: number, fields: DataField[]): TableSchema {
 
 const EMPTY_PARTITION = serializeBinaryRow([], []);
 
-function fileMeta(name: string, schemaId: number, rows: number, stats: DataFileMeta['valueStats'], statsCols: string[] | null): DataFileMeta {
+function fileMeta(
+  name: string,
+  schemaId: number,
+  rows: number,
+  stats: DataFileMeta['valueStats'],
+  statsCols: string[] | null,
+): DataFileMeta {
   return {
     fileName: name,
     fileSize: 0,
@@ -86,7 +92,12 @@ const paths = new TablePaths(root);
 async function writeData(name: string, fields: DataField[], columns: arrow.Vector[]): Promise<number> {
   const batch = new arrow.RecordBatch(
     toArrowSchema(fields),
-    arrow.makeData({ type: new arrow.Struct(toArrowSchema(fields).fields), length: columns[0]!.length, nullCount: 0, children: columns.map((c) => c.data[0]!) }),
+    arrow.makeData({
+      type: new arrow.Struct(toArrowSchema(fields).fields),
+      length: columns[0]!.length,
+      nullCount: 0,
+      children: columns.map((c) => c.data[0]!),
+    }),
   );
   const bytes = writeParquetFile([batch]);
   await io.write(paths.dataFilePath('', 0, name), bytes);
@@ -143,20 +154,32 @@ beforeAll(async () => {
   ]);
   // File A: stats over schema-0 columns (id INT, name STRING).
   const a = {
-    ...fileMeta('data-a.parquet', 0, 3, {
-      minValues: serializeBinaryRow([INT, STRING], [1, 'one']),
-      maxValues: serializeBinaryRow([INT, STRING], [3, 'two']),
-      nullCounts: [0, 0],
-    }, null),
+    ...fileMeta(
+      'data-a.parquet',
+      0,
+      3,
+      {
+        minValues: serializeBinaryRow([INT, STRING], [1, 'one']),
+        maxValues: serializeBinaryRow([INT, STRING], [3, 'two']),
+        nullCounts: [0, 0],
+      },
+      null,
+    ),
     fileSize: sizeA,
   };
   // File B: dense stats for `id` only (`_VALUE_STATS_COLS`).
   const b = {
-    ...fileMeta('data-b.parquet', 1, 3, {
-      minValues: serializeBinaryRow([BIGINT], [10n]),
-      maxValues: serializeBinaryRow([BIGINT], [12n]),
-      nullCounts: [0],
-    }, ['id']),
+    ...fileMeta(
+      'data-b.parquet',
+      1,
+      3,
+      {
+        minValues: serializeBinaryRow([BIGINT], [10n]),
+        maxValues: serializeBinaryRow([BIGINT], [12n]),
+        nullCounts: [0],
+      },
+      ['id'],
+    ),
     fileSize: sizeB,
   };
   const ghost = fileMeta('data-ghost.parquet', 0, 1, EMPTY_SIMPLE_STATS, null);
@@ -196,7 +219,10 @@ describe('FileStoreScan and evolved reads (synthetic table)', () => {
   it('prunes files by value stats mapped by field id (and keeps files without stats for a column)', async () => {
     const table = await openTable(root, { fileIO: io });
     const names = async (where: string) =>
-      (await table.newRead({ snapshotId: 1, where }).plan()).files().map((f) => f.fileName).sort();
+      (await table.newRead({ snapshotId: 1, where }).plan())
+        .files()
+        .map((f) => f.fileName)
+        .sort();
     expect(await names('id >= 10')).toEqual(['data-b.parquet']);
     expect(await names('id < 5')).toEqual(['data-a.parquet']);
     // `label` is `name` (field 1) in file A: min 'one', max 'two' excludes 'zzz'; B has no stats for it.

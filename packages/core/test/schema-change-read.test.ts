@@ -3,7 +3,11 @@ import { MemoryFileIO } from '@tidemark/storage';
 import { FileSystemCatalog, SchemaChanges, TablePaths, alterTable, openTable } from '../src/index.js';
 
 /** Rows of an Arrow table as plain objects, sorted by `id`. */
-function rows(t: { numRows: number; schema: { fields: Array<{ name: string }> }; getChild(name: string): { get(i: number): unknown } | null }): Array<Record<string, unknown>> {
+function rows(t: {
+  numRows: number;
+  schema: { fields: Array<{ name: string }> };
+  getChild(name: string): { get(i: number): unknown } | null;
+}): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
   for (let i = 0; i < t.numRows; i++) {
     const r: Record<string, unknown> = {};

@@ -277,7 +277,12 @@ describe('alterTable: refusals (nothing is written)', () => {
       /reference column 'nope'/,
     );
     // A later failing change discards the earlier ones of the same set.
-    await expectRefused(io, paths, [SchemaChanges.addColumn('ok', 'INT'), SchemaChanges.dropColumn('nope')], /cannot drop column 'nope': no such column/);
+    await expectRefused(
+      io,
+      paths,
+      [SchemaChanges.addColumn('ok', 'INT'), SchemaChanges.dropColumn('nope')],
+      /cannot drop column 'nope': no such column/,
+    );
   });
 
   it('drop column: partition key, primary key, bucket key, unknown column, last column', async () => {
@@ -285,10 +290,26 @@ describe('alterTable: refusals (nothing is written)', () => {
     await expectRefused(io, paths, [SchemaChanges.dropColumn('p')], /cannot drop column 'p': it is a partition key/);
     await expectRefused(io, paths, [SchemaChanges.dropColumn('k')], /cannot drop column 'k': it is part of the primary key/);
     await expectRefused(io, paths, [SchemaChanges.dropColumn('zz')], /cannot drop column 'zz': no such column/);
-    const b = await setup({ fields: [{ name: 'a', type: 'INT' }, { name: 'b', type: 'INT' }], options: { bucket: '2', 'bucket-key': 'a' } });
+    const b = await setup({
+      fields: [
+        { name: 'a', type: 'INT' },
+        { name: 'b', type: 'INT' },
+      ],
+      options: { bucket: '2', 'bucket-key': 'a' },
+    });
     await expectRefused(b.io, b.paths, [SchemaChanges.dropColumn('a')], /cannot drop column 'a': it is a bucket key/);
-    const one = await setup({ fields: [{ name: 'a', type: 'INT' }, { name: 'b', type: 'INT' }] });
-    await expectRefused(one.io, one.paths, [SchemaChanges.dropColumn('a'), SchemaChanges.dropColumn('b')], /cannot drop column 'b': a table needs at least one column/);
+    const one = await setup({
+      fields: [
+        { name: 'a', type: 'INT' },
+        { name: 'b', type: 'INT' },
+      ],
+    });
+    await expectRefused(
+      one.io,
+      one.paths,
+      [SchemaChanges.dropColumn('a'), SchemaChanges.dropColumn('b')],
+      /cannot drop column 'b': a table needs at least one column/,
+    );
   });
 
   it('rename column: partition key, primary key, to an existing name, unknown column', async () => {
@@ -341,7 +362,10 @@ describe('alterTable: refusals (nothing is written)', () => {
 
   it('options: primary-key / partition always; bucket, bucket-key, merge-engine once the table has snapshots', async () => {
     const { io, paths } = await setup({
-      fields: [{ name: 'a', type: 'INT' }, { name: 'b', type: 'INT' }],
+      fields: [
+        { name: 'a', type: 'INT' },
+        { name: 'b', type: 'INT' },
+      ],
       options: { bucket: '2', 'bucket-key': 'a' },
     });
     const e = await expectRefused(io, paths, [SchemaChanges.setOption('primary-key', 'a')], /option 'primary-key'/);
@@ -356,9 +380,17 @@ describe('alterTable: refusals (nothing is written)', () => {
     await expectRefused(io, paths, [SchemaChanges.setOption('bucket', '4')], /cannot change option 'bucket' from '2' to '4'.*snapshots/);
     await expectRefused(io, paths, [SchemaChanges.removeOption('bucket')], /cannot remove option 'bucket'/);
     await expectRefused(io, paths, [SchemaChanges.setOption('bucket-key', 'b')], /option 'bucket-key'/);
-    await expectRefused(io, paths, [SchemaChanges.setOption('merge-engine', 'first-row')], /cannot change option 'merge-engine' from its default/);
+    await expectRefused(
+      io,
+      paths,
+      [SchemaChanges.setOption('merge-engine', 'first-row')],
+      /cannot change option 'merge-engine' from its default/,
+    );
     // Setting an immutable option to its current value and mutable options stay allowed.
-    const s = await alterTable(io, paths, [SchemaChanges.setOption('bucket', '2'), SchemaChanges.setOption('snapshot.num-retained.min', '2')]);
+    const s = await alterTable(io, paths, [
+      SchemaChanges.setOption('bucket', '2'),
+      SchemaChanges.setOption('snapshot.num-retained.min', '2'),
+    ]);
     expect(s.options).toEqual({ bucket: '2', 'bucket-key': 'a', 'snapshot.num-retained.min': '2' });
   });
 
@@ -399,9 +431,22 @@ describe('alterTable: concurrent changes', () => {
     const m = new SchemaManager(io, paths);
     expect(await m.listIds()).toEqual([0, 1, 2]);
     const s1 = await m.schema(1);
-    expect(s1.fields.map((f) => [f.id, f.name])).toEqual([[0, 'id'], [1, 'p'], [2, 'v'], [3, 'f'], [4, 'theirs']]);
+    expect(s1.fields.map((f) => [f.id, f.name])).toEqual([
+      [0, 'id'],
+      [1, 'p'],
+      [2, 'v'],
+      [3, 'f'],
+      [4, 'theirs'],
+    ]);
     const s2 = await m.schema(2);
-    expect(s2.fields.map((f) => [f.id, f.name])).toEqual([[0, 'id'], [1, 'p'], [2, 'w'], [3, 'f'], [4, 'theirs'], [5, 'mine']]);
+    expect(s2.fields.map((f) => [f.id, f.name])).toEqual([
+      [0, 'id'],
+      [1, 'p'],
+      [2, 'w'],
+      [3, 'f'],
+      [4, 'theirs'],
+      [5, 'mine'],
+    ]);
     expect(s2.highestFieldId).toBe(5);
     // The winner's file is not overwritten by the loser.
     expect(serializeSchema(s1)).toBe(new TextDecoder().decode(await io.read(paths.schemaPath(1))));
@@ -435,9 +480,12 @@ describe('alterTable: concurrent changes', () => {
     expect(results.map((s) => s.id).sort((a, b) => a - b)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
     const latest = await new SchemaManager(io, paths).latest();
     expect(latest.id).toBe(N);
-    expect(latest.fields.map((f) => f.name).filter((x) => x.startsWith('c')).sort()).toEqual(
-      Array.from({ length: N }, (_, i) => `c${i}`).sort(),
-    );
+    expect(
+      latest.fields
+        .map((f) => f.name)
+        .filter((x) => x.startsWith('c'))
+        .sort(),
+    ).toEqual(Array.from({ length: N }, (_, i) => `c${i}`).sort());
     const ids = latest.fields.map((f) => f.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(latest.highestFieldId).toBe(3 + N);

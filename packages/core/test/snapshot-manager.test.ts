@@ -159,7 +159,8 @@ describe('SnapshotManager.snapshotAtOrBefore', () => {
     const { io, paths, sm } = setup();
     await writeSnapshots(io, paths, range(1, 30), { latest: '30' });
     for (const id of [5, 6, 7, 8, 15, 16, 17, 18, 19, 20, 21, 22, 23]) await io.delete(paths.snapshotPath(id));
-    const expected = (t: number) => Math.max(...range(1, 30).filter((id) => ![5, 6, 7, 8, 15, 16, 17, 18, 19, 20, 21, 22, 23].includes(id) && id * 1000 <= t));
+    const expected = (t: number) =>
+      Math.max(...range(1, 30).filter((id) => ![5, 6, 7, 8, 15, 16, 17, 18, 19, 20, 21, 22, 23].includes(id) && id * 1000 <= t));
     for (let t = 1000; t <= 31_000; t += 500) {
       expect((await sm.snapshotAtOrBefore(t)).id).toBe(expected(t));
     }

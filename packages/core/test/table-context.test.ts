@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO } from '@tidemark/storage';
 import { parseTypeString, serializeBinaryRow, type TableSchema } from '@tidemark/format';
-import { FileStorePathFactory, InvalidOptionError, coreOptions, metadataPaths, tableContext, tableOptions, withSchema } from '../src/index.js';
+import {
+  FileStorePathFactory,
+  InvalidOptionError,
+  coreOptions,
+  metadataPaths,
+  tableContext,
+  tableOptions,
+  withSchema,
+} from '../src/index.js';
 
 function schema(options: Record<string, string>, partitionKeys: string[] = ['dt', 'h'], primaryKeys: string[] = []): TableSchema {
   return {
@@ -46,7 +54,10 @@ describe('CoreOptions', () => {
   });
 
   it('reads one value one way everywhere: booleans are trimmed, bad values name the option when used', () => {
-    const o = tableOptions({ options: { 'partition.legacy-name': ' false', 'write-only': 'yes', 'first-row.ignore-delete': 'TRUE' }, primaryKeys: [] });
+    const o = tableOptions({
+      options: { 'partition.legacy-name': ' false', 'write-only': 'yes', 'first-row.ignore-delete': 'TRUE' },
+      primaryKeys: [],
+    });
     expect(o.partitionLegacyName).toBe(false);
     expect(o.ignoreDelete).toBe(true);
     expect(() => o.writeOnly).toThrow(InvalidOptionError);
@@ -58,7 +69,13 @@ describe('CoreOptions', () => {
   });
 
   it('warns once per table and schema about unknown keys, naming the nearest known key, and ignores open prefixes', () => {
-    const s = schema({ 'snapshot.num-retaind.min': '3', 'fields.h.aggregate-function': 'max', 's3.endpoint': 'x', 'hive.x': 'y', 'totally-new': '1' });
+    const s = schema({
+      'snapshot.num-retaind.min': '3',
+      'fields.h.aggregate-function': 'max',
+      's3.endpoint': 'x',
+      'hive.x': 'y',
+      'totally-new': '1',
+    });
     const warnings: string[] = [];
     const logger = { warn: (m: string) => warnings.push(m) };
     tableContext(new MemoryFileIO(), 'memory://wh/db.db/warn-a', s, { logger });
@@ -87,7 +104,10 @@ describe('FileStorePathFactory', () => {
     const row = serializeBinaryRow(types, [19723, null]);
     expect(legacy.partitionPath(row)).toBe('dt=19723/h=__DEFAULT_PARTITION__/');
     expect(legacy.partitionPath([19723, 'a:b'])).toBe('dt=19723/h=a%3Ab/');
-    const named = new FileStorePathFactory('s3://b/wh/db.db/t', schema({ 'partition.legacy-name': 'false', 'partition.default-name': 'NULL' }));
+    const named = new FileStorePathFactory(
+      's3://b/wh/db.db/t',
+      schema({ 'partition.legacy-name': 'false', 'partition.default-name': 'NULL' }),
+    );
     expect(named.partitionPath(row)).toBe('dt=2024-01-01/h=NULL/');
     expect(named.partitionSpec(row)).toEqual({ dt: '2024-01-01', h: 'NULL' });
   });

@@ -49,9 +49,11 @@ describe.skipIf(!present)('plan + read of Paimon fixture tables (local disk)', (
       ['f3', 3],
       ['f0', 0],
     ]);
-    expect(rows(t).map((r) => r[1]).sort()).toEqual(
-      ['Alice', 'Bob', 'David', 'Emily', 'Lucy', 'Marco', 'Marco2', 'Paul', 'Skye', 'Skye2', LONG].sort(),
-    );
+    expect(
+      rows(t)
+        .map((r) => r[1])
+        .sort(),
+    ).toEqual(['Alice', 'Bob', 'David', 'Emily', 'Lucy', 'Marco', 'Marco2', 'Paul', 'Skye', 'Skye2', LONG].sort());
   });
 
   it('filters merged rows with where (including a non-key column) and honours limit', async () => {
@@ -59,7 +61,7 @@ describe.skipIf(!present)('plan + read of Paimon fixture tables (local disk)', (
     // Alice's old value 11.1 (snapshot 1) must not resurface: the filter runs after the merge.
     const t = await table.newRead({ where: 'f3 < 19.5 AND f3 > 19.0', columns: ['f0', 'f3'] }).toArrowTable();
     expect(rows(t)).toEqual([['Alice', 19.1]]);
-    const older = await table.newRead({ where: 'f0 = \'Alice\'', columns: ['f3'] }).toArrowTable();
+    const older = await table.newRead({ where: "f0 = 'Alice'", columns: ['f3'] }).toArrowTable();
     expect(rows(older)).toEqual([[19.1]]);
     const limited = await table.newRead({ limit: 3 }).toArrowTable();
     expect(limited.numRows).toBe(3);
@@ -99,13 +101,15 @@ describe.skipIf(!present)('plan + read of Paimon fixture tables (local disk)', (
   it('incremental read of an append table returns the rows added in (from, to]', async () => {
     const table = await openTable(appendEvo);
     const t = await table.newIncrementalRead({ fromSnapshotId: 1, toSnapshotId: 2, columns: ['k', 'e'] }).toArrowTable();
-    expect(rows(t)).toEqual([
-      [66, 618],
-      [76, 628],
-      [86, 638],
-      [96, 648],
-      [106, 658],
-    ].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)));
+    expect(rows(t)).toEqual(
+      [
+        [66, 618],
+        [76, 628],
+        [86, 638],
+        [96, 648],
+        [106, 658],
+      ].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)),
+    );
     const everything = await table.newIncrementalRead({ fromSnapshotId: 0, toSnapshotId: 2 }).toArrowTable();
     expect(everything.numRows).toBe(10);
   });

@@ -6,7 +6,8 @@ import { createTestTable, dataFile, message } from './commit-helpers.js';
 
 async function tableWith(n: number) {
   const t = await createTestTable();
-  for (let i = 1; i <= n; i++) await t.commit.commit({ identifier: BigInt(i), messages: [message('a', { newFiles: [dataFile(i)] })] }, { commitUser: 'u' });
+  for (let i = 1; i <= n; i++)
+    await t.commit.commit({ identifier: BigInt(i), messages: [message('a', { newFiles: [dataFile(i)] })] }, { commitUser: 'u' });
   return t;
 }
 

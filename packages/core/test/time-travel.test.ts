@@ -42,7 +42,9 @@ describe('resolveSnapshot', () => {
     await expect(resolveSnapshot(table, { snapshotId: 1.5 })).rejects.toBeInstanceOf(TimeTravelError);
     await expect(resolveSnapshot(table, { timestampMs: Number.NaN })).rejects.toBeInstanceOf(TimeTravelError);
     await expect(resolveSnapshot(table, { snapshotId: 9 })).rejects.toBeInstanceOf(SnapshotNotFoundError);
-    await expect(resolveSnapshot(table, { timestampMs: 999 })).rejects.toThrow(/earliest snapshot 1 was committed at 1970-01-01T00:00:01.000Z/);
+    await expect(resolveSnapshot(table, { timestampMs: 999 })).rejects.toThrow(
+      /earliest snapshot 1 was committed at 1970-01-01T00:00:01.000Z/,
+    );
   });
 
   it('lists available tags (at most 10) for an unknown tag', async () => {

@@ -28,7 +28,11 @@ describe('TableWrite on dynamic-bucket tables', () => {
   it('hands out hash index files with its messages, protected by its in-flight record until committed', async () => {
     const t = await dynamicTable({ 'dynamic-bucket.target-row-num': '2' });
     const w = t.newBatchWrite();
-    await w.write([{ k: 1, v: 'a' }, { k: 2, v: 'b' }, { k: 3, v: 'c' }]);
+    await w.write([
+      { k: 1, v: 'a' },
+      { k: 2, v: 'b' },
+      { k: 3, v: 'c' },
+    ]);
     const messages = await w.prepareCommit();
     expect(messages.map((m) => [m.bucket, m.totalBuckets, m.indexBaseSnapshotId]).sort()).toEqual([
       [0, -1, null],
@@ -41,7 +45,11 @@ describe('TableWrite on dynamic-bucket tables', () => {
     ]);
     const prefixes: string[] = [];
     for await (const r of listInflightRecords(t.fileIO, t.location)) prefixes.push(...r.record.prefixes);
-    for (const f of index) expect(prefixes.some((p) => f.fileName.startsWith(p)), f.fileName).toBe(true);
+    for (const f of index)
+      expect(
+        prefixes.some((p) => f.fileName.startsWith(p)),
+        f.fileName,
+      ).toBe(true);
     const r = await t.newCommit().commit({ identifier: BATCH_COMMIT_IDENTIFIER, messages });
     expect(r.status).toBe('committed');
     await w.close();

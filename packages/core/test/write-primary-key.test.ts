@@ -2,7 +2,15 @@ import * as arrow from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO } from '@tidemark/storage';
 import { bucketOfValues, deserializeBinaryRow, type DataType } from '@tidemark/format';
-import { FileSystemCatalog, NotSupportedError, openTable, readDataFile, WriteValidationError, type Table, type TableSpec } from '../src/index.js';
+import {
+  FileSystemCatalog,
+  NotSupportedError,
+  openTable,
+  readDataFile,
+  WriteValidationError,
+  type Table,
+  type TableSpec,
+} from '../src/index.js';
 
 let n = 0;
 async function pkTable(spec: Partial<TableSpec> & { options?: Record<string, string> }): Promise<Table> {
@@ -35,7 +43,10 @@ describe('primary-key writes', () => {
       { k: 2, v: 'b', n: 2n },
       { k: 1, v: 'a2', n: 3n },
     ]);
-    await t.append([{ k: 2, v: 'b2', n: null }, { k: 3, v: 'c', n: 5n }]);
+    await t.append([
+      { k: 2, v: 'b2', n: null },
+      { k: 3, v: 'c', n: 5n },
+    ]);
     expect(await rows(t)).toEqual([
       { k: 1, v: 'a2', n: 3n },
       { k: 2, v: 'b2', n: null },
@@ -86,15 +97,29 @@ describe('primary-key writes', () => {
       { name: 'n', type: 'BIGINT' },
     ];
     const asc = await pkTable({ fields, options: { 'sequence.field': 'n' } });
-    await asc.append([{ k: 1, v: 'newest', n: 9n }, { k: 1, v: 'older', n: 3n }, { k: 2, v: 'x', n: 1n }]);
-    await asc.append([{ k: 1, v: 'late', n: 5n }, { k: 2, v: 'null seq', n: null }]);
+    await asc.append([
+      { k: 1, v: 'newest', n: 9n },
+      { k: 1, v: 'older', n: 3n },
+      { k: 2, v: 'x', n: 1n },
+    ]);
+    await asc.append([
+      { k: 1, v: 'late', n: 5n },
+      { k: 2, v: 'null seq', n: null },
+    ]);
     expect(await rows(asc)).toEqual([
       { k: 1, v: 'newest', n: 9n },
       { k: 2, v: 'x', n: 1n },
     ]);
     const desc = await pkTable({ fields, options: { 'sequence.field': 'n', 'sequence.field.sort-order': 'descending' } });
-    await desc.append([{ k: 1, v: 'a', n: 9n }, { k: 1, v: 'smallest', n: 3n }, { k: 2, v: 'x', n: 1n }]);
-    await desc.append([{ k: 1, v: 'late', n: 5n }, { k: 2, v: 'null seq', n: null }]);
+    await desc.append([
+      { k: 1, v: 'a', n: 9n },
+      { k: 1, v: 'smallest', n: 3n },
+      { k: 2, v: 'x', n: 1n },
+    ]);
+    await desc.append([
+      { k: 1, v: 'late', n: 5n },
+      { k: 2, v: 'null seq', n: null },
+    ]);
     expect(await rows(desc)).toEqual([
       { k: 1, v: 'smallest', n: 3n },
       { k: 2, v: 'x', n: 1n },
@@ -112,7 +137,10 @@ describe('primary-key writes', () => {
       options: { 'merge-engine': 'partial-update', 'fields.g.sequence-group': 'a' },
     });
     await t.append([{ k: 1, a: 'new', g: 5n, b: 'b1' }]);
-    await t.append([{ k: 1, a: 'stale', g: 2n, b: null }, { k: 2, a: 'x', g: 1n, b: null }]);
+    await t.append([
+      { k: 1, a: 'stale', g: 2n, b: null },
+      { k: 2, a: 'x', g: 1n, b: null },
+    ]);
     await t.append([{ k: 2, a: null, g: null, b: 'only b' }]);
     expect(await rows(t)).toEqual([
       { k: 1, a: 'new', g: 5n, b: 'b1' },
@@ -189,9 +217,15 @@ describe('primary-key writes', () => {
     await expect(fr.delete([{ k: 1 }])).rejects.toThrow(NotSupportedError);
     await expect(fr.append([{ k: 1, op: '-D' }], { rowKindField: 'op' })).rejects.toThrow(/first-row cannot take -U\/-D rows/);
     const agg = await pkTable({ options: { 'merge-engine': 'aggregation', 'fields.n.aggregate-function': 'max' } });
-    await expect(agg.append([{ k: 1, n: 1n, op: '+I' }, { k: 1, n: 1n, op: '-U' }], { rowKindField: 'op' })).rejects.toThrow(
-      /row 1: aggregate function 'max' of column 'n' cannot retract/,
-    );
+    await expect(
+      agg.append(
+        [
+          { k: 1, n: 1n, op: '+I' },
+          { k: 1, n: 1n, op: '-U' },
+        ],
+        { rowKindField: 'op' },
+      ),
+    ).rejects.toThrow(/row 1: aggregate function 'max' of column 'n' cannot retract/);
     expect(await agg.snapshotManager.latestId()).toBeNull();
     const io = new MemoryFileIO();
     const catalog = new FileSystemCatalog(`memory://pk-write-append-${++n}/wh`, { fileIO: io });

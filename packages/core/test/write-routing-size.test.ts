@@ -37,7 +37,11 @@ describe('TableWrite: file sizes', () => {
   it('fills every file but the last to about target-file-size when rows arrive in many small writes', async () => {
     const target = 64 * 1024;
     const { io, location, schema } = await setup({
-      fields: [{ name: 'seq', type: 'INT' }, { name: 'x', type: 'DOUBLE' }, { name: 'y', type: 'DOUBLE' }],
+      fields: [
+        { name: 'seq', type: 'INT' },
+        { name: 'x', type: 'DOUBLE' },
+        { name: 'y', type: 'DOUBLE' },
+      ],
       options: { 'target-file-size': '64 kb' },
     });
     const w = new TableWrite(io, location, schema, { startSequence: () => 0n });
@@ -73,7 +77,11 @@ describe('TableWrite: file sizes', () => {
 
 describe('TableWrite: routing rows by partition', () => {
   const spec: TableSpec = {
-    fields: [{ name: 'p', type: 'STRING' }, { name: 'q', type: 'BIGINT' }, { name: 'id', type: 'INT' }],
+    fields: [
+      { name: 'p', type: 'STRING' },
+      { name: 'q', type: 'BIGINT' },
+      { name: 'id', type: 'INT' },
+    ],
     partitionKeys: ['p', 'q'],
   };
   // Runs of equal keys, with neighbours that differ only in bytes of equal length, by null, by

@@ -76,18 +76,49 @@ describe('TableWrite: every type', () => {
     const w = new TableWrite(io, location, schema);
     await w.write([
       {
-        b: true, i8: -128, i16: 32767, i32: -2147483648, i64: -(2n ** 63n), f32: 1.5, f64: -1e308,
-        dec: '12345678.99', bigdec: '-123456789012345678901234567890123.45678', s: LONG, bin: new Uint8Array([0, 255]),
-        d: '1900-01-01', t: '23:59:59.999', ts3: '1969-12-31 23:59:59.999', ts6: '1960-06-15T12:00:00.123456',
-        ts9: { millis: -1, nanoOfMillis: 999_999 }, ltz: '2024-01-01T10:00:00+02:00',
-        arr: [1, null, 3], m: new Map([['k', 5n]]), r: { x: 1, y: 'a' },
+        b: true,
+        i8: -128,
+        i16: 32767,
+        i32: -2147483648,
+        i64: -(2n ** 63n),
+        f32: 1.5,
+        f64: -1e308,
+        dec: '12345678.99',
+        bigdec: '-123456789012345678901234567890123.45678',
+        s: LONG,
+        bin: new Uint8Array([0, 255]),
+        d: '1900-01-01',
+        t: '23:59:59.999',
+        ts3: '1969-12-31 23:59:59.999',
+        ts6: '1960-06-15T12:00:00.123456',
+        ts9: { millis: -1, nanoOfMillis: 999_999 },
+        ltz: '2024-01-01T10:00:00+02:00',
+        arr: [1, null, 3],
+        m: new Map([['k', 5n]]),
+        r: { x: 1, y: 'a' },
       },
       { i32: 7 },
       {
-        b: false, i8: 127, i16: -32768, i32: 2147483647, i64: 2n ** 63n - 1n, f32: -2.25, f64: 1e308,
-        dec: -0.05, bigdec: 1n, s: 'Apple', bin: new Uint8Array([1]), d: new Date(Date.UTC(2024, 0, 1)), t: 0,
-        ts3: new Date(Date.UTC(2024, 0, 1)), ts6: 0, ts9: '2262-04-11 23:47:16.854775807', ltz: 0n,
-        arr: [], m: { z: null }, r: [null, null],
+        b: false,
+        i8: 127,
+        i16: -32768,
+        i32: 2147483647,
+        i64: 2n ** 63n - 1n,
+        f32: -2.25,
+        f64: 1e308,
+        dec: -0.05,
+        bigdec: 1n,
+        s: 'Apple',
+        bin: new Uint8Array([1]),
+        d: new Date(Date.UTC(2024, 0, 1)),
+        t: 0,
+        ts3: new Date(Date.UTC(2024, 0, 1)),
+        ts6: 0,
+        ts9: '2262-04-11 23:47:16.854775807',
+        ltz: 0n,
+        arr: [],
+        m: { z: null },
+        r: [null, null],
       },
     ]);
     const files = await dataFiles(io, location);
@@ -112,7 +143,12 @@ describe('TableWrite: every type', () => {
     expect(file!.fileSize).toBe((await io.stat(path)).size);
 
     const footer = await readParquetFooter(io, path);
-    expect([...footer.topLevelFieldIds.entries()].slice(0, 4)).toEqual([['b', 0], ['i8', 1], ['i16', 2], ['i32', 3]]);
+    expect([...footer.topLevelFieldIds.entries()].slice(0, 4)).toEqual([
+      ['b', 0],
+      ['i8', 1],
+      ['i16', 2],
+      ['i32', 3],
+    ]);
     expect(footer.rowGroups[0]!.columns[0]!.column.element.repetition_type).toBe('OPTIONAL');
     expect(footer.rowGroups[0]!.columns[3]!.column.element.repetition_type).toBe('REQUIRED');
     expect(footer.metadata.row_groups[0]!.columns[0]!.meta_data!.codec).toBe('ZSTD');
@@ -143,7 +179,10 @@ describe('TableWrite: every type', () => {
     expect([min[col('b')], max[col('b')]]).toEqual([false, true]);
     expect([min[col('i32')], max[col('i32')]]).toEqual([-2147483648, 2147483647]);
     expect([min[col('i64')], max[col('i64')]]).toEqual([-(2n ** 63n), 2n ** 63n - 1n]);
-    expect([min[col('dec')], max[col('dec')]]).toEqual([{ unscaled: -5n, scale: 2 }, { unscaled: 1234567899n, scale: 2 }]);
+    expect([min[col('dec')], max[col('dec')]]).toEqual([
+      { unscaled: -5n, scale: 2 },
+      { unscaled: 1234567899n, scale: 2 },
+    ]);
     expect(min[col('bigdec')]).toEqual({ unscaled: -12345678901234567890123456789012345678n, scale: 5 });
     // truncate(16): min = first 16 code points, max = first 16 with the last incremented.
     expect(min[col('s')]).toBe('Apple');
@@ -157,11 +196,18 @@ describe('TableWrite: every type', () => {
 
   it('honours metadata.stats-mode full / counts / none', async () => {
     const { io, location, schema } = await setup({
-      fields: [{ name: 'a', type: 'STRING' }, { name: 'b', type: 'INT' }, { name: 'c', type: 'INT' }],
+      fields: [
+        { name: 'a', type: 'STRING' },
+        { name: 'b', type: 'INT' },
+        { name: 'c', type: 'INT' },
+      ],
       options: { 'metadata.stats-mode': 'full', 'fields.b.stats-mode': 'counts', 'fields.c.stats-mode': 'none' },
     });
     const w = new TableWrite(io, location, schema);
-    await w.write([{ a: LONG, b: 1, c: 2 }, { a: null, b: null, c: 3 }]);
+    await w.write([
+      { a: LONG, b: 1, c: 2 },
+      { a: null, b: null, c: 3 },
+    ]);
     const [file] = (await w.prepareCommit())[0]!.newFiles;
     expect(file!.valueStatsCols).toEqual(['a', 'b']);
     const types = schema.fields.slice(0, 2).map((f) => f.type);
@@ -174,7 +220,11 @@ describe('TableWrite: every type', () => {
 describe('TableWrite: validation', () => {
   it('rejects bad input naming column and row, and writes nothing', async () => {
     const { io, location, schema } = await setup({
-      fields: [{ name: 'id', type: 'BIGINT NOT NULL' }, { name: 'n', type: 'TINYINT' }, { name: 'v', type: 'VARCHAR(3)' }],
+      fields: [
+        { name: 'id', type: 'BIGINT NOT NULL' },
+        { name: 'n', type: 'TINYINT' },
+        { name: 'v', type: 'VARCHAR(3)' },
+      ],
     });
     const w = new TableWrite(io, location, schema);
     await expect(w.write([{ id: 1n }, { id: 2n, nope: 1 }])).rejects.toThrow(/column 'nope', row 1: unknown column/);
@@ -198,7 +248,10 @@ describe('TableWrite: validation', () => {
     const postpone = await setup({ fields: [{ name: 'k', type: 'INT' }], primaryKeys: ['k'], options: { bucket: '-2' } });
     expect(() => new TableWrite(postpone.io, postpone.location, postpone.schema)).toThrow(/'bucket' = -2/);
     const cross = await setup({
-      fields: [{ name: 'k', type: 'INT' }, { name: 'p', type: 'INT' }],
+      fields: [
+        { name: 'k', type: 'INT' },
+        { name: 'p', type: 'INT' },
+      ],
       primaryKeys: ['k'],
       partitionKeys: ['p'],
       options: { bucket: '2' },
@@ -210,7 +263,11 @@ describe('TableWrite: validation', () => {
 describe('TableWrite: placement and rolling', () => {
   it('puts rows into partition directories and fixed buckets as bucketOfValues says', async () => {
     const { io, location, schema } = await setup({
-      fields: [{ name: 'dt', type: 'STRING' }, { name: 'k', type: 'INT' }, { name: 'v', type: 'STRING' }],
+      fields: [
+        { name: 'dt', type: 'STRING' },
+        { name: 'k', type: 'INT' },
+        { name: 'v', type: 'STRING' },
+      ],
       partitionKeys: ['dt'],
       options: { bucket: '3', 'bucket-key': 'k' },
     });
@@ -241,12 +298,21 @@ describe('TableWrite: placement and rolling', () => {
 
   it('rolls files at a small target-file-size with contiguous sequence numbers', async () => {
     const { io, location, schema } = await setup({
-      fields: [{ name: 'id', type: 'BIGINT' }, { name: 's', type: 'STRING' }],
+      fields: [
+        { name: 'id', type: 'BIGINT' },
+        { name: 's', type: 'STRING' },
+      ],
       options: { 'target-file-size': '64 kb' },
     });
     const w = new TableWrite(io, location, schema, { startSequence: () => 100n });
     const ids = BigInt64Array.from({ length: 50_000 }, (_, i) => BigInt(i));
-    const table = new arrow.Table({ id: arrow.makeVector(ids), s: arrow.vectorFromArray(Array.from({ length: 50_000 }, (_, i) => `row-${i * 7919}`), new arrow.Utf8()) });
+    const table = new arrow.Table({
+      id: arrow.makeVector(ids),
+      s: arrow.vectorFromArray(
+        Array.from({ length: 50_000 }, (_, i) => `row-${i * 7919}`),
+        new arrow.Utf8(),
+      ),
+    });
     await w.write(table);
     const [msg] = await w.prepareCommit();
     const files = msg!.newFiles;

@@ -81,12 +81,7 @@ export function timestampUnit(precision: number): arrow.TimeUnit {
 
 /** Converts a Paimon field to an Arrow field carrying `PARQUET:field_id`. */
 export function toArrowField(field: DataField): arrow.Field {
-  return new arrow.Field(
-    field.name,
-    toArrowType(field.type),
-    field.type.nullable,
-    new Map([[PARQUET_FIELD_ID_KEY, String(field.id)]]),
-  );
+  return new arrow.Field(field.name, toArrowType(field.type), field.type.nullable, new Map([[PARQUET_FIELD_ID_KEY, String(field.id)]]));
 }
 
 /** Converts a list of Paimon fields (a row type) to an Arrow schema. */
@@ -98,10 +93,7 @@ export function toArrowSchema(fields: readonly DataField[]): arrow.Schema {
  * Physical columns of a primary-key data file: `_KEY_<name>` per trimmed primary key field
  * (field id 1073741823 + id), `_SEQUENCE_NUMBER`, `_VALUE_KIND`, then every value column.
  */
-export function keyValueFileFields(
-  trimmedPrimaryKeyFields: readonly DataField[],
-  valueFields: readonly DataField[],
-): DataField[] {
+export function keyValueFileFields(trimmedPrimaryKeyFields: readonly DataField[], valueFields: readonly DataField[]): DataField[] {
   return [
     ...trimmedPrimaryKeyFields.map((f) => ({
       id: KEY_FIELD_ID_START + f.id,
@@ -129,9 +121,6 @@ function elementField(name: string, type: DataType): arrow.Field {
 }
 
 function mapType(key: DataType, value: DataType): arrow.Map_ {
-  const entries = new arrow.Struct([
-    new arrow.Field('key', toArrowType(key), false),
-    elementField('value', value),
-  ]);
+  const entries = new arrow.Struct([new arrow.Field('key', toArrowType(key), false), elementField('value', value)]);
   return new arrow.Map_(new arrow.Field('entries', entries, false), false);
 }

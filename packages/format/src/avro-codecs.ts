@@ -49,7 +49,7 @@ let nativeZstd: Promise<NativeZstd | null> | undefined;
 /** Loads the native zstd binding once; resolves to null when its prebuilt binary is missing. */
 function loadNativeZstd(): Promise<NativeZstd | null> {
   nativeZstd ??= import('@mongodb-js/zstd').then(
-    (m) => ((m as { default?: NativeZstd }).default ?? (m as unknown as NativeZstd)),
+    (m) => (m as { default?: NativeZstd }).default ?? (m as unknown as NativeZstd),
     () => null,
   );
   return nativeZstd;
@@ -141,12 +141,8 @@ export function getAvroCodec(name: string | undefined, options: AvroCodecOptions
     case 'snappy':
       return snappyCodec;
     case 'zstandard':
-      return options.zstdLevel === undefined || options.zstdLevel === 1
-        ? DEFAULT_ZSTD
-        : zstandardCodec(options.zstdLevel);
+      return options.zstdLevel === undefined || options.zstdLevel === 1 ? DEFAULT_ZSTD : zstandardCodec(options.zstdLevel);
     default:
-      throw new FormatError(
-        `unsupported Avro codec '${name}' (supported: ${AVRO_CODEC_NAMES.join(', ')})`,
-      );
+      throw new FormatError(`unsupported Avro codec '${name}' (supported: ${AVRO_CODEC_NAMES.join(', ')})`);
   }
 }

@@ -79,8 +79,7 @@ const HYBRID_LONG = avsc.types.LongType.__with({
   fromJSON: (v: unknown): number | bigint => (typeof v === 'string' ? BigInt(v) : (v as number)),
   toJSON: (v: number | bigint): number => Number(v),
   isValid: (v: unknown): boolean =>
-    (typeof v === 'number' && Number.isSafeInteger(v)) ||
-    (typeof v === 'bigint' && v >= INT64_MIN && v <= INT64_MAX),
+    (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'bigint' && v >= INT64_MIN && v <= INT64_MAX),
   compare: (a: number | bigint, b: number | bigint): number => (a < b ? -1 : a > b ? 1 : 0),
 });
 
@@ -206,10 +205,7 @@ async function decodeFromSource(src: ByteSource, type: avsc.Type): Promise<unkno
 async function readHeader(src: ByteSource, path: string): Promise<AvroHeader> {
   if (!(await src.ensure(MAGIC.length)) || !src.rest.subarray(0, MAGIC.length).equals(MAGIC)) {
     const got = src.rest.subarray(0, MAGIC.length).toString('hex');
-    throw new CorruptFileError(
-      path,
-      `not an Avro object container file (expected magic 4f626a01, found ${got || 'end of file'})`,
-    );
+    throw new CorruptFileError(path, `not an Avro object container file (expected magic 4f626a01, found ${got || 'end of file'})`);
   }
   let raw: { meta: Record<string, Buffer>; sync: Buffer } | undefined;
   try {
@@ -291,11 +287,9 @@ export async function* readAvroRecords(
       try {
         block = toBuffer(await codec.decompress(compressed));
       } catch (err) {
-        throw new CorruptFileError(
-          path,
-          `cannot decompress block ${blockIndex} (${codec.name}): ${(err as Error).message}`,
-          { cause: err },
-        );
+        throw new CorruptFileError(path, `cannot decompress block ${blockIndex} (${codec.name}): ${(err as Error).message}`, {
+          cause: err,
+        });
       }
       let offset = 0;
       for (let i = 0; i < count; i++) {
@@ -303,11 +297,7 @@ export async function* readAvroRecords(
         try {
           result = type.decode(block, offset);
         } catch (err) {
-          throw new CorruptFileError(
-            path,
-            `cannot decode record ${i} of block ${blockIndex}: ${(err as Error).message}`,
-            { cause: err },
-          );
+          throw new CorruptFileError(path, `cannot decode record ${i} of block ${blockIndex}: ${(err as Error).message}`, { cause: err });
         }
         if (result.offset < 0) {
           throw new CorruptFileError(path, `block ${blockIndex} ends inside record ${i} of ${count}`);
@@ -316,10 +306,7 @@ export async function* readAvroRecords(
         yield result.value as AvroRecord;
       }
       if (offset !== block.length) {
-        throw new CorruptFileError(
-          path,
-          `block ${blockIndex} has ${block.length - offset} bytes left after its ${count} records`,
-        );
+        throw new CorruptFileError(path, `block ${blockIndex} has ${block.length - offset} bytes left after its ${count} records`);
       }
     }
   } finally {
@@ -420,7 +407,7 @@ function describeInvalid(type: avsc.Type, record: unknown, err: unknown): string
   type.isValid(record, {
     errorHook: (path: string[], value: unknown, t: avsc.Type) => {
       if (problems.length < 3) {
-        const shown = typeof value === 'bigint' ? `${value}n` : JSON.stringify(value) ?? String(value);
+        const shown = typeof value === 'bigint' ? `${value}n` : (JSON.stringify(value) ?? String(value));
         problems.push(`field '${path.join('.')}' = ${String(shown).slice(0, 80)} is not a valid ${t.typeName}`);
       }
     },

@@ -112,10 +112,7 @@ export function decodeDeletionVector(
     throw new CorruptFileError(path, `${what}: bitmap occupies ${consumed} bytes but the vector is ${size - 4} bytes after the magic`);
   }
   if (expected.cardinality !== undefined && expected.cardinality !== null && expected.cardinality !== dv.cardinality) {
-    throw new CorruptFileError(
-      path,
-      `${what} holds ${dv.cardinality} positions but the index manifest says ${expected.cardinality}`,
-    );
+    throw new CorruptFileError(path, `${what} holds ${dv.cardinality} positions but the index manifest says ${expected.cardinality}`);
   }
   return dv;
 }
@@ -131,10 +128,7 @@ export function decodeDeletionVectorFile(
 ): Map<string, DeletionVector> {
   if (bytes.length < 1) throw new CorruptFileError(path, 'deletion vector file is empty');
   if (bytes[0] !== DELETION_VECTOR_FILE_VERSION) {
-    throw new CorruptFileError(
-      path,
-      `unsupported deletion vector file version ${bytes[0]} (expected ${DELETION_VECTOR_FILE_VERSION})`,
-    );
+    throw new CorruptFileError(path, `unsupported deletion vector file version ${bytes[0]} (expected ${DELETION_VECTOR_FILE_VERSION})`);
   }
   const out = new Map<string, DeletionVector>();
   for (const range of ranges) {

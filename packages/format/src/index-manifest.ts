@@ -148,10 +148,7 @@ export function indexManifestEntryToAvro(entry: IndexManifestEntry): AvroRecord 
 }
 
 /** Decodes an index manifest from its bytes. */
-export async function decodeIndexManifest(
-  source: Uint8Array | AsyncIterable<Uint8Array>,
-  path: string,
-): Promise<IndexManifestEntry[]> {
+export async function decodeIndexManifest(source: Uint8Array | AsyncIterable<Uint8Array>, path: string): Promise<IndexManifestEntry[]> {
   return decodeAllRecords(source, path, indexManifestEntryFromAvro);
 }
 
@@ -161,10 +158,7 @@ export async function readIndexManifest(io: Pick<ManifestIO, 'read'>, path: stri
 }
 
 /** Encodes an index manifest with the Java 1.4 writer schema (codec `zstandard` unless given). */
-export function writeIndexManifest(
-  entries: Iterable<IndexManifestEntry>,
-  options: AvroWriteOptions = {},
-): Promise<Uint8Array> {
+export function writeIndexManifest(entries: Iterable<IndexManifestEntry>, options: AvroWriteOptions = {}): Promise<Uint8Array> {
   const records: AvroRecord[] = [];
   for (const entry of entries) records.push(indexManifestEntryToAvro(entry));
   return writeAvroFile(INDEX_MANIFEST_ENTRY_SCHEMA, records, options);

@@ -90,14 +90,7 @@ export {
   trimmedPrimaryKeys,
   type TableSchema,
 } from './schema.js';
-export {
-  BATCH_COMMIT_IDENTIFIER,
-  SNAPSHOT_VERSION,
-  parseSnapshot,
-  serializeSnapshot,
-  type CommitKind,
-  type Snapshot,
-} from './snapshot.js';
+export { BATCH_COMMIT_IDENTIFIER, SNAPSHOT_VERSION, parseSnapshot, serializeSnapshot, type CommitKind, type Snapshot } from './snapshot.js';
 export { parseTag, serializeTag, type Tag, type TagDuration } from './tag.js';
 export {
   bigIntToBytes,
@@ -203,6 +196,4 @@ export {
   indexManifestEntryOf,
   keyHash,
 } from './hash-index.js';
-export {
-  partitionValueStrings,
-} from './partition-path.js';
+export { partitionValueStrings } from './partition-path.js';

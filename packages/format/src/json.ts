@@ -24,15 +24,7 @@ export class JsonNumber {
 }
 
 /** A JSON value as produced by {@link parseJson}. `undefined` members are skipped when printing. */
-export type JsonValue =
-  | null
-  | boolean
-  | number
-  | bigint
-  | string
-  | JsonNumber
-  | JsonValue[]
-  | { [key: string]: JsonValue | undefined };
+export type JsonValue = null | boolean | number | bigint | string | JsonNumber | JsonValue[] | { [key: string]: JsonValue | undefined };
 
 /** A parsed JSON object (values may be absent). */
 export type JsonObject = { [key: string]: JsonValue | undefined };
@@ -335,7 +327,10 @@ function jacksonString(s: string): string {
  * round-tripping digits, as JDK 19+ does.
  */
 export function javaDoubleToString(d: number): string {
-  return javaFloatingToString(d, shortestDigits(d, 17, (x) => x));
+  return javaFloatingToString(
+    d,
+    shortestDigits(d, 17, (x) => x),
+  );
 }
 
 /** Java's `Float.toString(f)` for a value representable as float32 (digits shortest for float32). */

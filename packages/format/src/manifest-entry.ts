@@ -257,9 +257,7 @@ export async function writeManifestFileTo(
   return writeEncodedTo(io, path, writeManifestFile(entries, options));
 }
 
-async function* mapEntries(
-  entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>,
-): AsyncGenerator<AvroRecord, void, undefined> {
+async function* mapEntries(entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>): AsyncGenerator<AvroRecord, void, undefined> {
   for await (const entry of entries) yield manifestEntryToAvro(entry);
 }
 

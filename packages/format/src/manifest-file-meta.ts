@@ -78,10 +78,7 @@ export function manifestFileMetaToAvro(meta: ManifestFileMeta): AvroRecord {
  * Decodes a manifest list from its bytes. Lists are small (one record per manifest), so the
  * result is an array.
  */
-export async function decodeManifestList(
-  source: Uint8Array | AsyncIterable<Uint8Array>,
-  path: string,
-): Promise<ManifestFileMeta[]> {
+export async function decodeManifestList(source: Uint8Array | AsyncIterable<Uint8Array>, path: string): Promise<ManifestFileMeta[]> {
   return decodeAllRecords(source, path, manifestFileMetaFromAvro);
 }
 
@@ -91,10 +88,7 @@ export async function readManifestList(io: Pick<ManifestIO, 'read'>, path: strin
 }
 
 /** Encodes a manifest list with the Java 1.4 writer schema (codec `zstandard` unless given). */
-export function writeManifestList(
-  metas: Iterable<ManifestFileMeta>,
-  options: AvroWriteOptions = {},
-): Promise<Uint8Array> {
+export function writeManifestList(metas: Iterable<ManifestFileMeta>, options: AvroWriteOptions = {}): Promise<Uint8Array> {
   return writeAvroFile(MANIFEST_FILE_META_SCHEMA, mapIterable(metas, manifestFileMetaToAvro), options);
 }
 

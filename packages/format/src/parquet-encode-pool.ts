@@ -13,12 +13,7 @@ import { Worker } from 'node:worker_threads';
 import type * as arrow from 'apache-arrow';
 
 import { FormatError } from './errors.js';
-import {
-  encodeParquetIpc,
-  prepareParquetInput,
-  type ParquetEncodeSettings,
-  type ParquetWriteOptions,
-} from './parquet-writer.js';
+import { encodeParquetIpc, prepareParquetInput, type ParquetEncodeSettings, type ParquetWriteOptions } from './parquet-writer.js';
 
 /** A Parquet encode worker failed: it crashed, exited, or parquet-wasm rejected the job. */
 export class ParquetEncodeError extends FormatError {}

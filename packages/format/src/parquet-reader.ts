@@ -48,11 +48,7 @@ export interface ParquetReadOptions {
  * @throws CorruptFileError when the bytes are not a readable Parquet file (truncated, bad footer,
  *   undecodable page); FormatError when a requested column or row group does not exist.
  */
-export async function* readParquetFile(
-  io: FileIO,
-  path: string,
-  options: ParquetReadOptions = {},
-): AsyncGenerator<arrow.RecordBatch> {
+export async function* readParquetFile(io: FileIO, path: string, options: ParquetReadOptions = {}): AsyncGenerator<arrow.RecordBatch> {
   const blob = await openChecked(io, path, options.fileSize);
   let file: pw.ParquetFile;
   try {
@@ -98,7 +94,8 @@ export async function* readParquetFile(
         throw corrupt(path, `cannot decode row group ${group}`, err);
       }
       const decoded = batches.reduce((a, b) => a + b.numRows, 0);
-      if (decoded !== rows) throw new CorruptFileError(path, `row group ${group} decoded to ${decoded} rows, but its footer records ${rows}`);
+      if (decoded !== rows)
+        throw new CorruptFileError(path, `row group ${group} decoded to ${decoded} rows, but its footer records ${rows}`);
       for (const batch of batches) yield batch;
     }
   } finally {
@@ -127,7 +124,12 @@ async function openChecked(io: FileIO, path: string, fileSize: number | undefine
   if (fileSize === undefined) return blob;
   const tail = blob.tail;
   const complete = tail.length === Math.min(fileSize, TAIL_PREFETCH_BYTES);
-  const magic = tail.length >= 4 && tail[tail.length - 4] === 0x50 && tail[tail.length - 3] === 0x41 && tail[tail.length - 2] === 0x52 && tail[tail.length - 1] === 0x31;
+  const magic =
+    tail.length >= 4 &&
+    tail[tail.length - 4] === 0x50 &&
+    tail[tail.length - 3] === 0x41 &&
+    tail[tail.length - 2] === 0x52 &&
+    tail[tail.length - 1] === 0x31;
   if (complete && magic) return blob;
   if (!complete) throw await sizeMismatch(io, path, fileSize);
   const actual = (await io.stat(path)).size;
@@ -140,7 +142,9 @@ async function sizeMismatch(io: FileIO, path: string, fileSize: number, cause?: 
     (s) => `${s.size} bytes`,
     () => 'unreadable',
   );
-  return new CorruptFileError(path, `the file is ${actual}, but its manifest entry records ${fileSize} bytes (truncated or replaced?)`, { cause });
+  return new CorruptFileError(path, `the file is ${actual}, but its manifest entry records ${fileSize} bytes (truncated or replaced?)`, {
+    cause,
+  });
 }
 
 /**

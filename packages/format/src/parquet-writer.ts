@@ -39,10 +39,7 @@ const CODECS: Record<ParquetCompression, pw.Compression> = {
  * (min/max/null_count) for every column. Runs on the calling thread; see `encodeParquetAsync`
  * for the worker-thread variant.
  */
-export function writeParquetFile(
-  input: arrow.Table | readonly arrow.RecordBatch[],
-  options: ParquetWriteOptions = {},
-): Uint8Array {
+export function writeParquetFile(input: arrow.Table | readonly arrow.RecordBatch[], options: ParquetWriteOptions = {}): Uint8Array {
   const { ipc, settings } = prepareParquetInput(input, options);
   return encodeParquetIpc(ipc, settings);
 }

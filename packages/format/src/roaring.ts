@@ -62,7 +62,9 @@ export class RoaringBitmap32 {
     let pos = offset;
     const need = (n: number, what: string): void => {
       if (pos + n > bytes.length) {
-        throw new RoaringFormatError(`roaring bitmap truncated while reading ${what} (need ${n} bytes at ${pos}, have ${bytes.length - pos})`);
+        throw new RoaringFormatError(
+          `roaring bitmap truncated while reading ${what} (need ${n} bytes at ${pos}, have ${bytes.length - pos})`,
+        );
       }
     };
     need(4, 'cookie');
@@ -220,9 +222,7 @@ export class RoaringBitmap32 {
    */
   serialize(): Uint8Array {
     const n = this.keys.length;
-    const bodySizes = this.containers.map((c) =>
-      c.kind === 'array' ? c.values.length * 2 : c.kind === 'bitmap' ? BITMAP_BYTES : -1,
-    );
+    const bodySizes = this.containers.map((c) => (c.kind === 'array' ? c.values.length * 2 : c.kind === 'bitmap' ? BITMAP_BYTES : -1));
     if (bodySizes.includes(-1)) {
       return RoaringBitmap32.from(this.values()).serialize();
     }

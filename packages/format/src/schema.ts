@@ -100,9 +100,7 @@ export function serializeSchema(schema: TableSchema): string {
 export function trimmedPrimaryKeys(schema: TableSchema): string[] {
   const pks = schema.primaryKeys.filter((k) => !schema.partitionKeys.includes(k));
   if (schema.primaryKeys.length > 0 && pks.length === 0) {
-    throw new SchemaError(
-      `primary key (${schema.primaryKeys.join(', ')}) must contain at least one column that is not a partition key`,
-    );
+    throw new SchemaError(`primary key (${schema.primaryKeys.join(', ')}) must contain at least one column that is not a partition key`);
   }
   return pks;
 }

@@ -119,7 +119,10 @@ function bigDecimalToString(unscaled: bigint, scale: number): string {
   const adjusted = digits.length - 1 - scale;
   let out: string;
   if (adjusted >= -6) {
-    out = digits.length > scale ? `${digits.slice(0, digits.length - scale)}.${digits.slice(digits.length - scale)}` : `0.${digits.padStart(scale, '0')}`;
+    out =
+      digits.length > scale
+        ? `${digits.slice(0, digits.length - scale)}.${digits.slice(digits.length - scale)}`
+        : `0.${digits.padStart(scale, '0')}`;
   } else {
     out = `${digits[0]}${digits.length > 1 ? '.' + digits.slice(1) : ''}E${adjusted}`;
   }

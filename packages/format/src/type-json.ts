@@ -128,7 +128,10 @@ export function typeToString(type: DataType): string {
     case 'ROW':
       return (
         `ROW<${type.fields
-          .map((f) => `\`${f.name.replace(/`/g, '``')}\` ${typeToString(f.type)}${f.description ? ` '${f.description.replace(/'/g, "''")}'` : ''}`)
+          .map(
+            (f) =>
+              `\`${f.name.replace(/`/g, '``')}\` ${typeToString(f.type)}${f.description ? ` '${f.description.replace(/'/g, "''")}'` : ''}`,
+          )
           .join(', ')}>` + suffix
       );
   }

@@ -6,27 +6,10 @@
  * the type.
  */
 export type DataType =
-  | AtomicType
-  | DecimalType
-  | CharType
-  | BinaryType
-  | TimeType
-  | TimestampType
-  | ArrayType
-  | MapType
-  | MultisetType
-  | RowType;
+  AtomicType | DecimalType | CharType | BinaryType | TimeType | TimestampType | ArrayType | MapType | MultisetType | RowType;
 
 /** Type roots without parameters beyond nullability. */
-export type AtomicTypeRoot =
-  | 'BOOLEAN'
-  | 'TINYINT'
-  | 'SMALLINT'
-  | 'INT'
-  | 'BIGINT'
-  | 'FLOAT'
-  | 'DOUBLE'
-  | 'DATE';
+export type AtomicTypeRoot = 'BOOLEAN' | 'TINYINT' | 'SMALLINT' | 'INT' | 'BIGINT' | 'FLOAT' | 'DOUBLE' | 'DATE';
 
 /** A type without parameters (BOOLEAN, INT, STRING, DATE ...). */
 export interface AtomicType {

@@ -58,5 +58,7 @@ export function isDecimal(v: unknown): v is Decimal {
 
 /** True if `v` is a {@link Timestamp}. */
 export function isTimestamp(v: unknown): v is Timestamp {
-  return typeof v === 'object' && v !== null && typeof (v as Timestamp).millis === 'number' && typeof (v as Timestamp).nanoOfMillis === 'number';
+  return (
+    typeof v === 'object' && v !== null && typeof (v as Timestamp).millis === 'number' && typeof (v as Timestamp).nanoOfMillis === 'number'
+  );
 }

@@ -63,7 +63,9 @@ function stopListening(): void {
 export function guardWasmRead<T>(path: string, read: () => Promise<T>): Promise<T> {
   if (trapped) {
     return Promise.reject(
-      new FormatError(`the Parquet decoder crashed earlier in this process (on ${trapped.path}: ${trapped.error.message}); restart the process to read ${path}`),
+      new FormatError(
+        `the Parquet decoder crashed earlier in this process (on ${trapped.path}: ${trapped.error.message}); restart the process to read ${path}`,
+      ),
     );
   }
   return new Promise<T>((resolve, reject) => {

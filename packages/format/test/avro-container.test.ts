@@ -123,7 +123,11 @@ describe('Avro object container', () => {
   it('round-trips longs beyond 2^53 as bigint and keeps safe longs as numbers', async () => {
     const schema = { type: 'record', name: 'r', fields: [{ name: 'v', type: 'long' }] };
     const values = [0, -1, 2 ** 53 - 1, 2n ** 53n + 1n, -(2n ** 63n), 2n ** 63n - 1n];
-    const bytes = await writeAvroFile(schema, values.map((v) => ({ v })), { codec: 'null' });
+    const bytes = await writeAvroFile(
+      schema,
+      values.map((v) => ({ v })),
+      { codec: 'null' },
+    );
     const back = (await collect(readAvroRecords(bytes, { path: 'x' }))).map((r) => r.v);
     expect(back).toEqual([0, -1, 2 ** 53 - 1, 2n ** 53n + 1n, -(2n ** 63n), 2n ** 63n - 1n]);
     await expect(writeAvroFile(schema, [{ v: 2 ** 60 }], { codec: 'null' })).rejects.toThrow(FormatError);

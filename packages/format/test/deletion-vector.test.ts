@@ -93,13 +93,7 @@ describe('RoaringBitmap64', () => {
   it('parses the portable 64-bit layout', () => {
     const lowA = RoaringBitmap32.from([5, 7]).serialize();
     const lowB = RoaringBitmap32.from([1]).serialize();
-    const b = Buffer.concat([
-      Buffer.from([2, 0, 0, 0, 0, 0, 0, 0]),
-      Buffer.from([0, 0, 0, 0]),
-      lowA,
-      Buffer.from([3, 0, 0, 0]),
-      lowB,
-    ]);
+    const b = Buffer.concat([Buffer.from([2, 0, 0, 0, 0, 0, 0, 0]), Buffer.from([0, 0, 0, 0]), lowA, Buffer.from([3, 0, 0, 0]), lowB]);
     const { bitmap, byteLength } = RoaringBitmap64.deserialize(b);
     expect(byteLength).toBe(b.length);
     expect(bitmap.cardinality).toBe(3);

@@ -6,11 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { CorruptFileError, FormatError } from '../src/errors.js';
 import { AVRO_CODEC_NAMES } from '../src/avro-codecs.js';
 import { readAvroHeader, readAvroRecords, writeAvroFile, type AvroRecord } from '../src/avro-container.js';
-import {
-  INDEX_MANIFEST_ENTRY_SCHEMA,
-  MANIFEST_ENTRY_SCHEMA,
-  MANIFEST_FILE_META_SCHEMA,
-} from '../src/manifest-schemas.js';
+import { INDEX_MANIFEST_ENTRY_SCHEMA, MANIFEST_ENTRY_SCHEMA, MANIFEST_FILE_META_SCHEMA } from '../src/manifest-schemas.js';
 import {
   decodeManifestList,
   readManifestList,
@@ -26,12 +22,7 @@ import {
   writeManifestFileTo,
   type ManifestEntry,
 } from '../src/manifest-entry.js';
-import {
-  decodeIndexManifest,
-  readIndexManifest,
-  writeIndexManifest,
-  type IndexManifestEntry,
-} from '../src/index-manifest.js';
+import { decodeIndexManifest, readIndexManifest, writeIndexManifest, type IndexManifestEntry } from '../src/index-manifest.js';
 import { EMPTY_SIMPLE_STATS, type ManifestIO } from '../src/manifest-fields.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -454,7 +445,17 @@ describe('manifest models', () => {
               { name: '_ROW_COUNT', type: 'long' },
               { name: '_MIN_KEY', type: 'bytes' },
               { name: '_MAX_KEY', type: 'bytes' },
-              { name: '_KEY_STATS', type: { type: 'record', name: 'S1', fields: [{ name: '_MIN_VALUES', type: 'bytes' }, { name: '_MAX_VALUES', type: 'bytes' }] } },
+              {
+                name: '_KEY_STATS',
+                type: {
+                  type: 'record',
+                  name: 'S1',
+                  fields: [
+                    { name: '_MIN_VALUES', type: 'bytes' },
+                    { name: '_MAX_VALUES', type: 'bytes' },
+                  ],
+                },
+              },
               { name: '_VALUE_STATS', type: 'S1' },
               { name: '_MIN_SEQUENCE_NUMBER', type: 'long' },
               { name: '_MAX_SEQUENCE_NUMBER', type: 'long' },
@@ -506,15 +507,20 @@ describe('manifest models', () => {
   });
 
   it('rejects version-1 data manifests and missing required fields with the file path', async () => {
-    const v1 = await writeAvroFile(
-      { type: 'record', name: 'r', fields: [{ name: '_VERSION', type: 'int' }] },
-      [{ _VERSION: 1 }],
-      { codec: 'null' },
-    );
+    const v1 = await writeAvroFile({ type: 'record', name: 'r', fields: [{ name: '_VERSION', type: 'int' }] }, [{ _VERSION: 1 }], {
+      codec: 'null',
+    });
     await expect(collect(decodeManifestEntries(v1, 'memory://t/manifest/m-0'))).rejects.toThrow(/recreate/);
     await expect(collect(decodeManifestEntries(v1, 'memory://t/manifest/m-0'))).rejects.toThrow(FormatError);
     const noName = await writeAvroFile(
-      { type: 'record', name: 'r', fields: [{ name: '_VERSION', type: 'int' }, { name: '_FILE_SIZE', type: 'long' }] },
+      {
+        type: 'record',
+        name: 'r',
+        fields: [
+          { name: '_VERSION', type: 'int' },
+          { name: '_FILE_SIZE', type: 'long' },
+        ],
+      },
       [{ _VERSION: 2, _FILE_SIZE: 1 }],
       { codec: 'null' },
     );

@@ -5,14 +5,7 @@ import { fileURLToPath } from 'node:url';
 import * as arrow from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import {
-  encodeParquetAsync,
-  ParquetEncodeError,
-  ParquetEncodePool,
-  readParquetFile,
-  utf8Vector,
-  writeParquetFile,
-} from '../src/index.js';
+import { encodeParquetAsync, ParquetEncodeError, ParquetEncodePool, readParquetFile, utf8Vector, writeParquetFile } from '../src/index.js';
 import { CountingFileIO } from './helpers/counting-file-io.js';
 
 const meta = (id: number): Map<string, string> => new Map([['PARQUET:field_id', String(id)]]);
@@ -26,10 +19,25 @@ function table(rows: number, seed: number): arrow.Table {
     new arrow.Field('ts', new arrow.TimestampSecond(), true, meta(4)),
   ];
   const children = [
-    arrow.makeData({ type: fields[0]!.type, length: rows, nullCount: 0, data: BigInt64Array.from({ length: rows }, (_, i) => BigInt(i * seed)) }),
+    arrow.makeData({
+      type: fields[0]!.type,
+      length: rows,
+      nullCount: 0,
+      data: BigInt64Array.from({ length: rows }, (_, i) => BigInt(i * seed)),
+    }),
     utf8Vector(Array.from({ length: rows }, (_, i) => (i % 7 === 0 ? null : `n-${seed}-${(i * 2654435761) % 1000003}`))).data[0]!,
-    arrow.makeData({ type: fields[2]!.type, length: rows, nullCount: 0, data: Float64Array.from({ length: rows }, (_, i) => Math.sin(i + seed)) }),
-    arrow.makeData({ type: fields[3]!.type, length: rows, nullCount: 0, data: BigInt64Array.from({ length: rows }, (_, i) => BigInt(seed * 1000 - i)) }),
+    arrow.makeData({
+      type: fields[2]!.type,
+      length: rows,
+      nullCount: 0,
+      data: Float64Array.from({ length: rows }, (_, i) => Math.sin(i + seed)),
+    }),
+    arrow.makeData({
+      type: fields[3]!.type,
+      length: rows,
+      nullCount: 0,
+      data: BigInt64Array.from({ length: rows }, (_, i) => BigInt(seed * 1000 - i)),
+    }),
   ];
   const schema = new arrow.Schema(fields);
   const batch = new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct(fields), length: rows, nullCount: 0, children }));
@@ -107,7 +115,9 @@ describe('encodeParquetAsync', () => {
 
   it('rejects the same bad options as writeParquetFile', async () => {
     const t = table(10, 1);
-    await expect(encodeParquetAsync(t, { compression: 'brotli' as never, pool: pool(1) })).rejects.toThrow(/unsupported Parquet compression 'brotli'/);
+    await expect(encodeParquetAsync(t, { compression: 'brotli' as never, pool: pool(1) })).rejects.toThrow(
+      /unsupported Parquet compression 'brotli'/,
+    );
     await expect(encodeParquetAsync(t, { rowGroupSize: 0, pool: pool(1) })).rejects.toThrow(/rowGroupSize must be a positive integer/);
   });
 });
@@ -169,7 +179,8 @@ describe('ParquetEncodePool failures', () => {
 
 const distPool = fileURLToPath(new URL('../dist/parquet-encode-pool.js', import.meta.url));
 const haveDist = existsSync(distPool);
-if (!haveDist) console.warn(`parquet-encode-pool.test: ${distPool} is missing (run tsc -p packages/format); skipping the process-exit test`);
+if (!haveDist)
+  console.warn(`parquet-encode-pool.test: ${distPool} is missing (run tsc -p packages/format); skipping the process-exit test`);
 
 describe.skipIf(!haveDist)('process exit', () => {
   it('a process that warms and encodes through the shared pool exits on its own', () => {

@@ -65,15 +65,36 @@ describe.skipIf(!haveFixtures)('Java-written fixture data files', () => {
       const fields = isSchema0 ? schema0 : schema1;
       // Field ids in the file are the schema's ids (checked through the footer, not our reader).
       for (const f of fields) expect(footer.topLevelFieldIds.get(f.name)).toBe(f.id);
-      const { rows, schema } = await read(io, path, fields, fields.map((f) => f.name).filter((n) => n !== 'key1'));
+      const { rows, schema } = await read(
+        io,
+        path,
+        fields,
+        fields.map((f) => f.name).filter((n) => n !== 'key1'),
+      );
       expect(schema!.fields.map((f) => f.name)).not.toContain('key1');
       for (const r of rows) (isSchema0 ? s0 : s1).push(fields.filter((f) => f.name !== 'key1').map((f) => r[f.name] as number));
     }
     const sort = (x: number[][]) => x.sort((p, q) => p[0]! - q[0]! || p[1]! - q[1]!);
     // README snapshot 1 rows (key0,key1,a,b,c,d,k) without key1.
-    expect(sort(s0)).toEqual(sort([[0, 12, 13, 14, 15, 16], [0, 22, 23, 24, 25, 26], [0, 32, 33, 34, 35, 36], [1, 42, 43, 44, 45, 46], [1, 52, 53, 54, 55, 56]]));
+    expect(sort(s0)).toEqual(
+      sort([
+        [0, 12, 13, 14, 15, 16],
+        [0, 22, 23, 24, 25, 26],
+        [0, 32, 33, 34, 35, 36],
+        [1, 42, 43, 44, 45, 46],
+        [1, 52, 53, 54, 55, 56],
+      ]),
+    );
     // Snapshot 2 rows of README's schema-1 table (key0, k, c, d, a, e).
-    expect(sort(s1)).toEqual(sort([[0, 66, 63, 517, 65, 618], [0, 76, 73, 527, 75, 628], [0, 86, 83, 537, 85, 638], [1, 96, 93, 547, 95, 648], [1, 106, 103, 557, 105, 658]]));
+    expect(sort(s1)).toEqual(
+      sort([
+        [0, 66, 63, 517, 65, 618],
+        [0, 76, 73, 527, 75, 628],
+        [0, 86, 83, 537, 85, 638],
+        [1, 96, 93, 547, 95, 648],
+        [1, 106, 103, 557, 105, 658],
+      ]),
+    );
   });
 
   it('pk tables: every data file conforms to the key/value layout (Int8 _VALUE_KIND, key ids)', async () => {
@@ -100,7 +121,21 @@ describe.skipIf(!haveFixtures)('Java-written fixture data files', () => {
       }
     }
     expect([...names].sort()).toEqual(
-      ['Alex', 'Alice', 'Bob', 'David', 'Emily', 'Lucy', 'Marco', 'Marco2', 'Paul', 'Skye', 'Skye2', 'Tony', 'Two roads diverged in a wood, and I took the one less traveled by, And that has made all the difference.'].sort(),
+      [
+        'Alex',
+        'Alice',
+        'Bob',
+        'David',
+        'Emily',
+        'Lucy',
+        'Marco',
+        'Marco2',
+        'Paul',
+        'Skye',
+        'Skye2',
+        'Tony',
+        'Two roads diverged in a wood, and I took the one less traveled by, And that has made all the difference.',
+      ].sort(),
     );
   });
 });
@@ -166,18 +201,24 @@ describe('DuckDB reads what we write', async () => {
       arrow.makeData({ type: ft(3), length: 2, nullCount: 0, data: BigInt64Array.from([-1n, 1700000000123456n]) }),
       arrow.vectorFromArray([[1, null], null], ft(4)).data[0]!,
     ];
-    const bytes = writeParquetFile([new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct(schema.fields), length: 2, nullCount: 0, children }))]);
+    const bytes = writeParquetFile([
+      new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct(schema.fields), length: 2, nullCount: 0, children })),
+    ]);
     const dir = mkdtempSync(join(tmpdir(), 'tidemark-pq-'));
     const path = join(dir, 'x.parquet');
     writeFileSync(path, bytes);
     const inst = await duck!.DuckDBInstance.create(':memory:');
     const conn = await inst.connect();
-    const ids = (await conn.runAndReadAll(`SELECT name, field_id, logical_type::VARCHAR AS lt FROM parquet_schema('${path}')`)).getRowObjectsJson();
+    const ids = (
+      await conn.runAndReadAll(`SELECT name, field_id, logical_type::VARCHAR AS lt FROM parquet_schema('${path}')`)
+    ).getRowObjectsJson();
     const byName = new Map(ids.map((r) => [r.name as string, r]));
     for (const f of fields) expect(Number(byName.get(f.name)!.field_id)).toBe(f.id);
     expect(byName.has('element')).toBe(true);
     const rows = (
-      await conn.runAndReadAll(`SELECT id, name, amount::VARCHAR AS amount, epoch_us(ts)::VARCHAR AS ts, tags FROM read_parquet('${path}') ORDER BY id`)
+      await conn.runAndReadAll(
+        `SELECT id, name, amount::VARCHAR AS amount, epoch_us(ts)::VARCHAR AS ts, tags FROM read_parquet('${path}') ORDER BY id`,
+      )
     ).getRowObjectsJson();
     expect(rows).toEqual([
       { id: '-2', name: null, amount: '-0.01', ts: '1700000000123456', tags: null },

@@ -119,8 +119,7 @@ function buildTable(): arrow.Table {
   EXPECT.b.forEach((v, i) => {
     if (v) bools[0]! |= 1 << i;
   });
-  const num = <A extends ArrayBufferView>(C: { from(x: Iterable<number>): A }, vals: (number | null)[]) =>
-    C.from(vals.map((v) => v ?? 0));
+  const num = <A extends ArrayBufferView>(C: { from(x: Iterable<number>): A }, vals: (number | null)[]) => C.from(vals.map((v) => v ?? 0));
   const big = (vals: (bigint | null)[]) => BigInt64Array.from(vals.map((v) => v ?? 0n));
   void bitmapFor;
   const columns: Record<string, arrow.Data> = {
@@ -135,7 +134,10 @@ function buildTable(): arrow.Table {
     d18: fixed(f('d18'), decimalWords(EXPECT.d18.map((v) => v ?? 0n))),
     d38: fixed(f('d38'), decimalWords(EXPECT.d38.map((v) => v ?? 0n))),
     s: utf8Vector(EXPECT.s).data[0]!,
-    bin: arrow.vectorFromArray([new Uint8Array([0, 255]), new Uint8Array(300).fill(7), new Uint8Array(0), null, new Uint8Array([1])], new arrow.Binary()).data[0]!,
+    bin: arrow.vectorFromArray(
+      [new Uint8Array([0, 255]), new Uint8Array(300).fill(7), new Uint8Array(0), null, new Uint8Array([1])],
+      new arrow.Binary(),
+    ).data[0]!,
     dt: fixed(f('dt'), num(Int32Array, EXPECT.dt)),
     tm: fixed(f('tm'), num(Int32Array, EXPECT.tm)),
     ts3: fixed(f('ts3'), big(EXPECT.ts3)),
@@ -144,13 +146,20 @@ function buildTable(): arrow.Table {
     ltz6: fixed(f('ltz6'), big(EXPECT.ltz6)),
     arr: arrow.vectorFromArray([[1, 2], [], [null, -5], null, [2147483647]], f('arr')).data[0]!,
     mp: arrow.vectorFromArray(
-      [new Map([['a', 1n], ['b', null]]), new Map(), new Map([['z', -9223372036854775808n]]), null, new Map([['k', 0n]])],
+      [
+        new Map([
+          ['a', 1n],
+          ['b', null],
+        ]),
+        new Map(),
+        new Map([['z', -9223372036854775808n]]),
+        null,
+        new Map([['k', 0n]]),
+      ],
       f('mp'),
     ).data[0]!,
-    row: arrow.vectorFromArray(
-      [{ x: 1, y: ['p', null] }, { x: null, y: [] }, { x: -1, y: null }, null, { x: 0, y: ['q'] }],
-      f('row'),
-    ).data[0]!,
+    row: arrow.vectorFromArray([{ x: 1, y: ['p', null] }, { x: null, y: [] }, { x: -1, y: null }, null, { x: 0, y: ['q'] }], f('row'))
+      .data[0]!,
   };
   const children = schema.fields.map((field) => columns[field.name]!);
   return new arrow.Table(schema, [
@@ -222,7 +231,16 @@ describe('Parquet write → read round trip of every Paimon type', () => {
     expect(plain([...col('arr')])).toEqual([[1, 2], [], [null, -5], null, [2147483647]]);
     expect(plain([...col('row')])).toEqual([{ x: 1, y: ['p', null] }, { x: null, y: [] }, { x: -1, y: null }, null, { x: 0, y: ['q'] }]);
     const maps = [...col('mp')].map((m) => (m === null ? null : Object.entries((m as { toJSON(): object }).toJSON())));
-    expect(maps).toEqual([[['a', 1n], ['b', null]], [], [['z', -9223372036854775808n]], null, [['k', 0n]]]);
+    expect(maps).toEqual([
+      [
+        ['a', 1n],
+        ['b', null],
+      ],
+      [],
+      [['z', -9223372036854775808n]],
+      null,
+      [['k', 0n]],
+    ]);
   });
 
   it('reads only the projected columns', async () => {
@@ -250,9 +268,16 @@ describe('Parquet write → read round trip of every Paimon type', () => {
 
   it('never writes Timestamp[s]: seconds become milliseconds', async () => {
     const field = new arrow.Field('sec', new arrow.TimestampSecond(), true, new Map([['PARQUET:field_id', '1']]));
-    const data = arrow.makeData({ type: new arrow.TimestampSecond(), length: 2, nullCount: 0, data: BigInt64Array.from([-1n, 1700000000n]) });
+    const data = arrow.makeData({
+      type: new arrow.TimestampSecond(),
+      length: 2,
+      nullCount: 0,
+      data: BigInt64Array.from([-1n, 1700000000n]),
+    });
     const schema = new arrow.Schema([field]);
-    const bytes = writeParquetFile([new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct([field]), length: 2, nullCount: 0, children: [data] }))]);
+    const bytes = writeParquetFile([
+      new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct([field]), length: 2, nullCount: 0, children: [data] })),
+    ]);
     const sio = new CountingFileIO().put('sec', bytes);
     const batches: arrow.RecordBatch[] = [];
     for await (const b of readParquetFile(sio.asFileIO(), 'sec')) batches.push(b);
@@ -266,7 +291,9 @@ describe('Parquet write → read round trip of every Paimon type', () => {
     const fields = [new arrow.Field('a', new arrow.Int32(), false), new arrow.Field('b', new arrow.Int32(), false)];
     const children = fields.map((f) => arrow.makeData({ type: f.type, length: 3, nullCount: 0, data: shared }));
     const schema = new arrow.Schema(fields);
-    const bytes = writeParquetFile([new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct(fields), length: 3, nullCount: 0, children }))]);
+    const bytes = writeParquetFile([
+      new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct(fields), length: 3, nullCount: 0, children })),
+    ]);
     const sio = new CountingFileIO().put('shared', bytes);
     const batches: arrow.RecordBatch[] = [];
     for await (const b of readParquetFile(sio.asFileIO(), 'shared')) batches.push(b);
@@ -284,15 +311,28 @@ describe('ranged reads and failures', () => {
       new arrow.Field('v', new arrow.Float64(), true, new Map([['PARQUET:field_id', '3']])),
     ];
     const children = [
-      arrow.makeData({ type: fields[0]!.type, length: rows, nullCount: 0, data: BigInt64Array.from({ length: rows }, (_, i) => BigInt(i) * 7919n) }),
+      arrow.makeData({
+        type: fields[0]!.type,
+        length: rows,
+        nullCount: 0,
+        data: BigInt64Array.from({ length: rows }, (_, i) => BigInt(i) * 7919n),
+      }),
       utf8Vector(Array.from({ length: rows }, (_, i) => `name-${(i * 2654435761) % 1000003}`)).data[0]!,
-      arrow.makeData({ type: fields[2]!.type, length: rows, nullCount: 0, data: Float64Array.from({ length: rows }, (_, i) => Math.sin(i)) }),
+      arrow.makeData({
+        type: fields[2]!.type,
+        length: rows,
+        nullCount: 0,
+        data: Float64Array.from({ length: rows }, (_, i) => Math.sin(i)),
+      }),
     ];
     const schema = new arrow.Schema(fields);
-    const bytes = writeParquetFile([new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct(fields), length: rows, nullCount: 0, children }))], {
-      compression: 'none',
-      rowGroupSize: 25_000,
-    });
+    const bytes = writeParquetFile(
+      [new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct(fields), length: rows, nullCount: 0, children }))],
+      {
+        compression: 'none',
+        rowGroupSize: 25_000,
+      },
+    );
     const io = new CountingFileIO().put('big', bytes);
     let count = 0;
     let sum = 0;

@@ -93,10 +93,30 @@ describe('snapshot model', () => {
     };
     const keys = Object.keys(JSON.parse(serializeSnapshot(full)) as object);
     expect(keys).toEqual([
-      'version', 'uuid', 'id', 'schemaId', 'baseManifestList', 'baseManifestListSize', 'deltaManifestList',
-      'deltaManifestListSize', 'changelogManifestList', 'changelogManifestListSize', 'indexManifest', 'commitUser',
-      'writerVersion', 'commitIdentifier', 'commitKind', 'timeMillis', 'totalRecordCount', 'deltaRecordCount',
-      'changelogRecordCount', 'watermark', 'statistics', 'properties', 'nextRowId', 'operation',
+      'version',
+      'uuid',
+      'id',
+      'schemaId',
+      'baseManifestList',
+      'baseManifestListSize',
+      'deltaManifestList',
+      'deltaManifestListSize',
+      'changelogManifestList',
+      'changelogManifestListSize',
+      'indexManifest',
+      'commitUser',
+      'writerVersion',
+      'commitIdentifier',
+      'commitKind',
+      'timeMillis',
+      'totalRecordCount',
+      'deltaRecordCount',
+      'changelogRecordCount',
+      'watermark',
+      'statistics',
+      'properties',
+      'nextRowId',
+      'operation',
     ]);
     expect(parseSnapshot(serializeSnapshot(full), 'x')).toEqual(full);
     expect(serializeSnapshot({ ...snap, properties: {} })).not.toContain('properties');

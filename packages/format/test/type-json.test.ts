@@ -90,7 +90,11 @@ describe('composite types', () => {
       fields: [
         { id: 0, name: 'a', type: { root: 'INT', nullable: true } },
         { id: 1, name: 'b c', type: { root: 'VARCHAR', nullable: false, length: MAX_LENGTH } },
-        { id: 2, name: 'n', type: { root: 'ROW', nullable: true, fields: [{ id: 3, name: 'x', type: { root: 'DOUBLE', nullable: true } }] } },
+        {
+          id: 2,
+          name: 'n',
+          type: { root: 'ROW', nullable: true, fields: [{ id: 3, name: 'x', type: { root: 'DOUBLE', nullable: true } }] },
+        },
       ],
     });
     expect(typeToString(row)).toBe('ROW<`a` INT, `b c` STRING NOT NULL, `n` ROW<`x` DOUBLE>>');

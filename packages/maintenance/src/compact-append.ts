@@ -196,7 +196,10 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
   }
   const remainingWindows = all.length - windows.length;
 
-  const summary = (parts: Partial<CompactAppendSummary> & Pick<CompactAppendSummary, 'snapshotId'>, done: readonly Window[]): CompactAppendSummary => ({
+  const summary = (
+    parts: Partial<CompactAppendSummary> & Pick<CompactAppendSummary, 'snapshotId'>,
+    done: readonly Window[],
+  ): CompactAppendSummary => ({
     filesBefore: done.reduce((s, w) => s + w.files.length, 0),
     filesAfter: done.reduce((s, w) => s + w.outputs.length, 0),
     bytesRead: done.reduce((s, w) => s + w.bytes, 0),
@@ -312,7 +315,12 @@ async function rewriteWindow(
     for (const file of w.files) {
       checkAborted(signal);
       const fileSchema = file.meta.schemaId === schema.id ? schema : await table.schemaManager.schema(file.meta.schemaId);
-      for await (const evolved of readDataFile(table.fileIO, { path: file.path, fileSize: file.meta.fileSize, schema: fileSchema }, schema.fields, { keyValue: false })) {
+      for await (const evolved of readDataFile(
+        table.fileIO,
+        { path: file.path, fileSize: file.meta.fileSize, schema: fileSchema },
+        schema.fields,
+        { keyValue: false },
+      )) {
         await writer.write(evolved.batch);
       }
       onFile(file);
@@ -329,7 +337,9 @@ async function rewriteWindow(
   const where = `${table.location}: compaction of bucket ${w.split.bucket} of partition '${w.split.partitionPath}'`;
   const wrong = messages.find((m) => m.bucket !== w.split.bucket || !samePartition(m.partition, w.split.partition, schema));
   if (wrong !== undefined) {
-    throw new MaintenanceError(`${where} routed rows to bucket ${wrong.bucket} (was the bucket key or bucket count changed?); nothing was committed`);
+    throw new MaintenanceError(
+      `${where} routed rows to bucket ${wrong.bucket} (was the bucket key or bucket count changed?); nothing was committed`,
+    );
   }
   const rows = outputs.reduce((s, f) => s + f.rowCount, 0);
   if (rows !== w.rows) throw new MaintenanceError(`${where} wrote ${rows} rows for ${w.rows} input rows; nothing was committed`);
@@ -342,13 +352,18 @@ function samePartition(a: Uint8Array, b: Uint8Array, schema: TableSchema): boole
   if (Buffer.compare(a, b) === 0) return true;
   const types: DataType[] = schema.partitionKeys.map((k) => schema.fields.find((f) => f.name === k)!.type);
   const json = (p: Uint8Array): string =>
-    JSON.stringify(deserializeBinaryRow(p, types), (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v));
+    JSON.stringify(deserializeBinaryRow(p, types), (_k, v: unknown) =>
+      typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v,
+    );
   return json(a) === json(b);
 }
 
 /** One commit message per (partition, bucket), in the manifest's partition bytes. */
 function messagesOf(windows: readonly Window[]): CommitMessage[] {
-  const byBucket = new Map<string, { partition: Uint8Array; bucket: number; totalBuckets: number; before: DataFileMeta[]; after: DataFileMeta[] }>();
+  const byBucket = new Map<
+    string,
+    { partition: Uint8Array; bucket: number; totalBuckets: number; before: DataFileMeta[]; after: DataFileMeta[] }
+  >();
   for (const w of windows) {
     const key = `${w.split.bucket}|${partitionKey(w.split.partition)}`;
     let m = byBucket.get(key);
@@ -381,7 +396,15 @@ async function splitByLiveInputs(table: Table, windows: readonly Window[]): Prom
   const lost: Window[] = [];
   for (const w of windows) {
     const allLive = w.files.every((f) =>
-      live.has(fileEntryIdentity({ kind: 'ADD', partition: w.split.partition, bucket: w.split.bucket, totalBuckets: w.split.totalBuckets, file: f.meta })),
+      live.has(
+        fileEntryIdentity({
+          kind: 'ADD',
+          partition: w.split.partition,
+          bucket: w.split.bucket,
+          totalBuckets: w.split.totalBuckets,
+          file: f.meta,
+        }),
+      ),
     );
     (allLive ? keep : lost).push(w);
   }
@@ -411,6 +434,7 @@ async function deleteOutputs(table: Table, windows: readonly Window[]): Promise<
 
 function positive(v: number | undefined, name: string): number | undefined {
   if (v === undefined) return undefined;
-  if (!(v > 0) || (Number.isFinite(v) && !Number.isInteger(v))) throw new MaintenanceArgumentError(`${name} must be a positive integer, got ${v}`);
+  if (!(v > 0) || (Number.isFinite(v) && !Number.isInteger(v)))
+    throw new MaintenanceArgumentError(`${name} must be a positive integer, got ${v}`);
   return v;
 }

@@ -68,7 +68,14 @@ export async function compactManifests(table: Table, options: CompactManifestsOp
   });
   const result = await commit.commit({ messages: [] }, { kind: 'COMPACT', force: true });
   if (result.status !== 'committed') {
-    return { manifestsBefore: before.length, manifestsAfter: before.length, manifestsToMerge: toMerge.length, snapshotId: null, durationMs: Date.now() - started, dryRun };
+    return {
+      manifestsBefore: before.length,
+      manifestsAfter: before.length,
+      manifestsToMerge: toMerge.length,
+      snapshotId: null,
+      durationMs: Date.now() - started,
+      dryRun,
+    };
   }
   const after = await dataManifests(table.fileIO, table.paths, await table.snapshotManager.snapshot(result.snapshotId));
   return {

@@ -305,7 +305,13 @@ async function splitByLiveInputs(table: Table, jobs: readonly BucketJob[]): Prom
   for (const j of jobs) {
     const allLive = j.before.every((f) =>
       live.has(
-        fileEntryIdentity({ kind: 'ADD', partition: j.split.partition, bucket: j.split.bucket, totalBuckets: j.split.totalBuckets, file: f }),
+        fileEntryIdentity({
+          kind: 'ADD',
+          partition: j.split.partition,
+          bucket: j.split.bucket,
+          totalBuckets: j.split.totalBuckets,
+          file: f,
+        }),
       ),
     );
     (allLive ? keep : lost).push(j);

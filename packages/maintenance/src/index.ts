@@ -37,8 +37,5 @@ export { compactManifests, type CompactManifestsOptions, type CompactManifestsSu
 export { compactPickOptions, pickCompactWindows, type CompactCandidate, type CompactPickOptions } from './compact-plan.js';
 
 // ---- used by the write path of primary-key tables, dynamic buckets and integrity checks ----
-export {
-  type CompactPrimaryKeySummary,
-  compactPrimaryKeyTable,
-} from './compact-primary-key.js';
+export { type CompactPrimaryKeySummary, compactPrimaryKeyTable } from './compact-primary-key.js';
 export { verifyTable, type VerifyOptions, type VerifyProblem, type VerifySummary } from './verify-table.js';

@@ -9,7 +9,17 @@
  * to the latest, each snapshot file decodes, and the EARLIEST/LATEST hints do not point outside
  * that range. Files shared by several snapshots are checked once.
  */
-import { conformToPaimonTypes, deserializeBinaryRow, readManifestEntries, readManifestList, readParquetFile, type DataField, type ManifestEntry, type Snapshot, type Value } from '@tidemark/format';
+import {
+  conformToPaimonTypes,
+  deserializeBinaryRow,
+  readManifestEntries,
+  readManifestList,
+  readParquetFile,
+  type DataField,
+  type ManifestEntry,
+  type Snapshot,
+  type Value,
+} from '@tidemark/format';
 import { checkAborted, compareValues, DataFileLocator, FileStatsCollector, tableOptions, type Table } from '@tidemark/core';
 
 export interface VerifyOptions {
@@ -55,7 +65,8 @@ export async function verifyTable(table: Table, options: VerifyOptions = {}): Pr
   // Snapshot chain and hints.
   const ids = await table.snapshotManager.sortedIds();
   for (let i = 1; i < ids.length; i++) {
-    if (ids[i] !== ids[i - 1]! + 1) report(paths.snapshotPath(ids[i - 1]! + 1), null, `snapshot ids jump from ${ids[i - 1]} to ${ids[i]} (missing snapshots)`);
+    if (ids[i] !== ids[i - 1]! + 1)
+      report(paths.snapshotPath(ids[i - 1]! + 1), null, `snapshot ids jump from ${ids[i - 1]} to ${ids[i]} (missing snapshots)`);
   }
   const hint = async (path: string, name: string): Promise<void> => {
     let text: string;
@@ -66,7 +77,8 @@ export async function verifyTable(table: Table, options: VerifyOptions = {}): Pr
     }
     const n = Number(text);
     if (!/^\d+$/.test(text)) report(path, null, `${name} hint is not a snapshot id: '${text.slice(0, 40)}'`);
-    else if (ids.length > 0 && (n < ids[0]! || n > ids[ids.length - 1]!)) report(path, null, `${name} hint says ${n}, but the snapshots are ${ids[0]}..${ids[ids.length - 1]}`);
+    else if (ids.length > 0 && (n < ids[0]! || n > ids[ids.length - 1]!))
+      report(path, null, `${name} hint says ${n}, but the snapshots are ${ids[0]}..${ids[ids.length - 1]}`);
     else if (ids.length === 0) report(path, null, `${name} hint says ${n}, but the table has no snapshots`);
   };
   await hint(paths.earliestHint, 'EARLIEST');
@@ -81,7 +93,11 @@ export async function verifyTable(table: Table, options: VerifyOptions = {}): Pr
   const byId = new Set(ids);
   for (const id of options.all ? ids : targets) {
     if (!byId.has(id)) {
-      report(paths.snapshotPath(id), id, ids.length === 0 ? 'the table has no snapshots' : `snapshot ${id} does not exist (snapshots are ${ids[0]}..${ids[ids.length - 1]})`);
+      report(
+        paths.snapshotPath(id),
+        id,
+        ids.length === 0 ? 'the table has no snapshots' : `snapshot ${id} does not exist (snapshots are ${ids[0]}..${ids[ids.length - 1]})`,
+      );
       continue;
     }
     try {
@@ -225,7 +241,9 @@ function checkStats(entry: ManifestEntry, fields: readonly DataField[], collecto
     const hi = maxs[i] ?? null;
     const aLo = aMins[j] ?? null;
     const aHi = aMaxs[j] ?? null;
-    if (lo !== null && aLo !== null && compareValues(aLo, lo) < 0) throw new Error(`column '${f.name}' holds a value below the recorded minimum`);
-    if (hi !== null && aHi !== null && compareValues(aHi, hi) > 0) throw new Error(`column '${f.name}' holds a value above the recorded maximum`);
+    if (lo !== null && aLo !== null && compareValues(aLo, lo) < 0)
+      throw new Error(`column '${f.name}' holds a value below the recorded minimum`);
+    if (hi !== null && aHi !== null && compareValues(aHi, hi) > 0)
+      throw new Error(`column '${f.name}' holds a value above the recorded maximum`);
   });
 }

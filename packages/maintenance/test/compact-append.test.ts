@@ -65,7 +65,10 @@ describe('compactAppendTable (local disk)', () => {
     const planBefore = await table.newRead().plan();
     const seqRange = (dt: string) => {
       const split = planBefore.splits.find((s) => s.partitionSpec.dt === dt)!;
-      return [split.files.reduce((m, x) => (x.meta.minSequenceNumber < m ? x.meta.minSequenceNumber : m), 1n << 62n), split.files.reduce((m, x) => (x.meta.maxSequenceNumber > m ? x.meta.maxSequenceNumber : m), -1n)];
+      return [
+        split.files.reduce((m, x) => (x.meta.minSequenceNumber < m ? x.meta.minSequenceNumber : m), 1n << 62n),
+        split.files.reduce((m, x) => (x.meta.maxSequenceNumber > m ? x.meta.maxSequenceNumber : m), -1n),
+      ];
     };
     const previous = (await table.snapshotManager.latest())!;
 
@@ -114,7 +117,13 @@ describe('compactAppendTable (local disk)', () => {
   });
 
   it('reads each file with its own schema (rename, widen, add) and writes the latest schema', async () => {
-    const table = await createTable({ fields: [{ name: 'id', type: 'INT' }, { name: 'v', type: 'STRING' }, { name: 'n', type: 'INT' }] });
+    const table = await createTable({
+      fields: [
+        { name: 'id', type: 'INT' },
+        { name: 'v', type: 'STRING' },
+        { name: 'n', type: 'INT' },
+      ],
+    });
     for (let c = 0; c < 3; c++) await table.append([{ id: c, v: `v${c}`, n: c * 1000 }]);
     await alterTable(table.fileIO, table.paths, [
       SchemaChanges.renameColumn('v', 'label'),
@@ -270,7 +279,14 @@ describe('compactAppendTable (local disk)', () => {
   });
 
   it('refuses primary-key tables', async () => {
-    const table = await createTable({ fields: [{ name: 'k', type: 'INT' }, { name: 'v', type: 'STRING' }], primaryKeys: ['k'], options: { bucket: '1' } });
+    const table = await createTable({
+      fields: [
+        { name: 'k', type: 'INT' },
+        { name: 'v', type: 'STRING' },
+      ],
+      primaryKeys: ['k'],
+      options: { bucket: '1' },
+    });
     await expect(compactAppendTable(table)).rejects.toBeInstanceOf(MaintenanceArgumentError);
   });
 });

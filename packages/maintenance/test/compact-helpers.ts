@@ -95,7 +95,10 @@ export async function checksum(table: Table): Promise<{ rows: number; sha: strin
 /** Live data files of the latest snapshot, keyed `partition/bucket/name`. */
 export async function liveFiles(table: Table): Promise<string[]> {
   const plan = await table.newRead().plan();
-  return plan.files().map((f) => `${f.partitionPath}bucket-${f.bucket}/${f.fileName}`).sort();
+  return plan
+    .files()
+    .map((f) => `${f.partitionPath}bucket-${f.bucket}/${f.fileName}`)
+    .sort();
 }
 
 /** Number of data manifests (base + delta) of the latest snapshot. */
@@ -107,7 +110,8 @@ export async function manifestCount(table: Table): Promise<number> {
 /** Names of every `.parquet` file under the table directory. */
 export async function parquetFilesOnDisk(table: Table): Promise<string[]> {
   const out: string[] = [];
-  for await (const st of table.fileIO.list(table.location)) if (st.path.endsWith('.parquet')) out.push(st.path.slice(st.path.lastIndexOf('/') + 1));
+  for await (const st of table.fileIO.list(table.location))
+    if (st.path.endsWith('.parquet')) out.push(st.path.slice(st.path.lastIndexOf('/') + 1));
   return out.sort();
 }
 

@@ -31,7 +31,13 @@ const newHistory = (): History => ({ seq: new Map(), written: new Set(), commits
  * Random commits: upserts of keys 0..39 and (30 %) 100..139, and (with `deletes`) deletes of keys
  * written before.
  */
-async function randomCommits(table: Table, h: History, seed: number, commits: number, opts: { deletes: boolean; nulls: boolean }): Promise<void> {
+async function randomCommits(
+  table: Table,
+  h: History,
+  seed: number,
+  commits: number,
+  opts: { deletes: boolean; nulls: boolean },
+): Promise<void> {
   const rnd = random(seed);
   for (let c = 0; c < commits; c++) {
     const batch = new Map<string, PkRecord>();
@@ -78,8 +84,16 @@ async function expectUnchanged(table: Table, before: Map<number, string[]>): Pro
 
 const ENGINES: [string, Record<string, string>, { deletes: boolean; nulls: boolean }][] = [
   ['deduplicate', {}, { deletes: true, nulls: true }],
-  ['partial-update', { 'merge-engine': 'partial-update', 'partial-update.remove-record-on-delete': 'true' }, { deletes: true, nulls: true }],
-  ['aggregation', { 'merge-engine': 'aggregation', 'fields.a.aggregate-function': 'sum', 'fields.s.aggregate-function': 'max' }, { deletes: false, nulls: true }],
+  [
+    'partial-update',
+    { 'merge-engine': 'partial-update', 'partial-update.remove-record-on-delete': 'true' },
+    { deletes: true, nulls: true },
+  ],
+  [
+    'aggregation',
+    { 'merge-engine': 'aggregation', 'fields.a.aggregate-function': 'sum', 'fields.s.aggregate-function': 'max' },
+    { deletes: false, nulls: true },
+  ],
 ];
 
 describe('compactPrimaryKeyTable', () => {
@@ -130,10 +144,9 @@ describe('compactPrimaryKeyTable', () => {
     await randomCommits(table, h, 42, 7, { deletes: true, nulls: true });
     expect(await rowsAt(table)).toEqual([]); // everything is still in level 0
     const first = new Map<string, PkRecord>();
-    for (const commit of h.commits) for (const r of commit) if (r.kind !== 3 && !first.has(`${r.dt}|${r.k}`)) first.set(`${r.dt}|${r.k}`, r);
-    const model = [...first.values()]
-      .map((r) => JSON.stringify([r.k, r.dt, r.a === null ? null : `${r.a}n`, r.s]))
-      .sort();
+    for (const commit of h.commits)
+      for (const r of commit) if (r.kind !== 3 && !first.has(`${r.dt}|${r.k}`)) first.set(`${r.dt}|${r.k}`, r);
+    const model = [...first.values()].map((r) => JSON.stringify([r.k, r.dt, r.a === null ? null : `${r.a}n`, r.s])).sort();
     const s = await compactPrimaryKeyTable(table);
     expect(s.snapshotId).not.toBeNull();
     expect(await rowsAt(table)).toEqual(model);
@@ -184,7 +197,14 @@ describe('compactPrimaryKeyTable', () => {
     );
     // A second run in bucket 0 that overlaps nothing: both small files are rewritten together,
     // each key range on its own (a window of one run).
-    await commitRecords(table, [{ k: 10, dt, kind: 0, a: 10n, s: 'ten' }, { k: 12, dt, kind: 0, a: 12n, s: 'twelve' }], seq);
+    await commitRecords(
+      table,
+      [
+        { k: 10, dt, kind: 0, a: 10n, s: 'ten' },
+        { k: 12, dt, kind: 0, a: 12n, s: 'twelve' },
+      ],
+      seq,
+    );
     const before = await rowsAt(table);
     expect(before.filter((r) => r.startsWith('[2,'))).toEqual(['[2,"2024-01-01","3n","third"]']);
     const s = await compactPrimaryKeyTable(table, { full: true });
@@ -229,14 +249,21 @@ describe('compactPrimaryKeyTable', () => {
       options: { 'write-only': 'true' }, // bucket = -1, Paimon's default for primary-key tables
     });
     const table = await openTable(catalog.tableLocation('db.t'));
-    for (let i = 0; i < 6; i++) await table.append([{ k: i, v: `a${i}` }, { k: i + 1, v: `b${i}` }]);
+    for (let i = 0; i < 6; i++)
+      await table.append([
+        { k: i, v: `a${i}` },
+        { k: i + 1, v: `b${i}` },
+      ]);
     const before = await rowsAt(table);
     const index = (await table.snapshotManager.latest())!.indexManifest;
     const s = await compactPrimaryKeyTable(table, { full: true });
     expect(s.snapshotId).toBe(7);
     expect((await table.snapshotManager.snapshot(7)).indexManifest).toBe(index);
     expect(await rowsAt(table)).toEqual(before);
-    await table.append([{ k: 3, v: 'new' }, { k: 100, v: 'x' }]);
+    await table.append([
+      { k: 3, v: 'new' },
+      { k: 100, v: 'x' },
+    ]);
     const after = await rowsAt(table);
     expect(after.filter((r) => r.startsWith('[3,'))).toEqual(['[3,"new"]']);
     expect(after).toHaveLength(before.length + 1);

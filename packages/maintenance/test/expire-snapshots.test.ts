@@ -27,7 +27,11 @@ interface State {
   rows: Map<string, number[]>;
 }
 
-async function captureState(t: TestTable, snaps: Array<{ key: string; snapshot: Snapshot; at: { snapshotId?: number; tag?: string } }>, locate: DataFileLocator): Promise<State> {
+async function captureState(
+  t: TestTable,
+  snaps: Array<{ key: string; snapshot: Snapshot; at: { snapshotId?: number; tag?: string } }>,
+  locate: DataFileLocator,
+): Promise<State> {
   const table = await t.open();
   const state: State = { files: new Map(), rows: new Map() };
   for (const { key, snapshot, at } of snaps) {
@@ -40,8 +44,10 @@ async function captureState(t: TestTable, snaps: Array<{ key: string; snapshot: 
 async function retainedAndTags(t: TestTable, fromId: number) {
   const sm = new SnapshotManager(t.io, t.paths);
   const out: Array<{ key: string; snapshot: Snapshot; at: { snapshotId?: number; tag?: string } }> = [];
-  for (const id of await snapshotIds(t)) if (id >= fromId) out.push({ key: `s${id}`, snapshot: await sm.snapshot(id), at: { snapshotId: id } });
-  for (const { name, tag } of await new TagManager(t.io, t.paths).list()) out.push({ key: `tag:${name}`, snapshot: tag, at: { tag: name } });
+  for (const id of await snapshotIds(t))
+    if (id >= fromId) out.push({ key: `s${id}`, snapshot: await sm.snapshot(id), at: { snapshotId: id } });
+  for (const { name, tag } of await new TagManager(t.io, t.paths).list())
+    out.push({ key: `tag:${name}`, snapshot: tag, at: { tag: name } });
   return out;
 }
 
@@ -71,7 +77,13 @@ describe('expireSnapshots', () => {
     expect(after).toEqual(before);
     const kept = new Set([...after.files.values()].flat());
     for (const f of ever) expect(await t.io.exists(f), f).toBe(kept.has(f));
-    expect(await missingReferences(t, (await retainedAndTags(t, 10)).map((x) => x.snapshot), (e) => locate.dataFile(e))).toEqual([]);
+    expect(
+      await missingReferences(
+        t,
+        (await retainedAndTags(t, 10)).map((x) => x.snapshot),
+        (e) => locate.dataFile(e),
+      ),
+    ).toEqual([]);
     expect(summary.filesDeleted).toBeGreaterThan(9);
     expect(summary.bytesFreed).toBeGreaterThan(0);
     // Tag t3 kept the files of snapshots 1-3 alive.
@@ -107,7 +119,11 @@ describe('expireSnapshots', () => {
     for (let i = 0; i < 4; i++) await t.append([i]);
     await t.io.write(
       t.paths.schemaPath(1),
-      JSON.stringify({ ...JSON.parse(new TextDecoder().decode(await t.io.read(t.paths.schemaPath(0)))), id: 1, options: { 'snapshot.num-retained.min': '2', 'snapshot.time-retained': '1 ms' } }),
+      JSON.stringify({
+        ...JSON.parse(new TextDecoder().decode(await t.io.read(t.paths.schemaPath(0)))),
+        id: 1,
+        options: { 'snapshot.num-retained.min': '2', 'snapshot.time-retained': '1 ms' },
+      }),
     );
     await new Promise((r) => setTimeout(r, 5));
     const r = await expireSnapshots(t);
@@ -149,9 +165,20 @@ describe('expireSnapshots', () => {
             if (p.phase === stopAt) ac.abort();
           },
         }),
-      ).rejects.toBeInstanceOf(MaintenanceAbortedError).catch((e: unknown) => { throw new Error(`stopAt ${stopAt}: ${String(e)}`); });
+      )
+        .rejects.toBeInstanceOf(MaintenanceAbortedError)
+        .catch((e: unknown) => {
+          throw new Error(`stopAt ${stopAt}: ${String(e)}`);
+        });
       const retained = await retainedAndTags(t, 10);
-      expect(await missingReferences(t, retained.map((x) => x.snapshot), (e) => locate.dataFile(e)), stopAt).toEqual([]);
+      expect(
+        await missingReferences(
+          t,
+          retained.map((x) => x.snapshot),
+          (e) => locate.dataFile(e),
+        ),
+        stopAt,
+      ).toEqual([]);
       await expireSnapshots(t, { retainMin: 3, olderThanMs: Date.now() + 60_000 });
       expect(await snapshotIds(t), stopAt).toEqual([10, 11, 12]);
       expect(await captureState(t, await retainedAndTags(t, 10), locate), stopAt).toEqual(before);

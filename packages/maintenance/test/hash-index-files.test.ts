@@ -16,13 +16,19 @@ async function commitHashes(t: TestTable, hashes: number[]): Promise<void> {
 }
 
 async function indexFiles(t: TestTable): Promise<string[]> {
-  return (await allFiles(t.io, t.location)).filter((f) => f.includes('/index/')).map((f) => f.slice(f.lastIndexOf('/') + 1)).sort();
+  return (await allFiles(t.io, t.location))
+    .filter((f) => f.includes('/index/'))
+    .map((f) => f.slice(f.lastIndexOf('/') + 1))
+    .sort();
 }
 
 async function liveHashFiles(t: TestTable): Promise<string[]> {
   const s = (await new SnapshotManager(t.io, t.paths).latest())!;
   const entries = await readIndexManifest(t.io, t.paths.manifestPath(s.indexManifest!));
-  return entries.filter((e) => e.indexType === INDEX_TYPE_HASH).map((e) => e.fileName).sort();
+  return entries
+    .filter((e) => e.indexType === INDEX_TYPE_HASH)
+    .map((e) => e.fileName)
+    .sort();
 }
 
 describe('hash index files in maintenance', () => {

@@ -80,7 +80,10 @@ export async function createTestTable(options: { partitioned?: boolean; io?: Fil
     },
     async overwrite(ids, p = 'a') {
       const r = await write(ids, p, (messages) =>
-        commit.overwrite({ identifier: ++identifier, messages }, { commitUser: user, ...(options.partitioned ? { partition: { p } } : {}) }),
+        commit.overwrite(
+          { identifier: ++identifier, messages },
+          { commitUser: user, ...(options.partitioned ? { partition: { p } } : {}) },
+        ),
       );
       if (r.status !== 'committed') throw new Error(`overwrite not committed: ${r.status}`);
       return r.snapshotId;
@@ -89,7 +92,11 @@ export async function createTestTable(options: { partitioned?: boolean; io?: Fil
 }
 
 /** Sorted data file locations live in `snapshot`. */
-export async function liveFiles(t: Pick<TestTable, 'io' | 'paths'>, snapshot: Snapshot, locate: (e: import('@tidemark/format').ManifestEntry) => string): Promise<string[]> {
+export async function liveFiles(
+  t: Pick<TestTable, 'io' | 'paths'>,
+  snapshot: Snapshot,
+  locate: (e: import('@tidemark/format').ManifestEntry) => string,
+): Promise<string[]> {
   const live = await liveEntries(t.io, t.paths, snapshot);
   return [...live.values()].map(locate).sort();
 }
@@ -118,7 +125,11 @@ export async function allFiles(io: FileIO, location: string): Promise<string[]> 
  * Files referenced by the given snapshots/tags (manifest lists, manifests, data files) that do not
  * exist. Empty for a consistent table.
  */
-export async function missingReferences(t: Pick<TestTable, 'io' | 'paths'>, snaps: readonly Snapshot[], locate: (e: import('@tidemark/format').ManifestEntry) => string): Promise<string[]> {
+export async function missingReferences(
+  t: Pick<TestTable, 'io' | 'paths'>,
+  snaps: readonly Snapshot[],
+  locate: (e: import('@tidemark/format').ManifestEntry) => string,
+): Promise<string[]> {
   const { readManifestList } = await import('@tidemark/format');
   const missing: string[] = [];
   for (const s of snaps) {

@@ -66,7 +66,12 @@ export const bucketOf = (k: number): number => k % 2;
  * records sorted by key, with sequence numbers continuing from `nextSequence` (returned updated).
  * Keys must be unique per call and bucket, as a writer's merged flush makes them.
  */
-export async function commitRecords(table: Table, records: readonly PkRecord[], nextSequence: Map<string, bigint>, level = 0): Promise<void> {
+export async function commitRecords(
+  table: Table,
+  records: readonly PkRecord[],
+  nextSequence: Map<string, bigint>,
+  level = 0,
+): Promise<void> {
   const schema = table.schema();
   const fields = schema.fields;
   const kvFields = keyValueFileFields([fields[0]!], fields);
@@ -83,13 +88,31 @@ export async function commitRecords(table: Table, records: readonly PkRecord[], 
     const seqs = sorted.map(() => seq++);
     nextSequence.set(key, seq);
     const columns = [
-      buildColumn(INT, sorted.map((r) => r.k)),
+      buildColumn(
+        INT,
+        sorted.map((r) => r.k),
+      ),
       buildColumn(SEQ, seqs),
-      buildColumn(KIND, sorted.map((r) => r.kind)),
-      buildColumn(fields[0]!.type, sorted.map((r) => r.k)),
-      buildColumn(fields[1]!.type, sorted.map((r) => r.dt)),
-      buildColumn(fields[2]!.type, sorted.map((r) => r.a)),
-      buildColumn(fields[3]!.type, sorted.map((r) => r.s)),
+      buildColumn(
+        KIND,
+        sorted.map((r) => r.kind),
+      ),
+      buildColumn(
+        fields[0]!.type,
+        sorted.map((r) => r.k),
+      ),
+      buildColumn(
+        fields[1]!.type,
+        sorted.map((r) => r.dt),
+      ),
+      buildColumn(
+        fields[2]!.type,
+        sorted.map((r) => r.a),
+      ),
+      buildColumn(
+        fields[3]!.type,
+        sorted.map((r) => r.s),
+      ),
     ];
     const bytes = writeParquetFile([makeBatch(toArrowSchema(kvFields), columns, sorted.length)]);
     const name = `data-${randomUUID()}-0.parquet`;
@@ -149,16 +172,29 @@ export async function rowsAt(table: Table, snapshotId?: number): Promise<string[
   for await (const batch of read.batches()) {
     const readers = schema.fields.map((f, c) => valueReader(batch.data.children[c]!, f.type));
     for (let r = 0; r < batch.numRows; r++) {
-      out.push(JSON.stringify(readers.map((read) => read(r)), (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v)));
+      out.push(
+        JSON.stringify(
+          readers.map((read) => read(r)),
+          (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v),
+        ),
+      );
     }
   }
   return out.sort();
 }
 
 /** Live files of the latest snapshot as `partition bucket level name`. */
-export async function levelsOf(table: Table): Promise<{ bucket: number; level: number; name: string; partition: string; source: number | null }[]> {
+export async function levelsOf(
+  table: Table,
+): Promise<{ bucket: number; level: number; name: string; partition: string; source: number | null }[]> {
   const plan = await table.newRead().plan();
   return plan.splits.flatMap((s) =>
-    s.files.map((f) => ({ partition: s.partitionPath, bucket: s.bucket, level: f.meta.level, name: f.meta.fileName, source: f.meta.fileSource })),
+    s.files.map((f) => ({
+      partition: s.partitionPath,
+      bucket: s.bucket,
+      level: f.meta.level,
+      name: f.meta.fileName,
+      source: f.meta.fileSource,
+    })),
   );
 }

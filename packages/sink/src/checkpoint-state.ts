@@ -58,11 +58,15 @@ export function serializeCheckpointState(state: CheckpointState): string {
 export function deserializeCheckpointState(text: string, what: string): CheckpointState {
   const v = decodeSinkJson(text, what) as Partial<CheckpointState> | null;
   if (v === null || typeof v !== 'object') throw new CorruptStateError(`${what}: not a checkpoint state object`);
-  if (v.version !== CHECKPOINT_STATE_VERSION) throw new CorruptStateError(`${what}: unsupported state version ${String(v.version)} (expected ${CHECKPOINT_STATE_VERSION})`);
+  if (v.version !== CHECKPOINT_STATE_VERSION)
+    throw new CorruptStateError(`${what}: unsupported state version ${String(v.version)} (expected ${CHECKPOINT_STATE_VERSION})`);
   if (typeof v.checkpointId !== 'bigint') throw new CorruptStateError(`${what}: field 'checkpointId' must be a bigint`);
-  if (typeof v.commitUser !== 'string' || v.commitUser === '') throw new CorruptStateError(`${what}: field 'commitUser' must be a non-empty string`);
-  if (typeof v.table?.fingerprint !== 'string' || typeof v.table.location !== 'string') throw new CorruptStateError(`${what}: field 'table' needs location and fingerprint`);
-  if (typeof v.source?.id !== 'string' || typeof v.source.done !== 'boolean' || !('offset' in v.source)) throw new CorruptStateError(`${what}: field 'source' needs id, offset and done`);
+  if (typeof v.commitUser !== 'string' || v.commitUser === '')
+    throw new CorruptStateError(`${what}: field 'commitUser' must be a non-empty string`);
+  if (typeof v.table?.fingerprint !== 'string' || typeof v.table.location !== 'string')
+    throw new CorruptStateError(`${what}: field 'table' needs location and fingerprint`);
+  if (typeof v.source?.id !== 'string' || typeof v.source.done !== 'boolean' || !('offset' in v.source))
+    throw new CorruptStateError(`${what}: field 'source' needs id, offset and done`);
   checkCommittables(v.pending, `${what}: field 'pending'`);
   return v as CheckpointState;
 }

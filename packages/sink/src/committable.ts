@@ -53,7 +53,13 @@ export function checkCommittables(value: unknown, what: string): SinkCommittable
   if (!Array.isArray(value)) throw new CorruptStateError(`${what}: expected a list of committables`);
   value.forEach((c: unknown, i) => {
     const o = c as Partial<SinkCommittable> | null;
-    if (o === null || typeof o !== 'object' || typeof o.checkpointId !== 'bigint' || typeof o.writerId !== 'number' || !Array.isArray(o.messages)) {
+    if (
+      o === null ||
+      typeof o !== 'object' ||
+      typeof o.checkpointId !== 'bigint' ||
+      typeof o.writerId !== 'number' ||
+      !Array.isArray(o.messages)
+    ) {
       throw new CorruptStateError(`${what}: committable ${i} lacks checkpointId (bigint), writerId or messages`);
     }
     o.messages.forEach((m, j) => {

@@ -36,7 +36,10 @@ export const NO_CRASH: CrashHook = { hit: () => undefined };
  *
  * @throws SinkUsageError for an unknown point or a bad count.
  */
-export function crashHookFromEnv(env: Readonly<Record<string, string | undefined>>, kill: () => void = () => process.kill(process.pid, 'SIGKILL')): CrashHook {
+export function crashHookFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  kill: () => void = () => process.kill(process.pid, 'SIGKILL'),
+): CrashHook {
   const spec = env['TIDEMARK_CRASH_AT'];
   if (spec === undefined || spec === '') return NO_CRASH;
   const [point, countText] = spec.split(':');
@@ -44,7 +47,8 @@ export function crashHookFromEnv(env: Readonly<Record<string, string | undefined
     throw new SinkUsageError(`TIDEMARK_CRASH_AT names unknown crash point '${point}'; expected one of ${CRASH_POINTS.join(', ')}`);
   }
   const count = countText === undefined ? 1 : Number(countText);
-  if (!Number.isInteger(count) || count < 1) throw new SinkUsageError(`TIDEMARK_CRASH_AT count must be a positive integer, got '${countText}'`);
+  if (!Number.isInteger(count) || count < 1)
+    throw new SinkUsageError(`TIDEMARK_CRASH_AT count must be a positive integer, got '${countText}'`);
   let seen = 0;
   return {
     hit(p) {

@@ -109,14 +109,19 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
   const parallelism = options.parallelism ?? 1;
   const every = options.checkpointEvery ?? 10_000;
   const batchSize = options.batchSize ?? 1_000;
-  if (!Number.isInteger(parallelism) || parallelism < 1) throw new SinkUsageError(`parallelism must be a positive integer, got ${parallelism}`);
+  if (!Number.isInteger(parallelism) || parallelism < 1)
+    throw new SinkUsageError(`parallelism must be a positive integer, got ${parallelism}`);
   if (!Number.isInteger(every) || every < 1) throw new SinkUsageError(`checkpointEvery must be a positive integer, got ${every}`);
   const store = options.stateStore;
   if (store !== undefined && options.commitUser !== undefined) {
-    throw new SinkUsageError('commitUser is generated and kept in the checkpoint state; give it only in self-contained mode (no state store)');
+    throw new SinkUsageError(
+      'commitUser is generated and kept in the checkpoint state; give it only in self-contained mode (no state store)',
+    );
   }
   if (store === undefined && (options.commitUser === undefined || options.commitUser.trim() === '')) {
-    throw new SinkUsageError('self-contained mode (no state store) needs a stable commitUser: recovery finds the source offset in that user\'s newest snapshot');
+    throw new SinkUsageError(
+      "self-contained mode (no state store) needs a stable commitUser: recovery finds the source offset in that user's newest snapshot",
+    );
   }
   const crash = options.crash ?? NO_CRASH;
   const table: Table = await openTable(options.table, {
@@ -130,10 +135,14 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
     const rowKindField = options.rowKindField;
     if (rowKindField !== undefined) {
       if (schema.primaryKeys.length === 0) {
-        throw new SinkUsageError(`rowKindField applies to primary-key tables only; ${options.table} has no primary key (its records are appended as inserts)`);
+        throw new SinkUsageError(
+          `rowKindField applies to primary-key tables only; ${options.table} has no primary key (its records are appended as inserts)`,
+        );
       }
       if (schema.fields.some((f) => f.name === rowKindField)) {
-        throw new SinkUsageError(`rowKindField '${rowKindField}' is a column of ${options.table}; name a record field that is not a column`);
+        throw new SinkUsageError(
+          `rowKindField '${rowKindField}' is a column of ${options.table}; name a record field that is not a column`,
+        );
       }
     }
     const fingerprint = await tableFingerprint(io, table.location);
@@ -159,7 +168,9 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
       const state = await store.latest();
       const highest = await store.highestId();
       if (state === null && highest !== null) {
-        throw new CorruptStateError(`no checkpoint state in ${store.location} can be decoded, but chk-${highest}.json exists; refusing to start over (that could duplicate committed data)`);
+        throw new CorruptStateError(
+          `no checkpoint state in ${store.location} can be decoded, but chk-${highest}.json exists; refusing to start over (that could duplicate committed data)`,
+        );
       }
       if (state !== null) {
         if (state.table.fingerprint !== fingerprint) {
@@ -168,7 +179,9 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
           );
         }
         if (state.source.id !== options.source.id) {
-          throw new StateMismatchError(`checkpoint state ${store.location} belongs to source ${state.source.id}, not ${options.source.id}; use a separate --state location per pipeline`);
+          throw new StateMismatchError(
+            `checkpoint state ${store.location} belongs to source ${state.source.id}, not ${options.source.id}; use a separate --state location per pipeline`,
+          );
         }
         commitUser = state.commitUser;
         committer = make(commitUser);
@@ -186,10 +199,14 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
       const r = await committer.restoreFromTable();
       if (r.checkpointId !== null) {
         if (r.source === null) {
-          throw new StateMismatchError(`commit user '${commitUser}' committed identifier ${r.checkpointId} to ${options.table} without sink offsets; use a commit user of its own for this pipeline`);
+          throw new StateMismatchError(
+            `commit user '${commitUser}' committed identifier ${r.checkpointId} to ${options.table} without sink offsets; use a commit user of its own for this pipeline`,
+          );
         }
         if (r.source.id !== options.source.id) {
-          throw new StateMismatchError(`commit user '${commitUser}' ingested source ${r.source.id} into ${options.table}, not ${options.source.id}; use a commit user per pipeline`);
+          throw new StateMismatchError(
+            `commit user '${commitUser}' ingested source ${r.source.id} into ${options.table}, not ${options.source.id}; use a commit user per pipeline`,
+          );
         }
         offset = r.source.offset;
         restoredFrom = r.checkpointId;
@@ -203,14 +220,17 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
         }
       }
     }
-    if (committer.lastCommittedCheckpoint !== null && nextId <= committer.lastCommittedCheckpoint) nextId = committer.lastCommittedCheckpoint + 1n;
+    if (committer.lastCommittedCheckpoint !== null && nextId <= committer.lastCommittedCheckpoint)
+      nextId = committer.lastCommittedCheckpoint + 1n;
 
     // Planned lazily at the first file: after the restore above committed any pending checkpoint.
     const startSequence = pipelineStartSequence(table);
     // Dynamic buckets: one assigner for all writers, so buckets fill to target-row-num across them
     // and each checkpoint commits one index file per bucket.
     const bucketAssigner =
-      schema.primaryKeys.length > 0 && table.context.options.bucket === -1 ? DynamicBucketAssigner.forTable(table.context, 'latest') : undefined;
+      schema.primaryKeys.length > 0 && table.context.options.bucket === -1
+        ? DynamicBucketAssigner.forTable(table.context, 'latest')
+        : undefined;
     for (let w = 0; w < parallelism; w++) {
       const writeOptions = {
         crash,
@@ -274,7 +294,10 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
       sinceCheckpoint++;
       records++;
       if (buffers[w]!.length >= batchSize) await flush(w);
-      if (sinceCheckpoint >= every || (options.checkpointIntervalMs !== undefined && Date.now() - lastCheckpointAt >= options.checkpointIntervalMs)) {
+      if (
+        sinceCheckpoint >= every ||
+        (options.checkpointIntervalMs !== undefined && Date.now() - lastCheckpointAt >= options.checkpointIntervalMs)
+      ) {
         await checkpoint(false);
       }
       if (options.signal?.aborted) {

@@ -30,7 +30,16 @@ export function recordRouter(schema: TableSchema, parallelism: number): (record:
   return (record) => {
     try {
       const internal = (c: { name: string; type: DataType }): Value => toInternal(c.type, record[c.name]) as Value;
-      const tail = buckets > 0 ? [bucketOfValues(hashed.map((c) => c.type), hashed.map(internal), buckets)] : hashed.map(internal);
+      const tail =
+        buckets > 0
+          ? [
+              bucketOfValues(
+                hashed.map((c) => c.type),
+                hashed.map(internal),
+                buckets,
+              ),
+            ]
+          : hashed.map(internal);
       return bucketOfValues(routeTypes, [...partition.map(internal), ...tail], parallelism);
     } catch {
       // An invalid value: any writer will do, its validation reports the record.

@@ -179,7 +179,8 @@ export class SinkCommitter {
    */
   async snapshotState(checkpointId: bigint, source: SourcePosition): Promise<CheckpointState> {
     const store = this.options.stateStore;
-    if (store === undefined) throw new SinkUsageError('snapshotState needs a checkpoint state store (use commitNow in self-contained mode)');
+    if (store === undefined)
+      throw new SinkUsageError('snapshotState needs a checkpoint state store (use commitNow in self-contained mode)');
     if (this.lastDurable !== null && checkpointId <= this.lastDurable) {
       throw new SinkUsageError(`checkpoint ${checkpointId} is not after the last checkpoint ${this.lastDurable}`);
     }
@@ -312,7 +313,9 @@ export class SinkCommitter {
    */
   async restore(state: CheckpointState): Promise<CheckpointCommit[]> {
     if (state.commitUser !== this.commitUser) {
-      throw new SinkUsageError(`state of checkpoint ${state.checkpointId} belongs to commit user '${state.commitUser}', not '${this.commitUser}'`);
+      throw new SinkUsageError(
+        `state of checkpoint ${state.checkpointId} belongs to commit user '${state.commitUser}', not '${this.commitUser}'`,
+      );
     }
     const last = await lastSnapshotOf(this.io, this.options.tableLocation, this.commitUser);
     if (last !== null && last.commitIdentifier > state.checkpointId) {
@@ -323,7 +326,8 @@ export class SinkCommitter {
     const lastId = last?.commitIdentifier ?? null;
     const groups = new Map<bigint, SinkCommittable[]>();
     for (const c of state.pending) {
-      if (c.checkpointId > state.checkpointId) throw new SinkUsageError(`state ${state.checkpointId} holds a committable of a later checkpoint ${c.checkpointId}`);
+      if (c.checkpointId > state.checkpointId)
+        throw new SinkUsageError(`state ${state.checkpointId} holds a committable of a later checkpoint ${c.checkpointId}`);
       const g = groups.get(c.checkpointId) ?? [];
       g.push(c);
       groups.set(c.checkpointId, g);
@@ -357,7 +361,11 @@ export class SinkCommitter {
     this.lastDurable = last.commitIdentifier;
     const raw = last.properties?.[OFFSETS_PROPERTY];
     if (raw === undefined) return { checkpointId: last.commitIdentifier, source: null };
-    const v = decodeSinkJson(raw, `snapshot ${last.id} property '${OFFSETS_PROPERTY}'`) as { source: string; offset: SourceOffset; done: boolean };
+    const v = decodeSinkJson(raw, `snapshot ${last.id} property '${OFFSETS_PROPERTY}'`) as {
+      source: string;
+      offset: SourceOffset;
+      done: boolean;
+    };
     return { checkpointId: last.commitIdentifier, source: { id: v.source, offset: v.offset, done: v.done } };
   }
 

@@ -53,14 +53,18 @@ export class JsonLinesFileSource implements ReplayableSource<Record<string, unkn
     let size: number;
     try {
       const st = await stat(this.path);
-      if (!st.isFile()) throw new SourceError(`JSON-lines source ${this.path} is ${st.isDirectory() ? 'a directory' : 'not a regular file'}`);
+      if (!st.isFile())
+        throw new SourceError(`JSON-lines source ${this.path} is ${st.isDirectory() ? 'a directory' : 'not a regular file'}`);
       size = st.size;
     } catch (e) {
       if (e instanceof SourceError) throw e;
       const code = (e as { code?: string }).code;
-      throw new SourceError(`cannot open JSON-lines source ${this.path}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`, { cause: e });
+      throw new SourceError(`cannot open JSON-lines source ${this.path}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`, {
+        cause: e,
+      });
     }
-    if (start > size) throw new SourceError(`offset ${start} is past the end of ${this.path} (${size} bytes): was the file truncated or replaced?`);
+    if (start > size)
+      throw new SourceError(`offset ${start} is past the end of ${this.path} (${size} bytes): was the file truncated or replaced?`);
     if (start === size) return;
     // Line numbers only serve error messages; after a resume they are counted from the start.
     let line = start === 0 ? 0 : await countNewlines(this.path, start);

@@ -80,7 +80,9 @@ export class FileIOCheckpointStore implements CheckpointStateStore {
         return state;
       } catch (e) {
         if (!(e instanceof CorruptStateError)) throw e;
-        (this.options.logger ?? { warn: (m: string) => console.warn(`[tidemark] ${m}`) }).warn(`skipping undecodable checkpoint state: ${e.message}`);
+        (this.options.logger ?? { warn: (m: string) => console.warn(`[tidemark] ${m}`) }).warn(
+          `skipping undecodable checkpoint state: ${e.message}`,
+        );
       }
     }
     return null;
@@ -117,7 +119,11 @@ export function openCheckpointStore(
   options: { readonly storage?: ResolveFileIOOptions; readonly fileIO?: FileIO; readonly logger?: StateStoreLogger } = {},
 ): CheckpointStateStore {
   const loc = location.replace(/\/+$/, '') || location;
-  if (options.fileIO) return new FileIOCheckpointStore(options.fileIO, loc, { ownsFileIO: false, ...(options.logger ? { logger: options.logger } : {}) });
+  if (options.fileIO)
+    return new FileIOCheckpointStore(options.fileIO, loc, { ownsFileIO: false, ...(options.logger ? { logger: options.logger } : {}) });
   if (parseLocation(loc).scheme === 'file') return new LocalDirCheckpointStore(loc, options.logger ? { logger: options.logger } : {});
-  return new FileIOCheckpointStore(resolveFileIO(loc, options.storage ?? {}), loc, { ownsFileIO: true, ...(options.logger ? { logger: options.logger } : {}) });
+  return new FileIOCheckpointStore(resolveFileIO(loc, options.storage ?? {}), loc, {
+    ownsFileIO: true,
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
 }

@@ -64,13 +64,28 @@ describe('runIngest with a checkpoint state store', () => {
       let crashes = 0;
       for (const count of [1, 3, 1, 2]) {
         crashes += await crashes_(() =>
-          runIngest({ table: location, fileIO: io, source: new ArraySource(70), stateStore: store, checkpointEvery: 10, parallelism: 2, crash: crashAt(point, count) }),
+          runIngest({
+            table: location,
+            fileIO: io,
+            source: new ArraySource(70),
+            stateStore: store,
+            checkpointEvery: 10,
+            parallelism: 2,
+            crash: crashAt(point, count),
+          }),
         );
       }
       // In-process, a throw inside the snapshot create is retried by the commit (a real SIGKILL is
       // exercised by the chaos harness), so that point cannot stop a run here.
       if (point !== 'during-commit-before-snapshot') expect(crashes).toBeGreaterThanOrEqual(2);
-      const s = await runIngest({ table: location, fileIO: io, source: new ArraySource(70), stateStore: store, checkpointEvery: 10, parallelism: 2 });
+      const s = await runIngest({
+        table: location,
+        fileIO: io,
+        source: new ArraySource(70),
+        stateStore: store,
+        checkpointEvery: 10,
+        parallelism: 2,
+      });
       users.add(s.commitUser);
       expect(s.status).toBe('source-done');
       expect(await tableIds(io, location)).toEqual([...Array(70).keys()]);
@@ -96,9 +111,15 @@ describe('runIngest with a checkpoint state store', () => {
     await runIngest({ table: a.location, fileIO: a.io, source: new ArraySource(5), stateStore: store });
     const b = await memoryTable('b');
     await b.io.write(`${a.location.replace(/\/a$/, '/b2')}/schema/schema-0`, await a.io.read(`${b.location}/schema/schema-0`));
-    await expect(runIngest({ table: b.location, fileIO: a.io, source: new ArraySource(5), stateStore: store })).rejects.toThrow(StateMismatchError);
-    await expect(runIngest({ table: b.location, fileIO: a.io, source: new ArraySource(5), stateStore: store })).rejects.toThrow(/belongs to table/);
-    await expect(runIngest({ table: a.location, fileIO: a.io, source: new ArraySource(5, 'array:other'), stateStore: store })).rejects.toThrow(/belongs to source/);
+    await expect(runIngest({ table: b.location, fileIO: a.io, source: new ArraySource(5), stateStore: store })).rejects.toThrow(
+      StateMismatchError,
+    );
+    await expect(runIngest({ table: b.location, fileIO: a.io, source: new ArraySource(5), stateStore: store })).rejects.toThrow(
+      /belongs to table/,
+    );
+    await expect(
+      runIngest({ table: a.location, fileIO: a.io, source: new ArraySource(5, 'array:other'), stateStore: store }),
+    ).rejects.toThrow(/belongs to source/);
   });
 });
 
@@ -108,12 +129,25 @@ describe('runIngest in self-contained mode', () => {
     await expect(runIngest({ table: location, fileIO: io, source: new ArraySource(3) })).rejects.toThrow(SinkUsageError);
   });
 
-  it('resumes from the offsets in the commit user\'s latest snapshot', async () => {
+  it("resumes from the offsets in the commit user's latest snapshot", async () => {
     const { io, location } = await memoryTable();
     let crashes = 0;
-    for (const [point, count] of [['after-prepare-commit', 2], ['after-file-flush', 3], ['after-snapshot-before-ack', 1], ['after-prepare-commit', 1]] as const) {
+    for (const [point, count] of [
+      ['after-prepare-commit', 2],
+      ['after-file-flush', 3],
+      ['after-snapshot-before-ack', 1],
+      ['after-prepare-commit', 1],
+    ] as const) {
       crashes += await crashes_(() =>
-        runIngest({ table: location, fileIO: io, source: new ArraySource(50), commitUser: 'pipe-1', checkpointEvery: 8, parallelism: 2, crash: crashAt(point, count) }),
+        runIngest({
+          table: location,
+          fileIO: io,
+          source: new ArraySource(50),
+          commitUser: 'pipe-1',
+          checkpointEvery: 8,
+          parallelism: 2,
+          crash: crashAt(point, count),
+        }),
       );
     }
     expect(crashes).toBeGreaterThanOrEqual(3);

@@ -9,7 +9,10 @@ import { FileIOCheckpointStore, runIngest, type ReplayableSource, type SourceOff
 class UpsertSource implements ReplayableSource<Record<string, unknown>> {
   readonly bounded = true;
   readonly id = 'upserts:test';
-  constructor(readonly n: number, readonly keys: number) {}
+  constructor(
+    readonly n: number,
+    readonly keys: number,
+  ) {}
   async *open(from: SourceOffset): AsyncIterable<SourceRecord<Record<string, unknown>>> {
     for (let i = from === null ? 0 : (from as number); i < this.n; i++) {
       yield { value: { k: i % this.keys, v: `r${Math.floor(i / this.keys)}` }, offset: i + 1 };
@@ -22,7 +25,14 @@ describe('runIngest into a dynamic-bucket primary-key table', () => {
     const io = new MemoryFileIO();
     const location = `memory://sink-dyn-${randomBytes(6).toString('hex')}/db.db/t`;
     const schema = buildInitialSchema(
-      { fields: [{ name: 'k', type: 'INT NOT NULL' }, { name: 'v', type: 'STRING' }], primaryKeys: ['k'], options: { 'dynamic-bucket.target-row-num': '4' } },
+      {
+        fields: [
+          { name: 'k', type: 'INT NOT NULL' },
+          { name: 'v', type: 'STRING' },
+        ],
+        primaryKeys: ['k'],
+        options: { 'dynamic-bucket.target-row-num': '4' },
+      },
       1,
     );
     await io.write(`${location}/schema/schema-0`, serializeSchema(schema));

@@ -37,7 +37,14 @@ describe('recordRouter', () => {
   });
 
   it('keeps one key on one writer for dynamic buckets, and goes round-robin for append tables', () => {
-    const pk = buildInitialSchema({ fields: [{ name: 'k', type: 'BIGINT NOT NULL' }, { name: 'v', type: 'STRING' }], primaryKeys: ['k'], options: { bucket: '-1' } });
+    const pk = buildInitialSchema({
+      fields: [
+        { name: 'k', type: 'BIGINT NOT NULL' },
+        { name: 'v', type: 'STRING' },
+      ],
+      primaryKeys: ['k'],
+      options: { bucket: '-1' },
+    });
     const route = recordRouter(pk, 4);
     const seen = new Map<number, number>();
     for (let i = 0; i < 200; i++) {

@@ -39,7 +39,14 @@ async function setup(): Promise<Ctx> {
 }
 
 function committer(c: Ctx, user = 'user-a', store: CheckpointStateStore = c.store): SinkCommitter {
-  return new SinkCommitter({ fileIO: c.io, tableLocation: c.location, schema: c.schema, table: { location: c.location, fingerprint: c.fingerprint }, commitUser: user, stateStore: store });
+  return new SinkCommitter({
+    fileIO: c.io,
+    tableLocation: c.location,
+    schema: c.schema,
+    table: { location: c.location, fingerprint: c.fingerprint },
+    commitUser: user,
+    stateStore: store,
+  });
 }
 
 /** Writes rows [from, to) with one writer and hands the committable for `id` to `cm`. */
@@ -61,7 +68,8 @@ async function snapshots(c: Ctx) {
 /** Ids of the sink's checkpoint records (`<commitUser>-<checkpoint>`); TableWrite's own `write-<uuid>` records are not the committer's. */
 async function inflightIds(c: Ctx): Promise<string[]> {
   const ids: string[] = [];
-  for await (const r of listInflightRecords(c.io, c.location)) if (/-\d+$/.test(r.id) && !r.id.startsWith('write-') && !r.id.startsWith('commit-')) ids.push(r.id);
+  for await (const r of listInflightRecords(c.io, c.location))
+    if (/-\d+$/.test(r.id) && !r.id.startsWith('write-') && !r.id.startsWith('commit-')) ids.push(r.id);
   return ids.sort();
 }
 
@@ -169,7 +177,9 @@ describe('SinkCommitter', () => {
     const state = await cm.snapshotState(1n, src(3));
     const file = state.pending[0]!.messages[0]!.newFiles[0]!.fileName;
     await c.io.delete(`${c.location}/bucket-0/${file}`);
-    const err = await committer(c).restore(state).catch((e: unknown) => e);
+    const err = await committer(c)
+      .restore(state)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MissingDataFileError);
     expect((err as MissingDataFileError).files[0]).toContain(file);
     expect(await tableIds(c.io, c.location)).toEqual([]);
@@ -206,11 +216,14 @@ describe('SinkCommitter', () => {
     cm.add(withIndex);
     const state = await cm.snapshotState(1n, src(3));
     const records: string[] = [];
-    for await (const r of listInflightRecords(c.io, c.location)) if (r.id === inflightRecordId('user-a', 1n)) records.push(...r.record.files);
+    for await (const r of listInflightRecords(c.io, c.location))
+      if (r.id === inflightRecordId('user-a', 1n)) records.push(...r.record.files);
     expect(records).toContain(`index/${indexFile}`);
 
     await c.io.delete(`${c.location}/index/${indexFile}`);
-    const err = await committer(c).restore(state).catch((e: unknown) => e);
+    const err = await committer(c)
+      .restore(state)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MissingDataFileError);
     expect((err as MissingDataFileError).files[0]).toContain(indexFile);
     expect(await tableIds(c.io, c.location)).toEqual([]);

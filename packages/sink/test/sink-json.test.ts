@@ -5,7 +5,13 @@ import { memoryTable, rows } from './helpers.js';
 
 describe('sink JSON codec', () => {
   it('keeps bigints beyond 2^53 and byte arrays exact', () => {
-    const value = { a: 9223372036854775807n, b: -9223372036854775808n, bytes: new Uint8Array([0, 1, 255, 128]), nested: [{ x: 1n }], s: 'x' };
+    const value = {
+      a: 9223372036854775807n,
+      b: -9223372036854775808n,
+      bytes: new Uint8Array([0, 1, 255, 128]),
+      nested: [{ x: 1n }],
+      s: 'x',
+    };
     const back = decodeSinkJson(encodeSinkJson(value)) as typeof value;
     expect(back.a).toBe(9223372036854775807n);
     expect(back.b).toBe(-9223372036854775808n);

@@ -37,11 +37,7 @@ export class InvalidRangeError extends StorageError {
     readonly size?: number,
     options?: { cause?: unknown },
   ) {
-    super(
-      `Invalid range for ${path}: offset ${offset}, length ${length}` +
-        (size === undefined ? '' : ` (object size ${size})`),
-      options,
-    );
+    super(`Invalid range for ${path}: offset ${offset}, length ${length}` + (size === undefined ? '' : ` (object size ${size})`), options);
   }
 }
 
@@ -85,8 +81,6 @@ export class DeleteManyError extends StorageError {
       .slice(0, 3)
       .map((f) => `${f.path} (${f.code}: ${f.message})`)
       .join('; ');
-    super(
-      `Failed to delete ${failures.length} of ${processed} paths: ${first}${failures.length > 3 ? '; ...' : ''}`,
-    );
+    super(`Failed to delete ${failures.length} of ${processed} paths: ${first}${failures.length > 3 ? '; ...' : ''}`);
   }
 }

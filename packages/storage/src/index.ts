@@ -36,4 +36,3 @@ export {
   type ConditionalWriteTarget,
 } from './conditional-write-probe.js';
 export { resolveFileIO, type ResolveFileIOOptions } from './resolve.js';
-

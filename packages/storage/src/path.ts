@@ -94,7 +94,5 @@ export function parseLocation(uri: string): ParsedLocation {
     }
     return { scheme, bucket, key };
   }
-  throw new StorageConfigError(
-    `Unsupported location scheme '${scheme}://' in ${uri}: expected a plain path, file://, s3:// or memory://`,
-  );
+  throw new StorageConfigError(`Unsupported location scheme '${scheme}://' in ${uri}: expected a plain path, file://, s3:// or memory://`);
 }

@@ -82,10 +82,7 @@ export class S3Config {
   readonly #credentials: Credentials | undefined;
 
   /** @internal use {@link resolveS3Config}. */
-  constructor(
-    fields: S3ConfigFields,
-    credentials: Credentials | undefined,
-  ) {
+  constructor(fields: S3ConfigFields, credentials: Credentials | undefined) {
     Object.assign(this, fields);
     this.#credentials = credentials;
   }
@@ -310,16 +307,43 @@ export function resolveS3Config(options: S3Options = {}, env: NodeJS.ProcessEnv 
 
   // Credentials, as a unit from the highest source that names an access key.
   const credentialSources: Array<[S3SettingSource, string, string | undefined, string | undefined, string | undefined, string, string]> = [
-    ['options', 'S3 options', nonEmpty(options.accessKeyId), nonEmpty(options.secretAccessKey), nonEmpty(options.sessionToken), 'accessKeyId', 'secretAccessKey'],
-    ['core-site.xml', `${siteFile ?? 'core-site.xml'}`, siteGet('fs.s3a.access.key'), siteGet('fs.s3a.secret.key'), siteGet('fs.s3a.session.token'), 'fs.s3a.access.key', 'fs.s3a.secret.key'],
-    ['env', 'the environment', nonEmpty(env.AWS_ACCESS_KEY_ID), nonEmpty(env.AWS_SECRET_ACCESS_KEY), nonEmpty(env.AWS_SESSION_TOKEN), 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'],
+    [
+      'options',
+      'S3 options',
+      nonEmpty(options.accessKeyId),
+      nonEmpty(options.secretAccessKey),
+      nonEmpty(options.sessionToken),
+      'accessKeyId',
+      'secretAccessKey',
+    ],
+    [
+      'core-site.xml',
+      `${siteFile ?? 'core-site.xml'}`,
+      siteGet('fs.s3a.access.key'),
+      siteGet('fs.s3a.secret.key'),
+      siteGet('fs.s3a.session.token'),
+      'fs.s3a.access.key',
+      'fs.s3a.secret.key',
+    ],
+    [
+      'env',
+      'the environment',
+      nonEmpty(env.AWS_ACCESS_KEY_ID),
+      nonEmpty(env.AWS_SECRET_ACCESS_KEY),
+      nonEmpty(env.AWS_SESSION_TOKEN),
+      'AWS_ACCESS_KEY_ID',
+      'AWS_SECRET_ACCESS_KEY',
+    ],
   ];
   let credentials: Credentials | undefined;
   for (const [source, where, keyId, secret, token, keyName, secretName] of credentialSources) {
     if (keyId === undefined && secret === undefined) continue;
     if (keyId === undefined) throw new StorageConfigError(`${secretName} is set in ${where} but ${keyName} is not`);
     if (secret === undefined) throw new StorageConfigError(`${keyName} is set in ${where} but ${secretName} is not`);
-    credentials = token === undefined ? { accessKeyId: keyId, secretAccessKey: secret } : { accessKeyId: keyId, secretAccessKey: secret, sessionToken: token };
+    credentials =
+      token === undefined
+        ? { accessKeyId: keyId, secretAccessKey: secret }
+        : { accessKeyId: keyId, secretAccessKey: secret, sessionToken: token };
     sources.credentials = source;
     break;
   }
@@ -327,7 +351,9 @@ export function resolveS3Config(options: S3Options = {}, env: NodeJS.ProcessEnv 
   let conditionalWriteCheck: 'probe' | 'skip';
   if (options.conditionalWriteCheck !== undefined) {
     if (options.conditionalWriteCheck !== 'probe' && options.conditionalWriteCheck !== 'skip') {
-      throw new StorageConfigError(`S3 option conditionalWriteCheck must be 'probe' or 'skip', got '${String(options.conditionalWriteCheck)}'`);
+      throw new StorageConfigError(
+        `S3 option conditionalWriteCheck must be 'probe' or 'skip', got '${String(options.conditionalWriteCheck)}'`,
+      );
     }
     [conditionalWriteCheck, sources.conditionalWriteCheck] = [options.conditionalWriteCheck, 'options'];
   } else if (['1', 'true', 'yes'].includes((env.TIDEMARK_S3_SKIP_CONDITIONAL_CHECK ?? '').trim().toLowerCase())) {

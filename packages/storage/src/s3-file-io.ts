@@ -318,9 +318,7 @@ export class S3FileIO implements FileIO {
     return this.retry('ranged GET', path, async () => {
       let resp;
       try {
-        resp = await this.client.send(
-          new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${offset}-${offset + length - 1}` }),
-        );
+        resp = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${offset}-${offset + length - 1}` }));
       } catch (err) {
         if (httpStatus(err) === 416 || errorName(err) === 'InvalidRange') {
           throw new InvalidRangeError(path, offset, length, undefined, { cause: err });
@@ -364,7 +362,9 @@ export class S3FileIO implements FileIO {
       await this.multipartWrite(path, bucket, key, bytes);
       return;
     }
-    await this.retry('PUT', path, () => this.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes, ContentMD5: md5Base64(bytes) })));
+    await this.retry('PUT', path, () =>
+      this.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes, ContentMD5: md5Base64(bytes) })),
+    );
   }
 
   private async multipartWrite(path: string, bucket: string, key: string, bytes: Uint8Array): Promise<void> {
@@ -384,7 +384,14 @@ export class S3FileIO implements FileIO {
           const body = bytes.subarray(index * partSize, Math.min(bytes.length, (index + 1) * partSize));
           const resp = await this.retry('UploadPart', path, () =>
             this.client.send(
-              new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: index + 1, Body: body, ContentMD5: md5Base64(body) }),
+              new UploadPartCommand({
+                Bucket: bucket,
+                Key: key,
+                UploadId: uploadId,
+                PartNumber: index + 1,
+                Body: body,
+                ContentMD5: md5Base64(body),
+              }),
             ),
           );
           if (!resp.ETag) throw new StorageError(`S3 UploadPart ${index + 1} of ${path} returned no ETag`);
@@ -423,7 +430,9 @@ export class S3FileIO implements FileIO {
     let ambiguous = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes, IfNoneMatch: '*', ContentMD5: md5Base64(bytes) }));
+        await this.client.send(
+          new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes, IfNoneMatch: '*', ContentMD5: md5Base64(bytes) }),
+        );
         return 'created';
       } catch (err) {
         const status = httpStatus(err);
@@ -501,9 +510,7 @@ export class S3FileIO implements FileIO {
     let pending = [...batch.keys()];
     for (let attempt = 1; pending.length > 0; attempt++) {
       const resp = await this.retry('DeleteObjects', `s3://${bucket}/ (${pending.length} keys)`, () =>
-        this.client.send(
-          new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: pending.map((Key) => ({ Key })), Quiet: true } }),
-        ),
+        this.client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: pending.map((Key) => ({ Key })), Quiet: true } })),
       );
       const retryable: string[] = [];
       for (const e of resp.Errors ?? []) {

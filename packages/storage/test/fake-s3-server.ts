@@ -76,7 +76,14 @@ export class FakeS3Server {
     const url = new URL(req.url ?? '/', 'http://x');
     const [, bucket = '', ...rest] = url.pathname.split('/');
     const key = decodeURIComponent(rest.join('/'));
-    const rec: RecordedRequest = { method: req.method ?? '', bucket, key, query: url.searchParams, headers: req.headers, bodyLength: body.length };
+    const rec: RecordedRequest = {
+      method: req.method ?? '',
+      bucket,
+      key,
+      query: url.searchParams,
+      headers: req.headers,
+      bodyLength: body.length,
+    };
     this.requests.push(rec);
     const faultIndex = this.faults.findIndex((f) => f.match(rec));
     const fault = faultIndex >= 0 ? this.faults.splice(faultIndex, 1)[0] : undefined;
@@ -113,7 +120,8 @@ export class FakeS3Server {
       const keys = [...body.toString().matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]!);
       const errors: string[] = [];
       for (const k of keys) {
-        if (this.undeletable.has(k)) errors.push(`<Error><Key>${esc(k)}</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`);
+        if (this.undeletable.has(k))
+          errors.push(`<Error><Key>${esc(k)}</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`);
         else this.objects.delete(`${r.bucket}/${k}`);
       }
       return (res) => {
@@ -126,7 +134,11 @@ export class FakeS3Server {
       this.uploads.set(uploadId, new Map());
       return (res) => {
         res.writeHead(200, { 'content-type': 'application/xml' });
-        res.end(xml(`<InitiateMultipartUploadResult><Bucket>${r.bucket}</Bucket><Key>${esc(r.key)}</Key><UploadId>${uploadId}</UploadId></InitiateMultipartUploadResult>`));
+        res.end(
+          xml(
+            `<InitiateMultipartUploadResult><Bucket>${r.bucket}</Bucket><Key>${esc(r.key)}</Key><UploadId>${uploadId}</UploadId></InitiateMultipartUploadResult>`,
+          ),
+        );
       };
     }
     if (r.method === 'PUT' && q.has('uploadId')) {
@@ -147,7 +159,11 @@ export class FakeS3Server {
       this.uploads.delete(q.get('uploadId')!);
       return (res) => {
         res.writeHead(200, { 'content-type': 'application/xml' });
-        res.end(xml(`<CompleteMultipartUploadResult><Bucket>${r.bucket}</Bucket><Key>${esc(r.key)}</Key><ETag></ETag></CompleteMultipartUploadResult>`));
+        res.end(
+          xml(
+            `<CompleteMultipartUploadResult><Bucket>${r.bucket}</Bucket><Key>${esc(r.key)}</Key><ETag></ETag></CompleteMultipartUploadResult>`,
+          ),
+        );
       };
     }
     if (r.method === 'DELETE' && q.has('uploadId')) {
@@ -225,7 +241,9 @@ export class FakeS3Server {
         continue;
       }
       const obj = this.objects.get(`${r.bucket}/${k}`)!;
-      contents.push(`<Contents><Key>${esc(k)}</Key><LastModified>${obj.lastModified.toISOString()}</LastModified><ETag>"e"</ETag><Size>${obj.data.length}</Size><StorageClass>STANDARD</StorageClass></Contents>`);
+      contents.push(
+        `<Contents><Key>${esc(k)}</Key><LastModified>${obj.lastModified.toISOString()}</LastModified><ETag>"e"</ETag><Size>${obj.data.length}</Size><StorageClass>STANDARD</StorageClass></Contents>`,
+      );
     }
     const cps = [...prefixes].map((p) => `<CommonPrefixes><Prefix>${esc(p)}</Prefix></CommonPrefixes>`).join('');
     return (res) => {

@@ -65,9 +65,7 @@ export function describeFileIOBehaviour(name: string, makeIO: () => FileIO, root
       const dir = root();
       for (let round = 0; round < 20; round++) {
         const p = joinPath(dir, `race-${round}`);
-        const results = await Promise.all(
-          Array.from({ length: 8 }, (_, i) => io.createIfAbsent(p, `writer-${i}`)),
-        );
+        const results = await Promise.all(Array.from({ length: 8 }, (_, i) => io.createIfAbsent(p, `writer-${i}`)));
         const winners = results.flatMap((r, i) => (r === 'created' ? [i] : []));
         expect(winners).toHaveLength(1);
         expect(text(await io.read(p))).toBe(`writer-${winners[0]}`);

@@ -12,8 +12,16 @@ const base = mkdtempSync(join(tmpdir(), 'tidemark-local-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
-describeFileIOBehaviour('LocalFileIO (plain paths)', () => new LocalFileIO(), () => join(base, randomUUID()));
-describeFileIOBehaviour('LocalFileIO (file:// URIs)', () => new LocalFileIO(), () => pathToFileURL(join(base, randomUUID())).href);
+describeFileIOBehaviour(
+  'LocalFileIO (plain paths)',
+  () => new LocalFileIO(),
+  () => join(base, randomUUID()),
+);
+describeFileIOBehaviour(
+  'LocalFileIO (file:// URIs)',
+  () => new LocalFileIO(),
+  () => pathToFileURL(join(base, randomUUID())).href,
+);
 
 async function collect(it: AsyncIterable<FileStatus>): Promise<string[]> {
   const out: string[] = [];
@@ -109,7 +117,19 @@ describe('LocalFileIO createIfAbsent across processes', () => {
     // Children run the compiled module, so the race exercises the real implementation.
     const tsc = fileURLToPath(new URL('../../../node_modules/typescript/bin/tsc', import.meta.url));
     const project = fileURLToPath(new URL('../tsconfig.json', import.meta.url));
-    await run(process.execPath, [tsc, '-p', project, '--outDir', outDir, '--declaration', 'false', '--declarationMap', 'false', '--sourceMap', 'false']);
+    await run(process.execPath, [
+      tsc,
+      '-p',
+      project,
+      '--outDir',
+      outDir,
+      '--declaration',
+      'false',
+      '--declarationMap',
+      'false',
+      '--sourceMap',
+      'false',
+    ]);
   }, 120_000);
 
   it(`${processes} processes x ${rounds} rounds on shared keys: exactly one winner per key`, async () => {

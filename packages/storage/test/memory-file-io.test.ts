@@ -6,7 +6,11 @@ import { describeFileIOBehaviour } from './fileio-behaviour.js';
 const storeName = `unit-${randomUUID()}`;
 afterAll(() => MemoryFileIO.clear(storeName));
 
-describeFileIOBehaviour('MemoryFileIO', () => new MemoryFileIO(), () => `memory://${storeName}/${randomUUID()}`);
+describeFileIOBehaviour(
+  'MemoryFileIO',
+  () => new MemoryFileIO(),
+  () => `memory://${storeName}/${randomUUID()}`,
+);
 
 describe('MemoryFileIO specifics', () => {
   it('shares objects between instances with the same store name, not across names', async () => {

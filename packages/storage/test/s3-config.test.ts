@@ -13,7 +13,10 @@ function coreSite(name: string, props: Record<string, string>): string {
     .map(([k, v]) => `  <property>\n    <name>${k}</name>\n    <value>${v}</value>\n  </property>`)
     .join('\n');
   const file = join(dir, name);
-  writeFileSync(file, `<?xml version="1.0"?>\n<?xml-stylesheet type="text/xsl" href="configuration.xsl"?>\n<configuration>\n${body}\n</configuration>\n`);
+  writeFileSync(
+    file,
+    `<?xml version="1.0"?>\n<?xml-stylesheet type="text/xsl" href="configuration.xsl"?>\n<configuration>\n${body}\n</configuration>\n`,
+  );
   return file;
 }
 
@@ -87,7 +90,13 @@ describe('resolveS3Config precedence', () => {
       'fs.s3a.endpoint.region': 'ap-south-1',
     });
     const c = resolveS3Config(
-      { coreSiteXml: file, endpoint: 'http://opt-host:1234/', region: 'us-west-2', accessKeyId: 'OPTKEYID0001', secretAccessKey: 'opt-secret' },
+      {
+        coreSiteXml: file,
+        endpoint: 'http://opt-host:1234/',
+        region: 'us-west-2',
+        accessKeyId: 'OPTKEYID0001',
+        secretAccessKey: 'opt-secret',
+      },
       fullEnv,
     );
     expect(c.endpoint).toBe('http://opt-host:1234');
@@ -110,7 +119,9 @@ describe('resolveS3Config precedence', () => {
 
   it('reads the conditional-check opt-out from options and env', () => {
     expect(resolveS3Config({}, { TIDEMARK_S3_SKIP_CONDITIONAL_CHECK: '1' }).conditionalWriteCheck).toBe('skip');
-    expect(resolveS3Config({ conditionalWriteCheck: 'probe' }, { TIDEMARK_S3_SKIP_CONDITIONAL_CHECK: '1' }).conditionalWriteCheck).toBe('probe');
+    expect(resolveS3Config({ conditionalWriteCheck: 'probe' }, { TIDEMARK_S3_SKIP_CONDITIONAL_CHECK: '1' }).conditionalWriteCheck).toBe(
+      'probe',
+    );
   });
 
   it('rejects incomplete credentials and bad values, naming the option but not the secret', () => {

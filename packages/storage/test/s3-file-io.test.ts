@@ -282,9 +282,7 @@ describe('S3FileIO.verifyConditionalWrites (fake server)', () => {
       const probing = makeIO({ conditionalWriteCheck: 'probe' });
       await skipping.verifyConditionalWrites('s3://bkt/wh4');
       expect(server.requests).toHaveLength(0);
-      await expect(probing.verifyConditionalWrites('s3://bkt/wh4')).rejects.toBeInstanceOf(
-        ConditionalWriteNotSupportedError,
-      );
+      await expect(probing.verifyConditionalWrites('s3://bkt/wh4')).rejects.toBeInstanceOf(ConditionalWriteNotSupportedError);
       expect(puts()).toHaveLength(2);
     } finally {
       delete process.env.TIDEMARK_S3_SKIP_CONDITIONAL_CHECK;

@@ -16,7 +16,11 @@ export const alterCommand = defineCommand({
       'through the field ids. Types may be unquoted words (DECIMAL(12, 2) NOT NULL). set-option takes `key value` or ' +
       '`key=value [key=value ...]`. Widening: INT→BIGINT, FLOAT→DOUBLE, larger DECIMAL precision, longer VARCHAR. ' +
       'On a NOT NULL column give `<type> NOT NULL` to keep the constraint or `<type> NULL` to drop it.',
-    positionals: [tableArgument, { name: 'action', description: Object.keys(ALTER_ACTIONS).join(', ') }, { name: 'arguments', description: 'what the action needs', required: false, variadic: true }],
+    positionals: [
+      tableArgument,
+      { name: 'action', description: Object.keys(ALTER_ACTIONS).join(', ') },
+      { name: 'arguments', description: 'what the action needs', required: false, variadic: true },
+    ],
     options: {
       after: { type: 'string', valueName: 'col', description: 'add-column / move-column: place after this column' },
       first: { type: 'boolean', description: 'add-column / move-column: place first' },
@@ -31,7 +35,10 @@ export const alterCommand = defineCommand({
     const fileIO = resolveFileIO(location);
     try {
       const schema = await alterTable(fileIO, metadataPaths(location), changes);
-      await printLine(ctx, `altered ${location}: schema ${schema.id} (${schema.fields.map((f) => `${f.name} ${typeToString(f.type)}`).join(', ')})`);
+      await printLine(
+        ctx,
+        `altered ${location}: schema ${schema.id} (${schema.fields.map((f) => `${f.name} ${typeToString(f.type)}`).join(', ')})`,
+      );
     } finally {
       await fileIO.close();
     }

@@ -1,4 +1,9 @@
-import { compactAppendTable, compactPrimaryKeyTable, type CompactAppendSummary, type CompactPrimaryKeySummary } from '@tidemark/maintenance';
+import {
+  compactAppendTable,
+  compactPrimaryKeyTable,
+  type CompactAppendSummary,
+  type CompactPrimaryKeySummary,
+} from '@tidemark/maintenance';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { writeJsonSummary } from '../output/progress.js';
@@ -23,9 +28,15 @@ export const compactCommand = defineCommand({
       where: { type: 'string', valueName: 'predicate', description: 'only partitions matching this predicate on partition columns' },
       full: {
         type: 'boolean',
-        description: 'append tables: rewrite every small file, even fewer than compaction.min.file-num; primary-key tables: merge every file into the top level',
+        description:
+          'append tables: rewrite every small file, even fewer than compaction.min.file-num; primary-key tables: merge every file into the top level',
       },
-      'max-files': { type: 'integer', min: 1, valueName: 'N', description: 'append tables: rewrite at most N input files in this run (default 1000)' },
+      'max-files': {
+        type: 'integer',
+        min: 1,
+        valueName: 'N',
+        description: 'append tables: rewrite at most N input files in this run (default 1000)',
+      },
       'dry-run': { ...dryRunOption, description: 'list the files that would be rewritten' },
       json: jsonOption,
     },
@@ -36,10 +47,15 @@ export const compactCommand = defineCommand({
     await withTable(args.named['table']!, ctx, async (table) => {
       const keys = table.schema().partitionKeys;
       for (const k of partition.keys()) {
-        if (!keys.includes(k)) throw new UsageError(`option '--partition': '${k}' is not a partition key of the table (${keys.join(', ') || 'it has none'})`, 'compact');
+        if (!keys.includes(k))
+          throw new UsageError(
+            `option '--partition': '${k}' is not a partition key of the table (${keys.join(', ') || 'it has none'})`,
+            'compact',
+          );
       }
       const pk = table.isPrimaryKeyTable;
-      if (pk && args.options['max-files'] !== undefined) throw new UsageError("option '--max-files' applies to append tables only", 'compact');
+      if (pk && args.options['max-files'] !== undefined)
+        throw new UsageError("option '--max-files' applies to append tables only", 'compact');
       const bar = new CompactProgressBar(ctx, 'compacting');
       const common = {
         ...(partition.size > 0 ? { partition: Object.fromEntries(partition) } : {}),
@@ -62,9 +78,15 @@ export const compactCommand = defineCommand({
         return;
       }
       for (const w of summary.plan ?? []) {
-        const p = Object.entries(w.partition).map(([k, v]) => `${k}=${v}`).join('/') || '-';
+        const p =
+          Object.entries(w.partition)
+            .map(([k, v]) => `${k}=${v}`)
+            .join('/') || '-';
         const level = 'outputLevel' in w ? `\t-> level ${String(w.outputLevel)}` : '';
-        await printLine(ctx, `${p}\tbucket-${w.bucket}\t${w.files.length} file(s)\t${w.bytes} bytes\t${w.rows} rows${level}\t${w.files.join(',')}`);
+        await printLine(
+          ctx,
+          `${p}\tbucket-${w.bucket}\t${w.files.length} file(s)\t${w.bytes} bytes\t${w.rows} rows${level}\t${w.files.join(',')}`,
+        );
       }
       await printLine(ctx, compactText(summary));
     });

@@ -81,7 +81,8 @@ export function readSchemaArgument(value: string, ctx: CommandContext): ColumnSp
   } catch (e) {
     throw new UsageError(`${source} is not valid JSON: ${(e as Error).message}`, 'create');
   }
-  if (!Array.isArray(parsed) || parsed.length === 0) throw new UsageError(`${source} must be a non-empty JSON array of {"name": ..., "type": ...}`, 'create');
+  if (!Array.isArray(parsed) || parsed.length === 0)
+    throw new UsageError(`${source} must be a non-empty JSON array of {"name": ..., "type": ...}`, 'create');
   return parsed.map((c: unknown, i) => {
     const col = c as { name?: unknown; type?: unknown; description?: unknown };
     if (typeof c !== 'object' || c === null || typeof col.name !== 'string' || typeof col.type !== 'string') {

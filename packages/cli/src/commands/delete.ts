@@ -26,7 +26,7 @@ export const deleteCommand = defineCommand({
       where: {
         type: 'string',
         valueName: 'predicate',
-        description: "delete the keys whose rows match, e.g. \"dt = '2024-05-01' AND id < 10\"",
+        description: 'delete the keys whose rows match, e.g. "dt = \'2024-05-01\' AND id < 10"',
       },
       input: { type: 'string', valueName: 'file|-', description: 'keys to delete, one row per key; - for stdin' },
       format: { type: 'string', valueName: 'fmt', choices: ['jsonl', 'csv'], description: 'format of --input (default jsonl)' },

@@ -11,7 +11,9 @@ export const expireSnapshotsCommand = defineCommand({
   name: 'expire-snapshots',
   summary: 'expire old snapshots and delete the files only they use',
   usage: {
-    synopsis: ['expire-snapshots <table> [--retain-min N] [--retain-max N] [--older-than <duration|timestamp>] [--max-deletes N] [--dry-run] [--json]'],
+    synopsis: [
+      'expire-snapshots <table> [--retain-min N] [--retain-max N] [--older-than <duration|timestamp>] [--max-deletes N] [--dry-run] [--json]',
+    ],
     description:
       'Defaults come from the table options (snapshot.num-retained.min 10, snapshot.num-retained.max unlimited, ' +
       'snapshot.time-retained 1h, snapshot.expire.limit 50 snapshots per run). Tags and retained snapshots are never touched. ' +
@@ -20,15 +22,25 @@ export const expireSnapshotsCommand = defineCommand({
     options: {
       'retain-min': { type: 'integer', min: 1, valueName: 'N', description: 'always keep at least N snapshots' },
       'retain-max': { type: 'integer', min: 1, valueName: 'N', description: 'keep at most N snapshots' },
-      'older-than': { type: 'string', valueName: 'duration|timestamp', description: 'expire snapshots older than this (default snapshot.time-retained)' },
-      'max-deletes': { type: 'integer', min: 1, valueName: 'N', description: 'expire at most N snapshots in this run (default snapshot.expire.limit)' },
+      'older-than': {
+        type: 'string',
+        valueName: 'duration|timestamp',
+        description: 'expire snapshots older than this (default snapshot.time-retained)',
+      },
+      'max-deletes': {
+        type: 'integer',
+        min: 1,
+        valueName: 'N',
+        description: 'expire at most N snapshots in this run (default snapshot.expire.limit)',
+      },
       'dry-run': { ...dryRunOption, description: 'list the files that would be deleted and their total size' },
       json: jsonOption,
     },
   },
   async run(args, ctx) {
     const { 'retain-min': min, 'retain-max': max, 'older-than': olderThan, 'max-deletes': maxDeletes } = args.options;
-    if (min !== undefined && max !== undefined && min > max) throw new UsageError(`'--retain-min' (${min}) cannot exceed '--retain-max' (${max})`, 'expire-snapshots');
+    if (min !== undefined && max !== undefined && min > max)
+      throw new UsageError(`'--retain-min' (${min}) cannot exceed '--retain-max' (${max})`, 'expire-snapshots');
     const now = ctx.now();
     const cutoff = olderThan !== undefined ? parseOlderThan(olderThan, '--older-than', now).cutoffMs : undefined;
     const dryRun = args.options['dry-run'];

@@ -10,7 +10,10 @@ export const filesCommand = defineCommand({
   usage: {
     synopsis: ['files <table> [--snapshot N] [--json]'],
     positionals: [tableArgument],
-    options: { snapshot: { ...snapshotOption, description: 'list the files of this snapshot (default latest)' }, json: { ...jsonOption, description: 'print JSON lines, one file per line' } },
+    options: {
+      snapshot: { ...snapshotOption, description: 'list the files of this snapshot (default latest)' },
+      json: { ...jsonOption, description: 'print JSON lines, one file per line' },
+    },
   },
   async run(args, ctx) {
     await withTable(args.named['table']!, ctx, async (table) => {
@@ -25,7 +28,14 @@ export const filesCommand = defineCommand({
         await printLine(ctx, 'the table has no snapshots');
         return;
       }
-      const rows = files.map((f) => [f.partitionPath.replace(/\/$/, '') || '-', String(f.bucket), String(f.level), String(f.rowCount), String(f.fileSize), f.fileName]);
+      const rows = files.map((f) => [
+        f.partitionPath.replace(/\/$/, '') || '-',
+        String(f.bucket),
+        String(f.level),
+        String(f.rowCount),
+        String(f.fileSize),
+        f.fileName,
+      ]);
       let out = textTable(['partition', 'bucket', 'level', 'rows', 'size', 'file'], rows, [false, true, true, true, true]);
       const rowsTotal = files.reduce((n, f) => n + f.rowCount, 0);
       const bytes = files.reduce((n, f) => n + f.fileSize, 0);

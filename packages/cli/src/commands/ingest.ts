@@ -39,9 +39,17 @@ export const ingestCommand = defineCommand({
       state: { type: 'string', valueName: 'dir-or-uri', description: 'where checkpoints are kept' },
       'checkpoint-every': { type: 'integer', min: 1, valueName: 'N', description: 'records per checkpoint' },
       parallelism: { type: 'integer', min: 1, valueName: 'P', description: 'parallel writers' },
-      'commit-user': { type: 'string', valueName: 'U', description: 'self-contained mode: stable commit user of this pipeline (instead of --state)' },
+      'commit-user': {
+        type: 'string',
+        valueName: 'U',
+        description: 'self-contained mode: stable commit user of this pipeline (instead of --state)',
+      },
       'start-fresh': { type: 'boolean', description: 'self-contained mode: start although early snapshots expired' },
-      'row-kind-field': { type: 'string', valueName: 'F', description: 'primary-key tables: record field holding each row kind (+I, -U, +U, -D)' },
+      'row-kind-field': {
+        type: 'string',
+        valueName: 'F',
+        description: 'primary-key tables: record field holding each row kind (+I, -U, +U, -D)',
+      },
       format: {
         type: 'string',
         valueName: 'fmt',
@@ -60,7 +68,8 @@ export const ingestCommand = defineCommand({
     if (args.options.state !== undefined && commitUser !== undefined) {
       throw new UsageError("give either '--state' or '--commit-user' (self-contained mode), not both", 'ingest');
     }
-    if (args.options['start-fresh'] && commitUser === undefined) throw new UsageError("'--start-fresh' only applies with '--commit-user'", 'ingest');
+    if (args.options['start-fresh'] && commitUser === undefined)
+      throw new UsageError("'--start-fresh' only applies with '--commit-user'", 'ingest');
     const format = args.options.format ?? 'jsonl';
     const cdc = format === 'jsonl' ? null : (format as CdcFormat);
     if (cdc !== null) {
@@ -86,8 +95,12 @@ export const ingestCommand = defineCommand({
         signal: ctx.signal,
         logger: { warn: (m) => void ctx.stderr.write(`tidemark: warning: ${m}\n`) },
         onCheckpoint: (info: CheckpointInfo) => {
-          const committed = info.commits.map((c) => (c.result.status === 'committed' ? `snapshot ${c.result.snapshotId}` : c.result.status)).join(', ');
-          ctx.stderr.write(`checkpoint ${info.checkpointId}: ${info.records} records, ${committed || 'nothing to commit'} (${info.durationMs} ms)\n`);
+          const committed = info.commits
+            .map((c) => (c.result.status === 'committed' ? `snapshot ${c.result.snapshotId}` : c.result.status))
+            .join(', ');
+          ctx.stderr.write(
+            `checkpoint ${info.checkpointId}: ${info.records} records, ${committed || 'nothing to commit'} (${info.durationMs} ms)\n`,
+          );
         },
       });
       await printLine(

@@ -97,7 +97,10 @@ export const maintainCommand = defineCommand({
   name: 'maintain',
   summary: 'expire snapshots, remove orphans and compact each table according to its options',
   usage: {
-    synopsis: ['maintain <table>... [--config <file>] [--dry-run] [--json]', 'maintain --warehouse <uri> [--config <file>] [--dry-run] [--json]'],
+    synopsis: [
+      'maintain <table>... [--config <file>] [--dry-run] [--json]',
+      'maintain --warehouse <uri> [--config <file>] [--dry-run] [--json]',
+    ],
     description:
       'For each table: compaction (append and primary-key tables), snapshot expiration (table options), orphan cleanup (files older than 1d), ' +
       'and manifest compaction when configured. A failing table does not stop the others; the exit code is then 1. ' +
@@ -106,14 +109,18 @@ export const maintainCommand = defineCommand({
     options: {
       warehouse: { type: 'string', valueName: 'uri', description: 'maintain every table of this warehouse' },
       config: { type: 'string', valueName: 'file', description: 'JSON file with per-job and per-table settings' },
-      verify: { type: 'boolean', description: 'verify each table first (as verify --metadata-only); a damaged table is reported and left alone' },
+      verify: {
+        type: 'boolean',
+        description: 'verify each table first (as verify --metadata-only); a damaged table is reported and left alone',
+      },
       'dry-run': dryRunOption,
       json: jsonOption,
     },
   },
   async run(args, ctx) {
     const hasTables = args.positionals.length > 0;
-    if (hasTables === (args.options.warehouse !== undefined)) throw new UsageError('give either one or more <table> arguments or --warehouse <uri>', 'maintain');
+    if (hasTables === (args.options.warehouse !== undefined))
+      throw new UsageError('give either one or more <table> arguments or --warehouse <uri>', 'maintain');
     const config = args.options.config !== undefined ? await readConfig(args.options.config, ctx) : {};
     const dryRun = args.options['dry-run'];
     const started = Date.now();
@@ -126,7 +133,13 @@ export const maintainCommand = defineCommand({
         catalog = new FileSystemCatalog(tableLocation(args.options.warehouse, ctx));
         const c = catalog;
         for (const db of await c.listDatabases()) {
-          for (const t of await c.listTables(db)) targets.push({ name: `${db}.${t}`, location: c.tableLocation(`${db}.${t}`), open: () => c.getTable(`${db}.${t}`), owned: false });
+          for (const t of await c.listTables(db))
+            targets.push({
+              name: `${db}.${t}`,
+              location: c.tableLocation(`${db}.${t}`),
+              open: () => c.getTable(`${db}.${t}`),
+              owned: false,
+            });
         }
       } else {
         for (const arg of args.positionals) {
@@ -136,7 +149,8 @@ export const maintainCommand = defineCommand({
       }
       const known = new Set(targets.flatMap((t) => [t.name, t.location]));
       for (const key of Object.keys(config.tables ?? {})) {
-        if (!known.has(key)) ctx.stderr.write(`tidemark maintain: warning: config 'tables' names '${key}', which is not one of the tables maintained\n`);
+        if (!known.has(key))
+          ctx.stderr.write(`tidemark maintain: warning: config 'tables' names '${key}', which is not one of the tables maintained\n`);
       }
 
       const results: Array<{ table: string; ok: boolean; jobs: Partial<Record<JobName, JobOutcome>> }> = [];
@@ -161,7 +175,8 @@ export const maintainCommand = defineCommand({
           fail('open', e);
           continue;
         }
-        const say = (line: string): Promise<void> => (args.options.json ? Promise.resolve() : printLine(ctx, `${target.location}: ${line}`));
+        const say = (line: string): Promise<void> =>
+          args.options.json ? Promise.resolve() : printLine(ctx, `${target.location}: ${line}`);
         try {
           if (jobs.verify === true || args.options.verify) {
             try {
@@ -207,7 +222,9 @@ export const maintainCommand = defineCommand({
                 expireSnapshots(table, {
                   ...(e.retainMin !== undefined ? { retainMin: e.retainMin } : {}),
                   ...(e.retainMax !== undefined ? { retainMax: e.retainMax } : {}),
-                  ...(e.olderThan !== undefined ? { olderThanMs: parseOlderThan(e.olderThan, 'expire.olderThan', ctx.now()).cutoffMs } : {}),
+                  ...(e.olderThan !== undefined
+                    ? { olderThanMs: parseOlderThan(e.olderThan, 'expire.olderThan', ctx.now()).cutoffMs }
+                    : {}),
                   ...(e.maxDeletes !== undefined ? { expireLimit: e.maxDeletes } : {}),
                   dryRun,
                   signal: ctx.signal,
@@ -233,7 +250,14 @@ export const maintainCommand = defineCommand({
               const grace = o.grace !== undefined ? parseDuration(o.grace, 'orphans.grace') : DEFAULT_IN_PROGRESS_GRACE_MS;
               const progress = new PhaseProgress(ctx, `${target.name}: removing orphan files`);
               const s = await runJob(ctx, () =>
-                removeOrphanFiles(table, { olderThanMs: cutoff, inProgressGraceMs: grace, dryRun, signal: ctx.signal, now: ctx.now, onProgress: progress.onProgress }),
+                removeOrphanFiles(table, {
+                  olderThanMs: cutoff,
+                  inProgressGraceMs: grace,
+                  dryRun,
+                  signal: ctx.signal,
+                  now: ctx.now,
+                  onProgress: progress.onProgress,
+                }),
               ).finally(() => progress.finish());
               totals.filesDeleted += s.filesDeleted;
               totals.bytesFreed += s.bytesFreed;
@@ -344,7 +368,8 @@ export async function readConfig(file: string, ctx: CommandContext): Promise<Mai
       int(e.retainMin, at('expire.retainMin'));
       int(e.retainMax, at('expire.retainMax'));
       int(e.maxDeletes, at('expire.maxDeletes'));
-      if (typeof e.retainMin === 'number' && typeof e.retainMax === 'number' && e.retainMin > e.retainMax) bad(at('expire.retainMin'), 'cannot exceed retainMax');
+      if (typeof e.retainMin === 'number' && typeof e.retainMax === 'number' && e.retainMin > e.retainMax)
+        bad(at('expire.retainMin'), 'cannot exceed retainMax');
       str(e.olderThan, at('expire.olderThan'), (s) => parseOlderThan(s, at('expire.olderThan'), ctx.now()));
     }
     const o = job('orphans', ['olderThan', 'grace']);
@@ -354,7 +379,8 @@ export async function readConfig(file: string, ctx: CommandContext): Promise<Mai
       });
       str(o.grace, at('orphans.grace'), (s) => parseDuration(s, at('orphans.grace')));
     }
-    if (obj.compactManifests !== undefined && typeof obj.compactManifests !== 'boolean') bad(at('compactManifests'), 'must be true or false');
+    if (obj.compactManifests !== undefined && typeof obj.compactManifests !== 'boolean')
+      bad(at('compactManifests'), 'must be true or false');
     if (obj.verify !== undefined && typeof obj.verify !== 'boolean') bad(at('verify'), 'must be true or false');
   };
   const root = json as Record<string, unknown>;

@@ -130,7 +130,10 @@ export async function dryRunFiles(io: FileIO, paths: readonly string[], signal?:
 /** Prints a dry-run listing: one `size<TAB>path` line per file, then the total. */
 export async function printDryRun(ctx: CommandContext, files: readonly DryRunFile[], totalBytes: number, what: string): Promise<void> {
   for (const f of files) await printLine(ctx, `${f.size === null ? '?' : String(f.size)}\t${f.path}`);
-  await printLine(ctx, `dry run: would delete ${files.length} ${what} (${formatBytes(totalBytes)}, ${totalBytes} bytes); nothing was changed`);
+  await printLine(
+    ctx,
+    `dry run: would delete ${files.length} ${what} (${formatBytes(totalBytes)}, ${totalBytes} bytes); nothing was changed`,
+  );
 }
 
 /** The `--json` object of `expire-snapshots` (also one part of `maintain`'s). */
@@ -149,7 +152,13 @@ export function expireJson(table: string, s: ExpireSnapshotsSummary, files?: rea
 }
 
 /** The `--json` object of `remove-orphan-files`. */
-export function orphansJson(table: string, s: RemoveOrphanFilesSummary, olderThanMs: number, graceMs: number, files?: readonly DryRunFile[]): Record<string, unknown> {
+export function orphansJson(
+  table: string,
+  s: RemoveOrphanFilesSummary,
+  olderThanMs: number,
+  graceMs: number,
+  files?: readonly DryRunFile[],
+): Record<string, unknown> {
   return {
     command: 'remove-orphan-files',
     table,
@@ -205,7 +214,10 @@ export function compactManifestsJson(table: string, s: CompactManifestsSummary):
 /** One-line human summaries. */
 export function expireText(s: ExpireSnapshotsSummary): string {
   const verb = s.dryRun ? 'would expire' : 'expired';
-  const earliest = s.earliestSnapshotId === null ? 'the table has no snapshots' : `earliest snapshot ${s.dryRun ? 'would be' : 'is now'} ${s.earliestSnapshotId}`;
+  const earliest =
+    s.earliestSnapshotId === null
+      ? 'the table has no snapshots'
+      : `earliest snapshot ${s.dryRun ? 'would be' : 'is now'} ${s.earliestSnapshotId}`;
   return `${verb} ${s.snapshotsExpired} snapshot(s), ${s.dryRun ? 'would delete' : 'deleted'} ${s.filesDeleted} file(s), ${formatBytes(s.bytesFreed)} freed in ${(s.durationMs / 1000).toFixed(1)}s; ${earliest}`;
 }
 
@@ -218,7 +230,10 @@ export function compactText(s: CompactAppendSummary | CompactPrimaryKeySummary):
   if (s.dryRun) {
     return `dry run: would rewrite ${s.filesBefore} file(s) (${formatBytes(s.plan?.reduce((n, w) => n + w.bytes, 0) ?? 0)}) in ${s.windows} window(s) of ${s.partitions} partition(s); ${s.remainingWindows} window(s) left for later runs`;
   }
-  const base = s.snapshotId === null ? 'nothing to compact' : `compacted ${s.filesBefore} file(s) into ${s.filesAfter} (${formatBytes(s.bytesRead)} read, ${formatBytes(s.bytesWritten)} written, ${s.rows} rows) in snapshot ${s.snapshotId}`;
+  const base =
+    s.snapshotId === null
+      ? 'nothing to compact'
+      : `compacted ${s.filesBefore} file(s) into ${s.filesAfter} (${formatBytes(s.bytesRead)} read, ${formatBytes(s.bytesWritten)} written, ${s.rows} rows) in snapshot ${s.snapshotId}`;
   const left = s.remainingWindows > 0 ? `; ${s.remainingWindows} window(s) left for later runs` : '';
   const gave = s.gaveUp ? `; gave up ${s.gaveUp.windows} window(s): ${s.gaveUp.reason}` : '';
   return `${base}${left}${gave}`;

@@ -38,7 +38,11 @@ export const readCommand = defineCommand({
       from: { ...snapshotOption, description: 'with --changes: first snapshot (inclusive)' },
       to: { ...snapshotOption, description: 'with --changes: last snapshot (inclusive, default latest)' },
     },
-    conflicts: [['snapshot', 'timestamp', 'tag', 'changes'], ['changes', 'columns'], ['changes', 'where']],
+    conflicts: [
+      ['snapshot', 'timestamp', 'tag', 'changes'],
+      ['changes', 'columns'],
+      ['changes', 'where'],
+    ],
     requires: { from: 'changes', to: 'changes' },
   },
   async run(args, ctx) {

@@ -30,21 +30,39 @@ export const removeOrphanFilesCommand = defineCommand({
   async run(args, ctx) {
     const now = ctx.now();
     const { cutoffMs } = parseOlderThan(args.options['older-than'] ?? '1d', '--older-than', now);
-    if (cutoffMs > now) throw new UsageError(`option '--older-than' is in the future; orphan cleanup would delete files being written now`, 'remove-orphan-files');
+    if (cutoffMs > now)
+      throw new UsageError(
+        `option '--older-than' is in the future; orphan cleanup would delete files being written now`,
+        'remove-orphan-files',
+      );
     const graceMs = args.options.grace !== undefined ? parseDuration(args.options.grace, '--grace') : DEFAULT_IN_PROGRESS_GRACE_MS;
     if (now - cutoffMs < ONE_HOUR_MS) {
-      const kept = graceMs > now - cutoffMs ? ` (files younger than the ${formatDuration(graceMs)} grace period are still kept; see --grace)` : '';
-      ctx.stderr.write(`tidemark: warning: --older-than is under 1 hour; files of writers that do not record in-flight files (Java Paimon) may be deleted${kept}\n`);
+      const kept =
+        graceMs > now - cutoffMs ? ` (files younger than the ${formatDuration(graceMs)} grace period are still kept; see --grace)` : '';
+      ctx.stderr.write(
+        `tidemark: warning: --older-than is under 1 hour; files of writers that do not record in-flight files (Java Paimon) may be deleted${kept}\n`,
+      );
     }
     const dryRun = args.options['dry-run'];
     await withTable(args.named['table']!, ctx, async (table) => {
       const progress = new PhaseProgress(ctx, 'removing orphan files');
       const summary = await runJob(ctx, () =>
-        removeOrphanFiles(table, { olderThanMs: cutoffMs, inProgressGraceMs: graceMs, dryRun, signal: ctx.signal, now: ctx.now, onProgress: progress.onProgress }),
+        removeOrphanFiles(table, {
+          olderThanMs: cutoffMs,
+          inProgressGraceMs: graceMs,
+          dryRun,
+          signal: ctx.signal,
+          now: ctx.now,
+          onProgress: progress.onProgress,
+        }),
       ).finally(() => progress.finish());
       const files = dryRun ? await dryRunFiles(table.fileIO, summary.deleted ?? [], ctx.signal) : undefined;
       if (args.options.json) {
-        await writeJsonSummary(ctx.stdout, orphansJson(table.location, summary, Math.min(cutoffMs, now - graceMs), graceMs, files), ctx.signal);
+        await writeJsonSummary(
+          ctx.stdout,
+          orphansJson(table.location, summary, Math.min(cutoffMs, now - graceMs), graceMs, files),
+          ctx.signal,
+        );
         return;
       }
       if (files) await printDryRun(ctx, files, summary.bytesFreed, 'orphan file(s)');

@@ -19,10 +19,14 @@ export const rollbackCommand = defineCommand({
     if (to === undefined) throw new UsageError("option '--to' is required", 'rollback');
     // Tag names cannot be purely numeric (Paimon's rule), so digits always mean a snapshot id.
     const target = /^\d+$/.test(to) ? Number(to) : to;
-    if (typeof target === 'number' && !Number.isSafeInteger(target)) throw new UsageError(`option '--to' is not a valid snapshot id: ${to}`, 'rollback');
+    if (typeof target === 'number' && !Number.isSafeInteger(target))
+      throw new UsageError(`option '--to' is not a valid snapshot id: ${to}`, 'rollback');
     await withTable(args.named['table']!, ctx, async (table) => {
       const r = await table.rollbackTo(target, { force: args.options.force });
-      const removed = r.removedSnapshots.length === 0 ? 'no later snapshots' : `removed snapshot${r.removedSnapshots.length === 1 ? '' : 's'} ${[...r.removedSnapshots].reverse().join(', ')}`;
+      const removed =
+        r.removedSnapshots.length === 0
+          ? 'no later snapshots'
+          : `removed snapshot${r.removedSnapshots.length === 1 ? '' : 's'} ${[...r.removedSnapshots].reverse().join(', ')}`;
       await printLine(ctx, `rolled back to snapshot ${r.snapshotId}: ${removed}`);
       if (r.removedTags.length > 0) await printLine(ctx, `  removed tag(s) ${r.removedTags.map((t) => `'${t}'`).join(', ')}`);
       await printLine(ctx, `  deleted ${r.deletedDataFiles} data file(s) and ${r.deletedManifests} manifest file(s)`);

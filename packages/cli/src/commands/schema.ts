@@ -6,7 +6,11 @@ import { jsonOption, tableArgument, textTable, withTable } from './shared.js';
 export const schemaCommand = defineCommand({
   name: 'schema',
   summary: 'print the table schema (columns with field ids and types, keys, options)',
-  usage: { synopsis: ['schema <table> [--json]'], positionals: [tableArgument], options: { json: { ...jsonOption, description: 'print the schema JSON as stored' } } },
+  usage: {
+    synopsis: ['schema <table> [--json]'],
+    positionals: [tableArgument],
+    options: { json: { ...jsonOption, description: 'print the schema JSON as stored' } },
+  },
   async run(args, ctx) {
     await withTable(args.named['table']!, ctx, async (table) => {
       const schema = await table.schemaManager.latest();

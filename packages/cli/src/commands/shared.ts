@@ -17,7 +17,10 @@ export const tableArgument: PositionalSpec = {
 };
 
 export const jsonOption = { type: 'boolean', description: 'print one JSON summary object to stdout' } as const satisfies OptionSpec;
-export const dryRunOption = { type: 'boolean', description: 'show what would be done without changing anything' } as const satisfies OptionSpec;
+export const dryRunOption = {
+  type: 'boolean',
+  description: 'show what would be done without changing anything',
+} as const satisfies OptionSpec;
 export const snapshotOption = { type: 'integer', min: 1, valueName: 'N', description: 'snapshot id' } as const satisfies OptionSpec;
 
 /** A progress bar on `ctx.stderr`, drawn only when it is a terminal and `TIDEMARK_NO_PROGRESS` is unset. */

@@ -42,7 +42,15 @@ export const snapshotsCommand = defineCommand({
         count(s.deltaRecordCount),
       ]);
       ctx.stdout.write(
-        textTable(['id', 'time', 'kind', 'commitUser', 'commitIdentifier', 'totalRecords', 'deltaRecords'], rows, [true, false, false, false, true, true, true]),
+        textTable(['id', 'time', 'kind', 'commitUser', 'commitIdentifier', 'totalRecords', 'deltaRecords'], rows, [
+          true,
+          false,
+          false,
+          false,
+          true,
+          true,
+          true,
+        ]),
       );
     });
   },

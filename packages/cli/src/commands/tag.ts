@@ -16,7 +16,10 @@ export const tagCommand = defineCommand({
       tableArgument,
       { name: 'name', description: 'tag name (create, delete)', required: false },
     ],
-    options: { snapshot: { ...snapshotOption, description: 'tag this snapshot (default latest)' }, json: { type: 'boolean', description: 'list as JSON lines' } },
+    options: {
+      snapshot: { ...snapshotOption, description: 'tag this snapshot (default latest)' },
+      json: { type: 'boolean', description: 'list as JSON lines' },
+    },
   },
   async run(args, ctx) {
     const action = args.named['action']!;
@@ -24,7 +27,8 @@ export const tagCommand = defineCommand({
     const name = args.named['name'];
     if (action !== 'list' && name === undefined) throw new UsageError(`'tag ${action}' needs a tag name`, 'tag');
     if (action === 'list' && name !== undefined) throw new UsageError(`unexpected argument '${name}'`, 'tag');
-    if (action !== 'create' && args.options.snapshot !== undefined) throw new UsageError(`option '--snapshot' only applies to 'tag create'`, 'tag');
+    if (action !== 'create' && args.options.snapshot !== undefined)
+      throw new UsageError(`option '--snapshot' only applies to 'tag create'`, 'tag');
     const tableArg = args.named['table']!;
     await withTable(tableArg, ctx, async (table) => {
       if (action === 'create') {
@@ -48,7 +52,12 @@ export const tagCommand = defineCommand({
         } else if (tags.length === 0) {
           await printLine(ctx, 'the table has no tags');
         } else {
-          const rows = tags.map(({ name: n, tag }) => [n, String(tag.id), isoTime(tag.timeMillis), tag.tagCreateTime ? createTime(tag.tagCreateTime.millis) : '']);
+          const rows = tags.map(({ name: n, tag }) => [
+            n,
+            String(tag.id),
+            isoTime(tag.timeMillis),
+            tag.tagCreateTime ? createTime(tag.tagCreateTime.millis) : '',
+          ]);
           ctx.stdout.write(textTable(['name', 'snapshot', 'snapshotTime', 'createTime'], rows, [false, true]));
         }
       }

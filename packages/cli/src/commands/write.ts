@@ -27,7 +27,11 @@ export const writeCommand = defineCommand({
     options: {
       input: { type: 'string', valueName: 'file|-', description: 'input file, or - for stdin (default -)' },
       format: { type: 'string', valueName: 'fmt', choices: ['jsonl', 'csv', 'parquet'], description: 'input format (default jsonl)' },
-      'row-kind-field': { type: 'string', valueName: 'F', description: 'primary-key tables: input field holding each row kind (+I, -U, +U, -D)' },
+      'row-kind-field': {
+        type: 'string',
+        valueName: 'F',
+        description: 'primary-key tables: input field holding each row kind (+I, -U, +U, -D)',
+      },
       overwrite: { type: 'boolean', description: 'replace the partitions written (or the given --partition)' },
       partition: { type: 'multiple', valueName: 'k=v', description: 'static partition to overwrite' },
       'commit-user': { type: 'string', valueName: 'U', description: 'commit user, for idempotent retries' },
@@ -99,7 +103,10 @@ export const writeCommand = defineCommand({
       }
       switch (result.status) {
         case 'committed':
-          await printLine(ctx, `committed snapshot ${result.snapshotId} (${rows} row${rows === 1 ? '' : 's'}${describeKinds(kinds)}${o.overwrite ? ', overwrite' : ''})`);
+          await printLine(
+            ctx,
+            `committed snapshot ${result.snapshotId} (${rows} row${rows === 1 ? '' : 's'}${describeKinds(kinds)}${o.overwrite ? ', overwrite' : ''})`,
+          );
           break;
         case 'skipped':
           await printLine(ctx, `skipped: ${result.reason}`);
@@ -119,7 +126,9 @@ async function checkInputFile(path: string): Promise<void> {
     st = await stat(path);
   } catch (e) {
     const code = (e as { code?: string }).code;
-    throw new InputError(`input file ${path} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${(e as Error).message})`}`, { cause: e });
+    throw new InputError(`input file ${path} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${(e as Error).message})`}`, {
+      cause: e,
+    });
   }
   if (st.isDirectory()) throw new InputError(`input file ${path} is a directory`);
   try {
@@ -152,7 +161,9 @@ const ROW_KINDS = ['+I', '-U', '+U', '-D'] as const;
  */
 function checkRowKindField(fields: readonly DataField[], name: string, primaryKey: boolean, location: string): void {
   if (!primaryKey) {
-    throw new CliError(`--row-kind-field applies to primary-key tables only; ${location} has no primary key (its rows are appended as inserts)`);
+    throw new CliError(
+      `--row-kind-field applies to primary-key tables only; ${location} has no primary key (its rows are appended as inserts)`,
+    );
   }
   if (fields.some((f) => f.name === name)) {
     throw new CliError(`--row-kind-field '${name}' is a column of ${location}; name an input field that is not a column`);
@@ -176,7 +187,9 @@ function countRowKinds(chunk: RowChunk, field: string, counts: Map<string, numbe
     try {
       kind = rowKindToString(parseRowKind(raw as string));
     } catch {
-      throw new InputError(`input line ${chunk.lines[i]}: field '${field}' must be one of ${ROW_KINDS.join(', ')}; got ${JSON.stringify(raw)}`);
+      throw new InputError(
+        `input line ${chunk.lines[i]}: field '${field}' must be one of ${ROW_KINDS.join(', ')}; got ${JSON.stringify(raw)}`,
+      );
     }
     counts.set(kind, (counts.get(kind) ?? 0) + 1);
   });

@@ -87,9 +87,9 @@ export function parseJsonText(text: string, where: string): ParsedJson {
       }
     }
     if (c === '"') return string();
-    if (text.startsWith('true', pos)) return (pos += 4), true;
-    if (text.startsWith('false', pos)) return (pos += 5), false;
-    if (text.startsWith('null', pos)) return (pos += 4), null;
+    if (text.startsWith('true', pos)) return ((pos += 4), true);
+    if (text.startsWith('false', pos)) return ((pos += 5), false);
+    if (text.startsWith('null', pos)) return ((pos += 4), null);
     const m = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
     m.lastIndex = pos;
     const num = m.exec(text);

@@ -29,7 +29,8 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 
 function base64(text: string, where: string): Uint8Array {
   const compact = text.replace(/\s+/g, '');
-  if (!BASE64.test(compact)) throw new InputError(`${where}: expected base64 bytes, got ${JSON.stringify(text.length > 40 ? text.slice(0, 40) + '…' : text)}`);
+  if (!BASE64.test(compact))
+    throw new InputError(`${where}: expected base64 bytes, got ${JSON.stringify(text.length > 40 ? text.slice(0, 40) + '…' : text)}`);
   return new Uint8Array(Buffer.from(compact, 'base64'));
 }
 
@@ -62,10 +63,22 @@ export function jsonToValue(type: DataType, v: ParsedJson, where: string): unkno
       return Array.isArray(v) ? v.map((e, i) => jsonToValue(type.element, e, `${where}[${i}]`)) : plain(v);
     case 'MULTISET':
       if (Array.isArray(v)) return v.map((e, i) => jsonToValue(type.element, e, `${where}[${i}]`));
-      if (v instanceof Map) return new Map([...v].map(([k, c]) => [jsonToValue(type.element, k, `${where}.${k}`), jsonToValue({ root: 'INT', nullable: false }, c, `${where}.${k}`)]));
+      if (v instanceof Map)
+        return new Map(
+          [...v].map(([k, c]) => [
+            jsonToValue(type.element, k, `${where}.${k}`),
+            jsonToValue({ root: 'INT', nullable: false }, c, `${where}.${k}`),
+          ]),
+        );
       return plain(v);
     case 'MAP':
-      if (v instanceof Map) return new Map([...v].map(([k, x]) => [jsonToValue(type.key, k, `${where} key ${JSON.stringify(k)}`), jsonToValue(type.value, x, `${where}.${k}`)]));
+      if (v instanceof Map)
+        return new Map(
+          [...v].map(([k, x]) => [
+            jsonToValue(type.key, k, `${where} key ${JSON.stringify(k)}`),
+            jsonToValue(type.value, x, `${where}.${k}`),
+          ]),
+        );
       if (Array.isArray(v)) {
         return v.map((pair, i) => {
           if (!Array.isArray(pair) || pair.length !== 2) throw new InputError(`${where}[${i}]: expected a [key, value] pair`);
@@ -76,11 +89,13 @@ export function jsonToValue(type: DataType, v: ParsedJson, where: string): unkno
     case 'ROW':
       if (v instanceof Map) {
         for (const k of v.keys()) {
-          if (!type.fields.some((f) => f.name === k)) throw new InputError(`${where}: unknown field '${k}' (fields: ${type.fields.map((f) => f.name).join(', ')})`);
+          if (!type.fields.some((f) => f.name === k))
+            throw new InputError(`${where}: unknown field '${k}' (fields: ${type.fields.map((f) => f.name).join(', ')})`);
         }
         return type.fields.map((f) => jsonToValue(f.type, v.get(f.name) ?? null, `${where}.${f.name}`));
       }
-      if (Array.isArray(v)) return v.map((e, i) => (type.fields[i] ? jsonToValue(type.fields[i].type, e, `${where}.${type.fields[i].name}`) : plain(e)));
+      if (Array.isArray(v))
+        return v.map((e, i) => (type.fields[i] ? jsonToValue(type.fields[i].type, e, `${where}.${type.fields[i].name}`) : plain(e)));
       return plain(v);
     default:
       return plain(v);
@@ -109,7 +124,9 @@ async function* lines(input: Readable): AsyncGenerator<[string, number]> {
     try {
       return decoder.decode(bytesOfLine);
     } catch {
-      throw new InputError(`input line ${n}: not valid UTF-8 (byte ${firstInvalidUtf8(bytesOfLine) + 1} of the line); convert the file to UTF-8`);
+      throw new InputError(
+        `input line ${n}: not valid UTF-8 (byte ${firstInvalidUtf8(bytesOfLine) + 1} of the line); convert the file to UTF-8`,
+      );
     }
   };
   for await (const chunk of input as AsyncIterable<Buffer | string>) {
@@ -269,14 +286,18 @@ async function* csvRows(input: Readable, fields: readonly DataField[]): AsyncGen
       const seen = new Set<string>();
       header = record.map((name) => {
         const f = name === null ? undefined : byName.get(name);
-        if (!f) throw new InputError(`input line ${n}: header names unknown column '${name ?? ''}' (table columns: ${fields.map((x) => x.name).join(', ')})`);
+        if (!f)
+          throw new InputError(
+            `input line ${n}: header names unknown column '${name ?? ''}' (table columns: ${fields.map((x) => x.name).join(', ')})`,
+          );
         if (seen.has(f.name)) throw new InputError(`input line ${n}: header names column '${f.name}' twice`);
         seen.add(f.name);
         return f;
       });
       continue;
     }
-    if (record.length !== header.length) throw new InputError(`input line ${n}: ${record.length} fields, but the header has ${header.length}`);
+    if (record.length !== header.length)
+      throw new InputError(`input line ${n}: ${record.length} fields, but the header has ${header.length}`);
     const row: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     header.forEach((f, k) => {
       const text = record[k] ?? null;

@@ -72,7 +72,10 @@ export function createValueFormatter(field: Field, paimonType?: PaimonTypeHint):
 
 function compile(field: Field, hint: PaimonTypeHint | undefined): ValueFormatter {
   const type = field.type as ArrowDataType;
-  const nullable = (f: ValueFormatter): ValueFormatter => (d, i) => (d.getValid(i) ? f(d, i) : null);
+  const nullable =
+    (f: ValueFormatter): ValueFormatter =>
+    (d, i) =>
+      d.getValid(i) ? f(d, i) : null;
   switch (type.typeId) {
     case Type.Null:
       return () => null;
@@ -159,7 +162,9 @@ function compile(field: Field, hint: PaimonTypeHint | undefined): ValueFormatter
     }
     case Type.Struct: {
       const children = field.type.children as Field[];
-      const formats = children.map((c, k) => nullable(compile(c, hint?.fields?.find((f) => f.name === c.name)?.type ?? hint?.fields?.[k]?.type)));
+      const formats = children.map((c, k) =>
+        nullable(compile(c, hint?.fields?.find((f) => f.name === c.name)?.type ?? hint?.fields?.[k]?.type)),
+      );
       return (d, i) => {
         const out: JsonObject = new Map();
         children.forEach((c, k) => out.set(c.name, formats[k]!(d.children[k]!, i)));

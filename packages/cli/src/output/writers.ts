@@ -135,7 +135,8 @@ function csvSink(formatter: RowFormatter, eol: string): RowSink {
 
 /** Text of one table cell: control characters made visible so a row stays on one line. */
 function tableCell(value: JsonValue): string {
-  const text = value === null ? 'null' : typeof value === 'string' ? value : typeof value === 'object' ? stringifyJson(value) : String(value);
+  const text =
+    value === null ? 'null' : typeof value === 'string' ? value : typeof value === 'object' ? stringifyJson(value) : String(value);
   return text.replace(/[\r\n\t]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
 }
 
@@ -159,11 +160,19 @@ function tableSink(schema: Schema, formatter: RowFormatter, maxWidth: number, sa
   const right = schema.fields.map((f) => isNumeric(f.type as ArrowDataType));
   let widths: number[] | undefined;
   const sample: string[][] = [];
-  const line = (cells: readonly string[], w: readonly number[]) => cells.map((c, k) => fit(c, w[k]!, right[k]!)).join(' | ').trimEnd() + '\n';
+  const line = (cells: readonly string[], w: readonly number[]) =>
+    cells
+      .map((c, k) => fit(c, w[k]!, right[k]!))
+      .join(' | ')
+      .trimEnd() + '\n';
   const header = (): string => {
     const w = formatter.columns.map((c, k) => Math.min(maxWidth, Math.max([...c].length, ...sample.map((row) => [...row[k]!].length))));
     widths = w;
-    const head = formatter.columns.map((c, k) => fit(c, w[k]!, false)).join(' | ').trimEnd() + '\n';
+    const head =
+      formatter.columns
+        .map((c, k) => fit(c, w[k]!, false))
+        .join(' | ')
+        .trimEnd() + '\n';
     const rule = w.map((n) => '-'.repeat(n)).join('-+-') + '\n';
     const text = head + rule + sample.map((cells) => line(cells, w)).join('');
     sample.length = 0;

@@ -16,7 +16,6 @@ import { CorruptTableError } from '../scan/errors.js';
 import type { TablePaths } from '../table-paths.js';
 import { dataManifests, EntryFolder, partitionKey } from './manifest-fold.js';
 
-
 /** Parallel manifest reads. */
 const MANIFEST_CONCURRENCY = 8;
 /** Parallel `stat`s of data files. */
@@ -89,7 +88,10 @@ export class CommitBaseCheck {
     const folder = new EntryFolder();
     for (const entries of perManifest) for (const e of entries) folder.add(e);
     if (locate === null) return;
-    const todo = [...folder.entries.values()].filter((e) => e.kind === 'ADD').map((e) => ({ path: locate(e), size: e.file.fileSize })).filter((f) => !this.goodFiles.has(f.path));
+    const todo = [...folder.entries.values()]
+      .filter((e) => e.kind === 'ADD')
+      .map((e) => ({ path: locate(e), size: e.file.fileSize }))
+      .filter((f) => !this.goodFiles.has(f.path));
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < todo.length) {

@@ -8,7 +8,10 @@ import { CorruptTableError } from '../scan/errors.js';
 const MAX_LISTED_FILES = 10;
 
 function listFiles(files: readonly string[]): string {
-  const shown = files.slice(0, MAX_LISTED_FILES).map((f) => `'${f}'`).join(', ');
+  const shown = files
+    .slice(0, MAX_LISTED_FILES)
+    .map((f) => `'${f}'`)
+    .join(', ');
   return files.length > MAX_LISTED_FILES ? `${shown} and ${files.length - MAX_LISTED_FILES} more` : shown;
 }
 
@@ -53,7 +56,10 @@ export function commitNotApplied(e: unknown): boolean {
 
 /** A tag with that name already exists. */
 export class TagAlreadyExistsError extends TidemarkUserError {
-  constructor(readonly tagName: string, readonly snapshotId: number | null) {
+  constructor(
+    readonly tagName: string,
+    readonly snapshotId: number | null,
+  ) {
     super(
       `tag '${tagName}' already exists${snapshotId === null ? '' : ` (it points at snapshot ${snapshotId})`}; delete it first or choose another name`,
     );

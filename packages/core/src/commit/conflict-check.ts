@@ -34,7 +34,11 @@ export async function checkConflicts(
   for (const e of delta) if (e.kind === 'ADD') added.add(fileEntryIdentity(e));
   const both = delta.filter((e) => e.kind === 'DELETE' && added.has(fileEntryIdentity(e)));
   if (both.length > 0) {
-    throw new CommitConflictError('the commit both adds and deletes the same files', both.map((e) => e.file.fileName), latestId);
+    throw new CommitConflictError(
+      'the commit both adds and deletes the same files',
+      both.map((e) => e.file.fileName),
+      latestId,
+    );
   }
 
   const partitions = new Set(delta.map((e) => partitionKey(e.partition)));
@@ -68,6 +72,10 @@ export async function checkConflicts(
   }
   const dup = delta.filter((e) => e.kind === 'ADD' && live.has(fileEntryIdentity(e)));
   if (dup.length > 0) {
-    throw new CommitConflictError(`the commit adds files that are already live in snapshot ${latestId}`, dup.map((e) => e.file.fileName), latestId);
+    throw new CommitConflictError(
+      `the commit adds files that are already live in snapshot ${latestId}`,
+      dup.map((e) => e.file.fileName),
+      latestId,
+    );
   }
 }

@@ -223,7 +223,12 @@ export class FileStoreCommit {
   constructor(context: TableContext, options?: FileStoreCommitOptions);
   /** Shorthand: the context is built from the storage, the paths' root and branch, and the schema. */
   constructor(fileIO: FileIO, paths: TablePaths, schema: TableSchema, options?: FileStoreCommitOptions);
-  constructor(first: TableContext | FileIO, second?: FileStoreCommitOptions | TablePaths, third?: TableSchema, fourth: FileStoreCommitOptions = {}) {
+  constructor(
+    first: TableContext | FileIO,
+    second?: FileStoreCommitOptions | TablePaths,
+    third?: TableSchema,
+    fourth: FileStoreCommitOptions = {},
+  ) {
     let ctx: TableContext;
     let options: FileStoreCommitOptions;
     if (isTableContext(first)) {
@@ -233,7 +238,8 @@ export class FileStoreCommit {
       const paths = second as TablePaths;
       const schema = third!;
       for (const k of schema.partitionKeys) {
-        if (!schema.fields.some((x) => x.name === k)) throw new CommitInputError(`partition key '${k}' is not a column of table ${paths.root}`);
+        if (!schema.fields.some((x) => x.name === k))
+          throw new CommitInputError(`partition key '${k}' is not a column of table ${paths.root}`);
       }
       options = fourth;
       ctx = tableContext(first, paths.root, schema, { branch: paths.branch, ...(options.logger ? { logger: options.logger } : {}) });
@@ -303,7 +309,8 @@ export class FileStoreCommit {
     let guard: SequenceOrderGuard | undefined;
     if (appendEntries.length > 0 || hasIndex || changelogEntries.length > 0 || compactEntries.length === 0) {
       // Row-level deletes and deletion vectors commit as OVERWRITE with conflict checks, as in Java.
-      const hasDeletes = appendEntries.some((e) => e.kind === 'DELETE') || index.entries.some((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS);
+      const hasDeletes =
+        appendEntries.some((e) => e.kind === 'DELETE') || index.entries.some((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS);
       const kind = options.kind ?? (hasDeletes ? 'OVERWRITE' : 'APPEND');
       const hasNewFiles = appendEntries.some((e) => e.kind === 'ADD');
       if (hasNewFiles && SequenceOrderGuard.appliesTo(this.schema)) {
@@ -473,7 +480,9 @@ export class FileStoreCommit {
     const sorted = [...committables].sort(byIdentifier);
     for (let i = 1; i < sorted.length; i++) {
       if (sorted[i]!.identifier === sorted[i - 1]!.identifier) {
-        throw new CommitInputError(`two committables share identifier ${sorted[i]!.identifier}; identifiers of one commit user must be strictly increasing`);
+        throw new CommitInputError(
+          `two committables share identifier ${sorted[i]!.identifier}; identifiers of one commit user must be strictly increasing`,
+        );
       }
     }
     if (sorted.length === 0) return [];
@@ -495,7 +504,10 @@ export class FileStoreCommit {
     const results: CommitResult[] = [];
     for (const c of sorted) {
       if (!todo.has(c)) {
-        results.push({ status: 'skipped', reason: `commit identifier ${c.identifier} of commit user '${commitUser}' was already committed` });
+        results.push({
+          status: 'skipped',
+          reason: `commit identifier ${c.identifier} of commit user '${commitUser}' was already committed`,
+        });
         continue;
       }
       // Batch identifiers bypass commit()'s own check, so recovery must not re-commit them either.
@@ -576,10 +588,16 @@ export class FileStoreCommit {
     await this.ensureConditionalWrites();
     // Fresh names per snapshot: concurrent commits of one instance never share a record.
     const names = new ManifestNames();
-    const writer = new ManifestWriter(this.fileIO, this.paths, this.partitionTypes, {
-      targetFileSize: this.options.manifestTargetFileSize,
-      avro: { codec: this.options.manifestCodec, zstdLevel: this.options.zstdLevel },
-    }, names);
+    const writer = new ManifestWriter(
+      this.fileIO,
+      this.paths,
+      this.partitionTypes,
+      {
+        targetFileSize: this.options.manifestTargetFileSize,
+        avro: { codec: this.options.manifestCodec, zstdLevel: this.options.zstdLevel },
+      },
+      names,
+    );
     const recordId = `commit-${names.uuid}`;
     const guard = input.sequenceGuard;
     const prefixes = [...names.inflightPrefixes(), ...(guard ? [guard.filePrefix] : [])];
@@ -675,7 +693,9 @@ export class FileStoreCommit {
       try {
         await this.fileIO.delete(location);
       } catch (e) {
-        this.logger.warn(`deleting unreferenced file ${location} failed (orphan cleanup removes it): ${(e as Error)?.message ?? String(e)}`);
+        this.logger.warn(
+          `deleting unreferenced file ${location} failed (orphan cleanup removes it): ${(e as Error)?.message ?? String(e)}`,
+        );
       }
     }
   }
@@ -729,11 +749,18 @@ export class FileStoreCommit {
 
     let baseMetas: ManifestFileMeta[] = [];
     if (latest !== null) {
-      baseMetas = await mergeManifests(this.fileIO, this.paths, await dataManifests(this.fileIO, this.paths, latest), writer, this.partitionTypes, {
-        targetFileSize: this.options.manifestTargetFileSize,
-        mergeMinCount: this.options.manifestMergeMinCount,
-        fullCompactionThresholdSize: this.options.manifestFullCompactionThresholdSize,
-      });
+      baseMetas = await mergeManifests(
+        this.fileIO,
+        this.paths,
+        await dataManifests(this.fileIO, this.paths, latest),
+        writer,
+        this.partitionTypes,
+        {
+          targetFileSize: this.options.manifestTargetFileSize,
+          mergeMinCount: this.options.manifestMergeMinCount,
+          fullCompactionThresholdSize: this.options.manifestFullCompactionThresholdSize,
+        },
+      );
     }
     const baseList = await writer.writeList(baseMetas);
 
@@ -780,7 +807,9 @@ export class FileStoreCommit {
       await this.fileIO.write(this.paths.latestHint, String(id));
       if (id === 1) await this.fileIO.write(this.paths.earliestHint, '1');
     } catch (e) {
-      this.logger.warn(`snapshot ${id} committed, but updating the LATEST hint in ${this.paths.snapshotDir} failed: ${(e as Error)?.message ?? String(e)}`);
+      this.logger.warn(
+        `snapshot ${id} committed, but updating the LATEST hint in ${this.paths.snapshotDir} failed: ${(e as Error)?.message ?? String(e)}`,
+      );
     }
   }
 
@@ -814,4 +843,3 @@ function checkUser(user: string): string {
   if (typeof user !== 'string' || user.trim() === '') throw new CommitInputError('commitUser must be a non-empty string');
   return user;
 }
-

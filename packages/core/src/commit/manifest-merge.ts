@@ -117,7 +117,8 @@ async function tryFullCompaction(
 
   const result: ManifestFileMeta[] = [];
   const toBeMerged: ManifestFileMeta[] = [];
-  const deletedRows = partitionTypes.length > 0 ? [...deletedPartitions.values()].map((p) => deserializeBinaryRow(p, partitionTypes)) : null;
+  const deletedRows =
+    partitionTypes.length > 0 ? [...deletedPartitions.values()].map((p) => deserializeBinaryRow(p, partitionTypes)) : null;
   for (const m of base) {
     if (deleted.size === 0 || (deletedRows !== null && !rangeMayContainAny(m, partitionTypes, deletedRows))) result.push(m);
     else toBeMerged.push(m);

@@ -45,7 +45,10 @@ export class SortedRun {
 
   /** Files already in key order (not checked). */
   static fromSorted(files: readonly DataFileMeta[]): SortedRun {
-    return new SortedRun([...files], files.reduce((s, f) => s + f.fileSize, 0));
+    return new SortedRun(
+      [...files],
+      files.reduce((s, f) => s + f.fileSize, 0),
+    );
   }
 
   /**

@@ -29,7 +29,8 @@ export interface AutoExpireOptions {
  * @throws InvalidOptionError when `write-only` is neither `true` nor `false`.
  */
 export function autoExpireEnabled(options: CoreOptions | Readonly<Record<string, string>>): boolean {
-  const o = options instanceof CoreOptions ? options : tableOptions({ options: options as Readonly<Record<string, string>>, primaryKeys: [] });
+  const o =
+    options instanceof CoreOptions ? options : tableOptions({ options: options as Readonly<Record<string, string>>, primaryKeys: [] });
   return !o.writeOnly;
 }
 

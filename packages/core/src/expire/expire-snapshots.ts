@@ -125,9 +125,12 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
     throw new MaintenanceArgumentError(`retainMin (snapshot.num-retained.min) must be an integer >= 1, got ${retainMin}`);
   }
   if (!Number.isInteger(retainMax) || retainMax < retainMin) {
-    throw new MaintenanceArgumentError(`retainMax (snapshot.num-retained.max) must be an integer >= retainMin (${retainMin}), got ${retainMax}`);
+    throw new MaintenanceArgumentError(
+      `retainMax (snapshot.num-retained.max) must be an integer >= retainMin (${retainMin}), got ${retainMax}`,
+    );
   }
-  if (!Number.isInteger(limit) || limit < 1) throw new MaintenanceArgumentError(`expireLimit (snapshot.expire.limit) must be an integer >= 1, got ${limit}`);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new MaintenanceArgumentError(`expireLimit (snapshot.expire.limit) must be an integer >= 1, got ${limit}`);
   if (!Number.isFinite(olderThan)) throw new MaintenanceArgumentError(`olderThanMs must be epoch millis, got ${olderThan}`);
 
   const dryRun = options.dryRun ?? false;
@@ -194,7 +197,9 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
   const { earliest, end } = range;
   const endSnapshot = await snapshots.tryGet(end);
   if (endSnapshot === null) {
-    throw new MaintenanceError(`snapshot ${end} of ${paths.root}, the first one to retain, cannot be read; expiration stopped without deleting anything`);
+    throw new MaintenanceError(
+      `snapshot ${end} of ${paths.root}, the first one to retain, cannot be read; expiration stopped without deleting anything`,
+    );
   }
   const tags = await new TagManager(io, paths).list();
   const locator = new DataFileLocator(paths, schema);
@@ -215,7 +220,12 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
     // A missing delta list was processed by an interrupted earlier run.
     for (const m of delta ?? []) {
       for await (const e of tolerantEntries(io, paths, m)) {
-        entries.push({ add: e.kind !== 'DELETE', path: locator.dataFile(e), extra: e.kind === 'DELETE' ? locator.extraFiles(e) : [], size: e.file.fileSize });
+        entries.push({
+          add: e.kind !== 'DELETE',
+          path: locator.dataFile(e),
+          extra: e.kind === 'DELETE' ? locator.extraFiles(e) : [],
+          size: e.file.fileSize,
+        });
       }
     }
     return { id, snapshot, entries };
@@ -289,7 +299,9 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
   const leafFiles = new Map<string, { path: string; size: number }>();
   const rootFiles = new Map<string, { path: string; size: number }>();
   const statsDir = joinPath(paths.root, 'statistics');
-  const readMetadata = async (s: Snapshot): Promise<{ leaves: Array<[string, { path: string; size: number }]>; roots: Array<[string, { path: string; size: number }]> }> => {
+  const readMetadata = async (
+    s: Snapshot,
+  ): Promise<{ leaves: Array<[string, { path: string; size: number }]>; roots: Array<[string, { path: string; size: number }]> }> => {
     checkAborted(options.signal);
     const leaves: Array<[string, { path: string; size: number }]> = [];
     const roots: Array<[string, { path: string; size: number }]> = [];
@@ -376,7 +388,10 @@ async function computeRange(
   let end = maxExclusive;
   // A snapshot may go only once its successor is older than the retention threshold, so time
   // travel to any instant inside the retention window still finds its snapshot.
-  const successors = mapOrdered(idRange(min, maxExclusive), METADATA_READ_CONCURRENCY, async (id) => ({ id, next: await snapshots.tryGet(id + 1) }));
+  const successors = mapOrdered(idRange(min, maxExclusive), METADATA_READ_CONCURRENCY, async (id) => ({
+    id,
+    next: await snapshots.tryGet(id + 1),
+  }));
   for await (const { id, next } of successors) {
     if (next !== null && next.timeMillis >= a.olderThan) {
       end = id;

@@ -76,9 +76,13 @@ export class DataFileLocator {
 
   constructor(paths: TablePaths, schema: TableSchema) {
     for (const k of schema.partitionKeys) {
-      if (!schema.fields.some((x) => x.name === k)) throw new MaintenanceError(`partition key '${k}' is not a column of table ${paths.root}`);
+      if (!schema.fields.some((x) => x.name === k))
+        throw new MaintenanceError(`partition key '${k}' is not a column of table ${paths.root}`);
     }
-    this.factory = paths instanceof FileStorePathFactory && paths.schemaOf === schema ? paths : new FileStorePathFactory(paths.root, schema, { branch: paths.branch });
+    this.factory =
+      paths instanceof FileStorePathFactory && paths.schemaOf === schema
+        ? paths
+        : new FileStorePathFactory(paths.root, schema, { branch: paths.branch });
   }
 
   /** Relative partition directory (`k=v/…/`, '' when unpartitioned). */
@@ -118,7 +122,11 @@ export class DataFileLocator {
 }
 
 /** Reads a manifest list; null when it does not exist. */
-export async function tryReadManifestList(io: FileIO, paths: TablePaths, name: string | undefined | null): Promise<ManifestFileMeta[] | null> {
+export async function tryReadManifestList(
+  io: FileIO,
+  paths: TablePaths,
+  name: string | undefined | null,
+): Promise<ManifestFileMeta[] | null> {
   if (!name) return [];
   try {
     return await readManifestList(io, paths.manifestPath(name));
@@ -129,7 +137,11 @@ export async function tryReadManifestList(io: FileIO, paths: TablePaths, name: s
 }
 
 /** Reads an index manifest; null when it does not exist. */
-export async function tryReadIndexManifest(io: FileIO, paths: TablePaths, name: string | undefined | null): Promise<IndexManifestEntry[] | null> {
+export async function tryReadIndexManifest(
+  io: FileIO,
+  paths: TablePaths,
+  name: string | undefined | null,
+): Promise<IndexManifestEntry[] | null> {
   if (!name) return [];
   try {
     return await readIndexManifest(io, paths.manifestPath(name));

@@ -71,10 +71,7 @@ export interface ElementRef {
 
 /** A merged cell: null, a record's value, a computed scalar, or a list of elements/entries. */
 export type AggregatedCell =
-  | null
-  | { readonly ref: KeyValueRecord }
-  | { readonly value: Exclude<Value, null> }
-  | { readonly elements: readonly ElementRef[] };
+  null | { readonly ref: KeyValueRecord } | { readonly value: Exclude<Value, null> } | { readonly elements: readonly ElementRef[] };
 
 /** Access to the column values of records (column = index into the aggregated fields). */
 export interface AggregationInput {
@@ -100,18 +97,7 @@ const SUPPORTED = new Set<string>([
   'merge_map',
 ]);
 const NUMERIC = new Set(['TINYINT', 'SMALLINT', 'INT', 'BIGINT', 'FLOAT', 'DOUBLE', 'DECIMAL']);
-const COMPARABLE = new Set([
-  ...NUMERIC,
-  'BOOLEAN',
-  'CHAR',
-  'VARCHAR',
-  'BINARY',
-  'VARBINARY',
-  'DATE',
-  'TIME',
-  'TIMESTAMP',
-  'TIMESTAMP_LTZ',
-]);
+const COMPARABLE = new Set([...NUMERIC, 'BOOLEAN', 'CHAR', 'VARCHAR', 'BINARY', 'VARBINARY', 'DATE', 'TIME', 'TIMESTAMP', 'TIMESTAMP_LTZ']);
 
 /**
  * Resolves the aggregate function of every field like Java's `AggregateMergeFunction`: sequence
@@ -412,8 +398,7 @@ function arithmetic(spec: FieldAggregation): Arithmetic {
       const dec = (u: bigint): Value => (u >= limit || u <= -limit ? null : { unscaled: u, scale });
       // DecimalUtils.add/subtract: for precision <= 18 the unscaled longs are added unchecked
       // (the result may exceed the precision); only a long overflow goes through fromBigDecimal.
-      const addSub = (x: bigint): Value =>
-        precision <= 18 && x === BigInt.asIntN(64, x) ? { unscaled: x, scale } : dec(x);
+      const addSub = (x: bigint): Value => (precision <= 18 && x === BigInt.asIntN(64, x) ? { unscaled: x, scale } : dec(x));
       const u = (v: Value): bigint => (v as { unscaled: bigint }).unscaled;
       return {
         add: (a, b) => addSub(u(a) + u(b)),

@@ -65,9 +65,7 @@ export async function* readDataFile(
 ): AsyncGenerator<EvolvedBatch> {
   const format = coreOptions(file.schema).fileFormat;
   if (!file.path.endsWith('.parquet') && format !== 'parquet') {
-    throw new UnsupportedTableFeatureError(
-      `${file.path}: data file format '${format}' is not supported (only parquet)`,
-    );
+    throw new UnsupportedTableFeatureError(`${file.path}: data file format '${format}' is not supported (only parquet)`);
   }
   const { readSchema, fileFields, physical, conformFields } = fileLayout(file.schema, readFields, options.keyValue);
   const readOptions = {
@@ -182,9 +180,7 @@ export function castColumn(data: arrow.Data, from: DataType, to: DataType, where
     for (let i = 0; i < data.length; i++) out[i] = src[i]!;
     return replaceValues(data, target, out);
   }
-  throw new UnsupportedTableFeatureError(
-    `${where}: cannot read type ${from.root} as ${to.root} (unsupported schema evolution)`,
-  );
+  throw new UnsupportedTableFeatureError(`${where}: cannot read type ${from.root} as ${to.root} (unsupported schema evolution)`);
 }
 
 function replaceValues(data: arrow.Data, target: arrow.DataType, values: ArrayBufferView): arrow.Data {

@@ -114,7 +114,9 @@ export function mergeEngineOptions(schema: TableSchema): MergeEngineOptions {
   const ignoreDelete = o.ignoreDelete;
   const groupKeys = o.sequenceGroupKeys;
   if (engine !== 'partial-update' && groupKeys.length > 0) {
-    throw new UnsupportedTableFeatureError(`${engine} with sequence groups ('${groupKeys[0]}') is not supported (only partial-update has them)`);
+    throw new UnsupportedTableFeatureError(
+      `${engine} with sequence groups ('${groupKeys[0]}') is not supported (only partial-update has them)`,
+    );
   }
   const partialAgg =
     o.aggregateFunctionKeys[0] ?? (o.fieldsDefaultAggregateFunction !== null ? 'fields.default-aggregate-function' : undefined);
@@ -163,7 +165,11 @@ export function mergeEngineOptions(schema: TableSchema): MergeEngineOptions {
 }
 
 function parseSequenceGroup(schema: TableSchema, key: string): SequenceGroup {
-  const names = (list: string): string[] => list.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const names = (list: string): string[] =>
+    list
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
   const sequenceFields = names(key.slice('fields.'.length, key.length - '.sequence-group'.length));
   const fields = names(coreOptions(schema).get(key) ?? '');
   for (const n of [...sequenceFields, ...fields]) {
@@ -264,7 +270,8 @@ export class KeyMerger {
         const seq = g.sequenceFields.map(index);
         const present = [...g.fields, ...g.sequenceFields].filter((f) => index(f) >= 0);
         if (present.length === 0) return;
-        if (seq.some((i) => i < 0)) throw new TypeError(`sequence group of ${g.sequenceFields.join(',')} merged without its sequence fields`);
+        if (seq.some((i) => i < 0))
+          throw new TypeError(`sequence group of ${g.sequenceFields.join(',')} merged without its sequence fields`);
         this.groupSeq[gi] = seq;
         for (const f of present) this.groupOf[index(f)] = gi;
         for (const f of options.removeRecordOnSequenceGroup ?? []) if (g.sequenceFields.includes(f)) this.removeOnGroupSeq.add(index(f));
@@ -303,11 +310,17 @@ export class KeyMerger {
         return this.groupOf.length > 0 ? this.partialWithGroups(records, start, end) : this.partial(records, start, end);
       case 'aggregation': {
         const group = records.slice(start, end);
-        const out = aggregateKey(group, this.aggregators, {
-          removeRecordOnDelete: this.options.removeRecordOnDelete,
-          ignoreDelete: this.options.ignoreDelete,
-          notNull: this.notNull,
-        }, isRetraction, ROW_KIND_DELETE);
+        const out = aggregateKey(
+          group,
+          this.aggregators,
+          {
+            removeRecordOnDelete: this.options.removeRecordOnDelete,
+            ignoreDelete: this.options.ignoreDelete,
+            notNull: this.notNull,
+          },
+          isRetraction,
+          ROW_KIND_DELETE,
+        );
         if (out === null) return null;
         const last = out.last;
         return { record: last, kind: out.deleted ? ROW_KIND_DELETE : ROW_KIND_INSERT, sequence: last.sequence, cells: out.cells };
@@ -510,5 +523,9 @@ export function aggregateSorted(
   input: AggregationInput,
 ): MergedRow[] {
   const aggregations = new Map(columns.map((c) => [c.field, c]));
-  return mergeRecords(sorted, { ...options, aggregations }, { names: columns.map((c) => c.field), types: columns.map((c) => c.type), input });
+  return mergeRecords(
+    sorted,
+    { ...options, aggregations },
+    { names: columns.map((c) => c.field), types: columns.map((c) => c.type), input },
+  );
 }

@@ -40,11 +40,7 @@ export interface RawSplitOptions {
 const DEFAULT_MERGE_BATCH = 65_536;
 
 /** Reads each file of the split independently. */
-export async function* readRawSplit(
-  ctx: SplitReadContext,
-  split: DataSplit,
-  options: RawSplitOptions,
-): AsyncGenerator<arrow.RecordBatch> {
+export async function* readRawSplit(ctx: SplitReadContext, split: DataSplit, options: RawSplitOptions): AsyncGenerator<arrow.RecordBatch> {
   for (const file of split.files) {
     if (options.skipLevel0 && file.meta.level === 0) continue;
     const dvRef = options.applyDeletionVectors ? split.deletionFiles.get(file.meta.fileName) : undefined;
@@ -106,12 +102,9 @@ export async function* readMergeSplit(
   }
 }
 
-async function* readFile(
-  ctx: SplitReadContext,
-  file: PlannedFile,
-  fields: readonly DataField[],
-  keyValue: boolean,
-) {
+async function* readFile(ctx: SplitReadContext, file: PlannedFile, fields: readonly DataField[], keyValue: boolean) {
   const schema = await ctx.schemaOf(file.meta.schemaId);
-  yield* readDataFile(ctx.fileIO, { path: file.path, fileSize: file.meta.fileSize, rowCount: file.meta.rowCount, schema }, fields, { keyValue });
+  yield* readDataFile(ctx.fileIO, { path: file.path, fileSize: file.meta.fileSize, rowCount: file.meta.rowCount, schema }, fields, {
+    keyValue,
+  });
 }

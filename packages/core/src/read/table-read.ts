@@ -198,11 +198,7 @@ abstract class AbstractRead {
       partitionPredicate: predicate ? partitionOnly(predicate, schema.partitionKeys) : null,
       // Merge-on-read: skipping a file by a non-key column could hide a newer version of a row
       // and resurrect an older one; key-only conjuncts are safe.
-      statsPredicate: predicate
-        ? statsSafe
-          ? predicate
-          : partitionOnly(predicate, [...pk, ...schema.partitionKeys])
-        : null,
+      statsPredicate: predicate ? (statsSafe ? predicate : partitionOnly(predicate, [...pk, ...schema.partitionKeys])) : null,
       ...(this.selection.partition ? { partitionSpec: this.selection.partition } : {}),
       ...(this.selection.bucket !== undefined ? { bucket: this.selection.bucket } : {}),
     };
@@ -254,8 +250,7 @@ export class TableRead extends AbstractRead {
     // Like Java: a read of the latest state uses the table's latest schema (so a column added by
     // ALTER is readable at once, as nulls); time travel reads with the snapshot's own schema.
     const travels = this.options.snapshotId !== undefined || this.options.timestamp !== undefined || this.options.tag !== undefined;
-    const schema =
-      snapshot && travels ? await this.table.schemaManager.schema(snapshot.schemaId) : await this.table.schemaManager.latest();
+    const schema = snapshot && travels ? await this.table.schemaManager.schema(snapshot.schemaId) : await this.table.schemaManager.latest();
     const selected = this.selectFields(schema);
     const isPk = schema.primaryKeys.length > 0;
     const ctx = withSchema(this.table.context, schema);
@@ -264,7 +259,9 @@ export class TableRead extends AbstractRead {
     const plan = await scan.plan(snapshot, this.scanFilter(schema, selected.predicate, merge === null));
     const keyFields = isPk ? trimmedPrimaryKeys(schema).map((n) => schema.fields.find((f) => f.name === n)!) : [];
     const sequenceFields = (merge?.sequenceFields ?? []).map((n) => schema.fields.find((f) => f.name === n)!);
-    const groupFields = (merge?.sequenceGroups ?? []).flatMap((g) => [...g.sequenceFields, ...g.fields]).map((n) => schema.fields.find((f) => f.name === n)!);
+    const groupFields = (merge?.sequenceGroups ?? [])
+      .flatMap((g) => [...g.sequenceFields, ...g.fields])
+      .map((n) => schema.fields.find((f) => f.name === n)!);
     return {
       ...selected,
       plan,

@@ -183,7 +183,10 @@ export class FileStoreScan {
     const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
     let info = this.partitionCache.get(key);
     if (!info) {
-      const values = deserializeBinaryRow(bytes, this.partitionFields.map((f) => f.type));
+      const values = deserializeBinaryRow(
+        bytes,
+        this.partitionFields.map((f) => f.type),
+      );
       const path = this.paths.partitionPath(values);
       const spec: Record<string, string> = {};
       for (const [k, v] of parsePartitionPath(path)) spec[k] = v;

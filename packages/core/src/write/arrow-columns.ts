@@ -51,7 +51,17 @@ export function buildColumn(type: DataType, values: readonly WriteValue[], indic
     case 'BIGINT': {
       // The internal values are already the Arrow values (numbers; bigints for BIGINT).
       const Ctor =
-        type.root === 'TINYINT' ? Int8Array : type.root === 'SMALLINT' ? Int16Array : type.root === 'FLOAT' ? Float32Array : type.root === 'DOUBLE' ? Float64Array : type.root === 'BIGINT' ? BigInt64Array : Int32Array;
+        type.root === 'TINYINT'
+          ? Int8Array
+          : type.root === 'SMALLINT'
+            ? Int16Array
+            : type.root === 'FLOAT'
+              ? Float32Array
+              : type.root === 'DOUBLE'
+                ? Float64Array
+                : type.root === 'BIGINT'
+                  ? BigInt64Array
+                  : Int32Array;
       const data = new Ctor(n);
       const slots = data as unknown as { [i: number]: number | bigint };
       for (let i = 0; i < n; i++) {
@@ -204,7 +214,8 @@ export function sameAsPreviousRow(data: arrow.Data, type: DataType): (r: number)
     }
     case 'DECIMAL': {
       const w = data.values as Uint32Array;
-      same = (r) => w[4 * r] === w[4 * r - 4] && w[4 * r + 1] === w[4 * r - 3] && w[4 * r + 2] === w[4 * r - 2] && w[4 * r + 3] === w[4 * r - 1];
+      same = (r) =>
+        w[4 * r] === w[4 * r - 4] && w[4 * r + 1] === w[4 * r - 3] && w[4 * r + 2] === w[4 * r - 2] && w[4 * r + 3] === w[4 * r - 1];
       break;
     }
     case 'CHAR':
@@ -276,7 +287,8 @@ export function utf8Bytes(s: string): Uint8Array {
 export function conformData(data: arrow.Data, target: arrow.DataType): arrow.Data {
   const src = data.type as arrow.DataType;
   if (arrow.DataType.isStruct(target) && arrow.DataType.isStruct(src)) {
-    if (src.children.length !== target.children.length) throw new Error(`struct has ${src.children.length} fields, expected ${target.children.length}`);
+    if (src.children.length !== target.children.length)
+      throw new Error(`struct has ${src.children.length} fields, expected ${target.children.length}`);
     const children = target.children.map((f, i) => conformData(data.children[i]!, f.type));
     return data.clone(target, data.offset, data.length, data.nullCount, undefined, children);
   }
@@ -313,7 +325,8 @@ export function conformData(data: arrow.Data, target: arrow.DataType): arrow.Dat
     return data.clone(target, data.offset, data.length, data.nullCount, [data.valueOffsets, out, data.nullBitmap, data.typeIds] as never);
   }
   if (arrow.DataType.isDecimal(target) && arrow.DataType.isDecimal(src)) {
-    if (src.scale !== target.scale || src.bitWidth !== target.bitWidth) throw new Error(`${String(src)} has a different scale or width than ${String(target)}`);
+    if (src.scale !== target.scale || src.bitWidth !== target.bitWidth)
+      throw new Error(`${String(src)} has a different scale or width than ${String(target)}`);
     return data.clone(target);
   }
   if (src.typeId === target.typeId) {

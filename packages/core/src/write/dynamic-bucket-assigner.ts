@@ -182,12 +182,11 @@ export class DynamicBucketAssigner {
   async load(partition: Uint8Array): Promise<void> {
     const key = partitionKey(partition);
     if (this.partitions.has(key)) return;
-    const files =
-      this.ignoreExisting
-        ? []
-        : (await (this.baseEntries ??= this.resolveBase().then((b) => snapshotIndexEntries(this.fileIO, this.paths, b)))).filter(
-            (e) => e.indexType === INDEX_TYPE_HASH && partitionKey(e.partition) === key,
-          );
+    const files = this.ignoreExisting
+      ? []
+      : (await (this.baseEntries ??= this.resolveBase().then((b) => snapshotIndexEntries(this.fileIO, this.paths, b)))).filter(
+          (e) => e.indexType === INDEX_TYPE_HASH && partitionKey(e.partition) === key,
+        );
     const loaded = await Promise.all(
       files.map(async (f) => {
         const path = this.paths.indexFilePath(f.fileName, f.externalPath);
@@ -195,7 +194,11 @@ export class DynamicBucketAssigner {
       }),
     );
     if (this.partitions.has(key)) return;
-    const index = new PartitionIndex(partition, loaded.reduce((n, l) => n + l.hashes.length, 0), this.assigners);
+    const index = new PartitionIndex(
+      partition,
+      loaded.reduce((n, l) => n + l.hashes.length, 0),
+      this.assigners,
+    );
     loaded.sort((a, b) => a.file.bucket - b.file.bucket);
     for (const { file, hashes } of loaded) {
       for (const h of hashes) index.hashToBucket.set(h, file.bucket);

@@ -37,7 +37,7 @@ export class IntToIntHashMap {
 
   /** Stores `value` (>= 0) for `key`, replacing a previous value. */
   set(key: number, value: number): void {
-    if ((this.used + 1) > this.keys.length * 0.6) this.grow();
+    if (this.used + 1 > this.keys.length * 0.6) this.grow();
     const mask = this.keys.length - 1;
     for (let i = mix(key) & mask; ; i = (i + 1) & mask) {
       if (this.values[i] === EMPTY) {

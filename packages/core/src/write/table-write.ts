@@ -32,7 +32,13 @@ import {
 } from '@tidemark/format';
 import type { CommitMessage } from '../commit-message.js';
 import { NON_RETRACTABLE_FUNCTIONS } from '../read/aggregate-functions.js';
-import { isRetraction, mergeEngineOptions, ROW_KIND_INSERT, ROW_KIND_UPDATE_BEFORE, type MergeEngineOptions } from '../read/merge-engine.js';
+import {
+  isRetraction,
+  mergeEngineOptions,
+  ROW_KIND_INSERT,
+  ROW_KIND_UPDATE_BEFORE,
+  type MergeEngineOptions,
+} from '../read/merge-engine.js';
 import { keyHashOf, type BucketAssigner } from './key-value/bucket-assigner.js';
 import { primaryKeyBucketMode } from './bucket-mode.js';
 import { DynamicBucketAssigner } from './dynamic-bucket-assigner.js';
@@ -184,12 +190,7 @@ export class TableWrite {
   constructor(context: TableContext, writeOptions?: TableWriteOptions);
   /** Shorthand: the context is built from the storage, root and schema. */
   constructor(fileIO: FileIO, location: string, schema: TableSchema, writeOptions?: TableWriteOptions);
-  constructor(
-    first: TableContext | FileIO,
-    second?: TableWriteOptions | string,
-    third?: TableSchema,
-    fourth: TableWriteOptions = {},
-  ) {
+  constructor(first: TableContext | FileIO, second?: TableWriteOptions | string, third?: TableSchema, fourth: TableWriteOptions = {}) {
     const ctx = isTableContext(first) ? first : tableContext(first, second as string, third!);
     const writeOptions = (isTableContext(first) ? (second as TableWriteOptions | undefined) : fourth) ?? {};
     this.context = ctx;
@@ -232,17 +233,24 @@ export class TableWrite {
       const trimmed = trimmedPrimaryKeys(schema);
       if (this.numBuckets === -1) {
         primaryKeyBucketMode(schema);
-        this.assigner = writeOptions.bucketAssigner ?? DynamicBucketAssigner.forTable(ctx, 'latest', writeOptions.replacePartitions ?? false);
+        this.assigner =
+          writeOptions.bucketAssigner ?? DynamicBucketAssigner.forTable(ctx, 'latest', writeOptions.replacePartitions ?? false);
         bucketKey = trimmed;
       } else {
         if (bucketKey.length === 0) bucketKey = trimmed;
         const outside = bucketKey.filter((k) => !schema.primaryKeys.includes(k));
         if (outside.length > 0) {
-          throw new WriteValidationError(undefined, undefined, `option 'bucket-key' of a primary-key table must be part of the primary key (${outside.join(', ')} is not)`);
+          throw new WriteValidationError(
+            undefined,
+            undefined,
+            `option 'bucket-key' of a primary-key table must be part of the primary key (${outside.join(', ')} is not)`,
+          );
         }
       }
     } else if (rowKindField !== undefined) {
-      throw new NotSupportedError(`row kinds ('rowKindField' = '${rowKindField}') apply to primary-key tables only; append tables take inserts`);
+      throw new NotSupportedError(
+        `row kinds ('rowKindField' = '${rowKindField}') apply to primary-key tables only; append tables take inserts`,
+      );
     }
     this.batchSchema = this.isPk
       ? new arrow.Schema([...this.arrowSchema.fields, new arrow.Field(VALUE_KIND_FIELD_NAME, new arrow.Int8(), false)])
@@ -269,7 +277,12 @@ export class TableWrite {
     this.checkOpen();
     // Start a Parquet encode worker now, so its wasm instantiation overlaps building the first file.
     sharedParquetEncodePool().warm(1);
-    const batches = input instanceof arrow.Table ? input.batches.map((b) => this.conformBatch(b)) : input instanceof arrow.RecordBatch ? [this.conformBatch(input)] : [this.rowsToBatch(input)];
+    const batches =
+      input instanceof arrow.Table
+        ? input.batches.map((b) => this.conformBatch(b))
+        : input instanceof arrow.RecordBatch
+          ? [this.conformBatch(input)]
+          : [this.rowsToBatch(input)];
     const groups: Array<[Value[], number, arrow.RecordBatch]> = [];
     for (const batch of batches) groups.push(...(await this.split(batch)));
     for (const [partValues, bucket, batch] of groups) this.buffer(partValues, bucket, batch);
@@ -381,7 +394,8 @@ export class TableWrite {
     for (const m of messages) {
       const dir = dirs.get(`${m.bucket}|${bytesKey(m.partition)}`);
       if (dir === undefined) continue;
-      for (const f of m.newFiles) if (f.fileName.startsWith(this.filePrefix)) paths.push(this.paths.dataFilePath(dir, m.bucket, f.fileName));
+      for (const f of m.newFiles)
+        if (f.fileName.startsWith(this.filePrefix)) paths.push(this.paths.dataFilePath(dir, m.bucket, f.fileName));
       for (const f of m.newChangelogFiles ?? []) {
         if (f.fileName.startsWith(this.changelogFilePrefix)) paths.push(this.paths.changelogFilePath(dir, m.bucket, f.fileName));
       }
@@ -441,7 +455,11 @@ export class TableWrite {
 
   private rowsToBatch(rows: readonly RowObject[]): arrow.RecordBatch {
     if (!Array.isArray(rows)) {
-      throw new WriteValidationError(undefined, undefined, 'write() expects an apache-arrow Table or RecordBatch, or an array of row objects');
+      throw new WriteValidationError(
+        undefined,
+        undefined,
+        'write() expects an apache-arrow Table or RecordBatch, or an array of row objects',
+      );
     }
     const fields = this.schema.fields;
     const names = new Set(fields.map((f) => f.name));
@@ -450,10 +468,15 @@ export class TableWrite {
     for (let r = 0; r < rows.length; r++) {
       const row = rows[r];
       if (row === null || typeof row !== 'object' || Array.isArray(row)) {
-        throw new WriteValidationError(undefined, r, `expected a row object { column: value }, got ${row === null ? 'null' : Array.isArray(row) ? 'an array' : typeof row}`);
+        throw new WriteValidationError(
+          undefined,
+          r,
+          `expected a row object { column: value }, got ${row === null ? 'null' : Array.isArray(row) ? 'an array' : typeof row}`,
+        );
       }
       for (const k in row) {
-        if (!names.has(k) && k !== kindField) throw new WriteValidationError(k, r, `unknown column (table columns: ${fields.map((f) => f.name).join(', ')})`);
+        if (!names.has(k) && k !== kindField)
+          throw new WriteValidationError(k, r, `unknown column (table columns: ${fields.map((f) => f.name).join(', ')})`);
       }
       if (kinds !== null && kindField !== undefined) {
         const raw = row[kindField];
@@ -471,7 +494,11 @@ export class TableWrite {
           v = toInternal(type, raw);
         } catch (e) {
           if (e instanceof ConversionFailure) {
-            throw new WriteValidationError(e.subPath ? `${field.name}${e.subPath.startsWith('[') ? '' : '.'}${e.subPath}` : field.name, r, e.message);
+            throw new WriteValidationError(
+              e.subPath ? `${field.name}${e.subPath.startsWith('[') ? '' : '.'}${e.subPath}` : field.name,
+              r,
+              e.message,
+            );
           }
           throw e;
         }
@@ -495,7 +522,11 @@ export class TableWrite {
     if (first < 0) return;
     const field = this.writeOptions.rowKindField;
     if (m.engine === 'first-row') {
-      throw new WriteValidationError(field, first, "merge engine first-row cannot take -U/-D rows; set 'ignore-delete' = 'true' to drop them");
+      throw new WriteValidationError(
+        field,
+        first,
+        "merge engine first-row cannot take -U/-D rows; set 'ignore-delete' = 'true' to drop them",
+      );
     }
     if (m.engine === 'partial-update' && !m.removeRecordOnDelete && !m.sequenceGroups) {
       throw new WriteValidationError(
@@ -528,7 +559,11 @@ export class TableWrite {
     for (const f of batch.schema.fields) {
       if (f.name === kindField) continue;
       if (!this.schema.fields.some((x) => x.name === f.name)) {
-        throw new WriteValidationError(f.name, undefined, `unknown column (table columns: ${this.schema.fields.map((x) => x.name).join(', ')})`);
+        throw new WriteValidationError(
+          f.name,
+          undefined,
+          `unknown column (table columns: ${this.schema.fields.map((x) => x.name).join(', ')})`,
+        );
       }
     }
     const children = this.schema.fields.map((field, c) => {
@@ -543,7 +578,11 @@ export class TableWrite {
       try {
         data = conformData(src, target);
       } catch (e) {
-        throw new WriteValidationError(field.name, undefined, `cannot write Arrow ${String(src.type)} as ${typeToString(field.type)}: ${(e as Error).message}`);
+        throw new WriteValidationError(
+          field.name,
+          undefined,
+          `cannot write Arrow ${String(src.type)} as ${typeToString(field.type)}: ${(e as Error).message}`,
+        );
       }
       if (!field.type.nullable && data.nullCount > 0) {
         let r = 0;
@@ -565,7 +604,11 @@ export class TableWrite {
       const data = batch.data.children[column]!;
       const utf8 = (t: arrow.DataType): boolean => arrow.DataType.isUtf8(t) || arrow.DataType.isLargeUtf8(t);
       if (!utf8(data.type) && !(arrow.DataType.isDictionary(data.type) && utf8(data.type.dictionary))) {
-        throw new WriteValidationError(field, undefined, `the row kind column must be Utf8 ('+I', '-U', '+U', '-D'), got Arrow ${String(data.type)}`);
+        throw new WriteValidationError(
+          field,
+          undefined,
+          `the row kind column must be Utf8 ('+I', '-U', '+U', '-D'), got Arrow ${String(data.type)}`,
+        );
       }
       const vector = batch.getChildAt(column)!;
       for (let r = 0; r < n; r++) {
@@ -612,9 +655,20 @@ export class TableWrite {
       const part = partValues.map((read) => read(r));
       let bucket = 0;
       if (this.assigner) {
-        const assigned = this.assigner.assign(serializeBinaryRow(this.partitionTypes, part), keyHashOf(this.bucketKeyTypes, bucketKeyValues.map((read) => read(r))));
+        const assigned = this.assigner.assign(
+          serializeBinaryRow(this.partitionTypes, part),
+          keyHashOf(
+            this.bucketKeyTypes,
+            bucketKeyValues.map((read) => read(r)),
+          ),
+        );
         bucket = typeof assigned === 'number' ? assigned : await assigned;
-      } else if (this.numBuckets > 0) bucket = bucketOfValues(this.bucketKeyTypes, bucketKeyValues.map((read) => read(r)), this.numBuckets);
+      } else if (this.numBuckets > 0)
+        bucket = bucketOfValues(
+          this.bucketKeyTypes,
+          bucketKeyValues.map((read) => read(r)),
+          this.numBuckets,
+        );
       const key = `${bucket}|${partKey(part)}`;
       let g = groups.get(key);
       if (!g) groups.set(key, (g = { part, bucket, rows: 0 }));
@@ -702,7 +756,17 @@ export class TableWrite {
         : {}),
       ...(this.writeOptions.now ? { now: this.writeOptions.now } : {}),
       ...(this.writeOptions.compactManager
-        ? { compactManager: this.writeOptions.compactManager({ table: this.context, merge: this.merge!, partition, bucket, pathOf, newFileName, beforeFile }) }
+        ? {
+            compactManager: this.writeOptions.compactManager({
+              table: this.context,
+              merge: this.merge!,
+              partition,
+              bucket,
+              pathOf,
+              newFileName,
+              beforeFile,
+            }),
+          }
         : {}),
     });
   }

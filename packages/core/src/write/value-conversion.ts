@@ -152,7 +152,8 @@ export function toInternal(type: DataType, v: unknown): WriteValue {
     case 'TIMESTAMP_LTZ': {
       const t = toTimestamp(type, v);
       const cut = truncateTimestamp(t, type.precision);
-      if (cut.millis !== t.millis || cut.nanoOfMillis !== t.nanoOfMillis) fail(type, v, `more than ${type.precision} fractional second digits`);
+      if (cut.millis !== t.millis || cut.nanoOfMillis !== t.nanoOfMillis)
+        fail(type, v, `more than ${type.precision} fractional second digits`);
       return t;
     }
     case 'ARRAY': {

@@ -5,9 +5,14 @@ import { parentPort } from 'node:worker_threads';
 // Wrap the real worker's message handler (no listener is attached before it, so none is missed).
 const on = parentPort.on.bind(parentPort);
 parentPort.on = (event, handler) =>
-  on(event, event !== 'message' ? handler : (job) => {
-    if (job.settings.createdBy === 'throw') throw new Error('simulated worker crash');
-    if (job.settings.createdBy === 'exit') process.exit(7);
-    handler(job);
-  });
+  on(
+    event,
+    event !== 'message'
+      ? handler
+      : (job) => {
+          if (job.settings.createdBy === 'throw') throw new Error('simulated worker crash');
+          if (job.settings.createdBy === 'exit') process.exit(7);
+          handler(job);
+        },
+  );
 await import('../../worker/parquet-encode-worker.mjs');

@@ -40,7 +40,7 @@ class Out {
     this.bytes.push(Number(x));
   }
   zigzag(n: bigint): void {
-    this.varint(n >= 0n ? n << 1n : ((-n) << 1n) - 1n);
+    this.varint(n >= 0n ? n << 1n : (-n << 1n) - 1n);
   }
   value(v: Value): void {
     switch (v.t) {
@@ -128,10 +128,7 @@ export function int96ParquetFile(column: string, fieldId: number, values: readon
         {
           t: 'list',
           elem: 'struct',
-          v: [
-            struct([4, str('paimon_schema')], [5, i32(1)]),
-            struct([1, i32(3)], [3, i32(1)], [4, str(column)], [9, i32(fieldId)]),
-          ],
+          v: [struct([4, str('paimon_schema')], [5, i32(1)]), struct([1, i32(3)], [3, i32(1)], [4, str(column)], [9, i32(fieldId)])],
         },
       ],
       [3, i64(values.length)],

@@ -220,8 +220,14 @@ export class KeyValueFileWriter {
       fileName,
       fileSize: bytes.length,
       rowCount: rows,
-      minKey: serializeBinaryRow(this.keyFields.map((f) => f.type), minKey),
-      maxKey: serializeBinaryRow(this.keyFields.map((f) => f.type), maxKey),
+      minKey: serializeBinaryRow(
+        this.keyFields.map((f) => f.type),
+        minKey,
+      ),
+      maxKey: serializeBinaryRow(
+        this.keyFields.map((f) => f.type),
+        maxKey,
+      ),
       keyStats: keyStats.result().valueStats,
       valueStats: vs,
       minSequenceNumber: minSeq!,

@@ -45,6 +45,11 @@ export function keyValueColumns(fields: readonly DataField[], records: readonly 
     sequence[i] = kv.sequence;
     kinds[i] = kv.rowKind;
   });
-  const columns = fields.map((f, c) => buildColumn(f.type, records.map((kv) => kv.value[c] ?? null)));
+  const columns = fields.map((f, c) =>
+    buildColumn(
+      f.type,
+      records.map((kv) => kv.value[c] ?? null),
+    ),
+  );
   return { columns, sequence, kinds };
 }

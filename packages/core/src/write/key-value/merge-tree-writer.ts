@@ -128,7 +128,10 @@ export class MergeTreeWriter {
         while (end < keep.length && keep[end] === keep[end - 1]! + 1) end++;
         const from = keep[start]!;
         const n = end - start;
-        this.push(columns.map((c) => c.slice(from, n)), kinds.subarray(from, from + n));
+        this.push(
+          columns.map((c) => c.slice(from, n)),
+          kinds.subarray(from, from + n),
+        );
         start = end;
       }
       return;
@@ -174,7 +177,11 @@ export class MergeTreeWriter {
     try {
       for (let start = 0; start < merged.length; start += FLUSH_SLICE_ROWS) {
         const end = Math.min(merged.length, start + FLUSH_SLICE_ROWS);
-        await writer.write({ columns: merged.columns(start, end), sequence: merged.sequences(start, end), kinds: merged.kinds(start, end) });
+        await writer.write({
+          columns: merged.columns(start, end),
+          sequence: merged.sequences(start, end),
+          kinds: merged.kinds(start, end),
+        });
       }
       const files = await writer.close();
       this.newFiles.push(...files);
