@@ -53,6 +53,15 @@ describe('CoreOptions', () => {
     expect([t.numSortedRunStopTrigger, t.numLevels]).toEqual([6, 4]);
   });
 
+  it('reads bucket and bucket-key (trimmed list; bad counts name the option)', () => {
+    expect(tableOptions({ options: { bucket: '4', 'bucket-key': 'v, k' }, primaryKeys: [] }).bucketKey).toEqual(['v', 'k']);
+    expect(tableOptions({ options: { bucket: '4' }, primaryKeys: [] }).bucket).toBe(4);
+    expect(tableOptions({ options: {}, primaryKeys: [] }).bucket).toBe(-1);
+    expect(tableOptions({ options: {}, primaryKeys: [] }).bucketKey).toEqual([]);
+    expect(() => tableOptions({ options: { bucket: 'x' }, primaryKeys: [] }).bucket).toThrow(InvalidOptionError);
+    expect(() => tableOptions({ options: { bucket: '0' }, primaryKeys: [] }).bucket).toThrow(/'bucket'/);
+  });
+
   it('reads one value one way everywhere: booleans are trimmed, bad values name the option when used', () => {
     const o = tableOptions({
       options: { 'partition.legacy-name': ' false', 'write-only': 'yes', 'first-row.ignore-delete': 'TRUE' },

@@ -80,11 +80,9 @@ export {
 } from './json.js';
 export { dataFieldToJson, isNumeric, parseDataFieldJson, parseTypeJson, parseTypeString, typeToJson, typeToString } from './type-json.js';
 export {
-  bucketKeys,
   CURRENT_SCHEMA_VERSION,
   fieldById,
   logicalRowType,
-  numBuckets,
   parseSchema,
   serializeSchema,
   trimmedPrimaryKeys,

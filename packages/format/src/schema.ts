@@ -105,31 +105,6 @@ export function trimmedPrimaryKeys(schema: TableSchema): string[] {
   return pks;
 }
 
-/** Bucket key columns: option `bucket-key` (comma separated) if set, else the trimmed primary key. */
-export function bucketKeys(schema: TableSchema): string[] {
-  const opt = schema.options['bucket-key'];
-  if (opt !== undefined && opt.trim() !== '') {
-    const keys = opt.split(',').map((k) => k.trim());
-    for (const k of keys) {
-      if (!schema.fields.some((f) => f.name === k)) throw new SchemaError(`option 'bucket-key' names unknown column '${k}'`);
-    }
-    return keys;
-  }
-  return trimmedPrimaryKeys(schema);
-}
-
-/**
- * Value of option `bucket`: a positive count for fixed-bucket tables, -1 for bucket-unaware append
- * tables / dynamic-bucket PK tables, -2 for postpone. Defaults to -1 when unset (Paimon ≥ 0.9).
- */
-export function numBuckets(schema: TableSchema): number {
-  const raw = schema.options['bucket'];
-  if (raw === undefined) return -1;
-  const n = Number(raw.trim());
-  if (!Number.isInteger(n) || n === 0 || n < -2) throw new SchemaError(`option 'bucket' has invalid value '${raw}'`);
-  return n;
-}
-
 /** Top-level field with the given id, or undefined. */
 export function fieldById(schema: TableSchema, id: number): DataField | undefined {
   return schema.fields.find((f) => f.id === id);

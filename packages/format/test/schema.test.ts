@@ -1,16 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CorruptFileError, SchemaError } from '../src/errors.js';
-import {
-  bucketKeys,
-  fieldById,
-  logicalRowType,
-  numBuckets,
-  parseSchema,
-  serializeSchema,
-  trimmedPrimaryKeys,
-  type TableSchema,
-} from '../src/schema.js';
+import { fieldById, logicalRowType, parseSchema, serializeSchema, trimmedPrimaryKeys, type TableSchema } from '../src/schema.js';
 import { MAX_LENGTH } from '../src/types.js';
 import { HAVE_FIXTURES, fixtureFiles } from './fixtures.js';
 
@@ -34,8 +25,7 @@ describe.skipIf(!HAVE_FIXTURES)('fixture schema files', () => {
     expect(s.partitionKeys).toEqual(['f1']);
     expect(s.primaryKeys).toEqual(['f0', 'f1', 'f2']);
     expect(trimmedPrimaryKeys(s)).toEqual(['f0', 'f2']);
-    expect(bucketKeys(s)).toEqual(['f2']);
-    expect(numBuckets(s)).toBe(2);
+    expect(s.options).toMatchObject({ bucket: '2', 'bucket-key': 'f2' });
     expect(s.timeMillis).toBe(1756266931880);
   });
 });
@@ -81,14 +71,8 @@ describe('schema model', () => {
     expect(() => parseSchema('{"id":0,"fields":[{"id":0,"name":"x","type":"NOPE"}],"highestFieldId":0}', 'p')).toThrow(CorruptFileError);
   });
 
-  it('derives bucket keys, buckets and fields', () => {
+  it('derives the trimmed primary key and fields', () => {
     expect(trimmedPrimaryKeys(base)).toEqual(['k']);
-    expect(bucketKeys(base)).toEqual(['k']);
-    expect(bucketKeys({ ...base, options: { 'bucket-key': 'v, k' } })).toEqual(['v', 'k']);
-    expect(() => bucketKeys({ ...base, options: { 'bucket-key': 'zz' } })).toThrow(SchemaError);
-    expect(numBuckets(base)).toBe(4);
-    expect(numBuckets({ ...base, options: {} })).toBe(-1);
-    expect(() => numBuckets({ ...base, options: { bucket: 'x' } })).toThrow(SchemaError);
     expect(fieldById(base, 2)?.name).toBe('v');
     expect(fieldById(base, 9)).toBeUndefined();
     expect(logicalRowType(base).fields).toBe(base.fields);

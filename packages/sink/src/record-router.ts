@@ -5,7 +5,7 @@
  * bucket. Append tables are spread round-robin (order does not matter there).
  */
 import { toInternal, tableOptions, type RowObject } from '@tidemark/core';
-import { bucketKeys, bucketOfValues, trimmedPrimaryKeys, type DataType, type TableSchema, type Value } from '@tidemark/format';
+import { bucketOfValues, trimmedPrimaryKeys, type DataType, type TableSchema, type Value } from '@tidemark/format';
 
 const INT: DataType = { root: 'INT', nullable: false } as DataType;
 
@@ -22,10 +22,13 @@ export function recordRouter(schema: TableSchema, parallelism: number): (record:
   }
   const typeOf = (name: string): DataType => schema.fields.find((f) => f.name === name)!.type;
   const partition = schema.partitionKeys.map((name) => ({ name, type: typeOf(name) }));
-  const buckets = tableOptions(schema).bucket;
+  const options = tableOptions(schema);
+  const buckets = options.bucket;
+  // The writer's rule: `bucket-key`, else the trimmed primary key.
+  const bucketKey = options.bucketKey.length > 0 ? [...options.bucketKey] : trimmedPrimaryKeys(schema);
   // Fixed buckets: route by (partition, bucket). Otherwise (dynamic buckets) a key's bucket is
   // only known to the writer, so route by (partition, primary key): one key, one writer.
-  const hashed = (buckets > 0 ? bucketKeys(schema) : trimmedPrimaryKeys(schema)).map((name) => ({ name, type: typeOf(name) }));
+  const hashed = (buckets > 0 ? bucketKey : trimmedPrimaryKeys(schema)).map((name) => ({ name, type: typeOf(name) }));
   const routeTypes = [...partition.map((c) => c.type), ...(buckets > 0 ? [INT] : hashed.map((c) => c.type))];
   return (record) => {
     try {
