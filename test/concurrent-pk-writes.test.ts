@@ -123,7 +123,9 @@ async function runAndVerify(io: FileIO, root: string, bucket: string, s3?: S3Opt
   }
   expect(await state(table, ids[ids.length - 1]!)).toEqual(model);
   // Writers compact (no `write-only`): their compactions interleave with the other processes' writes.
-  expect(compactions, `writer compactions (seed ${seed})`).toBeGreaterThan(0);
+  // On S3 nearly every commit overlaps another one and is re-sequenced, which drops the writer's
+  // compaction of that bucket (it merged the records at their old numbers): none may survive there.
+  if (s3 === undefined) expect(compactions, `writer compactions (seed ${seed})`).toBeGreaterThan(0);
   return compactions;
 }
 
