@@ -195,3 +195,96 @@ describe('compaction by primary-key writers', () => {
     expect(await liveFileNames(t)).toEqual([live.fileName, fresh.fileName, theirs.fileName].sort());
   });
 });
+
+/** Runs `hook` once, just before the `skip + 1`-th snapshot create from now, so another commit lands there first. */
+class InterleavingFileIO extends MemoryFileIO {
+  private pending: { skip: number; hook: () => Promise<void> } | null = null;
+  beforeSnapshot(skip: number, hook: () => Promise<void>): void {
+    this.pending = { skip, hook };
+  }
+  override async createIfAbsent(path: string, data: Uint8Array | string) {
+    if (this.pending !== null && /\/snapshot\/snapshot-\d+$/.test(path)) {
+      if (this.pending.skip-- === 0) {
+        const { hook } = this.pending;
+        this.pending = null;
+        await hook();
+      }
+    }
+    return super.createIfAbsent(path, data);
+  }
+}
+
+describe('writer compaction with several writers of one bucket', () => {
+  /**
+   * Writer A's commit is APPEND then COMPACT; writer B, which started from the same snapshot and
+   * wrote the same key, commits its APPEND between the two. A's compaction output carries A's
+   * (older) record of the key; B's record must still win, in every snapshot from B's on.
+   */
+  it("a compaction committed after another writer's newer write of the same key never shadows it", async () => {
+    const io = new InterleavingFileIO();
+    const catalog = new FileSystemCatalog(`memory://pk-writer-interleave-${process.pid}-${++n}/wh`, { fileIO: io });
+    await catalog.createTable('db.t', {
+      fields: [
+        { name: 'k', type: 'INT NOT NULL' },
+        { name: 'v', type: 'STRING' },
+      ],
+      primaryKeys: ['k'],
+      options: { bucket: '1' },
+    });
+    const table = await openTable(catalog.tableLocation('db.t'), { fileIO: io });
+    for (let c = 0; c < 4; c++)
+      await table.append([
+        { k: 1, v: `base${c}` },
+        { k: 10 + c, v: 'x' },
+      ]);
+    expect(await kinds(table)).toEqual(['APPEND', 'APPEND', 'APPEND', 'APPEND']);
+
+    // Both writers continue the bucket from snapshot 4: same sequence numbers for key 1.
+    const a = table.newBatchWrite();
+    await a.write([{ k: 1, v: 'A' }]);
+    const aMessages = await a.prepareCommit();
+    const b = table.newBatchWrite();
+    await b.write([
+      { k: 1, v: 'B' },
+      { k: 2, v: 'B' },
+    ]);
+    const bMessages = await b.prepareCommit();
+    // A's commit carries a compaction that merged its own new file with the base runs.
+    expect(aMessages[0]!.compactAfter?.length).toBeGreaterThan(0);
+    expect(aMessages[0]!.compactBefore?.map((f) => f.fileName)).toContain(aMessages[0]!.newFiles[0]!.fileName);
+
+    let bResult: Awaited<ReturnType<ReturnType<Table['newCommit']>['commit']>> | undefined;
+    io.beforeSnapshot(1, async () => {
+      bResult = await table.newCommit({ commitUser: 'B' }).commit({ identifier: 1n, messages: bMessages });
+    });
+    const aResult = await table.newCommit({ commitUser: 'A' }).commit({ identifier: 1n, messages: aMessages, properties: { value: 'A' } });
+    await a.close();
+    await b.close();
+    expect(aResult).toMatchObject({ status: 'committed', snapshotIds: [5, 7] });
+    // B lost the sequence race to A's APPEND (snapshot 5), so its files were re-sequenced above A's
+    // and its own compaction, which merged them at the old numbers, was dropped.
+    expect(bResult).toMatchObject({ status: 'committed', snapshotIds: [6] });
+    expect(bResult!.status === 'committed' && bResult!.resequencedFiles).toBeGreaterThan(0);
+    expect(await kinds(table)).toEqual(['APPEND', 'APPEND', 'APPEND', 'APPEND', 'APPEND', 'APPEND', 'COMPACT']);
+
+    const value = async (snapshotId: number) =>
+      (await table.newRead({ snapshotId }).toArrowTable()).toArray().find((r: { k: number }) => r.k === 1)?.v as string;
+    expect(await value(5)).toBe('A');
+    expect(await value(6)).toBe('B');
+    expect(await value(7)).toBe('B');
+    // The COMPACT snapshot repeats its commit's properties, yet wrote no new value: "the latest
+    // snapshot that wrote a key" is the latest APPEND (or OVERWRITE) holding it, never a COMPACT.
+    expect((await table.snapshotManager.snapshot(7)).properties).toEqual({ value: 'A' });
+    // A's compaction really replaced A's file: key 1 lives in the compaction output and B's file only.
+    const live = (await table.newRead().plan()).files();
+    expect(live.some((f) => f.fileName === aMessages[0]!.newFiles[0]!.fileName)).toBe(false);
+    expect(await rows(table)).toEqual([
+      '{"k":1,"v":"B"}',
+      '{"k":10,"v":"x"}',
+      '{"k":11,"v":"x"}',
+      '{"k":12,"v":"x"}',
+      '{"k":13,"v":"x"}',
+      '{"k":2,"v":"B"}',
+    ]);
+  });
+});

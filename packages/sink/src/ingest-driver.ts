@@ -13,7 +13,15 @@
  *   `commitUser` to learn where to resume. The commitUser must then be supplied by the caller.
  */
 import { randomUUID } from 'node:crypto';
-import { DynamicBucketAssigner, openTable, WriteValidationError, type CommitLogger, type RowObject, type Table } from '@tidemark/core';
+import {
+  DynamicBucketAssigner,
+  DynamicBucketConflictError,
+  openTable,
+  WriteValidationError,
+  type CommitLogger,
+  type RowObject,
+  type Table,
+} from '@tidemark/core';
 import type { FileIO, ResolveFileIOOptions } from '@tidemark/storage';
 import type { SourceOffset } from './checkpoint-state.js';
 import { NO_CRASH, type CrashHook } from './crash-points.js';
@@ -104,8 +112,46 @@ export interface IngestSummary {
 /**
  * Runs the pipeline until the bounded source ends (or `signal` aborts). Safe to kill at any
  * moment and run again with the same options: every source record ends up in the table once.
+ *
+ * Dynamic-bucket tables written by other writers too: a checkpoint whose new keys were placed in
+ * buckets by another writer first cannot commit (`DynamicBucketConflictError`). The pipeline then
+ * starts over from its last committed checkpoint: the stored checkpoint is dropped, its files
+ * deleted, and the source read again from the last committed position (up to
+ * `MAX_CONFLICT_RESTARTS` times in one call; a restart after a crash does the same).
  */
 export async function runIngest(options: IngestOptions): Promise<IngestSummary> {
+  let records = 0;
+  let checkpoints = 0;
+  for (let restart = 0; ; restart++) {
+    try {
+      const s = await runIngestOnce(options);
+      return { ...s, records: records + s.records, checkpoints: checkpoints + s.checkpoints };
+    } catch (e) {
+      if (!(e instanceof ConflictRestart) || restart >= MAX_CONFLICT_RESTARTS) throw e instanceof ConflictRestart ? e.cause : e;
+      records += e.records;
+      checkpoints += e.checkpoints;
+      options.logger?.warn(
+        `checkpoint of ${options.table} lost the race for a new key's bucket; restarting from the last committed checkpoint: ${(e.cause as Error).message}`,
+      );
+    }
+  }
+}
+
+/** Times one {@link runIngest} call starts over after a checkpoint lost a dynamic-bucket race. */
+export const MAX_CONFLICT_RESTARTS = 10;
+
+/** A checkpoint commit lost a dynamic-bucket race: start over (records/checkpoints done so far). */
+class ConflictRestart extends Error {
+  constructor(
+    readonly records: number,
+    readonly checkpoints: number,
+    cause: DynamicBucketConflictError,
+  ) {
+    super(cause.message, { cause });
+  }
+}
+
+async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
   const parallelism = options.parallelism ?? 1;
   const every = options.checkpointEvery ?? 10_000;
   const batchSize = options.batchSize ?? 1_000;
@@ -185,9 +231,35 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
         }
         commitUser = state.commitUser;
         committer = make(commitUser);
-        recovered = await committer.restore(state);
-        offset = state.source.offset;
-        restoredFrom = state.checkpointId;
+        try {
+          recovered = await committer.restore(state);
+          offset = state.source.offset;
+          restoredFrom = state.checkpointId;
+        } catch (e) {
+          if (!(e instanceof DynamicBucketConflictError)) throw e;
+          // Another writer placed one of the stored checkpoint's new keys in a bucket first: that
+          // checkpoint can never commit as written. Drop it and read its records again from the
+          // last committed position; the rewrite plans against the table as it is now.
+          committer = make(commitUser);
+          const last = await committer.restoreFromTable();
+          if (last.checkpointId !== null && last.source === null) {
+            throw new StateMismatchError(
+              `checkpoint state ${store.location}: a pending checkpoint lost the race for a new key's bucket (${e.message}), and the last snapshot of commit user '${commitUser}' (identifier ${last.checkpointId}) holds no sink offsets to rewind to; re-ingest from a known position into a fresh state location`,
+              { cause: e },
+            );
+          }
+          if (last.source !== null && last.source.id !== options.source.id) {
+            throw new StateMismatchError(
+              `commit user '${commitUser}' ingested source ${last.source.id} into ${options.table}, not ${options.source.id}; use a separate --state location per pipeline`,
+            );
+          }
+          const deleted = await committer.discardUncommitted(state, last.checkpointId);
+          options.logger?.warn(
+            `dropped the stored checkpoint(s) after ${last.checkpointId ?? 'none'} up to ${state.checkpointId} of ${options.table} (${deleted} file(s) deleted): ${e.message}; re-reading source ${options.source.id} from the last committed position`,
+          );
+          offset = last.source?.offset ?? null;
+          restoredFrom = last.checkpointId;
+        }
       } else {
         commitUser = randomUUID();
         committer = make(commitUser);
@@ -273,12 +345,19 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
       crash.hit('after-prepare-commit');
       const source: SourcePosition = { id: options.source.id, offset: position, done };
       let commits: CheckpointCommit[];
-      if (store !== undefined) {
-        await committer.snapshotState(id, source);
-        commits = await committer.notifyCheckpointComplete(id);
-        await store.prune(id - BigInt(options.retainCheckpoints ?? 1)).catch(() => undefined);
-      } else {
-        commits = await committer.commitNow(id, source);
+      try {
+        if (store !== undefined) {
+          await committer.snapshotState(id, source);
+          commits = await committer.notifyCheckpointComplete(id);
+          await store.prune(id - BigInt(options.retainCheckpoints ?? 1)).catch(() => undefined);
+        } else {
+          commits = await committer.commitNow(id, source);
+        }
+      } catch (e) {
+        // The restart's restore drops this checkpoint (state store) or resumes after the last
+        // committed one (self-contained), and reads its records again.
+        if (e instanceof DynamicBucketConflictError) throw new ConflictRestart(records - sinceCheckpoint, checkpoints, e);
+        throw e;
       }
       checkpoints++;
       options.onCheckpoint?.({ checkpointId: id, records: sinceCheckpoint, offset: position, commits, durationMs: Date.now() - started });

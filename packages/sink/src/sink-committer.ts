@@ -369,6 +369,34 @@ export class SinkCommitter {
     return { checkpointId: last.commitIdentifier, source: { id: v.source, offset: v.offset, done: v.done } };
   }
 
+  /**
+   * Deletes the data and index files of the committables in `state` of checkpoints after
+   * `committedUpTo` (this commitUser's last committed identifier, or null): a checkpoint that can
+   * never commit (its new keys lost their buckets to another writer) leaves nothing behind. Best
+   * effort: a file that cannot be deleted is left to orphan cleanup. Returns how many were deleted.
+   */
+  async discardUncommitted(state: CheckpointState, committedUpTo: bigint | null): Promise<number> {
+    const locations: string[] = [];
+    for (const c of state.pending) {
+      if (committedUpTo !== null && c.checkpointId <= committedUpTo) continue;
+      for (const { message, file } of committableFiles(c))
+        locations.push(this.locator.fileLocation(message.partition, message.bucket, file));
+      for (const f of committableIndexFiles(c)) locations.push(this.locator.indexLocation(f));
+    }
+    let deleted = 0;
+    for (const location of locations) {
+      try {
+        await this.io.delete(location);
+        deleted++;
+      } catch (e) {
+        this.options.logger?.warn(
+          `deleting ${location} of a dropped checkpoint failed (orphan cleanup removes it): ${(e as Error)?.message ?? String(e)}`,
+        );
+      }
+    }
+    return deleted;
+  }
+
   private async clearOwnInflightRecords(): Promise<void> {
     const prefix = `${this.commitUser}-`;
     const ids: string[] = [];

@@ -3,7 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { MemoryFileIO } from '@tidemark/storage';
 import { buildInitialSchema, openTable, readDataFile } from '@tidemark/core';
 import { decodeHashIndex, keyHash, parseTypeString, readIndexManifest, serializeSchema } from '@tidemark/format';
-import { FileIOCheckpointStore, runIngest, type ReplayableSource, type SourceOffset, type SourceRecord } from '../src/index.js';
+import {
+  FileIOCheckpointStore,
+  runIngest,
+  type CrashHook,
+  type ReplayableSource,
+  type SourceOffset,
+  type SourceRecord,
+} from '../src/index.js';
+import { SimulatedCrash } from './helpers.js';
 
 /** Upserts of keys 0..keys-1 in rounds: record i sets key i % keys to `r<round>`. */
 class UpsertSource implements ReplayableSource<Record<string, unknown>> {
@@ -78,5 +86,166 @@ describe('runIngest into a dynamic-bucket primary-key table', () => {
     for (const [k, b] of bucketOf) expect(indexed.get(keyHash(INT, [k])), `key ${k}`).toBe(b);
     // The writers share one assigner: buckets fill to target-row-num (4) across them.
     expect(new Set(bucketOf.values()).size).toBe(Math.ceil(keys / 4));
+  });
+});
+
+/** Keys `from`..`to - 1`, each set to `value`; offset = index of the next record. */
+class KeySource implements ReplayableSource<Record<string, unknown>> {
+  readonly bounded = true;
+  opened: SourceOffset[] = [];
+  constructor(
+    readonly id: string,
+    readonly from: number,
+    readonly to: number,
+    readonly value: string,
+  ) {}
+  async *open(start: SourceOffset): AsyncIterable<SourceRecord<Record<string, unknown>>> {
+    this.opened.push(start);
+    for (let i = start === null ? 0 : (start as number); i < this.to - this.from; i++)
+      yield { value: { k: this.from + i, v: this.value }, offset: i + 1 };
+  }
+}
+
+describe('two pipelines inserting the same new keys into one dynamic-bucket table', () => {
+  it('a stored checkpoint that lost the race for a new key is dropped and its records re-ingested on restart', async () => {
+    const io = new MemoryFileIO();
+    const location = `memory://sink-dyn-race-${randomBytes(6).toString('hex')}/db.db/t`;
+    const schema = buildInitialSchema(
+      {
+        fields: [
+          { name: 'k', type: 'INT NOT NULL' },
+          { name: 'v', type: 'STRING' },
+        ],
+        primaryKeys: ['k'],
+        options: { 'dynamic-bucket.target-row-num': '4' },
+      },
+      1,
+    );
+    await io.write(`${location}/schema/schema-0`, serializeSchema(schema));
+    const stateA = new FileIOCheckpointStore(io, `${location}-state-a`);
+    // Pipeline A: its checkpoint (keys 0..5) is durable in its state, then the process dies before committing.
+    const crash: CrashHook = {
+      hit(p) {
+        if (p === 'after-state-durable') throw new SimulatedCrash(p);
+      },
+    };
+    const sourceA = new KeySource('keys:a', 0, 6, 'A');
+    await expect(
+      runIngest({ table: location, fileIO: io, source: sourceA, stateStore: stateA, checkpointEvery: 100, crash }),
+    ).rejects.toThrow(SimulatedCrash);
+    // Pipeline B places keys 3..8 (3..5 new to the table as well) first.
+    const b = await runIngest({
+      table: location,
+      fileIO: io,
+      source: new KeySource('keys:b', 3, 9, 'B'),
+      stateStore: new FileIOCheckpointStore(io, `${location}-state-b`),
+      checkpointEvery: 100,
+    });
+    expect(b.status).toBe('source-done');
+    // A restarts: its stored checkpoint can never commit (keys 3..5 have their buckets now); the
+    // pipeline drops it and reads its source again from the last committed position (the start).
+    const warnings: string[] = [];
+    const a = await runIngest({
+      table: location,
+      fileIO: io,
+      source: sourceA,
+      stateStore: stateA,
+      checkpointEvery: 100,
+      logger: { warn: (m) => warnings.push(m) },
+    });
+    expect(a.status).toBe('source-done');
+    expect(a.recoveredCheckpoints).toBe(0);
+    expect(sourceA.opened).toEqual([null, null]);
+    expect(warnings.join('\n')).toMatch(
+      /dropped the stored checkpoint\(s\) after none up to 1 .*\(4 file\(s\) deleted\): dynamic bucket conflict/,
+    );
+
+    const table = await openTable(location, { fileIO: io });
+    const read = (await table.newRead().toArrowTable()).toArray().map((r: { k: number; v: string }) => [r.k, r.v] as const);
+    expect(read.length, 'every key once').toBe(9);
+    expect(new Map(read)).toEqual(new Map([0, 1, 2, 3, 4, 5, 6, 7, 8].map((k) => [k, k < 6 ? 'A' : 'B'] as const)));
+    // The index names each key in the one bucket its data lives in.
+    const bucketOf = new Map<number, number>();
+    for (const split of (await table.newRead().plan()).splits) {
+      for (const f of split.files) {
+        for await (const batch of readDataFile(io, { path: f.path, schema: table.schema() }, table.schema().fields, { keyValue: true })) {
+          for (let i = 0; i < batch.batch.numRows; i++) {
+            const k = batch.batch.getChild('k')!.get(i) as number;
+            expect(bucketOf.get(k) ?? split.bucket, `key ${k}`).toBe(split.bucket);
+            bucketOf.set(k, split.bucket);
+          }
+        }
+      }
+    }
+    const latest = (await table.snapshotManager.latest())!;
+    const indexed = new Map<number, number>();
+    for (const e of await readIndexManifest(io, table.context.paths.manifestPath(latest.indexManifest!))) {
+      const path = table.context.paths.indexFilePath(e.fileName);
+      for (const h of decodeHashIndex(await io.read(path), path, e.rowCount)) indexed.set(h, e.bucket);
+    }
+    const INT = [parseTypeString('INT NOT NULL')];
+    for (const [k, bucket] of bucketOf) expect(indexed.get(keyHash(INT, [k])), `key ${k}`).toBe(bucket);
+    // Running A again resumes from its new state: nothing left to do, nothing written twice.
+    const again = await runIngest({ table: location, fileIO: io, source: sourceA, stateStore: stateA, checkpointEvery: 100 });
+    expect(again.records).toBe(0);
+    expect((await table.newRead().toArrowTable()).numRows).toBe(9);
+  });
+  it('a checkpoint that loses the race during a run is dropped and its records written again at once', async () => {
+    /** Runs `before` once, just before the first state file under `dir` is created. */
+    class RacingIO extends MemoryFileIO {
+      before: { dir: string; run: () => Promise<void> } | null = null;
+      override async createIfAbsent(path: string, data: Uint8Array | string) {
+        const hook = this.before;
+        if (hook !== null && path.startsWith(hook.dir)) {
+          this.before = null;
+          await hook.run();
+        }
+        return super.createIfAbsent(path, data);
+      }
+    }
+    const io = new RacingIO();
+    const location = `memory://sink-dyn-race-run-${randomBytes(6).toString('hex')}/db.db/t`;
+    const schema = buildInitialSchema(
+      {
+        fields: [
+          { name: 'k', type: 'INT NOT NULL' },
+          { name: 'v', type: 'STRING' },
+        ],
+        primaryKeys: ['k'],
+        options: { 'dynamic-bucket.target-row-num': '4' },
+      },
+      1,
+    );
+    await io.write(`${location}/schema/schema-0`, serializeSchema(schema));
+    // A has assigned buckets to keys 0..5 and is storing its checkpoint when B commits keys 3..8.
+    io.before = {
+      dir: `${location}-state-a/`,
+      run: async () => {
+        await runIngest({
+          table: location,
+          fileIO: io,
+          source: new KeySource('keys:b', 3, 9, 'B'),
+          stateStore: new FileIOCheckpointStore(io, `${location}-state-b`),
+        });
+      },
+    };
+    const sourceA = new KeySource('keys:a', 0, 6, 'A');
+    const warnings: string[] = [];
+    const a = await runIngest({
+      table: location,
+      fileIO: io,
+      source: sourceA,
+      stateStore: new FileIOCheckpointStore(io, `${location}-state-a`),
+      logger: { warn: (m) => warnings.push(m) },
+    });
+    expect(io.before).toBeNull();
+    expect(a.status).toBe('source-done');
+    expect(sourceA.opened).toEqual([null, null]);
+    expect(a.records).toBe(6);
+    expect(warnings.some((w) => w.includes('restarting from the last committed checkpoint'))).toBe(true);
+    const table = await openTable(location, { fileIO: io });
+    const read = (await table.newRead().toArrowTable()).toArray().map((r: { k: number; v: string }) => [r.k, r.v] as const);
+    expect(read.length, 'every key once').toBe(9);
+    expect(new Map(read)).toEqual(new Map([0, 1, 2, 3, 4, 5, 6, 7, 8].map((k) => [k, k < 6 ? 'A' : 'B'] as const)));
   });
 });
