@@ -7,6 +7,7 @@
  * integers, values outside `choices`, conflicting options and missing or surplus positional
  * arguments all raise {@link UsageError} (exit code 2), naming the option.
  */
+import { editDistance } from '@tidemark/core';
 import { UsageError } from './errors.js';
 
 /**
@@ -214,18 +215,6 @@ export function closest(name: string, candidates: readonly string[]): string | u
     }
   }
   return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
 }
 
 /** Renders the `--help` text of a command from its declaration. */

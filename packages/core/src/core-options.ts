@@ -817,7 +817,7 @@ export function nearestKnownKey(key: string): string | null {
   let best: string | null = null;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const known of KNOWN_OPTION_KEYS) {
-    const d = levenshtein(key, known);
+    const d = editDistance(key, known);
     if (d < bestDistance) {
       bestDistance = d;
       best = known;
@@ -826,7 +826,8 @@ export function nearestKnownKey(key: string): string | null {
   return best !== null && bestDistance <= Math.max(2, Math.floor(key.length / 4)) ? best : null;
 }
 
-function levenshtein(a: string, b: string): number {
+/** Levenshtein distance of two strings (for "did you mean" suggestions). */
+export function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];

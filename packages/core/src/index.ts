@@ -54,6 +54,7 @@ export {
   KNOWN_OPTION_KEYS,
   OPTION,
   coreOptions,
+  editDistance,
   nearestKnownKey,
   parseDuration,
   parseMemorySize,
