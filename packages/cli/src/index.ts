@@ -18,3 +18,4 @@ export {
   type ParsedArgs,
   type PositionalSpec,
 } from './args.js';
+export { createRowFormatter, type RowFormatter } from './output/value-format.js';
