@@ -11,7 +11,16 @@
 import { randomUUID } from 'node:crypto';
 import * as arrow from 'apache-arrow';
 import { resolveFileIO, type FileIO, type ResolveFileIOOptions } from '@tidemark/storage';
-import { BATCH_COMMIT_IDENTIFIER, toArrowSchema, type DataField, type DataFileMeta, type Tag, type TableSchema } from '@tidemark/format';
+import {
+  BATCH_COMMIT_IDENTIFIER,
+  INDEX_TYPE_DELETION_VECTORS,
+  toArrowSchema,
+  type DataField,
+  type DataFileMeta,
+  type IndexManifestEntry,
+  type Tag,
+  type TableSchema,
+} from '@tidemark/format';
 import { and } from './predicate.js';
 import { parsePredicate } from './predicate-parser.js';
 import { makeBatch, takeBatch } from './read/arrow-take.js';
@@ -30,7 +39,8 @@ import {
 } from './commit/file-store-commit.js';
 import { commitNotApplied } from './commit/commit-errors.js';
 import { retryWaitMs, sleep } from './commit/commit-retry.js';
-import { DynamicBucketConflictError } from './commit/index-changes.js';
+import { DynamicBucketConflictError, snapshotIndexEntries } from './commit/index-changes.js';
+import { BucketDvMaintainer } from './deletion-vectors/bucket-dv-maintainer.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
 import { createTag, deleteTag, listTags, type CreateTagOptions } from './tags.js';
 import { TableWrite, type CompactManagerContext, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
@@ -177,10 +187,21 @@ export class Table {
     if (options.startSequence === undefined && this.currentSchema.primaryKeys.length === 0 && this.context.options.bucket === -1) {
       return new TableWrite(this.context, options);
     }
-    let live: Promise<Map<string, DataFileMeta[]>> | undefined;
+    let live: Promise<{ files: Map<string, DataFileMeta[]>; snapshotId: number | null }> | undefined;
     const liveFiles = async (partition: Uint8Array, bucket: number): Promise<DataFileMeta[]> => {
       live ??= this.liveFilesByBucket();
-      return (await live).get(bucketKey(partition, bucket)) ?? [];
+      return (await live).files.get(bucketKey(partition, bucket)) ?? [];
+    };
+    // Deletion vectors of the same snapshot as the live files, read once for all buckets.
+    let dvEntries: Promise<IndexManifestEntry[]> | undefined;
+    const restoreDv = async (partition: Uint8Array, bucket: number): Promise<BucketDvMaintainer> => {
+      live ??= this.liveFilesByBucket();
+      dvEntries ??= live.then(async ({ snapshotId }) =>
+        snapshotId === null ? [] : snapshotIndexEntries(this.fileIO, this.paths, await this.snapshotManager.snapshot(snapshotId)),
+      );
+      const key = bucketKey(partition, bucket);
+      const mine = (await dvEntries).filter((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS && bucketKey(e.partition, e.bucket) === key);
+      return BucketDvMaintainer.restore(this.fileIO, this.paths, mine, this.context.options.deletionVectorsBitmap64);
     };
     const startSequence =
       options.startSequence ??
@@ -190,9 +211,9 @@ export class Table {
         return max === undefined ? 0n : max + 1n;
       });
     // Writers of primary-key tables compact their buckets after flushes, as Java's do, unless the
-    // table is `write-only`. Deletion-vector tables would need their vectors maintained: not yet.
+    // table is `write-only`; with deletion vectors they also empty level 0 at every commit.
     const o = this.context.options;
-    const compacts = this.isPrimaryKeyTable && !o.writeOnly && !o.deletionVectorsEnabled;
+    const compacts = this.isPrimaryKeyTable && !o.writeOnly;
     const compactManager =
       options.compactManager ??
       (compacts
@@ -206,13 +227,16 @@ export class Table {
               },
               bucket,
               () => liveFiles(bucket.partition, bucket.bucket),
+              o.deletionVectorsEnabled
+                ? { restore: () => restoreDv(bucket.partition, bucket.bucket), writeIndexFile: bucket.writeIndexFile }
+                : undefined,
             )
         : undefined);
     return new TableWrite(this.context, { ...options, startSequence, ...(compactManager !== undefined ? { compactManager } : {}) });
   }
 
   /** Live files per (partition, bucket) of the latest snapshot. */
-  private async liveFilesByBucket(): Promise<Map<string, DataFileMeta[]>> {
+  private async liveFilesByBucket(): Promise<{ files: Map<string, DataFileMeta[]>; snapshotId: number | null }> {
     const out = new Map<string, DataFileMeta[]>();
     const plan = await this.newRead().plan();
     for (const split of plan.splits)
@@ -220,7 +244,7 @@ export class Table {
         bucketKey(split.partition, split.bucket),
         split.files.map((f) => f.meta),
       );
-    return out;
+    return { files: out, snapshotId: plan.snapshotId };
   }
 
   /**

@@ -40,7 +40,13 @@ import { CommitConflictError, CommitInputError, CommitRetryExhaustedError } from
 import { commitOptionsOf, type CommitOptions } from './commit-options.js';
 import { retryWaitMs, sleep } from './commit-retry.js';
 import { checkConflicts } from './conflict-check.js';
-import { combineIndexEntries, resolveHashIndexChanges, snapshotIndexEntries, type IndexChanges } from './index-changes.js';
+import {
+  checkDeletionVectorChanges,
+  combineIndexEntries,
+  resolveHashIndexChanges,
+  snapshotIndexEntries,
+  type IndexChanges,
+} from './index-changes.js';
 import { CommitBaseCheck } from './base-check.js';
 import { dataManifests, liveEntries, liveRecordCount, partitionKey } from './manifest-fold.js';
 import { mergeManifests } from './manifest-merge.js';
@@ -168,6 +174,16 @@ function indexChangesOf(messages: readonly CommitMessage[]): IndexChanges {
   return { entries, hashIndexBase };
 }
 
+/** The index changes of the messages' compactions (deletion vectors rewritten by compaction). */
+function compactIndexChangesOf(messages: readonly CommitMessage[]): IndexChanges {
+  const entries: IndexManifestEntry[] = [];
+  for (const m of messages) {
+    for (const f of m.compactDeletedIndexFiles ?? []) entries.push(indexManifestEntryOf('DELETE', m.partition, m.bucket, f));
+    for (const f of m.compactNewIndexFiles ?? []) entries.push(indexManifestEntryOf('ADD', m.partition, m.bucket, f));
+  }
+  return { entries, hashIndexBase: new Map() };
+}
+
 /** ADD entries of the changelog files the messages carry (Java `appendChangelog`). */
 function changelogEntriesOf(messages: readonly CommitMessage[]): ManifestEntry[] {
   const out: ManifestEntry[] = [];
@@ -292,10 +308,12 @@ export class FileStoreCommit {
       for (const f of m.compactAfter ?? []) compactEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_COMPACT)));
     }
     const index = indexChangesOf(committable.messages);
+    let compactIndex = compactIndexChangesOf(committable.messages);
     const hasIndex = index.entries.length > 0;
     // Messages planned against a hash index are checked at commit even without index changes.
     const checkIndex = hasIndex || index.hashIndexBase.size > 0;
-    if (appendEntries.length === 0 && compactEntries.length === 0 && changelogEntries.length === 0 && !hasIndex && !options.force) {
+    const hasCompaction = compactEntries.length > 0 || compactIndex.entries.length > 0;
+    if (appendEntries.length === 0 && !hasCompaction && changelogEntries.length === 0 && !hasIndex && !options.force) {
       return { status: 'empty' };
     }
 
@@ -307,7 +325,7 @@ export class FileStoreCommit {
     };
     const ids: number[] = [];
     let guard: SequenceOrderGuard | undefined;
-    if (appendEntries.length > 0 || hasIndex || changelogEntries.length > 0 || compactEntries.length === 0) {
+    if (appendEntries.length > 0 || hasIndex || changelogEntries.length > 0 || !hasCompaction) {
       // Row-level deletes and deletion vectors commit as OVERWRITE with conflict checks, as in Java.
       const hasDeletes =
         appendEntries.some((e) => e.kind === 'DELETE') || index.entries.some((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS);
@@ -335,17 +353,20 @@ export class FileStoreCommit {
       const dropped = compactEntries.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
       if (dropped.length > 0) {
         const kept = compactEntries.filter((e) => !dropped.includes(e));
-        await this.deleteBestEffort(this.compactOutputs(dropped, appendEntries));
+        const droppedIndex = compactIndex.entries.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
+        await this.deleteBestEffort([...this.compactOutputs(dropped, appendEntries), ...this.indexOutputs(droppedIndex)]);
         compactEntries.length = 0;
         compactEntries.push(...kept);
+        compactIndex = { ...compactIndex, entries: compactIndex.entries.filter((e) => !droppedIndex.includes(e)) };
       }
     }
     let compactionDropped: string | undefined;
-    if (compactEntries.length > 0) {
+    if (compactEntries.length > 0 || compactIndex.entries.length > 0) {
       try {
         ids.push(
           await this.tryCommit({
             ...base,
+            ...(compactIndex.entries.length > 0 ? { index: async () => compactIndex } : {}),
             delta: { kind: 'fixed', entries: compactEntries },
             commitKind: 'COMPACT',
             checkConflicts: true,
@@ -357,7 +378,7 @@ export class FileStoreCommit {
         // came with is committed, and compaction is optional, so the write stands without it.
         if (!(e instanceof CommitConflictError) || ids.length === 0) throw e;
         this.logger.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
-        await this.deleteBestEffort(this.compactOutputs(compactEntries, appendEntries));
+        await this.deleteBestEffort([...this.compactOutputs(compactEntries, appendEntries), ...this.indexOutputs(compactIndex.entries)]);
         compactionDropped = e.message;
       }
     }
@@ -711,6 +732,11 @@ export class FileStoreCommit {
       .map((e) => this.paths.dataFilePath(e.partition, e.bucket, e.file.fileName));
   }
 
+  /** Locations of the index files the ADD entries of a dropped change wrote. */
+  private indexOutputs(entries: readonly IndexManifestEntry[]): string[] {
+    return entries.filter((e) => e.kind === 'ADD').map((e) => this.paths.indexFilePath(e.fileName, e.externalPath));
+  }
+
   /** Best effort: a record left behind only delays the clean-up of this commit's orphans. */
   private async clearRecord(id: string): Promise<void> {
     try {
@@ -741,6 +767,9 @@ export class FileStoreCommit {
     // Index first: a dynamic-bucket conflict fails the attempt before the base list is merged.
     let indexManifest = latest?.indexManifest;
     const index = input.index === undefined ? NO_INDEX_CHANGES : await input.index(latest);
+    if (!index.replacesPartitions) {
+      await checkDeletionVectorChanges(this.fileIO, this.paths, latest, index.entries, entries, this.bucketUnaware);
+    }
     const changes = await resolveHashIndexChanges(this.fileIO, this.paths, latest, index, (h) => writer.writeHashIndex(h));
     if (changes.length > 0) {
       const live = combineIndexEntries(await snapshotIndexEntries(this.fileIO, this.paths, latest), changes, this.bucketUnaware);

@@ -16,8 +16,9 @@ import { compareKeys, isRetraction, mergeEngineOptions, type MergeEngineOptions 
 import { KeyValueChunks } from '../read/merged-columns.js';
 import { KeyValueFileWriter } from '../write/key-value/key-value-file-writer.js';
 import { trimmedKeyFields } from '../write/key-value/key-value.js';
+import { LookupCompactRewriter, lookupWindowMerge, type DeletionVectorCompaction } from './lookup-rewriter.js';
 import { MergeTreeCompactRewriter, type BucketRewriter } from './merge-tree-rewriter.js';
-import type { KeyValueSegment, WindowMerge } from './merge-tree-reader.js';
+import type { KeyValueSegment, MergeReadContext, WindowMerge } from './merge-tree-reader.js';
 
 /** Where one bucket's files are and how new ones are named. */
 export interface BucketFilesContext {
@@ -35,6 +36,11 @@ export interface BucketFilesContext {
   readonly signal?: AbortSignal;
   /** Called with each input file once it has been read through. */
   readonly onFileRead?: (file: DataFileMeta) => void;
+  /**
+   * Deletion-vector tables: inputs are read with their vectors, and records the compacted keys
+   * replace in higher levels are marked deleted (lookup-rewriter.ts).
+   */
+  readonly deletionVectors?: DeletionVectorCompaction;
 }
 
 /** A compaction rewriter of one bucket; `onClose` runs when it is closed. */
@@ -44,17 +50,20 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
   const merge = mergeEngineOptions(schema);
   const keyFields = trimmedKeyFields(schema);
   const keyPositions = keyFields.map((k) => schema.fields.findIndex((f) => f.id === k.id));
-  return new MergeTreeCompactRewriter(
+  const dv = ctx.deletionVectors;
+  const read: MergeReadContext = {
+    fileIO: ctx.fileIO,
+    pathOf: (name) => ctx.pathOf(name),
+    schemaOf: (id) => ctx.schemaOf(id),
+    readFields: schema.fields,
+    keyPositions,
+    ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
+    ...(ctx.onFileRead !== undefined ? { onFileRead: ctx.onFileRead } : {}),
+    ...(dv !== undefined ? { deletionVectorOf: (name: string) => dv.maintainer.deletionVectorOf(name) } : {}),
+  };
+  const rewriter = new MergeTreeCompactRewriter(
     {
-      read: {
-        fileIO: ctx.fileIO,
-        pathOf: (name) => ctx.pathOf(name),
-        schemaOf: (id) => ctx.schemaOf(id),
-        readFields: schema.fields,
-        keyPositions,
-        ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
-        ...(ctx.onFileRead !== undefined ? { onFileRead: ctx.onFileRead } : {}),
-      },
+      read,
       newSink: (level) => {
         const writer = new KeyValueFileWriter({
           fileIO: ctx.fileIO,
@@ -72,13 +81,17 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
           abort: () => writer.abort(),
         };
       },
-      merge: (dropDelete) => windowMerge(schema, merge, dropDelete),
+      merge: (dropDelete, outputLevel) => {
+        const plain = windowMerge(schema, merge, dropDelete);
+        return dv === undefined ? plain : lookupWindowMerge(plain, outputLevel, read, dv);
+      },
       deleteFiles: async (files) => {
         await ctx.fileIO.deleteMany(files.map((f) => ctx.pathOf(f.fileName)));
       },
     },
     onClose,
   );
+  return dv === undefined ? rewriter : new LookupCompactRewriter(rewriter, read, dv);
 }
 
 /**

@@ -28,7 +28,7 @@ export interface CompactionSettings {
   readonly writeOnly: boolean;
   /**
    * Level 0 is always compacted upward after a flush: `compaction.force-up-level-0`, or a table
-   * whose reads skip level 0 (merge engine first-row).
+   * whose reads skip level 0 (merge engine first-row, deletion vectors).
    */
   readonly forceUpLevel0: boolean;
 }
@@ -47,7 +47,7 @@ export function compactionSettings(schema: Pick<TableSchema, 'options' | 'primar
     targetFileSize: options.targetFileSize,
     fullCompactionDeltaCommits: options.fullCompactionDeltaCommits,
     writeOnly: options.writeOnly,
-    forceUpLevel0: options.compactionForceUpLevel0 || options.mergeEngine === 'first-row',
+    forceUpLevel0: options.compactionForceUpLevel0 || options.mergeEngine === 'first-row' || options.deletionVectorsEnabled,
   };
 }
 

@@ -8,7 +8,8 @@
  */
 import type * as arrow from 'apache-arrow';
 import type { FileIO } from '@tidemark/storage';
-import type { DataField, DataFileMeta, TableSchema, Value } from '@tidemark/format';
+import type { DataField, DataFileMeta, DeletionVector, TableSchema, Value } from '@tidemark/format';
+import { takeRows } from '../read/arrow-take.js';
 import { valueReader } from '../read/arrow-values.js';
 import { readDataFile } from '../read/data-file-reader.js';
 import { compareKeys } from '../read/merge-engine.js';
@@ -21,6 +22,8 @@ export interface KeyValueSegment {
   readonly sequence: BigInt64Array;
   readonly kinds: Int8Array;
   readonly rows: number;
+  /** Level of the file the rows come from (absent for merged output). */
+  readonly level?: number;
 }
 
 /**
@@ -28,7 +31,7 @@ export interface KeyValueSegment {
  * together they hold every record of those keys). Returns one row per surviving key, in key
  * order, or null when nothing survives.
  */
-export type WindowMerge = (segments: readonly KeyValueSegment[]) => KeyValueSegment | null;
+export type WindowMerge = (segments: readonly KeyValueSegment[]) => KeyValueSegment | null | Promise<KeyValueSegment | null>;
 
 /** Where files are and how to read them. */
 export interface MergeReadContext {
@@ -45,6 +48,8 @@ export interface MergeReadContext {
   readonly signal?: AbortSignal;
   /** Called with each input file once it has been read through. */
   readonly onFileRead?: (file: DataFileMeta) => void;
+  /** Deletion-vector tables: the vector of a data file; its rows are skipped. */
+  deletionVectorOf?(fileName: string): DeletionVector | undefined;
 }
 
 const DEFAULT_BATCH = 8192;
@@ -54,12 +59,16 @@ interface Batch {
   readonly sequence: BigInt64Array;
   readonly kinds: Int8Array;
   readonly rows: number;
+  readonly level: number;
   key(row: number): Value[];
 }
 
 /** Reads a sorted run batch by batch. */
 class RunCursor {
   private fileIndex = 0;
+  /** Row position in the current file of the next batch's first row. */
+  private filePosition = 0;
+  private deletionVector: DeletionVector | undefined;
   private batches: AsyncGenerator<{ batch: arrow.RecordBatch; sequence: BigInt64Array | null; valueKind: Int8Array | null }> | null = null;
   /** Current batch (null once the run is exhausted) and the first row not yet taken. */
   batch: Batch | null = null;
@@ -81,6 +90,8 @@ class RunCursor {
           return false;
         }
         const schema = await this.ctx.schemaOf(file.schemaId);
+        this.filePosition = 0;
+        this.deletionVector = this.ctx.deletionVectorOf?.(file.fileName);
         const path = file.externalPath || this.ctx.pathOf(file.fileName);
         this.batches = readDataFile(this.ctx.fileIO, { path, fileSize: file.fileSize, schema }, this.ctx.readFields, {
           keyValue: true,
@@ -94,11 +105,29 @@ class RunCursor {
         this.fileIndex++;
         continue;
       }
-      const { batch, sequence, valueKind } = next.value;
+      const { batch } = next.value;
+      let { sequence, valueKind } = next.value;
+      const start = this.filePosition;
+      this.filePosition += batch.numRows;
       if (batch.numRows === 0) continue;
-      const columns = batch.data.children;
+      let columns = batch.data.children;
+      let rows = batch.numRows;
+      const dv = this.deletionVector;
+      if (dv !== undefined && dv.cardinality > 0) {
+        // Rows replaced by newer records elsewhere must not come back through the merge.
+        const keep: number[] = [];
+        for (let i = 0; i < rows; i++) if (!dv.isDeleted(start + i)) keep.push(i);
+        if (keep.length === 0) continue;
+        if (keep.length < rows) {
+          columns = columns.map((c) => takeRows(c, keep));
+          sequence = BigInt64Array.from(keep, (i) => sequence![i]!);
+          valueKind = Int8Array.from(keep, (i) => valueKind![i]!);
+          rows = keep.length;
+        }
+      }
       const readers = this.ctx.keyPositions.map((p) => valueReader(columns[p]!, this.ctx.readFields[p]!.type));
-      this.batch = { columns, sequence: sequence!, kinds: valueKind!, rows: batch.numRows, key: (r) => readers.map((read) => read(r)) };
+      const level = this.run.files[this.fileIndex]!.level;
+      this.batch = { columns, sequence: sequence!, kinds: valueKind!, rows, level, key: (r) => readers.map((read) => read(r)) };
       this.position = 0;
       return true;
     }
@@ -147,7 +176,7 @@ export async function* mergeSections(
             }
           }
         }
-        const out = merge(segments);
+        const out = await merge(segments);
         if (out !== null && out.rows > 0) yield out;
       }
     } finally {
@@ -169,11 +198,12 @@ function upperBound(b: Batch, from: number, bound: readonly Value[]): number {
 }
 
 function slice(b: Batch, start: number, end: number): KeyValueSegment {
-  if (start === 0 && end === b.rows) return { columns: b.columns, sequence: b.sequence, kinds: b.kinds, rows: b.rows };
+  if (start === 0 && end === b.rows) return { columns: b.columns, sequence: b.sequence, kinds: b.kinds, rows: b.rows, level: b.level };
   return {
     columns: b.columns.map((c) => c.slice(start, end - start)),
     sequence: b.sequence.subarray(start, end),
     kinds: b.kinds.subarray(start, end),
     rows: end - start,
+    level: b.level,
   };
 }

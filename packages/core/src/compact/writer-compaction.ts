@@ -12,21 +12,26 @@
  * and neither committed as added nor as removed (a file that only changed level is kept).
  */
 import type { FileIO } from '@tidemark/storage';
-import type { DataFileMeta, TableSchema } from '@tidemark/format';
+import type { DataFileMeta, IndexFileMeta, TableSchema } from '@tidemark/format';
 import type { CompactManager } from '../write/key-value/merge-tree-writer.js';
 import { trimmedKeyFields } from '../write/key-value/key-value.js';
 import type { CompactManagerContext } from '../write/table-write.js';
 import { createBucketRewriter } from './bucket-rewriter.js';
+import type { DeletionVectorCompaction } from './lookup-rewriter.js';
 import type { CompactResult } from './compact-task.js';
 import { MergeTreeCompactManager } from './compact-manager.js';
 import { compactStrategy, compactionSettings } from './compaction-settings.js';
 import { Levels } from './levels.js';
 import { binaryRowKeyComparator } from './sorted-run.js';
+import { LookupLevels } from './lookup-levels.js';
+import type { BucketDvMaintainer, DvIndexIncrement, WriteIndexFile } from '../deletion-vectors/bucket-dv-maintainer.js';
 
 /** What a writer commits for its compactions. */
 export interface WriterCompactionIncrement {
   readonly compactBefore: readonly DataFileMeta[];
   readonly compactAfter: readonly DataFileMeta[];
+  readonly newIndexFiles?: readonly IndexFileMeta[];
+  readonly deletedIndexFiles?: readonly IndexFileMeta[];
 }
 
 /** Settings of {@link WriterCompaction}. */
@@ -37,6 +42,12 @@ export interface WriterCompactionOptions {
   readonly fullCompactionDeltaCommits: number | null;
   /** Deletes data files of the bucket (intermediate compaction outputs). */
   readonly deleteFiles: (files: readonly DataFileMeta[]) => Promise<void>;
+  /**
+   * Deletion-vector tables: every commit compacts all level-0 files up (batch reads skip level 0,
+   * so the commit's data would be invisible otherwise), and when anything was compacted this
+   * writes the bucket's deletion vectors and returns the index change.
+   */
+  readonly deletionVectors?: { commitIndex(): Promise<DvIndexIncrement> };
 }
 
 /** The compaction side of one bucket writer (the merge-tree writer's compaction hook). */
@@ -76,10 +87,17 @@ export class WriterCompaction {
         m.triggerCompaction(true);
         await this.sync(m, true);
       }
+      if (this.options.deletionVectors !== undefined) {
+        // As Java's batch writers do for tables whose reads skip level 0 (forced compaction).
+        while (m.levels.level0Files.length > 0 && m.triggerCompaction(false) !== null) await this.sync(m, true);
+      }
     }
     const out = { compactBefore: [...this.compactBefore.values()], compactAfter: this.compactAfter };
     this.compactBefore.clear();
     this.compactAfter = [];
+    if (this.options.deletionVectors !== undefined && (out.compactBefore.length > 0 || out.compactAfter.length > 0)) {
+      return { ...out, ...(await this.options.deletionVectors.commitIndex()) };
+    }
     return out;
   }
 
@@ -119,6 +137,14 @@ export class WriterCompaction {
   }
 }
 
+/** How a writer of a deletion-vector table keeps the vectors of one bucket. */
+export interface WriterDeletionVectors {
+  /** The bucket's vectors in the snapshot the writer's levels come from. */
+  restore(): Promise<BucketDvMaintainer>;
+  /** Writes a new DV index file of the writer; returns its name. */
+  readonly writeIndexFile: WriteIndexFile;
+}
+
 /** What {@link writerCompactManager} needs of the table. */
 export interface WriterCompactionTable {
   readonly fileIO: FileIO;
@@ -138,18 +164,36 @@ export function writerCompactManager(
   table: WriterCompactionTable,
   bucket: CompactManagerContext,
   restore: () => Promise<readonly DataFileMeta[]>,
+  deletionVectors?: WriterDeletionVectors,
 ): CompactManager {
   const { schema } = table;
   const settings = compactionSettings(schema);
-  const compare = binaryRowKeyComparator(trimmedKeyFields(schema).map((f) => f.type));
+  const keyFields = trimmedKeyFields(schema);
+  const compare = binaryRowKeyComparator(keyFields.map((f) => f.type));
   const deleteFiles = async (files: readonly DataFileMeta[]): Promise<void> => {
     await table.fileIO.deleteMany(files.map((f) => bucket.pathOf(f.fileName)));
   };
+  let maintainer: BucketDvMaintainer | null = null;
   const compaction = new WriterCompaction({
     open: async () => {
       const abortController = new AbortController();
       const levels = new Levels(await restore(), settings.numLevels, compare, `${table.location}: bucket ${bucket.bucket}`);
+      let dv: DeletionVectorCompaction | undefined;
+      if (deletionVectors !== undefined) {
+        const m = await deletionVectors.restore();
+        maintainer = m;
+        const lookup = new LookupLevels(levels, {
+          fileIO: table.fileIO,
+          pathOf: bucket.pathOf,
+          schemaOf: (id) => table.schemaOf(id),
+          readFields: schema.fields,
+          keyFields,
+          isDeleted: (name, pos) => m.isDeleted(name, pos),
+        });
+        dv = { maintainer: m, lookup };
+      }
       const rewriter = createBucketRewriter({
+        ...(dv !== undefined ? { deletionVectors: dv } : {}),
         fileIO: table.fileIO,
         schema,
         schemaOf: (id) => table.schemaOf(id),
@@ -163,10 +207,20 @@ export function writerCompactManager(
         numSortedRunStopTrigger: settings.numSortedRunStopTrigger,
         compare,
         abortController,
+        // Reads of DV tables do not merge, so no retraction may stay in levels >= 1.
+        alwaysDropDelete: deletionVectors !== undefined,
       });
     },
     fullCompactionDeltaCommits: settings.fullCompactionDeltaCommits,
     deleteFiles,
+    ...(deletionVectors !== undefined
+      ? {
+          deletionVectors: {
+            // Always a new file: two writers compacting one bucket then conflict at commit.
+            commitIndex: () => maintainer!.prepareCommit(deletionVectors.writeIndexFile, true),
+          },
+        }
+      : {}),
   });
   return {
     onFlush: (files) => compaction.onFlush(files),
