@@ -8,7 +8,8 @@
  *   its file's deletion vector (whether the new result is an upsert or a delete: either way the
  *   old record is superseded). Keys with a record of level ≥ 1 in the window need nothing: those
  *   files are rewritten;
- * - a level-0 file moved up unchanged is read once for the same lookups;
+ * - a level-0 file moved up unchanged is read once for the same lookups (one holding retractions
+ *   is rewritten instead: they must not reach levels ≥ 1);
  * - files a rewrite consumed lose their vectors (they are gone after the commit).
  * Compaction inputs are read with their vectors applied (merge-tree-reader.ts).
  */
@@ -93,6 +94,10 @@ export class LookupCompactRewriter implements BucketRewriter {
   }
 
   async upgrade(outputLevel: number, file: DataFileMeta): Promise<CompactResult> {
+    if (file.level === 0 && outputLevel > 0 && file.deleteRowCount !== 0) {
+      // Retractions must not reach levels >= 1, which DV reads take as they are.
+      return this.rewrite(outputLevel, true, [[SortedRun.fromSingle(file)]]);
+    }
     if (file.level === 0 && outputLevel > 0) {
       const collect: WindowMerge = async (segments) => {
         await markReplacedRecords(segments, outputLevel, this.read, this.dv);
