@@ -187,6 +187,7 @@ export {
 // ---- primary-key tables: key-value files, merge-tree writers, compaction, dynamic buckets ----
 // Building blocks of the write path, compaction (maintenance) and the sink.
 export {
+  DeletionVectorConflictError,
   DynamicBucketConflictError,
   type IndexChanges,
   type WriteHashIndexFile,
@@ -194,6 +195,7 @@ export {
   snapshotIndexEntries,
   resolveHashIndexChanges,
 } from './commit/index-changes.js';
+export { BucketDvMaintainer, type DvIndexIncrement, type WriteIndexFile } from './deletion-vectors/bucket-dv-maintainer.js';
 export {
   MAX_DYNAMIC_BUCKETS,
   DynamicBucketLimitError,
