@@ -41,6 +41,7 @@ import { commitNotApplied } from './commit/commit-errors.js';
 import { retryWaitMs, sleep } from './commit/commit-retry.js';
 import { DynamicBucketConflictError, snapshotIndexEntries } from './commit/index-changes.js';
 import { BucketDvMaintainer } from './deletion-vectors/bucket-dv-maintainer.js';
+import { deleteFromAppendTable } from './deletion-vectors/append-delete.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
 import { createTag, deleteTag, listTags, type CreateTagOptions } from './tags.js';
 import { TableWrite, type CompactManagerContext, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
@@ -326,15 +327,17 @@ export class Table {
    * that exist in the latest snapshot are looked up and written as `-D` records carrying their
    * current values, as Java's DELETE does; `deleted` counts them.
    *
-   * @throws NotSupportedError on append tables, and for merge engines where `-D` does not delete
+   * On an append table with `deletion-vectors.enabled`, `{ where }` marks the matching rows of the
+   * latest snapshot deleted in deletion vectors (no data file is rewritten) in one OVERWRITE
+   * snapshot; `deleted` counts the rows.
+   *
+   * @throws NotSupportedError on append tables without deletion vectors (naming the option), and for merge engines where `-D` does not delete
    *   (first-row; partial-update and aggregation without `*.remove-record-on-delete`).
    * @throws WriteValidationError for a key object missing a primary-key column.
    */
   async delete(keysOrWhere: readonly RowObject[] | { readonly where: string }, options: DeleteOptions = {}): Promise<DeleteResult> {
     const schema = this.currentSchema;
-    if (schema.primaryKeys.length === 0) {
-      throw new NotSupportedError('delete applies to primary-key tables; rows of append tables cannot be deleted yet');
-    }
+    if (schema.primaryKeys.length === 0) return this.deleteAppendRows(keysOrWhere, options);
     const merge = mergeEngineOptions(schema);
     if (merge.engine === 'first-row') throw new NotSupportedError('merge engine first-row ignores deletes: rows cannot be deleted');
     if ((merge.engine === 'partial-update' || merge.engine === 'aggregation') && !merge.removeRecordOnDelete) {
@@ -362,6 +365,33 @@ export class Table {
       commit.commit(committable),
     );
     return { deleted: result.status === 'committed' ? matched : 0, result };
+  }
+
+  /** Append tables: rows matching `{ where }` are marked in deletion vectors. */
+  private async deleteAppendRows(
+    keysOrWhere: readonly RowObject[] | { readonly where: string },
+    options: DeleteOptions,
+  ): Promise<DeleteResult> {
+    if (!this.context.options.deletionVectorsEnabled) {
+      throw new NotSupportedError(
+        `${this.location} is an append table without deletion vectors: rows can be deleted only with the table option ` +
+          "'deletion-vectors.enabled' = 'true' (set it with ALTER TABLE / 'tidemark alter'), or rewrite the partitions with an overwrite",
+      );
+    }
+    const where = Array.isArray(keysOrWhere) ? undefined : (keysOrWhere as { where?: unknown }).where;
+    if (typeof where !== 'string') {
+      throw new WriteValidationError(
+        undefined,
+        undefined,
+        "rows of an append table are deleted by predicate: delete({ where: '<predicate>' })",
+      );
+    }
+    const predicate = parsePredicate(where, this.currentSchema.fields);
+    return deleteFromAppendTable(this, predicate, {
+      ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
+      ...(options.expire !== undefined ? { expire: options.expire } : {}),
+      ...(options.identifier !== undefined ? { identifier: toIdentifier(options.identifier) } : {}),
+    });
   }
 
   /** Validates key objects and converts their primary-key values. */

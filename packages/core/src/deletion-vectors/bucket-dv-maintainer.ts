@@ -141,23 +141,40 @@ export class BucketDvMaintainer {
   }
 
   /**
-   * When the vectors changed (or `force`): writes them all into one new index file and returns it
-   * as new, with the file(s) it replaces as deleted; otherwise no change. `force` makes every
+   * When the vectors changed (or `force`): writes them all into one new index file (or, with
+   * `targetSize`, files rolled at that size) and returns them as new, with the file(s) they
+   * replace as deleted; otherwise no change. `force` makes every
    * compaction of a bucket replace its DV file, so that two writers compacting one bucket
    * concurrently always meet at commit (index-changes.ts).
    */
-  async prepareCommit(write: WriteIndexFile, force = false): Promise<DvIndexIncrement> {
+  async prepareCommit(write: WriteIndexFile, force = false, targetSize?: number): Promise<DvIndexIncrement> {
     if (!this.modified && !force) return { newIndexFiles: [], deletedIndexFiles: [] };
     const ordered = javaHashMapOrder([...this.vectors.keys()], Math.max(this.capacity, 1), (k) => k);
-    const { bytes, ranges } = encodeDeletionVectorFile(
-      ordered.map((name) => [name, this.vectors.get(name)!] as const),
-      this.bitmap64,
-    );
-    const name = await write(bytes);
-    const file = deletionVectorsIndexFileMeta(name, bytes.length, ranges);
+    // Java's rolling writer closes a file once it has grown past the target (bucket-unaware
+    // tables); buckets keep everything in one file.
+    const chunks: string[][] = [[]];
+    let size = 1;
+    for (const name of ordered) {
+      if (targetSize !== undefined && size > targetSize) {
+        chunks.push([]);
+        size = 1;
+      }
+      chunks[chunks.length - 1]!.push(name);
+      size += this.vectors.get(name)!.serialize().length;
+    }
+    const files: IndexFileMeta[] = [];
+    for (const chunk of chunks) {
+      if (chunk.length === 0 && targetSize !== undefined) continue;
+      const { bytes, ranges } = encodeDeletionVectorFile(
+        chunk.map((name) => [name, this.vectors.get(name)!] as const),
+        this.bitmap64,
+      );
+      const name = await write(bytes);
+      files.push(deletionVectorsIndexFileMeta(name, bytes.length, ranges));
+    }
     const deleted = this.baseFiles;
-    this.baseFiles = [file];
+    this.baseFiles = files;
     this.modified = false;
-    return { newIndexFiles: [file], deletedIndexFiles: deleted };
+    return { newIndexFiles: files, deletedIndexFiles: deleted };
   }
 }
