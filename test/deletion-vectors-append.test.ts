@@ -3,7 +3,8 @@
  * server, for fixed buckets and bucket-unaware tables:
  * - model-checked: random appends and `delete({ where })`; every snapshot read by time travel
  *   equals the model, data files are never rewritten by a delete (the data manifests of a delete
- *   snapshot add and remove nothing), deleted rows are marked in deletion vectors;
+ *   snapshot add and remove nothing), deleted rows are marked in deletion vectors; a full
+ *   compaction then rewrites the files without the deleted rows and drops their vectors;
  * - without the option, a delete is refused with an error naming it, and nothing is committed;
  * - `tidemark delete <append-table> --where ...` deletes through the same path.
  */
@@ -15,6 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
 import { main } from '@tidemark/cli';
 import { readDeletionVector } from '@tidemark/format';
+import { compactAppendTable } from '@tidemark/maintenance';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 
 type Row = { id: number; g: string; v: number };
@@ -110,6 +112,25 @@ async function modelChecked(table: Table, seed: number, steps: number): Promise<
   }
   expect(total - vectors).toBe(model.length);
   expect(vectors).toBe(marked);
+
+  // Compaction rewrites the files without their deleted rows and drops their vectors.
+  const compacted = await compactAppendTable(table, { full: true });
+  expect(compacted.snapshotId).not.toBeNull();
+  const after = await table.newRead().plan();
+  const rewritten = new Set(after.splits.flatMap((s) => s.files.map((f) => f.meta.fileName)));
+  let rows = 0;
+  let left = 0;
+  for (const split of after.splits) {
+    for (const f of split.files) {
+      rows += f.meta.rowCount;
+      const ref = split.deletionFiles.get(f.meta.fileName);
+      if (ref) left += (await readDeletionVector(table.fileIO, ref.path, ref.range)).cardinality;
+    }
+    for (const name of split.deletionFiles.keys()) expect(rewritten.has(name)).toBe(true);
+  }
+  expect(rows - left).toBe(model.length);
+  expect(left).toBeLessThan(vectors);
+  expect(await read(table, compacted.snapshotId!)).toEqual(model.map(show).sort());
 }
 
 class Capture extends Writable {
