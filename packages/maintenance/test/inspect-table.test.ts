@@ -72,7 +72,10 @@ describe('inspectTable', () => {
     const append = async (ids: number[], p: string, payload = 0): Promise<void> => {
       const files = await written(table, () => table.append(rows(ids, p, payload)));
       expect(files).toHaveLength(1);
-      for (const f of files) (live.set(f.path, f), rowCount.set(f.path, ids.length));
+      for (const f of files) {
+        live.set(f.path, f);
+        rowCount.set(f.path, ids.length);
+      }
       expected.push({ kind: 'APPEND', added: files, removed: [], rowsAdded: ids.length, rowsRemoved: 0 });
     };
     await append(range(1, 10), 'a');
@@ -86,7 +89,10 @@ describe('inspectTable', () => {
     const big = range(100, 1500);
     const overwritten = await written(table, () => table.overwrite(rows(big, 'b', 12), { partition: { p: 'b' } }));
     for (const f of removedB) live.delete(f.path);
-    for (const f of overwritten) (live.set(f.path, f), rowCount.set(f.path, big.length));
+    for (const f of overwritten) {
+      live.set(f.path, f);
+      rowCount.set(f.path, big.length);
+    }
     expected.push({ kind: 'OVERWRITE', added: overwritten, removed: removedB, rowsAdded: big.length, rowsRemoved: 5 });
 
     // COMPACT of a: its three files become one.
@@ -94,7 +100,10 @@ describe('inspectTable', () => {
     const compacted = await written(table, () => compactAppendTable(table, { full: true, partition: { p: 'a' } }));
     expect(compacted).toHaveLength(1);
     for (const f of removedA) live.delete(f.path);
-    for (const f of compacted) (live.set(f.path, f), rowCount.set(f.path, 18));
+    for (const f of compacted) {
+      live.set(f.path, f);
+      rowCount.set(f.path, 18);
+    }
     expected.push({ kind: 'COMPACT', added: compacted, removed: removedA, rowsAdded: 18, rowsRemoved: 18 });
 
     await append(range(200, 2), 'a');
