@@ -72,7 +72,9 @@ export function renderInspectHtml(report: TableReport): string {
     body.push(`<p class="legend">${legend}<span><i style="background:#f28e2b"></i>rows removed</span></p>`);
     body.push(timelineChart(t.snapshots));
     const omitted = t.omitted > 0 ? ` The ${count(t.omitted)} older retained snapshots are not shown.` : '';
-    body.push(`<p class="muted">Snapshots #${t.snapshots[0]!.id} to #${t.snapshots[t.snapshots.length - 1]!.id}, oldest left.${omitted}</p>`);
+    body.push(
+      `<p class="muted">Snapshots #${t.snapshots[0]!.id} to #${t.snapshots[t.snapshots.length - 1]!.id}, oldest left.${omitted}</p>`,
+    );
   }
   if (report.tags.length > 0) {
     body.push(`<p>Tags: ${report.tags.map((x) => `${escapeXml(x.name)} → #${x.snapshotId}`).join(', ')}</p>`);
@@ -113,7 +115,9 @@ export function renderInspectHtml(report: TableReport): string {
     }
     body.push('</table>');
     report.bucketSkew.slice(0, SKEW_CHARTS).forEach((s, i) => {
-      body.push(`<p>${escapeXml(s.path === '' ? 'The table' : s.path)}: bytes per bucket (dashed: mean)</p>${bucketChart(`buckets-${i}`, s)}`);
+      body.push(
+        `<p>${escapeXml(s.path === '' ? 'The table' : s.path)}: bytes per bucket (dashed: mean)</p>${bucketChart(`buckets-${i}`, s)}`,
+      );
     });
   }
 
@@ -140,7 +144,9 @@ export function renderInspectHtml(report: TableReport): string {
           ? notPlanned(e)
           : e.snapshots === 0
             ? 'nothing to expire'
-            : escapeXml(`${count(e.snapshots)} snapshots (#${e.fromSnapshotId}–#${e.toSnapshotId}), ${count(e.files)} files, ${formatBytes(e.bytes)}`)
+            : escapeXml(
+                `${count(e.snapshots)} snapshots (#${e.fromSnapshotId}–#${e.toSnapshotId}), ${count(e.files)} files, ${formatBytes(e.bytes)}`,
+              )
       }${
         e.status === 'planned'
           ? `<br><span class="muted">${escapeXml(
@@ -155,7 +161,9 @@ export function renderInspectHtml(report: TableReport): string {
       `<tr id="job-orphans"><th>remove-orphan-files</th><td>${
         r.status !== 'planned'
           ? notPlanned(r)
-          : escapeXml(`${count(r.files)} files, ${formatBytes(r.bytes)} older than ${r.olderThan} (${count(r.filesScanned)} objects listed)`)
+          : escapeXml(
+              `${count(r.files)} files, ${formatBytes(r.bytes)} older than ${r.olderThan} (${count(r.filesScanned)} objects listed)`,
+            )
       }</td></tr>`,
     );
     const k = o.compaction;
@@ -175,7 +183,11 @@ export function renderInspectHtml(report: TableReport): string {
     const mm = o.manifests;
     rows.push(
       `<tr id="job-compact-manifests"><th>compact-manifests</th><td>${
-        mm.status !== 'planned' ? notPlanned(mm) : mm.manifestsToMerge === 0 ? 'nothing to merge' : `${count(mm.manifestsToMerge)} manifests to merge`
+        mm.status !== 'planned'
+          ? notPlanned(mm)
+          : mm.manifestsToMerge === 0
+            ? 'nothing to merge'
+            : `${count(mm.manifestsToMerge)} manifests to merge`
       }</td></tr>`,
     );
     body.push(`<table>${rows.join('')}</table>`);

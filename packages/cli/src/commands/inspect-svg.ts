@@ -138,7 +138,9 @@ export function histogramChart(id: string, bins: readonly FileSizeBin[], counts:
   const targetIndex = bins.findIndex((b) => b.minFraction === 1);
   if (targetIndex > 0) {
     const x = left + targetIndex * step;
-    parts.push(`<line class="target" x1="${n(x)}" y1="${top - 6}" x2="${n(x)}" y2="${top + plotH}" stroke="#e15759" stroke-dasharray="4 3"/>`);
+    parts.push(
+      `<line class="target" x1="${n(x)}" y1="${top - 6}" x2="${n(x)}" y2="${top + plotH}" stroke="#e15759" stroke-dasharray="4 3"/>`,
+    );
     parts.push(text(x + 3, top - 4, small ? 'target' : 'target-file-size', 'class="tick"'));
   }
   parts.push(`<line class="axis" x1="${left}" y1="${top + plotH}" x2="${W - 8}" y2="${top + plotH}" stroke="#888"/>`);

@@ -25,7 +25,10 @@ interface Palette {
 }
 
 const plain: Palette = { bold: (t) => t, dim: (t) => t, bar: (t) => t, warn: (t) => t };
-const ansi = (open: string): Paint => (t) => `\x1b[${open}m${t}\x1b[0m`;
+const ansi =
+  (open: string): Paint =>
+  (t) =>
+    `\x1b[${open}m${t}\x1b[0m`;
 const coloured: Palette = { bold: ansi('1'), dim: ansi('2'), bar: ansi('36'), warn: ansi('33') };
 
 /** `1234567` → `1,234,567`. */
@@ -33,10 +36,13 @@ export function formatCount(n: number): string {
   return Math.round(n).toLocaleString('en-US');
 }
 
-/** A sparkline of `values`, one character each (all-zero input draws the lowest block). */
+/**
+ * A sparkline of `values`, one character each. Zero draws the lowest block and any other value at
+ * least the second, so "nothing" and "a little" stay apart; the maximum draws the full block.
+ */
 export function sparkline(values: readonly number[]): string {
   const max = Math.max(0, ...values);
-  return values.map((v) => (max === 0 || v <= 0 ? SPARKS[0] : SPARKS[Math.min(7, Math.floor((v / max) * 7.999))])).join('');
+  return values.map((v) => (max === 0 || v <= 0 ? SPARKS[0] : SPARKS[1 + Math.min(6, Math.floor((v / max) * 6.999))])).join('');
 }
 
 /** A horizontal bar `width` columns wide at most, in eighths of a column. */
@@ -118,8 +124,14 @@ export function renderInspectText(report: TableReport, colour = false): string {
     const shown = t.snapshots;
     const first = shown[0];
     const last = shown[shown.length - 1];
-    const span = first && last ? `, ${first.timeMillis === last.timeMillis ? iso(first.timeMillis) : `${iso(first.timeMillis)} … ${iso(last.timeMillis)}`}` : '';
-    line('snapshots', fit(`${formatCount(t.retained)} retained (#${t.earliestSnapshotId} … #${t.latestSnapshotId})${span}`, INSPECT_TEXT_WIDTH - LABEL));
+    const span =
+      first && last
+        ? `, ${first.timeMillis === last.timeMillis ? iso(first.timeMillis) : `${iso(first.timeMillis)} … ${iso(last.timeMillis)}`}`
+        : '';
+    line(
+      'snapshots',
+      fit(`${formatCount(t.retained)} retained (#${t.earliestSnapshotId} … #${t.latestSnapshotId})${span}`, INSPECT_TEXT_WIDTH - LABEL),
+    );
     if (t.omitted > 0) sub('', c.dim(`timeline shows the newest ${formatCount(shown.length)}; ${formatCount(t.omitted)} older not read`));
     const kinds = Object.entries(t.byKind)
       .map(([k, n]) => `${k} ${formatCount(n)}`)
@@ -171,7 +183,9 @@ export function renderInspectText(report: TableReport, colour = false): string {
     for (const p of report.largestPartitions) {
       const figures = `${formatBytes(p.bytes)} ${plural(p.files, 'file')}${p.smallFiles > 0 ? ` (${p.smallFiles} small)` : ''}`;
       const width = INSPECT_TEXT_WIDTH - 2 - nameWidth - 1 - [...figures].length - 1;
-      lines.push(`  ${pad(fit(partitionLabel(p), nameWidth), nameWidth)} ${c.bar(pad(bar(p.bytes, maxBytes, Math.max(4, width)), Math.max(4, width)))} ${figures}`);
+      lines.push(
+        `  ${pad(fit(partitionLabel(p), nameWidth), nameWidth)} ${c.bar(pad(bar(p.bytes, maxBytes, Math.max(4, width)), Math.max(4, width)))} ${figures}`,
+      );
     }
   }
 
@@ -236,7 +250,14 @@ export function renderInspectText(report: TableReport, colour = false): string {
             `${plural(k.partitions, 'partition')}${k.remainingWindows > 0 ? `; ${formatCount(k.remainingWindows)} more in later runs` : ''}`,
     );
     const mm = o.manifests;
-    sub('manifests', !isPlanned(mm) ? notPlanned(mm) : mm.manifestsToMerge === 0 ? 'nothing to merge' : `${plural(mm.manifestsToMerge, 'manifest')} to merge`);
+    sub(
+      'manifests',
+      !isPlanned(mm)
+        ? notPlanned(mm)
+        : mm.manifestsToMerge === 0
+          ? 'nothing to merge'
+          : `${plural(mm.manifestsToMerge, 'manifest')} to merge`,
+    );
   }
   return lines.join('\n') + '\n';
 }

@@ -17,7 +17,7 @@ const PHASES: readonly InspectPhase[] = ['timeline', 'files', 'expire', 'orphans
 /** `tidemark inspect`: a picture of a table's health, on the terminal, as JSON or as an HTML page. */
 export const inspectCommand = defineCommand({
   name: 'inspect',
-  summary: "a picture of a table: snapshot timeline, file sizes, partitions, buckets, manifests, what maintenance would do",
+  summary: 'a picture of a table: snapshot timeline, file sizes, partitions, buckets, manifests, what maintenance would do',
   usage: {
     synopsis: ['inspect <table> [--html <file>] [--json] [--older-than 1d] [--timeline N] [--partitions N] [--skip-maintenance]'],
     description:
