@@ -50,7 +50,6 @@ async function sixCommits(): Promise<{ dir: string; location: string; table: Tab
   return { dir, location, table, days };
 }
 
-// eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;]*m/g;
 
 describe('tidemark inspect', () => {
