@@ -94,7 +94,9 @@ describe('tidemark inspect', () => {
     // Nine size bins, each with its count; every file here is tiny, so all sit in the first bin.
     const bins = lines.filter((l) => /^ {2}[<≥] /.test(l));
     expect(bins).toHaveLength(9);
-    expect(bins.map((l) => Number(/ (\d+)( ← target)?$/.exec(l)![1]))).toEqual([6, 0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(bins.map((l) => Number(/ (\d+)( ← target-file-size)?$/.exec(l)![1]))).toEqual([6, 0, 0, 0, 0, 0, 0, 0, 0]);
+    // The default target is 256 MiB: the seventh bin ends there.
+    expect(bins[6]).toMatch(/^ {2}< 256\.0 MiB +0 ← target-file-size$/);
     expect(piped.stdout).toMatch(/^ {2}day=2024-05-02-x+… .* 3 files \(3 small\)$/m);
     expect(piped.stdout).toMatch(/^maintenance +not planned \(--skip-maintenance\)$/m);
 

@@ -171,7 +171,8 @@ export function renderInspectText(report: TableReport, colour = false): string {
   const barWidth = INSPECT_TEXT_WIDTH - LABEL - 2 - 10;
   fs.bins.forEach((b, i) => {
     const n = fs.histogram[i] ?? 0;
-    const target = b.minFraction === 1 ? c.dim(' ← target') : '';
+    // Labels give upper edges, so the target is marked on the last bin below it.
+    const target = fs.bins[i + 1]?.minFraction === 1 ? c.dim(' ← target-file-size') : '';
     sub(fit(binLabel(b.minBytes, b.maxBytes), LABEL - 3), `${c.bar(bar(n, maxBin, barWidth))} ${formatCount(n)}${target}`);
   });
 
