@@ -224,8 +224,9 @@ async function outlook(
       status: 'planned',
       mode: pk ? 'primary-key' : 'append',
       files: r.filesBefore,
+      // From the planned windows: a dry run's summary leaves out what it did not read.
       bytes: (r.plan ?? []).reduce((s, w) => s + w.bytes, 0),
-      rows: r.rows,
+      rows: (r.plan ?? []).reduce((s, w) => s + w.rows, 0),
       windows: r.windows,
       partitions: r.partitions,
       remainingWindows: r.remainingWindows,

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { readManifestList } from '@tidemark/format';
 import type { Table } from '@tidemark/core';
-import { compactAppendTable, expireSnapshots, inspectTable, type TableReport } from '../src/index.js';
+import { compactAppendTable, compactPrimaryKeyTable, expireSnapshots, inspectTable, type TableReport } from '../src/index.js';
 import { createTable } from './compact-helpers.js';
 
 const TARGET = 64 * 1024;
@@ -235,6 +235,33 @@ describe('inspectTable', () => {
     expect(report.timeline.snapshots.map((s) => s.id)).toEqual([4, 5]);
     expect(report.timeline).toMatchObject({ retained: 5, omitted: 3, earliestSnapshotId: 1, latestSnapshotId: 5, byKind: { APPEND: 2 } });
     await expect(inspectTable(table, { timelineLimit: 0 })).rejects.toThrow(/timelineLimit must be a positive integer/);
+  });
+
+  it('primary-key tables: files per LSM level, and the compaction the real job then runs', async () => {
+    const table = await createTable({
+      fields: [
+        { name: 'k', type: 'INT NOT NULL' },
+        { name: 'v', type: 'STRING' },
+      ],
+      primaryKeys: ['k'],
+      // write-only: the writers do not compact on their own, so the files are the commits'.
+      options: { bucket: '2', 'write-only': 'true' },
+    });
+    // Six commits of upserts, each touching keys of both buckets: 12 level-0 files.
+    for (let c = 0; c < 6; c++) await table.append(range(0, 20).map((k) => ({ k, v: `c${c}` })));
+    const files = [...(await dataFiles(table)).values()];
+    expect(files).toHaveLength(12);
+    const report = await inspectTable(table, { orphanOlderThanMs: Date.now() - HOUR });
+    expect(report.primaryKeys).toEqual(['k']);
+    expect(report.liveFiles).toMatchObject({ files: 12, bytes: sum(files), rows: 120, partitions: 1, buckets: 2, levels: { '0': 12 } });
+    expect(report.timeline.snapshots.map((s) => [s.kind, s.rowsAdded])).toEqual(range(0, 6).map(() => ['APPEND', 20]));
+    const plan = report.maintenance!.compaction;
+    expect(plan).toMatchObject({ status: 'planned', mode: 'primary-key', windows: 2 });
+    const real = await compactPrimaryKeyTable(table);
+    expect(plan).toMatchObject({ files: real.filesBefore, windows: real.windows, partitions: real.partitions });
+    expect(plan).toMatchObject({ files: 12, rows: 120 }); // five sorted runs trigger a merge of every run of a bucket
+    const after = await inspectTable(table, { maintenance: false });
+    expect(after.timeline.snapshots.at(-1)).toMatchObject({ kind: 'COMPACT', filesRemoved: real.filesBefore - real.filesUpgraded });
   });
 
   it('reports an empty table without failing', async () => {

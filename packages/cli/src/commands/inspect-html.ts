@@ -57,7 +57,7 @@ export function renderInspectHtml(report: TableReport): string {
   body.push(
     `<div class="cards">${card(count(t.retained), 'snapshots retained')}${card(count(live.files), 'live data files')}` +
       `${card(formatBytes(live.bytes), 'live data')}${card(count(live.rows), 'rows')}${card(count(live.partitions), 'partitions')}` +
-      `${card(count(fs.smallFiles), `files below ${formatBytes(fs.smallFileBytes)}`, fs.smallFiles > 0)}` +
+      `${card(count(fs.smallFiles), `files below ${formatBytes(Math.round(fs.smallFileBytes))}`, fs.smallFiles > 0)}` +
       `${card(count(report.manifests.count), `manifests, ${formatBytes(report.manifests.bytes)}`)}</div>`,
   );
 
@@ -83,7 +83,7 @@ export function renderInspectHtml(report: TableReport): string {
   // ---- file sizes ----
   body.push('<h2>Data-file sizes</h2>');
   body.push(
-    `<p>target-file-size ${escapeXml(formatBytes(fs.targetFileSize))}; files below ${escapeXml(formatBytes(fs.smallFileBytes))} ` +
+    `<p>target-file-size ${escapeXml(formatBytes(fs.targetFileSize))}; files below ${escapeXml(formatBytes(Math.round(fs.smallFileBytes)))} ` +
       `(target × compaction.small-file-ratio) are compaction candidates: ${count(fs.smallFiles)} of ${count(live.files)}.</p>`,
   );
   body.push(histogramChart('file-sizes', fs.bins, fs.histogram));

@@ -165,7 +165,9 @@ export function renderInspectText(report: TableReport, colour = false): string {
   line(
     'file sizes',
     `target-file-size ${formatBytes(fs.targetFileSize)}; ` +
-      (fs.smallFiles > 0 ? c.warn(`${plural(fs.smallFiles, 'file')} below ${formatBytes(fs.smallFileBytes)}`) : 'no small files'),
+      (fs.smallFiles > 0
+        ? c.warn(`${plural(fs.smallFiles, 'file')} below ${formatBytes(Math.round(fs.smallFileBytes))}`)
+        : 'no small files'),
   );
   const maxBin = Math.max(0, ...fs.histogram);
   const barWidth = INSPECT_TEXT_WIDTH - LABEL - 2 - 10;
@@ -197,7 +199,7 @@ export function renderInspectText(report: TableReport, colour = false): string {
     const worst = report.bucketSkew[0]!;
     const text =
       `${worst.ratio.toFixed(1)}× in ${partitionLabel(worst)}: bucket ${worst.largest.bucket} holds ${formatBytes(worst.largest.bytes)}, ` +
-      `mean ${formatBytes(worst.meanBytes)} over ${worst.buckets} buckets`;
+      `mean ${formatBytes(Math.round(worst.meanBytes))} over ${worst.buckets} buckets`;
     const shown = fit(text, INSPECT_TEXT_WIDTH - LABEL);
     line('bucket skew', worst.ratio >= 2 ? c.warn(shown) : shown);
     const sizes = worst.sizes.slice(0, SPARK_WIDTH);
