@@ -3,12 +3,13 @@
  * bars wired to the context.
  */
 import { resolve as resolvePath } from 'node:path';
-import { openTable, type Table } from '@tidemark/core';
+import { openTable, TableNotFoundError, type Table } from '@tidemark/core';
 import type { OptionSpec, PositionalSpec } from '../args.js';
 import type { CommandContext } from '../context.js';
-import { UsageError } from '../errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { ProgressReporter } from '../output/progress.js';
 import { writeText } from '../output/writers.js';
+import { nearbyTablesHint } from './nearby-tables.js';
 
 /** The `<table>` positional every table command takes. */
 export const tableArgument: PositionalSpec = {
@@ -50,11 +51,26 @@ export function tableLocation(arg: string, ctx: CommandContext): string {
 
 /** Opens the table named by `arg`, runs `fn`, and closes the table's FileIO afterwards. */
 export async function withTable<T>(arg: string, ctx: CommandContext, fn: (table: Table) => Promise<T>): Promise<T> {
-  const table = await openTable(tableLocation(arg, ctx));
+  const table = await openTableNamingNeighbours(tableLocation(arg, ctx));
   try {
     return await fn(table);
   } finally {
     await table.close();
+  }
+}
+
+/**
+ * Opens the table at `location`; when there is none, the error names the tables that do exist
+ * nearby (a typo in a table or database name is the usual cause).
+ */
+export async function openTableNamingNeighbours(location: string): Promise<Table> {
+  try {
+    return await openTable(location);
+  } catch (e) {
+    if (!(e instanceof TableNotFoundError)) throw e;
+    const hint = await nearbyTablesHint(location);
+    if (hint === undefined) throw e;
+    throw new CliError(`${e.message}; ${hint}`, { cause: e });
   }
 }
 
