@@ -3,6 +3,7 @@
  * bars wired to the context.
  */
 import { resolve as resolvePath } from 'node:path';
+import type { RecordBatch } from 'apache-arrow';
 import { openTable, TableNotFoundError, type Table } from '@tidemark/core';
 import type { OptionSpec, PositionalSpec } from '../args.js';
 import type { CommandContext } from '../context.js';
@@ -25,16 +26,44 @@ export const dryRunOption = {
 export const snapshotOption = { type: 'integer', min: 1, valueName: 'N', description: 'snapshot id' } as const satisfies OptionSpec;
 
 /** A progress bar on `ctx.stderr`, drawn only when it is a terminal and `TIDEMARK_NO_PROGRESS` is unset. */
-export function progressFor(ctx: CommandContext, label: string, unit: string, total?: number, totalBytes?: number): ProgressReporter {
+export function progressFor(
+  ctx: CommandContext,
+  label: string,
+  unit: string,
+  total?: number,
+  totalBytes?: number,
+  extra: { quiet?: boolean; showRate?: boolean } = {},
+): ProgressReporter {
   return new ProgressReporter({
     stream: ctx.stderr,
-    enabled: ctx.stderrIsTTY && !ctx.env['TIDEMARK_NO_PROGRESS'],
+    enabled: ctx.stderrIsTTY && !ctx.env['TIDEMARK_NO_PROGRESS'] && extra.quiet !== true,
     label,
     unit,
     now: ctx.now,
     ...(total !== undefined ? { total } : {}),
     ...(totalBytes !== undefined ? { totalBytes } : {}),
+    ...(extra.showRate ? { showRate: true } : {}),
   });
+}
+
+/** `--quiet` of the commands that draw progress while they move rows. */
+export const quietOption = {
+  type: 'boolean',
+  short: 'q',
+  description: 'no progress line on stderr (it is only drawn when stderr is a terminal)',
+} as const satisfies OptionSpec;
+
+/** Progress of a job that moves rows (read, write, sql): rows, bytes, rate and elapsed time. */
+export function rowProgress(ctx: CommandContext, label: string, quiet: boolean): ProgressReporter {
+  return progressFor(ctx, label, 'rows', undefined, undefined, { quiet, showRate: true });
+}
+
+/** Passes `batches` through, counting their rows and Arrow bytes on `progress`. */
+export async function* countedBatches(batches: AsyncIterable<RecordBatch>, progress: ProgressReporter): AsyncGenerator<RecordBatch> {
+  for await (const b of batches) {
+    progress.add(b.numRows, b.data.byteLength);
+    yield b;
+  }
 }
 
 /** True for `scheme://…` locations (file://, s3://, memory://); anything else is a local path. */
