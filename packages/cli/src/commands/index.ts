@@ -4,6 +4,7 @@ import { alterCommand } from './alter.js';
 import { consumersCommand } from './consumers.js';
 import { compactManifestsCommand } from './compact-manifests.js';
 import { compactCommand } from './compact.js';
+import { countCommand } from './count.js';
 import { createCommand } from './create.js';
 import { deleteCommand } from './delete.js';
 import { expireSnapshotsCommand } from './expire-snapshots.js';
@@ -19,10 +20,12 @@ import { streamCommand, tailCommand } from './stream.js';
 import { tagCommand } from './tag.js';
 import { verifyCommand } from './verify.js';
 import { writeCommand } from './write.js';
+import { dbCommand, tableCommand } from './warehouse.js';
 
 /** Every `tidemark` command, in the order `tidemark --help` lists them. */
 export const commands: readonly Command[] = [
   readCommand,
+  countCommand,
   streamCommand,
   tailCommand,
   consumersCommand,
@@ -42,4 +45,6 @@ export const commands: readonly Command[] = [
   maintainCommand,
   verifyCommand,
   ingestCommand,
+  dbCommand,
+  tableCommand,
 ];
