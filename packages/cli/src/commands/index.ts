@@ -16,6 +16,7 @@ import { removeOrphanFilesCommand } from './remove-orphan-files.js';
 import { rollbackCommand } from './rollback.js';
 import { schemaCommand } from './schema.js';
 import { snapshotsCommand } from './snapshots.js';
+import { sqlCommand } from './sql.js';
 import { streamCommand, tailCommand } from './stream.js';
 import { tagCommand } from './tag.js';
 import { verifyCommand } from './verify.js';
@@ -26,6 +27,7 @@ import { dbCommand, tableCommand } from './warehouse.js';
 export const commands: readonly Command[] = [
   readCommand,
   countCommand,
+  sqlCommand,
   streamCommand,
   tailCommand,
   consumersCommand,
