@@ -29,7 +29,7 @@ import { canonical } from './read/aggregated-columns.js';
 import { mergeEngineOptions } from './read/merge-engine.js';
 import { ConversionFailure, toInternal } from './write/value-conversion.js';
 import { NotSupportedError, WriteValidationError } from './write/write-errors.js';
-import type { Committable } from './commit-message.js';
+import type { CommitMessage, Committable } from './commit-message.js';
 import {
   FileStoreCommit,
   type CommitCallOptions,
@@ -215,6 +215,9 @@ export class Table {
     // table is `write-only`; with deletion vectors they also empty level 0 at every commit.
     const o = this.context.options;
     const compacts = this.isPrimaryKeyTable && !o.writeOnly;
+    // An overwrite replaces the buckets it writes: a DV table's writer then compacts only its own
+    // new files, from no vectors.
+    const replacing = options.replacePartitions === true && o.deletionVectorsEnabled;
     const compactManager =
       options.compactManager ??
       (compacts
@@ -227,9 +230,15 @@ export class Table {
                 schemaOf: (id) => (id === this.currentSchema.id ? Promise.resolve(this.currentSchema) : this.schemaManager.schema(id)),
               },
               bucket,
-              () => liveFiles(bucket.partition, bucket.bucket),
+              () => (replacing ? Promise.resolve([]) : liveFiles(bucket.partition, bucket.bucket)),
               o.deletionVectorsEnabled
-                ? { restore: () => restoreDv(bucket.partition, bucket.bucket), writeIndexFile: bucket.writeIndexFile }
+                ? {
+                    restore: () =>
+                      replacing
+                        ? Promise.resolve(BucketDvMaintainer.empty(o.deletionVectorsBitmap64))
+                        : restoreDv(bucket.partition, bucket.bucket),
+                    writeIndexFile: bucket.writeIndexFile,
+                  }
                 : undefined,
             )
         : undefined);
@@ -287,12 +296,20 @@ export class Table {
     return this.writeAndCommit(
       rows,
       options,
-      (commit, committable) =>
-        commit.overwrite(committable, {
+      async (commit, committable) => {
+        const folded = foldOwnCompaction(committable);
+        const result = await commit.overwrite(folded.committable, {
           ...(options.partition !== undefined ? { partition: options.partition } : {}),
           ...(options.dynamic !== undefined ? { dynamic: options.dynamic } : {}),
           ...(options.force !== undefined ? { force: options.force } : {}),
-        }),
+        });
+        // Level-0 files the writer compacted before committing: never referenced, so gone.
+        if (result.status === 'committed' && folded.unreferenced.length > 0) {
+          const paths = folded.unreferenced.map(([m, f]) => this.paths.dataFilePath(m.partition, m.bucket, f.fileName, f.externalPath));
+          await this.fileIO.deleteMany(paths).catch(() => undefined);
+        }
+        return result;
+      },
       { replacePartitions: true },
     );
   }
@@ -698,6 +715,42 @@ export type CommittableInput = Omit<Committable, 'identifier'> & { readonly iden
 
 function normalize(c: CommittableInput): Committable {
   return { ...c, identifier: toIdentifier(c.identifier) };
+}
+
+/**
+ * An overwrite's writer may compact its own new files before committing (deletion-vector tables
+ * always do, so that the rows are visible): the compaction outputs become the overwrite's new
+ * files and its DV files new index files. Folded only when every compacted file is one of the
+ * commit's new files; the compacted-away files are returned to be deleted after the commit.
+ */
+function foldOwnCompaction(committable: Committable): {
+  committable: Committable;
+  unreferenced: Array<[CommitMessage, DataFileMeta]>;
+} {
+  const unreferenced: Array<[CommitMessage, DataFileMeta]> = [];
+  const messages = committable.messages.map((m) => {
+    const before = m.compactBefore ?? [];
+    if (before.length === 0 && (m.compactAfter ?? []).length === 0 && (m.compactNewIndexFiles ?? []).length === 0) return m;
+    const fresh = new Set(m.newFiles.map((f) => f.fileName));
+    if (!before.every((f) => fresh.has(f.fileName)) || (m.compactDeletedIndexFiles ?? []).length > 0) return m;
+    const after = m.compactAfter ?? [];
+    const kept = new Set(after.map((f) => f.fileName));
+    const gone = new Set(before.map((f) => f.fileName));
+    for (const f of m.newFiles) if (gone.has(f.fileName) && !kept.has(f.fileName)) unreferenced.push([m, f]);
+    const folded: CommitMessage = {
+      partition: m.partition,
+      bucket: m.bucket,
+      totalBuckets: m.totalBuckets,
+      newFiles: [...m.newFiles.filter((f) => !gone.has(f.fileName)), ...after],
+      ...(m.newChangelogFiles !== undefined ? { newChangelogFiles: m.newChangelogFiles } : {}),
+      ...(m.newIndexFiles !== undefined || m.compactNewIndexFiles !== undefined
+        ? { newIndexFiles: [...(m.newIndexFiles ?? []), ...(m.compactNewIndexFiles ?? [])] }
+        : {}),
+      ...(m.indexBaseSnapshotId !== undefined ? { indexBaseSnapshotId: m.indexBaseSnapshotId } : {}),
+    };
+    return folded;
+  });
+  return { committable: { ...committable, messages }, unreferenced };
 }
 
 function toIdentifier(id: bigint | number | undefined): bigint {

@@ -78,12 +78,12 @@ export const deleteCommand = defineCommand({
         target = keys;
       }
       const { deleted, result } = await table.delete(target, options);
-      await report(ctx, deleted, result, o.json);
+      await report(ctx, deleted, result, o.json, table.isPrimaryKeyTable ? 'key' : 'row');
     });
   },
 });
 
-async function report(ctx: CommandContext, deleted: number, result: CommitResult, json: boolean): Promise<void> {
+async function report(ctx: CommandContext, deleted: number, result: CommitResult, json: boolean, noun: 'key' | 'row'): Promise<void> {
   if (json) {
     await printLine(
       ctx,
@@ -96,7 +96,7 @@ async function report(ctx: CommandContext, deleted: number, result: CommitResult
     );
     return;
   }
-  const keys = `${deleted} key${deleted === 1 ? '' : 's'}`;
+  const keys = `${deleted} ${noun}${deleted === 1 ? '' : 's'}`;
   switch (result.status) {
     case 'committed':
       await printLine(ctx, `deleted ${keys}: committed snapshot ${result.snapshotId}`);
