@@ -257,9 +257,12 @@ export {
   type OpenBucketRewriterOptions,
   openBucketRewriter,
 } from './compact/bucket-rewriter.js';
+export { LookupLevels, type LookupLevelsOptions, type LookupResult } from './compact/lookup-levels.js';
+export { type DeletionVectorCompaction } from './compact/lookup-rewriter.js';
 export {
   type WriterCompactionIncrement,
   type WriterCompactionOptions,
+  type WriterDeletionVectors,
   WriterCompaction,
   type WriterCompactionTable,
   writerCompactManager,
