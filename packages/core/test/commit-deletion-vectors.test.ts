@@ -110,3 +110,16 @@ describe('commits of deletion-vector changes', () => {
     );
   });
 });
+
+describe('DV file order', () => {
+  it('follows Java HashMap iteration: by spread String.hashCode bucket, then insertion order', async () => {
+    const { javaHashMapOrder, javaStringHash } = await import('../src/deletion-vectors/bucket-dv-maintainer.js');
+    expect(javaStringHash('hello')).toBe(99162322);
+    expect(javaStringHash('')).toBe(0);
+    // 'a' = 97 -> bucket 1, 'b' = 98 -> bucket 2, 'q' = 113 -> bucket 1 (inserted after 'a').
+    expect(javaHashMapOrder(['b', 'q', 'a'], 16, (k) => k)).toEqual(['q', 'a', 'b']);
+    expect(javaHashMapOrder(['b', 'a', 'q'], 16, (k) => k)).toEqual(['a', 'q', 'b']);
+    // A larger table separates 'a' (97 & 127) and 'q' (113 & 127).
+    expect(javaHashMapOrder(['q', 'a'], 128, (k) => k)).toEqual(['a', 'q']);
+  });
+});
