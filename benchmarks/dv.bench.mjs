@@ -46,7 +46,7 @@ export async function run(options = {}) {
     const dv = await task('write', { warehouse: `${b.root}/dv`, dv: true, commits, rows: b.rows });
     writes.push({
       backend: b.backend,
-      rows: plain.rows,
+      rows: commits * b.rows,
       plainSeconds: plain.ms / 1000,
       dvSeconds: dv.ms / 1000,
       plainRowsPerSec: plain.rows / (plain.ms / 1000),
@@ -155,7 +155,7 @@ function markdown(json) {
     '## Notes',
     '',
     '- Writes: each batch write is 30 % updates of earlier keys; 2 buckets. With DVs, every write compacts its level-0 files up before it completes (lookup of each key in the higher levels, replaced rows marked in deletion vectors); without, writers compact by universal compaction only.',
-    '- Reads: the DV table keeps one sorted run per write (compaction trigger raised), read without merging; the merge-on-read table is `write-only` with the same writes in level 0, merged by key at read time.',
+    '- Reads: writes of halving size (the first one `rows` rows), so that size-ratio compaction keeps each in its own run; the DV table keeps one sorted run per write in levels >= 1 (compaction trigger raised), read without merging; the merge-on-read table is `write-only` with the same writes in level 0, merged by key at read time.',
     json.s3
       ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.`
       : '- S3 rows skipped: no S3 server configured.',

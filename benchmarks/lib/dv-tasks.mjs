@@ -6,9 +6,10 @@
  * - `write`: creates the primary-key table `bench.t` (`id BIGINT NOT NULL` key, `name STRING`,
  *   `amount DOUBLE`; 2 buckets) with or without `deletion-vectors.enabled`, and commits `commits`
  *   batch writes (`Table.append`) of `rows` rows each, 30 % of them updates of earlier keys.
- *   With `runs` set, `num-sorted-run.compaction-trigger` is raised so that each write leaves one
- *   more sorted run (DV tables: a level >= 1 run; `write-only` tables: a level-0 run). Reports
- *   the ms of all writes and the sorted runs left per bucket.
+ *   With `runs` set, `num-sorted-run.compaction-trigger` is raised and each write is half the
+ *   size of the one before, so that each write leaves one more sorted run (DV tables: a level >= 1
+ *   run; `write-only` tables: a level-0 run). Reports the ms of all writes, the distinct keys
+ *   written (`rows`) and the sorted runs left per bucket.
  * - `read`: reads the whole latest snapshot: rows and ms.
  */
 import { childMain } from './measure.mjs';
@@ -62,7 +63,10 @@ const tasks = {
     const t0 = performance.now();
     for (let c = 0; c < commits; c++) {
       const batch = [];
-      for (let i = 0; i < rows; i++) {
+      // Sorted-run mode: each write half the size of the one before, so that size-ratio
+      // compaction keeps every write's run apart (as in a bucket that has grown over time).
+      const n = runs ? Math.max(1, Math.floor(rows / 2 ** c)) : rows;
+      for (let i = 0; i < n; i++) {
         const update = next > 0 && rnd() < 0.3;
         const id = update ? BigInt(Math.floor(rnd() * next)) : BigInt(next++);
         batch.push({ id, name: `n${c}-${i}`, amount: rnd() * 1000 });
@@ -77,7 +81,7 @@ const tasks = {
       return levels.size + s.files.filter((f) => f.meta.level === 0).length;
     });
     const vectors = plan.splits.reduce((n, s) => n + s.deletionFiles.size, 0);
-    return { table: location, ms, rows: commits * rows, runsPerBucket, filesWithVectors: vectors };
+    return { table: location, ms, rows: next, runsPerBucket, filesWithVectors: vectors };
   },
 
   async read({ table, s3 }) {
