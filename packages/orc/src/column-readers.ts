@@ -21,6 +21,11 @@ export interface StripeStreams {
   stream(column: number, kind: StreamKind): Uint8Array | null;
   encoding(column: number): ColumnEncoding;
   readonly writerTimezone: string;
+  /**
+   * Decimals of precision 1..18 are stored as 64-bit integers whatever their encoding says (files of
+   * the pre-2.0 format version 1.9999).
+   */
+  readonly decimal64ByVersion: boolean;
 }
 
 export interface ColumnReader {
@@ -284,7 +289,8 @@ function putInt128(out: Uint32Array, i: number, v: bigint): void {
 
 class DecimalReader extends BaseReader {
   private readonly data = this.required(StreamKind.DATA);
-  private readonly decimal64 = this.encoding.kind === EncodingKind.DECIMAL_64;
+  private readonly decimal64 =
+    this.encoding.kind === EncodingKind.DECIMAL_64 || (this.streams.decimal64ByVersion && this.node.precision > 0 && this.node.precision <= 18);
   private readonly values: IntDecoder | null = this.decimal64 ? intDecoder(this.data, true, true) : null;
   private readonly scales: IntDecoder | null = this.decimal64 ? null : intDecoder(this.required(StreamKind.SECONDARY), true, this.v2);
   private readonly shape = decimalShape(this.node);

@@ -177,7 +177,8 @@ export interface Footer {
   readonly stripes: readonly StripeInformation[];
   readonly types: readonly OrcType[];
   readonly metadata: ReadonlyMap<string, Uint8Array>;
-  readonly numberOfRows: number;
+  /** Rows of the file; null when the footer does not record it. */
+  readonly numberOfRows: number | null;
   readonly statistics: readonly ColumnStatistics[];
   readonly rowIndexStride: number;
   readonly writer: number;
@@ -289,7 +290,8 @@ export function decodeFooter(bytes: Uint8Array): Footer {
       attributes: new Map(arr(t.attributes).map((p) => [String(p.key ?? ''), String(p.value ?? '')])),
     })),
     metadata: new Map(arr(o.metadata).map((m) => [String(m.name ?? ''), (m.value as Uint8Array) ?? new Uint8Array(0)])),
-    numberOfRows: num(o.numberOfRows, 'row count'),
+    // Absent in some early files; the reader then takes the sum of the stripes' rows.
+    numberOfRows: o.numberOfRows === undefined ? null : num(o.numberOfRows, 'row count'),
     statistics: arr(o.statistics).map(statistics),
     rowIndexStride: Number(o.rowIndexStride ?? 0),
     writer: Number(o.writer ?? 0),

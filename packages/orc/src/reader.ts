@@ -68,7 +68,7 @@ export class OrcReader {
   }
 
   get numberOfRows(): number {
-    return this.tail.footer.numberOfRows;
+    return this.tail.numberOfRows;
   }
 
   get stripes(): readonly StripeInformation[] {
@@ -122,7 +122,8 @@ export class OrcReader {
         return;
       }
     }
-    const compression = { kind: this.tail.postScript.compression, blockSize: this.tail.postScript.compressionBlockSize };
+    const ps = this.tail.postScript;
+    const compression = { kind: ps.compression, blockSize: ps.compressionBlockSize, version: ps.version };
     for (const [index, info] of this.stripes.entries()) {
       if (info.numberOfRows === 0) continue;
       if (predicate) {

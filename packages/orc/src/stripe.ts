@@ -16,6 +16,8 @@ export const COALESCE_GAP_BYTES = 64 * 1024;
 interface Compression {
   readonly kind: number;
   readonly blockSize: number;
+  /** The postscript's format version. */
+  readonly version: readonly number[];
 }
 
 interface StreamPlace {
@@ -71,6 +73,7 @@ export class StripeLayout {
       stream: (column, kind) => byKey.get(`${column}:${kind}`) ?? null,
       encoding: (column) => encodings[column]!,
       writerTimezone: this.footer.writerTimezone,
+      decimal64ByVersion: this.compression.version[0] === 1 && this.compression.version[1] === 9999,
     };
   }
 

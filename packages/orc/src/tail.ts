@@ -26,6 +26,8 @@ export interface OrcTail {
   readonly footer: Footer;
   /** Per-stripe column statistics (empty when the file has no metadata section). */
   readonly stripeStatistics: readonly (readonly ColumnStatistics[])[];
+  /** Rows of the file (the sum of the stripes' rows, equal to the footer's count when it has one). */
+  readonly numberOfRows: number;
 }
 
 export async function readTail(source: OrcSource, path: string): Promise<OrcTail> {
@@ -77,15 +79,16 @@ export async function readTail(source: OrcSource, path: string): Promise<OrcTail
     const footer = decodeFooter(decompress(section(footerEnd - postScript.footerLength, postScript.footerLength)));
     if (footer.encrypted) throw new UnsupportedOrcFeatureError(path, 'the file uses ORC column encryption, which this reader does not support');
     const stripeStatistics = postScript.metadataLength > 0 ? decodeMetadata(decompress(section(metadataStart, postScript.metadataLength))) : [];
-    checkStripes(footer, metadataStart, path);
-    return { postScript, footer, stripeStatistics };
+    const numberOfRows = checkStripes(footer, metadataStart, path);
+    return { postScript, footer, stripeStatistics, numberOfRows };
   } catch (err) {
     if (err instanceof OrcDecodeError) throw new CorruptOrcFileError(path, err.message, { cause: err });
     throw err;
   }
 }
 
-function checkStripes(footer: Footer, contentEnd: number, path: string): void {
+/** Checks that the stripes lie inside the file and hold the footer's row count; returns their row count. */
+function checkStripes(footer: Footer, contentEnd: number, path: string): number {
   let rows = 0;
   for (const [i, s] of footer.stripes.entries()) {
     const end = s.offset + s.indexLength + s.dataLength + s.footerLength;
@@ -94,7 +97,8 @@ function checkStripes(footer: Footer, contentEnd: number, path: string): void {
     }
     rows += s.numberOfRows;
   }
-  if (footer.stripes.length > 0 && rows !== footer.numberOfRows) {
+  if (footer.numberOfRows !== null && rows !== footer.numberOfRows) {
     throw new CorruptOrcFileError(path, `the stripes hold ${rows} rows, the footer records ${footer.numberOfRows}`);
   }
+  return rows;
 }
