@@ -67,7 +67,7 @@ describe.skipIf(fixtures === null)('maintenance of a Java-written ORC table', ()
       const w = table.newBatchWrite();
       try {
         await w.write([{ f0: 'Zed', f1: 10, f2: 0, f3: 1.5 }]);
-        await table.newCommit().commit(await w.prepareCommit());
+        await table.newCommit().commit({ messages: await w.prepareCommit() });
       } finally {
         await w.close();
       }
