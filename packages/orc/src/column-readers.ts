@@ -266,11 +266,13 @@ class DictionaryStringReader extends BaseReader {
       total += lengths[i]!;
     }
     const bytes = new Uint8Array(total);
+    const blob = this.blob;
     let at = 0;
+    // A byte loop: most dictionary entries are short, and a subarray per value costs more.
     for (let i = 0; i < idx.length; i++) {
       const k = idx[i]!;
-      bytes.set(this.blob.subarray(this.dictOffsets[k]!, this.dictOffsets[k + 1]!), at);
-      at += lengths[i]!;
+      const end = this.dictOffsets[k + 1]!;
+      for (let b = this.dictOffsets[k]!; b < end; b++) bytes[at++] = blob[b]!;
     }
     return variableWidth(this.type, n, p, lengths, bytes);
   }

@@ -148,19 +148,44 @@ function closestFixedBits(n: number): number {
 
 /** Reads `count` big-endian bit-packed unsigned values of `width` bits; numbers for widths up to 48. */
 function unpackNumbers(c: ByteCursor, width: number, count: number, out: Float64Array): void {
-  let current = 0;
-  let bitsLeft = 0;
+  const needed = Math.ceil((width * count) / 8);
+  if (c.pos + needed > c.bytes.length) c.eof();
+  const bytes = c.bytes;
+  let pos = c.pos;
+  c.pos += needed;
   if (width === 8) {
-    for (let i = 0; i < count; i++) out[i] = c.byte();
+    for (let i = 0; i < count; i++) out[i] = bytes[pos++]!;
     return;
   }
+  if (width === 16) {
+    for (let i = 0; i < count; i++, pos += 2) out[i] = (bytes[pos]! << 8) | bytes[pos + 1]!;
+    return;
+  }
+  if (width <= 24) {
+    // A 32-bit window: at most width - 1 + 8 <= 31 bits are ever held.
+    const mask = (1 << width) - 1;
+    let window = 0;
+    let bits = 0;
+    for (let i = 0; i < count; i++) {
+      while (bits < width) {
+        window = ((window << 8) | bytes[pos++]!) >>> 0;
+        bits += 8;
+      }
+      bits -= width;
+      out[i] = (window >>> bits) & mask;
+      window &= (1 << bits) - 1;
+    }
+    return;
+  }
+  let current = 0;
+  let bitsLeft = 0;
   for (let i = 0; i < count; i++) {
     let result = 0;
     let need = width;
     while (need > bitsLeft) {
       result = result * 2 ** bitsLeft + (current & ((1 << bitsLeft) - 1));
       need -= bitsLeft;
-      current = c.byte();
+      current = bytes[pos++]!;
       bitsLeft = 8;
     }
     if (need > 0) {
