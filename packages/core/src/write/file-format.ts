@@ -22,7 +22,7 @@ export function checkWritableManifestFormat(options: Pick<CoreOptions, 'manifest
   if (options.manifestFormat !== 'avro') {
     throw new NotSupportedError(
       `table option 'manifest.format' = '${options.manifestFormat}': tidemark reads such manifests but writes only avro ones; ` +
-        `set 'manifest.format' = 'avro' (ALTER TABLE ... SET) before writing to this table`,
+        `set it to avro before writing (tidemark alter <table> set-option manifest.format=avro); existing manifests stay readable`,
     );
   }
 }
@@ -38,7 +38,7 @@ export function parquetCompressionOf(options: Pick<CoreOptions, 'fileFormat' | '
   if (options.fileFormat !== 'parquet') {
     throw new NotSupportedError(
       `table option 'file.format' = '${options.fileFormat}': tidemark reads ${options.fileFormat} data files but writes only parquet ones; ` +
-        `set 'file.format' = 'parquet' before writing (existing ${options.fileFormat} files stay readable)`,
+        `set it to parquet before writing (tidemark alter <table> set-option file.format=parquet); existing ${options.fileFormat} files stay readable`,
     );
   }
   checkWritableManifestFormat(options);
