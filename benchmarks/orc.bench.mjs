@@ -115,7 +115,10 @@ function markdown(json) {
     r.parquet ? fmtNum(r.parquet.peakRssMiB, 0) : 'n/a',
   ]);
   const datasets = [...new Map(json.results.map((r) => [r.dataset, r])).values()]
-    .map((r) => `- \`${r.dataset}\`: \`${r.file}\` (${r.what}); ORC ${fmtInt(r.orc?.fileBytes ?? 0)} B, Parquet copy ${fmtInt(r.parquet?.fileBytes ?? 0)} B`)
+    .map(
+      (r) =>
+        `- \`${r.dataset}\`: \`${r.file}\` (${r.what}); ORC ${fmtInt(r.orc?.fileBytes ?? 0)} B, Parquet copy ${fmtInt(r.parquet?.fileBytes ?? 0)} B`,
+    )
     .join('\n');
   return [
     '# ORC read benchmark',
@@ -123,10 +126,13 @@ function markdown(json) {
     `Median of ${json.runs} fresh-process runs per cell (${json.environment.date}, ${json.environment.cpu}, ${json.environment.cores} cores, Node ${json.environment.node}).`,
     'The machine was shared with other agents while this ran: compare the ratio column, not absolute figures across runs.',
     '',
-    markdownTable(['dataset', 'columns', 'rows', 'ORC rows/s', 'Parquet rows/s', 'ORC ÷ Parquet', 'ORC peak RSS MiB', 'Parquet peak RSS MiB'], rows),
+    markdownTable(
+      ['dataset', 'columns', 'rows', 'ORC rows/s', 'Parquet rows/s', 'ORC ÷ Parquet', 'ORC peak RSS MiB', 'Parquet peak RSS MiB'],
+      rows,
+    ),
     '',
-    'Both readers are tidemark\'s data-file readers (`readOrcFile`, `readParquetFile`), reading local files; the Parquet copy was written',
-    'from the ORC rows by tidemark\'s Parquet writer (zstd, one row group per 1M rows).',
+    "Both readers are tidemark's data-file readers (`readOrcFile`, `readParquetFile`), reading local files; the Parquet copy was written",
+    "from the ORC rows by tidemark's Parquet writer (zstd, one row group per 1M rows).",
     '',
     datasets,
     ...(json.problems.length > 0 ? ['', '## Problems', '', ...json.problems.map((p) => `- ${p}`)] : []),

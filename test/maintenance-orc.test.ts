@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as arrow from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LocalFileIO } from '@tidemark/storage';
 import { alterTable, openTable, SchemaChanges, type Table } from '@tidemark/core';
 import { compactPrimaryKeyTable, expireSnapshots, removeOrphanFiles } from '@tidemark/maintenance';
 import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2 } from './support/fixture-rows.js';

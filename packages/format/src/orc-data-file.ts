@@ -57,9 +57,13 @@ export async function openOrcFile(io: FileIO, path: string, fileSize?: number): 
         () => null,
       );
       if (actual !== fileSize) {
-        throw new CorruptFileError(path, `the file is ${actual ?? 'unreadable'} bytes, but its manifest entry records ${fileSize} (truncated or replaced?)`, {
-          cause: err,
-        });
+        throw new CorruptFileError(
+          path,
+          `the file is ${actual ?? 'unreadable'} bytes, but its manifest entry records ${fileSize} (truncated or replaced?)`,
+          {
+            cause: err,
+          },
+        );
       }
     }
     throw orcError(path, err);
@@ -77,7 +81,10 @@ export async function openOrcFile(io: FileIO, path: string, fileSize?: number): 
 export async function* readOrcFile(io: FileIO, path: string, options: OrcFileReadOptions = {}): AsyncGenerator<arrow.RecordBatch> {
   const reader = await openOrcFile(io, path, options.fileSize);
   if (options.rowCount !== undefined && reader.numberOfRows !== options.rowCount) {
-    throw new CorruptFileError(path, `the file's footer holds ${reader.numberOfRows} rows, but its manifest entry records ${options.rowCount}`);
+    throw new CorruptFileError(
+      path,
+      `the file's footer holds ${reader.numberOfRows} rows, but its manifest entry records ${options.rowCount}`,
+    );
   }
   try {
     yield* reader.readBatches({

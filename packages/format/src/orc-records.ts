@@ -36,10 +36,18 @@ function value(data: arrow.Data, i: number, path: string, name: string): unknown
   if (arrow.DataType.isFloat(t)) return data.values[j] as number;
   if (arrow.DataType.isBool(t)) return ((data.values[j >> 3]! >> (j & 7)) & 1) === 1;
   if (arrow.DataType.isUtf8(t)) {
-    return Buffer.from(data.values.buffer, data.values.byteOffset + data.valueOffsets[j]!, data.valueOffsets[j + 1]! - data.valueOffsets[j]!).toString('utf8');
+    return Buffer.from(
+      data.values.buffer,
+      data.values.byteOffset + data.valueOffsets[j]!,
+      data.valueOffsets[j + 1]! - data.valueOffsets[j]!,
+    ).toString('utf8');
   }
   if (arrow.DataType.isBinary(t)) {
-    return Buffer.from(data.values.buffer, data.values.byteOffset + data.valueOffsets[j]!, data.valueOffsets[j + 1]! - data.valueOffsets[j]!);
+    return Buffer.from(
+      data.values.buffer,
+      data.values.byteOffset + data.valueOffsets[j]!,
+      data.valueOffsets[j + 1]! - data.valueOffsets[j]!,
+    );
   }
   if (arrow.DataType.isTimestamp(t)) {
     const ns = data.values[j] as bigint;

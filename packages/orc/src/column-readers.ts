@@ -292,7 +292,8 @@ function putInt128(out: Uint32Array, i: number, v: bigint): void {
 class DecimalReader extends BaseReader {
   private readonly data = this.required(StreamKind.DATA);
   private readonly decimal64 =
-    this.encoding.kind === EncodingKind.DECIMAL_64 || (this.streams.decimal64ByVersion && this.node.precision > 0 && this.node.precision <= 18);
+    this.encoding.kind === EncodingKind.DECIMAL_64 ||
+    (this.streams.decimal64ByVersion && this.node.precision > 0 && this.node.precision <= 18);
   private readonly values: IntDecoder | null = this.decimal64 ? intDecoder(this.data, true, true) : null;
   private readonly scales: IntDecoder | null = this.decimal64 ? null : intDecoder(this.required(StreamKind.SECONDARY), true, this.v2);
   private readonly shape = decimalShape(this.node);
@@ -504,7 +505,8 @@ export function checkEncoding(node: OrcTypeNode, encoding: ColumnEncoding): void
   const k = encoding.kind;
   const direct = k === EncodingKind.DIRECT || k === EncodingKind.DIRECT_V2;
   const dictionary = k === EncodingKind.DICTIONARY || k === EncodingKind.DICTIONARY_V2;
-  const stringy = node.kind === TypeKind.STRING || node.kind === TypeKind.VARCHAR || node.kind === TypeKind.CHAR || node.kind === TypeKind.BINARY;
+  const stringy =
+    node.kind === TypeKind.STRING || node.kind === TypeKind.VARCHAR || node.kind === TypeKind.CHAR || node.kind === TypeKind.BINARY;
   const ok = direct || (dictionary && stringy) || (k === EncodingKind.DECIMAL_64 && node.kind === TypeKind.DECIMAL);
   if (!ok) throw new OrcDecodeError(`column ${node.id} (${TypeKind[node.kind]}) has encoding ${k}, which its type cannot have`);
 }

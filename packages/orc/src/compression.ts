@@ -29,7 +29,13 @@ export function compressionName(kind: number): string {
 
 /** True when this reader can decompress the kind. */
 export function isSupportedCompression(kind: number): boolean {
-  return kind === CompressionKind.NONE || kind === CompressionKind.ZLIB || kind === CompressionKind.SNAPPY || kind === CompressionKind.LZ4 || kind === CompressionKind.ZSTD;
+  return (
+    kind === CompressionKind.NONE ||
+    kind === CompressionKind.ZLIB ||
+    kind === CompressionKind.SNAPPY ||
+    kind === CompressionKind.LZ4 ||
+    kind === CompressionKind.ZSTD
+  );
 }
 
 function decompressChunk(kind: number, chunk: Uint8Array, blockSize: number): Uint8Array {
@@ -87,7 +93,9 @@ export function decompressStream(
         out = decompressChunk(kind, chunk, blockSize);
       } catch (err) {
         if (err instanceof OrcDecodeError) throw err;
-        throw new OrcDecodeError(`cannot decompress ${compressionName(kind)} chunk at byte ${pos}: ${(err as Error).message}`, { cause: err });
+        throw new OrcDecodeError(`cannot decompress ${compressionName(kind)} chunk at byte ${pos}: ${(err as Error).message}`, {
+          cause: err,
+        });
       }
     }
     parts.push(out);

@@ -135,9 +135,7 @@ export class IntRleV1Decoder extends RunDecoder {
 }
 
 /** The 5-bit width codes of version 2. */
-const WIDTHS = [
-  1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 26, 28, 30, 32, 40, 48, 56, 64,
-];
+const WIDTHS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 26, 28, 30, 32, 40, 48, 56, 64];
 
 /** The smallest width of the code table that holds `n` bits (patch lists are packed at such a width). */
 function closestFixedBits(n: number): number {
@@ -284,7 +282,8 @@ export class IntRleV2Decoder extends RunDecoder {
     if ((base & signBit) !== 0n) base = -(base & ~signBit);
     const values = unpackBigInts(c, width, length);
     const patches = unpackBigInts(c, closestFixedBits(patchWidth + gapWidth), patchCount);
-    if (patchWidth + gapWidth > 64) throw new OrcDecodeError(`${c.name}: patch width ${patchWidth} + gap width ${gapWidth} exceeds 64 bits`);
+    if (patchWidth + gapWidth > 64)
+      throw new OrcDecodeError(`${c.name}: patch width ${patchWidth} + gap width ${gapWidth} exceeds 64 bits`);
     const patchMask = (1n << BigInt(patchWidth)) - 1n;
     const pw = BigInt(patchWidth);
     let index = 0;

@@ -6,7 +6,15 @@
 import { decompressStream } from './compression.js';
 import { checkEncoding, type StripeStreams } from './column-readers.js';
 import { OrcDecodeError } from './errors.js';
-import { decodeRowIndex, decodeStripeFooter, StreamKind, type ColumnEncoding, type RowIndexEntry, type StripeFooter, type StripeInformation } from './proto.js';
+import {
+  decodeRowIndex,
+  decodeStripeFooter,
+  StreamKind,
+  type ColumnEncoding,
+  type RowIndexEntry,
+  type StripeFooter,
+  type StripeInformation,
+} from './proto.js';
 import type { OrcTypeNode } from './schema.js';
 import type { OrcSource } from './source.js';
 
@@ -48,7 +56,9 @@ export class StripeLayout {
       at += s.length;
     }
     if (at > footerStart) {
-      throw new OrcDecodeError(`the stripe at byte ${info.offset} lists ${at - info.offset} bytes of streams, but has ${footerStart - info.offset}`);
+      throw new OrcDecodeError(
+        `the stripe at byte ${info.offset} lists ${at - info.offset} bytes of streams, but has ${footerStart - info.offset}`,
+      );
     }
     return new StripeLayout(info, footer, places, compression, source);
   }
@@ -59,7 +69,11 @@ export class StripeLayout {
     for (const c of columns) for (let id = c.id; id <= c.maxId; id++) ids.add(id);
     for (const c of columns) this.checkEncodings(c);
     const wanted = this.places.filter(
-      (p) => ids.has(p.column) && p.kind !== StreamKind.ROW_INDEX && p.kind !== StreamKind.BLOOM_FILTER && p.kind !== StreamKind.BLOOM_FILTER_UTF8,
+      (p) =>
+        ids.has(p.column) &&
+        p.kind !== StreamKind.ROW_INDEX &&
+        p.kind !== StreamKind.BLOOM_FILTER &&
+        p.kind !== StreamKind.BLOOM_FILTER_UTF8,
     );
     const raw = await this.fetch(wanted);
     const byKey = new Map<string, Uint8Array>();

@@ -5,14 +5,7 @@
  */
 import { compressionName, decompressStream, isSupportedCompression } from './compression.js';
 import { CorruptOrcFileError, OrcDecodeError, UnsupportedOrcFeatureError } from './errors.js';
-import {
-  decodeFooter,
-  decodeMetadata,
-  decodePostScript,
-  type ColumnStatistics,
-  type Footer,
-  type PostScript,
-} from './proto.js';
+import { decodeFooter, decodeMetadata, decodePostScript, type ColumnStatistics, type Footer, type PostScript } from './proto.js';
 import type { OrcSource } from './source.js';
 
 /** Bytes read from the end of a file up front: the whole tail of most files. */
@@ -54,7 +47,10 @@ export async function readTail(source: OrcSource, path: string): Promise<OrcTail
   }
   const [major = 0, minor = 0] = postScript.version;
   if (major > 1 || (major === 0 && postScript.version.length > 0 && minor !== 11 && minor !== 12)) {
-    throw new UnsupportedOrcFeatureError(path, `unknown ORC format version ${postScript.version.join('.')} (this reader knows 0.11, 0.12 and 1.x)`);
+    throw new UnsupportedOrcFeatureError(
+      path,
+      `unknown ORC format version ${postScript.version.join('.')} (this reader knows 0.11, 0.12 and 1.x)`,
+    );
   }
   if (!isSupportedCompression(postScript.compression)) {
     throw new UnsupportedOrcFeatureError(
@@ -66,19 +62,23 @@ export async function readTail(source: OrcSource, path: string): Promise<OrcTail
   const footerEnd = size - 1 - psLength;
   const metadataStart = footerEnd - postScript.footerLength - postScript.metadataLength;
   if (metadataStart < 3) {
-    throw new CorruptOrcFileError(path, `footer (${postScript.footerLength} bytes) and metadata (${postScript.metadataLength} bytes) do not fit in the file`);
+    throw new CorruptOrcFileError(
+      path,
+      `footer (${postScript.footerLength} bytes) and metadata (${postScript.metadataLength} bytes) do not fit in the file`,
+    );
   }
   if (metadataStart < tailStart) {
     tail = await source.read(metadataStart, size - metadataStart);
     tailStart = metadataStart;
   }
   const section = (start: number, length: number): Uint8Array => tail.subarray(start - tailStart, start - tailStart + length);
-  const decompress = (bytes: Uint8Array): Uint8Array =>
-    decompressStream(postScript.compression, postScript.compressionBlockSize, bytes);
+  const decompress = (bytes: Uint8Array): Uint8Array => decompressStream(postScript.compression, postScript.compressionBlockSize, bytes);
   try {
     const footer = decodeFooter(decompress(section(footerEnd - postScript.footerLength, postScript.footerLength)));
-    if (footer.encrypted) throw new UnsupportedOrcFeatureError(path, 'the file uses ORC column encryption, which this reader does not support');
-    const stripeStatistics = postScript.metadataLength > 0 ? decodeMetadata(decompress(section(metadataStart, postScript.metadataLength))) : [];
+    if (footer.encrypted)
+      throw new UnsupportedOrcFeatureError(path, 'the file uses ORC column encryption, which this reader does not support');
+    const stripeStatistics =
+      postScript.metadataLength > 0 ? decodeMetadata(decompress(section(metadataStart, postScript.metadataLength))) : [];
     const numberOfRows = checkStripes(footer, metadataStart, path);
     return { postScript, footer, stripeStatistics, numberOfRows };
   } catch (err) {

@@ -19,7 +19,11 @@ const withExpected = dir
       .filter((f) => f.endsWith('.orc') && existsSync(join(expectedDir, f.replace(/\.orc$/, '.jsn.gz'))))
       .sort()
   : [];
-const corrupt = dir ? readdirSync(join(dir, 'corrupt')).filter((f) => f.endsWith('.orc')).sort() : [];
+const corrupt = dir
+  ? readdirSync(join(dir, 'corrupt'))
+      .filter((f) => f.endsWith('.orc'))
+      .sort()
+  : [];
 
 /** Fails a read that neither finishes nor fails within `ms` (a hang in an async step). */
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

@@ -84,7 +84,8 @@ export function rowValue(data: arrow.Data, i: number): unknown {
   const j = data.offset + i;
   if (arrow.DataType.isBool(t)) return ((data.values[j >> 3]! >> (j & 7)) & 1) === 1;
   if (arrow.DataType.isInt(t)) return { num: 'exact', value: String(data.values[j]) };
-  if (arrow.DataType.isFloat(t)) return { num: t.precision === arrow.Precision.SINGLE ? 'float32' : 'float64', value: data.values[j] as number };
+  if (arrow.DataType.isFloat(t))
+    return { num: t.precision === arrow.Precision.SINGLE ? 'float32' : 'float64', value: data.values[j] as number };
   if (arrow.DataType.isDecimal(t)) return { num: 'decimal', value: decimalText(data.values as Uint32Array, j, t.scale) };
   if (arrow.DataType.isDate(t)) return dateText(data.values[j] as number);
   if (arrow.DataType.isTimestamp(t)) return timestampText(data.values[j] as bigint);
@@ -141,7 +142,8 @@ export function difference(actual: unknown, expected: unknown, path = '$'): stri
     }
     return null;
   }
-  if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return `${path}: expected an object, got ${JSON.stringify(actual)}`;
+  if (actual === null || typeof actual !== 'object' || Array.isArray(actual))
+    return `${path}: expected an object, got ${JSON.stringify(actual)}`;
   const e = expected as Record<string, unknown>;
   const a = actual as Record<string, unknown>;
   const keys = Object.keys(e);

@@ -51,8 +51,8 @@ describe('run-length encodings (the ORC specification examples)', () => {
       23713, 43806, 57005, 48879,
     ]);
     const patched = [
-      0x8e, 0x13, 0x2b, 0x21, 0x07, 0xd0, 0x1e, 0x00, 0x14, 0x70, 0x28, 0x32, 0x3c, 0x46, 0x50, 0x5a, 0x64, 0x6e, 0x78, 0x82, 0x8c,
-      0x96, 0xa0, 0xaa, 0xb4, 0xbe, 0xfc, 0xe8,
+      0x8e, 0x13, 0x2b, 0x21, 0x07, 0xd0, 0x1e, 0x00, 0x14, 0x70, 0x28, 0x32, 0x3c, 0x46, 0x50, 0x5a, 0x64, 0x6e, 0x78, 0x82, 0x8c, 0x96,
+      0xa0, 0xaa, 0xb4, 0xbe, 0xfc, 0xe8,
     ];
     expect(ints(new IntRleV2Decoder(cursor(...patched), false), 20)).toEqual([
       2030, 2000, 2020, 1000000, 2040, 2050, 2060, 2070, 2080, 2090, 2100, 2110, 2120, 2130, 2140, 2150, 2160, 2170, 2180, 2190,
@@ -156,7 +156,10 @@ describe.skipIf(!dir)('reading ORC files', () => {
             let v: bigint;
             if (arrow.DataType.isDecimal(data.type)) {
               const w = data.values as Uint32Array;
-              v = BigInt.asIntN(128, (BigInt(w[i * 4 + 3]!) << 96n) | (BigInt(w[i * 4 + 2]!) << 64n) | (BigInt(w[i * 4 + 1]!) << 32n) | BigInt(w[i * 4]!));
+              v = BigInt.asIntN(
+                128,
+                (BigInt(w[i * 4 + 3]!) << 96n) | (BigInt(w[i * 4 + 2]!) << 64n) | (BigInt(w[i * 4 + 1]!) << 32n) | BigInt(w[i * 4]!),
+              );
             } else if (arrow.DataType.isInt(data.type)) v = BigInt(data.values[i] as number | bigint);
             else continue;
             if (min === null || v < min) min = v;
@@ -167,7 +170,8 @@ describe.skipIf(!dir)('reading ORC files', () => {
         if (stats.intMin !== undefined) expect([min, max], `${name} ${column}`).toEqual([stats.intMin, stats.intMax]);
         if (stats.decimalMin !== undefined) {
           const scale = (reader.schema.fields.find((f) => f.name === column)!.type as arrow.Decimal).scale;
-          const unscaled = (s: string) => BigInt(s.replace('.', '').padEnd(s.replace('.', '').length + scale - (s.split('.')[1]?.length ?? 0), '0'));
+          const unscaled = (s: string) =>
+            BigInt(s.replace('.', '').padEnd(s.replace('.', '').length + scale - (s.split('.')[1]?.length ?? 0), '0'));
           // Statistics are bounds; the pre-2.0 decimal64 writer records some minimums as 0.
           expect(max, `${name} ${column}`).toBe(unscaled(stats.decimalMax!));
           expect(min! >= unscaled(stats.decimalMin), `${name} ${column}`).toBe(true);
@@ -194,6 +198,8 @@ describe.skipIf(!dir)('reading ORC files', () => {
       expect(err, `cut at ${cut}`).toBeInstanceOf(OrcError);
       expect((err as Error).message).toContain(`cut-${cut}.orc`);
     }
-    await expect(OrcReader.open(bytesSource(Buffer.from('Obj\x01 not an orc file at all')), 'avro.orc')).rejects.toThrow(CorruptOrcFileError);
+    await expect(OrcReader.open(bytesSource(Buffer.from('Obj\x01 not an orc file at all')), 'avro.orc')).rejects.toThrow(
+      CorruptOrcFileError,
+    );
   });
 });

@@ -127,7 +127,10 @@ function checkOrcFieldIds(batch: arrow.RecordBatch, fields: readonly DataField[]
     if (id === undefined) continue;
     const expected = fields.find((d) => d.name === f.name)?.id;
     if (expected !== undefined && Number(id) !== expected) {
-      throw new CorruptFileError(path, `ORC column '${f.name}' has paimon.id ${id}, but field '${f.name}' of the file's schema has id ${expected}`);
+      throw new CorruptFileError(
+        path,
+        `ORC column '${f.name}' has paimon.id ${id}, but field '${f.name}' of the file's schema has id ${expected}`,
+      );
     }
   }
 }
