@@ -12,6 +12,14 @@ export class ByteRleDecoder {
 
   constructor(private readonly cursor: ByteCursor) {}
 
+  /** Restarts at byte `offset` of the stream (a run header), then skips `values` values. */
+  seek(offset: number, values: number): void {
+    this.cursor.pos = offset;
+    this.runLength = 0;
+    this.runPos = 0;
+    this.skip(values);
+  }
+
   private fill(): void {
     const c = this.cursor;
     const control = c.byte();
@@ -56,6 +64,17 @@ export class BooleanDecoder {
 
   constructor(cursor: ByteCursor) {
     this.bytes = new ByteRleDecoder(cursor);
+  }
+
+  /** Restarts at byte `offset` (a run header), skips `bytes` bytes of the run, then `bits` bits. */
+  seek(offset: number, bytes: number, bits: number): void {
+    this.bytes.seek(offset, bytes);
+    this.bitsLeft = 0;
+    if (bits > 0) {
+      if (bits > 7) throw new OrcDecodeError(`boolean position skips ${bits} bits of a byte`);
+      this.current = this.bytes.next();
+      this.bitsLeft = 8 - bits;
+    }
   }
 
   next(): boolean {

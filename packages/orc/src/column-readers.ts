@@ -26,11 +26,37 @@ export interface StripeStreams {
    * the pre-2.0 format version 1.9999).
    */
   readonly decimal64ByVersion: boolean;
+  /**
+   * The decompressed offset a row-index position addresses in a stream: takes the byte offset
+   * (uncompressed files) or the chunk's compressed offset and the offset inside the chunk.
+   */
+  streamOffset(column: number, kind: StreamKind, positions: Positions): number;
 }
+
+/** The positions of one row-index entry of one column, consumed stream by stream. */
+export class Positions {
+  private at = 0;
+
+  constructor(
+    private readonly list: readonly number[],
+    private readonly column: number,
+  ) {}
+
+  next(): number {
+    const v = this.list[this.at++];
+    if (v === undefined) throw new OrcDecodeError(`column ${this.column}: its row index entry has too few positions`);
+    return v;
+  }
+}
+
+/** Row-index positions of a row group, by column id. */
+export type RowGroupPositions = (column: number) => Positions;
 
 export interface ColumnReader {
   /** Reads the next `n` rows; `parentValid[i] === 0` marks rows that do not exist in this column. */
   read(n: number, parentValid: Uint8Array | null): arrow.Data;
+  /** Moves this column and its children to the start of a row group. */
+  seek(positions: RowGroupPositions): void;
 }
 
 const STREAM_NAMES = ['PRESENT', 'DATA', 'LENGTH', 'DICTIONARY_DATA', 'DICTIONARY_COUNT', 'SECONDARY', 'ROW_INDEX'];
@@ -96,6 +122,24 @@ abstract class BaseReader implements ColumnReader {
   }
 
   abstract read(n: number, parentValid: Uint8Array | null): arrow.Data;
+
+  seek(positions: RowGroupPositions): void {
+    const p = positions(this.node.id);
+    if (this.present) this.present.seek(this.offset(StreamKind.PRESENT, p), p.next(), p.next());
+    this.seekData(p);
+    for (const child of this.childReaders()) child.seek(positions);
+  }
+
+  /** Positions the column's own streams, in the order the writer records them. */
+  protected abstract seekData(p: Positions): void;
+
+  protected childReaders(): readonly ColumnReader[] {
+    return [];
+  }
+
+  protected offset(kind: StreamKind, p: Positions): number {
+    return this.streams.streamOffset(this.node.id, kind, p);
+  }
 }
 
 function bitmap(valid: Uint8Array | null, n: number): Uint8Array | undefined {
@@ -123,6 +167,10 @@ function primitive(type: arrow.DataType, n: number, p: Presence, data: ArrayBuff
 class BooleanReader extends BaseReader {
   private readonly data = new BooleanDecoder(this.required(StreamKind.DATA));
 
+  protected seekData(p: Positions): void {
+    this.data.seek(this.offset(StreamKind.DATA, p), p.next(), p.next());
+  }
+
   read(n: number, parentValid: Uint8Array | null): arrow.Data {
     const p = this.presence(n, parentValid);
     const bits = new Uint8Array(((n + 63) & ~63) >> 3);
@@ -137,6 +185,10 @@ class BooleanReader extends BaseReader {
 class ByteReader extends BaseReader {
   private readonly data = new ByteRleDecoder(this.required(StreamKind.DATA));
 
+  protected seekData(p: Positions): void {
+    this.data.seek(this.offset(StreamKind.DATA, p), p.next());
+  }
+
   read(n: number, parentValid: Uint8Array | null): arrow.Data {
     const p = this.presence(n, parentValid);
     const out = new Int8Array(n);
@@ -147,6 +199,10 @@ class ByteReader extends BaseReader {
 
 class IntReader extends BaseReader {
   private readonly data: IntDecoder = intDecoder(this.required(StreamKind.DATA), true, this.v2);
+
+  protected seekData(p: Positions): void {
+    this.data.seek(this.offset(StreamKind.DATA, p), p.next());
+  }
 
   read(n: number, parentValid: Uint8Array | null): arrow.Data {
     const p = this.presence(n, parentValid);
@@ -172,6 +228,10 @@ class IntReader extends BaseReader {
 class DateReader extends BaseReader {
   private readonly data = intDecoder(this.required(StreamKind.DATA), true, this.v2);
 
+  protected seekData(p: Positions): void {
+    this.data.seek(this.offset(StreamKind.DATA, p), p.next());
+  }
+
   read(n: number, parentValid: Uint8Array | null): arrow.Data {
     const p = this.presence(n, parentValid);
     const out = new Int32Array(n);
@@ -182,6 +242,10 @@ class DateReader extends BaseReader {
 
 class FloatReader extends BaseReader {
   private readonly data = this.required(StreamKind.DATA);
+
+  protected seekData(p: Positions): void {
+    this.data.pos = this.offset(StreamKind.DATA, p);
+  }
 
   read(n: number, parentValid: Uint8Array | null): arrow.Data {
     const p = this.presence(n, parentValid);
@@ -218,6 +282,11 @@ class DirectStringReader extends BaseReader {
   private readonly lengths = intDecoder(this.required(StreamKind.LENGTH), false, this.v2);
   private readonly data = this.required(StreamKind.DATA);
 
+  protected seekData(p: Positions): void {
+    this.data.pos = this.offset(StreamKind.DATA, p);
+    this.lengths.seek(this.offset(StreamKind.LENGTH, p), p.next());
+  }
+
   read(n: number, parentValid: Uint8Array | null): arrow.Data {
     const p = this.presence(n, parentValid);
     const lengths = new Float64Array(p.nonNull);
@@ -250,6 +319,10 @@ class DictionaryStringReader extends BaseReader {
         );
       }
     }
+  }
+
+  protected seekData(p: Positions): void {
+    this.indexes.seek(this.offset(StreamKind.DATA, p), p.next());
   }
 
   read(n: number, parentValid: Uint8Array | null): arrow.Data {
@@ -297,6 +370,15 @@ class DecimalReader extends BaseReader {
   private readonly values: IntDecoder | null = this.decimal64 ? intDecoder(this.data, true, true) : null;
   private readonly scales: IntDecoder | null = this.decimal64 ? null : intDecoder(this.required(StreamKind.SECONDARY), true, this.v2);
   private readonly shape = decimalShape(this.node);
+
+  protected seekData(p: Positions): void {
+    const data = this.offset(StreamKind.DATA, p);
+    if (this.values) this.values.seek(data, p.next());
+    else {
+      this.data.pos = data;
+      this.scales!.seek(this.offset(StreamKind.SECONDARY, p), p.next());
+    }
+  }
 
   read(n: number, parentValid: Uint8Array | null): arrow.Data {
     const p = this.presence(n, parentValid);
@@ -355,6 +437,11 @@ class TimestampReader extends BaseReader {
   private readonly zone = this.node.kind === TypeKind.TIMESTAMP ? this.streams.writerTimezone : 'UTC';
   private readonly base = ORC_EPOCH_SECONDS - zoneOffsetSeconds(this.zone, ORC_EPOCH_SECONDS);
 
+  protected seekData(p: Positions): void {
+    this.seconds.seek(this.offset(StreamKind.DATA, p), p.next());
+    this.nanos.seek(this.offset(StreamKind.SECONDARY, p), p.next());
+  }
+
   read(n: number, parentValid: Uint8Array | null): arrow.Data {
     const p = this.presence(n, parentValid);
     const secs = new Float64Array(p.nonNull);
@@ -387,6 +474,14 @@ class TimestampReader extends BaseReader {
 class StructReader extends BaseReader {
   private readonly children = this.node.children.map((c) => createColumnReader(c, this.streams));
 
+  protected seekData(): void {
+    // A struct has no streams of its own besides PRESENT.
+  }
+
+  protected override childReaders(): readonly ColumnReader[] {
+    return this.children;
+  }
+
   read(n: number, parentValid: Uint8Array | null): arrow.Data {
     const p = this.presence(n, parentValid);
     const children = this.children.map((c) => c.read(n, p.valid));
@@ -410,6 +505,14 @@ function offsetsFrom(n: number, p: Presence, lengths: Float64Array): Int32Array 
 class ListReader extends BaseReader {
   private readonly lengths = intDecoder(this.required(StreamKind.LENGTH), false, this.v2);
   private readonly children = this.node.children.map((c) => createColumnReader(c, this.streams));
+
+  protected seekData(p: Positions): void {
+    this.lengths.seek(this.offset(StreamKind.LENGTH, p), p.next());
+  }
+
+  protected override childReaders(): readonly ColumnReader[] {
+    return this.children;
+  }
 
   read(n: number, parentValid: Uint8Array | null): arrow.Data {
     const p = this.presence(n, parentValid);
@@ -435,6 +538,14 @@ class ListReader extends BaseReader {
 class UnionReader extends BaseReader {
   private readonly tags = new ByteRleDecoder(this.required(StreamKind.DATA));
   private readonly children = this.node.children.map((c) => createColumnReader(c, this.streams));
+
+  protected seekData(p: Positions): void {
+    this.tags.seek(this.offset(StreamKind.DATA, p), p.next());
+  }
+
+  protected override childReaders(): readonly ColumnReader[] {
+    return this.children;
+  }
 
   read(n: number, parentValid: Uint8Array | null): arrow.Data {
     const p = this.presence(n, parentValid);

@@ -12,6 +12,8 @@ import { OrcDecodeError } from './errors.js';
 
 /** A decoder of a stream of integers. */
 export interface IntDecoder {
+  /** Restarts at byte `offset` of the stream (a run header), then skips `values` values. */
+  seek(offset: number, values: number): void;
   /** Reads `count` values as numbers; throws when a value is not a safe integer. */
   readNumbers(out: { [i: number]: number }, offset: number, count: number): void;
   /** Reads `count` values as int64. */
@@ -35,6 +37,13 @@ abstract class RunDecoder implements IntDecoder {
   ) {}
 
   protected abstract fill(): void;
+
+  seek(offset: number, values: number): void {
+    this.cursor.pos = offset;
+    this.runLength = 0;
+    this.runPos = 0;
+    this.skip(values);
+  }
 
   private ensure(): void {
     if (this.runPos >= this.runLength) {

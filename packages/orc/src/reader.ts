@@ -4,7 +4,7 @@
  */
 import * as arrow from 'apache-arrow';
 
-import { createColumnReader } from './column-readers.js';
+import { createColumnReader, Positions, type RowGroupPositions } from './column-readers.js';
 import { CorruptOrcFileError, OrcDecodeError, OrcError } from './errors.js';
 import { mayMatch, predicateColumns, type OrcPredicate } from './predicate.js';
 import { TypeKind, type ColumnStatistics, type StripeInformation } from './proto.js';
@@ -27,6 +27,11 @@ export interface OrcReadOptions {
   readonly predicate?: OrcPredicate;
   /** Maximum rows per batch; a batch never spans two stripes. Default: one batch per stripe. */
   readonly batchSize?: number;
+  /**
+   * Reads only the row groups (of `rowIndexStride` rows; indexes within their stripe) for which
+   * this returns true, on top of the predicate's selection; needs a file with a row index.
+   */
+  readonly selectRowGroup?: (stripe: number, rowGroup: number) => boolean;
 }
 
 /** What a read skipped and fetched, for callers and tests that check pruning. */
@@ -34,6 +39,8 @@ export interface OrcReadStats {
   stripesRead: number;
   stripesSkipped: number;
   rowGroupsSkipped: number;
+  /** Jumps over skipped row groups through the row index (instead of decoding and dropping them). */
+  seeks: number;
 }
 
 /** An open ORC file: its tail is decoded, stripes are read on demand. */
@@ -42,7 +49,7 @@ export class OrcReader {
   readonly root: OrcTypeNode;
   /** Arrow schema of all top-level columns. */
   readonly schema: arrow.Schema;
-  readonly stats: OrcReadStats = { stripesRead: 0, stripesSkipped: 0, rowGroupsSkipped: 0 };
+  readonly stats: OrcReadStats = { stripesRead: 0, stripesSkipped: 0, rowGroupsSkipped: 0, seeks: 0 };
 
   private constructor(
     private readonly source: OrcSource,
@@ -135,20 +142,41 @@ export class OrcReader {
       }
       try {
         const layout = await StripeLayout.open(this.source, info, compression);
-        const groups = predicate ? await this.selectRowGroups(layout, predicate, predicateNodes) : null;
+        let groups = predicate ? await this.selectRowGroups(layout, predicate, predicateNodes) : null;
+        const stride = this.tail.footer.rowIndexStride;
+        if (options.selectRowGroup && stride > 0) {
+          const count = Math.ceil(info.numberOfRows / stride);
+          const chosen = Array.from({ length: count }, (_, g) => (groups ? groups[g]! : true) && options.selectRowGroup!(index, g));
+          groups = chosen;
+        }
         if (groups && groups.every((g) => !g)) {
           this.stats.stripesSkipped++;
           this.stats.rowGroupsSkipped += groups.length;
           continue;
         }
         this.stats.stripesRead++;
-        const streams = await layout.dataStreams(selected.map(([, n]) => n));
+        const nodes = selected.map(([, n]) => n);
+        const streams = await layout.dataStreams(nodes);
         const readers = selected.map(([, node]) => createColumnReader(node, streams));
-        const stride = this.tail.footer.rowIndexStride;
+        const ranges = rowRanges(info.numberOfRows, groups, stride);
+        // Seeking to a row group needs the row index of every column read; without it, rows of
+        // skipped groups are decoded and dropped instead.
+        const indexes = groups && ranges.some(([start]) => start > 0) ? await layout.rowIndexes(columnIds(nodes)) : null;
+        const canSeek = indexes !== null && [...columnIds(nodes)].every((id) => indexes.has(id));
         let position = 0;
-        for (const [start, end] of rowRanges(info.numberOfRows, groups, stride)) {
-          // Rows of skipped row groups are decoded and dropped, keeping the readers in step.
-          if (start > position) readers.forEach((r) => r.read(start - position, null));
+        for (const [start, end] of ranges) {
+          if (start > position) {
+            if (canSeek) {
+              const group = start / stride;
+              const at: RowGroupPositions = (column) => {
+                const entry = indexes.get(column)?.[group];
+                if (!entry) throw new OrcDecodeError(`column ${column} has no row index entry for row group ${group}`);
+                return new Positions(entry.positions, column);
+              };
+              for (const r of readers) r.seek(at);
+              this.stats.seeks++;
+            } else readers.forEach((r) => r.read(start - position, null));
+          }
           const step = options.batchSize ?? end - start;
           for (let at = start; at < end; at += step) {
             const n = Math.min(step, end - at);
@@ -167,14 +195,14 @@ export class OrcReader {
 
   /** Row groups of a stripe that may match (null when the stripe has no row index for the predicate's columns). */
   private async selectRowGroups(layout: StripeLayout, predicate: OrcPredicate, nodes: Map<string, OrcTypeNode>): Promise<boolean[] | null> {
-    if (this.tail.footer.rowIndexStride <= 0) return null;
-    const indexes = new Map<string, Awaited<ReturnType<StripeLayout['rowIndex']>>>();
-    for (const [name, node] of nodes) indexes.set(name, await layout.rowIndex(node.id));
-    const groupCount = Math.ceil(layout.info.numberOfRows / this.tail.footer.rowIndexStride);
+    const stride = this.tail.footer.rowIndexStride;
+    if (stride <= 0 || nodes.size === 0) return null;
+    const byId = await layout.rowIndexes([...nodes.values()].map((n) => n.id));
+    const groupCount = Math.ceil(layout.info.numberOfRows / stride);
     const out: boolean[] = [];
     for (let g = 0; g < groupCount; g++) {
-      const rows = Math.min(this.tail.footer.rowIndexStride, layout.info.numberOfRows - g * this.tail.footer.rowIndexStride);
-      out.push(mayMatch(predicate, (c) => indexes.get(c)?.[g]?.statistics ?? undefined, rows));
+      const rows = Math.min(stride, layout.info.numberOfRows - g * stride);
+      out.push(mayMatch(predicate, (c) => byId.get(nodes.get(c)?.id ?? -1)?.[g]?.statistics ?? undefined, rows));
     }
     return out;
   }
@@ -187,6 +215,13 @@ export class OrcReader {
     }
     return err as Error;
   }
+}
+
+/** Column ids of the given subtrees. */
+function columnIds(nodes: readonly OrcTypeNode[]): Set<number> {
+  const out = new Set<number>();
+  for (const n of nodes) for (let id = n.id; id <= n.maxId; id++) out.add(id);
+  return out;
 }
 
 /** Contiguous row ranges of a stripe to return: all rows, or the runs of selected row groups. */

@@ -28,6 +28,14 @@ interface Compression {
   readonly version: readonly number[];
 }
 
+/** Compressed start offset and decompressed start offset of every chunk of a stream. */
+interface ChunkMap {
+  readonly compressed: number[];
+  readonly decompressed: number[];
+  /** Compressed length of the stream. */
+  length?: number;
+}
+
 interface StreamPlace {
   readonly kind: StreamKind;
   readonly column: number;
@@ -77,26 +85,55 @@ export class StripeLayout {
     );
     const raw = await this.fetch(wanted);
     const byKey = new Map<string, Uint8Array>();
+    const chunks = new Map<string, ChunkMap>();
     for (const p of wanted) {
       const key = `${p.column}:${p.kind}`;
       if (byKey.has(key)) throw new OrcDecodeError(`column ${p.column} has two streams of kind ${p.kind}`);
-      byKey.set(key, decompressStream(this.compression.kind, this.compression.blockSize, raw.get(p)!));
+      const map: ChunkMap = { compressed: [], decompressed: [], length: p.length };
+      byKey.set(key, decompressStream(this.compression.kind, this.compression.blockSize, raw.get(p)!, map));
+      chunks.set(key, map);
     }
     const encodings = this.footer.columns;
+    const compressed = this.compression.kind !== 0;
     return {
       stream: (column, kind) => byKey.get(`${column}:${kind}`) ?? null,
       encoding: (column) => encodings[column]!,
+      streamOffset: (column, kind, positions) => {
+        const key = `${column}:${kind}`;
+        const bytes = byKey.get(key);
+        if (!bytes) throw new OrcDecodeError(`column ${column}: the row index positions stream ${kind}, which the stripe lacks`);
+        const first = positions.next();
+        let offset = first;
+        if (compressed) {
+          const map = chunks.get(key)!;
+          const inChunk = positions.next();
+          const i = map.compressed.indexOf(first);
+          // A position just past the last chunk addresses the end of the stream.
+          const start = i >= 0 ? map.decompressed[i]! : first === map.length ? bytes.length : -1;
+          if (start < 0) throw new OrcDecodeError(`column ${column}: row index position ${first} is not the start of a compressed chunk`);
+          offset = start + inChunk;
+        }
+        if (offset > bytes.length)
+          throw new OrcDecodeError(`column ${column}: row index position ${offset} is beyond its stream (${bytes.length} bytes)`);
+        return offset;
+      },
       writerTimezone: this.footer.writerTimezone,
       decimal64ByVersion: this.compression.version[0] === 1 && this.compression.version[1] === 9999,
     };
   }
 
-  /** The row index of a column (one entry per row group), or null when the stripe has none. */
-  async rowIndex(column: number): Promise<RowIndexEntry[] | null> {
-    const place = this.places.find((p) => p.column === column && p.kind === StreamKind.ROW_INDEX);
-    if (!place) return null;
-    const raw = (await this.fetch([place])).get(place)!;
-    return decodeRowIndex(decompressStream(this.compression.kind, this.compression.blockSize, raw));
+  /**
+   * The row indexes (one entry per row group) of the given columns, fetched together; a column
+   * without a ROW_INDEX stream in this stripe is absent from the result.
+   */
+  async rowIndexes(columns: Iterable<number>): Promise<Map<number, RowIndexEntry[]>> {
+    const ids = new Set(columns);
+    const places = this.places.filter((p) => ids.has(p.column) && p.kind === StreamKind.ROW_INDEX);
+    const raw = await this.fetch(places);
+    const out = new Map<number, RowIndexEntry[]>();
+    for (const p of places)
+      out.set(p.column, decodeRowIndex(decompressStream(this.compression.kind, this.compression.blockSize, raw.get(p)!)));
+    return out;
   }
 
   private checkEncodings(node: OrcTypeNode): void {

@@ -132,7 +132,7 @@ describe.skipIf(!dir)('reading ORC files', () => {
     expect(values.length).toBe(1500);
     expect(values[0]).toBe(600000);
     expect(values.every((v) => v >= 600000)).toBe(true);
-    expect(reader.stats).toMatchObject({ stripesRead: 1, rowGroupsSkipped: 2 });
+    expect(reader.stats).toMatchObject({ stripesRead: 1, rowGroupsSkipped: 2, seeks: 1 });
     const none = await OrcReader.open(bytesSource(file('TestOrcFile.testPredicatePushdown.orc')), 'pushdown');
     expect(await columnValues(none, 'int1', { predicate: { op: 'lt', column: 'int1', value: 0 } })).toEqual([]);
     const strings = await OrcReader.open(bytesSource(file('TestOrcFile.testPredicatePushdown.orc')), 'pushdown');
@@ -202,4 +202,51 @@ describe.skipIf(!dir)('reading ORC files', () => {
       CorruptOrcFileError,
     );
   });
+});
+
+describe.skipIf(!dir)('seeking to row groups', () => {
+  // Files with several row groups per stripe, covering compressed and uncompressed streams, nested
+  // types, dictionary and direct strings, timestamps, dates, booleans and nulls.
+  const files = [
+    'TestOrcFile.testSeek.orc',
+    'TestStringDictionary.testRowIndex.orc',
+    'orc_index_int_string.orc',
+    'nulls-at-end-snappy.orc',
+    'TestOrcFile.testPredicatePushdown.orc',
+    'TestOrcFile.testDate1900.orc',
+  ];
+  const pick = (stripe: number, group: number) => (stripe + group) % 3 === 1;
+
+  for (const name of files) {
+    it(`${name}: reading every third row group gives exactly those rows of a full read`, async () => {
+      const bytes = readFileSync(join(dir!, name));
+      const full = await OrcReader.open(bytesSource(bytes), name);
+      const stride = full.tail.footer.rowIndexStride;
+      expect(stride).toBeGreaterThan(0);
+      const expected: unknown[] = [];
+      let stripe = 0;
+      for await (const batch of full.readBatches()) {
+        // One batch per stripe by default.
+        for (let i = 0; i < batch.numRows; i++) {
+          if (pick(stripe, Math.floor(i / stride))) expected.push(batch.get(i)!.toJSON());
+        }
+        stripe++;
+      }
+      const source = countingSource(bytes);
+      const reader = await OrcReader.open(source, name);
+      const actual: unknown[] = [];
+      for await (const batch of reader.readBatches({ selectRowGroup: pick })) {
+        for (let i = 0; i < batch.numRows; i++) actual.push(batch.get(i)!.toJSON());
+      }
+      expect(actual.length).toBe(expected.length);
+      expect(actual.length).toBeGreaterThan(0);
+      expect(reader.stats.seeks).toBeGreaterThan(0);
+      const text = (v: unknown) =>
+        JSON.stringify(v, (_, x: unknown) => (typeof x === 'bigint' ? `${x}n` : x instanceof Uint8Array ? [...x] : x));
+      for (let i = 0; i < expected.length; i++) {
+        if (text(actual[i]) !== text(expected[i]))
+          expect.fail(`${name} row ${i}: ${text(actual[i]).slice(0, 300)} != ${text(expected[i]).slice(0, 300)}`);
+      }
+    });
+  }
 });
