@@ -4,12 +4,14 @@
  * its reads and manifest entries agree with those of the Parquet/Avro copy.
  */
 import { readFileSync, readdirSync } from 'node:fs';
+import { cp, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type * as arrow from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
 import { openTable, type ReadOptions } from '@tidemark/core';
-import { readManifestEntries, readManifestList, parseSnapshot, type ManifestEntry } from '@tidemark/format';
+import { CorruptFileError, readManifestEntries, readManifestList, parseSnapshot, type ManifestEntry } from '@tidemark/format';
 import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2 } from './support/fixture-rows.js';
 import { fixturesDir, sharedFixturesDir } from './support/fixtures.js';
 import { s3Available, s3TestOptions, s3TestRoot } from './support/s3.js';
@@ -107,6 +109,38 @@ describe.skipIf(orcFixtures === null || parquetFixtures === null)('ORC and Parqu
       expect(orcEntries).toEqual(await deltaEntries(io, `${parquetFixtures}/${PARQUET_TABLE}`, snapshotId));
     });
   }
+});
+
+describe.skipIf(orcFixtures === null)('damaged ORC files of a table', () => {
+  it('a truncated ORC data file and a garbage ORC manifest fail with errors naming the file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tidemark-orc-damaged-'));
+    try {
+      await cp(join(orcFixtures!, 'orc-pk-mor'), join(dir, 'orc-pk-mor'), { recursive: true });
+      const table = join(dir, ORC_TABLE);
+      const data = join(table, 'f1=20', 'bucket-0', 'data-1bd5fd24-4e7d-4ea2-9436-86df0a54b14a-0.orc');
+      await truncate(data, 500);
+      const read = async () => (await openTable(table)).newRead().toArrowTable();
+      const err = await read().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(CorruptFileError);
+      expect((err as Error).message).toContain(data);
+      expect((err as Error).message).toMatch(/the file is 500 bytes, but its manifest entry records 901/);
+
+      const manifest = join(table, 'manifest', 'manifest-c40c252b-8f6b-4a24-9df9-d7d8bcd858a0-0');
+      const original = readFileSync(manifest);
+      await writeFile(manifest, Buffer.concat([original.subarray(0, 3), Buffer.alloc(original.length - 3, 0x41)]));
+      const err2 = await read().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err2).toBeInstanceOf(CorruptFileError);
+      expect((err2 as Error).message).toContain(manifest);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 function* walk(dir: string): Generator<string> {

@@ -51,7 +51,9 @@ export async function openOrcFile(io: FileIO, path: string, fileSize?: number): 
   try {
     return await OrcReader.open(fileIOSource(io, path, size), path);
   } catch (err) {
-    if (fileSize !== undefined && err instanceof CorruptOrcFileError) {
+    // A tail that does not decode, or a ranged read past the end, usually means the object is not
+    // the one the manifest recorded: say so by size when the sizes differ.
+    if (fileSize !== undefined) {
       const actual = await io.stat(path).then(
         (s) => s.size,
         () => null,
