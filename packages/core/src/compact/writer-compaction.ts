@@ -28,8 +28,8 @@ import { binaryRowKeyComparator } from './sorted-run.js';
 export interface WriterCompactionIncrement {
   readonly compactBefore: readonly DataFileMeta[];
   readonly compactAfter: readonly DataFileMeta[];
-  /** Changelog files of the compactions (`lookup` / `full-compaction` producers). */
-  readonly compactChangelog: readonly DataFileMeta[];
+  /** Changelog files of the compactions (`lookup` / `full-compaction` producers), when there are any. */
+  readonly compactChangelog?: readonly DataFileMeta[];
 }
 
 /** Settings of {@link WriterCompaction}. */
@@ -91,7 +91,12 @@ export class WriterCompaction {
         await this.sync(m, true);
       }
     }
-    const out = { compactBefore: [...this.compactBefore.values()], compactAfter: this.compactAfter, compactChangelog: this.compactChangelog };
+    const changelog = this.compactChangelog;
+    const out = {
+      compactBefore: [...this.compactBefore.values()],
+      compactAfter: this.compactAfter,
+      ...(changelog.length > 0 ? { compactChangelog: changelog } : {}),
+    };
     this.compactBefore.clear();
     this.compactAfter = [];
     this.compactChangelog = [];
