@@ -25,7 +25,15 @@ import {
   type Snapshot,
   type Value,
 } from '@tidemark/format';
-import { ChangelogManager, checkAborted, compareValues, DataFileLocator, FileStatsCollector, tableOptions, type Table } from '@tidemark/core';
+import {
+  ChangelogManager,
+  checkAborted,
+  compareValues,
+  DataFileLocator,
+  FileStatsCollector,
+  tableOptions,
+  type Table,
+} from '@tidemark/core';
 
 export interface VerifyOptions {
   /** Check only this snapshot (default: the latest). */
@@ -127,7 +135,8 @@ export async function verifyTable(table: Table, options: VerifyOptions = {}): Pr
       if (i > 0 && id !== clIds[i - 1]! + 1) {
         report(paths.changelogMetaPath(clIds[i - 1]! + 1), null, `changelog ids jump from ${clIds[i - 1]} to ${id} (missing changelogs)`);
       }
-      if (ids.length > 0 && id >= ids[0]!) report(paths.changelogMetaPath(id), id, `changelog ${id} is not older than the earliest snapshot ${ids[0]}`);
+      if (ids.length > 0 && id >= ids[0]!)
+        report(paths.changelogMetaPath(id), id, `changelog ${id} is not older than the earliest snapshot ${ids[0]}`);
       try {
         const c = await manager.tryGet(id);
         if (c !== null) changelogs.push(c);

@@ -45,7 +45,9 @@ export const consumersCommand = defineCommand({
         // Changes of expired snapshots stay readable while their long-lived changelog is kept.
         const changelogEarliest = await new ChangelogManager(table.fileIO, table.paths).earliestId();
         const earliest =
-          changelogEarliest !== null && (snapshotEarliest === null || changelogEarliest < snapshotEarliest) ? changelogEarliest : snapshotEarliest;
+          changelogEarliest !== null && (snapshotEarliest === null || changelogEarliest < snapshotEarliest)
+            ? changelogEarliest
+            : snapshotEarliest;
         const latest = await table.snapshotManager.latestId();
         if (earliest !== null && n < earliest) throw new UsageError(`snapshot ${n} has expired (earliest is ${earliest})`, 'consumers');
         if (n > (latest ?? 0) + 1) throw new UsageError(`snapshot ${n} is beyond the next snapshot ${(latest ?? 0) + 1}`, 'consumers');

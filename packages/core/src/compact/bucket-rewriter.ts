@@ -83,7 +83,14 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
   let changelog: ChangelogRewriteContext | undefined;
   if (ctx.changelog !== undefined && (producer === 'lookup' || producer === 'full-compaction')) {
     const { levels, newFileName } = ctx.changelog;
-    const lookup = producer === 'lookup' ? new LevelsLookup(read, levels, keyFields.map((f) => f.type)) : null;
+    const lookup =
+      producer === 'lookup'
+        ? new LevelsLookup(
+            read,
+            levels,
+            keyFields.map((f) => f.type),
+          )
+        : null;
     changelog = {
       producer,
       maxLevel: levels.maxLevel,

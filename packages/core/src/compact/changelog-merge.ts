@@ -116,7 +116,11 @@ export function changelogWindowMerge(o: ChangelogMergeOptions): WindowMerge {
       }
     }
 
-    const merger = new KeyMerger(merge, { names: schema.fields.map((f) => f.name), types, input: chunkedAggregationInput(held.chunks, types) });
+    const merger = new KeyMerger(merge, {
+      names: schema.fields.map((f) => f.name),
+      types,
+      input: chunkedAggregationInput(held.chunks, types),
+    });
     const results: MergedRow[] = [];
     const changelog: MergedRow[] = [];
     const as = (row: MergedRow | KeyValueRecord, kind: number): MergedRow =>

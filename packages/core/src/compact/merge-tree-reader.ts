@@ -102,7 +102,14 @@ class RunCursor {
       const columns = batch.data.children;
       const readers = this.ctx.keyPositions.map((p) => valueReader(columns[p]!, this.ctx.readFields[p]!.type));
       const level = this.run.files[this.fileIndex]!.level;
-      this.batch = { columns, sequence: sequence!, kinds: valueKind!, rows: batch.numRows, level, key: (r) => readers.map((read) => read(r)) };
+      this.batch = {
+        columns,
+        sequence: sequence!,
+        kinds: valueKind!,
+        rows: batch.numRows,
+        level,
+        key: (r) => readers.map((read) => read(r)),
+      };
       this.position = 0;
       return true;
     }

@@ -85,7 +85,9 @@ export async function expireChangelogs(table: MaintainedTable, options: ExpireCh
     throw new MaintenanceArgumentError(`changelog.num-retained.min must be an integer >= 1, got ${retainMin}`);
   }
   if (!Number.isInteger(retainMax) || retainMax < retainMin) {
-    throw new MaintenanceArgumentError(`changelog.num-retained.max must be an integer >= changelog.num-retained.min (${retainMin}), got ${retainMax}`);
+    throw new MaintenanceArgumentError(
+      `changelog.num-retained.max must be an integer >= changelog.num-retained.min (${retainMin}), got ${retainMax}`,
+    );
   }
   const dryRun = options.dryRun ?? false;
   const deleted: string[] = [];

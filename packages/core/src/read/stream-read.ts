@@ -175,7 +175,6 @@ export class StreamRead implements AsyncIterable<ChangeBatch> {
   }
 
   private async *run(): AsyncGenerator<ChangeBatch> {
-    const sm = this.table.snapshotManager;
     const { signal, to, maxSnapshots } = this.options;
     const poll = this.options.pollIntervalMs ?? this.table.context.options.continuousDiscoveryIntervalMs;
     const start = await this.startingSnapshot();
