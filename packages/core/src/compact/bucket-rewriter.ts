@@ -16,9 +16,9 @@ import { compareKeys, isRetraction, mergeEngineOptions, type MergeEngineOptions 
 import { KeyValueChunks } from '../read/merged-columns.js';
 import { KeyValueFileWriter } from '../write/key-value/key-value-file-writer.js';
 import { trimmedKeyFields } from '../write/key-value/key-value.js';
-import { LevelsLookup } from './changelog-lookup.js';
-import { changelogWindowMerge } from './changelog-merge.js';
+import { changelogWindowMerge, type LookupHit } from './changelog-merge.js';
 import type { Levels } from './levels.js';
+import { LookupLevels } from './lookup-levels.js';
 import { MergeTreeCompactRewriter, type BucketRewriter, type ChangelogRewriteContext, type KeyValueSink } from './merge-tree-rewriter.js';
 import type { KeyValueSegment, MergeReadContext, WindowMerge } from './merge-tree-reader.js';
 
@@ -85,11 +85,13 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
     const { levels, newFileName } = ctx.changelog;
     const lookup =
       producer === 'lookup'
-        ? new LevelsLookup(
-            read,
-            levels,
-            keyFields.map((f) => f.type),
-          )
+        ? new LookupLevels(levels, {
+            fileIO: ctx.fileIO,
+            pathOf: (name) => ctx.pathOf(name),
+            schemaOf: (id) => ctx.schemaOf(id),
+            readFields: schema.fields,
+            keyFields,
+          })
         : null;
     changelog = {
       producer,
@@ -104,7 +106,7 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
           dropDelete,
           rowDeduplicate: options.changelogRowDeduplicate,
           rowDeduplicateIgnoreFields: options.changelogRowDeduplicateIgnoreFields,
-          ...(lookup !== null ? { lookup: (keys) => lookup.lookup(keys, outputLevel + 1) } : {}),
+          ...(lookup !== null ? { lookup: (keys) => lookupAll(lookup, keys, outputLevel + 1) } : {}),
           emit,
         }),
     };
@@ -144,6 +146,16 @@ function windowMerge(schema: TableSchema, merge: MergeEngineOptions, dropDelete:
     if (merged.length === 0) return null;
     return { columns: merged.columns(), sequence: merged.sequences(), kinds: merged.kinds(), rows: merged.length };
   };
+}
+
+/** Looks keys up one after another (they come sorted, so a loaded file serves a run of them). */
+async function lookupAll(lookup: LookupLevels, keys: readonly (readonly Value[])[], startLevel: number): Promise<(LookupHit | null)[]> {
+  const out: (LookupHit | null)[] = [];
+  for (const key of keys) {
+    const r = await lookup.lookup(key, startLevel);
+    out.push(r === null ? null : { row: r.row, sequence: r.sequence, kind: r.kind, level: r.level });
+  }
+  return out;
 }
 
 /** Whether the segment's keys strictly increase (it holds one record per key). */

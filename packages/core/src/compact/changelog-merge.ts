@@ -15,7 +15,6 @@
  * level-0 records (the new data).
  */
 import { isDeepStrictEqual } from 'node:util';
-import type * as arrow from 'apache-arrow';
 import type { DataField, TableSchema, Value } from '@tidemark/format';
 import { chunkedAggregationInput } from '../read/aggregated-columns.js';
 import { valueReader } from '../read/arrow-values.js';
@@ -33,15 +32,16 @@ import {
   type MergedRow,
 } from '../read/merge-engine.js';
 import { KeyValueChunks, MergedKeyValues } from '../read/merged-columns.js';
+import { buildColumn } from '../write/arrow-columns.js';
 import { trimmedKeyFields } from '../write/key-value/key-value.js';
 import type { KeyValueSegment, WindowMerge } from './merge-tree-reader.js';
 
 /** Changelog producers that produce their changelog in compaction. */
 export type CompactionChangelogProducer = 'full-compaction' | 'lookup';
 
-/** A key's record found in the levels below a compaction: one row in the read fields. */
+/** A key's record found in the levels below a compaction: its values in the table's fields. */
 export interface LookupHit {
-  readonly columns: readonly arrow.Data[];
+  readonly row: readonly Value[];
   readonly sequence: bigint;
   readonly kind: number;
   readonly level: number;
@@ -106,13 +106,15 @@ export function changelogWindowMerge(o: ChangelogMergeOptions): WindowMerge {
       });
       if (wanted.length > 0) {
         const hits = await o.lookup(wanted.map((g) => sorted[groups[g]![0]]!.key));
-        hits.forEach((hit, j) => {
-          if (hit === null) return;
+        const present = hits.map((hit, j) => ({ hit, g: wanted[j]! })).filter((x): x is { hit: LookupHit; g: number } => x.hit !== null);
+        // Each old value becomes a chunk of its own (chunks carry the level).
+        for (const { hit, g } of present) {
           const before = held.records.length;
-          held.add(hit.columns, [hit.sequence], [hit.kind], 1);
+          const columns = schema.fields.map((f, c) => buildColumn(f.type, [hit.row[c] ?? null]));
+          held.add(columns, [hit.sequence], [hit.kind], 1);
           levelOf.push(hit.level);
-          found.set(wanted[j]!, held.records[before]!);
-        });
+          found.set(g, held.records[before]!);
+        }
       }
     }
 
