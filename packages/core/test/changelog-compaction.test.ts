@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO } from '@tidemark/storage';
+import { readManifestEntries, readManifestList } from '@tidemark/format';
 import { FileSystemCatalog, openTable, type ChangeBatch, type Table } from '../src/index.js';
 
 let n = 0;
@@ -93,6 +94,19 @@ describe("changelog-producer = 'lookup'", () => {
     // Key 5 never existed: its delete changes nothing; key 3 was not written: no change.
     expect(c.get(4)).toEqual(['-U 1=a', '+U 1=a2', '-D 2=b', '+I 4=d']);
     expect(await state(t, 4)).toEqual(['1=a2', '3=c', '4=d']);
+    // The changelog files are listed as Java lists compaction changelog: ADD entries of
+    // `changelog-` files in the bucket directory, at the output level, file source APPEND.
+    const s4 = snapshots[3]!;
+    const entries = [];
+    for (const m of await readManifestList(t.fileIO, t.paths.manifestPath(s4.changelogManifestList!))) {
+      for await (const e of readManifestEntries(t.fileIO, t.paths.manifestPath(m.fileName))) entries.push(e);
+    }
+    expect(entries.map((e) => [e.kind, e.file.level, e.file.fileSource])).toEqual([['ADD', 5, 0]]);
+    expect(entries[0]!.file.fileName).toMatch(/^changelog-[0-9a-f-]{36}-\d+\.parquet$/);
+    expect(entries[0]!.file.rowCount).toBe(4);
+    expect(entries[0]!.file.deleteRowCount).toBe(2);
+    expect(Number(s4.changelogRecordCount)).toBe(4);
+    expect(await t.fileIO.exists(t.paths.dataFilePath(entries[0]!.partition, 0, entries[0]!.file.fileName))).toBe(true);
   });
 
   it('looks old values up in levels below the output level when the compaction does not include them', async () => {

@@ -288,7 +288,7 @@ export class FileStoreCommit {
     // Changelog of compactions goes with the COMPACT snapshot (Java `compactChangelog`).
     const compactChangelog: ManifestEntry[] = [];
     for (const m of committable.messages) {
-      for (const f of m.compactChangelogFiles ?? []) compactChangelog.push(entry('ADD', m, withSource(f, FILE_SOURCE_COMPACT)));
+      for (const f of m.compactChangelogFiles ?? []) compactChangelog.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
     }
     for (const m of committable.messages) {
       for (const f of m.newFiles) appendEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));

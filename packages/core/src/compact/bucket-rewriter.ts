@@ -5,7 +5,7 @@
  * file writer as files of the output level (file source COMPACT).
  */
 import { randomUUID } from 'node:crypto';
-import { FILE_SOURCE_COMPACT, type DataField, type DataFileMeta, type TableSchema, type Value } from '@tidemark/format';
+import { FILE_SOURCE_APPEND, FILE_SOURCE_COMPACT, type DataField, type DataFileMeta, type TableSchema, type Value } from '@tidemark/format';
 import type { FileIO } from '@tidemark/storage';
 import type { Table } from '../table.js';
 import type { DataSplit } from '../scan/data-split.js';
@@ -14,7 +14,7 @@ import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
 import { valueReader } from '../read/arrow-values.js';
 import { compareKeys, isRetraction, mergeEngineOptions, type MergeEngineOptions } from '../read/merge-engine.js';
 import { KeyValueChunks } from '../read/merged-columns.js';
-import { KeyValueFileWriter } from '../write/key-value/key-value-file-writer.js';
+import { KeyValueFileWriter, type FileSource } from '../write/key-value/key-value-file-writer.js';
 import { trimmedKeyFields } from '../write/key-value/key-value.js';
 import { changelogWindowMerge, type LookupHit } from './changelog-merge.js';
 import type { Levels } from './levels.js';
@@ -62,7 +62,8 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
     ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
     ...(ctx.onFileRead !== undefined ? { onFileRead: ctx.onFileRead } : {}),
   };
-  const newSink = (level: number, newFileName: () => string): KeyValueSink => {
+  // Changelog files are written with file source APPEND, as Java's changelog writer does.
+  const newSink = (level: number, newFileName: () => string, fileSource: FileSource = FILE_SOURCE_COMPACT): KeyValueSink => {
     const writer = new KeyValueFileWriter({
       fileIO: ctx.fileIO,
       schema,
@@ -70,7 +71,7 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
       pathOf: (name) => ctx.pathOf(name),
       newFileName,
       level,
-      fileSource: FILE_SOURCE_COMPACT,
+      fileSource,
       ...(ctx.beforeFile !== undefined ? { beforeFile: () => ctx.beforeFile!() } : {}),
     });
     return {
@@ -96,7 +97,7 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
     changelog = {
       producer,
       maxLevel: levels.maxLevel,
-      newSink: (level) => newSink(level, newFileName),
+      newSink: (level) => newSink(level, newFileName, FILE_SOURCE_APPEND),
       merge: (outputLevel, dropDelete, emit) =>
         changelogWindowMerge({
           schema,
