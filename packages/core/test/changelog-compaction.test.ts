@@ -157,6 +157,35 @@ describe("changelog-producer = 'lookup'", () => {
   });
 });
 
+describe("changelog-producer = 'lookup' with other merge engines", () => {
+  it('first-row: only keys seen for the first time are changes', async () => {
+    const t = await table({ 'changelog-producer': 'lookup', 'merge-engine': 'first-row' });
+    await t.append([{ k: 1, v: 'a' }]);
+    await t.append([
+      { k: 1, v: 'b' },
+      { k: 2, v: 'c' },
+    ]);
+    const c = await changes(t, 1, await latestId(t));
+    expect([...c.values()]).toEqual([['+I 1=a'], ['+I 2=c']]);
+    expect(await state(t, await latestId(t))).toEqual(['1=a', '2=c']);
+  });
+
+  it('aggregation: the old value is the aggregate so far, the new one the aggregate after the commit', async () => {
+    const t = await table({ 'changelog-producer': 'lookup', 'merge-engine': 'aggregation', 'fields.n.aggregate-function': 'sum' });
+    await t.append([{ k: 1, v: 'a', n: 5 }]);
+    await t.append([{ k: 1, v: 'a', n: 7 }]);
+    await t.append([{ k: 1, v: 'b', n: 1 }]);
+    const rows: string[] = [];
+    for await (const b of t.newStreamRead({ from: 1, to: await latestId(t), pollIntervalMs: 1 })) {
+      for (const r of b.batch.toArray()) {
+        const o = r.toJSON() as { v: string; n: number; _row_kind: string };
+        rows.push(`${o._row_kind} ${o.v} ${o.n}`);
+      }
+    }
+    expect(rows).toEqual(['+I a 5', '-U a 5', '+U a 12', '-U a 12', '+U b 13']);
+  });
+});
+
 describe("changelog-producer = 'full-compaction'", () => {
   it('compares each key before and after every full compaction (full-compaction.delta-commits)', async () => {
     const t = await table({ 'changelog-producer': 'full-compaction', 'full-compaction.delta-commits': '2' });

@@ -160,7 +160,8 @@ export function changelogWindowMerge(o: ChangelogMergeOptions): WindowMerge {
         if (high !== null) candidates.push(high);
         sortRecords(candidates, merge);
         result = merger.merge(candidates, 0, candidates.length);
-        if (fresh) changes(high, result);
+        // First-row keeps a key's first value: only a new key is a change (Java's first-row wrapper).
+        if (fresh && (merge.engine !== 'first-row' || high === null)) changes(high, result);
         if (result !== null && o.dropDelete && !isAdd(result.kind)) result = null;
       }
       if (result !== null) results.push(result);

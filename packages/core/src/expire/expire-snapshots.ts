@@ -108,6 +108,8 @@ interface ExpireRange {
 export async function expireSnapshots(table: MaintainedTable, options: ExpireSnapshotsOptions = {}): Promise<ExpireSnapshotsSummary> {
   const result = await expireSnapshotFiles(table, options);
   // Long-lived changelogs next (also when the options no longer decouple: leftovers must go).
+  // Tables without a producer never keep any: spare the commit path the look.
+  if (tableOptions(await latestSchema(table)).changelogProducer === 'none') return result;
   const changelogs = await expireChangelogs(table, {
     ...(options.dryRun !== undefined ? { dryRun: options.dryRun } : {}),
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
