@@ -163,6 +163,7 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
   if (!Number.isFinite(olderThan)) throw new MaintenanceArgumentError(`olderThanMs must be epoch millis, got ${olderThan}`);
 
   const dryRun = options.dryRun ?? false;
+  const listDeleted = dryRun && options.listDeleted !== false;
   const snapshots = new SnapshotManager(io, paths);
   const deletedList: string[] = [];
   let filesDeleted = 0;
@@ -177,7 +178,7 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
     bytesFreed,
     durationMs: Date.now() - started,
     dryRun,
-    ...(dryRun ? { deleted: deletedList } : {}),
+    ...(listDeleted ? { deleted: deletedList } : {}),
   });
 
   /** Deletes (or, in a dry run, lists) a stream of files; sizes are added to bytesFreed. */
@@ -192,7 +193,7 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
     };
     for (const f of files) {
       paths.push(f.path);
-      if (dryRun) deletedList.push(f.path);
+      if (listDeleted) deletedList.push(f.path);
       filesDeleted++;
       bytesFreed += f.size;
       done++;
@@ -384,8 +385,8 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
     const snapshot = expiring[id - earliest];
     if (snapshot === null || snapshot === undefined) continue;
     const path = paths.snapshotPath(id);
-    if (dryRun) deletedList.push(path);
-    else {
+    if (listDeleted) deletedList.push(path);
+    if (!dryRun) {
       // The changelog is kept before its snapshot goes, so readers never miss both.
       if (decoupled) await changelogs.commit(snapshot);
       await io.delete(path);
