@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));
-const PACKAGES = ['storage', 'format', 'core', 'sink', 'maintenance', 'cli', 'tidemark'];
+const PACKAGES = ['storage', 'orc', 'format', 'core', 'sink', 'maintenance', 'cli', 'tidemark'];
 
 const dir = mkdtempSync(join(tmpdir(), 'tidemark-packed-'));
 const tarballs = join(dir, 'tarballs');
@@ -103,7 +103,7 @@ describe('the packed packages installed outside the repository', () => {
         '--input-type=module',
         '-e',
         "const a = await import('tidemark/core'); const b = await import('@tidemark/core'); const c = await import('tidemark');" +
-          'console.log(a.openTable === b.openTable && c.openTable === b.openTable && typeof (await import("tidemark/format")).toArrowSchema)',
+          'console.log(a.openTable === b.openTable && c.openTable === b.openTable, typeof (await import("tidemark/format")).toArrowSchema)',
       ],
       { cwd: project },
     );

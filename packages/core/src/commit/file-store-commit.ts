@@ -301,6 +301,11 @@ export class FileStoreCommit {
     const appendEntries: ManifestEntry[] = [];
     const compactEntries: ManifestEntry[] = [];
     const changelogEntries = changelogEntriesOf(committable.messages);
+    // Changelog of compactions goes with the COMPACT snapshot (Java `compactChangelog`).
+    const compactChangelog: ManifestEntry[] = [];
+    for (const m of committable.messages) {
+      for (const f of m.compactChangelogFiles ?? []) compactChangelog.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
+    }
     for (const m of committable.messages) {
       for (const f of m.newFiles) appendEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
       for (const f of m.deletedFiles ?? []) appendEntries.push(entry('DELETE', m, f));
@@ -354,10 +359,18 @@ export class FileStoreCommit {
       if (dropped.length > 0) {
         const kept = compactEntries.filter((e) => !dropped.includes(e));
         const droppedIndex = compactIndex.entries.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
-        await this.deleteBestEffort([...this.compactOutputs(dropped, appendEntries), ...this.indexOutputs(droppedIndex)]);
+        const droppedChangelog = compactChangelog.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
+        await this.deleteBestEffort([
+          ...this.compactOutputs(dropped, appendEntries),
+          ...this.changelogPaths(droppedChangelog),
+          ...this.indexOutputs(droppedIndex),
+        ]);
         compactEntries.length = 0;
         compactEntries.push(...kept);
         compactIndex = { ...compactIndex, entries: compactIndex.entries.filter((e) => !droppedIndex.includes(e)) };
+        const keptChangelog = compactChangelog.filter((e) => !droppedChangelog.includes(e));
+        compactChangelog.length = 0;
+        compactChangelog.push(...keptChangelog);
       }
     }
     let compactionDropped: string | undefined;
@@ -368,6 +381,7 @@ export class FileStoreCommit {
             ...base,
             ...(compactIndex.entries.length > 0 ? { index: async () => compactIndex } : {}),
             delta: { kind: 'fixed', entries: compactEntries },
+            ...(compactChangelog.length > 0 ? { changelog: compactChangelog } : {}),
             commitKind: 'COMPACT',
             checkConflicts: true,
             allowBucketChange: false,
@@ -378,7 +392,11 @@ export class FileStoreCommit {
         // came with is committed, and compaction is optional, so the write stands without it.
         if (!(e instanceof CommitConflictError) || ids.length === 0) throw e;
         this.logger.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
-        await this.deleteBestEffort([...this.compactOutputs(compactEntries, appendEntries), ...this.indexOutputs(compactIndex.entries)]);
+        await this.deleteBestEffort([
+          ...this.compactOutputs(compactEntries, appendEntries),
+          ...this.changelogPaths(compactChangelog),
+          ...this.indexOutputs(compactIndex.entries),
+        ]);
         compactionDropped = e.message;
       }
     }
@@ -735,6 +753,11 @@ export class FileStoreCommit {
   /** Locations of the index files the ADD entries of a dropped change wrote. */
   private indexOutputs(entries: readonly IndexManifestEntry[]): string[] {
     return entries.filter((e) => e.kind === 'ADD').map((e) => this.paths.indexFilePath(e.fileName, e.externalPath));
+  }
+
+  /** Locations of changelog files. */
+  private changelogPaths(entries: readonly ManifestEntry[]): string[] {
+    return entries.filter((e) => !e.file.externalPath).map((e) => this.paths.changelogFilePath(e.partition, e.bucket, e.file.fileName));
   }
 
   /** Best effort: a record left behind only delays the clean-up of this commit's orphans. */

@@ -22,7 +22,7 @@ export interface KeyValueSegment {
   readonly sequence: BigInt64Array;
   readonly kinds: Int8Array;
   readonly rows: number;
-  /** Level of the file the rows come from (absent for merged output). */
+  /** LSM level of the file the records come from (changelog producers tell old from new by it). */
   readonly level?: number;
 }
 
@@ -127,7 +127,14 @@ class RunCursor {
       }
       const readers = this.ctx.keyPositions.map((p) => valueReader(columns[p]!, this.ctx.readFields[p]!.type));
       const level = this.run.files[this.fileIndex]!.level;
-      this.batch = { columns, sequence: sequence!, kinds: valueKind!, rows, level, key: (r) => readers.map((read) => read(r)) };
+      this.batch = {
+        columns,
+        sequence: sequence!,
+        kinds: valueKind!,
+        rows,
+        level,
+        key: (r) => readers.map((read) => read(r)),
+      };
       this.position = 0;
       return true;
     }

@@ -16,6 +16,7 @@ import type { DataFileMeta, IndexFileMeta, TableSchema } from '@tidemark/format'
 import type { CompactManager } from '../write/key-value/merge-tree-writer.js';
 import { trimmedKeyFields } from '../write/key-value/key-value.js';
 import type { CompactManagerContext } from '../write/table-write.js';
+import { coreOptions } from '../core-options.js';
 import { createBucketRewriter } from './bucket-rewriter.js';
 import type { DeletionVectorCompaction } from './lookup-rewriter.js';
 import type { CompactResult } from './compact-task.js';
@@ -32,6 +33,8 @@ export interface WriterCompactionIncrement {
   readonly compactAfter: readonly DataFileMeta[];
   readonly newIndexFiles?: readonly IndexFileMeta[];
   readonly deletedIndexFiles?: readonly IndexFileMeta[];
+  /** Changelog files of the compactions (`lookup` / `full-compaction` producers), when there are any. */
+  readonly compactChangelog?: readonly DataFileMeta[];
 }
 
 /** Settings of {@link WriterCompaction}. */
@@ -42,6 +45,11 @@ export interface WriterCompactionOptions {
   readonly fullCompactionDeltaCommits: number | null;
   /** Deletes data files of the bucket (intermediate compaction outputs). */
   readonly deleteFiles: (files: readonly DataFileMeta[]) => Promise<void>;
+  /**
+   * `changelog-producer` = `lookup`: every commit compacts all level-0 files up first, so that the
+   * changelog of its data is committed with it (Paimon's `lookup-wait`).
+   */
+  readonly compactLevel0AtCommit?: boolean;
   /**
    * Deletion-vector tables: every commit compacts all level-0 files up (batch reads skip level 0,
    * so the commit's data would be invisible otherwise), and when anything was compacted this
@@ -56,6 +64,7 @@ export class WriterCompaction {
   private opening: Promise<MergeTreeCompactManager> | null = null;
   private readonly compactBefore = new Map<string, DataFileMeta>();
   private compactAfter: DataFileMeta[] = [];
+  private compactChangelog: DataFileMeta[] = [];
   private commits = 0;
 
   constructor(private readonly options: WriterCompactionOptions) {}
@@ -87,14 +96,23 @@ export class WriterCompaction {
         m.triggerCompaction(true);
         await this.sync(m, true);
       }
-      if (this.options.deletionVectors !== undefined) {
-        // As Java's batch writers do for tables whose reads skip level 0 (forced compaction).
-        while (m.levels.level0Files.length > 0 && m.triggerCompaction(false) !== null) await this.sync(m, true);
+      // The strategy forces level 0 up; a flush during a running compaction left files behind.
+      // Deletion-vector tables too: as Java's batch writers do for tables whose reads skip level 0.
+      const drain = this.options.compactLevel0AtCommit === true || this.options.deletionVectors !== undefined;
+      while (drain && m.levels.level0Files.length > 0) {
+        if (m.triggerCompaction(false) === null) break;
+        await this.sync(m, true);
       }
     }
-    const out = { compactBefore: [...this.compactBefore.values()], compactAfter: this.compactAfter };
+    const changelog = this.compactChangelog;
+    const out = {
+      compactBefore: [...this.compactBefore.values()],
+      compactAfter: this.compactAfter,
+      ...(changelog.length > 0 ? { compactChangelog: changelog } : {}),
+    };
     this.compactBefore.clear();
     this.compactAfter = [];
+    this.compactChangelog = [];
     if (this.options.deletionVectors !== undefined && (out.compactBefore.length > 0 || out.compactAfter.length > 0)) {
       return { ...out, ...(await this.options.deletionVectors.commitIndex()) };
     }
@@ -107,9 +125,10 @@ export class WriterCompaction {
     const pending = m === null ? null : await m.close();
     if (pending !== null) await this.take(pending);
     const keep = new Set(this.compactBefore.keys());
-    const orphans = this.compactAfter.filter((f) => !keep.has(f.fileName));
+    const orphans = [...this.compactAfter.filter((f) => !keep.has(f.fileName)), ...this.compactChangelog];
     this.compactBefore.clear();
     this.compactAfter = [];
+    this.compactChangelog = [];
     if (orphans.length > 0) await this.options.deleteFiles(orphans);
   }
 
@@ -133,6 +152,7 @@ export class WriterCompaction {
       }
     }
     this.compactAfter.push(...result.after);
+    this.compactChangelog.push(...(result.changelog ?? []));
     if (intermediate.length > 0) await this.options.deleteFiles(intermediate);
   }
 }
@@ -170,6 +190,8 @@ export function writerCompactManager(
   const settings = compactionSettings(schema);
   const keyFields = trimmedKeyFields(schema);
   const compare = binaryRowKeyComparator(keyFields.map((f) => f.type));
+  const producer = coreOptions(schema).changelogProducer;
+  const producesCompactionChangelog = producer === 'lookup' || producer === 'full-compaction';
   const deleteFiles = async (files: readonly DataFileMeta[]): Promise<void> => {
     await table.fileIO.deleteMany(files.map((f) => bucket.pathOf(f.fileName)));
   };
@@ -194,6 +216,7 @@ export function writerCompactManager(
       }
       const rewriter = createBucketRewriter({
         ...(dv !== undefined ? { deletionVectors: dv } : {}),
+        ...(producesCompactionChangelog ? { changelog: { levels, newFileName: bucket.newChangelogFileName } } : {}),
         fileIO: table.fileIO,
         schema,
         schemaOf: (id) => table.schemaOf(id),
@@ -213,6 +236,7 @@ export function writerCompactManager(
     },
     fullCompactionDeltaCommits: settings.fullCompactionDeltaCommits,
     deleteFiles,
+    compactLevel0AtCommit: producer === 'lookup',
     ...(deletionVectors !== undefined
       ? {
           deletionVectors: {

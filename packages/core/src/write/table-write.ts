@@ -123,6 +123,8 @@ export interface CompactManagerContext {
    * record) under `index/`; returns its name. Deletion-vector tables write their vectors with it.
    */
   readonly writeIndexFile: (bytes: Uint8Array) => Promise<string>;
+  /** A fresh changelog file name of the writer (compaction changelog of `lookup` / `full-compaction`). */
+  readonly newChangelogFileName: () => string;
 }
 
 interface BucketBuffer {
@@ -232,11 +234,6 @@ export class TableWrite {
         );
       }
       this.merge = mergeEngineOptions(schema);
-      if (this.options.changelogProducer !== 'none' && this.options.changelogProducer !== 'input') {
-        throw new NotSupportedError(
-          `table option 'changelog-producer' = '${this.options.changelogProducer}': only 'none' and 'input' are supported for writing`,
-        );
-      }
       const trimmed = trimmedPrimaryKeys(schema);
       if (this.numBuckets === -1) {
         primaryKeyBucketMode(schema);
@@ -321,7 +318,8 @@ export class TableWrite {
       this.buffered -= buf.bytes;
       buf.bytes = 0;
       const c = await this.guard(buf.mergeTree!.prepareCommit());
-      const empty = c.newFiles.length === 0 && c.newChangelogFiles.length === 0;
+      const compactChangelog = c.compactChangelog ?? [];
+      const empty = c.newFiles.length === 0 && c.newChangelogFiles.length === 0 && compactChangelog.length === 0;
       const indexChanges = (c.newIndexFiles?.length ?? 0) + (c.deletedIndexFiles?.length ?? 0);
       if (empty && c.compactBefore.length === 0 && c.compactAfter.length === 0 && indexChanges === 0) continue;
       messages.push({
@@ -334,6 +332,7 @@ export class TableWrite {
         ...(c.compactAfter.length > 0 ? { compactAfter: c.compactAfter } : {}),
         ...(c.newIndexFiles !== undefined && c.newIndexFiles.length > 0 ? { compactNewIndexFiles: c.newIndexFiles } : {}),
         ...(c.deletedIndexFiles !== undefined && c.deletedIndexFiles.length > 0 ? { compactDeletedIndexFiles: c.deletedIndexFiles } : {}),
+        ...(compactChangelog.length > 0 ? { compactChangelogFiles: compactChangelog } : {}),
       });
     }
     if (this.assigner?.prepareCommit) {
@@ -411,7 +410,7 @@ export class TableWrite {
       if (dir === undefined) continue;
       for (const f of m.newFiles)
         if (f.fileName.startsWith(this.filePrefix)) paths.push(this.paths.dataFilePath(dir, m.bucket, f.fileName));
-      for (const f of m.newChangelogFiles ?? []) {
+      for (const f of [...(m.newChangelogFiles ?? []), ...(m.compactChangelogFiles ?? [])]) {
         if (f.fileName.startsWith(this.changelogFilePrefix)) paths.push(this.paths.changelogFilePath(dir, m.bucket, f.fileName));
       }
     }
@@ -443,7 +442,7 @@ export class TableWrite {
     if (this.writeOptions.recordInflight === false) return;
     const now = Date.now();
     if (this.recordedAt !== null && now - this.recordedAt < INFLIGHT_RECORD_REFRESH_MS) return;
-    const changelog = this.options.changelogProducer === 'input' ? [this.changelogFilePrefix] : [];
+    const changelog = this.options.changelogProducer !== 'none' ? [this.changelogFilePrefix] : [];
     const dv = this.options.deletionVectorsEnabled ? [this.indexFilePrefix] : [];
     const prefixes = [this.filePrefix, ...changelog, ...dv, ...(this.assigner?.inflightPrefixes?.() ?? [])];
     await recordInflightPrefixes(this.fileIO, this.location, this.inflightRecordId, prefixes, { now: () => now });
@@ -757,6 +756,7 @@ export class TableWrite {
     const pathOf = (fileName: string): string => this.paths.dataFilePath(partitionDir, bucket, fileName);
     const newFileName = (): string => `${this.filePrefix}${this.fileCounter++}.parquet`;
     const beforeFile = (): Promise<void> => this.ensureRecorded();
+    const newChangelogFileName = (): string => `${this.changelogFilePrefix}${this.fileCounter++}.parquet`;
     const start = this.writeOptions.startSequence;
     return new MergeTreeWriter({
       fileIO: this.fileIO,
@@ -767,9 +767,7 @@ export class TableWrite {
       newFileName,
       beforeFile,
       startSequence: async () => (start ? BigInt(await start(partition, bucket)) : 0n),
-      ...(this.options.changelogProducer === 'input'
-        ? { newChangelogFileName: () => `${this.changelogFilePrefix}${this.fileCounter++}.parquet` }
-        : {}),
+      ...(this.options.changelogProducer === 'input' ? { newChangelogFileName } : {}),
       ...(this.writeOptions.now ? { now: this.writeOptions.now } : {}),
       ...(this.writeOptions.compactManager
         ? {
@@ -787,6 +785,7 @@ export class TableWrite {
                 await this.fileIO.write(this.paths.indexPath(name), bytes);
                 return name;
               },
+              newChangelogFileName,
             }),
           }
         : {}),

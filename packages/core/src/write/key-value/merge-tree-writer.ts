@@ -23,6 +23,8 @@ export interface CompactionResult {
   readonly newIndexFiles?: readonly IndexFileMeta[];
   /** The DV index file it replaces. */
   readonly deletedIndexFiles?: readonly IndexFileMeta[];
+  /** Changelog files the compactions produced (`changelog-producer` = `lookup` / `full-compaction`). */
+  readonly compactChangelog?: readonly DataFileMeta[];
 }
 
 /**
