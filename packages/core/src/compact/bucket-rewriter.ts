@@ -192,6 +192,8 @@ export interface OpenBucketRewriterOptions {
   readonly onFileRead?: (file: DataFileMeta) => void;
   /** The bucket's levels: given, compactions produce the changelog of a `lookup` / `full-compaction` table. */
   readonly levels?: Levels;
+  /** Deletion-vector tables: the bucket's vectors and lookups (see {@link BucketFilesContext.deletionVectors}). */
+  readonly deletionVectors?: DeletionVectorCompaction;
 }
 
 /**
@@ -228,6 +230,7 @@ export async function openBucketRewriter(
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
       ...(options.onFileRead !== undefined ? { onFileRead: options.onFileRead } : {}),
       ...(levels !== undefined ? { changelog: { levels, newFileName: () => `${changelogPrefix}${counter++}.parquet` } } : {}),
+      ...(options.deletionVectors !== undefined ? { deletionVectors: options.deletionVectors } : {}),
     },
     async () => {
       if (recorded) await clearInflightFiles(table.fileIO, table.location, recordId).catch(() => undefined);
