@@ -103,8 +103,8 @@ export function timelineChart(snapshots: readonly TimelineSnapshot[]): string {
 
 /** Short label of a size bin. */
 export function binLabel(bin: FileSizeBin): string {
-  if (bin.maxBytes === null) return `≥ ${formatBytes(bin.minBytes)}`;
-  return bin.minBytes === 0 ? `< ${formatBytes(bin.maxBytes)}` : `${formatBytes(bin.minBytes)}–`;
+  // Bins are contiguous, so the upper edge names each one (as on the terminal).
+  return bin.maxBytes === null ? `≥ ${formatBytes(bin.minBytes)}` : `< ${formatBytes(bin.maxBytes)}`;
 }
 
 /**
@@ -194,7 +194,7 @@ export function bucketChart(id: string, skew: BucketSkew): string {
   });
   const y = top + plotH - (skew.meanBytes / max) * plotH;
   parts.push(`<line class="mean" x1="${left}" y1="${n(y)}" x2="${W - 10}" y2="${n(y)}" stroke="#e15759" stroke-dasharray="4 3"/>`);
-  parts.push(text(left - 6, y + 4, 'mean', 'text-anchor="end" class="tick"'));
+  parts.push(text(W - 10, y - 4, `mean ${formatBytes(Math.round(skew.meanBytes))}`, 'text-anchor="end" class="tick"'));
   parts.push(text(left - 6, top + 8, formatBytes(max), 'text-anchor="end" class="tick"'));
   return svg(id, W, H, `bytes per bucket, ${skew.sizes.length} buckets`, parts.join(''));
 }
