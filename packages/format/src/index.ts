@@ -31,6 +31,7 @@ export {
   type ParquetWriteOptions,
   type PreparedParquetInput,
 } from './parquet-writer.js';
+export { encodeParquetStream, type ParquetStreamOptions } from './parquet-stream-writer.js';
 export {
   defaultParquetWorkerCount,
   encodeParquetAsync,
