@@ -224,7 +224,9 @@ export function renderInspectText(report: TableReport, colour = false): string {
     line('maintenance', c.dim('not planned (--skip-maintenance)'));
   } else {
     line('maintenance', 'what each job would do now (dry runs)');
-    const notPlanned = (j: JobNotPlanned): string => c.dim(fit(`not planned: ${j.reason}`, INSPECT_TEXT_WIDTH - LABEL));
+    // Job errors start with the table location, which the summary already shows.
+    const notPlanned = (j: JobNotPlanned): string =>
+      c.dim(fit(`not planned: ${j.reason.replace(`${report.table}: `, '')}`, INSPECT_TEXT_WIDTH - LABEL));
     const e = o.expire;
     sub(
       'expire',
