@@ -3,7 +3,8 @@
  * `npm pack`, the tarballs are installed into a fresh project in the temp directory (no workspace
  * links, third-party dependencies from the npm cache or registry), and there the README's "In code"
  * example runs as written (only its warehouse location is swapped for a local one), `npx tidemark
- * --help` answers, and the installed CLI reads the table the example wrote.
+ * --help` answers, the installed CLI reads the table the example wrote, and `tidemark sql` says how
+ * to install DuckDB, which is an optional peer dependency and so not installed.
  *
  * Needs the built packages (`npm test` builds first) and the npm registry or a warm npm cache.
  */
@@ -96,6 +97,14 @@ describe('the packed packages installed outside the repository', () => {
     });
     expect(read.stdout).toBe('{"id":1,"day":"2024-05-01"}\n');
 
+    // DuckDB is an optional peer: not installed here, so `sql` says how to get it.
+    const sql = await run('npx', ['--no-install', 'tidemark', 'sql', 'SELECT 1'], { cwd: project }).then(
+      () => undefined,
+      (e: { code?: number; stderr?: string }) => e,
+    );
+    expect(sql?.code).toBe(1);
+    expect(sql?.stderr).toContain('tidemark sql needs DuckDB, an optional dependency that is not installed: run `npm install @duckdb/node-api`');
+
     // The subpath entries resolve to the single packages.
     const sub = await run(
       process.execPath,
@@ -103,7 +112,7 @@ describe('the packed packages installed outside the repository', () => {
         '--input-type=module',
         '-e',
         "const a = await import('tidemark/core'); const b = await import('@tidemark/core'); const c = await import('tidemark');" +
-          'console.log(a.openTable === b.openTable && c.openTable === b.openTable && typeof (await import("tidemark/format")).toArrowSchema)',
+          'console.log(a.openTable === b.openTable && c.openTable === b.openTable, typeof (await import("tidemark/format")).toArrowSchema)',
       ],
       { cwd: project },
     );
