@@ -34,7 +34,11 @@ it('npm run demo creates, commits, tags and time-travels in ./demo-warehouse', a
   expect(tagged.match(/"day":"2024-05-02"/g)).toHaveLength(2);
   expect(tagged).not.toContain('2024-05-01');
   expect(after('The CLI: every snapshot, with its kind, commit user and record counts')).toMatch(/^\n\$ tidemark snapshots .*\nid \| time/);
-  expect(after("The CLI: tag 'after-day-2' as a table, every day")).toMatch(/--tag after-day-2 --format table\norder_id \|[^]*2024-05-01[^]*2024-05-02/);
-  expect(after('The CLI: snapshot 1 as JSON lines')).toMatch(/--snapshot 1 --format jsonl\n\{"order_id":1,[^\n]*\n\{"order_id":2,[^\n]*\n$/);
+  expect(after("The CLI: tag 'after-day-2' as a table, every day")).toMatch(
+    /--tag after-day-2 --format table\norder_id \|[^]*2024-05-01[^]*2024-05-02/,
+  );
+  expect(after('The CLI: snapshot 1 as JSON lines')).toMatch(
+    /--snapshot 1 --format jsonl\n\{"order_id":1,[^\n]*\n\{"order_id":2,[^\n]*\n$/,
+  );
   expect(after('The CLI: the data files of the latest snapshot')).toMatch(/\$ tidemark files .*\npartition +\| bucket/);
 }, 300_000);

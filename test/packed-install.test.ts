@@ -103,7 +103,9 @@ describe('the packed packages installed outside the repository', () => {
       (e: { code?: number; stderr?: string }) => e,
     );
     expect(sql?.code).toBe(1);
-    expect(sql?.stderr).toContain('tidemark sql needs DuckDB, an optional dependency that is not installed: run `npm install @duckdb/node-api`');
+    expect(sql?.stderr).toContain(
+      'tidemark sql needs DuckDB, an optional dependency that is not installed: run `npm install @duckdb/node-api`',
+    );
 
     // The subpath entries resolve to the single packages.
     const sub = await run(
