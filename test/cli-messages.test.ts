@@ -3,7 +3,7 @@
  * file, NULL against the string "null" in `--format table`, `tag list` times in UTC, and the
  * `snapshots` table fitting 100 columns. (Mistyped table paths: test/cli-warehouse.test.ts.)
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +32,14 @@ describe('messages', () => {
     const r = await runTidemark(['write', table, '--input', 'nope.jsonl'], { cwd: dir });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`tidemark write: input file ${join(dir, 'nope.jsonl')} does not exist\n`);
+  });
+
+  it('ingest into a mistyped table names the tables nearby', async () => {
+    const source = join(dir, 'src.jsonl');
+    writeFileSync(source, '{"id":1}\n');
+    const r = await runTidemark(['ingest', join(dir, 'wh', 'db.db', 'tt'), '--source', source, '--commit-user', 'u']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`tables in ${join(dir, 'wh', 'db.db')}: t (did you mean t?)`);
   });
 
   it('--format table prints NULL for a null and quotes the strings "null" and ""', async () => {
