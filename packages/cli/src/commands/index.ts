@@ -10,6 +10,7 @@ import { deleteCommand } from './delete.js';
 import { expireSnapshotsCommand } from './expire-snapshots.js';
 import { filesCommand } from './files.js';
 import { ingestCommand } from './ingest.js';
+import { inspectCommand } from './inspect.js';
 import { maintainCommand } from './maintain.js';
 import { readCommand } from './read.js';
 import { removeOrphanFilesCommand } from './remove-orphan-files.js';
@@ -34,6 +35,7 @@ export const commands: readonly Command[] = [
   snapshotsCommand,
   schemaCommand,
   filesCommand,
+  inspectCommand,
   createCommand,
   writeCommand,
   deleteCommand,
