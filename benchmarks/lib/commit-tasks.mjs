@@ -36,17 +36,58 @@ function storageOptions(s3) {
     : {};
 }
 
-/** Wraps a FileIO to count calls per method and lost snapshot races. */
+/** Storage request kind of each FileIO method (what an object store would bill it as). */
+const KIND = {
+  read: 'get',
+  readRange: 'get',
+  exists: 'head',
+  stat: 'head',
+  list: 'list',
+  write: 'put',
+  createIfAbsent: 'conditional-put',
+  delete: 'delete',
+  deleteMany: 'delete',
+};
+
+/**
+ * Wraps a FileIO to count calls per method and per request kind, lost snapshot races, and
+ * sequential round trips: a round trip starts whenever a request is issued while none is in
+ * flight, so requests issued together (in parallel) count once.
+ */
 function counting(io) {
   const counts = {};
-  const stats = { counts, lostRaces: 0 };
+  const kinds = {};
+  const stats = { counts, kinds, lostRaces: 0, roundTrips: 0 };
+  let inFlight = 0;
   const proxy = new Proxy(io, {
     get(target, prop) {
       const value = Reflect.get(target, prop);
       if (typeof value !== 'function' || prop === 'constructor') return value;
       return (...args) => {
         counts[prop] = (counts[prop] ?? 0) + 1;
-        const result = value.apply(target, args);
+        const kind = KIND[prop];
+        if (kind === undefined) return value.apply(target, args);
+        kinds[kind] = (kinds[kind] ?? 0) + 1;
+        const begin = () => {
+          if (inFlight === 0) stats.roundTrips++;
+          inFlight++;
+        };
+        if (prop === 'list') {
+          // A listing is in flight from its first page request until it is consumed or abandoned.
+          const it = value.apply(target, args);
+          return (async function* () {
+            begin();
+            try {
+              yield* it;
+            } finally {
+              inFlight--;
+            }
+          })();
+        }
+        begin();
+        let result = value.apply(target, args);
+        const done = () => inFlight--;
+        result = Promise.resolve(result).finally(done);
         if (prop === 'createIfAbsent' && SNAPSHOT_FILE.test(String(args[0]))) {
           result.then(
             (r) => r === 'already-exists' && stats.lostRaces++,
@@ -62,6 +103,10 @@ function counting(io) {
 
 function snapshotCounts(stats) {
   return { ...stats.counts, lostRaces: stats.lostRaces };
+}
+
+function snapshotKinds(stats) {
+  return { ...stats.kinds, roundTrips: stats.roundTrips };
 }
 
 function diffCounts(after, before) {
@@ -106,10 +151,11 @@ const tasks = {
       const messages = await writer.prepareCommit();
       await writer.close();
       const t1 = performance.now();
+      const k1 = snapshotKinds(stats);
       const result = await committer.commit({ identifier, messages });
       const t2 = performance.now();
       if (result.status !== 'committed') throw new Error(`commit ${identifier} of ${commitUser}: ${JSON.stringify(result)}`);
-      return { writeMs: t1 - t0, commitMs: t2 - t1, snapshotId: result.snapshotId };
+      return { writeMs: t1 - t0, commitMs: t2 - t1, snapshotId: result.snapshotId, commitKinds: diffCounts(snapshotKinds(stats), k1) };
     };
     for (let i = 0; i < warmup; i++) await appendOne();
     if (s3) await raw.verifyConditionalWrites?.(table.location); // probe outside the timed part
@@ -124,6 +170,8 @@ const tasks = {
     const commitMs = [];
     const snapshotIds = [];
     const readsPerCommit = [];
+    /** Requests by kind and round trips of each commit (the commit call alone, not the data write). */
+    const commitKinds = [];
     for (let i = 0; i < commits; i++) {
       const reads = stats.counts.read ?? 0;
       const r = await appendOne();
@@ -131,12 +179,13 @@ const tasks = {
       commitMs.push(r.commitMs);
       snapshotIds.push(r.snapshotId);
       readsPerCommit.push((stats.counts.read ?? 0) - reads);
+      commitKinds.push(r.commitKinds);
     }
     const ms = performance.now() - t0;
     const endedAt = Date.now();
     const ops = diffCounts(snapshotCounts(stats), before);
     await raw.close();
-    return { writerId, commits, rows, ms, startedAt, endedAt, writeMs, commitMs, snapshotIds, readsPerCommit, ops };
+    return { writerId, commits, rows, ms, startedAt, endedAt, writeMs, commitMs, snapshotIds, readsPerCommit, commitKinds, ops };
   },
 
   async check({ warehouse, s3 }) {
