@@ -141,11 +141,11 @@ export class SnapshotManager {
   /**
    * The newest snapshot, starting from `knownId` (an id this process saw exist, e.g. the snapshot
    * its last commit created) instead of the LATEST hint: reads snapshot `knownId` and the ids
-   * after it, {@link PROBE_WINDOW} at a time in parallel, so a caller that is up to date needs one
-   * round trip. Snapshot `knownId` is read, not trusted: when it is gone (rolled back or expired)
+   * after it, `window` (default {@link PROBE_WINDOW}) at a time in parallel, so a caller that is up
+   * to date needs one round trip; callers that expect few new snapshots pass a smaller window. Snapshot `knownId` is read, not trusted: when it is gone (rolled back or expired)
    * or the table moved on by more than a few snapshots, this falls back to {@link latest}.
    */
-  async latestFrom(knownId: number | null): Promise<LatestProbe> {
+  async latestFrom(knownId: number | null, window: number = PROBE_WINDOW): Promise<LatestProbe> {
     const read = new Map<number, Snapshot>();
     if (knownId === null) {
       const hint = await readHint(this.fileIO, this.paths.latestHint);
@@ -153,22 +153,23 @@ export class SnapshotManager {
       knownId = hint;
     }
     // The start itself must exist: a hint or a remembered id past the real latest is not trusted.
-    const window = (from: number, n: number): Promise<Array<Snapshot | null>> =>
+    const read_ = (from: number, n: number): Promise<Array<Snapshot | null>> =>
       Promise.all(Array.from({ length: n }, (_, i) => this.tryGet(from + i)));
-    let got = await window(knownId, PROBE_WINDOW + 1);
+    const width = Math.max(1, Math.min(window, MAX_FORWARD_PROBES));
+    let got = await read_(knownId, width + 1);
     const first = got[0] ?? null;
     if (first === null) return { latest: await this.latest(), read };
     let latest: Snapshot = first;
     read.set(first.id, first);
     got = got.slice(1);
-    for (let probed = PROBE_WINDOW; ; probed += PROBE_WINDOW) {
+    for (let probed = width; ; probed += PROBE_WINDOW) {
       for (const s of got) {
         if (s === null) return { latest, read };
         latest = s;
         read.set(s.id, s);
       }
       if (probed >= MAX_FORWARD_PROBES) break;
-      got = await window(latest.id + 1, PROBE_WINDOW);
+      got = await read_(latest.id + 1, PROBE_WINDOW);
     }
     return { latest: await this.latest(), read };
   }

@@ -587,10 +587,17 @@ export class FileStoreCommit {
 
   /** The newest snapshot, probed forward from the last one this committer saw. */
   private async readLatest(): Promise<LatestProbe> {
-    const probe = await this.snapshots.latestFrom(this.knownLatest);
+    const known = this.knownLatest;
+    const probe = await this.snapshots.latestFrom(known, this.probeWindow);
     this.knownLatest = probe.latest?.id ?? null;
+    // Probe as far ahead as other writers went last time: one GET past the known id when this
+    // committer is alone, a few when others commit too (each window is one round trip).
+    if (known !== null && probe.latest !== null) this.probeWindow = Math.min(4, Math.max(1, probe.latest.id - known));
     return probe;
   }
+
+  /** How many ids past the known latest the next probe reads in its first round trip. */
+  private probeWindow = 1;
 
   /**
    * The last identifier `user` committed (newest snapshot of that user), or null. `probe` (a

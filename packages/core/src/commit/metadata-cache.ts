@@ -73,10 +73,18 @@ export class MetadataCache implements ManifestSource {
       this.touch(this.lists, name, hit);
       return hit;
     }
-    const metas = await readManifestList(this.fileIO, this.paths.manifestPath(name));
+    // Concurrent readers of one list (the base check and the merge of one attempt) share a read.
+    let reading = this.readingLists.get(name);
+    if (reading === undefined) {
+      reading = readManifestList(this.fileIO, this.paths.manifestPath(name)).finally(() => this.readingLists.delete(name));
+      this.readingLists.set(name, reading);
+    }
+    const metas = await reading;
     this.putList(name, metas);
     return metas;
   }
+
+  private readonly readingLists = new Map<string, Promise<ManifestFileMeta[]>>();
 
   async *entries(name: string): AsyncGenerator<ManifestEntry> {
     const hit = this.cachedEntries(name);
