@@ -13,6 +13,8 @@
  *   then, so concurrent writer processes start together.
  * - `check`: latest snapshot id, total record count, and whether snapshot ids 1..latest are all
  *   present.
+ * - `latency`: the store's own latency, serially: `n` 1 KiB PUTs, create-if-absent of new keys and
+ *   GETs under `warehouse` (what a commit's round trips cost at least), deleted afterwards.
  * - `cleanup`: deletes everything under the warehouse.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -214,6 +216,29 @@ const tasks = {
       rowsRead: rows,
       duplicates,
     };
+  },
+
+  async latency({ warehouse, s3, n = 100 }) {
+    const { raw } = await openBench(warehouse, s3);
+    const body = new Uint8Array(1024).fill(7);
+    const dir = `${warehouse}/latency-probe`;
+    const time = async (f) => {
+      const out = [];
+      for (let i = 0; i < n; i++) {
+        const t0 = performance.now();
+        await f(i);
+        out.push(performance.now() - t0);
+      }
+      return out;
+    };
+    const put = await time((i) => raw.write(`${dir}/put-${i}`, body));
+    const createIfAbsent = await time((i) => raw.createIfAbsent(`${dir}/cas-${i}`, body));
+    const get = await time((i) => raw.read(`${dir}/put-${i}`));
+    const paths = [];
+    for await (const st of raw.list(dir)) paths.push(st.path);
+    await raw.deleteMany(paths);
+    await raw.close();
+    return { put, createIfAbsent, get };
   },
 
   async cleanup({ warehouse, s3 }) {

@@ -16,9 +16,11 @@ export function retryWaitMs(retry: number, minWaitMs: number, maxWaitMs: number,
  * about the same moment and would collide again; how far apart they must start depends on how long
  * an attempt takes (probe, writes, create), which ranges from about a millisecond on local disk to
  * tens of milliseconds on an object store. So the wait is drawn uniformly from
- * `[0, min(maxWait, max(minWait, attempt) · 2^retry)]` ("full jitter"), where `attempt` is a moving
- * average of this committer's attempt durations: the writers spread over about one attempt's time
- * on the first retry and back off exponentially when they keep colliding.
+ * `[0, min(maxWait, max(minWait, attempt) · 2^min(retry, 4))]` ("full jitter"), where `attempt` is
+ * a moving average of this committer's attempt durations: the writers spread over about one
+ * attempt's time on the first retry and over up to 16 when they keep colliding. The exponent stops
+ * there because a slow store already makes the unit large: growing on would only leave the table
+ * idle while the losers sleep.
  */
 export class RetryBackoff {
   /** Moving average of attempt durations in ms (null until the first attempt is measured). */
@@ -39,7 +41,7 @@ export class RetryBackoff {
   lost(retry: number, attemptMs: number): number {
     this.observe(attemptMs);
     const scale = Math.max(this.minWaitMs, this.attemptMs ?? this.minWaitMs);
-    const cap = Math.min(this.maxWaitMs, scale * 2 ** Math.min(retry, 30));
+    const cap = Math.min(this.maxWaitMs, scale * 2 ** Math.min(retry, 4));
     return Math.floor(cap * this.random());
   }
 
