@@ -177,6 +177,7 @@ export async function run(options = {}) {
         commit: dist(commitMs),
         append: dist(appendMs),
         lostRaces: results.reduce((s, x) => s + (x.ops.lostRaces ?? 0), 0),
+        gaveUp: results.reduce((s, x) => s + (x.ops.gaveUp ?? 0), 0),
         requests: requestSummary(results.flatMap((x) => x.commitKinds)),
         peakRssMiB: Math.max(...results.map((x) => x.peakRssMiB)),
         peakRssMiBPerWriter: results.map((x) => x.peakRssMiB),
@@ -236,6 +237,7 @@ function toMarkdown(json) {
     `${ms(c.commit.p50)} / ${ms(c.commit.p99)}`,
     `${ms(c.append.p50)} / ${ms(c.append.p99)}`,
     `${fmtInt(c.lostRaces)} (${fmtNum(c.lostRaces / (c.writers * c.commitsPerWriter), 2)})`,
+    fmtInt(c.gaveUp ?? 0),
     fmtNum(c.requests.mean.roundTrips, 1),
     `${fmtInt(c.peakRssMiB)}`,
     c.check.latestId === c.writers * c.commitsPerWriter &&
@@ -300,6 +302,7 @@ function toMarkdown(json) {
         'commit ms p50 / p99',
         'append ms p50 / p99',
         'lost snapshot races (per commit)',
+        'commits that gave up (retried)',
         'round trips per commit',
         'peak RSS MiB (max of writers)',
         'table correct',
@@ -315,7 +318,7 @@ function toMarkdown(json) {
     '',
     `- One append = \`table.newBatchWrite()\` + \`write(RecordBatch of ${s0?.rowsPerCommit ?? 100} rows)\` + \`prepareCommit()\` (**write**: one zstd Parquet data file) then \`TableCommit.commit({ identifier, messages })\` (**commit**: latest-snapshot probe + in-flight record, base check + delta manifest + manifest lists (+ manifest merge), \`snapshot-N\` create-if-absent, LATEST hint, automatic expiration). One commitUser per process with increasing identifiers (streaming pattern, so each commit also runs the idempotency check). Unpartitioned append table (bucket -1), default options (\`manifest.merge-min-count\` 30, \`commit.max-retries\` 10, \`snapshot.num-retained.min\` 10, \`snapshot.time-retained\` 1 h).`,
     `- Serial: ${WARMUP} warm-up appends (not recorded), then the recorded ones. The quarter columns show how latency moves as the table grows (p50 of the first vs last 25 % of appends).`,
-    '- Concurrent: the writer processes wait for a common start time after their imports; commits/s = all appends (write + commit) ÷ (last writer end − first writer start). Latencies are pooled over all writers and include lost races, re-reads and backoff. A lost snapshot race = a `createIfAbsent(snapshot-N)` that found the snapshot already created by another writer (the commit then re-reads only the new snapshots and rewrites only the base list and the snapshot, after an adaptive full-jitter backoff). "table correct": contiguous snapshot ids 1..N, and every row read back exactly once.',
+    '- Concurrent: the writer processes wait for a common start time after their imports; commits/s = all appends (write + commit) ÷ (last writer end − first writer start). Latencies are pooled over all writers and include lost races, re-reads and backoff. A lost snapshot race = a `createIfAbsent(snapshot-N)` that found the snapshot already created by another writer (the commit then re-reads only the new snapshots and rewrites only the base list and the snapshot, after an adaptive full-jitter backoff). A commit that loses `commit.max-retries` (10) races in a row throws `CommitRetryExhaustedError`; the writer then commits the same identifier again, as a streaming job re-commits its checkpoint ("gave up" column; its latency includes every try). "table correct": contiguous snapshot ids 1..N, and every row read back exactly once.',
     json.s3
       ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same 2-core machine: loopback network, CPU shared with the client; every S3 figure includes RGW's own CPU time.`
       : '- S3 rows skipped: no S3 server configured.',

@@ -104,7 +104,7 @@ function counting(io) {
 }
 
 function snapshotCounts(stats) {
-  return { ...stats.counts, lostRaces: stats.lostRaces };
+  return { ...stats.counts, lostRaces: stats.lostRaces, gaveUp: stats.gaveUp ?? 0 };
 }
 
 function snapshotKinds(stats) {
@@ -154,7 +154,18 @@ const tasks = {
       await writer.close();
       const t1 = performance.now();
       const k1 = snapshotKinds(stats);
-      const result = await committer.commit({ identifier, messages });
+      let result;
+      for (;;) {
+        try {
+          result = await committer.commit({ identifier, messages });
+          break;
+        } catch (e) {
+          // Gave up after commit.max-retries lost races: commit the same identifier again, as a
+          // streaming job re-commits its checkpoint (idempotent: it is skipped if it landed).
+          if (e?.name !== 'CommitRetryExhaustedError') throw e;
+          stats.gaveUp = (stats.gaveUp ?? 0) + 1;
+        }
+      }
       const t2 = performance.now();
       if (result.status !== 'committed') throw new Error(`commit ${identifier} of ${commitUser}: ${JSON.stringify(result)}`);
       return { writeMs: t1 - t0, commitMs: t2 - t1, snapshotId: result.snapshotId, commitKinds: diffCounts(snapshotKinds(stats), k1) };
