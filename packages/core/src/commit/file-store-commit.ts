@@ -801,7 +801,13 @@ export class FileStoreCommit {
             { cause: lastError },
           );
         }
-        await sleep(this.backoff.lost(retry, this.now() - attemptStarted));
+        const wait = sleep(this.backoff.lost(retry, this.now() - attemptStarted));
+        // While backing off, read and check what the winner added (its snapshot, manifest lists,
+        // manifests and data files): the next attempt then finds it in the cache and the base
+        // check's memory, so its window between reading the latest snapshot and creating the
+        // next one shrinks to a few round trips. A failure here is left to that attempt to report.
+        const warm = outcome === 'already-exists' ? this.prefetch(snapshot.id, entries) : Promise.resolve();
+        await Promise.all([wait, warm]);
       }
     } catch (e) {
       // Nothing we wrote is referenced by a snapshot unless a create had an unknown outcome.
@@ -815,6 +821,17 @@ export class FileStoreCommit {
       throw e;
     } finally {
       if (this.recordInflight && !keepRecord && !recordCleared) await this.clearStartedRecord(start);
+    }
+  }
+
+  /** Reads and checks snapshot `id` ahead of the next attempt (best effort). */
+  private async prefetch(id: number, entries: readonly ManifestEntry[]): Promise<void> {
+    try {
+      const s = await this.snapshots.tryGet(id);
+      if (s === null) return;
+      await Promise.all([this.baseCheck.check(s, entries), dataManifests(this.fileIO, this.paths, s, this.cache)]);
+    } catch {
+      // the next attempt reads (and reports) for itself
     }
   }
 
