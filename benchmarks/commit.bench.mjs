@@ -78,7 +78,13 @@ function requestSummary(perCommit) {
   return {
     mean,
     windows,
-    roundTripsP50: steady.length > 0 ? percentile(steady.map((c) => c.roundTrips ?? 0), 50) : null,
+    roundTripsP50:
+      steady.length > 0
+        ? percentile(
+            steady.map((c) => c.roundTrips ?? 0),
+            50,
+          )
+        : null,
     roundTripsMax: steady.length > 0 ? Math.max(...steady.map((c) => c.roundTrips ?? 0)) : null,
   };
 }
@@ -277,12 +283,7 @@ function toMarkdown(json) {
     '',
     '### Storage requests per commit (the commit call alone, mean over all serial commits)',
     '',
-    markdownTable([
-      'backend',
-      ...KINDS,
-      'sequential round trips',
-      'round trips p50 / max (after 20 commits)',
-    ], kindRows),
+    markdownTable(['backend', ...KINDS, 'sequential round trips', 'round trips p50 / max (after 20 commits)'], kindRows),
     '',
     'Round trips: a round trip starts whenever a request is issued while none is in flight, so requests issued together count once. ' +
       'Commit 1 is cold (conditional-write probe on S3, LATEST hint, first reads); the first commit past `snapshot.num-retained.min` runs a full expiration; every ~30th commit merges manifests (one manifest PUT and one round trip more).',
@@ -310,7 +311,7 @@ function toMarkdown(json) {
       concRows,
     ),
     '',
-    '## The store\'s own latency (100 serial 1 KiB requests)',
+    "## The store's own latency (100 serial 1 KiB requests)",
     '',
     markdownTable(['backend', 'PUT ms p50 / p99', 'create-if-absent ms p50 / p99', 'GET ms p50 / p99'], latRows),
     '',
@@ -323,7 +324,7 @@ function toMarkdown(json) {
       ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same 2-core machine: loopback network, CPU shared with the client; every S3 figure includes RGW's own CPU time.`
       : '- S3 rows skipped: no S3 server configured.',
     '- local = benchmarks/work/ on the repo file system; LocalFileIO fsyncs every file and its directory.',
-    '- Machine: 2 cores shared with other agents\' jobs (tests, builds, S3 servers, other benchmarks); treat single figures as ±30 %.',
+    "- Machine: 2 cores shared with other agents' jobs (tests, builds, S3 servers, other benchmarks); treat single figures as ±30 %.",
     ...problemsSection(json.problems),
   ].join('\n');
 }

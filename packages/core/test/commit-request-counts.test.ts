@@ -197,7 +197,9 @@ describe('commit request counts', () => {
     // manifest lists and delta manifests (base check), each once.
     const added = [await tb.snapshotManager.snapshot(10), await tb.snapshotManager.snapshot(11)];
     const listReads = metadataReads.filter((p) => p.includes('/manifest-list-'));
-    expect(new Set(listReads)).toEqual(new Set(added.flatMap((x) => [x.baseManifestList, x.deltaManifestList]).map((x) => ta.paths.manifestPath(x))));
+    expect(new Set(listReads)).toEqual(
+      new Set(added.flatMap((x) => [x.baseManifestList, x.deltaManifestList]).map((x) => ta.paths.manifestPath(x))),
+    );
     expect(metadataReads.filter((p) => !p.includes('/manifest-list-'))).toHaveLength(2);
     expect(new Set(metadataReads).size).toBe(metadataReads.length);
     // a had read none of these files before (it wrote its own and had not seen snapshot 11).

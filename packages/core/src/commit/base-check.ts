@@ -83,7 +83,8 @@ export class CommitBaseCheck {
           } else if (isFresh) {
             // One GET both checks the size and decodes (no separate stat).
             const bytes = await this.fileIO.read(path);
-            if (bytes.length !== m.fileSize) throw new Error(`the file is ${bytes.length} bytes, but the manifest list records ${m.fileSize}`);
+            if (bytes.length !== m.fileSize)
+              throw new Error(`the file is ${bytes.length} bytes, but the manifest list records ${m.fileSize}`);
             entries = this.cache.decode(m.fileName, bytes);
           } else {
             entries = this.cache.entries(m.fileName);

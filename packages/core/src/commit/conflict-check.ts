@@ -46,7 +46,9 @@ export async function checkConflicts(
 
   const partitions = new Set(delta.map((e) => partitionKey(e.partition)));
   const live =
-    latest === null ? new Map<string, ManifestEntry>() : await liveEntries(fileIO, paths, latest, (p) => partitions.has(partitionKey(p)), options.source);
+    latest === null
+      ? new Map<string, ManifestEntry>()
+      : await liveEntries(fileIO, paths, latest, (p) => partitions.has(partitionKey(p)), options.source);
 
   if (!options.allowBucketChange) {
     const buckets = new Map<string, number>();

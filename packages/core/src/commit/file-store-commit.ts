@@ -368,14 +368,14 @@ export class FileStoreCommit {
       ids.push(
         await this.tryCommit(
           {
-          ...base,
-          index: checkIndex ? async () => index : undefined,
-          delta: { kind: 'fixed', entries: appendEntries },
-          ...(changelogEntries.length > 0 ? { changelog: changelogEntries } : {}),
-          commitKind: kind,
-          checkConflicts: hasDeletes || kind !== 'APPEND',
-          allowBucketChange: kind === 'OVERWRITE',
-          ...(guard ? { sequenceGuard: guard } : {}),
+            ...base,
+            index: checkIndex ? async () => index : undefined,
+            delta: { kind: 'fixed', entries: appendEntries },
+            ...(changelogEntries.length > 0 ? { changelog: changelogEntries } : {}),
+            commitKind: kind,
+            checkConflicts: hasDeletes || kind !== 'APPEND',
+            allowBucketChange: kind === 'OVERWRITE',
+            ...(guard ? { sequenceGuard: guard } : {}),
           },
           first,
         ),
@@ -734,7 +734,10 @@ export class FileStoreCommit {
         // rewriting is still correct (that snapshot cannot land on a newer base), deleting is not.
         if (guard) entries = await guard.apply(latest, entries);
         if (input.checkConflicts) {
-          await checkConflicts(this.fileIO, this.paths, latest, entries, { allowBucketChange: input.allowBucketChange, source: this.cache });
+          await checkConflicts(this.fileIO, this.paths, latest, entries, {
+            allowBucketChange: input.allowBucketChange,
+            source: this.cache,
+          });
         }
         // The schema id, the base check, the delta upload and the base list are independent: one
         // round trip for all of them (the snapshot create waits for every one).
