@@ -217,4 +217,18 @@ describe('commit request counts', () => {
     const ids = (await ta.newRead().toArrowTable()).getChild('id')!.toArray() as Int32Array;
     expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 101, 102, 103, 104, 105, 106]);
   });
+
+  it('a batch commit (fresh commit user, no identifier) reads no snapshot history', async () => {
+    const counter = counting(new MemoryFileIO());
+    const t = await openTable(counter.io, `memory://commit-requests-${process.pid}-${++n}/wh`, true);
+    const streaming = t.newCommit({ commitUser: 'streaming-job' });
+    for (let i = 1; i <= 30; i++) await streaming.commit({ identifier: i, messages: await messagesOf(t, i) });
+    const messages = await messagesOf(t, 31);
+    const before = counter.reads.length;
+    // (Expiration off: its first run reads snapshots of its own.)
+    expect((await t.newCommit({ expire: false }).commit({ messages })).status).toBe('committed');
+    const snapshotReads = counter.reads.slice(before).filter((p) => /\/snapshot\/snapshot-\d+$/.test(p));
+    // The latest snapshot and the probe past it: not snapshots 1..29.
+    expect(snapshotReads.length).toBeLessThanOrEqual(3);
+  });
 });

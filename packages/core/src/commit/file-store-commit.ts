@@ -344,7 +344,11 @@ export class FileStoreCommit {
       if (start !== undefined) await this.clearStartedRecord(start);
       throw e;
     }
-    const skipped = this.skipResult(committable.identifier, user, await this.lastCommittedIdentifier(user, probe));
+    // Batch identifiers are never de-duplicated (a fresh commitUser per job): no scan of the history.
+    const skipped =
+      committable.identifier === BATCH_COMMIT_IDENTIFIER
+        ? null
+        : this.skipResult(committable.identifier, user, await this.lastCommittedIdentifier(user, probe));
     if (skipped !== null || empty) {
       if (start !== undefined) await this.clearStartedRecord(start);
       return skipped ?? { status: 'empty' };
