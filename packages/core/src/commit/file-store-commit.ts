@@ -157,6 +157,13 @@ const NO_INDEX_CHANGES: IndexChanges = { entries: [], hashIndexBase: new Map() }
  * them (being written) and, for the first attempt, the latest snapshot (being read). Started
  * together so that the record PUT and the snapshot probe share one round trip.
  */
+/** A base manifest list written for the snapshot after `forId`, and every file written for it. */
+interface BaseList {
+  readonly forId: number | null;
+  readonly list: { readonly name: string; readonly size: number };
+  readonly files: readonly string[];
+}
+
 interface AttemptStart {
   readonly names: ManifestNames;
   readonly recordId: string;
@@ -717,6 +724,8 @@ export class FileStoreCommit {
     const keep = new Set<string>();
     let keepRecord = false;
     let recordCleared = false;
+    /** A base list written while backing off, for the snapshot the next attempt probably builds on. */
+    let prebuilt: BaseList | undefined;
     try {
       // Before any manifest exists; a failure here fails the commit with nothing written.
       await start.recorded;
@@ -771,8 +780,13 @@ export class FileStoreCommit {
         const [, , snapshot] = await settleAll([
           checked,
           deltaUploaded,
-          this.buildSnapshot(latest, entries, delta.list, writer, input, schemaId, changelogList),
+          this.buildSnapshot(latest, entries, delta.list, writer, input, schemaId, changelogList, prebuilt),
         ]);
+        // Built for a snapshot that was not the latest after all: nothing will reference it.
+        if (prebuilt !== undefined && prebuilt.forId !== (latest?.id ?? null) && uncertainAfter === null) {
+          await writer.deleteWritten(prebuilt.files);
+        }
+        prebuilt = undefined;
         const attemptFiles = writer.written.filter((n) => !keep.has(n));
 
         let outcome: 'created' | 'already-exists' | 'error';
@@ -813,8 +827,8 @@ export class FileStoreCommit {
         // manifests and data files): the next attempt then finds it in the cache and the base
         // check's memory, so its window between reading the latest snapshot and creating the
         // next one shrinks to a few round trips. A failure here is left to that attempt to report.
-        const warm = outcome === 'already-exists' ? this.prefetch(snapshot.id, entries) : Promise.resolve();
-        await Promise.all([wait, warm]);
+        const warm = outcome === 'already-exists' ? this.prefetch(snapshot.id, entries, writer) : Promise.resolve(undefined);
+        [, prebuilt] = await Promise.all([wait, warm]);
       }
     } catch (e) {
       // Nothing we wrote is referenced by a snapshot unless a create had an unknown outcome.
@@ -831,14 +845,18 @@ export class FileStoreCommit {
     }
   }
 
-  /** Reads and checks snapshot `id` ahead of the next attempt (best effort). */
-  private async prefetch(id: number, entries: readonly ManifestEntry[]): Promise<void> {
+  /**
+   * Reads and checks snapshot `id` ahead of the next attempt, and writes the base list for a
+   * snapshot on top of it (used when it is still the latest then): best effort.
+   */
+  private async prefetch(id: number, entries: readonly ManifestEntry[], writer: ManifestWriter): Promise<BaseList | undefined> {
     try {
       const s = await this.snapshots.tryGet(id);
-      if (s === null) return;
-      await Promise.all([this.baseCheck.check(s, entries), dataManifests(this.fileIO, this.paths, s, this.cache)]);
+      if (s === null) return undefined;
+      const [, base] = await settleAll([this.baseCheck.check(s, entries), this.writeBase(s, writer)]);
+      return base;
     } catch {
-      // the next attempt reads (and reports) for itself
+      return undefined; // the next attempt reads, writes (and reports) for itself
     }
   }
 
@@ -889,25 +907,9 @@ export class FileStoreCommit {
     }
   }
 
-  /** Writes the base list (merged manifests of `latest`) and builds the snapshot on top of `latest`. */
-  private async buildSnapshot(
-    latest: Snapshot | null,
-    entries: readonly ManifestEntry[],
-    deltaList: { name: string; size: number },
-    writer: ManifestWriter,
-    input: AttemptInput,
-    latestSchemaId: Promise<number | null>,
-    changelogList?: { name: string; size: number },
-  ): Promise<Snapshot> {
-    // Index first: a dynamic-bucket conflict fails the attempt before the base list is merged.
-    let indexManifest = latest?.indexManifest;
-    const index = input.index === undefined ? NO_INDEX_CHANGES : await input.index(latest);
-    const changes = await resolveHashIndexChanges(this.fileIO, this.paths, latest, index, (h) => writer.writeHashIndex(h));
-    if (changes.length > 0) {
-      const live = combineIndexEntries(await snapshotIndexEntries(this.fileIO, this.paths, latest), changes, this.bucketUnaware);
-      indexManifest = live.length === 0 ? undefined : await writer.writeIndexManifest(live);
-    }
-
+  /** Merges the manifests of `latest` and writes them as the next snapshot's base list. */
+  private async writeBase(latest: Snapshot | null, writer: ManifestWriter): Promise<BaseList> {
+    const before = new Set(writer.written);
     let baseMetas: ManifestFileMeta[] = [];
     if (latest !== null) {
       baseMetas = await mergeManifests(
@@ -924,7 +926,32 @@ export class FileStoreCommit {
         this.cache,
       );
     }
-    const baseList = await writer.writeList(baseMetas);
+    const list = await writer.writeList(baseMetas);
+    return { forId: latest?.id ?? null, list, files: writer.written.filter((n) => !before.has(n)) };
+  }
+
+  /** Writes the base list (merged manifests of `latest`) and builds the snapshot on top of `latest`. */
+  private async buildSnapshot(
+    latest: Snapshot | null,
+    entries: readonly ManifestEntry[],
+    deltaList: { name: string; size: number },
+    writer: ManifestWriter,
+    input: AttemptInput,
+    latestSchemaId: Promise<number | null>,
+    changelogList?: { name: string; size: number },
+    prebuilt?: BaseList,
+  ): Promise<Snapshot> {
+    // Index first: a dynamic-bucket conflict fails the attempt before the base list is merged.
+    let indexManifest = latest?.indexManifest;
+    const index = input.index === undefined ? NO_INDEX_CHANGES : await input.index(latest);
+    const changes = await resolveHashIndexChanges(this.fileIO, this.paths, latest, index, (h) => writer.writeHashIndex(h));
+    if (changes.length > 0) {
+      const live = combineIndexEntries(await snapshotIndexEntries(this.fileIO, this.paths, latest), changes, this.bucketUnaware);
+      indexManifest = live.length === 0 ? undefined : await writer.writeIndexManifest(live);
+    }
+
+    const usable = prebuilt !== undefined && prebuilt.forId === (latest?.id ?? null);
+    const baseList = usable ? prebuilt.list : (await this.writeBase(latest, writer)).list;
 
     let deltaRecordCount = 0;
     for (const e of entries) deltaRecordCount += e.kind === 'ADD' ? e.file.rowCount : -e.file.rowCount;
