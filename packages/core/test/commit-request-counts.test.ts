@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO, type FileIO } from '@tidemark/storage';
+import { readManifestList } from '@tidemark/format';
 import { FileSystemCatalog, type Table, type TableSpec } from '../src/index.js';
 
 const SPEC: TableSpec = {
@@ -36,6 +37,8 @@ interface Counter {
   readonly writes: string[];
   /** Runs once, before the next snapshot create through this counter. */
   beforeSnapshotCreate: (() => Promise<void>) | null;
+  /** Runs once, after the next manifest list written through this counter. */
+  afterListWrite: (() => Promise<void>) | null;
   /**
    * Milliseconds every request takes (0: as fast as memory). With a latency like an object
    * store's, requests issued together overlap and count as one round trip, as they would there.
@@ -57,6 +60,7 @@ function counting(inner: FileIO): Counter {
     reads: [],
     writes: [],
     beforeSnapshotCreate: null,
+    afterListWrite: null,
     latencyMs: 0,
   };
   const io = new Proxy(inner, {
@@ -88,12 +92,19 @@ function counting(inner: FileIO): Counter {
             await hook();
           }
           begin();
+          let result: unknown;
           try {
             if (counter.latencyMs > 0) await new Promise((r) => setTimeout(r, counter.latencyMs));
-            return await fn.apply(target, args);
+            result = await fn.apply(target, args);
           } finally {
             inFlight--;
           }
+          if (prop === 'write' && String(args[0]).includes('/manifest-list-') && counter.afterListWrite) {
+            const hook = counter.afterListWrite;
+            counter.afterListWrite = null;
+            await hook();
+          }
+          return result;
         };
         return run();
       };
@@ -230,5 +241,40 @@ describe('commit request counts', () => {
     const snapshotReads = counter.reads.slice(before).filter((p) => /\/snapshot\/snapshot-\d+$/.test(p));
     // The latest snapshot and the probe past it: not snapshots 1..29.
     expect(snapshotReads.length).toBeLessThanOrEqual(3);
+  });
+
+  it('a base list written while backing off for a snapshot that is no longer the latest is deleted, not left behind', async () => {
+    const store = new MemoryFileIO();
+    const root = `memory://commit-requests-${process.pid}-${++n}/wh`;
+    const a = counting(store);
+    const ta = await openTable(a.io, root, true);
+    const tb = await openTable(store, root, false);
+    const ca = ta.newCommit({ commitUser: 'a' });
+    const cb = tb.newCommit({ commitUser: 'b' });
+    await ca.commit({ identifier: 1, messages: await messagesOf(ta, 1) });
+    const b2 = await messagesOf(tb, 102);
+    const b3 = await messagesOf(tb, 103);
+    // b wins snapshot 2 before a's create; while a backs off and writes its base list for
+    // snapshot 2, b commits snapshot 3 as well.
+    a.beforeSnapshotCreate = async () => {
+      await cb.commit({ identifier: 2, messages: b2 });
+      a.afterListWrite = async () => void (await cb.commit({ identifier: 3, messages: b3 }));
+    };
+    expect(await ca.commit({ identifier: 2, messages: await messagesOf(ta, 2) })).toMatchObject({ status: 'committed', snapshotId: 4 });
+
+    // Every manifest and manifest list in the table belongs to some snapshot.
+    const referenced = new Set<string>();
+    for (let id = 1; id <= 4; id++) {
+      const s = await tb.snapshotManager.snapshot(id);
+      for (const list of [s.baseManifestList, s.deltaManifestList]) {
+        referenced.add(list);
+        for (const m of await readManifestList(store, tb.paths.manifestPath(list))) referenced.add(m.fileName);
+      }
+    }
+    const present: string[] = [];
+    for await (const st of store.list(`${tb.location}/manifest`)) present.push(st.path.slice(st.path.lastIndexOf('/') + 1));
+    expect(present.filter((x) => !referenced.has(x))).toEqual([]);
+    const ids = (await ta.newRead().toArrowTable()).getChild('id')!.toArray() as Int32Array;
+    expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 102, 103]);
   });
 });
