@@ -40,6 +40,7 @@ export const OPTION = {
   MANIFEST_MERGE_MIN_COUNT: 'manifest.merge-min-count',
   MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE: 'manifest.full-compaction-threshold-size',
   MANIFEST_COMPRESSION: 'manifest.compression',
+  MANIFEST_FORMAT: 'manifest.format',
   METADATA_STATS_MODE: 'metadata.stats-mode',
   METADATA_STATS_DENSE_STORE: 'metadata.stats-dense-store',
   SNAPSHOT_NUM_RETAINED_MIN: 'snapshot.num-retained.min',
@@ -113,7 +114,6 @@ const OTHER_PAIMON_OPTIONS = [
   'file.format.per.level',
   'file.suffix.include.compression',
   'file.block-size',
-  'manifest.format',
   'manifest.delete-file-drop-stats',
   'snapshot.expire.execution-mode',
   'snapshot.clean-empty-directories',
@@ -654,6 +654,11 @@ export class CoreOptions {
 
   get manifestFullCompactionThresholdSize(): number {
     return this.size(OPTION.MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE, 16 * MIB);
+  }
+
+  /** `manifest.format` (lower case; default avro). Manifests are read in either format, written only as Avro. */
+  get manifestFormat(): string {
+    return this.str(OPTION.MANIFEST_FORMAT, 'avro').trim().toLowerCase();
   }
 
   /** Avro codec of manifests: `avro.codec`, else `manifest.compression` (default zstd → `zstandard`). */
