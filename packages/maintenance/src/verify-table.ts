@@ -14,13 +14,14 @@ import {
   deserializeBinaryRow,
   readManifestEntries,
   readManifestList,
+  readOrcFile,
   readParquetFile,
   type DataField,
   type ManifestEntry,
   type Snapshot,
   type Value,
 } from '@tidemark/format';
-import { checkAborted, compareValues, DataFileLocator, FileStatsCollector, tableOptions, type Table } from '@tidemark/core';
+import { checkAborted, compareValues, dataFileFormat, DataFileLocator, FileStatsCollector, tableOptions, type Table } from '@tidemark/core';
 
 export interface VerifyOptions {
   /** Check only this snapshot (default: the latest). */
@@ -195,7 +196,8 @@ async function checkDataFile(table: Table, entry: ManifestEntry, path: string, m
   const fields: readonly DataField[] = schema.fields;
   const collector = keyValue ? null : new FileStatsCollector(fields, tableOptions(schema));
   let rows = 0;
-  for await (const raw of readParquetFile(io, path, { fileSize: entry.file.fileSize, rowCount: entry.file.rowCount })) {
+  const read = dataFileFormat(path, tableOptions(schema).fileFormat) === 'orc' ? readOrcFile : readParquetFile;
+  for await (const raw of read(io, path, { fileSize: entry.file.fileSize, rowCount: entry.file.rowCount })) {
     rows += raw.numRows;
     if (collector) collector.add(conformToPaimonTypes(raw, fields));
   }
