@@ -103,7 +103,7 @@ describe('the packed packages installed outside the repository', () => {
         '--input-type=module',
         '-e',
         "const a = await import('tidemark/core'); const b = await import('@tidemark/core'); const c = await import('tidemark');" +
-          'console.log(a.openTable === b.openTable && c.openTable === b.openTable && typeof (await import("tidemark/format")).toArrowSchema)',
+          'console.log(a.openTable === b.openTable && c.openTable === b.openTable, typeof (await import("tidemark/format")).toArrowSchema)',
       ],
       { cwd: project },
     );
