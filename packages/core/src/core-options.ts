@@ -71,6 +71,8 @@ export const OPTION = {
   CHANGELOG_NUM_RETAINED_MIN: 'changelog.num-retained.min',
   CHANGELOG_NUM_RETAINED_MAX: 'changelog.num-retained.max',
   CHANGELOG_TIME_RETAINED: 'changelog.time-retained',
+  CHANGELOG_ROW_DEDUPLICATE: 'changelog-producer.row-deduplicate',
+  CHANGELOG_ROW_DEDUPLICATE_IGNORE_FIELDS: 'changelog-producer.row-deduplicate-ignore-fields',
   CONSUMER_EXPIRATION_TIME: 'consumer.expiration-time',
   CONSUMER_IGNORE_PROGRESS: 'consumer.ignore-progress',
   CONTINUOUS_DISCOVERY_INTERVAL: 'continuous.discovery-interval',
@@ -708,6 +710,19 @@ export class CoreOptions {
   /** `continuous.discovery-interval` in milliseconds (10 s): how often a streaming read looks for new snapshots. */
   get continuousDiscoveryIntervalMs(): number {
     return this.dur(OPTION.CONTINUOUS_DISCOVERY_INTERVAL, 10_000);
+  }
+
+  /**
+   * `changelog-producer.row-deduplicate` (default false): the lookup and full-compaction producers
+   * leave out a -U/+U pair whose before and after values are equal.
+   */
+  get changelogRowDeduplicate(): boolean {
+    return this.bool(OPTION.CHANGELOG_ROW_DEDUPLICATE, false);
+  }
+
+  /** `changelog-producer.row-deduplicate-ignore-fields`: columns not compared by the row deduplication. */
+  get changelogRowDeduplicateIgnoreFields(): string[] {
+    return this.list(OPTION.CHANGELOG_ROW_DEDUPLICATE_IGNORE_FIELDS);
   }
 
   /** `streaming-read-overwrite` (default false): streaming reads include the files OVERWRITE snapshots add. */
