@@ -24,6 +24,7 @@ import {
   type IndexManifestEntry,
   readManifestEntries,
   readManifestList,
+  readOrcFile,
   readParquetFile,
   type DataField,
   type ManifestEntry,
@@ -34,6 +35,7 @@ import {
   ChangelogManager,
   checkAborted,
   compareValues,
+  dataFileFormat,
   DataFileLocator,
   FileStatsCollector,
   tableOptions,
@@ -317,7 +319,8 @@ async function checkDataFile(table: Table, entry: ManifestEntry, path: string, m
   const fields: readonly DataField[] = schema.fields;
   const collector = keyValue ? null : new FileStatsCollector(fields, tableOptions(schema));
   let rows = 0;
-  for await (const raw of readParquetFile(io, path, { fileSize: entry.file.fileSize, rowCount: entry.file.rowCount })) {
+  const read = dataFileFormat(path, tableOptions(schema).fileFormat) === 'orc' ? readOrcFile : readParquetFile;
+  for await (const raw of read(io, path, { fileSize: entry.file.fileSize, rowCount: entry.file.rowCount })) {
     rows += raw.numRows;
     if (collector) collector.add(conformToPaimonTypes(raw, fields));
   }
