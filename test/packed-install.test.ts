@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));
-const PACKAGES = ['storage', 'format', 'core', 'sink', 'maintenance', 'cli', 'tidemark'];
+const PACKAGES = ['storage', 'orc', 'format', 'core', 'sink', 'maintenance', 'cli', 'tidemark'];
 
 const dir = mkdtempSync(join(tmpdir(), 'tidemark-packed-'));
 const tarballs = join(dir, 'tarballs');

@@ -21,6 +21,9 @@ export {
 } from './arrow-types.js';
 export { RangeBlob } from './range-blob.js';
 export { conformToPaimonTypes, readParquetFile, type ParquetReadOptions } from './parquet-reader.js';
+export { fileIOSource, openOrcFile, readOrcFile, type OrcFileReadOptions } from './orc-data-file.js';
+export { isOrc, readOrcRecords } from './orc-records.js';
+export { readManifestRecords } from './manifest-records.js';
 export {
   encodeParquetIpc,
   prepareParquetInput,

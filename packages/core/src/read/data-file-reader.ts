@@ -12,8 +12,10 @@ import {
   conformToPaimonTypes,
   fieldById,
   keyValueFileFields,
+  readOrcFile,
   readParquetFile,
   toArrowField,
+  CorruptFileError,
   toArrowType,
   trimmedPrimaryKeys,
   type DataField,
@@ -55,7 +57,8 @@ export interface ReadDataFileOptions {
 /**
  * Streams a data file's rows as batches of `readFields` (Arrow schema = `toArrowSchema(readFields)`).
  *
- * @throws UnsupportedTableFeatureError for a non-Parquet file or a type change that cannot be cast.
+ * @throws UnsupportedTableFeatureError for a data file format other than Parquet and ORC, or a type
+ *   change that cannot be cast.
  */
 export async function* readDataFile(
   io: FileIO,
@@ -63,10 +66,7 @@ export async function* readDataFile(
   readFields: readonly DataField[],
   options: ReadDataFileOptions,
 ): AsyncGenerator<EvolvedBatch> {
-  const format = coreOptions(file.schema).fileFormat;
-  if (!file.path.endsWith('.parquet') && format !== 'parquet') {
-    throw new UnsupportedTableFeatureError(`${file.path}: data file format '${format}' is not supported (only parquet)`);
-  }
+  const format = dataFileFormat(file.path, coreOptions(file.schema).fileFormat);
   const { readSchema, fileFields, physical, conformFields } = fileLayout(file.schema, readFields, options.keyValue);
   const readOptions = {
     columns: physical,
@@ -74,7 +74,9 @@ export async function* readDataFile(
     ...(file.rowCount !== undefined ? { rowCount: file.rowCount } : {}),
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
   };
-  for await (const raw of readParquetFile(io, file.path, readOptions)) {
+  const batches = format === 'orc' ? readOrcFile(io, file.path, readOptions) : readParquetFile(io, file.path, readOptions);
+  for await (const raw of batches) {
+    if (format === 'orc') checkOrcFieldIds(raw, conformFields, file.path);
     const batch = conformToPaimonTypes(raw, conformFields);
     const byName = new Map<string, arrow.Data>();
     batch.schema.fields.forEach((f, i) => byName.set(f.name, batch.data.children[i]!));
@@ -98,6 +100,38 @@ export async function* readDataFile(
       valueKind = (kind.values as Int8Array).subarray(0, n);
     }
     yield { batch: makeBatch(readSchema, columns, n), sequence, valueKind };
+  }
+}
+
+/**
+ * The format of a data file: its extension when it has a known one (a table's `file.format` may
+ * have changed since the file was written), else the table's `file.format`.
+ *
+ * @throws UnsupportedTableFeatureError for a format tidemark cannot read (avro, lance, ...).
+ */
+export function dataFileFormat(path: string, tableFormat: string): 'parquet' | 'orc' {
+  if (path.endsWith('.parquet')) return 'parquet';
+  if (path.endsWith('.orc')) return 'orc';
+  if (tableFormat === 'parquet' || tableFormat === 'orc') return tableFormat;
+  throw new UnsupportedTableFeatureError(`${path}: data file format '${tableFormat}' is not supported (parquet and orc are)`);
+}
+
+/**
+ * Java writes each column's Paimon field id as the ORC type attribute `paimon.id`. Columns are
+ * matched by the names of the file's schema; a file whose ids disagree with them was not written
+ * with that schema, and reading it by name would return another field's values.
+ */
+function checkOrcFieldIds(batch: arrow.RecordBatch, fields: readonly DataField[], path: string): void {
+  for (const f of batch.schema.fields) {
+    const id = f.metadata.get('paimon.id');
+    if (id === undefined) continue;
+    const expected = fields.find((d) => d.name === f.name)?.id;
+    if (expected !== undefined && Number(id) !== expected) {
+      throw new CorruptFileError(
+        path,
+        `ORC column '${f.name}' has paimon.id ${id}, but field '${f.name}' of the file's schema has id ${expected}`,
+      );
+    }
   }
 }
 
