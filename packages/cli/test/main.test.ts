@@ -19,6 +19,8 @@ async function run(argv: string[], options: MainOptions = {}) {
 
 const expectedNames = [
   'read',
+  'count',
+  'sql',
   'stream',
   'tail',
   'consumers',
@@ -39,11 +41,15 @@ const expectedNames = [
   'maintain',
   'verify',
   'ingest',
+  'db',
+  'table',
 ];
 
 /** The smallest valid command line of each command. */
 const minimalArgs: Record<string, string[]> = {
   read: ['read', 't'],
+  count: ['count', 't'],
+  sql: ['sql', 'SELECT * FROM x', '--table', 'x=t'],
   stream: ['stream', 't'],
   tail: ['tail', 't'],
   consumers: ['consumers', 'list', 't'],
@@ -152,6 +158,8 @@ describe('main: bad usage exits 2 with that command usage on stderr', () => {
 /** Every command runs a real engine now (`create` makes the table, so it is tested elsewhere). */
 const wiredNames = [
   'read',
+  'count',
+  'sql',
   'stream',
   'tail',
   'consumers',
@@ -175,7 +183,8 @@ const wiredNames = [
 
 describe('main: commands on a missing table', () => {
   it('every command has an engine', () => {
-    expect([...expectedNames].sort()).toEqual([...wiredNames, 'maintain'].sort());
+    // db and table work on a warehouse, where a missing directory is an empty warehouse (test/cli-warehouse.test.ts).
+    expect([...expectedNames].sort()).toEqual([...wiredNames, 'maintain', 'db', 'table'].sort());
   });
   it.each(wiredNames.filter((n) => n !== 'create'))('%s on a missing table fails with one line and exit 1', async (name) => {
     const cwd = mkdtempSync(join(tmpdir(), 'tidemark-main-'));
