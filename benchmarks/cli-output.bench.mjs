@@ -22,13 +22,13 @@ import { runIfMain } from './lib/standalone.mjs';
 export const name = 'cli-output';
 
 const BIN = fileURLToPath(new URL('../packages/cli/bin/tidemark.js', import.meta.url));
-const RSS_HOOK = fileURLToPath(new URL('./lib/peak-rss-on-exit.cjs', import.meta.url));
+const RSS_HOOK = new URL('./lib/peak-rss-on-exit.mjs', import.meta.url).href;
 
 /** Runs the binary; resolves with wall time, peak RSS (MiB) and stdout. */
 function tidemark(args, { stdin, rssFile } = {}) {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--require', RSS_HOOK, BIN, ...args], {
+    const child = spawn(process.execPath, ['--import', RSS_HOOK, BIN, ...args], {
       env: { ...process.env, TIDEMARK_NO_PROGRESS: '1', TIDEMARK_PEAK_RSS_FILE: rssFile },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -56,7 +56,15 @@ function tidemark(args, { stdin, rssFile } = {}) {
 function rowsJsonl(start, n) {
   const lines = [];
   for (let i = start; i < start + n; i++) {
-    lines.push(JSON.stringify({ id: i, k: i % 1000, name: `name-${i}`, amount: `${i % 10000}.${String(i % 100).padStart(2, '0')}`, day: `2024-05-0${(i % 5) + 1}` }));
+    lines.push(
+      JSON.stringify({
+        id: i,
+        k: i % 1000,
+        name: `name-${i}`,
+        amount: `${i % 10000}.${String(i % 100).padStart(2, '0')}`,
+        day: `2024-05-0${(i % 5) + 1}`,
+      }),
+    );
   }
   return lines.join('\n') + '\n';
 }
@@ -83,7 +91,9 @@ export async function run(options = {}) {
   ]);
   try {
     await tidemark(['create', table, '--schema', schema, '--partition', 'day'], { rssFile });
-    await tidemark(['create', pk, '--schema', schema, '--partition', 'day', '--primary-key', 'id,day', '--option', 'bucket=2'], { rssFile });
+    await tidemark(['create', pk, '--schema', schema, '--partition', 'day', '--primary-key', 'id,day', '--option', 'bucket=2'], {
+      rssFile,
+    });
     const commits = 4;
     const per = Math.ceil(total / commits);
     for (let c = 0; c < commits; c++) {
@@ -97,7 +107,9 @@ export async function run(options = {}) {
       log(label);
       const r = await tidemark(args, { rssFile });
       const size = outFile ? statSync(outFile).size : Buffer.byteLength(r.stdout);
-      rows.push({ label, wallMs: r.wallMs, peakRssMiB: r.peakRssMiB, outputBytes: size, stdout: r.stdout.length < 200 ? r.stdout.trim() : undefined });
+      const resultLines = r.stdout.trim().split('\n');
+      const summary = resultLines.length === 1 ? resultLines[0] : `${resultLines.length} result rows`;
+      rows.push({ label, wallMs: r.wallMs, peakRssMiB: r.peakRssMiB, outputBytes: size, stdout: outFile ? undefined : summary });
       return r;
     };
     for (const format of ['jsonl', 'csv', 'parquet', 'arrow']) {
@@ -105,7 +117,7 @@ export async function run(options = {}) {
       await measure(`read --format ${format} --output`, ['read', table, '--format', format, '--output', out], out);
     }
     const c1 = await measure('count (manifests)', ['count', table]);
-    const c2 = await measure("count --where (scan)", ['count', table, '--where', "day = '2024-05-02' OR k = 7"]);
+    const c2 = await measure('count --where (scan)', ['count', table, '--where', "day = '2024-05-02' OR k = 7"]);
     const c3 = await measure('count, primary-key table (scan, merged)', ['count', pk]);
     if (Number(c1.stdout) !== total) problems.push(`count printed ${c1.stdout.trim()}, expected ${total}`);
     if (Number(c3.stdout) !== total) problems.push(`count of the primary-key table printed ${c3.stdout.trim()}, expected ${total}`);
@@ -132,11 +144,21 @@ export async function run(options = {}) {
       '',
       markdownTable(
         ['command', 'wall s', 'rows/s', 'output', 'peak RSS MiB'],
-        rows.map((r) => [r.label, fmtNum(r.wallMs / 1000, 2), r.label.startsWith('read') ? fmtRate(total / (r.wallMs / 1000)) : '–', r.label.startsWith('read') ? `${fmtNum(r.outputBytes / 2 ** 20, 1)} MiB` : (r.stdout ?? '').split('\n')[0], fmtNum(r.peakRssMiB, 0)]),
+        rows.map((r) => [
+          r.label,
+          fmtNum(r.wallMs / 1000, 2),
+          r.label.startsWith('read') ? fmtRate(total / (r.wallMs / 1000)) : '–',
+          r.label.startsWith('read') ? `${fmtNum(r.outputBytes / 2 ** 20, 1)} MiB` : r.stdout,
+          fmtNum(r.peakRssMiB, 0),
+        ]),
       ),
       ...problemsSection(problems),
     ].join('\n');
-    return { name, json: { environment: { ...environment(), shared: 'yes: 2 cores shared by several agents' }, rows: total, results: rows, problems }, markdown };
+    return {
+      name,
+      json: { environment: { ...environment(), shared: 'yes: 2 cores shared by several agents' }, rows: total, results: rows, problems },
+      markdown,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
