@@ -78,7 +78,7 @@ export {
 
 // ---- metadata ------------------------------------------------------------------------------
 export { SchemaManager } from './schema-manager.js';
-export { SnapshotManager, listNumberedFiles, parseNumberedName } from './snapshot-manager.js';
+export { SnapshotManager, listNumberedFiles, parseNumberedName, type LatestProbe } from './snapshot-manager.js';
 export { TagManager } from './tag-manager.js';
 export { createTag, deleteTag, listTags, validateTagName, type CreateTagOptions } from './tags.js';
 export { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
@@ -145,6 +145,7 @@ export {
 export { commitOptionsFromTable, commitOptionsOf, type CommitOptions } from './commit/commit-options.js';
 /** Building blocks (compaction, the sink's duplicate check): fold a snapshot's manifests to its live files. */
 export { dataManifests, liveEntries, liveRecordCount, partitionKey } from './commit/manifest-fold.js';
+export type { ManifestSource } from './commit/metadata-cache.js';
 export { fullCompactionBaseLength } from './commit/manifest-merge.js';
 
 // ---- maintenance (expiration runs after commits, so it lives here) -------------------------

@@ -45,7 +45,7 @@ import { TagManager } from './tag-manager.js';
 import { IncrementalRead, TableRead, type IncrementalReadOptions, type ReadOptions } from './read/table-read.js';
 import { StreamRead, type StreamReadOptions } from './read/stream-read.js';
 import { ConsumerManager } from './consumer-manager.js';
-import { expireAfterCommit } from './expire/auto-expire.js';
+import { AutoExpireState, expireAfterCommit } from './expire/auto-expire.js';
 
 /** Options of {@link openTable}. */
 export interface OpenTableOptions {
@@ -556,10 +556,21 @@ export function newTableCommit(context: TableContext, options: NewCommitOptions 
   const { expire, ...storeOptions } = options;
   const inner = new FileStoreCommit(context, { checkBaseDataFiles: true, ...storeOptions });
   const logger = options.logger ?? context.logger;
+  const state = new AutoExpireState();
+  const clock = options.now ?? Date.now;
   const autoExpire =
     expire !== false && !context.options.writeOnly
       ? async (): Promise<void> => {
-          await expireAfterCommit(context, { ...(options.now !== undefined ? { now: options.now } : {}), logger });
+          const created = inner.lastCreated;
+          // Most commits cannot expire anything (too few snapshots, or all too young): no requests then.
+          if (created !== null && created.schemaId === context.schema.id) {
+            if (!state.mayExpire(created.id, created.schemaId, context.options, clock())) return;
+          }
+          const summary = await expireAfterCommit(context, { now: clock, logger });
+          if (summary === null || created === null) return;
+          const earliest = summary.earliestSnapshotId;
+          const next = earliest === null ? null : await inner.snapshots.tryGet(earliest + 1).catch(() => null);
+          state.learn(earliest, next?.timeMillis ?? null, created.schemaId, context.options);
         }
       : null;
   return new TableCommit(inner, commitUser, () => Promise.resolve(), autoExpire);
