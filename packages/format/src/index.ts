@@ -20,7 +20,14 @@ export {
   VALUE_KIND_FIELD_NAME,
 } from './arrow-types.js';
 export { RangeBlob } from './range-blob.js';
-export { conformToPaimonTypes, readParquetFile, type ParquetReadOptions } from './parquet-reader.js';
+export {
+  conformToPaimonTypes,
+  ParquetDataFile,
+  readParquetFile,
+  type ParquetDecodeOptions,
+  type ParquetReadOptions,
+  type ParquetRowGroupExtent,
+} from './parquet-reader.js';
 export {
   encodeParquetIpc,
   prepareParquetInput,
@@ -36,10 +43,14 @@ export {
   encodeParquetAsync,
   ParquetEncodeError,
   ParquetEncodePool,
+  ParquetWorkerPool,
   sharedParquetEncodePool,
+  sharedParquetWorkerPool,
   type EncodeParquetAsyncOptions,
+  type ParquetDecodeJob,
   type ParquetEncodePoolOptions,
-} from './parquet-encode-pool.js';
+  type ParquetWorkerPoolOptions,
+} from './parquet-worker-pool.js';
 export {
   decodeInt96,
   int96ToEpochNanos,

@@ -92,6 +92,15 @@ export async function readParquetFooter(io: FileIO, path: string, options: ReadF
   if (metadataLength + 8 > tail.length) {
     tail = await blob.slice(blob.size - metadataLength - 8).bytes();
   }
+  return decodeParquetFooter(path, tail, metadataLength);
+}
+
+/**
+ * Decodes the footer at the end of `tail` (the file's last bytes, ending with the 8-byte trailer),
+ * whose Thrift part is `metadataLength` bytes long.
+ * @internal
+ */
+export function decodeParquetFooter(path: string, tail: Uint8Array, metadataLength: number): ParquetFooter {
   const footerBytes = tail.subarray(tail.length - 8 - metadataLength);
   try {
     return decodeFooter(footerBytes, metadataLength);

@@ -10,9 +10,9 @@ parentPort.on = (event, handler) =>
     event !== 'message'
       ? handler
       : (job) => {
-          if (job.settings.createdBy === 'throw') throw new Error('simulated worker crash');
-          if (job.settings.createdBy === 'exit') process.exit(7);
+          if (job.settings?.createdBy === 'throw') throw new Error('simulated worker crash');
+          if (job.settings?.createdBy === 'exit') process.exit(7);
           handler(job);
         },
   );
-await import('../../worker/parquet-encode-worker.mjs');
+await import('../../worker/parquet-worker.mjs');

@@ -177,10 +177,10 @@ describe('ParquetEncodePool failures', () => {
   });
 });
 
-const distPool = fileURLToPath(new URL('../dist/parquet-encode-pool.js', import.meta.url));
+const distPool = fileURLToPath(new URL('../dist/parquet-worker-pool.js', import.meta.url));
 const haveDist = existsSync(distPool);
 if (!haveDist)
-  console.warn(`parquet-encode-pool.test: ${distPool} is missing (run tsc -p packages/format); skipping the process-exit test`);
+  console.warn(`parquet-worker-pool.test: ${distPool} is missing (run tsc -p packages/format); skipping the process-exit test`);
 
 describe.skipIf(!haveDist)('process exit', () => {
   it('a process that warms and encodes through the shared pool exits on its own', () => {
