@@ -38,15 +38,19 @@ export {
   type ParquetWriteOptions,
   type PreparedParquetInput,
 } from './parquet-writer.js';
+export { concatParquetFiles } from './parquet-concat.js';
 export {
+  DEFAULT_ROW_GROUP_ROWS,
   defaultParquetWorkerCount,
   encodeParquetAsync,
+  encodeParquetRowGroupsAsync,
   ParquetEncodeError,
   ParquetEncodePool,
   ParquetWorkerPool,
   sharedParquetEncodePool,
   sharedParquetWorkerPool,
   type EncodeParquetAsyncOptions,
+  type EncodeRowGroupsOptions,
   type ParquetDecodeJob,
   type ParquetEncodePoolOptions,
   type ParquetWorkerPoolOptions,

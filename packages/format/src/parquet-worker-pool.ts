@@ -13,6 +13,7 @@ import { Worker } from 'node:worker_threads';
 import type * as arrow from 'apache-arrow';
 
 import { FormatError } from './errors.js';
+import { concatParquetFiles } from './parquet-concat.js';
 import { encodeParquetIpc, prepareParquetInput, type ParquetEncodeSettings, type ParquetWriteOptions } from './parquet-writer.js';
 
 /** A Parquet encode worker failed: it crashed, exited, or parquet-wasm rejected the job. */
@@ -342,4 +343,73 @@ export async function encodeParquetAsync(
   const { ipc, settings } = prepareParquetInput(input, writeOptions);
   if (pool === false) return encodeParquetIpc(ipc, settings);
   return (pool ?? sharedParquetWorkerPool()).encodeIpc(ipc, settings);
+}
+
+/** Default rows per row group of {@link encodeParquetRowGroupsAsync}. */
+export const DEFAULT_ROW_GROUP_ROWS = 262_144;
+
+/** Options of {@link encodeParquetRowGroupsAsync}. */
+export interface EncodeRowGroupsOptions extends EncodeParquetAsyncOptions {
+  /**
+   * Rows per row group (the last may have fewer); default {@link DEFAULT_ROW_GROUP_ROWS}. Smaller
+   * groups spread one file over more workers, and let readers skip and decode groups separately.
+   */
+  readonly rowGroupRows?: number;
+}
+
+/**
+ * Encodes one Parquet file whose row groups are encoded on different workers at once: the input is
+ * cut into groups of `rowGroupRows` rows, each group becomes a one-group Parquet file on the pool,
+ * and the parts are joined by rewriting the footer only ({@link concatParquetFiles}). The result is
+ * one valid file with per-group column statistics, as `writeParquetFile` with `rowGroupSize` would
+ * write it (not byte-identical: each group's dictionary and pages are encoded on their own anyway).
+ * A file of one group, or a pool without workers, takes the plain {@link encodeParquetAsync} path.
+ */
+export async function encodeParquetRowGroupsAsync(
+  input: arrow.Table | readonly arrow.RecordBatch[],
+  options: EncodeRowGroupsOptions = {},
+): Promise<Uint8Array> {
+  const { rowGroupRows = DEFAULT_ROW_GROUP_ROWS, ...rest } = options;
+  if (!Number.isInteger(rowGroupRows) || rowGroupRows <= 0) {
+    throw new FormatError(`rowGroupRows must be a positive integer, got ${rowGroupRows}`);
+  }
+  const batches = Array.isArray(input) ? (input as readonly arrow.RecordBatch[]) : (input as arrow.Table).batches;
+  const rows = batches.reduce((n, b) => n + b.numRows, 0);
+  const pool = rest.pool === false ? null : (rest.pool ?? sharedParquetWorkerPool());
+  if (rows <= rowGroupRows || pool === null || pool.size === 0) {
+    return encodeParquetAsync(input, { ...rest, rowGroupSize: rowGroupRows });
+  }
+  const groups = sliceRows(batches, rowGroupRows);
+  // Each group's Arrow → IPC runs here while the workers already encode the previous groups.
+  const parts: Promise<Uint8Array>[] = [];
+  for (const group of groups) {
+    const { ipc, settings } = prepareParquetInput(group, { ...rest, rowGroupSize: rowGroupRows });
+    const part = pool.encodeIpc(ipc, settings);
+    part.catch(() => undefined); // awaited below, in order
+    parts.push(part);
+  }
+  return concatParquetFiles(await Promise.all(parts));
+}
+
+/** The batches cut into consecutive runs of `size` rows (zero-copy slices). */
+function sliceRows(batches: readonly arrow.RecordBatch[], size: number): arrow.RecordBatch[][] {
+  const out: arrow.RecordBatch[][] = [];
+  let current: arrow.RecordBatch[] = [];
+  let room = size;
+  for (const batch of batches) {
+    let offset = 0;
+    while (offset < batch.numRows) {
+      const take = Math.min(room, batch.numRows - offset);
+      current.push(take === batch.numRows ? batch : batch.slice(offset, offset + take));
+      offset += take;
+      room -= take;
+      if (room === 0) {
+        out.push(current);
+        current = [];
+        room = size;
+      }
+    }
+  }
+  if (current.length > 0) out.push(current);
+  return out;
 }
