@@ -7,6 +7,7 @@
 import * as arrow from 'apache-arrow';
 import type { FileIO } from '@tidemark/storage';
 import {
+  sharedParquetWorkerPool,
   toArrowSchema,
   trimmedPrimaryKeys,
   type DataField,
@@ -142,6 +143,8 @@ abstract class AbstractRead {
    * {@link RowSelectionOptions.readAhead}). No order is promised across splits beyond that.
    */
   async *batches(): AsyncGenerator<arrow.RecordBatch> {
+    // Workers take ~0.1 s to load parquet-wasm: let that overlap planning.
+    if (this.selection.decodePool !== false) (this.selection.decodePool ?? sharedParquetWorkerPool()).warm(Infinity);
     const p = await this.ready();
     const limit = this.selection.limit;
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
