@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as arrow from 'apache-arrow';
 import { ParquetWorkerPool, readParquetFooter, type ParquetDecodeJob } from '@tidemark/format';
-import { FileSystemCatalog, openTable, type ReadOptions, type Table } from '@tidemark/core';
+import { FileSystemCatalog, type ReadOptions, type Table } from '@tidemark/core';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { runNode } from './support/cli-process.js';
 
