@@ -20,7 +20,7 @@ import {
   parsePredicate,
   partitionKey,
   predicateColumns,
-  readDataFile,
+  readDataFiles,
   withSchema,
   type CommitMessage,
   type DataSplit,
@@ -312,19 +312,31 @@ async function rewriteWindow(
   const writer = new TableWrite(withSchema(table.context, schema), { startSequence: () => first });
   let messages: CommitMessage[];
   try {
-    for (const file of w.files) {
-      checkAborted(signal);
-      const fileSchema = file.meta.schemaId === schema.id ? schema : await table.schemaManager.schema(file.meta.schemaId);
-      for await (const evolved of readDataFile(
-        table.fileIO,
-        { path: file.path, fileSize: file.meta.fileSize, schema: fileSchema },
-        schema.fields,
-        { keyValue: false },
-      )) {
-        await writer.write(evolved.batch);
+    // The files' row groups decode on the worker pool ahead of the writer (whose files encode
+    // there too), so input and output share both cores; rows keep their order.
+    const files = w.files.map((file) => ({
+      planned: file,
+      path: file.path,
+      fileSize: file.meta.fileSize,
+      rowCount: file.meta.rowCount,
+      schema: file.meta.schemaId === schema.id ? schema : table.schemaManager.schema(file.meta.schemaId),
+    }));
+    checkAborted(signal);
+    // Files are done in order; a file without rows yields no batch and is done with the next one.
+    let done = 0;
+    const doneUpTo = (end: number): void => {
+      for (; done < end; done++) onFile(files[done]!.planned);
+    };
+    let current: (typeof files)[number] | undefined;
+    for await (const { file, evolved } of readDataFiles(table.fileIO, files, schema.fields, { keyValue: false })) {
+      if (file !== current) {
+        doneUpTo(files.indexOf(file));
+        checkAborted(signal);
+        current = file;
       }
-      onFile(file);
+      await writer.write(evolved.batch);
     }
+    doneUpTo(files.length);
     messages = await writer.prepareCommit();
   } catch (e) {
     await writer.abort().catch(() => undefined);
