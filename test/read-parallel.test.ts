@@ -45,15 +45,15 @@ function fileRows(commit: number, p: number): ModelRow[] {
 }
 
 function toBatch(rows: ModelRow[]): arrow.RecordBatch {
-  return arrow.tableFromArrays({
-    p: Int32Array.from(rows, (r) => r.p),
-    id: BigInt64Array.from(rows, (r) => r.id),
-    k: Int32Array.from(rows, (r) => r.k),
+  return new arrow.Table({
+    p: arrow.makeVector(Int32Array.from(rows, (r) => r.p)),
+    id: arrow.makeVector(BigInt64Array.from(rows, (r) => r.id)),
+    k: arrow.makeVector(Int32Array.from(rows, (r) => r.k)),
     s: arrow.vectorFromArray(
       rows.map((r) => r.s),
       new arrow.Utf8(),
     ),
-    x: Float64Array.from(rows, (r) => r.x),
+    x: arrow.makeVector(Float64Array.from(rows, (r) => r.x)),
     ts: arrow.makeVector(
       arrow.makeData({
         type: new arrow.TimestampMillisecond(),
