@@ -32,6 +32,12 @@ function sumInt64(vector) {
   return sum;
 }
 
+/** CPU time (user + system, every thread of the process: workers included) since `start`, in ms. */
+function cpuSince(start) {
+  const d = process.cpuUsage(start);
+  return (d.user + d.system) / 1000;
+}
+
 async function dataFiles(root) {
   const out = [];
   for (const e of await readdir(root, { recursive: true, withFileTypes: true })) {
@@ -66,6 +72,7 @@ const tasks = {
   async tidemark({ root, columns, readAhead }) {
     const core = await import('@tidemark/core');
     const baseRssMiB = rssMiB();
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const table = await core.openTable(root);
     let rows = 0;
@@ -78,14 +85,16 @@ const tasks = {
       idSum += sumInt64(batch.getChild('id'));
     }
     const ms = performance.now() - t0;
+    const cpuMs = cpuSince(c0);
     const format = await import('@tidemark/format');
-    return { ms, rows, batches, idSum: idSum.toString(), baseRssMiB, workers: format.defaultParquetWorkerCount() };
+    return { ms, cpuMs, rows, batches, idSum: idSum.toString(), baseRssMiB, workers: format.defaultParquetWorkerCount() };
   },
 
   async 'parquet-wasm'({ files, columns }) {
     const pw = await import('parquet-wasm');
     const arrow = await import('apache-arrow');
     const baseRssMiB = rssMiB();
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     let rows = 0;
     let idSum = 0n;
@@ -99,7 +108,7 @@ const tasks = {
       idSum += sumInt64(table.getChild('id'));
     }
     const ms = performance.now() - t0;
-    return { ms, rows, idSum: idSum.toString(), baseRssMiB };
+    return { ms, cpuMs: cpuSince(c0), rows, idSum: idSum.toString(), baseRssMiB };
   },
 
   async duckdb({ files, columns }) {
@@ -111,11 +120,13 @@ const tasks = {
     const list = `[${files.map((p) => `'${p.replaceAll("'", "''")}'`).join(',')}]`;
     const agg = { id: 'sum(id)', name: 'sum(length(name))', amount: 'sum(amount)', ts: 'max(ts)', dt: 'max(dt)' };
     const select = ['count(*)', 'sum(id)', ...columns.filter((c) => c !== 'id').map((c) => agg[c])].join(', ');
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const reader = await conn.runAndReadAll(`SELECT ${select} FROM read_parquet(${list})`);
     const ms = performance.now() - t0;
+    const cpuMs = cpuSince(c0);
     const row = reader.getRows()[0];
-    return { ms, rows: Number(row[0]), idSum: String(row[1]), threads: Number(threads), baseRssMiB };
+    return { ms, cpuMs, rows: Number(row[0]), idSum: String(row[1]), threads: Number(threads), baseRssMiB };
   },
 };
 
