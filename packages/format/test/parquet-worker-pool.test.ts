@@ -5,7 +5,16 @@ import { fileURLToPath } from 'node:url';
 import * as arrow from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { encodeParquetAsync, ParquetEncodeError, ParquetEncodePool, readParquetFile, utf8Vector, writeParquetFile } from '../src/index.js';
+import {
+  CorruptFileError,
+  encodeParquetAsync,
+  ParquetDataFile,
+  ParquetEncodeError,
+  ParquetEncodePool,
+  readParquetFile,
+  utf8Vector,
+  writeParquetFile,
+} from '../src/index.js';
 import { CountingFileIO } from './helpers/counting-file-io.js';
 
 const meta = (id: number): Map<string, string> => new Map([['PARQUET:field_id', String(id)]]);
@@ -144,6 +153,20 @@ describe('ParquetEncodePool failures', () => {
     // The job queued behind the crash runs on a fresh worker.
     expect(queued.status).toBe('fulfilled');
     expect(Buffer.from((queued as PromiseFulfilledResult<Uint8Array>).value).equals(Buffer.from(expected))).toBe(true);
+  });
+
+  it('rejects a decode whose worker crashed with CorruptFileError naming the file, and decodes on a fresh worker', async () => {
+    const p = pool(1, new URL('./helpers/crashing-encode-worker.mjs', import.meta.url));
+    const t = table(2_000, 3);
+    const bytes = writeParquetFile(t);
+    const io = new CountingFileIO().put('dir/f.parquet', bytes).asFileIO();
+    const file = await ParquetDataFile.open(io, 'dir/f.parquet');
+    const crash = file.decode([0], { pool: p, batchSize: 7777 });
+    await expect(crash).rejects.toBeInstanceOf(CorruptFileError);
+    await expect(crash).rejects.toThrow(/^dir\/f\.parquet: cannot decode row group 0: the Parquet decoder crashed on this file \(worker crashed \(simulated decoder crash\)\)/);
+    const batches = await file.decode([0], { pool: p, columns: ['id'] });
+    expect(batches.reduce((n, b) => n + b.numRows, 0)).toBe(2_000);
+    expect(batches[0]!.getChild('id')!.get(1)).toBe(3n);
   });
 
   it('warm() starts workers that then take jobs', async () => {
