@@ -15,6 +15,7 @@
  *
  * Every task returns `rows` and `idSum`, so the parent can check that all readers saw the same rows.
  */
+import { Blob } from 'node:buffer';
 import { existsSync } from 'node:fs';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
