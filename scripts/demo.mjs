@@ -85,7 +85,7 @@ const batches = [
 ];
 const commitTimes = [];
 for (const [i, rows] of batches.entries()) {
-  say(`Commit ${i + 1}: append ${rows.length} row(s) for ${rows[0].day}`);
+  say(`Commit ${i + 1}: append ${rows.length} row(s) for ${rows[0].day}${i === 1 ? ", then tag it 'after-day-2'" : ''}`);
   const result = await table.append(rows);
   console.log(`    -> ${result.status} snapshot ${result.snapshotId}`);
   commitTimes.push((await table.snapshotManager.snapshot(result.snapshotId)).timeMillis);
@@ -112,13 +112,16 @@ const byTime = table.newRead({ timestamp: at });
 console.log(`    resolves to snapshot ${(await byTime.snapshot()).id}`);
 show(await byTime.toArrowTable());
 
-say("Time travel by tag 'after-day-2' (still has order 4)");
+say("Time travel by tag 'after-day-2', only day 2024-05-02 (order 4 is still there)");
 show(await table.newRead({ tag: 'after-day-2', where: "day = '2024-05-02'" }).toArrowTable());
 
-say('The same through the CLI');
+say('The CLI: every snapshot, with its kind, commit user and record counts');
 tidemark('snapshots', location);
+say("The CLI: tag 'after-day-2' as a table, every day");
 tidemark('read', location, '--tag', 'after-day-2', '--format', 'table');
+say('The CLI: snapshot 1 as JSON lines');
 tidemark('read', location, '--snapshot', '1', '--format', 'jsonl');
+say('The CLI: the data files of the latest snapshot');
 tidemark('files', location);
 
 await catalog.close();

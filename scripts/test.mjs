@@ -4,6 +4,7 @@
 //
 // Extra arguments go to vitest: `npm test -- test/storage-conformance.test.ts`.
 // Environment: TIDEMARK_S3=off runs without an S3 server (the S3 suites then skip, loudly);
+// TIDEMARK_CHROMIUM=off skips installing Chromium for the HTML report test (it then skips, loudly; in CI it fails);
 // a preset S3_ENDPOINT (with AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, S3_BUCKET) is used as is.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -11,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { S3_ENV_KEYS, ensureS3Server } from '../test/s3/server.mjs';
+import { ensureChromium } from '../test/chromium/chromium.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = path.join(repo, '.s3-data');
@@ -98,6 +100,21 @@ async function startS3() {
   for (const key of S3_ENV_KEYS) if (server.env[key] !== undefined) childEnv[key] = server.env[key];
 }
 
+/** Headless Chromium for the HTML report test: found or installed with apt-get, like the S3 server's packages. */
+function findOrInstallChromium() {
+  if (process.env.TIDEMARK_CHROMIUM === 'off') {
+    say('TIDEMARK_CHROMIUM=off: not installing Chromium; the HTML report test will skip (or fail, in CI)');
+    return;
+  }
+  const browser = ensureChromium(say);
+  if (browser) {
+    childEnv.CHROMIUM_PATH = browser;
+    return;
+  }
+  if (process.env.CI === 'true') throw new Error('chromium could not be installed, and CI=true needs it for the HTML report test');
+  say('WARNING: chromium could not be installed; the HTML report test will be SKIPPED');
+}
+
 /** Reads vitest's JSON report into the one closing line CI looks for ("N passed, N failed, N skipped"). */
 function summarize(reportFile, code) {
   let report;
@@ -116,6 +133,7 @@ async function main() {
   const t0 = Date.now();
   await install();
   await startS3();
+  findOrInstallChromium();
   say('building every package: npx turbo run build');
   const build = await run('npx', ['turbo', 'run', 'build', '--output-logs=errors-only']);
   if (build.code !== 0) {

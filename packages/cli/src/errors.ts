@@ -35,6 +35,9 @@ export class InterruptedError extends CliError {
   }
 }
 
+/** A report file (`inspect --html`) could not be written; the message names the file. */
+export class ReportFileError extends CliError {}
+
 /**
  * True when `err` should be reported as a one-line message: it carries `userError === true` (every
  * tidemark error class sets the flag for itself: input, configuration and state the user can fix),

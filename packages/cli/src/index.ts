@@ -6,7 +6,9 @@ export { main, type MainOptions } from './main.js';
 export { commands } from './commands/index.js';
 export { defineCommand, ExitCode, type Command } from './command.js';
 export { createContext, type CommandContext } from './context.js';
-export { CliError, InterruptedError, UsageError, isUserError } from './errors.js';
+export { CliError, InterruptedError, ReportFileError, UsageError, isUserError } from './errors.js';
+export { renderInspectHtml } from './commands/inspect-html.js';
+export { INSPECT_TEXT_WIDTH, renderInspectText } from './commands/inspect-text.js';
 export {
   parseArgs,
   formatUsage,

@@ -43,6 +43,15 @@ describe('ProgressReporter', () => {
     p.finish();
     expect(out.text.endsWith('\r\x1b[2K')).toBe(true);
   });
+  it('with showRate, adds the rate and the elapsed time (bytes/s when bytes are counted, else units/s)', () => {
+    let t = 0;
+    const rows = new ProgressReporter({ stream: new MemoryStream(), enabled: true, label: 'reading', unit: 'rows', now: () => t, showRate: true });
+    t = 4_000;
+    rows.add(10_000);
+    expect(rows.render()).toBe('reading 10000 rows 2.5k rows/s 4s');
+    rows.add(0, 8 * 1024 * 1024);
+    expect(rows.render()).toBe('reading 10000 rows 8.0 MiB 2.0 MiB/s 4s');
+  });
   it('formats bytes and durations', () => {
     expect(formatBytes(512)).toBe('512 B');
     expect(formatBytes(1536)).toBe('1.5 KiB');

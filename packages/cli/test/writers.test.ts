@@ -76,6 +76,20 @@ describe('table', () => {
     await writeRecordBatches([idNameBatch([1n], ['ab']), idNameBatch([2n], ['abcdef\nx'])], out, { format: 'table', tableSampleRows: 1 });
     expect(out.text.split('\n')).toEqual(['id | name', '---+-----', ' 1 | ab', ' 2 | abc…', '']);
   });
+  it('tells a NULL from the strings "null", "NULL" and the empty string', async () => {
+    const out = new MemoryStream();
+    await writeRecordBatches([idNameBatch([1n, 2n, 3n, 4n, 5n], [null, 'null', 'NULL', '', 'nullable'])], out, { format: 'table' });
+    expect(out.text.split('\n')).toEqual([
+      'id | name',
+      '---+---------',
+      ' 1 | NULL',
+      ' 2 | "null"',
+      ' 3 | "NULL"',
+      ' 4 | ""',
+      ' 5 | nullable',
+      '',
+    ]);
+  });
 });
 
 describe('backpressure and abort', () => {

@@ -7,12 +7,16 @@
  * CRC32 of those `size` bytes. Magic 1581511376 (big-endian) announces a 32-bit portable
  * RoaringBitmap; 1681511377 (little-endian, Iceberg-compatible, `deletion-vectors.bitmap64`) a
  * 64-bit portable bitmap.
+ *
+ * Writing follows Java's `DeletionFileWriter`: the version byte, then each vector framed as above
+ * in the order given, each range recording the offset of its size field, the framed length
+ * without size and CRC, and the cardinality.
  */
 import zlib from 'node:zlib';
 import { CorruptFileError } from './errors.js';
 import type { DeletionVectorRange } from './index-manifest.js';
 import type { ManifestIO } from './manifest-fields.js';
-import { RoaringBitmap32, RoaringBitmap64 } from './roaring.js';
+import { MutableRoaringBitmap32, RoaringBitmap32, RoaringBitmap64 } from './roaring.js';
 
 /** Version byte at the start of a DV index file. */
 export const DELETION_VECTOR_FILE_VERSION = 1;
@@ -171,4 +175,149 @@ export async function readDeletionVector(
     cardinality: range.cardinality,
     dataFileName: range.dataFileName,
   });
+}
+
+/** Largest row position a 32-bit deletion vector holds (Java `RoaringBitmap32.MAX_VALUE`). */
+export const DV_MAX_POSITION_BITMAP32 = 2147483647;
+
+/**
+ * A deletion vector that grows (Java's `BitmapDeletionVector` / `Bitmap64DeletionVector`): writers
+ * add deleted positions, and {@link serialize} frames it exactly as Java does.
+ */
+export class MutableDeletionVector implements DeletionVector {
+  /** Low 32-bit halves per high 32-bit key (only key 0 unless `bitmap64`). */
+  private readonly parts = new Map<number, MutableRoaringBitmap32>();
+  private count = 0;
+
+  /** `bitmap64`: the 64-bit (Iceberg-compatible) layout of `deletion-vectors.bitmap64`. */
+  constructor(readonly bitmap64 = false) {}
+
+  /** A mutable copy of `dv` (for example one read from an index file) in the given layout. */
+  static copyOf(dv: DeletionVector, bitmap64 = false): MutableDeletionVector {
+    const out = new MutableDeletionVector(bitmap64);
+    for (const p of dv.positions()) out.delete(p);
+    return out;
+  }
+
+  get cardinality(): number {
+    return this.count;
+  }
+
+  /**
+   * Marks row `pos` deleted; false when it already was (Java `checkedDelete`).
+   *
+   * @throws RangeError for a negative position, or one above 2^31 - 1 in the 32-bit layout (Java
+   *   refuses such files too).
+   */
+  delete(pos: number | bigint): boolean {
+    const p = Number(pos);
+    if (!Number.isSafeInteger(p) || p < 0) throw new RangeError(`row position ${String(pos)} is not a non-negative integer`);
+    if (!this.bitmap64 && p > DV_MAX_POSITION_BITMAP32) {
+      throw new RangeError(
+        `row position ${p} exceeds ${DV_MAX_POSITION_BITMAP32}, the limit of 32-bit deletion vectors; set 'deletion-vectors.bitmap64' = 'true'`,
+      );
+    }
+    const high = Math.floor(p / 2 ** 32);
+    let part = this.parts.get(high);
+    if (part === undefined) {
+      part = new MutableRoaringBitmap32();
+      this.parts.set(high, part);
+    }
+    const added = part.add(p - high * 2 ** 32);
+    if (added) this.count++;
+    return added;
+  }
+
+  /** Adds every position of `other`. */
+  merge(other: DeletionVector): void {
+    for (const p of other.positions()) this.delete(p);
+  }
+
+  isDeleted(pos: number | bigint): boolean {
+    const p = Number(pos);
+    const high = Math.floor(p / 2 ** 32);
+    return this.parts.get(high)?.contains(p - high * 2 ** 32) ?? false;
+  }
+
+  *positions(): IterableIterator<number> {
+    for (const high of [...this.parts.keys()].sort((a, b) => a - b)) {
+      for (const low of this.parts.get(high)!.values()) yield high * 2 ** 32 + low;
+    }
+  }
+
+  /** Magic plus bitmap: the bytes the CRC covers and the range's length counts. */
+  private body(): Uint8Array {
+    if (!this.bitmap64) {
+      const bitmap = (this.parts.get(0) ?? new MutableRoaringBitmap32()).serialize();
+      const out = new Uint8Array(4 + bitmap.length);
+      new DataView(out.buffer).setInt32(0, DV_MAGIC_BITMAP32, false);
+      out.set(bitmap, 4);
+      return out;
+    }
+    // Java keeps one bitmap per key from 0 to the highest key used, empty ones included.
+    const highest = this.parts.size === 0 ? -1 : Math.max(...this.parts.keys());
+    const chunks: Uint8Array[] = [];
+    const head = new Uint8Array(12);
+    const hv = new DataView(head.buffer);
+    hv.setInt32(0, DV_MAGIC_BITMAP64, true);
+    hv.setBigUint64(4, BigInt(highest + 1), true);
+    chunks.push(head);
+    for (let key = 0; key <= highest; key++) {
+      const k = new Uint8Array(4);
+      new DataView(k.buffer).setUint32(0, key, true);
+      chunks.push(k, (this.parts.get(key) ?? new MutableRoaringBitmap32()).serialize());
+    }
+    const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    let at = 0;
+    for (const c of chunks) {
+      out.set(c, at);
+      at += c.length;
+    }
+    return out;
+  }
+
+  /** The framed vector: int32 BE size, magic + bitmap, int32 BE CRC32 (Java `serializeTo`). */
+  serialize(): Uint8Array {
+    const body = this.body();
+    const out = new Uint8Array(4 + body.length + 4);
+    const view = new DataView(out.buffer);
+    view.setInt32(0, body.length, false);
+    out.set(body, 4);
+    view.setUint32(4 + body.length, zlib.crc32(body) >>> 0, false);
+    return out;
+  }
+}
+
+/** A DV index file's bytes and the range of each vector in it. */
+export interface EncodedDeletionVectorFile {
+  readonly bytes: Uint8Array;
+  readonly ranges: DeletionVectorRange[];
+}
+
+/**
+ * Encodes a DV index file holding `vectors` (data file name → vector) in iteration order, as
+ * Java's `DeletionFileWriter` writes it. Vectors that are not {@link MutableDeletionVector}s are
+ * written in the 32-bit layout unless `bitmap64`.
+ */
+export function encodeDeletionVectorFile(
+  vectors: Iterable<readonly [string, DeletionVector]>,
+  bitmap64 = false,
+): EncodedDeletionVectorFile {
+  const chunks: Uint8Array[] = [Uint8Array.of(DELETION_VECTOR_FILE_VERSION)];
+  const ranges: DeletionVectorRange[] = [];
+  let offset = 1;
+  for (const [dataFileName, dv] of vectors) {
+    const m = dv instanceof MutableDeletionVector && dv.bitmap64 === bitmap64 ? dv : MutableDeletionVector.copyOf(dv, bitmap64);
+    const framed = m.serialize();
+    ranges.push({ dataFileName, offset, length: framed.length - 8, cardinality: m.cardinality });
+    chunks.push(framed);
+    offset += framed.length;
+  }
+  const bytes = new Uint8Array(offset);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.length;
+  }
+  return { bytes, ranges };
 }

@@ -10,7 +10,7 @@
  */
 import { encodeBinaryRow } from './binary-row.js';
 import { CorruptFileError } from './errors.js';
-import { INDEX_TYPE_HASH, type IndexManifestEntry } from './index-manifest.js';
+import { INDEX_TYPE_DELETION_VECTORS, INDEX_TYPE_HASH, type DeletionVectorRange, type IndexManifestEntry } from './index-manifest.js';
 import type { FileKind } from './manifest-entry.js';
 import { murmurHash } from './murmur-hash.js';
 import type { DataType } from './types.js';
@@ -47,6 +47,27 @@ export function indexManifestEntryOf(kind: FileKind, partition: Uint8Array, buck
 /** `IndexFileMeta` of a hash index file Java would record (no DV ranges, no global index). */
 export function hashIndexFileMeta(fileName: string, fileSize: number, rowCount: number, externalPath: string | null = null): IndexFileMeta {
   return { indexType: INDEX_TYPE_HASH, fileName, fileSize, rowCount, dvRanges: null, externalPath, globalIndex: null };
+}
+
+/**
+ * `IndexFileMeta` of a deletion-vector index file as Java's `DeletionFileWriter` reports it: the
+ * row count is the number of vectors, the ranges list each data file's vector in file order.
+ */
+export function deletionVectorsIndexFileMeta(
+  fileName: string,
+  fileSize: number,
+  ranges: readonly DeletionVectorRange[],
+  externalPath: string | null = null,
+): IndexFileMeta {
+  return {
+    indexType: INDEX_TYPE_DELETION_VECTORS,
+    fileName,
+    fileSize,
+    rowCount: ranges.length,
+    dvRanges: [...ranges],
+    externalPath,
+    globalIndex: null,
+  };
 }
 
 /** Hash of a key as the dynamic bucket assigner and the hash index use it: murmur hash of its BinaryRow. */

@@ -39,6 +39,7 @@ export {
   type PreparedParquetInput,
 } from './parquet-writer.js';
 export { concatParquetFiles } from './parquet-concat.js';
+export { encodeParquetStream, type ParquetStreamOptions } from './parquet-stream-writer.js';
 export {
   DEFAULT_ROW_GROUP_ROWS,
   defaultParquetWorkerCount,
@@ -189,14 +190,18 @@ export {
 export {
   decodeDeletionVector,
   decodeDeletionVectorFile,
+  encodeDeletionVectorFile,
   DELETION_VECTOR_FILE_VERSION,
+  DV_MAX_POSITION_BITMAP32,
+  MutableDeletionVector,
+  type EncodedDeletionVectorFile,
   DV_MAGIC_BITMAP32,
   DV_MAGIC_BITMAP64,
   readDeletionVector,
   readDeletionVectors,
   type DeletionVector,
 } from './deletion-vector.js';
-export { RoaringBitmap32, RoaringBitmap64, RoaringFormatError } from './roaring.js';
+export { MutableRoaringBitmap32, RoaringBitmap32, RoaringBitmap64, RoaringFormatError } from './roaring.js';
 
 // ---- used by the write path of primary-key tables, dynamic buckets and integrity checks ----
 export {
@@ -205,6 +210,7 @@ export {
   decodeHashIndex,
   encodeHashIndex,
   hashIndexFileMeta,
+  deletionVectorsIndexFileMeta,
   indexFileName,
   indexManifestEntryOf,
   keyHash,

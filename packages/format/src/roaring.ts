@@ -3,9 +3,8 @@
  * implementations (https://github.com/RoaringBitmap/RoaringFormatSpec), plus the 64-bit
  * "portable" layout used by Iceberg-compatible deletion vectors.
  *
- * Only what deletion vectors need: parse, membership test, cardinality, iteration. A simple
- * serializer (array and bitmap containers, no run containers) exists for tests and future DV
- * writing.
+ * Only what deletion vectors need: parse, membership test, cardinality, iteration, and a
+ * serializer that writes the bytes Java's RoaringBitmap writes after `runOptimize()`.
  */
 import { FormatError } from './errors.js';
 
@@ -217,41 +216,178 @@ export class RoaringBitmap32 {
   }
 
   /**
-   * Portable serialization without run containers (cookie 12346, always with the offset header),
-   * which every Roaring implementation reads.
+   * Portable serialization exactly as Java's `RoaringBitmap.serialize` writes it after
+   * `runOptimize()` (which Paimon calls before every serialization): each container becomes a run
+   * container when that is strictly smaller than its array (up to 4096 values) or bitmap form; with
+   * any run container the run-enabled cookie (12347) and run flags are used, and the offset header
+   * only from 4 containers on; without, cookie 12346 with the offset header.
    */
   serialize(): Uint8Array {
-    const n = this.keys.length;
-    const bodySizes = this.containers.map((c) => (c.kind === 'array' ? c.values.length * 2 : c.kind === 'bitmap' ? BITMAP_BYTES : -1));
-    if (bodySizes.includes(-1)) {
-      return RoaringBitmap32.from(this.values()).serialize();
-    }
-    const headerSize = 8 + n * 8;
-    const total = headerSize + bodySizes.reduce((a, b) => a + b, 0);
-    const out = new Uint8Array(total);
-    const view = new DataView(out.buffer);
-    view.setUint32(0, SERIAL_COOKIE_NO_RUNCONTAINER, true);
-    view.setUint32(4, n, true);
-    let bodyPos = headerSize;
-    for (let i = 0; i < n; i++) {
-      const c = this.containers[i]!;
-      const card = c.kind === 'array' ? c.values.length : c.kind === 'bitmap' ? c.words.reduce((s, w) => s + popcount32(w), 0) : 0;
-      view.setUint16(8 + i * 4, this.keys[i]!, true);
-      view.setUint16(8 + i * 4 + 2, card - 1, true);
-      view.setUint32(8 + n * 4 + i * 4, bodyPos, true);
-      if (c.kind === 'array') {
-        for (const v of c.values) {
-          view.setUint16(bodyPos, v, true);
-          bodyPos += 2;
-        }
-      } else if (c.kind === 'bitmap') {
-        for (const w of c.words) {
-          view.setUint32(bodyPos, w, true);
-          bodyPos += 4;
-        }
+    const lows: Uint16Array[] = [];
+    for (let k = 0; k < this.keys.length; k++) lows.push(containerValues(this.containers[k]!));
+    return serializePortable(this.keys, lows);
+  }
+}
+
+/** The low 16-bit values of a container, ascending. */
+function containerValues(c: Container): Uint16Array {
+  if (c.kind === 'array') return c.values;
+  const out: number[] = [];
+  if (c.kind === 'bitmap') {
+    for (let w = 0; w < c.words.length; w++) {
+      let word = c.words[w]!;
+      while (word !== 0) {
+        const t = word & -word;
+        out.push(w * 32 + (31 - Math.clz32(t)));
+        word ^= t;
       }
     }
-    return out;
+  } else {
+    for (let r = 0; r < c.runs.length; r += 2) for (let v = c.runs[r]!; v <= c.runs[r]! + c.runs[r + 1]!; v++) out.push(v);
+  }
+  return Uint16Array.from(out);
+}
+
+/** Number of runs of consecutive values in a sorted list. */
+function countRuns(values: Uint16Array): number {
+  let runs = 0;
+  for (let i = 0; i < values.length; i++) if (i === 0 || values[i]! !== values[i - 1]! + 1) runs++;
+  return runs;
+}
+
+type Encoded = { readonly kind: 'array' | 'bitmap' | 'run'; readonly size: number; readonly values: Uint16Array; readonly runs: number };
+
+/** The form Java's `runOptimize()` leaves a container built by additions in. */
+function encodedForm(values: Uint16Array): Encoded {
+  const runs = countRuns(values);
+  const runSize = 2 + 4 * runs;
+  const plain =
+    values.length <= ARRAY_MAX_CARDINALITY
+      ? { kind: 'array' as const, size: 2 * values.length }
+      : { kind: 'bitmap' as const, size: BITMAP_BYTES };
+  return plain.size > runSize ? { kind: 'run', size: runSize, values, runs } : { ...plain, values, runs };
+}
+
+/** Writes containers (keys ascending, each with its ascending low values) in Java's portable layout. */
+function serializePortable(keys: ArrayLike<number>, lows: readonly Uint16Array[]): Uint8Array {
+  const n = keys.length;
+  const forms = lows.map(encodedForm);
+  const hasRun = forms.some((f) => f.kind === 'run');
+  const flagBytes = hasRun ? Math.ceil(n / 8) : 0;
+  const withOffsets = !hasRun || n >= NO_OFFSET_THRESHOLD;
+  const headerSize = hasRun ? 4 + flagBytes + 4 * n + (withOffsets ? 4 * n : 0) : 8 + 8 * n;
+  const total = headerSize + forms.reduce((s, f) => s + f.size, 0);
+  const out = new Uint8Array(total);
+  const view = new DataView(out.buffer);
+  let pos = 0;
+  if (hasRun) {
+    view.setUint32(0, (SERIAL_COOKIE | ((n - 1) << 16)) >>> 0, true);
+    pos = 4;
+    forms.forEach((f, i) => {
+      if (f.kind === 'run') out[pos + (i >>> 3)]! |= 1 << (i & 7);
+    });
+    pos += flagBytes;
+  } else {
+    view.setUint32(0, SERIAL_COOKIE_NO_RUNCONTAINER, true);
+    view.setUint32(4, n, true);
+    pos = 8;
+  }
+  for (let i = 0; i < n; i++) {
+    view.setUint16(pos, keys[i]!, true);
+    view.setUint16(pos + 2, forms[i]!.values.length - 1, true);
+    pos += 4;
+  }
+  let body = headerSize;
+  if (withOffsets) {
+    for (let i = 0; i < n; i++) {
+      view.setUint32(pos, body, true);
+      pos += 4;
+      body += forms[i]!.size;
+    }
+  }
+  for (const f of forms) {
+    const v = f.values;
+    if (f.kind === 'array') {
+      for (const x of v) {
+        view.setUint16(pos, x, true);
+        pos += 2;
+      }
+    } else if (f.kind === 'bitmap') {
+      const words = new Uint32Array(BITMAP_BYTES / 4);
+      for (const x of v) words[x >>> 5]! |= 1 << (x & 31);
+      for (const w of words) {
+        view.setUint32(pos, w, true);
+        pos += 4;
+      }
+    } else {
+      view.setUint16(pos, f.runs, true);
+      pos += 2;
+      for (let i = 0; i < v.length;) {
+        let j = i;
+        while (j + 1 < v.length && v[j + 1] === v[j]! + 1) j++;
+        view.setUint16(pos, v[i]!, true);
+        view.setUint16(pos + 2, j - i, true);
+        pos += 4;
+        i = j + 1;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * A growable set of unsigned 32-bit integers (deleted row positions), kept as one 8 KiB bitmap per
+ * 65536-value block so that additions and lookups are O(1); {@link serialize} writes the same
+ * bytes Java's RoaringBitmap writes for the same set.
+ */
+export class MutableRoaringBitmap32 {
+  private readonly blocks = new Map<number, Uint32Array>();
+  private count = 0;
+
+  /** Number of values in the set. */
+  get cardinality(): number {
+    return this.count;
+  }
+
+  /** Adds `value`; false when it was already present. */
+  add(value: number): boolean {
+    if (!Number.isInteger(value) || value < 0 || value > 0xffffffff) throw new RangeError(`${value} is not an unsigned 32-bit integer`);
+    const high = Math.floor(value / 65536);
+    const low = value & 0xffff;
+    let words = this.blocks.get(high);
+    if (words === undefined) {
+      words = new Uint32Array(BITMAP_BYTES / 4);
+      this.blocks.set(high, words);
+    }
+    const bit = 1 << (low & 31);
+    if ((words[low >>> 5]! & bit) !== 0) return false;
+    words[low >>> 5]! |= bit;
+    this.count++;
+    return true;
+  }
+
+  /** Whether `value` is in the set. */
+  contains(value: number): boolean {
+    if (!Number.isInteger(value) || value < 0 || value > 0xffffffff) return false;
+    const words = this.blocks.get(Math.floor(value / 65536));
+    const low = value & 0xffff;
+    return words !== undefined && ((words[low >>> 5]! >>> (low & 31)) & 1) === 1;
+  }
+
+  /** The values in increasing order. */
+  *values(): IterableIterator<number> {
+    for (const high of [...this.blocks.keys()].sort((a, b) => a - b)) {
+      for (const low of containerValues({ kind: 'bitmap', words: this.blocks.get(high)! })) yield high * 65536 + low;
+    }
+  }
+
+  /** Java-compatible portable serialization (see {@link RoaringBitmap32.serialize}). */
+  serialize(): Uint8Array {
+    const keys = [...this.blocks.keys()].sort((a, b) => a - b);
+    return serializePortable(
+      keys,
+      keys.map((k) => containerValues({ kind: 'bitmap', words: this.blocks.get(k)! })),
+    );
   }
 }
 

@@ -35,6 +35,32 @@ export {
 } from './compact-append.js';
 export { compactManifests, type CompactManifestsOptions, type CompactManifestsSummary } from './compact-manifests.js';
 export { compactPickOptions, pickCompactWindows, type CompactCandidate, type CompactPickOptions } from './compact-plan.js';
+export {
+  DEFAULT_REPORT_PARTITIONS,
+  DEFAULT_TIMELINE_LIMIT,
+  inspectTable,
+  type InspectPhase,
+  type InspectTableOptions,
+} from './inspect-table.js';
+export { FILE_SIZE_BIN_COUNT, fileSizeBins, type FileSizeBin } from './file-size-bins.js';
+export {
+  TABLE_REPORT_VERSION,
+  type BucketSize,
+  type BucketSkew,
+  type CompactionPlan,
+  type ExpirePlan,
+  type FileSizeReport,
+  type JobNotPlanned,
+  type LiveFilesReport,
+  type MaintenanceOutlook,
+  type ManifestCompactionPlan,
+  type ManifestReport,
+  type OrphanPlan,
+  type PartitionReport,
+  type SnapshotTimeline,
+  type TableReport,
+  type TimelineSnapshot,
+} from './table-report.js';
 
 // ---- used by the write path of primary-key tables, dynamic buckets and integrity checks ----
 export { type CompactPrimaryKeySummary, compactPrimaryKeyTable } from './compact-primary-key.js';

@@ -120,6 +120,7 @@ export async function removeOrphanFiles(table: MaintainedTable, options: RemoveO
   if (!Number.isFinite(grace) || grace < 0) throw new MaintenanceArgumentError(`inProgressGraceMs must be >= 0, got ${grace}`);
   const threshold = Math.min(olderThan, now - grace);
   const dryRun = options.dryRun ?? false;
+  const listDeleted = dryRun && options.listDeleted !== false;
   const io = table.fileIO;
   const root = table.paths.root;
   const schema = await latestSchema(table);
@@ -149,7 +150,7 @@ export async function removeOrphanFiles(table: MaintainedTable, options: RemoveO
     for (const st of doomed) {
       filesDeleted++;
       bytesFreed += st.size;
-      if (dryRun) deletedList.push(st.path);
+      if (listDeleted) deletedList.push(st.path);
     }
     progress('deleting', filesDeleted);
   };
@@ -193,7 +194,7 @@ export async function removeOrphanFiles(table: MaintainedTable, options: RemoveO
     }
     if (!stale) continue;
     if (!dryRun) await io.delete(rec.path);
-    else deletedList.push(rec.path);
+    else if (listDeleted) deletedList.push(rec.path);
     inflightRecordsDeleted++;
     filesDeleted++;
   }
@@ -205,7 +206,7 @@ export async function removeOrphanFiles(table: MaintainedTable, options: RemoveO
     bytesFreed,
     durationMs: Date.now() - started,
     dryRun,
-    ...(dryRun ? { deleted: deletedList } : {}),
+    ...(listDeleted ? { deleted: deletedList } : {}),
   };
 }
 

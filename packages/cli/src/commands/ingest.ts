@@ -1,4 +1,6 @@
+import { stat } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
+import type { ProgressReporter } from '../output/progress.js';
 import {
   CDC_FORMATS,
   CDC_ROW_KIND_FIELD,
@@ -10,10 +12,13 @@ import {
   runIngest,
   type CheckpointInfo,
   type CheckpointStateStore,
+  type ReplayableSource,
+  type SourceOffset,
+  type SourceRecord,
 } from '@tidemark/sink';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
-import { printLine, tableArgument, tableLocation, withTable } from './shared.js';
+import { printLine, progressFor, quietOption, tableArgument, tableLocation, withTable } from './shared.js';
 
 /** `tidemark ingest`: exactly-once ingestion of a JSON-lines source. */
 export const ingestCommand = defineCommand({
@@ -56,6 +61,7 @@ export const ingestCommand = defineCommand({
         choices: ['jsonl', ...CDC_FORMATS],
         description: 'source format (default jsonl: one row per line)',
       },
+      quiet: quietOption,
     },
     conflicts: [['format', 'row-kind-field']],
   },
@@ -83,10 +89,13 @@ export const ingestCommand = defineCommand({
     const crash = crashHookFromEnv(ctx.env);
     const store: CheckpointStateStore | undefined =
       args.options.state === undefined ? undefined : openCheckpointStore(tableLocation(args.options.state, ctx));
+    const sourceSize = (await stat(sourcePath).catch(() => undefined))?.size;
+    const progress = progressFor(ctx, 'ingesting', 'records', undefined, sourceSize, { quiet: args.options.quiet, showRate: true });
     try {
+      const source = cdc !== null ? new CdcJsonLinesSource(sourcePath, cdc) : new JsonLinesFileSource(sourcePath);
       const summary = await runIngest({
         table: tableLocation(tableArg, ctx),
-        source: cdc !== null ? new CdcJsonLinesSource(sourcePath, cdc) : new JsonLinesFileSource(sourcePath),
+        source: withProgress(source, progress),
         ...(store ? { stateStore: store } : { commitUser: commitUser!, startFresh: args.options['start-fresh'] === true }),
         checkpointEvery: args.options['checkpoint-every'] ?? 10_000,
         parallelism: args.options.parallelism ?? 1,
@@ -95,6 +104,7 @@ export const ingestCommand = defineCommand({
         signal: ctx.signal,
         logger: { warn: (m) => void ctx.stderr.write(`tidemark: warning: ${m}\n`) },
         onCheckpoint: (info: CheckpointInfo) => {
+          progress.finish();
           const committed = info.commits
             .map((c) => (c.result.status === 'committed' ? `snapshot ${c.result.snapshotId}` : c.result.status))
             .join(', ');
@@ -119,7 +129,30 @@ export const ingestCommand = defineCommand({
         }),
       );
     } finally {
+      progress.finish();
       await store?.close();
     }
   },
 });
+
+/**
+ * `source` with each record counted on `progress`; JSON-lines offsets are byte positions, so the
+ * bytes read (and, against the file size, the ETA) come from them. A resumed run starts at its offset.
+ */
+function withProgress<T>(source: ReplayableSource<T>, progress: ProgressReporter): ReplayableSource<T> {
+  return {
+    id: source.id,
+    bounded: source.bounded,
+    async *open(from: SourceOffset): AsyncIterable<SourceRecord<T>> {
+      let position = typeof from === 'number' ? from : 0;
+      progress.add(0, position);
+      for await (const record of source.open(from)) {
+        const offset = record.offset;
+        const bytes = typeof offset === 'number' && offset > position ? offset - position : 0;
+        if (typeof offset === 'number') position = offset;
+        progress.add(1, bytes);
+        yield record;
+      }
+    },
+  };
+}

@@ -3,12 +3,14 @@
  * bars wired to the context.
  */
 import { resolve as resolvePath } from 'node:path';
-import { openTable, type Table } from '@tidemark/core';
+import type { RecordBatch } from 'apache-arrow';
+import { openTable, TableNotFoundError, type Table } from '@tidemark/core';
 import type { OptionSpec, PositionalSpec } from '../args.js';
 import type { CommandContext } from '../context.js';
-import { UsageError } from '../errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { ProgressReporter } from '../output/progress.js';
 import { writeText } from '../output/writers.js';
+import { nearbyTablesHint } from './nearby-tables.js';
 
 /** The `<table>` positional every table command takes. */
 export const tableArgument: PositionalSpec = {
@@ -24,16 +26,44 @@ export const dryRunOption = {
 export const snapshotOption = { type: 'integer', min: 1, valueName: 'N', description: 'snapshot id' } as const satisfies OptionSpec;
 
 /** A progress bar on `ctx.stderr`, drawn only when it is a terminal and `TIDEMARK_NO_PROGRESS` is unset. */
-export function progressFor(ctx: CommandContext, label: string, unit: string, total?: number, totalBytes?: number): ProgressReporter {
+export function progressFor(
+  ctx: CommandContext,
+  label: string,
+  unit: string,
+  total?: number,
+  totalBytes?: number,
+  extra: { quiet?: boolean; showRate?: boolean } = {},
+): ProgressReporter {
   return new ProgressReporter({
     stream: ctx.stderr,
-    enabled: ctx.stderrIsTTY && !ctx.env['TIDEMARK_NO_PROGRESS'],
+    enabled: ctx.stderrIsTTY && !ctx.env['TIDEMARK_NO_PROGRESS'] && extra.quiet !== true,
     label,
     unit,
     now: ctx.now,
     ...(total !== undefined ? { total } : {}),
     ...(totalBytes !== undefined ? { totalBytes } : {}),
+    ...(extra.showRate ? { showRate: true } : {}),
   });
+}
+
+/** `--quiet` of the commands that draw progress while they move rows. */
+export const quietOption = {
+  type: 'boolean',
+  short: 'q',
+  description: 'no progress line on stderr (it is only drawn when stderr is a terminal)',
+} as const satisfies OptionSpec;
+
+/** Progress of a job that moves rows (read, write, sql): rows, bytes, rate and elapsed time. */
+export function rowProgress(ctx: CommandContext, label: string, quiet: boolean): ProgressReporter {
+  return progressFor(ctx, label, 'rows', undefined, undefined, { quiet, showRate: true });
+}
+
+/** Passes `batches` through, counting their rows and Arrow bytes on `progress`. */
+export async function* countedBatches(batches: AsyncIterable<RecordBatch>, progress: ProgressReporter): AsyncGenerator<RecordBatch> {
+  for await (const b of batches) {
+    progress.add(b.numRows, b.data.byteLength);
+    yield b;
+  }
 }
 
 /** True for `scheme://…` locations (file://, s3://, memory://); anything else is a local path. */
@@ -50,11 +80,26 @@ export function tableLocation(arg: string, ctx: CommandContext): string {
 
 /** Opens the table named by `arg`, runs `fn`, and closes the table's FileIO afterwards. */
 export async function withTable<T>(arg: string, ctx: CommandContext, fn: (table: Table) => Promise<T>): Promise<T> {
-  const table = await openTable(tableLocation(arg, ctx));
+  const table = await openTableNamingNeighbours(tableLocation(arg, ctx));
   try {
     return await fn(table);
   } finally {
     await table.close();
+  }
+}
+
+/**
+ * Opens the table at `location`; when there is none, the error names the tables that do exist
+ * nearby (a typo in a table or database name is the usual cause).
+ */
+export async function openTableNamingNeighbours(location: string): Promise<Table> {
+  try {
+    return await openTable(location);
+  } catch (e) {
+    if (!(e instanceof TableNotFoundError)) throw e;
+    const hint = await nearbyTablesHint(location);
+    if (hint === undefined) throw e;
+    throw new CliError(`${e.message}; ${hint}`, { cause: e });
   }
 }
 

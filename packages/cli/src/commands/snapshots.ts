@@ -32,6 +32,7 @@ export const snapshotsCommand = defineCommand({
         return;
       }
       const count = (n: number | undefined): string => (n === undefined ? '' : String(n));
+      const header = ['id', 'time', 'kind', 'commitUser', 'identifier', 'records', 'delta'];
       const rows = snapshots.map((s) => [
         String(s.id),
         isoTime(s.timeMillis),
@@ -41,20 +42,30 @@ export const snapshotsCommand = defineCommand({
         count(s.totalRecordCount),
         count(s.deltaRecordCount),
       ]);
-      ctx.stdout.write(
-        textTable(['id', 'time', 'kind', 'commitUser', 'commitIdentifier', 'totalRecords', 'deltaRecords'], rows, [
-          true,
-          false,
-          false,
-          false,
-          true,
-          true,
-          true,
-        ]),
-      );
+      shortenColumn(header, rows, 3, TABLE_WIDTH);
+      ctx.stdout.write(textTable(header, rows, [true, false, false, false, true, true, true]));
     });
   },
 });
+
+/** The text table fits a terminal this wide, the commit user giving way (it is printed whole by --json). */
+const TABLE_WIDTH = 100;
+/** A shortened commit user keeps at least this many characters (a UUID's first group is 8). */
+const MIN_USER_WIDTH = 9;
+
+/**
+ * Cuts the cells of column `k` with `…` so the table is at most `width` characters wide (never
+ * below {@link MIN_USER_WIDTH}): commit users are often UUIDs, whose head is enough to tell them apart.
+ */
+export function shortenColumn(header: readonly string[], rows: string[][], k: number, width: number): void {
+  const widthOf = (j: number): number => Math.max([...header[j]!].length, ...rows.map((r) => [...r[j]!].length));
+  const others = header.reduce((sum, _h, j) => (j === k ? sum : sum + widthOf(j)), 0) + 3 * (header.length - 1);
+  const room = Math.max(MIN_USER_WIDTH, [...header[k]!].length, width - others);
+  for (const r of rows) {
+    const cell = [...r[k]!];
+    if (cell.length > room) r[k] = `${cell.slice(0, room - 1).join('')}…`;
+  }
+}
 
 /** One snapshot as the JSON object `snapshots --json` prints. */
 export function snapshotJson(s: Snapshot): Map<string, JsonValue> {

@@ -65,7 +65,13 @@ export const tagCommand = defineCommand({
   },
 });
 
-/** `tagCreateTime` is a local wall-clock time stored as if UTC: print it without a zone. */
-function createTime(millis: number): string {
-  return isoTime(millis).replace(/Z$/, '');
+/**
+ * `tagCreateTime` is a local wall-clock time without a zone (Java's `LocalDateTime.now()`): it is
+ * taken as this machine's local time and printed in UTC with `Z`, like every other time the CLI
+ * prints, so it can be compared with the snapshot time next to it.
+ */
+export function createTime(localMillis: number): string {
+  // The offset at the local instant itself; re-evaluated once so a DST change in between is honoured.
+  const first = localMillis + new Date(localMillis).getTimezoneOffset() * 60_000;
+  return isoTime(localMillis + new Date(first).getTimezoneOffset() * 60_000);
 }

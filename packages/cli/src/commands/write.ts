@@ -1,7 +1,7 @@
 import { constants as fsConstants, createReadStream } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { LocalFileIO } from '@tidemark/storage';
 import { CorruptFileError, readParquetFile, type DataField, type DataType } from '@tidemark/format';
 import { commitNotApplied, parseRowKind, rowKindToString, WriteValidationError, type CommitResult, type TableWrite } from '@tidemark/core';
@@ -9,7 +9,8 @@ import { defineCommand } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { InputError, readCsv, readJsonLines, type RowChunk } from '../input/row-input.js';
 import { parseKeyValues } from './create.js';
-import { printLine, tableArgument, withTable } from './shared.js';
+import type { ProgressReporter } from '../output/progress.js';
+import { printLine, progressFor, quietOption, tableArgument, withTable } from './shared.js';
 
 /** `tidemark write`: append or overwrite rows. */
 export const writeCommand = defineCommand({
@@ -36,6 +37,7 @@ export const writeCommand = defineCommand({
       partition: { type: 'multiple', valueName: 'k=v', description: 'static partition to overwrite' },
       'commit-user': { type: 'string', valueName: 'U', description: 'commit user, for idempotent retries' },
       'commit-identifier': { type: 'integer', min: 0, valueName: 'N', description: 'commit identifier; skipped if U already committed it' },
+      quiet: quietOption,
     },
     requires: { partition: 'overwrite', 'commit-identifier': 'commit-user', 'commit-user': 'commit-identifier' },
   },
@@ -62,6 +64,8 @@ export const writeCommand = defineCommand({
         }
       }
       const writer = table.newBatchWrite(rowKindField !== undefined ? { rowKindField } : {});
+      const inputSize = inputPath === undefined ? undefined : (await stat(inputPath)).size;
+      const progress = progressFor(ctx, 'writing', 'rows', undefined, inputSize, { quiet: o.quiet, showRate: true });
       let rows = 0;
       const kinds = new Map<string, number>();
       let result: CommitResult;
@@ -71,9 +75,11 @@ export const writeCommand = defineCommand({
             ctx.signal.throwIfAborted();
             await writer.write(batch);
             rows += batch.numRows;
+            progress.add(batch.numRows);
           }
+          progress.add(0, inputSize ?? 0);
         } else {
-          const stream: Readable = inputPath === undefined ? ctx.stdin : createReadStream(inputPath);
+          const stream = countingBytes(inputPath === undefined ? ctx.stdin : createReadStream(inputPath), progress);
           // The row kind field travels with the rows as a string; the writer takes it out.
           const fields = rowKindField === undefined ? table.schema().fields : [...table.schema().fields, rowKindPseudoField(rowKindField)];
           const chunks = format === 'csv' ? readCsv(stream, fields) : readJsonLines(stream, fields);
@@ -82,8 +88,10 @@ export const writeCommand = defineCommand({
             if (rowKindField !== undefined) countRowKinds(chunk, rowKindField, kinds);
             await writeChunk(writer, chunk);
             rows += chunk.rows.length;
+            progress.add(chunk.rows.length);
           }
         }
+        progress.finish();
         const messages = await writer.prepareCommit();
         const committable = { messages, ...(identifier !== undefined ? { identifier } : {}) };
         try {
@@ -96,6 +104,7 @@ export const writeCommand = defineCommand({
           throw e;
         }
       } catch (e) {
+        progress.finish();
         await writer.abort().catch(() => undefined);
         throw e;
       } finally {
@@ -215,4 +224,17 @@ async function* readParquetInput(path: string): ReturnType<typeof readParquetFil
   } finally {
     await io.close();
   }
+}
+
+/** `input` as a stream that counts the bytes read on `progress` (against the file size, when known). */
+function countingBytes(input: Readable, progress: ProgressReporter): Readable {
+  return Readable.from(
+    (async function* () {
+      for await (const chunk of input as AsyncIterable<Buffer | string>) {
+        progress.add(0, typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length);
+        yield chunk;
+      }
+    })(),
+    { objectMode: false },
+  );
 }

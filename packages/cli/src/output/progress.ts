@@ -25,6 +25,8 @@ export interface ProgressOptions {
   readonly now?: () => number;
   /** Bar width in characters (default 24). */
   readonly barWidth?: number;
+  /** Also show the rate (bytes/s when bytes are counted, else units/s) and the elapsed time: for jobs without a known total. */
+  readonly showRate?: boolean;
 }
 
 /** A throttled single-line progress bar: `label [####----] 120/1000 files 12.0 MiB/45.0 MiB ETA 1m20s`. */
@@ -80,6 +82,11 @@ export class ProgressReporter {
       parts.push(this.totalBytes !== undefined ? `${formatBytes(this.bytes)}/${formatBytes(this.totalBytes)}` : formatBytes(this.bytes));
     }
     const elapsed = this.now() - this.started;
+    if (this.options.showRate && elapsed > 0) {
+      const perSecond = (n: number): number => (n * 1000) / elapsed;
+      parts.push(this.bytes > 0 ? `${formatBytes(Math.round(perSecond(this.bytes)))}/s` : `${formatCount(perSecond(this.done))} ${unit}/s`);
+      parts.push(formatDuration(elapsed));
+    }
     if (fraction !== undefined && fraction > 0 && fraction < 1 && elapsed > 0) {
       parts.push(`ETA ${formatDuration((elapsed * (1 - fraction)) / fraction)}`);
     }
@@ -112,6 +119,13 @@ export function formatBytes(n: number): string {
     u++;
   }
   return u === 0 ? `${v} B` : `${v.toFixed(1)} ${units[u]}`;
+}
+
+/** `1234.5` → `1.2k`, `12` → `12`: a rate short enough for a progress line. */
+export function formatCount(n: number): string {
+  if (n < 1000) return String(Math.round(n));
+  if (n < 1_000_000) return `${(n / 1000).toFixed(1)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
 /** `80000` → `1m20s`. */

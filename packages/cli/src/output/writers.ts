@@ -133,10 +133,22 @@ function csvSink(formatter: RowFormatter, eol: string): RowSink {
   };
 }
 
-/** Text of one table cell: control characters made visible so a row stays on one line. */
-function tableCell(value: JsonValue): string {
+/**
+ * Text of one table cell: NULL for a null, and a string that would read as NULL or vanish (`null`,
+ * `NULL`, the empty string) in double quotes, so the two never look alike. Control characters are
+ * made visible so a row stays on one line.
+ */
+export function tableCell(value: JsonValue): string {
   const text =
-    value === null ? 'null' : typeof value === 'string' ? value : typeof value === 'object' ? stringifyJson(value) : String(value);
+    value === null
+      ? 'NULL'
+      : typeof value === 'string'
+        ? /^(null)?$/i.test(value)
+          ? JSON.stringify(value)
+          : value
+        : typeof value === 'object'
+          ? stringifyJson(value)
+          : String(value);
   return text.replace(/[\r\n\t]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
 }
 

@@ -134,6 +134,7 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
   if (!Number.isFinite(olderThan)) throw new MaintenanceArgumentError(`olderThanMs must be epoch millis, got ${olderThan}`);
 
   const dryRun = options.dryRun ?? false;
+  const listDeleted = dryRun && options.listDeleted !== false;
   const snapshots = new SnapshotManager(io, paths);
   const deletedList: string[] = [];
   let filesDeleted = 0;
@@ -147,7 +148,7 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
     bytesFreed,
     durationMs: Date.now() - started,
     dryRun,
-    ...(dryRun ? { deleted: deletedList } : {}),
+    ...(listDeleted ? { deleted: deletedList } : {}),
   });
 
   /** Deletes (or, in a dry run, lists) a stream of files; sizes are added to bytesFreed. */
@@ -162,7 +163,7 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
     };
     for (const f of files) {
       paths.push(f.path);
-      if (dryRun) deletedList.push(f.path);
+      if (listDeleted) deletedList.push(f.path);
       filesDeleted++;
       bytesFreed += f.size;
       done++;
@@ -349,8 +350,8 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
     checkAborted(options.signal);
     if (expiring[id - earliest] === null) continue;
     const path = paths.snapshotPath(id);
-    if (dryRun) deletedList.push(path);
-    else await io.delete(path);
+    if (listDeleted) deletedList.push(path);
+    if (!dryRun) await io.delete(path);
     filesDeleted++;
     expired++;
     progress('snapshots', id - earliest + 1, end - earliest);

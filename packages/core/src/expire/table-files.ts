@@ -42,6 +42,11 @@ export interface MaintenanceProgress {
 export interface MaintenanceRunOptions {
   /** Compute and report what would be deleted, delete nothing. */
   readonly dryRun?: boolean;
+  /**
+   * Dry runs: collect the locations in {@link MaintenanceSummary.deleted} (default true). False keeps
+   * only the counts and bytes, so a dry run over a table with very many orphans holds no path list.
+   */
+  readonly listDeleted?: boolean;
   /** Called as work proceeds (cheap; may be called often). */
   readonly onProgress?: (progress: MaintenanceProgress) => void;
   /** Aborting stops the job between steps; a rerun finishes the work. */
@@ -57,7 +62,7 @@ export interface MaintenanceSummary {
   readonly bytesFreed: number;
   readonly durationMs: number;
   readonly dryRun: boolean;
-  /** Locations that would be deleted; only present for dry runs. */
+  /** Locations that would be deleted; only present for dry runs (unless `listDeleted` is false). */
   readonly deleted?: readonly string[];
 }
 

@@ -5,7 +5,7 @@
  * merged rows are gathered back into Arrow columns Arrow-natively.
  */
 import * as arrow from 'apache-arrow';
-import { toArrowType, type DataField } from '@tidemark/format';
+import { toArrowType, type DataField, type Value } from '@tidemark/format';
 import { nullData, takeChunks } from './arrow-take.js';
 import { valueReader } from './arrow-values.js';
 import { buildAggregatedColumn, chunkedAggregationInput } from './aggregated-columns.js';
@@ -50,9 +50,18 @@ export class KeyValueChunks {
     columns.forEach((c, i) => this.chunks[i]!.push(c));
     const readers = this.keyPositions.map((p, j) => valueReader(columns[p]!, this.keyFields[j]!.type));
     const seqReaders = this.seqPositions.map((p, j) => valueReader(columns[p]!, this.sequenceFields[j]!.type));
+    const nk = readers.length;
+    const ns = seqReaders.length;
     for (let r = 0; r < rows; r++) {
-      const record: KeyValueRecord = { key: readers.map((read) => read(r)), sequence: sequence[r]!, kind: kinds[r]!, chunk, row: r };
-      this.records.push(seqReaders.length > 0 ? { ...record, userSequence: seqReaders.map((read) => read(r)) } : record);
+      const key = new Array<Value>(nk);
+      for (let j = 0; j < nk; j++) key[j] = readers[j]!(r);
+      if (ns === 0) {
+        this.records.push({ key, sequence: sequence[r]!, kind: kinds[r]!, chunk, row: r });
+        continue;
+      }
+      const userSequence = new Array<Value>(ns);
+      for (let j = 0; j < ns; j++) userSequence[j] = seqReaders[j]!(r);
+      this.records.push({ key, sequence: sequence[r]!, userSequence, kind: kinds[r]!, chunk, row: r });
     }
   }
 

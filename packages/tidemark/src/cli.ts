@@ -1,0 +1,2 @@
+/** `@tidemark/cli`, re-exported as `tidemark/cli`. */
+export * from '@tidemark/cli';

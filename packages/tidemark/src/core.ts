@@ -1,0 +1,2 @@
+/** `@tidemark/core`, re-exported as `tidemark/core`. */
+export * from '@tidemark/core';

@@ -1,0 +1,2 @@
+/** `@tidemark/format`, re-exported as `tidemark/format`. */
+export * from '@tidemark/format';

@@ -1,0 +1,2 @@
+/** `@tidemark/maintenance`, re-exported as `tidemark/maintenance`. */
+export * from '@tidemark/maintenance';

@@ -1,0 +1,2 @@
+/** `@tidemark/sink`, re-exported as `tidemark/sink`. */
+export * from '@tidemark/sink';

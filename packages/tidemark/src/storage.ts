@@ -1,0 +1,2 @@
+/** `@tidemark/storage`, re-exported as `tidemark/storage`. */
+export * from '@tidemark/storage';

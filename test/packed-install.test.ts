@@ -1,0 +1,112 @@
+/**
+ * tidemark as a user outside the repository gets it: every workspace package is packed with
+ * `npm pack`, the tarballs are installed into a fresh project in the temp directory (no workspace
+ * links, third-party dependencies from the npm cache or registry), and there the README's "In code"
+ * example runs as written (only its warehouse location is swapped for a local one), `npx tidemark
+ * --help` answers, and the installed CLI reads the table the example wrote.
+ *
+ * Needs the built packages (`npm test` builds first) and the npm registry or a warm npm cache.
+ */
+import { execFile } from 'node:child_process';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const repo = fileURLToPath(new URL('..', import.meta.url));
+const PACKAGES = ['storage', 'format', 'core', 'sink', 'maintenance', 'cli', 'tidemark'];
+
+const dir = mkdtempSync(join(tmpdir(), 'tidemark-packed-'));
+const tarballs = join(dir, 'tarballs');
+const project = join(dir, 'project');
+const warehouse = join(dir, 'warehouse');
+
+/** The README's "In code" example: the first ```ts block after the line "In code:". */
+function readmeExample(): string {
+  const readme = readFileSync(join(repo, 'README.md'), 'utf8');
+  const start = readme.indexOf('\nIn code:');
+  expect(start, 'README.md has an "In code:" section').toBeGreaterThan(0);
+  const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(start));
+  expect(block, 'README.md "In code:" is followed by a ```ts block').not.toBeNull();
+  return block![1]!;
+}
+
+beforeAll(async () => {
+  const workspaces = PACKAGES.flatMap((p) => ['-w', `packages/${p}`]);
+  mkdirSync(tarballs, { recursive: true });
+  await run('npm', ['pack', ...workspaces, '--pack-destination', tarballs, '--silent'], { cwd: repo });
+}, 60_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the packed packages installed outside the repository', () => {
+  it('install from their tarballs alone, run the README example and the tidemark command', async () => {
+    const packed = readdirSync(tarballs).filter((f) => f.endsWith('.tgz'));
+    expect(packed.sort()).toEqual(
+      ['tidemark-0.1.0.tgz', ...PACKAGES.filter((p) => p !== 'tidemark').map((p) => `tidemark-${p}-0.1.0.tgz`)].sort(),
+    );
+    // Each tarball carries its README and built code, not the TypeScript sources or tests.
+    for (const t of packed) {
+      const { stdout } = await run('tar', ['-tzf', join(tarballs, t)]);
+      const files = stdout.split('\n');
+      expect(files, t).toContain('package/README.md');
+      expect(files, t).toContain('package/dist/index.js');
+      expect(files, t).toContain('package/dist/index.d.ts');
+      expect(
+        files.filter((f) => f.startsWith('package/src/') || f.startsWith('package/test/')),
+        t,
+      ).toEqual([]);
+    }
+
+    // A fresh project outside the repository.
+    rmSync(project, { recursive: true, force: true });
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'packed-install-check', private: true, type: 'module' }));
+    await run(
+      'npm',
+      ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...packed.map((t) => join(tarballs, t))],
+      { cwd: project, env: { ...process.env, npm_config_workspaces: 'false' }, maxBuffer: 16 << 20 },
+    );
+    // Real copies, not links back into the repository.
+    for (const name of ['tidemark', '@tidemark/core', '@tidemark/cli']) {
+      const installed = join(project, 'node_modules', name);
+      expect(lstatSync(installed).isSymbolicLink(), name).toBe(false);
+      expect(realpathSync(installed).startsWith(project), name).toBe(true);
+    }
+
+    // The README's example, with a local warehouse, then a look at what it wrote.
+    const example = readmeExample();
+    expect(example).toContain("from 'tidemark'");
+    const script =
+      example.replaceAll('s3://lake/warehouse', warehouse) +
+      '\nconsole.log(JSON.stringify({ rows: arrow.numRows, id: String(arrow.get(0)?.id), day: arrow.get(0)?.day }));\n';
+    writeFileSync(join(project, 'example.mjs'), script);
+    const ex = await run(process.execPath, ['example.mjs'], { cwd: project });
+    expect(JSON.parse(ex.stdout.trim())).toEqual({ rows: 1, id: '1', day: '2024-05-01' });
+
+    const help = await run('npx', ['--no-install', 'tidemark', '--help'], { cwd: project });
+    expect(help.stdout).toMatch(/^Usage: tidemark <command>/);
+    expect(help.stdout).toContain('  sql ');
+    const read = await run('npx', ['--no-install', 'tidemark', 'read', join(warehouse, 'shop.db/orders')], {
+      cwd: project,
+      env: { ...process.env, TIDEMARK_NO_PROGRESS: '1' },
+    });
+    expect(read.stdout).toBe('{"id":1,"day":"2024-05-01"}\n');
+
+    // The subpath entries resolve to the single packages.
+    const sub = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "const a = await import('tidemark/core'); const b = await import('@tidemark/core'); const c = await import('tidemark');" +
+          'console.log(a.openTable === b.openTable && c.openTable === b.openTable && typeof (await import("tidemark/format")).toArrowSchema)',
+      ],
+      { cwd: project },
+    );
+    expect(sub.stdout.trim()).toBe('true function');
+  }, 180_000);
+});
