@@ -345,24 +345,29 @@ export async function encodeParquetAsync(
   return (pool ?? sharedParquetWorkerPool()).encodeIpc(ipc, settings);
 }
 
-/** Default rows per row group of {@link encodeParquetRowGroupsAsync}. */
-export const DEFAULT_ROW_GROUP_ROWS = 262_144;
+/** Default maximum rows per row group of {@link encodeParquetRowGroupsAsync} (parquet-rs's default). */
+export const DEFAULT_ROW_GROUP_ROWS = 1_048_576;
+
+/**
+ * A file is cut into one row group per worker only down to this many rows per group: every group
+ * starts its dictionaries afresh (a unique column pays for a dictionary page per group before it
+ * falls back to plain pages), so small groups cost file size for little parallel gain.
+ */
+const MIN_PARALLEL_GROUP_ROWS = 131_072;
 
 /** Options of {@link encodeParquetRowGroupsAsync}. */
 export interface EncodeRowGroupsOptions extends EncodeParquetAsyncOptions {
-  /**
-   * Rows per row group (the last may have fewer); default {@link DEFAULT_ROW_GROUP_ROWS}. Smaller
-   * groups spread one file over more workers, and let readers skip and decode groups separately.
-   */
+  /** Maximum rows per row group; default {@link DEFAULT_ROW_GROUP_ROWS}. */
   readonly rowGroupRows?: number;
 }
 
 /**
- * Encodes one Parquet file whose row groups are encoded on different workers at once: the input is
- * cut into groups of `rowGroupRows` rows, each group becomes a one-group Parquet file on the pool,
- * and the parts are joined by rewriting the footer only ({@link concatParquetFiles}). The result is
- * one valid file with per-group column statistics, as `writeParquetFile` with `rowGroupSize` would
- * write it (not byte-identical: each group's dictionary and pages are encoded on their own anyway).
+ * Encodes one Parquet file whose row groups are encoded on different workers at once. The input is
+ * cut into row groups of at most `rowGroupRows` rows, and into at least one group per worker as
+ * long as groups keep 131,072 rows or more; each group becomes a one-group Parquet file on the
+ * pool, and the parts are joined by rewriting the footer only ({@link concatParquetFiles}). The
+ * result is one valid file with per-group column statistics, as `writeParquetFile` with
+ * `rowGroupSize` would write it (not byte-identical: each group has its own dictionaries anyway).
  * A file of one group, or a pool without workers, takes the plain {@link encodeParquetAsync} path.
  */
 export async function encodeParquetRowGroupsAsync(
@@ -376,14 +381,15 @@ export async function encodeParquetRowGroupsAsync(
   const batches = Array.isArray(input) ? (input as readonly arrow.RecordBatch[]) : (input as arrow.Table).batches;
   const rows = batches.reduce((n, b) => n + b.numRows, 0);
   const pool = rest.pool === false ? null : (rest.pool ?? sharedParquetWorkerPool());
-  if (rows <= rowGroupRows || pool === null || pool.size === 0) {
+  const groupRows = pool ? Math.min(rowGroupRows, Math.max(MIN_PARALLEL_GROUP_ROWS, Math.ceil(rows / Math.max(1, pool.size)))) : rowGroupRows;
+  if (rows <= groupRows || pool === null || pool.size === 0) {
     return encodeParquetAsync(input, { ...rest, rowGroupSize: rowGroupRows });
   }
-  const groups = sliceRows(batches, rowGroupRows);
+  const groups = sliceRows(batches, groupRows);
   // Each group's Arrow → IPC runs here while the workers already encode the previous groups.
   const parts: Promise<Uint8Array>[] = [];
   for (const group of groups) {
-    const { ipc, settings } = prepareParquetInput(group, { ...rest, rowGroupSize: rowGroupRows });
+    const { ipc, settings } = prepareParquetInput(group, { ...rest, rowGroupSize: groupRows });
     const part = pool.encodeIpc(ipc, settings);
     part.catch(() => undefined); // awaited below, in order
     parts.push(part);

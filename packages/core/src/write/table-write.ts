@@ -102,9 +102,9 @@ export interface TableWriteOptions {
   /** Primary-key tables: the compaction hook of each (partition, bucket) writer (default: none). */
   readonly compactManager?: (bucket: CompactManagerContext) => CompactManager;
   /**
-   * Append tables: rows per Parquet row group (default 262,144). The row groups of one data file
-   * are encoded on the worker pool in parallel, so a large file uses every worker; readers skip
-   * and decode row groups separately too.
+   * Append tables: maximum rows per Parquet row group (default 1,048,576). A data file is also cut
+   * into one row group per pool worker while groups keep 131,072 rows or more; the row groups of a
+   * file are encoded on the workers in parallel, and readers skip and decode them separately.
    */
   readonly rowGroupRows?: number;
 }
