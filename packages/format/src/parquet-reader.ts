@@ -6,6 +6,7 @@
  * parquet-wasm 0.8 ignores the column projection and copies the whole file into wasm memory.
  */
 import * as arrow from 'apache-arrow';
+import { parquetMetadata, type FileMetaData } from 'hyparquet';
 import * as pw from 'parquet-wasm';
 import { InvalidRangeError, type FileIO } from '@tidemark/storage';
 
@@ -106,19 +107,35 @@ const COALESCE_GAP_BYTES = 64 * 1024;
  * how readers use both cores on one file.
  */
 export class ParquetDataFile {
+  private decodedFooter: ParquetFooter | undefined;
+
   private constructor(
     private readonly io: FileIO,
     /** Where the file is (named in every error). */
     readonly path: string,
     private readonly blob: RangeBlob,
-    /** The decoded footer: schema, row groups with column-chunk statistics. */
-    readonly footer: ParquetFooter,
+    /** hyparquet's parse of the footer (offsets, sizes, schema). */
+    private readonly metadata: FileMetaData,
+    /** The file's last bytes, ending with the footer and its trailer. */
+    private readonly footerTail: Uint8Array,
+    private readonly metadataLength: number,
     /** Rows and first-row position of each row group. */
     readonly rowGroups: readonly ParquetRowGroupExtent[],
+    /** Top-level column names. */
+    private readonly columnNames: ReadonlySet<string>,
   ) {}
 
   /**
-   * Reads and decodes the footer (usually from the one prefetched read of the file's tail).
+   * The decoded footer with column-chunk statistics. Decoded on first use: a read that prunes
+   * nothing never pays for the statistics.
+   */
+  get footer(): ParquetFooter {
+    this.decodedFooter ??= decodeParquetFooter(this.path, this.footerTail, this.metadataLength);
+    return this.decodedFooter;
+  }
+
+  /**
+   * Reads and parses the footer (usually from the one prefetched read of the file's tail).
    * @throws CorruptFileError for a size or row count that differs from `fileSize` / `rowCount`,
    *   or a footer that does not decode.
    */
@@ -135,10 +152,15 @@ export class ParquetDataFile {
       throw new CorruptFileError(path, `cannot read Parquet footer: footer length ${metadataLength} exceeds the file size ${blob.size}`);
     }
     const footerTail = metadataLength + 8 > tail.length ? await blob.slice(blob.size - metadataLength - 8).bytes() : tail;
-    const footer = decodeParquetFooter(path, footerTail, metadataLength);
+    let metadata: FileMetaData;
+    try {
+      metadata = parquetMetadata(footerTail.subarray(footerTail.length - 8 - metadataLength));
+    } catch (err) {
+      throw new CorruptFileError(path, `cannot decode Parquet footer: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
     let firstRow = 0;
-    const rowGroups = footer.rowGroups.map((g) => {
-      const rows = Number(g.numRows);
+    const rowGroups = metadata.row_groups.map((g) => {
+      const rows = Number(g.num_rows);
       const extent = { rows, firstRow };
       firstRow += rows;
       return extent;
@@ -146,7 +168,7 @@ export class ParquetDataFile {
     if (options.rowCount !== undefined && firstRow !== options.rowCount) {
       throw new CorruptFileError(path, `the file's footer holds ${firstRow} rows, but its manifest entry records ${options.rowCount}`);
     }
-    return new ParquetDataFile(io, path, blob, footer, rowGroups);
+    return new ParquetDataFile(io, path, blob, metadata, footerTail, metadataLength, rowGroups, topLevelNames(metadata));
   }
 
   /**
@@ -196,7 +218,7 @@ export class ParquetDataFile {
 
   private checkColumns(columns: readonly string[]): void {
     for (const c of columns) {
-      if (!this.footer.topLevelFieldIds.has(c)) {
+      if (!this.columnNames.has(c)) {
         throw new FormatError(`${this.path}: Column ${c} not found (requested columns must be physical column names of the file)`);
       }
     }
@@ -212,7 +234,7 @@ export class ParquetDataFile {
     const wanted = columns ? new Set(columns) : null;
     const spans: [number, number][] = [];
     for (const g of groups) {
-      for (const chunk of this.footer.metadata.row_groups[g]?.columns ?? []) {
+      for (const chunk of this.metadata.row_groups[g]?.columns ?? []) {
         const m = chunk.meta_data;
         if (!m || (wanted && !wanted.has(m.path_in_schema[0]!))) continue;
         const start = Number(m.dictionary_page_offset ?? m.data_page_offset);
@@ -260,6 +282,23 @@ export class ParquetDataFile {
       }
     }
   }
+}
+
+/** Names of the root's children in a flattened Parquet schema (nested children skipped). */
+function topLevelNames(metadata: FileMetaData): Set<string> {
+  const names = new Set<string>();
+  const schema = metadata.schema;
+  let i = 1;
+  const skip = (): void => {
+    const e = schema[i++];
+    for (let k = 0; k < (e?.num_children ?? 0); k++) skip();
+  };
+  for (let k = 0; k < (schema[0]?.num_children ?? 0); k++) {
+    const e = schema[i];
+    if (e) names.add(e.name);
+    skip();
+  }
+  return names;
 }
 
 /**
