@@ -8,6 +8,7 @@ export default defineConfig({
   resolve: {
     alias: {
       '@tidemark/storage': pkg('storage'),
+      '@tidemark/orc': pkg('orc'),
       '@tidemark/format': pkg('format'),
       '@tidemark/core': pkg('core'),
       '@tidemark/sink': pkg('sink'),

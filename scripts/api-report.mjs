@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const PACKAGES = ['storage', 'format', 'core', 'sink', 'maintenance', 'cli'];
+const PACKAGES = ['storage', 'orc', 'format', 'core', 'sink', 'maintenance', 'cli'];
 const check = process.argv.includes('--check');
 
 const printer = ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind.LineFeed });

@@ -22,11 +22,7 @@ const SCHEMA = JSON.stringify([
 const row = (id: number, day: string, name: string | null = `n${id}`) =>
   JSON.stringify({ id, name, amount: `${id}.25`, at: `2024-05-0${day.slice(-1)}T10:00:00.${String(id).padStart(3, '0')}`, day });
 /** Commits 1, 2 and 3 (tag 'two' on snapshot 2). */
-const COMMITS = [
-  [row(1, '2024-05-01'), row(2, '2024-05-01', null)],
-  [row(3, '2024-05-02'), row(4, '2024-05-02')],
-  [row(5, '2024-05-03')],
-];
+const COMMITS = [[row(1, '2024-05-01'), row(2, '2024-05-01', null)], [row(3, '2024-05-02'), row(4, '2024-05-02')], [row(5, '2024-05-03')]];
 const sortedJson = (text: string): string[] => lines(text).sort();
 
 const outDir = mkdtempSync(join(tmpdir(), 'tidemark-read-output-'));

@@ -77,10 +77,12 @@ describe.each(storageBackends('cli sql'))('$name', (backend) => {
         { id: 1, name: 'ada' },
         { id: 2, name: 'bobby' },
       ]);
-      expect(await rows('SELECT u.name, sum(o.amount) AS spent FROM o JOIN u ON o.user_id = u.id GROUP BY u.name ORDER BY u.name')).toEqual([
-        { name: 'ada', spent: '15.25' },
-        { name: 'bobby', spent: '2.50' },
-      ]);
+      expect(await rows('SELECT u.name, sum(o.amount) AS spent FROM o JOIN u ON o.user_id = u.id GROUP BY u.name ORDER BY u.name')).toEqual(
+        [
+          { name: 'ada', spent: '15.25' },
+          { name: 'bobby', spent: '2.50' },
+        ],
+      );
     });
 
     it('time-travels with @snapshot and @tag', async () => {
@@ -109,7 +111,7 @@ describe.each(storageBackends('cli sql'))('$name', (backend) => {
     });
 
     it('prints the result as a table, csv, Arrow and Parquet', async () => {
-      const q = 'SELECT id, CASE WHEN id = 1 THEN NULL ELSE \'null\' END AS s FROM o WHERE id < 3 ORDER BY id';
+      const q = "SELECT id, CASE WHEN id = 1 THEN NULL ELSE 'null' END AS s FROM o WHERE id < 3 ORDER BY id";
       expect((await sql(q, '--format', 'table')).stdout).toBe('id | s\n---+-------\n 1 | NULL\n 2 | "null"\n');
       expect((await sql(q, '--format', 'csv')).stdout).toBe('id,s\r\n1,\r\n2,null\r\n');
       const arrowFile = join(outDir, `${backend.name}.arrow`);

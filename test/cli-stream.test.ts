@@ -117,6 +117,71 @@ describe('change-stream commands', () => {
     expect((await run(['consumers', 'list', table])).stdout).toMatch(/no consumers/);
   });
 
+  it('changelogs kept longer than the snapshots: consumers stream them, orphan cleanup keeps them, expire-snapshots --dry-run lists them', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tidemark-cli-changelog-'));
+    dirs.push(dir);
+    const table = join(dir, 'wh', 'db.db', 't');
+    const schema = JSON.stringify([
+      { name: 'id', type: 'INT NOT NULL' },
+      { name: 'name', type: 'STRING' },
+    ]);
+    const options = [
+      'bucket=1',
+      'changelog-producer=input',
+      'num-sorted-run.compaction-trigger=50',
+      'snapshot.num-retained.min=1',
+      'snapshot.num-retained.max=1',
+      'changelog.num-retained.min=3',
+      'changelog.num-retained.max=50',
+      'changelog.time-retained=1 ms',
+    ];
+    const created = await run(['create', table, '--schema', schema, '--primary-key', 'id', ...options.flatMap((o) => ['--option', o])]);
+    expect(created.code, created.stderr).toBe(0);
+    const commits = [
+      '{"id":1,"name":"a","op":"+I"}\n',
+      '{"id":1,"name":"a","op":"-U"}\n{"id":1,"name":"a2","op":"+U"}\n',
+      '{"id":2,"name":"b","op":"+I"}\n',
+    ];
+    for (const [i, text] of commits.entries()) {
+      await writeFile(join(dir, `${i}.jsonl`), text);
+      const w = await run(['write', table, '--input', join(dir, `${i}.jsonl`), '--row-kind-field', 'op']);
+      expect(w.code, w.stderr).toBe(0);
+    }
+    // The commits' own expiration kept one snapshot and the changelog of the other two.
+    expect(jsonLines((await run(['snapshots', table, '--json'])).stdout).map((s) => s['id'])).toEqual([3]);
+    const orphans = await run(['remove-orphan-files', table, '--older-than', '0', '--json']);
+    expect(orphans.code, orphans.stderr).toBe(0);
+    expect(JSON.parse(orphans.stdout)).toMatchObject({ filesDeleted: 0 });
+    expect((await run(['consumers', 'reset', table, 'c1', '--snapshot', '1'])).code).toBe(0);
+    const streamed = await run(['stream', table, '--consumer-id', 'c1', '--max-snapshots', '3']);
+    expect(streamed.code, streamed.stderr).toBe(0);
+    expect(jsonLines(streamed.stdout)).toEqual([
+      { id: 1, name: 'a', _row_kind: '+I' },
+      { id: 1, name: 'a', _row_kind: '-U' },
+      { id: 1, name: 'a2', _row_kind: '+U' },
+      { id: 2, name: 'b', _row_kind: '+I' },
+    ]);
+    expect((await run(['consumers', 'delete', table, 'c1'])).code).toBe(0);
+    const verified = await run(['verify', table, '--all', '--json']);
+    expect(verified.code, verified.stdout).toBe(0);
+    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, changelogsChecked: [1, 2] });
+
+    // With a shorter minimum, the changelog older than 1 ms goes; a dry run lists it first.
+    expect((await run(['alter', table, 'set-option', 'changelog.num-retained.min', '1'])).code).toBe(0);
+    const dry = await run(['expire-snapshots', table, '--dry-run', '--json']);
+    expect(dry.code, dry.stderr).toBe(0);
+    const planned = JSON.parse(dry.stdout) as { changelogsExpired: number; files: Array<{ path: string }> };
+    expect(planned.changelogsExpired).toBe(2);
+    const paths = planned.files.map((f) => f.path);
+    expect(paths).toEqual(expect.arrayContaining([join(table, 'changelog', 'changelog-1'), join(table, 'changelog', 'changelog-2')]));
+    expect(paths.filter((p) => /\/bucket-0\/changelog-[^/]+\.parquet$/.test(p))).toHaveLength(2);
+    const real = await run(['expire-snapshots', table, '--json']);
+    expect(JSON.parse(real.stdout)).toMatchObject({ changelogsExpired: 2 });
+    const after = await run(['read', table, '--changes', '--from', '1']);
+    expect(after.code).toBe(1);
+    expect(after.stderr).toMatch(/snapshot 1 of .* has expired \(earliest is 3\)/);
+  });
+
   it('ingest --format canal-json lands the events with row kinds; a DDL event fails naming its line', async () => {
     const { dir, table } = await setup();
     const events = [

@@ -94,7 +94,9 @@ describe.each(storageBackends('cli warehouse'))('$name', (backend) => {
       const dry = await json(['db', 'drop', root, 'crm', '--cascade', '--dry-run']);
       expect(dry).toMatchObject({ database: 'crm', tables: ['leads'], dryRun: true });
       expect((await cli(['count', joinPath(root, 'crm.db', 'leads')])).stdout).toBe('2\n');
-      expect((await cli(['db', 'drop', root, 'crm', '--cascade', '--yes'])).stdout).toMatch(/^dropped database 'crm': 1 table\(s\) \(leads\)/);
+      expect((await cli(['db', 'drop', root, 'crm', '--cascade', '--yes'])).stdout).toMatch(
+        /^dropped database 'crm': 1 table\(s\) \(leads\)/,
+      );
       expect((await json(['db', 'list', root]))['databases']).not.toContain('crm');
       const unknown = await cli(['db', 'drop', root, 'crm', '--yes']);
       expect(unknown.code).toBe(1);

@@ -1,9 +1,10 @@
 /**
  * tidemark as a user outside the repository gets it: every workspace package is packed with
  * `npm pack`, the tarballs are installed into a fresh project in the temp directory (no workspace
- * links, third-party dependencies from the npm cache or registry), and there the README's "In code"
- * example runs as written (only its warehouse location is swapped for a local one), `npx tidemark
- * --help` answers, and the installed CLI reads the table the example wrote.
+ * links, third-party dependencies from the npm cache or registry), and there the README's command-line
+ * steps and its "In code" example run as written (only its warehouse location is swapped for a local one), `npx tidemark
+ * --help` answers, the installed CLI reads the table the example wrote, and `tidemark sql` says how
+ * to install DuckDB, which is an optional peer dependency and so not installed.
  *
  * Needs the built packages (`npm test` builds first) and the npm registry or a warm npm cache.
  */
@@ -17,20 +18,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));
-const PACKAGES = ['storage', 'format', 'core', 'sink', 'maintenance', 'cli', 'tidemark'];
+const PACKAGES = ['storage', 'orc', 'format', 'core', 'sink', 'maintenance', 'cli', 'tidemark'];
 
 const dir = mkdtempSync(join(tmpdir(), 'tidemark-packed-'));
 const tarballs = join(dir, 'tarballs');
 const project = join(dir, 'project');
 const warehouse = join(dir, 'warehouse');
 
-/** The README's "In code" example: the first ```ts block after the line "In code:". */
-function readmeExample(): string {
+/** The first ```lang block after the line `heading` of README.md. */
+function readmeBlock(heading: string, lang: string): string {
   const readme = readFileSync(join(repo, 'README.md'), 'utf8');
-  const start = readme.indexOf('\nIn code:');
-  expect(start, 'README.md has an "In code:" section').toBeGreaterThan(0);
-  const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(start));
-  expect(block, 'README.md "In code:" is followed by a ```ts block').not.toBeNull();
+  const start = readme.indexOf(heading);
+  expect(start, `README.md has a "${heading.trim()}" section`).toBeGreaterThan(0);
+  const block = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(readme.slice(start));
+  expect(block, `README.md "${heading.trim()}" is followed by a \`\`\`${lang} block`).not.toBeNull();
   return block![1]!;
 }
 
@@ -38,7 +39,7 @@ beforeAll(async () => {
   const workspaces = PACKAGES.flatMap((p) => ['-w', `packages/${p}`]);
   mkdirSync(tarballs, { recursive: true });
   await run('npm', ['pack', ...workspaces, '--pack-destination', tarballs, '--silent'], { cwd: repo });
-}, 60_000);
+}, 120_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -78,7 +79,7 @@ describe('the packed packages installed outside the repository', () => {
     }
 
     // The README's example, with a local warehouse, then a look at what it wrote.
-    const example = readmeExample();
+    const example = readmeBlock('\nIn code:', 'ts');
     expect(example).toContain("from 'tidemark'");
     const script =
       example.replaceAll('s3://lake/warehouse', warehouse) +
@@ -96,6 +97,33 @@ describe('the packed packages installed outside the repository', () => {
     });
     expect(read.stdout).toBe('{"id":1,"day":"2024-05-01"}\n');
 
+    // The README's command-line steps, as a shell runs them, in a directory of their own.
+    const steps = readmeBlock('\nOn the command line:', 'sh')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
+    const cwd = join(project, 'cli-steps');
+    mkdirSync(cwd);
+    const outputs: string[] = [];
+    for (const step of steps) {
+      // npx looks for the bin from the working directory upwards: the project's node_modules.
+      const r = await run('sh', ['-c', step], { cwd, env: { ...process.env, TIDEMARK_NO_PROGRESS: '1' } });
+      outputs.push(r.stdout);
+    }
+    expect(outputs[0]).toContain("created database 'shop'");
+    expect(outputs[2]).toBe('committed snapshot 1 (1 row)\n');
+    expect(outputs[3]).toBe('id | day\n---+-----------\n 1 | 2024-05-01\n');
+    expect(outputs[4]).toBe('1\n');
+
+    // DuckDB is an optional peer: not installed here, so `sql` says how to get it.
+    const sql = await run('npx', ['--no-install', 'tidemark', 'sql', 'SELECT 1'], { cwd: project }).then(
+      () => undefined,
+      (e: { code?: number; stderr?: string }) => e,
+    );
+    expect(sql?.code).toBe(1);
+    expect(sql?.stderr).toContain(
+      'tidemark sql needs DuckDB, an optional dependency that is not installed: run `npm install @duckdb/node-api`',
+    );
+
     // The subpath entries resolve to the single packages.
     const sub = await run(
       process.execPath,
@@ -103,10 +131,10 @@ describe('the packed packages installed outside the repository', () => {
         '--input-type=module',
         '-e',
         "const a = await import('tidemark/core'); const b = await import('@tidemark/core'); const c = await import('tidemark');" +
-          'console.log(a.openTable === b.openTable && c.openTable === b.openTable && typeof (await import("tidemark/format")).toArrowSchema)',
+          'console.log(a.openTable === b.openTable && c.openTable === b.openTable, typeof (await import("tidemark/format")).toArrowSchema)',
       ],
       { cwd: project },
     );
     expect(sub.stdout.trim()).toBe('true function');
-  }, 180_000);
+  }, 240_000);
 });

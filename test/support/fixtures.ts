@@ -25,3 +25,19 @@ export function fixturesDir(suite = 'fixture tests'): string | null {
   }
   return null;
 }
+
+/**
+ * Absolute path of another shared fixtures directory (`orc` for the ORC project's test files,
+ * `paimon-orc` for Java-written tables with ORC files), or null (after a console warning naming
+ * `suite`) when it does not exist.
+ */
+export function sharedFixturesDir(name: 'orc' | 'paimon-orc', suite = 'fixture tests'): string | null {
+  const dir = resolve(repoRoot, '..', 'shared', 'fixtures', name);
+  if (existsSync(dir) && statSync(dir).isDirectory()) return dir;
+  const key = `${name}:${suite}`;
+  if (!warned.has(key)) {
+    warned.add(key);
+    console.warn(`[tidemark] SKIPPED ${suite}: the fixtures directory ${dir} does not exist.`);
+  }
+  return null;
+}

@@ -141,6 +141,12 @@ describe('tidemark inspect', () => {
     expect(unwritable.code).toBe(1);
     expect(unwritable.stderr).toContain(`cannot write the HTML report to ${missing}`);
     expect(unwritable.stderr).not.toMatch(/unexpected/);
+    const remote = await run(['inspect', location, '--html', 's3://bucket/r.html']);
+    expect(remote.code).toBe(2);
+    expect(remote.stderr).toMatch(/'--html' takes a local file path, got 's3:\/\/bucket\/r.html'/);
+    const viaUrl = await run(['inspect', location, '--html', `file://${join(dir, 'url.html')}`, '--skip-maintenance']);
+    expect(viaUrl.code).toBe(0);
+    expect(await readFile(join(dir, 'url.html'), 'utf8')).toMatch(/^<!DOCTYPE html>/);
     const nowhere = await run(['inspect', join(dir, 'db.db', 'nope')]);
     expect(nowhere.code).toBe(1);
   });

@@ -19,12 +19,15 @@ async function run(argv: string[], options: MainOptions = {}) {
 
 const expectedNames = [
   'read',
+  'count',
+  'sql',
   'stream',
   'tail',
   'consumers',
   'snapshots',
   'schema',
   'files',
+  'inspect',
   'create',
   'write',
   'delete',
@@ -38,17 +41,22 @@ const expectedNames = [
   'maintain',
   'verify',
   'ingest',
+  'db',
+  'table',
 ];
 
 /** The smallest valid command line of each command. */
 const minimalArgs: Record<string, string[]> = {
   read: ['read', 't'],
+  count: ['count', 't'],
+  sql: ['sql', 'SELECT 1', '--table', 'o=t'],
   stream: ['stream', 't'],
   tail: ['tail', 't'],
   consumers: ['consumers', 'list', 't'],
   snapshots: ['snapshots', 't'],
   schema: ['schema', 't'],
   files: ['files', 't', '--snapshot', '3'],
+  inspect: ['inspect', 't', '--html', 'r.html'],
   create: ['create', 't', '--schema', '[{"name":"id","type":"BIGINT"}]'],
   write: ['write', 't', '--input', '-'],
   delete: ['delete', 't', '--where', 'id = 1'],
@@ -62,6 +70,8 @@ const minimalArgs: Record<string, string[]> = {
   maintain: ['maintain', 't1', 't2'],
   verify: ['verify', 't', '--all'],
   ingest: ['ingest', 't', '--source', 'in.jsonl', '--state', 'st'],
+  db: ['db', 'list', 'w'],
+  table: ['table', 'list', 'w'],
 };
 
 describe('command registry', () => {
@@ -150,12 +160,15 @@ describe('main: bad usage exits 2 with that command usage on stderr', () => {
 /** Every command runs a real engine now (`create` makes the table, so it is tested elsewhere). */
 const wiredNames = [
   'read',
+  'count',
+  'sql',
   'stream',
   'tail',
   'consumers',
   'snapshots',
   'schema',
   'files',
+  'inspect',
   'create',
   'write',
   'delete',
@@ -172,7 +185,7 @@ const wiredNames = [
 
 describe('main: commands on a missing table', () => {
   it('every command has an engine', () => {
-    expect([...expectedNames].sort()).toEqual([...wiredNames, 'maintain'].sort());
+    expect([...expectedNames].sort()).toEqual([...wiredNames, 'maintain', 'db', 'table'].sort());
   });
   it.each(wiredNames.filter((n) => n !== 'create'))('%s on a missing table fails with one line and exit 1', async (name) => {
     const cwd = mkdtempSync(join(tmpdir(), 'tidemark-main-'));

@@ -45,7 +45,14 @@ describe('ProgressReporter', () => {
   });
   it('with showRate, adds the rate and the elapsed time (bytes/s when bytes are counted, else units/s)', () => {
     let t = 0;
-    const rows = new ProgressReporter({ stream: new MemoryStream(), enabled: true, label: 'reading', unit: 'rows', now: () => t, showRate: true });
+    const rows = new ProgressReporter({
+      stream: new MemoryStream(),
+      enabled: true,
+      label: 'reading',
+      unit: 'rows',
+      now: () => t,
+      showRate: true,
+    });
     t = 4_000;
     rows.add(10_000);
     expect(rows.render()).toBe('reading 10000 rows 2.5k rows/s 4s');

@@ -25,6 +25,12 @@ export interface CommitMessage {
   /** Compaction outputs (ADD entries of a COMPACT snapshot). */
   readonly compactAfter?: readonly DataFileMeta[];
   /**
+   * Changelog files the compaction produced (`changelog-producer` = `lookup` or
+   * `full-compaction`; Java `CompactIncrement.changelogFiles`): they go to the changelog manifest
+   * list of the COMPACT snapshot and live next to the data files of the bucket.
+   */
+  readonly compactChangelogFiles?: readonly DataFileMeta[];
+  /**
    * Index files of this (partition, bucket) the change adds (Java `DataIncrement.newIndexFiles`):
    * the bucket's rewritten hash index in dynamic-bucket tables, deletion vectors. Each replaces
    * the live index file of the same type in this bucket (deletion vectors of bucket-unaware

@@ -40,6 +40,7 @@ export const OPTION = {
   MANIFEST_MERGE_MIN_COUNT: 'manifest.merge-min-count',
   MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE: 'manifest.full-compaction-threshold-size',
   MANIFEST_COMPRESSION: 'manifest.compression',
+  MANIFEST_FORMAT: 'manifest.format',
   METADATA_STATS_MODE: 'metadata.stats-mode',
   METADATA_STATS_DENSE_STORE: 'metadata.stats-dense-store',
   SNAPSHOT_NUM_RETAINED_MIN: 'snapshot.num-retained.min',
@@ -70,6 +71,8 @@ export const OPTION = {
   CHANGELOG_NUM_RETAINED_MIN: 'changelog.num-retained.min',
   CHANGELOG_NUM_RETAINED_MAX: 'changelog.num-retained.max',
   CHANGELOG_TIME_RETAINED: 'changelog.time-retained',
+  CHANGELOG_ROW_DEDUPLICATE: 'changelog-producer.row-deduplicate',
+  CHANGELOG_ROW_DEDUPLICATE_IGNORE_FIELDS: 'changelog-producer.row-deduplicate-ignore-fields',
   CONSUMER_EXPIRATION_TIME: 'consumer.expiration-time',
   CONSUMER_IGNORE_PROGRESS: 'consumer.ignore-progress',
   CONTINUOUS_DISCOVERY_INTERVAL: 'continuous.discovery-interval',
@@ -111,7 +114,6 @@ const OTHER_PAIMON_OPTIONS = [
   'file.format.per.level',
   'file.suffix.include.compression',
   'file.block-size',
-  'manifest.format',
   'manifest.delete-file-drop-stats',
   'snapshot.expire.execution-mode',
   'snapshot.clean-empty-directories',
@@ -654,6 +656,11 @@ export class CoreOptions {
     return this.size(OPTION.MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE, 16 * MIB);
   }
 
+  /** `manifest.format` (lower case; default avro). Manifests are read in either format, written only as Avro. */
+  get manifestFormat(): string {
+    return this.str(OPTION.MANIFEST_FORMAT, 'avro').trim().toLowerCase();
+  }
+
   /** Avro codec of manifests: `avro.codec`, else `manifest.compression` (default zstd → `zstandard`). */
   get manifestCodec(): AvroCodecName {
     return this.cached('manifestCodec', () => {
@@ -703,6 +710,19 @@ export class CoreOptions {
   /** `continuous.discovery-interval` in milliseconds (10 s): how often a streaming read looks for new snapshots. */
   get continuousDiscoveryIntervalMs(): number {
     return this.dur(OPTION.CONTINUOUS_DISCOVERY_INTERVAL, 10_000);
+  }
+
+  /**
+   * `changelog-producer.row-deduplicate` (default false): the lookup and full-compaction producers
+   * leave out a -U/+U pair whose before and after values are equal.
+   */
+  get changelogRowDeduplicate(): boolean {
+    return this.bool(OPTION.CHANGELOG_ROW_DEDUPLICATE, false);
+  }
+
+  /** `changelog-producer.row-deduplicate-ignore-fields`: columns not compared by the row deduplication. */
+  get changelogRowDeduplicateIgnoreFields(): string[] {
+    return this.list(OPTION.CHANGELOG_ROW_DEDUPLICATE_IGNORE_FIELDS);
   }
 
   /** `streaming-read-overwrite` (default false): streaming reads include the files OVERWRITE snapshots add. */

@@ -156,6 +156,12 @@ export { fullCompactionBaseLength } from './commit/manifest-merge.js';
 
 // ---- maintenance (expiration runs after commits, so it lives here) -------------------------
 export { expireSnapshots, type ExpireSnapshotsOptions, type ExpireSnapshotsSummary } from './expire/expire-snapshots.js';
+export {
+  changelogDecoupled,
+  expireChangelogs,
+  type ExpireChangelogsOptions,
+  type ExpireChangelogsSummary,
+} from './expire/expire-changelogs.js';
 export { WRITE_ONLY_OPTION, autoExpireEnabled, expireAfterCommit, type AutoExpireOptions } from './expire/auto-expire.js';
 export {
   DataFileLocator,
@@ -307,6 +313,7 @@ export {
 
 // ---- streaming reads and consumers ----
 export { CONSUMER_PREFIX, type ConsumerInfo, ConsumerManager, consumerJson } from './consumer-manager.js';
+export { ChangelogManager } from './changelog-manager.js';
 export {
   ROW_KIND_COLUMN,
   type StreamStart,

@@ -32,7 +32,7 @@ export async function* listNumberedFiles(fileIO: FileIO, dir: string, prefix: st
 }
 
 /** Reads a hint file; null when missing or not a positive integer. */
-async function readHint(fileIO: FileIO, path: string): Promise<number | null> {
+export async function readHint(fileIO: FileIO, path: string): Promise<number | null> {
   const bytes = await readIfExists(fileIO, path);
   if (bytes === null) return null;
   const trimmed = new TextDecoder().decode(bytes).trim();

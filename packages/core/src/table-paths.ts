@@ -18,6 +18,8 @@ export interface TablePathsOptions {
 
 /** File name prefix of snapshots (`snapshot-<id>`). */
 export const SNAPSHOT_PREFIX = 'snapshot-';
+/** File name prefix of long-lived changelog metadata (`changelog/changelog-<id>`). */
+export const CHANGELOG_PREFIX = 'changelog-';
 /** File name prefix of schemas (`schema-<id>`). */
 export const SCHEMA_PREFIX = 'schema-';
 /** File name prefix of tags (`tag-<name>`). */
@@ -48,6 +50,26 @@ export class TablePaths {
 
   get snapshotDir(): string {
     return joinPath(this.metadataRoot, 'snapshot');
+  }
+
+  /** `changelog/`: metadata of changelogs kept after their snapshot expired. */
+  get changelogDir(): string {
+    return joinPath(this.metadataRoot, 'changelog');
+  }
+
+  /** `changelog/changelog-<id>` */
+  changelogMetaPath(id: number): string {
+    return joinPath(this.changelogDir, `${CHANGELOG_PREFIX}${id}`);
+  }
+
+  /** `changelog/LATEST` (best-effort hint) */
+  get changelogLatestHint(): string {
+    return joinPath(this.changelogDir, LATEST_HINT);
+  }
+
+  /** `changelog/EARLIEST` (best-effort hint) */
+  get changelogEarliestHint(): string {
+    return joinPath(this.changelogDir, EARLIEST_HINT);
   }
 
   get tagDir(): string {

@@ -43,6 +43,10 @@ export function castData(data: arrow.Data, target: arrow.DataType, where: string
     if (source.unit === target.unit) return data.clone(target);
     return replaceValues(data, target, rescale(data.values as BigInt64Array, source.unit, target.unit));
   }
+  // Paimon writes TIME as an ORC INT of milliseconds of the day: the layout of Arrow's Time32(ms).
+  if (arrow.DataType.isTime(target) && arrow.DataType.isInt(source) && source.bitWidth === 32 && target.bitWidth === 32) {
+    return data.clone(target);
+  }
   if (arrow.DataType.isInt(target) && arrow.DataType.isInt(source)) {
     if (source.bitWidth === target.bitWidth && source.isSigned === target.isSigned) return data.clone(target);
     return replaceValues(data, target, convertInts(data, target, where));

@@ -28,6 +28,9 @@ export {
   type ParquetReadOptions,
   type ParquetRowGroupExtent,
 } from './parquet-reader.js';
+export { fileIOSource, openOrcFile, readOrcFile, type OrcFileReadOptions } from './orc-data-file.js';
+export { isOrc, readOrcRecords } from './orc-records.js';
+export { readManifestRecords } from './manifest-records.js';
 export {
   encodeParquetIpc,
   prepareParquetInput,

@@ -8,7 +8,8 @@
  * bounds them below 2^63 in Java. Sizes, row counts, schema ids, row ids and times stay far below
  * 2^53; a value beyond it is reported as a corrupt file instead of being rounded.
  */
-import { readAvroRecords, writeAvroFile, type AvroRecord, type AvroWriteOptions } from './avro-container.js';
+import { writeAvroFile, type AvroRecord, type AvroWriteOptions } from './avro-container.js';
+import { readManifestRecords } from './manifest-records.js';
 import { FormatError } from './errors.js';
 import {
   EMPTY_SIMPLE_STATS,
@@ -227,7 +228,7 @@ export async function* decodeManifestEntries(
   path: string,
   options: ManifestDecodeOptions = {},
 ): AsyncGenerator<ManifestEntry, void, undefined> {
-  for await (const record of readAvroRecords(source, { path })) yield manifestEntryFromAvro(record, path, options);
+  for await (const record of readManifestRecords(source, path)) yield manifestEntryFromAvro(record, path, options);
 }
 
 /** Streams the entries of the data manifest at `path` (full location). */

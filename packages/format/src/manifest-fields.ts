@@ -6,7 +6,8 @@
  * nullable field missing from an older file reads as null, a required one raises
  * {@link CorruptFileError} naming the file and the field.
  */
-import { readAvroRecords, type AvroRecord } from './avro-container.js';
+import type { AvroRecord } from './avro-container.js';
+import { readManifestRecords } from './manifest-records.js';
 import { CorruptFileError, FormatError } from './errors.js';
 
 /**
@@ -191,7 +192,7 @@ export async function decodeAllRecords<T>(
   fromAvro: (record: AvroRecord, path: string) => T,
 ): Promise<T[]> {
   const out: T[] = [];
-  for await (const record of readAvroRecords(source, { path })) out.push(fromAvro(record, path));
+  for await (const record of readManifestRecords(source, path)) out.push(fromAvro(record, path));
   return out;
 }
 

@@ -45,7 +45,7 @@ export async function* encodeParquetStream(
     return;
   }
   const settings = prepareParquetInput(new arrow.Table(schema), options).settings;
-  let builder = new pw.WriterPropertiesBuilder()
+  const builder = new pw.WriterPropertiesBuilder()
     .setCompression(settings.codec)
     .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
     .setCreatedBy(settings.createdBy)
@@ -82,7 +82,10 @@ export async function* encodeParquetStream(
 }
 
 /** Batches gathered into groups of at least `rows` rows (the last may be smaller); empty batches are dropped. */
-async function* groups(batches: AsyncIterable<arrow.RecordBatch> | Iterable<arrow.RecordBatch>, rows: number): AsyncGenerator<arrow.RecordBatch[]> {
+async function* groups(
+  batches: AsyncIterable<arrow.RecordBatch> | Iterable<arrow.RecordBatch>,
+  rows: number,
+): AsyncGenerator<arrow.RecordBatch[]> {
   let group: arrow.RecordBatch[] = [];
   let count = 0;
   for await (const batch of batches) {

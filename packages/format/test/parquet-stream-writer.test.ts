@@ -55,7 +55,8 @@ const at = (name: string): string => join(dir, name);
 async function rowsOf(io: LocalFileIO, path: string): Promise<string[]> {
   const out: string[] = [];
   for await (const b of readParquetFile(io, path)) {
-    for (const r of new arrow.Table(b).toArray()) out.push(JSON.stringify(r.toJSON(), (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)));
+    for (const r of new arrow.Table(b).toArray())
+      out.push(JSON.stringify(r.toJSON(), (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)));
   }
   return out;
 }
@@ -92,7 +93,12 @@ describe('encodeParquetStream', () => {
 
   it('gathers tiny batches into one row group rather than one per batch', async () => {
     const io = new LocalFileIO();
-    const bytes = await collect(encodeParquetStream(Array.from({ length: 50 }, (_, k) => batch(k, 1)), schema));
+    const bytes = await collect(
+      encodeParquetStream(
+        Array.from({ length: 50 }, (_, k) => batch(k, 1)),
+        schema,
+      ),
+    );
     await io.write(at('tiny.parquet'), bytes);
     const footer = await readParquetFooter(io, at('tiny.parquet'));
     expect(footer.rowGroups.map((g) => Number(g.numRows))).toEqual([50]);

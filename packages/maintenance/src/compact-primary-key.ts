@@ -77,6 +77,10 @@ interface BucketJob {
   readonly rows: number;
   before: DataFileMeta[];
   after: DataFileMeta[];
+  /** Changelog files (`changelog-producer` = `lookup` / `full-compaction`). */
+  changelog: DataFileMeta[];
+  /** The bucket's levels (lookups of the lookup producer read them). */
+  readonly levels: Levels;
   /** Kept open until the commit is decided: its in-flight record guards the new files. */
   rewriter?: BucketRewriter;
 }
@@ -120,6 +124,8 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
     .filter((k) => !schema.partitionKeys.includes(k))
     .map((k) => schema.fields.find((f) => f.name === k)!.type);
   const compare = binaryRowKeyComparator(keyTypes);
+  const producer = tableOptions.changelogProducer;
+  const producesChangelog = producer === 'lookup' || producer === 'full-compaction';
 
   // ---- plan ----
   const plan = await table
@@ -150,6 +156,8 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
       rows: unit.files.reduce((s, f) => s + f.rowCount, 0),
       before: [],
       after: [],
+      changelog: [],
+      levels,
     });
   }
   const filesTotal = jobs.reduce((s, j) => s + j.unit.files.length, 0);
@@ -210,6 +218,7 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
       for (const j of jobs) {
         checkAborted(options.signal);
         j.rewriter = await openBucketRewriter(table, schema, j.split, {
+          ...(producesChangelog ? { levels: j.levels } : {}),
           ...(options.signal !== undefined ? { signal: options.signal } : {}),
           onFileRead: (file) => {
             progress.filesDone++;
@@ -225,6 +234,7 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
         });
         j.before = result.before;
         j.after = result.after;
+        j.changelog = result.changelog ?? [];
         progress.bytesWritten += newFiles(j).reduce((t, f) => t + f.fileSize, 0);
       }
       checkAborted(options.signal);
@@ -289,6 +299,7 @@ function messagesOf(jobs: readonly BucketJob[]): CommitMessage[] {
     newFiles: [],
     compactBefore: j.before,
     compactAfter: j.after,
+    ...(j.changelog.length > 0 ? { compactChangelogFiles: j.changelog } : {}),
   }));
 }
 

@@ -154,7 +154,7 @@ function skew(table: Table, stats: LiveFileStats, n: number): BucketSkew[] {
     candidates.push({ p, buckets, ratio: max / meanBytes, meanBytes });
   }
   return top(candidates, n, (a, b) => b.ratio - a.ratio || b.p.bytes - a.p.bytes).map(({ p, buckets, ratio, meanBytes }) => {
-    const sizes = bucketSizes(p);
+    const sizes = bucketSizes(p, buckets);
     const largestBucket = sizes.reduce((m, b) => (b.bytes > m.bytes ? b : m), sizes[0]!);
     return {
       partition: table.paths.partitionSpec(p.partition),

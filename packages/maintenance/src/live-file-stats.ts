@@ -167,7 +167,13 @@ async function listSizes(table: MaintainedTable, s: Snapshot): Promise<number> {
   return (await size(s.baseManifestList, s.baseManifestListSize)) + (await size(s.deltaManifestList, s.deltaManifestListSize));
 }
 
-/** The buckets of a partition as sizes, by bucket number. */
-export function bucketSizes(p: PartitionAgg): BucketSize[] {
-  return [...p.buckets.entries()].sort((a, b) => a[0] - b[0]).map(([bucket, b]) => ({ bucket, ...b }));
+/**
+ * The buckets of a partition as sizes, by bucket number. With a fixed bucket count, the empty buckets
+ * 0 … count-1 are listed too (as zeros): an empty bucket is skew as much as a full one.
+ */
+export function bucketSizes(p: PartitionAgg, fixedBuckets: number): BucketSize[] {
+  const sizes = new Map<number, BucketSize>();
+  if (p.totalBuckets > 0) for (let b = 0; b < fixedBuckets; b++) sizes.set(b, { bucket: b, files: 0, bytes: 0, rows: 0 });
+  for (const [bucket, b] of p.buckets) sizes.set(bucket, { bucket, ...b });
+  return [...sizes.values()].sort((a, b) => a.bucket - b.bucket);
 }

@@ -33,6 +33,7 @@ import { NotFoundError, joinPath, type FileIO, type FileStatus } from '@tidemark
 import { escapePathName, readManifestEntries, type Snapshot } from '@tidemark/format';
 import {
   INFLIGHT_RECORD_MAX_AGE_MS,
+  ChangelogManager,
   SnapshotManager,
   TagManager,
   coreOptions,
@@ -266,6 +267,8 @@ class UsedFiles {
   /** Per metadata source: ids of snapshots already processed. */
   private readonly seenSnapshots = new Map<string, Set<number>>();
   private readonly seenTags = new Set<string>();
+  /** Per metadata source: ids of long-lived changelogs already processed. */
+  private readonly seenChangelogs = new Map<string, Set<number>>();
   /** In-flight relative paths and names. */
   private readonly inflightPaths = new Set<string>();
   /** In-flight file-name prefixes, and their distinct lengths (a lookup per length, not per prefix). */
@@ -339,6 +342,20 @@ class UsedFiles {
       await this.addSnapshot(s, `snapshot ${id} of ${source.what}`, () => this.io.exists(source.paths.snapshotPath(id)));
       seen.add(id);
     }
+    // After the snapshots: expiration writes changelog-<id> before it deletes snapshot-<id>, so
+    // a snapshot that vanished above is found here.
+    let seenChangelogs = this.seenChangelogs.get(source.what);
+    if (seenChangelogs === undefined) this.seenChangelogs.set(source.what, (seenChangelogs = new Set()));
+    const changelogs = new ChangelogManager(this.io, source.paths);
+    for await (const id of changelogs.listIds()) {
+      if (seenChangelogs.has(id)) continue;
+      checkAborted(this.signal);
+      const c = await changelogs.tryGet(id);
+      if (c === null) continue; // expired meanwhile
+      // Only its changelog is read from a long-lived changelog; its other lists went with its snapshot.
+      await this.addChangelog(c, `changelog ${id} of ${source.what}`, () => this.io.exists(source.paths.changelogMetaPath(id)));
+      seenChangelogs.add(id);
+    }
     const tags = new TagManager(this.io, source.paths);
     for await (const name of tags.listNames()) {
       const key = `${source.what}\u0000${name}`;
@@ -353,6 +370,17 @@ class UsedFiles {
   private use(name: string): void {
     this.names.add(name);
     this.committed.add(name);
+  }
+
+  /**
+   * Adds what a long-lived changelog references: its changelog manifest list, manifests and
+   * files, and (when they still exist, e.g. kept by a tag) its other manifest lists.
+   */
+  private async addChangelog(c: Snapshot, what: string, stillExists: () => Promise<boolean>): Promise<void> {
+    // Its base and delta lists normally went with its snapshot: they count only while they exist.
+    const existing = async (name: string): Promise<string> => (name && (await this.io.exists(this.paths.manifestPath(name))) ? name : '');
+    const [base, delta] = await Promise.all([existing(c.baseManifestList), existing(c.deltaManifestList)]);
+    await this.addSnapshot({ ...c, baseManifestList: base, deltaManifestList: delta }, what, stillExists);
   }
 
   /**

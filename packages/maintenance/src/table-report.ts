@@ -76,7 +76,7 @@ export interface BucketSkew {
   readonly ratio: number;
   readonly meanBytes: number;
   readonly largest: BucketSize;
-  /** Every bucket holding files, by bucket number. */
+  /** Every bucket by number: with a fixed bucket count all of them (empty ones as zeros), else those holding files. */
   readonly sizes: readonly BucketSize[];
 }
 

@@ -8,6 +8,11 @@
  * bounds hold; append files only). Across the table: snapshot ids are contiguous from the earliest
  * to the latest, each snapshot file decodes, and the EARLIEST/LATEST hints do not point outside
  * that range. Files shared by several snapshots are checked once.
+ *
+ * Changelogs: the changelog manifest list of each checked snapshot, and with `all` every
+ * long-lived changelog (`changelog/changelog-<id>`, contiguous ids, below the earliest snapshot)
+ * are checked like the data: manifests decode with their recorded sizes, every changelog file
+ * exists with its recorded size and row count.
  */
 import {
   conformToPaimonTypes,
@@ -20,7 +25,15 @@ import {
   type Snapshot,
   type Value,
 } from '@tidemark/format';
-import { checkAborted, compareValues, DataFileLocator, FileStatsCollector, tableOptions, type Table } from '@tidemark/core';
+import {
+  ChangelogManager,
+  checkAborted,
+  compareValues,
+  DataFileLocator,
+  FileStatsCollector,
+  tableOptions,
+  type Table,
+} from '@tidemark/core';
 
 export interface VerifyOptions {
   /** Check only this snapshot (default: the latest). */
@@ -47,6 +60,8 @@ export interface VerifySummary {
   readonly table: string;
   readonly ok: boolean;
   readonly snapshotsChecked: number[];
+  /** Long-lived changelogs checked (`all` only). */
+  readonly changelogsChecked: number[];
   readonly manifestsChecked: number;
   readonly dataFilesChecked: number;
   readonly rowsChecked: number;
@@ -108,12 +123,68 @@ export async function verifyTable(table: Table, options: VerifyOptions = {}): Pr
     }
   }
 
+  // Long-lived changelogs (with `all`): ids contiguous, below the earliest snapshot, decodable.
+  const changelogs: Snapshot[] = [];
+  if (options.all) {
+    const manager = new ChangelogManager(io, paths);
+    const clIds: number[] = [];
+    for await (const id of manager.listIds()) clIds.push(id);
+    clIds.sort((a, b) => a - b);
+    for (let i = 0; i < clIds.length; i++) {
+      const id = clIds[i]!;
+      if (i > 0 && id !== clIds[i - 1]! + 1) {
+        report(paths.changelogMetaPath(clIds[i - 1]! + 1), null, `changelog ids jump from ${clIds[i - 1]} to ${id} (missing changelogs)`);
+      }
+      if (ids.length > 0 && id >= ids[0]!)
+        report(paths.changelogMetaPath(id), id, `changelog ${id} is not older than the earliest snapshot ${ids[0]}`);
+      try {
+        const c = await manager.tryGet(id);
+        if (c !== null) changelogs.push(c);
+      } catch (e) {
+        report(paths.changelogMetaPath(id), id, `cannot be read: ${message(e)}`);
+      }
+    }
+  }
+
   const checkedManifests = new Set<string>();
   const checkedFiles = new Map<string, string | null>(); // path -> problem or null
   let manifestsChecked = 0;
   let rowsChecked = 0;
   const work: Array<{ entry: ManifestEntry; path: string; snapshotId: number }> = [];
+  const locatorOf = async (): Promise<DataFileLocator> => new DataFileLocator(paths, await table.schemaManager.latest());
+  /** The changelog files of a snapshot or long-lived changelog join the files to check. */
+  const addChangelog = async (snap: Snapshot): Promise<void> => {
+    if (!snap.changelogManifestList) return;
+    const listPath = paths.manifestPath(snap.changelogManifestList);
+    let metas;
+    try {
+      metas = await readManifestList(io, listPath);
+    } catch (e) {
+      report(listPath, snap.id, `changelog manifest list cannot be read: ${message(e)}`);
+      return;
+    }
+    const locator = await locatorOf();
+    for (const m of metas) {
+      const path = paths.manifestPath(m.fileName);
+      try {
+        const size = (await io.stat(path)).size;
+        if (size !== m.fileSize) throw new Error(`the file is ${size} bytes, but the manifest list records ${m.fileSize}`);
+        for await (const e of readManifestEntries(io, path)) {
+          if (e.kind === 'ADD') work.push({ entry: e, path: locator.dataFile(e), snapshotId: snap.id });
+        }
+        if (!checkedManifests.has(path)) manifestsChecked++;
+        checkedManifests.add(path);
+      } catch (e) {
+        report(path, snap.id, `changelog manifest cannot be read: ${message(e)}`);
+      }
+    }
+  };
+  for (const c of changelogs) {
+    checkAborted(options.signal);
+    await addChangelog(c);
+  }
   for (const snap of snapshots) {
+    await addChangelog(snap);
     checkAborted(options.signal);
     const metas = [];
     for (const list of [snap.baseManifestList, snap.deltaManifestList]) {
@@ -172,6 +243,7 @@ export async function verifyTable(table: Table, options: VerifyOptions = {}): Pr
     table: table.location,
     ok: problems.length === 0,
     snapshotsChecked: snapshots.map((s) => s.id),
+    changelogsChecked: changelogs.map((c) => c.id),
     manifestsChecked,
     dataFilesChecked: unique.length,
     rowsChecked,

@@ -54,7 +54,7 @@ describe('changelog files in maintenance', () => {
     for (const files of per.slice(2)) expect(await existing(t, files)).toEqual(files.map(() => true));
   });
 
-  it('a longer changelog retention keeps the snapshots (and their changelog) longer', async () => {
+  it('a longer changelog retention keeps the changelog (not the snapshots) longer, in changelog/', async () => {
     const t = await createPkTable({
       'changelog-producer': 'input',
       'snapshot.num-retained.min': '1',
@@ -62,13 +62,26 @@ describe('changelog files in maintenance', () => {
       'changelog.time-retained': '1 d',
     });
     for (let i = 0; i < 5; i++) await t.append([{ k: i, dt: 'd', a: BigInt(i), s: null }]);
+    const per = await Promise.all([1, 2, 3, 4, 5].map((id) => changelogFilesOf(t, id)));
     const later = Date.now() + 3_600_000;
-    // Snapshot settings alone would keep 1 snapshot; an hour later the day of changelog still holds.
-    expect((await expireSnapshots(t, { olderThanMs: later, now: () => later })).snapshotsExpired).toBe(0);
+    // The snapshot settings decide for the snapshots; their changelog is kept as changelog-<id>.
+    const r = await expireSnapshots(t, { olderThanMs: later, now: () => later });
+    expect(r.snapshotsExpired).toBe(4);
+    expect(r.changelogsExpired).toBe(0);
+    for (const id of [1, 2, 3, 4]) {
+      const kept = JSON.parse(new TextDecoder().decode(await t.fileIO.read(t.paths.changelogMetaPath(id)))) as Record<string, unknown>;
+      expect(kept.id).toBe(id);
+      expect(await t.fileIO.exists(t.paths.snapshotPath(id))).toBe(false);
+      expect(t.paths.manifestPath(kept.changelogManifestList as string)).toBe(per[id - 1]![0]);
+    }
+    for (const files of per) expect(await existing(t, files)).toEqual(files.map(() => true));
+    // A day later the changelog beyond changelog.num-retained.min (3, counted with the snapshot) goes.
     const dayLater = Date.now() + 2 * 86_400_000;
-    const r = await expireSnapshots(t, { olderThanMs: dayLater, now: () => dayLater });
-    expect(r.snapshotsExpired).toBe(2);
-    expect(r.earliestSnapshotId).toBe(3);
-    for (const id of [3, 4, 5]) expect((await changelogFilesOf(t, id)).length).toBeGreaterThan(0);
+    const r2 = await expireSnapshots(t, { olderThanMs: dayLater, now: () => dayLater });
+    expect(r2.changelogsExpired).toBe(2);
+    for (const files of per.slice(0, 2)) expect(await existing(t, files)).toEqual(files.map(() => false));
+    for (const files of per.slice(2)) expect(await existing(t, files)).toEqual(files.map(() => true));
+    expect(await t.fileIO.exists(t.paths.changelogMetaPath(2))).toBe(false);
+    expect(await t.fileIO.exists(t.paths.changelogMetaPath(3))).toBe(true);
   });
 });

@@ -140,6 +140,12 @@ describe('expireSnapshots', () => {
     expect(dry.snapshotsExpired).toBe(9);
     expect(await snapshotIds(t)).toEqual(idsBefore);
     for (const p of dry.deleted!) expect(await t.io.exists(p), p).toBe(true);
+    // listDeleted: false: the same figures, no path list, still nothing deleted (snapshot files included).
+    const counted = await expireSnapshots(t, { retainMin: 3, olderThanMs: Date.now() + 60_000, dryRun: true, listDeleted: false });
+    expect(counted.deleted).toBeUndefined();
+    expect([counted.snapshotsExpired, counted.filesDeleted, counted.bytesFreed]).toEqual([9, dry.filesDeleted, dry.bytesFreed]);
+    expect(await snapshotIds(t)).toEqual(idsBefore);
+    for (const p of dry.deleted!) expect(await t.io.exists(p), p).toBe(true);
     const real = await expireSnapshots(t, { retainMin: 3, olderThanMs: Date.now() + 60_000 });
     expect(real.deleted).toBeUndefined();
     expect(real.filesDeleted).toBe(dry.filesDeleted);

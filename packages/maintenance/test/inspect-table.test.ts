@@ -228,6 +228,21 @@ describe('inspectTable', () => {
     );
   });
 
+  it('counts empty buckets of a fixed bucket count as skew', async () => {
+    const table = await createTable({
+      fields: [{ name: 'id', type: 'INT' }],
+      options: { bucket: '4', 'bucket-key': 'id' },
+    });
+    await table.append([{ id: 7 }]); // one row: one bucket holds everything, three are empty
+    const [file] = [...(await dataFiles(table)).values()];
+    const bucket = Number(/\/bucket-(\d+)\//.exec(file!.path)![1]);
+    const report = await inspectTable(table, { maintenance: false });
+    expect(report.bucketSkew).toHaveLength(1);
+    const skew = report.bucketSkew[0]!;
+    expect(skew).toMatchObject({ buckets: 4, ratio: 4, meanBytes: file!.size / 4, largest: { bucket, files: 1, bytes: file!.size } });
+    expect(skew.sizes.map((b) => [b.bucket, b.bytes])).toEqual([0, 1, 2, 3].map((b) => [b, b === bucket ? file!.size : 0]));
+  });
+
   it('limits the timeline to the newest snapshots and reports the rest as omitted', async () => {
     const table = await createTable({ fields: [{ name: 'id', type: 'INT' }] });
     for (let i = 0; i < 5; i++) await table.append([{ id: i }]);

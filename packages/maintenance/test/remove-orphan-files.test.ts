@@ -54,6 +54,11 @@ describe('removeOrphanFiles', () => {
     expect([...dry.deleted!].sort()).toEqual([...orphans].sort());
     expect(dry.bytesFreed).toBe(orphans.length); // each orphan holds one byte
     for (const p of orphans) expect(await t.io.exists(p)).toBe(true);
+    // listDeleted: false gives the same figures without the path list, and still deletes nothing.
+    const counted = await removeOrphanFiles(t, { dryRun: true, listDeleted: false });
+    expect(counted.deleted).toBeUndefined();
+    expect([counted.filesDeleted, counted.bytesFreed]).toEqual([dry.filesDeleted, dry.bytesFreed]);
+    for (const p of orphans) expect(await t.io.exists(p)).toBe(true);
 
     const r = await removeOrphanFiles(t, {});
     expect(r.filesDeleted).toBe(orphans.length);

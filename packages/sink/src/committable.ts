@@ -23,6 +23,7 @@ export function committableFiles(c: SinkCommittable): Array<{ message: CommitMes
     for (const f of m.compactAfter ?? []) out.push({ message: m, file: f });
     // Changelog files live next to the data files of their bucket.
     for (const f of m.newChangelogFiles ?? []) out.push({ message: m, file: f });
+    for (const f of m.compactChangelogFiles ?? []) out.push({ message: m, file: f });
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import { ChangelogManager } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { stringifyJson, type JsonValue } from '../output/value-format.js';
@@ -40,7 +41,13 @@ export const consumersCommand = defineCommand({
       const consumers = table.consumers();
       if (action === 'reset') {
         const n = args.options.snapshot!;
-        const earliest = await table.snapshotManager.earliestId();
+        const snapshotEarliest = await table.snapshotManager.earliestId();
+        // Changes of expired snapshots stay readable while their long-lived changelog is kept.
+        const changelogEarliest = await new ChangelogManager(table.fileIO, table.paths).earliestId();
+        const earliest =
+          changelogEarliest !== null && (snapshotEarliest === null || changelogEarliest < snapshotEarliest)
+            ? changelogEarliest
+            : snapshotEarliest;
         const latest = await table.snapshotManager.latestId();
         if (earliest !== null && n < earliest) throw new UsageError(`snapshot ${n} has expired (earliest is ${earliest})`, 'consumers');
         if (n > (latest ?? 0) + 1) throw new UsageError(`snapshot ${n} is beyond the next snapshot ${(latest ?? 0) + 1}`, 'consumers');

@@ -37,7 +37,8 @@ export const countCommand = defineCommand({
         ...(o.tag !== undefined ? { tag: o.tag } : {}),
       };
       const result = await countRows(table, at, o.where, rowProgress(ctx, 'counting', o.quiet));
-      if (o.json) await writeJsonSummary(ctx.stdout, { rows: result.rows, snapshotId: result.snapshotId, method: result.method }, ctx.signal);
+      if (o.json)
+        await writeJsonSummary(ctx.stdout, { rows: result.rows, snapshotId: result.snapshotId, method: result.method }, ctx.signal);
       else await printLine(ctx, String(result.rows));
     });
   },

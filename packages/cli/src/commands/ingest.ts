@@ -18,7 +18,7 @@ import {
 } from '@tidemark/sink';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
-import { printLine, progressFor, quietOption, tableArgument, tableLocation, withTable } from './shared.js';
+import { printLine, progressFor, quietOption, tableArgument, tableLocation, withNeighboursNamed, withTable } from './shared.js';
 
 /** `tidemark ingest`: exactly-once ingestion of a JSON-lines source. */
 export const ingestCommand = defineCommand({
@@ -128,6 +128,8 @@ export const ingestCommand = defineCommand({
           snapshotId: summary.snapshotId,
         }),
       );
+    } catch (e) {
+      throw await withNeighboursNamed(e, tableLocation(tableArg, ctx));
     } finally {
       progress.finish();
       await store?.close();

@@ -61,6 +61,11 @@ export function renderInspectHtml(report: TableReport): string {
       `${card(count(report.manifests.count), `manifests, ${formatBytes(report.manifests.bytes)}`)}</div>`,
   );
 
+  const levels = Object.entries(live.levels);
+  if (report.primaryKeys.length > 0 && levels.length > 0) {
+    body.push(`<p id="levels">Files per LSM level: ${levels.map(([l, n]) => `L${escapeXml(l)} ${count(n)}`).join(' · ')}</p>`);
+  }
+
   // ---- timeline ----
   body.push('<h2>Snapshot timeline</h2>');
   if (t.snapshots.length === 0) {
@@ -115,9 +120,8 @@ export function renderInspectHtml(report: TableReport): string {
     }
     body.push('</table>');
     report.bucketSkew.slice(0, SKEW_CHARTS).forEach((s, i) => {
-      body.push(
-        `<p>${escapeXml(s.path === '' ? 'The table' : s.path)}: bytes per bucket (dashed: mean)</p>${bucketChart(`buckets-${i}`, s)}`,
-      );
+      const label = `${s.path === '' ? 'The table' : s.path}: bytes per bucket (dashed: the mean, ${formatBytes(Math.round(s.meanBytes))})`;
+      body.push(`<p>${escapeXml(label)}</p>${bucketChart(`buckets-${i}`, s)}`);
     });
   }
 

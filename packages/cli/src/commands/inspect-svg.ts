@@ -61,7 +61,7 @@ export function timelineChart(snapshots: readonly TimelineSnapshot[]): string {
   const plotW = W - left - right;
   const max = Math.max(1, ...snapshots.map((s) => Math.max(s.rowsAdded, s.rowsRemoved)));
   const step = snapshots.length === 0 ? plotW : plotW / snapshots.length;
-  const barW = Math.max(1, step > 4 ? step * 0.8 : step);
+  const barW = Math.max(1, step > 4 ? Math.min(48, step * 0.8) : step);
   const parts: string[] = [];
   parts.push(`<line class="axis" x1="${left}" y1="${zero}" x2="${W - right}" y2="${zero}" stroke="#888"/>`);
   parts.push(text(left - 6, top + 10, count(max), 'text-anchor="end"'));
@@ -103,8 +103,8 @@ export function timelineChart(snapshots: readonly TimelineSnapshot[]): string {
 
 /** Short label of a size bin. */
 export function binLabel(bin: FileSizeBin): string {
-  if (bin.maxBytes === null) return `≥ ${formatBytes(bin.minBytes)}`;
-  return bin.minBytes === 0 ? `< ${formatBytes(bin.maxBytes)}` : `${formatBytes(bin.minBytes)}–`;
+  // Bins are contiguous, so the upper edge names each one (as on the terminal).
+  return bin.maxBytes === null ? `≥ ${formatBytes(bin.minBytes)}` : `< ${formatBytes(bin.maxBytes)}`;
 }
 
 /**
@@ -182,19 +182,19 @@ export function bucketChart(id: string, skew: BucketSkew): string {
   const plotH = H - top - bottom;
   const max = Math.max(1, ...skew.sizes.map((b) => b.bytes));
   const step = plotW / Math.max(1, skew.sizes.length);
+  const barW = Math.max(1, Math.min(60, step * 0.8));
   const parts: string[] = [];
   skew.sizes.forEach((b, i) => {
     const h = (b.bytes / max) * plotH;
-    const x = left + i * step + step * 0.1;
+    const x = left + i * step + (step - barW) / 2;
     parts.push(
-      `<rect class="bucket" data-bucket="${b.bucket}" x="${n(x)}" y="${n(top + plotH - h)}" width="${n(Math.max(1, step * 0.8))}" height="${n(h)}" fill="${BAR_COLOUR}">` +
+      `<rect class="bucket" data-bucket="${b.bucket}" x="${n(x)}" y="${n(top + plotH - h)}" width="${n(barW)}" height="${n(h)}" fill="${BAR_COLOUR}">` +
         `<title>${escapeXml(`bucket ${b.bucket}: ${formatBytes(b.bytes)}, ${count(b.files)} files, ${count(b.rows)} rows`)}</title></rect>`,
     );
-    if (skew.sizes.length <= 32) parts.push(text(x + step * 0.4, H - 8, String(b.bucket), 'text-anchor="middle" class="tick"'));
+    if (skew.sizes.length <= 32) parts.push(text(x + barW / 2, H - 8, String(b.bucket), 'text-anchor="middle" class="tick"'));
   });
   const y = top + plotH - (skew.meanBytes / max) * plotH;
   parts.push(`<line class="mean" x1="${left}" y1="${n(y)}" x2="${W - 10}" y2="${n(y)}" stroke="#e15759" stroke-dasharray="4 3"/>`);
-  parts.push(text(left - 6, y + 4, 'mean', 'text-anchor="end" class="tick"'));
   parts.push(text(left - 6, top + 8, formatBytes(max), 'text-anchor="end" class="tick"'));
   return svg(id, W, H, `bytes per bucket, ${skew.sizes.length} buckets`, parts.join(''));
 }

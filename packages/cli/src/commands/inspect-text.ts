@@ -183,13 +183,16 @@ export function renderInspectText(report: TableReport, colour = false): string {
     line('partitions', `largest ${report.largestPartitions.length} of ${formatCount(live.partitions)} by bytes`);
     const maxBytes = Math.max(0, ...report.largestPartitions.map((p) => p.bytes));
     const nameWidth = 26;
-    for (const p of report.largestPartitions) {
-      const figures = `${formatBytes(p.bytes)} ${plural(p.files, 'file')}${p.smallFiles > 0 ? ` (${p.smallFiles} small)` : ''}`;
-      const width = INSPECT_TEXT_WIDTH - 2 - nameWidth - 1 - [...figures].length - 1;
+    const figures = report.largestPartitions.map(
+      (p) => `${formatBytes(p.bytes)} ${plural(p.files, 'file')}${p.smallFiles > 0 ? ` (${formatCount(p.smallFiles)} small)` : ''}`,
+    );
+    // One bar width for every row, so the bars compare; the figures follow them.
+    const width = Math.max(4, INSPECT_TEXT_WIDTH - 2 - nameWidth - 1 - Math.max(...figures.map((f) => [...f].length)) - 1);
+    report.largestPartitions.forEach((p, i) => {
       lines.push(
-        `  ${pad(fit(partitionLabel(p), nameWidth), nameWidth)} ${c.bar(pad(bar(p.bytes, maxBytes, Math.max(4, width)), Math.max(4, width)))} ${figures}`,
+        `  ${pad(fit(partitionLabel(p), nameWidth), nameWidth)} ${c.bar(pad(bar(p.bytes, maxBytes, width), width))} ${figures[i]}`,
       );
-    }
+    });
   }
 
   // ---- buckets ----
@@ -221,7 +224,9 @@ export function renderInspectText(report: TableReport, colour = false): string {
     line('maintenance', c.dim('not planned (--skip-maintenance)'));
   } else {
     line('maintenance', 'what each job would do now (dry runs)');
-    const notPlanned = (j: JobNotPlanned): string => c.dim(fit(`not planned: ${j.reason}`, INSPECT_TEXT_WIDTH - LABEL));
+    // Job errors start with the table location, which the summary already shows.
+    const notPlanned = (j: JobNotPlanned): string =>
+      c.dim(fit(`not planned: ${j.reason.replace(`${report.table}: `, '')}`, INSPECT_TEXT_WIDTH - LABEL));
     const e = o.expire;
     sub(
       'expire',

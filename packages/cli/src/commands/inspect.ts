@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { inspectTable, type InspectPhase } from '@tidemark/maintenance';
 import { defineCommand } from '../command.js';
 import type { CommandContext } from '../context.js';
@@ -50,7 +51,7 @@ export const inspectCommand = defineCommand({
       orphanOlderThanMs = parseOlderThan(args.options['older-than'], '--older-than', now).cutoffMs;
       if (orphanOlderThanMs > now) throw new UsageError("option '--older-than' is in the future", 'inspect');
     }
-    const htmlFile = args.options.html !== undefined ? resolvePath(ctx.cwd, args.options.html) : undefined;
+    const htmlFile = args.options.html !== undefined ? reportPath(args.options.html, ctx) : undefined;
     await withTable(args.named['table']!, ctx, async (table) => {
       const progress = new InspectProgress(ctx);
       const report = await runJob(ctx, () =>
@@ -83,6 +84,18 @@ export const inspectCommand = defineCommand({
     });
   },
 });
+
+/** The `--html` file as a local path: a relative path is taken from the working directory, `file://` URLs are accepted. */
+function reportPath(arg: string, ctx: CommandContext): string {
+  if (/^file:\/\//i.test(arg)) return fileURLToPath(arg);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(arg)) {
+    throw new UsageError(
+      `option '--html' takes a local file path, got '${arg}'; write it locally and copy it where it should go`,
+      'inspect',
+    );
+  }
+  return resolvePath(ctx.cwd, arg);
+}
 
 /** One progress line per step on a terminal's stderr: `inspecting: orphans [###---] 4/6 steps`. */
 class InspectProgress {

@@ -143,6 +143,7 @@ export function expireJson(table: string, s: ExpireSnapshotsSummary, files?: rea
     table,
     dryRun: s.dryRun,
     snapshotsExpired: s.snapshotsExpired,
+    changelogsExpired: s.changelogsExpired,
     earliestSnapshotId: s.earliestSnapshotId,
     filesDeleted: s.filesDeleted,
     bytesFreed: s.bytesFreed,
@@ -218,7 +219,8 @@ export function expireText(s: ExpireSnapshotsSummary): string {
     s.earliestSnapshotId === null
       ? 'the table has no snapshots'
       : `earliest snapshot ${s.dryRun ? 'would be' : 'is now'} ${s.earliestSnapshotId}`;
-  return `${verb} ${s.snapshotsExpired} snapshot(s), ${s.dryRun ? 'would delete' : 'deleted'} ${s.filesDeleted} file(s), ${formatBytes(s.bytesFreed)} freed in ${(s.durationMs / 1000).toFixed(1)}s; ${earliest}`;
+  const changelogs = s.changelogsExpired > 0 ? ` and ${s.changelogsExpired} long-lived changelog(s)` : '';
+  return `${verb} ${s.snapshotsExpired} snapshot(s)${changelogs}, ${s.dryRun ? 'would delete' : 'deleted'} ${s.filesDeleted} file(s), ${formatBytes(s.bytesFreed)} freed in ${(s.durationMs / 1000).toFixed(1)}s; ${earliest}`;
 }
 
 export function orphansText(s: RemoveOrphanFilesSummary): string {

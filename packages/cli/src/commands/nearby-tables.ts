@@ -40,7 +40,8 @@ export async function nearbyTablesHint(location: string): Promise<string | undef
       return undefined;
     }
     const dbs = await databasesIn(io, trimmed);
-    if (dbs.length > 0) return `${trimmed} looks like a warehouse; a table location is <warehouse>/<db>.db/<table>; databases: ${names(dbs)}`;
+    if (dbs.length > 0)
+      return `${trimmed} looks like a warehouse; a table location is <warehouse>/<db>.db/<table>; databases: ${names(dbs)}`;
     return undefined;
   } catch {
     return undefined;

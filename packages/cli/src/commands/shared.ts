@@ -96,11 +96,15 @@ export async function openTableNamingNeighbours(location: string): Promise<Table
   try {
     return await openTable(location);
   } catch (e) {
-    if (!(e instanceof TableNotFoundError)) throw e;
-    const hint = await nearbyTablesHint(location);
-    if (hint === undefined) throw e;
-    throw new CliError(`${e.message}; ${hint}`, { cause: e });
+    throw await withNeighboursNamed(e, location);
   }
+}
+
+/** `e`, or when it says there is no table at `location`, the same message naming the tables nearby. */
+export async function withNeighboursNamed(e: unknown, location: string): Promise<unknown> {
+  if (!(e instanceof TableNotFoundError)) return e;
+  const hint = await nearbyTablesHint(location);
+  return hint === undefined ? e : new CliError(`${e.message}; ${hint}`, { cause: e });
 }
 
 /** Writes one line (a newline is added) to stdout, honouring backpressure. */

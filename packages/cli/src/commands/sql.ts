@@ -150,7 +150,13 @@ export function parseTableRef(arg: string, ctx: CommandContext): SqlTableRef {
 }
 
 /** Makes `ref` a view named `ref.name` in `connection`. */
-async function registerTable(connection: DuckConnection, ref: SqlTableRef, staging: string, ctx: CommandContext, quiet: boolean): Promise<void> {
+async function registerTable(
+  connection: DuckConnection,
+  ref: SqlTableRef,
+  staging: string,
+  ctx: CommandContext,
+  quiet: boolean,
+): Promise<void> {
   const table = await openTableNamingNeighbours(ref.location);
   try {
     const read = table.newRead(ref.at);
@@ -195,7 +201,10 @@ async function directFiles(table: Table, plan: ScanPlan, schema: TableSchema): P
 }
 
 function fieldsEqual(a: readonly DataField[], b: readonly DataField[]): boolean {
-  return a.length === b.length && a.every((f, i) => f.id === b[i]!.id && f.name === b[i]!.name && JSON.stringify(f.type) === JSON.stringify(b[i]!.type));
+  return (
+    a.length === b.length &&
+    a.every((f, i) => f.id === b[i]!.id && f.name === b[i]!.name && JSON.stringify(f.type) === JSON.stringify(b[i]!.type))
+  );
 }
 
 /** Reads the table with tidemark (merging, deletion vectors, schema evolution) into one Parquet file. */

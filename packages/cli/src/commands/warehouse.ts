@@ -149,16 +149,19 @@ export const tableCommand = defineCommand({
     const o = args.options;
     if (!['list', 'drop'].includes(action)) throw new UsageError(`unknown table action '${action}'; use list or drop`, 'table');
     if (action === 'drop' && name === undefined) throw new UsageError("'table drop' needs the table as db.table", 'table');
-    if (action === 'list' && (o.yes || o['dry-run'])) throw new UsageError("options '--yes' and '--dry-run' only apply to 'table drop'", 'table');
+    if (action === 'list' && (o.yes || o['dry-run']))
+      throw new UsageError("options '--yes' and '--dry-run' only apply to 'table drop'", 'table');
     await withCatalog(args.named['warehouse']!, ctx, async (catalog) => {
       if (action === 'list') {
         const dbs = name !== undefined ? [name] : await catalog.listDatabases();
         const rows: { database: string; table: string; location: string }[] = [];
         for (const db of dbs) {
-          for (const t of await catalog.listTables(db)) rows.push({ database: db, table: t, location: catalog.tableLocation({ database: db, table: t }) });
+          for (const t of await catalog.listTables(db))
+            rows.push({ database: db, table: t, location: catalog.tableLocation({ database: db, table: t }) });
         }
         if (o.json) await writeJsonSummary(ctx.stdout, { warehouse: catalog.warehouse, tables: rows }, ctx.signal);
-        else if (rows.length === 0) await printLine(ctx, `no tables in ${name !== undefined ? catalog.databaseLocation(name) : catalog.warehouse}`);
+        else if (rows.length === 0)
+          await printLine(ctx, `no tables in ${name !== undefined ? catalog.databaseLocation(name) : catalog.warehouse}`);
         else
           ctx.stdout.write(
             textTable(
@@ -180,8 +183,17 @@ export const tableCommand = defineCommand({
       const { files, bytes } = await footprint(catalog, location);
       if (!o.yes && !o['dry-run']) refuseWithoutYes(`table ${id.database}.${id.table}`, files, bytes, 'table');
       if (!o['dry-run']) await catalog.dropTable(id);
-      if (o.json) await writeJsonSummary(ctx.stdout, { table: `${id.database}.${id.table}`, location, files, bytes, dryRun: o['dry-run'] }, ctx.signal);
-      else await printLine(ctx, `${o['dry-run'] ? 'would drop' : 'dropped'} table ${id.database}.${id.table}: ${files} file(s), ${formatBytes(bytes)}`);
+      if (o.json)
+        await writeJsonSummary(
+          ctx.stdout,
+          { table: `${id.database}.${id.table}`, location, files, bytes, dryRun: o['dry-run'] },
+          ctx.signal,
+        );
+      else
+        await printLine(
+          ctx,
+          `${o['dry-run'] ? 'would drop' : 'dropped'} table ${id.database}.${id.table}: ${files} file(s), ${formatBytes(bytes)}`,
+        );
     });
   },
 });

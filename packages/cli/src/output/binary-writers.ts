@@ -23,7 +23,11 @@ export interface WriteBinaryOptions {
 }
 
 /** Writes `batches` to `out` as Arrow IPC or Parquet, honouring backpressure; does not end `out`. Resolves with the row count. */
-export async function writeBinary(batches: AsyncIterable<RecordBatch>, out: Writable, options: WriteBinaryOptions): Promise<{ rows: number }> {
+export async function writeBinary(
+  batches: AsyncIterable<RecordBatch>,
+  out: Writable,
+  options: WriteBinaryOptions,
+): Promise<{ rows: number }> {
   let rows = 0;
   async function* counted(): AsyncGenerator<RecordBatch> {
     for await (const b of batches) {

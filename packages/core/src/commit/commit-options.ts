@@ -3,6 +3,7 @@
  */
 import type { AvroCodecName } from '@tidemark/format';
 import { tableOptions, type CoreOptions } from '../core-options.js';
+import { checkWritableManifestFormat } from '../write/file-format.js';
 
 /** Resolved commit settings. */
 export interface CommitOptions {
@@ -28,8 +29,13 @@ export interface CommitOptions {
   readonly dynamicPartitionOverwrite: boolean;
 }
 
-/** Commit settings of a table's options (absent options take Paimon's defaults). */
+/**
+ * Commit settings of a table's options (absent options take Paimon's defaults).
+ *
+ * @throws NotSupportedError when the table's `manifest.format` is not avro (commits write manifests).
+ */
 export function commitOptionsOf(o: CoreOptions): CommitOptions {
+  checkWritableManifestFormat(o);
   return {
     manifestTargetFileSize: o.manifestTargetFileSize,
     manifestMergeMinCount: o.manifestMergeMinCount,

@@ -285,6 +285,11 @@ export class FileStoreCommit {
     const appendEntries: ManifestEntry[] = [];
     const compactEntries: ManifestEntry[] = [];
     const changelogEntries = changelogEntriesOf(committable.messages);
+    // Changelog of compactions goes with the COMPACT snapshot (Java `compactChangelog`).
+    const compactChangelog: ManifestEntry[] = [];
+    for (const m of committable.messages) {
+      for (const f of m.compactChangelogFiles ?? []) compactChangelog.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
+    }
     for (const m of committable.messages) {
       for (const f of m.newFiles) appendEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
       for (const f of m.deletedFiles ?? []) appendEntries.push(entry('DELETE', m, f));
@@ -335,9 +340,13 @@ export class FileStoreCommit {
       const dropped = compactEntries.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
       if (dropped.length > 0) {
         const kept = compactEntries.filter((e) => !dropped.includes(e));
-        await this.deleteBestEffort(this.compactOutputs(dropped, appendEntries));
+        const droppedChangelog = compactChangelog.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
+        await this.deleteBestEffort([...this.compactOutputs(dropped, appendEntries), ...this.changelogPaths(droppedChangelog)]);
         compactEntries.length = 0;
         compactEntries.push(...kept);
+        const keptChangelog = compactChangelog.filter((e) => !droppedChangelog.includes(e));
+        compactChangelog.length = 0;
+        compactChangelog.push(...keptChangelog);
       }
     }
     let compactionDropped: string | undefined;
@@ -347,6 +356,7 @@ export class FileStoreCommit {
           await this.tryCommit({
             ...base,
             delta: { kind: 'fixed', entries: compactEntries },
+            ...(compactChangelog.length > 0 ? { changelog: compactChangelog } : {}),
             commitKind: 'COMPACT',
             checkConflicts: true,
             allowBucketChange: false,
@@ -357,7 +367,7 @@ export class FileStoreCommit {
         // came with is committed, and compaction is optional, so the write stands without it.
         if (!(e instanceof CommitConflictError) || ids.length === 0) throw e;
         this.logger.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
-        await this.deleteBestEffort(this.compactOutputs(compactEntries, appendEntries));
+        await this.deleteBestEffort([...this.compactOutputs(compactEntries, appendEntries), ...this.changelogPaths(compactChangelog)]);
         compactionDropped = e.message;
       }
     }
@@ -709,6 +719,11 @@ export class FileStoreCommit {
     return entries
       .filter((e) => e.kind === 'ADD' && !e.file.externalPath && !keep.has(e.file.fileName))
       .map((e) => this.paths.dataFilePath(e.partition, e.bucket, e.file.fileName));
+  }
+
+  /** Locations of changelog files. */
+  private changelogPaths(entries: readonly ManifestEntry[]): string[] {
+    return entries.filter((e) => !e.file.externalPath).map((e) => this.paths.changelogFilePath(e.partition, e.bucket, e.file.fileName));
   }
 
   /** Best effort: a record left behind only delays the clean-up of this commit's orphans. */

@@ -5,7 +5,7 @@
  * file writer as files of the output level (file source COMPACT).
  */
 import { randomUUID } from 'node:crypto';
-import { FILE_SOURCE_COMPACT, type DataField, type DataFileMeta, type TableSchema, type Value } from '@tidemark/format';
+import { FILE_SOURCE_APPEND, FILE_SOURCE_COMPACT, type DataField, type DataFileMeta, type TableSchema, type Value } from '@tidemark/format';
 import type { FileIO } from '@tidemark/storage';
 import type { Table } from '../table.js';
 import type { DataSplit } from '../scan/data-split.js';
@@ -14,10 +14,13 @@ import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
 import { valueReader } from '../read/arrow-values.js';
 import { compareKeys, isRetraction, mergeEngineOptions, type MergeEngineOptions } from '../read/merge-engine.js';
 import { KeyValueChunks } from '../read/merged-columns.js';
-import { KeyValueFileWriter } from '../write/key-value/key-value-file-writer.js';
+import { KeyValueFileWriter, type FileSource } from '../write/key-value/key-value-file-writer.js';
 import { trimmedKeyFields } from '../write/key-value/key-value.js';
-import { MergeTreeCompactRewriter, type BucketRewriter } from './merge-tree-rewriter.js';
-import type { KeyValueSegment, WindowMerge } from './merge-tree-reader.js';
+import { changelogWindowMerge, type LookupHit } from './changelog-merge.js';
+import type { Levels } from './levels.js';
+import { LookupLevels } from './lookup-levels.js';
+import { MergeTreeCompactRewriter, type BucketRewriter, type ChangelogRewriteContext, type KeyValueSink } from './merge-tree-rewriter.js';
+import type { KeyValueSegment, MergeReadContext, WindowMerge } from './merge-tree-reader.js';
 
 /** Where one bucket's files are and how new ones are named. */
 export interface BucketFilesContext {
@@ -35,6 +38,12 @@ export interface BucketFilesContext {
   readonly signal?: AbortSignal;
   /** Called with each input file once it has been read through. */
   readonly onFileRead?: (file: DataFileMeta) => void;
+  /**
+   * `changelog-producer` = `lookup` / `full-compaction`: the bucket's levels (lookups read the
+   * levels below a compaction's output; the max level holds the old values of a full compaction)
+   * and the names of changelog files. Without them no changelog is produced.
+   */
+  readonly changelog?: { readonly levels: Levels; newFileName(): string };
 }
 
 /** A compaction rewriter of one bucket; `onClose` runs when it is closed. */
@@ -44,34 +53,70 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
   const merge = mergeEngineOptions(schema);
   const keyFields = trimmedKeyFields(schema);
   const keyPositions = keyFields.map((k) => schema.fields.findIndex((f) => f.id === k.id));
+  const read: MergeReadContext = {
+    fileIO: ctx.fileIO,
+    pathOf: (name) => ctx.pathOf(name),
+    schemaOf: (id) => ctx.schemaOf(id),
+    readFields: schema.fields,
+    keyPositions,
+    ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
+    ...(ctx.onFileRead !== undefined ? { onFileRead: ctx.onFileRead } : {}),
+  };
+  // Changelog files are written with file source APPEND, as Java's changelog writer does.
+  const newSink = (level: number, newFileName: () => string, fileSource: FileSource = FILE_SOURCE_COMPACT): KeyValueSink => {
+    const writer = new KeyValueFileWriter({
+      fileIO: ctx.fileIO,
+      schema,
+      options,
+      pathOf: (name) => ctx.pathOf(name),
+      newFileName,
+      level,
+      fileSource,
+      ...(ctx.beforeFile !== undefined ? { beforeFile: () => ctx.beforeFile!() } : {}),
+    });
+    return {
+      write: (rows) => writer.write(rows),
+      close: () => writer.close(),
+      abort: () => writer.abort(),
+    };
+  };
+  const producer = options.changelogProducer;
+  let changelog: ChangelogRewriteContext | undefined;
+  if (ctx.changelog !== undefined && (producer === 'lookup' || producer === 'full-compaction')) {
+    const { levels, newFileName } = ctx.changelog;
+    const lookup =
+      producer === 'lookup'
+        ? new LookupLevels(levels, {
+            fileIO: ctx.fileIO,
+            pathOf: (name) => ctx.pathOf(name),
+            schemaOf: (id) => ctx.schemaOf(id),
+            readFields: schema.fields,
+            keyFields,
+          })
+        : null;
+    changelog = {
+      producer,
+      maxLevel: levels.maxLevel,
+      newSink: (level) => newSink(level, newFileName, FILE_SOURCE_APPEND),
+      merge: (outputLevel, dropDelete, emit) =>
+        changelogWindowMerge({
+          schema,
+          merge,
+          producer,
+          maxLevel: levels.maxLevel,
+          dropDelete,
+          rowDeduplicate: options.changelogRowDeduplicate,
+          rowDeduplicateIgnoreFields: options.changelogRowDeduplicateIgnoreFields,
+          ...(lookup !== null ? { lookup: (keys) => lookupAll(lookup, keys, outputLevel + 1) } : {}),
+          emit,
+        }),
+    };
+  }
   return new MergeTreeCompactRewriter(
     {
-      read: {
-        fileIO: ctx.fileIO,
-        pathOf: (name) => ctx.pathOf(name),
-        schemaOf: (id) => ctx.schemaOf(id),
-        readFields: schema.fields,
-        keyPositions,
-        ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
-        ...(ctx.onFileRead !== undefined ? { onFileRead: ctx.onFileRead } : {}),
-      },
-      newSink: (level) => {
-        const writer = new KeyValueFileWriter({
-          fileIO: ctx.fileIO,
-          schema,
-          options,
-          pathOf: (name) => ctx.pathOf(name),
-          newFileName: () => ctx.newFileName(),
-          level,
-          fileSource: FILE_SOURCE_COMPACT,
-          ...(ctx.beforeFile !== undefined ? { beforeFile: () => ctx.beforeFile!() } : {}),
-        });
-        return {
-          write: (rows) => writer.write(rows),
-          close: () => writer.close(),
-          abort: () => writer.abort(),
-        };
-      },
+      read,
+      newSink: (level) => newSink(level, () => ctx.newFileName()),
+      ...(changelog !== undefined ? { changelog } : {}),
       merge: (dropDelete) => windowMerge(schema, merge, dropDelete),
       deleteFiles: async (files) => {
         await ctx.fileIO.deleteMany(files.map((f) => ctx.pathOf(f.fileName)));
@@ -104,6 +149,16 @@ function windowMerge(schema: TableSchema, merge: MergeEngineOptions, dropDelete:
   };
 }
 
+/** Looks keys up one after another (they come sorted, so a loaded file serves a run of them). */
+async function lookupAll(lookup: LookupLevels, keys: readonly (readonly Value[])[], startLevel: number): Promise<(LookupHit | null)[]> {
+  const out: (LookupHit | null)[] = [];
+  for (const key of keys) {
+    const r = await lookup.lookup(key, startLevel);
+    out.push(r === null ? null : { row: r.row, sequence: r.sequence, kind: r.kind, level: r.level });
+  }
+  return out;
+}
+
 /** Whether the segment's keys strictly increase (it holds one record per key). */
 function uniqueKeys(segment: KeyValueSegment, keyPositions: readonly number[], keyFields: readonly DataField[]): boolean {
   const readers = keyPositions.map((p, j) => valueReader(segment.columns[p]!, keyFields[j]!.type));
@@ -121,6 +176,8 @@ export interface OpenBucketRewriterOptions {
   readonly signal?: AbortSignal;
   /** Called with each input file once it has been read through. */
   readonly onFileRead?: (file: DataFileMeta) => void;
+  /** The bucket's levels: given, compactions produce the changelog of a `lookup` / `full-compaction` table. */
+  readonly levels?: Levels;
 }
 
 /**
@@ -135,10 +192,13 @@ export async function openBucketRewriter(
   options: OpenBucketRewriterOptions = {},
 ): Promise<BucketRewriter> {
   const uuid = randomUUID();
-  const prefix = `${coreOptions(schema).dataFilePrefix}${uuid}-`;
+  const o = coreOptions(schema);
+  const prefix = `${o.dataFilePrefix}${uuid}-`;
+  const changelogPrefix = `${o.changelogFilePrefix}${uuid}-`;
   const recordId = `compact-${uuid}`;
   let counter = 0;
   let recorded = false;
+  const levels = options.levels;
   return createBucketRewriter(
     {
       fileIO: table.fileIO,
@@ -148,11 +208,12 @@ export async function openBucketRewriter(
       newFileName: () => `${prefix}${counter++}.parquet`,
       beforeFile: async () => {
         if (recorded) return;
-        await recordInflightPrefixes(table.fileIO, table.location, recordId, [prefix]);
+        await recordInflightPrefixes(table.fileIO, table.location, recordId, levels !== undefined ? [prefix, changelogPrefix] : [prefix]);
         recorded = true;
       },
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
       ...(options.onFileRead !== undefined ? { onFileRead: options.onFileRead } : {}),
+      ...(levels !== undefined ? { changelog: { levels, newFileName: () => `${changelogPrefix}${counter++}.parquet` } } : {}),
     },
     async () => {
       if (recorded) await clearInflightFiles(table.fileIO, table.location, recordId).catch(() => undefined);

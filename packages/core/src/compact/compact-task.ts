@@ -15,6 +15,8 @@ import type { CompactUnit } from './universal-compaction.js';
 export interface CompactResult {
   readonly before: DataFileMeta[];
   readonly after: DataFileMeta[];
+  /** Changelog files the compaction produced (`changelog-producer` = `lookup` or `full-compaction`). */
+  readonly changelog?: DataFileMeta[];
 }
 
 /** Writes the output of a compaction. */
@@ -45,10 +47,11 @@ export function upgradeResult(outputLevel: number, file: DataFileMeta): CompactR
 /** Runs one unit with `rewriter`, returning what it replaced. */
 export async function runCompactTask(unit: CompactUnit, rewriter: CompactRewriter, options: CompactTaskOptions): Promise<CompactResult> {
   const outputLevel = unit.outputLevel;
-  const result: CompactResult = { before: [], after: [] };
+  const result = { before: [] as DataFileMeta[], after: [] as DataFileMeta[], changelog: [] as DataFileMeta[] };
   const merge = (r: CompactResult): void => {
     result.before.push(...r.before);
     result.after.push(...r.after);
+    result.changelog.push(...(r.changelog ?? []));
   };
   let candidate: SortedRun[][] = [];
 
@@ -89,5 +92,5 @@ export async function runCompactTask(unit: CompactUnit, rewriter: CompactRewrite
     }
   }
   await rewriteCandidate();
-  return result;
+  return result.changelog.length > 0 ? result : { before: result.before, after: result.after };
 }

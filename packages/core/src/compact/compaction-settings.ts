@@ -22,13 +22,14 @@ export interface CompactionSettings {
   readonly compactionFileSize: number;
   /** `target-file-size`: compaction output rolls to a new file at this size. */
   readonly targetFileSize: number;
-  /** `full-compaction.delta-commits`, or null. */
+  /** `full-compaction.delta-commits` (1 for the full-compaction changelog producer when unset), or null. */
   readonly fullCompactionDeltaCommits: number | null;
   /** `write-only` (false): writers never compact. */
   readonly writeOnly: boolean;
   /**
    * Level 0 is always compacted upward after a flush: `compaction.force-up-level-0`, or a table
-   * whose reads skip level 0 (merge engine first-row).
+   * whose reads skip level 0 (merge engine first-row), or whose changelog comes from compacting
+   * level 0 (`changelog-producer` = `lookup`).
    */
   readonly forceUpLevel0: boolean;
 }
@@ -45,9 +46,10 @@ export function compactionSettings(schema: Pick<TableSchema, 'options' | 'primar
     // Paimon: target / 10 * 7 in integer arithmetic.
     compactionFileSize: Math.floor(options.targetFileSize / 10) * 7,
     targetFileSize: options.targetFileSize,
-    fullCompactionDeltaCommits: options.fullCompactionDeltaCommits,
+    // The full-compaction producer needs full compactions: every commit unless set (as Paimon's sinks do).
+    fullCompactionDeltaCommits: options.fullCompactionDeltaCommits ?? (options.changelogProducer === 'full-compaction' ? 1 : null),
     writeOnly: options.writeOnly,
-    forceUpLevel0: options.compactionForceUpLevel0 || options.mergeEngine === 'first-row',
+    forceUpLevel0: options.compactionForceUpLevel0 || options.mergeEngine === 'first-row' || options.changelogProducer === 'lookup',
   };
 }
 

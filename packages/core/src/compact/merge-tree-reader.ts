@@ -21,6 +21,8 @@ export interface KeyValueSegment {
   readonly sequence: BigInt64Array;
   readonly kinds: Int8Array;
   readonly rows: number;
+  /** LSM level of the file the records come from (changelog producers tell old from new by it). */
+  readonly level?: number;
 }
 
 /**
@@ -28,7 +30,7 @@ export interface KeyValueSegment {
  * together they hold every record of those keys). Returns one row per surviving key, in key
  * order, or null when nothing survives.
  */
-export type WindowMerge = (segments: readonly KeyValueSegment[]) => KeyValueSegment | null;
+export type WindowMerge = (segments: readonly KeyValueSegment[]) => KeyValueSegment | null | Promise<KeyValueSegment | null>;
 
 /** Where files are and how to read them. */
 export interface MergeReadContext {
@@ -54,6 +56,7 @@ interface Batch {
   readonly sequence: BigInt64Array;
   readonly kinds: Int8Array;
   readonly rows: number;
+  readonly level: number;
   key(row: number): Value[];
 }
 
@@ -98,7 +101,15 @@ class RunCursor {
       if (batch.numRows === 0) continue;
       const columns = batch.data.children;
       const readers = this.ctx.keyPositions.map((p) => valueReader(columns[p]!, this.ctx.readFields[p]!.type));
-      this.batch = { columns, sequence: sequence!, kinds: valueKind!, rows: batch.numRows, key: (r) => readers.map((read) => read(r)) };
+      const level = this.run.files[this.fileIndex]!.level;
+      this.batch = {
+        columns,
+        sequence: sequence!,
+        kinds: valueKind!,
+        rows: batch.numRows,
+        level,
+        key: (r) => readers.map((read) => read(r)),
+      };
       this.position = 0;
       return true;
     }
@@ -147,7 +158,7 @@ export async function* mergeSections(
             }
           }
         }
-        const out = merge(segments);
+        const out = await merge(segments);
         if (out !== null && out.rows > 0) yield out;
       }
     } finally {
@@ -169,8 +180,9 @@ function upperBound(b: Batch, from: number, bound: readonly Value[]): number {
 }
 
 function slice(b: Batch, start: number, end: number): KeyValueSegment {
-  if (start === 0 && end === b.rows) return { columns: b.columns, sequence: b.sequence, kinds: b.kinds, rows: b.rows };
+  if (start === 0 && end === b.rows) return { columns: b.columns, sequence: b.sequence, kinds: b.kinds, rows: b.rows, level: b.level };
   return {
+    level: b.level,
     columns: b.columns.map((c) => c.slice(start, end - start)),
     sequence: b.sequence.subarray(start, end),
     kinds: b.kinds.subarray(start, end),

@@ -16,6 +16,7 @@ import type { DataFileMeta, TableSchema } from '@tidemark/format';
 import type { CompactManager } from '../write/key-value/merge-tree-writer.js';
 import { trimmedKeyFields } from '../write/key-value/key-value.js';
 import type { CompactManagerContext } from '../write/table-write.js';
+import { coreOptions } from '../core-options.js';
 import { createBucketRewriter } from './bucket-rewriter.js';
 import type { CompactResult } from './compact-task.js';
 import { MergeTreeCompactManager } from './compact-manager.js';
@@ -27,6 +28,8 @@ import { binaryRowKeyComparator } from './sorted-run.js';
 export interface WriterCompactionIncrement {
   readonly compactBefore: readonly DataFileMeta[];
   readonly compactAfter: readonly DataFileMeta[];
+  /** Changelog files of the compactions (`lookup` / `full-compaction` producers), when there are any. */
+  readonly compactChangelog?: readonly DataFileMeta[];
 }
 
 /** Settings of {@link WriterCompaction}. */
@@ -37,6 +40,11 @@ export interface WriterCompactionOptions {
   readonly fullCompactionDeltaCommits: number | null;
   /** Deletes data files of the bucket (intermediate compaction outputs). */
   readonly deleteFiles: (files: readonly DataFileMeta[]) => Promise<void>;
+  /**
+   * `changelog-producer` = `lookup`: every commit compacts all level-0 files up first, so that the
+   * changelog of its data is committed with it (Paimon's `lookup-wait`).
+   */
+  readonly compactLevel0AtCommit?: boolean;
 }
 
 /** The compaction side of one bucket writer (the merge-tree writer's compaction hook). */
@@ -45,6 +53,7 @@ export class WriterCompaction {
   private opening: Promise<MergeTreeCompactManager> | null = null;
   private readonly compactBefore = new Map<string, DataFileMeta>();
   private compactAfter: DataFileMeta[] = [];
+  private compactChangelog: DataFileMeta[] = [];
   private commits = 0;
 
   constructor(private readonly options: WriterCompactionOptions) {}
@@ -76,10 +85,21 @@ export class WriterCompaction {
         m.triggerCompaction(true);
         await this.sync(m, true);
       }
+      // The strategy forces level 0 up; a flush during a running compaction left files behind.
+      while (this.options.compactLevel0AtCommit === true && m.levels.level0Files.length > 0) {
+        if (m.triggerCompaction(false) === null) break;
+        await this.sync(m, true);
+      }
     }
-    const out = { compactBefore: [...this.compactBefore.values()], compactAfter: this.compactAfter };
+    const changelog = this.compactChangelog;
+    const out = {
+      compactBefore: [...this.compactBefore.values()],
+      compactAfter: this.compactAfter,
+      ...(changelog.length > 0 ? { compactChangelog: changelog } : {}),
+    };
     this.compactBefore.clear();
     this.compactAfter = [];
+    this.compactChangelog = [];
     return out;
   }
 
@@ -89,9 +109,10 @@ export class WriterCompaction {
     const pending = m === null ? null : await m.close();
     if (pending !== null) await this.take(pending);
     const keep = new Set(this.compactBefore.keys());
-    const orphans = this.compactAfter.filter((f) => !keep.has(f.fileName));
+    const orphans = [...this.compactAfter.filter((f) => !keep.has(f.fileName)), ...this.compactChangelog];
     this.compactBefore.clear();
     this.compactAfter = [];
+    this.compactChangelog = [];
     if (orphans.length > 0) await this.options.deleteFiles(orphans);
   }
 
@@ -115,6 +136,7 @@ export class WriterCompaction {
       }
     }
     this.compactAfter.push(...result.after);
+    this.compactChangelog.push(...(result.changelog ?? []));
     if (intermediate.length > 0) await this.options.deleteFiles(intermediate);
   }
 }
@@ -142,6 +164,8 @@ export function writerCompactManager(
   const { schema } = table;
   const settings = compactionSettings(schema);
   const compare = binaryRowKeyComparator(trimmedKeyFields(schema).map((f) => f.type));
+  const producer = coreOptions(schema).changelogProducer;
+  const producesCompactionChangelog = producer === 'lookup' || producer === 'full-compaction';
   const deleteFiles = async (files: readonly DataFileMeta[]): Promise<void> => {
     await table.fileIO.deleteMany(files.map((f) => bucket.pathOf(f.fileName)));
   };
@@ -150,6 +174,7 @@ export function writerCompactManager(
       const abortController = new AbortController();
       const levels = new Levels(await restore(), settings.numLevels, compare, `${table.location}: bucket ${bucket.bucket}`);
       const rewriter = createBucketRewriter({
+        ...(producesCompactionChangelog ? { changelog: { levels, newFileName: bucket.newChangelogFileName } } : {}),
         fileIO: table.fileIO,
         schema,
         schemaOf: (id) => table.schemaOf(id),
@@ -167,6 +192,7 @@ export function writerCompactManager(
     },
     fullCompactionDeltaCommits: settings.fullCompactionDeltaCommits,
     deleteFiles,
+    compactLevel0AtCommit: producer === 'lookup',
   });
   return {
     onFlush: (files) => compaction.onFlush(files),

@@ -5,7 +5,9 @@
  * every tag readable and a rerun finishes the job:
  * 1. data files deleted by the expiring snapshots (not live in the first retained snapshot nor in
  *    the newest tag before the deleting snapshot), plus their extra files;
- * 2. changelog files of the expired snapshots;
+ * 2. changelog files of the expired snapshots, unless the changelog outlives the snapshots (then
+ *    step 4 keeps each snapshot as `changelog/changelog-<id>` first, its changelog manifests stay,
+ *    and {@link expireChangelogs} removes them later; it runs at the end of every expiration);
  * 3. manifests and index files, then manifest lists and index manifests, that no retained
  *    snapshot or tag references;
  * 4. the snapshot files, oldest first and one at a time (so a partial run leaves a contiguous
@@ -26,6 +28,7 @@
  */
 import { NotFoundError, joinPath, type FileIO } from '@tidemark/storage';
 import { readManifestEntries, type ManifestFileMeta, type Snapshot, type Tag } from '@tidemark/format';
+import { ChangelogManager } from '../changelog-manager.js';
 import { ConsumerManager } from '../consumer-manager.js';
 import { tableOptions } from '../core-options.js';
 import { ConsumerError } from '../errors.js';
@@ -33,6 +36,7 @@ import { SnapshotManager } from '../snapshot-manager.js';
 import { TagManager } from '../tag-manager.js';
 import type { TablePaths } from '../table-paths.js';
 import { METADATA_READ_CONCURRENCY, idRange, mapOrdered } from './bounded-map.js';
+import { changelogDecoupled, expireChangelogs } from './expire-changelogs.js';
 import { MaintenanceArgumentError, MaintenanceError } from './maintenance-errors.js';
 import {
   DataFileLocator,
@@ -66,6 +70,8 @@ export interface ExpireSnapshotsOptions extends MaintenanceRunOptions {
 /** Result of {@link expireSnapshots}. */
 export interface ExpireSnapshotsSummary extends MaintenanceSummary {
   readonly snapshotsExpired: number;
+  /** Long-lived changelogs expired (`changelog/changelog-<id>`; their files are counted in `filesDeleted`). */
+  readonly changelogsExpired: number;
   /** Earliest snapshot after the run (null for a table without snapshots). */
   readonly earliestSnapshotId: number | null;
 }
@@ -100,6 +106,27 @@ interface ExpireRange {
  *   unsafe is deleted then), or when deletions fail.
  */
 export async function expireSnapshots(table: MaintainedTable, options: ExpireSnapshotsOptions = {}): Promise<ExpireSnapshotsSummary> {
+  const result = await expireSnapshotFiles(table, options);
+  // Long-lived changelogs next (also when the options no longer decouple: leftovers must go).
+  // Tables without a producer never keep any: spare the commit path the look.
+  if (tableOptions(await latestSchema(table)).changelogProducer === 'none') return result;
+  const changelogs = await expireChangelogs(table, {
+    ...(options.dryRun !== undefined ? { dryRun: options.dryRun } : {}),
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
+    ...(options.now !== undefined ? { now: options.now } : {}),
+    ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
+  });
+  if (changelogs.changelogsExpired === 0) return result;
+  return {
+    ...result,
+    changelogsExpired: changelogs.changelogsExpired,
+    filesDeleted: result.filesDeleted + changelogs.filesDeleted,
+    bytesFreed: result.bytesFreed + changelogs.bytesFreed,
+    ...(result.deleted !== undefined ? { deleted: [...result.deleted, ...(changelogs.deleted ?? [])] } : {}),
+  };
+}
+
+async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapshotsOptions): Promise<ExpireSnapshotsSummary> {
   const now = (options.now ?? Date.now)();
   const started = Date.now();
   const io = table.fileIO;
@@ -110,9 +137,11 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
   let retainMax = options.retainMax ?? o.snapshotNumRetainedMax;
   const limit = options.expireLimit ?? options.maxDeletes ?? o.snapshotExpireLimit;
   let olderThan = options.olderThanMs ?? now - o.snapshotTimeRetainedMs;
-  // Changelog files live and die with their snapshot here (no separate changelog/ lifecycle as in
-  // Java), so a longer changelog retention keeps the snapshots longer instead of cutting it short.
-  if (o.changelogProducer !== 'none') {
+  // A changelog retained longer than the snapshots outlives them in changelog/ (decoupled); a
+  // shorter one, or the delta files of a table without producer, live and die with the snapshots,
+  // so there the longer setting keeps the snapshots longer.
+  const decoupled = changelogDecoupled(o);
+  if (o.changelogProducer !== 'none' && !decoupled) {
     const clMin = o.changelogNumRetainedMin;
     const clMax = o.changelogNumRetainedMax;
     const clTime = o.changelogTimeRetainedMs;
@@ -143,6 +172,7 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
     options.onProgress?.({ phase, done, bytesFreed, ...(total !== undefined ? { total } : {}) });
   const summary = (snapshotsExpired: number, earliestSnapshotId: number | null): ExpireSnapshotsSummary => ({
     snapshotsExpired,
+    changelogsExpired: 0,
     earliestSnapshotId,
     filesDeleted,
     bytesFreed,
@@ -266,7 +296,9 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
 
   // 2. Changelog files of the expired snapshots (tagged snapshots keep theirs).
   const taggedIds = new Set(tags.map((t) => t.tag.id));
-  const withChangelog = expiring.filter((s): s is Snapshot => s !== null && !!s.changelogManifestList && !taggedIds.has(s.id));
+  const withChangelog = decoupled
+    ? []
+    : expiring.filter((s): s is Snapshot => s !== null && !!s.changelogManifestList && !taggedIds.has(s.id));
   const readChangelog = async (s: Snapshot): Promise<Array<{ path: string; size: number }>> => {
     checkAborted(options.signal);
     const files: Array<{ path: string; size: number }> = [];
@@ -312,7 +344,8 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
       ...(s.changelogManifestList ? { [s.changelogManifestList]: s.changelogManifestListSize } : {}),
     };
     for (const listName of manifestListNames(s)) {
-      if (skip.has(listName)) continue;
+      // A decoupled changelog keeps its manifests until it expires itself.
+      if (skip.has(listName) || (decoupled && listName === s.changelogManifestList)) continue;
       const list = await tryReadManifestList(io, paths, listName);
       for (const m of list ?? []) {
         if (!skip.has(m.fileName)) leaves.push([m.fileName, { path: paths.manifestPath(m.fileName), size: m.fileSize }]);
@@ -346,12 +379,18 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
   //    Only snapshots read above are deleted (the others are already gone), so no existence
   //    check is needed; deleting a file that vanished meanwhile is not an error.
   let expired = 0;
+  const changelogs = new ChangelogManager(io, paths);
   for (let id = earliest; id < end; id++) {
     checkAborted(options.signal);
-    if (expiring[id - earliest] === null) continue;
+    const snapshot = expiring[id - earliest];
+    if (snapshot === null || snapshot === undefined) continue;
     const path = paths.snapshotPath(id);
     if (listDeleted) deletedList.push(path);
-    if (!dryRun) await io.delete(path);
+    if (!dryRun) {
+      // The changelog is kept before its snapshot goes, so readers never miss both.
+      if (decoupled) await changelogs.commit(snapshot);
+      await io.delete(path);
+    }
     filesDeleted++;
     expired++;
     progress('snapshots', id - earliest + 1, end - earliest);

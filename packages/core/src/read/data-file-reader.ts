@@ -13,6 +13,8 @@ import {
   fieldById,
   keyValueFileFields,
   ParquetDataFile,
+  readOrcFile,
+  CorruptFileError,
   toArrowField,
   toArrowType,
   trimmedPrimaryKeys,
@@ -76,7 +78,8 @@ export interface DataFileBatch<F extends DataFileToRead = DataFileToRead> {
 /**
  * Streams a data file's rows as batches of `readFields` (Arrow schema = `toArrowSchema(readFields)`).
  *
- * @throws UnsupportedTableFeatureError for a non-Parquet file or a type change that cannot be cast.
+ * @throws UnsupportedTableFeatureError for a data file format other than Parquet and ORC, or a type
+ *   change that cannot be cast.
  */
 export async function* readDataFile(
   io: FileIO,
@@ -147,25 +150,24 @@ async function* decodeUnits<F extends DataFileToRead>(
     }
     for (const group of opened.groups) {
       const file = head.file;
-      yield () => opened.decode(group).then((batches) => ({ file, firstRow: opened.data.rowGroups[group]!.firstRow, batches }));
+      yield () => opened.decode(group).then((batches) => ({ file, firstRow: opened.firstRow(group), batches }));
     }
   }
 }
 
 interface OpenedFile {
-  readonly data: ParquetDataFile;
   /** Row groups to read (non-empty, not pruned), in file order. */
   readonly groups: readonly number[];
+  /** Position in the file of a group's first row. */
+  firstRow(group: number): number;
   decode(group: number): Promise<EvolvedBatch[]>;
 }
 
 async function openFile(io: FileIO, file: DataFileToRead, readFields: readonly DataField[], options: ReadDataFileOptions): Promise<OpenedFile> {
   const schema = await file.schema;
-  const format = coreOptions(schema).fileFormat;
-  if (!file.path.endsWith('.parquet') && format !== 'parquet') {
-    throw new UnsupportedTableFeatureError(`${file.path}: data file format '${format}' is not supported (only parquet)`);
-  }
+  const format = dataFileFormat(file.path, coreOptions(schema).fileFormat);
   const layout = fileLayout(schema, readFields, options.keyValue);
+  if (format === 'orc') return openOrc(io, file, layout, readFields, options);
   const data = await ParquetDataFile.open(io, file.path, {
     ...(file.fileSize !== undefined ? { fileSize: file.fileSize } : {}),
     ...(file.rowCount !== undefined ? { rowCount: file.rowCount } : {}),
@@ -181,9 +183,32 @@ async function openFile(io: FileIO, file: DataFileToRead, readFields: readonly D
     ...(options.pool !== undefined ? { pool: options.pool } : {}),
   };
   return {
-    data,
     groups,
+    firstRow: (group) => data.rowGroups[group]!.firstRow,
     decode: async (group) => (await data.decode([group], decodeOptions)).map((raw) => evolve(raw, file.path, layout, readFields, options.keyValue)),
+  };
+}
+
+
+/** An ORC file is one unit, decoded on this thread (the worker pool runs parquet-wasm only). */
+function openOrc(io: FileIO, file: DataFileToRead, layout: FileLayout, readFields: readonly DataField[], options: ReadDataFileOptions): OpenedFile {
+  const readOptions = {
+    columns: layout.physical,
+    ...(file.fileSize !== undefined ? { fileSize: file.fileSize } : {}),
+    ...(file.rowCount !== undefined ? { rowCount: file.rowCount } : {}),
+    ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
+  };
+  return {
+    groups: [0],
+    firstRow: () => 0,
+    decode: async () => {
+      const out: EvolvedBatch[] = [];
+      for await (const raw of readOrcFile(io, file.path, readOptions)) {
+        checkOrcFieldIds(raw, layout.conformFields, file.path);
+        out.push(evolve(raw, file.path, layout, readFields, options.keyValue));
+      }
+      return out;
+    },
   };
 }
 
@@ -213,6 +238,38 @@ function evolve(raw: arrow.RecordBatch, path: string, layout: FileLayout, readFi
     valueKind = (kind.values as Int8Array).subarray(0, n);
   }
   return { batch: makeBatch(readSchema, columns, n), sequence, valueKind };
+}
+
+/**
+ * The format of a data file: its extension when it has a known one (a table's `file.format` may
+ * have changed since the file was written), else the table's `file.format`.
+ *
+ * @throws UnsupportedTableFeatureError for a format tidemark cannot read (avro, lance, ...).
+ */
+export function dataFileFormat(path: string, tableFormat: string): 'parquet' | 'orc' {
+  if (path.endsWith('.parquet')) return 'parquet';
+  if (path.endsWith('.orc')) return 'orc';
+  if (tableFormat === 'parquet' || tableFormat === 'orc') return tableFormat;
+  throw new UnsupportedTableFeatureError(`${path}: data file format '${tableFormat}' is not supported (parquet and orc are)`);
+}
+
+/**
+ * Java writes each column's Paimon field id as the ORC type attribute `paimon.id`. Columns are
+ * matched by the names of the file's schema; a file whose ids disagree with them was not written
+ * with that schema, and reading it by name would return another field's values.
+ */
+function checkOrcFieldIds(batch: arrow.RecordBatch, fields: readonly DataField[], path: string): void {
+  for (const f of batch.schema.fields) {
+    const id = f.metadata.get('paimon.id');
+    if (id === undefined) continue;
+    const expected = fields.find((d) => d.name === f.name)?.id;
+    if (expected !== undefined && Number(id) !== expected) {
+      throw new CorruptFileError(
+        path,
+        `ORC column '${f.name}' has paimon.id ${id}, but field '${f.name}' of the file's schema has id ${expected}`,
+      );
+    }
+  }
 }
 
 /** How files of one schema are read into given read fields (the same for every such file). */

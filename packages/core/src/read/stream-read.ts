@@ -10,6 +10,10 @@
  * - OVERWRITE snapshots produce nothing unless `streaming-read-overwrite` is true (then the files
  *   they add, or their changelog).
  *
+ * Snapshots that expired while their changelog was kept (`changelog/changelog-<id>`, a changelog
+ * retained longer than the snapshots) are read from there: a stream, or a consumer, may start or
+ * continue in that range.
+ *
  * With a consumer id the progress is kept in `consumer/consumer-<id>` as Paimon keeps it
  * (`nextSnapshot`, the first snapshot not finished), and a later stream with the same id resumes
  * there. Progress point: the stream records `nextSnapshot = S + 1` when the caller asks for the
@@ -28,6 +32,7 @@ import {
   type Snapshot,
   type TableSchema,
 } from '@tidemark/format';
+import { ChangelogManager } from '../changelog-manager.js';
 import { ConsumerManager } from '../consumer-manager.js';
 import { StreamStartError } from '../errors.js';
 import { parseTimestampMillis } from '../time-travel.js';
@@ -86,6 +91,7 @@ const KIND_NAMES = [0, 1, 2, 3].map(rowKindToString);
 /** A stream of the changes of a table's snapshots; iterate it once with `for await`. */
 export class StreamRead implements AsyncIterable<ChangeBatch> {
   private readonly consumers: ConsumerManager;
+  private readonly changelogs: ChangelogManager;
   private recorded: number | null = null;
   private started = false;
 
@@ -94,6 +100,7 @@ export class StreamRead implements AsyncIterable<ChangeBatch> {
     private readonly options: StreamReadOptions = {},
   ) {
     this.consumers = new ConsumerManager(table.fileIO, table.paths);
+    this.changelogs = new ChangelogManager(table.fileIO, table.paths);
     if (options.consumerId !== undefined) this.consumers.consumerPath(options.consumerId);
     const poll = options.pollIntervalMs;
     if (poll !== undefined && (!Number.isFinite(poll) || poll < 0)) {
@@ -108,7 +115,7 @@ export class StreamRead implements AsyncIterable<ChangeBatch> {
     if (id !== undefined && !this.table.context.options.consumerIgnoreProgress) {
       const next = await this.consumers.nextSnapshot(id);
       if (next !== null) {
-        const earliest = await sm.earliestId();
+        const earliest = await this.earliestReadable();
         if (earliest !== null && next < earliest) {
           throw new StreamStartError(
             `consumer '${id}' of ${this.table.paths.root} needs snapshot ${next}, which has expired (earliest is ${earliest}); ` +
@@ -123,10 +130,10 @@ export class StreamRead implements AsyncIterable<ChangeBatch> {
       const latest = await sm.latest();
       return latest === null ? { next: 1, full: null } : { next: latest.id + 1, full: latest };
     }
-    if (from === 'earliest') return { next: (await sm.earliestId()) ?? 1, full: null };
+    if (from === 'earliest') return { next: (await this.earliestReadable()) ?? 1, full: null };
     if (typeof from === 'number') {
       if (!Number.isSafeInteger(from) || from < 1) throw new StreamStartError(`from: snapshot id must be a positive integer, got ${from}`);
-      const earliest = await sm.earliestId();
+      const earliest = await this.earliestReadable();
       if (earliest !== null && from < earliest) {
         throw new StreamStartError(`from: snapshot ${from} of ${this.table.paths.root} has expired (earliest is ${earliest})`);
       }
@@ -146,6 +153,21 @@ export class StreamRead implements AsyncIterable<ChangeBatch> {
     return { next: (await sm.snapshotAtOrBefore(ms - 1)).id + 1, full: null };
   }
 
+  /** The earliest id whose changes can be read: the earliest long-lived changelog, else the earliest snapshot. */
+  private async earliestReadable(): Promise<number | null> {
+    const [changelog, snapshot] = await Promise.all([this.changelogs.earliestId(), this.table.snapshotManager.earliestId()]);
+    if (changelog !== null && (snapshot === null || changelog < snapshot)) return changelog;
+    return snapshot;
+  }
+
+  /** Snapshot `id`, or the changelog kept of it after it expired; null when neither exists (yet). */
+  private async snapshotOrChangelog(id: number): Promise<Snapshot | null> {
+    const snapshot = await this.table.snapshotManager.tryGet(id);
+    if (snapshot !== null) return snapshot;
+    // Expiration writes the changelog before it deletes the snapshot.
+    return this.changelogs.tryGet(id);
+  }
+
   [Symbol.asyncIterator](): AsyncIterator<ChangeBatch> {
     if (this.started) throw new StreamStartError('a StreamRead can be iterated once; create a new one with table.newStreamRead');
     this.started = true;
@@ -153,7 +175,6 @@ export class StreamRead implements AsyncIterable<ChangeBatch> {
   }
 
   private async *run(): AsyncGenerator<ChangeBatch> {
-    const sm = this.table.snapshotManager;
     const { signal, to, maxSnapshots } = this.options;
     const poll = this.options.pollIntervalMs ?? this.table.context.options.continuousDiscoveryIntervalMs;
     const start = await this.startingSnapshot();
@@ -169,9 +190,9 @@ export class StreamRead implements AsyncIterable<ChangeBatch> {
       consumed++;
     }
     while (!done()) {
-      const snapshot = await sm.tryGet(next);
+      const snapshot = await this.snapshotOrChangelog(next);
       if (snapshot === null) {
-        const earliest = await sm.earliestId();
+        const earliest = await this.earliestReadable();
         if (earliest !== null && next < earliest) {
           const root = this.table.paths.root;
           throw new StreamStartError(`snapshot ${next} of ${root} expired before the stream read it (earliest is ${earliest})`);

@@ -13,14 +13,35 @@ const COMPRESSIONS: Record<string, ParquetCompression> = {
 };
 
 /**
- * The Parquet codec of `file.compression`.
+ * Refuses a commit to a table whose manifests tidemark cannot write: only Avro manifests are written,
+ * and writing another format than the table asks for would silently change it (ORC manifests are read).
  *
- * @throws NotSupportedError for a non-Parquet `file.format` or a codec tidemark cannot write.
+ * @throws NotSupportedError naming `manifest.format`.
  */
-export function parquetCompressionOf(options: Pick<CoreOptions, 'fileFormat' | 'fileCompression'>): ParquetCompression {
-  if (options.fileFormat !== 'parquet') {
-    throw new NotSupportedError(`table option 'file.format' = '${options.fileFormat}': only parquet data files can be written`);
+export function checkWritableManifestFormat(options: Pick<CoreOptions, 'manifestFormat'>): void {
+  if (options.manifestFormat !== 'avro') {
+    throw new NotSupportedError(
+      `table option 'manifest.format' = '${options.manifestFormat}': tidemark reads such manifests but writes only avro ones; ` +
+        `set it to avro before writing (tidemark alter <table> set-option manifest.format=avro); existing manifests stay readable`,
+    );
   }
+}
+
+/**
+ * The Parquet codec of `file.compression`, after checking that the table's data files and manifests
+ * can be written (called by every data file writer before its first file).
+ *
+ * @throws NotSupportedError for a non-Parquet `file.format`, a non-Avro `manifest.format` or a
+ *   codec tidemark cannot write.
+ */
+export function parquetCompressionOf(options: Pick<CoreOptions, 'fileFormat' | 'fileCompression' | 'manifestFormat'>): ParquetCompression {
+  if (options.fileFormat !== 'parquet') {
+    throw new NotSupportedError(
+      `table option 'file.format' = '${options.fileFormat}': tidemark reads ${options.fileFormat} data files but writes only parquet ones; ` +
+        `set it to parquet before writing (tidemark alter <table> set-option file.format=parquet); existing ${options.fileFormat} files stay readable`,
+    );
+  }
+  checkWritableManifestFormat(options);
   const compression = COMPRESSIONS[options.fileCompression];
   if (!compression) {
     throw new NotSupportedError(

@@ -123,6 +123,8 @@ export interface CompactManagerContext {
   readonly newFileName: () => string;
   /** Awaited before each data file is written (keeps the in-flight record current). */
   readonly beforeFile: () => Promise<void>;
+  /** A fresh changelog file name of the writer (compaction changelog of `lookup` / `full-compaction`). */
+  readonly newChangelogFileName: () => string;
 }
 
 interface BucketBuffer {
@@ -235,11 +237,6 @@ export class TableWrite {
         );
       }
       this.merge = mergeEngineOptions(schema);
-      if (this.options.changelogProducer !== 'none' && this.options.changelogProducer !== 'input') {
-        throw new NotSupportedError(
-          `table option 'changelog-producer' = '${this.options.changelogProducer}': only 'none' and 'input' are supported for writing`,
-        );
-      }
       const trimmed = trimmedPrimaryKeys(schema);
       if (this.numBuckets === -1) {
         primaryKeyBucketMode(schema);
@@ -324,7 +321,8 @@ export class TableWrite {
       this.buffered -= buf.bytes;
       buf.bytes = 0;
       const c = await this.guard(buf.mergeTree!.prepareCommit());
-      const empty = c.newFiles.length === 0 && c.newChangelogFiles.length === 0;
+      const compactChangelog = c.compactChangelog ?? [];
+      const empty = c.newFiles.length === 0 && c.newChangelogFiles.length === 0 && compactChangelog.length === 0;
       if (empty && c.compactBefore.length === 0 && c.compactAfter.length === 0) continue;
       messages.push({
         partition: buf.partition,
@@ -334,6 +332,7 @@ export class TableWrite {
         ...(c.newChangelogFiles.length > 0 ? { newChangelogFiles: c.newChangelogFiles } : {}),
         ...(c.compactBefore.length > 0 ? { compactBefore: c.compactBefore } : {}),
         ...(c.compactAfter.length > 0 ? { compactAfter: c.compactAfter } : {}),
+        ...(compactChangelog.length > 0 ? { compactChangelogFiles: compactChangelog } : {}),
       });
     }
     if (this.assigner?.prepareCommit) {
@@ -406,7 +405,7 @@ export class TableWrite {
       if (dir === undefined) continue;
       for (const f of m.newFiles)
         if (f.fileName.startsWith(this.filePrefix)) paths.push(this.paths.dataFilePath(dir, m.bucket, f.fileName));
-      for (const f of m.newChangelogFiles ?? []) {
+      for (const f of [...(m.newChangelogFiles ?? []), ...(m.compactChangelogFiles ?? [])]) {
         if (f.fileName.startsWith(this.changelogFilePrefix)) paths.push(this.paths.changelogFilePath(dir, m.bucket, f.fileName));
       }
     }
@@ -438,7 +437,7 @@ export class TableWrite {
     if (this.writeOptions.recordInflight === false) return;
     const now = Date.now();
     if (this.recordedAt !== null && now - this.recordedAt < INFLIGHT_RECORD_REFRESH_MS) return;
-    const changelog = this.options.changelogProducer === 'input' ? [this.changelogFilePrefix] : [];
+    const changelog = this.options.changelogProducer !== 'none' ? [this.changelogFilePrefix] : [];
     const prefixes = [this.filePrefix, ...changelog, ...(this.assigner?.inflightPrefixes?.() ?? [])];
     await recordInflightPrefixes(this.fileIO, this.location, this.inflightRecordId, prefixes, { now: () => now });
     this.recordedAt = now;
@@ -751,6 +750,7 @@ export class TableWrite {
     const pathOf = (fileName: string): string => this.paths.dataFilePath(partitionDir, bucket, fileName);
     const newFileName = (): string => `${this.filePrefix}${this.fileCounter++}.parquet`;
     const beforeFile = (): Promise<void> => this.ensureRecorded();
+    const newChangelogFileName = (): string => `${this.changelogFilePrefix}${this.fileCounter++}.parquet`;
     const start = this.writeOptions.startSequence;
     return new MergeTreeWriter({
       fileIO: this.fileIO,
@@ -761,9 +761,7 @@ export class TableWrite {
       newFileName,
       beforeFile,
       startSequence: async () => (start ? BigInt(await start(partition, bucket)) : 0n),
-      ...(this.options.changelogProducer === 'input'
-        ? { newChangelogFileName: () => `${this.changelogFilePrefix}${this.fileCounter++}.parquet` }
-        : {}),
+      ...(this.options.changelogProducer === 'input' ? { newChangelogFileName } : {}),
       ...(this.writeOptions.now ? { now: this.writeOptions.now } : {}),
       ...(this.writeOptions.compactManager
         ? {
@@ -775,6 +773,7 @@ export class TableWrite {
               pathOf,
               newFileName,
               beforeFile,
+              newChangelogFileName,
             }),
           }
         : {}),

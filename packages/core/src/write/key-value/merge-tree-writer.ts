@@ -19,6 +19,8 @@ import { trimmedKeyFields } from './key-value.js';
 export interface CompactionResult {
   readonly compactBefore: readonly DataFileMeta[];
   readonly compactAfter: readonly DataFileMeta[];
+  /** Changelog files the compactions produced (`changelog-producer` = `lookup` / `full-compaction`). */
+  readonly compactChangelog?: readonly DataFileMeta[];
 }
 
 /**

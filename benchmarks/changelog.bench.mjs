@@ -1,0 +1,207 @@
+/**
+ * Changelog producer benchmark: the cost of each `changelog-producer` (none, input, lookup,
+ * full-compaction) on the same primary-key upsert workload, as a ratio to `none`, on local disk
+ * and on the S3 server. (Commit → tailing reader latency is in streaming.bench.mjs.)
+ *
+ *   node benchmarks/changelog.bench.mjs [--commits 8] [--rows 5000]
+ *
+ * One long-lived writer (as a streaming job) commits `--commits` batches of `--rows` upserts over
+ * a key space of 4 × rows (so later batches update earlier keys, some deletes), with writer
+ * compaction on as by default: `lookup` compacts level 0 at every commit and looks old values up,
+ * `full-compaction` compacts every bucket fully at every commit (`full-compaction.delta-commits`
+ * unset). Reported: write+commit time, bytes of Parquet written (data + changelog, live or not),
+ * changelog rows, and the time of streaming the whole change history once.
+ * S3 rows need S3_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, S3_BUCKET.
+ */
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+
+import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
+import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
+
+export const name = 'changelog';
+
+const PRODUCERS = ['none', 'input', 'lookup', 'full-compaction'];
+
+function storageOptions(s3) {
+  return s3
+    ? {
+        s3: {
+          endpoint: s3.endpoint,
+          region: s3.region,
+          accessKeyId: s3.accessKeyId,
+          secretAccessKey: s3.secretAccessKey,
+          forcePathStyle: true,
+        },
+      }
+    : {};
+}
+
+function batch(commit, rows) {
+  const out = [];
+  const space = rows * 4;
+  for (let i = 0; i < rows; i++) {
+    const k = (commit * 7919 + i * 13) % space;
+    out.push(i % 20 === 19 && commit > 0 ? { k, v: null, n: null, op: '-D' } : { k, v: `c${commit}-r${i}`, n: BigInt(i), op: '+U' });
+  }
+  return out;
+}
+
+async function parquetBytes(io, root) {
+  let bytes = 0;
+  for await (const st of io.list(root, { recursive: true })) if (st.path.endsWith('.parquet')) bytes += st.size;
+  return bytes;
+}
+
+/**
+ * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number }} [options]
+ */
+export async function run(options = {}) {
+  const log = options.log ?? ((m) => console.error(m));
+  const commits = options.commits ?? 8;
+  const rows = options.rows ?? 5000;
+  const storage = await import('@tidemark/storage');
+  const core = await import('@tidemark/core');
+  const started = performance.now();
+  const backends = [{ backend: 'local', warehouse: path.join(WORK_DIR, `changelog-${process.pid}`), s3: undefined }];
+  if (options.s3) {
+    backends.push({
+      backend: 's3 (RGW)',
+      warehouse: `s3://${options.s3.bucket}/bench/changelog-${Date.now().toString(36)}`,
+      s3: options.s3,
+    });
+  }
+  const results = [];
+  const problems = [];
+  for (const b of backends) {
+    const io = storage.resolveFileIO(b.warehouse, storageOptions(b.s3));
+    try {
+      const catalog = new core.FileSystemCatalog(b.warehouse, { fileIO: io });
+      // Warm-up (Parquet workers, JIT, connections), not measured: the first table would pay for it.
+      for (const producer of ['warmup', ...PRODUCERS]) {
+        const warmup = producer === 'warmup';
+        const tableName = `bench.cl_${producer.replace('-', '_')}`;
+        await catalog.createTable(tableName, {
+          fields: [
+            { name: 'k', type: 'INT NOT NULL' },
+            { name: 'v', type: 'STRING' },
+            { name: 'n', type: 'BIGINT' },
+          ],
+          primaryKeys: ['k'],
+          options: { bucket: '2', 'changelog-producer': warmup ? 'lookup' : producer },
+        });
+        const t = await core.openTable(catalog.tableLocation(tableName), { fileIO: io });
+        log(`${b.backend}: ${commits} commits of ${rows} upserts, changelog-producer = ${producer}`);
+        const writer = t.newBatchWrite({ rowKindField: 'op' });
+        const commit = t.newCommit();
+        const t0 = performance.now();
+        for (let i = 0; i < (warmup ? 2 : commits); i++) {
+          await writer.write(batch(i, warmup ? 500 : rows));
+          await commit.commit({ identifier: BigInt(i + 1), messages: await writer.prepareCommit() });
+        }
+        const writeMs = performance.now() - t0;
+        await writer.close();
+        if (warmup) continue;
+        let changelogRows = 0;
+        let streamed = 0;
+        const latest = (await t.snapshotManager.latestId()) ?? 0;
+        for await (const s of t.snapshotManager.iterateForward()) changelogRows += Number(s.changelogRecordCount ?? 0);
+        const t1 = performance.now();
+        for await (const c of t.newStreamRead({ from: 'earliest', to: latest, pollIntervalMs: 1 })) streamed += c.batch.numRows;
+        const streamMs = performance.now() - t1;
+        results.push({
+          backend: b.backend,
+          producer,
+          commits,
+          rows,
+          snapshots: latest,
+          writeMs,
+          bytes: await parquetBytes(io, t.location),
+          changelogRows,
+          streamed,
+          streamMs,
+        });
+      }
+    } catch (e) {
+      problems.push(`${b.backend}: ${e?.message ?? String(e)}`);
+    } finally {
+      if (b.s3) {
+        const paths = async function* () {
+          for await (const st of io.list(b.warehouse, { recursive: true })) yield st.path;
+        };
+        await io.deleteMany(paths());
+      } else await rm(b.warehouse, { recursive: true, force: true });
+      await io.close?.();
+    }
+  }
+  const json = {
+    name,
+    description: 'Write+compaction cost of each changelog producer as a ratio to none, on the same upsert workload.',
+    environment: environment(),
+    totalSeconds: (performance.now() - started) / 1000,
+    results,
+    problems,
+    s3: options.s3 ? { endpoint: options.s3.endpoint } : null,
+  };
+  return { name, json, markdown: toMarkdown(json) };
+}
+
+function toMarkdown(json) {
+  const e = json.environment;
+  const base = (r) => json.results.find((x) => x.backend === r.backend && x.producer === 'none');
+  return [
+    '# Changelog producer benchmark',
+    '',
+    `${e.date} · Node ${e.node} · ${e.cpu} × ${e.cores} · ${e.memoryGiB} GiB · took ${fmtNum(json.totalSeconds, 0)} s.`,
+    '',
+    markdownTable(
+      [
+        'backend',
+        'producer',
+        'commits × upserts',
+        'snapshots',
+        'write+compact s (× none)',
+        'Parquet MiB (× none)',
+        'changelog rows',
+        'stream all s',
+      ],
+      json.results.map((r) => {
+        const n = base(r);
+        return [
+          r.backend,
+          r.producer,
+          `${r.commits} × ${fmtInt(r.rows)}`,
+          fmtInt(r.snapshots),
+          `${fmtNum(r.writeMs / 1000, 2)} (×${fmtNum(r.writeMs / n.writeMs, 2)})`,
+          `${fmtNum(r.bytes / 1048576, 2)} (×${fmtNum(r.bytes / n.bytes, 2)})`,
+          fmtInt(r.changelogRows),
+          fmtNum(r.streamMs / 1000, 2),
+        ];
+      }),
+    ),
+    '',
+    '## What is measured',
+    '',
+    '- One long-lived writer per table (2 buckets) commits each batch (upserts over a key space of 4 × rows, every 20th row a delete after the first commit), with writer compaction as by default. `none` and `input` compact by universal compaction only; `lookup` compacts all level-0 files at every commit and looks up old values in the levels below the output; `full-compaction` compacts every bucket fully at every commit.',
+    '- write+compact = all writes, `prepareCommit` (flush and compaction) and commits. Parquet = every Parquet file under the table at the end (data and changelog; compacted-away files remain until expiration).',
+    '- changelog rows = sum of `changelogRecordCount` over the snapshots; stream all = one `newStreamRead` over the whole history (delta files for `none`).',
+    json.s3
+      ? `- s3 = Ceph RGW at ${json.s3.endpoint} on the same machine (loopback network, shared CPU).`
+      : '- S3 rows skipped: no S3 server configured.',
+    '- Machine: 2 cores shared with other agents running builds and tests at the same time; treat single figures as ±30 %.',
+    ...problemsSection(json.problems),
+  ].join('\n');
+}
+
+function parseArgs(argv) {
+  const opts = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--commits') opts.commits = Number(argv[++i]);
+    else if (a === '--rows') opts.rows = Number(argv[++i]);
+    else throw new Error(`unknown argument ${a}`);
+  }
+  return opts;
+}
+
+await runIfMain(import.meta.url, () => run({ ...parseArgs(process.argv.slice(2)), s3: s3FromEnv() }));

@@ -1,0 +1,2 @@
+/** `@tidemark/orc`, re-exported as `tidemark/orc`. */
+export * from '@tidemark/orc';
