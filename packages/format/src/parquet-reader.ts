@@ -13,7 +13,7 @@ import { InvalidRangeError, type FileIO } from '@tidemark/storage';
 import { castData } from './arrow-cast.js';
 import { toArrowField } from './arrow-types.js';
 import { CorruptFileError, FormatError } from './errors.js';
-import { decodeParquetFooter, type ParquetFooter, type ParquetRowGroupInfo } from './parquet-footer.js';
+import { decodeParquetFooter, footerError, type ParquetFooter, type ParquetRowGroupInfo } from './parquet-footer.js';
 import { sharedParquetWorkerPool, type ParquetWorkerPool } from './parquet-worker-pool.js';
 import { RangeBlob } from './range-blob.js';
 import { guardWasmRead } from './wasm-trap-guard.js';
@@ -156,7 +156,7 @@ export class ParquetDataFile {
     try {
       metadata = parquetMetadata(footerTail.subarray(footerTail.length - 8 - metadataLength));
     } catch (err) {
-      throw new CorruptFileError(path, `cannot decode Parquet footer: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw footerError(path, err);
     }
     let firstRow = 0;
     const rowGroups = metadata.row_groups.map((g) => {
