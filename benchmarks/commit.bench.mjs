@@ -1,9 +1,11 @@
 /**
- * Commit benchmark: latency of small appends committed one after another (p50/p99), and
- * commits/s with 4 concurrent writer processes on one table, on local disk and on the S3 server,
- * with peak RSS (tasks in lib/commit-tasks.mjs; each writer is a fresh child process).
+ * Commit benchmark: latency of small appends committed one after another (p50/p99) and the
+ * storage requests of each commit by kind (get/head/list/put/conditional-put/delete) and in
+ * sequential round trips, as the history grows to `--commits` snapshots; then commits/s with 1, 2,
+ * 4 and 8 concurrent writer processes on one table; on local disk and on the S3 server, with peak
+ * RSS (tasks in lib/commit-tasks.mjs; each writer is a fresh child process).
  *
- *   node benchmarks/commit.bench.mjs [--commits 200] [--rows 100] [--writers 4] [--writer-commits 25]
+ *   node benchmarks/commit.bench.mjs [--commits 1000] [--rows 100] [--writers 1,2,4,8] [--writer-commits 25]
  *
  * S3 rows need S3_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, S3_BUCKET (the harness
  * `npm run bench` starts or reuses the test server and passes them in). Results go to
@@ -40,14 +42,61 @@ function dist(values) {
   };
 }
 
+const KINDS = ['get', 'head', 'list', 'put', 'conditional-put', 'delete'];
+
 /**
- * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number, writers?: number, writerCommits?: number }} [options]
+ * Requests of the commit calls by kind: mean per commit over all of them, and how reads
+ * (get + head + list) and round trips move with the snapshot count (windows of 10 commits).
+ */
+function requestSummary(perCommit) {
+  const mean = {};
+  for (const k of [...KINDS, 'roundTrips']) mean[k] = perCommit.reduce((s, c) => s + (c[k] ?? 0), 0) / Math.max(1, perCommit.length);
+  const reads = (c) => (c.get ?? 0) + (c.head ?? 0) + (c.list ?? 0);
+  const windows = [];
+  for (const start of [0, 10, 100, 500, 1000, 2000]) {
+    if (start + 10 > perCommit.length) continue;
+    const w = perCommit.slice(start, start + 10);
+    windows.push({
+      from: start + 1,
+      to: start + 10,
+      reads: w.reduce((s, c) => s + reads(c), 0) / w.length,
+      roundTrips: w.reduce((s, c) => s + (c.roundTrips ?? 0), 0) / w.length,
+      maxRoundTrips: Math.max(...w.map((c) => c.roundTrips ?? 0)),
+    });
+  }
+  const last = perCommit.slice(-10);
+  if (last.length > 0 && perCommit.length > 10) {
+    windows.push({
+      from: perCommit.length - last.length + 1,
+      to: perCommit.length,
+      reads: last.reduce((s, c) => s + reads(c), 0) / last.length,
+      roundTrips: last.reduce((s, c) => s + (c.roundTrips ?? 0), 0) / last.length,
+      maxRoundTrips: Math.max(...last.map((c) => c.roundTrips ?? 0)),
+    });
+  }
+  const steady = perCommit.slice(20);
+  return {
+    mean,
+    windows,
+    roundTripsP50:
+      steady.length > 0
+        ? percentile(
+            steady.map((c) => c.roundTrips ?? 0),
+            50,
+          )
+        : null,
+    roundTripsMax: steady.length > 0 ? Math.max(...steady.map((c) => c.roundTrips ?? 0)) : null,
+  };
+}
+
+/**
+ * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number, writers?: number[], writerCommits?: number }} [options]
  */
 export async function run(options = {}) {
   const log = options.log ?? ((m) => console.error(m));
-  const commits = options.commits ?? 200;
+  const commits = options.commits ?? 1000;
   const rows = options.rows ?? 100;
-  const writers = options.writers ?? 4;
+  const writerCounts = options.writers ?? [1, 2, 4, 8];
   const writerCommits = options.writerCommits ?? 25;
   const started = performance.now();
   const backends = [{ backend: 'local', warehouse: path.join(WORK_DIR, `commit-${process.pid}`), s3: undefined }];
@@ -56,9 +105,14 @@ export async function run(options = {}) {
   }
   const serial = [];
   const concurrent = [];
+  const latency = [];
   const problems = [];
 
   for (const b of backends) {
+    // --- the store's own request latency (the floor under every round trip) ------------------
+    const lat = await runChild(TASKS, 'latency', { warehouse: `${b.warehouse}/latency`, s3: b.s3, n: 100 }, { timeoutMs: TIMEOUT_MS });
+    latency.push({ backend: b.backend, put: dist(lat.put), createIfAbsent: dist(lat.createIfAbsent), get: dist(lat.get) });
+
     // --- serial small appends --------------------------------------------------------------
     const wh1 = `${b.warehouse}/serial`;
     log(`${b.backend}: ${commits} serial appends of ${rows} rows (after ${WARMUP} warm-up appends)`);
@@ -81,56 +135,62 @@ export async function run(options = {}) {
       readsPerCommitFirst: r.readsPerCommit.slice(0, 10),
       readsPerCommitLast: r.readsPerCommit.slice(-10),
       opsPerCommit: Object.fromEntries(Object.entries(r.ops).map(([k, v]) => [k, v / commits])),
+      requests: requestSummary(r.commitKinds),
       peakRssMiB: r.peakRssMiB,
       commitMs: r.commitMs,
       writeMs: r.writeMs,
     });
 
-    // --- concurrent writers ----------------------------------------------------------------
-    const wh2 = `${b.warehouse}/concurrent`;
-    log(`${b.backend}: ${writers} writer processes × ${writerCommits} appends of ${rows} rows`);
-    await runChild(TASKS, 'create', { warehouse: wh2, s3: b.s3 });
-    const startAt = Date.now() + 5000;
-    const results = await Promise.all(
-      Array.from({ length: writers }, (_, w) =>
-        runChild(
-          TASKS,
-          'commits',
-          { warehouse: wh2, s3: b.s3, commits: writerCommits, rows, writerId: w, startAt },
-          { timeoutMs: TIMEOUT_MS },
+    // --- concurrent writers: the contention curve ------------------------------------------
+    for (const writers of writerCounts) {
+      const wh2 = `${b.warehouse}/concurrent-${writers}`;
+      log(`${b.backend}: ${writers} writer processes × ${writerCommits} appends of ${rows} rows`);
+      await runChild(TASKS, 'create', { warehouse: wh2, s3: b.s3 });
+      const startAt = Date.now() + 3000 + 500 * writers;
+      const results = await Promise.all(
+        Array.from({ length: writers }, (_, w) =>
+          runChild(
+            TASKS,
+            'commits',
+            { warehouse: wh2, s3: b.s3, commits: writerCommits, rows, writerId: w, startAt },
+            { timeoutMs: TIMEOUT_MS },
+          ),
         ),
-      ),
-    );
-    const check = await runChild(TASKS, 'check', { warehouse: wh2, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
-    const expectedCommits = writers * writerCommits;
-    if (
-      check.latestId !== expectedCommits ||
-      check.missingSnapshots !== 0 ||
-      check.rowsRead !== expectedCommits * rows ||
-      check.duplicates !== 0
-    ) {
-      problems.push(
-        `${b.backend} concurrent: ${JSON.stringify(check)}, expected ${expectedCommits} snapshots and ${expectedCommits * rows} distinct rows`,
       );
+      const check = await runChild(TASKS, 'check', { warehouse: wh2, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+      const expectedCommits = writers * writerCommits;
+      if (
+        check.latestId !== expectedCommits ||
+        check.missingSnapshots !== 0 ||
+        check.rowsRead !== expectedCommits * rows ||
+        check.duplicates !== 0
+      ) {
+        problems.push(
+          `${b.backend} concurrent ×${writers}: ${JSON.stringify(check)}, expected ${expectedCommits} snapshots and ${expectedCommits * rows} distinct rows`,
+        );
+      }
+      const t0 = Math.min(...results.map((x) => x.startedAt));
+      const t1 = Math.max(...results.map((x) => x.endedAt));
+      const commitMs = results.flatMap((x) => x.commitMs);
+      const appendMs = results.flatMap((x) => x.writeMs.map((w, i) => w + x.commitMs[i]));
+      concurrent.push({
+        backend: b.backend,
+        writers,
+        commitsPerWriter: writerCommits,
+        rowsPerCommit: rows,
+        wallMs: t1 - t0,
+        commitsPerSec: (expectedCommits / (t1 - t0)) * 1000,
+        commit: dist(commitMs),
+        append: dist(appendMs),
+        lostRaces: results.reduce((s, x) => s + (x.ops.lostRaces ?? 0), 0),
+        gaveUp: results.reduce((s, x) => s + (x.ops.gaveUp ?? 0), 0),
+        requests: requestSummary(results.flatMap((x) => x.commitKinds)),
+        peakRssMiB: Math.max(...results.map((x) => x.peakRssMiB)),
+        peakRssMiBPerWriter: results.map((x) => x.peakRssMiB),
+        check,
+      });
+      if (!b.s3) await rm(wh2, { recursive: true, force: true });
     }
-    const t0 = Math.min(...results.map((x) => x.startedAt));
-    const t1 = Math.max(...results.map((x) => x.endedAt));
-    const commitMs = results.flatMap((x) => x.commitMs);
-    const appendMs = results.flatMap((x) => x.writeMs.map((w, i) => w + x.commitMs[i]));
-    concurrent.push({
-      backend: b.backend,
-      writers,
-      commitsPerWriter: writerCommits,
-      rowsPerCommit: rows,
-      wallMs: t1 - t0,
-      commitsPerSec: (expectedCommits / (t1 - t0)) * 1000,
-      commit: dist(commitMs),
-      append: dist(appendMs),
-      lostRaces: results.reduce((s, x) => s + (x.ops.lostRaces ?? 0), 0),
-      peakRssMiB: Math.max(...results.map((x) => x.peakRssMiB)),
-      peakRssMiBPerWriter: results.map((x) => x.peakRssMiB),
-      check,
-    });
 
     log(`${b.backend}: cleaning up`);
     if (b.s3) await runChild(TASKS, 'cleanup', { warehouse: b.warehouse, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
@@ -145,6 +205,7 @@ export async function run(options = {}) {
     totalSeconds: (performance.now() - started) / 1000,
     serial,
     concurrent,
+    latency,
     problems,
     s3: options.s3 ? { endpoint: options.s3.endpoint } : null,
   };
@@ -165,6 +226,15 @@ function toMarkdown(json) {
     `${ms(s.firstQuarterWriteP50)} → ${ms(s.lastQuarterWriteP50)}`,
     fmtInt(s.peakRssMiB),
   ]);
+  const kindRows = json.serial.map((s) => [
+    s.backend,
+    ...KINDS.map((k) => fmtNum(s.requests.mean[k], 2)),
+    fmtNum(s.requests.mean.roundTrips, 2),
+    `${fmtInt(s.requests.roundTripsP50)} / ${fmtInt(s.requests.roundTripsMax)}`,
+  ]);
+  const growthRows = json.serial.flatMap((s) =>
+    s.requests.windows.map((w) => [s.backend, `${w.from}–${w.to}`, fmtNum(w.reads, 1), fmtNum(w.roundTrips, 1), fmtInt(w.maxRoundTrips)]),
+  );
   const concRows = json.concurrent.map((c) => [
     c.backend,
     `${c.writers} × ${c.commitsPerWriter}`,
@@ -172,7 +242,9 @@ function toMarkdown(json) {
     fmtNum(c.wallMs / 1000, 1),
     `${ms(c.commit.p50)} / ${ms(c.commit.p99)}`,
     `${ms(c.append.p50)} / ${ms(c.append.p99)}`,
-    fmtInt(c.lostRaces),
+    `${fmtInt(c.lostRaces)} (${fmtNum(c.lostRaces / (c.writers * c.commitsPerWriter), 2)})`,
+    fmtInt(c.gaveUp ?? 0),
+    fmtNum(c.requests.mean.roundTrips, 1),
     `${fmtInt(c.peakRssMiB)}`,
     c.check.latestId === c.writers * c.commitsPerWriter &&
     c.check.missingSnapshots === 0 &&
@@ -181,17 +253,17 @@ function toMarkdown(json) {
       ? 'yes'
       : '**NO**',
   ]);
-  const ops = json.serial.map(
-    (s) =>
-      `- ${s.backend}: storage calls per append (write + commit): ${Object.entries(s.opsPerCommit)
-        .filter(([k]) => k !== 'lostRaces' && k !== 'verifyConditionalWrites')
-        .map(([k, v]) => `${k} ${fmtNum(v, 1)}`)
-        .join(', ')}; reads in the first 10 appends ${s.readsPerCommitFirst.join(' ')}, last 10 ${s.readsPerCommitLast.join(' ')}.`,
-  );
+  const latRows = (json.latency ?? []).map((l) => [
+    l.backend,
+    `${fmtNum(l.put.p50, 2)} / ${fmtNum(l.put.p99, 2)}`,
+    `${fmtNum(l.createIfAbsent.p50, 2)} / ${fmtNum(l.createIfAbsent.p99, 2)}`,
+    `${fmtNum(l.get.p50, 2)} / ${fmtNum(l.get.p99, 2)}`,
+  ]);
   return [
     '# Commit benchmark',
     '',
-    `${e.date} · Node ${e.node} · ${e.cpu} × ${e.cores} · ${e.memoryGiB} GiB · took ${fmtNum(json.totalSeconds, 0)} s.`,
+    `${e.date} · Node ${e.node} · ${e.cpu} × ${e.cores} · ${e.memoryGiB} GiB · took ${fmtNum(json.totalSeconds, 0)} s. ` +
+      'The 2 cores were shared with several other agents running builds, tests and benchmarks at the same time: treat single figures as ±30 %.',
     '',
     `## Serial small appends (${s0 ? `${s0.commits} appends of ${s0.rowsPerCommit} rows, one process` : '–'})`,
     '',
@@ -209,7 +281,18 @@ function toMarkdown(json) {
       serialRows,
     ),
     '',
-    '## Concurrent writers (separate processes, one table)',
+    '### Storage requests per commit (the commit call alone, mean over all serial commits)',
+    '',
+    markdownTable(['backend', ...KINDS, 'sequential round trips', 'round trips p50 / max (after 20 commits)'], kindRows),
+    '',
+    'Round trips: a round trip starts whenever a request is issued while none is in flight, so requests issued together count once. ' +
+      'Commit 1 is cold (conditional-write probe on S3, LATEST hint, first reads); the first commit past `snapshot.num-retained.min` runs a full expiration; every ~30th commit merges manifests (one manifest PUT and one round trip more).',
+    '',
+    '### As the history grows (reads = get + head + list of the commit call, mean over 10 commits)',
+    '',
+    markdownTable(['backend', 'commits (= snapshots)', 'reads', 'round trips', 'max round trips'], growthRows),
+    '',
+    '## Concurrent writers (separate processes, one table): the contention curve',
     '',
     markdownTable(
       [
@@ -219,24 +302,29 @@ function toMarkdown(json) {
         'wall s',
         'commit ms p50 / p99',
         'append ms p50 / p99',
-        'lost snapshot races',
+        'lost snapshot races (per commit)',
+        'commits that gave up (retried)',
+        'round trips per commit',
         'peak RSS MiB (max of writers)',
         'table correct',
       ],
       concRows,
     ),
     '',
+    "## The store's own latency (100 serial 1 KiB requests)",
+    '',
+    markdownTable(['backend', 'PUT ms p50 / p99', 'create-if-absent ms p50 / p99', 'GET ms p50 / p99'], latRows),
+    '',
     '## What is measured',
     '',
-    `- One append = \`table.newBatchWrite()\` + \`write(RecordBatch of ${s0?.rowsPerCommit ?? 100} rows)\` + \`prepareCommit()\` (**write**: one zstd Parquet data file) then \`TableCommit.commit({ identifier, messages })\` (**commit**: delta manifest + manifest lists + base-manifest merge + \`snapshot-N\` create-if-absent + LATEST hint). One commitUser per process with increasing identifiers (streaming pattern, so each commit also runs the idempotency check). Unpartitioned append table (bucket -1), default options (\`manifest.merge-min-count\` 30, \`commit.max-retries\` 10).`,
+    `- One append = \`table.newBatchWrite()\` + \`write(RecordBatch of ${s0?.rowsPerCommit ?? 100} rows)\` + \`prepareCommit()\` (**write**: one zstd Parquet data file) then \`TableCommit.commit({ identifier, messages })\` (**commit**: latest-snapshot probe + in-flight record, base check + delta manifest + manifest lists (+ manifest merge), \`snapshot-N\` create-if-absent, LATEST hint, automatic expiration). One commitUser per process with increasing identifiers (streaming pattern, so each commit also runs the idempotency check). Unpartitioned append table (bucket -1), default options (\`manifest.merge-min-count\` 30, \`commit.max-retries\` 10, \`snapshot.num-retained.min\` 10, \`snapshot.time-retained\` 1 h).`,
     `- Serial: ${WARMUP} warm-up appends (not recorded), then the recorded ones. The quarter columns show how latency moves as the table grows (p50 of the first vs last 25 % of appends).`,
-    '- Concurrent: the writer processes wait for a common start time after their imports; commits/s = all appends ÷ (last writer end − first writer start). Latencies are pooled over all writers and include lost races, re-reads and backoff. A lost snapshot race = a `createIfAbsent(snapshot-N)` that found the snapshot already created by another writer (the commit then rebases and retries). "table correct": contiguous snapshot ids 1..N, and every row read back exactly once.',
-    ...ops,
+    '- Concurrent: the writer processes wait for a common start time after their imports; commits/s = all appends (write + commit) ÷ (last writer end − first writer start). Latencies are pooled over all writers and include lost races, re-reads and backoff. A lost snapshot race = a `createIfAbsent(snapshot-N)` that found the snapshot already created by another writer (the commit then re-reads only the new snapshots and rewrites only the base list and the snapshot, after an adaptive full-jitter backoff). A commit that loses `commit.max-retries` (10) races in a row throws `CommitRetryExhaustedError`; the writer then commits the same identifier again, as a streaming job re-commits its checkpoint ("gave up" column; its latency includes every try). "table correct": contiguous snapshot ids 1..N, and every row read back exactly once.',
     json.s3
       ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same 2-core machine: loopback network, CPU shared with the client; every S3 figure includes RGW's own CPU time.`
       : '- S3 rows skipped: no S3 server configured.',
     '- local = benchmarks/work/ on the repo file system; LocalFileIO fsyncs every file and its directory.',
-    '- Machine: 2 shared cores with other jobs running (tests, S3 servers); treat single figures as ±30 %.',
+    "- Machine: 2 cores shared with other agents' jobs (tests, builds, S3 servers, other benchmarks); treat single figures as ±30 %.",
     ...problemsSection(json.problems),
   ].join('\n');
 }
@@ -247,7 +335,7 @@ function parseArgs(argv) {
     const a = argv[i];
     if (a === '--commits') opts.commits = Number(argv[++i]);
     else if (a === '--rows') opts.rows = Number(argv[++i]);
-    else if (a === '--writers') opts.writers = Number(argv[++i]);
+    else if (a === '--writers') opts.writers = argv[++i].split(',').map(Number);
     else if (a === '--writer-commits') opts.writerCommits = Number(argv[++i]);
     else throw new Error(`unknown argument ${a}`);
   }

@@ -227,6 +227,7 @@ function toMarkdown(r) {
           'peak RSS MiB',
           'RSS growth MiB',
           'heap retained by plan MiB',
+          'retained KiB per live file',
         ],
         r.planning.map((p) => [
           p.size,
@@ -237,6 +238,7 @@ function toMarkdown(r) {
           fmtNum(p.peakRssMiB, 0),
           fmtNum(p.rssGrowthMiB, 0),
           fmtNum(p.retainedHeapMiB, 1),
+          fmtNum((p.retainedHeapMiB * 1024) / p.plannedFiles, 2),
         ]),
       ),
       '',

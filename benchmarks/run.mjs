@@ -9,6 +9,7 @@
 // and writes nothing itself (the harness does, with lib/report.mjs). The harness passes
 // options = { log, s3 } where s3 = { endpoint, region, accessKeyId, secretAccessKey, bucket } or
 // undefined (TIDEMARK_S3=off). Each module can also run alone: `node benchmarks/<name>.bench.mjs`.
+// `node benchmarks/run.mjs --summary` only rewrites SUMMARY.md from the result files present.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -76,6 +77,11 @@ function writeSummary() {
 }
 
 async function main() {
+  if (args.includes('--summary')) {
+    writeSummary();
+    log('wrote benchmarks/results/SUMMARY.md');
+    return;
+  }
   if (!noBuild) {
     log('building the packages (npx turbo run build)');
     const b = spawnSync('npx', ['turbo', 'run', 'build', '--output-logs=errors-only'], {

@@ -215,6 +215,13 @@ describe.each(storageBackends('changelog lifecycle'))('changelogs on $name', (ba
       const expected = batches.slice(1).flatMap((rows) => rows.map((r) => `${r.op} ${r.k}`));
       expect(changes.sort()).toEqual(expected.sort());
       expect(await t.consumers().nextSnapshot('c1')).toBe(7);
+      // A start time inside the kept range starts at the first changelog committed at or after it.
+      const times = await Promise.all([1, 2, 3, 4].map(async (id) => (await changelogs.tryGet(id))!.timeMillis));
+      const firstAt3 = 1 + times.findIndex((ms) => ms >= times[2]!);
+      const fromTime: number[] = [];
+      for await (const b of t.newStreamRead({ from: new Date(times[2]!), to: 6, pollIntervalMs: 1 })) fromTime.push(b.snapshotId);
+      expect(fromTime[0]).toBe(firstAt3);
+      expect(new Set(fromTime)).toEqual(new Set(Array.from({ length: 7 - firstAt3 }, (_, i) => firstAt3 + i)));
 
       // Orphan cleanup with a zero age keeps every live changelog file.
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -168,12 +168,14 @@ describe('tidemark delete', () => {
     expect(lines(d.stderr)).toEqual(["tidemark delete: input line 2: primary-key column 'id' is missing or null"]);
   });
 
-  it('refuses append tables with a clear error, exit 1', async () => {
+  it('refuses append tables without deletion vectors with a clear error naming the option, exit 1', async () => {
     expect((await run(['create', 'wh/db.db/app2', '--schema', SCHEMA])).code).toBe(0);
     const d = await run(['delete', 'wh/db.db/app2', '--where', 'id = 1']);
     expect(d.code).toBe(1);
     expect(lines(d.stderr)).toHaveLength(1);
-    expect(d.stderr).toContain('is an append table (no primary key): deleting rows is supported for primary-key tables only');
+    expect(d.stderr).toContain(
+      "is an append table (no primary key) without deletion vectors: rows can be deleted only with the table option 'deletion-vectors.enabled' = 'true'",
+    );
   });
 });
 

@@ -6,13 +6,13 @@
  * and orphan cleanup work through ORC manifests; `tidemark read`, `files` and `snapshots` work.
  */
 import { spawnSync } from 'node:child_process';
-import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, rm, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as arrow from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
 import { alterTable, openTable, SchemaChanges, type Table } from '@tidemark/core';
-import { compactPrimaryKeyTable, expireSnapshots, removeOrphanFiles } from '@tidemark/maintenance';
+import { compactPrimaryKeyTable, expireSnapshots, removeOrphanFiles, verifyTable } from '@tidemark/maintenance';
 import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2 } from './support/fixture-rows.js';
 import { repoRoot, sharedFixturesDir } from './support/fixtures.js';
 
@@ -120,6 +120,22 @@ describe.skipIf(fixtures === null)('maintenance of a Java-written ORC table', ()
     const orcFiles = before.filter((f) => f.endsWith('.orc'));
     expect(orcFiles.length).toBeLessThan(7);
     expect(sorted(await (await openTable(location)).newRead().toArrowTable())).toEqual(sortedRows(PK_MOR_LATEST));
+  });
+
+  it('verify decodes every ORC data file of every snapshot and finds no problem; a truncated file is reported', async () => {
+    const location = await copyTable();
+    const table = await openTable(location);
+    const summary = await verifyTable(table, { all: true });
+    expect(summary.problems).toEqual([]);
+    expect(summary.ok).toBe(true);
+    expect(summary.snapshotsChecked).toEqual([1, 2, 3, 4, 5]);
+    expect(summary.dataFilesChecked).toBeGreaterThan(0);
+    expect(summary.rowsChecked).toBeGreaterThan(0);
+    const victim = join(location, 'f1=20', 'bucket-0', 'data-1bd5fd24-4e7d-4ea2-9436-86df0a54b14a-0.orc');
+    await truncate(victim, 400);
+    const damaged = await verifyTable(table);
+    expect(damaged.ok).toBe(false);
+    expect(JSON.stringify(damaged.problems)).toContain('data-1bd5fd24-4e7d-4ea2-9436-86df0a54b14a-0.orc');
   });
 
   it('tidemark read, files and snapshots work on the ORC table', async () => {

@@ -197,8 +197,11 @@ describe.each(storageBackends('pk write java tables'))('continuing the Java pk-m
       const before = await rows(dv, 6);
       expect(before.map((r) => r[0])).toContain('Alex');
       const result = await dv.append([{ f0: 'Alex', f1: 10, f2: 0, f3: 99.0 }]);
-      expect(result).toMatchObject({ status: 'committed', snapshotId: 7 });
+      // The write's APPEND snapshot holds level 0 only; its COMPACT snapshot (the batch write
+      // compacts before it completes) makes the row visible.
+      expect(result).toMatchObject({ status: 'committed', snapshotIds: [7, 8] });
       expect(await rows(dv, 7)).toEqual(before);
+      expect((await rows(dv, 8)).find((r) => r[0] === 'Alex')).toEqual(['Alex', 10, 0, 99.0]);
       const [added] = await deltaEntries(dv, 7);
       expect(added!.file.level).toBe(0);
       expect(added!.bucket).toBe(1);

@@ -13,6 +13,8 @@
  *   then, so concurrent writer processes start together.
  * - `check`: latest snapshot id, total record count, and whether snapshot ids 1..latest are all
  *   present.
+ * - `latency`: the store's own latency, serially: `n` 1 KiB PUTs, create-if-absent of new keys and
+ *   GETs under `warehouse` (what a commit's round trips cost at least), deleted afterwards.
  * - `cleanup`: deletes everything under the warehouse.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -36,17 +38,58 @@ function storageOptions(s3) {
     : {};
 }
 
-/** Wraps a FileIO to count calls per method and lost snapshot races. */
+/** Storage request kind of each FileIO method (what an object store would bill it as). */
+const KIND = {
+  read: 'get',
+  readRange: 'get',
+  exists: 'head',
+  stat: 'head',
+  list: 'list',
+  write: 'put',
+  createIfAbsent: 'conditional-put',
+  delete: 'delete',
+  deleteMany: 'delete',
+};
+
+/**
+ * Wraps a FileIO to count calls per method and per request kind, lost snapshot races, and
+ * sequential round trips: a round trip starts whenever a request is issued while none is in
+ * flight, so requests issued together (in parallel) count once.
+ */
 function counting(io) {
   const counts = {};
-  const stats = { counts, lostRaces: 0 };
+  const kinds = {};
+  const stats = { counts, kinds, lostRaces: 0, roundTrips: 0 };
+  let inFlight = 0;
   const proxy = new Proxy(io, {
     get(target, prop) {
       const value = Reflect.get(target, prop);
       if (typeof value !== 'function' || prop === 'constructor') return value;
       return (...args) => {
         counts[prop] = (counts[prop] ?? 0) + 1;
-        const result = value.apply(target, args);
+        const kind = KIND[prop];
+        if (kind === undefined) return value.apply(target, args);
+        kinds[kind] = (kinds[kind] ?? 0) + 1;
+        const begin = () => {
+          if (inFlight === 0) stats.roundTrips++;
+          inFlight++;
+        };
+        if (prop === 'list') {
+          // A listing is in flight from its first page request until it is consumed or abandoned.
+          const it = value.apply(target, args);
+          return (async function* () {
+            begin();
+            try {
+              yield* it;
+            } finally {
+              inFlight--;
+            }
+          })();
+        }
+        begin();
+        let result = value.apply(target, args);
+        const done = () => inFlight--;
+        result = Promise.resolve(result).finally(done);
         if (prop === 'createIfAbsent' && SNAPSHOT_FILE.test(String(args[0]))) {
           result.then(
             (r) => r === 'already-exists' && stats.lostRaces++,
@@ -61,7 +104,11 @@ function counting(io) {
 }
 
 function snapshotCounts(stats) {
-  return { ...stats.counts, lostRaces: stats.lostRaces };
+  return { ...stats.counts, lostRaces: stats.lostRaces, gaveUp: stats.gaveUp ?? 0 };
+}
+
+function snapshotKinds(stats) {
+  return { ...stats.kinds, roundTrips: stats.roundTrips };
 }
 
 function diffCounts(after, before) {
@@ -106,10 +153,22 @@ const tasks = {
       const messages = await writer.prepareCommit();
       await writer.close();
       const t1 = performance.now();
-      const result = await committer.commit({ identifier, messages });
+      const k1 = snapshotKinds(stats);
+      let result;
+      for (;;) {
+        try {
+          result = await committer.commit({ identifier, messages });
+          break;
+        } catch (e) {
+          // Gave up after commit.max-retries lost races: commit the same identifier again, as a
+          // streaming job re-commits its checkpoint (idempotent: it is skipped if it landed).
+          if (e?.name !== 'CommitRetryExhaustedError') throw e;
+          stats.gaveUp = (stats.gaveUp ?? 0) + 1;
+        }
+      }
       const t2 = performance.now();
       if (result.status !== 'committed') throw new Error(`commit ${identifier} of ${commitUser}: ${JSON.stringify(result)}`);
-      return { writeMs: t1 - t0, commitMs: t2 - t1, snapshotId: result.snapshotId };
+      return { writeMs: t1 - t0, commitMs: t2 - t1, snapshotId: result.snapshotId, commitKinds: diffCounts(snapshotKinds(stats), k1) };
     };
     for (let i = 0; i < warmup; i++) await appendOne();
     if (s3) await raw.verifyConditionalWrites?.(table.location); // probe outside the timed part
@@ -124,6 +183,8 @@ const tasks = {
     const commitMs = [];
     const snapshotIds = [];
     const readsPerCommit = [];
+    /** Requests by kind and round trips of each commit (the commit call alone, not the data write). */
+    const commitKinds = [];
     for (let i = 0; i < commits; i++) {
       const reads = stats.counts.read ?? 0;
       const r = await appendOne();
@@ -131,12 +192,13 @@ const tasks = {
       commitMs.push(r.commitMs);
       snapshotIds.push(r.snapshotId);
       readsPerCommit.push((stats.counts.read ?? 0) - reads);
+      commitKinds.push(r.commitKinds);
     }
     const ms = performance.now() - t0;
     const endedAt = Date.now();
     const ops = diffCounts(snapshotCounts(stats), before);
     await raw.close();
-    return { writerId, commits, rows, ms, startedAt, endedAt, writeMs, commitMs, snapshotIds, readsPerCommit, ops };
+    return { writerId, commits, rows, ms, startedAt, endedAt, writeMs, commitMs, snapshotIds, readsPerCommit, commitKinds, ops };
   },
 
   async check({ warehouse, s3 }) {
@@ -165,6 +227,29 @@ const tasks = {
       rowsRead: rows,
       duplicates,
     };
+  },
+
+  async latency({ warehouse, s3, n = 100 }) {
+    const { raw } = await openBench(warehouse, s3);
+    const body = new Uint8Array(1024).fill(7);
+    const dir = `${warehouse}/latency-probe`;
+    const time = async (f) => {
+      const out = [];
+      for (let i = 0; i < n; i++) {
+        const t0 = performance.now();
+        await f(i);
+        out.push(performance.now() - t0);
+      }
+      return out;
+    };
+    const put = await time((i) => raw.write(`${dir}/put-${i}`, body));
+    const createIfAbsent = await time((i) => raw.createIfAbsent(`${dir}/cas-${i}`, body));
+    const get = await time((i) => raw.read(`${dir}/put-${i}`));
+    const paths = [];
+    for await (const st of raw.list(dir)) paths.push(st.path);
+    await raw.deleteMany(paths);
+    await raw.close();
+    return { put, createIfAbsent, get };
   },
 
   async cleanup({ warehouse, s3 }) {

@@ -43,6 +43,14 @@ export interface CommitMessage {
    */
   readonly deletedIndexFiles?: readonly IndexFileMeta[];
   /**
+   * Index files the compaction of this (partition, bucket) adds (Java
+   * `CompactIncrement.newIndexFiles`): the bucket's rewritten deletion vectors. They go to the
+   * COMPACT snapshot with `compactBefore` / `compactAfter`.
+   */
+  readonly compactNewIndexFiles?: readonly IndexFileMeta[];
+  /** Index files the compaction replaces (Java `CompactIncrement.deletedIndexFiles`). */
+  readonly compactDeletedIndexFiles?: readonly IndexFileMeta[];
+  /**
    * Dynamic-bucket tables: id of the snapshot whose hash index the bucket assignment of this
    * partition used (null: the table had no snapshot). The commit checks the hash index changes
    * committed since then; omitted, it checks against every hash index file of the partition.

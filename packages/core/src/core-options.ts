@@ -79,6 +79,8 @@ export const OPTION = {
   STREAMING_READ_OVERWRITE: 'streaming-read-overwrite',
   WRITE_ONLY: 'write-only',
   DELETION_VECTORS_ENABLED: 'deletion-vectors.enabled',
+  DELETION_VECTORS_BITMAP64: 'deletion-vectors.bitmap64',
+  DELETION_VECTOR_INDEX_FILE_TARGET_SIZE: 'deletion-vector.index-file.target-size',
   MERGE_ENGINE: 'merge-engine',
   IGNORE_DELETE: 'ignore-delete',
   SEQUENCE_FIELD: 'sequence.field',
@@ -554,6 +556,19 @@ export class CoreOptions {
   /** `deletion-vectors.enabled` (default false). */
   get deletionVectorsEnabled(): boolean {
     return this.bool(OPTION.DELETION_VECTORS_ENABLED, false);
+  }
+
+  /** `deletion-vectors.bitmap64` (default false): write 64-bit (Iceberg-compatible) vectors. */
+  get deletionVectorsBitmap64(): boolean {
+    return this.bool(OPTION.DELETION_VECTORS_BITMAP64, false);
+  }
+
+  /**
+   * `deletion-vector.index-file.target-size` (default 2 MB): DV index files of bucket-unaware
+   * append tables roll at this size (buckets keep one file each, as in Java).
+   */
+  get deletionVectorIndexFileTargetSize(): number {
+    return this.size(OPTION.DELETION_VECTOR_INDEX_FILE_TARGET_SIZE, 2 * MIB);
   }
 
   /** `changelog-producer` (default none). */

@@ -78,7 +78,7 @@ export {
 
 // ---- metadata ------------------------------------------------------------------------------
 export { SchemaManager } from './schema-manager.js';
-export { SnapshotManager, listNumberedFiles, parseNumberedName } from './snapshot-manager.js';
+export { SnapshotManager, listNumberedFiles, parseNumberedName, type LatestProbe } from './snapshot-manager.js';
 export { TagManager } from './tag-manager.js';
 export { createTag, deleteTag, listTags, validateTagName, type CreateTagOptions } from './tags.js';
 export { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
@@ -124,6 +124,7 @@ export { FileStoreScan, type ScanFilter } from './scan/file-store-scan.js';
 export { ScanPlan, type DataSplit, type DeletionFileRef, type FileInfo, type PlannedFile } from './scan/data-split.js';
 /** Building block (compaction): reads one data file mapped to a read schema. */
 export {
+  dataFileFormat,
   readDataFile,
   readDataFiles,
   type DataFileBatch,
@@ -152,6 +153,7 @@ export {
 export { commitOptionsFromTable, commitOptionsOf, type CommitOptions } from './commit/commit-options.js';
 /** Building blocks (compaction, the sink's duplicate check): fold a snapshot's manifests to its live files. */
 export { dataManifests, liveEntries, liveRecordCount, partitionKey } from './commit/manifest-fold.js';
+export type { ManifestSource } from './commit/metadata-cache.js';
 export { fullCompactionBaseLength } from './commit/manifest-merge.js';
 
 // ---- maintenance (expiration runs after commits, so it lives here) -------------------------
@@ -200,6 +202,7 @@ export {
 // ---- primary-key tables: key-value files, merge-tree writers, compaction, dynamic buckets ----
 // Building blocks of the write path, compaction (maintenance) and the sink.
 export {
+  DeletionVectorConflictError,
   DynamicBucketConflictError,
   type IndexChanges,
   type WriteHashIndexFile,
@@ -207,6 +210,7 @@ export {
   snapshotIndexEntries,
   resolveHashIndexChanges,
 } from './commit/index-changes.js';
+export { BucketDvMaintainer, type DvIndexIncrement, type WriteIndexFile } from './deletion-vectors/bucket-dv-maintainer.js';
 export {
   MAX_DYNAMIC_BUCKETS,
   DynamicBucketLimitError,
@@ -268,9 +272,12 @@ export {
   type OpenBucketRewriterOptions,
   openBucketRewriter,
 } from './compact/bucket-rewriter.js';
+export { LookupLevels, type LookupLevelsOptions, type LookupResult } from './compact/lookup-levels.js';
+export { type DeletionVectorCompaction } from './compact/lookup-rewriter.js';
 export {
   type WriterCompactionIncrement,
   type WriterCompactionOptions,
+  type WriterDeletionVectors,
   WriterCompaction,
   type WriterCompactionTable,
   writerCompactManager,

@@ -12,6 +12,16 @@ import { SNAPSHOT_PREFIX, type TablePaths } from './table-paths.js';
 /** How many ids past a stale LATEST hint are probed before falling back to a listing. */
 const MAX_FORWARD_PROBES = 8;
 
+/** Ids read together (in parallel) when probing forward from a known snapshot. */
+const PROBE_WINDOW = 4;
+
+/** The newest snapshot found by {@link SnapshotManager.latestFrom}, and every snapshot read on the way. */
+export interface LatestProbe {
+  readonly latest: Snapshot | null;
+  /** The snapshots read by the probe, by id (the start and the ones after it). */
+  readonly read: ReadonlyMap<number, Snapshot>;
+}
+
 /**
  * Parses `<prefix><digits>` file names (Java ignores names whose suffix is not a pure integer,
  * e.g. temporary files); returns null for anything else.
@@ -126,6 +136,42 @@ export class SnapshotManager {
     if (s !== null) return s;
     const [earliest, latest] = await Promise.all([this.earliestId(), this.latestId()]);
     throw new SnapshotNotFoundError(id, earliest, latest);
+  }
+
+  /**
+   * The newest snapshot, starting from `knownId` (an id this process saw exist, e.g. the snapshot
+   * its last commit created) instead of the LATEST hint: reads snapshot `knownId` and the ids
+   * after it, `window` (default {@link PROBE_WINDOW}) at a time in parallel, so a caller that is up
+   * to date needs one round trip; callers that expect few new snapshots pass a smaller window. Snapshot `knownId` is read, not trusted: when it is gone (rolled back or expired)
+   * or the table moved on by more than a few snapshots, this falls back to {@link latest}.
+   */
+  async latestFrom(knownId: number | null, window: number = PROBE_WINDOW): Promise<LatestProbe> {
+    const read = new Map<number, Snapshot>();
+    if (knownId === null) {
+      const hint = await readHint(this.fileIO, this.paths.latestHint);
+      if (hint === null) return { latest: await this.latest(), read };
+      knownId = hint;
+    }
+    // The start itself must exist: a hint or a remembered id past the real latest is not trusted.
+    const read_ = (from: number, n: number): Promise<Array<Snapshot | null>> =>
+      Promise.all(Array.from({ length: n }, (_, i) => this.tryGet(from + i)));
+    const width = Math.max(1, Math.min(window, MAX_FORWARD_PROBES));
+    let got = await read_(knownId, width + 1);
+    const first = got[0] ?? null;
+    if (first === null) return { latest: await this.latest(), read };
+    let latest: Snapshot = first;
+    read.set(first.id, first);
+    got = got.slice(1);
+    for (let probed = width; ; probed += PROBE_WINDOW) {
+      for (const s of got) {
+        if (s === null) return { latest, read };
+        latest = s;
+        read.set(s.id, s);
+      }
+      if (probed >= MAX_FORWARD_PROBES) break;
+      got = await read_(latest.id + 1, PROBE_WINDOW);
+    }
+    return { latest: await this.latest(), read };
   }
 
   /** The newest snapshot, or null for a table without snapshots. */

@@ -11,7 +11,16 @@
 import { randomUUID } from 'node:crypto';
 import * as arrow from 'apache-arrow';
 import { resolveFileIO, type FileIO, type ResolveFileIOOptions } from '@tidemark/storage';
-import { BATCH_COMMIT_IDENTIFIER, toArrowSchema, type DataField, type DataFileMeta, type Tag, type TableSchema } from '@tidemark/format';
+import {
+  BATCH_COMMIT_IDENTIFIER,
+  INDEX_TYPE_DELETION_VECTORS,
+  toArrowSchema,
+  type DataField,
+  type DataFileMeta,
+  type IndexManifestEntry,
+  type Tag,
+  type TableSchema,
+} from '@tidemark/format';
 import { and } from './predicate.js';
 import { parsePredicate } from './predicate-parser.js';
 import { makeBatch, takeBatch } from './read/arrow-take.js';
@@ -20,7 +29,7 @@ import { canonical } from './read/aggregated-columns.js';
 import { mergeEngineOptions } from './read/merge-engine.js';
 import { ConversionFailure, toInternal } from './write/value-conversion.js';
 import { NotSupportedError, WriteValidationError } from './write/write-errors.js';
-import type { Committable } from './commit-message.js';
+import type { CommitMessage, Committable } from './commit-message.js';
 import {
   FileStoreCommit,
   type CommitCallOptions,
@@ -30,7 +39,9 @@ import {
 } from './commit/file-store-commit.js';
 import { commitNotApplied } from './commit/commit-errors.js';
 import { retryWaitMs, sleep } from './commit/commit-retry.js';
-import { DynamicBucketConflictError } from './commit/index-changes.js';
+import { DynamicBucketConflictError, snapshotIndexEntries } from './commit/index-changes.js';
+import { BucketDvMaintainer } from './deletion-vectors/bucket-dv-maintainer.js';
+import { deleteFromAppendTable } from './deletion-vectors/append-delete.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
 import { createTag, deleteTag, listTags, type CreateTagOptions } from './tags.js';
 import { TableWrite, type CompactManagerContext, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
@@ -45,7 +56,7 @@ import { TagManager } from './tag-manager.js';
 import { IncrementalRead, TableRead, type IncrementalReadOptions, type ReadOptions } from './read/table-read.js';
 import { StreamRead, type StreamReadOptions } from './read/stream-read.js';
 import { ConsumerManager } from './consumer-manager.js';
-import { expireAfterCommit } from './expire/auto-expire.js';
+import { AutoExpireState, expireAfterCommit } from './expire/auto-expire.js';
 
 /** Options of {@link openTable}. */
 export interface OpenTableOptions {
@@ -177,10 +188,21 @@ export class Table {
     if (options.startSequence === undefined && this.currentSchema.primaryKeys.length === 0 && this.context.options.bucket === -1) {
       return new TableWrite(this.context, options);
     }
-    let live: Promise<Map<string, DataFileMeta[]>> | undefined;
+    let live: Promise<{ files: Map<string, DataFileMeta[]>; snapshotId: number | null }> | undefined;
     const liveFiles = async (partition: Uint8Array, bucket: number): Promise<DataFileMeta[]> => {
       live ??= this.liveFilesByBucket();
-      return (await live).get(bucketKey(partition, bucket)) ?? [];
+      return (await live).files.get(bucketKey(partition, bucket)) ?? [];
+    };
+    // Deletion vectors of the same snapshot as the live files, read once for all buckets.
+    let dvEntries: Promise<IndexManifestEntry[]> | undefined;
+    const restoreDv = async (partition: Uint8Array, bucket: number): Promise<BucketDvMaintainer> => {
+      live ??= this.liveFilesByBucket();
+      dvEntries ??= live.then(async ({ snapshotId }) =>
+        snapshotId === null ? [] : snapshotIndexEntries(this.fileIO, this.paths, await this.snapshotManager.snapshot(snapshotId)),
+      );
+      const key = bucketKey(partition, bucket);
+      const mine = (await dvEntries).filter((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS && bucketKey(e.partition, e.bucket) === key);
+      return BucketDvMaintainer.restore(this.fileIO, this.paths, mine, this.context.options.deletionVectorsBitmap64);
     };
     const startSequence =
       options.startSequence ??
@@ -190,9 +212,12 @@ export class Table {
         return max === undefined ? 0n : max + 1n;
       });
     // Writers of primary-key tables compact their buckets after flushes, as Java's do, unless the
-    // table is `write-only`. Deletion-vector tables would need their vectors maintained: not yet.
+    // table is `write-only`; with deletion vectors they also empty level 0 at every commit.
     const o = this.context.options;
-    const compacts = this.isPrimaryKeyTable && !o.writeOnly && !o.deletionVectorsEnabled;
+    const compacts = this.isPrimaryKeyTable && !o.writeOnly;
+    // An overwrite replaces the buckets it writes: a DV table's writer then compacts only its own
+    // new files, from no vectors.
+    const replacing = options.replacePartitions === true && o.deletionVectorsEnabled;
     const compactManager =
       options.compactManager ??
       (compacts
@@ -205,14 +230,23 @@ export class Table {
                 schemaOf: (id) => (id === this.currentSchema.id ? Promise.resolve(this.currentSchema) : this.schemaManager.schema(id)),
               },
               bucket,
-              () => liveFiles(bucket.partition, bucket.bucket),
+              () => (replacing ? Promise.resolve([]) : liveFiles(bucket.partition, bucket.bucket)),
+              o.deletionVectorsEnabled
+                ? {
+                    restore: () =>
+                      replacing
+                        ? Promise.resolve(BucketDvMaintainer.empty(o.deletionVectorsBitmap64))
+                        : restoreDv(bucket.partition, bucket.bucket),
+                    writeIndexFile: bucket.writeIndexFile,
+                  }
+                : undefined,
             )
         : undefined);
     return new TableWrite(this.context, { ...options, startSequence, ...(compactManager !== undefined ? { compactManager } : {}) });
   }
 
   /** Live files per (partition, bucket) of the latest snapshot. */
-  private async liveFilesByBucket(): Promise<Map<string, DataFileMeta[]>> {
+  private async liveFilesByBucket(): Promise<{ files: Map<string, DataFileMeta[]>; snapshotId: number | null }> {
     const out = new Map<string, DataFileMeta[]>();
     const plan = await this.newRead().plan();
     for (const split of plan.splits)
@@ -220,7 +254,7 @@ export class Table {
         bucketKey(split.partition, split.bucket),
         split.files.map((f) => f.meta),
       );
-    return out;
+    return { files: out, snapshotId: plan.snapshotId };
   }
 
   /**
@@ -262,12 +296,20 @@ export class Table {
     return this.writeAndCommit(
       rows,
       options,
-      (commit, committable) =>
-        commit.overwrite(committable, {
+      async (commit, committable) => {
+        const folded = foldOwnCompaction(committable);
+        const result = await commit.overwrite(folded.committable, {
           ...(options.partition !== undefined ? { partition: options.partition } : {}),
           ...(options.dynamic !== undefined ? { dynamic: options.dynamic } : {}),
           ...(options.force !== undefined ? { force: options.force } : {}),
-        }),
+        });
+        // Level-0 files the writer compacted before committing: never referenced, so gone.
+        if (result.status === 'committed' && folded.unreferenced.length > 0) {
+          const paths = folded.unreferenced.map(([m, f]) => this.paths.dataFilePath(m.partition, m.bucket, f.fileName, f.externalPath));
+          await this.fileIO.deleteMany(paths).catch(() => undefined);
+        }
+        return result;
+      },
       { replacePartitions: true },
     );
   }
@@ -302,15 +344,17 @@ export class Table {
    * that exist in the latest snapshot are looked up and written as `-D` records carrying their
    * current values, as Java's DELETE does; `deleted` counts them.
    *
-   * @throws NotSupportedError on append tables, and for merge engines where `-D` does not delete
+   * On an append table with `deletion-vectors.enabled`, `{ where }` marks the matching rows of the
+   * latest snapshot deleted in deletion vectors (no data file is rewritten) in one OVERWRITE
+   * snapshot; `deleted` counts the rows.
+   *
+   * @throws NotSupportedError on append tables without deletion vectors (naming the option), and for merge engines where `-D` does not delete
    *   (first-row; partial-update and aggregation without `*.remove-record-on-delete`).
    * @throws WriteValidationError for a key object missing a primary-key column.
    */
   async delete(keysOrWhere: readonly RowObject[] | { readonly where: string }, options: DeleteOptions = {}): Promise<DeleteResult> {
     const schema = this.currentSchema;
-    if (schema.primaryKeys.length === 0) {
-      throw new NotSupportedError('delete applies to primary-key tables; rows of append tables cannot be deleted yet');
-    }
+    if (schema.primaryKeys.length === 0) return this.deleteAppendRows(keysOrWhere, options);
     const merge = mergeEngineOptions(schema);
     if (merge.engine === 'first-row') throw new NotSupportedError('merge engine first-row ignores deletes: rows cannot be deleted');
     if ((merge.engine === 'partial-update' || merge.engine === 'aggregation') && !merge.removeRecordOnDelete) {
@@ -338,6 +382,33 @@ export class Table {
       commit.commit(committable),
     );
     return { deleted: result.status === 'committed' ? matched : 0, result };
+  }
+
+  /** Append tables: rows matching `{ where }` are marked in deletion vectors. */
+  private async deleteAppendRows(
+    keysOrWhere: readonly RowObject[] | { readonly where: string },
+    options: DeleteOptions,
+  ): Promise<DeleteResult> {
+    if (!this.context.options.deletionVectorsEnabled) {
+      throw new NotSupportedError(
+        `${this.location} is an append table without deletion vectors: rows can be deleted only with the table option ` +
+          "'deletion-vectors.enabled' = 'true' (set it with ALTER TABLE / 'tidemark alter'), or rewrite the partitions with an overwrite",
+      );
+    }
+    const where = Array.isArray(keysOrWhere) ? undefined : (keysOrWhere as { where?: unknown }).where;
+    if (typeof where !== 'string') {
+      throw new WriteValidationError(
+        undefined,
+        undefined,
+        "rows of an append table are deleted by predicate: delete({ where: '<predicate>' })",
+      );
+    }
+    const predicate = parsePredicate(where, this.currentSchema.fields);
+    return deleteFromAppendTable(this, predicate, {
+      ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
+      ...(options.expire !== undefined ? { expire: options.expire } : {}),
+      ...(options.identifier !== undefined ? { identifier: toIdentifier(options.identifier) } : {}),
+    });
   }
 
   /** Validates key objects and converts their primary-key values. */
@@ -556,10 +627,21 @@ export function newTableCommit(context: TableContext, options: NewCommitOptions 
   const { expire, ...storeOptions } = options;
   const inner = new FileStoreCommit(context, { checkBaseDataFiles: true, ...storeOptions });
   const logger = options.logger ?? context.logger;
+  const state = new AutoExpireState();
+  const clock = options.now ?? Date.now;
   const autoExpire =
     expire !== false && !context.options.writeOnly
       ? async (): Promise<void> => {
-          await expireAfterCommit(context, { ...(options.now !== undefined ? { now: options.now } : {}), logger });
+          const created = inner.lastCreated;
+          // Most commits cannot expire anything (too few snapshots, or all too young): no requests then.
+          if (created !== null && created.schemaId === context.schema.id) {
+            if (!state.mayExpire(created.id, created.schemaId, context.options, clock())) return;
+          }
+          const summary = await expireAfterCommit(context, { now: clock, logger });
+          if (summary === null || created === null) return;
+          const earliest = summary.earliestSnapshotId;
+          const next = earliest === null ? null : await inner.snapshots.tryGet(earliest + 1).catch(() => null);
+          state.learn(earliest, next?.timeMillis ?? null, created.schemaId, context.options);
         }
       : null;
   return new TableCommit(inner, commitUser, () => Promise.resolve(), autoExpire);
@@ -644,6 +726,42 @@ export type CommittableInput = Omit<Committable, 'identifier'> & { readonly iden
 
 function normalize(c: CommittableInput): Committable {
   return { ...c, identifier: toIdentifier(c.identifier) };
+}
+
+/**
+ * An overwrite's writer may compact its own new files before committing (deletion-vector tables
+ * always do, so that the rows are visible): the compaction outputs become the overwrite's new
+ * files and its DV files new index files. Folded only when every compacted file is one of the
+ * commit's new files; the compacted-away files are returned to be deleted after the commit.
+ */
+function foldOwnCompaction(committable: Committable): {
+  committable: Committable;
+  unreferenced: Array<[CommitMessage, DataFileMeta]>;
+} {
+  const unreferenced: Array<[CommitMessage, DataFileMeta]> = [];
+  const messages = committable.messages.map((m) => {
+    const before = m.compactBefore ?? [];
+    if (before.length === 0 && (m.compactAfter ?? []).length === 0 && (m.compactNewIndexFiles ?? []).length === 0) return m;
+    const fresh = new Set(m.newFiles.map((f) => f.fileName));
+    if (!before.every((f) => fresh.has(f.fileName)) || (m.compactDeletedIndexFiles ?? []).length > 0) return m;
+    const after = m.compactAfter ?? [];
+    const kept = new Set(after.map((f) => f.fileName));
+    const gone = new Set(before.map((f) => f.fileName));
+    for (const f of m.newFiles) if (gone.has(f.fileName) && !kept.has(f.fileName)) unreferenced.push([m, f]);
+    const folded: CommitMessage = {
+      partition: m.partition,
+      bucket: m.bucket,
+      totalBuckets: m.totalBuckets,
+      newFiles: [...m.newFiles.filter((f) => !gone.has(f.fileName)), ...after],
+      ...(m.newChangelogFiles !== undefined ? { newChangelogFiles: m.newChangelogFiles } : {}),
+      ...(m.newIndexFiles !== undefined || m.compactNewIndexFiles !== undefined
+        ? { newIndexFiles: [...(m.newIndexFiles ?? []), ...(m.compactNewIndexFiles ?? [])] }
+        : {}),
+      ...(m.indexBaseSnapshotId !== undefined ? { indexBaseSnapshotId: m.indexBaseSnapshotId } : {}),
+    };
+    return folded;
+  });
+  return { committable: { ...committable, messages }, unreferenced };
 }
 
 function toIdentifier(id: bigint | number | undefined): bigint {

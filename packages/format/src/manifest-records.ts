@@ -3,7 +3,18 @@
  * containers (magic `Obj\x01`) or ORC files (magic `ORC`), told apart by their first bytes.
  */
 import { readAvroRecords, type AvroRecord } from './avro-container.js';
+import { CorruptFileError } from './errors.js';
 import { isOrc, readOrcRecords } from './orc-records.js';
+
+const AVRO_MAGIC = [0x4f, 0x62, 0x6a, 0x01];
+
+/** Refuses bytes that start like neither format, naming both (a manifest may be either). */
+function checkMagic(head: Uint8Array, path: string): void {
+  if (isOrc(head)) return;
+  if (head.length >= 4 && AVRO_MAGIC.every((b, i) => head[i] === b)) return;
+  const found = Buffer.from(head.subarray(0, 4)).toString('hex') || 'end of file';
+  throw new CorruptFileError(path, `neither an Avro object container nor an ORC file (expected magic 4f626a01 or 4f5243, found ${found})`);
+}
 
 /**
  * Streams the records of a manifest, manifest list or index manifest, Avro or ORC. An ORC file is
@@ -15,6 +26,7 @@ export async function* readManifestRecords(
   path: string,
 ): AsyncGenerator<AvroRecord, void, undefined> {
   if (source instanceof Uint8Array) {
+    checkMagic(source, path);
     yield* isOrc(source) ? readOrcRecords(source, path) : readAvroRecords(source, { path });
     return;
   }
@@ -22,7 +34,7 @@ export async function* readManifestRecords(
   const head: Uint8Array[] = [];
   let headLength = 0;
   let done = false;
-  while (headLength < 3 && !done) {
+  while (headLength < 4 && !done) {
     const next = await iterator.next();
     if (next.done === true) done = true;
     else {
@@ -31,6 +43,7 @@ export async function* readManifestRecords(
     }
   }
   const first = Buffer.concat(head);
+  checkMagic(first, path);
   if (isOrc(first)) {
     const parts: Uint8Array[] = [first];
     while (!done) {

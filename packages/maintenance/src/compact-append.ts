@@ -11,8 +11,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  BucketDvMaintainer,
   CommitConflictError,
   MaintenanceArgumentError,
+  clearInflightFiles,
+  recordInflightPrefixes,
+  snapshotIndexEntries,
+  type DvIndexIncrement,
   MaintenanceError,
   checkAborted,
   TableWrite,
@@ -30,10 +35,14 @@ import {
 import {
   BATCH_COMMIT_IDENTIFIER,
   FILE_SOURCE_COMPACT,
+  INDEX_FILE_PREFIX,
+  INDEX_TYPE_DELETION_VECTORS,
+  readDeletionVector,
   deserializeBinaryRow,
   fileEntryIdentity,
   type DataFileMeta,
   type DataType,
+  type DeletionVector,
   type TableSchema,
 } from '@tidemark/format';
 import { compactPickOptions, pickCompactWindows } from './compact-plan.js';
@@ -123,6 +132,7 @@ interface Window {
   readonly split: DataSplit;
   readonly files: readonly PlannedFile[];
   readonly bytes: number;
+  /** Live rows of the window: its files' rows minus those their deletion vectors delete. */
   readonly rows: number;
   outputs: DataFileMeta[];
   /**
@@ -168,8 +178,8 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
   const pick = { ...compactPickOptions(schema, options.full ?? false), maxFileNum: maxFiles };
   const all: Window[] = [];
   for (const split of plan.splits) {
-    // Files with deletion vectors would need their vectors dropped too; leave them alone.
-    const files = split.files.filter((f) => !split.deletionFiles.has(f.meta.fileName));
+    // Files with deletion vectors are rewritten without their deleted rows, and lose their vectors.
+    const files = split.files;
     const picked = pickCompactWindows(
       files.map((f) => ({ f, fileSize: f.meta.fileSize, minSequenceNumber: f.meta.minSequenceNumber })),
       pick,
@@ -180,7 +190,7 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
         split,
         files: ws,
         bytes: ws.reduce((s, f) => s + f.meta.fileSize, 0),
-        rows: ws.reduce((s, f) => s + f.meta.rowCount, 0),
+        rows: ws.reduce((s, f) => s + f.meta.rowCount - (split.deletionFiles.get(f.meta.fileName)?.range.cardinality ?? 0), 0),
         outputs: [],
       });
     }
@@ -243,6 +253,26 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
     for (const w of windows) await w.writer?.close().catch(() => undefined);
   }
 
+  /**
+   * Commits windows whose files had deletion vectors, with the rewritten DV files, in one attempt:
+   * a conflict (another commit changed those vectors or files) gives the whole run up cleanly,
+   * since vectors changed meanwhile may delete rows the rewrite carried over.
+   */
+  async function commitWithVectors(dv: DvChanges): Promise<CompactAppendSummary> {
+    const commit = table.newCommit({ commitUser: options.commitUser ?? randomUUID() });
+    try {
+      const result = await commit.commit({ identifier: BATCH_COMMIT_IDENTIFIER, messages: messagesOf(windows, dv.index) });
+      return summary({ snapshotId: result.status === 'committed' ? result.snapshotId : null }, windows);
+    } catch (e) {
+      if (await anyOutputLive(table, windows)) throw e;
+      const outputs = windows.reduce((s, w) => s + w.outputs.length, 0);
+      await deleteOutputs(table, windows);
+      await dv.discard();
+      if (!(e instanceof CommitConflictError)) throw e;
+      return summary({ snapshotId: null, gaveUp: { reason: e.message, windows: windows.length, outputFilesDeleted: outputs } }, []);
+    }
+  }
+
   async function rewriteAndCommit(): Promise<CompactAppendSummary> {
     try {
       for (const w of windows) {
@@ -261,6 +291,14 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
 
     // ---- commit ----
     report('committing');
+    const dv = await dropVectorsOf(table, plan.snapshotId, windows);
+    if (dv !== null) {
+      try {
+        return await commitWithVectors(dv);
+      } finally {
+        await dv.release();
+      }
+    }
     const commit = table.newCommit({ commitUser: options.commitUser ?? randomUUID() });
     let pending = windows;
     let dropped = 0;
@@ -299,6 +337,68 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
   }
 }
 
+/** The deletion-vector changes of a compaction: vectors of rewritten files dropped, per bucket. */
+interface DvChanges {
+  readonly index: Map<string, DvIndexIncrement>;
+  /** Deletes the index files written (when nothing committed them). */
+  discard(): Promise<void>;
+  /** Clears the in-flight record of the index files. */
+  release(): Promise<void>;
+}
+
+/**
+ * Rewrites the DV index files of the buckets whose compacted files had vectors: the new files
+ * hold the bucket's other vectors (bucket-unaware tables: the other vectors of the DV files that
+ * held them). Null when no compacted file had a vector.
+ */
+async function dropVectorsOf(table: Table, snapshotId: number | null, windows: readonly Window[]): Promise<DvChanges | null> {
+  const gone = new Map<string, { split: DataSplit; files: Set<string> }>();
+  for (const w of windows) {
+    for (const f of w.files) {
+      if (!w.split.deletionFiles.has(f.meta.fileName)) continue;
+      const key = `${w.split.bucket}|${partitionKey(w.split.partition)}`;
+      const g = gone.get(key) ?? { split: w.split, files: new Set<string>() };
+      g.files.add(f.meta.fileName);
+      gone.set(key, g);
+    }
+  }
+  if (gone.size === 0 || snapshotId === null) return null;
+  const uuid = randomUUID();
+  const prefix = `${INDEX_FILE_PREFIX}${uuid}-`;
+  const recordId = `compact-dv-${uuid}`;
+  await recordInflightPrefixes(table.fileIO, table.location, recordId, [prefix]);
+  const written: string[] = [];
+  let n = 0;
+  const write = async (bytes: Uint8Array): Promise<string> => {
+    const name = `${prefix}${n++}`;
+    written.push(name);
+    await table.fileIO.write(table.paths.indexPath(name), bytes);
+    return name;
+  };
+  const o = table.context.options;
+  const unaware = o.bucket === -1;
+  const entries = (await snapshotIndexEntries(table.fileIO, table.paths, await table.snapshotManager.snapshot(snapshotId))).filter(
+    (e) => e.indexType === INDEX_TYPE_DELETION_VECTORS,
+  );
+  const index = new Map<string, DvIndexIncrement>();
+  for (const [key, g] of gone) {
+    const slot = entries.filter((e) => e.bucket === g.split.bucket && partitionKey(e.partition) === partitionKey(g.split.partition));
+    const base = unaware ? slot.filter((e) => (e.dvRanges ?? []).some((r) => g.files.has(r.dataFileName))) : slot;
+    const m = await BucketDvMaintainer.restore(table.fileIO, table.paths, base, o.deletionVectorsBitmap64);
+    for (const f of g.files) m.removeDeletionVectorOf(f);
+    index.set(key, await m.prepareCommit(write, false, unaware ? o.deletionVectorIndexFileTargetSize : undefined));
+  }
+  return {
+    index,
+    discard: async () => {
+      await table.fileIO.deleteMany(written.map((w) => table.paths.indexPath(w))).catch(() => undefined);
+    },
+    release: async () => {
+      await clearInflightFiles(table.fileIO, table.location, recordId).catch(() => undefined);
+    },
+  };
+}
+
 /** Reads a window's rows (each file with its own schema, mapped to `schema`) and writes them anew. */
 async function rewriteWindow(
   table: Table,
@@ -328,13 +428,27 @@ async function rewriteWindow(
       for (; done < end; done++) onFile(files[done]!.planned);
     };
     let current: (typeof files)[number] | undefined;
-    for await (const { file, evolved } of readDataFiles(table.fileIO, files, schema.fields, { keyValue: false })) {
+    let dv: DeletionVector | null = null;
+    for await (const { file, evolved, firstRow } of readDataFiles(table.fileIO, files, schema.fields, { keyValue: false })) {
       if (file !== current) {
         doneUpTo(files.indexOf(file));
         checkAborted(signal);
         current = file;
+        const ref = w.split.deletionFiles.get(file.planned.meta.fileName);
+        dv = ref === undefined ? null : await readDeletionVector(table.fileIO, ref.path, ref.range);
       }
-      await writer.write(evolved.batch);
+      const batch = evolved.batch;
+      if (dv === null) {
+        await writer.write(batch);
+      } else {
+        // Runs of rows the vector keeps; deleted rows are not carried over.
+        let start = 0;
+        for (let i = 0; i <= batch.numRows; i++) {
+          if (i < batch.numRows && !dv.isDeleted(firstRow + i)) continue;
+          if (i > start) await writer.write(batch.slice(start, i));
+          start = i + 1;
+        }
+      }
     }
     doneUpTo(files.length);
     messages = await writer.prepareCommit();
@@ -371,7 +485,7 @@ function samePartition(a: Uint8Array, b: Uint8Array, schema: TableSchema): boole
 }
 
 /** One commit message per (partition, bucket), in the manifest's partition bytes. */
-function messagesOf(windows: readonly Window[]): CommitMessage[] {
+function messagesOf(windows: readonly Window[], index: ReadonlyMap<string, DvIndexIncrement> = new Map()): CommitMessage[] {
   const byBucket = new Map<
     string,
     { partition: Uint8Array; bucket: number; totalBuckets: number; before: DataFileMeta[]; after: DataFileMeta[] }
@@ -386,14 +500,18 @@ function messagesOf(windows: readonly Window[]): CommitMessage[] {
     m.before.push(...w.files.map((f) => f.meta));
     m.after.push(...w.outputs);
   }
-  return [...byBucket.values()].map((m) => ({
-    partition: m.partition,
-    bucket: m.bucket,
-    totalBuckets: m.totalBuckets,
-    newFiles: [],
-    compactBefore: m.before,
-    compactAfter: m.after,
-  }));
+  return [...byBucket.entries()].map(([key, m]) => {
+    const inc = index.get(key);
+    return {
+      partition: m.partition,
+      bucket: m.bucket,
+      totalBuckets: m.totalBuckets,
+      newFiles: [],
+      compactBefore: m.before,
+      compactAfter: m.after,
+      ...(inc !== undefined ? { compactNewIndexFiles: inc.newIndexFiles, compactDeletedIndexFiles: inc.deletedIndexFiles } : {}),
+    };
+  });
 }
 
 /** Splits windows into those whose inputs are all still live in the latest snapshot and the rest. */

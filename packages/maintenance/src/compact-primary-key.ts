@@ -13,8 +13,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  BucketDvMaintainer,
   CommitConflictError,
   Levels,
+  LookupLevels,
+  clearInflightFiles,
+  recordInflightPrefixes,
+  snapshotIndexEntries,
+  trimmedKeyFields,
+  type DeletionVectorCompaction,
+  type DvIndexIncrement,
   binaryRowKeyComparator,
   compactStrategy,
   compactionSettings,
@@ -35,7 +43,15 @@ import {
   type DataSplit,
   type Table,
 } from '@tidemark/core';
-import { BATCH_COMMIT_IDENTIFIER, fileEntryIdentity, type DataFileMeta, type DataType } from '@tidemark/format';
+import {
+  BATCH_COMMIT_IDENTIFIER,
+  INDEX_FILE_PREFIX,
+  INDEX_TYPE_DELETION_VECTORS,
+  fileEntryIdentity,
+  type DataFileMeta,
+  type DataType,
+  type IndexManifestEntry,
+} from '@tidemark/format';
 import type { CompactAppendSummary, CompactProgress, CompactWindowPlan } from './compact-append.js';
 
 /** Options of {@link compactPrimaryKeyTable}. */
@@ -83,13 +99,19 @@ interface BucketJob {
   readonly levels: Levels;
   /** Kept open until the commit is decided: its in-flight record guards the new files. */
   rewriter?: BucketRewriter;
+  /** Deletion-vector tables: the bucket's rewritten DV index file and the one it replaces. */
+  index: DvIndexIncrement | null;
 }
 
 /**
  * Compacts a primary-key table. See the module comment for the concurrency rules.
  *
- * @throws MaintenanceArgumentError for an append table, a table with deletion vectors, postponed
- *   buckets, or a `where` naming non-partition columns.
+ * Deletion-vector tables are compacted with lookups: rows the compacted keys replace in higher
+ * levels are marked in the bucket's vectors, which the COMPACT snapshot rewrites; a conflict with
+ * another commit gives the run up (nothing committed).
+ *
+ * @throws MaintenanceArgumentError for an append table, postponed buckets, or a `where` naming
+ *   non-partition columns.
  * @throws MaintenanceAbortedError when `signal` aborts (nothing is committed, new files are deleted).
  */
 export async function compactPrimaryKeyTable(table: Table, options: CompactPrimaryKeyOptions = {}): Promise<CompactPrimaryKeySummary> {
@@ -102,9 +124,7 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
     throw new MaintenanceArgumentError(`${table.location} is an append table; compactPrimaryKeyTable compacts primary-key tables only`);
   }
   const tableOptions = coreOptions(schema);
-  if (tableOptions.deletionVectorsEnabled) {
-    throw new MaintenanceArgumentError(`${table.location}: compaction of primary-key tables with deletion vectors is not supported`);
-  }
+  const withVectors = tableOptions.deletionVectorsEnabled;
   if (tableOptions.bucket === -2) {
     throw new MaintenanceArgumentError(`${table.location}: compaction of postponed buckets (bucket = -2) is not supported`);
   }
@@ -146,7 +166,8 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
     const runs = levels.levelSortedRuns();
     const unit = full ? pickFullCompaction(levels.numberOfLevels, runs) : strategy.pick(levels.numberOfLevels, runs);
     if (!isUsefulUnit(unit)) continue;
-    const dropDelete = unit.outputLevel !== 0 && unit.outputLevel >= levels.nonEmptyHighestLevel;
+    // Reads of deletion-vector tables do not merge: no retraction may stay in levels >= 1.
+    const dropDelete = unit.outputLevel !== 0 && (withVectors || unit.outputLevel >= levels.nonEmptyHighestLevel);
     jobs.push({
       split,
       unit,
@@ -158,6 +179,7 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
       after: [],
       changelog: [],
       levels,
+      index: null,
     });
   }
   const filesTotal = jobs.reduce((s, j) => s + j.unit.files.length, 0);
@@ -214,10 +236,36 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
   }
 
   async function rewriteAndCommit(): Promise<CompactPrimaryKeySummary> {
+    const dvFiles = withVectors ? await deletionVectorFiles(table, plan.snapshotId) : null;
+    try {
+      return await rewriteAndCommitWith(dvFiles);
+    } finally {
+      await dvFiles?.release();
+    }
+  }
+
+  async function rewriteAndCommitWith(dvFiles: DvFiles | null): Promise<CompactPrimaryKeySummary> {
     try {
       for (const j of jobs) {
         checkAborted(options.signal);
+        let dv: DeletionVectorCompaction | undefined;
+        if (dvFiles !== null) {
+          const slot = dvFiles.entries.filter(
+            (e) => e.bucket === j.split.bucket && partitionKey(e.partition) === partitionKey(j.split.partition),
+          );
+          const maintainer = await BucketDvMaintainer.restore(table.fileIO, table.paths, slot, tableOptions.deletionVectorsBitmap64);
+          const lookup = new LookupLevels(j.levels, {
+            fileIO: table.fileIO,
+            pathOf: (name) => table.paths.dataFilePath(j.split.partitionPath, j.split.bucket, name),
+            schemaOf: (id) => (id === schema.id ? Promise.resolve(schema) : table.schemaManager.schema(id)),
+            readFields: schema.fields,
+            keyFields: trimmedKeyFields(schema),
+            isDeleted: (name, pos) => maintainer.isDeleted(name, pos),
+          });
+          dv = { maintainer, lookup };
+        }
         j.rewriter = await openBucketRewriter(table, schema, j.split, {
+          ...(dv !== undefined ? { deletionVectors: dv } : {}),
           ...(producesChangelog ? { levels: j.levels } : {}),
           ...(options.signal !== undefined ? { signal: options.signal } : {}),
           onFileRead: (file) => {
@@ -235,11 +283,14 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
         j.before = result.before;
         j.after = result.after;
         j.changelog = result.changelog ?? [];
+        // Every compaction of a DV bucket replaces its DV file, so concurrent ones meet at commit.
+        if (dv !== undefined && dvFiles !== null) j.index = await dv.maintainer.prepareCommit(dvFiles.write, true);
         progress.bytesWritten += newFiles(j).reduce((t, f) => t + f.fileSize, 0);
       }
       checkAborted(options.signal);
     } catch (e) {
       await deleteOutputs(jobs);
+      await dvFiles?.discard();
       // An abort stops the merge-read with a core error: report it as the maintenance abort.
       checkAborted(options.signal);
       throw e;
@@ -260,9 +311,17 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
         const result = await commit.commit({ identifier: BATCH_COMMIT_IDENTIFIER, messages: messagesOf(pending) });
         return summary({ snapshotId: result.status === 'committed' ? result.snapshotId : null, ...gaveUp() }, pending);
       } catch (e) {
-        if (!(e instanceof CommitConflictError) || attempt >= 3) {
+        if (!(e instanceof CommitConflictError) || attempt >= 3 || dvFiles !== null) {
           // Our files are unreferenced unless a snapshot create had an unknown outcome and landed.
-          if (!(await anyOutputLive(table, pending))) await deleteOutputs(pending);
+          if (!(await anyOutputLive(table, pending))) {
+            await deleteOutputs(pending);
+            await dvFiles?.discard();
+            // Vectors planned against another state cannot be kept per bucket: give the run up.
+            if (dvFiles !== null && e instanceof CommitConflictError) {
+              const outputs = pending.reduce((s, j) => s + newFiles(j).length, 0);
+              return summary({ snapshotId: null, gaveUp: { reason: e.message, windows: pending.length, outputFilesDeleted: outputs } }, []);
+            }
+          }
           throw e;
         }
         lastConflict = e.message;
@@ -300,7 +359,50 @@ function messagesOf(jobs: readonly BucketJob[]): CommitMessage[] {
     compactBefore: j.before,
     compactAfter: j.after,
     ...(j.changelog.length > 0 ? { compactChangelogFiles: j.changelog } : {}),
+    ...(j.index !== null ? { compactNewIndexFiles: j.index.newIndexFiles, compactDeletedIndexFiles: j.index.deletedIndexFiles } : {}),
   }));
+}
+
+/** DV index files a compaction run writes (`index-<uuid>-<n>`, recorded in flight), and the base snapshot's DV entries. */
+interface DvFiles {
+  readonly entries: readonly IndexManifestEntry[];
+  write(bytes: Uint8Array): Promise<string>;
+  /** Deletes the files written (when nothing committed them). */
+  discard(): Promise<void>;
+  release(): Promise<void>;
+}
+
+async function deletionVectorFiles(table: Table, snapshotId: number | null): Promise<DvFiles> {
+  const entries =
+    snapshotId === null
+      ? []
+      : (await snapshotIndexEntries(table.fileIO, table.paths, await table.snapshotManager.snapshot(snapshotId))).filter(
+          (e) => e.indexType === INDEX_TYPE_DELETION_VECTORS,
+        );
+  const uuid = randomUUID();
+  const prefix = `${INDEX_FILE_PREFIX}${uuid}-`;
+  const recordId = `compact-dv-${uuid}`;
+  const written: string[] = [];
+  let recorded = false;
+  return {
+    entries,
+    async write(bytes) {
+      if (!recorded) {
+        await recordInflightPrefixes(table.fileIO, table.location, recordId, [prefix]);
+        recorded = true;
+      }
+      const name = `${prefix}${written.length}`;
+      written.push(name);
+      await table.fileIO.write(table.paths.indexPath(name), bytes);
+      return name;
+    },
+    async discard() {
+      await table.fileIO.deleteMany(written.map((n) => table.paths.indexPath(n))).catch(() => undefined);
+    },
+    async release() {
+      if (recorded) await clearInflightFiles(table.fileIO, table.location, recordId).catch(() => undefined);
+    },
+  };
 }
 
 /** Splits jobs into those whose inputs are all still live in the latest snapshot and the rest. */

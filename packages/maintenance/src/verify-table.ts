@@ -7,7 +7,8 @@
  * count, and its values lie within the manifest's value statistics (null counts equal, min/max
  * bounds hold; append files only). Across the table: snapshot ids are contiguous from the earliest
  * to the latest, each snapshot file decodes, and the EARLIEST/LATEST hints do not point outside
- * that range. Files shared by several snapshots are checked once.
+ * that range. Deletion-vector index files exist with their recorded size, decode, and name live
+ * data files of their bucket. Files shared by several snapshots are checked once.
  *
  * Changelogs: the changelog manifest list of each checked snapshot, and with `all` every
  * long-lived changelog (`changelog/changelog-<id>`, contiguous ids, below the earliest snapshot)
@@ -15,10 +16,15 @@
  * exists with its recorded size and row count.
  */
 import {
+  INDEX_TYPE_DELETION_VECTORS,
   conformToPaimonTypes,
+  decodeDeletionVectorFile,
   deserializeBinaryRow,
+  readIndexManifest,
+  type IndexManifestEntry,
   readManifestEntries,
   readManifestList,
+  readOrcFile,
   readParquetFile,
   type DataField,
   type ManifestEntry,
@@ -29,6 +35,7 @@ import {
   ChangelogManager,
   checkAborted,
   compareValues,
+  dataFileFormat,
   DataFileLocator,
   FileStatsCollector,
   tableOptions,
@@ -123,6 +130,48 @@ export async function verifyTable(table: Table, options: VerifyOptions = {}): Pr
     }
   }
 
+  // Deletion-vector index files: they exist with their recorded size, every vector decodes (CRC,
+  // ranges, cardinality) and belongs to a live data file of its bucket, within its row count.
+  const checkedIndexFiles = new Set<string>();
+  const checkDeletionVectors = async (snap: Snapshot, live: ReadonlyMap<string, ManifestEntry>): Promise<void> => {
+    if (!snap.indexManifest) return;
+    const indexPath = paths.manifestPath(snap.indexManifest);
+    let index: IndexManifestEntry[];
+    try {
+      index = await readIndexManifest(io, indexPath);
+    } catch (e) {
+      report(indexPath, snap.id, `index manifest cannot be read: ${message(e)}`);
+      return;
+    }
+    for (const e of index) {
+      if (e.indexType !== INDEX_TYPE_DELETION_VECTORS || e.kind !== 'ADD') continue;
+      const path = paths.indexFilePath(e.fileName, e.externalPath);
+      if (checkedIndexFiles.has(path)) continue;
+      checkedIndexFiles.add(path);
+      try {
+        const size = (await io.stat(path)).size;
+        if (size !== e.fileSize) throw new Error(`the file is ${size} bytes, but the index manifest records ${e.fileSize}`);
+        const vectors = decodeDeletionVectorFile(await io.read(path), e.dvRanges ?? [], path);
+        const part = Buffer.from(e.partition).toString('hex');
+        for (const [name, dv] of vectors) {
+          const data = live.get(`${e.bucket}|${part}|${name}`);
+          if (data === undefined) {
+            report(path, snap.id, `holds a deletion vector of '${name}', which is not a live data file of bucket ${e.bucket}`);
+            continue;
+          }
+          let last = -1;
+          for (const p of dv.positions()) last = p;
+          if (last >= data.file.rowCount) {
+            report(path, snap.id, `the deletion vector of '${name}' deletes row ${last}, but the file has ${data.file.rowCount} rows`);
+          }
+        }
+      } catch (err) {
+        const m = message(err);
+        report(path, snap.id, `deletion vector index file: ${m.startsWith(path) ? m.slice(path.length + 2) : m}`);
+      }
+    }
+  };
+
   // Long-lived changelogs (with `all`): ids contiguous, below the earliest snapshot, decodable.
   const changelogs: Snapshot[] = [];
   if (options.all) {
@@ -135,8 +184,10 @@ export async function verifyTable(table: Table, options: VerifyOptions = {}): Pr
       if (i > 0 && id !== clIds[i - 1]! + 1) {
         report(paths.changelogMetaPath(clIds[i - 1]! + 1), null, `changelog ids jump from ${clIds[i - 1]} to ${id} (missing changelogs)`);
       }
-      if (ids.length > 0 && id >= ids[0]!)
+      // Expiration writes changelog-N just before it deletes snapshot-N: only a snapshot still there counts.
+      if (byId.has(id) && (await io.exists(paths.snapshotPath(id)))) {
         report(paths.changelogMetaPath(id), id, `changelog ${id} is not older than the earliest snapshot ${ids[0]}`);
+      }
       try {
         const c = await manager.tryGet(id);
         if (c !== null) changelogs.push(c);
@@ -220,6 +271,7 @@ export async function verifyTable(table: Table, options: VerifyOptions = {}): Pr
     const schema = await table.schemaManager.latest();
     const locator = new DataFileLocator(paths, schema);
     for (const e of live.values()) work.push({ entry: e, path: locator.dataFile(e), snapshotId: snap.id });
+    await checkDeletionVectors(snap, live);
   }
 
   const unique = work.filter((w, i) => work.findIndex((x) => x.path === w.path) === i);
@@ -267,7 +319,8 @@ async function checkDataFile(table: Table, entry: ManifestEntry, path: string, m
   const fields: readonly DataField[] = schema.fields;
   const collector = keyValue ? null : new FileStatsCollector(fields, tableOptions(schema));
   let rows = 0;
-  for await (const raw of readParquetFile(io, path, { fileSize: entry.file.fileSize, rowCount: entry.file.rowCount })) {
+  const read = dataFileFormat(path, tableOptions(schema).fileFormat) === 'orc' ? readOrcFile : readParquetFile;
+  for await (const raw of read(io, path, { fileSize: entry.file.fileSize, rowCount: entry.file.rowCount })) {
     rows += raw.numRows;
     if (collector) collector.add(conformToPaimonTypes(raw, fields));
   }

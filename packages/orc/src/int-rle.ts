@@ -66,6 +66,9 @@ abstract class RunDecoder implements IntDecoder {
           if (typeof v === 'bigint') throw new OrcDecodeError(`${this.cursor.name}: value ${v} is too large for this column`);
           out[offset + i + k] = v;
         }
+      } else if (ArrayBuffer.isView(out)) {
+        // One bulk copy (with conversion) per run instead of a polymorphic element loop.
+        (out as unknown as Float64Array).set(this.nums.subarray(this.runPos, this.runPos + n), offset + i);
       } else {
         for (let k = 0; k < n; k++) out[offset + i + k] = this.nums[this.runPos + k]!;
       }

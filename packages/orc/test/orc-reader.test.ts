@@ -13,7 +13,7 @@ import { sharedFixturesDir } from '../../../test/support/fixtures.js';
 import { ByteCursor } from '../src/byte-cursor.js';
 import { BooleanDecoder, ByteRleDecoder } from '../src/byte-rle.js';
 import { IntRleV1Decoder, IntRleV2Decoder } from '../src/int-rle.js';
-import { bytesSource, CorruptOrcFileError, OrcError, OrcReader, type OrcSource } from '../src/index.js';
+import { bytesSource, CorruptOrcFileError, OrcError, OrcReader, UnsupportedOrcFeatureError, type OrcSource } from '../src/index.js';
 
 const cursor = (...bytes: number[]) => new ByteCursor(Uint8Array.from(bytes), 'test');
 
@@ -177,6 +177,28 @@ describe.skipIf(!dir)('reading ORC files', () => {
           expect(min! >= unscaled(stats.decimalMin), `${name} ${column}`).toBe(true);
         }
       }
+    }
+  });
+
+  it('files without expected rows: empty and future-version files are refused, the others read every row', async () => {
+    await expect(OrcReader.open(bytesSource(file('zero.orc')), 'zero.orc')).rejects.toThrow(/zero\.orc: the file is empty/);
+    await expect(OrcReader.open(bytesSource(file('version1999.orc')), 'version1999.orc')).rejects.toThrow(UnsupportedOrcFeatureError);
+    await expect(OrcReader.open(bytesSource(file('version1999.orc')), 'version1999.orc')).rejects.toThrow(/version 19\.99/);
+    const names = [
+      'orc_no_format.orc',
+      'TestOrcFile.testWithoutCompressionBlockSize.orc',
+      'bad_bloom_filter_1.6.0.orc',
+      'bad_bloom_filter_1.6.11.orc',
+      'complextypes_iceberg.orc',
+      'TestOrcFile.testSargSkipPickupGroupWithoutIndexJava.orc',
+      'TestOrcFile.testSargSkipPickupGroupWithoutIndexCPlusPlus.orc',
+    ];
+    for (const name of names) {
+      const reader = await OrcReader.open(bytesSource(file(name)), name);
+      let rows = 0;
+      for await (const batch of reader.readBatches()) rows += batch.numRows;
+      expect(rows, name).toBe(reader.numberOfRows);
+      expect(rows, name).toBeGreaterThan(0);
     }
   });
 

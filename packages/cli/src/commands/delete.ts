@@ -11,7 +11,7 @@ import { jsonOption, printLine, tableArgument, withTable } from './shared.js';
 /** `tidemark delete`: delete keys of a primary-key table, by predicate or from a file of keys. */
 export const deleteCommand = defineCommand({
   name: 'delete',
-  summary: 'delete rows of a primary-key table by predicate or by key, as one snapshot',
+  summary: 'delete rows by predicate or by key, as one snapshot (append tables: by predicate, with deletion vectors)',
   usage: {
     synopsis: [
       'delete <table> --where "<predicate>" [--commit-user U --commit-identifier N] [--json]',
@@ -20,7 +20,8 @@ export const deleteCommand = defineCommand({
     description:
       'With --where, every key whose latest row matches the predicate (the `read --where` syntax) is deleted. With --input, each ' +
       'row names one key by its primary-key columns (other columns are ignored). Writes one delete record per key and commits ' +
-      'them as one snapshot; prints how many keys were deleted. Append tables (no primary key) are refused.',
+      'them as one snapshot; prints how many keys were deleted. On an append table with deletion-vectors.enabled, --where marks ' +
+      'the matching rows deleted in deletion vectors (no data file is rewritten); append tables without it are refused.',
     positionals: [tableArgument],
     options: {
       where: {
@@ -44,10 +45,13 @@ export const deleteCommand = defineCommand({
     }
     await withTable(args.named['table']!, ctx, async (table) => {
       const schema = table.schema();
-      if (!table.isPrimaryKeyTable) {
+      if (!table.isPrimaryKeyTable && !table.context.options.deletionVectorsEnabled) {
         throw new CliError(
-          `${table.location} is an append table (no primary key): deleting rows is supported for primary-key tables only; rewrite the affected partitions with 'tidemark write --overwrite' instead`,
+          `${table.location} is an append table (no primary key) without deletion vectors: rows can be deleted only with the table option 'deletion-vectors.enabled' = 'true' (tidemark alter ${args.named['table']!} set-option deletion-vectors.enabled=true); or rewrite the affected partitions with 'tidemark write --overwrite'`,
         );
+      }
+      if (!table.isPrimaryKeyTable && o.where === undefined) {
+        throw new UsageError("rows of an append table are deleted by predicate: use '--where <predicate>'", 'delete');
       }
       const options = {
         ...(o['commit-user'] !== undefined ? { commitUser: o['commit-user'] } : {}),
@@ -74,12 +78,12 @@ export const deleteCommand = defineCommand({
         target = keys;
       }
       const { deleted, result } = await table.delete(target, options);
-      await report(ctx, deleted, result, o.json);
+      await report(ctx, deleted, result, o.json, table.isPrimaryKeyTable ? 'key' : 'row');
     });
   },
 });
 
-async function report(ctx: CommandContext, deleted: number, result: CommitResult, json: boolean): Promise<void> {
+async function report(ctx: CommandContext, deleted: number, result: CommitResult, json: boolean, noun: 'key' | 'row'): Promise<void> {
   if (json) {
     await printLine(
       ctx,
@@ -92,7 +96,7 @@ async function report(ctx: CommandContext, deleted: number, result: CommitResult
     );
     return;
   }
-  const keys = `${deleted} key${deleted === 1 ? '' : 's'}`;
+  const keys = `${deleted} ${noun}${deleted === 1 ? '' : 's'}`;
   switch (result.status) {
     case 'committed':
       await printLine(ctx, `deleted ${keys}: committed snapshot ${result.snapshotId}`);

@@ -163,7 +163,7 @@ async function registerTable(
     const plan = await read.plan();
     const schema = await read.tableSchema();
     const columns = schema.fields.map((f) => ident(f.name)).join(', ');
-    const files = (await directFiles(table, plan, schema)) ?? undefined;
+    const files = await directFiles(table, plan, schema);
     const source = files
       ? `read_parquet([${files.map(literal).join(', ')}], hive_partitioning = false, union_by_name = false)`
       : `read_parquet(${literal(await stage(read, staging, ctx, quiet, ref.name))}, hive_partitioning = false)`;

@@ -11,10 +11,11 @@
  * writer only check what is new.
  */
 import type { FileIO } from '@tidemark/storage';
-import { readManifestEntries, type ManifestEntry, type Snapshot } from '@tidemark/format';
+import type { ManifestEntry, Snapshot } from '@tidemark/format';
 import { CorruptTableError } from '../scan/errors.js';
 import type { TablePaths } from '../table-paths.js';
 import { dataManifests, EntryFolder, partitionKey } from './manifest-fold.js';
+import { MetadataCache } from './metadata-cache.js';
 
 /** Parallel manifest reads. */
 const MANIFEST_CONCURRENCY = 8;
@@ -32,6 +33,11 @@ export class CommitBaseCheck {
     private readonly paths: TablePaths,
     /** Location of a data file of a manifest entry; null to check manifests only. */
     private readonly locate: ((entry: ManifestEntry) => string) | null,
+    /**
+     * The committer's cache: manifest lists and manifests it holds (written or read and decoded by
+     * this process, with their file sizes) are checked without a request.
+     */
+    private readonly cache: MetadataCache = new MetadataCache(fileIO, paths),
   ) {}
 
   /** @throws CorruptTableError naming the unreadable manifest list, manifest or data file. */
@@ -47,7 +53,7 @@ export class CommitBaseCheck {
     };
     let metas;
     try {
-      metas = await dataManifests(this.fileIO, this.paths, latest);
+      metas = await dataManifests(this.fileIO, this.paths, latest, this.cache);
     } catch (e) {
       return refuse('its manifest list cannot be read', e);
     }
@@ -69,12 +75,21 @@ export class CommitBaseCheck {
         const isFresh = !this.goodManifests.has(m.fileName);
         const path = this.paths.manifestPath(m.fileName);
         try {
-          if (isFresh) {
-            const size = (await this.fileIO.stat(path)).size;
-            if (size !== m.fileSize) throw new Error(`the file is ${size} bytes, but the manifest list records ${m.fileSize}`);
-          }
           if (!isFresh && firstTime.size === 0) continue;
-          for await (const e of readManifestEntries(this.fileIO, path)) {
+          let entries: AsyncIterable<ManifestEntry> | Iterable<ManifestEntry>;
+          const cached = this.cache.cached(m.fileName);
+          if (cached !== undefined && cached.size === m.fileSize) {
+            entries = cached.entries;
+          } else if (isFresh) {
+            // One GET both checks the size and decodes (no separate stat).
+            const bytes = await this.fileIO.read(path);
+            if (bytes.length !== m.fileSize)
+              throw new Error(`the file is ${bytes.length} bytes, but the manifest list records ${m.fileSize}`);
+            entries = this.cache.decode(m.fileName, bytes);
+          } else {
+            entries = this.cache.entries(m.fileName);
+          }
+          for await (const e of entries) {
             const k = `${partitionKey(e.partition)}|${e.bucket}`;
             if (isFresh ? touched.has(k) : firstTime.has(k)) perManifest[i]!.push(e);
           }

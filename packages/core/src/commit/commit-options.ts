@@ -3,7 +3,7 @@
  */
 import type { AvroCodecName } from '@tidemark/format';
 import { tableOptions, type CoreOptions } from '../core-options.js';
-import { checkWritableManifestFormat } from '../write/file-format.js';
+import { checkWritableFormats } from '../write/file-format.js';
 
 /** Resolved commit settings. */
 export interface CommitOptions {
@@ -32,10 +32,11 @@ export interface CommitOptions {
 /**
  * Commit settings of a table's options (absent options take Paimon's defaults).
  *
- * @throws NotSupportedError when the table's `manifest.format` is not avro (commits write manifests).
+ * @throws NotSupportedError when the table's `file.format` is not parquet or its `manifest.format`
+ *   not avro (a commit writes manifests, and most add data files).
  */
 export function commitOptionsOf(o: CoreOptions): CommitOptions {
-  checkWritableManifestFormat(o);
+  checkWritableFormats(o);
   return {
     manifestTargetFileSize: o.manifestTargetFileSize,
     manifestMergeMinCount: o.manifestMergeMinCount,

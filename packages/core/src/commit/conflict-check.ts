@@ -8,10 +8,13 @@ import { fileEntryIdentity, type ManifestEntry, type Snapshot } from '@tidemark/
 import type { TablePaths } from '../table-paths.js';
 import { CommitConflictError } from './commit-errors.js';
 import { liveEntries, partitionKey } from './manifest-fold.js';
+import type { ManifestSource } from './metadata-cache.js';
 
 export interface ConflictCheckOptions {
   /** Skip the "bucket count per partition unchanged" check (overwrite may change the bucket count). */
   readonly allowBucketChange?: boolean;
+  /** Where manifests are read from (a committer's cache, so a retry re-reads only new manifests); default: storage. */
+  readonly source?: ManifestSource;
 }
 
 /**
@@ -43,7 +46,9 @@ export async function checkConflicts(
 
   const partitions = new Set(delta.map((e) => partitionKey(e.partition)));
   const live =
-    latest === null ? new Map<string, ManifestEntry>() : await liveEntries(fileIO, paths, latest, (p) => partitions.has(partitionKey(p)));
+    latest === null
+      ? new Map<string, ManifestEntry>()
+      : await liveEntries(fileIO, paths, latest, (p) => partitions.has(partitionKey(p)), options.source);
 
   if (!options.allowBucketChange) {
     const buckets = new Map<string, number>();

@@ -32,19 +32,26 @@ import {
 import type { CommitMessage, Committable } from '../commit-message.js';
 import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
 import { SchemaManager } from '../schema-manager.js';
-import { SnapshotManager } from '../snapshot-manager.js';
+import { SnapshotManager, type LatestProbe } from '../snapshot-manager.js';
 import type { TablePaths } from '../table-paths.js';
 import type { FileStorePathFactory } from '../path-factory.js';
 import { isTableContext, tableContext, type TableContext } from '../table-context.js';
 import { CommitConflictError, CommitInputError, CommitRetryExhaustedError } from './commit-errors.js';
 import { commitOptionsOf, type CommitOptions } from './commit-options.js';
-import { retryWaitMs, sleep } from './commit-retry.js';
+import { RetryBackoff, settleAll, sleep } from './commit-retry.js';
 import { checkConflicts } from './conflict-check.js';
-import { combineIndexEntries, resolveHashIndexChanges, snapshotIndexEntries, type IndexChanges } from './index-changes.js';
+import {
+  checkDeletionVectorChanges,
+  combineIndexEntries,
+  resolveHashIndexChanges,
+  snapshotIndexEntries,
+  type IndexChanges,
+} from './index-changes.js';
 import { CommitBaseCheck } from './base-check.js';
 import { dataManifests, liveEntries, liveRecordCount, partitionKey } from './manifest-fold.js';
 import { mergeManifests } from './manifest-merge.js';
 import { ManifestNames, ManifestWriter } from './manifest-writer.js';
+import { MetadataCache } from './metadata-cache.js';
 import { SequenceOrderGuard, bucketKey, type SequenceMaxima } from './sequence-order.js';
 
 /** Outcome of a commit. */
@@ -151,6 +158,25 @@ interface AttemptInput {
 
 const NO_INDEX_CHANGES: IndexChanges = { entries: [], hashIndexBase: new Map() };
 
+/**
+ * What a snapshot attempt loop starts with: its manifest names, the in-flight record protecting
+ * them (being written) and, for the first attempt, the latest snapshot (being read). Started
+ * together so that the record PUT and the snapshot probe share one round trip.
+ */
+/** A base manifest list written for the snapshot after `forId`, and every file written for it. */
+interface BaseList {
+  readonly forId: number | null;
+  readonly list: { readonly name: string; readonly size: number };
+  readonly files: readonly string[];
+}
+
+interface AttemptStart {
+  readonly names: ManifestNames;
+  readonly recordId: string;
+  readonly recorded: Promise<void>;
+  readonly probe?: LatestProbe;
+}
+
 /** The index changes the messages carry (ADD new, DELETE replaced) and each partition's hash-index base. */
 function indexChangesOf(messages: readonly CommitMessage[]): IndexChanges {
   const entries: IndexManifestEntry[] = [];
@@ -166,6 +192,16 @@ function indexChangesOf(messages: readonly CommitMessage[]): IndexChanges {
     if (prev === undefined || id === null || (prev !== null && id < prev)) hashIndexBase.set(k, id);
   }
   return { entries, hashIndexBase };
+}
+
+/** The index changes of the messages' compactions (deletion vectors rewritten by compaction). */
+function compactIndexChangesOf(messages: readonly CommitMessage[]): IndexChanges {
+  const entries: IndexManifestEntry[] = [];
+  for (const m of messages) {
+    for (const f of m.compactDeletedIndexFiles ?? []) entries.push(indexManifestEntryOf('DELETE', m.partition, m.bucket, f));
+    for (const f of m.compactNewIndexFiles ?? []) entries.push(indexManifestEntryOf('ADD', m.partition, m.bucket, f));
+  }
+  return { entries, hashIndexBase: new Map() };
 }
 
 /** ADD entries of the changelog files the messages carry (Java `appendChangelog`). */
@@ -211,6 +247,21 @@ export class FileStoreCommit {
   private readonly committedCache = new Map<string, { scannedTo: number; identifier: bigint | null }>();
   /** Highest live sequence number per bucket, as of some snapshot (primary-key tables). */
   private readonly sequenceMaxima: { maxima: SequenceMaxima | null } = { maxima: null };
+  /** Manifest lists and manifests this committer wrote or read (immutable files; bounded). */
+  private readonly cache: MetadataCache;
+  /**
+   * Id of the newest snapshot this committer saw exist (its last commit, or the winner of a race
+   * it lost): the next commit probes forward from it instead of reading the LATEST hint.
+   */
+  private knownLatest: number | null = null;
+  /** Waits between attempts, adapted to how long attempts take on this store. */
+  private readonly backoff: RetryBackoff;
+  private created: Snapshot | null = null;
+
+  /** The snapshot this committer created last (null before its first). */
+  get lastCreated(): Snapshot | null {
+    return this.created;
+  }
 
   readonly fileIO: FileIO;
   readonly paths: FileStorePathFactory;
@@ -259,12 +310,15 @@ export class FileStoreCommit {
     this.now = options.now ?? Date.now;
     this.recordInflight = options.recordInflight ?? true;
     this.bucketUnaware = schema.primaryKeys.length === 0 && ctx.options.bucket === -1;
+    this.cache = new MetadataCache(fileIO, paths);
+    this.backoff = new RetryBackoff(this.options.minRetryWaitMs, this.options.maxRetryWaitMs);
     this.baseCheck = new CommitBaseCheck(
       fileIO,
       paths,
       options.checkBaseDataFiles === true
         ? (e) => paths.dataFilePath(this.partitionString(e.partition), e.bucket, e.file.fileName, e.file.externalPath)
         : null,
+      this.cache,
     );
   }
 
@@ -279,9 +333,6 @@ export class FileStoreCommit {
    */
   async commit(committable: Committable, options: CommitCallOptions): Promise<CommitResult> {
     const user = checkUser(options.commitUser);
-    const skipped = await this.skipIfCommitted(committable.identifier, user);
-    if (skipped) return skipped;
-
     const appendEntries: ManifestEntry[] = [];
     const compactEntries: ManifestEntry[] = [];
     const changelogEntries = changelogEntriesOf(committable.messages);
@@ -297,12 +348,42 @@ export class FileStoreCommit {
       for (const f of m.compactAfter ?? []) compactEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_COMPACT)));
     }
     const index = indexChangesOf(committable.messages);
+    let compactIndex = compactIndexChangesOf(committable.messages);
     const hasIndex = index.entries.length > 0;
     // Messages planned against a hash index are checked at commit even without index changes.
     const checkIndex = hasIndex || index.hashIndexBase.size > 0;
-    if (appendEntries.length === 0 && compactEntries.length === 0 && changelogEntries.length === 0 && !hasIndex && !options.force) {
-      return { status: 'empty' };
+    const hasCompaction = compactEntries.length > 0 || compactIndex.entries.length > 0;
+    const empty = appendEntries.length === 0 && !hasCompaction && changelogEntries.length === 0 && !hasIndex && !options.force;
+    // One round trip for the latest snapshot (which the idempotency check and the first attempt
+    // share) and the in-flight record of the first snapshot.
+    const appendPart = appendEntries.length > 0 || hasIndex || changelogEntries.length > 0 || !hasCompaction;
+    // Primary-key tables: new files are kept above sequence numbers committed meanwhile.
+    const guard =
+      appendPart && appendEntries.some((e) => e.kind === 'ADD') && SequenceOrderGuard.appliesTo(this.schema)
+        ? new SequenceOrderGuard(this.context, this.sequenceMaxima)
+        : undefined;
+    let start: AttemptStart | undefined;
+    if (!empty) {
+      await this.ensureConditionalWrites();
+      start = this.beginAttempts(guard ? [guard.filePrefix] : []);
     }
+    let probe: LatestProbe;
+    try {
+      [probe] = await settleAll([this.readLatest(), start?.recorded]);
+    } catch (e) {
+      if (start !== undefined) await this.clearStartedRecord(start);
+      throw e;
+    }
+    // Batch identifiers are never de-duplicated (a fresh commitUser per job): no scan of the history.
+    const skipped =
+      committable.identifier === BATCH_COMMIT_IDENTIFIER
+        ? null
+        : this.skipResult(committable.identifier, user, await this.lastCommittedIdentifier(user, probe));
+    if (skipped !== null || empty) {
+      if (start !== undefined) await this.clearStartedRecord(start);
+      return skipped ?? { status: 'empty' };
+    }
+    start = { ...start!, probe };
 
     const base = {
       commitUser: user,
@@ -311,27 +392,27 @@ export class FileStoreCommit {
       properties: committable.properties,
     };
     const ids: number[] = [];
-    let guard: SequenceOrderGuard | undefined;
-    if (appendEntries.length > 0 || hasIndex || changelogEntries.length > 0 || compactEntries.length === 0) {
+    if (appendPart) {
       // Row-level deletes and deletion vectors commit as OVERWRITE with conflict checks, as in Java.
       const hasDeletes =
         appendEntries.some((e) => e.kind === 'DELETE') || index.entries.some((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS);
       const kind = options.kind ?? (hasDeletes ? 'OVERWRITE' : 'APPEND');
-      const hasNewFiles = appendEntries.some((e) => e.kind === 'ADD');
-      if (hasNewFiles && SequenceOrderGuard.appliesTo(this.schema)) {
-        guard = new SequenceOrderGuard(this.context, this.sequenceMaxima);
-      }
+      const first = start;
+      start = undefined;
       ids.push(
-        await this.tryCommit({
-          ...base,
-          index: checkIndex ? async () => index : undefined,
-          delta: { kind: 'fixed', entries: appendEntries },
-          ...(changelogEntries.length > 0 ? { changelog: changelogEntries } : {}),
-          commitKind: kind,
-          checkConflicts: hasDeletes || kind !== 'APPEND',
-          allowBucketChange: kind === 'OVERWRITE',
-          ...(guard ? { sequenceGuard: guard } : {}),
-        }),
+        await this.tryCommit(
+          {
+            ...base,
+            index: checkIndex ? async () => index : undefined,
+            delta: { kind: 'fixed', entries: appendEntries },
+            ...(changelogEntries.length > 0 ? { changelog: changelogEntries } : {}),
+            commitKind: kind,
+            checkConflicts: hasDeletes || kind !== 'APPEND',
+            allowBucketChange: kind === 'OVERWRITE',
+            ...(guard ? { sequenceGuard: guard } : {}),
+          },
+          first,
+        ),
       );
     }
     if (guard !== undefined && guard.rewrittenBuckets.size > 0 && compactEntries.length > 0) {
@@ -340,34 +421,48 @@ export class FileStoreCommit {
       const dropped = compactEntries.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
       if (dropped.length > 0) {
         const kept = compactEntries.filter((e) => !dropped.includes(e));
+        const droppedIndex = compactIndex.entries.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
         const droppedChangelog = compactChangelog.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
-        await this.deleteBestEffort([...this.compactOutputs(dropped, appendEntries), ...this.changelogPaths(droppedChangelog)]);
+        await this.deleteBestEffort([
+          ...this.compactOutputs(dropped, appendEntries),
+          ...this.changelogPaths(droppedChangelog),
+          ...this.indexOutputs(droppedIndex),
+        ]);
         compactEntries.length = 0;
         compactEntries.push(...kept);
+        compactIndex = { ...compactIndex, entries: compactIndex.entries.filter((e) => !droppedIndex.includes(e)) };
         const keptChangelog = compactChangelog.filter((e) => !droppedChangelog.includes(e));
         compactChangelog.length = 0;
         compactChangelog.push(...keptChangelog);
       }
     }
     let compactionDropped: string | undefined;
-    if (compactEntries.length > 0) {
+    if (compactEntries.length > 0 || compactIndex.entries.length > 0) {
       try {
         ids.push(
-          await this.tryCommit({
-            ...base,
-            delta: { kind: 'fixed', entries: compactEntries },
-            ...(compactChangelog.length > 0 ? { changelog: compactChangelog } : {}),
-            commitKind: 'COMPACT',
-            checkConflicts: true,
-            allowBucketChange: false,
-          }),
+          await this.tryCommit(
+            {
+              ...base,
+              ...(compactIndex.entries.length > 0 ? { index: async () => compactIndex } : {}),
+              delta: { kind: 'fixed', entries: compactEntries },
+              ...(compactChangelog.length > 0 ? { changelog: compactChangelog } : {}),
+              commitKind: 'COMPACT',
+              checkConflicts: true,
+              allowBucketChange: false,
+            },
+            start,
+          ),
         );
       } catch (e) {
         // A writer's compaction that lost its inputs to a concurrent compaction: the data it
         // came with is committed, and compaction is optional, so the write stands without it.
         if (!(e instanceof CommitConflictError) || ids.length === 0) throw e;
         this.logger.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
-        await this.deleteBestEffort([...this.compactOutputs(compactEntries, appendEntries), ...this.changelogPaths(compactChangelog)]);
+        await this.deleteBestEffort([
+          ...this.compactOutputs(compactEntries, appendEntries),
+          ...this.changelogPaths(compactChangelog),
+          ...this.indexOutputs(compactIndex.entries),
+        ]);
         compactionDropped = e.message;
       }
     }
@@ -444,7 +539,7 @@ export class FileStoreCommit {
     }
 
     const compute = async (latest: Snapshot | null): Promise<ManifestEntry[]> => {
-      const live = latest === null ? [] : [...(await liveEntries(this.fileIO, this.paths, latest, filter)).values()];
+      const live = latest === null ? [] : [...(await liveEntries(this.fileIO, this.paths, latest, filter, this.cache)).values()];
       return [...live.map((e): ManifestEntry => ({ ...e, kind: 'DELETE' })), ...adds];
     };
     // The replaced partitions lose their index files too (hash indexes, deletion vectors); the
@@ -529,17 +624,37 @@ export class FileStoreCommit {
   /** The `skipped` result when `user` already committed `identifier` (never for batch commits), else null. */
   private async skipIfCommitted(identifier: bigint, user: string): Promise<CommitResult | null> {
     if (identifier === BATCH_COMMIT_IDENTIFIER) return null;
-    const last = await this.lastCommittedIdentifier(user);
-    if (last === null || identifier > last) return null;
+    return this.skipResult(identifier, user, await this.lastCommittedIdentifier(user));
+  }
+
+  private skipResult(identifier: bigint, user: string, last: bigint | null): CommitResult | null {
+    if (identifier === BATCH_COMMIT_IDENTIFIER || last === null || identifier > last) return null;
     return {
       status: 'skipped',
       reason: `commit identifier ${identifier} of commit user '${user}' was already committed (its last committed identifier is ${last})`,
     };
   }
 
-  /** The last identifier `user` committed (newest snapshot of that user), or null. */
-  private async lastCommittedIdentifier(user: string): Promise<bigint | null> {
-    const latestId = await this.snapshots.latestId();
+  /** The newest snapshot, probed forward from the last one this committer saw. */
+  private async readLatest(): Promise<LatestProbe> {
+    const known = this.knownLatest;
+    const probe = await this.snapshots.latestFrom(known, this.probeWindow);
+    this.knownLatest = probe.latest?.id ?? null;
+    // Probe as far ahead as other writers went last time: one GET past the known id when this
+    // committer is alone, a few when others commit too (each window is one round trip).
+    if (known !== null && probe.latest !== null) this.probeWindow = Math.min(4, Math.max(1, probe.latest.id - known));
+    return probe;
+  }
+
+  /** How many ids past the known latest the next probe reads in its first round trip. */
+  private probeWindow = 1;
+
+  /**
+   * The last identifier `user` committed (newest snapshot of that user), or null. `probe` (a
+   * latest snapshot just read) saves finding the latest again and reading the snapshots it read.
+   */
+  private async lastCommittedIdentifier(user: string, probe?: LatestProbe): Promise<bigint | null> {
+    const latestId = probe !== undefined ? (probe.latest?.id ?? null) : await this.snapshots.latestId();
     if (latestId === null) {
       this.committedCache.delete(user);
       return null;
@@ -550,7 +665,7 @@ export class FileStoreCommit {
     const floor = cached?.scannedTo ?? 0;
     let found: bigint | null = null;
     for (let id = latestId; id > floor; id--) {
-      const s = await this.snapshots.tryGet(id);
+      const s = probe?.read.get(id) ?? (await this.snapshots.tryGet(id));
       if (s === null) break; // expired or never written: Paimon stops here too
       if (s.commitUser === user) {
         found = s.commitIdentifier;
@@ -563,10 +678,11 @@ export class FileStoreCommit {
   }
 
   /** After an uncertain snapshot create: did one of our attempts land in (afterId, latest]? */
-  private async findOwnSnapshot(afterId: number, latest: Snapshot | null, input: AttemptInput): Promise<number | null> {
+  private async findOwnSnapshot(afterId: number, probe: LatestProbe, input: AttemptInput): Promise<number | null> {
+    const latest = probe.latest;
     if (latest === null) return null;
     for (let id = latest.id; id > afterId; id--) {
-      const s = id === latest.id ? latest : await this.snapshots.tryGet(id);
+      const s = id === latest.id ? latest : (probe.read.get(id) ?? (await this.snapshots.tryGet(id)));
       if (s === null) break;
       if (s.commitUser === input.commitUser && s.commitIdentifier === input.identifier && s.commitKind === input.commitKind) return id;
     }
@@ -592,12 +708,41 @@ export class FileStoreCommit {
   /** Checks the snapshot a commit builds on (manifests, data files of the touched buckets). */
   private readonly baseCheck: CommitBaseCheck;
 
+  /**
+   * Fresh manifest names for one snapshot (concurrent commits of one instance never share a
+   * record), and the in-flight record protecting them, being written: no manifest may be written
+   * before `recorded` resolves.
+   */
+  private beginAttempts(extraPrefixes: readonly string[] = []): AttemptStart {
+    const names = new ManifestNames();
+    const recordId = `commit-${names.uuid}`;
+    const recorded = this.recordInflight
+      ? recordInflightPrefixes(this.fileIO, this.paths.root, recordId, [...names.inflightPrefixes(), ...extraPrefixes])
+      : Promise.resolve();
+    // Awaited later; a rejection must not go unhandled in between.
+    recorded.catch(() => undefined);
+    return { names, recordId, recorded };
+  }
+
+  /** Clears the record of a start that wrote nothing (skipped or empty commit, failed probe). */
+  private async clearStartedRecord(start: AttemptStart): Promise<void> {
+    if (!this.recordInflight) return;
+    try {
+      await start.recorded;
+    } catch {
+      return; // never written
+    }
+    await this.clearRecord(start.recordId);
+  }
+
   /** The retry loop around one snapshot; returns the new snapshot id. */
-  private async tryCommit(input: AttemptInput): Promise<number> {
+  private async tryCommit(input: AttemptInput, begun?: AttemptStart): Promise<number> {
     // Before anything is written: on a store that silently overwrites, two committers could both "win".
     await this.ensureConditionalWrites();
-    // Fresh names per snapshot: concurrent commits of one instance never share a record.
-    const names = new ManifestNames();
+    const guard = input.sequenceGuard;
+    // A start made by the caller recorded the guard's prefix already.
+    const start = begun ?? this.beginAttempts(guard ? [guard.filePrefix] : []);
+    const { names, recordId } = start;
     const writer = new ManifestWriter(
       this.fileIO,
       this.paths,
@@ -607,25 +752,31 @@ export class FileStoreCommit {
         avro: { codec: this.options.manifestCodec, zstdLevel: this.options.zstdLevel },
       },
       names,
+      this.cache,
     );
-    const recordId = `commit-${names.uuid}`;
-    const guard = input.sequenceGuard;
-    const prefixes = [...names.inflightPrefixes(), ...(guard ? [guard.filePrefix] : [])];
-    // Before any manifest exists; a failure here fails the commit with nothing written.
-    if (this.recordInflight) await recordInflightPrefixes(this.fileIO, this.paths.root, recordId, prefixes);
     const started = this.now();
     let uncertainAfter: number | null = null;
     let lastError: unknown;
     let delta: { entries: readonly ManifestEntry[]; files: string[]; list: { name: string; size: number } } | null = null;
     let changelogList: { name: string; size: number } | undefined;
+    /** Files kept across attempts (the delta and the changelog); everything else is per attempt. */
+    const keep = new Set<string>();
     let keepRecord = false;
+    let recordCleared = false;
+    /** A base list written while backing off, for the snapshot the next attempt probably builds on. */
+    let prebuilt: BaseList | undefined;
     try {
+      // Before any manifest exists; a failure here fails the commit with nothing written.
+      await start.recorded;
       for (let retry = 0; ; retry++) {
-        const latest = await this.snapshots.latest();
+        const attemptStarted = this.now();
+        const probe = retry === 0 && start.probe !== undefined ? start.probe : await this.readLatest();
+        const latest = probe.latest;
         if (uncertainAfter !== null) {
-          const own = await this.findOwnSnapshot(uncertainAfter, latest, input);
+          const own = await this.findOwnSnapshot(uncertainAfter, probe, input);
           if (own !== null) {
-            await this.writeHints(own);
+            await this.finish(own, recordId);
+            recordCleared = true;
             this.rememberCommitted(input, own);
             return own;
           }
@@ -635,23 +786,47 @@ export class FileStoreCommit {
         // rewriting is still correct (that snapshot cannot land on a newer base), deleting is not.
         if (guard) entries = await guard.apply(latest, entries);
         if (input.checkConflicts) {
-          await checkConflicts(this.fileIO, this.paths, latest, entries, { allowBucketChange: input.allowBucketChange });
+          await checkConflicts(this.fileIO, this.paths, latest, entries, {
+            allowBucketChange: input.allowBucketChange,
+            source: this.cache,
+          });
         }
-        if (latest !== null) await this.baseCheck.check(latest, entries);
+        // The schema id, the base check, the delta upload and the base list are independent: one
+        // round trip for all of them (the snapshot create waits for every one).
+        const schemaId = this.schemas.latestId();
+        schemaId.catch(() => undefined);
+        const checked = latest !== null ? this.baseCheck.check(latest, entries) : Promise.resolve();
+        checked.catch(() => undefined);
+        let deltaUploaded: Promise<unknown> = Promise.resolve();
         if (delta === null || !sameEntries(delta.entries, entries)) {
-          if (delta !== null && uncertainAfter === null) await writer.deleteWritten([...delta.files, delta.list.name]);
-          const before = writer.written.length;
-          const metas = await writer.writeEntries(entries);
-          const list = await writer.writeList(metas);
-          delta = { entries, files: writer.written.slice(before, writer.written.length - 1), list };
+          if (delta !== null && uncertainAfter === null) {
+            for (const n of [...delta.files, delta.list.name]) keep.delete(n);
+            await writer.deleteWritten([...delta.files, delta.list.name]);
+          }
+          const { metas, pending } = await writer.writeEntriesDeferred(entries);
+          const list = await writer.writeListDeferred(metas);
+          delta = { entries, files: metas.map((m) => m.fileName), list: { name: list.name, size: list.size } };
+          for (const n of [...delta.files, list.name]) keep.add(n);
+          deltaUploaded = settleAll([pending, list.pending]);
+          deltaUploaded.catch(() => undefined);
         }
         // The changelog is fixed: its manifests are written once and kept across attempts.
         if (changelogList === undefined && input.changelog !== undefined && input.changelog.length > 0) {
-          changelogList = await writer.writeList(await writer.writeEntries(input.changelog));
+          const metas = await writer.writeEntries(input.changelog);
+          changelogList = await writer.writeList(metas);
+          for (const n of [...metas.map((m) => m.fileName), changelogList.name]) keep.add(n);
         }
-        const attemptStart = writer.written.length;
-        const snapshot = await this.buildSnapshot(latest, entries, delta.list, writer, input, changelogList);
-        const attemptFiles = writer.written.slice(attemptStart);
+        const [, , snapshot] = await settleAll([
+          checked,
+          deltaUploaded,
+          this.buildSnapshot(latest, entries, delta.list, writer, input, schemaId, changelogList, prebuilt),
+        ]);
+        // Built for a snapshot that was not the latest after all: nothing will reference it.
+        if (prebuilt !== undefined && prebuilt.forId !== (latest?.id ?? null) && uncertainAfter === null) {
+          await writer.deleteWritten(prebuilt.files);
+        }
+        prebuilt = undefined;
+        const attemptFiles = writer.written.filter((n) => !keep.has(n));
 
         let outcome: 'created' | 'already-exists' | 'error';
         try {
@@ -663,11 +838,17 @@ export class FileStoreCommit {
           uncertainAfter ??= latest?.id ?? 0;
         }
         if (outcome === 'created') {
-          await this.writeHints(snapshot.id);
+          this.knownLatest = snapshot.id;
+          this.created = snapshot;
+          this.backoff.succeeded(this.now() - attemptStarted);
+          await this.finish(snapshot.id, recordId);
+          recordCleared = true;
           this.rememberCommitted(input, snapshot.id);
           if (guard && uncertainAfter === null) await this.deleteBestEffort(guard.obsoleteAfter(entries));
           return snapshot.id;
         }
+        // Another writer created this id: the next probe starts at it (ids are contiguous).
+        if (outcome === 'already-exists') this.knownLatest = snapshot.id;
         if (uncertainAfter === null) await writer.deleteWritten(attemptFiles);
         const elapsed = this.now() - started;
         if (retry >= this.options.maxRetries || elapsed >= this.options.timeoutMs) {
@@ -680,7 +861,13 @@ export class FileStoreCommit {
             { cause: lastError },
           );
         }
-        await sleep(retryWaitMs(retry, this.options.minRetryWaitMs, this.options.maxRetryWaitMs));
+        const wait = sleep(this.backoff.lost(retry, this.now() - attemptStarted));
+        // While backing off, read and check what the winner added (its snapshot, manifest lists,
+        // manifests and data files): the next attempt then finds it in the cache and the base
+        // check's memory, so its window between reading the latest snapshot and creating the
+        // next one shrinks to a few round trips. A failure here is left to that attempt to report.
+        const warm = outcome === 'already-exists' ? this.prefetch(snapshot.id, entries, writer) : Promise.resolve(undefined);
+        [, prebuilt] = await Promise.all([wait, warm]);
       }
     } catch (e) {
       // Nothing we wrote is referenced by a snapshot unless a create had an unknown outcome.
@@ -693,8 +880,28 @@ export class FileStoreCommit {
       else keepRecord = true;
       throw e;
     } finally {
-      if (this.recordInflight && !keepRecord) await this.clearRecord(recordId);
+      if (this.recordInflight && !keepRecord && !recordCleared) await this.clearStartedRecord(start);
     }
+  }
+
+  /**
+   * Reads and checks snapshot `id` ahead of the next attempt, and writes the base list for a
+   * snapshot on top of it (used when it is still the latest then): best effort.
+   */
+  private async prefetch(id: number, entries: readonly ManifestEntry[], writer: ManifestWriter): Promise<BaseList | undefined> {
+    try {
+      const s = await this.snapshots.tryGet(id);
+      if (s === null) return undefined;
+      const [, base] = await settleAll([this.baseCheck.check(s, entries), this.writeBase(s, writer)]);
+      return base;
+    } catch {
+      return undefined; // the next attempt reads, writes (and reports) for itself
+    }
+  }
+
+  /** After the snapshot exists: the LATEST hint and clearing the in-flight record, together. */
+  private async finish(id: number, recordId: string): Promise<void> {
+    await Promise.all([this.writeHints(id), this.recordInflight ? this.clearRecord(recordId) : Promise.resolve()]);
   }
 
   /** Deletes files nothing references; a failure only leaves them to orphan cleanup. */
@@ -721,6 +928,11 @@ export class FileStoreCommit {
       .map((e) => this.paths.dataFilePath(e.partition, e.bucket, e.file.fileName));
   }
 
+  /** Locations of the index files the ADD entries of a dropped change wrote. */
+  private indexOutputs(entries: readonly IndexManifestEntry[]): string[] {
+    return entries.filter((e) => e.kind === 'ADD').map((e) => this.paths.indexFilePath(e.fileName, e.externalPath));
+  }
+
   /** Locations of changelog files. */
   private changelogPaths(entries: readonly ManifestEntry[]): string[] {
     return entries.filter((e) => !e.file.externalPath).map((e) => this.paths.changelogFilePath(e.partition, e.bucket, e.file.fileName));
@@ -744,30 +956,15 @@ export class FileStoreCommit {
     }
   }
 
-  /** Writes the base list (merged manifests of `latest`) and builds the snapshot on top of `latest`. */
-  private async buildSnapshot(
-    latest: Snapshot | null,
-    entries: readonly ManifestEntry[],
-    deltaList: { name: string; size: number },
-    writer: ManifestWriter,
-    input: AttemptInput,
-    changelogList?: { name: string; size: number },
-  ): Promise<Snapshot> {
-    // Index first: a dynamic-bucket conflict fails the attempt before the base list is merged.
-    let indexManifest = latest?.indexManifest;
-    const index = input.index === undefined ? NO_INDEX_CHANGES : await input.index(latest);
-    const changes = await resolveHashIndexChanges(this.fileIO, this.paths, latest, index, (h) => writer.writeHashIndex(h));
-    if (changes.length > 0) {
-      const live = combineIndexEntries(await snapshotIndexEntries(this.fileIO, this.paths, latest), changes, this.bucketUnaware);
-      indexManifest = live.length === 0 ? undefined : await writer.writeIndexManifest(live);
-    }
-
+  /** Merges the manifests of `latest` and writes them as the next snapshot's base list. */
+  private async writeBase(latest: Snapshot | null, writer: ManifestWriter): Promise<BaseList> {
+    const before = new Set(writer.written);
     let baseMetas: ManifestFileMeta[] = [];
     if (latest !== null) {
       baseMetas = await mergeManifests(
         this.fileIO,
         this.paths,
-        await dataManifests(this.fileIO, this.paths, latest),
+        await dataManifests(this.fileIO, this.paths, latest, this.cache),
         writer,
         this.partitionTypes,
         {
@@ -775,15 +972,44 @@ export class FileStoreCommit {
           mergeMinCount: this.options.manifestMergeMinCount,
           fullCompactionThresholdSize: this.options.manifestFullCompactionThresholdSize,
         },
+        this.cache,
       );
     }
-    const baseList = await writer.writeList(baseMetas);
+    const list = await writer.writeList(baseMetas);
+    return { forId: latest?.id ?? null, list, files: writer.written.filter((n) => !before.has(n)) };
+  }
+
+  /** Writes the base list (merged manifests of `latest`) and builds the snapshot on top of `latest`. */
+  private async buildSnapshot(
+    latest: Snapshot | null,
+    entries: readonly ManifestEntry[],
+    deltaList: { name: string; size: number },
+    writer: ManifestWriter,
+    input: AttemptInput,
+    latestSchemaId: Promise<number | null>,
+    changelogList?: { name: string; size: number },
+    prebuilt?: BaseList,
+  ): Promise<Snapshot> {
+    // Index first: a dynamic-bucket conflict fails the attempt before the base list is merged.
+    let indexManifest = latest?.indexManifest;
+    const index = input.index === undefined ? NO_INDEX_CHANGES : await input.index(latest);
+    if (!index.replacesPartitions) {
+      await checkDeletionVectorChanges(this.fileIO, this.paths, latest, index.entries, entries, this.bucketUnaware);
+    }
+    const changes = await resolveHashIndexChanges(this.fileIO, this.paths, latest, index, (h) => writer.writeHashIndex(h));
+    if (changes.length > 0) {
+      const live = combineIndexEntries(await snapshotIndexEntries(this.fileIO, this.paths, latest), changes, this.bucketUnaware);
+      indexManifest = live.length === 0 ? undefined : await writer.writeIndexManifest(live);
+    }
+
+    const usable = prebuilt !== undefined && prebuilt.forId === (latest?.id ?? null);
+    const baseList = usable ? prebuilt.list : (await this.writeBase(latest, writer)).list;
 
     let deltaRecordCount = 0;
     for (const e of entries) deltaRecordCount += e.kind === 'ADD' ? e.file.rowCount : -e.file.rowCount;
     let previousTotal = 0;
-    if (latest !== null) previousTotal = latest.totalRecordCount ?? (await liveRecordCount(this.fileIO, this.paths, latest));
-    const schemaId = (await this.schemas.latestId()) ?? this.schema.id;
+    if (latest !== null) previousTotal = latest.totalRecordCount ?? (await liveRecordCount(this.fileIO, this.paths, latest, this.cache));
+    const schemaId = (await latestSchemaId) ?? this.schema.id;
 
     let watermark = input.watermark;
     if (latest?.watermark !== undefined) watermark = watermark === undefined || latest.watermark > watermark ? latest.watermark : watermark;

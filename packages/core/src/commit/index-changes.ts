@@ -32,7 +32,7 @@ import {
 import { SnapshotManager } from '../snapshot-manager.js';
 import type { FileStorePathFactory } from '../path-factory.js';
 import { CommitConflictError } from './commit-errors.js';
-import { partitionKey } from './manifest-fold.js';
+import { liveEntries, partitionKey } from './manifest-fold.js';
 
 /**
  * Two commits placed one new key in different buckets of a dynamic-bucket table. Nothing of the
@@ -53,6 +53,17 @@ export class DynamicBucketConflictError extends CommitConflictError {
   ) {
     super(message, [], latestSnapshotId);
   }
+}
+
+/**
+ * Another commit changed the deletion vectors this commit rewrites (the same bucket's DV file, or
+ * a vector of the same data file), or removed a data file this commit marks rows of. Committing
+ * would drop the other commit's deletions, so nothing of this commit is visible. Retryable: plan
+ * the change again against the latest snapshot.
+ */
+export class DeletionVectorConflictError extends CommitConflictError {
+  /** The writer can succeed by planning again against the latest snapshot. */
+  readonly retryable = true;
 }
 
 /** Index changes of one commit, with what the dynamic-bucket assigner planned against. */
@@ -291,4 +302,100 @@ export async function resolveHashIndexChanges(
     );
   }
   return changes.entries.filter((e) => !dropped.has(e)).map((e) => replaced.get(e) ?? e);
+}
+
+/**
+ * Checks that the deletion-vector changes of a commit still apply to `latest` (`delta`: the data
+ * entries the same snapshot commits). Each commit rewrites whole DV files from its base snapshot,
+ * so a DV file another commit replaced meanwhile would lose that commit's deletions:
+ * - bucketed tables (one DV file per bucket): the bucket's live DV file must still be the one
+ *   this commit replaces (or still none);
+ * - bucket-unaware tables (DV files keyed by name): the files this commit replaces must still be
+ *   live, and no other live DV file may hold a vector of a data file this commit writes one for;
+ * - every data file this commit writes a vector for must be live in `latest` or added by `delta`.
+ *
+ * @throws DeletionVectorConflictError naming the bucket or data files.
+ */
+export async function checkDeletionVectorChanges(
+  fileIO: FileIO,
+  paths: FileStorePathFactory,
+  latest: Snapshot | null,
+  changes: readonly IndexManifestEntry[],
+  delta: readonly {
+    readonly kind: 'ADD' | 'DELETE';
+    readonly partition: Uint8Array;
+    readonly bucket: number;
+    readonly file: { readonly fileName: string };
+  }[],
+  bucketUnaware: boolean,
+): Promise<void> {
+  const ours = changes.filter((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS);
+  if (ours.length === 0) return;
+  const latestId = latest?.id ?? null;
+  const parts = new Set(ours.map((e) => partitionKey(e.partition)));
+  const live = (await snapshotIndexEntries(fileIO, paths, latest)).filter(
+    (e) => e.indexType === INDEX_TYPE_DELETION_VECTORS && parts.has(partitionKey(e.partition)),
+  );
+  const conflict = (what: string, files: string[]): never => {
+    throw new DeletionVectorConflictError(
+      `deletion vector conflict in ${paths.root}: ${what} (latest snapshot ${latestId ?? '(none)'}); ` +
+        'another commit changed the same deletion vectors meanwhile; plan the change again against the latest snapshot',
+      files,
+      latestId,
+    );
+  };
+  const deleted = new Set(ours.filter((e) => e.kind === 'DELETE').map((e) => e.fileName));
+  if (!bucketUnaware) {
+    const slots = new Map<string, { partition: Uint8Array; bucket: number; expected: string | null }>();
+    for (const e of ours) {
+      const k = `${partitionKey(e.partition)}|${e.bucket}`;
+      const slot = slots.get(k) ?? { partition: e.partition, bucket: e.bucket, expected: null };
+      if (e.kind === 'DELETE') slot.expected = e.fileName;
+      slots.set(k, slot);
+    }
+    for (const [k, slot] of slots) {
+      const actual = live.find((e) => `${partitionKey(e.partition)}|${e.bucket}` === k)?.fileName ?? null;
+      if (actual !== slot.expected) {
+        conflict(
+          `the deletion vectors of bucket ${slot.bucket} are in '${actual ?? '(none)'}', but this commit replaces '${slot.expected ?? '(none)'}'`,
+          actual === null ? [] : [actual],
+        );
+      }
+    }
+  } else {
+    const liveNames = new Set(live.map((e) => e.fileName));
+    const gone = [...deleted].filter((n) => !liveNames.has(n));
+    if (gone.length > 0) conflict(`DV index files this commit replaces are no longer live: ${gone.join(', ')}`, gone);
+    const covered = new Map<string, string>();
+    for (const e of live) if (!deleted.has(e.fileName)) for (const r of e.dvRanges ?? []) covered.set(r.dataFileName, e.fileName);
+    const twice = ours
+      .filter((e) => e.kind === 'ADD')
+      .flatMap((e) => (e.dvRanges ?? []).map((r) => r.dataFileName))
+      .filter((n) => covered.has(n));
+    if (twice.length > 0) conflict(`data files already have deletion vectors in another DV index file: ${twice.join(', ')}`, twice);
+  }
+  // Vectors of files that are gone would hide nothing, while the rows they meant to delete live
+  // on in whatever replaced those files.
+  const named = ours
+    .filter((e) => e.kind === 'ADD')
+    .flatMap((e) => (e.dvRanges ?? []).map((r) => `${partitionKey(e.partition)}|${e.bucket}|${r.dataFileName}`));
+  if (named.length === 0) return;
+  const liveData = new Set<string>();
+  if (latest !== null) {
+    for (const e of (await liveEntries(fileIO, paths, latest, (p) => parts.has(partitionKey(p)))).values()) {
+      liveData.add(`${partitionKey(e.partition)}|${e.bucket}|${e.file.fileName}`);
+    }
+  }
+  for (const e of delta) {
+    const k = `${partitionKey(e.partition)}|${e.bucket}|${e.file.fileName}`;
+    if (e.kind === 'ADD') liveData.add(k);
+  }
+  for (const e of delta)
+    if (e.kind === 'DELETE' && !delta.some((a) => a.kind === 'ADD' && a.file.fileName === e.file.fileName))
+      liveData.delete(`${partitionKey(e.partition)}|${e.bucket}|${e.file.fileName}`);
+  const dead = named.filter((k) => !liveData.has(k));
+  if (dead.length > 0) {
+    const names = dead.map((k) => k.slice(k.lastIndexOf('|') + 1));
+    conflict(`this commit marks rows of data files that are no longer live: ${names.join(', ')}`, names);
+  }
 }

@@ -13,23 +13,34 @@ import {
 } from '@tidemark/format';
 import type { TablePaths } from '../table-paths.js';
 import { CommitConflictError } from './commit-errors.js';
+import type { ManifestSource } from './metadata-cache.js';
 
-/** The manifests holding every live file of `snapshot` (its base list followed by its delta list). */
-export async function dataManifests(fileIO: FileIO, paths: TablePaths, snapshot: Snapshot): Promise<ManifestFileMeta[]> {
-  const [base, delta] = await Promise.all([
-    readManifestList(fileIO, paths.manifestPath(snapshot.baseManifestList)),
-    readManifestList(fileIO, paths.manifestPath(snapshot.deltaManifestList)),
-  ]);
+/**
+ * The manifests holding every live file of `snapshot` (its base list followed by its delta list).
+ * `source` (e.g. a committer's metadata cache) serves lists already read; default: storage.
+ */
+export async function dataManifests(
+  fileIO: FileIO,
+  paths: TablePaths,
+  snapshot: Snapshot,
+  source?: ManifestSource,
+): Promise<ManifestFileMeta[]> {
+  const read = (name: string): Promise<ManifestFileMeta[]> =>
+    source !== undefined ? source.list(name) : readManifestList(fileIO, paths.manifestPath(name));
+  const [base, delta] = await Promise.all([read(snapshot.baseManifestList), read(snapshot.deltaManifestList)]);
   return [...base, ...delta];
 }
 
-/** Streams the entries of `manifests` in order. */
+/** Streams the entries of `manifests` in order (from `source` when given, else from storage). */
 export async function* manifestEntries(
   fileIO: FileIO,
   paths: TablePaths,
   manifests: readonly ManifestFileMeta[],
+  source?: ManifestSource,
 ): AsyncGenerator<ManifestEntry> {
-  for (const m of manifests) yield* readManifestEntries(fileIO, paths.manifestPath(m.fileName));
+  for (const m of manifests) {
+    yield* source !== undefined ? source.entries(m.fileName) : readManifestEntries(fileIO, paths.manifestPath(m.fileName));
+  }
 }
 
 /**
@@ -81,9 +92,10 @@ export async function liveEntries(
   paths: TablePaths,
   snapshot: Snapshot,
   partitionFilter?: (partition: Uint8Array) => boolean,
+  source?: ManifestSource,
 ): Promise<Map<string, ManifestEntry>> {
   const folder = new EntryFolder();
-  for await (const e of manifestEntries(fileIO, paths, await dataManifests(fileIO, paths, snapshot))) {
+  for await (const e of manifestEntries(fileIO, paths, await dataManifests(fileIO, paths, snapshot, source), source)) {
     if (partitionFilter === undefined || partitionFilter(e.partition)) folder.add(e);
   }
   const leftover = folder.deletes();
@@ -98,9 +110,9 @@ export async function liveEntries(
 }
 
 /** Sum of row counts of the live files of `snapshot` (ADD minus DELETE over all its manifests). */
-export async function liveRecordCount(fileIO: FileIO, paths: TablePaths, snapshot: Snapshot): Promise<number> {
+export async function liveRecordCount(fileIO: FileIO, paths: TablePaths, snapshot: Snapshot, source?: ManifestSource): Promise<number> {
   let total = 0;
-  for await (const e of manifestEntries(fileIO, paths, await dataManifests(fileIO, paths, snapshot))) {
+  for await (const e of manifestEntries(fileIO, paths, await dataManifests(fileIO, paths, snapshot, source), source)) {
     total += e.kind === 'ADD' ? e.file.rowCount : -e.file.rowCount;
   }
   return total;

@@ -9,7 +9,6 @@ import type { FileIO } from '@tidemark/storage';
 import {
   deserializeBinaryRow,
   fileEntryIdentity,
-  readManifestEntries,
   type DataType,
   type ManifestEntry,
   type ManifestFileMeta,
@@ -19,6 +18,7 @@ import { compareValues } from '../predicate.js';
 import type { TablePaths } from '../table-paths.js';
 import { EntryFolder, manifestEntries, partitionKey } from './manifest-fold.js';
 import type { ManifestWriter } from './manifest-writer.js';
+import { storageManifestSource, type ManifestSource } from './metadata-cache.js';
 
 export interface ManifestMergeOptions {
   readonly targetFileSize: number;
@@ -29,7 +29,8 @@ export interface ManifestMergeOptions {
 /**
  * Returns the merged manifest metas for `input` (in order). New manifests are written through
  * `writer` (which records them for clean-up); input manifests are never deleted here, since older
- * snapshots still use them.
+ * snapshots still use them. Manifests are read through `source` (a committer's cache) when given.
+ * Only manifests that change are read: a commit that merges nothing reads no manifest.
  */
 export async function mergeManifests(
   fileIO: FileIO,
@@ -38,9 +39,10 @@ export async function mergeManifests(
   writer: ManifestWriter,
   partitionTypes: readonly DataType[],
   options: ManifestMergeOptions,
+  source: ManifestSource = storageManifestSource(fileIO, paths),
 ): Promise<ManifestFileMeta[]> {
-  const full = await tryFullCompaction(fileIO, paths, input, writer, partitionTypes, options);
-  return full ?? tryMinorCompaction(fileIO, paths, input, writer, options);
+  const full = await tryFullCompaction(fileIO, paths, input, writer, partitionTypes, options, source);
+  return full ?? tryMinorCompaction(fileIO, paths, input, writer, options, source);
 }
 
 async function tryMinorCompaction(
@@ -49,6 +51,7 @@ async function tryMinorCompaction(
   input: readonly ManifestFileMeta[],
   writer: ManifestWriter,
   options: ManifestMergeOptions,
+  source: ManifestSource,
 ): Promise<ManifestFileMeta[]> {
   const result: ManifestFileMeta[] = [];
   let candidates: ManifestFileMeta[] = [];
@@ -57,12 +60,12 @@ async function tryMinorCompaction(
     total += m.fileSize;
     candidates.push(m);
     if (total >= options.targetFileSize) {
-      result.push(...(await mergeCandidates(fileIO, paths, candidates, writer)));
+      result.push(...(await mergeCandidates(fileIO, paths, candidates, writer, source)));
       candidates = [];
       total = 0;
     }
   }
-  if (candidates.length >= options.mergeMinCount) result.push(...(await mergeCandidates(fileIO, paths, candidates, writer)));
+  if (candidates.length >= options.mergeMinCount) result.push(...(await mergeCandidates(fileIO, paths, candidates, writer, source)));
   else result.push(...candidates);
   return result;
 }
@@ -73,9 +76,10 @@ async function mergeCandidates(
   paths: TablePaths,
   candidates: readonly ManifestFileMeta[],
   writer: ManifestWriter,
+  source: ManifestSource,
 ): Promise<ManifestFileMeta[]> {
   if (candidates.length <= 1) return [...candidates];
-  const folder = await new EntryFolder().addAll(manifestEntries(fileIO, paths, candidates));
+  const folder = await new EntryFolder().addAll(manifestEntries(fileIO, paths, candidates, source));
   return writer.writeEntries(folder.entries.values());
 }
 
@@ -96,6 +100,7 @@ async function tryFullCompaction(
   writer: ManifestWriter,
   partitionTypes: readonly DataType[],
   options: ManifestMergeOptions,
+  source: ManifestSource,
 ): Promise<ManifestFileMeta[] | null> {
   const baseLength = fullCompactionBaseLength(input, options.targetFileSize);
   const base = input.slice(0, baseLength);
@@ -108,7 +113,7 @@ async function tryFullCompaction(
   const deletedPartitions = new Map<string, Uint8Array>();
   for (const m of delta) {
     if (m.numDeletedFiles === 0) continue;
-    for await (const e of readManifestEntries(fileIO, paths.manifestPath(m.fileName))) {
+    for await (const e of source.entries(m.fileName)) {
       if (e.kind !== 'DELETE') continue;
       deleted.add(fileEntryIdentity(e));
       deletedPartitions.set(partitionKey(e.partition), e.partition);
@@ -128,7 +133,7 @@ async function tryFullCompaction(
   for (const m of toBeMerged) {
     const kept: ManifestEntry[] = [];
     let changed = false;
-    for await (const e of readManifestEntries(fileIO, paths.manifestPath(m.fileName))) {
+    for await (const e of source.entries(m.fileName)) {
       if (e.kind === 'DELETE') continue;
       if (deleted.has(fileEntryIdentity(e))) changed = true;
       else kept.push(e);
@@ -139,7 +144,7 @@ async function tryFullCompaction(
 
   // The delta is streamed into new manifests holding only surviving ADDs.
   async function* survivingAdds(): AsyncGenerator<ManifestEntry> {
-    for await (const e of manifestEntries(fileIO, paths, delta)) {
+    for await (const e of manifestEntries(fileIO, paths, delta, source)) {
       if (e.kind === 'ADD' && !deleted.has(fileEntryIdentity(e))) yield e;
     }
   }

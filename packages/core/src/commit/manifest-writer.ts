@@ -26,6 +26,7 @@ import {
 } from '@tidemark/format';
 import { compareValues } from '../predicate.js';
 import type { TablePaths } from '../table-paths.js';
+import type { MetadataCache } from './metadata-cache.js';
 
 /** Index files (`index-<uuid>-<n>`) live in `index/`; index manifests (`index-manifest-…`) in `manifest/`. */
 function isIndexFile(name: string): boolean {
@@ -189,6 +190,8 @@ export class ManifestWriter {
     private readonly partitionTypes: readonly DataType[],
     private readonly options: ManifestWriterOptions,
     private readonly names: ManifestNames = new ManifestNames(),
+    /** Where written manifests and lists are remembered, so later commits need not read them back. */
+    private readonly cache?: MetadataCache,
   ) {}
 
   /**
@@ -197,6 +200,19 @@ export class ManifestWriter {
    * (none for no entries).
    */
   async writeEntries(entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>): Promise<ManifestFileMeta[]> {
+    const { metas, pending } = await this.writeEntriesDeferred(entries);
+    await pending;
+    return metas;
+  }
+
+  /**
+   * As {@link writeEntries}, but the upload of the last manifest is returned as `pending` instead
+   * of awaited: its meta (size included) is known once it is encoded, so the manifest list naming
+   * it can be uploaded at the same time. The caller must await `pending`.
+   */
+  async writeEntriesDeferred(
+    entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>,
+  ): Promise<{ metas: ManifestFileMeta[]; pending: Promise<void> }> {
     const metas: ManifestFileMeta[] = [];
     let chunk: ManifestEntry[] = [];
     let size = 0;
@@ -204,32 +220,43 @@ export class ManifestWriter {
       chunk.push(e);
       size += estimatedSize(e);
       if (size >= this.options.targetFileSize) {
-        metas.push(await this.writeOne(chunk));
+        const one = await this.encodeOne(chunk);
+        await one.upload();
+        metas.push(one.meta);
         chunk = [];
         size = 0;
       }
     }
-    if (chunk.length > 0) metas.push(await this.writeOne(chunk));
-    return metas;
+    if (chunk.length === 0) return { metas, pending: Promise.resolve() };
+    const last = await this.encodeOne(chunk);
+    metas.push(last.meta);
+    return { metas, pending: last.upload() };
   }
 
-  private async writeOne(entries: readonly ManifestEntry[]): Promise<ManifestFileMeta> {
+  private async encodeOne(entries: readonly ManifestEntry[]): Promise<{ meta: ManifestFileMeta; upload: () => Promise<void> }> {
     const summary = new ManifestSummary(this.partitionTypes);
     for (const e of entries) summary.add(e);
     const bytes = await writeManifestFile(entries, this.options.avro);
     const name = this.names.manifest();
     this.written.push(name);
-    await this.fileIO.write(this.paths.manifestPath(name), bytes);
-    return summary.meta(name, bytes.length);
+    this.cache?.putManifest(name, entries, bytes.length);
+    return { meta: summary.meta(name, bytes.length), upload: () => this.fileIO.write(this.paths.manifestPath(name), bytes) };
   }
 
   /** Writes a manifest list (never rolled); returns its name and size. */
   async writeList(metas: readonly ManifestFileMeta[]): Promise<{ name: string; size: number }> {
+    const { name, size, pending } = await this.writeListDeferred(metas);
+    await pending;
+    return { name, size };
+  }
+
+  /** As {@link writeList}, with the upload returned as `pending` (the caller must await it). */
+  async writeListDeferred(metas: readonly ManifestFileMeta[]): Promise<{ name: string; size: number; pending: Promise<void> }> {
     const bytes = await writeManifestList(metas, this.options.avro);
     const name = this.names.manifestList();
     this.written.push(name);
-    await this.fileIO.write(this.paths.manifestPath(name), bytes);
-    return { name, size: bytes.length };
+    this.cache?.putList(name, [...metas]);
+    return { name, size: bytes.length, pending: this.fileIO.write(this.paths.manifestPath(name), bytes) };
   }
 
   /** Writes an index manifest (never rolled); returns its name. */
@@ -260,6 +287,7 @@ export class ManifestWriter {
     } catch {
       // Left-over manifests are orphans that orphan-file cleanup removes; never mask the real error.
     }
+    this.cache?.forget(drop);
     const keep = this.written.filter((n) => !drop.has(n));
     this.written.length = 0;
     this.written.push(...keep);

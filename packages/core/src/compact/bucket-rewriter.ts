@@ -19,6 +19,7 @@ import { trimmedKeyFields } from '../write/key-value/key-value.js';
 import { changelogWindowMerge, type LookupHit } from './changelog-merge.js';
 import type { Levels } from './levels.js';
 import { LookupLevels } from './lookup-levels.js';
+import { LookupCompactRewriter, lookupWindowMerge, type DeletionVectorCompaction } from './lookup-rewriter.js';
 import { MergeTreeCompactRewriter, type BucketRewriter, type ChangelogRewriteContext, type KeyValueSink } from './merge-tree-rewriter.js';
 import type { KeyValueSegment, MergeReadContext, WindowMerge } from './merge-tree-reader.js';
 
@@ -44,6 +45,11 @@ export interface BucketFilesContext {
    * and the names of changelog files. Without them no changelog is produced.
    */
   readonly changelog?: { readonly levels: Levels; newFileName(): string };
+  /**
+   * Deletion-vector tables: inputs are read with their vectors, and records the compacted keys
+   * replace in higher levels are marked deleted (lookup-rewriter.ts).
+   */
+  readonly deletionVectors?: DeletionVectorCompaction;
 }
 
 /** A compaction rewriter of one bucket; `onClose` runs when it is closed. */
@@ -53,6 +59,7 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
   const merge = mergeEngineOptions(schema);
   const keyFields = trimmedKeyFields(schema);
   const keyPositions = keyFields.map((k) => schema.fields.findIndex((f) => f.id === k.id));
+  const dv = ctx.deletionVectors;
   const read: MergeReadContext = {
     fileIO: ctx.fileIO,
     pathOf: (name) => ctx.pathOf(name),
@@ -61,6 +68,7 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
     keyPositions,
     ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
     ...(ctx.onFileRead !== undefined ? { onFileRead: ctx.onFileRead } : {}),
+    ...(dv !== undefined ? { deletionVectorOf: (name: string) => dv.maintainer.deletionVectorOf(name) } : {}),
   };
   // Changelog files are written with file source APPEND, as Java's changelog writer does.
   const newSink = (level: number, newFileName: () => string, fileSource: FileSource = FILE_SOURCE_COMPACT): KeyValueSink => {
@@ -98,8 +106,8 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
       producer,
       maxLevel: levels.maxLevel,
       newSink: (level) => newSink(level, newFileName, FILE_SOURCE_APPEND),
-      merge: (outputLevel, dropDelete, emit) =>
-        changelogWindowMerge({
+      merge: (outputLevel, dropDelete, emit) => {
+        const m = changelogWindowMerge({
           schema,
           merge,
           producer,
@@ -109,21 +117,27 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
           rowDeduplicateIgnoreFields: options.changelogRowDeduplicateIgnoreFields,
           ...(lookup !== null ? { lookup: (keys) => lookupAll(lookup, keys, outputLevel + 1) } : {}),
           emit,
-        }),
+        });
+        return dv === undefined ? m : lookupWindowMerge(m, outputLevel, read, dv);
+      },
     };
   }
-  return new MergeTreeCompactRewriter(
+  const rewriter = new MergeTreeCompactRewriter(
     {
       read,
       newSink: (level) => newSink(level, () => ctx.newFileName()),
       ...(changelog !== undefined ? { changelog } : {}),
-      merge: (dropDelete) => windowMerge(schema, merge, dropDelete),
+      merge: (dropDelete, outputLevel) => {
+        const plain = windowMerge(schema, merge, dropDelete);
+        return dv === undefined ? plain : lookupWindowMerge(plain, outputLevel, read, dv);
+      },
       deleteFiles: async (files) => {
         await ctx.fileIO.deleteMany(files.map((f) => ctx.pathOf(f.fileName)));
       },
     },
     onClose,
   );
+  return dv === undefined ? rewriter : new LookupCompactRewriter(rewriter, read, dv);
 }
 
 /**
@@ -178,6 +192,8 @@ export interface OpenBucketRewriterOptions {
   readonly onFileRead?: (file: DataFileMeta) => void;
   /** The bucket's levels: given, compactions produce the changelog of a `lookup` / `full-compaction` table. */
   readonly levels?: Levels;
+  /** Deletion-vector tables: the bucket's vectors and lookups (see {@link BucketFilesContext.deletionVectors}). */
+  readonly deletionVectors?: DeletionVectorCompaction;
 }
 
 /**
@@ -214,6 +230,7 @@ export async function openBucketRewriter(
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
       ...(options.onFileRead !== undefined ? { onFileRead: options.onFileRead } : {}),
       ...(levels !== undefined ? { changelog: { levels, newFileName: () => `${changelogPrefix}${counter++}.parquet` } } : {}),
+      ...(options.deletionVectors !== undefined ? { deletionVectors: options.deletionVectors } : {}),
     },
     async () => {
       if (recorded) await clearInflightFiles(table.fileIO, table.location, recordId).catch(() => undefined);

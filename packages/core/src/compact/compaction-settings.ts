@@ -28,8 +28,8 @@ export interface CompactionSettings {
   readonly writeOnly: boolean;
   /**
    * Level 0 is always compacted upward after a flush: `compaction.force-up-level-0`, or a table
-   * whose reads skip level 0 (merge engine first-row), or whose changelog comes from compacting
-   * level 0 (`changelog-producer` = `lookup`).
+   * whose reads skip level 0 (merge engine first-row, deletion vectors), or whose changelog comes
+   * from compacting level 0 (`changelog-producer` = `lookup`).
    */
   readonly forceUpLevel0: boolean;
 }
@@ -49,7 +49,11 @@ export function compactionSettings(schema: Pick<TableSchema, 'options' | 'primar
     // The full-compaction producer needs full compactions: every commit unless set (as Paimon's sinks do).
     fullCompactionDeltaCommits: options.fullCompactionDeltaCommits ?? (options.changelogProducer === 'full-compaction' ? 1 : null),
     writeOnly: options.writeOnly,
-    forceUpLevel0: options.compactionForceUpLevel0 || options.mergeEngine === 'first-row' || options.changelogProducer === 'lookup',
+    forceUpLevel0:
+      options.compactionForceUpLevel0 ||
+      options.mergeEngine === 'first-row' ||
+      options.changelogProducer === 'lookup' ||
+      options.deletionVectorsEnabled,
   };
 }
 

@@ -8,7 +8,8 @@
  */
 import type * as arrow from 'apache-arrow';
 import type { FileIO } from '@tidemark/storage';
-import type { DataField, DataFileMeta, TableSchema, Value } from '@tidemark/format';
+import type { DataField, DataFileMeta, DeletionVector, TableSchema, Value } from '@tidemark/format';
+import { takeRows } from '../read/arrow-take.js';
 import { valueReader } from '../read/arrow-values.js';
 import { readDataFile } from '../read/data-file-reader.js';
 import { compareKeys } from '../read/merge-engine.js';
@@ -47,6 +48,8 @@ export interface MergeReadContext {
   readonly signal?: AbortSignal;
   /** Called with each input file once it has been read through. */
   readonly onFileRead?: (file: DataFileMeta) => void;
+  /** Deletion-vector tables: the vector of a data file; its rows are skipped. */
+  deletionVectorOf?(fileName: string): DeletionVector | undefined;
 }
 
 const DEFAULT_BATCH = 8192;
@@ -63,6 +66,9 @@ interface Batch {
 /** Reads a sorted run batch by batch. */
 class RunCursor {
   private fileIndex = 0;
+  /** Row position in the current file of the next batch's first row. */
+  private filePosition = 0;
+  private deletionVector: DeletionVector | undefined;
   private batches: AsyncGenerator<{ batch: arrow.RecordBatch; sequence: BigInt64Array | null; valueKind: Int8Array | null }> | null = null;
   /** Current batch (null once the run is exhausted) and the first row not yet taken. */
   batch: Batch | null = null;
@@ -84,6 +90,8 @@ class RunCursor {
           return false;
         }
         const schema = await this.ctx.schemaOf(file.schemaId);
+        this.filePosition = 0;
+        this.deletionVector = this.ctx.deletionVectorOf?.(file.fileName);
         const path = file.externalPath || this.ctx.pathOf(file.fileName);
         this.batches = readDataFile(this.ctx.fileIO, { path, fileSize: file.fileSize, schema }, this.ctx.readFields, {
           keyValue: true,
@@ -97,16 +105,33 @@ class RunCursor {
         this.fileIndex++;
         continue;
       }
-      const { batch, sequence, valueKind } = next.value;
+      const { batch } = next.value;
+      let { sequence, valueKind } = next.value;
+      const start = this.filePosition;
+      this.filePosition += batch.numRows;
       if (batch.numRows === 0) continue;
-      const columns = batch.data.children;
+      let columns = batch.data.children;
+      let rows = batch.numRows;
+      const dv = this.deletionVector;
+      if (dv !== undefined && dv.cardinality > 0) {
+        // Rows replaced by newer records elsewhere must not come back through the merge.
+        const keep: number[] = [];
+        for (let i = 0; i < rows; i++) if (!dv.isDeleted(start + i)) keep.push(i);
+        if (keep.length === 0) continue;
+        if (keep.length < rows) {
+          columns = columns.map((c) => takeRows(c, keep));
+          sequence = BigInt64Array.from(keep, (i) => sequence![i]!);
+          valueKind = Int8Array.from(keep, (i) => valueKind![i]!);
+          rows = keep.length;
+        }
+      }
       const readers = this.ctx.keyPositions.map((p) => valueReader(columns[p]!, this.ctx.readFields[p]!.type));
       const level = this.run.files[this.fileIndex]!.level;
       this.batch = {
         columns,
         sequence: sequence!,
         kinds: valueKind!,
-        rows: batch.numRows,
+        rows,
         level,
         key: (r) => readers.map((read) => read(r)),
       };
@@ -182,10 +207,10 @@ function upperBound(b: Batch, from: number, bound: readonly Value[]): number {
 function slice(b: Batch, start: number, end: number): KeyValueSegment {
   if (start === 0 && end === b.rows) return { columns: b.columns, sequence: b.sequence, kinds: b.kinds, rows: b.rows, level: b.level };
   return {
-    level: b.level,
     columns: b.columns.map((c) => c.slice(start, end - start)),
     sequence: b.sequence.subarray(start, end),
     kinds: b.kinds.subarray(start, end),
     rows: end - start,
+    level: b.level,
   };
 }

@@ -29,8 +29,11 @@ export interface MergeTreeRewriterContext {
   readonly read: MergeReadContext;
   /** A sink writing files of `level`. */
   newSink(level: number): KeyValueSink;
-  /** Merges a window of records by the table's merge engine; drops retractions when `dropDelete`. */
-  merge(dropDelete: boolean): WindowMerge;
+  /**
+   * Merges a window of records by the table's merge engine; drops retractions when `dropDelete`.
+   * `outputLevel` is the level the merged records go to.
+   */
+  merge(dropDelete: boolean, outputLevel: number): WindowMerge;
   /** Deletes data files of this bucket. */
   deleteFiles(files: readonly DataFileMeta[]): Promise<void>;
   /** Set for the `lookup` and `full-compaction` changelog producers. */
@@ -79,7 +82,7 @@ export class MergeTreeCompactRewriter implements BucketRewriter {
     const sink = this.ctx.newSink(outputLevel);
     let after: DataFileMeta[];
     try {
-      for await (const rows of mergeSections(this.ctx.read, sections, this.ctx.merge(dropDelete))) await sink.write(rows);
+      for await (const rows of mergeSections(this.ctx.read, sections, this.ctx.merge(dropDelete, outputLevel))) await sink.write(rows);
       after = await sink.close();
     } catch (e) {
       await sink.abort().catch(() => undefined);

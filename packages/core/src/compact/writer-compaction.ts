@@ -12,22 +12,27 @@
  * and neither committed as added nor as removed (a file that only changed level is kept).
  */
 import type { FileIO } from '@tidemark/storage';
-import type { DataFileMeta, TableSchema } from '@tidemark/format';
+import type { DataFileMeta, IndexFileMeta, TableSchema } from '@tidemark/format';
 import type { CompactManager } from '../write/key-value/merge-tree-writer.js';
 import { trimmedKeyFields } from '../write/key-value/key-value.js';
 import type { CompactManagerContext } from '../write/table-write.js';
 import { coreOptions } from '../core-options.js';
 import { createBucketRewriter } from './bucket-rewriter.js';
+import type { DeletionVectorCompaction } from './lookup-rewriter.js';
 import type { CompactResult } from './compact-task.js';
 import { MergeTreeCompactManager } from './compact-manager.js';
 import { compactStrategy, compactionSettings } from './compaction-settings.js';
 import { Levels } from './levels.js';
 import { binaryRowKeyComparator } from './sorted-run.js';
+import { LookupLevels } from './lookup-levels.js';
+import type { BucketDvMaintainer, DvIndexIncrement, WriteIndexFile } from '../deletion-vectors/bucket-dv-maintainer.js';
 
 /** What a writer commits for its compactions. */
 export interface WriterCompactionIncrement {
   readonly compactBefore: readonly DataFileMeta[];
   readonly compactAfter: readonly DataFileMeta[];
+  readonly newIndexFiles?: readonly IndexFileMeta[];
+  readonly deletedIndexFiles?: readonly IndexFileMeta[];
   /** Changelog files of the compactions (`lookup` / `full-compaction` producers), when there are any. */
   readonly compactChangelog?: readonly DataFileMeta[];
 }
@@ -45,6 +50,12 @@ export interface WriterCompactionOptions {
    * changelog of its data is committed with it (Paimon's `lookup-wait`).
    */
   readonly compactLevel0AtCommit?: boolean;
+  /**
+   * Deletion-vector tables: every commit compacts all level-0 files up (batch reads skip level 0,
+   * so the commit's data would be invisible otherwise), and when anything was compacted this
+   * writes the bucket's deletion vectors and returns the index change.
+   */
+  readonly deletionVectors?: { commitIndex(): Promise<DvIndexIncrement> };
 }
 
 /** The compaction side of one bucket writer (the merge-tree writer's compaction hook). */
@@ -86,7 +97,9 @@ export class WriterCompaction {
         await this.sync(m, true);
       }
       // The strategy forces level 0 up; a flush during a running compaction left files behind.
-      while (this.options.compactLevel0AtCommit === true && m.levels.level0Files.length > 0) {
+      // Deletion-vector tables too: as Java's batch writers do for tables whose reads skip level 0.
+      const drain = this.options.compactLevel0AtCommit === true || this.options.deletionVectors !== undefined;
+      while (drain && m.levels.level0Files.length > 0) {
         if (m.triggerCompaction(false) === null) break;
         await this.sync(m, true);
       }
@@ -100,6 +113,9 @@ export class WriterCompaction {
     this.compactBefore.clear();
     this.compactAfter = [];
     this.compactChangelog = [];
+    if (this.options.deletionVectors !== undefined && (out.compactBefore.length > 0 || out.compactAfter.length > 0)) {
+      return { ...out, ...(await this.options.deletionVectors.commitIndex()) };
+    }
     return out;
   }
 
@@ -141,6 +157,14 @@ export class WriterCompaction {
   }
 }
 
+/** How a writer of a deletion-vector table keeps the vectors of one bucket. */
+export interface WriterDeletionVectors {
+  /** The bucket's vectors in the snapshot the writer's levels come from. */
+  restore(): Promise<BucketDvMaintainer>;
+  /** Writes a new DV index file of the writer; returns its name. */
+  readonly writeIndexFile: WriteIndexFile;
+}
+
 /** What {@link writerCompactManager} needs of the table. */
 export interface WriterCompactionTable {
   readonly fileIO: FileIO;
@@ -160,20 +184,38 @@ export function writerCompactManager(
   table: WriterCompactionTable,
   bucket: CompactManagerContext,
   restore: () => Promise<readonly DataFileMeta[]>,
+  deletionVectors?: WriterDeletionVectors,
 ): CompactManager {
   const { schema } = table;
   const settings = compactionSettings(schema);
-  const compare = binaryRowKeyComparator(trimmedKeyFields(schema).map((f) => f.type));
+  const keyFields = trimmedKeyFields(schema);
+  const compare = binaryRowKeyComparator(keyFields.map((f) => f.type));
   const producer = coreOptions(schema).changelogProducer;
   const producesCompactionChangelog = producer === 'lookup' || producer === 'full-compaction';
   const deleteFiles = async (files: readonly DataFileMeta[]): Promise<void> => {
     await table.fileIO.deleteMany(files.map((f) => bucket.pathOf(f.fileName)));
   };
+  let maintainer: BucketDvMaintainer | null = null;
   const compaction = new WriterCompaction({
     open: async () => {
       const abortController = new AbortController();
       const levels = new Levels(await restore(), settings.numLevels, compare, `${table.location}: bucket ${bucket.bucket}`);
+      let dv: DeletionVectorCompaction | undefined;
+      if (deletionVectors !== undefined) {
+        const m = await deletionVectors.restore();
+        maintainer = m;
+        const lookup = new LookupLevels(levels, {
+          fileIO: table.fileIO,
+          pathOf: bucket.pathOf,
+          schemaOf: (id) => table.schemaOf(id),
+          readFields: schema.fields,
+          keyFields,
+          isDeleted: (name, pos) => m.isDeleted(name, pos),
+        });
+        dv = { maintainer: m, lookup };
+      }
       const rewriter = createBucketRewriter({
+        ...(dv !== undefined ? { deletionVectors: dv } : {}),
         ...(producesCompactionChangelog ? { changelog: { levels, newFileName: bucket.newChangelogFileName } } : {}),
         fileIO: table.fileIO,
         schema,
@@ -188,11 +230,21 @@ export function writerCompactManager(
         numSortedRunStopTrigger: settings.numSortedRunStopTrigger,
         compare,
         abortController,
+        // Reads of DV tables do not merge, so no retraction may stay in levels >= 1.
+        alwaysDropDelete: deletionVectors !== undefined,
       });
     },
     fullCompactionDeltaCommits: settings.fullCompactionDeltaCommits,
     deleteFiles,
     compactLevel0AtCommit: producer === 'lookup',
+    ...(deletionVectors !== undefined
+      ? {
+          deletionVectors: {
+            // Always a new file: two writers compacting one bucket then conflict at commit.
+            commitIndex: () => maintainer!.prepareCommit(deletionVectors.writeIndexFile, true),
+          },
+        }
+      : {}),
   });
   return {
     onFlush: (files) => compaction.onFlush(files),

@@ -52,3 +52,43 @@ export async function expireAfterCommit(table: MaintainedTable, options: AutoExp
     return null;
   }
 }
+
+/**
+ * What one committer's last expiration run learned, so that the commits after which nothing can
+ * expire skip the run and its requests (a full run reads hints, lists consumers and reads
+ * snapshots: about ten requests per commit, a third of a small append's cost on an object store).
+ *
+ * Skipping is conservative: expiration only moves the earliest snapshot forward, so the earliest
+ * this committer saw is at most the real one; with fewer snapshots than `snapshot.num-retained.min`
+ * after it, or while the snapshot after it is younger than `snapshot.time-retained`, a run could
+ * expire nothing (commit times grow with snapshot ids). Tables producing changelog files always
+ * run (their retention options interact). A skipped run also defers deleting stale consumer files
+ * until a run happens.
+ */
+export class AutoExpireState {
+  private earliest: number | null = null;
+  private schemaId: number | null = null;
+  /** Epoch ms until which the snapshot after `earliest` is too young for `earliest` to expire. */
+  private youngUntil = Number.NEGATIVE_INFINITY;
+
+  /**
+   * Whether a run after a commit that created snapshot `latestId` with schema `schemaId` could
+   * expire anything, by what earlier runs learned (true when they learned nothing).
+   */
+  mayExpire(latestId: number, schemaId: number, options: CoreOptions, now: number): boolean {
+    if (this.earliest === null || schemaId !== this.schemaId || options.changelogProducer !== 'none') return true;
+    if (latestId - options.snapshotNumRetainedMin + 1 <= this.earliest) return false;
+    const beyondMax = latestId - options.snapshotNumRetainedMax + 1 > this.earliest;
+    return beyondMax || now > this.youngUntil;
+  }
+
+  /**
+   * Records the outcome of a full run: the earliest snapshot after it (null: none) and the commit
+   * time of its successor (null when there is none).
+   */
+  learn(earliest: number | null, successorTimeMillis: number | null, schemaId: number, options: CoreOptions): void {
+    this.earliest = earliest;
+    this.schemaId = schemaId;
+    this.youngUntil = successorTimeMillis === null ? Number.NEGATIVE_INFINITY : successorTimeMillis + options.snapshotTimeRetainedMs;
+  }
+}

@@ -211,7 +211,8 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
   if (latestId === null || earliestId === null) return summary(0, null);
   const consumerTtl = o.consumerExpirationTimeMs;
   const consumersStaleBefore = consumerTtl === null ? null : now - consumerTtl;
-  const range = await computeRange(io, paths, snapshots, {
+  const known = new Map<number, Snapshot>();
+  const range = await computeRange(io, paths, snapshots, known, {
     earliestId,
     latestId,
     retainMin,
@@ -226,7 +227,7 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
     return summary(0, earliestId);
   }
   const { earliest, end } = range;
-  const endSnapshot = await snapshots.tryGet(end);
+  const endSnapshot = known.get(end) ?? (await snapshots.tryGet(end));
   if (endSnapshot === null) {
     throw new MaintenanceError(
       `snapshot ${end} of ${paths.root}, the first one to retain, cannot be read; expiration stopped without deleting anything`,
@@ -241,13 +242,18 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
   //    for steps 2-4.
   checkAborted(options.signal);
   const marked = new Map<string, Marked>();
+  const deltaLists = new Map<string, ManifestFileMeta[]>();
   const expiring: Array<Snapshot | null> = new Array<Snapshot | null>(end - earliest).fill(null);
   const readDelta = async (id: number): Promise<{ id: number; snapshot: Snapshot | null; entries: DeltaEntry[] }> => {
     checkAborted(options.signal);
-    const snapshot = id === end ? endSnapshot : await snapshots.tryGet(id);
+    // Successors read while choosing the range are not read again.
+    const snapshot = id === end ? endSnapshot : (known.get(id) ?? (await snapshots.tryGet(id)));
+    known.delete(id);
     const entries: DeltaEntry[] = [];
     // Snapshot `earliest` is read for steps 2-4 only: its delta is not part of the range.
     const delta = snapshot === null || id === earliest ? null : await tryReadManifestList(io, paths, snapshot.deltaManifestList);
+    // Step 3 needs the delta lists of the expiring snapshots again: keep their (small) metas.
+    if (delta !== null && snapshot !== null && id < end) deltaLists.set(snapshot.deltaManifestList, delta);
     // A missing delta list was processed by an interrupted earlier run.
     for (const m of delta ?? []) {
       for await (const e of tolerantEntries(io, paths, m)) {
@@ -346,7 +352,7 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
     for (const listName of manifestListNames(s)) {
       // A decoupled changelog keeps its manifests until it expires itself.
       if (skip.has(listName) || (decoupled && listName === s.changelogManifestList)) continue;
-      const list = await tryReadManifestList(io, paths, listName);
+      const list = deltaLists.get(listName) ?? (await tryReadManifestList(io, paths, listName));
       for (const m of list ?? []) {
         if (!skip.has(m.fileName)) leaves.push([m.fileName, { path: paths.manifestPath(m.fileName), size: m.fileSize }]);
       }
@@ -373,6 +379,7 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
   await deleteAll('manifest-lists', rootFiles.values());
   leafFiles.clear();
   rootFiles.clear();
+  deltaLists.clear();
 
   // 4. Snapshot files, strictly oldest first and one at a time: a batch (or several deletes in
   //    flight) has no order guarantee, so an interruption could leave a gap in the snapshot ids.
@@ -407,6 +414,8 @@ async function computeRange(
   io: FileIO,
   paths: TablePaths,
   snapshots: SnapshotManager,
+  /** Receives the snapshots read on the way (successors inside the range), for step 1. */
+  known: Map<number, Snapshot>,
   a: {
     earliestId: number;
     latestId: number;
@@ -433,6 +442,7 @@ async function computeRange(
     next: await snapshots.tryGet(id + 1),
   }));
   for await (const { id, next } of successors) {
+    if (next !== null) known.set(next.id, next);
     if (next !== null && next.timeMillis >= a.olderThan) {
       end = id;
       break;

@@ -149,8 +149,27 @@ export class StreamRead implements AsyncIterable<ChangeBatch> {
     // The first snapshot committed at or after `ms`: the one after the last one before it (binary search).
     const earliest = await sm.earliest();
     if (earliest === null) return { next: 1, full: null };
-    if (earliest.timeMillis >= ms) return { next: earliest.id, full: null };
+    if (earliest.timeMillis >= ms) return { next: await this.firstChangelogAtOrAfter(ms, earliest.id), full: null };
     return { next: (await sm.snapshotAtOrBefore(ms - 1)).id + 1, full: null };
+  }
+
+  /**
+   * The first kept changelog (ids below `earliestSnapshot`, contiguous) committed at or after `ms`,
+   * by binary search; `earliestSnapshot` when there is none.
+   */
+  private async firstChangelogAtOrAfter(ms: number, earliestSnapshot: number): Promise<number> {
+    const first = await this.changelogs.earliestId();
+    if (first === null || first >= earliestSnapshot) return earliestSnapshot;
+    let lo = first;
+    let hi = earliestSnapshot;
+    while (lo < hi) {
+      const mid = lo + Math.floor((hi - lo) / 2);
+      const c = await this.changelogs.tryGet(mid);
+      // A changelog expired meanwhile counts as older.
+      if (c !== null && c.timeMillis >= ms) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
   }
 
   /** The earliest id whose changes can be read: the earliest long-lived changelog, else the earliest snapshot. */

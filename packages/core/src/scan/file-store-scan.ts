@@ -13,6 +13,7 @@ import {
   deserializeBinaryRow,
   fileEntryIdentity,
   parsePartitionPath,
+  decodeManifestEntries,
   readIndexManifest,
   readManifestEntries,
   readManifestList,
@@ -32,6 +33,13 @@ import { EntryCompactor } from './compact-meta.js';
 import { BucketFile, ScanPlan, type DataSplit, type DeletionFileRef, type PlannedFile } from './data-split.js';
 import { CorruptTableError } from './errors.js';
 import { ValueStatsEvolution } from './value-stats.js';
+
+/**
+ * Manifests fetched ahead of the one being decoded: on an object store planning is otherwise one
+ * round trip per manifest in a row. Bounds the bytes held to this many manifests (each at most
+ * `manifest.target-file-size`, 8 MiB by default, usually far less).
+ */
+const MANIFEST_READ_AHEAD = 8;
 
 /** Bucket number of `bucket-postpone` files (written by postpone-bucket tables, invisible to batch reads). */
 const POSTPONE_BUCKET = -2;
@@ -90,18 +98,19 @@ export class FileStoreScan {
    */
   async plan(snapshot: Snapshot | null, filter: ScanFilter = {}): Promise<ScanPlan> {
     if (snapshot === null) return new ScanPlan(null, []);
-    const metas = [
-      ...(await readManifestList(this.fileIO, this.paths.manifestPath(snapshot.baseManifestList))),
-      ...(await readManifestList(this.fileIO, this.paths.manifestPath(snapshot.deltaManifestList))),
-    ];
+    const [base, delta] = await Promise.all([
+      readManifestList(this.fileIO, this.paths.manifestPath(snapshot.baseManifestList)),
+      readManifestList(this.fileIO, this.paths.manifestPath(snapshot.deltaManifestList)),
+    ]);
+    // Whole manifests are skipped by their partition and bucket stats before any is read.
+    const metas = [...base, ...delta].filter((m) => this.manifestMightMatch(m, filter));
     const live = new Map<string, ManifestEntry>();
     const orphanDeletes = new Map<string, ManifestEntry>();
     const compactor = new EntryCompactor();
-    for (const meta of metas) {
-      if (!this.manifestMightMatch(meta, filter)) continue;
+    for await (const { meta, bytes } of this.readAhead(metas)) {
       const path = this.paths.manifestPath(meta.fileName);
       // Byte fields are views into the decoded block; kept entries are copied compactly.
-      for await (const entry of readManifestEntries(this.fileIO, path, { copyBytes: false })) {
+      for await (const entry of decodeManifestEntries(bytes, path, { copyBytes: false })) {
         if (filter.statsPredicate && !this.schemaCache.has(entry.file.schemaId)) await this.fileSchema(entry.file.schemaId);
         if (!this.entryMatches(entry, filter)) continue;
         const id = fileEntryIdentity(entry);
@@ -126,6 +135,31 @@ export class FileStoreScan {
     }
     const deletionFiles = await this.loadDeletionFiles(snapshot);
     return new ScanPlan(snapshot.id, this.group(snapshot.id, live.values(), deletionFiles));
+  }
+
+  /**
+   * The bytes of `metas` in order, fetched up to {@link MANIFEST_READ_AHEAD} ahead of the consumer
+   * (folding needs manifest order; fetching does not). Stopping early waits for reads in flight.
+   */
+  private async *readAhead(metas: readonly ManifestFileMeta[]): AsyncGenerator<{ meta: ManifestFileMeta; bytes: Uint8Array }> {
+    const window: Array<Promise<Uint8Array>> = [];
+    let next = 0;
+    const fill = (): void => {
+      while (next < metas.length && window.length < MANIFEST_READ_AHEAD) {
+        const p = this.fileIO.read(this.paths.manifestPath(metas[next++]!.fileName));
+        p.catch(() => undefined); // awaited in order below
+        window.push(p);
+      }
+    };
+    try {
+      for (let i = 0; i < metas.length; i++) {
+        fill();
+        const bytes = await window.shift()!;
+        yield { meta: metas[i]!, bytes };
+      }
+    } finally {
+      await Promise.allSettled(window);
+    }
   }
 
   /**
@@ -155,6 +189,7 @@ export class FileStoreScan {
     if (filter.bucket !== undefined && meta.minBucket !== null && meta.maxBucket !== null) {
       if (filter.bucket < meta.minBucket || filter.bucket > meta.maxBucket) return false;
     }
+    if (filter.partitionSpec && this.partitionFields.length > 0 && !this.specMightMatch(meta, filter.partitionSpec)) return false;
     const pred = filter.partitionPredicate;
     if (pred && this.partitionFields.length > 0) {
       try {
@@ -172,6 +207,24 @@ export class FileStoreScan {
       } catch {
         // Undecodable stats (e.g. an old partition type): read the manifest.
       }
+    }
+    return true;
+  }
+
+  /**
+   * False only when the manifest's partition stats prove that no partition in it has the spec's
+   * values: a manifest holding a single partition (min = max) whose path differs on a spec key.
+   */
+  private specMightMatch(meta: ManifestFileMeta, spec: Readonly<Record<string, string>>): boolean {
+    const { minValues, maxValues, nullCounts } = meta.partitionStats;
+    if (minValues.length !== maxValues.length || !Buffer.from(minValues).equals(Buffer.from(maxValues))) return true;
+    // Nulls are not in min/max: with any, the manifest may hold the default partition too.
+    if (nullCounts === null || nullCounts.some((n) => n !== 0)) return true;
+    try {
+      const info = this.partitionInfo(minValues);
+      for (const [k, v] of Object.entries(spec)) if (k in info.spec && info.spec[k] !== v) return false;
+    } catch {
+      // Undecodable stats: read the manifest.
     }
     return true;
   }

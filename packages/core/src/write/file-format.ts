@@ -13,18 +13,23 @@ const COMPRESSIONS: Record<string, ParquetCompression> = {
 };
 
 /**
- * Refuses a commit to a table whose manifests tidemark cannot write: only Avro manifests are written,
- * and writing another format than the table asks for would silently change it (ORC manifests are read).
+ * Refuses writing to a table whose data file or manifest format tidemark cannot write: it writes
+ * Parquet data files and Avro manifests only, and writing another format than the table asks for
+ * would silently change the table (ORC files and manifests are read). Names every such option.
  *
- * @throws NotSupportedError naming `manifest.format`.
+ * @throws NotSupportedError naming `file.format` and/or `manifest.format`.
  */
-export function checkWritableManifestFormat(options: Pick<CoreOptions, 'manifestFormat'>): void {
-  if (options.manifestFormat !== 'avro') {
-    throw new NotSupportedError(
-      `table option 'manifest.format' = '${options.manifestFormat}': tidemark reads such manifests but writes only avro ones; ` +
-        `set it to avro before writing (tidemark alter <table> set-option manifest.format=avro); existing manifests stay readable`,
-    );
-  }
+export function checkWritableFormats(options: Pick<CoreOptions, 'fileFormat' | 'manifestFormat'>): void {
+  const wrong: [string, string, string][] = [];
+  if (options.fileFormat !== 'parquet') wrong.push(['file.format', options.fileFormat, 'parquet']);
+  if (options.manifestFormat !== 'avro') wrong.push(['manifest.format', options.manifestFormat, 'avro']);
+  if (wrong.length === 0) return;
+  const named = wrong.map(([k, v]) => `'${k}' = '${v}'`).join(' and ');
+  const fix = wrong.map(([k, , want]) => `${k}=${want}`).join(' ');
+  throw new NotSupportedError(
+    `table option${wrong.length > 1 ? 's' : ''} ${named}: tidemark reads such tables but writes only parquet data files and avro manifests; ` +
+      `to write, first run tidemark alter <table> set-option ${fix} (existing files and manifests stay readable)`,
+  );
 }
 
 /**
@@ -35,13 +40,7 @@ export function checkWritableManifestFormat(options: Pick<CoreOptions, 'manifest
  *   codec tidemark cannot write.
  */
 export function parquetCompressionOf(options: Pick<CoreOptions, 'fileFormat' | 'fileCompression' | 'manifestFormat'>): ParquetCompression {
-  if (options.fileFormat !== 'parquet') {
-    throw new NotSupportedError(
-      `table option 'file.format' = '${options.fileFormat}': tidemark reads ${options.fileFormat} data files but writes only parquet ones; ` +
-        `set it to parquet before writing (tidemark alter <table> set-option file.format=parquet); existing ${options.fileFormat} files stay readable`,
-    );
-  }
-  checkWritableManifestFormat(options);
+  checkWritableFormats(options);
   const compression = COMPRESSIONS[options.fileCompression];
   if (!compression) {
     throw new NotSupportedError(

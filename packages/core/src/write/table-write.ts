@@ -15,6 +15,7 @@ import * as arrow from 'apache-arrow';
 import type { FileIO } from '@tidemark/storage';
 import {
   FILE_SOURCE_APPEND,
+  INDEX_FILE_PREFIX,
   newDataFileMeta,
   bucketOfValues,
   trimmedPrimaryKeys,
@@ -123,6 +124,11 @@ export interface CompactManagerContext {
   readonly newFileName: () => string;
   /** Awaited before each data file is written (keeps the in-flight record current). */
   readonly beforeFile: () => Promise<void>;
+  /**
+   * Writes an index file of the writer (`index-<writer uuid>-<n>`, covered by its in-flight
+   * record) under `index/`; returns its name. Deletion-vector tables write their vectors with it.
+   */
+  readonly writeIndexFile: (bytes: Uint8Array) => Promise<string>;
   /** A fresh changelog file name of the writer (compaction changelog of `lookup` / `full-compaction`). */
   readonly newChangelogFileName: () => string;
 }
@@ -189,6 +195,7 @@ export class TableWrite {
   /** One uuid per writer: every data file name starts with {@link filePrefix}. */
   private readonly uuid = randomUUID();
   private fileCounter = 0;
+  private indexFileCounter = 0;
   /** When the in-flight record was (re)written, epoch millis; null while there is none. */
   private recordedAt: number | null = null;
   /** prepareCommit handed out files whose commit this writer cannot see. */
@@ -323,7 +330,8 @@ export class TableWrite {
       const c = await this.guard(buf.mergeTree!.prepareCommit());
       const compactChangelog = c.compactChangelog ?? [];
       const empty = c.newFiles.length === 0 && c.newChangelogFiles.length === 0 && compactChangelog.length === 0;
-      if (empty && c.compactBefore.length === 0 && c.compactAfter.length === 0) continue;
+      const indexChanges = (c.newIndexFiles?.length ?? 0) + (c.deletedIndexFiles?.length ?? 0);
+      if (empty && c.compactBefore.length === 0 && c.compactAfter.length === 0 && indexChanges === 0) continue;
       messages.push({
         partition: buf.partition,
         bucket: buf.bucket,
@@ -332,6 +340,8 @@ export class TableWrite {
         ...(c.newChangelogFiles.length > 0 ? { newChangelogFiles: c.newChangelogFiles } : {}),
         ...(c.compactBefore.length > 0 ? { compactBefore: c.compactBefore } : {}),
         ...(c.compactAfter.length > 0 ? { compactAfter: c.compactAfter } : {}),
+        ...(c.newIndexFiles !== undefined && c.newIndexFiles.length > 0 ? { compactNewIndexFiles: c.newIndexFiles } : {}),
+        ...(c.deletedIndexFiles !== undefined && c.deletedIndexFiles.length > 0 ? { compactDeletedIndexFiles: c.deletedIndexFiles } : {}),
         ...(compactChangelog.length > 0 ? { compactChangelogFiles: compactChangelog } : {}),
       });
     }
@@ -357,6 +367,11 @@ export class TableWrite {
   /** Name prefix of every data file of this writer (`<data-file.prefix><uuid>-`). */
   get filePrefix(): string {
     return `${this.options.dataFilePrefix}${this.uuid}-`;
+  }
+
+  /** Name prefix of the index files this writer writes itself (deletion vectors): `index-<uuid>-`. */
+  get indexFilePrefix(): string {
+    return `${INDEX_FILE_PREFIX}${this.uuid}-`;
   }
 
   /** Name prefix of every changelog file of this writer (`<changelog-file.prefix><uuid>-`). */
@@ -409,9 +424,9 @@ export class TableWrite {
         if (f.fileName.startsWith(this.changelogFilePrefix)) paths.push(this.paths.changelogFilePath(dir, m.bucket, f.fileName));
       }
     }
-    const indexPrefixes = this.assigner?.inflightPrefixes?.() ?? [];
+    const indexPrefixes = [...(this.assigner?.inflightPrefixes?.() ?? []), this.indexFilePrefix];
     for (const m of messages) {
-      for (const f of m.newIndexFiles ?? []) {
+      for (const f of [...(m.newIndexFiles ?? []), ...(m.compactNewIndexFiles ?? [])]) {
         if (indexPrefixes.some((p) => f.fileName.startsWith(p))) paths.push(this.paths.indexFilePath(f.fileName, f.externalPath));
       }
     }
@@ -438,7 +453,8 @@ export class TableWrite {
     const now = Date.now();
     if (this.recordedAt !== null && now - this.recordedAt < INFLIGHT_RECORD_REFRESH_MS) return;
     const changelog = this.options.changelogProducer !== 'none' ? [this.changelogFilePrefix] : [];
-    const prefixes = [this.filePrefix, ...changelog, ...(this.assigner?.inflightPrefixes?.() ?? [])];
+    const dv = this.options.deletionVectorsEnabled ? [this.indexFilePrefix] : [];
+    const prefixes = [this.filePrefix, ...changelog, ...dv, ...(this.assigner?.inflightPrefixes?.() ?? [])];
     await recordInflightPrefixes(this.fileIO, this.location, this.inflightRecordId, prefixes, { now: () => now });
     this.recordedAt = now;
   }
@@ -773,6 +789,12 @@ export class TableWrite {
               pathOf,
               newFileName,
               beforeFile,
+              writeIndexFile: async (bytes) => {
+                await this.ensureRecorded();
+                const name = `${this.indexFilePrefix}${this.indexFileCounter++}`;
+                await this.fileIO.write(this.paths.indexPath(name), bytes);
+                return name;
+              },
               newChangelogFileName,
             }),
           }

@@ -6,7 +6,7 @@
  * and contributes compaction results at commit.
  */
 import type * as arrow from 'apache-arrow';
-import { FILE_SOURCE_APPEND, toArrowType, type DataField, type DataFileMeta, type TableSchema } from '@tidemark/format';
+import { FILE_SOURCE_APPEND, toArrowType, type DataField, type DataFileMeta, type IndexFileMeta, type TableSchema } from '@tidemark/format';
 import type { CoreOptions } from '../../core-options.js';
 import { isRetraction, type MergeEngineOptions } from '../../read/merge-engine.js';
 import { takeChunks } from '../../read/arrow-take.js';
@@ -19,6 +19,10 @@ import { trimmedKeyFields } from './key-value.js';
 export interface CompactionResult {
   readonly compactBefore: readonly DataFileMeta[];
   readonly compactAfter: readonly DataFileMeta[];
+  /** Deletion-vector tables: the bucket's new DV index file (Java `CompactIncrement.newIndexFiles`). */
+  readonly newIndexFiles?: readonly IndexFileMeta[];
+  /** The DV index file it replaces. */
+  readonly deletedIndexFiles?: readonly IndexFileMeta[];
   /** Changelog files the compactions produced (`changelog-producer` = `lookup` / `full-compaction`). */
   readonly compactChangelog?: readonly DataFileMeta[];
 }

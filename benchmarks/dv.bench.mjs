@@ -1,0 +1,179 @@
+/**
+ * Deletion-vector benchmark, on local disk (and on the S3 server when configured, smaller):
+ * - batch writes into a primary-key table with `deletion-vectors.enabled` against the same writes
+ *   without it (ratio): DV writes compact level 0 up and mark replaced rows before each commit
+ *   completes, plain writes compact only when universal compaction says so;
+ * - reading a DV table whose buckets hold 5 sorted runs (levels >= 1 read as they are, deleted
+ *   rows skipped) against merge-on-read of the same data in 5 level-0 runs (`write-only`).
+ *
+ *   node benchmarks/dv.bench.mjs [--commits 5] [--rows 40000] [--s3-rows 10000]
+ *
+ * Every measurement runs in a fresh child process (lib/dv-tasks.mjs). Imports the BUILT packages.
+ */
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+
+import { runChild } from './lib/measure.mjs';
+import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
+import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
+
+export const name = 'dv';
+
+const TASKS = new URL('./lib/dv-tasks.mjs', import.meta.url);
+const TIMEOUT_MS = 900_000;
+
+/**
+ * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number, s3Rows?: number }} [options]
+ */
+export async function run(options = {}) {
+  const log = options.log ?? ((m) => console.error(m));
+  const commits = options.commits ?? 5;
+  const rows = options.rows ?? 40_000;
+  const s3Rows = options.s3Rows ?? 10_000;
+  const started = performance.now();
+  const writes = [];
+  const reads = [];
+  const problems = [];
+  const stamp = Date.now().toString(36);
+
+  const backends = [{ backend: 'local', root: path.join(WORK_DIR, `dv-${process.pid}`), s3: undefined, rows }];
+  if (options.s3) backends.push({ backend: 's3 (RGW)', root: `s3://${options.s3.bucket}/bench/dv-${stamp}`, s3: options.s3, rows: s3Rows });
+
+  for (const b of backends) {
+    const task = (what, args) => runChild(TASKS, what, { ...args, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+    log(`${b.backend}: ${commits} batch writes of ${fmtInt(b.rows)} rows, with and without deletion vectors`);
+    const plain = await task('write', { warehouse: `${b.root}/plain`, dv: false, commits, rows: b.rows });
+    const dv = await task('write', { warehouse: `${b.root}/dv`, dv: true, commits, rows: b.rows });
+    writes.push({
+      backend: b.backend,
+      rows: commits * b.rows,
+      plainSeconds: plain.ms / 1000,
+      dvSeconds: dv.ms / 1000,
+      plainRowsPerSec: plain.rows / (plain.ms / 1000),
+      dvRowsPerSec: dv.rows / (dv.ms / 1000),
+      ratio: dv.ms / plain.ms,
+      plainPeakRssMiB: plain.peakRssMiB,
+      dvPeakRssMiB: dv.peakRssMiB,
+    });
+    log(`${b.backend}: plain ${fmtNum(plain.ms / 1000, 2)} s, DV ${fmtNum(dv.ms / 1000, 2)} s (x${fmtNum(dv.ms / plain.ms, 2)})`);
+
+    log(`${b.backend}: ${commits} sorted runs per bucket, DV read vs merge-on-read`);
+    const dvRuns = await task('write', { warehouse: `${b.root}/dv-runs`, dv: true, commits, rows: b.rows, runs: true });
+    const morRuns = await task('write', { warehouse: `${b.root}/mor-runs`, dv: false, writeOnly: true, commits, rows: b.rows, runs: true });
+    const dvRead = await task('read', { table: dvRuns.table });
+    const morRead = await task('read', { table: morRuns.table });
+    if (dvRead.rows !== morRead.rows) problems.push(`${b.backend}: DV read ${dvRead.rows} rows, merge-on-read ${morRead.rows}`);
+    reads.push({
+      backend: b.backend,
+      rows: dvRead.rows,
+      dvRuns: dvRuns.runsPerBucket,
+      morRuns: morRuns.runsPerBucket,
+      filesWithVectors: dvRuns.filesWithVectors,
+      dvSeconds: dvRead.ms / 1000,
+      morSeconds: morRead.ms / 1000,
+      speedup: morRead.ms / dvRead.ms,
+      dvPeakRssMiB: dvRead.peakRssMiB,
+      morPeakRssMiB: morRead.peakRssMiB,
+    });
+    log(`${b.backend}: DV read ${fmtNum(dvRead.ms / 1000, 2)} s, merge-on-read ${fmtNum(morRead.ms / 1000, 2)} s`);
+    if (!b.s3) await rm(b.root, { recursive: true, force: true });
+  }
+
+  const json = {
+    name,
+    date: new Date().toISOString(),
+    environment: environment(),
+    machine: 'shared: 2 cores used by several agents at once; figures are indicative (±30 %)',
+    commits,
+    rows,
+    s3Rows,
+    writes,
+    reads,
+    problems,
+    seconds: (performance.now() - started) / 1000,
+    s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined,
+  };
+  return { name, json, markdown: markdown(json) };
+}
+
+function markdown(json) {
+  return [
+    '# Deletion-vector benchmark',
+    '',
+    `Run ${json.date}; total ${fmtNum(json.seconds)} s. Machine: ${json.machine}.`,
+    '',
+    `## ${json.commits} batch writes into a primary-key table with deletion vectors vs without`,
+    '',
+    markdownTable(
+      [
+        'backend',
+        'rows',
+        'without DV s',
+        'with DV s',
+        'without DV rows/s',
+        'with DV rows/s',
+        'DV / plain time',
+        'peak RSS MiB (plain / DV)',
+      ],
+      json.writes.map((r) => [
+        r.backend,
+        fmtInt(r.rows),
+        fmtNum(r.plainSeconds, 2),
+        fmtNum(r.dvSeconds, 2),
+        fmtInt(r.plainRowsPerSec),
+        fmtInt(r.dvRowsPerSec),
+        fmtNum(r.ratio, 2),
+        `${fmtNum(r.plainPeakRssMiB)} / ${fmtNum(r.dvPeakRssMiB)}`,
+      ]),
+    ),
+    '',
+    '## Reading the same data: DV table with sorted runs in levels >= 1 vs merge-on-read of level-0 runs',
+    '',
+    markdownTable(
+      [
+        'backend',
+        'rows',
+        'runs per bucket (DV / MOR)',
+        'files with vectors',
+        'DV read s',
+        'merge-on-read s',
+        'MOR / DV time',
+        'peak RSS MiB (DV / MOR)',
+      ],
+      json.reads.map((r) => [
+        r.backend,
+        fmtInt(r.rows),
+        `${r.dvRuns.join(',')} / ${r.morRuns.join(',')}`,
+        fmtInt(r.filesWithVectors),
+        fmtNum(r.dvSeconds, 2),
+        fmtNum(r.morSeconds, 2),
+        fmtNum(r.speedup, 2),
+        `${fmtNum(r.dvPeakRssMiB)} / ${fmtNum(r.morPeakRssMiB)}`,
+      ]),
+    ),
+    '',
+    '## Notes',
+    '',
+    '- Writes: each batch write is 30 % updates of earlier keys; 2 buckets. With DVs, every write compacts its level-0 files up before it completes (lookup of each key in the higher levels, replaced rows marked in deletion vectors); without, writers compact by universal compaction only.',
+    '- Reads: writes of halving size (the first one `rows` rows), so that size-ratio compaction keeps each in its own run; the DV table keeps one sorted run per write in levels >= 1 (compaction trigger raised), read without merging; the merge-on-read table is `write-only` with the same writes in level 0, merged by key at read time.',
+    json.s3
+      ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.`
+      : '- S3 rows skipped: no S3 server configured.',
+    '- The machine was shared with other jobs while this ran; treat single figures as ±30 %.',
+    ...problemsSection(json.problems),
+  ].join('\n');
+}
+
+function parseArgs(argv) {
+  const opts = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--commits') opts.commits = Number(argv[++i]);
+    else if (a === '--rows') opts.rows = Number(argv[++i]);
+    else if (a === '--s3-rows') opts.s3Rows = Number(argv[++i]);
+    else throw new Error(`unknown argument ${a}`);
+  }
+  return opts;
+}
+
+await runIfMain(import.meta.url, () => run({ ...parseArgs(process.argv.slice(2)), s3: s3FromEnv() }));

@@ -1,0 +1,170 @@
+/**
+ * Deleting rows of an append table with `deletion-vectors.enabled` (as Paimon's DELETE does for
+ * such tables): the rows matching a predicate are found file by file in the latest snapshot and
+ * their positions marked in deletion vectors; no data file is rewritten. The new vectors of a
+ * bucket are written with the vectors they extend into new DV index files that replace the old
+ * ones, committed as one OVERWRITE snapshot. Bucketed tables keep one DV file per bucket;
+ * bucket-unaware tables (`bucket` = -1) rewrite only the DV files holding vectors of the touched
+ * data files, rolled at `deletion-vector.index-file.target-size`.
+ *
+ * A concurrent commit that changed the same vectors makes the commit fail with
+ * DeletionVectorConflictError; the delete is then planned again from the new latest snapshot
+ * (a few times) so that no deletion is lost.
+ */
+import { randomUUID } from 'node:crypto';
+import { INDEX_FILE_PREFIX, INDEX_TYPE_DELETION_VECTORS, readDeletionVector, type DeletionVector } from '@tidemark/format';
+import type { CommitMessage } from '../commit-message.js';
+import { DeletionVectorConflictError, snapshotIndexEntries } from '../commit/index-changes.js';
+import { partitionKey } from '../commit/manifest-fold.js';
+import type { CommitResult } from '../commit/file-store-commit.js';
+import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
+import { evaluate, type Predicate } from '../predicate.js';
+import { valueReader } from '../read/arrow-values.js';
+import { readDataFile } from '../read/data-file-reader.js';
+import type { Table, NewCommitOptions } from '../table.js';
+import { BucketDvMaintainer } from './bucket-dv-maintainer.js';
+
+/** Attempts before a delete that keeps meeting concurrent DV changes gives up. */
+const MAX_ATTEMPTS = 5;
+
+/** Options of {@link deleteFromAppendTable}. */
+export interface AppendDeleteOptions extends Pick<NewCommitOptions, 'commitUser' | 'expire'> {
+  readonly identifier?: bigint;
+}
+
+/** What an append-table delete did: rows marked deleted, and the commit. */
+export interface AppendDeleteResult {
+  readonly deleted: number;
+  readonly result: CommitResult;
+}
+
+interface Touched {
+  readonly partition: Uint8Array;
+  readonly bucket: number;
+  readonly totalBuckets: number;
+  readonly positions: Map<string, number[]>;
+}
+
+/**
+ * Marks the rows of `table` (an append table with deletion vectors) for which `predicate` is TRUE
+ * deleted (see the module comment).
+ *
+ * @throws DeletionVectorConflictError after {@link MAX_ATTEMPTS} attempts that all met
+ *   concurrent changes of the same vectors.
+ */
+export async function deleteFromAppendTable(
+  table: Table,
+  predicate: Predicate,
+  options: AppendDeleteOptions = {},
+): Promise<AppendDeleteResult> {
+  const uuid = randomUUID();
+  const prefix = `${INDEX_FILE_PREFIX}${uuid}-`;
+  const recordId = `delete-${uuid}`;
+  let counter = 0;
+  let recorded = false;
+  const written: string[] = [];
+  const write = async (bytes: Uint8Array): Promise<string> => {
+    if (!recorded) {
+      // Index files of the delete are protected from orphan cleanup until the commit lands.
+      await recordInflightPrefixes(table.fileIO, table.location, recordId, [prefix]);
+      recorded = true;
+    }
+    const name = `${prefix}${counter++}`;
+    written.push(name);
+    await table.fileIO.write(table.paths.indexPath(name), bytes);
+    return name;
+  };
+  const o = table.context.options;
+  const unaware = o.bucket === -1;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const latest = await table.snapshotManager.latest();
+      if (latest === null) return { deleted: 0, result: { status: 'empty' } };
+      const touched = await findRows(table, latest.id, predicate);
+      let deleted = 0;
+      for (const t of touched.values()) for (const p of t.positions.values()) deleted += p.length;
+      if (deleted === 0) return { deleted: 0, result: { status: 'empty' } };
+
+      const dvEntries = (await snapshotIndexEntries(table.fileIO, table.paths, latest)).filter(
+        (e) => e.indexType === INDEX_TYPE_DELETION_VECTORS,
+      );
+      const messages: CommitMessage[] = [];
+      const attemptFiles = written.length;
+      for (const t of touched.values()) {
+        const slot = dvEntries.filter((e) => e.bucket === t.bucket && partitionKey(e.partition) === partitionKey(t.partition));
+        // Unaware tables: only the DV files holding vectors of the touched files are rewritten.
+        const base = unaware ? slot.filter((e) => (e.dvRanges ?? []).some((r) => t.positions.has(r.dataFileName))) : slot;
+        const m = await BucketDvMaintainer.restore(table.fileIO, table.paths, base, o.deletionVectorsBitmap64);
+        for (const [file, positions] of t.positions) for (const p of positions) m.notifyNewDeletion(file, p);
+        const inc = await m.prepareCommit(write, false, unaware ? o.deletionVectorIndexFileTargetSize : undefined);
+        messages.push({
+          partition: t.partition,
+          bucket: t.bucket,
+          totalBuckets: t.totalBuckets,
+          newFiles: [],
+          newIndexFiles: inc.newIndexFiles,
+          deletedIndexFiles: inc.deletedIndexFiles,
+        });
+      }
+      const commit = table.newCommit({
+        ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
+        ...(options.expire !== undefined ? { expire: options.expire } : {}),
+      });
+      try {
+        const result = await commit.commit({ identifier: options.identifier ?? 9223372036854775807n, messages });
+        return { deleted: result.status === 'committed' ? deleted : 0, result };
+      } catch (e) {
+        if (!(e instanceof DeletionVectorConflictError) || attempt >= MAX_ATTEMPTS) throw e;
+        // Nothing of the attempt is referenced: plan again from the new latest snapshot.
+        const stale = written.splice(attemptFiles);
+        await table.fileIO.deleteMany(stale.map((n) => table.paths.indexPath(n))).catch(() => undefined);
+      }
+    }
+  } finally {
+    if (recorded) await clearInflightFiles(table.fileIO, table.location, recordId).catch(() => undefined);
+  }
+}
+
+/** Positions of the live rows matching `predicate`, per (partition, bucket) and data file. */
+async function findRows(table: Table, snapshotId: number, predicate: Predicate): Promise<Map<string, Touched>> {
+  // Planning with the predicate prunes partitions and files by their statistics.
+  const plan = await table.newRead({ snapshotId, where: predicate }).plan();
+  const fields = table.context.schema.fields;
+  const out = new Map<string, Touched>();
+  for (const split of plan.splits) {
+    for (const file of split.files) {
+      const ref = split.deletionFiles.get(file.meta.fileName);
+      const dv: DeletionVector | null = ref ? await readDeletionVector(table.fileIO, ref.path, ref.range) : null;
+      const schema =
+        file.meta.schemaId === table.context.schema.id ? table.context.schema : await table.schemaManager.schema(file.meta.schemaId);
+      const found: number[] = [];
+      let position = 0;
+      for await (const b of readDataFile(
+        table.fileIO,
+        { path: file.path, fileSize: file.meta.fileSize, rowCount: file.meta.rowCount, schema },
+        fields,
+        { keyValue: false },
+      )) {
+        const readers = new Map<string, (i: number) => unknown>();
+        fields.forEach((f, i) => readers.set(f.name, valueReader(b.batch.data.children[i]!, f.type)));
+        let row = 0;
+        const get = (c: string): unknown => readers.get(c)?.(row) ?? null;
+        for (row = 0; row < b.batch.numRows; row++) {
+          const pos = position + row;
+          if (dv?.isDeleted(pos)) continue;
+          if (evaluate(predicate, get) === true) found.push(pos);
+        }
+        position += b.batch.numRows;
+      }
+      if (found.length === 0) continue;
+      const key = `${partitionKey(split.partition)}|${split.bucket}`;
+      let t = out.get(key);
+      if (t === undefined) {
+        t = { partition: split.partition, bucket: split.bucket, totalBuckets: split.totalBuckets, positions: new Map() };
+        out.set(key, t);
+      }
+      t.positions.set(file.meta.fileName, found);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,280 @@
+/**
+ * A small append's commit costs the same number of storage requests however old the table is,
+ * and a commit that loses a race re-reads only what the winner added. Counts are deterministic on
+ * the in-memory store (never times).
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryFileIO, type FileIO } from '@tidemark/storage';
+import { readManifestList } from '@tidemark/format';
+import { FileSystemCatalog, type Table, type TableSpec } from '../src/index.js';
+
+const SPEC: TableSpec = {
+  fields: [
+    { name: 'id', type: 'INT' },
+    { name: 'v', type: 'STRING' },
+  ],
+};
+
+const KIND: Record<string, string> = {
+  read: 'get',
+  readRange: 'get',
+  exists: 'head',
+  stat: 'head',
+  list: 'list',
+  write: 'put',
+  createIfAbsent: 'conditional-put',
+  delete: 'delete',
+  deleteMany: 'delete',
+};
+
+interface Counter {
+  readonly io: FileIO;
+  /** Requests by kind, and `roundTrips`: requests issued while none was in flight. */
+  counts(): Record<string, number>;
+  /** Paths read (GET) since the counter was made, in order. */
+  readonly reads: string[];
+  /** Paths written (PUT) since the counter was made, in order. */
+  readonly writes: string[];
+  /** Runs once, before the next snapshot create through this counter. */
+  beforeSnapshotCreate: (() => Promise<void>) | null;
+  /** Runs once, after the next manifest list written through this counter. */
+  afterListWrite: (() => Promise<void>) | null;
+  /**
+   * Milliseconds every request takes (0: as fast as memory). With a latency like an object
+   * store's, requests issued together overlap and count as one round trip, as they would there.
+   */
+  latencyMs: number;
+}
+
+/** A FileIO that counts what passes through it (a proxy over a shared store). */
+function counting(inner: FileIO): Counter {
+  const counts: Record<string, number> = { roundTrips: 0 };
+  let inFlight = 0;
+  const begin = (): void => {
+    if (inFlight === 0) counts.roundTrips!++;
+    inFlight++;
+  };
+  const counter: Counter = {
+    io: undefined as unknown as FileIO,
+    counts: () => ({ ...counts }),
+    reads: [],
+    writes: [],
+    beforeSnapshotCreate: null,
+    afterListWrite: null,
+    latencyMs: 0,
+  };
+  const io = new Proxy(inner, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop) as unknown;
+      if (typeof value !== 'function' || typeof prop !== 'string' || KIND[prop] === undefined) return value;
+      const fn = value as (...args: unknown[]) => unknown;
+      return (...args: unknown[]) => {
+        const kind = KIND[prop]!;
+        counts[kind] = (counts[kind] ?? 0) + 1;
+        if (prop === 'read') counter.reads.push(String(args[0]));
+        if (prop === 'write') counter.writes.push(String(args[0]));
+        if (prop === 'list') {
+          const it = fn.apply(target, args) as AsyncIterable<unknown>;
+          return (async function* () {
+            begin();
+            try {
+              if (counter.latencyMs > 0) await new Promise((r) => setTimeout(r, counter.latencyMs));
+              yield* it;
+            } finally {
+              inFlight--;
+            }
+          })();
+        }
+        const run = async (): Promise<unknown> => {
+          if (prop === 'createIfAbsent' && /\/snapshot\/snapshot-\d+$/.test(String(args[0])) && counter.beforeSnapshotCreate) {
+            const hook = counter.beforeSnapshotCreate;
+            counter.beforeSnapshotCreate = null;
+            await hook();
+          }
+          begin();
+          let result: unknown;
+          try {
+            if (counter.latencyMs > 0) await new Promise((r) => setTimeout(r, counter.latencyMs));
+            result = await fn.apply(target, args);
+          } finally {
+            inFlight--;
+          }
+          if (prop === 'write' && String(args[0]).includes('/manifest-list-') && counter.afterListWrite) {
+            const hook = counter.afterListWrite;
+            counter.afterListWrite = null;
+            await hook();
+          }
+          return result;
+        };
+        return run();
+      };
+    },
+  });
+  counter.io = io;
+  return counter;
+}
+
+function diff(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of new Set([...Object.keys(after), ...Object.keys(before)])) {
+    const d = (after[k] ?? 0) - (before[k] ?? 0);
+    if (d !== 0) out[k] = d;
+  }
+  return out;
+}
+
+let n = 0;
+
+async function openTable(io: FileIO, root: string, create: boolean): Promise<Table> {
+  const catalog = new FileSystemCatalog(root, { fileIO: io });
+  if (create) await catalog.createTable('db.t', { ...SPEC, options: {} });
+  return catalog.getTable('db.t');
+}
+
+async function messagesOf(t: Table, id: number): Promise<Awaited<ReturnType<ReturnType<Table['newBatchWrite']>['prepareCommit']>>> {
+  const w = t.newBatchWrite();
+  await w.write([{ id, v: `v${id}` }]);
+  const messages = await w.prepareCommit();
+  await w.close();
+  return messages;
+}
+
+const readsOf = (c: Record<string, number>): number => (c.get ?? 0) + (c.head ?? 0) + (c.list ?? 0);
+
+describe('commit request counts', () => {
+  it('a small append reads the same after 12 and after 200 snapshots, in at most 6 round trips', async () => {
+    const counter = counting(new MemoryFileIO());
+    const t = await openTable(counter.io, `memory://commit-requests-${process.pid}-${++n}/wh`, true);
+    const commit = t.newCommit({ commitUser: 'streaming-job' });
+    const perCommit: Array<Record<string, number>> = [];
+    // Round trips are counted with a store latency on a few early and late commits (slow, so not all).
+    const timed = new Set([13, 14, 15, 31, 196, 197, 198, 199, 200]);
+    for (let i = 1; i <= 200; i++) {
+      const messages = await messagesOf(t, i);
+      counter.latencyMs = timed.has(i) ? 100 : 0;
+      const before = counter.counts();
+      const result = await commit.commit({ identifier: i, messages });
+      expect(result.status).toBe('committed');
+      perCommit.push(diff(counter.counts(), before));
+      counter.latencyMs = 0;
+    }
+    // Commits 1 and 11 run a full expiration (first commit; first one past snapshot.num-retained.min).
+    const steady = perCommit.slice(11);
+    const reads = steady.map(readsOf);
+    expect(new Set(reads)).toEqual(new Set([reads[0]]));
+    expect(reads[0]).toBeLessThanOrEqual(4); // the latest snapshot and the id after it, the schema listing, one data file's stat
+    for (const c of steady) expect(c['conditional-put']).toBe(1);
+    const roundTrips = [...timed].map((i) => perCommit[i - 1]!.roundTrips!);
+    for (const r of roundTrips) expect(r).toBeLessThanOrEqual(6);
+    // The same early and late (commit 31 merges manifests: one round trip more).
+    expect(roundTrips.slice(0, 3)).toEqual(roundTrips.slice(-3));
+    // Manifest merging (manifest.merge-min-count 30) writes one more manifest now and then, but
+    // never re-reads the manifests it merges: this committer wrote them.
+    const manifestReads = counter.reads.filter((p) => /\/manifest\/manifest-(?!list-)/.test(p));
+    expect(manifestReads).toEqual([]);
+    expect(steady.filter((c) => (c.put ?? 0) > 5).length).toBeGreaterThan(0);
+    expect((await t.snapshotManager.latest())?.id).toBe(200);
+    const rows = await t.newRead().toArrowTable();
+    expect(rows.numRows).toBe(200);
+  });
+
+  it('a commit that lost a race re-reads only what the winner added and rewrites only the base list and the snapshot', async () => {
+    const store = new MemoryFileIO();
+    const root = `memory://commit-requests-${process.pid}-${++n}/wh`;
+    const a = counting(store);
+    const b = counting(store);
+    const ta = await openTable(a.io, root, true);
+    const tb = await openTable(b.io, root, false);
+    const ca = ta.newCommit({ commitUser: 'a' });
+    const cb = tb.newCommit({ commitUser: 'b' });
+    for (let i = 1; i <= 5; i++) {
+      await ca.commit({ identifier: i, messages: await messagesOf(ta, i) });
+      await cb.commit({ identifier: i, messages: await messagesOf(tb, 100 + i) });
+    }
+    const messages = await messagesOf(ta, 6);
+    const winner = await messagesOf(tb, 106);
+    // b commits snapshot 11 between a's reads and a's create of snapshot 11.
+    a.beforeSnapshotCreate = async () => {
+      expect((await cb.commit({ identifier: 6, messages: winner })).status).toBe('committed');
+    };
+    const readsBefore = a.reads.length;
+    const writesBefore = a.writes.length;
+    const result = await ca.commit({ identifier: 6, messages });
+    expect(result).toMatchObject({ status: 'committed', snapshotId: 12 });
+
+    const reads = a.reads.slice(readsBefore);
+    const metadataReads = reads.filter((p) => p.includes('/manifest/'));
+    // Only what b added since a's last commit (snapshot 10 before the race, 11 during it): their
+    // manifest lists and delta manifests (base check), each once.
+    const added = [await tb.snapshotManager.snapshot(10), await tb.snapshotManager.snapshot(11)];
+    const listReads = metadataReads.filter((p) => p.includes('/manifest-list-'));
+    expect(new Set(listReads)).toEqual(
+      new Set(added.flatMap((x) => [x.baseManifestList, x.deltaManifestList]).map((x) => ta.paths.manifestPath(x))),
+    );
+    expect(metadataReads.filter((p) => !p.includes('/manifest-list-'))).toHaveLength(2);
+    expect(new Set(metadataReads).size).toBe(metadataReads.length);
+    // a had read none of these files before (it wrote its own and had not seen snapshot 11).
+    for (const p of metadataReads) expect(a.reads.slice(0, readsBefore)).not.toContain(p);
+
+    // Writes of the retry: one new base list (the delta manifest and its list are kept).
+    const writes = a.writes.slice(writesBefore).filter((p) => p.includes('/manifest/'));
+    const lists = writes.filter((p) => p.includes('/manifest-list-'));
+    const manifests = writes.filter((p) => !p.includes('/manifest-list-'));
+    expect(manifests).toHaveLength(1); // the delta manifest, written once
+    expect(lists).toHaveLength(3); // delta list once, base list per attempt
+    const latest = (await ta.snapshotManager.latest())!;
+    expect(latest.deltaManifestList).toBe(lists[0]!.slice(lists[0]!.lastIndexOf('/') + 1));
+    // Every row of both writers is live.
+    const ids = (await ta.newRead().toArrowTable()).getChild('id')!.toArray() as Int32Array;
+    expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 101, 102, 103, 104, 105, 106]);
+  });
+
+  it('a batch commit (fresh commit user, no identifier) reads no snapshot history', async () => {
+    const counter = counting(new MemoryFileIO());
+    const t = await openTable(counter.io, `memory://commit-requests-${process.pid}-${++n}/wh`, true);
+    const streaming = t.newCommit({ commitUser: 'streaming-job' });
+    for (let i = 1; i <= 30; i++) await streaming.commit({ identifier: i, messages: await messagesOf(t, i) });
+    const messages = await messagesOf(t, 31);
+    const before = counter.reads.length;
+    // (Expiration off: its first run reads snapshots of its own.)
+    expect((await t.newCommit({ expire: false }).commit({ messages })).status).toBe('committed');
+    const snapshotReads = counter.reads.slice(before).filter((p) => /\/snapshot\/snapshot-\d+$/.test(p));
+    // The latest snapshot and the probe past it: not snapshots 1..29.
+    expect(snapshotReads.length).toBeLessThanOrEqual(3);
+  });
+
+  it('a base list written while backing off for a snapshot that is no longer the latest is deleted, not left behind', async () => {
+    const store = new MemoryFileIO();
+    const root = `memory://commit-requests-${process.pid}-${++n}/wh`;
+    const a = counting(store);
+    const ta = await openTable(a.io, root, true);
+    const tb = await openTable(store, root, false);
+    const ca = ta.newCommit({ commitUser: 'a' });
+    const cb = tb.newCommit({ commitUser: 'b' });
+    await ca.commit({ identifier: 1, messages: await messagesOf(ta, 1) });
+    const b2 = await messagesOf(tb, 102);
+    const b3 = await messagesOf(tb, 103);
+    // b wins snapshot 2 before a's create; while a backs off and writes its base list for
+    // snapshot 2, b commits snapshot 3 as well.
+    a.beforeSnapshotCreate = async () => {
+      await cb.commit({ identifier: 2, messages: b2 });
+      a.afterListWrite = async () => void (await cb.commit({ identifier: 3, messages: b3 }));
+    };
+    expect(await ca.commit({ identifier: 2, messages: await messagesOf(ta, 2) })).toMatchObject({ status: 'committed', snapshotId: 4 });
+
+    // Every manifest and manifest list in the table belongs to some snapshot.
+    const referenced = new Set<string>();
+    for (let id = 1; id <= 4; id++) {
+      const s = await tb.snapshotManager.snapshot(id);
+      for (const list of [s.baseManifestList, s.deltaManifestList]) {
+        referenced.add(list);
+        for (const m of await readManifestList(store, tb.paths.manifestPath(list))) referenced.add(m.fileName);
+      }
+    }
+    const present: string[] = [];
+    for await (const st of store.list(`${tb.location}/manifest`)) present.push(st.path.slice(st.path.lastIndexOf('/') + 1));
+    expect(present.filter((x) => !referenced.has(x))).toEqual([]);
+    const ids = (await ta.newRead().toArrowTable()).getChild('id')!.toArray() as Int32Array;
+    expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 102, 103]);
+  });
+});

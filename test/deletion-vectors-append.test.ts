@@ -1,0 +1,213 @@
+/**
+ * Deletes on append tables with `deletion-vectors.enabled`, on local disk and on the real S3
+ * server, for fixed buckets and bucket-unaware tables:
+ * - model-checked: random appends and `delete({ where })`; every snapshot read by time travel
+ *   equals the model, data files are never rewritten by a delete (the data manifests of a delete
+ *   snapshot add and remove nothing), deleted rows are marked in deletion vectors; a full
+ *   compaction then rewrites the files without the deleted rows and drops their vectors;
+ * - without the option, a delete is refused with an error naming it, and nothing is committed;
+ * - `tidemark delete <append-table> --where ...` deletes through the same path.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
+import { main } from '@tidemark/cli';
+import { readDeletionVector } from '@tidemark/format';
+import { compactAppendTable } from '@tidemark/maintenance';
+import { storageBackends, type BackendWarehouse } from './support/backends.js';
+
+type Row = { id: number; g: string; v: number };
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const show = (r: Row): string => `${r.id}|${r.g}|${r.v}`;
+
+async function appendTable(root: string, backend: BackendWarehouse, name: string, options: Record<string, string>): Promise<Table> {
+  const catalog = new FileSystemCatalog(root, { fileIO: backend.io });
+  await catalog.createTable(`db.${name}`, {
+    fields: [
+      { name: 'id', type: 'INT NOT NULL' },
+      { name: 'g', type: 'STRING' },
+      { name: 'v', type: 'INT' },
+    ],
+    partitionKeys: ['g'],
+    options,
+  });
+  return openTable(catalog.tableLocation(`db.${name}`), { fileIO: backend.io });
+}
+
+async function read(table: Table, snapshotId: number): Promise<string[]> {
+  return (await table.newRead({ snapshotId }).toArrowTable())
+    .toArray()
+    .map((r) => show(r.toJSON() as Row))
+    .sort();
+}
+
+async function modelChecked(table: Table, seed: number, steps: number): Promise<void> {
+  const random = rng(seed);
+  let model: Row[] = [];
+  const expected = new Map<number, string[]>();
+  let next = 0;
+  let marked = 0;
+  for (let s = 0; s < steps; s++) {
+    if (s > 0 && random() < 0.45) {
+      const lo = Math.floor(random() * 100);
+      const hi = lo + Math.floor(random() * 30);
+      const where = random() < 0.5 ? `v >= ${lo} AND v < ${hi}` : `g = 'a' AND v < ${hi}`;
+      const match = (r: Row): boolean => (where.startsWith('v') ? r.v >= lo && r.v < hi : r.g === 'a' && r.v < hi);
+      const gone = model.filter(match).length;
+      const before = await table.snapshotManager.latest();
+      const { deleted, result } = await table.delete({ where });
+      expect(deleted).toBe(gone);
+      model = model.filter((r) => !match(r));
+      if (gone === 0) {
+        expect(result.status).toBe('empty');
+        continue;
+      }
+      expect(result.status).toBe('committed');
+      if (result.status !== 'committed') return;
+      const snap = await table.snapshotManager.snapshot(result.snapshotId);
+      expect(snap.commitKind).toBe('OVERWRITE');
+      // No data file was rewritten: the snapshot's delta adds and removes nothing.
+      expect(snap.deltaRecordCount).toBe(0);
+      expect(snap.indexManifest).not.toBe(before?.indexManifest);
+      marked += gone;
+      expected.set(result.snapshotId, model.map(show).sort());
+    } else {
+      const rows: Row[] = Array.from({ length: 5 + Math.floor(random() * 30) }, () => ({
+        id: next++,
+        g: random() < 0.5 ? 'a' : 'b',
+        v: Math.floor(random() * 120),
+      }));
+      const result = await table.append(rows);
+      model.push(...rows);
+      expect(result.status).toBe('committed');
+      if (result.status === 'committed') expected.set(result.snapshotId, model.map(show).sort());
+    }
+  }
+  expect(marked).toBeGreaterThan(0);
+  for (const [id, rows] of expected) expect(await read(table, id), `snapshot ${id}`).toEqual(rows);
+  // The vectors of the latest snapshot hold exactly the deleted rows.
+  const plan = await table.newRead().plan();
+  let total = 0;
+  let vectors = 0;
+  for (const split of plan.splits) {
+    for (const f of split.files) {
+      total += f.meta.rowCount;
+      const ref = split.deletionFiles.get(f.meta.fileName);
+      if (ref) vectors += (await readDeletionVector(table.fileIO, ref.path, ref.range)).cardinality;
+    }
+  }
+  expect(total - vectors).toBe(model.length);
+  expect(vectors).toBe(marked);
+
+  // Compaction rewrites the files without their deleted rows and drops their vectors.
+  const compacted = await compactAppendTable(table, { full: true });
+  expect(compacted.snapshotId).not.toBeNull();
+  const after = await table.newRead().plan();
+  const rewritten = new Set(after.splits.flatMap((s) => s.files.map((f) => f.meta.fileName)));
+  let rows = 0;
+  let left = 0;
+  for (const split of after.splits) {
+    for (const f of split.files) {
+      rows += f.meta.rowCount;
+      const ref = split.deletionFiles.get(f.meta.fileName);
+      if (ref) left += (await readDeletionVector(table.fileIO, ref.path, ref.range)).cardinality;
+    }
+    for (const name of split.deletionFiles.keys()) expect(rewritten.has(name)).toBe(true);
+  }
+  expect(rows - left).toBe(model.length);
+  expect(left).toBeLessThan(vectors);
+  expect(await read(table, compacted.snapshotId!)).toEqual(model.map(show).sort());
+}
+
+class Capture extends Writable {
+  text = '';
+  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    this.text += chunk.toString();
+    cb();
+  }
+}
+
+describe.each(storageBackends('dv append deletes'))('deletes on append tables with deletion vectors on $name', (backend) => {
+  let warehouse: BackendWarehouse;
+  afterAll(async () => {
+    if (warehouse) await warehouse.cleanup();
+  });
+  const open = async (): Promise<BackendWarehouse> => (warehouse ??= await backend.open());
+
+  it.skipIf(!backend.available)('fixed buckets: every snapshot reads as the model', async () => {
+    const w = await open();
+    const t = await appendTable(`${w.root}/wh`, w, 'fixed', { bucket: '2', 'bucket-key': 'id', 'deletion-vectors.enabled': 'true' });
+    await modelChecked(t, 3, backend.name === 'S3' ? 10 : 20);
+  });
+
+  it.skipIf(!backend.available)('bucket-unaware, with DV files rolled at a tiny target size', async () => {
+    const w = await open();
+    const t = await appendTable(`${w.root}/wh`, w, 'unaware', {
+      'deletion-vectors.enabled': 'true',
+      'deletion-vector.index-file.target-size': '1b',
+    });
+    await modelChecked(t, 5, backend.name === 'S3' ? 10 : 20);
+  });
+
+  it.skipIf(!backend.available)('without deletion vectors a delete is refused, naming the option', async () => {
+    const w = await open();
+    const t = await appendTable(`${w.root}/wh`, w, 'plain', {});
+    await t.append([{ id: 1, g: 'a', v: 1 }]);
+    await expect(t.delete({ where: 'v = 1' })).rejects.toThrow(/'deletion-vectors\.enabled' = 'true'/);
+    expect(await t.snapshotManager.latestId()).toBe(1);
+  });
+});
+
+describe('tidemark delete on an append table', () => {
+  it('deletes by --where with deletion vectors, and refuses a table without them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tidemark-dv-cli-'));
+    try {
+      const run = async (argv: string[]) => {
+        const stdout = new Capture();
+        const stderr = new Capture();
+        const code = await main(argv, {
+          stdout,
+          stderr,
+          stdin: Readable.from(['']),
+          signal: new AbortController().signal,
+          env: {},
+          cwd: dir,
+        });
+        return { code, stdout: stdout.text, stderr: stderr.text };
+      };
+      const schema = '[{"name":"id","type":"INT NOT NULL"},{"name":"v","type":"STRING"}]';
+      expect((await run(['create', 'wh/db.db/t', '--schema', schema, '--option', 'deletion-vectors.enabled=true'])).code).toBe(0);
+      expect((await run(['create', 'wh/db.db/p', '--schema', schema])).code).toBe(0);
+      for (const t of ['wh/db.db/t', 'wh/db.db/p']) {
+        const input = join(dir, 'rows.jsonl');
+        const { writeFileSync } = await import('node:fs');
+        writeFileSync(input, ['{"id":1,"v":"a"}', '{"id":2,"v":"b"}', '{"id":3,"v":"c"}'].join('\n') + '\n');
+        expect((await run(['write', t, '--input', input])).code).toBe(0);
+      }
+      const ok = await run(['delete', 'wh/db.db/t', '--where', 'id >= 2']);
+      expect(ok.stderr).toBe('');
+      expect(ok.code).toBe(0);
+      const rows = (await run(['read', 'wh/db.db/t', '--format', 'jsonl'])).stdout.trim().split('\n');
+      expect(rows.map((l) => (JSON.parse(l) as { id: number }).id)).toEqual([1]);
+      const refused = await run(['delete', 'wh/db.db/p', '--where', 'id >= 2']);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(/deletion-vectors\.enabled/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
