@@ -50,9 +50,19 @@ export async function run(options = {}) {
         log(label);
         try {
           const warehouse = `${c.root}/w${n++}`;
-          const data = await runChild(TASKS, 'compact-data', { warehouse, files: c.files, rows: c.rows, s3: c.s3 }, { timeoutMs: TIMEOUT_MS });
+          const data = await runChild(
+            TASKS,
+            'compact-data',
+            { warehouse, files: c.files, rows: c.rows, s3: c.s3 },
+            { timeoutMs: TIMEOUT_MS },
+          );
           if (mode === 'raw') {
-            const r = await runChild(TASKS, 'raw-rewrite', { files: data.files, target: `${warehouse}/raw`, s3: c.s3 }, { timeoutMs: TIMEOUT_MS });
+            const r = await runChild(
+              TASKS,
+              'raw-rewrite',
+              { files: data.files, target: `${warehouse}/raw`, s3: c.s3 },
+              { timeoutMs: TIMEOUT_MS },
+            );
             all.raw.push({ ...r, inputBytes: r.bytesRead });
           } else {
             const env = mode === 'compactPoolOff' ? { TIDEMARK_PARQUET_WORKERS: '0' } : undefined;

@@ -40,7 +40,14 @@ function fileRows(commit: number, p: number): ModelRow[] {
   const base = (commit * PARTITIONS.length + PARTITIONS.indexOf(p)) * FILE_ROWS;
   return Array.from({ length: FILE_ROWS }, (_, i) => {
     const id = base + i;
-    return { p, id: BigInt(id), k: id % 97, s: id % 13 === 0 ? null : `v${String(id).padStart(5, '0')}`, x: id / 4, ts: BASE_MS + id * 1000 };
+    return {
+      p,
+      id: BigInt(id),
+      k: id % 97,
+      s: id % 13 === 0 ? null : `v${String(id).padStart(5, '0')}`,
+      x: id / 4,
+      ts: BASE_MS + id * 1000,
+    };
   });
 }
 
@@ -192,7 +199,9 @@ describe.each(storageBackends('parallel reads'))('parallel reads on $name', (bac
         const { rows } = await readAll(table, { where: c.where, columns: c.columns, decodePool: pool });
         const expected = project(model.filter(c.keep), c.columns);
         expect(expected.length).toBeGreaterThan(0);
-        const sort = c.columns.includes('id') ? (a: Out[]) => [...a].sort(byId) : (a: Out[]) => [...a].sort((x, y) => Number(x['x']) - Number(y['x']));
+        const sort = c.columns.includes('id')
+          ? (a: Out[]) => [...a].sort(byId)
+          : (a: Out[]) => [...a].sort((x, y) => Number(x['x']) - Number(y['x']));
         expect(sort(rows)).toEqual(sort(expected));
         expect(pool.started).toBe(c.groups === 'all' ? totalGroups : c.groups);
       });
@@ -240,7 +249,12 @@ describe.skipIf(!haveDist)('a process that reads through the worker pool', () =>
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'tidemark-read-exit-'));
     const catalog = new FileSystemCatalog(join(dir, 'wh'));
-    await catalog.createTable('db.t', { fields: [{ name: 'id', type: 'BIGINT NOT NULL' }, { name: 's', type: 'STRING' }] });
+    await catalog.createTable('db.t', {
+      fields: [
+        { name: 'id', type: 'BIGINT NOT NULL' },
+        { name: 's', type: 'STRING' },
+      ],
+    });
     const table = await catalog.getTable('db.t');
     for (let c = 0; c < 3; c++) {
       await table.append(Array.from({ length: 1000 }, (_, i) => ({ id: BigInt(c * 1000 + i), s: `s${i}` })));

@@ -68,7 +68,11 @@ export async function runDataRead(options) {
         rows: m.rows,
         ...(m.workers !== undefined ? { workers: m.workers } : {}),
         ...(m.warmMs !== undefined
-          ? { warmMs: median(all[reader].map((r) => r.warmMs)), warmMsRuns: all[reader].map((r) => r.warmMs), warmRowsPerSec: (m.rows / median(all[reader].map((r) => r.warmMs))) * 1000 }
+          ? {
+              warmMs: median(all[reader].map((r) => r.warmMs)),
+              warmMsRuns: all[reader].map((r) => r.warmMs),
+              warmRowsPerSec: (m.rows / median(all[reader].map((r) => r.warmMs))) * 1000,
+            }
           : {}),
         ...(m.threads !== undefined ? { threads: m.threads } : {}),
       };

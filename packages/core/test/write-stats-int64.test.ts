@@ -15,7 +15,12 @@ describe('min/max statistics of 64-bit columns', () => {
   it('bound the values exactly, so filters at the bounds keep the file and filters beyond skip it', async () => {
     const io = new MemoryFileIO();
     const catalog = new FileSystemCatalog(`memory://stats-int64-${process.pid}/wh`, { fileIO: io });
-    await catalog.createTable('db.t', { fields: [{ name: 'id', type: 'BIGINT' }, { name: 'ts', type: 'TIMESTAMP(6)' }] });
+    await catalog.createTable('db.t', {
+      fields: [
+        { name: 'id', type: 'BIGINT' },
+        { name: 'ts', type: 'TIMESTAMP(6)' },
+      ],
+    });
     const table = await catalog.getTable('db.t');
     // File 1: mixed signs around ±2^32; its min is -4294967297, its max 4294967296.
     const mixed = [5n, -1n, 4294967296n, -4294967297n, 4294967295n, -4294967296n, 0n, null];

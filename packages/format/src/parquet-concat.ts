@@ -112,7 +112,8 @@ class Reader {
         if (n === 15) n = Number(this.varint());
         const v: TValue[] = [];
         // Booleans in a list are one byte each, not folded into a type nibble.
-        for (let i = 0; i < n; i++) v.push(elem === T_TRUE || elem === T_FALSE ? { t: this.byte() === 1 ? T_TRUE : T_FALSE } : this.value(elem));
+        for (let i = 0; i < n; i++)
+          v.push(elem === T_TRUE || elem === T_FALSE ? { t: this.byte() === 1 ? T_TRUE : T_FALSE } : this.value(elem));
         return { t: type, elem, v };
       }
       case T_STRUCT:
@@ -150,7 +151,7 @@ class Writer {
   }
 
   zigzag(n: bigint): void {
-    this.varint(n >= 0n ? n << 1n : ((-n) << 1n) - 1n);
+    this.varint(n >= 0n ? n << 1n : (-n << 1n) - 1n);
   }
 
   raw(bytes: Uint8Array): void {

@@ -142,7 +142,8 @@ export class ParquetDataFile {
   static async open(io: FileIO, path: string, options: Pick<ParquetReadOptions, 'fileSize' | 'rowCount'> = {}): Promise<ParquetDataFile> {
     const blob = await openChecked(io, path, options.fileSize);
     const tail = blob.tail;
-    if (blob.size < 12 || tail.length < 12) throw new CorruptFileError(path, `cannot read Parquet footer: the file has only ${blob.size} bytes`);
+    if (blob.size < 12 || tail.length < 12)
+      throw new CorruptFileError(path, `cannot read Parquet footer: the file has only ${blob.size} bytes`);
     const view = new DataView(tail.buffer, tail.byteOffset, tail.byteLength);
     if (view.getUint32(tail.length - 4, true) !== 0x31524150) {
       throw new CorruptFileError(path, 'cannot read Parquet footer: the file does not end with the Parquet magic bytes');
@@ -225,7 +226,10 @@ export class ParquetDataFile {
   }
 
   /** The tail plus the column chunks of `groups` × `columns`, coalesced and read in parallel. */
-  private async rangesFor(groups: readonly number[], columns: readonly string[] | undefined): Promise<{ start: number; bytes: Uint8Array }[]> {
+  private async rangesFor(
+    groups: readonly number[],
+    columns: readonly string[] | undefined,
+  ): Promise<{ start: number; bytes: Uint8Array }[]> {
     const tail = this.blob.tail;
     const tailStart = this.blob.size - tail.length;
     // The tail is kept for later decodes of this file, so the worker gets a copy.

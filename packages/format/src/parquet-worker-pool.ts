@@ -381,7 +381,9 @@ export async function encodeParquetRowGroupsAsync(
   const batches = Array.isArray(input) ? (input as readonly arrow.RecordBatch[]) : (input as arrow.Table).batches;
   const rows = batches.reduce((n, b) => n + b.numRows, 0);
   const pool = rest.pool === false ? null : (rest.pool ?? sharedParquetWorkerPool());
-  const groupRows = pool ? Math.min(rowGroupRows, Math.max(MIN_PARALLEL_GROUP_ROWS, Math.ceil(rows / Math.max(1, pool.size)))) : rowGroupRows;
+  const groupRows = pool
+    ? Math.min(rowGroupRows, Math.max(MIN_PARALLEL_GROUP_ROWS, Math.ceil(rows / Math.max(1, pool.size))))
+    : rowGroupRows;
   if (rows <= groupRows || pool === null || pool.size === 0) {
     return encodeParquetAsync(input, { ...rest, rowGroupSize: rowGroupRows });
   }

@@ -31,9 +31,19 @@ function table(rows: number, batchRows: number): arrow.Table {
   for (let start = 0; start < rows; start += batchRows) {
     const n = Math.min(batchRows, rows - start);
     const children = [
-      arrow.makeData({ type: fields[0]!.type, length: n, nullCount: 0, data: BigInt64Array.from({ length: n }, (_, i) => BigInt(start + i)) }),
+      arrow.makeData({
+        type: fields[0]!.type,
+        length: n,
+        nullCount: 0,
+        data: BigInt64Array.from({ length: n }, (_, i) => BigInt(start + i)),
+      }),
       utf8Vector(Array.from({ length: n }, (_, i) => ((start + i) % 11 === 0 ? null : `n${((start + i) * 7919) % 100_003}`))).data[0]!,
-      arrow.makeData({ type: fields[2]!.type, length: n, nullCount: 0, data: Float64Array.from({ length: n }, (_, i) => Math.cos(start + i)) }),
+      arrow.makeData({
+        type: fields[2]!.type,
+        length: n,
+        nullCount: 0,
+        data: Float64Array.from({ length: n }, (_, i) => Math.cos(start + i)),
+      }),
     ];
     const schema = new arrow.Schema(fields);
     batches.push(new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct(fields), length: n, nullCount: 0, children })));

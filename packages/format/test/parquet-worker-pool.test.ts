@@ -163,7 +163,9 @@ describe('ParquetEncodePool failures', () => {
     const file = await ParquetDataFile.open(io, 'dir/f.parquet');
     const crash = file.decode([0], { pool: p, batchSize: 7777 });
     await expect(crash).rejects.toBeInstanceOf(CorruptFileError);
-    await expect(crash).rejects.toThrow(/^dir\/f\.parquet: cannot decode row group 0: the Parquet decoder crashed on this file \(worker crashed \(simulated decoder crash\)\)/);
+    await expect(crash).rejects.toThrow(
+      /^dir\/f\.parquet: cannot decode row group 0: the Parquet decoder crashed on this file \(worker crashed \(simulated decoder crash\)\)/,
+    );
     const batches = await file.decode([0], { pool: p, columns: ['id'] });
     expect(batches.reduce((n, b) => n + b.numRows, 0)).toBe(2_000);
     expect(batches[0]!.getChild('id')!.get(1)).toBe(3n);

@@ -163,7 +163,12 @@ interface OpenedFile {
   decode(group: number): Promise<EvolvedBatch[]>;
 }
 
-async function openFile(io: FileIO, file: DataFileToRead, readFields: readonly DataField[], options: ReadDataFileOptions): Promise<OpenedFile> {
+async function openFile(
+  io: FileIO,
+  file: DataFileToRead,
+  readFields: readonly DataField[],
+  options: ReadDataFileOptions,
+): Promise<OpenedFile> {
   const schema = await file.schema;
   const format = dataFileFormat(file.path, coreOptions(schema).fileFormat);
   const layout = fileLayout(schema, readFields, options.keyValue);
@@ -185,13 +190,19 @@ async function openFile(io: FileIO, file: DataFileToRead, readFields: readonly D
   return {
     groups,
     firstRow: (group) => data.rowGroups[group]!.firstRow,
-    decode: async (group) => (await data.decode([group], decodeOptions)).map((raw) => evolve(raw, file.path, layout, readFields, options.keyValue)),
+    decode: async (group) =>
+      (await data.decode([group], decodeOptions)).map((raw) => evolve(raw, file.path, layout, readFields, options.keyValue)),
   };
 }
 
-
 /** An ORC file is one unit, decoded on this thread (the worker pool runs parquet-wasm only). */
-function openOrc(io: FileIO, file: DataFileToRead, layout: FileLayout, readFields: readonly DataField[], options: ReadDataFileOptions): OpenedFile {
+function openOrc(
+  io: FileIO,
+  file: DataFileToRead,
+  layout: FileLayout,
+  readFields: readonly DataField[],
+  options: ReadDataFileOptions,
+): OpenedFile {
   const readOptions = {
     columns: layout.physical,
     ...(file.fileSize !== undefined ? { fileSize: file.fileSize } : {}),
@@ -213,7 +224,13 @@ function openOrc(io: FileIO, file: DataFileToRead, layout: FileLayout, readField
 }
 
 /** A decoded batch (physical types) in the read fields: matched by id, cast, missing fields null. */
-function evolve(raw: arrow.RecordBatch, path: string, layout: FileLayout, readFields: readonly DataField[], keyValue: boolean): EvolvedBatch {
+function evolve(
+  raw: arrow.RecordBatch,
+  path: string,
+  layout: FileLayout,
+  readFields: readonly DataField[],
+  keyValue: boolean,
+): EvolvedBatch {
   const { readSchema, fileFields, conformFields } = layout;
   const batch = conformToPaimonTypes(raw, conformFields);
   const byName = new Map<string, arrow.Data>();

@@ -161,4 +161,3 @@ export async function* readMergeSplit(
     yield makeBatch(schema, merged.columns(start, end), end - start);
   }
 }
-

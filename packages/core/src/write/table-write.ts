@@ -210,7 +210,11 @@ export class TableWrite {
     const writeOptions = (isTableContext(first) ? (second as TableWriteOptions | undefined) : fourth) ?? {};
     const rowGroupRows = writeOptions.rowGroupRows;
     if (rowGroupRows !== undefined && (!Number.isInteger(rowGroupRows) || rowGroupRows <= 0)) {
-      throw new WriteValidationError(undefined, undefined, `TableWriteOptions.rowGroupRows must be a positive integer, got ${rowGroupRows}`);
+      throw new WriteValidationError(
+        undefined,
+        undefined,
+        `TableWriteOptions.rowGroupRows must be a positive integer, got ${rowGroupRows}`,
+      );
     }
     this.context = ctx;
     this.fileIO = ctx.fileIO;
