@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
  * @param {string | URL} script   module run in the child (see {@link childMain})
  * @param {string} task
  * @param {unknown} args          JSON-serialisable arguments for the task
- * @param {{ timeoutMs?: number, nodeArgs?: string[] }} [options]
+ * @param {{ timeoutMs?: number, nodeArgs?: string[], env?: Record<string, string> }} [options]  env: added to the parent's
  * @returns {Promise<Record<string, unknown> & { wallMs: number }>}
  */
 export function runChild(script, task, args, options = {}) {
@@ -26,6 +26,7 @@ export function runChild(script, task, args, options = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...(options.nodeArgs ?? []), scriptPath, task, JSON.stringify(args)], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
     });
     let stdout = '';
     let stderr = '';

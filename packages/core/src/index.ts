@@ -123,7 +123,15 @@ export { parsePredicate } from './predicate-parser.js';
 export { FileStoreScan, type ScanFilter } from './scan/file-store-scan.js';
 export { ScanPlan, type DataSplit, type DeletionFileRef, type FileInfo, type PlannedFile } from './scan/data-split.js';
 /** Building block (compaction): reads one data file mapped to a read schema. */
-export { dataFileFormat, readDataFile, type DataFileToRead, type EvolvedBatch, type ReadDataFileOptions } from './read/data-file-reader.js';
+export {
+  dataFileFormat,
+  readDataFile,
+  readDataFiles,
+  type DataFileBatch,
+  type DataFileToRead,
+  type EvolvedBatch,
+  type ReadDataFileOptions,
+} from './read/data-file-reader.js';
 /** Building blocks (tests, custom readers): a primary-key table's merge settings and the readers of one split. */
 export { mergeEngineOptions, type MergeEngineOptions } from './read/merge-engine.js';
 export { readMergeSplit, readRawSplit, type RawSplitOptions, type SplitReadContext } from './read/split-readers.js';

@@ -20,7 +20,14 @@ export {
   VALUE_KIND_FIELD_NAME,
 } from './arrow-types.js';
 export { RangeBlob } from './range-blob.js';
-export { conformToPaimonTypes, readParquetFile, type ParquetReadOptions } from './parquet-reader.js';
+export {
+  conformToPaimonTypes,
+  ParquetDataFile,
+  readParquetFile,
+  type ParquetDecodeOptions,
+  type ParquetReadOptions,
+  type ParquetRowGroupExtent,
+} from './parquet-reader.js';
 export { fileIOSource, openOrcFile, readOrcFile, type OrcFileReadOptions } from './orc-data-file.js';
 export { isOrc, readOrcRecords } from './orc-records.js';
 export { readManifestRecords } from './manifest-records.js';
@@ -34,16 +41,24 @@ export {
   type ParquetWriteOptions,
   type PreparedParquetInput,
 } from './parquet-writer.js';
+export { concatParquetFiles } from './parquet-concat.js';
 export { encodeParquetStream, type ParquetStreamOptions } from './parquet-stream-writer.js';
 export {
+  DEFAULT_ROW_GROUP_ROWS,
   defaultParquetWorkerCount,
   encodeParquetAsync,
+  encodeParquetRowGroupsAsync,
   ParquetEncodeError,
   ParquetEncodePool,
+  ParquetWorkerPool,
   sharedParquetEncodePool,
+  sharedParquetWorkerPool,
   type EncodeParquetAsyncOptions,
+  type EncodeRowGroupsOptions,
+  type ParquetDecodeJob,
   type ParquetEncodePoolOptions,
-} from './parquet-encode-pool.js';
+  type ParquetWorkerPoolOptions,
+} from './parquet-worker-pool.js';
 export {
   decodeInt96,
   int96ToEpochNanos,

@@ -92,14 +92,31 @@ export async function readParquetFooter(io: FileIO, path: string, options: ReadF
   if (metadataLength + 8 > tail.length) {
     tail = await blob.slice(blob.size - metadataLength - 8).bytes();
   }
+  return decodeParquetFooter(path, tail, metadataLength);
+}
+
+/**
+ * Decodes the footer at the end of `tail` (the file's last bytes, ending with the 8-byte trailer),
+ * whose Thrift part is `metadataLength` bytes long.
+ * @internal
+ */
+export function decodeParquetFooter(path: string, tail: Uint8Array, metadataLength: number): ParquetFooter {
   const footerBytes = tail.subarray(tail.length - 8 - metadataLength);
   try {
     return decodeFooter(footerBytes, metadataLength);
   } catch (err) {
-    throw new CorruptFileError(path, `cannot decode Parquet footer: ${err instanceof Error ? err.message : String(err)}`, {
-      cause: err,
-    });
+    throw footerError(path, err);
   }
+}
+
+/**
+ * The error for a footer that does not parse. hyparquet's wording ("thrift unhandled type 10") reads
+ * like a crash; a damaged footer is a damaged file.
+ * @internal
+ */
+export function footerError(path: string, err: unknown): CorruptFileError {
+  const detail = (err instanceof Error ? err.message : String(err)).replace(/thrift unhandled type:?/i, 'unknown Thrift field type');
+  return new CorruptFileError(path, `cannot decode Parquet footer (damaged metadata): ${detail}`, { cause: err });
 }
 
 /** Converts an INT96 (julian day + signed nanos of day) to nanoseconds since the epoch, exactly. */

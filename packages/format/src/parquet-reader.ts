@@ -6,12 +6,15 @@
  * parquet-wasm 0.8 ignores the column projection and copies the whole file into wasm memory.
  */
 import * as arrow from 'apache-arrow';
+import { parquetMetadata, type FileMetaData } from 'hyparquet';
 import * as pw from 'parquet-wasm';
 import { InvalidRangeError, type FileIO } from '@tidemark/storage';
 
 import { castData } from './arrow-cast.js';
 import { toArrowField } from './arrow-types.js';
 import { CorruptFileError, FormatError } from './errors.js';
+import { decodeParquetFooter, footerError, type ParquetFooter, type ParquetRowGroupInfo } from './parquet-footer.js';
+import { sharedParquetWorkerPool, type ParquetWorkerPool } from './parquet-worker-pool.js';
 import { RangeBlob } from './range-blob.js';
 import { guardWasmRead } from './wasm-trap-guard.js';
 import type { DataField } from './types.js';
@@ -38,75 +41,268 @@ export interface ParquetReadOptions {
   readonly fileSize?: number;
   /** Row count the file must hold (e.g. `_ROW_COUNT` from the manifest); checked against its footer and the decoded rows. */
   readonly rowCount?: number;
+  /**
+   * Row-group pruning: a group for which this returns false is not read (its statistics prove
+   * that no row of it is wanted). Called with the group's footer entry and index.
+   */
+  readonly keepRowGroup?: (group: ParquetRowGroupInfo, index: number) => boolean;
+  /** Where parquet-wasm runs; see {@link ParquetDecodeOptions.pool}. */
+  readonly pool?: ParquetWorkerPool | false;
 }
 
 /**
  * Streams the record batches of a Parquet file with the file's physical Arrow types (apply
  * {@link conformToPaimonTypes} to get the shared Paimon mapping). Reads the footer and only the
- * column chunks of the projected columns; memory is bounded by one row group.
+ * column chunks of the projected columns; memory is bounded by one row group. Row groups are
+ * decoded one after the other, on a worker of `options.pool` (default: the shared pool) or, with
+ * `pool: false` or a pool of size 0, on this thread.
  *
  * @throws CorruptFileError when the bytes are not a readable Parquet file (truncated, bad footer,
  *   undecodable page); FormatError when a requested column or row group does not exist.
  */
 export async function* readParquetFile(io: FileIO, path: string, options: ParquetReadOptions = {}): AsyncGenerator<arrow.RecordBatch> {
-  const blob = await openChecked(io, path, options.fileSize);
-  let file: pw.ParquetFile;
-  try {
-    file = await guardWasmRead(path, () => pw.ParquetFile.fromFile(blob as unknown as Blob));
-  } catch (err) {
-    throw corrupt(path, 'cannot read Parquet footer', err);
+  const file = await ParquetDataFile.open(io, path, options);
+  const groups = options.rowGroups ?? [...Array(file.rowGroups.length).keys()];
+  for (const group of groups) {
+    const info = file.rowGroups[group];
+    if (info === undefined) {
+      throw new FormatError(`${path}: row group ${group} does not exist (file has ${file.rowGroups.length})`);
+    }
+    if (info.rows === 0) continue;
+    if (options.keepRowGroup && !options.keepRowGroup(file.footer.rowGroups[group]!, group)) continue;
+    yield* await file.decode([group], options);
   }
-  try {
-    let groupCount: number;
-    let groupRows: number[];
+}
+
+/** One row group of a {@link ParquetDataFile}: its size and where its rows start in the file. */
+export interface ParquetRowGroupExtent {
+  readonly rows: number;
+  /** Position of the group's first row in the file (deletion vectors count rows from 0). */
+  readonly firstRow: number;
+}
+
+/** Options of {@link ParquetDataFile.decode}. */
+export interface ParquetDecodeOptions {
+  /** Top-level physical column names to read (file order is kept); all columns when absent. */
+  readonly columns?: readonly string[];
+  /** Rows per batch; defaults to one batch per row group. */
+  readonly batchSize?: number;
+  /**
+   * Worker pool that runs parquet-wasm; `false` (or a pool of size 0) decodes on this thread.
+   * Default: the shared pool (`TIDEMARK_PARQUET_WORKERS`, else min(2, available parallelism)).
+   */
+  readonly pool?: ParquetWorkerPool | false;
+}
+
+/**
+ * Ranges of a file closer than this are read as one: fewer requests, a few wasted bytes. Kept small
+ * so that a projection does not read the unprojected columns between the chunks it needs.
+ */
+const COALESCE_GAP_BYTES = 64 * 1024;
+
+/**
+ * An opened Parquet data file: its decoded footer (row groups with statistics, from one ranged
+ * read of the tail) and the decoding of chosen row groups and columns, on a worker thread or on
+ * this thread. Several {@link decode} calls may run at once (one per row group, say), which is
+ * how readers use both cores on one file.
+ */
+export class ParquetDataFile {
+  private decodedFooter: ParquetFooter | undefined;
+
+  private constructor(
+    private readonly io: FileIO,
+    /** Where the file is (named in every error). */
+    readonly path: string,
+    private readonly blob: RangeBlob,
+    /** hyparquet's parse of the footer (offsets, sizes, schema). */
+    private readonly metadata: FileMetaData,
+    /** The file's last bytes, ending with the footer and its trailer. */
+    private readonly footerTail: Uint8Array,
+    private readonly metadataLength: number,
+    /** Rows and first-row position of each row group. */
+    readonly rowGroups: readonly ParquetRowGroupExtent[],
+    /** Top-level column names. */
+    private readonly columnNames: ReadonlySet<string>,
+  ) {}
+
+  /**
+   * The decoded footer with column-chunk statistics. Decoded on first use: a read that prunes
+   * nothing never pays for the statistics.
+   */
+  get footer(): ParquetFooter {
+    this.decodedFooter ??= decodeParquetFooter(this.path, this.footerTail, this.metadataLength);
+    return this.decodedFooter;
+  }
+
+  /**
+   * Reads and parses the footer (usually from the one prefetched read of the file's tail).
+   * @throws CorruptFileError for a size or row count that differs from `fileSize` / `rowCount`,
+   *   or a footer that does not decode.
+   */
+  static async open(io: FileIO, path: string, options: Pick<ParquetReadOptions, 'fileSize' | 'rowCount'> = {}): Promise<ParquetDataFile> {
+    const blob = await openChecked(io, path, options.fileSize);
+    const tail = blob.tail;
+    if (blob.size < 12 || tail.length < 12)
+      throw new CorruptFileError(path, `cannot read Parquet footer: the file has only ${blob.size} bytes`);
+    const view = new DataView(tail.buffer, tail.byteOffset, tail.byteLength);
+    if (view.getUint32(tail.length - 4, true) !== 0x31524150) {
+      throw new CorruptFileError(path, 'cannot read Parquet footer: the file does not end with the Parquet magic bytes');
+    }
+    const metadataLength = view.getUint32(tail.length - 8, true);
+    if (metadataLength + 12 > blob.size) {
+      throw new CorruptFileError(path, `cannot read Parquet footer: footer length ${metadataLength} exceeds the file size ${blob.size}`);
+    }
+    const footerTail = metadataLength + 8 > tail.length ? await blob.slice(blob.size - metadataLength - 8).bytes() : tail;
+    let metadata: FileMetaData;
     try {
-      const meta = file.metadata();
-      groupCount = meta.numRowGroups();
-      groupRows = meta.rowGroups().map((g) => g.numRows());
-      meta.free();
+      metadata = parquetMetadata(footerTail.subarray(footerTail.length - 8 - metadataLength));
     } catch (err) {
-      throw corrupt(path, 'cannot read Parquet metadata', err);
+      throw footerError(path, err);
     }
-    if (options.rowCount !== undefined) {
-      const total = groupRows.reduce((a, b) => a + b, 0);
-      if (total !== options.rowCount) {
-        throw new CorruptFileError(path, `the file's footer holds ${total} rows, but its manifest entry records ${options.rowCount}`);
-      }
+    let firstRow = 0;
+    const rowGroups = metadata.row_groups.map((g) => {
+      const rows = Number(g.num_rows);
+      const extent = { rows, firstRow };
+      firstRow += rows;
+      return extent;
+    });
+    if (options.rowCount !== undefined && firstRow !== options.rowCount) {
+      throw new CorruptFileError(path, `the file's footer holds ${firstRow} rows, but its manifest entry records ${options.rowCount}`);
     }
-    const groups = options.rowGroups ?? [...Array(groupCount).keys()];
-    for (const group of groups) {
-      const rows = groupRows[group];
-      if (rows === undefined) {
-        throw new FormatError(`${path}: row group ${group} does not exist (file has ${groupCount})`);
-      }
-      if (rows === 0) continue;
-      let batches: arrow.RecordBatch[];
+    return new ParquetDataFile(io, path, blob, metadata, footerTail, metadataLength, rowGroups, topLevelNames(metadata));
+  }
+
+  /**
+   * Decodes `groups` (in this order) into record batches with the file's physical Arrow types.
+   * @throws CorruptFileError when a page does not decode or a group decodes to another row count
+   *   than its footer records; FormatError for a column or row group the file does not have.
+   */
+  async decode(groups: readonly number[], options: ParquetDecodeOptions = {}): Promise<arrow.RecordBatch[]> {
+    let expected = 0;
+    for (const g of groups) {
+      const extent = this.rowGroups[g];
+      if (extent === undefined) throw new FormatError(`${this.path}: row group ${g} does not exist (file has ${this.rowGroups.length})`);
+      expected += extent.rows;
+    }
+    if (groups.length === 0 || expected === 0) return [];
+    if (options.columns) this.checkColumns(options.columns);
+    const pool = options.pool === false ? null : (options.pool ?? sharedParquetWorkerPool());
+    const what = groups.length === 1 ? `row group ${groups[0]}` : `row groups ${groups.join(', ')}`;
+    let batches: arrow.RecordBatch[];
+    if (pool === null || pool.size === 0) {
+      batches = await this.decodeHere(groups, options, what);
+    } else {
+      const ipc = await pool.decodeIpc(
+        {
+          path: this.path,
+          size: this.blob.size,
+          ranges: await this.rangesFor(groups, options.columns),
+          rowGroups: groups,
+          ...(options.columns ? { columns: options.columns } : {}),
+          batchSize: options.batchSize ?? Math.max(1, ...groups.map((g) => this.rowGroups[g]!.rows)),
+          readRange: (start, length) => this.io.readRange(this.path, start, length),
+        },
+        (detail, cause) => corrupt(this.path, `cannot decode ${what}`, Object.assign(new Error(detail), cause ? { cause } : {})),
+      );
       try {
-        const table = await guardWasmRead(path, () =>
-          file.read({
-            rowGroups: [group],
-            batchSize: options.batchSize ?? rows,
-            ...(options.columns ? { columns: [...options.columns] } : {}),
-          }),
-        );
-        batches = arrow.tableFromIPC(table.intoIPCStream()).batches;
+        batches = arrow.tableFromIPC(ipc).batches;
       } catch (err) {
-        throw corrupt(path, `cannot decode row group ${group}`, err);
+        throw corrupt(this.path, `cannot decode ${what}`, err);
       }
-      const decoded = batches.reduce((a, b) => a + b.numRows, 0);
-      if (decoded !== rows)
-        throw new CorruptFileError(path, `row group ${group} decoded to ${decoded} rows, but its footer records ${rows}`);
-      for (const batch of batches) yield batch;
     }
-  } finally {
-    // After a failed or trapped read the handle may still be borrowed by a future that will never
-    // finish; freeing it then throws, and that must not replace the error that names the file.
-    try {
-      file.free();
-    } catch {
-      /* leaked, not reused */
+    const decoded = batches.reduce((a, b) => a + b.numRows, 0);
+    if (decoded !== expected) {
+      throw new CorruptFileError(this.path, `${what} decoded to ${decoded} rows, but its footer records ${expected}`);
+    }
+    return batches;
+  }
+
+  private checkColumns(columns: readonly string[]): void {
+    for (const c of columns) {
+      if (!this.columnNames.has(c)) {
+        throw new FormatError(`${this.path}: Column ${c} not found (requested columns must be physical column names of the file)`);
+      }
     }
   }
+
+  /** The tail plus the column chunks of `groups` × `columns`, coalesced and read in parallel. */
+  private async rangesFor(
+    groups: readonly number[],
+    columns: readonly string[] | undefined,
+  ): Promise<{ start: number; bytes: Uint8Array }[]> {
+    const tail = this.blob.tail;
+    const tailStart = this.blob.size - tail.length;
+    // The tail is kept for later decodes of this file, so the worker gets a copy.
+    const ranges: { start: number; bytes: Uint8Array }[] = [{ start: tailStart, bytes: tail.slice() }];
+    if (tailStart === 0) return ranges;
+    const wanted = columns ? new Set(columns) : null;
+    const spans: [number, number][] = [];
+    for (const g of groups) {
+      for (const chunk of this.metadata.row_groups[g]?.columns ?? []) {
+        const m = chunk.meta_data;
+        if (!m || (wanted && !wanted.has(m.path_in_schema[0]!))) continue;
+        const start = Number(m.dictionary_page_offset ?? m.data_page_offset);
+        const end = Math.min(start + Number(m.total_compressed_size), tailStart);
+        if (end > start) spans.push([start, end]);
+      }
+    }
+    spans.sort((a, b) => a[0] - b[0]);
+    const merged: [number, number][] = [];
+    for (const s of spans) {
+      const last = merged[merged.length - 1];
+      if (last && s[0] <= last[1] + COALESCE_GAP_BYTES) last[1] = Math.max(last[1], s[1]);
+      else merged.push([s[0], s[1]]);
+    }
+    const read = await Promise.all(merged.map(([a, b]) => this.io.readRange(this.path, a, b - a)));
+    read.forEach((bytes, i) => ranges.push({ start: merged[i]![0], bytes }));
+    return ranges;
+  }
+
+  private async decodeHere(groups: readonly number[], options: ParquetDecodeOptions, what: string): Promise<arrow.RecordBatch[]> {
+    let file: pw.ParquetFile;
+    try {
+      file = await guardWasmRead(this.path, () => pw.ParquetFile.fromFile(this.blob as unknown as Blob));
+    } catch (err) {
+      throw corrupt(this.path, 'cannot read Parquet footer', err);
+    }
+    try {
+      const table = await guardWasmRead(this.path, () =>
+        file.read({
+          rowGroups: [...groups],
+          batchSize: options.batchSize ?? Math.max(1, ...groups.map((g) => this.rowGroups[g]!.rows)),
+          ...(options.columns ? { columns: [...options.columns] } : {}),
+        }),
+      );
+      return arrow.tableFromIPC(table.intoIPCStream()).batches;
+    } catch (err) {
+      throw corrupt(this.path, `cannot decode ${what}`, err);
+    } finally {
+      // After a failed or trapped read the handle may still be borrowed by a future that will never
+      // finish; freeing it then throws, and that must not replace the error that names the file.
+      try {
+        file.free();
+      } catch {
+        /* leaked, not reused */
+      }
+    }
+  }
+}
+
+/** Names of the root's children in a flattened Parquet schema (nested children skipped). */
+function topLevelNames(metadata: FileMetaData): Set<string> {
+  const names = new Set<string>();
+  const schema = metadata.schema;
+  let i = 1;
+  const skip = (): void => {
+    const e = schema[i++];
+    for (let k = 0; k < (e?.num_children ?? 0); k++) skip();
+  };
+  for (let k = 0; k < (schema[0]?.num_children ?? 0); k++) {
+    const e = schema[i];
+    if (e) names.add(e.name);
+    skip();
+  }
+  return names;
 }
 
 /**

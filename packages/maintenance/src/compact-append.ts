@@ -25,7 +25,7 @@ import {
   parsePredicate,
   partitionKey,
   predicateColumns,
-  readDataFile,
+  readDataFiles,
   withSchema,
   type CommitMessage,
   type DataSplit,
@@ -42,6 +42,7 @@ import {
   fileEntryIdentity,
   type DataFileMeta,
   type DataType,
+  type DeletionVector,
   type TableSchema,
 } from '@tidemark/format';
 import { compactPickOptions, pickCompactWindows } from './compact-plan.js';
@@ -411,34 +412,45 @@ async function rewriteWindow(
   const writer = new TableWrite(withSchema(table.context, schema), { startSequence: () => first });
   let messages: CommitMessage[];
   try {
-    for (const file of w.files) {
-      checkAborted(signal);
-      const fileSchema = file.meta.schemaId === schema.id ? schema : await table.schemaManager.schema(file.meta.schemaId);
-      const ref = w.split.deletionFiles.get(file.meta.fileName);
-      const dv = ref === undefined ? null : await readDeletionVector(table.fileIO, ref.path, ref.range);
-      let position = 0;
-      for await (const evolved of readDataFile(
-        table.fileIO,
-        { path: file.path, fileSize: file.meta.fileSize, schema: fileSchema },
-        schema.fields,
-        { keyValue: false },
-      )) {
-        const batch = evolved.batch;
-        if (dv === null) {
-          await writer.write(batch);
-        } else {
-          // Runs of rows the vector keeps; deleted rows are not carried over.
-          let start = 0;
-          for (let i = 0; i <= batch.numRows; i++) {
-            if (i < batch.numRows && !dv.isDeleted(position + i)) continue;
-            if (i > start) await writer.write(batch.slice(start, i));
-            start = i + 1;
-          }
-        }
-        position += batch.numRows;
+    // The files' row groups decode on the worker pool ahead of the writer (whose files encode
+    // there too), so input and output share both cores; rows keep their order.
+    const files = w.files.map((file) => ({
+      planned: file,
+      path: file.path,
+      fileSize: file.meta.fileSize,
+      rowCount: file.meta.rowCount,
+      schema: file.meta.schemaId === schema.id ? schema : table.schemaManager.schema(file.meta.schemaId),
+    }));
+    checkAborted(signal);
+    // Files are done in order; a file without rows yields no batch and is done with the next one.
+    let done = 0;
+    const doneUpTo = (end: number): void => {
+      for (; done < end; done++) onFile(files[done]!.planned);
+    };
+    let current: (typeof files)[number] | undefined;
+    let dv: DeletionVector | null = null;
+    for await (const { file, evolved, firstRow } of readDataFiles(table.fileIO, files, schema.fields, { keyValue: false })) {
+      if (file !== current) {
+        doneUpTo(files.indexOf(file));
+        checkAborted(signal);
+        current = file;
+        const ref = w.split.deletionFiles.get(file.planned.meta.fileName);
+        dv = ref === undefined ? null : await readDeletionVector(table.fileIO, ref.path, ref.range);
       }
-      onFile(file);
+      const batch = evolved.batch;
+      if (dv === null) {
+        await writer.write(batch);
+      } else {
+        // Runs of rows the vector keeps; deleted rows are not carried over.
+        let start = 0;
+        for (let i = 0; i <= batch.numRows; i++) {
+          if (i < batch.numRows && !dv.isDeleted(firstRow + i)) continue;
+          if (i > start) await writer.write(batch.slice(start, i));
+          start = i + 1;
+        }
+      }
     }
+    doneUpTo(files.length);
     messages = await writer.prepareCommit();
   } catch (e) {
     await writer.abort().catch(() => undefined);

@@ -12,20 +12,24 @@ import {
   conformToPaimonTypes,
   fieldById,
   keyValueFileFields,
+  ParquetDataFile,
   readOrcFile,
-  readParquetFile,
-  toArrowField,
   CorruptFileError,
+  toArrowField,
   toArrowType,
   trimmedPrimaryKeys,
   type DataField,
   type DataType,
+  type ParquetWorkerPool,
   type TableSchema,
 } from '@tidemark/format';
 import { rescaleTimestamps } from '../arrow-timestamps.js';
 import { coreOptions } from '../core-options.js';
 import { UnsupportedTableFeatureError } from '../scan/errors.js';
+import type { Predicate } from '../predicate.js';
 import { makeBatch, nullData } from './arrow-take.js';
+import { DEFAULT_READ_AHEAD, readAhead } from './read-ahead.js';
+import { rowGroupFilter } from './row-group-filter.js';
 
 /** One batch of a data file, evolved to the read fields. */
 export interface EvolvedBatch {
@@ -43,15 +47,32 @@ export interface DataFileToRead {
   readonly fileSize?: number;
   /** `_ROW_COUNT` of the manifest entry; the file must hold exactly that many rows. */
   readonly rowCount?: number;
-  /** The schema of the file's `_SCHEMA_ID`. */
-  readonly schema: TableSchema;
+  /** The schema of the file's `_SCHEMA_ID` (a promise lets a caller load it only when the file is opened). */
+  readonly schema: TableSchema | Promise<TableSchema>;
 }
 
-/** Options of {@link readDataFile}. */
+/** Options of {@link readDataFile} and {@link readDataFiles}. */
 export interface ReadDataFileOptions {
   /** The file has the primary-key layout (`_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND`). */
   readonly keyValue: boolean;
   readonly batchSize?: number;
+  /**
+   * Skip row groups whose statistics prove that no row satisfies this predicate (it names read
+   * fields). Rows of the groups that are read are returned unfiltered.
+   */
+  readonly rowFilter?: Predicate | null;
+  /** Row groups decoded ahead of the consumer (default {@link DEFAULT_READ_AHEAD}); 1 = one at a time. */
+  readonly readAhead?: number;
+  /** Where parquet-wasm runs: a pool, or `false` for this thread (default: the shared pool). */
+  readonly pool?: ParquetWorkerPool | false;
+}
+
+/** A decoded batch of one of the files given to {@link readDataFiles}. */
+export interface DataFileBatch<F extends DataFileToRead = DataFileToRead> {
+  readonly file: F;
+  readonly evolved: EvolvedBatch;
+  /** Position in the file of the batch's first row (row groups skipped by statistics count too). */
+  readonly firstRow: number;
 }
 
 /**
@@ -66,41 +87,174 @@ export async function* readDataFile(
   readFields: readonly DataField[],
   options: ReadDataFileOptions,
 ): AsyncGenerator<EvolvedBatch> {
-  const format = dataFileFormat(file.path, coreOptions(file.schema).fileFormat);
-  const { readSchema, fileFields, physical, conformFields } = fileLayout(file.schema, readFields, options.keyValue);
+  for await (const b of readDataFiles(io, [file], readFields, options)) yield b.evolved;
+}
+
+/**
+ * Streams the batches of several data files, file after file and in row order, while the next
+ * row groups (of this file or the following ones) are decoded on the worker pool: at most
+ * `readAhead` decoded row groups wait for the consumer, so memory stays bounded however many
+ * files there are. Footers are read ahead as far as `readAhead` files.
+ */
+export async function* readDataFiles<F extends DataFileToRead>(
+  io: FileIO,
+  files: Iterable<F>,
+  readFields: readonly DataField[],
+  options: ReadDataFileOptions,
+): AsyncGenerator<DataFileBatch<F>> {
+  const window = options.readAhead ?? DEFAULT_READ_AHEAD;
+  for await (const unit of readAhead(decodeUnits(io, files, readFields, options, window), window)) {
+    let firstRow = unit.firstRow;
+    for (const evolved of unit.batches) {
+      yield { file: unit.file, evolved, firstRow };
+      firstRow += evolved.batch.numRows;
+    }
+  }
+}
+
+interface DecodedUnit<F> {
+  readonly file: F;
+  readonly firstRow: number;
+  readonly batches: readonly EvolvedBatch[];
+}
+
+/** One task per row group to read, in file order; footers of the next files are opened ahead. */
+async function* decodeUnits<F extends DataFileToRead>(
+  io: FileIO,
+  files: Iterable<F>,
+  readFields: readonly DataField[],
+  options: ReadDataFileOptions,
+  window: number,
+): AsyncGenerator<() => Promise<DecodedUnit<F>>> {
+  const iter = files[Symbol.iterator]();
+  const opening: { file: F; opened: Promise<OpenedFile> }[] = [];
+  const fill = (): void => {
+    while (opening.length < window) {
+      const next = iter.next();
+      if (next.done) return;
+      const opened = openFile(io, next.value, readFields, options);
+      opened.catch(() => undefined); // reported in order, when its turn comes
+      opening.push({ file: next.value, opened });
+    }
+  };
+  fill();
+  for (let head = opening.shift(); head !== undefined; head = opening.shift()) {
+    fill();
+    let opened: OpenedFile;
+    try {
+      opened = await head.opened;
+    } catch (err) {
+      // Fail in order: after the units of the files before it.
+      yield () => Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    for (const group of opened.groups) {
+      const file = head.file;
+      yield () => opened.decode(group).then((batches) => ({ file, firstRow: opened.firstRow(group), batches }));
+    }
+  }
+}
+
+interface OpenedFile {
+  /** Row groups to read (non-empty, not pruned), in file order. */
+  readonly groups: readonly number[];
+  /** Position in the file of a group's first row. */
+  firstRow(group: number): number;
+  decode(group: number): Promise<EvolvedBatch[]>;
+}
+
+async function openFile(
+  io: FileIO,
+  file: DataFileToRead,
+  readFields: readonly DataField[],
+  options: ReadDataFileOptions,
+): Promise<OpenedFile> {
+  const schema = await file.schema;
+  const format = dataFileFormat(file.path, coreOptions(schema).fileFormat);
+  const layout = fileLayout(schema, readFields, options.keyValue);
+  if (format === 'orc') return openOrc(io, file, layout, readFields, options);
+  const data = await ParquetDataFile.open(io, file.path, {
+    ...(file.fileSize !== undefined ? { fileSize: file.fileSize } : {}),
+    ...(file.rowCount !== undefined ? { rowCount: file.rowCount } : {}),
+  });
+  const keep = options.rowFilter ? rowGroupFilter(options.rowFilter, readFields, layout.fileFields) : null;
+  const groups: number[] = [];
+  data.rowGroups.forEach((g, i) => {
+    if (g.rows > 0 && (keep === null || keep(data.footer.rowGroups[i]!))) groups.push(i);
+  });
+  const decodeOptions = {
+    columns: layout.physical,
+    ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
+    ...(options.pool !== undefined ? { pool: options.pool } : {}),
+  };
+  return {
+    groups,
+    firstRow: (group) => data.rowGroups[group]!.firstRow,
+    decode: async (group) =>
+      (await data.decode([group], decodeOptions)).map((raw) => evolve(raw, file.path, layout, readFields, options.keyValue)),
+  };
+}
+
+/** An ORC file is one unit, decoded on this thread (the worker pool runs parquet-wasm only). */
+function openOrc(
+  io: FileIO,
+  file: DataFileToRead,
+  layout: FileLayout,
+  readFields: readonly DataField[],
+  options: ReadDataFileOptions,
+): OpenedFile {
   const readOptions = {
-    columns: physical,
+    columns: layout.physical,
     ...(file.fileSize !== undefined ? { fileSize: file.fileSize } : {}),
     ...(file.rowCount !== undefined ? { rowCount: file.rowCount } : {}),
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
   };
-  const batches = format === 'orc' ? readOrcFile(io, file.path, readOptions) : readParquetFile(io, file.path, readOptions);
-  for await (const raw of batches) {
-    if (format === 'orc') checkOrcFieldIds(raw, conformFields, file.path);
-    const batch = conformToPaimonTypes(raw, conformFields);
-    const byName = new Map<string, arrow.Data>();
-    batch.schema.fields.forEach((f, i) => byName.set(f.name, batch.data.children[i]!));
-    const n = batch.numRows;
-    const columns = readFields.map((readField, i) => {
-      const fileField = fileFields[i];
-      if (!fileField) return nullData(toArrowType(readField.type), n);
-      const data = byName.get(fileField.name);
-      if (!data) return nullData(toArrowType(readField.type), n);
-      return castColumn(data, fileField.type, readField.type, `${file.path}: column '${fileField.name}'`);
-    });
-    let sequence: BigInt64Array | null = null;
-    let valueKind: Int8Array | null = null;
-    if (options.keyValue) {
-      const seq = byName.get(SEQUENCE_NUMBER_FIELD_NAME);
-      const kind = byName.get(VALUE_KIND_FIELD_NAME);
-      if (!seq || !kind) {
-        throw new UnsupportedTableFeatureError(`${file.path}: primary-key data file lacks _SEQUENCE_NUMBER/_VALUE_KIND`);
+  return {
+    groups: [0],
+    firstRow: () => 0,
+    decode: async () => {
+      const out: EvolvedBatch[] = [];
+      for await (const raw of readOrcFile(io, file.path, readOptions)) {
+        checkOrcFieldIds(raw, layout.conformFields, file.path);
+        out.push(evolve(raw, file.path, layout, readFields, options.keyValue));
       }
-      sequence = (seq.values as BigInt64Array).subarray(0, n);
-      valueKind = (kind.values as Int8Array).subarray(0, n);
+      return out;
+    },
+  };
+}
+
+/** A decoded batch (physical types) in the read fields: matched by id, cast, missing fields null. */
+function evolve(
+  raw: arrow.RecordBatch,
+  path: string,
+  layout: FileLayout,
+  readFields: readonly DataField[],
+  keyValue: boolean,
+): EvolvedBatch {
+  const { readSchema, fileFields, conformFields } = layout;
+  const batch = conformToPaimonTypes(raw, conformFields);
+  const byName = new Map<string, arrow.Data>();
+  batch.schema.fields.forEach((f, i) => byName.set(f.name, batch.data.children[i]!));
+  const n = batch.numRows;
+  const columns = readFields.map((readField, i) => {
+    const fileField = fileFields[i];
+    if (!fileField) return nullData(toArrowType(readField.type), n);
+    const data = byName.get(fileField.name);
+    if (!data) return nullData(toArrowType(readField.type), n);
+    return castColumn(data, fileField.type, readField.type, `${path}: column '${fileField.name}'`);
+  });
+  let sequence: BigInt64Array | null = null;
+  let valueKind: Int8Array | null = null;
+  if (keyValue) {
+    const seq = byName.get(SEQUENCE_NUMBER_FIELD_NAME);
+    const kind = byName.get(VALUE_KIND_FIELD_NAME);
+    if (!seq || !kind) {
+      throw new UnsupportedTableFeatureError(`${path}: primary-key data file lacks _SEQUENCE_NUMBER/_VALUE_KIND`);
     }
-    yield { batch: makeBatch(readSchema, columns, n), sequence, valueKind };
+    sequence = (seq.values as BigInt64Array).subarray(0, n);
+    valueKind = (kind.values as Int8Array).subarray(0, n);
   }
+  return { batch: makeBatch(readSchema, columns, n), sequence, valueKind };
 }
 
 /**

@@ -9,10 +9,18 @@
  */
 import * as arrow from 'apache-arrow';
 import type { FileIO } from '@tidemark/storage';
-import { readDeletionVector, toArrowField, type DataField, type DeletionVector, type TableSchema } from '@tidemark/format';
+import {
+  readDeletionVector,
+  toArrowField,
+  type DataField,
+  type DeletionVector,
+  type ParquetWorkerPool,
+  type TableSchema,
+} from '@tidemark/format';
 import type { DataSplit, PlannedFile } from '../scan/data-split.js';
 import { makeBatch, takeBatch } from './arrow-take.js';
-import { readDataFile } from './data-file-reader.js';
+import type { Predicate } from '../predicate.js';
+import { readDataFiles, type DataFileToRead, type ReadDataFileOptions } from './data-file-reader.js';
 import { isRetraction, type MergeEngineOptions } from './merge-engine.js';
 import { KeyValueChunks } from './merged-columns.js';
 
@@ -25,6 +33,12 @@ export interface SplitReadContext {
   readonly readFields: readonly DataField[];
   /** Rows per output batch of merged splits. */
   readonly batchSize?: number;
+  /** Row groups whose statistics prove no row satisfies this are skipped (names read fields). */
+  readonly rowFilter?: Predicate | null;
+  /** Row groups decoded ahead of the consumer (see `readDataFiles`). */
+  readonly readAhead?: number;
+  /** Where parquet-wasm runs (default: the shared worker pool). */
+  readonly pool?: ParquetWorkerPool | false;
 }
 
 /** Options of {@link readRawSplit}. */
@@ -40,31 +54,79 @@ export interface RawSplitOptions {
 const DEFAULT_MERGE_BATCH = 65_536;
 
 /** Reads each file of the split independently. */
-export async function* readRawSplit(ctx: SplitReadContext, split: DataSplit, options: RawSplitOptions): AsyncGenerator<arrow.RecordBatch> {
-  for (const file of split.files) {
-    if (options.skipLevel0 && file.meta.level === 0) continue;
-    const dvRef = options.applyDeletionVectors ? split.deletionFiles.get(file.meta.fileName) : undefined;
-    const dv: DeletionVector | null = dvRef ? await readDeletionVector(ctx.fileIO, dvRef.path, dvRef.range) : null;
-    let position = 0;
-    for await (const evolved of readFile(ctx, file, ctx.readFields, options.keyValue)) {
-      const n = evolved.batch.numRows;
-      const kinds = evolved.valueKind;
-      if (dv === null && (kinds === null || !kinds.some((k) => isRetraction(k)))) {
-        position += n;
-        yield evolved.batch;
-        continue;
-      }
-      const keep: number[] = [];
-      for (let i = 0; i < n; i++) {
-        if (dv !== null && dv.isDeleted(position + i)) continue;
-        if (kinds !== null && isRetraction(kinds[i]!)) continue;
-        keep.push(i);
-      }
-      position += n;
-      if (keep.length === n) yield evolved.batch;
-      else if (keep.length > 0) yield takeBatch(evolved.batch, keep);
+export function readRawSplit(ctx: SplitReadContext, split: DataSplit, options: RawSplitOptions): AsyncGenerator<arrow.RecordBatch> {
+  return readRawSplits(ctx, [split], options);
+}
+
+/**
+ * Reads each file of the splits independently, in plan order, with the files' row groups decoded
+ * ahead on the worker pool across split boundaries (see `readDataFiles`).
+ */
+export async function* readRawSplits(
+  ctx: SplitReadContext,
+  splits: Iterable<DataSplit>,
+  options: RawSplitOptions,
+): AsyncGenerator<arrow.RecordBatch> {
+  let lastFile: ToRead | null = null;
+  let dv: DeletionVector | null = null;
+  for await (const { file, evolved, firstRow } of readDataFiles(ctx.fileIO, filesOf(ctx, splits, options), ctx.readFields, {
+    keyValue: options.keyValue,
+    ...readOptions(ctx),
+  })) {
+    if (file !== lastFile) {
+      lastFile = file;
+      const dvRef = options.applyDeletionVectors ? file.split.deletionFiles.get(file.planned.meta.fileName) : undefined;
+      dv = dvRef ? await readDeletionVector(ctx.fileIO, dvRef.path, dvRef.range) : null;
+    }
+    const n = evolved.batch.numRows;
+    const kinds = evolved.valueKind;
+    if (dv === null && (kinds === null || !kinds.some((k) => isRetraction(k)))) {
+      yield evolved.batch;
+      continue;
+    }
+    const keep: number[] = [];
+    for (let i = 0; i < n; i++) {
+      if (dv !== null && dv.isDeleted(firstRow + i)) continue;
+      if (kinds !== null && isRetraction(kinds[i]!)) continue;
+      keep.push(i);
+    }
+    if (keep.length === n) yield evolved.batch;
+    else if (keep.length > 0) yield takeBatch(evolved.batch, keep);
+  }
+}
+
+interface ToRead extends DataFileToRead {
+  readonly split: DataSplit;
+  readonly planned: PlannedFile;
+}
+
+/** The files to read of the splits, lazily (the schema of a file is loaded when it is opened). */
+function* filesOf(ctx: SplitReadContext, splits: Iterable<DataSplit>, options: RawSplitOptions): Generator<ToRead> {
+  for (const split of splits) {
+    for (const planned of split.files) {
+      if (options.skipLevel0 && planned.meta.level === 0) continue;
+      yield toRead(ctx, split, planned);
     }
   }
+}
+
+function toRead(ctx: SplitReadContext, split: DataSplit, planned: PlannedFile): ToRead {
+  return {
+    split,
+    planned,
+    path: planned.path,
+    fileSize: planned.meta.fileSize,
+    rowCount: planned.meta.rowCount,
+    schema: ctx.schemaOf(planned.meta.schemaId),
+  };
+}
+
+function readOptions(ctx: SplitReadContext): Omit<ReadDataFileOptions, 'keyValue'> {
+  return {
+    ...(ctx.rowFilter ? { rowFilter: ctx.rowFilter } : {}),
+    ...(ctx.readAhead !== undefined ? { readAhead: ctx.readAhead } : {}),
+    ...(ctx.pool !== undefined ? { pool: ctx.pool } : {}),
+  };
 }
 
 /**
@@ -86,11 +148,9 @@ export async function* readMergeSplit(
   const mergeFields = [...ctx.readFields];
   for (const k of [...keyFields, ...sequenceFields, ...extraFields]) if (!mergeFields.some((f) => f.id === k.id)) mergeFields.push(k);
   const held = new KeyValueChunks(mergeFields, keyFields, sequenceFields);
-  for (const file of split.files) {
-    if (skipLevel0 && file.meta.level === 0) continue;
-    for await (const evolved of readFile(ctx, file, mergeFields, true)) {
-      held.add(evolved.batch.data.children, evolved.sequence!, evolved.valueKind!, evolved.batch.numRows);
-    }
+  const files = split.files.filter((f) => !(skipLevel0 && f.meta.level === 0)).map((f) => toRead(ctx, split, f));
+  for await (const { evolved } of readDataFiles(ctx.fileIO, files, mergeFields, { keyValue: true, ...readOptions(ctx) })) {
+    held.add(evolved.batch.data.children, evolved.sequence!, evolved.valueKind!, evolved.batch.numRows);
   }
   if (held.size === 0) return;
   const schema = new arrow.Schema(ctx.readFields.map((f) => toArrowField(f)));
@@ -100,11 +160,4 @@ export async function* readMergeSplit(
     const end = Math.min(merged.length, start + size);
     yield makeBatch(schema, merged.columns(start, end), end - start);
   }
-}
-
-async function* readFile(ctx: SplitReadContext, file: PlannedFile, fields: readonly DataField[], keyValue: boolean) {
-  const schema = await ctx.schemaOf(file.meta.schemaId);
-  yield* readDataFile(ctx.fileIO, { path: file.path, fileSize: file.meta.fileSize, rowCount: file.meta.rowCount, schema }, fields, {
-    keyValue,
-  });
 }

@@ -6,7 +6,15 @@
  */
 import * as arrow from 'apache-arrow';
 import type { FileIO } from '@tidemark/storage';
-import { toArrowSchema, trimmedPrimaryKeys, type DataField, type Snapshot, type TableSchema } from '@tidemark/format';
+import {
+  sharedParquetWorkerPool,
+  toArrowSchema,
+  trimmedPrimaryKeys,
+  type DataField,
+  type ParquetWorkerPool,
+  type Snapshot,
+  type TableSchema,
+} from '@tidemark/format';
 import { TimeTravelError } from '../errors.js';
 import { evaluate, partitionOnly, predicateColumns, type Predicate } from '../predicate.js';
 import { parsePredicate } from '../predicate-parser.js';
@@ -22,7 +30,7 @@ import { FileStoreScan, type ScanFilter } from '../scan/file-store-scan.js';
 import { makeBatch, takeBatch } from './arrow-take.js';
 import { valueReader } from './arrow-values.js';
 import { mergeEngineOptions } from './merge-engine.js';
-import { readMergeSplit, readRawSplit, type SplitReadContext } from './split-readers.js';
+import { readMergeSplit, readRawSplits, type SplitReadContext } from './split-readers.js';
 
 /** The parts of a table a read needs (a `Table` provides them). */
 export interface ReadContext {
@@ -52,6 +60,16 @@ export interface RowSelectionOptions {
   readonly bucket?: number;
   /** Target rows per batch for merged primary-key splits (default 65,536). */
   readonly batchSize?: number;
+  /**
+   * Parquet row groups decoded ahead of the consumer on the worker pool (default 4). It bounds the
+   * read's memory: besides the batch being consumed, at most this many decoded row groups wait.
+   */
+  readonly readAhead?: number;
+  /**
+   * Where Parquet decoding runs: a `ParquetWorkerPool`, or `false` for the calling thread. Default:
+   * the shared pool (`TIDEMARK_PARQUET_WORKERS` workers, else min(2, available parallelism)).
+   */
+  readonly decodePool?: ParquetWorkerPool | false;
 }
 
 /** Options of `Table.newRead`. At most one of `snapshotId`, `timestamp` and `tag`; none = latest. */
@@ -83,7 +101,9 @@ interface PreparedRead {
   /** Output fields plus predicate-only columns (output fields first). */
   readonly readFields: readonly DataField[];
   readonly predicate: Predicate | null;
-  readSplit(ctx: SplitReadContext, split: DataSplit): AsyncGenerator<arrow.RecordBatch>;
+  /** The part of the predicate that may skip row groups by their statistics. */
+  readonly rowFilter: Predicate | null;
+  readSplits(ctx: SplitReadContext, splits: readonly DataSplit[]): AsyncGenerator<arrow.RecordBatch>;
 }
 
 /** Common driver of batch and incremental reads. */
@@ -117,33 +137,44 @@ abstract class AbstractRead {
     return (await this.ready()).schema;
   }
 
-  /** Streams the result rows as RecordBatches (no row order is guaranteed across splits). */
+  /**
+   * Streams the result rows as RecordBatches, in plan order (split by split, file by file, row
+   * group by row group), while the next row groups are decoded on the worker pool (see
+   * {@link RowSelectionOptions.readAhead}). No order is promised across splits beyond that.
+   */
   async *batches(): AsyncGenerator<arrow.RecordBatch> {
+    // Workers take ~0.1 s to load parquet-wasm: let that overlap planning.
+    if (this.selection.decodePool !== false) (this.selection.decodePool ?? sharedParquetWorkerPool()).warm(Infinity);
     const p = await this.ready();
     const limit = this.selection.limit;
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
       throw new InvalidReadOptionError(`invalid limit ${limit}: expected a non-negative integer`);
     }
     if (limit === 0) return;
+    const readAhead = this.selection.readAhead;
+    if (readAhead !== undefined && (!Number.isInteger(readAhead) || readAhead < 1)) {
+      throw new InvalidReadOptionError(`invalid readAhead ${readAhead}: expected a positive integer`);
+    }
     const schemaManager = this.table.schemaManager;
     const ctx: SplitReadContext = {
       fileIO: this.table.fileIO,
       schemaOf: (id) => (id === p.schema.id ? Promise.resolve(p.schema) : schemaManager.schema(id)),
       readFields: p.readFields,
       ...(this.selection.batchSize !== undefined ? { batchSize: this.selection.batchSize } : {}),
+      ...(readAhead !== undefined ? { readAhead } : {}),
+      ...(this.selection.decodePool !== undefined ? { pool: this.selection.decodePool } : {}),
+      rowFilter: p.rowFilter,
     };
     const outSchema = toArrowSchema(p.outputFields);
     let remaining = limit ?? Infinity;
-    for (const split of p.plan.splits) {
-      for await (let batch of p.readSplit(ctx, split)) {
-        if (p.predicate) batch = filterBatch(batch, p.predicate, p.readFields);
-        if (batch.numRows === 0) continue;
-        if (batch.numRows > remaining) batch = batch.slice(0, remaining);
-        const columns = p.outputFields.map((_, i) => batch.data.children[i]!);
-        yield makeBatch(outSchema, columns, batch.numRows);
-        remaining -= batch.numRows;
-        if (remaining <= 0) return;
-      }
+    for await (let batch of p.readSplits(ctx, p.plan.splits)) {
+      if (p.predicate) batch = filterBatch(batch, p.predicate, p.readFields);
+      if (batch.numRows === 0) continue;
+      if (batch.numRows > remaining) batch = batch.slice(0, remaining);
+      const columns = p.outputFields.map((_, i) => batch.data.children[i]!);
+      yield makeBatch(outSchema, columns, batch.numRows);
+      remaining -= batch.numRows;
+      if (remaining <= 0) return;
     }
   }
 
@@ -256,7 +287,8 @@ export class TableRead extends AbstractRead {
     const ctx = withSchema(this.table.context, schema);
     const merge = isPk && !ctx.options.deletionVectorsEnabled ? mergeEngineOptions(schema) : null;
     const scan = new FileStoreScan(ctx, this.table.schemaManager);
-    const plan = await scan.plan(snapshot, this.scanFilter(schema, selected.predicate, merge === null));
+    const filter = this.scanFilter(schema, selected.predicate, merge === null);
+    const plan = await scan.plan(snapshot, filter);
     const keyFields = isPk ? trimmedPrimaryKeys(schema).map((n) => schema.fields.find((f) => f.name === n)!) : [];
     const sequenceFields = (merge?.sequenceFields ?? []).map((n) => schema.fields.find((f) => f.name === n)!);
     const groupFields = (merge?.sequenceGroups ?? [])
@@ -266,10 +298,11 @@ export class TableRead extends AbstractRead {
       ...selected,
       plan,
       schema,
-      readSplit: (ctx, split) => {
-        if (!isPk) return readRawSplit(ctx, split, { keyValue: false, skipLevel0: false, applyDeletionVectors: true });
-        if (merge === null) return readRawSplit(ctx, split, { keyValue: true, skipLevel0: true, applyDeletionVectors: true });
-        return readMergeSplit(ctx, split, keyFields, merge, merge.engine === 'first-row', sequenceFields, groupFields);
+      rowFilter: filter.statsPredicate ?? null,
+      readSplits: (ctx, splits) => {
+        if (!isPk) return readRawSplits(ctx, splits, { keyValue: false, skipLevel0: false, applyDeletionVectors: true });
+        if (merge === null) return readRawSplits(ctx, splits, { keyValue: true, skipLevel0: true, applyDeletionVectors: true });
+        return readMergeSplits(ctx, splits, keyFields, merge, merge.engine === 'first-row', sequenceFields, groupFields);
       },
     };
   }
@@ -315,14 +348,25 @@ export class IncrementalRead extends AbstractRead {
     const selected = this.selectFields(schema);
     const isPk = schema.primaryKeys.length > 0;
     const scan = new FileStoreScan(withSchema(this.table.context, schema), this.table.schemaManager);
-    const plan = await scan.planDelta(snapshots, this.scanFilter(schema, selected.predicate, true));
+    const filter = this.scanFilter(schema, selected.predicate, true);
+    const plan = await scan.planDelta(snapshots, filter);
     return {
       ...selected,
       plan,
       schema,
-      readSplit: (ctx, split) => readRawSplit(ctx, split, { keyValue: isPk, skipLevel0: false, applyDeletionVectors: false }),
+      rowFilter: filter.statsPredicate ?? null,
+      readSplits: (ctx, splits) => readRawSplits(ctx, splits, { keyValue: isPk, skipLevel0: false, applyDeletionVectors: false }),
     };
   }
+}
+
+/** Merge-on-read of each split in turn (each bucket is merged in memory; its files decode in parallel). */
+async function* readMergeSplits(
+  ctx: SplitReadContext,
+  splits: readonly DataSplit[],
+  ...rest: Parameters<typeof readMergeSplit> extends [SplitReadContext, DataSplit, ...infer R] ? R : never
+): AsyncGenerator<arrow.RecordBatch> {
+  for (const split of splits) yield* readMergeSplit(ctx, split, ...rest);
 }
 
 /** Keeps the rows of `batch` (columns = `fields`) for which `predicate` is TRUE. */

@@ -23,8 +23,8 @@ import {
   serializeBinaryRow,
   toArrowSchema,
   typeToString,
-  encodeParquetAsync,
-  sharedParquetEncodePool,
+  encodeParquetRowGroupsAsync,
+  sharedParquetWorkerPool,
   type DataFileMeta,
   type DataType,
   type ParquetCompression,
@@ -102,6 +102,12 @@ export interface TableWriteOptions {
   readonly replacePartitions?: boolean;
   /** Primary-key tables: the compaction hook of each (partition, bucket) writer (default: none). */
   readonly compactManager?: (bucket: CompactManagerContext) => CompactManager;
+  /**
+   * Append tables: maximum rows per Parquet row group (default 1,048,576). A data file is also cut
+   * into one row group per pool worker while groups keep 131,072 rows or more; the row groups of a
+   * file are encoded on the workers in parallel, and readers skip and decode them separately.
+   */
+  readonly rowGroupRows?: number;
 }
 
 /** What a {@link TableWriteOptions.compactManager} factory learns about the bucket it serves. */
@@ -202,6 +208,14 @@ export class TableWrite {
   constructor(first: TableContext | FileIO, second?: TableWriteOptions | string, third?: TableSchema, fourth: TableWriteOptions = {}) {
     const ctx = isTableContext(first) ? first : tableContext(first, second as string, third!);
     const writeOptions = (isTableContext(first) ? (second as TableWriteOptions | undefined) : fourth) ?? {};
+    const rowGroupRows = writeOptions.rowGroupRows;
+    if (rowGroupRows !== undefined && (!Number.isInteger(rowGroupRows) || rowGroupRows <= 0)) {
+      throw new WriteValidationError(
+        undefined,
+        undefined,
+        `TableWriteOptions.rowGroupRows must be a positive integer, got ${rowGroupRows}`,
+      );
+    }
     this.context = ctx;
     this.fileIO = ctx.fileIO;
     this.location = ctx.location;
@@ -280,7 +294,7 @@ export class TableWrite {
   async write(input: WriteInput): Promise<void> {
     this.checkOpen();
     // Start a Parquet encode worker now, so its wasm instantiation overlaps building the first file.
-    sharedParquetEncodePool().warm(1);
+    sharedParquetWorkerPool().warm(1);
     const batches =
       input instanceof arrow.Table
         ? input.batches.map((b) => this.conformBatch(b))
@@ -877,10 +891,13 @@ export class TableWrite {
   private async writeFile(buf: BucketBuffer, batches: arrow.RecordBatch[], arrowBytes: number): Promise<void> {
     const rowCount = batches.reduce((n, b) => n + b.numRows, 0);
     if (rowCount === 0) return;
-    // The Arrow → IPC step runs now; parquet-wasm encodes on a worker thread (parquet-encode-pool.ts;
-    // TIDEMARK_PARQUET_WORKERS=0 keeps it on this thread) while this thread computes the statistics
-    // and goes on building the next file.
-    const encoding = encodeParquetAsync(batches, { compression: this.compression }).then((bytes) => {
+    // The Arrow → IPC step runs now; parquet-wasm encodes the file's row groups on the worker threads
+    // (parquet-worker-pool.ts; TIDEMARK_PARQUET_WORKERS=0 keeps it on this thread) while this thread
+    // computes the statistics and goes on building the next file.
+    const encoding = encodeParquetRowGroupsAsync(batches, {
+      compression: this.compression,
+      ...(this.writeOptions.rowGroupRows !== undefined ? { rowGroupRows: this.writeOptions.rowGroupRows } : {}),
+    }).then((bytes) => {
       this.ratioNum += bytes.length;
       this.ratioDen += arrowBytes;
       return bytes;

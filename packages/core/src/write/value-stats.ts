@@ -187,6 +187,18 @@ function minMaxIndices(data: arrow.Data, type: DataType): [number, number] | und
     case 'BIGINT':
     case 'TIMESTAMP':
     case 'TIMESTAMP_LTZ': {
+      if (data.values instanceof BigInt64Array) {
+        // BIGINT and timestamps: compared as 32-bit halves, since reading a BigInt64Array element
+        // allocates a BigInt (most of this function's time on a million rows).
+        const v = data.values;
+        const w = new Int32Array(v.buffer, v.byteOffset, v.length * 2);
+        for (let i = 0; i < n; i++) {
+          if (!noNulls && !isValidAt(data, i)) continue;
+          if (lo < 0 || compareInt64(w, i, lo) < 0) lo = i;
+          if (hi < 0 || compareInt64(w, i, hi) > 0) hi = i;
+        }
+        break;
+      }
       // Numbers, or bigints (BIGINT and timestamps, which are never NaN); mn/mx are only read once set.
       const v = data.values as ArrayLike<number | bigint>;
       let mn: number | bigint = 0;
@@ -231,6 +243,14 @@ function minMaxIndices(data: arrow.Data, type: DataType): [number, number] | und
       return undefined;
   }
   return lo < 0 ? undefined : [lo, hi];
+}
+
+/** Compares the i-th and j-th little-endian int64 of `w` (two int32 words each). */
+function compareInt64(w: Int32Array, i: number, j: number): number {
+  const a = w[2 * i + 1]!;
+  const b = w[2 * j + 1]!;
+  if (a !== b) return a - b;
+  return (w[2 * i]! >>> 0) - (w[2 * j]! >>> 0);
 }
 
 function compareInt128(w: Uint32Array, i: number, j: number): number {

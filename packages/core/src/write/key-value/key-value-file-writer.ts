@@ -10,7 +10,7 @@ import type { FileIO } from '@tidemark/storage';
 import {
   FILE_SOURCE_APPEND,
   FILE_SOURCE_COMPACT,
-  encodeParquetAsync,
+  encodeParquetRowGroupsAsync,
   keyValueFileFields,
   serializeBinaryRow,
   toArrowSchema,
@@ -210,7 +210,8 @@ export class KeyValueFileWriter {
     const maxKey = this.keyOf(last, last.rows - 1);
     const fileName = this.settings.newFileName();
     if (this.settings.beforeFile) await this.settings.beforeFile();
-    const bytes = await encodeParquetAsync(batches, { compression: this.compression });
+    // Row groups of a large file (a full compaction's output) encode on every worker at once.
+    const bytes = await encodeParquetRowGroupsAsync(batches, { compression: this.compression });
     this.ratioNum += bytes.length;
     this.ratioDen += arrowBytes;
     await this.settings.fileIO.write(this.settings.pathOf(fileName), bytes);

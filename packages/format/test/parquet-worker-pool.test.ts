@@ -5,7 +5,16 @@ import { fileURLToPath } from 'node:url';
 import * as arrow from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { encodeParquetAsync, ParquetEncodeError, ParquetEncodePool, readParquetFile, utf8Vector, writeParquetFile } from '../src/index.js';
+import {
+  CorruptFileError,
+  encodeParquetAsync,
+  ParquetDataFile,
+  ParquetEncodeError,
+  ParquetEncodePool,
+  readParquetFile,
+  utf8Vector,
+  writeParquetFile,
+} from '../src/index.js';
 import { CountingFileIO } from './helpers/counting-file-io.js';
 
 const meta = (id: number): Map<string, string> => new Map([['PARQUET:field_id', String(id)]]);
@@ -146,6 +155,22 @@ describe('ParquetEncodePool failures', () => {
     expect(Buffer.from((queued as PromiseFulfilledResult<Uint8Array>).value).equals(Buffer.from(expected))).toBe(true);
   });
 
+  it('rejects a decode whose worker crashed with CorruptFileError naming the file, and decodes on a fresh worker', async () => {
+    const p = pool(1, new URL('./helpers/crashing-encode-worker.mjs', import.meta.url));
+    const t = table(2_000, 3);
+    const bytes = writeParquetFile(t);
+    const io = new CountingFileIO().put('dir/f.parquet', bytes).asFileIO();
+    const file = await ParquetDataFile.open(io, 'dir/f.parquet');
+    const crash = file.decode([0], { pool: p, batchSize: 7777 });
+    await expect(crash).rejects.toBeInstanceOf(CorruptFileError);
+    await expect(crash).rejects.toThrow(
+      /^dir\/f\.parquet: cannot decode row group 0: the Parquet decoder crashed on this file \(worker crashed \(simulated decoder crash\)\)/,
+    );
+    const batches = await file.decode([0], { pool: p, columns: ['id'] });
+    expect(batches.reduce((n, b) => n + b.numRows, 0)).toBe(2_000);
+    expect(batches[0]!.getChild('id')!.get(1)).toBe(3n);
+  });
+
   it('warm() starts workers that then take jobs', async () => {
     const p = pool(2);
     p.warm(2);
@@ -177,10 +202,10 @@ describe('ParquetEncodePool failures', () => {
   });
 });
 
-const distPool = fileURLToPath(new URL('../dist/parquet-encode-pool.js', import.meta.url));
+const distPool = fileURLToPath(new URL('../dist/parquet-worker-pool.js', import.meta.url));
 const haveDist = existsSync(distPool);
 if (!haveDist)
-  console.warn(`parquet-encode-pool.test: ${distPool} is missing (run tsc -p packages/format); skipping the process-exit test`);
+  console.warn(`parquet-worker-pool.test: ${distPool} is missing (run tsc -p packages/format); skipping the process-exit test`);
 
 describe.skipIf(!haveDist)('process exit', () => {
   it('a process that warms and encodes through the shared pool exits on its own', () => {

@@ -1,0 +1,161 @@
+/**
+ * Append-compaction benchmark: `compactAppendTable` (full) against a raw single-threaded
+ * parquet-wasm read + rewrite of the same files, and against itself with the worker pool off
+ * (`TIDEMARK_PARQUET_WORKERS=0`), runs interleaved. Two inputs: many small files (100 × 5,000
+ * rows, as in the maintenance benchmark) and a few large ones (5 × 200,000 rows); local disk and,
+ * when the harness passes one, the S3 server (small files only, one run, to stay within minutes).
+ *
+ *   node benchmarks/compact.bench.mjs [--runs 3]
+ *
+ * Tasks are lib/maintenance-tasks.mjs (`compact-data`, `raw-rewrite`, `compact`). Results go to
+ * benchmarks/results/compact.json and compact.md. Imports the BUILT packages.
+ */
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+
+import { medianRun, runChild } from './lib/measure.mjs';
+import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable } from './lib/report.mjs';
+import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
+
+export const name = 'compact';
+
+const TASKS = new URL('./lib/maintenance-tasks.mjs', import.meta.url);
+const TIMEOUT_MS = 900_000;
+const MODES = ['raw', 'compact', 'compactPoolOff'];
+
+/**
+ * @param {{ log?: (m: string) => void, s3?: object, runs?: number }} [options]
+ * @returns {Promise<{ name: string, json: object, markdown: string }>}
+ */
+export async function run(options = {}) {
+  const log = options.log ?? ((m) => console.error(m));
+  const runs = options.runs ?? 3;
+  const started = performance.now();
+  const problems = [];
+  const cases = [
+    { backend: 'local', files: 100, rows: 5_000, runs, root: path.join(WORK_DIR, `compact-${process.pid}`) },
+    { backend: 'local', files: 5, rows: 200_000, runs, root: path.join(WORK_DIR, `compact-${process.pid}`) },
+  ];
+  if (options.s3) {
+    const root = `s3://${options.s3.bucket}/bench/compact-${Date.now().toString(36)}`;
+    cases.push({ backend: 's3 (RGW)', files: 100, rows: 5_000, runs: 1, root, s3: options.s3 });
+  }
+  const results = [];
+  let n = 0;
+  for (const c of cases) {
+    const all = Object.fromEntries(MODES.map((m) => [m, []]));
+    for (let i = 0; i < c.runs; i++) {
+      for (const mode of MODES) {
+        const label = `${c.backend} ${c.files} × ${fmtInt(c.rows)} rows: ${mode} run ${i + 1}/${c.runs}`;
+        log(label);
+        try {
+          const warehouse = `${c.root}/w${n++}`;
+          const data = await runChild(
+            TASKS,
+            'compact-data',
+            { warehouse, files: c.files, rows: c.rows, s3: c.s3 },
+            { timeoutMs: TIMEOUT_MS },
+          );
+          if (mode === 'raw') {
+            const r = await runChild(
+              TASKS,
+              'raw-rewrite',
+              { files: data.files, target: `${warehouse}/raw`, s3: c.s3 },
+              { timeoutMs: TIMEOUT_MS },
+            );
+            all.raw.push({ ...r, inputBytes: r.bytesRead });
+          } else {
+            const env = mode === 'compactPoolOff' ? { TIDEMARK_PARQUET_WORKERS: '0' } : undefined;
+            const r = await runChild(TASKS, 'compact', { table: data.table, s3: c.s3 }, { timeoutMs: TIMEOUT_MS, env });
+            if (r.rows !== c.files * c.rows) problems.push(`${label}: compaction wrote ${r.rows} rows, expected ${c.files * c.rows}`);
+            all[mode].push({ ...r, inputBytes: r.bytesRead });
+          }
+        } catch (e) {
+          problems.push(`${label}: ${String(e.message).slice(0, 400)}`);
+        }
+      }
+    }
+    if (!c.s3) await rm(c.root, { recursive: true, force: true });
+    const summary = { backend: c.backend, files: c.files, rowsPerFile: c.rows, runs: c.runs };
+    for (const mode of MODES) {
+      if (all[mode].length === 0) continue;
+      const m = medianRun(all[mode], 'ms');
+      summary[mode] = {
+        ms: m.ms,
+        msRuns: all[mode].map((r) => r.ms),
+        inputMB: m.inputBytes / 1e6,
+        mbPerSec: m.inputBytes / 1e6 / (m.ms / 1000),
+        rowsPerSec: (c.files * c.rows) / (m.ms / 1000),
+        peakRssMiB: m.peakRssMiB,
+        ...(m.filesAfter !== undefined ? { filesAfter: m.filesAfter } : {}),
+      };
+    }
+    const ratio = (a, b) => (summary[a] && summary[b] ? summary[b].ms / summary[a].ms : undefined);
+    summary.compactVsRaw = ratio('compact', 'raw');
+    summary.poolOffVsRaw = ratio('compactPoolOff', 'raw');
+    summary.workersVsPoolOff = ratio('compact', 'compactPoolOff');
+    results.push(summary);
+  }
+  const env = environment();
+  const json = { benchmark: name, environment: env, runs, results, problems, totalSeconds: (performance.now() - started) / 1000 };
+  return { name, json, markdown: toMarkdown(json) };
+}
+
+function toMarkdown(r) {
+  const cell = (x) => (x ? `${fmtNum(x.ms / 1000, 2)} s · ${fmtNum(x.mbPerSec)} MB/s · ${fmtNum(x.peakRssMiB, 0)} MiB` : '–');
+  const ratio = (x) => (x === undefined ? '–' : `${fmtNum(x, 2)}×`);
+  const out = [
+    '# Append-compaction benchmark',
+    '',
+    `${r.environment.date} · Node ${r.environment.node} · ${r.environment.cpu} × ${r.environment.cores} · took ${Math.round(r.totalSeconds)} s.`,
+    '',
+    markdownTable(
+      [
+        'backend',
+        'input',
+        'compactAppendTable (workers)',
+        'compactAppendTable, pool off',
+        'raw read + rewrite (1 thread)',
+        'compaction ÷ raw (speed)',
+        'pool off ÷ raw',
+        'workers ÷ pool off',
+      ],
+      r.results.map((x) => [
+        x.backend,
+        `${x.files} files × ${fmtInt(x.rowsPerFile)} rows`,
+        cell(x.compact),
+        cell(x.compactPoolOff),
+        cell(x.raw),
+        ratio(x.compactVsRaw),
+        ratio(x.poolOffVsRaw),
+        ratio(x.workersVsPoolOff),
+      ]),
+    ),
+    '',
+    'Cells: median wall time · MB/s of input Parquet · peak RSS of the process. Ratios are speed ratios (raw time ÷ ' +
+      'compaction time) of the medians; all runs are in the JSON.',
+    '',
+    '- **compactAppendTable** (`full: true`): plans, reads every file through the ordered read-ahead (row groups decoded on ' +
+      'the worker pool), writes one output file whose row groups are encoded on the worker pool in parallel, commits a ' +
+      'COMPACT snapshot. *Pool off*: the same with `TIDEMARK_PARQUET_WORKERS=0`.',
+    '- **raw read + rewrite**: per input file `read` + parquet-wasm `readParquet` + `writeParquet` (zstd) + `write`, on one ' +
+      'thread, one output per input, no table logic.',
+    '- Data: columns id BIGINT, name STRING, amount DOUBLE; one append commit per input file (not timed).',
+    '- The machine (2 cores) was shared with several other agents running builds, tests and benchmarks: absolute figures ' +
+      'are noisy; ratios come from interleaved runs.',
+    '',
+  ];
+  if (r.problems.length > 0) out.push('## Problems seen', '', ...r.problems.map((p) => `- ${p}`), '');
+  return out.join('\n');
+}
+
+function parseArgs(argv) {
+  const opts = {};
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--runs') opts.runs = Number(argv[++i]);
+    else throw new Error(`unknown option ${argv[i]} (use --runs)`);
+  }
+  return opts;
+}
+
+await runIfMain(import.meta.url, () => run({ ...parseArgs(process.argv.slice(2)), s3: s3FromEnv() }));

@@ -1,0 +1,52 @@
+/**
+ * Data-read benchmark: rows/s of reading a few large data files into Arrow (the Parquet decoder
+ * is the cost, not planning), for all columns and for 1 of 5 columns, by tidemark, tidemark with
+ * its worker pool off, raw single-threaded parquet-wasm and DuckDB `read_parquet`, with peak RSS.
+ * The many-small-files reads and scan planning are in read.bench.mjs.
+ *
+ *   node benchmarks/read-data.bench.mjs [--rows 1000000] [--files 5] [--runs 3]
+ *
+ * Runs in a few minutes. Results go to benchmarks/results/read-data.json and read-data.md.
+ * Imports the BUILT packages (run the build first).
+ */
+import { runDataRead, dataReadMarkdown } from './lib/data-read.mjs';
+import { environment } from './lib/report.mjs';
+import { runIfMain } from './lib/standalone.mjs';
+
+export const name = 'read-data';
+
+/**
+ * @param {{ rows?: number, files?: number, runs?: number, log?: (m: string) => void }} [options]
+ * @returns {Promise<{ name: string, json: object, markdown: string }>}
+ */
+export async function run(options = {}) {
+  const log = options.log ?? ((m) => console.error(m));
+  const started = performance.now();
+  const dataRead = await runDataRead({ rows: options.rows, files: options.files, runs: options.runs ?? 3, log });
+  const env = environment();
+  const json = { benchmark: name, environment: env, ...dataRead, totalSeconds: (performance.now() - started) / 1000 };
+  const markdown = [
+    '# Data-read benchmark',
+    '',
+    `${env.date} · Node ${env.node} · ${env.cpu} × ${env.cores} · ${env.memoryGiB} GiB · took ${Math.round(json.totalSeconds)} s.`,
+    '',
+    ...dataReadMarkdown(dataRead),
+  ].join('\n');
+  return { name, json, markdown };
+}
+
+function parseArgs(argv) {
+  const opts = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const v = argv[++i];
+    if (v === undefined) throw new Error(`${a} needs a value`);
+    if (a === '--rows') opts.rows = Number(v);
+    else if (a === '--files') opts.files = Number(v);
+    else if (a === '--runs') opts.runs = Number(v);
+    else throw new Error(`unknown option ${a} (use --rows, --files, --runs)`);
+  }
+  return opts;
+}
+
+await runIfMain(import.meta.url, () => run(parseArgs(process.argv.slice(2))));

@@ -1,0 +1,419 @@
+/**
+ * Concatenation of single-file Parquet encodings into one file: the row groups of each part, in
+ * order, under one footer. This is how one large data file is encoded on several worker threads
+ * (parquet-wasm encodes a whole file per call): each worker encodes some row groups as a file of
+ * its own, and the parts are joined here without decoding any page.
+ *
+ * Only the footer is rewritten. It is Thrift compact protocol; this module reads it into a tree that
+ * keeps every field's wire type (so fields it does not know survive unchanged), shifts the file
+ * offsets of each part's row groups, column chunks, page indexes and bloom filters by where the
+ * part's bytes land, and writes the tree back.
+ */
+import { FormatError } from './errors.js';
+
+const MAGIC = 0x31524150; // "PAR1" little-endian
+
+// Thrift compact protocol wire types.
+const T_STOP = 0;
+const T_TRUE = 1;
+const T_FALSE = 2;
+const T_BYTE = 3;
+const T_I16 = 4;
+const T_I32 = 5;
+const T_I64 = 6;
+const T_DOUBLE = 7;
+const T_BINARY = 8;
+const T_LIST = 9;
+const T_SET = 10;
+const T_MAP = 11;
+const T_STRUCT = 12;
+
+type TValue =
+  | { readonly t: typeof T_TRUE | typeof T_FALSE }
+  | { readonly t: typeof T_BYTE | typeof T_I16 | typeof T_I32; v: number }
+  | { readonly t: typeof T_I64; v: bigint }
+  | { readonly t: typeof T_DOUBLE; readonly v: number }
+  | { readonly t: typeof T_BINARY; readonly v: Uint8Array }
+  | { readonly t: typeof T_LIST | typeof T_SET; readonly elem: number; readonly v: TValue[] }
+  | { readonly t: typeof T_STRUCT; readonly v: TStruct };
+
+/** Fields of a struct in wire order. */
+type TStruct = { id: number; value: TValue }[];
+
+class Reader {
+  pos = 0;
+  constructor(private readonly bytes: Uint8Array) {}
+
+  byte(): number {
+    if (this.pos >= this.bytes.length) throw new FormatError('Parquet footer ends inside a Thrift value');
+    return this.bytes[this.pos++]!;
+  }
+
+  varint(): bigint {
+    let result = 0n;
+    let shift = 0n;
+    for (;;) {
+      const b = this.byte();
+      result |= BigInt(b & 0x7f) << shift;
+      if (!(b & 0x80)) return result;
+      shift += 7n;
+    }
+  }
+
+  zigzag(): bigint {
+    const n = this.varint();
+    return (n >> 1n) ^ -(n & 1n);
+  }
+
+  struct(): TStruct {
+    const fields: TStruct = [];
+    let id = 0;
+    for (;;) {
+      const header = this.byte();
+      const type = header & 0x0f;
+      if (type === T_STOP) return fields;
+      const delta = header >> 4;
+      id = delta !== 0 ? id + delta : Number(this.zigzag());
+      fields.push({ id, value: this.value(type) });
+    }
+  }
+
+  value(type: number): TValue {
+    switch (type) {
+      case T_TRUE:
+      case T_FALSE:
+        return { t: type };
+      case T_BYTE: {
+        const b = this.byte();
+        return { t: T_BYTE, v: b > 127 ? b - 256 : b };
+      }
+      case T_I16:
+      case T_I32:
+        return { t: type, v: Number(this.zigzag()) };
+      case T_I64:
+        return { t: T_I64, v: this.zigzag() };
+      case T_DOUBLE: {
+        const view = new DataView(this.bytes.buffer, this.bytes.byteOffset + this.pos, 8);
+        this.pos += 8;
+        return { t: T_DOUBLE, v: view.getFloat64(0, true) };
+      }
+      case T_BINARY: {
+        const n = Number(this.varint());
+        if (this.pos + n > this.bytes.length) throw new FormatError('Parquet footer ends inside a Thrift binary');
+        const v = this.bytes.subarray(this.pos, this.pos + n);
+        this.pos += n;
+        return { t: T_BINARY, v };
+      }
+      case T_LIST:
+      case T_SET: {
+        const header = this.byte();
+        const elem = header & 0x0f;
+        let n = header >> 4;
+        if (n === 15) n = Number(this.varint());
+        const v: TValue[] = [];
+        // Booleans in a list are one byte each, not folded into a type nibble.
+        for (let i = 0; i < n; i++)
+          v.push(elem === T_TRUE || elem === T_FALSE ? { t: this.byte() === 1 ? T_TRUE : T_FALSE } : this.value(elem));
+        return { t: type, elem, v };
+      }
+      case T_STRUCT:
+        return { t: T_STRUCT, v: this.struct() };
+      default:
+        throw new FormatError(`Parquet footer holds a Thrift type ${type === T_MAP ? 'map' : type} that the writer does not produce`);
+    }
+  }
+}
+
+class Writer {
+  private buf = new Uint8Array(1024);
+  length = 0;
+
+  private ensure(n: number): void {
+    if (this.length + n <= this.buf.length) return;
+    const next = new Uint8Array(Math.max(this.buf.length * 2, this.length + n));
+    next.set(this.buf.subarray(0, this.length));
+    this.buf = next;
+  }
+
+  byte(b: number): void {
+    this.ensure(1);
+    this.buf[this.length++] = b & 0xff;
+  }
+
+  varint(n: bigint): void {
+    let v = n;
+    do {
+      let b = Number(v & 0x7fn);
+      v >>= 7n;
+      if (v !== 0n) b |= 0x80;
+      this.byte(b);
+    } while (v !== 0n);
+  }
+
+  zigzag(n: bigint): void {
+    this.varint(n >= 0n ? n << 1n : (-n << 1n) - 1n);
+  }
+
+  raw(bytes: Uint8Array): void {
+    this.ensure(bytes.length);
+    this.buf.set(bytes, this.length);
+    this.length += bytes.length;
+  }
+
+  struct(fields: TStruct): void {
+    let last = 0;
+    for (const { id, value } of fields) {
+      const type = value.t;
+      const delta = id - last;
+      if (delta > 0 && delta <= 15) this.byte((delta << 4) | type);
+      else {
+        this.byte(type);
+        this.zigzag(BigInt(id));
+      }
+      last = id;
+      if (value.t !== T_TRUE && value.t !== T_FALSE) this.value(value);
+    }
+    this.byte(T_STOP);
+  }
+
+  value(value: TValue): void {
+    switch (value.t) {
+      case T_TRUE:
+      case T_FALSE:
+        this.byte(value.t === T_TRUE ? 1 : 2);
+        return;
+      case T_BYTE:
+        this.byte(value.v);
+        return;
+      case T_I16:
+      case T_I32:
+        this.zigzag(BigInt(value.v));
+        return;
+      case T_I64:
+        this.zigzag(value.v);
+        return;
+      case T_DOUBLE: {
+        const b = new Uint8Array(8);
+        new DataView(b.buffer).setFloat64(0, value.v, true);
+        this.raw(b);
+        return;
+      }
+      case T_BINARY:
+        this.varint(BigInt(value.v.length));
+        this.raw(value.v);
+        return;
+      case T_LIST:
+      case T_SET: {
+        const n = value.v.length;
+        if (n < 15) this.byte((n << 4) | value.elem);
+        else {
+          this.byte(0xf0 | value.elem);
+          this.varint(BigInt(n));
+        }
+        for (const e of value.v) this.value(e);
+        return;
+      }
+      case T_STRUCT:
+        this.struct(value.v);
+        return;
+    }
+  }
+
+  bytes(): Uint8Array {
+    return this.buf.subarray(0, this.length);
+  }
+}
+
+function field(s: TStruct, id: number): TValue | undefined {
+  return s.find((f) => f.id === id)?.value;
+}
+
+function set(s: TStruct, id: number, value: TValue): void {
+  const i = s.findIndex((f) => f.id === id);
+  if (i >= 0) s[i] = { id, value };
+  else {
+    s.push({ id, value });
+    s.sort((a, b) => a.id - b.id);
+  }
+}
+
+function shiftI64(s: TStruct, id: number, by: bigint): void {
+  const v = field(s, id);
+  if (v?.t === T_I64) v.v += by;
+}
+
+/**
+ * A Parquet file taken apart: `data` (its row groups' pages, from offset 4), the page indexes
+ * behind them, and its footer tree.
+ */
+function splitFile(bytes: Uint8Array, index: number): { bytes: Uint8Array; dataEnd: number; meta: TStruct } {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.length < 12 || view.getUint32(0, true) !== MAGIC || view.getUint32(bytes.length - 4, true) !== MAGIC) {
+    throw new FormatError(`Parquet part ${index} is not a Parquet file`);
+  }
+  const metaLength = view.getUint32(bytes.length - 8, true);
+  const metaStart = bytes.length - 8 - metaLength;
+  if (metaStart < 4) throw new FormatError(`Parquet part ${index}: footer length ${metaLength} exceeds the file`);
+  const meta = new Reader(bytes.subarray(metaStart, bytes.length - 8)).struct();
+  // Page indexes follow all row groups (parquet-rs writes them when it closes the file).
+  let dataEnd = metaStart;
+  for (const c of columnChunks(meta)) {
+    for (const id of [CC_OFFSET_INDEX_OFFSET, CC_COLUMN_INDEX_OFFSET]) {
+      const v = field(c, id);
+      if (v?.t === T_I64) dataEnd = Math.min(dataEnd, Number(v.v));
+    }
+  }
+  return { bytes, dataEnd, meta };
+}
+
+function* columnChunks(meta: TStruct): Generator<TStruct> {
+  const groups = field(meta, FMD_ROW_GROUPS);
+  for (const g of groups?.t === T_LIST ? groups.v : []) {
+    if (g.t !== T_STRUCT) continue;
+    const columns = field(g.v, RG_COLUMNS);
+    for (const c of columns?.t === T_LIST ? columns.v : []) if (c.t === T_STRUCT) yield c.v;
+  }
+}
+
+// FileMetaData / RowGroup / ColumnChunk / ColumnMetaData / OffsetIndex field ids (parquet.thrift).
+const FMD_SCHEMA = 2;
+const FMD_NUM_ROWS = 3;
+const FMD_ROW_GROUPS = 4;
+const RG_COLUMNS = 1;
+const RG_FILE_OFFSET = 5;
+const RG_ORDINAL = 7;
+const CC_FILE_OFFSET = 2;
+const CC_META = 3;
+const CC_OFFSET_INDEX_OFFSET = 4;
+const CC_OFFSET_INDEX_LENGTH = 5;
+const CC_COLUMN_INDEX_OFFSET = 6;
+const CC_COLUMN_INDEX_LENGTH = 7;
+const CMD_DATA_PAGE_OFFSET = 9;
+const CMD_INDEX_PAGE_OFFSET = 10;
+const CMD_DICTIONARY_PAGE_OFFSET = 11;
+const CMD_BLOOM_FILTER_OFFSET = 14;
+const CMD_BLOOM_FILTER_LENGTH = 15;
+const OI_PAGE_LOCATIONS = 1;
+const PL_OFFSET = 1;
+
+/**
+ * Joins Parquet files that share one schema into one file holding all their row groups in order.
+ * The first part's file-level metadata (schema, key-value metadata, `created_by`, column orders)
+ * is kept; row counts add up; every offset is rebased, including the page offsets inside the
+ * offset indexes (which are rewritten behind the row groups). Pages are copied byte for byte.
+ *
+ * @throws FormatError when a part is not a Parquet file or its schema differs from the first's.
+ */
+export function concatParquetFiles(parts: readonly Uint8Array[]): Uint8Array {
+  if (parts.length === 0) throw new FormatError('concatParquetFiles needs at least one part');
+  if (parts.length === 1) return parts[0]!;
+  const split = parts.map((p, i) => splitFile(p, i));
+  const first = split[0]!.meta;
+  const schemaBytes = encodeValue(field(first, FMD_SCHEMA));
+  const rowGroups: TValue[] = [];
+  let numRows = 0n;
+  let dataLength = 0;
+  for (const [i, { meta, dataEnd }] of split.entries()) {
+    if (i > 0 && !sameBytes(encodeValue(field(meta, FMD_SCHEMA)), schemaBytes)) {
+      throw new FormatError(`Parquet part ${i} has another schema than part 0`);
+    }
+    dataLength += dataEnd - 4;
+  }
+  // Page indexes of every part go behind all row groups, as one writer would have put them.
+  const indexes = new Writer();
+  const indexStart = BigInt(4 + dataLength);
+  let position = 4n; // where the current part's data lands
+  for (const { bytes, meta, dataEnd } of split) {
+    const by = position - 4n;
+    const groups = field(meta, FMD_ROW_GROUPS);
+    for (const g of groups?.t === T_LIST ? groups.v : []) {
+      if (g.t !== T_STRUCT) continue;
+      shiftI64(g.v, RG_FILE_OFFSET, by);
+      if (field(g.v, RG_ORDINAL) !== undefined) set(g.v, RG_ORDINAL, { t: T_I16, v: rowGroups.length });
+      rowGroups.push(g);
+    }
+    for (const c of columnChunks(meta)) {
+      shiftI64(c, CC_FILE_OFFSET, by);
+      const m = field(c, CC_META);
+      if (m?.t === T_STRUCT) {
+        for (const id of [CMD_DATA_PAGE_OFFSET, CMD_INDEX_PAGE_OFFSET, CMD_DICTIONARY_PAGE_OFFSET]) shiftI64(m.v, id, by);
+        const bloom = field(m.v, CMD_BLOOM_FILTER_OFFSET);
+        if (bloom?.t === T_I64 && bloom.v < BigInt(dataEnd)) bloom.v += by;
+        else if (bloom !== undefined) dropFields(m.v, [CMD_BLOOM_FILTER_OFFSET, CMD_BLOOM_FILTER_LENGTH]);
+      }
+      const columnIndex = indexBytes(bytes, c, CC_COLUMN_INDEX_OFFSET, CC_COLUMN_INDEX_LENGTH);
+      if (columnIndex) {
+        set(c, CC_COLUMN_INDEX_OFFSET, { t: T_I64, v: indexStart + BigInt(indexes.length) });
+        indexes.raw(columnIndex);
+      }
+      const offsetIndex = indexBytes(bytes, c, CC_OFFSET_INDEX_OFFSET, CC_OFFSET_INDEX_LENGTH);
+      if (offsetIndex) {
+        const tree = new Reader(offsetIndex).struct();
+        const pages = field(tree, OI_PAGE_LOCATIONS);
+        for (const p of pages?.t === T_LIST ? pages.v : []) if (p.t === T_STRUCT) shiftI64(p.v, PL_OFFSET, by);
+        const start = indexes.length;
+        indexes.struct(tree);
+        set(c, CC_OFFSET_INDEX_OFFSET, { t: T_I64, v: indexStart + BigInt(start) });
+        set(c, CC_OFFSET_INDEX_LENGTH, { t: T_I32, v: indexes.length - start });
+      }
+    }
+    const n = field(meta, FMD_NUM_ROWS);
+    numRows += n?.t === T_I64 ? n.v : 0n;
+    position += BigInt(dataEnd - 4);
+  }
+  const meta = first.map((f) => ({ ...f }));
+  set(meta, FMD_NUM_ROWS, { t: T_I64, v: numRows });
+  set(meta, FMD_ROW_GROUPS, { t: T_LIST, elem: T_STRUCT, v: rowGroups });
+  const w = new Writer();
+  w.struct(meta);
+  const footer = w.bytes();
+  const index = indexes.bytes();
+  const out = new Uint8Array(4 + dataLength + index.length + footer.length + 8);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, MAGIC, true);
+  let at = 4;
+  for (const { bytes, dataEnd } of split) {
+    out.set(bytes.subarray(4, dataEnd), at);
+    at += dataEnd - 4;
+  }
+  out.set(index, at);
+  at += index.length;
+  out.set(footer, at);
+  at += footer.length;
+  view.setUint32(at, footer.length, true);
+  view.setUint32(at + 4, MAGIC, true);
+  return out;
+}
+
+/** The bytes of a page index of a column chunk (or null when it has none or it lies outside the file). */
+function indexBytes(bytes: Uint8Array, chunk: TStruct, offsetId: number, lengthId: number): Uint8Array | null {
+  const offset = field(chunk, offsetId);
+  const length = field(chunk, lengthId);
+  if (offset?.t !== T_I64 || length?.t !== T_I32) {
+    dropFields(chunk, [offsetId, lengthId]);
+    return null;
+  }
+  const start = Number(offset.v);
+  if (start < 4 || start + length.v > bytes.length - 8) {
+    dropFields(chunk, [offsetId, lengthId]);
+    return null;
+  }
+  return bytes.subarray(start, start + length.v);
+}
+
+function dropFields(s: TStruct, ids: readonly number[]): void {
+  for (let i = s.length - 1; i >= 0; i--) if (ids.includes(s[i]!.id)) s.splice(i, 1);
+}
+
+function encodeValue(v: TValue | undefined): Uint8Array {
+  if (v === undefined) return new Uint8Array(0);
+  const w = new Writer();
+  w.value(v);
+  return w.bytes().slice();
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

@@ -1,0 +1,120 @@
+// Worker thread of @tidemark/format's ParquetWorkerPool (src/parquet-worker-pool.ts).
+//
+// Plain JavaScript so that it loads unchanged from the TypeScript sources (vitest) and from dist.
+// It needs only parquet-wasm. Two kinds of job:
+// - encode (no `kind`): Arrow IPC stream bytes plus the writer settings prepared by
+//   prepareParquetInput in; Parquet bytes out (both transferred). The property chain below must
+//   stay identical to encodeParquetIpc in src/parquet-writer.ts; the pool's tests compare the two
+//   outputs byte for byte.
+// - decode (`kind: 'decode'`): the file's size and the byte ranges the main thread already read
+//   (its tail, the projected column chunks) in; an Arrow IPC stream of the requested row groups
+//   and columns out. A range parquet-wasm asks for that was not sent is requested from the main
+//   thread (which owns the FileIO) with a `read` message.
+import { parentPort } from 'node:worker_threads';
+import * as pw from 'parquet-wasm';
+
+if (!parentPort) throw new Error('parquet-worker.mjs must run as a worker thread');
+const port = parentPort;
+
+/** Replies to this worker's `read` requests, by request id. */
+const pendingReads = new Map();
+let nextRead = 0;
+
+function describe(e) {
+  return e instanceof Error ? { name: e.name, message: e.message } : { name: 'Error', message: String(e) };
+}
+
+/** A Blob-like view of (a slice of) the file being decoded, as parquet-wasm's `fromFile` uses it. */
+class JobBlob {
+  constructor(job, start, size) {
+    this.job = job;
+    this.start = start;
+    this.size = size;
+    this.type = '';
+  }
+
+  slice(start = 0, end = this.size) {
+    const clamp = (o) => Math.min(Math.max(o < 0 ? this.size + o : o, 0), this.size);
+    const from = clamp(start);
+    const to = clamp(end);
+    return new JobBlob(this.job, this.start + from, Math.max(0, to - from));
+  }
+
+  async arrayBuffer() {
+    const from = this.start;
+    const to = this.start + this.size;
+    if (this.size === 0) return new ArrayBuffer(0);
+    for (const r of this.job.ranges) {
+      if (from >= r.start && to <= r.start + r.bytes.length) {
+        return r.bytes.slice(from - r.start, to - r.start).buffer;
+      }
+    }
+    const req = nextRead++;
+    const bytes = await new Promise((resolve, reject) => {
+      pendingReads.set(req, { resolve, reject });
+      port.postMessage({ kind: 'read', id: this.job.id, req, start: from, length: this.size });
+    });
+    return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
+  }
+}
+
+async function decode(job) {
+  let file;
+  try {
+    file = await pw.ParquetFile.fromFile(new JobBlob(job, 0, job.size));
+    const table = await file.read({
+      rowGroups: job.rowGroups,
+      ...(job.batchSize !== undefined ? { batchSize: job.batchSize } : {}),
+      ...(job.columns !== undefined ? { columns: job.columns } : {}),
+    });
+    const ipc = table.intoIPCStream();
+    const out = ipc.byteOffset === 0 && ipc.byteLength === ipc.buffer.byteLength ? ipc : ipc.slice();
+    port.postMessage({ id: job.id, ok: true, bytes: out }, [out.buffer]);
+  } catch (e) {
+    port.postMessage({ id: job.id, ok: false, error: describe(e) });
+    if (e instanceof WebAssembly.RuntimeError) process.exit(1);
+  } finally {
+    try {
+      file?.free();
+    } catch {
+      // still borrowed by a future that failed: leaked with this job, never reused
+    }
+  }
+}
+
+function encode(job) {
+  let bytes;
+  try {
+    let builder = new pw.WriterPropertiesBuilder()
+      .setCompression(job.settings.codec)
+      .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
+      .setCreatedBy(job.settings.createdBy);
+    if (job.settings.rowGroupSize !== undefined) builder = builder.setMaxRowGroupSize(job.settings.rowGroupSize);
+    // writeParquet consumes (frees) the wasm table.
+    bytes = pw.writeParquet(pw.Table.fromIPCStream(job.ipc), builder.build());
+  } catch (e) {
+    port.postMessage({ id: job.id, ok: false, error: describe(e) });
+    // A wasm trap (Rust panic) may leave the instance in an undefined state: start afresh.
+    if (e instanceof WebAssembly.RuntimeError) process.exit(1);
+    return;
+  }
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  const out = whole ? bytes : bytes.slice();
+  port.postMessage({ id: job.id, ok: true, bytes: out }, [out.buffer]);
+}
+
+port.on('message', (msg) => {
+  if (msg.kind === 'read-reply') {
+    const pending = pendingReads.get(msg.req);
+    if (!pending) return;
+    pendingReads.delete(msg.req);
+    if (msg.bytes) pending.resolve(msg.bytes);
+    else pending.reject(Object.assign(new Error(msg.error?.message ?? 'read failed'), { name: msg.error?.name ?? 'Error' }));
+  } else if (msg.kind === 'decode') {
+    // A trap inside parquet-wasm's futures escapes as an uncaught exception and ends this thread;
+    // the pool then rejects the job as a crash on this file.
+    void decode(msg);
+  } else {
+    encode(msg);
+  }
+});
