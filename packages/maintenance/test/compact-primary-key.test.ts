@@ -272,7 +272,9 @@ describe('compactPrimaryKeyTable', () => {
   it('refuses append tables and non-partition predicates; an empty deletion-vector table has nothing to compact', async () => {
     await expect(compactPrimaryKeyTable(await createTable(TYPED_SPEC))).rejects.toThrow(/append table/);
     // Deletion-vector tables are compacted now (test/deletion-vectors-pk.test.ts covers it); an empty one commits nothing.
-    await expect(compactPrimaryKeyTable(await createPkTable({ 'deletion-vectors.enabled': 'true' }))).resolves.toMatchObject({ snapshotId: null });
+    await expect(compactPrimaryKeyTable(await createPkTable({ 'deletion-vectors.enabled': 'true' }))).resolves.toMatchObject({
+      snapshotId: null,
+    });
     const table = await createPkTable({});
     await expect(compactPrimaryKeyTable(table, { where: 'k > 3' })).rejects.toThrow(MaintenanceArgumentError);
     await expect(compactPrimaryKeyTable(table, { where: "dt = '2024-01-01'" })).resolves.toMatchObject({ snapshotId: null });
