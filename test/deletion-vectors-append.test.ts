@@ -5,7 +5,9 @@
  *   equals the model, data files are never rewritten by a delete (the data manifests of a delete
  *   snapshot add and remove nothing), deleted rows are marked in deletion vectors; a full
  *   compaction then rewrites the files without the deleted rows and drops their vectors;
- * - without the option, a delete is refused with an error naming it, and nothing is committed;
+ * - updates (`update({ where, set })`) in the same workload: old versions marked in vectors, new
+ *   ones written, in one snapshot;
+ * - without the option, a delete or update is refused with an error naming it, and nothing is committed;
  * - `tidemark delete <append-table> --where ...` deletes through the same path.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -61,6 +63,7 @@ async function modelChecked(table: Table, seed: number, steps: number): Promise<
   const expected = new Map<number, string[]>();
   let next = 0;
   let marked = 0;
+  let updates = 0;
   for (let s = 0; s < steps; s++) {
     if (s > 0 && random() < 0.45) {
       const lo = Math.floor(random() * 100);
@@ -69,6 +72,28 @@ async function modelChecked(table: Table, seed: number, steps: number): Promise<
       const match = (r: Row): boolean => (where.startsWith('v') ? r.v >= lo && r.v < hi : r.g === 'a' && r.v < hi);
       const gone = model.filter(match).length;
       const before = await table.snapshotManager.latest();
+      if (random() < 0.4) {
+        // An update: the matching rows get new values (sometimes moving to the other partition).
+        const nv = Math.floor(random() * 120);
+        const set: Partial<Row> = random() < 0.5 ? { v: nv } : { g: random() < 0.5 ? 'a' : 'b', v: nv };
+        const { updated, result } = await table.update({ where, set });
+        expect(updated).toBe(gone);
+        model = model.map((r) => (match(r) ? { ...r, ...set } : r));
+        if (gone === 0) {
+          expect(result.status).toBe('empty');
+          continue;
+        }
+        expect(result.status).toBe('committed');
+        if (result.status !== 'committed') return;
+        const snap = await table.snapshotManager.snapshot(result.snapshotId);
+        // One snapshot: the new versions are added and the old ones marked in the vectors.
+        expect(snap.deltaRecordCount).toBe(gone);
+        expect(snap.indexManifest).not.toBe(before?.indexManifest);
+        marked += gone;
+        updates++;
+        expected.set(result.snapshotId, model.map(show).sort());
+        continue;
+      }
       const { deleted, result } = await table.delete({ where });
       expect(deleted).toBe(gone);
       model = model.filter((r) => !match(r));
@@ -98,6 +123,7 @@ async function modelChecked(table: Table, seed: number, steps: number): Promise<
     }
   }
   expect(marked).toBeGreaterThan(0);
+  expect(updates).toBeGreaterThan(0);
   for (const [id, rows] of expected) expect(await read(table, id), `snapshot ${id}`).toEqual(rows);
   // The vectors of the latest snapshot hold exactly the deleted rows.
   const plan = await table.newRead().plan();
@@ -168,12 +194,13 @@ describe.each(storageBackends('dv append deletes'))('deletes on append tables wi
     const t = await appendTable(`${w.root}/wh`, w, 'plain', {});
     await t.append([{ id: 1, g: 'a', v: 1 }]);
     await expect(t.delete({ where: 'v = 1' })).rejects.toThrow(/'deletion-vectors\.enabled' = 'true'/);
+    await expect(t.update({ where: 'v = 1', set: { v: 2 } })).rejects.toThrow(/'deletion-vectors\.enabled' = 'true'/);
     expect(await t.snapshotManager.latestId()).toBe(1);
   });
 });
 
-describe('tidemark delete on an append table', () => {
-  it('deletes by --where with deletion vectors, and refuses a table without them', async () => {
+describe('tidemark delete and update on an append table', () => {
+  it('deletes and updates by --where with deletion vectors, and refuses a table without them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tidemark-dv-cli-'));
     try {
       const run = async (argv: string[]) => {
@@ -206,6 +233,30 @@ describe('tidemark delete on an append table', () => {
       const refused = await run(['delete', 'wh/db.db/p', '--where', 'id >= 2']);
       expect(refused.code).not.toBe(0);
       expect(refused.stderr).toMatch(/deletion-vectors\.enabled/);
+
+      // update: the matching row gets its new value in one snapshot; the others are untouched.
+      const write2 = join(dir, 'more.jsonl');
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(write2, ['{"id":4,"v":"d"}', '{"id":5,"v":"e"}'].join('\n') + '\n');
+      expect((await run(['write', 'wh/db.db/t', '--input', write2])).code).toBe(0);
+      const updated = await run(['update', 'wh/db.db/t', '--where', 'id = 4', '--set', '{"v": "dd"}', '--json']);
+      expect(updated.stderr).toBe('');
+      expect(JSON.parse(updated.stdout)).toMatchObject({ updated: 1, status: 'committed' });
+      const after = (await run(['read', 'wh/db.db/t', '--format', 'jsonl'])).stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { id: number; v: string });
+      expect(after.sort((a, b) => a.id - b.id)).toEqual([
+        { id: 1, v: 'a' },
+        { id: 4, v: 'dd' },
+        { id: 5, v: 'e' },
+      ]);
+      const badSet = await run(['update', 'wh/db.db/t', '--where', 'id = 4', '--set', '{"nope": 1}']);
+      expect(badSet.code).not.toBe(0);
+      expect(badSet.stderr).toMatch(/column 'nope'/);
+      const refusedUpdate = await run(['update', 'wh/db.db/p', '--where', 'id = 1', '--set', '{"v": "x"}']);
+      expect(refusedUpdate.code).not.toBe(0);
+      expect(refusedUpdate.stderr).toMatch(/deletion-vectors\.enabled/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -28,6 +28,7 @@ import { valueReader } from './read/arrow-values.js';
 import { canonical } from './read/aggregated-columns.js';
 import { mergeEngineOptions } from './read/merge-engine.js';
 import { ConversionFailure, toInternal } from './write/value-conversion.js';
+import { applyAssignments, parseAssignments } from './write/row-update.js';
 import { NotSupportedError, WriteValidationError } from './write/write-errors.js';
 import type { CommitMessage, Committable } from './commit-message.js';
 import {
@@ -384,6 +385,67 @@ export class Table {
     return { deleted: result.status === 'committed' ? matched : 0, result };
   }
 
+  /**
+   * Sets columns of the rows matching `change.where` (the `newRead({ where })` syntax) to the
+   * values in `change.set` (in the forms `append` accepts), in one snapshot; `updated` counts the
+   * rows.
+   *
+   * - Primary-key tables: the matching rows of the latest snapshot are read and written back with
+   *   the new values (upserts); primary-key columns cannot be set. Like any read-then-write, an
+   *   upsert of the same key committed in between is overwritten.
+   * - Append tables with `deletion-vectors.enabled`: the matching rows are marked deleted in
+   *   deletion vectors and their new versions are written to new data files, committed together
+   *   (a concurrent change of the same vectors makes it plan again).
+   *
+   * @throws NotSupportedError on append tables without deletion vectors (naming the option), and
+   *   for merge engines whose writes are not plain replacements (aggregation, first-row).
+   * @throws WriteValidationError naming the column for an unknown, refused or mistyped assignment.
+   */
+  async update(change: UpdateChange, options: DeleteOptions = {}): Promise<UpdateResult> {
+    const schema = this.currentSchema;
+    if (change === null || typeof change !== 'object' || typeof change.where !== 'string') {
+      throw new WriteValidationError(undefined, undefined, "update expects { where: '<predicate>', set: { column: newValue } }");
+    }
+    const predicate = parsePredicate(change.where, schema.fields);
+    if (schema.primaryKeys.length === 0) {
+      if (!this.context.options.deletionVectorsEnabled) {
+        throw new NotSupportedError(
+          `${this.location} is an append table without deletion vectors: rows can be updated only with the table option ` +
+            "'deletion-vectors.enabled' = 'true' (set it with ALTER TABLE / 'tidemark alter'), or rewrite the partitions with an overwrite",
+        );
+      }
+      const assignments = parseAssignments(schema.fields, change.set);
+      const { deleted, result } = await deleteFromAppendTable(this, predicate, {
+        ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
+        ...(options.expire !== undefined ? { expire: options.expire } : {}),
+        ...(options.identifier !== undefined ? { identifier: toIdentifier(options.identifier) } : {}),
+        replaceWith: (matched, commitWith) =>
+          this.writeThen(new arrow.Table(applyAssignments(matched, schema.fields, assignments)), (messages) => commitWith(messages)),
+      });
+      return { updated: deleted, result };
+    }
+    const merge = mergeEngineOptions(schema);
+    if (merge.engine === 'aggregation' || merge.engine === 'first-row') {
+      throw new NotSupportedError(
+        `merge engine ${merge.engine} does not replace rows on write (${merge.engine === 'first-row' ? 'the first row is kept' : 'values are aggregated'}): rows cannot be updated`,
+      );
+    }
+    const refused = new Map(
+      schema.primaryKeys.map((k) => [k, 'is part of the primary key and cannot be updated; delete the row and insert the new one']),
+    );
+    const assignments = parseAssignments(schema.fields, change.set, refused);
+    const snapshotId = await this.snapshotManager.latestId();
+    const found = snapshotId === null ? [] : (await this.newRead({ snapshotId, where: change.where }).toArrowTable()).batches;
+    const matched = found.reduce((n, b) => n + b.numRows, 0);
+    if (matched === 0) return { updated: 0, result: { status: 'empty' } };
+    const result = await this.writeAndCommit(
+      new arrow.Table(applyAssignments(found, schema.fields, assignments)),
+      options,
+      (commit, committable) => commit.commit(committable),
+    );
+    return { updated: result.status === 'committed' ? matched : 0, result };
+  }
+
   /** Append tables: rows matching `{ where }` are marked in deletion vectors. */
   private async deleteAppendRows(
     keysOrWhere: readonly RowObject[] | { readonly where: string },
@@ -570,6 +632,21 @@ export interface DeleteOptions {
   readonly identifier?: bigint | number;
   /** Expire snapshots after the commit (default true unless the table is `write-only`); see {@link Table.newCommit}. */
   readonly expire?: boolean;
+}
+
+/** The change of {@link Table.update}: which rows, and their new column values. */
+export interface UpdateChange {
+  /** Predicate selecting the rows (the `newRead({ where })` syntax). */
+  readonly where: string;
+  /** Column name → new value. */
+  readonly set: RowObject;
+}
+
+/** What {@link Table.update} did. */
+export interface UpdateResult {
+  /** Rows updated (0 unless the commit happened). */
+  readonly updated: number;
+  readonly result: CommitResult;
 }
 
 /** What {@link Table.delete} did. */

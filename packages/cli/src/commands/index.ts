@@ -7,6 +7,7 @@ import { compactCommand } from './compact.js';
 import { countCommand } from './count.js';
 import { createCommand } from './create.js';
 import { deleteCommand } from './delete.js';
+import { updateCommand } from './update.js';
 import { expireSnapshotsCommand } from './expire-snapshots.js';
 import { filesCommand } from './files.js';
 import { ingestCommand } from './ingest.js';
@@ -39,6 +40,7 @@ export const commands: readonly Command[] = [
   createCommand,
   writeCommand,
   deleteCommand,
+  updateCommand,
   tagCommand,
   rollbackCommand,
   alterCommand,

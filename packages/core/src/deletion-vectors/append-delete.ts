@@ -12,6 +12,7 @@
  * (a few times) so that no deletion is lost.
  */
 import { randomUUID } from 'node:crypto';
+import type * as arrow from 'apache-arrow';
 import { INDEX_FILE_PREFIX, INDEX_TYPE_DELETION_VECTORS, readDeletionVector, type DeletionVector } from '@tidemark/format';
 import type { CommitMessage } from '../commit-message.js';
 import { DeletionVectorConflictError, snapshotIndexEntries } from '../commit/index-changes.js';
@@ -19,6 +20,7 @@ import { partitionKey } from '../commit/manifest-fold.js';
 import type { CommitResult } from '../commit/file-store-commit.js';
 import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
 import { evaluate, type Predicate } from '../predicate.js';
+import { makeBatch, takeRows } from '../read/arrow-take.js';
 import { valueReader } from '../read/arrow-values.js';
 import { readDataFile } from '../read/data-file-reader.js';
 import type { Table, NewCommitOptions } from '../table.js';
@@ -30,7 +32,21 @@ const MAX_ATTEMPTS = 5;
 /** Options of {@link deleteFromAppendTable}. */
 export interface AppendDeleteOptions extends Pick<NewCommitOptions, 'commitUser' | 'expire'> {
   readonly identifier?: bigint;
+  /**
+   * Makes the delete an update: called with the matched rows (as they are in the latest snapshot)
+   * and a function that commits the vectors' messages together with extra ones; it writes the
+   * replacement rows and commits them through that function, so both land in one snapshot. When
+   * the commit fails with a conflict it must have deleted the files it wrote (`Table`'s write path
+   * does); the update is then planned again.
+   */
+  readonly replaceWith?: RowReplacement;
 }
+
+/** See {@link AppendDeleteOptions.replaceWith}. */
+export type RowReplacement = (
+  matched: readonly arrow.RecordBatch[],
+  commit: (dataMessages: readonly CommitMessage[]) => Promise<CommitResult>,
+) => Promise<CommitResult>;
 
 /** What an append-table delete did: rows marked deleted, and the commit. */
 export interface AppendDeleteResult {
@@ -80,7 +96,8 @@ export async function deleteFromAppendTable(
     for (let attempt = 1; ; attempt++) {
       const latest = await table.snapshotManager.latest();
       if (latest === null) return { deleted: 0, result: { status: 'empty' } };
-      const touched = await findRows(table, latest.id, predicate);
+      const matched: arrow.RecordBatch[] | undefined = options.replaceWith ? [] : undefined;
+      const touched = await findRows(table, latest.id, predicate, matched);
       let deleted = 0;
       for (const t of touched.values()) for (const p of t.positions.values()) deleted += p.length;
       if (deleted === 0) return { deleted: 0, result: { status: 'empty' } };
@@ -110,8 +127,10 @@ export async function deleteFromAppendTable(
         ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
         ...(options.expire !== undefined ? { expire: options.expire } : {}),
       });
+      const commitWith = (extra: readonly CommitMessage[]): Promise<CommitResult> =>
+        commit.commit({ identifier: options.identifier ?? 9223372036854775807n, messages: [...messages, ...extra] });
       try {
-        const result = await commit.commit({ identifier: options.identifier ?? 9223372036854775807n, messages });
+        const result = options.replaceWith ? await options.replaceWith(matched!, commitWith) : await commitWith([]);
         return { deleted: result.status === 'committed' ? deleted : 0, result };
       } catch (e) {
         if (!(e instanceof DeletionVectorConflictError) || attempt >= MAX_ATTEMPTS) throw e;
@@ -125,8 +144,16 @@ export async function deleteFromAppendTable(
   }
 }
 
-/** Positions of the live rows matching `predicate`, per (partition, bucket) and data file. */
-async function findRows(table: Table, snapshotId: number, predicate: Predicate): Promise<Map<string, Touched>> {
+/**
+ * Positions of the live rows matching `predicate`, per (partition, bucket) and data file; the
+ * matching rows themselves go to `matched` when it is given.
+ */
+async function findRows(
+  table: Table,
+  snapshotId: number,
+  predicate: Predicate,
+  matched?: arrow.RecordBatch[],
+): Promise<Map<string, Touched>> {
   // Planning with the predicate prunes partitions and files by their statistics.
   const plan = await table.newRead({ snapshotId, where: predicate }).plan();
   const fields = table.context.schema.fields;
@@ -149,10 +176,18 @@ async function findRows(table: Table, snapshotId: number, predicate: Predicate):
         fields.forEach((f, i) => readers.set(f.name, valueReader(b.batch.data.children[i]!, f.type)));
         let row = 0;
         const get = (c: string): unknown => readers.get(c)?.(row) ?? null;
+        const hits: number[] = [];
         for (row = 0; row < b.batch.numRows; row++) {
           const pos = position + row;
           if (dv?.isDeleted(pos)) continue;
-          if (evaluate(predicate, get) === true) found.push(pos);
+          if (evaluate(predicate, get) === true) {
+            found.push(pos);
+            hits.push(row);
+          }
+        }
+        if (matched && hits.length > 0) {
+          const columns = b.batch.data.children.map((c) => takeRows(c, hits));
+          matched.push(makeBatch(b.batch.schema, columns, hits.length));
         }
         position += b.batch.numRows;
       }

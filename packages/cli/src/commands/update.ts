@@ -1,0 +1,82 @@
+import type { CommitResult, RowObject } from '@tidemark/core';
+import { defineCommand } from '../command.js';
+import type { CommandContext } from '../context.js';
+import { UsageError } from '../errors.js';
+import { jsonOption, printLine, tableArgument, withTable } from './shared.js';
+
+/** `tidemark update`: set columns of the rows matching a predicate, as one snapshot. */
+export const updateCommand = defineCommand({
+  name: 'update',
+  summary: 'set columns of the rows matching a predicate, as one snapshot (append tables: with deletion vectors)',
+  usage: {
+    synopsis: ['update <table> --where "<predicate>" --set \'{"column": value, ...}\' [--commit-user U --commit-identifier N] [--json]'],
+    description:
+      'Every row whose latest version matches the predicate (the `read --where` syntax) gets the values of --set, a JSON object ' +
+      'of column → new value (values as `write` takes them in jsonl). On a primary-key table the rows are written back as ' +
+      'upserts (primary-key columns cannot be set). On an append table with deletion-vectors.enabled the old rows are marked ' +
+      'deleted in deletion vectors and the new ones written, in the same snapshot; append tables without it are refused.',
+    positionals: [tableArgument],
+    options: {
+      where: { type: 'string', valueName: 'predicate', description: 'rows to update, e.g. "dt = \'2024-05-01\' AND id < 10"' },
+      set: { type: 'string', valueName: 'json', description: 'new values, e.g. \'{"status": "done", "retries": 0}\'' },
+      'commit-user': { type: 'string', valueName: 'U', description: 'commit user, for idempotent retries' },
+      'commit-identifier': { type: 'integer', min: 0, valueName: 'N', description: 'commit identifier; skipped if U already committed it' },
+      json: jsonOption,
+    },
+    requires: { 'commit-identifier': 'commit-user', 'commit-user': 'commit-identifier' },
+  },
+  async run(args, ctx) {
+    const o = args.options;
+    if (o.where === undefined) throw new UsageError("give the rows to update with '--where <predicate>'", 'update');
+    if (o.set === undefined) throw new UsageError('give the new values with \'--set {"column": value}\'', 'update');
+    const set = parseSet(o.set);
+    await withTable(args.named['table']!, ctx, async (table) => {
+      const options = {
+        ...(o['commit-user'] !== undefined ? { commitUser: o['commit-user'] } : {}),
+        ...(o['commit-identifier'] !== undefined ? { identifier: BigInt(o['commit-identifier']) } : {}),
+      };
+      const { updated, result } = await table.update({ where: o.where!, set }, options);
+      await report(ctx, updated, result, o.json);
+    });
+  },
+});
+
+function parseSet(text: string): RowObject {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`option '--set' needs a JSON object such as '{"status": "done"}' (${(e as Error).message})`, 'update');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || Object.keys(value).length === 0) {
+    throw new UsageError('option \'--set\' needs a JSON object with at least one column, such as \'{"status": "done"}\'', 'update');
+  }
+  return value as RowObject;
+}
+
+async function report(ctx: CommandContext, updated: number, result: CommitResult, json: boolean): Promise<void> {
+  if (json) {
+    await printLine(
+      ctx,
+      JSON.stringify({
+        updated,
+        status: result.status,
+        ...(result.status === 'committed' ? { snapshotId: result.snapshotId } : {}),
+        ...(result.status === 'skipped' ? { reason: result.reason } : {}),
+      }),
+    );
+    return;
+  }
+  const rows = `${updated} row${updated === 1 ? '' : 's'}`;
+  switch (result.status) {
+    case 'committed':
+      await printLine(ctx, `updated ${rows}: committed snapshot ${result.snapshotId}`);
+      break;
+    case 'skipped':
+      await printLine(ctx, `skipped: ${result.reason}`);
+      break;
+    case 'empty':
+      await printLine(ctx, `updated ${rows}: nothing matched; no snapshot was created`);
+      break;
+  }
+}
