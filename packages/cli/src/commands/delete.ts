@@ -1,12 +1,11 @@
 import { createReadStream } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import type { Readable } from 'node:stream';
-import type { CommitResult, RowObject } from '@tidemark/core';
+import type { RowObject } from '@tidemark/core';
 import { defineCommand } from '../command.js';
-import type { CommandContext } from '../context.js';
 import { CliError, UsageError } from '../errors.js';
 import { InputError, readCsv, readJsonLines } from '../input/row-input.js';
-import { jsonOption, printLine, tableArgument, withTable } from './shared.js';
+import { jsonOption, printRowChange, tableArgument, withTable } from './shared.js';
 
 /** `tidemark delete`: delete keys of a primary-key table, by predicate or from a file of keys. */
 export const deleteCommand = defineCommand({
@@ -78,34 +77,7 @@ export const deleteCommand = defineCommand({
         target = keys;
       }
       const { deleted, result } = await table.delete(target, options);
-      await report(ctx, deleted, result, o.json, table.isPrimaryKeyTable ? 'key' : 'row');
+      await printRowChange(ctx, { verb: 'deleted', count: deleted, noun: table.isPrimaryKeyTable ? 'key' : 'row' }, result, o.json);
     });
   },
 });
-
-async function report(ctx: CommandContext, deleted: number, result: CommitResult, json: boolean, noun: 'key' | 'row'): Promise<void> {
-  if (json) {
-    await printLine(
-      ctx,
-      JSON.stringify({
-        deleted,
-        status: result.status,
-        ...(result.status === 'committed' ? { snapshotId: result.snapshotId } : {}),
-        ...(result.status === 'skipped' ? { reason: result.reason } : {}),
-      }),
-    );
-    return;
-  }
-  const keys = `${deleted} ${noun}${deleted === 1 ? '' : 's'}`;
-  switch (result.status) {
-    case 'committed':
-      await printLine(ctx, `deleted ${keys}: committed snapshot ${result.snapshotId}`);
-      break;
-    case 'skipped':
-      await printLine(ctx, `skipped: ${result.reason}`);
-      break;
-    case 'empty':
-      await printLine(ctx, `deleted ${keys}: nothing matched; no snapshot was created`);
-      break;
-  }
-}

@@ -1,8 +1,7 @@
-import type { CommitResult, RowObject } from '@tidemark/core';
+import type { RowObject } from '@tidemark/core';
 import { defineCommand } from '../command.js';
-import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
-import { jsonOption, printLine, tableArgument, withTable } from './shared.js';
+import { jsonOption, printRowChange, tableArgument, withTable } from './shared.js';
 
 /** `tidemark update`: set columns of the rows matching a predicate, as one snapshot. */
 export const updateCommand = defineCommand({
@@ -36,7 +35,7 @@ export const updateCommand = defineCommand({
         ...(o['commit-identifier'] !== undefined ? { identifier: BigInt(o['commit-identifier']) } : {}),
       };
       const { updated, result } = await table.update({ where: o.where!, set }, options);
-      await report(ctx, updated, result, o.json);
+      await printRowChange(ctx, { verb: 'updated', count: updated, noun: 'row' }, result, o.json);
     });
   },
 });
@@ -52,31 +51,4 @@ function parseSet(text: string): RowObject {
     throw new UsageError('option \'--set\' needs a JSON object with at least one column, such as \'{"status": "done"}\'', 'update');
   }
   return value as RowObject;
-}
-
-async function report(ctx: CommandContext, updated: number, result: CommitResult, json: boolean): Promise<void> {
-  if (json) {
-    await printLine(
-      ctx,
-      JSON.stringify({
-        updated,
-        status: result.status,
-        ...(result.status === 'committed' ? { snapshotId: result.snapshotId } : {}),
-        ...(result.status === 'skipped' ? { reason: result.reason } : {}),
-      }),
-    );
-    return;
-  }
-  const rows = `${updated} row${updated === 1 ? '' : 's'}`;
-  switch (result.status) {
-    case 'committed':
-      await printLine(ctx, `updated ${rows}: committed snapshot ${result.snapshotId}`);
-      break;
-    case 'skipped':
-      await printLine(ctx, `skipped: ${result.reason}`);
-      break;
-    case 'empty':
-      await printLine(ctx, `updated ${rows}: nothing matched; no snapshot was created`);
-      break;
-  }
 }
