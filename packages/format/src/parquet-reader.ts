@@ -232,8 +232,9 @@ export class ParquetDataFile {
   ): Promise<{ start: number; bytes: Uint8Array }[]> {
     const tail = this.blob.tail;
     const tailStart = this.blob.size - tail.length;
-    // The tail is kept for later decodes of this file, so the worker gets a copy.
-    const ranges: { start: number; bytes: Uint8Array }[] = [{ start: tailStart, bytes: tail.slice() }];
+    // The tail is kept for later decodes of this file, so the worker gets a copy (a real one:
+    // `Buffer#slice` would return a view that the transfer detaches).
+    const ranges: { start: number; bytes: Uint8Array }[] = [{ start: tailStart, bytes: new Uint8Array(tail) }];
     if (tailStart === 0) return ranges;
     const wanted = columns ? new Set(columns) : null;
     const spans: [number, number][] = [];

@@ -99,7 +99,10 @@ export function defaultParquetWorkerCount(): number {
   return Math.min(2, availableParallelism());
 }
 
-/** Whether `bytes` covers its whole ArrayBuffer, i.e. can be transferred without a copy. */
+/**
+ * Whether `bytes` covers its whole ArrayBuffer, i.e. can be transferred without a copy. Copies are
+ * made with `new Uint8Array(bytes)`: `Buffer#slice` returns a view (of Node's shared pool, even).
+ */
 function whole(bytes: Uint8Array): boolean {
   return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
 }
@@ -157,7 +160,7 @@ export class ParquetWorkerPool {
         return Promise.reject(e instanceof Error ? e : new ParquetEncodeError(String(e)));
       }
     }
-    const own = whole(ipc) ? ipc : ipc.slice();
+    const own = whole(ipc) ? ipc : new Uint8Array(ipc);
     return this.submit({ ipc: own, settings }, [own.buffer as ArrayBuffer], {
       failed: (detail) => new ParquetEncodeError(`parquet-wasm failed to encode the file: ${detail}`),
       crashed: (why, cause) => new ParquetEncodeError(`Parquet encode worker ${why}; the file was not written`, { cause }),
@@ -174,7 +177,7 @@ export class ParquetWorkerPool {
   decodeIpc(job: ParquetDecodeJob, failed: (detail: string, cause?: unknown) => Error): Promise<Uint8Array> {
     if (this.closed) return Promise.reject(new FormatError(`${job.path}: the Parquet worker pool is closed`));
     if (this.size === 0) return Promise.reject(new FormatError('decodeIpc needs a pool with workers'));
-    const ranges = job.ranges.map((r) => ({ start: r.start, bytes: whole(r.bytes) ? r.bytes : r.bytes.slice() }));
+    const ranges = job.ranges.map((r) => ({ start: r.start, bytes: whole(r.bytes) ? r.bytes : new Uint8Array(r.bytes) }));
     const message = {
       kind: 'decode',
       size: job.size,
@@ -185,7 +188,9 @@ export class ParquetWorkerPool {
     };
     return this.submit(
       message,
-      ranges.map((r) => r.bytes.buffer as ArrayBuffer),
+      // Two ranges may be views of one buffer (e.g. the tail and a chunk of one small read): a
+      // transfer list must name each buffer once, and the message may refer to it twice.
+      [...new Set(ranges.map((r) => r.bytes.buffer as ArrayBuffer))],
       {
         failed: (detail) => failed(detail),
         crashed: (why, cause) => failed(`the Parquet decoder crashed on this file (worker ${why})`, cause),
@@ -249,7 +254,7 @@ export class ParquetWorkerPool {
     if (!job || job.id !== reply.id || !job.readRange) return;
     job.readRange(reply.start!, reply.length!).then(
       (bytes) => {
-        const own = whole(bytes) ? bytes : bytes.slice();
+        const own = whole(bytes) ? bytes : new Uint8Array(bytes);
         if (slot.job === job) slot.worker.postMessage({ kind: 'read-reply', req: reply.req, bytes: own }, [own.buffer as ArrayBuffer]);
       },
       (e: unknown) => {

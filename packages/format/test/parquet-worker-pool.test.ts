@@ -15,6 +15,7 @@ import {
   utf8Vector,
   writeParquetFile,
 } from '../src/index.js';
+import { MemoryFileIO } from '@tidemark/storage';
 import { CountingFileIO } from './helpers/counting-file-io.js';
 
 const meta = (id: number): Map<string, string> => new Map([['PARQUET:field_id', String(id)]]);
@@ -227,5 +228,43 @@ describe.skipIf(!haveDist)('process exit', () => {
     expect(child.stderr).toBe('');
     expect(child.status).toBe(0);
     expect(child.stdout).toMatch(/^encoded \d+,\d+\n$/);
+  });
+});
+
+describe('decoding on workers from bytes the caller keeps', () => {
+  it('reads every row group of a file stored from a Node Buffer in memory, and leaves the store intact', async () => {
+    const t = table(30_000, 5);
+    const bytes = Buffer.from(writeParquetFile(t, { rowGroupSize: 7_000 }));
+    const io = new MemoryFileIO();
+    const path = 'memory://worker-owned/f.parquet';
+    await io.write(path, bytes);
+    const read = async (): Promise<bigint[]> => {
+      const ids: bigint[] = [];
+      for await (const b of readParquetFile(io, path)) for (const v of b.getChild('id')!.toArray() as BigInt64Array) ids.push(v);
+      return ids;
+    };
+    const expected = [...(t.getChild('id')!.toArray() as BigInt64Array)];
+    // Twice: the tail kept for later row groups and the stored bytes must survive the transfers.
+    expect(await read()).toEqual(expected);
+    expect(await read()).toEqual(expected);
+    expect(bytes.byteLength).toBeGreaterThan(0);
+  });
+
+  it('copies bytes that are views of a shared buffer (Node Buffers from the pool) instead of detaching it', async () => {
+    const t = table(30_000, 6);
+    const mem = new MemoryFileIO();
+    const path = 'memory://worker-views/f.parquet';
+    await mem.write(path, writeParquetFile(t, { rowGroupSize: 7_000 }));
+    // Small Buffer.from copies land in Node's shared 8 KiB pool: views with a non-zero offset.
+    const io = Object.assign(Object.create(mem) as MemoryFileIO, {
+      read: async (p: string) => Buffer.from(await mem.read(p)),
+      readRange: async (p: string, offset: number, length: number) => Buffer.from(await mem.readRange(p, offset, length)),
+    });
+    const witness = Buffer.from('still here');
+    let rows = 0;
+    for (let i = 0; i < 2; i++) for await (const b of readParquetFile(io, path)) rows += b.numRows;
+    expect(rows).toBe(60_000);
+    expect(witness.toString()).toBe('still here');
+    expect(Buffer.from('new bytes').toString()).toBe('new bytes');
   });
 });

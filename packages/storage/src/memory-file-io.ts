@@ -50,14 +50,14 @@ export class MemoryFileIO implements FileIO {
   }
 
   async read(path: string): Promise<Uint8Array> {
-    return this.get(path).data.slice();
+    return copy(this.get(path).data);
   }
 
   async readRange(path: string, offset: number, length: number): Promise<Uint8Array> {
     validateRangeArgs(path, offset, length);
     const { data } = this.get(path);
     const end = clampRange(path, offset, length, data.length);
-    return data.slice(offset, end);
+    return copy(data.subarray(offset, end));
   }
 
   async stat(path: string): Promise<FileStatus> {
@@ -73,13 +73,13 @@ export class MemoryFileIO implements FileIO {
   async write(path: string, data: Uint8Array | string): Promise<void> {
     const { store, key } = this.locate(path);
     // Copy so later mutation of the caller's buffer cannot change the stored object.
-    store.set(key, { data: toBytes(data).slice(), lastModified: new Date() });
+    store.set(key, { data: copy(toBytes(data)), lastModified: new Date() });
   }
 
   async createIfAbsent(path: string, data: Uint8Array | string): Promise<CreateResult> {
     const { store, key } = this.locate(path);
     if (store.has(key)) return 'already-exists';
-    store.set(key, { data: toBytes(data).slice(), lastModified: new Date() });
+    store.set(key, { data: copy(toBytes(data)), lastModified: new Date() });
     return 'created';
   }
 
@@ -113,4 +113,12 @@ export class MemoryFileIO implements FileIO {
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * A copy with its own ArrayBuffer. (`Buffer#slice` returns a view, so `.slice()` would share the
+ * caller's memory, and a reader that transfers the buffer to a worker would detach the store's.)
+ */
+function copy(bytes: Uint8Array): Uint8Array {
+  return new Uint8Array(bytes);
 }

@@ -27,6 +27,23 @@ export function describeFileIOBehaviour(name: string, makeIO: () => FileIO, root
       expect(await io.exists(p)).toBe(true);
     });
 
+    it('keeps stored bytes apart from the buffers written and read (also Node Buffers, whose slice is a view)', async () => {
+      const io = makeIO();
+      const p = joinPath(root(), 'owned.bin');
+      const written = Buffer.from([1, 2, 3, 4, 5]);
+      await io.write(p, written);
+      written.fill(9);
+      const read = await io.read(p);
+      expect([...read]).toEqual([1, 2, 3, 4, 5]);
+      read.fill(7);
+      const range = await io.readRange(p, 1, 3);
+      expect([...range]).toEqual([2, 3, 4]);
+      // A reader may transfer what it read to a worker thread (detaching it): the store must not care.
+      structuredClone(range.buffer, { transfer: [range.buffer as ArrayBuffer] });
+      expect([...(await io.read(p))]).toEqual([1, 2, 3, 4, 5]);
+      expect([...(await io.readRange(p, 1, 3))]).toEqual([2, 3, 4]);
+    });
+
     it('reports missing objects with NotFoundError naming the path', async () => {
       const io = makeIO();
       const p = joinPath(root(), 'missing');
