@@ -369,7 +369,7 @@ export interface EncodeRowGroupsOptions extends EncodeParquetAsyncOptions {
 /**
  * Encodes one Parquet file whose row groups are encoded on different workers at once. The input is
  * cut into row groups of at most `rowGroupRows` rows, and into at least one group per worker as
- * long as groups keep 131,072 rows or more; each group becomes a one-group Parquet file on the
+ * long as groups keep about 131,072 rows or more (groups cut for the workers have equal sizes); each group becomes a one-group Parquet file on the
  * pool, and the parts are joined by rewriting the footer only ({@link concatParquetFiles}). The
  * result is one valid file with per-group column statistics, as `writeParquetFile` with
  * `rowGroupSize` would write it (not byte-identical: each group has its own dictionaries anyway).
@@ -386,12 +386,14 @@ export async function encodeParquetRowGroupsAsync(
   const batches = Array.isArray(input) ? (input as readonly arrow.RecordBatch[]) : (input as arrow.Table).batches;
   const rows = batches.reduce((n, b) => n + b.numRows, 0);
   const pool = rest.pool === false ? null : (rest.pool ?? sharedParquetWorkerPool());
-  const groupRows = pool
-    ? Math.min(rowGroupRows, Math.max(MIN_PARALLEL_GROUP_ROWS, Math.ceil(rows / Math.max(1, pool.size))))
-    : rowGroupRows;
+  let groupRows = pool ? Math.min(rowGroupRows, Math.max(MIN_PARALLEL_GROUP_ROWS, Math.ceil(rows / Math.max(1, pool.size)))) : rowGroupRows;
   if (rows <= groupRows || pool === null || pool.size === 0) {
     return encodeParquetAsync(input, { ...rest, rowGroupSize: rowGroupRows });
   }
+  // Cut for the workers' sake (not at rowGroupRows): groups of equal size, so no worker waits for
+  // another's bigger group, here and in every parallel read of the file (200,000 rows: 2 × 100,000
+  // rather than 131,072 + 68,928, whose larger group alone takes two thirds of the time).
+  if (groupRows < rowGroupRows) groupRows = Math.ceil(rows / Math.ceil(rows / groupRows));
   const groups = sliceRows(batches, groupRows);
   // Each group's Arrow → IPC runs here while the workers already encode the previous groups.
   const parts: Promise<Uint8Array>[] = [];
