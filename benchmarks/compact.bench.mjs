@@ -108,7 +108,8 @@ export async function run(options = {}) {
   return { name, json, markdown: toMarkdown(json) };
 }
 
-function toMarkdown(r) {
+/** The markdown of a result (exported so a result file can be re-rendered without a run). */
+export function toMarkdown(r) {
   const cell = (x) => (x ? `${fmtNum(x.ms / 1000, 2)} s · ${fmtNum(x.mbPerSec)} MB/s · ${fmtNum(x.peakRssMiB, 0)} MiB` : '–');
   const ratio = (x) => (x === undefined ? '–' : `${fmtNum(x, 2)}×`);
   const out = [
@@ -152,6 +153,16 @@ function toMarkdown(r) {
     '- **raw read + rewrite**: per input file `read` + parquet-wasm `readParquet` + `writeParquet` (zstd) + `write`, on one ' +
       'thread, one output per input, no table logic.',
     '- Data: columns id BIGINT, name STRING, amount DOUBLE; one append commit per input file (not timed).',
+    ...r.results
+      .filter((x) => x.cpuVsRaw !== undefined)
+      .map(
+        (x) =>
+          `- Ceiling for ${x.files} × ${fmtInt(x.rowsPerFile)} rows: with ${fmtNum(x.cpuVsRaw, 2)} × raw's CPU work, two ` +
+          `idle cores give at most ${fmtNum(2 / x.cpuVsRaw, 2)} × raw's speed, less the time the reading and the encoding ` +
+          'do not overlap (all inputs are read before the one output file is encoded). The extra work with workers over ' +
+          `pool off (${fmtNum(x.cpuVsRaw - x.poolOffCpuVsRaw, 2)} × raw's) is starting the workers and V8 compiling ` +
+          'parquet-wasm in them, a fixed cost per process that weighs most on small inputs.',
+      ),
     '- The machine (2 cores) was shared with several other agents running builds, tests and benchmarks: absolute figures ' +
       'are noisy; ratios come from interleaved runs.',
     '',
