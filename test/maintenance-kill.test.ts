@@ -26,7 +26,8 @@ import {
   liveEntries,
   openTable,
 } from '@tidemark/core';
-import { DataFileLocator, expireSnapshots } from '@tidemark/maintenance';
+import { DataFileLocator, expireSnapshots, verifyTable } from '@tidemark/maintenance';
+import { SnapshotNotFoundError } from '@tidemark/core';
 import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -69,7 +70,10 @@ interface WorkerRun {
   readonly stderr: string;
 }
 
-function runWorker(config: { root: string; s3?: S3Options; crashAfterDeletes?: number }, killAfterMs?: number): Promise<WorkerRun> {
+function runWorker(
+  config: { root: string; s3?: S3Options; crashAfterDeletes?: number; snapshotBatchSize?: number; crashInSnapshotBatch?: number },
+  killAfterMs?: number,
+): Promise<WorkerRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bundle, JSON.stringify({ retainMin: RETAIN, expireLimit: 10_000, ...config })], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -255,6 +259,82 @@ describe('SIGKILL during snapshot expiration, then a rerun', () => {
           { crashAfterDeletes: 1 + Math.floor(Math.random() * (plan.filesDeleted - 1)) },
           options,
         );
+      } finally {
+        await io.close();
+      }
+    },
+    600_000,
+  );
+});
+
+/** Every snapshot file id in `snapshot/`, leftovers below EARLIEST included, ascending. */
+async function allSnapshotFiles(io: FileIO, paths: TablePaths): Promise<number[]> {
+  const ids: number[] = [];
+  for await (const id of new SnapshotManager(io, paths).listIds()) ids.push(id);
+  return ids.sort((a, b) => a - b);
+}
+
+/**
+ * Kills the expiration inside its second batch of snapshot files (batches of 8: snapshots 9..15
+ * go in one deleteMany, of which a random subset is deleted before the SIGKILL), then checks what
+ * readers and writers see and that a rerun deletes the leftovers.
+ */
+async function cutSnapshotBatch(io: FileIO, location: string, expected: Expected, latest: number, s3?: S3Options): Promise<void> {
+  const paths = new TablePaths(location);
+  const first = await runWorker({ root: location, snapshotBatchSize: 8, crashInSnapshotBatch: 2, ...(s3 ? { s3 } : {}) });
+  expect(first.signal, first.stderr).toBe('SIGKILL');
+  const cut = (JSON.parse(/cut: (.*)/.exec(first.stderr)![1]!) as string[]).map((p) => Number(/snapshot-(\d+)$/.exec(p)![1]));
+  // The first batch (1..8) is gone; EARLIEST already names the next batch's successor.
+  expect(new TextDecoder().decode(await io.read(paths.earliestHint)).trim()).toBe('17');
+  const files = await allSnapshotFiles(io, paths);
+  const leftovers = files.filter((id) => id < 17);
+  expect(leftovers).toEqual([9, 10, 11, 12, 13, 14, 15, 16].filter((id) => !cut.includes(id)));
+  expect(leftovers.length).toBeGreaterThan(0);
+  // The chain readers and writers see starts at EARLIEST and has no gap; leftovers are invisible.
+  const sm = new SnapshotManager(io, paths);
+  expect(await sm.earliestId()).toBe(17);
+  expect(await sm.sortedIds()).toEqual(Array.from({ length: latest - 16 }, (_, i) => 17 + i));
+  await verify(io, location, expected, latest, `cut snapshot batch of ${cut.length}, after the kill`);
+  const table = await openTable(location, { fileIO: io });
+  await expect(table.newRead({ snapshotId: leftovers[0]! }).toArrowTable()).rejects.toBeInstanceOf(SnapshotNotFoundError);
+  await expect(createTag(io, paths, 'on-a-leftover', { snapshotId: leftovers[0]! })).rejects.toBeInstanceOf(SnapshotNotFoundError);
+  const problems = (await verifyTable(table)).problems.filter((p) => p.snapshotId === null);
+  expect(problems, 'verify: chain and hints').toEqual([]);
+
+  const rerun = await runWorker({ root: location, snapshotBatchSize: 8, ...(s3 ? { s3 } : {}) });
+  expect(rerun.code, rerun.stderr).toBe(0);
+  const summary = JSON.parse(rerun.stdout) as { filesDeleted: number; snapshotsExpired: number };
+  console.log(`[expire-kill] cut snapshot batch: ${cut.length} of 7 deleted before the kill; rerun ${rerun.stdout.trim()}`);
+  expect(await allSnapshotFiles(io, paths)).toEqual(Array.from({ length: RETAIN }, (_, i) => latest - RETAIN + 1 + i));
+  expect(new TextDecoder().decode(await io.read(paths.earliestHint)).trim()).toBe(String(latest - RETAIN + 1));
+  // The rerun deleted the leftovers and expired 17..latest-RETAIN.
+  expect(summary.snapshotsExpired).toBe(latest - RETAIN + 1 - 17);
+  expect(summary.filesDeleted).toBeGreaterThanOrEqual(leftovers.length + summary.snapshotsExpired);
+  await verify(io, location, expected, latest, 'cut snapshot batch, after the rerun');
+}
+
+describe('SIGKILL inside a batch of snapshot-file deletions, then a rerun', () => {
+  it('local disk: leftovers below EARLIEST are invisible, the chain has no gap, and the rerun deletes them', async () => {
+    const io = new LocalFileIO();
+    const dir = await mkdtemp(join(tmpdir(), 'tidemark-expire-batch-kill-'));
+    dirs.push(dir);
+    const location = await buildTable(io, join(dir, 'w'));
+    const expected = await capture(io, location);
+    const latest = (await new SnapshotManager(io, new TablePaths(location)).latestId())!;
+    await cutSnapshotBatch(io, location, expected, latest);
+  }, 300_000);
+
+  const s3 = s3Available('expiration batch kill test on S3');
+  (s3 ? it : it.skip)(
+    'S3: the same on the S3 server',
+    async () => {
+      const options = s3TestOptions();
+      const io = new S3FileIO(options);
+      try {
+        const location = await buildTable(io, `s3://${s3TestBucket()}/${uniquePrefix('expire-batch-kill')}`);
+        const expected = await capture(io, location);
+        const latest = (await new SnapshotManager(io, new TablePaths(location)).latestId())!;
+        await cutSnapshotBatch(io, location, expected, latest, options);
       } finally {
         await io.close();
       }

@@ -45,6 +45,54 @@ async function fileIOFor(location, s3) {
   return location.startsWith('s3://') ? new storage.S3FileIO(storageOptions(s3).s3) : new storage.LocalFileIO();
 }
 
+/**
+ * Counts the storage requests a FileIO makes, by kind. `deleteMany` is counted as the requests S3
+ * sends for it (DeleteObjects, 1,000 keys each, per call) and the keys it carried.
+ */
+function countingRequests(io) {
+  const requests = {
+    read: 0,
+    readRange: 0,
+    exists: 0,
+    stat: 0,
+    write: 0,
+    createIfAbsent: 0,
+    delete: 0,
+    list: 0,
+    deleteObjects: 0,
+    deleteManyKeys: 0,
+  };
+  const proxy = new Proxy(io, {
+    get(target, prop) {
+      if (prop === 'deleteMany') {
+        return async (paths) => {
+          let n = 0;
+          async function* counted() {
+            for await (const p of paths) {
+              if (n % 1000 === 0) requests.deleteObjects++;
+              n++;
+              yield p;
+            }
+          }
+          const r = await target.deleteMany(counted());
+          requests.deleteManyKeys += n;
+          return r;
+        };
+      }
+      const v = Reflect.get(target, prop);
+      if (typeof v !== 'function') return v;
+      if (prop in requests) {
+        return (...args) => {
+          requests[prop]++;
+          return v.apply(target, args);
+        };
+      }
+      return v.bind(target);
+    },
+  });
+  return { io: proxy, requests };
+}
+
 /** LocalFileIO without fsync for write/createIfAbsent (scratch tables only). */
 function fastLocal(io) {
   return new Proxy(io, {
@@ -151,15 +199,25 @@ const tasks = {
   async expire({ table, retainMin, s3 }) {
     const core = await import('@tidemark/core');
     const maint = await import('@tidemark/maintenance');
-    const io = await fileIOFor(table, s3);
+    const base = await fileIOFor(table, s3);
+    const { io, requests } = countingRequests(base);
+    // Seconds from the start to the first progress event of each phase (where the time goes).
+    const phases = {};
     const t0 = performance.now();
     const s = await maint.expireSnapshots(
       { fileIO: io, paths: new core.TablePaths(table) },
-      { retainMin, expireLimit: 1_000_000, olderThanMs: Date.now() + 60_000 },
+      {
+        retainMin,
+        expireLimit: 1_000_000,
+        olderThanMs: Date.now() + 60_000,
+        onProgress: (p) => {
+          phases[p.phase] ??= (performance.now() - t0) / 1000;
+        },
+      },
     );
     const ms = performance.now() - t0;
-    await io.close();
-    return { snapshotsExpired: s.snapshotsExpired, filesDeleted: s.filesDeleted, bytesFreed: s.bytesFreed, ms };
+    await base.close();
+    return { snapshotsExpired: s.snapshotsExpired, filesDeleted: s.filesDeleted, bytesFreed: s.bytesFreed, ms, requests, phases };
   },
 
   async 'orphan-objects'({ table, count, s3, offset = 0 }) {
