@@ -102,6 +102,9 @@ export async function run(options = {}) {
     }
     log(`${b.backend}: expiring ${b.snapshots - RETAIN} snapshots`);
     const e = await runChild(TASKS, 'expire', { table, retainMin: RETAIN, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+    // Right after the run, under the same load: how fast the store serves the reads expiration needs.
+    const g = await runChild(TASKS, 'get-rate', { table, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+    const gets = e.requests.read + e.requests.readRange + e.requests.exists;
     if (e.snapshotsExpired !== b.snapshots - RETAIN)
       problems.push(`${b.backend}: expired ${e.snapshotsExpired} snapshots, expected ${b.snapshots - RETAIN}`);
     expire.push({
@@ -115,7 +118,12 @@ export async function run(options = {}) {
       importRssMiB: e.importRssMiB,
       requests: e.requests,
       phases: e.phases,
+      storeGetsPerSec: g.getsPerSec,
+      getsPerFile: gets / e.filesDeleted,
+      // If reads were all it did, at the store's GET rate.
+      readBoundFilesPerSec: g.getsPerSec / (gets / e.filesDeleted),
     });
+    log(`${b.backend}: store GET rate ${fmtInt(g.getsPerSec)}/s with 16 in flight; ${fmtNum(gets / e.filesDeleted, 2)} reads per file`);
     log(`${b.backend}: ${fmtInt(e.filesDeleted)} files in ${(e.ms / 1000).toFixed(1)} s, peak RSS ${fmtNum(e.peakRssMiB)} MiB`);
     log(`${b.backend}: requests ${JSON.stringify(e.requests)}; phases start at ${JSON.stringify(e.phases)}`);
     if (expireOnly) {
@@ -223,7 +231,21 @@ function markdown(json) {
       ]),
     ),
     '',
-    'Seconds from the start of each run to the start of each phase:',
+    'The bound set by the store: its rate for small GETs (measured right after the run, 16 in flight, as expiration reads) divided by the reads expiration needs per file deleted:',
+    '',
+    markdownTable(
+      ['backend', 'store GETs/s', 'reads per file deleted', 'read-bound files/s', 'measured files/s', 'measured ÷ bound'],
+      json.expire.map((r) => [
+        r.backend,
+        r.storeGetsPerSec === undefined ? '' : fmtInt(r.storeGetsPerSec),
+        r.getsPerFile === undefined ? '' : fmtNum(r.getsPerFile, 2),
+        r.readBoundFilesPerSec === undefined ? '' : fmtInt(r.readBoundFilesPerSec),
+        fmtInt(r.filesPerSec),
+        r.readBoundFilesPerSec === undefined ? '' : fmtNum(r.filesPerSec / r.readBoundFilesPerSec, 2),
+      ]),
+    ),
+    '',
+    'Progress events by phase (seconds from the start of the run to the first event of each phase; a delete phase reports after its first 1,000 files or at its end):',
     '',
     markdownTable(
       ['backend', ...PHASES],

@@ -9,6 +9,7 @@
  *   file, its manifest and its manifest lists). Metadata goes through a FileIO whose writes skip
  *   fsync (the table is scratch); data files are written with plain fs.
  * - `upload`: copies every file under local `dir` to `s3://…/prefix` (32 PUTs in flight).
+ * - `get-rate`: the store's rate for small GETs with 16 in flight (the bound of expiration's reads).
  * - `expire`: expires all but `retainMin` snapshots of `table` in one run (expire limit lifted) and
  *   reports files deleted / s and the peak RSS.
  * - `orphan-objects`: writes `count` small objects into the bucket directory of `table` (orphan
@@ -194,6 +195,33 @@ const tasks = {
     await Promise.all(Array.from({ length: 32 }, worker));
     await io.close();
     return { objects: files.length, uploadMs: performance.now() - t0 };
+  },
+
+  /**
+   * The store's own rate for small GETs: writes `count` 2 KB objects next to `table`, reads each
+   * once with 16 in flight (the expiration's metadata read window), deletes them. The bound for
+   * expiration, whose work is mostly such reads.
+   */
+  async 'get-rate'({ table, s3, count = 1000 }) {
+    const io = await fileIOFor(table, s3);
+    const dir = `${table.replace(/\/+$/, '')}-get-rate`;
+    const paths = Array.from({ length: count }, (_, i) => `${dir}/f-${i}`);
+    const pool = async (items, c, fn) => {
+      let i = 0;
+      await Promise.all(
+        Array.from({ length: c }, async () => {
+          while (i < items.length) await fn(items[i++]);
+        }),
+      );
+    };
+    const body = 'x'.repeat(2000);
+    await pool(paths, 32, (p) => io.write(p, body));
+    const t0 = performance.now();
+    await pool(paths, 16, (p) => io.read(p));
+    const ms = performance.now() - t0;
+    await io.deleteMany(paths);
+    await io.close();
+    return { gets: count, ms, getsPerSec: count / (ms / 1000) };
   },
 
   async expire({ table, retainMin, s3 }) {

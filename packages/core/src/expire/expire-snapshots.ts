@@ -18,9 +18,10 @@
  * does. Missing files (already deleted by an earlier, interrupted run) are skipped.
  *
  * Speed on object stores: metadata is read with bounded concurrency (results are folded in
- * snapshot order, so the outcome is the same as a sequential read), files of steps 1-3 go in
- * `deleteMany` batches (S3: 1,000 keys per request) without existence checks, since deleting a
- * missing file is not an error and sizes come from the manifests.
+ * snapshot order, so the outcome is the same as a sequential read), files of steps 1-3 are
+ * streamed into one `deleteMany` per step (S3: 1,000 keys per request, a few requests in flight)
+ * and snapshot files go in batches too, all without existence checks, since deleting a missing
+ * file is not an error and sizes come from the manifests.
  *
  * Memory: manifests are streamed; only the DELETE entries and the snapshot objects of the
  * expiring range (bounded by `snapshot.expire.limit` commits), the entries of at most
