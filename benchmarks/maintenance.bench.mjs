@@ -20,6 +20,7 @@
  * from it. Imports the BUILT packages.
  */
 import { cp, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 
 import { runChild } from './lib/measure.mjs';
@@ -56,6 +57,8 @@ export async function run(options = {}) {
   const compactFiles = options.compactFiles ?? 100;
   const compactRows = options.compactRows ?? 5_000;
   const started = performance.now();
+  // The machine is shared: the 1-minute load average at the start and the end says how much.
+  const loadAtStart = os.loadavg()[0];
   const expire = [];
   const orphans = [];
   const compaction = [];
@@ -189,6 +192,7 @@ export async function run(options = {}) {
     compaction,
     problems,
     seconds: (performance.now() - started) / 1000,
+    loadAverage: [loadAtStart, os.loadavg()[0]],
     s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined,
   };
   return { name: runName, json, markdown: markdown(json) };
@@ -272,7 +276,11 @@ function markdown(json) {
       ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.`
       : '- S3 rows skipped: no S3 server configured.',
     '- Peak RSS is the whole child process (Node + WASM runtime included); the 10k and 100k orphan rows show it does not grow with the object count.',
-    '- Machine: 2 shared cores with other jobs running (other agents were building and testing during this run); treat single figures as ±30 %.',
+    `- Machine: 2 shared cores with other jobs running (other agents were building and testing during this run${
+      json.loadAverage
+        ? `; 1-minute load average ${fmtNum(json.loadAverage[0])} at the start, ${fmtNum(json.loadAverage[1])} at the end`
+        : ''
+    }); treat single figures as ±30 %.`,
     ...problemsSection(json.problems),
   ]
     .filter((l) => l !== null)
