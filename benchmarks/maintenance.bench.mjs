@@ -44,7 +44,8 @@ async function exists(p) {
 }
 
 /**
- * @param {{ log?: (msg: string) => void, s3?: object, snapshots?: number, s3Snapshots?: number, objects?: number[], s3Objects?: number[], compactFiles?: number, compactRows?: number, only?: 'expire' }} [options]
+ * @param {{ log?: (msg: string) => void, s3?: object, snapshots?: number, s3Snapshots?: number, objects?: number[],
+ *   s3Objects?: number[], compactFiles?: number, compactRows?: number, only?: 'expire' }} [options]
  */
 export async function run(options = {}) {
   const expireOnly = options.only === 'expire';

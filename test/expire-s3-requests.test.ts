@@ -74,7 +74,7 @@ describe.skipIf(!s3)('snapshot expiration on the S3 server: requests per file', 
     await proxy?.close();
   });
 
-  it('deletes 25 snapshots with 3 snapshot batches of 10: DeleteObjects per batch, one lone DELETE and one EARLIEST write each', async () => {
+  it('25 snapshots in batches of 10: one DeleteObjects, one lone DELETE and one EARLIEST write per batch', async () => {
     const direct = new S3FileIO(s3TestOptions());
     const io = new S3FileIO(s3TestOptions({ endpoint }));
     try {

@@ -327,7 +327,8 @@ async function cutSnapshotBatch(
   expect(rerun.code, rerun.stderr).toBe(0);
   const summary = JSON.parse(rerun.stdout) as { filesDeleted: number; snapshotsExpired: number };
   console.log(
-    `[expire-kill] cut snapshot batch ${batch}: ${cut.length} of ${batchIds.length - 1} deleted before the kill; rerun ${rerun.stdout.trim()}`,
+    `[expire-kill] cut snapshot batch ${batch}: ${cut.length} of ${batchIds.length - 1} deleted before the kill; ` +
+      `rerun ${rerun.stdout.trim()}`,
   );
   expect(await allSnapshotFiles(io, paths)).toEqual(Array.from({ length: RETAIN }, (_, i) => firstRetained + i));
   expect(new TextDecoder().decode(await io.read(paths.earliestHint)).trim()).toBe(String(firstRetained));
