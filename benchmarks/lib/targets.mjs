@@ -89,9 +89,16 @@ function planning(read) {
 function fullRead(readData) {
   const c = readData?.cases?.find((x) => /all/.test(x.label ?? '')) ?? readData?.cases?.[0];
   if (!c) return null;
+  // Raw parquet-wasm is loaded before its clock starts; the cold figure includes tidemark's one
+  // worker-pool start per process, the warm one does not. Both are shown; the target is judged cold.
+  const warm =
+    c.warmVsParquetWasm !== undefined
+      ? `; warm pool ${fmtRate(c.tidemark?.warmRowsPerSec)} rows/s = ${fmtNum(c.warmVsParquetWasm, 2)} × raw = ${fmtNum(c.warmVsDuckdb, 3)} × DuckDB`
+      : '';
+  const cpu = c.cpuVsParquetWasm !== undefined ? `; CPU per row ${fmtNum(c.cpuVsParquetWasm, 2)} × raw` : '';
   return {
     figure: `full read, ${fmtRate(c.rows)} rows in ${c.files} files, ${c.label ?? 'all columns'} into Arrow`,
-    now: `${fmtRate(c.tidemark?.rowsPerSec)} rows/s = ${fmtNum(c.vsParquetWasm, 2)} × raw parquet-wasm = ${fmtNum(c.vsDuckdb, 3)} × DuckDB`,
+    now: `first read ${fmtRate(c.tidemark?.rowsPerSec)} rows/s = ${fmtNum(c.vsParquetWasm, 2)} × raw parquet-wasm = ${fmtNum(c.vsDuckdb, 3)} × DuckDB${warm}${cpu}`,
     target: '≥ 1.7 × raw parquet-wasm, ≥ 0.35 × DuckDB',
     met: c.vsParquetWasm >= 1.7 && c.vsDuckdb >= 0.35,
   };
@@ -127,7 +134,12 @@ function compaction(compact) {
   const worst = rows.reduce((a, b) => ((b.compactVsRaw ?? Infinity) < (a.compactVsRaw ?? Infinity) ? b : a));
   return {
     figure: 'append compaction ÷ a raw single-threaded read + rewrite (speed)',
-    now: rows.map((r) => `${r.files} × ${fmtRate(r.rowsPerFile)} rows: ${fmtNum(r.compactVsRaw, 2)} ×`).join('; '),
+    now: rows
+      .map(
+        (r) =>
+          `${r.files} × ${fmtRate(r.rowsPerFile)} rows: ${fmtNum(r.compactVsRaw, 2)} ×${r.cpuVsRaw !== undefined ? ` (CPU ${fmtNum(r.cpuVsRaw, 2)} × raw)` : ''}`,
+      )
+      .join('; '),
     target: '≥ 1.5 × (both cores), every input shape',
     met: worst.compactVsRaw >= 1.5,
   };
