@@ -154,7 +154,7 @@ export {
   MANIFEST_FORMAT_VERSION,
 } from './manifest-schemas.js';
 export { EMPTY_ROW_BYTES, EMPTY_SIMPLE_STATS, type ManifestIO, type SimpleStats } from './manifest-fields.js';
-export { EncodedSimpleStats, type StatsLayout } from './manifest-stats.js';
+export { ByteArena, EncodedSimpleStats, type StatsLayout } from './manifest-stats.js';
 export type { ManifestEntryDecodeOptions } from './manifest-entry-decoder.js';
 export {
   decodeManifestList,
@@ -167,6 +167,7 @@ export {
 } from './manifest-file-meta.js';
 export {
   decodeManifestEntries,
+  decodeManifestEntryBatches,
   FILE_SOURCE_APPEND,
   FILE_SOURCE_COMPACT,
   fileEntryIdentity,

@@ -17,7 +17,7 @@ import { CorruptFileError, FormatError } from './errors.js';
 import { EMPTY_ROW_BYTES, EMPTY_SIMPLE_STATS, type SimpleStats } from './manifest-fields.js';
 import { readManifestRecords } from './manifest-records.js';
 import { MANIFEST_FORMAT_VERSION } from './manifest-schemas.js';
-import { EncodedSimpleStats, StatsLayout } from './manifest-stats.js';
+import { ByteArena, EncodedSimpleStats, StatsLayout } from './manifest-stats.js';
 import { isOrc } from './orc-records.js';
 import type { DataFileMeta, FileKind, ManifestEntry } from './manifest-entry.js';
 
@@ -40,6 +40,12 @@ export interface ManifestEntryDecodeOptions {
   readonly partition?: (block: Uint8Array, start: number, end: number) => Uint8Array | undefined;
   /** Drops entries whose bucket it rejects, before the file metadata is decoded. */
   readonly acceptBucket?: (bucket: number) => boolean;
+  /**
+   * With `lazyStats`: copy encoded stats, key rows and embedded indexes into this arena (empty
+   * rows and stats stay the shared constants), so entries keep no view of the manifest block and
+   * cost one small object per stats record. Overrides `copyBytes` for those fields.
+   */
+  readonly arena?: ByteArena;
 }
 
 /** Turns one avsc-decoded record into an entry (the slow path, for schemas not compiled here). */
@@ -238,6 +244,7 @@ class BlockDecoder {
   private readonly checks: EntryChecks;
   private readonly copy: boolean;
   private readonly lazy: boolean;
+  private readonly arena: ByteArena | undefined;
 
   constructor(
     private readonly layout: EntryLayout,
@@ -247,10 +254,11 @@ class BlockDecoder {
     this.checks = new EntryChecks(path);
     this.copy = options.copyBytes ?? true;
     this.lazy = options.lazyStats ?? false;
+    this.arena = options.arena;
   }
 
-  /** The kept entries of a block, in order. */
-  *entries(blockIndex: number, count: number, data: Buffer): Generator<ManifestEntry, void, undefined> {
+  /** Appends the kept entries of a block to `out`, in order. */
+  entries(blockIndex: number, count: number, data: Buffer, out: ManifestEntry[]): void {
     const c = new AvroCursor(data, 0, data.length);
     for (let i = 0; i < count; i++) {
       let entry: ManifestEntry | null;
@@ -263,7 +271,7 @@ class BlockDecoder {
         throw err;
       }
       if (c.pos > data.length) throw new CorruptFileError(this.path, `block ${blockIndex} ends inside record ${i} of ${count}`);
-      if (entry !== null) yield entry;
+      if (entry !== null) out.push(entry);
     }
     if (c.pos !== data.length) {
       throw new CorruptFileError(this.path, `block ${blockIndex} has ${data.length - c.pos} bytes left after its ${count} records`);
@@ -329,11 +337,27 @@ class BlockDecoder {
       const step = steps[s]!;
       if (step.slot < 0) c.skip(step.type);
       else if (step.stats !== null) file[step.slot] = this.stats(c, step.stats, FILE_NAMES[step.slot]!);
-      else if (this.lazy && !this.copy && (step.slot === F_MIN_KEY || step.slot === F_MAX_KEY) && step.type.kind === 'bytes') {
-        const start = c.skipBytes();
-        file[step.slot] = isEmptyRow(c.buf, start, c.pos) ? EMPTY_ROW_BYTES : c.buf.subarray(start, c.pos);
+      else if (
+        this.lazy &&
+        (!this.copy || this.arena !== undefined) &&
+        (step.slot === F_MIN_KEY || step.slot === F_MAX_KEY || step.slot === F_EMBEDDED_INDEX)
+      ) {
+        file[step.slot] = this.lazyBytes(c, step.type);
       } else file[step.slot] = c.scalar(step.type);
     }
+  }
+
+  /** A key row or embedded index: the shared empty row, an arena copy or a block view. */
+  private lazyBytes(c: AvroCursor, type: AvroBinaryType): unknown {
+    let t = type;
+    if (t.kind === 'union') {
+      t = t.branches[c.branch(t.branches.length)]!;
+      if (t.kind === 'null') return null;
+    }
+    if (t.kind !== 'bytes') return c.scalar(t);
+    const start = c.skipBytes();
+    if (isEmptyRow(c.buf, start, c.pos)) return EMPTY_ROW_BYTES;
+    return this.arena !== undefined ? this.arena.view(c.buf, start, c.pos) : c.buf.subarray(start, c.pos);
   }
 
   private stats(c: AvroCursor, layout: StatsLayout, name: string): SimpleStats {
@@ -343,6 +367,10 @@ class BlockDecoder {
       if (bad >= 0) throw new CorruptFileError(this.path, `'_FILE.${name}._NULL_COUNTS[${bad}]' is not a safe long`);
       const end = c.pos;
       if (isEmptyStats(c.buf, start, end, layout)) return EMPTY_SIMPLE_STATS;
+      if (this.arena !== undefined) {
+        const { buf, offset } = this.arena.copy(c.buf, start, end);
+        return new EncodedSimpleStats(buf, offset, offset + end - start, layout);
+      }
       if (this.copy) return new EncodedSimpleStats(Buffer.from(c.buf.subarray(start, end)), 0, end - start, layout);
       return new EncodedSimpleStats(c.buf, start, end, layout);
     }
@@ -361,6 +389,11 @@ class BlockDecoder {
     };
   }
 
+  /** True for byte values {@link lazyBytes} already placed (shared empty row, arena copy, view). */
+  private lazyKept(v: unknown): boolean {
+    return v === EMPTY_ROW_BYTES || (v instanceof Uint8Array && this.lazy && (!this.copy || this.arena !== undefined));
+  }
+
   private fileMeta(): DataFileMeta {
     const f = this.file;
     const k = this.checks;
@@ -371,8 +404,8 @@ class BlockDecoder {
       fileName: k.string(f[F_NAME], '_FILE._FILE_NAME'),
       fileSize: k.long(f[F_SIZE], '_FILE._FILE_SIZE'),
       rowCount: k.long(f[F_ROWS], '_FILE._ROW_COUNT'),
-      minKey: f[F_MIN_KEY] === EMPTY_ROW_BYTES ? EMPTY_ROW_BYTES : k.bytes(f[F_MIN_KEY], '_FILE._MIN_KEY', copy),
-      maxKey: f[F_MAX_KEY] === EMPTY_ROW_BYTES ? EMPTY_ROW_BYTES : k.bytes(f[F_MAX_KEY], '_FILE._MAX_KEY', copy),
+      minKey: this.lazyKept(f[F_MIN_KEY]) ? (f[F_MIN_KEY] as Uint8Array) : k.bytes(f[F_MIN_KEY], '_FILE._MIN_KEY', copy),
+      maxKey: this.lazyKept(f[F_MAX_KEY]) ? (f[F_MAX_KEY] as Uint8Array) : k.bytes(f[F_MAX_KEY], '_FILE._MAX_KEY', copy),
       keyStats: (f[F_KEY_STATS] as SimpleStats | null) ?? k.missing('_FILE._KEY_STATS', 'a record'),
       valueStats: (f[F_VALUE_STATS] as SimpleStats | null) ?? k.missing('_FILE._VALUE_STATS', 'a record'),
       minSequenceNumber: k.bigLong(f[F_MIN_SEQ], '_FILE._MIN_SEQUENCE_NUMBER'),
@@ -382,7 +415,7 @@ class BlockDecoder {
       extraFiles: k.stringArray(f[F_EXTRA_FILES], '_FILE._EXTRA_FILES'),
       creationTime: k.optLong(f[F_CREATION_TIME], '_FILE._CREATION_TIME'),
       deleteRowCount: k.optLong(f[F_DELETE_ROWS], '_FILE._DELETE_ROW_COUNT'),
-      embeddedIndex: k.optBytes(f[F_EMBEDDED_INDEX], '_FILE._EMBEDDED_FILE_INDEX', copy),
+      embeddedIndex: this.lazyKept(f[F_EMBEDDED_INDEX]) ? (f[F_EMBEDDED_INDEX] as Uint8Array) : k.optBytes(f[F_EMBEDDED_INDEX], '_FILE._EMBEDDED_FILE_INDEX', copy),
       fileSource: k.optInt(f[F_SOURCE], '_FILE._FILE_SOURCE'),
       valueStatsCols: k.optStringArray(f[F_STATS_COLS], '_FILE._VALUE_STATS_COLS'),
       externalPath: k.optString(f[F_EXTERNAL_PATH], '_FILE._EXTERNAL_PATH'),
@@ -408,7 +441,8 @@ function isEmptyStats(buf: Buffer, start: number, end: number, layout: StatsLayo
 }
 
 /**
- * Streams the entries of a data manifest (Avro or ORC) from its bytes, decoding Avro blocks with
+ * Streams the entries of a data manifest (Avro or ORC) from its bytes, one array per Avro block
+ * (empty ones left out), decoding Avro blocks with
  * a decoder compiled from the writer schema and everything else with `fromRecord` on avsc (or
  * ORC) records. `source` as chunks always takes the record path.
  */
@@ -417,12 +451,18 @@ export async function* decodeManifestEntriesFast(
   path: string,
   options: ManifestEntryDecodeOptions,
   fromRecord: ManifestEntryFromRecord,
-): AsyncGenerator<ManifestEntry, void, undefined> {
+): AsyncGenerator<ManifestEntry[], void, undefined> {
   if (!(source instanceof Uint8Array) || isOrc(source)) {
+    let batch: ManifestEntry[] = [];
     for await (const record of readManifestRecords(source, path)) {
       const entry = filtered(fromRecord(record, path), options);
-      if (entry !== null) yield entry;
+      if (entry !== null) batch.push(entry);
+      if (batch.length >= 1024) {
+        yield batch;
+        batch = [];
+      }
     }
+    if (batch.length > 0) yield batch;
     return;
   }
   let decoder: BlockDecoder | null = null;
@@ -439,13 +479,15 @@ export async function* decodeManifestEntriesFast(
         }
       }
     }
-    if (decoder !== null) yield* decoder.entries(block.index, block.count, block.data);
+    const batch: ManifestEntry[] = [];
+    if (decoder !== null) decoder.entries(block.index, block.count, block.data, batch);
     else {
       for (const record of avroBlockRecords(block, avscType!, path)) {
         const entry = filtered(fromRecord(record, path), options);
-        if (entry !== null) yield entry;
+        if (entry !== null) batch.push(entry);
       }
     }
+    if (batch.length > 0) yield batch;
   }
 }
 

@@ -229,8 +229,20 @@ export async function* decodeManifestEntries(
   path: string,
   options: ManifestDecodeOptions = {},
 ): AsyncGenerator<ManifestEntry, void, undefined> {
+  for await (const batch of decodeManifestEntryBatches(source, path, options)) yield* batch;
+}
+
+/**
+ * Like {@link decodeManifestEntries}, one array of entries per Avro block: for callers that go
+ * through many entries, where one await per entry would cost more than decoding it.
+ */
+export function decodeManifestEntryBatches(
+  source: Uint8Array | AsyncIterable<Uint8Array>,
+  path: string,
+  options: ManifestDecodeOptions = {},
+): AsyncGenerator<ManifestEntry[], void, undefined> {
   const copyBytes = options.copyBytes ?? true;
-  yield* decodeManifestEntriesFast(source, path, options, (record, p) => manifestEntryFromAvro(record, p, { copyBytes }));
+  return decodeManifestEntriesFast(source, path, options, (record, p) => manifestEntryFromAvro(record, p, { copyBytes }));
 }
 
 /**

@@ -159,3 +159,35 @@ export class EncodedSimpleStats implements SimpleStats {
     return { minValues: this.minValues, maxValues: this.maxValues, nullCounts: this.nullCounts };
   }
 }
+
+/**
+ * Append-only byte storage for the encoded stats and key rows of entries that outlive their
+ * manifest block: one ArrayBuffer per chunk instead of one (plus a typed-array object) per row.
+ * Chunks are freed when nothing views them any more.
+ */
+export class ByteArena {
+  private chunk: Buffer | null = null;
+  private pos = 0;
+
+  /** @param chunkSize bytes per chunk (a row larger than this gets a chunk of its own). */
+  constructor(private readonly chunkSize = 256 * 1024) {}
+
+  /** Copies `src[start, end)` into the arena; returns the chunk and the offset of the copy. */
+  copy(src: Uint8Array, start: number, end: number): { readonly buf: Buffer; readonly offset: number } {
+    const n = end - start;
+    if (this.chunk === null || this.pos + n > this.chunk.length) {
+      this.chunk = Buffer.allocUnsafeSlow(Math.max(this.chunkSize, n));
+      this.pos = 0;
+    }
+    const offset = this.pos;
+    this.chunk.set(src.subarray(start, end), offset);
+    this.pos += n;
+    return { buf: this.chunk, offset };
+  }
+
+  /** A view of a copy of `src[start, end)` in the arena. */
+  view(src: Uint8Array, start: number, end: number): Buffer {
+    const { buf, offset } = this.copy(src, start, end);
+    return buf.subarray(offset, offset + end - start);
+  }
+}

@@ -6,7 +6,7 @@
  * are shared instead of copied. The result is a complete {@link DataFileMeta}: nothing is dropped,
  * so plans can still feed compaction (`compactBefore`) and `tidemark files`.
  */
-import type { DataFileMeta, ManifestEntry, SimpleStats } from '@tidemark/format';
+import { EMPTY_ROW_BYTES, EMPTY_SIMPLE_STATS, EncodedSimpleStats, type DataFileMeta, type ManifestEntry, type SimpleStats } from '@tidemark/format';
 
 /** Byte rows up to this size are shared by content (empty rows, small keys). */
 const SHARE_MAX_BYTES = 24;
@@ -16,6 +16,11 @@ const RECENT_ROWS = 8;
 const SHARE_MAX_LISTS = 1024;
 
 const NO_STRINGS: readonly string[] = Object.freeze([]);
+/**
+ * Bytes per arena chunk that encoded stats and keys of kept entries are copied into: one
+ * ArrayBuffer for thousands of files instead of one per file.
+ */
+const ARENA_CHUNK = 256 * 1024;
 
 /** Copies kept entries compactly; one instance per planning run (it holds the shared values). */
 export class EntryCompactor {
@@ -33,6 +38,36 @@ export class EntryCompactor {
     };
   }
 
+  /**
+   * `entry` with its string lists shared with earlier files (for entries whose byte fields are
+   * already compact, e.g. decoded into a {@link ByteArena}); the entry itself when it has none.
+   */
+  sharedLists(entry: ManifestEntry): ManifestEntry {
+    const f = entry.file;
+    if (f.valueStatsCols === null && f.writeCols === null && f.extraFiles.length === 0) return entry;
+    const file: DataFileMeta = {
+      ...f,
+      extraFiles: f.extraFiles.length === 0 ? NO_STRINGS : [...f.extraFiles],
+      valueStatsCols: f.valueStatsCols === null ? null : this.sharedStrings(f.valueStatsCols),
+      writeCols: f.writeCols === null ? null : this.sharedStrings(f.writeCols),
+    };
+    return { ...entry, file };
+  }
+
+  /**
+   * The shared partition row equal to `block[start, end)`, without a view of the block for the
+   * partition seen last (entries of a manifest usually come grouped by partition).
+   */
+  partitionAt(block: Uint8Array, start: number, end: number): Uint8Array {
+    const last = this.lastPartition;
+    if (last !== null && last.length === end - start) {
+      let i = 0;
+      while (i < last.length && last[i] === block[start + i]) i++;
+      if (i === last.length) return last;
+    }
+    return this.partition(block.subarray(start, end));
+  }
+
   /** The partition row shared by every entry of that partition. */
   partition(bytes: Uint8Array): Uint8Array {
     const last = this.lastPartition;
@@ -48,6 +83,7 @@ export class EntryCompactor {
   }
 
   private file(f: DataFileMeta): DataFileMeta {
+    if (f.keyStats instanceof EncodedSimpleStats || f.valueStats instanceof EncodedSimpleStats) return this.packedFile(f);
     // Rows that are not shared go into one buffer for the whole file.
     const parts = [f.minKey, f.maxKey, f.keyStats.minValues, f.keyStats.maxValues, f.valueStats.minValues, f.valueStats.maxValues];
     if (f.embeddedIndex !== null) parts.push(f.embeddedIndex);
@@ -83,6 +119,70 @@ export class EntryCompactor {
       creationTime: f.creationTime,
       deleteRowCount: f.deleteRowCount,
       embeddedIndex: f.embeddedIndex === null ? null : out[6]!,
+      fileSource: f.fileSource,
+      valueStatsCols: f.valueStatsCols === null ? null : this.sharedStrings(f.valueStatsCols),
+      externalPath: f.externalPath,
+      firstRowId: f.firstRowId,
+      writeCols: f.writeCols === null ? null : this.sharedStrings(f.writeCols),
+      writeColsSequences: f.writeColsSequences,
+    };
+  }
+
+  private arena: Buffer | null = null;
+  private arenaPos = 0;
+
+  /** `n` bytes of the current arena chunk (a new chunk when it is full). */
+  private alloc(n: number): { buf: Buffer; offset: number } {
+    if (this.arena === null || this.arenaPos + n > this.arena.length) {
+      this.arena = Buffer.allocUnsafeSlow(Math.max(ARENA_CHUNK, n));
+      this.arenaPos = 0;
+    }
+    const offset = this.arenaPos;
+    this.arenaPos += n;
+    return { buf: this.arena, offset };
+  }
+
+  /** A copy of a byte row in the arena, or a shared equal small row. */
+  private arenaBytes(b: Uint8Array): Uint8Array {
+    if (b === EMPTY_ROW_BYTES) return b;
+    const shared = this.sharedBytes(b);
+    if (shared !== undefined) return shared;
+    const { buf, offset } = this.alloc(b.length);
+    buf.set(b, offset);
+    const view = buf.subarray(offset, offset + b.length);
+    this.remember(view);
+    return view;
+  }
+
+  /** Stats kept encoded, copied into the arena; plain stats are copied field by field. */
+  private packedStats(s: SimpleStats): SimpleStats {
+    if (s === EMPTY_SIMPLE_STATS) return s;
+    if (s instanceof EncodedSimpleStats) {
+      const counts = s.nullCounts;
+      const { buf, offset } = this.alloc(s.encodedLength);
+      return s.copyInto(buf, offset, counts === null ? null : this.sharedCounts(counts));
+    }
+    return this.stats(this.arenaBytes(s.minValues), this.arenaBytes(s.maxValues), s.nullCounts);
+  }
+
+  /** Like {@link file} for entries decoded with lazy stats: rows and stats go into the shared arena. */
+  private packedFile(f: DataFileMeta): DataFileMeta {
+    return {
+      fileName: f.fileName,
+      fileSize: f.fileSize,
+      rowCount: f.rowCount,
+      minKey: this.arenaBytes(f.minKey),
+      maxKey: this.arenaBytes(f.maxKey),
+      keyStats: this.packedStats(f.keyStats),
+      valueStats: this.packedStats(f.valueStats),
+      minSequenceNumber: f.minSequenceNumber,
+      maxSequenceNumber: f.maxSequenceNumber,
+      schemaId: f.schemaId,
+      level: f.level,
+      extraFiles: f.extraFiles.length === 0 ? NO_STRINGS : [...f.extraFiles],
+      creationTime: f.creationTime,
+      deleteRowCount: f.deleteRowCount,
+      embeddedIndex: f.embeddedIndex === null ? null : this.arenaBytes(f.embeddedIndex),
       fileSource: f.fileSource,
       valueStatsCols: f.valueStatsCols === null ? null : this.sharedStrings(f.valueStatsCols),
       externalPath: f.externalPath,
