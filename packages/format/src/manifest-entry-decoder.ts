@@ -41,7 +41,8 @@ export interface ManifestEntryDecodeOptions {
   /** Drops entries whose bucket it rejects, before the file metadata is decoded. */
   readonly acceptBucket?: (bucket: number) => boolean;
   /**
-   * With `lazyStats`: copy encoded stats, key rows and embedded indexes into this arena (empty
+   * With `lazyStats`: copy encoded stats, key rows, embedded indexes and (without a `partition`
+   * callback) partitions into this arena (empty
    * rows and stats stay the shared constants), so entries keep no view of the manifest block and
    * cost one small object per stats record. Overrides `copyBytes` for those fields.
    */
@@ -296,6 +297,10 @@ class BlockDecoder {
         const start = c.skipBytes();
         partition = this.options.partition(c.buf, start, c.pos);
         if (partition === undefined) dropped = true;
+        top[T_PARTITION] = true;
+      } else if (step.slot === T_PARTITION && step.type.kind === 'bytes' && this.arena !== undefined && this.lazy) {
+        const start = c.skipBytes();
+        partition = this.arena.view(c.buf, start, c.pos);
         top[T_PARTITION] = true;
       } else {
         const v = c.scalar(step.type);
