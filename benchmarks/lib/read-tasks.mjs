@@ -4,6 +4,10 @@
  *
  * Tasks:
  * - `plan`: tidemark scan planning of the latest snapshot (openTable + newRead().plan()).
+ * - `plan-limits`: the floors under planning, on the manifest bytes already in memory: zstd
+ *   decompression of every Avro block alone, decompression plus a walk over every entry's bytes
+ *   (every entry dropped at its partition, so no object is built), and decoding every entry
+ *   without folding or grouping.
  * - `read-tidemark`: full read through `newRead().batches()`.
  * - `read-duckdb`: DuckDB `read_parquet([...live files])`, aggregating every column so every
  *   column is decoded (the result is not materialised in JS).
@@ -14,7 +18,8 @@
  * Every read task returns `rows` and `idSum` (sum of the `id` column), so the parent can check
  * that all readers saw the same data.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
 
 import { childMain, rssMiB } from './measure.mjs';
 
@@ -59,16 +64,69 @@ const tasks = {
     globalThis.gc?.();
     const baseRssMiB = rssMiB();
     const baseHeapMiB = process.memoryUsage().heapUsed / 2 ** 20;
+    const baseArrayBuffersMiB = process.memoryUsage().arrayBuffers / 2 ** 20;
     const t0 = performance.now();
     const table = await core.openTable(root);
     const t1 = performance.now();
     const plan = await table.newRead({}).plan();
     const t2 = performance.now();
     const summary = summarisePlan(plan);
-    // Heap still held once planning is over: the plan itself (O(live files) by nature).
+    // Heap still held once planning is over: the plan itself (O(live files) by nature). Array
+    // buffers (byte rows kept outside the JS heap) are counted separately.
     globalThis.gc?.();
-    const retainedHeapMiB = process.memoryUsage().heapUsed / 2 ** 20 - baseHeapMiB;
-    return { openMs: t1 - t0, planMs: t2 - t1, ...summary, baseRssMiB, retainedHeapMiB, keepAlive: plan ? 1 : 0 };
+    const mem = process.memoryUsage();
+    const retainedHeapMiB = mem.heapUsed / 2 ** 20 - baseHeapMiB;
+    const retainedArrayBuffersMiB = mem.arrayBuffers / 2 ** 20 - baseArrayBuffersMiB;
+    return {
+      openMs: t1 - t0,
+      planMs: t2 - t1,
+      ...summary,
+      baseRssMiB,
+      retainedHeapMiB,
+      retainedArrayBuffersMiB,
+      keepAlive: plan ? 1 : 0,
+    };
+  },
+
+  async 'plan-limits'({ root }) {
+    const format = await import('@tidemark/format');
+    const dir = path.join(root, 'manifest');
+    const names = (await readdir(dir)).filter((n) => n.startsWith('manifest-') && !n.startsWith('manifest-list-')).sort();
+    const files = await Promise.all(names.map((n) => readFile(path.join(dir, n))));
+    const compressedBytes = files.reduce((s, f) => s + f.length, 0);
+    let t0 = performance.now();
+    let entries = 0;
+    let blocks = 0;
+    let decompressedBytes = 0;
+    for (const f of files) {
+      for await (const b of format.readAvroBlocks(f, { path: 'manifest' })) {
+        blocks++;
+        entries += b.count;
+        decompressedBytes += b.data.length;
+      }
+    }
+    const decompressMs = performance.now() - t0;
+    t0 = performance.now();
+    let walked = 0;
+    const dropAll = {
+      partition: () => {
+        walked++;
+        return undefined;
+      },
+    };
+    for (const f of files) for await (const batch of format.decodeManifestEntryBatches(f, 'manifest', dropAll)) walked += batch.length;
+    const walkMs = performance.now() - t0;
+    t0 = performance.now();
+    let decoded = 0;
+    const arena = new format.ByteArena();
+    for (const f of files) {
+      for await (const batch of format.decodeManifestEntryBatches(f, 'manifest', { copyBytes: false, lazyStats: true, arena })) {
+        decoded += batch.length;
+      }
+    }
+    const decodeMs = performance.now() - t0;
+    if (walked !== entries || decoded !== entries) throw new Error(`entries: ${entries} in blocks, ${walked} walked, ${decoded} decoded`);
+    return { manifests: files.length, blocks, entries, compressedBytes, decompressedBytes, decompressMs, walkMs, decodeMs };
   },
 
   async 'read-tidemark'({ root }) {
