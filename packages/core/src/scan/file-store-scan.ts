@@ -34,6 +34,7 @@ import type { TablePaths } from '../table-paths.js';
 import type { FileStorePathFactory } from '../path-factory.js';
 import { isTableContext, tableContext, type TableContext } from '../table-context.js';
 import { EntryCompactor } from './compact-meta.js';
+import { EntriesByIdentity } from './live-files.js';
 import { BucketFile, ScanPlan, type DataSplit, type DeletionFileRef, type PlannedFile } from './data-split.js';
 import { CorruptTableError } from './errors.js';
 import { ValueStatsEvolution } from './value-stats.js';
@@ -109,27 +110,26 @@ export class FileStoreScan {
     ]);
     // Whole manifests are skipped by their partition and bucket stats before any is read.
     const metas = [...base, ...delta].filter((m) => this.manifestMightMatch(m, filter));
-    const live = new Map<string, ManifestEntry>();
-    const orphanDeletes = new Map<string, ManifestEntry>();
     const run = new PlanRun(this, filter);
+    const identity = (e: ManifestEntry): string => run.identity(e);
+    const live = new EntriesByIdentity(identity);
+    const orphanDeletes = new EntriesByIdentity(identity);
     for await (const { meta, entries } of this.decodeAhead(metas, run)) {
       for (const entry of entries) {
-        const id = run.identity(entry);
         if (entry.kind === 'ADD') {
-          if (live.has(id) || orphanDeletes.has(id)) {
+          if ((orphanDeletes.size > 0 && orphanDeletes.has(entry)) || !live.add(entry)) {
             throw new CorruptTableError(
               `snapshot ${snapshot.id}: manifest ${meta.fileName} adds data file '${entry.file.fileName}' (bucket ${entry.bucket}, level ${entry.file.level}) which is already added`,
             );
           }
-          live.set(id, entry);
-        } else if (!live.delete(id)) {
-          orphanDeletes.set(id, entry);
+        } else if (!live.delete(entry)) {
+          orphanDeletes.add(entry);
         }
       }
     }
-    const leftover = orphanDeletes.values().next();
-    if (!leftover.done) {
-      const e = leftover.value;
+    const leftover = orphanDeletes.first();
+    if (leftover !== undefined) {
+      const e = leftover;
       throw new CorruptTableError(
         `snapshot ${snapshot.id}: manifest entries delete data file '${e.file.fileName}' (bucket ${e.bucket}, level ${e.file.level}) that no manifest of the snapshot adds; the table metadata is corrupt`,
       );
@@ -339,14 +339,9 @@ export class FileStoreScan {
       const first = list[0]!;
       const info = this.partitionInfo(first.partition);
       const bucketPath = this.paths.bucketDir(info.path, first.bucket);
-      const files: PlannedFile[] = list
-        .map((e) => new BucketFile(e.file, bucketPath))
-        .sort(
-          (a, b) =>
-            a.meta.level - b.meta.level ||
-            (a.meta.minSequenceNumber < b.meta.minSequenceNumber ? -1 : a.meta.minSequenceNumber > b.meta.minSequenceNumber ? 1 : 0) ||
-            (a.meta.fileName < b.meta.fileName ? -1 : a.meta.fileName > b.meta.fileName ? 1 : 0),
-        );
+      const files: PlannedFile[] = list.map((e) => new BucketFile(e.file, bucketPath));
+      // Manifests usually list a bucket's files in this order already: checking is linear.
+      if (!isSorted(files, compareFiles)) files.sort(compareFiles);
       splits.push({
         snapshotId,
         partition: first.partition,
@@ -362,6 +357,20 @@ export class FileStoreScan {
     }
     return splits;
   }
+}
+
+/** Order of files in a split: level, then min sequence number, then name. */
+function compareFiles(a: PlannedFile, b: PlannedFile): number {
+  return (
+    a.meta.level - b.meta.level ||
+    (a.meta.minSequenceNumber < b.meta.minSequenceNumber ? -1 : a.meta.minSequenceNumber > b.meta.minSequenceNumber ? 1 : 0) ||
+    (a.meta.fileName < b.meta.fileName ? -1 : a.meta.fileName > b.meta.fileName ? 1 : 0)
+  );
+}
+
+function isSorted<T>(items: readonly T[], compare: (a: T, b: T) => number): boolean {
+  for (let i = 1; i < items.length; i++) if (compare(items[i - 1]!, items[i]!) > 0) return false;
+  return true;
 }
 
 function splitKey(partition: Uint8Array, bucket: number): string {
