@@ -108,7 +108,7 @@ function skipNullCounts(c: AvroCursor, t: AvroBinaryType): number {
 /**
  * A {@link SimpleStats} over the raw Avro bytes of a stats record; fields are decoded on each read
  * (null counts once). Holds a view of the bytes it was given: of the decoded manifest block, or of
- * a compact copy (see {@link EncodedSimpleStats.copyInto}).
+ * a copy in a {@link ByteArena}.
  */
 export class EncodedSimpleStats implements SimpleStats {
   #buf: Buffer;
@@ -137,21 +137,6 @@ export class EncodedSimpleStats implements SimpleStats {
   get nullCounts(): readonly (number | null)[] | null {
     if (this.#nullCounts === undefined) this.#nullCounts = this.#layout.decode(this.#buf, this.#start).nullCounts;
     return this.#nullCounts;
-  }
-
-  /** Size of the encoded record in bytes. */
-  get encodedLength(): number {
-    return this.#end - this.#start;
-  }
-
-  /**
-   * Copies the encoded record to `target` at `offset` and returns stats over the copy (for keeping
-   * an entry without its manifest block); `nullCounts`, when given, replaces the decoded counts
-   * (to share equal arrays between files).
-   */
-  copyInto(target: Buffer, offset: number, nullCounts?: readonly (number | null)[] | null): EncodedSimpleStats {
-    this.#buf.copy(target, offset, this.#start, this.#end);
-    return new EncodedSimpleStats(target, offset, offset + this.#end - this.#start, this.#layout, nullCounts);
   }
 
   /** The plain form, so JSON output and structured copies show the values rather than `{}`. */

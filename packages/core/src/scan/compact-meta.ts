@@ -1,12 +1,14 @@
 /**
  * Compact in-memory copies of the manifest entries a plan keeps (one per live file, so their
- * footprint is the plan's memory). Manifests are decoded without copying byte fields (views into
- * the decoded Avro block); a kept entry is copied here into one buffer of its own, and values that
- * repeat across files (partition rows, the empty key rows of append tables, all-zero null counts)
- * are shared instead of copied. The result is a complete {@link DataFileMeta}: nothing is dropped,
- * so plans can still feed compaction (`compactBefore`) and `tidemark files`.
+ * footprint is the plan's memory). Planning decodes entries with their byte fields already in a
+ * per-plan arena and uses this module only to share partition rows ({@link EntryCompactor.partitionAt})
+ * and string lists; {@link EntryCompactor.entry} copies an entry whose byte fields are views into a
+ * decoded Avro block into one buffer of its own, sharing values that repeat across files
+ * (partition rows, the empty key rows of append tables, all-zero null counts). The result is a
+ * complete {@link DataFileMeta}: nothing is dropped, so plans can still feed compaction
+ * (`compactBefore`) and `tidemark files`.
  */
-import { EMPTY_ROW_BYTES, EMPTY_SIMPLE_STATS, EncodedSimpleStats, type DataFileMeta, type ManifestEntry, type SimpleStats } from '@tidemark/format';
+import type { DataFileMeta, ManifestEntry, SimpleStats } from '@tidemark/format';
 
 /** Byte rows up to this size are shared by content (empty rows, small keys). */
 const SHARE_MAX_BYTES = 24;
@@ -16,11 +18,6 @@ const RECENT_ROWS = 8;
 const SHARE_MAX_LISTS = 1024;
 
 const NO_STRINGS: readonly string[] = Object.freeze([]);
-/**
- * Bytes per arena chunk that encoded stats and keys of kept entries are copied into: one
- * ArrayBuffer for thousands of files instead of one per file.
- */
-const ARENA_CHUNK = 256 * 1024;
 
 /** Copies kept entries compactly; one instance per planning run (it holds the shared values). */
 export class EntryCompactor {
@@ -83,7 +80,6 @@ export class EntryCompactor {
   }
 
   private file(f: DataFileMeta): DataFileMeta {
-    if (f.keyStats instanceof EncodedSimpleStats || f.valueStats instanceof EncodedSimpleStats) return this.packedFile(f);
     // Rows that are not shared go into one buffer for the whole file.
     const parts = [f.minKey, f.maxKey, f.keyStats.minValues, f.keyStats.maxValues, f.valueStats.minValues, f.valueStats.maxValues];
     if (f.embeddedIndex !== null) parts.push(f.embeddedIndex);
@@ -119,70 +115,6 @@ export class EntryCompactor {
       creationTime: f.creationTime,
       deleteRowCount: f.deleteRowCount,
       embeddedIndex: f.embeddedIndex === null ? null : out[6]!,
-      fileSource: f.fileSource,
-      valueStatsCols: f.valueStatsCols === null ? null : this.sharedStrings(f.valueStatsCols),
-      externalPath: f.externalPath,
-      firstRowId: f.firstRowId,
-      writeCols: f.writeCols === null ? null : this.sharedStrings(f.writeCols),
-      writeColsSequences: f.writeColsSequences,
-    };
-  }
-
-  private arena: Buffer | null = null;
-  private arenaPos = 0;
-
-  /** `n` bytes of the current arena chunk (a new chunk when it is full). */
-  private alloc(n: number): { buf: Buffer; offset: number } {
-    if (this.arena === null || this.arenaPos + n > this.arena.length) {
-      this.arena = Buffer.allocUnsafeSlow(Math.max(ARENA_CHUNK, n));
-      this.arenaPos = 0;
-    }
-    const offset = this.arenaPos;
-    this.arenaPos += n;
-    return { buf: this.arena, offset };
-  }
-
-  /** A copy of a byte row in the arena, or a shared equal small row. */
-  private arenaBytes(b: Uint8Array): Uint8Array {
-    if (b === EMPTY_ROW_BYTES) return b;
-    const shared = this.sharedBytes(b);
-    if (shared !== undefined) return shared;
-    const { buf, offset } = this.alloc(b.length);
-    buf.set(b, offset);
-    const view = buf.subarray(offset, offset + b.length);
-    this.remember(view);
-    return view;
-  }
-
-  /** Stats kept encoded, copied into the arena; plain stats are copied field by field. */
-  private packedStats(s: SimpleStats): SimpleStats {
-    if (s === EMPTY_SIMPLE_STATS) return s;
-    if (s instanceof EncodedSimpleStats) {
-      const counts = s.nullCounts;
-      const { buf, offset } = this.alloc(s.encodedLength);
-      return s.copyInto(buf, offset, counts === null ? null : this.sharedCounts(counts));
-    }
-    return this.stats(this.arenaBytes(s.minValues), this.arenaBytes(s.maxValues), s.nullCounts);
-  }
-
-  /** Like {@link file} for entries decoded with lazy stats: rows and stats go into the shared arena. */
-  private packedFile(f: DataFileMeta): DataFileMeta {
-    return {
-      fileName: f.fileName,
-      fileSize: f.fileSize,
-      rowCount: f.rowCount,
-      minKey: this.arenaBytes(f.minKey),
-      maxKey: this.arenaBytes(f.maxKey),
-      keyStats: this.packedStats(f.keyStats),
-      valueStats: this.packedStats(f.valueStats),
-      minSequenceNumber: f.minSequenceNumber,
-      maxSequenceNumber: f.maxSequenceNumber,
-      schemaId: f.schemaId,
-      level: f.level,
-      extraFiles: f.extraFiles.length === 0 ? NO_STRINGS : [...f.extraFiles],
-      creationTime: f.creationTime,
-      deleteRowCount: f.deleteRowCount,
-      embeddedIndex: f.embeddedIndex === null ? null : this.arenaBytes(f.embeddedIndex),
       fileSource: f.fileSource,
       valueStatsCols: f.valueStatsCols === null ? null : this.sharedStrings(f.valueStatsCols),
       externalPath: f.externalPath,
