@@ -304,7 +304,7 @@ function toMarkdown(r) {
         '### Floors under planning',
         '',
         'On the same manifests, bytes already in memory, one process each: *decompress* = every Avro block ' +
-          'through zstd and nothing else; *walk* = decompress plus a walk over every entry\'s bytes with no ' +
+          "through zstd and nothing else; *walk* = decompress plus a walk over every entry's bytes with no " +
           'object built (every entry dropped at its partition); *decode* = every entry decoded as planning ' +
           'does (stats left encoded), without folding or grouping; *plan* = the full planning figure above. ' +
           '*`zstd -d` command* = the same zstd frames decompressed by the zstd command (process start ' +

@@ -57,7 +57,11 @@ export function compileAvroSchema(schema: unknown): AvroBinaryType | null {
       case 'record':
       case 'error': {
         const name = typeof o['name'] === 'string' ? o['name'] : '';
-        const ns = name.includes('.') ? name.slice(0, name.lastIndexOf('.')) : typeof o['namespace'] === 'string' ? o['namespace'] : namespace;
+        const ns = name.includes('.')
+          ? name.slice(0, name.lastIndexOf('.'))
+          : typeof o['namespace'] === 'string'
+            ? o['namespace']
+            : namespace;
         const full = name.includes('.') || ns === '' ? name : `${ns}.${name}`;
         const fields: AvroBinaryField[] = [];
         const record = { kind: 'record' as const, name: full, fields };

@@ -374,17 +374,18 @@ class BlockDecoder {
       if (isEmptyStats(c.buf, start, end, layout)) return EMPTY_SIMPLE_STATS;
       if (this.arena !== undefined) {
         const { buf, offset } = this.arena.copy(c.buf, start, end);
-        return new EncodedSimpleStats(buf, offset, offset + end - start, layout);
+        return new EncodedSimpleStats(buf, offset, layout);
       }
-      if (this.copy) return new EncodedSimpleStats(Buffer.from(c.buf.subarray(start, end)), 0, end - start, layout);
-      return new EncodedSimpleStats(c.buf, start, end, layout);
+      if (this.copy) return new EncodedSimpleStats(Buffer.from(c.buf.subarray(start, end)), 0, layout);
+      return new EncodedSimpleStats(c.buf, start, layout);
     }
     c.skip(layout.type);
     const { minValues, maxValues, nullCounts } = layout.decode(c.buf, start);
     if (nullCounts !== null) {
       for (let i = 0; i < nullCounts.length; i++) {
         const n = nullCounts[i];
-        if (n !== null && typeof n !== 'number') throw new CorruptFileError(this.path, `'_FILE.${name}._NULL_COUNTS[${i}]' is not a safe long`);
+        if (n !== null && typeof n !== 'number')
+          throw new CorruptFileError(this.path, `'_FILE.${name}._NULL_COUNTS[${i}]' is not a safe long`);
       }
     }
     return {
@@ -420,7 +421,9 @@ class BlockDecoder {
       extraFiles: k.stringArray(f[F_EXTRA_FILES], '_FILE._EXTRA_FILES'),
       creationTime: k.optLong(f[F_CREATION_TIME], '_FILE._CREATION_TIME'),
       deleteRowCount: k.optLong(f[F_DELETE_ROWS], '_FILE._DELETE_ROW_COUNT'),
-      embeddedIndex: this.lazyKept(f[F_EMBEDDED_INDEX]) ? (f[F_EMBEDDED_INDEX] as Uint8Array) : k.optBytes(f[F_EMBEDDED_INDEX], '_FILE._EMBEDDED_FILE_INDEX', copy),
+      embeddedIndex: this.lazyKept(f[F_EMBEDDED_INDEX])
+        ? (f[F_EMBEDDED_INDEX] as Uint8Array)
+        : k.optBytes(f[F_EMBEDDED_INDEX], '_FILE._EMBEDDED_FILE_INDEX', copy),
       fileSource: k.optInt(f[F_SOURCE], '_FILE._FILE_SOURCE'),
       valueStatsCols: k.optStringArray(f[F_STATS_COLS], '_FILE._VALUE_STATS_COLS'),
       externalPath: k.optString(f[F_EXTERNAL_PATH], '_FILE._EXTERNAL_PATH'),

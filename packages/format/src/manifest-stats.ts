@@ -113,15 +113,13 @@ function skipNullCounts(c: AvroCursor, t: AvroBinaryType): number {
 export class EncodedSimpleStats implements SimpleStats {
   #buf: Buffer;
   #start: number;
-  #end: number;
   #layout: StatsLayout;
   #nullCounts: readonly (number | null)[] | null | undefined;
 
-  /** `buf[start, end)` must hold exactly one stats record of `layout`, already checked. */
-  constructor(buf: Buffer, start: number, end: number, layout: StatsLayout, nullCounts?: readonly (number | null)[] | null) {
+  /** `buf` must hold one stats record of `layout` at `start`, already checked. */
+  constructor(buf: Buffer, start: number, layout: StatsLayout, nullCounts?: readonly (number | null)[] | null) {
     this.#buf = buf;
     this.#start = start;
-    this.#end = end;
     this.#layout = layout;
     this.#nullCounts = nullCounts;
   }

@@ -41,8 +41,13 @@ function javaManifests(): string[] {
   return out;
 }
 
-const hex = (b: Uint8Array | null): string | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex'));
-const plainStats = (s: SimpleStats) => ({ min: hex(s.minValues), max: hex(s.maxValues), nulls: s.nullCounts === null ? null : [...s.nullCounts] });
+const hex = (b: Uint8Array | null): string | null =>
+  b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+const plainStats = (s: SimpleStats) => ({
+  min: hex(s.minValues),
+  max: hex(s.maxValues),
+  nulls: s.nullCounts === null ? null : [...s.nullCounts],
+});
 
 /** Every field of an entry as plain comparable values (bytes as hex, stats materialised). */
 function plain(e: ManifestEntry): unknown {
@@ -125,21 +130,27 @@ describe('direct manifest entry decoder', () => {
       ...MANIFEST_ENTRY_SCHEMA,
       fields: [
         { name: '_EXTRA_TOP', type: ['null', { type: 'map', values: { type: 'array', items: 'double' } }], default: null },
-        ...(MANIFEST_ENTRY_SCHEMA['fields'] as { name: string }[]).slice().reverse().map((f) =>
-          f.name === '_FILE'
-            ? {
-                ...f,
-                type: {
-                  ...fileSchema,
-                  fields: [
-                    ...fileFields.slice().reverse(),
-                    { name: '_UNKNOWN', type: { type: 'record', name: 'U', fields: [{ name: 'x', type: { type: 'fixed', name: 'F', size: 3 } }] } },
-                    { name: '_WRITE_COLS_SEQUENCES', type: ['null', { type: 'array', items: 'long' }], default: null },
-                  ],
-                },
-              }
-            : f,
-        ),
+        ...(MANIFEST_ENTRY_SCHEMA['fields'] as { name: string }[])
+          .slice()
+          .reverse()
+          .map((f) =>
+            f.name === '_FILE'
+              ? {
+                  ...f,
+                  type: {
+                    ...fileSchema,
+                    fields: [
+                      ...fileFields.slice().reverse(),
+                      {
+                        name: '_UNKNOWN',
+                        type: { type: 'record', name: 'U', fields: [{ name: 'x', type: { type: 'fixed', name: 'F', size: 3 } }] },
+                      },
+                      { name: '_WRITE_COLS_SEQUENCES', type: ['null', { type: 'array', items: 'long' }], default: null },
+                    ],
+                  },
+                }
+              : f,
+          ),
       ],
     };
     const records = entries.map((e, i) => {
@@ -164,7 +175,10 @@ describe('direct manifest entry decoder', () => {
         f.name === '_PARTITION' ? { name: '_PARTITION', type: { type: 'fixed', name: 'P', size: 16 } } : f,
       ),
     };
-    const fixedRecords = entries.map((e) => ({ ...manifestEntryToAvro({ ...e, file: { ...e.file, writeColsSequences: null } }), _PARTITION: Buffer.alloc(16, 3) }));
+    const fixedRecords = entries.map((e) => ({
+      ...manifestEntryToAvro({ ...e, file: { ...e.file, writeColsSequences: null } }),
+      _PARTITION: Buffer.alloc(16, 3),
+    }));
     const olderRecords = entries.map((e) => manifestEntryToAvro({ ...e, file: { ...e.file, writeColsSequences: null } }));
     for (const [schema, recs] of [
       [reordered, records],
@@ -264,7 +278,8 @@ function randomEntry(rng: () => number, i: number, emptyKeys = rng() < 0.5): Man
     rng() < 0.2 ? null : pick(['a', 'long-partition-value-xyz', 'ü']),
     rng() < 0.2 ? null : { unscaled: pick([12345n, -1n, 10n ** 19n]), scale: 2 },
   ]);
-  const row = (): Uint8Array => serializeBinaryRow(PARTITION_TYPES, [Math.floor(rng() * 1e6), `s${Math.floor(rng() * 1e9)}`, { unscaled: 99n, scale: 2 }]);
+  const row = (): Uint8Array =>
+    serializeBinaryRow(PARTITION_TYPES, [Math.floor(rng() * 1e6), `s${Math.floor(rng() * 1e9)}`, { unscaled: 99n, scale: 2 }]);
   const stats = (): SimpleStats => ({ minValues: row(), maxValues: row(), nullCounts: pick([null, [0, 1, null], [3, 0, 0]]) });
   const opt = <T>(v: T): T | null => (rng() < 0.5 ? null : v);
   return {
