@@ -128,6 +128,16 @@ describe('FileSystemCatalog on an object store (memory)', () => {
     await bad({ fields: [{ name: 'a', type: 'INT' }], options: { bucket: '4' } }, /needs option 'bucket-key'/);
     await bad({ fields: [{ name: 'a', type: 'INT' }], options: { bucket: '4', 'bucket-key': 'zz' } }, /unknown column 'zz'/);
     await bad({ fields: [{ name: 'a', type: 'INT' }], options: { 'target-file-size': 'big' } }, /target-file-size/);
+    const pk = { fields: [{ name: 'k', type: 'INT NOT NULL' }], primaryKeys: ['k'] };
+    const dv = { 'deletion-vectors.enabled': 'true', bucket: '1' };
+    await bad(
+      { ...pk, options: { ...dv, 'changelog-producer': 'full-compaction' } },
+      /'changelog-producer' = 'full-compaction' cannot be .*use 'lookup'/,
+    );
+    await bad({ ...pk, options: { ...dv, 'merge-engine': 'first-row' } }, /'merge-engine' = 'first-row' cannot be combined/);
+    for (const producer of ['none', 'input', 'lookup']) {
+      await catalog.createTable(`db.dv_${producer}`, { ...pk, options: { ...dv, 'changelog-producer': producer } });
+    }
     expect(await catalog.tableExists('db.bad')).toBe(false);
   });
 });
