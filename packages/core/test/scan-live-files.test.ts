@@ -19,7 +19,11 @@ function mulberry32(seed: number): () => number {
 }
 
 describe('EntriesByIdentity', () => {
-  it('adds, finds and deletes exactly as a map keyed by the full identity', () => {
+  it.each([
+    ['the real name hash', undefined],
+    ['a hash where every name collides', () => 7],
+    ['a two-valued hash', (name: string) => name.length % 2],
+  ])('adds, finds and deletes exactly as a map keyed by the full identity, with %s', (_label, hash) => {
     const rng = mulberry32(9);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;
     // Shared partition rows, as planning interns them.
@@ -43,7 +47,7 @@ describe('EntriesByIdentity', () => {
         }),
       };
     };
-    const set = new EntriesByIdentity(full);
+    const set = new EntriesByIdentity(full, hash);
     const model = new Map<string, ManifestEntry>();
     let collisions = 0;
     for (let step = 0; step < 5000; step++) {
