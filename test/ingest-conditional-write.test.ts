@@ -161,7 +161,16 @@ describe.skipIf(!available)('ingestion to a store that ignores If-None-Match', (
   it('`tidemark ingest` exits with the conditional-write error and commits nothing', async () => {
     const location = await newTable('cli');
     restoreEnv = setProcessEnv({ ...cliS3Variables(s3TestEnv()!, proxyEndpoint), TIDEMARK_S3_SKIP_CONDITIONAL_CHECK: undefined });
-    const { code, stderr } = await runMain(['ingest', location, '--source', source, '--commit-user', 'cli-user', '--checkpoint-every', '5']);
+    const { code, stderr } = await runMain([
+      'ingest',
+      location,
+      '--source',
+      source,
+      '--commit-user',
+      'cli-user',
+      '--checkpoint-every',
+      '5',
+    ]);
     expect(code).not.toBe(0);
     expect(stderr).toContain('does not support conditional writes');
     expect(await snapshotCount(location)).toBe(0);
