@@ -30,9 +30,6 @@ export interface ParquetWorkerPoolOptions {
   readonly workerUrl?: URL;
 }
 
-/** @deprecated Use {@link ParquetWorkerPoolOptions}. */
-export type ParquetEncodePoolOptions = ParquetWorkerPoolOptions;
-
 /**
  * A decode job: which row groups and columns of a file, plus the byte ranges of the file the
  * caller already holds. Ranges parquet-wasm needs beyond these are fetched through `readRange`.
@@ -311,11 +308,6 @@ export class ParquetWorkerPool {
   }
 }
 
-/** @deprecated The pool encodes and decodes; use {@link ParquetWorkerPool}. */
-export const ParquetEncodePool = ParquetWorkerPool;
-/** @deprecated Use {@link ParquetWorkerPool}. */
-export type ParquetEncodePool = ParquetWorkerPool;
-
 let shared: ParquetWorkerPool | undefined;
 
 /** The process-wide pool used by {@link encodeParquetAsync} and the table readers (created on first use). */
@@ -323,9 +315,6 @@ export function sharedParquetWorkerPool(): ParquetWorkerPool {
   shared ??= new ParquetWorkerPool();
   return shared;
 }
-
-/** @deprecated Use {@link sharedParquetWorkerPool}. */
-export const sharedParquetEncodePool = sharedParquetWorkerPool;
 
 /** Options of {@link encodeParquetAsync}: the write options plus the pool to use. */
 export interface EncodeParquetAsyncOptions extends ParquetWriteOptions {
