@@ -13,29 +13,13 @@
  * changelog rows, and the time of streaming the whole change history once.
  * S3 rows need S3_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, S3_BUCKET.
  */
-import { rm } from 'node:fs/promises';
-import path from 'node:path';
-
-import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
-import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
+import { benchWarehouses, parquetBytes, removeWarehouse, storageOptions } from './lib/bench-storage.mjs';
+import { environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
+import { parseNumberArgs, runIfMain, s3FromEnv } from './lib/standalone.mjs';
 
 export const name = 'changelog';
 
 const PRODUCERS = ['none', 'input', 'lookup', 'full-compaction'];
-
-function storageOptions(s3) {
-  return s3
-    ? {
-        s3: {
-          endpoint: s3.endpoint,
-          region: s3.region,
-          accessKeyId: s3.accessKeyId,
-          secretAccessKey: s3.secretAccessKey,
-          forcePathStyle: true,
-        },
-      }
-    : {};
-}
 
 function batch(commit, rows) {
   const out = [];
@@ -45,12 +29,6 @@ function batch(commit, rows) {
     out.push(i % 20 === 19 && commit > 0 ? { k, v: null, n: null, op: '-D' } : { k, v: `c${commit}-r${i}`, n: BigInt(i), op: '+U' });
   }
   return out;
-}
-
-async function parquetBytes(io, root) {
-  let bytes = 0;
-  for await (const st of io.list(root, { recursive: true })) if (st.path.endsWith('.parquet')) bytes += st.size;
-  return bytes;
 }
 
 /**
@@ -63,20 +41,13 @@ export async function run(options = {}) {
   const storage = await import('@tidemark/storage');
   const core = await import('@tidemark/core');
   const started = performance.now();
-  const backends = [{ backend: 'local', warehouse: path.join(WORK_DIR, `changelog-${process.pid}`), s3: undefined }];
-  if (options.s3) {
-    backends.push({
-      backend: 's3 (RGW)',
-      warehouse: `s3://${options.s3.bucket}/bench/changelog-${Date.now().toString(36)}`,
-      s3: options.s3,
-    });
-  }
+  const backends = benchWarehouses(name, options.s3);
   const results = [];
   const problems = [];
   for (const b of backends) {
-    const io = storage.resolveFileIO(b.warehouse, storageOptions(b.s3));
+    const io = storage.resolveFileIO(b.root, storageOptions(b.s3));
     try {
-      const catalog = new core.FileSystemCatalog(b.warehouse, { fileIO: io });
+      const catalog = new core.FileSystemCatalog(b.root, { fileIO: io });
       // Warm-up (Parquet workers, JIT, connections), not measured: the first table would pay for it.
       for (const producer of ['warmup', ...PRODUCERS]) {
         const warmup = producer === 'warmup';
@@ -125,12 +96,7 @@ export async function run(options = {}) {
     } catch (e) {
       problems.push(`${b.backend}: ${e?.message ?? String(e)}`);
     } finally {
-      if (b.s3) {
-        const paths = async function* () {
-          for await (const st of io.list(b.warehouse, { recursive: true })) yield st.path;
-        };
-        await io.deleteMany(paths());
-      } else await rm(b.warehouse, { recursive: true, force: true });
+      await removeWarehouse(io, b.root);
       await io.close?.();
     }
   }
@@ -193,15 +159,6 @@ function toMarkdown(json) {
   ].join('\n');
 }
 
-function parseArgs(argv) {
-  const opts = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--commits') opts.commits = Number(argv[++i]);
-    else if (a === '--rows') opts.rows = Number(argv[++i]);
-    else throw new Error(`unknown argument ${a}`);
-  }
-  return opts;
-}
+const ARGS = { '--commits': 'commits', '--rows': 'rows' };
 
-await runIfMain(import.meta.url, () => run({ ...parseArgs(process.argv.slice(2)), s3: s3FromEnv() }));
+await runIfMain(import.meta.url, () => run({ ...parseNumberArgs(process.argv.slice(2), ARGS), s3: s3FromEnv() }));

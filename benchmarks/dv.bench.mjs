@@ -11,11 +11,11 @@
  * Every measurement runs in a fresh child process (lib/dv-tasks.mjs). Imports the BUILT packages.
  */
 import { rm } from 'node:fs/promises';
-import path from 'node:path';
 
+import { benchWarehouses } from './lib/bench-storage.mjs';
 import { runChild } from './lib/measure.mjs';
-import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
-import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
+import { environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
+import { parseNumberArgs, runIfMain, s3FromEnv } from './lib/standalone.mjs';
 
 export const name = 'dv';
 
@@ -34,10 +34,8 @@ export async function run(options = {}) {
   const writes = [];
   const reads = [];
   const problems = [];
-  const stamp = Date.now().toString(36);
 
-  const backends = [{ backend: 'local', root: path.join(WORK_DIR, `dv-${process.pid}`), s3: undefined, rows }];
-  if (options.s3) backends.push({ backend: 's3 (RGW)', root: `s3://${options.s3.bucket}/bench/dv-${stamp}`, s3: options.s3, rows: s3Rows });
+  const backends = benchWarehouses(name, options.s3).map((b) => ({ ...b, rows: b.s3 ? s3Rows : rows }));
 
   for (const b of backends) {
     const task = (what, args) => runChild(TASKS, what, { ...args, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
@@ -164,16 +162,6 @@ function markdown(json) {
   ].join('\n');
 }
 
-function parseArgs(argv) {
-  const opts = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--commits') opts.commits = Number(argv[++i]);
-    else if (a === '--rows') opts.rows = Number(argv[++i]);
-    else if (a === '--s3-rows') opts.s3Rows = Number(argv[++i]);
-    else throw new Error(`unknown argument ${a}`);
-  }
-  return opts;
-}
+const ARGS = { '--commits': 'commits', '--rows': 'rows', '--s3-rows': 's3Rows' };
 
-await runIfMain(import.meta.url, () => run({ ...parseArgs(process.argv.slice(2)), s3: s3FromEnv() }));
+await runIfMain(import.meta.url, () => run({ ...parseNumberArgs(process.argv.slice(2), ARGS), s3: s3FromEnv() }));

@@ -11,12 +11,11 @@
  * written with and without the producer: write+commit time and bytes of Parquet files.
  * S3 rows need S3_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, S3_BUCKET.
  */
-import { rm } from 'node:fs/promises';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
-import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
+import { benchWarehouses, parquetBytes, removeWarehouse, storageOptions } from './lib/bench-storage.mjs';
+import { environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
+import { parseNumberArgs, runIfMain, s3FromEnv } from './lib/standalone.mjs';
 
 export const name = 'streaming';
 
@@ -24,20 +23,6 @@ function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[i];
-}
-
-function storageOptions(s3) {
-  return s3
-    ? {
-        s3: {
-          endpoint: s3.endpoint,
-          region: s3.region,
-          accessKeyId: s3.accessKeyId,
-          secretAccessKey: s3.secretAccessKey,
-          forcePathStyle: true,
-        },
-      }
-    : {};
 }
 
 async function createTable(core, io, warehouse, tableName, producer) {
@@ -60,12 +45,6 @@ function upserts(commit, rows) {
   return out;
 }
 
-async function parquetBytes(io, root) {
-  let bytes = 0;
-  for await (const st of io.list(root, { recursive: true })) if (st.path.endsWith('.parquet')) bytes += st.size;
-  return bytes;
-}
-
 /**
  * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number, poll?: number }} [options]
  */
@@ -77,23 +56,17 @@ export async function run(options = {}) {
   const storage = await import('@tidemark/storage');
   const core = await import('@tidemark/core');
   const started = performance.now();
-  const backends = [{ backend: 'local', warehouse: path.join(WORK_DIR, `streaming-${process.pid}`), s3: undefined }];
-  if (options.s3)
-    backends.push({
-      backend: 's3 (RGW)',
-      warehouse: `s3://${options.s3.bucket}/bench/streaming-${Date.now().toString(36)}`,
-      s3: options.s3,
-    });
+  const backends = benchWarehouses(name, options.s3);
   const latency = [];
   const overhead = [];
   const problems = [];
 
   for (const b of backends) {
-    const io = storage.resolveFileIO(b.warehouse, storageOptions(b.s3));
+    const io = storage.resolveFileIO(b.root, storageOptions(b.s3));
     try {
       // --- commit → tailing reader latency ----------------------------------------------------
       log(`${b.backend}: ${commits} commits with a tailing reader (poll ${poll} ms)`);
-      const t = await createTable(core, io, b.warehouse, 'bench.tail', 'input');
+      const t = await createTable(core, io, b.root, 'bench.tail', 'input');
       const committedAt = new Map();
       const receivedAt = new Map();
       const ac = new AbortController();
@@ -132,19 +105,14 @@ export async function run(options = {}) {
       const row = { backend: b.backend, commits: 10, rowsPerCommit: rows };
       for (const producer of ['none', 'input']) {
         log(`${b.backend}: 10 commits of ${rows} upserts, changelog-producer = ${producer}`);
-        const tt = await createTable(core, io, b.warehouse, `bench.ov_${producer}`, producer);
+        const tt = await createTable(core, io, b.root, `bench.ov_${producer}`, producer);
         const t0 = performance.now();
         for (let i = 0; i < 10; i++) await tt.append(upserts(i, rows));
         row[producer] = { ms: performance.now() - t0, bytes: await parquetBytes(io, tt.location) };
       }
       overhead.push(row);
     } finally {
-      if (b.s3) {
-        const paths = async function* () {
-          for await (const st of io.list(b.warehouse, { recursive: true })) yield st.path;
-        };
-        await io.deleteMany(paths());
-      } else await rm(b.warehouse, { recursive: true, force: true });
+      await removeWarehouse(io, b.root);
       await io.close?.();
     }
   }
@@ -201,16 +169,6 @@ function toMarkdown(json) {
   ].join('\n');
 }
 
-function parseArgs(argv) {
-  const opts = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--commits') opts.commits = Number(argv[++i]);
-    else if (a === '--rows') opts.rows = Number(argv[++i]);
-    else if (a === '--poll') opts.poll = Number(argv[++i]);
-    else throw new Error(`unknown argument ${a}`);
-  }
-  return opts;
-}
+const ARGS = { '--commits': 'commits', '--rows': 'rows', '--poll': 'poll' };
 
-await runIfMain(import.meta.url, () => run({ ...parseArgs(process.argv.slice(2)), s3: s3FromEnv() }));
+await runIfMain(import.meta.url, () => run({ ...parseNumberArgs(process.argv.slice(2), ARGS), s3: s3FromEnv() }));

@@ -6,26 +6,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '@tidemark/cli';
-
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    this.text += chunk.toString();
-    cb();
-  }
-}
+import { runMain, type MainResult } from './support/cli-main.js';
 
 let dir = '';
 
-async function run(argv: string[], stdin = '') {
-  const stdout = new Capture();
-  const stderr = new Capture();
-  const code = await main(argv, { stdout, stderr, stdin: Readable.from([stdin]), signal: new AbortController().signal, env: {}, cwd: dir });
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const run = (argv: string[], stdin = ''): Promise<MainResult> => runMain(argv, { stdin, cwd: dir });
 
 const lines = (text: string): string[] => text.split('\n').filter((l) => l !== '');
 const jsonl = (rows: object[]): string => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';

@@ -7,32 +7,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '@tidemark/cli';
+import { runMain, type MainResult } from './support/cli-main.js';
 
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    this.text += chunk.toString();
-    cb();
-  }
-}
-
-async function run(argv: string[], options: { tty: boolean; stdin?: string }) {
-  const stdout = new Capture();
-  const stderr = new Capture();
+function run(argv: string[], options: { tty: boolean; stdin?: string }): Promise<MainResult> {
   let t = 0;
-  const code = await main(argv, {
-    stdout,
-    stderr,
-    stdin: Readable.from([options.stdin ?? '']),
-    signal: new AbortController().signal,
-    env: {},
-    stderrIsTTY: options.tty,
-    now: () => (t += 1000),
-  });
-  return { code, stdout: stdout.text, stderr: stderr.text };
+  return runMain(argv, { stdin: options.stdin ?? '', stderrIsTTY: options.tty, now: () => (t += 1000) });
 }
 
 /** The progress lines drawn (each redraw starts with CR + clear line). */

@@ -2,7 +2,7 @@
  * `tidemark read --format arrow|parquet [--output]`, `read --incremental-between` and
  * `tidemark count`, through the built binary, on local disk and on the real S3 server.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
@@ -28,35 +28,48 @@ const sortedJson = (text: string): string[] => lines(text).sort();
 const outDir = mkdtempSync(join(tmpdir(), 'tidemark-read-output-'));
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
-describe.each(storageBackends('cli read output'))('$name', (backend) => {
+// Backends and cases share nothing they change (each case writes its own output file or table), so
+// they all run concurrently: each case is a few CLI processes, which the cores and S3's latency overlap.
+// Cases running side by side each take longer than alone: the timeout is a hang guard, not a speed check.
+describe.concurrent.each(storageBackends('cli read output'))('$name', { timeout: 180_000 }, (backend) => {
   const cli = cliFor(backend);
+  /** This backend's output files: the other backend's, written at the same time, are not in it. */
+  const out = join(outDir, backend.name === 'S3' ? 's3' : 'local');
   let wh: BackendWarehouse | undefined;
   let table = '';
   let pk = '';
   beforeAll(async () => {
     if (!backend.available) return;
+    mkdirSync(out);
     wh = await backend.open();
     table = joinPath(wh.root, 'shop.db', 'orders');
     pk = joinPath(wh.root, 'shop.db', 'users');
-    expect((await cli(['create', table, '--schema', SCHEMA, '--partition', 'day'])).code).toBe(0);
-    for (const [i, rows] of COMMITS.entries()) {
-      const w = await cli(['write', table], { stdin: rows.join('\n') + '\n' });
-      expect(w.stdout).toContain(`committed snapshot ${i + 1}`);
-    }
-    expect((await cli(['tag', 'create', table, 'two', '--snapshot', '2'])).code).toBe(0);
     const users = JSON.stringify([
       { name: 'id', type: 'BIGINT NOT NULL' },
       { name: 'v', type: 'STRING' },
     ]);
-    expect((await cli(['create', pk, '--schema', users, '--primary-key', 'id', '--option', 'bucket=2'])).code).toBe(0);
-    await cli(['write', pk], { stdin: '{"id":1,"v":"a"}\n{"id":2,"v":"b"}\n{"id":3,"v":"c"}\n' });
-    await cli(['write', pk], { stdin: '{"id":1,"v":"a2"}\n{"id":2,"v":"b2"}\n' });
+    // The two tables are independent: each one's commands run in order, the two side by side.
+    await Promise.all([
+      (async () => {
+        expect((await cli(['create', table, '--schema', SCHEMA, '--partition', 'day'])).code).toBe(0);
+        for (const [i, rows] of COMMITS.entries()) {
+          const w = await cli(['write', table], { stdin: rows.join('\n') + '\n' });
+          expect(w.stdout).toContain(`committed snapshot ${i + 1}`);
+        }
+        expect((await cli(['tag', 'create', table, 'two', '--snapshot', '2'])).code).toBe(0);
+      })(),
+      (async () => {
+        expect((await cli(['create', pk, '--schema', users, '--primary-key', 'id', '--option', 'bucket=2'])).code).toBe(0);
+        await cli(['write', pk], { stdin: '{"id":1,"v":"a"}\n{"id":2,"v":"b"}\n{"id":3,"v":"c"}\n' });
+        await cli(['write', pk], { stdin: '{"id":1,"v":"a2"}\n{"id":2,"v":"b2"}\n' });
+      })(),
+    ]);
   }, 120_000);
   afterAll(async () => wh?.cleanup());
 
   describe.skipIf(!backend.available)('read', () => {
     it('--format arrow --output writes an Arrow IPC file with the table schema, field ids and every row', async () => {
-      const file = join(outDir, `${backend.name}-orders.arrow`);
+      const file = join(out, `${backend.name}-orders.arrow`);
       const r = await cli(['read', table, '--format', 'arrow', '--output', file]);
       expect(r.stderr).not.toMatch(/tidemark|Error/); // the AWS SDK may warn about the Node version
       expect(r.code).toBe(0);
@@ -86,7 +99,7 @@ describe.each(storageBackends('cli read output'))('$name', (backend) => {
     });
 
     it('--format parquet --output keeps the table types and field ids, and writes back into a table unchanged', async () => {
-      const file = join(outDir, `${backend.name}-orders.parquet`);
+      const file = join(out, `${backend.name}-orders.parquet`);
       expect((await cli(['read', table, '--format', 'parquet', '--output', file])).code).toBe(0);
       const io = new LocalFileIO();
       const footer = await readParquetFooter(io, file);
@@ -110,13 +123,13 @@ describe.each(storageBackends('cli read output'))('$name', (backend) => {
     });
 
     it('a failing read leaves no --output file behind, not even a partial one', async () => {
-      const file = join(outDir, `${backend.name}-broken.parquet`);
+      const file = join(out, `${backend.name}-broken.parquet`);
       const r = await cli(['read', table, '--format', 'parquet', '--columns', 'id,nope', '--output', file]);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain("unknown column 'nope'");
       expect(existsSync(file)).toBe(false);
-      expect(readdirSync(outDir).filter((f) => f.includes('broken'))).toEqual([]);
-      const missingDir = await cli(['read', table, '--output', join(outDir, 'no-such-dir', 'x.jsonl')]);
+      expect(readdirSync(out).filter((f) => f.includes('broken'))).toEqual([]);
+      const missingDir = await cli(['read', table, '--output', join(out, 'no-such-dir', 'x.jsonl')]);
       expect(missingDir.code).toBe(1);
       expect(missingDir.stderr).toContain('no-such-dir does not exist');
     });

@@ -5,32 +5,12 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '@tidemark/cli';
 import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2, type PkMorRow } from './support/fixture-rows.js';
+import { runMain, type MainResult } from './support/cli-main.js';
 
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    this.text += chunk.toString();
-    cb();
-  }
-}
-
-async function run(argv: string[], options: { stdin?: string; cwd?: string } = {}) {
-  const stdout = new Capture();
-  const stderr = new Capture();
-  const code = await main(argv, {
-    stdout,
-    stderr,
-    stdin: Readable.from([options.stdin ?? '']),
-    signal: new AbortController().signal,
-    env: {},
-    ...(options.cwd ? { cwd: options.cwd } : {}),
-  });
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const run = (argv: string[], options: { stdin?: string; cwd?: string } = {}): Promise<MainResult> =>
+  runMain(argv, { stdin: options.stdin ?? '', ...(options.cwd ? { cwd: options.cwd } : {}) });
 
 const lines = (text: string): string[] => text.split('\n').filter((l) => l !== '');
 const sorted = (text: string): string[] => lines(text).sort();

@@ -24,7 +24,10 @@ try {
 const outDir = mkdtempSync(join(tmpdir(), 'tidemark-sql-'));
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
-describe.each(storageBackends('cli sql'))('$name', (backend) => {
+// Backends and cases share nothing but the tables they only read, so they all run concurrently:
+// each case is a few CLI processes, and the machine's cores (and the S3 server's latency) overlap them.
+// Cases running side by side each take longer than alone: the timeout is a hang guard, not a speed check.
+describe.concurrent.each(storageBackends('cli sql'))('$name', { timeout: 180_000 }, (backend) => {
   const cli = cliFor(backend);
   let wh: BackendWarehouse | undefined;
   let orders = '';
@@ -48,19 +51,26 @@ describe.each(storageBackends('cli sql'))('$name', (backend) => {
       { name: 'amount', type: 'DECIMAL(10, 2)' },
       { name: 'day', type: 'STRING NOT NULL' },
     ]);
-    expect((await cli(['create', orders, '--schema', orderSchema, '--partition', 'day'])).code).toBe(0);
-    await cli(['write', orders], {
-      stdin: '{"id":1,"user_id":1,"amount":"10.00","day":"2024-05-01"}\n{"id":2,"user_id":2,"amount":"2.50","day":"2024-05-01"}\n',
-    });
-    await cli(['write', orders], { stdin: '{"id":3,"user_id":1,"amount":"5.25","day":"2024-05-02"}\n' });
-    await cli(['tag', 'create', orders, 'first', '--snapshot', '1']);
     const userSchema = JSON.stringify([
       { name: 'id', type: 'BIGINT NOT NULL' },
       { name: 'name', type: 'STRING' },
     ]);
-    expect((await cli(['create', users, '--schema', userSchema, '--primary-key', 'id', '--option', 'bucket=1'])).code).toBe(0);
-    await cli(['write', users], { stdin: '{"id":1,"name":"ada"}\n{"id":2,"name":"bob"}\n' });
-    await cli(['write', users], { stdin: '{"id":2,"name":"bobby"}\n' });
+    // The two tables are independent: each one's commands run in order, the two side by side.
+    await Promise.all([
+      (async () => {
+        expect((await cli(['create', orders, '--schema', orderSchema, '--partition', 'day'])).code).toBe(0);
+        await cli(['write', orders], {
+          stdin: '{"id":1,"user_id":1,"amount":"10.00","day":"2024-05-01"}\n{"id":2,"user_id":2,"amount":"2.50","day":"2024-05-01"}\n',
+        });
+        await cli(['write', orders], { stdin: '{"id":3,"user_id":1,"amount":"5.25","day":"2024-05-02"}\n' });
+        await cli(['tag', 'create', orders, 'first', '--snapshot', '1']);
+      })(),
+      (async () => {
+        expect((await cli(['create', users, '--schema', userSchema, '--primary-key', 'id', '--option', 'bucket=1'])).code).toBe(0);
+        await cli(['write', users], { stdin: '{"id":1,"name":"ada"}\n{"id":2,"name":"bob"}\n' });
+        await cli(['write', users], { stdin: '{"id":2,"name":"bobby"}\n' });
+      })(),
+    ]);
   }, 120_000);
   afterAll(async () => wh?.cleanup());
 

@@ -5,24 +5,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '@tidemark/cli';
+import { runMain, type MainResult } from './support/cli-main.js';
 
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    this.text += chunk.toString();
-    cb();
-  }
-}
-
-async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new Capture();
-  const stderr = new Capture();
-  const code = await main(argv, { stdout, stderr, signal: new AbortController().signal, env: {} });
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const run = (argv: string[]): Promise<MainResult> => runMain(argv);
 
 const jsonLines = (text: string): Array<Record<string, unknown>> =>
   text

@@ -13,7 +13,10 @@ const SCHEMA = JSON.stringify([
   { name: 'v', type: 'STRING' },
 ]);
 
-describe.each(storageBackends('cli warehouse'))('$name', (backend) => {
+// The backends share nothing, so they run concurrently; the cases of one backend change its
+// warehouse in turn (a database created, a table and a database dropped) and stay in order.
+// Cases running side by side each take longer than alone: the timeout is a hang guard, not a speed check.
+describe.concurrent.each(storageBackends('cli warehouse'))('$name', { timeout: 180_000 }, (backend) => {
   const cli = cliFor(backend);
   let wh: BackendWarehouse | undefined;
   let root = '';
@@ -27,14 +30,16 @@ describe.each(storageBackends('cli warehouse'))('$name', (backend) => {
     if (!backend.available) return;
     wh = await backend.open();
     root = wh.root;
-    for (const t of ['shop.db/orders', 'shop.db/users', 'crm.db/leads']) {
-      expect((await cli(['create', joinPath(root, t), '--schema', SCHEMA])).code).toBe(0);
-      expect((await cli(['write', joinPath(root, t)], { stdin: '{"id":1,"v":"a"}\n{"id":2,"v":null}\n' })).code).toBe(0);
-    }
+    await Promise.all(
+      ['shop.db/orders', 'shop.db/users', 'crm.db/leads'].map(async (t) => {
+        expect((await cli(['create', joinPath(root, t), '--schema', SCHEMA])).code).toBe(0);
+        expect((await cli(['write', joinPath(root, t)], { stdin: '{"id":1,"v":"a"}\n{"id":2,"v":null}\n' })).code).toBe(0);
+      }),
+    );
   }, 120_000);
   afterAll(async () => wh?.cleanup());
 
-  describe.skipIf(!backend.available)('warehouse commands', () => {
+  describe.skipIf(!backend.available).sequential('warehouse commands', () => {
     it('db list and table list show what is there, as text and JSON', async () => {
       expect(await json(['db', 'list', root])).toEqual({ warehouse: root, databases: ['crm', 'shop'] });
       expect(lines((await cli(['db', 'list', root])).stdout)).toEqual(['crm', 'shop']);

@@ -13,13 +13,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
-import { main } from '@tidemark/cli';
 import { readDeletionVector } from '@tidemark/format';
 import { compactAppendTable } from '@tidemark/maintenance';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
+import { runMain, type MainResult } from './support/cli-main.js';
 
 type Row = { id: number; g: string; v: number };
 
@@ -159,14 +158,6 @@ async function modelChecked(table: Table, seed: number, steps: number): Promise<
   expect(await read(table, compacted.snapshotId!)).toEqual(model.map(show).sort());
 }
 
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    this.text += chunk.toString();
-    cb();
-  }
-}
-
 describe.each(storageBackends('dv append deletes'))('deletes on append tables with deletion vectors on $name', (backend) => {
   let warehouse: BackendWarehouse;
   afterAll(async () => {
@@ -203,19 +194,7 @@ describe('tidemark delete and update on an append table', () => {
   it('deletes and updates by --where with deletion vectors, and refuses a table without them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tidemark-dv-cli-'));
     try {
-      const run = async (argv: string[]) => {
-        const stdout = new Capture();
-        const stderr = new Capture();
-        const code = await main(argv, {
-          stdout,
-          stderr,
-          stdin: Readable.from(['']),
-          signal: new AbortController().signal,
-          env: {},
-          cwd: dir,
-        });
-        return { code, stdout: stdout.text, stderr: stderr.text };
-      };
+      const run = (argv: string[]): Promise<MainResult> => runMain(argv, { stdin: '', cwd: dir });
       const schema = '[{"name":"id","type":"INT NOT NULL"},{"name":"v","type":"STRING"}]';
       expect((await run(['create', 'wh/db.db/t', '--schema', schema, '--option', 'deletion-vectors.enabled=true'])).code).toBe(0);
       expect((await run(['create', 'wh/db.db/p', '--schema', schema])).code).toBe(0);

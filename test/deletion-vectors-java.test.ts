@@ -7,8 +7,7 @@
  * reads as before, and our index manifest entries and DV index files have the shape Java's have,
  * field by field (Java's pk-dv entries of snapshot 4 are the reference).
  */
-import { readdir, readFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   INDEX_TYPE_DELETION_VECTORS,
@@ -18,24 +17,14 @@ import {
   readIndexManifest,
   type IndexManifestEntry,
 } from '@tidemark/format';
-import { openTable, type Table } from '@tidemark/core';
+import type { Table } from '@tidemark/core';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { fixturesDir } from './support/fixtures.js';
+import { openFixtureCopy } from './support/fixture-copy.js';
 import { PK_MOR_LATEST, type PkMorRow } from './support/fixture-rows.js';
 
 const TABLE = 'default.db/pk_table_scan_and_read_dv';
 const fixtures = fixturesDir('continuing the Java deletion-vector table');
-
-async function copyTree(from: string, to: string, backend: BackendWarehouse): Promise<void> {
-  const walk = async (dir: string): Promise<void> => {
-    for (const e of await readdir(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) await walk(p);
-      else await backend.io.write(`${to}/${relative(from, p)}`, new Uint8Array(await readFile(p)));
-    }
-  };
-  await walk(from);
-}
 
 const keyOf = (r: PkMorRow): string => `${r[0]}|${r[1]}|${r[2]}`;
 const sortRows = (rows: PkMorRow[]): PkMorRow[] => [...rows].sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
@@ -60,10 +49,7 @@ describe.each(storageBackends('dv java tables'))('continuing the Java pk-dv tabl
 
   beforeAll(async () => {
     if (!enabled) return;
-    warehouse = await backend.open();
-    const location = `${warehouse.root}/pk-dv`;
-    await copyTree(join(fixtures!, 'pk-dv', TABLE), location, warehouse);
-    table = await openTable(location, { fileIO: warehouse.io });
+    ({ warehouse, table } = await openFixtureCopy(backend, join(fixtures!, 'pk-dv', TABLE), 'pk-dv'));
   }, 60_000);
 
   afterAll(async () => {

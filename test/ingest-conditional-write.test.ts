@@ -10,13 +10,12 @@ import type net from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConditionalWriteNotSupportedError, S3FileIO, clearConditionalWriteVerdicts } from '@tidemark/storage';
 import { FileSystemCatalog, SnapshotManager, metadataPaths } from '@tidemark/core';
 import { JsonLinesFileSource, runIngest } from '@tidemark/sink';
-import { main } from '@tidemark/cli';
-import { s3Available, s3TestEnv, s3TestOptions, s3TestRoot } from './support/s3.js';
+import { cliS3Variables, s3Available, s3TestEnv, s3TestOptions, s3TestRoot } from './support/s3.js';
+import { runMain, setProcessEnv } from './support/cli-main.js';
 
 /** Forwards everything to the server, but turns a refused conditional PUT (412) into a 200. */
 class IgnoringConditionalPutsProxy {
@@ -79,14 +78,6 @@ class IgnoringConditionalPutsProxy {
   }
 }
 
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    this.text += chunk.toString();
-    cb();
-  }
-}
-
 const available = s3Available('ingest to a store without conditional writes');
 
 describe.skipIf(!available)('ingestion to a store that ignores If-None-Match', () => {
@@ -97,14 +88,7 @@ describe.skipIf(!available)('ingestion to a store that ignores If-None-Match', (
   let dir: string;
   let source: string;
   const root = available ? s3TestRoot('ingest-conditional') : '';
-  const saved: Record<string, string | undefined> = {};
-  const envKeys = [
-    'AWS_ENDPOINT_URL_S3',
-    'AWS_ACCESS_KEY_ID',
-    'AWS_SECRET_ACCESS_KEY',
-    'AWS_REGION',
-    'TIDEMARK_S3_SKIP_CONDITIONAL_CHECK',
-  ] as const;
+  let restoreEnv = (): void => undefined;
 
   beforeAll(async () => {
     clearConditionalWriteVerdicts();
@@ -115,13 +99,9 @@ describe.skipIf(!available)('ingestion to a store that ignores If-None-Match', (
     dir = await mkdtemp(join(tmpdir(), 'tidemark-ingest-cw-'));
     source = join(dir, 'rows.jsonl');
     await writeFile(source, Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: i, v: `r${i}` })).join('\n') + '\n');
-    for (const k of envKeys) saved[k] = process.env[k];
   });
   afterAll(async () => {
-    for (const k of envKeys) {
-      if (saved[k] === undefined) delete process.env[k];
-      else process.env[k] = saved[k];
-    }
+    restoreEnv();
     await viaProxy?.close();
     await proxy?.close();
     if (direct) {
@@ -180,22 +160,19 @@ describe.skipIf(!available)('ingestion to a store that ignores If-None-Match', (
 
   it('`tidemark ingest` exits with the conditional-write error and commits nothing', async () => {
     const location = await newTable('cli');
-    const env = s3TestEnv()!;
-    process.env['AWS_ENDPOINT_URL_S3'] = proxyEndpoint;
-    process.env['AWS_ACCESS_KEY_ID'] = env.accessKeyId;
-    process.env['AWS_SECRET_ACCESS_KEY'] = env.secretAccessKey;
-    process.env['AWS_REGION'] = env.region;
-    delete process.env['TIDEMARK_S3_SKIP_CONDITIONAL_CHECK'];
-    const stdout = new Capture();
-    const stderr = new Capture();
-    const code = await main(['ingest', location, '--source', source, '--commit-user', 'cli-user', '--checkpoint-every', '5'], {
-      stdout,
-      stderr,
-      signal: new AbortController().signal,
-      env: {},
-    });
+    restoreEnv = setProcessEnv({ ...cliS3Variables(s3TestEnv()!, proxyEndpoint), TIDEMARK_S3_SKIP_CONDITIONAL_CHECK: undefined });
+    const { code, stderr } = await runMain([
+      'ingest',
+      location,
+      '--source',
+      source,
+      '--commit-user',
+      'cli-user',
+      '--checkpoint-every',
+      '5',
+    ]);
     expect(code).not.toBe(0);
-    expect(stderr.text).toContain('does not support conditional writes');
+    expect(stderr).toContain('does not support conditional writes');
     expect(await snapshotCount(location)).toBe(0);
   });
 });

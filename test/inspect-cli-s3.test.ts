@@ -7,49 +7,21 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3FileIO } from '@tidemark/storage';
 import { FileSystemCatalog, openTable } from '@tidemark/core';
 import type { TableReport } from '@tidemark/maintenance';
-import { main } from '@tidemark/cli';
-import { s3Available, s3TestBucket, s3TestEnv, s3TestOptions, uniquePrefix } from './support/s3.js';
-
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    this.text += chunk.toString();
-    cb();
-  }
-}
-
-async function run(argv: string[]) {
-  const stdout = new Capture();
-  const stderr = new Capture();
-  const code = await main(argv, { stdout, stderr, signal: new AbortController().signal, env: {} });
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { runMain, useCliS3Env } from './support/cli-main.js';
 
 const available = s3Available('inspect CLI on S3');
-const saved: Record<string, string | undefined> = {};
-const keys = ['AWS_ENDPOINT_URL_S3', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_REGION'] as const;
 let dir = '';
 
+useCliS3Env();
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tidemark-inspect-s3-'));
-  const env = s3TestEnv();
-  if (!env) return;
-  for (const k of keys) saved[k] = process.env[k];
-  process.env['AWS_ENDPOINT_URL_S3'] = env.endpoint;
-  process.env['AWS_ACCESS_KEY_ID'] = env.accessKeyId;
-  process.env['AWS_SECRET_ACCESS_KEY'] = env.secretAccessKey;
-  process.env['AWS_REGION'] = env.region;
 });
 afterAll(async () => {
-  for (const k of keys) {
-    if (saved[k] === undefined) delete process.env[k];
-    else process.env[k] = saved[k];
-  }
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -88,7 +60,7 @@ describe('inspect on S3', () => {
         for await (const st of io.list(location, { recursive: true })) objectsBefore.push(st.path);
 
         // S3 sets lastModified itself, so the orphan is young: --older-than 0s (now) counts it.
-        const json = await run(['inspect', location, '--json', '--older-than', '0s']);
+        const json = await runMain(['inspect', location, '--json', '--older-than', '0s']);
         expect(json.code, json.stderr).toBe(0);
         const report = JSON.parse(json.stdout) as TableReport;
         expect(report.table).toBe(location);
@@ -105,7 +77,7 @@ describe('inspect on S3', () => {
         expect(m.expire).toMatchObject({ status: 'planned', snapshots: idsBefore.length - 2, toSnapshotId: idsBefore.at(-3) });
 
         const html = join(dir, 'report.html');
-        const text = await run(['inspect', location, '--html', html, '--older-than', '0s']);
+        const text = await runMain(['inspect', location, '--html', html, '--older-than', '0s']);
         expect(text.code, text.stderr).toBe(0);
         expect(text.stdout).toMatch(/^ {2}orphans +1 file, 555 B, older than /m);
         expect(text.stdout).toMatch(new RegExp(`^ {2}compaction +5 files \\(.*\\) in 2 windows, 2 partitions$`, 'm'));

@@ -13,17 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { chromium } from 'playwright-core';
 import { FileSystemCatalog, openTable } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
-import { main } from '@tidemark/cli';
 import { findChromium } from './chromium/chromium.mjs';
-import { Writable } from 'node:stream';
-
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    this.text += chunk.toString();
-    cb();
-  }
-}
+import { runMain } from './support/cli-main.js';
 
 const browserPath = findChromium();
 const inCI = process.env['CI'] === 'true';
@@ -73,12 +64,10 @@ describe('inspect --html in headless Chromium', () => {
       expect(compacted.snapshotId).toBe(9);
 
       const html = join(dir, 'report.html');
-      const stdout = new Capture();
-      const stderr = new Capture();
-      const code = await main(['inspect', location, '--html', html, '--json'], { stdout, stderr, env: {} });
-      expect(stderr.text).toBe('');
+      const { code, stdout, stderr } = await runMain(['inspect', location, '--html', html, '--json']);
+      expect(stderr).toBe('');
       expect(code).toBe(0);
-      const report = JSON.parse(stdout.text) as {
+      const report = JSON.parse(stdout) as {
         largestPartitions: unknown[];
         bucketSkew: Array<{ sizes: unknown[] }>;
         timeline: { snapshots: unknown[] };

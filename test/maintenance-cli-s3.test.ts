@@ -4,27 +4,11 @@
  * `--json` summary and identical retained snapshots and tags, and orphan cleanup that lists a
  * planted orphan in a dry run, then deletes it. Skips with a notice when no server is configured.
  */
-import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { S3FileIO } from '@tidemark/storage';
 import { FileSystemCatalog, SnapshotManager, createTag, openTable, type Table } from '@tidemark/core';
-import { main } from '@tidemark/cli';
-import { s3Available, s3TestBucket, s3TestEnv, s3TestOptions, uniquePrefix } from './support/s3.js';
-
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    this.text += chunk.toString();
-    cb();
-  }
-}
-
-async function run(argv: string[]) {
-  const stdout = new Capture();
-  const stderr = new Capture();
-  const code = await main(argv, { stdout, stderr, signal: new AbortController().signal, env: {} });
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { runMain, useCliS3Env } from './support/cli-main.js';
 
 async function rows(table: Table, at: { snapshotId?: number; tag?: string } = {}): Promise<string[]> {
   return (await table.newRead(at).toArrowTable())
@@ -34,24 +18,7 @@ async function rows(table: Table, at: { snapshotId?: number; tag?: string } = {}
 }
 
 const available = s3Available('maintenance CLI on S3');
-const saved: Record<string, string | undefined> = {};
-const keys = ['AWS_ENDPOINT_URL_S3', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_REGION'] as const;
-
-beforeAll(() => {
-  const env = s3TestEnv();
-  if (!env) return;
-  for (const k of keys) saved[k] = process.env[k];
-  process.env['AWS_ENDPOINT_URL_S3'] = env.endpoint;
-  process.env['AWS_ACCESS_KEY_ID'] = env.accessKeyId;
-  process.env['AWS_SECRET_ACCESS_KEY'] = env.secretAccessKey;
-  process.env['AWS_REGION'] = env.region;
-});
-afterAll(() => {
-  for (const k of keys) {
-    if (saved[k] === undefined) delete process.env[k];
-    else process.env[k] = saved[k];
-  }
-});
+useCliS3Env();
 
 describe('maintenance commands on S3', () => {
   (available ? it : it.skip)(
@@ -71,7 +38,7 @@ describe('maintenance commands on S3', () => {
         for (const id of [5, 6, 7]) before.set(`s${id}`, await rows(table, { snapshotId: id }));
         before.set('tag', await rows(table, { tag: 'first' }));
 
-        const r = await run(['expire-snapshots', location, '--retain-min', '3', '--older-than', '0', '--json']);
+        const r = await runMain(['expire-snapshots', location, '--retain-min', '3', '--older-than', '0', '--json']);
         expect(r.code, r.stderr).toBe(0);
         expect(JSON.parse(r.stdout)).toMatchObject({ snapshotsExpired: 4, earliestSnapshotId: 5, dryRun: false });
         expect(await new SnapshotManager(io, table.paths).sortedIds()).toEqual([5, 6, 7]);
@@ -82,11 +49,11 @@ describe('maintenance commands on S3', () => {
         // S3 sets lastModified itself, so the orphan is young: --older-than 0 (now) makes it eligible.
         const orphan = `${location}/bucket-0/data-orphan-s3.parquet`;
         await io.write(orphan, new Uint8Array(777));
-        const dry = await run(['remove-orphan-files', location, '--older-than', '0', '--dry-run']);
+        const dry = await runMain(['remove-orphan-files', location, '--older-than', '0', '--dry-run']);
         expect(dry.code, dry.stderr).toBe(0);
         expect(dry.stdout).toContain(`777\t${orphan}\n`);
         expect(await io.exists(orphan)).toBe(true);
-        const real = await run(['remove-orphan-files', location, '--older-than', '0', '--json']);
+        const real = await runMain(['remove-orphan-files', location, '--older-than', '0', '--json']);
         expect(real.code, real.stderr).toBe(0);
         expect(JSON.parse(real.stdout)).toMatchObject({ filesDeleted: 1, bytesFreed: 777 });
         expect(await io.exists(orphan)).toBe(false);

@@ -6,30 +6,19 @@
  * (level 0, APPEND source, min/max key and full key stats as BinaryRow, sequence numbers that
  * continue each bucket's highest live one).
  */
-import { readdir, readFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deserializeBinaryRow, readManifestEntries, readManifestList, type DataType, type ManifestEntry } from '@tidemark/format';
 import { openTable, type CommitResult, type Table } from '@tidemark/core';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { fixturesDir } from './support/fixtures.js';
+import { copyTree, openFixtureCopy } from './support/fixture-copy.js';
 import { PK_MOR_LATEST, TWO_ROADS, type PkMorRow } from './support/fixture-rows.js';
 
 const TABLE = 'default.db/pk_table_scan_and_read_mor';
 const STR: DataType = { root: 'VARCHAR', nullable: false, length: 2147483647 } as DataType;
 const INT: DataType = { root: 'INT', nullable: false };
 const DOUBLE: DataType = { root: 'DOUBLE', nullable: true };
-
-async function copyTree(from: string, to: string, backend: BackendWarehouse): Promise<void> {
-  const walk = async (dir: string): Promise<void> => {
-    for (const e of await readdir(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) await walk(p);
-      else await backend.io.write(`${to}/${relative(from, p)}`, new Uint8Array(await readFile(p)));
-    }
-  };
-  await walk(from);
-}
 
 const keyOf = (r: PkMorRow): string => `${r[0]}|${r[1]}|${r[2]}`;
 
@@ -63,10 +52,7 @@ describe.each(storageBackends('pk write java tables'))('continuing the Java pk-m
 
   beforeAll(async () => {
     if (!enabled) return;
-    warehouse = await backend.open();
-    const location = `${warehouse.root}/pk-mor`;
-    await copyTree(join(fixtures!, 'pk-mor', TABLE), location, warehouse);
-    table = await openTable(location, { fileIO: warehouse.io });
+    ({ warehouse, table } = await openFixtureCopy(backend, join(fixtures!, 'pk-mor', TABLE), 'pk-mor'));
   }, 60_000);
 
   afterAll(async () => {

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTidemark, type ProcessResult } from './support/cli-process.js';
 import { FaultProxy } from './support/fault-proxy.mjs';
-import { s3Available, s3TestEnv, s3TestOptions } from './support/s3.js';
+import { cliS3Variables, s3Available, s3TestEnv, s3TestOptions } from './support/s3.js';
 import { S3FileIO } from '@tidemark/storage';
 
 const enabled = s3Available('S3 fault-injection suite');
@@ -51,12 +51,7 @@ describe.skipIf(!enabled)('S3 faults through a fault-injecting proxy', () => {
   async function cli(args: string[], options: { stdin?: string; direct?: boolean; killAfterMs?: number } = {}): Promise<ProcessResult> {
     const env = s3TestEnv()!;
     const r = await runTidemark(args, {
-      env: {
-        AWS_ENDPOINT_URL_S3: options.direct ? env.endpoint : endpoint,
-        AWS_ACCESS_KEY_ID: env.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: env.secretAccessKey,
-        AWS_REGION: env.region,
-      },
+      env: cliS3Variables(env, options.direct ? env.endpoint : endpoint),
       timeoutMs: options.killAfterMs ?? 120_000,
       ...(options.stdin !== undefined ? { stdin: options.stdin } : {}),
     });
@@ -164,12 +159,7 @@ describe.skipIf(!enabled)('S3 faults through a fault-injecting proxy', () => {
     const url = await down.listen();
     try {
       const r = await runTidemark(['snapshots', table], {
-        env: {
-          AWS_ENDPOINT_URL_S3: url,
-          AWS_ACCESS_KEY_ID: env.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: env.secretAccessKey,
-          AWS_REGION: env.region,
-        },
+        env: cliS3Variables(env, url),
         timeoutMs: 120_000,
       });
       expect(r.timedOut).toBe(false);

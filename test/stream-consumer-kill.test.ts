@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
 import { storageBackends } from './support/backends.js';
-import { s3TestEnv } from './support/s3.js';
+import { cliS3Variables, s3TestEnv } from './support/s3.js';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(repo, 'packages', 'cli', 'bin', 'tidemark.js');
@@ -81,14 +81,7 @@ const signature = (l: Line): string => `${l.kind} ${l.k} ${l.v}`;
 let cliEnv: Record<string, string> = {};
 beforeAll(() => {
   const env = s3TestEnv();
-  if (env) {
-    cliEnv = {
-      AWS_ENDPOINT_URL_S3: env.endpoint,
-      AWS_ACCESS_KEY_ID: env.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: env.secretAccessKey,
-      AWS_REGION: env.region,
-    };
-  }
+  if (env) cliEnv = cliS3Variables(env);
 });
 afterAll(() => undefined);
 

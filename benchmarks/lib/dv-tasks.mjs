@@ -12,36 +12,14 @@
  *   written (`rows`) and the sorted runs left per bucket.
  * - `read`: reads the whole latest snapshot: rows and ms.
  */
+import { fileIOFor } from './bench-storage.mjs';
 import { childMain } from './measure.mjs';
-
-function fileIOFor(storage, location, s3) {
-  return location.startsWith('s3://')
-    ? new storage.S3FileIO({
-        endpoint: s3.endpoint,
-        region: s3.region,
-        accessKeyId: s3.accessKeyId,
-        secretAccessKey: s3.secretAccessKey,
-        forcePathStyle: true,
-      })
-    : new storage.LocalFileIO();
-}
-
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from './seeded-random.mjs';
 
 const tasks = {
   async write({ warehouse, dv, writeOnly, commits, rows, s3, runs }) {
     const core = await import('@tidemark/core');
-    const storage = await import('@tidemark/storage');
-    const io = fileIOFor(storage, warehouse, s3);
+    const io = await fileIOFor(warehouse, s3);
     const catalog = new core.FileSystemCatalog(warehouse, { fileIO: io });
     const options = { bucket: '2', 'snapshot.num-retained.min': '1000', 'snapshot.time-retained': '1000 d' };
     if (dv) options['deletion-vectors.enabled'] = 'true';
@@ -58,7 +36,7 @@ const tasks = {
     });
     const location = catalog.tableLocation('bench.t');
     const table = await core.openTable(location, { fileIO: io });
-    const rnd = random(42);
+    const rnd = seededRandom(42);
     let next = 0;
     const t0 = performance.now();
     for (let c = 0; c < commits; c++) {
@@ -86,8 +64,7 @@ const tasks = {
 
   async read({ table, s3 }) {
     const core = await import('@tidemark/core');
-    const storage = await import('@tidemark/storage');
-    const t = await core.openTable(table, { fileIO: fileIOFor(storage, table, s3) });
+    const t = await core.openTable(table, { fileIO: await fileIOFor(table, s3) });
     const t0 = performance.now();
     let rows = 0;
     for await (const b of t.newRead().batches()) rows += b.numRows;

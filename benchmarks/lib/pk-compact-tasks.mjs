@@ -16,38 +16,9 @@
 import { randomUUID } from 'node:crypto';
 import * as arrow from 'apache-arrow';
 
+import { fileIOFor } from './bench-storage.mjs';
 import { childMain } from './measure.mjs';
-
-function storageOptions(s3) {
-  return s3
-    ? {
-        s3: {
-          endpoint: s3.endpoint,
-          region: s3.region,
-          accessKeyId: s3.accessKeyId,
-          secretAccessKey: s3.secretAccessKey,
-          forcePathStyle: true,
-        },
-      }
-    : {};
-}
-
-async function fileIOFor(location, s3) {
-  const storage = await import('@tidemark/storage');
-  return location.startsWith('s3://') ? new storage.S3FileIO(storageOptions(s3).s3) : new storage.LocalFileIO();
-}
-
-/** A seeded pseudo-random generator (mulberry32). */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from './seeded-random.mjs';
 
 const tasks = {
   async data({ warehouse, runs, rows, s3 }) {
@@ -71,7 +42,7 @@ const tasks = {
     const kvFields = format.keyValueFileFields([schema.fields[0]], schema.fields);
     const kvSchema = format.toArrowSchema(kvFields);
     const keyType = [schema.fields[0].type];
-    const rnd = random(7);
+    const rnd = seededRandom(7);
     let seq = 0n;
     for (let r = 0; r < runs; r++) {
       const keys = new Set();

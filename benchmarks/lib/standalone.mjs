@@ -37,3 +37,19 @@ export async function runIfMain(moduleUrl, runBenchmark) {
   console.log(result.markdown);
   console.error(`\nwrote ${written.json} and ${written.md}`);
 }
+
+/**
+ * Parses `--flag N` pairs into options: `flags` maps each flag to its option name
+ * (`{ '--rows': 'rows' }`). Any other argument is an error naming it and the flags there are.
+ */
+export function parseNumberArgs(argv, flags) {
+  const opts = {};
+  for (let i = 0; i < argv.length; i++) {
+    const key = flags[argv[i]];
+    if (key === undefined) throw new Error(`unknown argument ${argv[i]} (expected ${Object.keys(flags).join(', ')})`);
+    const value = Number(argv[++i]);
+    if (!Number.isFinite(value)) throw new Error(`${argv[i - 1]} needs a number, got ${argv[i]}`);
+    opts[key] = value;
+  }
+  return opts;
+}

@@ -5,19 +5,13 @@
 import { spawn } from 'node:child_process';
 import { runTidemark, TIDEMARK_BIN, type ProcessResult, type RunOptions } from './cli-process.js';
 import type { StorageBackend } from './backends.js';
-import { s3TestEnv } from './s3.js';
+import { cliS3Variables, s3TestEnv } from './s3.js';
 
 /** Environment variables that point the CLI at the backend's store. */
 export function backendEnv(backend: StorageBackend): Record<string, string> {
   if (backend.name !== 'S3') return {};
   const env = s3TestEnv();
-  if (!env) return {};
-  return {
-    AWS_ENDPOINT_URL_S3: env.endpoint,
-    AWS_ACCESS_KEY_ID: env.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: env.secretAccessKey,
-    AWS_REGION: env.region,
-  };
+  return env ? cliS3Variables(env) : {};
 }
 
 /** `tidemark` bound to a backend: `cli(['read', table])`. */

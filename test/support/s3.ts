@@ -28,6 +28,19 @@ export function s3TestEnv(): S3TestEnv | undefined {
   };
 }
 
+/**
+ * The AWS_* variables that point the CLI (in this process or a child) at the server, the way a
+ * user's shell does; `endpoint` replaces the server's own (a fault-injecting proxy in front of it).
+ */
+export function cliS3Variables(env: S3TestEnv, endpoint = env.endpoint): Record<string, string> {
+  return {
+    AWS_ENDPOINT_URL_S3: endpoint,
+    AWS_ACCESS_KEY_ID: env.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: env.secretAccessKey,
+    AWS_REGION: env.region,
+  };
+}
+
 const warned = new Set<string>();
 
 /**

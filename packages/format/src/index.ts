@@ -50,14 +50,11 @@ export {
   encodeParquetAsync,
   encodeParquetRowGroupsAsync,
   ParquetEncodeError,
-  ParquetEncodePool,
   ParquetWorkerPool,
-  sharedParquetEncodePool,
   sharedParquetWorkerPool,
   type EncodeParquetAsyncOptions,
   type EncodeRowGroupsOptions,
   type ParquetDecodeJob,
-  type ParquetEncodePoolOptions,
   type ParquetWorkerPoolOptions,
 } from './parquet-worker-pool.js';
 export {

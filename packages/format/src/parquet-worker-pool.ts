@@ -32,9 +32,6 @@ export interface ParquetWorkerPoolOptions {
   readonly workerUrl?: URL;
 }
 
-/** @deprecated Use {@link ParquetWorkerPoolOptions}. */
-export type ParquetEncodePoolOptions = ParquetWorkerPoolOptions;
-
 /**
  * A decode job: which row groups and columns of a file, plus the byte ranges of the file the
  * caller already holds. Ranges parquet-wasm needs beyond these are fetched through `readRange`.
@@ -316,11 +313,6 @@ export class ParquetWorkerPool {
   }
 }
 
-/** @deprecated The pool encodes and decodes; use {@link ParquetWorkerPool}. */
-export const ParquetEncodePool = ParquetWorkerPool;
-/** @deprecated Use {@link ParquetWorkerPool}. */
-export type ParquetEncodePool = ParquetWorkerPool;
-
 let shared: ParquetWorkerPool | undefined;
 
 /** A compiled `WebAssembly.Module` (this package builds without the DOM typings that declare it). */
@@ -352,9 +344,6 @@ export function sharedParquetWorkerPool(): ParquetWorkerPool {
   shared ??= new ParquetWorkerPool();
   return shared;
 }
-
-/** @deprecated Use {@link sharedParquetWorkerPool}. */
-export const sharedParquetEncodePool = sharedParquetWorkerPool;
 
 /** Options of {@link encodeParquetAsync}: the write options plus the pool to use. */
 export interface EncodeParquetAsyncOptions extends ParquetWriteOptions {

@@ -11,7 +11,7 @@ import {
   encodeParquetAsync,
   ParquetDataFile,
   ParquetEncodeError,
-  ParquetEncodePool,
+  ParquetWorkerPool,
   prepareParquetInput,
   readParquetFile,
   utf8Vector,
@@ -65,9 +65,9 @@ async function readBack(bytes: Uint8Array): Promise<unknown[]> {
   return rows;
 }
 
-const pools: ParquetEncodePool[] = [];
-const pool = (size: number, workerUrl?: URL): ParquetEncodePool => {
-  const p = new ParquetEncodePool(workerUrl ? { size, workerUrl } : { size });
+const pools: ParquetWorkerPool[] = [];
+const pool = (size: number, workerUrl?: URL): ParquetWorkerPool => {
+  const p = new ParquetWorkerPool(workerUrl ? { size, workerUrl } : { size });
   pools.push(p);
   return p;
 };
@@ -155,7 +155,7 @@ describe('encodeParquetAsync', () => {
   });
 });
 
-describe('ParquetEncodePool failures', () => {
+describe('ParquetWorkerPool failures', () => {
   it('rejects a job whose bytes parquet-wasm cannot read and keeps working', async () => {
     const p = pool(1);
     const garbage = Uint8Array.from({ length: 64 }, (_, i) => (i * 37) & 0xff);
@@ -204,7 +204,7 @@ describe('ParquetEncodePool failures', () => {
   });
 
   it('rejects jobs after close', async () => {
-    const p = new ParquetEncodePool({ size: 1 });
+    const p = new ParquetWorkerPool({ size: 1 });
     await p.encode(table(10, 1));
     await p.close();
     await expect(p.encode(table(10, 1))).rejects.toThrow(/closed/);
@@ -214,11 +214,11 @@ describe('ParquetEncodePool failures', () => {
     const old = process.env['TIDEMARK_PARQUET_WORKERS'];
     try {
       process.env['TIDEMARK_PARQUET_WORKERS'] = '0';
-      expect(new ParquetEncodePool().size).toBe(0);
+      expect(new ParquetWorkerPool().size).toBe(0);
       process.env['TIDEMARK_PARQUET_WORKERS'] = '3';
-      expect(new ParquetEncodePool().size).toBe(3);
+      expect(new ParquetWorkerPool().size).toBe(3);
       process.env['TIDEMARK_PARQUET_WORKERS'] = 'many';
-      expect(() => new ParquetEncodePool()).toThrow(/TIDEMARK_PARQUET_WORKERS must be a non-negative integer, got 'many'/);
+      expect(() => new ParquetWorkerPool()).toThrow(/TIDEMARK_PARQUET_WORKERS must be a non-negative integer, got 'many'/);
     } finally {
       if (old === undefined) delete process.env['TIDEMARK_PARQUET_WORKERS'];
       else process.env['TIDEMARK_PARQUET_WORKERS'] = old;
@@ -235,8 +235,8 @@ describe.skipIf(!haveDist)('process exit', () => {
   it('a process that warms and encodes through the shared pool exits on its own', () => {
     const script = `
       import * as arrow from 'apache-arrow';
-      import { encodeParquetAsync, sharedParquetEncodePool } from ${JSON.stringify(distPool)};
-      sharedParquetEncodePool().warm(2);
+      import { encodeParquetAsync, sharedParquetWorkerPool } from ${JSON.stringify(distPool)};
+      sharedParquetWorkerPool().warm(2);
       const t = arrow.tableFromArrays({ a: Int32Array.from({ length: 1000 }, (_, i) => i) });
       const out = await Promise.all([encodeParquetAsync(t), encodeParquetAsync(t)]);
       console.log('encoded', out.map((b) => b.length).join(','));

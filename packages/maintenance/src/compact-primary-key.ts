@@ -27,7 +27,6 @@ import {
   compactStrategy,
   compactionSettings,
   coreOptions,
-  liveEntries,
   openBucketRewriter,
   parsePredicate,
   partitionKey,
@@ -47,12 +46,12 @@ import {
   BATCH_COMMIT_IDENTIFIER,
   INDEX_FILE_PREFIX,
   INDEX_TYPE_DELETION_VECTORS,
-  fileEntryIdentity,
   type DataFileMeta,
   type DataType,
   type IndexManifestEntry,
 } from '@tidemark/format';
 import type { CompactAppendSummary, CompactProgress, CompactWindowPlan } from './compact-append.js';
+import { anyOutputLive, splitByLiveInputs } from './compaction-liveness.js';
 
 /** Options of {@link compactPrimaryKeyTable}. */
 export interface CompactPrimaryKeyOptions {
@@ -313,7 +312,7 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
       } catch (e) {
         if (!(e instanceof CommitConflictError) || attempt >= 3 || dvFiles !== null) {
           // Our files are unreferenced unless a snapshot create had an unknown outcome and landed.
-          if (!(await anyOutputLive(table, pending))) {
+          if (!(await anyOutputLive(table, pending, (j) => ({ split: j.split, files: newFiles(j) })))) {
             await deleteOutputs(pending);
             await dvFiles?.discard();
             // Vectors planned against another state cannot be kept per bucket: give the run up.
@@ -325,7 +324,7 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
           throw e;
         }
         lastConflict = e.message;
-        const { keep, lost } = await splitByLiveInputs(table, pending);
+        const { keep, lost } = await splitByLiveInputs(table, pending, (j) => ({ split: j.split, files: j.before }));
         // A conflict that is not about our inputs (should not happen): give up on everything.
         const drop = lost.length === 0 ? keep : lost;
         dropped += drop.length;
@@ -403,48 +402,6 @@ async function deletionVectorFiles(table: Table, snapshotId: number | null): Pro
       if (recorded) await clearInflightFiles(table.fileIO, table.location, recordId).catch(() => undefined);
     },
   };
-}
-
-/** Splits jobs into those whose inputs are all still live in the latest snapshot and the rest. */
-async function splitByLiveInputs(table: Table, jobs: readonly BucketJob[]): Promise<{ keep: BucketJob[]; lost: BucketJob[] }> {
-  const latest = await table.snapshotManager.latest();
-  const partitions = new Set(jobs.map((j) => partitionKey(j.split.partition)));
-  const live =
-    latest === null
-      ? new Map<string, unknown>()
-      : await liveEntries(table.fileIO, table.paths, latest, (p) => partitions.has(partitionKey(p)));
-  const keep: BucketJob[] = [];
-  const lost: BucketJob[] = [];
-  for (const j of jobs) {
-    const allLive = j.before.every((f) =>
-      live.has(
-        fileEntryIdentity({
-          kind: 'ADD',
-          partition: j.split.partition,
-          bucket: j.split.bucket,
-          totalBuckets: j.split.totalBuckets,
-          file: f,
-        }),
-      ),
-    );
-    (allLive ? keep : lost).push(j);
-  }
-  return { keep, lost };
-}
-
-/** Whether any new output file of `jobs` is live in the latest snapshot. */
-async function anyOutputLive(table: Table, jobs: readonly BucketJob[]): Promise<boolean> {
-  try {
-    const latest = await table.snapshotManager.latest();
-    if (latest === null) return false;
-    const names = new Set(jobs.flatMap((j) => newFiles(j).map((f) => f.fileName)));
-    const partitions = new Set(jobs.map((j) => partitionKey(j.split.partition)));
-    const live = await liveEntries(table.fileIO, table.paths, latest, (p) => partitions.has(partitionKey(p)));
-    for (const e of live.values()) if (names.has(e.file.fileName)) return true;
-    return false;
-  } catch {
-    return true; // unknown: keep the files (orphan cleanup removes them if unreferenced)
-  }
 }
 
 /** Deletes every file the rewriters of `jobs` wrote (never an input that only changed level). */

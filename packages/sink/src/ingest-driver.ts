@@ -22,6 +22,7 @@ import {
   type RowObject,
   type Table,
 } from '@tidemark/core';
+import type { TableSchema } from '@tidemark/format';
 import type { FileIO, ResolveFileIOOptions } from '@tidemark/storage';
 import type { SourceOffset } from './checkpoint-state.js';
 import { NO_CRASH, type CrashHook } from './crash-points.js';
@@ -137,21 +138,8 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
   }
 }
 
-/** Times one {@link runIngest} call starts over after a checkpoint lost a dynamic-bucket race. */
-export const MAX_CONFLICT_RESTARTS = 10;
-
-/** A checkpoint commit lost a dynamic-bucket race: start over (records/checkpoints done so far). */
-class ConflictRestart extends Error {
-  constructor(
-    readonly records: number,
-    readonly checkpoints: number,
-    cause: DynamicBucketConflictError,
-  ) {
-    super(cause.message, { cause });
-  }
-}
-
-async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
+/** The pipeline's sizes, with defaults, after checking them and the commit-user mode. */
+function checkedSettings(options: IngestOptions): { parallelism: number; every: number; batchSize: number } {
   const parallelism = options.parallelism ?? 1;
   const every = options.checkpointEvery ?? 10_000;
   const batchSize = options.batchSize ?? 1_000;
@@ -169,6 +157,153 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
       "self-contained mode (no state store) needs a stable commitUser: recovery finds the source offset in that user's newest snapshot",
     );
   }
+  return { parallelism, every, batchSize };
+}
+
+/** A row kind field must name a record field that is not a column, of a primary-key table. */
+function checkRowKindField(location: string, schema: TableSchema, rowKindField: string): void {
+  if (schema.primaryKeys.length === 0) {
+    throw new SinkUsageError(
+      `rowKindField applies to primary-key tables only; ${location} has no primary key (its records are appended as inserts)`,
+    );
+  }
+  if (schema.fields.some((f) => f.name === rowKindField)) {
+    throw new SinkUsageError(`rowKindField '${rowKindField}' is a column of ${location}; name a record field that is not a column`);
+  }
+}
+
+/** Where a pipeline resumes: who commits, from which source position, with which next checkpoint id. */
+interface PipelineStart {
+  readonly commitUser: string;
+  readonly committer: SinkCommitter;
+  readonly offset: SourceOffset;
+  readonly nextId: bigint;
+  readonly restoredFrom: bigint | null;
+  readonly recovered: CheckpointCommit[];
+}
+
+/**
+ * State-store mode: resumes from the newest checkpoint state (committing what it holds), or starts
+ * a new commit user when there is none.
+ */
+async function startFromStateStore(
+  options: IngestOptions,
+  store: CheckpointStateStore,
+  fingerprint: string,
+  make: (user: string) => SinkCommitter,
+): Promise<PipelineStart> {
+  let commitUser: string;
+  let committer: SinkCommitter;
+  let offset: SourceOffset = null;
+  let restoredFrom: bigint | null = null;
+  let recovered: CheckpointCommit[] = [];
+  const state = await store.latest();
+  const highest = await store.highestId();
+  if (state === null && highest !== null) {
+    throw new CorruptStateError(
+      `no checkpoint state in ${store.location} can be decoded, but chk-${highest}.json exists; refusing to start over (that could duplicate committed data)`,
+    );
+  }
+  if (state !== null) {
+    if (state.table.fingerprint !== fingerprint) {
+      throw new StateMismatchError(
+        `checkpoint state ${store.location} (checkpoint ${state.checkpointId}) belongs to table ${state.table.location} (fingerprint ${state.table.fingerprint}), not to ${options.table} (fingerprint ${fingerprint}); use a separate --state location per table`,
+      );
+    }
+    if (state.source.id !== options.source.id) {
+      throw new StateMismatchError(
+        `checkpoint state ${store.location} belongs to source ${state.source.id}, not ${options.source.id}; use a separate --state location per pipeline`,
+      );
+    }
+    commitUser = state.commitUser;
+    committer = make(commitUser);
+    try {
+      recovered = await committer.restore(state);
+      offset = state.source.offset;
+      restoredFrom = state.checkpointId;
+    } catch (e) {
+      if (!(e instanceof DynamicBucketConflictError)) throw e;
+      // Another writer placed one of the stored checkpoint's new keys in a bucket first: that
+      // checkpoint can never commit as written. Drop it and read its records again from the
+      // last committed position; the rewrite plans against the table as it is now.
+      committer = make(commitUser);
+      const last = await committer.restoreFromTable();
+      if (last.checkpointId !== null && last.source === null) {
+        throw new StateMismatchError(
+          `checkpoint state ${store.location}: a pending checkpoint lost the race for a new key's bucket (${e.message}), and the last snapshot of commit user '${commitUser}' (identifier ${last.checkpointId}) holds no sink offsets to rewind to; re-ingest from a known position into a fresh state location`,
+          { cause: e },
+        );
+      }
+      if (last.source !== null && last.source.id !== options.source.id) {
+        throw new StateMismatchError(
+          `commit user '${commitUser}' ingested source ${last.source.id} into ${options.table}, not ${options.source.id}; use a separate --state location per pipeline`,
+        );
+      }
+      const deleted = await committer.discardUncommitted(state, last.checkpointId);
+      options.logger?.warn(
+        `dropped the stored checkpoint(s) after ${last.checkpointId ?? 'none'} up to ${state.checkpointId} of ${options.table} (${deleted} file(s) deleted): ${e.message}; re-reading source ${options.source.id} from the last committed position`,
+      );
+      offset = last.source?.offset ?? null;
+      restoredFrom = last.checkpointId;
+    }
+  } else {
+    commitUser = randomUUID();
+    committer = make(commitUser);
+  }
+  const nextId = (highest ?? 0n) + 1n;
+  return { commitUser, committer, offset, nextId, restoredFrom, recovered };
+}
+
+/** Self-contained mode: resumes after the newest snapshot of the given commit user, found in the table. */
+async function startSelfContained(options: IngestOptions, table: Table, make: (user: string) => SinkCommitter): Promise<PipelineStart> {
+  let offset: SourceOffset = null;
+  let restoredFrom: bigint | null = null;
+  let nextId = 1n;
+  const commitUser = options.commitUser!;
+  const committer = make(commitUser);
+  const r = await committer.restoreFromTable();
+  if (r.checkpointId !== null) {
+    if (r.source === null) {
+      throw new StateMismatchError(
+        `commit user '${commitUser}' committed identifier ${r.checkpointId} to ${options.table} without sink offsets; use a commit user of its own for this pipeline`,
+      );
+    }
+    if (r.source.id !== options.source.id) {
+      throw new StateMismatchError(
+        `commit user '${commitUser}' ingested source ${r.source.id} into ${options.table}, not ${options.source.id}; use a commit user per pipeline`,
+      );
+    }
+    offset = r.source.offset;
+    restoredFrom = r.checkpointId;
+    nextId = r.checkpointId + 1n;
+  } else if (!options.startFresh) {
+    const earliest = await table.snapshotManager.earliestId();
+    if (earliest !== null && earliest > 1) {
+      throw new StateMismatchError(
+        `no snapshot of commit user '${commitUser}' in ${options.table}, but snapshots before ${earliest} have expired, so an earlier run of this pipeline cannot be ruled out; pass startFresh (--start-fresh) if this is a new pipeline`,
+      );
+    }
+  }
+  return { commitUser, committer, offset, nextId, restoredFrom, recovered: [] };
+}
+
+/** Times one {@link runIngest} call starts over after a checkpoint lost a dynamic-bucket race. */
+export const MAX_CONFLICT_RESTARTS = 10;
+
+/** A checkpoint commit lost a dynamic-bucket race: start over (records/checkpoints done so far). */
+class ConflictRestart extends Error {
+  constructor(
+    readonly records: number,
+    readonly checkpoints: number,
+    cause: DynamicBucketConflictError,
+  ) {
+    super(cause.message, { cause });
+  }
+}
+
+async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
+  const { parallelism, every, batchSize } = checkedSettings(options);
+  const store = options.stateStore;
   const crash = options.crash ?? NO_CRASH;
   const table: Table = await openTable(options.table, {
     ...(options.fileIO ? { fileIO: options.fileIO } : {}),
@@ -179,25 +314,8 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
   const writers: SinkWriter[] = [];
   try {
     const rowKindField = options.rowKindField;
-    if (rowKindField !== undefined) {
-      if (schema.primaryKeys.length === 0) {
-        throw new SinkUsageError(
-          `rowKindField applies to primary-key tables only; ${options.table} has no primary key (its records are appended as inserts)`,
-        );
-      }
-      if (schema.fields.some((f) => f.name === rowKindField)) {
-        throw new SinkUsageError(
-          `rowKindField '${rowKindField}' is a column of ${options.table}; name a record field that is not a column`,
-        );
-      }
-    }
+    if (rowKindField !== undefined) checkRowKindField(options.table, schema, rowKindField);
     const fingerprint = await tableFingerprint(io, table.location);
-    let commitUser: string;
-    let offset: SourceOffset = null;
-    let nextId = 1n;
-    let restoredFrom: bigint | null = null;
-    let recovered: CheckpointCommit[] = [];
-    let committer: SinkCommitter;
     const make = (user: string): SinkCommitter =>
       new SinkCommitter({
         fileIO: io,
@@ -209,89 +327,10 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
         crash,
         ...(options.logger ? { logger: options.logger } : {}),
       });
-
-    if (store !== undefined) {
-      const state = await store.latest();
-      const highest = await store.highestId();
-      if (state === null && highest !== null) {
-        throw new CorruptStateError(
-          `no checkpoint state in ${store.location} can be decoded, but chk-${highest}.json exists; refusing to start over (that could duplicate committed data)`,
-        );
-      }
-      if (state !== null) {
-        if (state.table.fingerprint !== fingerprint) {
-          throw new StateMismatchError(
-            `checkpoint state ${store.location} (checkpoint ${state.checkpointId}) belongs to table ${state.table.location} (fingerprint ${state.table.fingerprint}), not to ${options.table} (fingerprint ${fingerprint}); use a separate --state location per table`,
-          );
-        }
-        if (state.source.id !== options.source.id) {
-          throw new StateMismatchError(
-            `checkpoint state ${store.location} belongs to source ${state.source.id}, not ${options.source.id}; use a separate --state location per pipeline`,
-          );
-        }
-        commitUser = state.commitUser;
-        committer = make(commitUser);
-        try {
-          recovered = await committer.restore(state);
-          offset = state.source.offset;
-          restoredFrom = state.checkpointId;
-        } catch (e) {
-          if (!(e instanceof DynamicBucketConflictError)) throw e;
-          // Another writer placed one of the stored checkpoint's new keys in a bucket first: that
-          // checkpoint can never commit as written. Drop it and read its records again from the
-          // last committed position; the rewrite plans against the table as it is now.
-          committer = make(commitUser);
-          const last = await committer.restoreFromTable();
-          if (last.checkpointId !== null && last.source === null) {
-            throw new StateMismatchError(
-              `checkpoint state ${store.location}: a pending checkpoint lost the race for a new key's bucket (${e.message}), and the last snapshot of commit user '${commitUser}' (identifier ${last.checkpointId}) holds no sink offsets to rewind to; re-ingest from a known position into a fresh state location`,
-              { cause: e },
-            );
-          }
-          if (last.source !== null && last.source.id !== options.source.id) {
-            throw new StateMismatchError(
-              `commit user '${commitUser}' ingested source ${last.source.id} into ${options.table}, not ${options.source.id}; use a separate --state location per pipeline`,
-            );
-          }
-          const deleted = await committer.discardUncommitted(state, last.checkpointId);
-          options.logger?.warn(
-            `dropped the stored checkpoint(s) after ${last.checkpointId ?? 'none'} up to ${state.checkpointId} of ${options.table} (${deleted} file(s) deleted): ${e.message}; re-reading source ${options.source.id} from the last committed position`,
-          );
-          offset = last.source?.offset ?? null;
-          restoredFrom = last.checkpointId;
-        }
-      } else {
-        commitUser = randomUUID();
-        committer = make(commitUser);
-      }
-      nextId = (highest ?? 0n) + 1n;
-    } else {
-      commitUser = options.commitUser!;
-      committer = make(commitUser);
-      const r = await committer.restoreFromTable();
-      if (r.checkpointId !== null) {
-        if (r.source === null) {
-          throw new StateMismatchError(
-            `commit user '${commitUser}' committed identifier ${r.checkpointId} to ${options.table} without sink offsets; use a commit user of its own for this pipeline`,
-          );
-        }
-        if (r.source.id !== options.source.id) {
-          throw new StateMismatchError(
-            `commit user '${commitUser}' ingested source ${r.source.id} into ${options.table}, not ${options.source.id}; use a commit user per pipeline`,
-          );
-        }
-        offset = r.source.offset;
-        restoredFrom = r.checkpointId;
-        nextId = r.checkpointId + 1n;
-      } else if (!options.startFresh) {
-        const earliest = await table.snapshotManager.earliestId();
-        if (earliest !== null && earliest > 1) {
-          throw new StateMismatchError(
-            `no snapshot of commit user '${commitUser}' in ${options.table}, but snapshots before ${earliest} have expired, so an earlier run of this pipeline cannot be ruled out; pass startFresh (--start-fresh) if this is a new pipeline`,
-          );
-        }
-      }
-    }
+    const start =
+      store !== undefined ? await startFromStateStore(options, store, fingerprint, make) : await startSelfContained(options, table, make);
+    const { commitUser, committer, offset, restoredFrom, recovered } = start;
+    let nextId = start.nextId;
     if (committer.lastCommittedCheckpoint !== null && nextId <= committer.lastCommittedCheckpoint)
       nextId = committer.lastCommittedCheckpoint + 1n;
 

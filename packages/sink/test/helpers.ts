@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { buildInitialSchema, openTable } from '@tidemark/core';
-import { serializeSchema, type TableSchema } from '@tidemark/format';
+import { expect } from 'vitest';
+import { buildInitialSchema, openTable, readDataFile, type Table } from '@tidemark/core';
+import { decodeHashIndex, keyHash, parseTypeString, readIndexManifest, serializeSchema, type TableSchema } from '@tidemark/format';
 import { MemoryFileIO, type FileIO } from '@tidemark/storage';
 import type { ReplayableSource, SourceOffset, SourceRecord } from '../src/index.js';
 
@@ -54,3 +55,62 @@ export class ArraySource implements ReplayableSource<Record<string, unknown>> {
 
 /** Thrown by the test crash hook in place of SIGKILL. */
 export class SimulatedCrash extends Error {}
+
+/** Writes schema 0 of a dynamic-bucket primary-key table `k INT NOT NULL, v STRING` with buckets of 4 keys at `location`. */
+export async function createDynamicBucketTable(io: FileIO, location: string): Promise<void> {
+  const schema = buildInitialSchema(
+    {
+      fields: [
+        { name: 'k', type: 'INT NOT NULL' },
+        { name: 'v', type: 'STRING' },
+      ],
+      primaryKeys: ['k'],
+      options: { 'dynamic-bucket.target-row-num': '4' },
+    },
+    1,
+  );
+  await io.write(`${location}/schema/schema-0`, serializeSchema(schema));
+}
+
+/**
+ * The bucket of each key `k` in the data files of the table's latest snapshot, failing when a key's
+ * records live in two buckets.
+ */
+export async function bucketOfKeys(io: FileIO, table: Table): Promise<Map<number, number>> {
+  const bucketOf = new Map<number, number>();
+  for (const split of (await table.newRead().plan()).splits) {
+    for (const f of split.files) {
+      for await (const b of readDataFile(io, { path: f.path, schema: table.schema() }, table.schema().fields, { keyValue: true })) {
+        for (let i = 0; i < b.batch.numRows; i++) {
+          const k = b.batch.getChild('k')!.get(i) as number;
+          expect(bucketOf.get(k) ?? split.bucket, `key ${k}`).toBe(split.bucket);
+          bucketOf.set(k, split.bucket);
+        }
+      }
+    }
+  }
+  return bucketOf;
+}
+
+/**
+ * The bucket of each key hash in the latest snapshot's hash index; with `unique`, fails on a hash
+ * indexed twice.
+ */
+export async function indexedBuckets(io: FileIO, table: Table, options: { unique?: boolean } = {}): Promise<Map<number, number>> {
+  const latest = (await table.snapshotManager.latest())!;
+  const indexed = new Map<number, number>();
+  for (const e of await readIndexManifest(io, table.context.paths.manifestPath(latest.indexManifest!))) {
+    const path = table.context.paths.indexFilePath(e.fileName);
+    for (const h of decodeHashIndex(await io.read(path), path, e.rowCount)) {
+      if (options.unique) expect(indexed.has(h)).toBe(false);
+      indexed.set(h, e.bucket);
+    }
+  }
+  return indexed;
+}
+
+/** Every key's hash is indexed in the bucket its data lives in. */
+export function expectIndexedWhereStored(bucketOf: ReadonlyMap<number, number>, indexed: ReadonlyMap<number, number>): void {
+  const INT = [parseTypeString('INT NOT NULL')];
+  for (const [k, b] of bucketOf) expect(indexed.get(keyHash(INT, [k])), `key ${k}`).toBe(b);
+}

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO } from '@tidemark/storage';
-import { buildInitialSchema, openTable, readDataFile } from '@tidemark/core';
-import { decodeHashIndex, keyHash, parseTypeString, readIndexManifest, serializeSchema } from '@tidemark/format';
+import { openTable } from '@tidemark/core';
 import {
   FileIOCheckpointStore,
   runIngest,
@@ -11,7 +10,7 @@ import {
   type SourceOffset,
   type SourceRecord,
 } from '../src/index.js';
-import { SimulatedCrash } from './helpers.js';
+import { SimulatedCrash, bucketOfKeys, createDynamicBucketTable, expectIndexedWhereStored, indexedBuckets } from './helpers.js';
 
 /** Upserts of keys 0..keys-1 in rounds: record i sets key i % keys to `r<round>`. */
 class UpsertSource implements ReplayableSource<Record<string, unknown>> {
@@ -32,18 +31,7 @@ describe('runIngest into a dynamic-bucket primary-key table', () => {
   it('several writers over several checkpoints: latest values, one bucket per key, an index matching the data', async () => {
     const io = new MemoryFileIO();
     const location = `memory://sink-dyn-${randomBytes(6).toString('hex')}/db.db/t`;
-    const schema = buildInitialSchema(
-      {
-        fields: [
-          { name: 'k', type: 'INT NOT NULL' },
-          { name: 'v', type: 'STRING' },
-        ],
-        primaryKeys: ['k'],
-        options: { 'dynamic-bucket.target-row-num': '4' },
-      },
-      1,
-    );
-    await io.write(`${location}/schema/schema-0`, serializeSchema(schema));
+    await createDynamicBucketTable(io, location);
     const keys = 25;
     const s = await runIngest({
       table: location,
@@ -60,30 +48,10 @@ describe('runIngest into a dynamic-bucket primary-key table', () => {
     expect(read.length).toBe(keys);
     expect(new Map(read)).toEqual(new Map(Array.from({ length: keys }, (_, k) => [k, 'r3'] as const)));
 
-    const bucketOf = new Map<number, number>();
-    for (const split of (await table.newRead().plan()).splits) {
-      for (const f of split.files) {
-        for await (const b of readDataFile(io, { path: f.path, schema: table.schema() }, table.schema().fields, { keyValue: true })) {
-          for (let i = 0; i < b.batch.numRows; i++) {
-            const k = b.batch.getChild('k')!.get(i) as number;
-            expect(bucketOf.get(k) ?? split.bucket, `key ${k}`).toBe(split.bucket);
-            bucketOf.set(k, split.bucket);
-          }
-        }
-      }
-    }
-    const latest = (await table.snapshotManager.latest())!;
-    const indexed = new Map<number, number>();
-    for (const e of await readIndexManifest(io, table.context.paths.manifestPath(latest.indexManifest!))) {
-      const path = table.context.paths.indexFilePath(e.fileName);
-      for (const h of decodeHashIndex(await io.read(path), path, e.rowCount)) {
-        expect(indexed.has(h)).toBe(false);
-        indexed.set(h, e.bucket);
-      }
-    }
+    const bucketOf = await bucketOfKeys(io, table);
+    const indexed = await indexedBuckets(io, table, { unique: true });
     expect(indexed.size).toBe(keys);
-    const INT = [parseTypeString('INT NOT NULL')];
-    for (const [k, b] of bucketOf) expect(indexed.get(keyHash(INT, [k])), `key ${k}`).toBe(b);
+    expectIndexedWhereStored(bucketOf, indexed);
     // The writers share one assigner: buckets fill to target-row-num (4) across them.
     expect(new Set(bucketOf.values()).size).toBe(Math.ceil(keys / 4));
   });
@@ -110,18 +78,7 @@ describe('two pipelines inserting the same new keys into one dynamic-bucket tabl
   it('a stored checkpoint that lost the race for a new key is dropped and its records re-ingested on restart', async () => {
     const io = new MemoryFileIO();
     const location = `memory://sink-dyn-race-${randomBytes(6).toString('hex')}/db.db/t`;
-    const schema = buildInitialSchema(
-      {
-        fields: [
-          { name: 'k', type: 'INT NOT NULL' },
-          { name: 'v', type: 'STRING' },
-        ],
-        primaryKeys: ['k'],
-        options: { 'dynamic-bucket.target-row-num': '4' },
-      },
-      1,
-    );
-    await io.write(`${location}/schema/schema-0`, serializeSchema(schema));
+    await createDynamicBucketTable(io, location);
     const stateA = new FileIOCheckpointStore(io, `${location}-state-a`);
     // Pipeline A: its checkpoint (keys 0..5) is durable in its state, then the process dies before committing.
     const crash: CrashHook = {
@@ -165,26 +122,7 @@ describe('two pipelines inserting the same new keys into one dynamic-bucket tabl
     expect(read.length, 'every key once').toBe(9);
     expect(new Map(read)).toEqual(new Map([0, 1, 2, 3, 4, 5, 6, 7, 8].map((k) => [k, k < 6 ? 'A' : 'B'] as const)));
     // The index names each key in the one bucket its data lives in.
-    const bucketOf = new Map<number, number>();
-    for (const split of (await table.newRead().plan()).splits) {
-      for (const f of split.files) {
-        for await (const batch of readDataFile(io, { path: f.path, schema: table.schema() }, table.schema().fields, { keyValue: true })) {
-          for (let i = 0; i < batch.batch.numRows; i++) {
-            const k = batch.batch.getChild('k')!.get(i) as number;
-            expect(bucketOf.get(k) ?? split.bucket, `key ${k}`).toBe(split.bucket);
-            bucketOf.set(k, split.bucket);
-          }
-        }
-      }
-    }
-    const latest = (await table.snapshotManager.latest())!;
-    const indexed = new Map<number, number>();
-    for (const e of await readIndexManifest(io, table.context.paths.manifestPath(latest.indexManifest!))) {
-      const path = table.context.paths.indexFilePath(e.fileName);
-      for (const h of decodeHashIndex(await io.read(path), path, e.rowCount)) indexed.set(h, e.bucket);
-    }
-    const INT = [parseTypeString('INT NOT NULL')];
-    for (const [k, bucket] of bucketOf) expect(indexed.get(keyHash(INT, [k])), `key ${k}`).toBe(bucket);
+    expectIndexedWhereStored(await bucketOfKeys(io, table), await indexedBuckets(io, table));
     // Running A again resumes from its new state: nothing left to do, nothing written twice.
     const again = await runIngest({ table: location, fileIO: io, source: sourceA, stateStore: stateA, checkpointEvery: 100 });
     expect(again.records).toBe(0);
@@ -205,18 +143,7 @@ describe('two pipelines inserting the same new keys into one dynamic-bucket tabl
     }
     const io = new RacingIO();
     const location = `memory://sink-dyn-race-run-${randomBytes(6).toString('hex')}/db.db/t`;
-    const schema = buildInitialSchema(
-      {
-        fields: [
-          { name: 'k', type: 'INT NOT NULL' },
-          { name: 'v', type: 'STRING' },
-        ],
-        primaryKeys: ['k'],
-        options: { 'dynamic-bucket.target-row-num': '4' },
-      },
-      1,
-    );
-    await io.write(`${location}/schema/schema-0`, serializeSchema(schema));
+    await createDynamicBucketTable(io, location);
     // A has assigned buckets to keys 0..5 and is storing its checkpoint when B commits keys 3..8.
     io.before = {
       dir: `${location}-state-a/`,

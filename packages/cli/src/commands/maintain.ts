@@ -20,35 +20,12 @@
 import { readFile } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
-import {
-  DEFAULT_IN_PROGRESS_GRACE_MS,
-  compactAppendTable,
-  compactPrimaryKeyTable,
-  compactManifests,
-  expireSnapshots,
-  removeOrphanFiles,
-  verifyTable,
-} from '@tidemark/maintenance';
-import { verifyText } from './verify.js';
 import { defineCommand, ExitCode } from '../command.js';
 import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseDuration, parseOlderThan } from '../options/duration.js';
 import { formatBytes, writeJsonSummary } from '../output/progress.js';
-import {
-  CompactProgressBar,
-  compactJson,
-  compactManifestsJson,
-  compactManifestsText,
-  compactText,
-  expireJson,
-  expireText,
-  isPrimaryKeyTable,
-  orphansJson,
-  orphansText,
-  PhaseProgress,
-  runJob,
-} from './maintenance-shared.js';
+import { maintainTable, type JobName, type MaintainTotals, type TableResult } from './maintain-table.js';
 import { dryRunOption, jsonOption, printLine, tableLocation } from './shared.js';
 
 /** Settings of the compaction job in the config file. */
@@ -88,9 +65,6 @@ export interface MaintainJobsConfig {
 export interface MaintainConfig extends MaintainJobsConfig {
   readonly tables?: Readonly<Record<string, MaintainJobsConfig>>;
 }
-
-type JobName = 'verify' | 'compact' | 'expire' | 'orphans' | 'compactManifests';
-type JobOutcome = Record<string, unknown>;
 
 /** `tidemark maintain`: all maintenance for cron. */
 export const maintainCommand = defineCommand({
@@ -153,19 +127,18 @@ export const maintainCommand = defineCommand({
           ctx.stderr.write(`tidemark maintain: warning: config 'tables' names '${key}', which is not one of the tables maintained\n`);
       }
 
-      const results: Array<{ table: string; ok: boolean; jobs: Partial<Record<JobName, JobOutcome>> }> = [];
-      const totals = { snapshotsExpired: 0, filesDeleted: 0, bytesFreed: 0 };
+      const results: TableResult[] = [];
+      const totals: MaintainTotals = { snapshotsExpired: 0, filesDeleted: 0, bytesFreed: 0 };
       for (const target of targets) {
         if (ctx.signal.aborted) break;
-        const jobs = jobsFor(config, target.name, target.location);
-        const result = { table: target.location, ok: true, jobs: {} as Partial<Record<JobName, JobOutcome>> };
+        const result: TableResult = { table: target.location, ok: true, jobs: {} };
         results.push(result);
         const fail = (job: JobName | 'open', e: unknown): void => {
           if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : e;
           result.ok = false;
           const message = e instanceof Error ? e.message : String(e);
           if (job !== 'open') result.jobs[job] = { error: message };
-          else (result as { error?: string }).error = message;
+          else result.error = message;
           ctx.stderr.write(`tidemark maintain: ${target.location}: ${job} failed: ${message}\n`);
         };
         let table: Table;
@@ -175,107 +148,20 @@ export const maintainCommand = defineCommand({
           fail('open', e);
           continue;
         }
-        const say = (line: string): Promise<void> =>
-          args.options.json ? Promise.resolve() : printLine(ctx, `${target.location}: ${line}`);
         try {
-          if (jobs.verify === true || args.options.verify) {
-            try {
-              const v = await runJob(ctx, () => verifyTable(table, { metadataOnly: true, signal: ctx.signal }));
-              result.jobs.verify = { ok: v.ok, problems: v.problems };
-              await say(`verify: ${verifyText(v).split('\n').join(`\n${target.location}: verify: `)}`);
-              if (!v.ok) {
-                // Expiring or cleaning up around damage could destroy what a repair needs.
-                fail('verify', new Error(`${v.problems.length} problem(s) found; no other job was run on this table`));
-                continue;
-              }
-            } catch (e) {
-              fail('verify', e);
-              continue;
-            }
-          }
-          if (jobs.compact !== false) {
-            try {
-              const bar = new CompactProgressBar(ctx, `${target.name}: compacting`);
-              const full = jobs.compact ? (jobs.compact.full ?? false) : false;
-              const s = await runJob(ctx, () =>
-                isPrimaryKeyTable(table)
-                  ? compactPrimaryKeyTable(table, { full, dryRun, signal: ctx.signal, onProgress: bar.onProgress })
-                  : compactAppendTable(table, {
-                      full,
-                      ...(jobs.compact && jobs.compact.maxFiles !== undefined ? { maxFilesPerRun: jobs.compact.maxFiles } : {}),
-                      dryRun,
-                      signal: ctx.signal,
-                      onProgress: bar.onProgress,
-                    }),
-              ).finally(() => bar.finish());
-              result.jobs.compact = compactJson(target.location, s);
-              await say(`compact: ${compactText(s)}`);
-            } catch (e) {
-              fail('compact', e);
-            }
-          }
-          if (jobs.expire !== false) {
-            try {
-              const e = jobs.expire ?? {};
-              const progress = new PhaseProgress(ctx, `${target.name}: expiring snapshots`);
-              const s = await runJob(ctx, () =>
-                expireSnapshots(table, {
-                  ...(e.retainMin !== undefined ? { retainMin: e.retainMin } : {}),
-                  ...(e.retainMax !== undefined ? { retainMax: e.retainMax } : {}),
-                  ...(e.olderThan !== undefined
-                    ? { olderThanMs: parseOlderThan(e.olderThan, 'expire.olderThan', ctx.now()).cutoffMs }
-                    : {}),
-                  ...(e.maxDeletes !== undefined ? { expireLimit: e.maxDeletes } : {}),
-                  dryRun,
-                  signal: ctx.signal,
-                  now: ctx.now,
-                  onProgress: progress.onProgress,
-                }),
-              ).finally(() => progress.finish());
-              totals.snapshotsExpired += s.snapshotsExpired;
-              totals.filesDeleted += s.filesDeleted;
-              totals.bytesFreed += s.bytesFreed;
-              result.jobs.expire = expireJson(target.location, s);
-              await say(`expire: ${expireText(s)}`);
-            } catch (e) {
-              fail('expire', e);
-            }
-          }
-          if (jobs.orphans !== false) {
-            try {
-              const o = jobs.orphans ?? {};
-              const now = ctx.now();
-              const cutoff = parseOlderThan(o.olderThan ?? '1d', 'orphans.olderThan', now).cutoffMs;
-              if (cutoff > now) throw new UsageError(`config 'orphans.olderThan' is in the future`, 'maintain');
-              const grace = o.grace !== undefined ? parseDuration(o.grace, 'orphans.grace') : DEFAULT_IN_PROGRESS_GRACE_MS;
-              const progress = new PhaseProgress(ctx, `${target.name}: removing orphan files`);
-              const s = await runJob(ctx, () =>
-                removeOrphanFiles(table, {
-                  olderThanMs: cutoff,
-                  inProgressGraceMs: grace,
-                  dryRun,
-                  signal: ctx.signal,
-                  now: ctx.now,
-                  onProgress: progress.onProgress,
-                }),
-              ).finally(() => progress.finish());
-              totals.filesDeleted += s.filesDeleted;
-              totals.bytesFreed += s.bytesFreed;
-              result.jobs.orphans = orphansJson(target.location, s, Math.min(cutoff, now - grace), grace);
-              await say(`orphans: ${orphansText(s)}`);
-            } catch (e) {
-              fail('orphans', e);
-            }
-          }
-          if (jobs.compactManifests === true) {
-            try {
-              const s = await runJob(ctx, () => compactManifests(table, { dryRun, signal: ctx.signal }));
-              result.jobs.compactManifests = compactManifestsJson(target.location, s);
-              await say(`compact-manifests: ${compactManifestsText(s)}`);
-            } catch (e) {
-              fail('compactManifests', e);
-            }
-          }
+          await maintainTable({
+            ctx,
+            name: target.name,
+            location: target.location,
+            table,
+            jobs: jobsFor(config, target.name, target.location),
+            dryRun,
+            verify: args.options.verify === true,
+            result,
+            totals,
+            say: (line) => (args.options.json ? Promise.resolve() : printLine(ctx, `${target.location}: ${line}`)),
+            fail,
+          });
         } finally {
           if (target.owned) await table.close();
         }

@@ -237,6 +237,18 @@ export function forEachKey(sorted: readonly KeyValueRecord[], each: (start: numb
   }
 }
 
+/** The row a partial-update merge builds: each column's source record (null: NULL). */
+interface PartialRow {
+  row: (KeyValueRecord | null)[];
+  /** The NOT NULL columns were taken from a record (Java's initRow on the first retraction). */
+  notNullFilled: boolean;
+  /** An insert or update record was merged (else the result is a retraction). */
+  meetInsert: boolean;
+  /** The last record removed the row (remove-record-on-delete, or on a group's sequence field). */
+  deleted: boolean;
+  sequence: bigint | null;
+}
+
 /**
  * Merges the records of one key as Java's merge functions do (`getResult()` after `add()` of
  * each record in merge order). Create one per merge (it caches the column layout).
@@ -307,7 +319,7 @@ export class KeyMerger {
         return null;
       }
       case 'partial-update':
-        return this.groupOf.length > 0 ? this.partialWithGroups(records, start, end) : this.partial(records, start, end);
+        return this.partial(records, start, end);
       case 'aggregation': {
         const group = records.slice(start, end);
         const out = aggregateKey(
@@ -337,43 +349,60 @@ export class KeyMerger {
     return this.notNull.map((nn) => (nn ? r : null));
   }
 
+  /**
+   * Partial update: every record fills the columns it has (with sequence groups, a group's columns
+   * only when its sequence fields are not older), retractions as the options say.
+   */
   private partial(records: readonly KeyValueRecord[], start: number, end: number): MergedRow | null {
-    const n = this.columns.names.length;
-    let row: (KeyValueRecord | null)[] = new Array<KeyValueRecord | null>(n).fill(null);
-    let notNullFilled = false;
-    let meetInsert = false;
-    let deleted = false;
-    let sequence: bigint | null = null;
+    const state: PartialRow = {
+      row: new Array<KeyValueRecord | null>(this.columns.names.length).fill(null),
+      notNullFilled: false,
+      meetInsert: false,
+      deleted: false,
+      sequence: null,
+    };
     let last: KeyValueRecord | null = null;
     for (let i = start; i < end; i++) {
       const r = records[i]!;
       last = r;
-      deleted = false;
-      if (isRetraction(r.kind)) {
-        if (!notNullFilled) {
-          row = row.map((s, c) => (this.notNull[c] ? r : s));
-          notNullFilled = true;
+      state.deleted = false;
+      const retract = isRetraction(r.kind);
+      if (retract) {
+        if (!state.notNullFilled) {
+          state.row = state.row.map((s, c) => (this.notNull[c] ? r : s));
+          state.notNullFilled = true;
         }
         if (this.options.ignoreDelete) continue;
-        sequence = r.sequence;
-        if (this.options.removeRecordOnDelete) {
-          if (r.kind === ROW_KIND_DELETE) {
-            deleted = true;
-            row = this.initRow(r);
-          }
-          continue;
-        }
-        throw new UnsupportedTableFeatureError(
-          'partial-update cannot merge a retraction (-U/-D) record; set ignore-delete, partial-update.remove-record-on-delete or sequence groups',
-        );
       }
-      sequence = r.sequence;
-      for (let c = 0; c < n; c++) if (!this.isNull(r, c)) row[c] = r;
-      meetInsert = true;
-      notNullFilled = true;
+      state.sequence = r.sequence;
+      if (this.groupOf.length > 0) this.applyWithGroups(state, r, retract);
+      else if (retract) this.applyRetraction(state, r);
+      else for (let c = 0; c < state.row.length; c++) if (!this.isNull(r, c)) state.row[c] = r;
+      if (!retract) {
+        state.meetInsert = true;
+        state.notNullFilled = true;
+      }
     }
     if (last === null) return null;
-    return { record: last, kind: deleted || !meetInsert ? ROW_KIND_DELETE : ROW_KIND_INSERT, sequence: sequence ?? 0n, columnSources: row };
+    return {
+      record: last,
+      kind: state.deleted || !state.meetInsert ? ROW_KIND_DELETE : ROW_KIND_INSERT,
+      sequence: state.sequence ?? 0n,
+      columnSources: state.row,
+    };
+  }
+
+  /** A retraction without sequence groups: only `partial-update.remove-record-on-delete` accepts one. */
+  private applyRetraction(state: PartialRow, r: KeyValueRecord): void {
+    if (!this.options.removeRecordOnDelete) {
+      throw new UnsupportedTableFeatureError(
+        'partial-update cannot merge a retraction (-U/-D) record; set ignore-delete, partial-update.remove-record-on-delete or sequence groups',
+      );
+    }
+    if (r.kind === ROW_KIND_DELETE) {
+      state.deleted = true;
+      state.row = this.initRow(r);
+    }
   }
 
   /** Compares the sequence fields of group `g` in `r` with those of the current row (nulls first). */
@@ -393,67 +422,41 @@ export class KeyMerger {
     return 0;
   }
 
-  private partialWithGroups(records: readonly KeyValueRecord[], start: number, end: number): MergedRow | null {
-    const n = this.columns.names.length;
-    let row: (KeyValueRecord | null)[] = new Array<KeyValueRecord | null>(n).fill(null);
-    let notNullFilled = false;
-    let meetInsert = false;
-    let deleted = false;
-    let sequence: bigint | null = null;
-    let last: KeyValueRecord | null = null;
-    const emptyGroup = (g: number, r: KeyValueRecord): boolean => this.groupSeq[g]!.every((c) => this.isNull(r, c));
-    for (let i = start; i < end; i++) {
-      const r = records[i]!;
-      last = r;
-      deleted = false;
-      const retract = isRetraction(r.kind);
-      if (retract) {
-        if (!notNullFilled) {
-          row = row.map((s, c) => (this.notNull[c] ? r : s));
-          notNullFilled = true;
-        }
-        if (this.options.ignoreDelete) continue;
+  /** One record under sequence groups: each group takes the record's columns unless its sequence is older. */
+  private applyWithGroups(state: PartialRow, r: KeyValueRecord, retract: boolean): void {
+    const n = state.row.length;
+    const emptyGroup = (g: number): boolean => this.groupSeq[g]!.every((c) => this.isNull(r, c));
+    const processed = new Array<boolean>(n).fill(false);
+    const updatedSeq = new Set<number>();
+    for (let c = 0; c < n; c++) {
+      const g = this.groupOf[c]!;
+      if (g < 0) {
+        if (!retract && !this.isNull(r, c)) state.row[c] = r;
+        continue;
       }
-      sequence = r.sequence;
-      const processed = new Array<boolean>(n).fill(false);
-      const updatedSeq = new Set<number>();
-      for (let c = 0; c < n; c++) {
-        const g = this.groupOf[c]!;
-        if (g < 0) {
-          if (!retract && !this.isNull(r, c)) row[c] = r;
-          continue;
-        }
-        if (processed[c]) continue;
-        const seq = this.groupSeq[g]!;
-        if (emptyGroup(g, r)) {
-          for (const s of seq) processed[s] = true;
-          continue;
-        }
-        if (this.compareGroup(g, r, row) < 0) continue;
-        if (seq.includes(c)) {
-          for (const s of seq) {
-            if (retract && !updatedSeq.has(s) && r.kind === ROW_KIND_DELETE && this.removeOnGroupSeq.has(s)) {
-              deleted = true;
-              row = this.initRow(r);
-              break;
-            }
-            row[s] = r;
-            updatedSeq.add(s);
-            processed[s] = true;
+      if (processed[c]) continue;
+      const seq = this.groupSeq[g]!;
+      if (emptyGroup(g)) {
+        for (const s of seq) processed[s] = true;
+        continue;
+      }
+      if (this.compareGroup(g, r, state.row) < 0) continue;
+      if (seq.includes(c)) {
+        for (const s of seq) {
+          if (retract && !updatedSeq.has(s) && r.kind === ROW_KIND_DELETE && this.removeOnGroupSeq.has(s)) {
+            state.deleted = true;
+            state.row = this.initRow(r);
+            return;
           }
-          if (deleted) break;
-          continue;
+          state.row[s] = r;
+          updatedSeq.add(s);
+          processed[s] = true;
         }
-        // A retraction sets the group's fields to NULL; an insert takes its values, nulls included.
-        row[c] = retract ? null : r;
+        continue;
       }
-      if (!retract) {
-        meetInsert = true;
-        notNullFilled = true;
-      }
+      // A retraction sets the group's fields to NULL; an insert takes its values, nulls included.
+      state.row[c] = retract ? null : r;
     }
-    if (last === null) return null;
-    return { record: last, kind: deleted || !meetInsert ? ROW_KIND_DELETE : ROW_KIND_INSERT, sequence: sequence ?? 0n, columnSources: row };
   }
 }
 
