@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO, type FileIO } from '@tidemark/storage';
 import { readManifestList } from '@tidemark/format';
-import { FileSystemCatalog, type Table, type TableSpec } from '../src/index.js';
+import { FileSystemCatalog, type CommitAttemptReport, type Table, type TableSpec } from '../src/index.js';
 
 const SPEC: TableSpec = {
   fields: [
@@ -39,6 +39,10 @@ interface Counter {
   beforeSnapshotCreate: (() => Promise<void>) | null;
   /** Runs once, after the next manifest list written through this counter. */
   afterListWrite: (() => Promise<void>) | null;
+  /** Runs once, after the next manifest list read through this counter. */
+  afterListRead: (() => Promise<void>) | null;
+  /** Outcomes of the snapshot creates through this counter, in order. */
+  readonly snapshotCreates: string[];
   /**
    * Milliseconds every request takes (0: as fast as memory). With a latency like an object
    * store's, requests issued together overlap and count as one round trip, as they would there.
@@ -61,6 +65,8 @@ function counting(inner: FileIO): Counter {
     writes: [],
     beforeSnapshotCreate: null,
     afterListWrite: null,
+    afterListRead: null,
+    snapshotCreates: [],
     latencyMs: 0,
   };
   const io = new Proxy(inner, {
@@ -104,6 +110,12 @@ function counting(inner: FileIO): Counter {
             counter.afterListWrite = null;
             await hook();
           }
+          if (prop === 'read' && String(args[0]).includes('/manifest-list-') && counter.afterListRead) {
+            const hook = counter.afterListRead;
+            counter.afterListRead = null;
+            await hook();
+          }
+          if (prop === 'createIfAbsent' && /\/snapshot\/snapshot-\d+$/.test(String(args[0]))) counter.snapshotCreates.push(String(result));
           return result;
         };
         return run();
@@ -221,12 +233,56 @@ describe('commit request counts', () => {
     const lists = writes.filter((p) => p.includes('/manifest-list-'));
     const manifests = writes.filter((p) => !p.includes('/manifest-list-'));
     expect(manifests).toHaveLength(1); // the delta manifest, written once
-    expect(lists).toHaveLength(3); // delta list once, base list per attempt
+    // The delta list once, and a base list per snapshot a built on (10, while catching up with b
+    // before its first create, then 11, while backing off after losing it).
+    expect(lists).toHaveLength(3);
     const latest = (await ta.snapshotManager.latest())!;
-    expect(latest.deltaManifestList).toBe(lists[0]!.slice(lists[0]!.lastIndexOf('/') + 1));
+    const listNames = lists.map((l) => l.slice(l.lastIndexOf('/') + 1));
+    expect(listNames).toContain(latest.deltaManifestList);
+    expect(listNames).toContain(latest.baseManifestList);
     // Every row of both writers is live.
     const ids = (await ta.newRead().toArrowTable()).getChild('id')!.toArray() as Int32Array;
     expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 101, 102, 103, 104, 105, 106]);
+  });
+
+  it('a commit behind other writers catches up before the probe it builds on, so a snapshot created meanwhile costs no lost race', async () => {
+    const store = new MemoryFileIO();
+    const root = `memory://commit-requests-${process.pid}-${++n}/wh`;
+    const a = counting(store);
+    const ta = await openTable(a.io, root, true);
+    const tb = await openTable(store, root, false);
+    const attempts: CommitAttemptReport[] = [];
+    const ca = ta.newCommit({ commitUser: 'a', onAttempt: (x) => attempts.push(x) });
+    const cb = tb.newCommit({ commitUser: 'b' });
+    await ca.commit({ identifier: 1, messages: await messagesOf(ta, 1) });
+    await cb.commit({ identifier: 1, messages: await messagesOf(tb, 101) });
+    const b2 = await messagesOf(tb, 102);
+    attempts.length = 0;
+    a.snapshotCreates.length = 0;
+    // a finds b's snapshot 2; while a reads it, b creates snapshot 3. Building on snapshot 2 at
+    // once would lose the race for id 3; catching up (check 2, probe again, check 3) does not.
+    a.afterListRead = async () => void (await cb.commit({ identifier: 2, messages: b2 }));
+    expect(await ca.commit({ identifier: 2, messages: await messagesOf(ta, 2) })).toMatchObject({
+      status: 'committed',
+      snapshotId: 4,
+    });
+    expect(a.snapshotCreates).toEqual(['created']);
+    expect(attempts.map((x) => [x.retry, x.snapshotId, x.outcome])).toEqual([[0, 4, 'created']]);
+
+    // The base list written for snapshot 2 was deleted: every manifest file belongs to a snapshot.
+    const referenced = new Set<string>();
+    for (let id = 1; id <= 4; id++) {
+      const s = await tb.snapshotManager.snapshot(id);
+      for (const list of [s.baseManifestList, s.deltaManifestList]) {
+        referenced.add(list);
+        for (const m of await readManifestList(store, tb.paths.manifestPath(list))) referenced.add(m.fileName);
+      }
+    }
+    const present: string[] = [];
+    for await (const st of store.list(`${tb.location}/manifest`)) present.push(st.path.slice(st.path.lastIndexOf('/') + 1));
+    expect(present.filter((x) => !referenced.has(x))).toEqual([]);
+    const ids = (await ta.newRead().toArrowTable()).getChild('id')!.toArray() as Int32Array;
+    expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 101, 102]);
   });
 
   it('a batch commit (fresh commit user, no identifier) reads no snapshot history', async () => {

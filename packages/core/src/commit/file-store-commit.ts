@@ -108,6 +108,30 @@ export interface OverwriteCallOptions {
   readonly force?: boolean;
 }
 
+/**
+ * One snapshot attempt of a commit, as reported to {@link FileStoreCommitOptions.onAttempt}: what
+ * it tried, how it ended and the backoff drawn after it.
+ */
+export interface CommitAttemptReport {
+  readonly commitUser: string;
+  readonly identifier: bigint;
+  /** 0 for the first attempt of the snapshot, then 1, 2, ... */
+  readonly retry: number;
+  /** The snapshot id the attempt tried to create. */
+  readonly snapshotId: number;
+  /** `already-exists`: another writer created that id first (a lost race); `error`: unknown outcome. */
+  readonly outcome: 'created' | 'already-exists' | 'error';
+  /** From the start of the attempt (latest-snapshot probe) to the answer of its snapshot create. */
+  readonly attemptMs: number;
+  /**
+   * From the probe the snapshot was built on to the answer of its create: the window in which
+   * another writer can take the id (shorter than `attemptMs` when the attempt caught up first).
+   */
+  readonly windowMs: number;
+  /** Backoff drawn before the next attempt (0 when created or when the commit gives up). */
+  readonly waitMs: number;
+}
+
 /** Minimal logger for best-effort failures (hint writes, clean-up). */
 export interface CommitLogger {
   warn(message: string): void;
@@ -133,6 +157,11 @@ export interface FileStoreCommitOptions {
    * Default false here; table commits ({@link newTableCommit}) turn it on.
    */
   readonly checkBaseDataFiles?: boolean;
+  /**
+   * Called after every snapshot attempt (diagnostics, benchmarks: where a commit's time goes when
+   * writers contend). Runs synchronously on the commit path; an exception it throws is ignored.
+   */
+  readonly onAttempt?: (attempt: CommitAttemptReport) => void;
 }
 
 type DeltaSource =
@@ -174,8 +203,19 @@ interface AttemptStart {
   readonly names: ManifestNames;
   readonly recordId: string;
   readonly recorded: Promise<void>;
-  readonly probe?: LatestProbe;
+  readonly probe?: Probe;
 }
+
+/** A latest-snapshot probe, and the id it probed forward from (null: the committer knew none). */
+interface Probe extends LatestProbe {
+  readonly from: number | null;
+}
+
+/**
+ * How many times one attempt catches up with snapshots other writers created (checks them and
+ * writes the base list on the newest, then probes again) before it creates its snapshot anyway.
+ */
+const MAX_CATCH_UPS = 2;
 
 /** The index changes the messages carry (ADD new, DELETE replaced) and each partition's hash-index base. */
 function indexChangesOf(messages: readonly CommitMessage[]): IndexChanges {
@@ -257,6 +297,7 @@ export class FileStoreCommit {
   /** Waits between attempts, adapted to how long attempts take on this store. */
   private readonly backoff: RetryBackoff;
   private created: Snapshot | null = null;
+  private readonly onAttempt: ((attempt: CommitAttemptReport) => void) | undefined;
 
   /** The snapshot this committer created last (null before its first). */
   get lastCreated(): Snapshot | null {
@@ -309,6 +350,7 @@ export class FileStoreCommit {
     this.logger = options.logger ?? { warn: (m) => console.warn(`[tidemark] ${m}`) };
     this.now = options.now ?? Date.now;
     this.recordInflight = options.recordInflight ?? true;
+    this.onAttempt = options.onAttempt;
     this.bucketUnaware = schema.primaryKeys.length === 0 && ctx.options.bucket === -1;
     this.cache = new MetadataCache(fileIO, paths);
     this.backoff = new RetryBackoff(this.options.minRetryWaitMs, this.options.maxRetryWaitMs);
@@ -367,7 +409,7 @@ export class FileStoreCommit {
       await this.ensureConditionalWrites();
       start = this.beginAttempts(guard ? [guard.filePrefix] : []);
     }
-    let probe: LatestProbe;
+    let probe: Probe;
     try {
       [probe] = await settleAll([this.readLatest(), start?.recorded]);
     } catch (e) {
@@ -635,15 +677,18 @@ export class FileStoreCommit {
     };
   }
 
-  /** The newest snapshot, probed forward from the last one this committer saw. */
-  private async readLatest(): Promise<LatestProbe> {
+  /**
+   * The newest snapshot, probed forward from the last one this committer saw (`from`: that id,
+   * null when it had seen none).
+   */
+  private async readLatest(): Promise<Probe> {
     const known = this.knownLatest;
     const probe = await this.snapshots.latestFrom(known, this.probeWindow);
     this.knownLatest = probe.latest?.id ?? null;
     // Probe as far ahead as other writers went last time: one GET past the known id when this
     // committer is alone, a few when others commit too (each window is one round trip).
     if (known !== null && probe.latest !== null) this.probeWindow = Math.min(4, Math.max(1, probe.latest.id - known));
-    return probe;
+    return { latest: probe.latest, read: probe.read, from: known };
   }
 
   /** How many ids past the known latest the next probe reads in its first round trip. */
@@ -765,12 +810,51 @@ export class FileStoreCommit {
     let recordCleared = false;
     /** A base list written while backing off, for the snapshot the next attempt probably builds on. */
     let prebuilt: BaseList | undefined;
+    /** The upload of the delta's manifests and list (kept across attempts while the entries stay the same). */
+    let deltaUploaded: Promise<unknown> = Promise.resolve();
+    const uploadDelta = async (entries: readonly ManifestEntry[]): Promise<void> => {
+      if (delta !== null && sameEntries(delta.entries, entries)) return;
+      if (delta !== null && uncertainAfter === null) {
+        for (const n of [...delta.files, delta.list.name]) keep.delete(n);
+        await writer.deleteWritten([...delta.files, delta.list.name]);
+      }
+      const { metas, pending } = await writer.writeEntriesDeferred(entries);
+      const list = await writer.writeListDeferred(metas);
+      delta = { entries, files: metas.map((m) => m.fileName), list: { name: list.name, size: list.size } };
+      for (const n of [...delta.files, list.name]) keep.add(n);
+      deltaUploaded = settleAll([pending, list.pending]);
+      deltaUploaded.catch(() => undefined);
+    };
     try {
       // Before any manifest exists; a failure here fails the commit with nothing written.
       await start.recorded;
       for (let retry = 0; ; retry++) {
         const attemptStarted = this.now();
-        const probe = retry === 0 && start.probe !== undefined ? start.probe : await this.readLatest();
+        // The latest schema id is read with every probe (one round trip with it), not after it.
+        let schemaId: Promise<number | null> | undefined;
+        const probeWithSchema = (): Promise<Probe> => {
+          schemaId = this.schemas.latestId();
+          schemaId.catch(() => undefined);
+          return this.readLatest();
+        };
+        let windowStarted = attemptStarted;
+        let probe = retry === 0 && start.probe !== undefined ? start.probe : await probeWithSchema();
+        // Catching up: when other writers created snapshots this committer has not prepared for,
+        // check them and write the base list on the newest first, then probe again. The work is
+        // the same, but it happens before the probe the snapshot is built on, so the window in
+        // which another writer can take the id (probe to create) stays a round trip or two
+        // instead of the chain manifest list -> manifests -> data files -> base list. Without it,
+        // a writer behind by a few snapshots keeps losing to writers that are not.
+        for (let c = 0; c < MAX_CATCH_UPS && this.behind(probe, prebuilt, input, uncertainAfter); c++) {
+          if (prebuilt !== undefined) await writer.deleteWritten(prebuilt.files);
+          // The delta does not depend on the latest snapshot (unless a sequence guard rewrites it):
+          // its upload runs with the catch-up instead of inside the window.
+          if (guard === undefined && input.delta.kind === 'fixed') await uploadDelta(input.delta.entries);
+          prebuilt = await this.prepare(probe.latest!, input.delta.kind === 'fixed' ? input.delta.entries : [], writer);
+          if (prebuilt === undefined) break; // the attempt reads, writes (and reports) for itself
+          windowStarted = this.now();
+          probe = await probeWithSchema();
+        }
         const latest = probe.latest;
         if (uncertainAfter !== null) {
           const own = await this.findOwnSnapshot(uncertainAfter, probe, input);
@@ -793,23 +877,13 @@ export class FileStoreCommit {
         }
         // The schema id, the base check, the delta upload and the base list are independent: one
         // round trip for all of them (the snapshot create waits for every one).
-        const schemaId = this.schemas.latestId();
-        schemaId.catch(() => undefined);
+        if (schemaId === undefined) {
+          schemaId = this.schemas.latestId();
+          schemaId.catch(() => undefined);
+        }
         const checked = latest !== null ? this.baseCheck.check(latest, entries) : Promise.resolve();
         checked.catch(() => undefined);
-        let deltaUploaded: Promise<unknown> = Promise.resolve();
-        if (delta === null || !sameEntries(delta.entries, entries)) {
-          if (delta !== null && uncertainAfter === null) {
-            for (const n of [...delta.files, delta.list.name]) keep.delete(n);
-            await writer.deleteWritten([...delta.files, delta.list.name]);
-          }
-          const { metas, pending } = await writer.writeEntriesDeferred(entries);
-          const list = await writer.writeListDeferred(metas);
-          delta = { entries, files: metas.map((m) => m.fileName), list: { name: list.name, size: list.size } };
-          for (const n of [...delta.files, list.name]) keep.add(n);
-          deltaUploaded = settleAll([pending, list.pending]);
-          deltaUploaded.catch(() => undefined);
-        }
+        await uploadDelta(entries);
         // The changelog is fixed: its manifests are written once and kept across attempts.
         if (changelogList === undefined && input.changelog !== undefined && input.changelog.length > 0) {
           const metas = await writer.writeEntries(input.changelog);
@@ -819,7 +893,7 @@ export class FileStoreCommit {
         const [, , snapshot] = await settleAll([
           checked,
           deltaUploaded,
-          this.buildSnapshot(latest, entries, delta.list, writer, input, schemaId, changelogList, prebuilt),
+          this.buildSnapshot(latest, entries, delta!.list, writer, input, schemaId, changelogList, prebuilt),
         ]);
         // Built for a snapshot that was not the latest after all: nothing will reference it.
         if (prebuilt !== undefined && prebuilt.forId !== (latest?.id ?? null) && uncertainAfter === null) {
@@ -837,10 +911,14 @@ export class FileStoreCommit {
           lastError = e;
           uncertainAfter ??= latest?.id ?? 0;
         }
+        const ended = this.now();
+        const attemptMs = ended - attemptStarted;
+        const windowMs = ended - windowStarted;
         if (outcome === 'created') {
           this.knownLatest = snapshot.id;
           this.created = snapshot;
-          this.backoff.succeeded(this.now() - attemptStarted);
+          this.backoff.succeeded(windowMs);
+          this.report(input, retry, snapshot.id, outcome, attemptMs, windowMs, 0);
           await this.finish(snapshot.id, recordId);
           recordCleared = true;
           this.rememberCommitted(input, snapshot.id);
@@ -852,6 +930,7 @@ export class FileStoreCommit {
         if (uncertainAfter === null) await writer.deleteWritten(attemptFiles);
         const elapsed = this.now() - started;
         if (retry >= this.options.maxRetries || elapsed >= this.options.timeoutMs) {
+          this.report(input, retry, snapshot.id, outcome, attemptMs, windowMs, 0);
           const why =
             outcome === 'error'
               ? `the last attempt failed: ${(lastError as Error)?.message ?? String(lastError)}`
@@ -861,7 +940,9 @@ export class FileStoreCommit {
             { cause: lastError },
           );
         }
-        const wait = sleep(this.backoff.lost(retry, this.now() - attemptStarted));
+        const waitMs = this.backoff.lost(retry, windowMs);
+        this.report(input, retry, snapshot.id, outcome, attemptMs, windowMs, waitMs);
+        const wait = sleep(waitMs);
         // While backing off, read and check what the winner added (its snapshot, manifest lists,
         // manifests and data files): the next attempt then finds it in the cache and the base
         // check's memory, so its window between reading the latest snapshot and creating the
@@ -884,6 +965,24 @@ export class FileStoreCommit {
     }
   }
 
+  private report(
+    input: AttemptInput,
+    retry: number,
+    snapshotId: number,
+    outcome: CommitAttemptReport['outcome'],
+    attemptMs: number,
+    windowMs: number,
+    waitMs: number,
+  ): void {
+    if (this.onAttempt === undefined) return;
+    try {
+      const { commitUser, identifier } = input;
+      this.onAttempt({ commitUser, identifier, retry, snapshotId, outcome, attemptMs, windowMs, waitMs });
+    } catch {
+      // A diagnostic hook must not change the commit's outcome.
+    }
+  }
+
   /**
    * Reads and checks snapshot `id` ahead of the next attempt, and writes the base list for a
    * snapshot on top of it (used when it is still the latest then): best effort.
@@ -891,12 +990,34 @@ export class FileStoreCommit {
   private async prefetch(id: number, entries: readonly ManifestEntry[], writer: ManifestWriter): Promise<BaseList | undefined> {
     try {
       const s = await this.snapshots.tryGet(id);
-      if (s === null) return undefined;
-      const [, base] = await settleAll([this.baseCheck.check(s, entries), this.writeBase(s, writer)]);
-      return base;
+      return s === null ? undefined : await this.prepare(s, entries, writer);
     } catch {
       return undefined; // the next attempt reads, writes (and reports) for itself
     }
+  }
+
+  /** Checks snapshot `s` and writes the base list on top of it: best effort (undefined on failure). */
+  private async prepare(s: Snapshot, entries: readonly ManifestEntry[], writer: ManifestWriter): Promise<BaseList | undefined> {
+    try {
+      const [, base] = await settleAll([this.baseCheck.check(s, entries), this.writeBase(s, writer)]);
+      return base;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Whether the probe found snapshots of other writers that this attempt has not prepared for
+   * (see the catch-up in {@link tryCommit}). Not for a committer's first look at the table (a
+   * one-off batch commit would pay a second probe for nothing), nor after an unknown outcome
+   * (the attempt must look for its own snapshot first), nor when the delta depends on the latest
+   * snapshot (an overwrite computes it per attempt anyway).
+   */
+  private behind(probe: Probe, prebuilt: BaseList | undefined, input: AttemptInput, uncertainAfter: number | null): boolean {
+    const latest = probe.latest;
+    if (latest === null || probe.from === null || latest.id <= probe.from) return false;
+    if (uncertainAfter !== null || input.delta.kind !== 'fixed') return false;
+    return prebuilt === undefined || prebuilt.forId !== latest.id;
   }
 
   /** After the snapshot exists: the LATEST hint and clearing the in-flight record, together. */
