@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { commitOptionsFromTable } from '../src/commit/commit-options.js';
-import { RetryBackoff, WinStreakYield, retryWaitMs } from '../src/commit/commit-retry.js';
+import { RetryBackoff, retryWaitMs } from '../src/commit/commit-retry.js';
 import { InvalidOptionError } from '../src/core-options.js';
 
 describe('commit options', () => {
@@ -88,35 +88,5 @@ describe('commit options', () => {
     const late = waits.filter((_, i) => i % 4 === 3);
     expect(late.filter((w) => w < 25).length / late.length).toBeGreaterThan(0.2);
     expect(late.filter((w) => w >= 75).length / late.length).toBeGreaterThan(0.2);
-  });
-
-  it('win-streak yield: only a writer winning in a row while others are around waits, by catch-up times since its last snapshot', () => {
-    // A lone writer never waits, however fast it commits.
-    const lone = new WinStreakYield();
-    lone.caughtUp(20);
-    for (let t = 0; t < 10; t++) lone.created(t * 5, false);
-    expect(lone.waitMs(50, 10_000)).toBe(0);
-
-    const y = new WinStreakYield();
-    y.caughtUp(20); // reading another writer's snapshot took 20 ms
-    y.sawOthers(); // e.g. a lost race
-    y.created(1000, true); // won after meeting others: no streak yet
-    expect(y.waitMs(1001, 10_000)).toBe(0);
-    y.created(1030, false); // a second snapshot in a row: the others had no turn
-    expect(y.waitMs(1030, 10_000)).toBe(20); // one catch-up time after its last snapshot
-    expect(y.waitMs(1045, 10_000)).toBe(5); // time spent since (writing data) counts
-    expect(y.waitMs(1060, 10_000)).toBe(0);
-    y.created(1100, false);
-    y.created(1200, false);
-    expect(y.waitMs(1200, 10_000)).toBe(60); // streak of 3: three catch-up times
-    for (let i = 0; i < 3; i++) y.created(1300 + i, false);
-    expect(y.waitMs(1302, 10_000)).toBe(80); // at most four
-    expect(y.waitMs(1302, 50)).toBe(50); // never above commit.max-retry-wait
-    // Another writer's snapshot in between ends the streak.
-    y.created(1400, true);
-    expect(y.waitMs(1400, 10_000)).toBe(0);
-    // Contention is forgotten after 8 commits without a sign of other writers.
-    for (let i = 0; i < 8; i++) y.created(1500 + i, false);
-    expect(y.waitMs(1507, 10_000)).toBe(0);
   });
 });

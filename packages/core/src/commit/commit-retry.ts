@@ -62,68 +62,6 @@ export class RetryBackoff {
 /** Doublings of the backoff unit after repeated losses (so at most 4 windows). */
 const MAX_DOUBLINGS = 2;
 
-/**
- * Fairness between writers that commit as fast as they can to one table. Every writer must read a
- * new snapshot (manifest list, then manifests, then the data files its commit checks) before it
- * can build on it, while the writer that created it has nothing to read: without a pause, that
- * writer starts its next commit before the others caught up, wins again, and they lose race after
- * race until they give up (the tail of the commit latency). So a committer that created snapshots
- * in a row, with no other writer's snapshot in between, while it has seen other writers lately
- * (a lost race, or their snapshots, within its last {@link CONTENTION_MEMORY} commits) waits
- * before its next probe until `catch-up time × streak` (at most 4) has passed since its last
- * snapshot. The catch-up time is measured: how long this committer took to read another writer's
- * snapshot and write a base list on it. A lone writer, writers taking turns, and writers whose
- * commits are further apart than that never wait.
- */
-export class WinStreakYield {
-  /** Commits left during which contention is remembered. */
-  private contended = 0;
-  /** Snapshots created in a row with no other writer's snapshot in between. */
-  private streak = 0;
-  private lastCreatedAt: number | null = null;
-  /** Moving average of catch-up times in ms (null until one is measured). */
-  private catchUpMs: number | null = null;
-
-  /** Records how long reading another writer's snapshot (and writing a base list on it) took. */
-  caughtUp(ms: number): void {
-    if (!Number.isFinite(ms) || ms < 0) return;
-    this.catchUpMs = this.catchUpMs === null ? ms : 0.8 * this.catchUpMs + 0.2 * ms;
-  }
-
-  /** Records a sign of other writers: a lost race, or snapshots of theirs found by a probe. */
-  sawOthers(): void {
-    this.contended = CONTENTION_MEMORY;
-  }
-
-  /**
-   * Records a snapshot this committer created at time `at`; `othersSeen`: whether the commit met
-   * another writer (lost a race or found a snapshot of theirs) on the way.
-   */
-  created(at: number, othersSeen: boolean): void {
-    this.lastCreatedAt = at;
-    if (othersSeen) {
-      this.streak = 0;
-      this.contended = CONTENTION_MEMORY;
-    } else {
-      this.streak++;
-      if (this.contended > 0) this.contended--;
-    }
-  }
-
-  /** How long to wait at time `now` before the next commit's probe (0: go ahead). */
-  waitMs(now: number, maxWaitMs: number): number {
-    if (this.contended === 0 || this.streak === 0 || this.catchUpMs === null || this.lastCreatedAt === null) return 0;
-    const due = this.catchUpMs * Math.min(this.streak, MAX_YIELD_UNITS);
-    return Math.max(0, Math.min(maxWaitMs, Math.floor(due - (now - this.lastCreatedAt))));
-  }
-}
-
-/** How many commits without a sign of other writers a committer keeps yielding after its wins. */
-const CONTENTION_MEMORY = 8;
-
-/** At most this many catch-up times of yielding after a streak of wins. */
-const MAX_YIELD_UNITS = 4;
-
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -38,7 +38,7 @@ import type { FileStorePathFactory } from '../path-factory.js';
 import { isTableContext, tableContext, type TableContext } from '../table-context.js';
 import { CommitConflictError, CommitInputError, CommitRetryExhaustedError } from './commit-errors.js';
 import { commitOptionsOf, type CommitOptions } from './commit-options.js';
-import { RetryBackoff, WinStreakYield, settleAll, sleep } from './commit-retry.js';
+import { RetryBackoff, settleAll, sleep } from './commit-retry.js';
 import { checkConflicts } from './conflict-check.js';
 import {
   checkDeletionVectorChanges,
@@ -298,8 +298,6 @@ export class FileStoreCommit {
   private readonly backoff: RetryBackoff;
   private created: Snapshot | null = null;
   private readonly onAttempt: ((attempt: CommitAttemptReport) => void) | undefined;
-  /** When to leave other writers a turn (see {@link WinStreakYield}). */
-  private readonly fairness = new WinStreakYield();
 
   /** The snapshot this committer created last (null before its first). */
   get lastCreated(): Snapshot | null {
@@ -409,9 +407,6 @@ export class FileStoreCommit {
     let start: AttemptStart | undefined;
     if (!empty) {
       await this.ensureConditionalWrites();
-      // Fairness: a writer on a winning streak leaves the others time to catch up (commit-retry.ts).
-      const pause = this.fairness.waitMs(this.now(), this.options.maxRetryWaitMs);
-      if (pause > 0) await sleep(pause);
       start = this.beginAttempts(guard ? [guard.filePrefix] : []);
     }
     let probe: Probe;
@@ -850,9 +845,6 @@ export class FileStoreCommit {
         // which another writer can take the id (probe to create) stays a round trip or two
         // instead of the chain manifest list -> manifests -> data files -> base list. Without it,
         // a writer behind by a few snapshots keeps losing to writers that are not.
-        const sawOthers = (p: Probe): boolean => p.latest !== null && p.from !== null && p.latest.id > p.from;
-        let othersSeen = sawOthers(probe);
-        if (othersSeen) this.fairness.sawOthers();
         for (let c = 0; c < MAX_CATCH_UPS && this.behind(probe, prebuilt, input, uncertainAfter); c++) {
           if (prebuilt !== undefined) await writer.deleteWritten(prebuilt.files);
           // The delta does not depend on the latest snapshot (unless a sequence guard rewrites it):
@@ -862,10 +854,6 @@ export class FileStoreCommit {
           if (prebuilt === undefined) break; // the attempt reads, writes (and reports) for itself
           windowStarted = this.now();
           probe = await probeWithSchema();
-          if (sawOthers(probe)) {
-            othersSeen = true;
-            this.fairness.sawOthers();
-          }
         }
         const latest = probe.latest;
         if (uncertainAfter !== null) {
@@ -929,7 +917,6 @@ export class FileStoreCommit {
         if (outcome === 'created') {
           this.knownLatest = snapshot.id;
           this.created = snapshot;
-          this.fairness.created(ended, retry > 0 || othersSeen);
           this.backoff.succeeded(windowMs);
           this.report(input, retry, snapshot.id, outcome, attemptMs, windowMs, 0);
           await this.finish(snapshot.id, recordId);
@@ -939,10 +926,7 @@ export class FileStoreCommit {
           return snapshot.id;
         }
         // Another writer created this id: the next probe starts at it (ids are contiguous).
-        if (outcome === 'already-exists') {
-          this.knownLatest = snapshot.id;
-          this.fairness.sawOthers();
-        }
+        if (outcome === 'already-exists') this.knownLatest = snapshot.id;
         if (uncertainAfter === null) await writer.deleteWritten(attemptFiles);
         const elapsed = this.now() - started;
         if (retry >= this.options.maxRetries || elapsed >= this.options.timeoutMs) {
@@ -1015,10 +999,7 @@ export class FileStoreCommit {
   /** Checks snapshot `s` and writes the base list on top of it: best effort (undefined on failure). */
   private async prepare(s: Snapshot, entries: readonly ManifestEntry[], writer: ManifestWriter): Promise<BaseList | undefined> {
     try {
-      const t0 = this.now();
       const [, base] = await settleAll([this.baseCheck.check(s, entries), this.writeBase(s, writer)]);
-      const ms = this.now() - t0;
-      this.fairness.caughtUp(ms);
       return base;
     } catch {
       return undefined;
