@@ -120,6 +120,26 @@ function attemptSummary(attempts, commits) {
   };
 }
 
+/**
+ * The longest run of consecutive snapshots created by one writer: a writer that just created a
+ * snapshot has nothing to read before its next commit, while every other writer must read it first,
+ * so under saturation one writer can win many times in a row while the others lose (the tail).
+ */
+function longestRun(results) {
+  const owner = new Map();
+  for (const x of results) for (const id of x.snapshotIds) owner.set(id, x.writerId);
+  let best = 0;
+  let run = 0;
+  let prev = null;
+  for (const id of [...owner.keys()].sort((a, b) => a - b)) {
+    const w = owner.get(id);
+    run = w === prev ? run + 1 : 1;
+    prev = w;
+    best = Math.max(best, run);
+  }
+  return best;
+}
+
 /** The `n` slowest commits of all writers, each with where its time went and its attempts (JSON only). */
 function slowestCommits(results, n) {
   const all = results.flatMap((x) =>
@@ -237,6 +257,7 @@ export async function run(options = {}) {
           expectedCommits,
         ),
         slowest: slowestCommits(results, 3),
+        longestRun: longestRun(results),
         peakRssMiB: Math.max(...results.map((x) => x.peakRssMiB)),
         peakRssMiBPerWriter: results.map((x) => x.peakRssMiB),
         check,
@@ -345,6 +366,7 @@ function toMarkdown(json) {
       a.createdWindowMs ? `${ms(a.createdWindowMs.p50)} / ${a.lostWindowMs ? ms(a.lostWindowMs.p50) : '–'}` : '–',
       a.waitMs ? `${ms(a.waitMs.mean)} / ${ms(a.waitMs.max)}` : '–',
       won,
+      String(c.longestRun ?? '–'),
     ];
   });
   const casRows = (json.casRace ?? []).map((r) => [
@@ -430,13 +452,15 @@ function toMarkdown(json) {
         'window ms p50: won / lost',
         'backoff drawn ms mean / max',
         'commits won at retry n (n:count)',
+        'longest run of one writer',
       ],
       timeRows,
     ),
     '',
     "The parts add up to the commit mean: backoff is the time asleep between attempts (the prefetch of the winner's files runs underneath), " +
       'expiration the automatic expiration after the snapshot exists, then writes (any PUT, conditional PUT or DELETE in flight), reads (only GET / HEAD / LIST in flight), ' +
-      'and cpu (no request in flight: encoding, decoding, and on this shared machine waiting for a core). An attempt runs from its first latest-snapshot probe to the answer of its snapshot create; its window from the probe the snapshot is built on ' +
+      'and cpu (no request in flight: encoding, decoding, and on this shared machine waiting for a core). ' +
+      'Longest run: the most consecutive snapshots one writer created with no snapshot of another writer in between. An attempt runs from its first latest-snapshot probe to the answer of its snapshot create; its window from the probe the snapshot is built on ' +
       '(after catching up with snapshots other writers created) to that answer: the time in which another writer can take the id.',
     '',
     '### The store alone under the same contention',
