@@ -17,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureS3Server } from '../test/s3/server.mjs';
 import { RESULTS_DIR, writeResults } from './lib/report.mjs';
+import { buildTargets, targetsMarkdown } from './lib/targets.mjs';
 import { s3Settings } from './lib/standalone.mjs';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
@@ -50,10 +51,20 @@ function firstTable(md) {
   return lines.slice(start, end).join('\n');
 }
 
+/** The scoreboard of performance targets, from whatever result files are present. */
+function writeTargets() {
+  const targets = buildTargets(resultsDir);
+  writeFileSync(path.join(resultsDir, 'targets.json'), `${JSON.stringify(targets, null, 2)}\n`);
+  writeFileSync(path.join(resultsDir, 'targets.md'), targetsMarkdown(targets));
+}
+
 function writeSummary() {
+  writeTargets();
   const files = readdirSync(resultsDir)
-    .filter((f) => f.endsWith('.md') && f !== 'SUMMARY.md')
+    .filter((f) => f.endsWith('.md') && f !== 'SUMMARY.md' && f !== 'targets.md')
     .sort();
+  // The scoreboard first: it is what a reader of the summary looks for.
+  files.unshift('targets.md');
   const parts = [
     '# Benchmark summary',
     '',

@@ -116,5 +116,19 @@ describe.each(storageBackends('cli warehouse'))('$name', (backend) => {
       const warehouse = await cli(['count', root]);
       expect(warehouse.stderr).toContain('looks like a warehouse');
     });
+    it.skipIf(backend.name !== 'local disk')('a local warehouse that does not exist is an error, not an empty listing', async () => {
+      // A mistyped warehouse in a nightly job must fail, not "succeed" having done nothing.
+      const missing = joinPath(root, 'no-such-warehouse');
+      for (const args of [
+        ['db', 'list', missing],
+        ['table', 'list', missing],
+        ['maintain', '--warehouse', missing, '--dry-run'],
+      ]) {
+        const r = await cli(args);
+        expect(r.code, args.join(' ')).toBe(1);
+        expect(r.stderr).toContain(`warehouse ${missing} does not exist`);
+        expect(r.stdout).toBe('');
+      }
+    });
   });
 });

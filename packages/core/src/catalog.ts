@@ -99,6 +99,17 @@ export class DatabaseNotFoundError extends TidemarkUserError {
   }
 }
 
+/**
+ * A local warehouse directory that does not exist. Listing it is refused rather than answered with
+ * "no databases": a mistyped warehouse in a scheduled job would otherwise succeed every night
+ * having done nothing. (On an object store an empty prefix and a missing one look the same.)
+ */
+export class WarehouseNotFoundError extends TidemarkUserError {
+  constructor(readonly warehouse: string) {
+    super(`warehouse ${warehouse} does not exist (no such directory); check the path, or create a database there first`);
+  }
+}
+
 /** A database that should be new already exists. */
 export class DatabaseAlreadyExistsError extends TidemarkUserError {
   constructor(
@@ -241,12 +252,19 @@ export class FileSystemCatalog {
     await this.deleteTree(location);
   }
 
-  /** Database names (without `.db`), sorted. */
+  /**
+   * Database names (without `.db`), sorted.
+   *
+   * @throws WarehouseNotFoundError when a local warehouse directory does not exist.
+   */
   async listDatabases(): Promise<string[]> {
     const names = new Set<string>();
     const local = this.localPath(this.warehouse);
     if (local !== undefined) {
-      const entries = await fs.readdir(local, { withFileTypes: true }).catch(() => []);
+      const entries = await fs.readdir(local, { withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
+        if (e.code === 'ENOENT' || e.code === 'ENOTDIR') throw new WarehouseNotFoundError(this.warehouse);
+        throw e;
+      });
       for (const e of entries)
         if (e.isDirectory() && e.name.endsWith(DB_SUFFIX) && e.name.length > DB_SUFFIX.length)
           names.add(e.name.slice(0, -DB_SUFFIX.length));

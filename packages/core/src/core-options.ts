@@ -798,6 +798,28 @@ export class CoreOptions {
       this.partitionLegacyName,
       this.compactionMinFileNum,
     ];
+    // Paimon's schema validation refuses these pairs: a table created here must open there.
+    if (this.deletionVectorsEnabled) {
+      const producer = this.changelogProducer;
+      if (producer === 'full-compaction') {
+        throw new InvalidOptionError(
+          OPTION.CHANGELOG_PRODUCER,
+          producer,
+          "'none', 'input' or 'lookup' with deletion vectors",
+          "table option 'changelog-producer' = 'full-compaction' cannot be combined with 'deletion-vectors.enabled' = 'true' " +
+            "(as in Paimon): use 'lookup', which produces the same changelog on every compaction, or turn deletion vectors off",
+        );
+      }
+      if (this.mergeEngine === 'first-row') {
+        throw new InvalidOptionError(
+          OPTION.MERGE_ENGINE,
+          'first-row',
+          'another merge engine with deletion vectors',
+          "table option 'merge-engine' = 'first-row' cannot be combined with 'deletion-vectors.enabled' = 'true' (as in Paimon): " +
+            'a first-row table never replaces a row, so it has nothing to mark; turn deletion vectors off',
+        );
+      }
+    }
   }
 
   /**

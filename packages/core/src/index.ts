@@ -31,6 +31,7 @@ export {
   FileSystemCatalog,
   InvalidIdentifierError,
   TableAlreadyExistsError,
+  WarehouseNotFoundError,
   createTable,
   parseIdentifier,
   type CreateTableOptions,

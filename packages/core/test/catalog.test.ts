@@ -14,6 +14,7 @@ import {
   parseMemorySize,
   parseDuration,
   TableNotFoundError,
+  WarehouseNotFoundError,
 } from '../src/index.js';
 
 const FIXTURES = join(__dirname, '../../../../shared/fixtures/paimon');
@@ -127,18 +128,29 @@ describe('FileSystemCatalog on an object store (memory)', () => {
     await bad({ fields: [{ name: 'a', type: 'INT' }], options: { bucket: '4' } }, /needs option 'bucket-key'/);
     await bad({ fields: [{ name: 'a', type: 'INT' }], options: { bucket: '4', 'bucket-key': 'zz' } }, /unknown column 'zz'/);
     await bad({ fields: [{ name: 'a', type: 'INT' }], options: { 'target-file-size': 'big' } }, /target-file-size/);
+    const pk = { fields: [{ name: 'k', type: 'INT NOT NULL' }], primaryKeys: ['k'] };
+    const dv = { 'deletion-vectors.enabled': 'true', bucket: '1' };
+    await bad(
+      { ...pk, options: { ...dv, 'changelog-producer': 'full-compaction' } },
+      /'changelog-producer' = 'full-compaction' cannot be .*use 'lookup'/,
+    );
+    await bad({ ...pk, options: { ...dv, 'merge-engine': 'first-row' } }, /'merge-engine' = 'first-row' cannot be combined/);
+    for (const producer of ['none', 'input', 'lookup']) {
+      await catalog.createTable(`db.dv_${producer}`, { ...pk, options: { ...dv, 'changelog-producer': producer } });
+    }
     expect(await catalog.tableExists('db.bad')).toBe(false);
   });
 });
 
 describe('FileSystemCatalog on local disk', () => {
-  let dir: string | undefined;
+  const dirs: string[] = [];
   afterAll(async () => {
-    if (dir) await rm(dir, { recursive: true, force: true });
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
   });
 
   it('makes database directories, lists and drops them', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'tidemark-catalog-'));
+    const dir = await mkdtemp(join(tmpdir(), 'tidemark-catalog-'));
+    dirs.push(dir);
     const catalog = new FileSystemCatalog(dir);
     await catalog.createDatabase('sales');
     expect(await catalog.listDatabases()).toEqual(['sales']);
@@ -149,6 +161,15 @@ describe('FileSystemCatalog on local disk', () => {
     expect(existsSync(join(dir, 'sales.db', 'orders'))).toBe(false);
     await catalog.dropDatabase('sales');
     expect(await catalog.listDatabases()).toEqual([]);
+    await catalog.close();
+  });
+
+  it('refuses to list a local warehouse directory that does not exist', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tidemark-catalog-'));
+    dirs.push(dir);
+    const catalog = new FileSystemCatalog(join(dir, 'typo'));
+    await expect(catalog.listDatabases()).rejects.toThrow(WarehouseNotFoundError);
+    await expect(catalog.listDatabases()).rejects.toThrow(`warehouse ${join(dir, 'typo')} does not exist`);
     await catalog.close();
   });
 });

@@ -100,6 +100,8 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
             schemaOf: (id) => ctx.schemaOf(id),
             readFields: schema.fields,
             keyFields,
+            // Old values of a deletion-vector table: rows its vectors mark are gone.
+            ...(dv !== undefined ? { isDeleted: (name: string, pos: number) => dv.maintainer.isDeleted(name, pos) } : {}),
           })
         : null;
     changelog = {

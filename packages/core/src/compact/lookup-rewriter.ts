@@ -9,7 +9,8 @@
  *   old record is superseded). Keys with a record of level ≥ 1 in the window need nothing: those
  *   files are rewritten;
  * - a level-0 file moved up unchanged is read once for the same lookups (one holding retractions
- *   is rewritten instead: they must not reach levels ≥ 1);
+ *   is rewritten instead: they must not reach levels ≥ 1; so is one whose move produces changelog,
+ *   which needs the same reads and lookups);
  * - files a rewrite consumed lose their vectors (they are gone after the commit).
  * Compaction inputs are read with their vectors applied (merge-tree-reader.ts).
  */
@@ -58,7 +59,10 @@ export async function markReplacedRecords(
   }
 }
 
-/** A window merge that first marks the records the window's keys replace. */
+/**
+ * A window merge that also marks the records the window's keys replace. It merges first: a
+ * changelog merge looks up each key's old value, which the marking then deletes.
+ */
 export function lookupWindowMerge(
   merge: WindowMerge,
   outputLevel: number,
@@ -66,8 +70,9 @@ export function lookupWindowMerge(
   dv: DeletionVectorCompaction,
 ): WindowMerge {
   return async (segments) => {
+    const merged = await merge(segments);
     await markReplacedRecords(segments, outputLevel, read, dv);
-    return merge(segments);
+    return merged;
   };
 }
 
@@ -99,6 +104,14 @@ export class LookupCompactRewriter implements BucketRewriter {
       return this.rewrite(outputLevel, true, [[SortedRun.fromSingle(file)]]);
     }
     if (file.level === 0 && outputLevel > 0) {
+      // A changelog producer needs the file's rows compared with the old values: `inner` then
+      // rewrites it through the changelog merge, which marks the replaced records on the way.
+      const upgraded = await this.inner.upgrade(outputLevel, file);
+      if (upgraded.changelog !== undefined) {
+        for (const f of upgraded.before) this.dv.maintainer.removeDeletionVectorOf(f.fileName);
+        this.dv.lookup.forget(upgraded.before);
+        return upgraded;
+      }
       const collect: WindowMerge = async (segments) => {
         await markReplacedRecords(segments, outputLevel, this.read, this.dv);
         return null;

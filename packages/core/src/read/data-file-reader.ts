@@ -29,6 +29,7 @@ import { UnsupportedTableFeatureError } from '../scan/errors.js';
 import type { Predicate } from '../predicate.js';
 import { makeBatch, nullData } from './arrow-take.js';
 import { DEFAULT_READ_AHEAD, readAhead } from './read-ahead.js';
+import { orcPredicate } from './orc-predicate.js';
 import { rowGroupFilter } from './row-group-filter.js';
 
 /** One batch of a data file, evolved to the read fields. */
@@ -203,8 +204,10 @@ function openOrc(
   readFields: readonly DataField[],
   options: ReadDataFileOptions,
 ): OpenedFile {
+  const predicate = options.rowFilter ? orcPredicate(options.rowFilter, readFields, layout.fileFields) : null;
   const readOptions = {
     columns: layout.physical,
+    ...(predicate !== null ? { predicate } : {}),
     ...(file.fileSize !== undefined ? { fileSize: file.fileSize } : {}),
     ...(file.rowCount !== undefined ? { rowCount: file.rowCount } : {}),
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),

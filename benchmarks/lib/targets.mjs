@@ -1,0 +1,203 @@
+/**
+ * The performance scoreboard: one row per figure the project set itself a target for, read from
+ * the result files the benchmarks wrote (commit, read, read-data, write, compact, maintenance),
+ * with the run date of each so a reader sees whether they were measured in one `npm run bench`.
+ * `npm run bench` writes it as `results/targets.{json,md}` after the benchmarks ran (and
+ * `node benchmarks/run.mjs --summary` rebuilds it from the files present).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+import { fmtNum, fmtRate, markdownTable } from './report.mjs';
+
+function load(dir, name) {
+  const file = path.join(dir, `${name}.json`);
+  if (!existsSync(file)) return null;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+const isS3 = (backend) => typeof backend === 'string' && backend.startsWith('s3');
+const dateOf = (json) => json?.environment?.date ?? json?.date ?? null;
+
+/**
+ * One scoreboard row. `now` is the measured text, `met` true/false (null when not measured).
+ *
+ * @typedef {{ figure: string, now: string, target: string, met: boolean | null, source: string, date: string | null }} TargetRow
+ */
+
+/** Storage requests per small append, and whether they stay flat as history grows. */
+function commitRequests(commit) {
+  const serial = commit?.serial?.find((s) => isS3(s.backend)) ?? commit?.serial?.[0];
+  const req = serial?.requests;
+  if (!req?.mean) return null;
+  const reads = (req.mean.get ?? 0) + (req.mean.head ?? 0) + (req.mean.list ?? 0);
+  const windows = (req.windows ?? []).filter((w) => w.from > 10);
+  const first = windows[0];
+  const last = windows[windows.length - 1];
+  const flat = first && last ? Math.abs(last.reads - first.reads) < 0.5 : null;
+  return {
+    figure: `storage requests per small append (${serial.backend}, ${serial.commits} commits)`,
+    now: `${fmtNum(reads, 1)} reads, ${fmtNum(req.mean.roundTrips, 1)} round trips (p50 ${req.roundTripsP50}); reads at commits ${first?.from ?? '?'}–${first?.to ?? '?'}: ${fmtNum(first?.reads, 1)}, at ${last?.from ?? '?'}–${last?.to ?? '?'}: ${fmtNum(last?.reads, 1)}`,
+    target: '≤ 6 sequential round trips, independent of history',
+    met: req.roundTripsP50 <= 6 && flat !== false,
+  };
+}
+
+function contention(commit) {
+  const row = commit?.concurrent?.find((c) => isS3(c.backend) && c.writers === 4);
+  if (!row) return null;
+  return {
+    figure: '4 writer processes on the S3 server',
+    now: `${fmtNum(row.commitsPerSec, 1)} commits/s, commit p50 ${fmtNum(row.commit?.p50, 0)} ms, p99 ${fmtNum(row.commit?.p99, 0)} ms`,
+    target: '≥ 20 commits/s, p99 < 1 s',
+    met: row.commitsPerSec >= 20 && row.commit?.p99 < 1000,
+  };
+}
+
+function commitLatency(commit) {
+  const serial = commit?.serial?.find((s) => isS3(s.backend));
+  if (!serial) return null;
+  return {
+    figure: 'small-append commit p50 on the S3 server',
+    now: `${fmtNum(serial.commit?.p50, 1)} ms (p99 ${fmtNum(serial.commit?.p99, 0)} ms)`,
+    target: '≤ 30 ms',
+    met: serial.commit?.p50 <= 30,
+  };
+}
+
+function planning(read) {
+  const rows = read?.planning ?? [];
+  const p = rows.find((r) => r.liveFiles === 100_000) ?? rows.find((r) => r.size === '100k');
+  if (!p) return null;
+  const retainedKiB = p.retainedHeapMiB !== undefined ? (p.retainedHeapMiB * 1024) / p.liveFiles : undefined;
+  const others = rows
+    .filter((r) => r !== p)
+    .map((r) => `${r.size}: ${fmtNum(r.planMs, 0)} ms`)
+    .join(', ');
+  return {
+    figure: 'scan planning, 100k live files',
+    now: `${fmtNum(p.planMs, 0)} ms, ${fmtRate(p.entriesPerSec)} entries/s, ${fmtNum(retainedKiB, 2)} KiB retained per live file${others ? ` (${others})` : ''}`,
+    target: '< 0.5 s, ≥ 500k entries/s, ≤ 0.5 KiB retained per live file',
+    met: p.planMs < 500 && p.entriesPerSec >= 500_000 && retainedKiB !== undefined && retainedKiB <= 0.5,
+  };
+}
+
+function fullRead(readData) {
+  const c = readData?.cases?.find((x) => /all/.test(x.label ?? '')) ?? readData?.cases?.[0];
+  if (!c) return null;
+  return {
+    figure: `full read, ${fmtRate(c.rows)} rows in ${c.files} files, ${c.label ?? 'all columns'} into Arrow`,
+    now: `${fmtRate(c.tidemark?.rowsPerSec)} rows/s = ${fmtNum(c.vsParquetWasm, 2)} × raw parquet-wasm = ${fmtNum(c.vsDuckdb, 3)} × DuckDB`,
+    target: '≥ 1.7 × raw parquet-wasm, ≥ 0.35 × DuckDB',
+    met: c.vsParquetWasm >= 1.7 && c.vsDuckdb >= 0.35,
+  };
+}
+
+function singleFileWrite(write) {
+  const c = write?.cases?.find((x) => x.size === '1m' || x.label === '1m') ?? write?.cases?.[0];
+  if (!c) return null;
+  const overRaw = c.tidemarkOverRawMedians ?? c.tidemarkOverRawTime;
+  const overDuck = c.tidemarkOverDuckdbTime;
+  return {
+    figure: `append write, ${fmtRate(c.rows)} rows, one file`,
+    now: `${fmtRate(c.tidemark?.rowsPerSec)} rows/s, ${fmtNum(overRaw, 2)} × raw parquet-wasm time, ${fmtNum(overDuck ? 1 / overDuck : undefined, 2)} × DuckDB COPY speed`,
+    target: '≤ 1.1 × raw time; ≥ 0.5 × DuckDB',
+    met: overRaw <= 1.1 && overDuck !== undefined && 1 / overDuck >= 0.5,
+  };
+}
+
+function expiration(maintenance) {
+  const e = maintenance?.expire?.find((x) => isS3(x.backend));
+  if (!e) return null;
+  return {
+    figure: 'snapshot expiration on the S3 server',
+    now: `${fmtRate(e.filesPerSec)} files/s (${e.filesDeleted} files of ${e.snapshots} snapshots in ${fmtNum(e.seconds, 1)} s)`,
+    target: '≥ 2,000 files/s, oldest first',
+    met: e.filesPerSec >= 2000,
+  };
+}
+
+function compaction(compact) {
+  const rows = (compact?.results ?? []).filter((r) => r.backend === 'local');
+  if (rows.length === 0) return null;
+  const worst = rows.reduce((a, b) => ((b.compactVsRaw ?? Infinity) < (a.compactVsRaw ?? Infinity) ? b : a));
+  return {
+    figure: 'append compaction ÷ a raw single-threaded read + rewrite (speed)',
+    now: rows.map((r) => `${r.files} × ${fmtRate(r.rowsPerFile)} rows: ${fmtNum(r.compactVsRaw, 2)} ×`).join('; '),
+    target: '≥ 1.5 × (both cores), every input shape',
+    met: worst.compactVsRaw >= 1.5,
+  };
+}
+
+/**
+ * Builds the scoreboard from the result files in `dir`.
+ *
+ * @returns {{ rows: TargetRow[], dates: Record<string, string | null> }}
+ */
+export function buildTargets(dir) {
+  const sources = {
+    commit: load(dir, 'commit'),
+    read: load(dir, 'read'),
+    'read-data': load(dir, 'read-data'),
+    write: load(dir, 'write'),
+    compact: load(dir, 'compact'),
+    maintenance: load(dir, 'maintenance'),
+  };
+  const build = [
+    ['commit', commitRequests],
+    ['commit', contention],
+    ['read', planning],
+    ['read-data', fullRead],
+    ['write', singleFileWrite],
+    ['maintenance', expiration],
+    ['commit', commitLatency],
+    ['compact', compaction],
+  ];
+  const rows = [];
+  for (const [source, fn] of build) {
+    const json = sources[source];
+    let row = null;
+    try {
+      row = json ? fn(json) : null;
+    } catch {
+      row = null; // a result file of another shape: shown as not measured
+    }
+    rows.push(
+      row
+        ? { ...row, met: row.met === true, source, date: dateOf(json) }
+        : { figure: `(${source}: ${fn.name})`, now: 'not measured', target: '', met: null, source, date: dateOf(json) },
+    );
+  }
+  const dates = Object.fromEntries(Object.entries(sources).map(([k, v]) => [k, dateOf(v)]));
+  return { rows, dates };
+}
+
+/** The scoreboard as markdown: the table first (SUMMARY.md quotes the first table of each result). */
+export function targetsMarkdown({ rows, dates }) {
+  const table = markdownTable(
+    ['figure', 'now', 'target', 'met', 'measured by'],
+    rows.map((r) => [r.figure, r.now, r.target, r.met === null ? '–' : r.met ? 'yes' : 'no', `${r.source} (${r.date ?? '?'})`]),
+  );
+  const times = Object.values(dates)
+    .filter(Boolean)
+    .map((d) => Date.parse(d));
+  const spanHours = times.length > 0 ? (Math.max(...times) - Math.min(...times)) / 3_600_000 : 0;
+  return [
+    '# Performance targets',
+    '',
+    table,
+    '',
+    spanHours <= 3
+      ? `Every row comes from result files written within ${fmtNum(spanHours, 1)} h of each other (one \`npm run bench\`).`
+      : 'The rows come from result files written at different times (see "measured by"): rerun `npm run bench` for one side-by-side run.',
+    '',
+    'Each ratio inside a row is measured side by side in one benchmark process run (tidemark against raw parquet-wasm',
+    'and DuckDB on the same files, on the same machine). The limits that stop a target, where one is not met, are',
+    'named in the benchmark result linked in "measured by".',
+    '',
+  ].join('\n');
+}
