@@ -460,8 +460,8 @@ function toMarkdown(json) {
     "The parts add up to the commit mean: backoff is the time asleep between attempts (the prefetch of the winner's files runs underneath), " +
       'expiration the automatic expiration after the snapshot exists, then writes (any PUT, conditional PUT or DELETE in flight), reads (only GET / HEAD / LIST in flight), ' +
       'and cpu (no request in flight: encoding, decoding, and on this shared machine waiting for a core). ' +
-      'Longest run: the most consecutive snapshots one writer created with no snapshot of another writer in between. An attempt runs from its first latest-snapshot probe to the answer of its snapshot create; its window from the probe the snapshot is built on ' +
-      '(after catching up with snapshots other writers created) to that answer: the time in which another writer can take the id.',
+      'Longest run: the most consecutive snapshots one writer created with no snapshot of another writer in between. An attempt runs from its latest-snapshot probe to the answer of its snapshot create; ' +
+      'its window, the time in which another writer can take the id, is the same span (the snapshot is built on that probe).',
     '',
     '### The store alone under the same contention',
     '',

@@ -39,8 +39,6 @@ interface Counter {
   beforeSnapshotCreate: (() => Promise<void>) | null;
   /** Runs once, after the next manifest list written through this counter. */
   afterListWrite: (() => Promise<void>) | null;
-  /** Runs once, after the next manifest list read through this counter. */
-  afterListRead: (() => Promise<void>) | null;
   /** Outcomes of the snapshot creates through this counter, in order. */
   readonly snapshotCreates: string[];
   /**
@@ -65,7 +63,6 @@ function counting(inner: FileIO): Counter {
     writes: [],
     beforeSnapshotCreate: null,
     afterListWrite: null,
-    afterListRead: null,
     snapshotCreates: [],
     latencyMs: 0,
   };
@@ -108,11 +105,6 @@ function counting(inner: FileIO): Counter {
           if (prop === 'write' && String(args[0]).includes('/manifest-list-') && counter.afterListWrite) {
             const hook = counter.afterListWrite;
             counter.afterListWrite = null;
-            await hook();
-          }
-          if (prop === 'read' && String(args[0]).includes('/manifest-list-') && counter.afterListRead) {
-            const hook = counter.afterListRead;
-            counter.afterListRead = null;
             await hook();
           }
           if (prop === 'createIfAbsent' && /\/snapshot\/snapshot-\d+$/.test(String(args[0]))) counter.snapshotCreates.push(String(result));
@@ -233,9 +225,7 @@ describe('commit request counts', () => {
     const lists = writes.filter((p) => p.includes('/manifest-list-'));
     const manifests = writes.filter((p) => !p.includes('/manifest-list-'));
     expect(manifests).toHaveLength(1); // the delta manifest, written once
-    // The delta list once, and a base list per snapshot a built on (10, while catching up with b
-    // before its first create, then 11, while backing off after losing it).
-    expect(lists).toHaveLength(3);
+    expect(lists).toHaveLength(3); // delta list once, base list per attempt
     const latest = (await ta.snapshotManager.latest())!;
     const listNames = lists.map((l) => l.slice(l.lastIndexOf('/') + 1));
     expect(listNames).toContain(latest.deltaManifestList);
@@ -245,7 +235,7 @@ describe('commit request counts', () => {
     expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 101, 102, 103, 104, 105, 106]);
   });
 
-  it('a commit behind other writers catches up before the probe it builds on, so a snapshot created meanwhile costs no lost race', async () => {
+  it('onAttempt reports every snapshot attempt (a lost race, then the win), and a throwing hook changes nothing', async () => {
     const store = new MemoryFileIO();
     const root = `memory://commit-requests-${process.pid}-${++n}/wh`;
     const a = counting(store);
@@ -255,34 +245,37 @@ describe('commit request counts', () => {
     const ca = ta.newCommit({ commitUser: 'a', onAttempt: (x) => attempts.push(x) });
     const cb = tb.newCommit({ commitUser: 'b' });
     await ca.commit({ identifier: 1, messages: await messagesOf(ta, 1) });
-    await cb.commit({ identifier: 1, messages: await messagesOf(tb, 101) });
     const b2 = await messagesOf(tb, 102);
     attempts.length = 0;
     a.snapshotCreates.length = 0;
-    // a finds b's snapshot 2; while a reads it, b creates snapshot 3. Building on snapshot 2 at
-    // once would lose the race for id 3; catching up (check 2, probe again, check 3) does not.
-    a.afterListRead = async () => void (await cb.commit({ identifier: 2, messages: b2 }));
-    expect(await ca.commit({ identifier: 2, messages: await messagesOf(ta, 2) })).toMatchObject({
+    // b takes snapshot 2 just before a's create: a loses it, backs off and creates snapshot 3.
+    a.beforeSnapshotCreate = async () => void (await cb.commit({ identifier: 2, messages: b2 }));
+    expect(await ca.commit({ identifier: 2, messages: await messagesOf(ta, 2) })).toMatchObject({ status: 'committed', snapshotId: 3 });
+    expect(a.snapshotCreates).toEqual(['already-exists', 'created']);
+    expect(attempts.map((x) => [x.commitUser, x.identifier, x.retry, x.snapshotId, x.outcome])).toEqual([
+      ['a', 2n, 0, 2, 'already-exists'],
+      ['a', 2n, 1, 3, 'created'],
+    ]);
+    for (const x of attempts) {
+      expect(x.attemptMs).toBeGreaterThanOrEqual(0);
+      expect(x.windowMs).toBe(x.attemptMs);
+      expect(x.waitMs).toBeGreaterThanOrEqual(0);
+    }
+    expect(attempts[1]!.waitMs).toBe(0); // nothing is drawn after a win
+
+    // A hook that throws is ignored: the commit still lands.
+    const throwing = ta.newCommit({
+      commitUser: 'c',
+      onAttempt: () => {
+        throw new Error('hook failure');
+      },
+    });
+    expect(await throwing.commit({ identifier: 1, messages: await messagesOf(ta, 3) })).toMatchObject({
       status: 'committed',
       snapshotId: 4,
     });
-    expect(a.snapshotCreates).toEqual(['created']);
-    expect(attempts.map((x) => [x.retry, x.snapshotId, x.outcome])).toEqual([[0, 4, 'created']]);
-
-    // The base list written for snapshot 2 was deleted: every manifest file belongs to a snapshot.
-    const referenced = new Set<string>();
-    for (let id = 1; id <= 4; id++) {
-      const s = await tb.snapshotManager.snapshot(id);
-      for (const list of [s.baseManifestList, s.deltaManifestList]) {
-        referenced.add(list);
-        for (const m of await readManifestList(store, tb.paths.manifestPath(list))) referenced.add(m.fileName);
-      }
-    }
-    const present: string[] = [];
-    for await (const st of store.list(`${tb.location}/manifest`)) present.push(st.path.slice(st.path.lastIndexOf('/') + 1));
-    expect(present.filter((x) => !referenced.has(x))).toEqual([]);
     const ids = (await ta.newRead().toArrowTable()).getChild('id')!.toArray() as Int32Array;
-    expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 101, 102]);
+    expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 3, 102]);
   });
 
   it('a batch commit (fresh commit user, no identifier) reads no snapshot history', async () => {

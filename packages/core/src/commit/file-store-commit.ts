@@ -125,7 +125,8 @@ export interface CommitAttemptReport {
   readonly attemptMs: number;
   /**
    * From the probe the snapshot was built on to the answer of its create: the window in which
-   * another writer can take the id (shorter than `attemptMs` when the attempt caught up first).
+   * another writer can take the id. Every attempt builds on its own probe, so this equals
+   * `attemptMs`; it is what the backoff is scaled by (winning windows only).
    */
   readonly windowMs: number;
   /** Backoff drawn before the next attempt (0 when created or when the commit gives up). */
@@ -203,19 +204,8 @@ interface AttemptStart {
   readonly names: ManifestNames;
   readonly recordId: string;
   readonly recorded: Promise<void>;
-  readonly probe?: Probe;
+  readonly probe?: LatestProbe;
 }
-
-/** A latest-snapshot probe, and the id it probed forward from (null: the committer knew none). */
-interface Probe extends LatestProbe {
-  readonly from: number | null;
-}
-
-/**
- * How many times one attempt catches up with snapshots other writers created (checks them and
- * writes the base list on the newest, then probes again) before it creates its snapshot anyway.
- */
-const MAX_CATCH_UPS = 2;
 
 /** The index changes the messages carry (ADD new, DELETE replaced) and each partition's hash-index base. */
 function indexChangesOf(messages: readonly CommitMessage[]): IndexChanges {
@@ -409,7 +399,7 @@ export class FileStoreCommit {
       await this.ensureConditionalWrites();
       start = this.beginAttempts(guard ? [guard.filePrefix] : []);
     }
-    let probe: Probe;
+    let probe: LatestProbe;
     try {
       [probe] = await settleAll([this.readLatest(), start?.recorded]);
     } catch (e) {
@@ -677,18 +667,15 @@ export class FileStoreCommit {
     };
   }
 
-  /**
-   * The newest snapshot, probed forward from the last one this committer saw (`from`: that id,
-   * null when it had seen none).
-   */
-  private async readLatest(): Promise<Probe> {
+  /** The newest snapshot, probed forward from the last one this committer saw. */
+  private async readLatest(): Promise<LatestProbe> {
     const known = this.knownLatest;
     const probe = await this.snapshots.latestFrom(known, this.probeWindow);
     this.knownLatest = probe.latest?.id ?? null;
     // Probe as far ahead as other writers went last time: one GET past the known id when this
     // committer is alone, a few when others commit too (each window is one round trip).
     if (known !== null && probe.latest !== null) this.probeWindow = Math.min(4, Math.max(1, probe.latest.id - known));
-    return { latest: probe.latest, read: probe.read, from: known };
+    return probe;
   }
 
   /** How many ids past the known latest the next probe reads in its first round trip. */
@@ -810,50 +797,21 @@ export class FileStoreCommit {
     let recordCleared = false;
     /** A base list written while backing off, for the snapshot the next attempt probably builds on. */
     let prebuilt: BaseList | undefined;
-    /** The upload of the delta's manifests and list (kept across attempts while the entries stay the same). */
-    let deltaUploaded: Promise<unknown> = Promise.resolve();
-    const uploadDelta = async (entries: readonly ManifestEntry[]): Promise<void> => {
-      if (delta !== null && sameEntries(delta.entries, entries)) return;
-      if (delta !== null && uncertainAfter === null) {
-        for (const n of [...delta.files, delta.list.name]) keep.delete(n);
-        await writer.deleteWritten([...delta.files, delta.list.name]);
-      }
-      const { metas, pending } = await writer.writeEntriesDeferred(entries);
-      const list = await writer.writeListDeferred(metas);
-      delta = { entries, files: metas.map((m) => m.fileName), list: { name: list.name, size: list.size } };
-      for (const n of [...delta.files, list.name]) keep.add(n);
-      deltaUploaded = settleAll([pending, list.pending]);
-      deltaUploaded.catch(() => undefined);
-    };
     try {
       // Before any manifest exists; a failure here fails the commit with nothing written.
       await start.recorded;
       for (let retry = 0; ; retry++) {
         const attemptStarted = this.now();
-        // The latest schema id is read with every probe (one round trip with it), not after it.
+        // The latest schema id is read with the probe (one round trip with it), not after it. The
+        // first attempt's probe ran with the in-flight record: its schema id is read below.
         let schemaId: Promise<number | null> | undefined;
-        const probeWithSchema = (): Promise<Probe> => {
+        let probe: LatestProbe;
+        if (retry === 0 && start.probe !== undefined) {
+          probe = start.probe;
+        } else {
           schemaId = this.schemas.latestId();
           schemaId.catch(() => undefined);
-          return this.readLatest();
-        };
-        let windowStarted = attemptStarted;
-        let probe = retry === 0 && start.probe !== undefined ? start.probe : await probeWithSchema();
-        // Catching up: when other writers created snapshots this committer has not prepared for,
-        // check them and write the base list on the newest first, then probe again. The work is
-        // the same, but it happens before the probe the snapshot is built on, so the window in
-        // which another writer can take the id (probe to create) stays a round trip or two
-        // instead of the chain manifest list -> manifests -> data files -> base list. Without it,
-        // a writer behind by a few snapshots keeps losing to writers that are not.
-        for (let c = 0; c < MAX_CATCH_UPS && this.behind(probe, prebuilt, input, uncertainAfter); c++) {
-          if (prebuilt !== undefined) await writer.deleteWritten(prebuilt.files);
-          // The delta does not depend on the latest snapshot (unless a sequence guard rewrites it):
-          // its upload runs with the catch-up instead of inside the window.
-          if (guard === undefined && input.delta.kind === 'fixed') await uploadDelta(input.delta.entries);
-          prebuilt = await this.prepare(probe.latest!, input.delta.kind === 'fixed' ? input.delta.entries : [], writer);
-          if (prebuilt === undefined) break; // the attempt reads, writes (and reports) for itself
-          windowStarted = this.now();
-          probe = await probeWithSchema();
+          probe = await this.readLatest();
         }
         const latest = probe.latest;
         if (uncertainAfter !== null) {
@@ -883,7 +841,19 @@ export class FileStoreCommit {
         }
         const checked = latest !== null ? this.baseCheck.check(latest, entries) : Promise.resolve();
         checked.catch(() => undefined);
-        await uploadDelta(entries);
+        let deltaUploaded: Promise<unknown> = Promise.resolve();
+        if (delta === null || !sameEntries(delta.entries, entries)) {
+          if (delta !== null && uncertainAfter === null) {
+            for (const n of [...delta.files, delta.list.name]) keep.delete(n);
+            await writer.deleteWritten([...delta.files, delta.list.name]);
+          }
+          const { metas, pending } = await writer.writeEntriesDeferred(entries);
+          const list = await writer.writeListDeferred(metas);
+          delta = { entries, files: metas.map((m) => m.fileName), list: { name: list.name, size: list.size } };
+          for (const n of [...delta.files, list.name]) keep.add(n);
+          deltaUploaded = settleAll([pending, list.pending]);
+          deltaUploaded.catch(() => undefined);
+        }
         // The changelog is fixed: its manifests are written once and kept across attempts.
         if (changelogList === undefined && input.changelog !== undefined && input.changelog.length > 0) {
           const metas = await writer.writeEntries(input.changelog);
@@ -893,7 +863,7 @@ export class FileStoreCommit {
         const [, , snapshot] = await settleAll([
           checked,
           deltaUploaded,
-          this.buildSnapshot(latest, entries, delta!.list, writer, input, schemaId, changelogList, prebuilt),
+          this.buildSnapshot(latest, entries, delta.list, writer, input, schemaId, changelogList, prebuilt),
         ]);
         // Built for a snapshot that was not the latest after all: nothing will reference it.
         if (prebuilt !== undefined && prebuilt.forId !== (latest?.id ?? null) && uncertainAfter === null) {
@@ -911,9 +881,9 @@ export class FileStoreCommit {
           lastError = e;
           uncertainAfter ??= latest?.id ?? 0;
         }
-        const ended = this.now();
-        const attemptMs = ended - attemptStarted;
-        const windowMs = ended - windowStarted;
+        // The attempt starts with the probe its snapshot is built on: its duration is the window.
+        const attemptMs = this.now() - attemptStarted;
+        const windowMs = attemptMs;
         if (outcome === 'created') {
           this.knownLatest = snapshot.id;
           this.created = snapshot;
@@ -990,34 +960,12 @@ export class FileStoreCommit {
   private async prefetch(id: number, entries: readonly ManifestEntry[], writer: ManifestWriter): Promise<BaseList | undefined> {
     try {
       const s = await this.snapshots.tryGet(id);
-      return s === null ? undefined : await this.prepare(s, entries, writer);
-    } catch {
-      return undefined; // the next attempt reads, writes (and reports) for itself
-    }
-  }
-
-  /** Checks snapshot `s` and writes the base list on top of it: best effort (undefined on failure). */
-  private async prepare(s: Snapshot, entries: readonly ManifestEntry[], writer: ManifestWriter): Promise<BaseList | undefined> {
-    try {
+      if (s === null) return undefined;
       const [, base] = await settleAll([this.baseCheck.check(s, entries), this.writeBase(s, writer)]);
       return base;
     } catch {
-      return undefined;
+      return undefined; // the next attempt reads, writes (and reports) for itself
     }
-  }
-
-  /**
-   * Whether the probe found snapshots of other writers that this attempt has not prepared for
-   * (see the catch-up in {@link tryCommit}). Not for a committer's first look at the table (a
-   * one-off batch commit would pay a second probe for nothing), nor after an unknown outcome
-   * (the attempt must look for its own snapshot first), nor when the delta depends on the latest
-   * snapshot (an overwrite computes it per attempt anyway).
-   */
-  private behind(probe: Probe, prebuilt: BaseList | undefined, input: AttemptInput, uncertainAfter: number | null): boolean {
-    const latest = probe.latest;
-    if (latest === null || probe.from === null || latest.id <= probe.from) return false;
-    if (uncertainAfter !== null || input.delta.kind !== 'fixed') return false;
-    return prebuilt === undefined || prebuilt.forId !== latest.id;
   }
 
   /** After the snapshot exists: the LATEST hint and clearing the in-flight record, together. */
