@@ -13,7 +13,7 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 
-import { medianRun, runChild } from './lib/measure.mjs';
+import { median, medianRun, runChild } from './lib/measure.mjs';
 import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable } from './lib/report.mjs';
 import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
 
@@ -83,6 +83,9 @@ export async function run(options = {}) {
       summary[mode] = {
         ms: m.ms,
         msRuns: all[mode].map((r) => r.ms),
+        ...(all[mode].every((r) => r.cpuMs !== undefined)
+          ? { cpuMs: median(all[mode].map((r) => r.cpuMs)), cpuMsRuns: all[mode].map((r) => r.cpuMs) }
+          : {}),
         inputMB: m.inputBytes / 1e6,
         mbPerSec: m.inputBytes / 1e6 / (m.ms / 1000),
         rowsPerSec: (c.files * c.rows) / (m.ms / 1000),
@@ -94,6 +97,10 @@ export async function run(options = {}) {
     summary.compactVsRaw = ratio('compact', 'raw');
     summary.poolOffVsRaw = ratio('compactPoolOff', 'raw');
     summary.workersVsPoolOff = ratio('compact', 'compactPoolOff');
+    // CPU time is far less disturbed by other load than wall time: the work per row over raw's.
+    const cpuRatio = (a, b) => (summary[a]?.cpuMs && summary[b]?.cpuMs ? summary[a].cpuMs / summary[b].cpuMs : undefined);
+    summary.cpuVsRaw = cpuRatio('compact', 'raw');
+    summary.poolOffCpuVsRaw = cpuRatio('compactPoolOff', 'raw');
     results.push(summary);
   }
   const env = environment();
@@ -101,7 +108,8 @@ export async function run(options = {}) {
   return { name, json, markdown: toMarkdown(json) };
 }
 
-function toMarkdown(r) {
+/** The markdown of a result (exported so a result file can be re-rendered without a run). */
+export function toMarkdown(r) {
   const cell = (x) => (x ? `${fmtNum(x.ms / 1000, 2)} s · ${fmtNum(x.mbPerSec)} MB/s · ${fmtNum(x.peakRssMiB, 0)} MiB` : '–');
   const ratio = (x) => (x === undefined ? '–' : `${fmtNum(x, 2)}×`);
   const out = [
@@ -119,6 +127,7 @@ function toMarkdown(r) {
         'compaction ÷ raw (speed)',
         'pool off ÷ raw',
         'workers ÷ pool off',
+        'CPU time ÷ raw: workers / pool off',
       ],
       r.results.map((x) => [
         x.backend,
@@ -129,11 +138,14 @@ function toMarkdown(r) {
         ratio(x.compactVsRaw),
         ratio(x.poolOffVsRaw),
         ratio(x.workersVsPoolOff),
+        x.cpuVsRaw === undefined ? '–' : `${fmtNum(x.cpuVsRaw, 2)} / ${fmtNum(x.poolOffCpuVsRaw, 2)}`,
       ]),
     ),
     '',
     'Cells: median wall time · MB/s of input Parquet · peak RSS of the process. Ratios are speed ratios (raw time ÷ ' +
-      'compaction time) of the medians; all runs are in the JSON.',
+      'compaction time) of the medians; all runs are in the JSON. *CPU time ÷ raw*: median CPU time (user + system, all ' +
+      "threads) over raw's, the work done per input row, which other load on the machine barely changes (wall-time ratios " +
+      'swing with it); with two workers on an idle machine, the speed ratio over raw approaches 2 ÷ this figure.',
     '',
     '- **compactAppendTable** (`full: true`): plans, reads every file through the ordered read-ahead (row groups decoded on ' +
       'the worker pool), writes one output file whose row groups are encoded on the worker pool in parallel, commits a ' +
@@ -141,6 +153,16 @@ function toMarkdown(r) {
     '- **raw read + rewrite**: per input file `read` + parquet-wasm `readParquet` + `writeParquet` (zstd) + `write`, on one ' +
       'thread, one output per input, no table logic.',
     '- Data: columns id BIGINT, name STRING, amount DOUBLE; one append commit per input file (not timed).',
+    ...r.results
+      .filter((x) => x.cpuVsRaw !== undefined)
+      .map(
+        (x) =>
+          `- Ceiling for ${x.files} × ${fmtInt(x.rowsPerFile)} rows: with ${fmtNum(x.cpuVsRaw, 2)} × raw's CPU work, two ` +
+          `idle cores give at most ${fmtNum(2 / x.cpuVsRaw, 2)} × raw's speed, less the time the reading and the encoding ` +
+          'do not overlap (all inputs are read before the one output file is encoded). The extra work with workers over ' +
+          `pool off (${fmtNum(x.cpuVsRaw - x.poolOffCpuVsRaw, 2)} × raw's) is starting the workers and V8 compiling ` +
+          'parquet-wasm in them, a fixed cost per process that weighs most on small inputs.',
+      ),
     '- The machine (2 cores) was shared with several other agents running builds, tests and benchmarks: absolute figures ' +
       'are noisy; ratios come from interleaved runs.',
     '',

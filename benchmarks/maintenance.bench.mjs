@@ -9,6 +9,10 @@
  *   files with parquet-wasm (readParquet + writeParquet, zstd) and no table logic.
  *
  *   node benchmarks/maintenance.bench.mjs [--snapshots 10000] [--s3-snapshots 10000] [--objects 10000,100000] [--s3-objects 10000,100000]
+ *     [--only expire]
+ *
+ * `--only expire` runs the expiration rows alone and saves them as `maintenance-expire` (so the full
+ * result files are not replaced by a partial run).
  *
  * Every measurement runs in a fresh child process (lib/maintenance-tasks.mjs). The history table is
  * built once with FileStoreCommit on local disk (kept under benchmarks/work/ as a template: about
@@ -16,6 +20,7 @@
  * from it. Imports the BUILT packages.
  */
 import { cp, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 
 import { runChild } from './lib/measure.mjs';
@@ -23,6 +28,9 @@ import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection }
 import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
 
 export const name = 'maintenance';
+
+/** Expiration phases, in the order a run goes through them. */
+const PHASES = ['leftover-snapshots', 'reading-deltas', 'data-files', 'changelog-files', 'manifests', 'manifest-lists', 'snapshots'];
 
 const TASKS = new URL('./lib/maintenance-tasks.mjs', import.meta.url);
 const TIMEOUT_MS = 900_000;
@@ -36,9 +44,12 @@ async function exists(p) {
 }
 
 /**
- * @param {{ log?: (msg: string) => void, s3?: object, snapshots?: number, s3Snapshots?: number, objects?: number[], s3Objects?: number[], compactFiles?: number, compactRows?: number }} [options]
+ * @param {{ log?: (msg: string) => void, s3?: object, snapshots?: number, s3Snapshots?: number, objects?: number[],
+ *   s3Objects?: number[], compactFiles?: number, compactRows?: number, only?: 'expire' }} [options]
  */
 export async function run(options = {}) {
+  const expireOnly = options.only === 'expire';
+  const runName = expireOnly ? `${name}-expire` : name;
   const log = options.log ?? ((m) => console.error(m));
   const snapshots = options.snapshots ?? 10_000;
   const objects = options.objects ?? [10_000, 100_000];
@@ -47,6 +58,8 @@ export async function run(options = {}) {
   const compactFiles = options.compactFiles ?? 100;
   const compactRows = options.compactRows ?? 5_000;
   const started = performance.now();
+  // The machine is shared: the 1-minute load average at the start and the end says how much.
+  const loadAtStart = os.loadavg()[0];
   const expire = [];
   const orphans = [];
   const compaction = [];
@@ -93,6 +106,9 @@ export async function run(options = {}) {
     }
     log(`${b.backend}: expiring ${b.snapshots - RETAIN} snapshots`);
     const e = await runChild(TASKS, 'expire', { table, retainMin: RETAIN, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+    // Right after the run, under the same load: how fast the store serves the reads expiration needs.
+    const g = await runChild(TASKS, 'get-rate', { table, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+    const gets = e.requests.read + e.requests.readRange + e.requests.exists;
     if (e.snapshotsExpired !== b.snapshots - RETAIN)
       problems.push(`${b.backend}: expired ${e.snapshotsExpired} snapshots, expected ${b.snapshots - RETAIN}`);
     expire.push({
@@ -104,8 +120,20 @@ export async function run(options = {}) {
       snapshotsPerSec: e.snapshotsExpired / (e.ms / 1000),
       peakRssMiB: e.peakRssMiB,
       importRssMiB: e.importRssMiB,
+      requests: e.requests,
+      phases: e.phases,
+      storeGetsPerSec: g.getsPerSec,
+      getsPerFile: gets / e.filesDeleted,
+      // If reads were all it did, at the store's GET rate.
+      readBoundFilesPerSec: g.getsPerSec / (gets / e.filesDeleted),
     });
+    log(`${b.backend}: store GET rate ${fmtInt(g.getsPerSec)}/s with 16 in flight; ${fmtNum(gets / e.filesDeleted, 2)} reads per file`);
     log(`${b.backend}: ${fmtInt(e.filesDeleted)} files in ${(e.ms / 1000).toFixed(1)} s, peak RSS ${fmtNum(e.peakRssMiB)} MiB`);
+    log(`${b.backend}: requests ${JSON.stringify(e.requests)}; phases start at ${JSON.stringify(e.phases)}`);
+    if (expireOnly) {
+      if (!b.s3) await rm(b.root, { recursive: true, force: true });
+      continue;
+    }
 
     // --- orphan scan -----------------------------------------------------------------------
     let have = 0;
@@ -153,7 +181,8 @@ export async function run(options = {}) {
   }
 
   const json = {
-    name,
+    name: runName,
+    expireOnly,
     date: new Date().toISOString(),
     environment: environment(),
     snapshots,
@@ -164,9 +193,10 @@ export async function run(options = {}) {
     compaction,
     problems,
     seconds: (performance.now() - started) / 1000,
+    loadAverage: [loadAtStart, os.loadavg()[0]],
     s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined,
   };
-  return { name, json, markdown: markdown(json) };
+  return { name: runName, json, markdown: markdown(json) };
 }
 
 function markdown(json) {
@@ -178,7 +208,19 @@ function markdown(json) {
     `## Snapshot expiration (overwrite history of ${fmtInt(json.snapshots)} snapshots locally${json.s3 ? `, ${fmtInt(json.s3Snapshots)} on S3` : ''}; one run, ${RETAIN} retained)`,
     '',
     markdownTable(
-      ['backend', 'snapshots expired', 'files deleted', 'seconds', 'files/s', 'snapshots/s', 'peak RSS MiB'],
+      [
+        'backend',
+        'snapshots expired',
+        'files deleted',
+        'seconds',
+        'files/s',
+        'snapshots/s',
+        'delete batches (DeleteObjects on S3)',
+        'single deletes',
+        'reads',
+        'writes',
+        'peak RSS MiB',
+      ],
       json.expire.map((r) => [
         r.backend,
         fmtInt(r.snapshots),
@@ -186,10 +228,69 @@ function markdown(json) {
         fmtNum(r.seconds),
         fmtInt(r.filesPerSec),
         fmtInt(r.snapshotsPerSec),
+        r.requests ? fmtInt(r.requests.deleteObjects) : '',
+        r.requests ? fmtInt(r.requests.delete) : '',
+        r.requests ? fmtInt(r.requests.read + r.requests.readRange) : '',
+        r.requests ? fmtInt(r.requests.write) : '',
         fmtNum(r.peakRssMiB),
       ]),
     ),
     '',
+    'The bound set by the store: its rate for small GETs (measured right after the run, 16 in flight, as expiration reads) divided by the reads expiration needs per file deleted:',
+    '',
+    markdownTable(
+      ['backend', 'store GETs/s', 'reads per file deleted', 'read-bound files/s', 'measured files/s', 'measured ÷ bound'],
+      json.expire.map((r) => [
+        r.backend,
+        r.storeGetsPerSec === undefined ? '' : fmtInt(r.storeGetsPerSec),
+        r.getsPerFile === undefined ? '' : fmtNum(r.getsPerFile, 2),
+        r.readBoundFilesPerSec === undefined ? '' : fmtInt(r.readBoundFilesPerSec),
+        fmtInt(r.filesPerSec),
+        r.readBoundFilesPerSec === undefined ? '' : fmtNum(r.filesPerSec / r.readBoundFilesPerSec, 2),
+      ]),
+    ),
+    '',
+    'Progress events by phase (seconds from the start of the run to the first event of each phase; a delete phase reports after its first 1,000 files or at its end):',
+    '',
+    markdownTable(
+      ['backend', ...PHASES],
+      json.expire.map((r) => [r.backend, ...PHASES.map((p) => (r.phases?.[p] === undefined ? '' : fmtNum(r.phases[p])))]),
+    ),
+    '',
+    ...(json.expireOnly ? ['(`--only expire`: orphan scan and compaction not run.)', ''] : []),
+    ...(json.expireOnly ? [] : orphanAndCompaction(json)),
+    '## Notes',
+    '',
+    `- Histories are built once with FileStoreCommit (one commit per snapshot, fsync skipped for the scratch table; about 15-30 ms per commit on this machine) and kept in benchmarks/work/ as templates${
+      Object.keys(json.builds).length
+        ? `; built in this run: ${Object.entries(json.builds)
+            .map(([n, ms]) => `${n} snapshots in ${fmtNum(ms / 1000)} s`)
+            .join(', ')}`
+        : ''
+    }.`,
+    '- Each expired snapshot frees one data file, its delta manifest, its manifest lists and the snapshot file; expiration reads snapshots, manifest lists and manifests 16 at a time and deletes every kind of file in batches (S3 DeleteObjects, 1,000 keys per request, 4 requests in flight, no existence checks). Snapshot files go last, 1,000 per batch, oldest batch first, each batch after EARLIEST was moved past it (so an interruption leaves no gap in the chain). Request counts are FileIO calls; a deleteMany call counts one batch per 1,000 keys.',
+    '- Orphan objects are written into the bucket directory, all younger than the threshold (writing them is not timed).',
+    json.s3 && json.s3Snapshots < json.snapshots
+      ? `- S3 expiration runs on a ${fmtInt(json.s3Snapshots)}-snapshot history (set with --s3-snapshots).`
+      : null,
+    json.s3
+      ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.`
+      : '- S3 rows skipped: no S3 server configured.',
+    '- Peak RSS is the whole child process (Node + WASM runtime included); the 10k and 100k orphan rows show it does not grow with the object count.',
+    `- Machine: 2 shared cores with other jobs running (other agents were building and testing during this run${
+      json.loadAverage
+        ? `; 1-minute load average ${fmtNum(json.loadAverage[0])} at the start, ${fmtNum(json.loadAverage[1])} at the end`
+        : ''
+    }); treat single figures as ±30 %.`,
+    ...problemsSection(json.problems),
+  ]
+    .filter((l) => l !== null)
+    .join('\n');
+}
+
+/** The orphan-scan and compaction sections (not part of an `--only expire` run). */
+function orphanAndCompaction(json) {
+  return [
     '## Orphan scan (removeOrphanFiles, default 1-day threshold: lists and checks every object, deletes none)',
     '',
     markdownTable(
@@ -222,29 +323,8 @@ function markdown(json) {
       ]),
     ),
     '',
-    '## Notes',
     '',
-    `- Histories are built once with FileStoreCommit (one commit per snapshot, fsync skipped for the scratch table; about 15-30 ms per commit on this machine) and kept in benchmarks/work/ as templates${
-      Object.keys(json.builds).length
-        ? `; built in this run: ${Object.entries(json.builds)
-            .map(([n, ms]) => `${n} snapshots in ${fmtNum(ms / 1000)} s`)
-            .join(', ')}`
-        : ''
-    }.`,
-    '- Each expired snapshot frees one data file, its delta manifest, its manifest lists and the snapshot file; expiration reads snapshots, manifest lists and manifests 16 at a time, deletes data files, manifests and manifest lists in batches (S3 DeleteObjects, 1,000 keys per request, no existence checks) and snapshot files one at a time, oldest first (so an interruption leaves no gap).',
-    '- Orphan objects are written into the bucket directory, all younger than the threshold (writing them is not timed).',
-    json.s3 && json.s3Snapshots < json.snapshots
-      ? `- S3 expiration runs on a ${fmtInt(json.s3Snapshots)}-snapshot history (set with --s3-snapshots).`
-      : null,
-    json.s3
-      ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.`
-      : '- S3 rows skipped: no S3 server configured.',
-    '- Peak RSS is the whole child process (Node + WASM runtime included); the 10k and 100k orphan rows show it does not grow with the object count.',
-    '- Machine: 2 shared cores with other jobs running; treat single figures as ±30 %.',
-    ...problemsSection(json.problems),
-  ]
-    .filter((l) => l !== null)
-    .join('\n');
+  ];
 }
 
 function parseArgs(argv) {
@@ -256,6 +336,7 @@ function parseArgs(argv) {
     else if (a === '--s3-snapshots') opts.s3Snapshots = Number(argv[++i]);
     else if (a === '--objects') opts.objects = list(argv[++i]);
     else if (a === '--s3-objects') opts.s3Objects = list(argv[++i]);
+    else if (a === '--only') opts.only = argv[++i];
     else throw new Error(`unknown argument ${a}`);
   }
   return opts;

@@ -2,22 +2,25 @@
  * Read-path benchmark: scan planning and full-read throughput of tidemark against the
  * number of data files, on synthetic append tables written with the @tidemark/format codecs.
  *
- *   node benchmarks/read.bench.mjs [--sizes 1k,10k,100k] [--runs 3] [--read-max-files 100000]
- *                                  [--large-read-runs 1]
+ *   node benchmarks/read.bench.mjs [--sizes 1k,10k,100k,1m] [--runs 3] [--read-max-files 100000]
+ *                                  [--large-read-runs 1] [--plan-only]
  *
  * Measured, each in a fresh child process (lib/read-tasks.mjs):
  * - planning: `openTable` + `newRead().plan()` of the latest snapshot: time, manifest entries
  *   decoded per second (every entry of every manifest the snapshot references, ADD and DELETE),
- *   peak RSS and its growth with the number of files;
+ *   peak RSS and its growth with the number of files, memory retained per live file; and the
+ *   floors under it on the same manifests (zstd decompression alone, a walk over the entry bytes,
+ *   decoding without folding). Tables above 100k live files have no data files (planning only);
  * - full read: tidemark `newRead().batches()` vs DuckDB `read_parquet` over the same live files
  *   (ratio from the same invocation, runs interleaved) and vs raw parquet-wasm decoding.
  *
  * Tables are generated once into benchmarks/work/ (gitignored) and reused. Results go to
  * benchmarks/results/read.json and read.md. Imports the BUILT packages (run the build first).
  */
+import os from 'node:os';
 import path from 'node:path';
 
-import { medianRun, runChild } from './lib/measure.mjs';
+import { median, medianRun, runChild } from './lib/measure.mjs';
 import { WORK_DIR, environment, fmtInt, fmtNum, fmtRate, markdownTable } from './lib/report.mjs';
 import { runIfMain } from './lib/standalone.mjs';
 import { ensureSyntheticTable } from './lib/synthetic-table.mjs';
@@ -25,13 +28,16 @@ import { ensureSyntheticTable } from './lib/synthetic-table.mjs';
 export const name = 'read';
 
 const TASKS = new URL('./lib/read-tasks.mjs', import.meta.url);
-const SIZES = { '1k': 1_000, '10k': 10_000, '100k': 100_000 };
+const SIZES = { '1k': 1_000, '10k': 10_000, '100k': 100_000, '1m': 1_000_000 };
+/** Tables above this many live files are generated without data files: they are only planned. */
+const MAX_FILES_WITH_DATA = 100_000;
 const ROWS_PER_FILE = 50;
 const PARTITIONS = 10;
 
 /**
  * @typedef {object} ReadBenchOptions
- * @property {string[]} [sizes]        subset of '1k', '10k', '100k'
+ * @property {string[]} [sizes]        subset of '1k', '10k', '100k', '1m'
+ * @property {boolean} [planOnly]      measure planning only (no full reads)
  * @property {number} [runs]           fresh-process runs per measurement (median reported)
  * @property {number} [readMaxFiles]   full reads only on tables with at most this many files
  * @property {number} [largeReadRuns]  runs per full read on tables above 10k files (default 1)
@@ -50,7 +56,10 @@ export async function run(options = {}) {
   const readMaxFiles = options.readMaxFiles ?? 100_000;
   const largeReadRuns = options.largeReadRuns ?? 1;
   const log = options.log ?? ((m) => console.error(m));
+  const planOnly = options.planOnly ?? false;
   const started = performance.now();
+  // The machine may be shared with other jobs: the load average is reported with the figures.
+  const loadBefore = os.loadavg();
   const problems = [];
 
   const tables = [];
@@ -60,7 +69,7 @@ export async function run(options = {}) {
     log(`table ${size}: preparing (cached under ${WORK_DIR})`);
     const meta = await ensureSyntheticTable(
       path.join(WORK_DIR, `read-append-${size}`),
-      { liveFiles, rowsPerFile: ROWS_PER_FILE, partitions: PARTITIONS },
+      { liveFiles, rowsPerFile: ROWS_PER_FILE, partitions: PARTITIONS, dataFiles: liveFiles <= MAX_FILES_WITH_DATA },
       log,
     );
     tables.push({ size, meta });
@@ -88,6 +97,18 @@ export async function run(options = {}) {
         all.push(await runChild(TASKS, 'plan', { root: meta.root }, { nodeArgs: ['--expose-gc'], timeoutMs: 600_000 }));
       }
       const m = medianRun(all, 'planMs');
+      const limitRuns = [];
+      for (let i = 0; i < runs; i++) {
+        log(`plan ${size}: limits run ${i + 1}/${runs}`);
+        limitRuns.push(await runChild(TASKS, 'plan-limits', { root: meta.root }, { timeoutMs: 600_000 }));
+      }
+      // Each floor is the median of its own runs (they are independent measurements).
+      const limits = { ...limitRuns[0] };
+      for (const k of ['decompressMs', 'walkMs', 'decodeMs', 'decompressCpuMs', 'walkCpuMs', 'decodeCpuMs', 'zstdCliMs']) {
+        const values = limitRuns.map((r) => r[k]).filter((v) => typeof v === 'number');
+        limits[k] = values.length === 0 ? null : median(values);
+      }
+      const rate = (ms) => (limits.entries / ms) * 1000;
       if (m.files !== meta.liveFiles || m.rows !== meta.liveRows) {
         problems.push(`plan ${size}: planned ${m.files} files / ${m.rows} rows, table has ${meta.liveFiles} / ${meta.liveRows}`);
       }
@@ -101,12 +122,27 @@ export async function run(options = {}) {
         openMs: m.openMs,
         planMs: m.planMs,
         planMsRuns: all.map((r) => r.planMs),
+        planCpuMs: m.planCpuMs,
+        entriesPerCpuSec: (meta.manifestEntries / m.planCpuMs) * 1000,
         entriesPerSec: (meta.manifestEntries / m.planMs) * 1000,
         peakRssMiB: m.peakRssMiB,
         peakRssMiBRuns: all.map((r) => r.peakRssMiB),
         baseRssMiB: m.baseRssMiB,
         rssGrowthMiB: m.peakRssMiB - m.baseRssMiB,
         retainedHeapMiB: m.retainedHeapMiB,
+        retainedArrayBuffersMiB: m.retainedArrayBuffersMiB,
+        retainedKiBPerFile: (m.retainedHeapMiB * 1024) / meta.liveFiles,
+        retainedWithBuffersKiBPerFile: ((m.retainedHeapMiB + m.retainedArrayBuffersMiB) * 1024) / meta.liveFiles,
+        limits: {
+          ...limits,
+          decompressEntriesPerSec: rate(limits.decompressMs),
+          walkEntriesPerSec: rate(limits.walkMs),
+          decodeEntriesPerSec: rate(limits.decodeMs),
+          decompressEntriesPerCpuSec: rate(limits.decompressCpuMs),
+          walkEntriesPerCpuSec: rate(limits.walkCpuMs),
+          decodeEntriesPerCpuSec: rate(limits.decodeCpuMs),
+          zstdCliEntriesPerSec: limits.zstdCliMs === null ? null : rate(limits.zstdCliMs),
+        },
       });
     }
   }
@@ -114,7 +150,7 @@ export async function run(options = {}) {
   const reads = [];
   const skippedReads = [];
   for (const { size, meta } of tables) {
-    if (meta.liveFiles > readMaxFiles) {
+    if (planOnly || meta.liveFilesList === null || meta.liveFiles > readMaxFiles) {
       skippedReads.push(size);
       continue;
     }
@@ -167,7 +203,8 @@ export async function run(options = {}) {
   const json = {
     benchmark: name,
     environment: environment(),
-    options: { sizes, runs, readMaxFiles, largeReadRuns, rowsPerFile: ROWS_PER_FILE, partitions: PARTITIONS },
+    options: { sizes, runs, readMaxFiles, largeReadRuns, planOnly, rowsPerFile: ROWS_PER_FILE, partitions: PARTITIONS },
+    loadAverage: { before: loadBefore, after: os.loadavg() },
     tables: tables.map(({ size, meta }) => ({ size, ...meta })),
     engineError,
     planning,
@@ -188,6 +225,13 @@ function toMarkdown(r) {
       `${r.options.runs} fresh-process run(s) per figure, median shown (all runs in the JSON).`,
     '',
   );
+  if (r.loadAverage) {
+    out.push(
+      `Load average (1 min) ${fmtNum(r.loadAverage.before[0], 1)} before and ${fmtNum(r.loadAverage.after[0], 1)} after the run ` +
+        `on ${env.cores} cores: ${r.loadAverage.before[0] > env.cores / 2 || r.loadAverage.after[0] > env.cores / 2 ? 'the machine was shared with other jobs, so absolute times are inflated; compare ratios and rates within this run' : 'a quiet machine'}.`,
+      '',
+    );
+  }
   out.push(headline(r), '');
   out.push('## Synthetic tables', '');
   out.push(
@@ -224,10 +268,13 @@ function toMarkdown(r) {
           'open ms',
           'plan ms',
           'entries decoded/s',
+          'plan CPU ms',
+          'entries per CPU s',
           'peak RSS MiB',
           'RSS growth MiB',
           'heap retained by plan MiB',
           'retained KiB per live file',
+          '+ array buffers KiB per live file',
         ],
         r.planning.map((p) => [
           p.size,
@@ -235,17 +282,65 @@ function toMarkdown(r) {
           fmtNum(p.openMs, 0),
           fmtNum(p.planMs, 0),
           fmtRate(p.entriesPerSec),
+          p.planCpuMs === undefined ? '–' : fmtNum(p.planCpuMs, 0),
+          p.entriesPerCpuSec === undefined ? '–' : fmtRate(p.entriesPerCpuSec),
           fmtNum(p.peakRssMiB, 0),
           fmtNum(p.rssGrowthMiB, 0),
           fmtNum(p.retainedHeapMiB, 1),
-          fmtNum((p.retainedHeapMiB * 1024) / p.plannedFiles, 2),
+          fmtNum(p.retainedKiBPerFile ?? (p.retainedHeapMiB * 1024) / p.plannedFiles, 2),
+          p.retainedWithBuffersKiBPerFile === undefined ? '–' : fmtNum(p.retainedWithBuffersKiBPerFile, 2),
         ]),
       ),
       '',
-      '*RSS growth* = peak RSS of the process minus its RSS right before `openTable` (after imports). ' +
-        '*Heap retained* = heap still in use after planning and a forced GC, i.e. the plan result itself.',
+      '*Plan CPU ms* = CPU time of every thread of the process during `plan()` (main thread, zstd in the ' +
+        'libuv pool, GC helpers); on a shared machine it moves less with the load than the wall time. ' +
+        '*RSS growth* = peak RSS of the process minus its RSS right before `openTable` (after imports). ' +
+        '*Heap retained* = heap still in use after planning and a forced GC, i.e. the plan result itself; ' +
+        '*+ array buffers* adds the byte rows the plan keeps outside the JS heap (encoded stats, keys).',
       '',
     );
+    if (r.planning.some((p) => p.limits)) {
+      out.push(
+        '### Floors under planning',
+        '',
+        'On the same manifests, bytes already in memory, one process each: *decompress* = every Avro block ' +
+          "through zstd and nothing else; *walk* = decompress plus a walk over every entry's bytes with no " +
+          'object built (every entry dropped at its partition); *decode* = every entry decoded as planning ' +
+          'does (stats left encoded), without folding or grouping; *plan* = the full planning figure above. ' +
+          '*`zstd -d` command* = the same zstd frames decompressed by the zstd command (process start ' +
+          'included): what native zstd reaches on this machine, against the Node binding in *decompress*.',
+        '',
+        markdownTable(
+          [
+            'table',
+            'entries',
+            'blocks',
+            'MiB zstd → MiB',
+            '`zstd -d` command entries/s',
+            'decompress entries/s (per CPU s)',
+            'walk entries/s (per CPU s)',
+            'decode entries/s (per CPU s)',
+            'plan entries/s (per CPU s)',
+          ],
+          r.planning
+            .filter((p) => p.limits)
+            .map((p) => [
+              p.size,
+              fmtInt(p.limits.entries),
+              fmtInt(p.limits.blocks),
+              `${fmtNum(p.limits.compressedBytes / 2 ** 20, 1)} → ${fmtNum(p.limits.decompressedBytes / 2 ** 20, 1)}`,
+              p.limits.zstdCliEntriesPerSec == null ? '–' : fmtRate(p.limits.zstdCliEntriesPerSec),
+              `${fmtRate(p.limits.decompressEntriesPerSec)} (${fmtRate(p.limits.decompressEntriesPerCpuSec)})`,
+              `${fmtRate(p.limits.walkEntriesPerSec)} (${fmtRate(p.limits.walkEntriesPerCpuSec)})`,
+              `${fmtRate(p.limits.decodeEntriesPerSec)} (${fmtRate(p.limits.decodeEntriesPerCpuSec)})`,
+              `${fmtRate(p.entriesPerSec)} (${p.entriesPerCpuSec === undefined ? '–' : fmtRate(p.entriesPerCpuSec)})`,
+            ]),
+        ),
+        '',
+      );
+    }
+    const limitLines = planningLimits(r.planning);
+    if (limitLines.length > 0) out.push('What limits planning (from the figures above):', '', ...limitLines, '');
     if (r.planning.length > 1) {
       const lines = [];
       for (let i = 1; i < r.planning.length; i++) {
@@ -272,12 +367,18 @@ function toMarkdown(r) {
     '- Ratios are tidemark rows/s ÷ baseline rows/s from the same invocation (runs interleaved).',
     '',
   );
-  if (r.skippedReads.length > 0) {
-    out.push(
-      `Full reads capped at ${fmtInt(r.options.readMaxFiles)} files: not measured for ${r.skippedReads.join(', ')} ` +
-        '(pass `--read-max-files 100000` to include them).',
-      '',
-    );
+  if (r.options.planOnly) out.push('Full reads not measured in this run (`--plan-only`).', '');
+  else if (r.skippedReads.length > 0) {
+    const noData = r.tables.filter((t) => t.liveFilesList === null).map((t) => t.size);
+    const capped = r.skippedReads.filter((x) => !noData.includes(x));
+    if (noData.length > 0) out.push(`Not read: ${noData.join(', ')} (generated without data files, for planning only).`, '');
+    if (capped.length > 0) {
+      out.push(
+        `Full reads capped at ${fmtInt(r.options.readMaxFiles)} files: not measured for ${capped.join(', ')} ` +
+          '(pass `--read-max-files 100000` to include them).',
+        '',
+      );
+    }
   }
   const cell = (x) => (x ? `${fmtNum(x.ms, 0)} ms · ${fmtRate(x.rowsPerSec)} rows/s · ${fmtNum(x.peakRssMiB, 0)} MiB` : '–');
   out.push(
@@ -304,6 +405,36 @@ function toMarkdown(r) {
   return out.join('\n');
 }
 
+/**
+ * Names what bounds planning speed, per CPU second so a shared machine's load cancels out: how the
+ * full plan compares with decoding alone and with the bare walk over the entry bytes, and how the
+ * Node zstd binding compares with the zstd command on the same frames.
+ */
+function planningLimits(planning) {
+  const usable = planning.filter((x) => x.limits && x.entriesPerCpuSec !== undefined);
+  const p = usable.find((x) => x.liveFiles === 100_000) ?? usable[usable.length - 1];
+  if (!p) return [];
+  const l = p.limits;
+  const lines = [
+    `- ${p.size}: ${fmtNum(p.planMs, 0)} ms wall, ${fmtNum(p.planCpuMs, 0)} ms CPU over all threads (target < 500 ms wall, ` +
+      '≥ 500k entries/s).',
+    `- The full plan handles ${fmtRate(p.entriesPerCpuSec)} entries per CPU second; decoding every entry into ` +
+      `the public \`ManifestEntry\` shape without folding or grouping handles ${fmtRate(l.decodeEntriesPerCpuSec)}, and ` +
+      `the bare walk over the entry bytes (zstd included, no object built) ${fmtRate(l.walkEntriesPerCpuSec)}. ` +
+      'The rest of the plan time is folding (one map lookup per entry), grouping, and collecting the garbage of the ' +
+      `objects a plan keeps per live file (${fmtNum(p.retainedKiBPerFile, 2)} KiB each).`,
+  ];
+  if (l.zstdCliEntriesPerSec) {
+    lines.push(
+      `- zstd alone: the Node binding decompresses ${fmtRate(l.decompressEntriesPerCpuSec)} entries' blocks per CPU second, ` +
+        `the zstd command ${fmtRate(l.zstdCliEntriesPerSec)} per second on the same frames (process start included), ` +
+        `×${fmtNum(l.zstdCliEntriesPerSec / l.decompressEntriesPerCpuSec, 1)}: the binding's own overhead per block, ` +
+        'out of reach of this code (Node 20 has no zstd in zlib).',
+    );
+  }
+  return lines;
+}
+
 /** One table with the figures the issue asks for (quoted by SUMMARY.md, which takes the first table). */
 function headline(r) {
   const rows = r.tables.map((t) => {
@@ -315,6 +446,7 @@ function headline(r) {
       p ? fmtNum(p.planMs, 0) : '–',
       p ? fmtRate(p.entriesPerSec) : '–',
       p ? fmtNum(p.peakRssMiB, 0) : '–',
+      p ? fmtNum((p.retainedHeapMiB * 1024) / p.liveFiles, 2) : '–',
       x?.tidemark ? fmtRate(x.tidemark.rowsPerSec) : '–',
       x?.duckdb ? fmtRate(x.duckdb.rowsPerSec) : '–',
       x?.tidemarkVsDuckdb === undefined ? '–' : fmtNum(x.tidemarkVsDuckdb, 3),
@@ -328,6 +460,7 @@ function headline(r) {
       'plan ms',
       'manifest entries/s',
       'plan peak RSS MiB',
+      'plan retained KiB per live file',
       'tidemark rows/s',
       'DuckDB rows/s',
       'tidemark ÷ DuckDB',
@@ -350,7 +483,8 @@ function parseArgs(argv) {
     else if (a === '--runs') opts.runs = Number(next());
     else if (a === '--read-max-files') opts.readMaxFiles = Number(next());
     else if (a === '--large-read-runs') opts.largeReadRuns = Number(next());
-    else throw new Error(`unknown option ${a} (use --sizes, --runs, --read-max-files, --large-read-runs)`);
+    else if (a === '--plan-only') opts.planOnly = true;
+    else throw new Error(`unknown option ${a} (use --sizes, --runs, --read-max-files, --large-read-runs, --plan-only)`);
   }
   return opts;
 }

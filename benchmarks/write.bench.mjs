@@ -89,7 +89,20 @@ export async function run(options = {}) {
       const verify = await runChild(TASKS, 'verify', { rows, sources }, { timeoutMs: TIMEOUT_MS });
       if (verify.mismatches.length > 0) problems.push(`${label}: ${verify.mismatches.join(', ')} differ from the reference aggregates`);
       await rm(lastDirs.root, { recursive: true, force: true });
-      cases.push(summarise(label, size, rows, partitioned, input.arrowBytes, out, verify));
+      const summary = summarise(label, size, rows, partitioned, input.arrowBytes, out, verify);
+      const groups = out.tidemark.at(-1)?.rowGroups;
+      if (!partitioned && rows <= 1_000_000 && groups > 1) {
+        log(`${label}: encoding in one row group vs ${groups} on one thread (the price of the parallel cut)`);
+        const r = await runChild(TASKS, 'split-cost', { ipcPath, rows, groups, runs: 3 }, { timeoutMs: TIMEOUT_MS });
+        summary.splitCost = {
+          groups,
+          oneGroupCpuMs: median(r.one.map((x) => x.cpuMs)),
+          splitCpuMs: median(r.split.map((x) => x.cpuMs)),
+          oneGroupBytes: r.one[0].bytes,
+          splitBytes: r.split[0].bytes,
+        };
+      }
+      cases.push(summary);
     }
   }
 
@@ -260,6 +273,17 @@ function toMarkdown(json) {
     "- **DuckDB**: `CREATE TABLE t AS SELECT …` the same values (not timed), then timed `COPY t TO '…parquet' (FORMAT parquet, COMPRESSION zstd)` (zstd level 3, native, 2 threads), one file.",
     '- Same rows: after the last round DuckDB computed count, sum(id), sum(amount·100), hash sums of name/dt, distinct counts and sum(ts) over each writer\'s files and over the generating SELECT; "yes" = all equal.',
     ...layouts,
+    ...json.cases
+      .filter((c) => c.splitCost)
+      .map(
+        (c) =>
+          `- Price of the parallel cut (${c.label}): on one thread, parquet-wasm encodes the rows as ${c.splitCost.groups} row ` +
+          `groups in ${fmtNum(c.splitCost.splitCpuMs, 0)} ms CPU (${fmtNum(c.splitCost.splitBytes / MIB, 1)} MiB) against ` +
+          `${fmtNum(c.splitCost.oneGroupCpuMs, 0)} ms (${fmtNum(c.splitCost.oneGroupBytes / MIB, 1)} MiB) as one group ` +
+          `(× ${fmtNum(c.splitCost.splitCpuMs / c.splitCost.oneGroupCpuMs, 2)}): each group restarts the dictionaries that ` +
+          'the unique columns fill and then abandon. This is a floor of the CPU-time ratio above; it pays off in wall time ' +
+          'only when a second core is free, which on this loaded machine it mostly was not.',
+      ),
     '- Machine: 2 cores shared with several other agents running builds, tests and benchmarks at the same time (load average far above 2), so wall times are noisy and single figures can be off by a factor; ratios come from interleaved rounds, and the CPU-time ratio is the figure least disturbed by the load (raw runs are in the Details table and the JSON).',
     ...problemsSection(json.problems),
   ].join('\n');

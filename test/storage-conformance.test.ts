@@ -284,6 +284,43 @@ for (const backend of backends) {
       expect(await io.exists(keep)).toBe(false);
     });
 
+    it(
+      'deleteMany streams more batches than it keeps in flight (6,200 paths) and passes on an error of its input',
+      { timeout: 180_000 },
+      async () => {
+        const d = dir('delete-many-window');
+        // 1,200 objects spread over 6,200 paths, so every 1,000-key batch holds some that exist.
+        const existing = new Set(Array.from({ length: 1200 }, (_, i) => Math.floor((i * 6200) / 1200)));
+        const all = Array.from({ length: 6200 }, (_, i) => joinPath(d, `${existing.has(i) ? 'e' : 'm'}/${i}.bin`));
+        await parallel(
+          all.filter((_, i) => existing.has(i)),
+          32,
+          (p) => io.write(p, 'x'),
+        );
+        const keep = joinPath(d, 'keep.bin');
+        await io.write(keep, 'keep');
+        let pulled = 0;
+        async function* stream() {
+          for (const p of all) {
+            pulled++;
+            yield p;
+          }
+        }
+        expect(await io.deleteMany(stream())).toBe(6200);
+        expect(pulled).toBe(6200);
+        expect(sortedPaths(await collect(io.list(d)))).toEqual([keep]);
+
+        // A failing input stream fails the call with its own error (after the requests it started end).
+        const boom = new Error('listing failed');
+        async function* failing() {
+          for (let i = 0; i < 2500; i++) yield joinPath(d, `gone/${i}.bin`);
+          throw boom;
+        }
+        await expect(io.deleteMany(failing())).rejects.toBe(boom);
+        expect(await io.exists(keep)).toBe(true);
+      },
+    );
+
     it('delete removes one object and leaves its siblings', async () => {
       const d = dir('delete');
       await io.write(joinPath(d, 'a'), 'a');

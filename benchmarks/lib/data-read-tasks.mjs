@@ -48,6 +48,24 @@ async function dataFiles(root) {
 }
 
 const tasks = {
+  /**
+   * What a cold worker pool costs before it decodes anything: starting every worker (Node's thread
+   * bootstrap plus parquet-wasm's glue and instance) and one tiny job each, in a fresh process.
+   */
+  async 'pool-start'() {
+    const format = await import('@tidemark/format');
+    const arrow = await import('apache-arrow');
+    const tiny = arrow.tableFromArrays({ a: Int32Array.from([1, 2, 3]) });
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    const pool = new format.ParquetWorkerPool();
+    await Promise.all(Array.from({ length: pool.size }, () => pool.encode(tiny)));
+    const ms = performance.now() - t0;
+    const cpuMs = cpuSince(c0);
+    await pool.close();
+    return { ms, cpuMs, workers: pool.size };
+  },
+
   async prepare({ warehouse, rows, files }) {
     const root = path.join(warehouse, 'bench.db', 'r');
     const marker = path.join(warehouse, 'done.json');

@@ -9,6 +9,7 @@
  *   file, its manifest and its manifest lists). Metadata goes through a FileIO whose writes skip
  *   fsync (the table is scratch); data files are written with plain fs.
  * - `upload`: copies every file under local `dir` to `s3://…/prefix` (32 PUTs in flight).
+ * - `get-rate`: the store's rate for small GETs with 16 in flight (the bound of expiration's reads).
  * - `expire`: expires all but `retainMin` snapshots of `table` in one run (expire limit lifted) and
  *   reports files deleted / s and the peak RSS.
  * - `orphan-objects`: writes `count` small objects into the bucket directory of `table` (orphan
@@ -43,6 +44,54 @@ function storageOptions(s3) {
 async function fileIOFor(location, s3) {
   const storage = await import('@tidemark/storage');
   return location.startsWith('s3://') ? new storage.S3FileIO(storageOptions(s3).s3) : new storage.LocalFileIO();
+}
+
+/**
+ * Counts the storage requests a FileIO makes, by kind. `deleteMany` is counted as the requests S3
+ * sends for it (DeleteObjects, 1,000 keys each, per call) and the keys it carried.
+ */
+function countingRequests(io) {
+  const requests = {
+    read: 0,
+    readRange: 0,
+    exists: 0,
+    stat: 0,
+    write: 0,
+    createIfAbsent: 0,
+    delete: 0,
+    list: 0,
+    deleteObjects: 0,
+    deleteManyKeys: 0,
+  };
+  const proxy = new Proxy(io, {
+    get(target, prop) {
+      if (prop === 'deleteMany') {
+        return async (paths) => {
+          let n = 0;
+          async function* counted() {
+            for await (const p of paths) {
+              if (n % 1000 === 0) requests.deleteObjects++;
+              n++;
+              yield p;
+            }
+          }
+          const r = await target.deleteMany(counted());
+          requests.deleteManyKeys += n;
+          return r;
+        };
+      }
+      const v = Reflect.get(target, prop);
+      if (typeof v !== 'function') return v;
+      if (prop in requests) {
+        return (...args) => {
+          requests[prop]++;
+          return v.apply(target, args);
+        };
+      }
+      return v.bind(target);
+    },
+  });
+  return { io: proxy, requests };
 }
 
 /** LocalFileIO without fsync for write/createIfAbsent (scratch tables only). */
@@ -148,18 +197,55 @@ const tasks = {
     return { objects: files.length, uploadMs: performance.now() - t0 };
   },
 
+  /**
+   * The store's own rate for small GETs: writes `count` 2 KB objects next to `table`, reads each
+   * once with 16 in flight (the expiration's metadata read window), deletes them. The bound for
+   * expiration, whose work is mostly such reads.
+   */
+  async 'get-rate'({ table, s3, count = 1000 }) {
+    const io = await fileIOFor(table, s3);
+    const dir = `${table.replace(/\/+$/, '')}-get-rate`;
+    const paths = Array.from({ length: count }, (_, i) => `${dir}/f-${i}`);
+    const pool = async (items, c, fn) => {
+      let i = 0;
+      await Promise.all(
+        Array.from({ length: c }, async () => {
+          while (i < items.length) await fn(items[i++]);
+        }),
+      );
+    };
+    const body = 'x'.repeat(2000);
+    await pool(paths, 32, (p) => io.write(p, body));
+    const t0 = performance.now();
+    await pool(paths, 16, (p) => io.read(p));
+    const ms = performance.now() - t0;
+    await io.deleteMany(paths);
+    await io.close();
+    return { gets: count, ms, getsPerSec: count / (ms / 1000) };
+  },
+
   async expire({ table, retainMin, s3 }) {
     const core = await import('@tidemark/core');
     const maint = await import('@tidemark/maintenance');
-    const io = await fileIOFor(table, s3);
+    const base = await fileIOFor(table, s3);
+    const { io, requests } = countingRequests(base);
+    // Seconds from the start to the first progress event of each phase (where the time goes).
+    const phases = {};
     const t0 = performance.now();
     const s = await maint.expireSnapshots(
       { fileIO: io, paths: new core.TablePaths(table) },
-      { retainMin, expireLimit: 1_000_000, olderThanMs: Date.now() + 60_000 },
+      {
+        retainMin,
+        expireLimit: 1_000_000,
+        olderThanMs: Date.now() + 60_000,
+        onProgress: (p) => {
+          phases[p.phase] ??= (performance.now() - t0) / 1000;
+        },
+      },
     );
     const ms = performance.now() - t0;
-    await io.close();
-    return { snapshotsExpired: s.snapshotsExpired, filesDeleted: s.filesDeleted, bytesFreed: s.bytesFreed, ms };
+    await base.close();
+    return { snapshotsExpired: s.snapshotsExpired, filesDeleted: s.filesDeleted, bytesFreed: s.bytesFreed, ms, requests, phases };
   },
 
   async 'orphan-objects'({ table, count, s3, offset = 0 }) {
@@ -227,16 +313,28 @@ const tasks = {
     const maint = await import('@tidemark/maintenance');
     const io = await fileIOFor(table, s3);
     const t = await core.openTable(table, { fileIO: io });
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const s = await maint.compactAppendTable(t, { full: true, maxFilesPerRun: 1_000_000 });
     const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(c0);
     await io.close();
-    return { filesBefore: s.filesBefore, filesAfter: s.filesAfter, bytesRead: s.bytesRead, bytesWritten: s.bytesWritten, rows: s.rows, ms };
+    const cpuMs = (cpu.user + cpu.system) / 1000; // every thread of the process, workers included
+    return {
+      filesBefore: s.filesBefore,
+      filesAfter: s.filesAfter,
+      bytesRead: s.bytesRead,
+      bytesWritten: s.bytesWritten,
+      rows: s.rows,
+      ms,
+      cpuMs,
+    };
   },
 
   async 'raw-rewrite'({ files, target, s3 }) {
     const pw = await import('parquet-wasm');
     const io = await fileIOFor(target, s3);
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     let bytesRead = 0;
     let bytesWritten = 0;
@@ -250,8 +348,9 @@ const tasks = {
       await io.write(`${target}/raw-${i}.parquet`, out);
     }
     const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(c0);
     await io.close();
-    return { files: files.length, bytesRead, bytesWritten, ms };
+    return { files: files.length, bytesRead, bytesWritten, ms, cpuMs: (cpu.user + cpu.system) / 1000 };
   },
 };
 

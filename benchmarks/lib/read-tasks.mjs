@@ -4,6 +4,11 @@
  *
  * Tasks:
  * - `plan`: tidemark scan planning of the latest snapshot (openTable + newRead().plan()).
+ * - `plan-limits`: the floors under planning, on the manifest bytes already in memory: zstd
+ *   decompression of every Avro block alone, decompression plus a walk over every entry's bytes
+ *   (every entry dropped at its partition, so no object is built), and decoding every entry
+ *   without folding or grouping; and, when the `zstd` command is installed, the same zstd frames
+ *   decompressed by it (the speed native zstd reaches here, against the Node binding's).
  * - `read-tidemark`: full read through `newRead().batches()`.
  * - `read-duckdb`: DuckDB `read_parquet([...live files])`, aggregating every column so every
  *   column is decoded (the result is not materialised in JS).
@@ -14,7 +19,10 @@
  * Every read task returns `rows` and `idSum` (sum of the `id` column), so the parent can check
  * that all readers saw the same data.
  */
-import { readFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 
 import { childMain, rssMiB } from './measure.mjs';
 
@@ -47,6 +55,49 @@ function summarisePlan(plan) {
   return { splits: splits.length, files, rows };
 }
 
+/**
+ * Wall time of the `zstd` command decompressing every block's zstd frame of `files` (concatenated
+ * into one file, output discarded), or null without the command or for other codecs.
+ */
+async function zstdCliTime(format, files) {
+  if (spawnSync('zstd', ['--version']).status !== 0) return null;
+  const frames = [];
+  for (const f of files) {
+    const header = await format.readAvroHeader(f, { path: 'manifest' });
+    if (header.codec !== 'zstandard') return null;
+    // Container framing: header, then per block a zigzag varint count and size, the data, the sync marker.
+    let pos = f.indexOf(Buffer.from(header.syncMarker)) + 16;
+    const varint = () => {
+      let n = 0;
+      let mul = 1;
+      let b;
+      do {
+        b = f[pos++];
+        n += (b & 0x7f) * mul;
+        mul *= 128;
+      } while (b & 0x80);
+      return n / 2;
+    };
+    while (pos < f.length) {
+      varint();
+      const size = varint();
+      frames.push(f.subarray(pos, pos + size));
+      pos += size + 16;
+    }
+  }
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'tidemark-zstd-'));
+  try {
+    const file = path.join(dir, 'frames.zst');
+    await writeFile(file, Buffer.concat(frames));
+    const t0 = performance.now();
+    const run = spawnSync('zstd', ['-d', '-c', '-q', file], { maxBuffer: 2 ** 31 - 1, stdio: ['ignore', 'ignore', 'ignore'] });
+    const ms = performance.now() - t0;
+    return run.status === 0 ? ms : null;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 async function loadCore() {
   const core = await import('@tidemark/core');
   if (typeof core.openTable !== 'function') throw new Error('@tidemark/core has no openTable export (engine not built yet)');
@@ -59,16 +110,98 @@ const tasks = {
     globalThis.gc?.();
     const baseRssMiB = rssMiB();
     const baseHeapMiB = process.memoryUsage().heapUsed / 2 ** 20;
+    const baseArrayBuffersMiB = process.memoryUsage().arrayBuffers / 2 ** 20;
     const t0 = performance.now();
     const table = await core.openTable(root);
     const t1 = performance.now();
+    // CPU time of all the process's threads (main, zstd in the libuv pool, GC helpers): on a
+    // shared machine it moves less with other jobs' load than the wall time does.
+    const cpu0 = process.cpuUsage();
     const plan = await table.newRead({}).plan();
+    const cpu = process.cpuUsage(cpu0);
     const t2 = performance.now();
     const summary = summarisePlan(plan);
-    // Heap still held once planning is over: the plan itself (O(live files) by nature).
+    // Heap still held once planning is over: the plan itself (O(live files) by nature). Array
+    // buffers (byte rows kept outside the JS heap) are counted separately.
     globalThis.gc?.();
-    const retainedHeapMiB = process.memoryUsage().heapUsed / 2 ** 20 - baseHeapMiB;
-    return { openMs: t1 - t0, planMs: t2 - t1, ...summary, baseRssMiB, retainedHeapMiB, keepAlive: plan ? 1 : 0 };
+    const mem = process.memoryUsage();
+    const retainedHeapMiB = mem.heapUsed / 2 ** 20 - baseHeapMiB;
+    const retainedArrayBuffersMiB = mem.arrayBuffers / 2 ** 20 - baseArrayBuffersMiB;
+    return {
+      openMs: t1 - t0,
+      planMs: t2 - t1,
+      planCpuMs: (cpu.user + cpu.system) / 1000,
+      ...summary,
+      baseRssMiB,
+      retainedHeapMiB,
+      retainedArrayBuffersMiB,
+      keepAlive: plan ? 1 : 0,
+    };
+  },
+
+  async 'plan-limits'({ root }) {
+    const format = await import('@tidemark/format');
+    const dir = path.join(root, 'manifest');
+    const names = (await readdir(dir)).filter((n) => n.startsWith('manifest-') && !n.startsWith('manifest-list-')).sort();
+    const files = await Promise.all(names.map((n) => readFile(path.join(dir, n))));
+    const compressedBytes = files.reduce((s, f) => s + f.length, 0);
+    const cpuMs = (since) => {
+      const c = process.cpuUsage(since);
+      return (c.user + c.system) / 1000;
+    };
+    let cpu0 = process.cpuUsage();
+    let t0 = performance.now();
+    let entries = 0;
+    let blocks = 0;
+    let decompressedBytes = 0;
+    for (const f of files) {
+      for await (const b of format.readAvroBlocks(f, { path: 'manifest' })) {
+        blocks++;
+        entries += b.count;
+        decompressedBytes += b.data.length;
+      }
+    }
+    const decompressMs = performance.now() - t0;
+    const decompressCpuMs = cpuMs(cpu0);
+    cpu0 = process.cpuUsage();
+    t0 = performance.now();
+    let walked = 0;
+    const dropAll = {
+      partition: () => {
+        walked++;
+        return undefined;
+      },
+    };
+    for (const f of files) for await (const batch of format.decodeManifestEntryBatches(f, 'manifest', dropAll)) walked += batch.length;
+    const walkMs = performance.now() - t0;
+    const walkCpuMs = cpuMs(cpu0);
+    cpu0 = process.cpuUsage();
+    t0 = performance.now();
+    let decoded = 0;
+    const arena = new format.ByteArena();
+    for (const f of files) {
+      for await (const batch of format.decodeManifestEntryBatches(f, 'manifest', { copyBytes: false, lazyStats: true, arena })) {
+        decoded += batch.length;
+      }
+    }
+    const decodeMs = performance.now() - t0;
+    const decodeCpuMs = cpuMs(cpu0);
+    if (walked !== entries || decoded !== entries) throw new Error(`entries: ${entries} in blocks, ${walked} walked, ${decoded} decoded`);
+    const zstdCliMs = await zstdCliTime(format, files);
+    return {
+      manifests: files.length,
+      blocks,
+      entries,
+      compressedBytes,
+      decompressedBytes,
+      decompressMs,
+      walkMs,
+      decodeMs,
+      decompressCpuMs,
+      walkCpuMs,
+      decodeCpuMs,
+      zstdCliMs,
+    };
   },
 
   async 'read-tidemark'({ root }) {

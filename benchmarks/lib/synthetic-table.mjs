@@ -12,6 +12,10 @@
  * Disk use stays small: each partition has a few distinct Parquet "templates", and every data file
  * is a hard link to one of them (the manifest stats match the template's contents).
  *
+ * With `dataFiles: false` only the metadata is written (schema, manifests, manifest lists,
+ * snapshots): enough for scan planning of a million live files without creating a million data
+ * files. Entries are then generated one manifest at a time, so the generator's memory stays flat.
+ *
  * The table is cached: `ensureSyntheticTable` regenerates only when `meta.json` is missing or was
  * written with other parameters.
  */
@@ -64,6 +68,8 @@ const BASE_TIME = Date.UTC(2024, 0, 1);
  * @property {number} [appendCommits] APPEND snapshots before the COMPACT one, default 8
  * @property {number} [deleteFraction] share of live files deleted by the COMPACT snapshot, default 0.05
  * @property {number} [manifestTargetBytes] default 8 MiB
+ * @property {boolean} [dataFiles] write the data files (hard links); default true. Without them the
+ *   table can only be planned, not read.
  */
 
 /**
@@ -76,7 +82,8 @@ const BASE_TIME = Date.UTC(2024, 0, 1);
  * @property {number} manifestEntries     entries in all manifests the latest snapshot references
  * @property {number} manifests
  * @property {number} manifestBytes
- * @property {string} liveFilesList       path of a text file with one live data file path per line
+ * @property {string | null} liveFilesList path of a text file with one live data file path per line
+ *   (null without data files)
  * @property {number} generateMs
  */
 
@@ -89,6 +96,7 @@ function normalise(spec) {
     appendCommits: spec.appendCommits ?? 8,
     deleteFraction: spec.deleteFraction ?? 0.05,
     manifestTargetBytes: spec.manifestTargetBytes ?? 8 * 1024 * 1024,
+    dataFiles: spec.dataFiles ?? true,
     generatorVersion: GENERATOR_VERSION,
   };
 }
@@ -220,12 +228,12 @@ async function generate(root, spec, log) {
   const templates = [];
   for (let p = 0; p < spec.partitions; p++) {
     const partDir = partitionPath(['p'], [INT], [p]);
-    await mkdir(path.join(root, partDir, 'bucket-0'), { recursive: true });
+    if (spec.dataFiles) await mkdir(path.join(root, partDir, 'bucket-0'), { recursive: true });
     for (let t = 0; t < spec.templatesPerPartition; t++) {
       const { table, columns } = buildTemplate(p, t, spec.rowsPerFile);
       const bytes = writeParquetFile(table, { compression: 'zstd' });
       const file = path.join(paths.templates, `p${p}-t${t}.parquet`);
-      await writeFile(file, bytes);
+      if (spec.dataFiles) await writeFile(file, bytes);
       templates.push({
         p,
         partDir,
@@ -240,7 +248,8 @@ async function generate(root, spec, log) {
   const plan = commitPlan(spec);
   const seqByBucket = new Map(); // all files are in bucket-0 of their partition
   let fileCounter = 0;
-  const live = new Map(); // file name -> { entry, relPath }
+  const live = new Map(); // file name -> relPath (with data files only)
+  let liveCount = 0;
   const creationTime = now;
 
   /** Creates the data file (hard link) and returns its ADD entry. */
@@ -251,7 +260,7 @@ async function generate(root, spec, log) {
     seqByBucket.set(tpl.p, seq + BigInt(spec.rowsPerFile));
     const fileName = `data-${randomUUID()}-0.parquet`;
     const relPath = `${tpl.partDir}bucket-0/${fileName}`;
-    pendingLinks.push([tpl.file, path.join(root, relPath)]);
+    if (spec.dataFiles) pendingLinks.push([tpl.file, path.join(root, relPath)]);
     const entry = {
       kind: 'ADD',
       partition: tpl.partition,
@@ -270,7 +279,8 @@ async function generate(root, spec, log) {
         fileSource: 0,
       }),
     };
-    live.set(fileName, { entry, relPath, p: tpl.p });
+    if (spec.dataFiles) live.set(fileName, relPath);
+    liveCount++;
     return entry;
   }
   let pendingLinks = [];
@@ -288,16 +298,21 @@ async function generate(root, spec, log) {
   const manifestUuid = randomUUID();
   let totalManifestBytes = 0;
 
-  /** Writes entries as manifests rolled at the target size; returns their ManifestFileMeta. */
-  async function writeManifests(entries) {
+  /**
+   * Writes `count` entries made by `make(i)` as manifests rolled at the target size, generating
+   * one manifest's entries at a time; returns their ManifestFileMeta.
+   */
+  async function writeManifests(count, make) {
+    const first = [];
     if (bytesPerEntry === null) {
-      const sample = entries.slice(0, Math.min(entries.length, 2000));
-      bytesPerEntry = (await writeManifestFile(sample)).length / sample.length;
+      for (let i = 0; i < Math.min(count, 2000); i++) first.push(await make(i));
+      bytesPerEntry = (await writeManifestFile(first)).length / first.length;
     }
     const perManifest = Math.max(1, Math.floor(spec.manifestTargetBytes / bytesPerEntry));
     const metas = [];
-    for (let i = 0; i < entries.length; i += perManifest) {
-      const chunk = entries.slice(i, i + perManifest);
+    for (let i = 0; i < count; i += perManifest) {
+      const chunk = [];
+      for (let j = i; j < Math.min(count, i + perManifest); j++) chunk.push(j < first.length ? first[j] : await make(j));
       const bytes = await writeManifestFile(chunk);
       const fileName = `manifest-${manifestUuid}-${manifestCounter++}`;
       await writeFile(path.join(paths.manifest, fileName), bytes);
@@ -344,13 +359,16 @@ async function generate(root, spec, log) {
   let allMetas = []; // base + delta manifests of the latest snapshot
   let totalRecords = 0;
   let snapshotId = 0;
-  async function commit(entries, kind) {
+  async function commit(count, make, kind) {
     snapshotId++;
     const base = await writeList(allMetas);
-    const deltaMetas = await writeManifests(entries);
-    const delta = await writeList(deltaMetas);
     let deltaRecords = 0;
-    for (const e of entries) deltaRecords += e.kind === 'ADD' ? e.file.rowCount : -e.file.rowCount;
+    const deltaMetas = await writeManifests(count, async (i) => {
+      const e = await make(i);
+      deltaRecords += e.kind === 'ADD' ? e.file.rowCount : -e.file.rowCount;
+      return e;
+    });
+    const delta = await writeList(deltaMetas);
     totalRecords += deltaRecords;
     allMetas = [...allMetas, ...deltaMetas];
     const snapshot = {
@@ -371,40 +389,52 @@ async function generate(root, spec, log) {
     };
     await writeFile(path.join(paths.snapshot, `snapshot-${snapshotId}`), serializeSnapshot(snapshot));
     await flushLinks();
-    log(`  snapshot ${snapshotId} (${kind}): ${entries.length} entries, ${deltaMetas.length} manifest(s)`);
+    log(`  snapshot ${snapshotId} (${kind}): ${count} entries, ${deltaMetas.length} manifest(s)`);
   }
 
   const deletable = [];
   for (let c = 0; c < plan.appendAdds.length; c++) {
-    const entries = [];
-    for (let i = 0; i < plan.appendAdds[c]; i++) entries.push(await addFile());
-    if (c === 0) deletable.push(...entries.filter((_, i) => i % Math.floor(entries.length / plan.nDel) === 0).slice(0, plan.nDel));
-    await commit(entries, 'APPEND');
+    const stride = Math.floor(plan.appendAdds[c] / plan.nDel);
+    await commit(
+      plan.appendAdds[c],
+      async (i) => {
+        const e = await addFile();
+        if (c === 0 && i % stride === 0 && deletable.length < plan.nDel) deletable.push(e);
+        return e;
+      },
+      'APPEND',
+    );
   }
   // COMPACT: delete nDel files of the first commit, add compactAdds files.
-  const compactEntries = [];
-  for (const e of deletable) {
-    compactEntries.push({ ...e, kind: 'DELETE' });
-    live.delete(e.file.fileName);
-  }
-  for (let i = 0; i < plan.compactAdds; i++) {
-    const e = await addFile();
-    compactEntries.push({ ...e, file: { ...e.file, fileSource: 1 } });
-  }
-  await commit(compactEntries, 'COMPACT');
+  await commit(
+    deletable.length + plan.compactAdds,
+    async (i) => {
+      if (i < deletable.length) {
+        const e = deletable[i];
+        live.delete(e.file.fileName);
+        liveCount--;
+        return { ...e, kind: 'DELETE' };
+      }
+      const e = await addFile();
+      return { ...e, file: { ...e.file, fileSource: 1 } };
+    },
+    'COMPACT',
+  );
   await writeFile(path.join(paths.snapshot, 'LATEST'), String(snapshotId));
   await writeFile(path.join(paths.snapshot, 'EARLIEST'), '1');
 
-  const liveList = path.join(root, '_bench_live_files.txt');
-  const livePaths = [...live.values()].map((v) => path.join(root, v.relPath));
-  await writeFile(liveList, livePaths.join('\n'));
+  let liveList = null;
+  if (spec.dataFiles) {
+    liveList = path.join(root, '_bench_live_files.txt');
+    await writeFile(liveList, [...live.values()].map((relPath) => path.join(root, relPath)).join('\n'));
+  }
   const manifestEntries = allMetas.reduce((s, m) => s + m.numAddedFiles + m.numDeletedFiles, 0);
   return {
     root,
     spec,
     snapshots: snapshotId,
-    liveFiles: live.size,
-    liveRows: live.size * spec.rowsPerFile,
+    liveFiles: liveCount,
+    liveRows: liveCount * spec.rowsPerFile,
     manifestEntries,
     manifests: allMetas.length,
     manifestBytes: totalManifestBytes,

@@ -17,7 +17,7 @@
  *   COMPRESSION zstd)` (timed).
  * - `verify`: DuckDB aggregates over each writer's Parquet files, to show all hold the same rows.
  */
-import { open, mkdir, readdir, stat } from 'node:fs/promises';
+import { open, mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 import { childMain, rssMiB } from './measure.mjs';
@@ -85,6 +85,12 @@ const tasks = {
     const written = fileRows.reduce((a, b) => a + b, 0);
     if (written !== rows) throw new Error(`tidemark wrote ${written} rows, expected ${rows}`);
     const files = await parquetFiles(catalog.tableLocation('bench.w'));
+    const { parquetMetadata } = await import('hyparquet');
+    let rowGroups = 0;
+    for (const f of files) {
+      const b = await readFile(f);
+      rowGroups += parquetMetadata(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)).row_groups.length;
+    }
     return {
       ms: t2 - t0,
       cpuMs,
@@ -93,6 +99,7 @@ const tasks = {
       rows,
       files: files.length,
       fileRows,
+      rowGroups,
       fileBytes: await totalSize(files),
       arrowBytes: arrowBytes(input),
       baseRssMiB,
@@ -127,6 +134,36 @@ const tasks = {
     const cpuMs = cpuSince(c0);
     if (start !== rows) throw new Error(`file row counts add up to ${start}, expected ${rows}`);
     return { ms, cpuMs, rows, files: fileRows.length, fileBytes, arrowBytes: arrowBytes(input), baseRssMiB };
+  },
+
+  /**
+   * The price of cutting a file for the workers, on one thread: the same rows encoded as one row
+   * group and as `groups` equal groups (alternating, `runs` times each), CPU time and bytes. Every
+   * group restarts parquet-rs's dictionaries, which unique columns fill and then abandon.
+   */
+  async 'split-cost'({ ipcPath, rows, groups, runs }) {
+    const pw = await import('parquet-wasm');
+    const arrow = await import('apache-arrow');
+    const input = await loadOrMakeTable(ipcPath, rows);
+    const ipc = arrow.tableToIPC(input, 'stream');
+    const encode = (groupRows) => {
+      const props = new pw.WriterPropertiesBuilder()
+        .setCompression(pw.Compression.ZSTD)
+        .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
+        .setMaxRowGroupSize(groupRows)
+        .build();
+      const c0 = process.cpuUsage();
+      const bytes = pw.writeParquet(pw.Table.fromIPCStream(ipc), props);
+      return { cpuMs: cpuSince(c0), bytes: bytes.length };
+    };
+    encode(rows); // compiles and optimises the encoder, which both layouts then share
+    const one = [];
+    const split = [];
+    for (let r = 0; r < runs; r++) {
+      one.push(encode(rows));
+      split.push(encode(Math.ceil(rows / groups)));
+    }
+    return { one, split };
   },
 
   async duckdb({ rows, outPath }) {

@@ -87,16 +87,39 @@ export class SnapshotManager {
   }
 
   /**
-   * Id of the oldest snapshot still present, or null for a table without snapshots. Uses the
-   * EARLIEST hint when snapshot-n exists and snapshot-(n-1) does not, else lists `snapshot/`.
+   * Id of the oldest snapshot of the chain, or null for a table without snapshots. Trusts the
+   * EARLIEST hint whenever snapshot-n exists (as Java Paimon does), else lists `snapshot/`.
+   *
+   * Snapshot files with ids below a trusted hint are leftovers of an interrupted expiration: it
+   * writes EARLIEST past a batch before deleting the batch, and one batch has no deletion order, so
+   * a kill can leave some of them. Their data files are already gone; readers never see them and the
+   * next expiration deletes them (see {@link earliestProbe}).
    */
   async earliestId(): Promise<number | null> {
+    return (await this.earliestProbe()).id;
+  }
+
+  /**
+   * {@link earliestId}, plus whether snapshot files below it may be left over (snapshot n-1
+   * exists, n from a trusted hint). Expiration deletes the last file of each batch only after the
+   * rest of the batch, so after a completed batch n-1 is gone and the check costs one request,
+   * issued together with the hint check.
+   */
+  async earliestProbe(): Promise<{ readonly id: number | null; readonly leftoversBelow: boolean }> {
     const hint = await readHint(this.fileIO, this.paths.earliestHint);
     if (hint !== null) {
       const [here, prev] = await Promise.all([this.exists(hint), hint > 1 ? this.exists(hint - 1) : Promise.resolve(false)]);
-      if (here && !prev) return hint;
+      if (here) return { id: hint, leftoversBelow: prev };
     }
-    return this.listExtreme('min');
+    return { id: await this.listExtreme('min'), leftoversBelow: false };
+  }
+
+  /**
+   * Streams the ids of snapshot files below `earliest` (leftovers of an interrupted expiration,
+   * see {@link earliestId}), in listing order.
+   */
+  async *leftoverIds(earliest: number): AsyncGenerator<number> {
+    for await (const id of this.listIds()) if (id < earliest) yield id;
   }
 
   private async listExtreme(which: 'min' | 'max'): Promise<number | null> {
@@ -112,11 +135,32 @@ export class SnapshotManager {
     return listNumberedFiles(this.fileIO, this.paths.snapshotDir, SNAPSHOT_PREFIX);
   }
 
-  /** All snapshot ids in ascending order (holds the ids in memory; snapshots are few). */
+  /**
+   * The ids of the snapshot chain (from {@link earliestId} on) in ascending order; leftovers of
+   * an interrupted expiration below it are not included. Holds the ids in memory (snapshots are few).
+   */
   async sortedIds(): Promise<number[]> {
+    const [earliest, all] = await Promise.all([this.earliestId(), this.allSortedIds()]);
+    return earliest === null ? all : all.filter((id) => id >= earliest);
+  }
+
+  private async allSortedIds(): Promise<number[]> {
     const ids: number[] = [];
     for await (const id of this.listIds()) ids.push(id);
     return ids.sort((a, b) => a - b);
+  }
+
+  /**
+   * Reads snapshot `id` for a reader that names it (time travel, tags): like {@link snapshot}, but
+   * an id below the earliest (a leftover of an interrupted expiration, whose files are gone) is not
+   * found either.
+   *
+   * @throws SnapshotNotFoundError naming the earliest and latest ids.
+   */
+  async snapshotInChain(id: number): Promise<Snapshot> {
+    const [s, earliest] = await Promise.all([this.tryGet(id), this.earliestId()]);
+    if (s !== null && (earliest === null || id >= earliest)) return s;
+    throw new SnapshotNotFoundError(id, earliest, await this.latestId());
   }
 
   /** Reads snapshot `id`, or null when its file does not exist. Corrupt files still throw. */

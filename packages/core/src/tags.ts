@@ -46,7 +46,7 @@ export async function createTag(fileIO: FileIO, paths: TablePaths, name: string,
   validateTagName(name);
   const snapshots = new SnapshotManager(fileIO, paths);
   let snapshot;
-  if (options.snapshotId !== undefined) snapshot = await snapshots.snapshot(options.snapshotId);
+  if (options.snapshotId !== undefined) snapshot = await snapshots.snapshotInChain(options.snapshotId);
   else {
     snapshot = await snapshots.latest();
     if (snapshot === null) throw new SnapshotNotFoundError(1, null, null);

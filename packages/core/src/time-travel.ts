@@ -41,7 +41,7 @@ export async function resolveSnapshot(table: SnapshotSources, options: TimeTrave
     if (!Number.isSafeInteger(id) || id < 1) {
       throw new TimeTravelError(`invalid snapshot id ${id}: snapshot ids are positive integers`);
     }
-    return table.snapshots.snapshot(id);
+    return table.snapshots.snapshotInChain(id);
   }
   if (options.timestampMs !== undefined) {
     const t = options.timestampMs;

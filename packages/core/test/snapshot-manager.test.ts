@@ -88,10 +88,37 @@ describe('SnapshotManager.earliestId', () => {
     expect((await sm.earliest())?.id).toBe(4);
   });
 
-  it('does not trust an EARLIEST hint when an older snapshot exists', async () => {
+  it('trusts an EARLIEST hint whose snapshot exists (as Java Paimon does): older files are leftovers no reader sees', async () => {
     const { io, paths, sm } = setup();
-    await writeSnapshots(io, paths, range(2, 6), { earliest: '5' });
-    expect(await sm.earliestId()).toBe(2);
+    // An expiration killed in the middle of a batch: EARLIEST already points past the batch,
+    // and 2 and 4 survived the cut DeleteObjects.
+    await writeSnapshots(io, paths, [2, 4, 5, 6, 7], { earliest: '5', latest: '7' });
+    io.lists = 0;
+    expect(await sm.earliestId()).toBe(5);
+    expect(io.lists).toBe(0);
+    expect(await sm.earliestProbe()).toEqual({ id: 5, leftoversBelow: true });
+    expect((await sm.earliest())?.id).toBe(5);
+    expect(await sm.sortedIds()).toEqual([5, 6, 7]);
+    const leftovers: number[] = [];
+    for await (const id of sm.leftoverIds(5)) leftovers.push(id);
+    expect(leftovers.sort()).toEqual([2, 4]);
+    const ascending: number[] = [];
+    for await (const s of sm.iterateForward()) ascending.push(s.id);
+    expect(ascending).toEqual([5, 6, 7]);
+    // Naming a leftover (time travel, tags) is "not found", with the chain's range.
+    const err = await sm.snapshotInChain(4).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SnapshotNotFoundError);
+    expect((err as SnapshotNotFoundError).earliestId).toBe(5);
+    expect((await sm.snapshotInChain(6)).id).toBe(6);
+  });
+
+  it('reports no leftovers once the snapshot below EARLIEST is gone', async () => {
+    const { io, paths, sm } = setup();
+    await writeSnapshots(io, paths, [5, 6], { earliest: '5' });
+    expect(await sm.earliestProbe()).toEqual({ id: 5, leftoversBelow: false });
+    // A hint naming a missing snapshot is not trusted: the listing decides.
+    await io.write(paths.earliestHint, '4');
+    expect(await sm.earliestProbe()).toEqual({ id: 5, leftoversBelow: false });
   });
 
   it('lists when EARLIEST is missing or garbage', async () => {

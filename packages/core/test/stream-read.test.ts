@@ -213,6 +213,21 @@ describe('streaming reads', () => {
     await expect(collect(t.newStreamRead({ consumerId: 'lost' }))).rejects.toThrow(/consumer 'lost'.*needs snapshot 3.*expired/);
   });
 
+  it('a stream that fell behind an expiration killed mid-batch fails as expired, not on a leftover snapshot file', async () => {
+    const t = await table({ 'changelog-producer': 'none' }, false);
+    for (let i = 1; i <= 6; i++) await t.append([{ k: i, v: `v${i}` }]);
+    const it = t.newStreamRead({ from: 1, pollIntervalMs: 1 })[Symbol.asyncIterator]();
+    const first = await it.next();
+    expect(first.done === false && first.value.snapshotId).toBe(1);
+    // The stream is at snapshot 2. An expiration runs up to 5, then snapshot-2 reappears as a
+    // leftover of a cut batch (what a kill during a DeleteObjects can leave below EARLIEST).
+    const leftover = await t.fileIO.read(t.paths.snapshotPath(2));
+    const now = Date.now() + 1000;
+    expect((await expireSnapshots(t, { retainMin: 2, olderThanMs: now, now: () => now })).earliestSnapshotId).toBe(5);
+    await t.fileIO.write(t.paths.snapshotPath(2), leftover);
+    await expect(it.next()).rejects.toThrow(/snapshot 2 of .* expired before the stream read it \(earliest is 5\)/);
+  });
+
   it("OVERWRITE snapshots produce nothing unless 'streaming-read-overwrite' is set; their input changelog is kept", async () => {
     const t = await table({ 'changelog-producer': 'input' });
     await t.append([{ k: 1, v: 'a' }]);

@@ -229,6 +229,89 @@ async function readHeader(src: ByteSource, path: string): Promise<AvroHeader> {
   return { schemaText, schema, codec, metadata, syncMarker: new Uint8Array(raw.sync) };
 }
 
+/** One decompressed block of an Avro object container file (see {@link readAvroBlocks}). */
+export interface AvroBlock {
+  /** The file's header (the same object for every block of a file). */
+  readonly header: AvroHeader;
+  /** 0-based index of the block in the file, for error messages. */
+  readonly index: number;
+  /** Number of records the block declares. */
+  readonly count: number;
+  /** The block's records, decompressed, back to back in the writer schema's binary encoding. */
+  readonly data: Buffer;
+}
+
+/**
+ * Streams the decompressed blocks of an Avro object container file, checking the framing (magic,
+ * header, sync markers, truncation) as {@link readAvroRecords} does. For decoders that walk the
+ * record bytes themselves instead of building one object per record.
+ *
+ * @throws CorruptFileError (naming `options.path`) for a bad magic, a truncated header or block, a
+ *   sync-marker mismatch or an undecompressible block.
+ * @throws FormatError for a codec this package does not support.
+ */
+export async function* readAvroBlocks(
+  source: Uint8Array | AsyncIterable<Uint8Array>,
+  options: AvroReadOptions,
+): AsyncGenerator<AvroBlock, void, undefined> {
+  const { path } = options;
+  const src = new ByteSource(source);
+  let pending: Promise<{ count: number; data: Promise<Buffer> } | null> | undefined;
+  try {
+    const header = await readHeader(src, path);
+    let codec: AvroCodec;
+    try {
+      codec = getAvroCodec(header.codec);
+    } catch (err) {
+      throw new FormatError(`${path}: ${(err as Error).message}`, { cause: err });
+    }
+    options.onHeader?.(header);
+    const sync = Buffer.from(header.syncMarker);
+
+    /** Reads a block's framing and starts decompressing it; null at the end of the file. */
+    const nextBlock = async (blockIndex: number): Promise<{ count: number; data: Promise<Buffer> } | null> => {
+      if (src.available === 0 && !(await src.more())) return null;
+      const count = await readFramingLong(src, path, blockIndex, 'record count');
+      const size = await readFramingLong(src, path, blockIndex, 'byte size');
+      if (!(await src.ensure(size + SYNC_SIZE))) {
+        throw new CorruptFileError(
+          path,
+          `file is truncated: block ${blockIndex} declares ${size} bytes + sync marker, only ${src.available} remain`,
+        );
+      }
+      const rest = src.rest;
+      const compressed = rest.subarray(0, size);
+      if (!rest.subarray(size, size + SYNC_SIZE).equals(sync)) {
+        throw new CorruptFileError(path, `sync marker after block ${blockIndex} does not match the header`);
+      }
+      src.skip(size + SYNC_SIZE);
+      const data = codec.decompress(compressed).then(toBuffer, (err: unknown) => {
+        throw new CorruptFileError(path, `cannot decompress block ${blockIndex} (${codec.name}): ${(err as Error).message}`, {
+          cause: err,
+        });
+      });
+      data.catch(() => undefined); // awaited in order below
+      return { count, data };
+    };
+
+    // The next block is decompressed (off the main thread for zstd) while the consumer decodes
+    // this one. Its framing errors are raised only once this block is consumed, as before.
+    pending = nextBlock(0);
+    for (let blockIndex = 0; ; blockIndex++) {
+      const block = await pending;
+      if (block === null) return;
+      const data = await block.data;
+      pending = nextBlock(blockIndex + 1);
+      pending.catch(() => undefined);
+      yield { header, index: blockIndex, count: block.count, data };
+    }
+  } finally {
+    // A consumer stopping early: let the read ahead finish with the source before closing it.
+    await pending?.then((b) => b?.data).catch(() => undefined);
+    await src.close();
+  }
+}
+
 /**
  * Streams the records of an Avro object container file. Blocks are read, decompressed and decoded
  * one at a time as the consumer pulls records, so a large file (or a chunked download) is never
@@ -249,68 +332,43 @@ export async function* readAvroRecords(
   options: AvroReadOptions,
 ): AsyncGenerator<AvroRecord, void, undefined> {
   const { path } = options;
-  const src = new ByteSource(source);
-  try {
-    const header = await readHeader(src, path);
-    let codec: AvroCodec;
-    try {
-      codec = getAvroCodec(header.codec);
-    } catch (err) {
-      throw new FormatError(`${path}: ${(err as Error).message}`, { cause: err });
-    }
-    let type: avsc.Type;
+  let type: avsc.Type | undefined;
+  const onHeader = (header: AvroHeader): void => {
     try {
       type = avroTypeForSchema(header.schemaText);
     } catch (err) {
       throw new CorruptFileError(path, `invalid writer schema: ${(err as Error).message}`, { cause: err });
     }
     options.onHeader?.(header);
-    const sync = Buffer.from(header.syncMarker);
+  };
+  for await (const block of readAvroBlocks(source, { path, onHeader })) yield* avroBlockRecords(block, type!, path);
+}
 
-    for (let blockIndex = 0; ; blockIndex++) {
-      if (src.available === 0 && !(await src.more())) return;
-      const count = await readFramingLong(src, path, blockIndex, 'record count');
-      const size = await readFramingLong(src, path, blockIndex, 'byte size');
-      if (!(await src.ensure(size + SYNC_SIZE))) {
-        throw new CorruptFileError(
-          path,
-          `file is truncated: block ${blockIndex} declares ${size} bytes + sync marker, only ${src.available} remain`,
-        );
-      }
-      const rest = src.rest;
-      const compressed = rest.subarray(0, size);
-      if (!rest.subarray(size, size + SYNC_SIZE).equals(sync)) {
-        throw new CorruptFileError(path, `sync marker after block ${blockIndex} does not match the header`);
-      }
-      src.skip(size + SYNC_SIZE);
-      let block: Buffer;
-      try {
-        block = toBuffer(await codec.decompress(compressed));
-      } catch (err) {
-        throw new CorruptFileError(path, `cannot decompress block ${blockIndex} (${codec.name}): ${(err as Error).message}`, {
-          cause: err,
-        });
-      }
-      let offset = 0;
-      for (let i = 0; i < count; i++) {
-        let result: { value: unknown; offset: number };
-        try {
-          result = type.decode(block, offset);
-        } catch (err) {
-          throw new CorruptFileError(path, `cannot decode record ${i} of block ${blockIndex}: ${(err as Error).message}`, { cause: err });
-        }
-        if (result.offset < 0) {
-          throw new CorruptFileError(path, `block ${blockIndex} ends inside record ${i} of ${count}`);
-        }
-        offset = result.offset;
-        yield result.value as AvroRecord;
-      }
-      if (offset !== block.length) {
-        throw new CorruptFileError(path, `block ${blockIndex} has ${block.length - offset} bytes left after its ${count} records`);
-      }
+/**
+ * Decodes the records of one block with avsc (`type` from {@link avroTypeForSchema} of the
+ * block's writer schema).
+ *
+ * @throws CorruptFileError (naming `path`) for undecodable record bytes, a block that ends inside
+ *   a record or bytes left over after the declared records.
+ */
+export function* avroBlockRecords(block: AvroBlock, type: avsc.Type, path: string): Generator<AvroRecord, void, undefined> {
+  const { index: blockIndex, count, data } = block;
+  let offset = 0;
+  for (let i = 0; i < count; i++) {
+    let result: { value: unknown; offset: number };
+    try {
+      result = type.decode(data, offset);
+    } catch (err) {
+      throw new CorruptFileError(path, `cannot decode record ${i} of block ${blockIndex}: ${(err as Error).message}`, { cause: err });
     }
-  } finally {
-    await src.close();
+    if (result.offset < 0) {
+      throw new CorruptFileError(path, `block ${blockIndex} ends inside record ${i} of ${count}`);
+    }
+    offset = result.offset;
+    yield result.value as AvroRecord;
+  }
+  if (offset !== data.length) {
+    throw new CorruptFileError(path, `block ${blockIndex} has ${data.length - offset} bytes left after its ${count} records`);
   }
 }
 

@@ -135,9 +135,12 @@ export {
 export { AVRO_CODEC_NAMES, getAvroCodec, type AvroCodec, type AvroCodecName, type AvroCodecOptions } from './avro-codecs.js';
 export {
   avroTypeForSchema,
+  avroBlockRecords,
+  readAvroBlocks,
   readAvroHeader,
   readAvroRecords,
   writeAvroFile,
+  type AvroBlock,
   type AvroHeader,
   type AvroReadOptions,
   type AvroRecord,
@@ -151,7 +154,9 @@ export {
   MANIFEST_FILE_META_SCHEMA,
   MANIFEST_FORMAT_VERSION,
 } from './manifest-schemas.js';
-export { EMPTY_SIMPLE_STATS, type ManifestIO, type SimpleStats } from './manifest-fields.js';
+export { EMPTY_ROW_BYTES, EMPTY_SIMPLE_STATS, type ManifestIO, type SimpleStats } from './manifest-fields.js';
+export { ByteArena, EncodedSimpleStats, type StatsLayout } from './manifest-stats.js';
+export type { ManifestEntryDecodeOptions } from './manifest-entry-decoder.js';
 export {
   decodeManifestList,
   manifestFileMetaFromAvro,
@@ -163,6 +168,7 @@ export {
 } from './manifest-file-meta.js';
 export {
   decodeManifestEntries,
+  decodeManifestEntryBatches,
   FILE_SOURCE_APPEND,
   FILE_SOURCE_COMPACT,
   fileEntryIdentity,

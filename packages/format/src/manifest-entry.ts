@@ -10,6 +10,7 @@
  */
 import { writeAvroFile, type AvroRecord, type AvroWriteOptions } from './avro-container.js';
 import { readManifestRecords } from './manifest-records.js';
+import { decodeManifestEntriesFast, type ManifestEntryDecodeOptions } from './manifest-entry-decoder.js';
 import { FormatError } from './errors.js';
 import {
   EMPTY_SIMPLE_STATS,
@@ -157,18 +158,17 @@ function dataFileMetaFromAvro(r: FieldReader): DataFileMeta {
   };
 }
 
-/** Options of the data manifest readers. */
-export interface ManifestDecodeOptions {
-  /**
-   * Copy byte fields (partition, keys, stats, embedded index) into arrays of their own (default
-   * true). `false` returns views into the decoded Avro block, saving the copies for callers that
-   * drop most entries or copy what they keep; each view keeps its whole block in memory.
-   */
-  readonly copyBytes?: boolean;
-}
+/**
+ * Options of the data manifest readers. `copyBytes` (default true) copies byte fields (partition,
+ * keys, stats, embedded index) into arrays of their own; `false` returns views into the decoded
+ * Avro block, saving the copies for callers that drop most entries or copy what they keep (each
+ * view keeps its whole block in memory). See {@link ManifestEntryDecodeOptions} for lazy stats and
+ * the partition and bucket filters applied before an entry is decoded.
+ */
+export type ManifestDecodeOptions = ManifestEntryDecodeOptions;
 
 /** Maps one decoded manifest record (any Paimon version's writer schema) to the model. */
-export function manifestEntryFromAvro(record: AvroRecord, path: string, options: ManifestDecodeOptions = {}): ManifestEntry {
+export function manifestEntryFromAvro(record: AvroRecord, path: string, options: { readonly copyBytes?: boolean } = {}): ManifestEntry {
   const r = new FieldReader(path, record, '', options.copyBytes ?? true);
   checkVersion(r, MANIFEST_FORMAT_VERSION, 'data manifest');
   return {
@@ -221,12 +221,38 @@ export function manifestEntryToAvro(entry: ManifestEntry): AvroRecord {
 
 /**
  * Streams the entries of a data manifest from its bytes (or a chunked download), decoding one
- * Avro block at a time.
+ * Avro block at a time straight from its bytes (avsc for writer schemas the direct decoder does not
+ * know, and for chunked sources).
  */
 export async function* decodeManifestEntries(
   source: Uint8Array | AsyncIterable<Uint8Array>,
   path: string,
   options: ManifestDecodeOptions = {},
+): AsyncGenerator<ManifestEntry, void, undefined> {
+  for await (const batch of decodeManifestEntryBatches(source, path, options)) yield* batch;
+}
+
+/**
+ * Like {@link decodeManifestEntries}, one array of entries per Avro block: for callers that go
+ * through many entries, where one await per entry would cost more than decoding it.
+ */
+export function decodeManifestEntryBatches(
+  source: Uint8Array | AsyncIterable<Uint8Array>,
+  path: string,
+  options: ManifestDecodeOptions = {},
+): AsyncGenerator<ManifestEntry[], void, undefined> {
+  const copyBytes = options.copyBytes ?? true;
+  return decodeManifestEntriesFast(source, path, options, (record, p) => manifestEntryFromAvro(record, p, { copyBytes }));
+}
+
+/**
+ * The entries of a data manifest decoded record by record with avsc: the reference the direct
+ * decoder is tested against. Filters and lazy stats do not apply.
+ */
+export async function* decodeManifestEntriesWithAvsc(
+  source: Uint8Array | AsyncIterable<Uint8Array>,
+  path: string,
+  options: { readonly copyBytes?: boolean } = {},
 ): AsyncGenerator<ManifestEntry, void, undefined> {
   for await (const record of readManifestRecords(source, path)) yield manifestEntryFromAvro(record, path, options);
 }

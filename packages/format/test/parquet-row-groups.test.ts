@@ -111,6 +111,26 @@ describe('encodeParquetRowGroupsAsync', () => {
     }
   });
 
+  it('cuts a file into equal row groups when it cuts for the workers, not at rowGroupRows', async () => {
+    const t = table(200_001, 50_000);
+    const bytes = await encodeParquetRowGroupsAsync(t, { pool: pool(2) });
+    const io = new CountingFileIO().put('f', bytes).asFileIO();
+    const footer = await readParquetFooter(io, 'f');
+    // 131,072 + 68,929 before: one worker had twice the other's rows to encode (and to decode on read).
+    expect(footer.rowGroups.map((g) => g.numRows)).toEqual([100_001n, 100_000n]);
+    const file = await ParquetDataFile.open(io, 'f', { rowCount: 200_001 });
+    const batches = await file.decode([0, 1], { columns: ['id', 'name'], pool: pool(2) });
+    const ids = batches.flatMap((b) => [...(b.getChild('id')!.toArray() as BigInt64Array)]);
+    expect(ids).toHaveLength(200_001);
+    expect(ids.every((id, i) => id === BigInt(i))).toBe(true);
+    expect(
+      batches
+        .at(-1)!
+        .getChild('name')!
+        .get(batches.at(-1)!.numRows - 1),
+    ).toBe(`n${(200_000 * 7919) % 100_003}`);
+  });
+
   it('takes the single-file path for one group or no workers', async () => {
     const t = table(1_000, 1_000);
     const one = await encodeParquetRowGroupsAsync(t, { rowGroupRows: 5_000, pool: pool(2) });

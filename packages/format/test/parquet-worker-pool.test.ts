@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 
 import * as arrow from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ import {
   ParquetDataFile,
   ParquetEncodeError,
   ParquetEncodePool,
+  prepareParquetInput,
   readParquetFile,
   utf8Vector,
   writeParquetFile,
@@ -87,6 +89,27 @@ describe('encodeParquetAsync', () => {
     const rows = await readBack(inWorker);
     expect(rows).toEqual(await readBack(sync));
     expect(rows).toHaveLength(5_000);
+  });
+
+  it('encodes the same bytes in a worker given no compiled module (it then loads parquet-wasm itself)', async () => {
+    // Pool workers instantiate the module the pool compiled, through parquet-wasm's web glue; a
+    // worker that gets none falls back to the Node build, and both must write the same file.
+    const t = table(3_000, 5);
+    const { ipc, settings } = prepareParquetInput(t, { rowGroupSize: 1_000, createdBy: 'pool-test' });
+    const worker = new Worker(new URL('../worker/parquet-worker.mjs', import.meta.url), { workerData: { wasmModule: null } });
+    try {
+      const reply = await new Promise<{ ok: boolean; bytes?: Uint8Array }>((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+        worker.postMessage({ id: 1, ipc, settings });
+      });
+      expect(reply.ok).toBe(true);
+      const pooled = await encodeParquetAsync(t, { rowGroupSize: 1_000, createdBy: 'pool-test', pool: pool(1) });
+      expect(Buffer.from(reply.bytes!).equals(Buffer.from(pooled))).toBe(true);
+      expect(Buffer.from(pooled).equals(Buffer.from(writeParquetFile(t, { rowGroupSize: 1_000, createdBy: 'pool-test' })))).toBe(true);
+    } finally {
+      await worker.terminate();
+    }
   });
 
   it('keeps the writer fixes: Timestamp[s] becomes ms, shared typed arrays are unshared', async () => {

@@ -1,7 +1,8 @@
 // Worker thread of @tidemark/format's ParquetWorkerPool (src/parquet-worker-pool.ts).
 //
 // Plain JavaScript so that it loads unchanged from the TypeScript sources (vitest) and from dist.
-// It needs only parquet-wasm. Two kinds of job:
+// It needs only parquet-wasm (instantiated from the module the pool compiled, when it sends one).
+// Two kinds of job:
 // - encode (no `kind`): Arrow IPC stream bytes plus the writer settings prepared by
 //   prepareParquetInput in; Parquet bytes out (both transferred). The property chain below must
 //   stay identical to encodeParquetIpc in src/parquet-writer.ts; the pool's tests compare the two
@@ -10,11 +11,23 @@
 //   (its tail, the projected column chunks) in; an Arrow IPC stream of the requested row groups
 //   and columns out. A range parquet-wasm asks for that was not sent is requested from the main
 //   thread (which owns the FileIO) with a `read` message.
-import { parentPort } from 'node:worker_threads';
-import * as pw from 'parquet-wasm';
+import { parentPort, workerData } from 'node:worker_threads';
 
 if (!parentPort) throw new Error('parquet-worker.mjs must run as a worker thread');
 const port = parentPort;
+const pw = await loadParquetWasm(workerData?.wasmModule);
+
+/**
+ * parquet-wasm instantiated from the pool's compiled module (its web build's glue accepts one), so
+ * that this thread runs the machine code the other workers already compiled and optimised; the
+ * Node build compiles a module of its own.
+ */
+async function loadParquetWasm(module) {
+  if (!(module instanceof WebAssembly.Module)) return import('parquet-wasm');
+  const glue = await import('parquet-wasm/esm');
+  glue.initSync({ module });
+  return glue;
+}
 
 /** Replies to this worker's `read` requests, by request id. */
 const pendingReads = new Map();

@@ -39,6 +39,7 @@ import {
   INDEX_TYPE_DELETION_VECTORS,
   readDeletionVector,
   deserializeBinaryRow,
+  sharedParquetWorkerPool,
   fileEntryIdentity,
   type DataFileMeta,
   type DataType,
@@ -169,6 +170,10 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
   }
 
   // ---- plan ----
+  // Every input is decoded and the output encoded on the worker pool: start its threads now so that
+  // loading parquet-wasm in them overlaps the planning (about 0.15 s of CPU; they idle unref'd
+  // when there turns out to be nothing to compact).
+  if (!dryRun) sharedParquetWorkerPool().warm(Number.POSITIVE_INFINITY);
   const plan = await table
     .newRead({
       ...(options.partition !== undefined ? { partition: options.partition } : {}),

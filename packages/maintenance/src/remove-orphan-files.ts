@@ -334,8 +334,11 @@ class UsedFiles {
     let seen = this.seenSnapshots.get(source.what);
     if (seen === undefined) this.seenSnapshots.set(source.what, (seen = new Set()));
     const snapshots = new SnapshotManager(this.io, source.paths);
+    // Snapshot files below EARLIEST are leftovers of an expiration killed mid-batch: what they
+    // referenced is gone, and whatever of it still exists is used by the chain.
+    const earliest = await snapshots.earliestId();
     for await (const id of snapshots.listIds()) {
-      if (seen.has(id)) continue;
+      if (seen.has(id) || (earliest !== null && id < earliest)) continue;
       checkAborted(this.signal);
       const s = await snapshots.tryGet(id);
       if (s === null) continue; // expired meanwhile

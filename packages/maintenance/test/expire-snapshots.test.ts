@@ -156,19 +156,22 @@ describe('expireSnapshots', () => {
   });
 
   it('an aborted run leaves retained snapshots readable and a rerun finishes the job', async () => {
-    for (const stopAt of ['data-files', 'manifests', 'manifest-lists', 'snapshots']) {
+    // 'snapshots+3': after the first batch of 3 snapshot files (batches of 3).
+    for (const stopAt of ['data-files', 'manifests', 'manifest-lists', 'snapshots', 'snapshots+3']) {
       const t = await createTestTable({ partitioned: true });
       await buildHistory(t);
       const locate = new DataFileLocator(t.paths, t.schema);
       const before = await captureState(t, await retainedAndTags(t, 10), locate);
       const ac = new AbortController();
+      const [phase, after] = stopAt.split('+') as [string, string | undefined];
       await expect(
         expireSnapshots(t, {
           retainMin: 3,
           olderThanMs: Date.now() + 60_000,
           signal: ac.signal,
+          ...(after !== undefined ? { snapshotBatchSize: Number(after) } : {}),
           onProgress: (p) => {
-            if (p.phase === stopAt) ac.abort();
+            if (p.phase === phase && p.done >= Number(after ?? 0)) ac.abort();
           },
         }),
       )
@@ -185,6 +188,11 @@ describe('expireSnapshots', () => {
         ),
         stopAt,
       ).toEqual([]);
+      if (after !== undefined) {
+        // The first batch is gone and EARLIEST already points past it.
+        expect(await snapshotIds(t), stopAt).toEqual([4, 5, 6, 7, 8, 9, 10, 11, 12]);
+        expect(await new SnapshotManager(t.io, t.paths).earliestId(), stopAt).toBe(4);
+      }
       await expireSnapshots(t, { retainMin: 3, olderThanMs: Date.now() + 60_000 });
       expect(await snapshotIds(t), stopAt).toEqual([10, 11, 12]);
       expect(await captureState(t, await retainedAndTags(t, 10), locate), stopAt).toEqual(before);
@@ -202,7 +210,7 @@ describe('expireSnapshots', () => {
 function recording(io: FileIO) {
   const log = {
     existsPaths: [] as string[],
-    events: [] as Array<{ op: 'delete' | 'deleteMany'; paths: string[] }>,
+    events: [] as Array<{ op: 'delete' | 'deleteMany' | 'write'; paths: string[]; text?: string }>,
     deletesInFlight: 0,
     maxDeletesInFlight: 0,
     readsInFlight: 0,
@@ -214,6 +222,14 @@ function recording(io: FileIO) {
         return async (path: string) => {
           log.existsPaths.push(path);
           return target.exists(path);
+        };
+      }
+      if (prop === 'write') {
+        return async (path: string, data: Uint8Array | string) => {
+          if (path.endsWith('/EARLIEST')) {
+            log.events.push({ op: 'write', paths: [path], text: typeof data === 'string' ? data : new TextDecoder().decode(data) });
+          }
+          return target.write(path, data);
         };
       }
       if (prop === 'read') {
@@ -257,7 +273,7 @@ function recording(io: FileIO) {
 }
 
 describe('expireSnapshots on slow stores', () => {
-  it('reads metadata concurrently, batches deletions without existence checks, and deletes snapshot files one at a time, oldest first, last', async () => {
+  it('reads metadata concurrently, batches deletions without existence checks, and deletes snapshot files last, in batches after EARLIEST moved past them', async () => {
     const t = await createTestTable({ partitioned: true });
     await buildHistory(t);
     for (let i = 0; i < 20; i++) await t.overwrite([100 + i]); // snapshots 13..32
@@ -265,7 +281,10 @@ describe('expireSnapshots on slow stores', () => {
     const before = await captureState(t, await retainedAndTags(t, 30), locate);
     const { io, log } = recording(t.io);
 
-    const summary = await expireSnapshots({ fileIO: io, paths: t.paths }, { retainMin: 3, olderThanMs: Date.now() + 60_000 });
+    const summary = await expireSnapshots(
+      { fileIO: io, paths: t.paths },
+      { retainMin: 3, olderThanMs: Date.now() + 60_000, snapshotBatchSize: 10 },
+    );
     expect(summary.snapshotsExpired).toBe(29);
     expect(await snapshotIds(t)).toEqual([30, 31, 32]);
     expect(await captureState(t, await retainedAndTags(t, 30), locate)).toEqual(before);
@@ -274,16 +293,35 @@ describe('expireSnapshots on slow stores', () => {
     expect(log.maxReadsInFlight).toBeGreaterThan(1);
     // No file is probed before it is deleted: the only existence checks are the few of the
     // EARLIEST/LATEST hint lookups, however many files go.
-    const deleted = new Set(log.events.flatMap((e) => e.paths));
+    const deleted = new Set(log.events.filter((e) => e.op !== 'write').flatMap((e) => e.paths));
     expect(log.existsPaths.filter((p) => deleted.has(p) && !p.startsWith(`${t.paths.snapshotDir}/`))).toEqual([]);
     expect(log.existsPaths.length).toBeLessThanOrEqual(4);
     expect(summary.filesDeleted).toBe(deleted.size);
     // Everything but snapshot files goes in batches, before any snapshot file.
-    const snapshotDeletes = log.events.filter((e) => e.op === 'delete');
-    const firstSnapshotDelete = log.events.findIndex((e) => e.op === 'delete');
-    expect(log.events.slice(firstSnapshotDelete).every((e) => e.op === 'delete')).toBe(true);
-    expect(log.events.slice(0, firstSnapshotDelete).some((e) => e.paths.length > 1)).toBe(true);
-    expect(snapshotDeletes.map((e) => e.paths[0])).toEqual(Array.from({ length: 29 }, (_, i) => t.paths.snapshotPath(i + 1)));
+    const isSnapshot = (p: string): boolean => p.startsWith(`${t.paths.snapshotDir}/snapshot-`);
+    const firstSnapshotEvent = log.events.findIndex((e) => e.paths.some(isSnapshot));
+    expect(log.events.slice(0, firstSnapshotEvent).some((e) => e.op === 'deleteMany' && e.paths.length > 1)).toBe(true);
+    expect(
+      log.events
+        .slice(0, firstSnapshotEvent)
+        .flatMap((e) => e.paths)
+        .some(isSnapshot),
+    ).toBe(false);
+    // Then, per batch of 10: EARLIEST names the batch's successor, the batch but its newest file
+    // goes in one request, and the newest file alone last (its absence says the batch finished).
+    const snap = (id: number): string => t.paths.snapshotPath(id);
+    const ids = (from: number, to: number): string[] => Array.from({ length: to - from }, (_, i) => snap(from + i));
+    expect(log.events.slice(firstSnapshotEvent - 1)).toEqual([
+      { op: 'write', paths: [t.paths.earliestHint], text: '11' },
+      { op: 'deleteMany', paths: ids(1, 10) },
+      { op: 'delete', paths: [snap(10)] },
+      { op: 'write', paths: [t.paths.earliestHint], text: '21' },
+      { op: 'deleteMany', paths: ids(11, 20) },
+      { op: 'delete', paths: [snap(20)] },
+      { op: 'write', paths: [t.paths.earliestHint], text: '30' },
+      { op: 'deleteMany', paths: ids(21, 29) },
+      { op: 'delete', paths: [snap(29)] },
+    ]);
     expect(log.maxDeletesInFlight).toBe(1);
   });
 });

@@ -173,17 +173,21 @@ export class LocalFileIO implements FileIO {
     let processed = 0;
     const failures: { path: string; code: string; message: string }[] = [];
     const inFlight = new Set<Promise<void>>();
-    for await (const path of paths) {
-      processed++;
-      const p: Promise<void> = this.delete(path)
-        .catch((err: unknown) => {
-          failures.push({ path, code: errCode((err as Error).cause) ?? 'Error', message: (err as Error).message });
-        })
-        .finally(() => inFlight.delete(p));
-      inFlight.add(p);
-      if (inFlight.size >= DELETE_CONCURRENCY) await Promise.race(inFlight);
+    try {
+      for await (const path of paths) {
+        processed++;
+        const p: Promise<void> = this.delete(path)
+          .catch((err: unknown) => {
+            failures.push({ path, code: errCode((err as Error).cause) ?? 'Error', message: (err as Error).message });
+          })
+          .finally(() => inFlight.delete(p));
+        inFlight.add(p);
+        if (inFlight.size >= DELETE_CONCURRENCY) await Promise.race(inFlight);
+      }
+    } finally {
+      // Also when the input stream throws: no unlink outlives the call.
+      await Promise.all(inFlight);
     }
-    await Promise.all(inFlight);
     if (failures.length > 0) throw new DeleteManyError(processed, failures);
     return processed;
   }

@@ -29,6 +29,12 @@ import { S3Config, resolveS3Config, type S3Options } from './s3-config.js';
 
 /** S3 accepts at most 1,000 keys per DeleteObjects request. */
 const DELETE_BATCH = 1000;
+/**
+ * DeleteObjects requests {@link S3FileIO.deleteMany} keeps in flight: a request of 1,000 keys takes
+ * the server a while (each key is a metadata update), so a few in parallel multiply throughput;
+ * few enough that one call cannot crowd out a store's other clients.
+ */
+const DELETE_CONCURRENCY = 4;
 /** S3 allows at most 10,000 parts per multipart upload. */
 const MAX_PARTS = 10_000;
 /** Parts uploaded in parallel by one multipart write. */
@@ -479,25 +485,50 @@ export class S3FileIO implements FileIO {
     }
   }
 
+  /**
+   * Batches of up to 1,000 keys per DeleteObjects request, {@link DELETE_CONCURRENCY} requests in
+   * flight: the input stream is read only as far as a free request slot allows, so memory stays at
+   * a few batches whatever the input's length. Requests complete in any order, and so do the keys
+   * of one request: callers that need an order must wait for one call before the next.
+   */
   async deleteMany(paths: Iterable<string> | AsyncIterable<string>): Promise<number> {
     const batches = new Map<string, Map<string, string>>(); // bucket -> key -> path
     const failures: { path: string; code: string; message: string }[] = [];
+    const inFlight = new Set<Promise<void>>();
+    let error: unknown = null;
+    const send = async (bucket: string, batch: Map<string, string>): Promise<void> => {
+      while (inFlight.size >= DELETE_CONCURRENCY) await Promise.race(inFlight);
+      if (error !== null) return;
+      const p: Promise<void> = this.deleteBatch(bucket, batch, failures)
+        .catch((e: unknown) => {
+          error ??= e;
+        })
+        .finally(() => inFlight.delete(p));
+      inFlight.add(p);
+    };
     let processed = 0;
-    for await (const path of paths) {
-      const { bucket, key } = this.locate(path);
-      let batch = batches.get(bucket);
-      if (!batch) {
-        batch = new Map();
-        batches.set(bucket, batch);
+    try {
+      for await (const path of paths) {
+        if (error !== null) break;
+        const { bucket, key } = this.locate(path);
+        let batch = batches.get(bucket);
+        if (!batch) {
+          batch = new Map();
+          batches.set(bucket, batch);
+        }
+        batch.set(key, path);
+        processed++;
+        if (batch.size >= DELETE_BATCH) {
+          batches.delete(bucket);
+          await send(bucket, batch);
+        }
       }
-      batch.set(key, path);
-      processed++;
-      if (batch.size >= DELETE_BATCH) {
-        batches.delete(bucket);
-        await this.deleteBatch(bucket, batch, failures);
-      }
+      if (error === null) for (const [bucket, batch] of batches) await send(bucket, batch);
+    } finally {
+      // Nothing keeps running after the call returns or throws (also when the input stream throws).
+      await Promise.all(inFlight);
     }
-    for (const [bucket, batch] of batches) await this.deleteBatch(bucket, batch, failures);
+    if (error !== null) throw error;
     if (failures.length > 0) throw new DeleteManyError(processed, failures);
     return processed;
   }

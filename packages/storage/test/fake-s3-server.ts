@@ -42,6 +42,10 @@ export class FakeS3Server {
   honourIfNoneMatch = true;
   /** Keys per ListObjectsV2 page. */
   pageSize = 1000;
+  /** Milliseconds to hold the reply of a request (after applying it); null answers at once. */
+  replyDelay: ((r: RecordedRequest) => number) | null = null;
+  /** Called when a reply is sent (after any delay). */
+  onReply: ((r: RecordedRequest) => void) | null = null;
   /** Keys whose DeleteObjects entry reports AccessDenied. */
   readonly undeletable = new Set<string>();
   private readonly uploads = new Map<string, Map<number, Buffer>>();
@@ -104,7 +108,13 @@ export class FakeS3Server {
       this.error(res, fault.status ?? 500, fault.code ?? 'InternalError');
       return;
     }
-    reply(res);
+    const delay = this.replyDelay?.(rec) ?? 0;
+    const send = (): void => {
+      this.onReply?.(rec);
+      reply(res);
+    };
+    if (delay > 0) setTimeout(send, delay);
+    else send();
   }
 
   private error(res: ServerResponse, status: number, code: string): void {

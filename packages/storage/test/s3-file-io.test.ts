@@ -28,6 +28,8 @@ afterEach(() => {
   server.honourIfNoneMatch = true;
   server.pageSize = 1000;
   server.undeletable.clear();
+  server.replyDelay = null;
+  server.onReply = null;
   clearConditionalWriteVerdicts();
 });
 
@@ -135,7 +137,9 @@ describe('S3FileIO basics (fake server)', () => {
       }
     }
     expect(await io.deleteMany(paths())).toBe(2500);
-    expect(producedAtRequest).toEqual([1000, 2000, 2500]);
+    // Each request carries the next 1,000 keys; the stream is read batch by batch.
+    expect(producedAtRequest).toHaveLength(3);
+    expect(producedAtRequest.every((n, i) => n >= Math.min(1000 * (i + 1), 2500))).toBe(true);
     expect(server.objects.size).toBe(0);
 
     server.put('bkt', 'keep', 'x');
@@ -145,6 +149,42 @@ describe('S3FileIO basics (fake server)', () => {
     expect(err).toBeInstanceOf(DeleteManyError);
     expect((err as DeleteManyError).failures).toEqual([{ path: 's3://bkt/keep', code: 'AccessDenied', message: 'Access Denied' }]);
     expect(server.get('bkt', 'go')).toBeUndefined();
+  });
+
+  it('deleteMany keeps 4 DeleteObjects requests in flight and reads the stream only as far as a free slot allows', async () => {
+    const io = makeIO();
+    const n = 10_500;
+    for (let i = 0; i < n; i++) server.put('bkt', `m/${i}`, 'x');
+    let produced = 0;
+    let replied = 0;
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let maxAhead = 0;
+    const isDelete = (r: RecordedRequest): boolean => r.method === 'POST' && r.query.has('delete');
+    const origPush = server.requests.push.bind(server.requests);
+    server.requests.push = (...items: RecordedRequest[]) => {
+      for (const r of items) if (isDelete(r)) maxInFlight = Math.max(maxInFlight, ++inFlight);
+      return origPush(...items);
+    };
+    server.replyDelay = (r) => (isDelete(r) ? 150 : 0);
+    server.onReply = (r) => {
+      if (!isDelete(r)) return;
+      inFlight--;
+      replied++;
+    };
+    async function* paths() {
+      for (let i = 0; i < n; i++) {
+        produced++;
+        maxAhead = Math.max(maxAhead, produced - 1000 * replied);
+        yield `s3://bkt/m/${i}`;
+      }
+    }
+    expect(await io.deleteMany(paths())).toBe(n);
+    expect(server.requests.filter(isDelete)).toHaveLength(11);
+    expect(maxInFlight).toBe(4);
+    // 4 requests in flight plus the batch being filled, never the whole input.
+    expect(maxAhead).toBeLessThanOrEqual(5000);
+    expect(server.objects.size).toBe(0);
   });
 
   it('writes large objects with a multipart upload and aborts it on failure', async () => {

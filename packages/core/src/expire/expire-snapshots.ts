@@ -10,16 +10,18 @@
  *    and {@link expireChangelogs} removes them later; it runs at the end of every expiration);
  * 3. manifests and index files, then manifest lists and index manifests, that no retained
  *    snapshot or tag references;
- * 4. the snapshot files, oldest first and one at a time (so a partial run leaves a contiguous
- *    range);
- * 5. the EARLIEST hint.
+ * 4. the snapshot files, in batches, oldest batch first; EARLIEST is moved past each batch before
+ *    the batch is deleted, so a partial run leaves a contiguous chain from EARLIEST on, and at most
+ *    some leftover snapshot files below it, which the next run deletes first;
+ * 5. the EARLIEST hint (already there after the last batch).
  * Expired snapshots become unreadable from step 1 on, exactly as in Java; nothing retained ever
  * does. Missing files (already deleted by an earlier, interrupted run) are skipped.
  *
  * Speed on object stores: metadata is read with bounded concurrency (results are folded in
- * snapshot order, so the outcome is the same as a sequential read), files of steps 1-3 go in
- * `deleteMany` batches (S3: 1,000 keys per request) without existence checks, since deleting a
- * missing file is not an error and sizes come from the manifests.
+ * snapshot order, so the outcome is the same as a sequential read), files of steps 1-3 are
+ * streamed into one `deleteMany` per step (S3: 1,000 keys per request, a few requests in flight)
+ * and snapshot files go in batches too, all without existence checks, since deleting a missing
+ * file is not an error and sizes come from the manifests.
  *
  * Memory: manifests are streamed; only the DELETE entries and the snapshot objects of the
  * expiring range (bounded by `snapshot.expire.limit` commits), the entries of at most
@@ -50,6 +52,9 @@ import {
   type MaintenanceSummary,
 } from './table-files.js';
 
+/** Snapshot files deleted per batch by default: one DeleteObjects request on S3. */
+const DEFAULT_SNAPSHOT_BATCH = 1000;
+
 /** Options of {@link expireSnapshots}; unset values come from the table options. */
 export interface ExpireSnapshotsOptions extends MaintenanceRunOptions {
   /** Keep at least this many snapshots (`snapshot.num-retained.min`, default 10; at least 1). */
@@ -65,6 +70,12 @@ export interface ExpireSnapshotsOptions extends MaintenanceRunOptions {
   readonly expireLimit?: number;
   /** Alias of {@link expireLimit}. */
   readonly maxDeletes?: number;
+  /**
+   * Snapshot files deleted per batch (default 1,000, one S3 DeleteObjects request). The EARLIEST
+   * hint is written once per batch; a kill in the middle of a batch leaves at most this many
+   * leftover snapshot files below it, which the next run deletes.
+   */
+  readonly snapshotBatchSize?: number;
 }
 
 /** Result of {@link expireSnapshots}. */
@@ -161,6 +172,10 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
   if (!Number.isInteger(limit) || limit < 1)
     throw new MaintenanceArgumentError(`expireLimit (snapshot.expire.limit) must be an integer >= 1, got ${limit}`);
   if (!Number.isFinite(olderThan)) throw new MaintenanceArgumentError(`olderThanMs must be epoch millis, got ${olderThan}`);
+  const batchSize = options.snapshotBatchSize ?? DEFAULT_SNAPSHOT_BATCH;
+  if (!Number.isInteger(batchSize) || batchSize < 1) {
+    throw new MaintenanceArgumentError(`snapshotBatchSize must be an integer >= 1, got ${batchSize}`);
+  }
 
   const dryRun = options.dryRun ?? false;
   const listDeleted = dryRun && options.listDeleted !== false;
@@ -181,34 +196,51 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
     ...(listDeleted ? { deleted: deletedList } : {}),
   });
 
-  /** Deletes (or, in a dry run, lists) a stream of files; sizes are added to bytesFreed. */
-  const deleteAll = async (phase: string, files: Iterable<{ path: string; size: number }>): Promise<void> => {
+  /**
+   * Deletes (or, in a dry run, lists) a stream of files; sizes are added to bytesFreed. The stream
+   * goes to one `deleteMany`, which batches it (S3: several DeleteObjects requests in flight).
+   */
+  const deleteAll = async (
+    phase: string,
+    files: Iterable<{ path: string; size: number }> | AsyncIterable<{ path: string; size: number }>,
+  ): Promise<void> => {
     let done = 0;
-    const paths: string[] = [];
-    const flush = async (): Promise<void> => {
-      if (paths.length === 0) return;
-      checkAborted(options.signal);
-      if (!dryRun) await io.deleteMany(paths);
-      paths.length = 0;
-    };
-    for (const f of files) {
-      paths.push(f.path);
-      if (listDeleted) deletedList.push(f.path);
-      filesDeleted++;
-      bytesFreed += f.size;
-      done++;
-      if (paths.length >= 1000) {
-        await flush();
-        progress(phase, done);
+    const signal = options.signal;
+    const counted = async function* (): AsyncGenerator<string> {
+      for await (const f of files) {
+        if (done % 1000 === 0) {
+          checkAborted(signal);
+          if (done > 0) progress(phase, done);
+        }
+        if (listDeleted) deletedList.push(f.path);
+        filesDeleted++;
+        bytesFreed += f.size;
+        done++;
+        yield f.path;
       }
-    }
-    await flush();
+    };
+    if (dryRun) for await (const _ of counted());
+    else await io.deleteMany(counted());
     progress(phase, done);
   };
 
-  const latestId = await snapshots.latestId();
-  const earliestId = await snapshots.earliestId();
+  /**
+   * Snapshot files below a trusted EARLIEST, left by a run killed in the middle of a batch (step 4).
+   * Everything they referenced was deleted before their batch started, and no reader sees them,
+   * so they go in any order. A decoupled changelog was kept before its batch started too.
+   */
+  const deleteLeftovers = async (sm: SnapshotManager, earliest: number): Promise<void> => {
+    await deleteAll(
+      'leftover-snapshots',
+      (async function* () {
+        for await (const id of sm.leftoverIds(earliest)) yield { path: paths.snapshotPath(id), size: 0 };
+      })(),
+    );
+  };
+
+  const [latestId, { id: earliestId, leftoversBelow }] = await Promise.all([snapshots.latestId(), snapshots.earliestProbe()]);
   if (latestId === null || earliestId === null) return summary(0, null);
+  if (leftoversBelow) await deleteLeftovers(snapshots, earliestId);
   const consumerTtl = o.consumerExpirationTimeMs;
   const consumersStaleBefore = consumerTtl === null ? null : now - consumerTtl;
   const known = new Map<number, Snapshot>();
@@ -318,12 +350,12 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
     }
     return files;
   };
-  const changelogFiles: Array<{ path: string; size: number }> = [];
-  for await (const files of mapOrdered(withChangelog, METADATA_READ_CONCURRENCY, readChangelog)) {
-    for (const f of files) changelogFiles.push(f);
-    if (changelogFiles.length >= 1000) await deleteAll('changelog-files', changelogFiles.splice(0));
-  }
-  await deleteAll('changelog-files', changelogFiles.splice(0));
+  await deleteAll(
+    'changelog-files',
+    (async function* () {
+      for await (const files of mapOrdered(withChangelog, METADATA_READ_CONCURRENCY, readChangelog)) yield* files;
+    })(),
+  );
 
   // 3. Manifests, index files, statistics, then manifest lists and index manifests.
   checkAborted(options.signal);
@@ -381,31 +413,50 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
   rootFiles.clear();
   deltaLists.clear();
 
-  // 4. Snapshot files, strictly oldest first and one at a time: a batch (or several deletes in
-  //    flight) has no order guarantee, so an interruption could leave a gap in the snapshot ids.
-  //    Only snapshots read above are deleted (the others are already gone), so no existence
-  //    check is needed; deleting a file that vanished meanwhile is not an error.
+  // 4. Snapshot files, in batches of `snapshotBatchSize` ids, oldest batch first. One batch
+  //    (a DeleteObjects request) has no deletion order, so EARLIEST is moved past the batch before
+  //    it is deleted: readers and writers trust the hint while its snapshot exists, and whatever a
+  //    kill leaves of the batch sits below it (leftovers, deleted at the start of the next run).
+  //    The batch's newest file goes last, alone, so that "snapshot EARLIEST-1 exists" tells the
+  //    next run, in one request, that a batch was cut short. Only snapshots read above are deleted
+  //    (the others are already gone); deleting a file that vanished meanwhile is not an error.
   let expired = 0;
+  let hinted: number | null = null;
   const changelogs = new ChangelogManager(io, paths);
-  for (let id = earliest; id < end; id++) {
+  progress('snapshots', 0, end - earliest);
+  for (let from = earliest; from < end; from += batchSize) {
     checkAborted(options.signal);
-    const snapshot = expiring[id - earliest];
-    if (snapshot === null || snapshot === undefined) continue;
-    const path = paths.snapshotPath(id);
-    if (listDeleted) deletedList.push(path);
-    if (!dryRun) {
-      // The changelog is kept before its snapshot goes, so readers never miss both.
-      if (decoupled) await changelogs.commit(snapshot);
-      await io.delete(path);
+    const to = Math.min(from + batchSize, end);
+    const batch: Snapshot[] = [];
+    for (let id = from; id < to; id++) {
+      const s = expiring[id - earliest];
+      if (s !== null && s !== undefined) batch.push(s);
     }
-    filesDeleted++;
-    expired++;
-    progress('snapshots', id - earliest + 1, end - earliest);
+    if (batch.length === 0) continue;
+    // The hint must name a snapshot that exists: the first one present at or after `to`.
+    let hintId = to;
+    while (hintId < end && (expiring[hintId - earliest] ?? null) === null) hintId++;
+    const batchPaths = batch.map((s) => paths.snapshotPath(s.id));
+    if (listDeleted) deletedList.push(...batchPaths);
+    if (!dryRun) {
+      // The changelogs are kept before their snapshots go, so readers never miss both.
+      if (decoupled) {
+        for await (const _ of mapOrdered(batch, METADATA_READ_CONCURRENCY, (s) => changelogs.commit(s))) checkAborted(options.signal);
+      }
+      await io.write(paths.earliestHint, String(hintId));
+      hinted = hintId;
+      const last = batchPaths.pop()!;
+      if (batchPaths.length > 0) await io.deleteMany(batchPaths);
+      await io.delete(last);
+    }
+    filesDeleted += batch.length;
+    expired += batch.length;
+    progress('snapshots', to - earliest, end - earliest);
   }
   progress('snapshots', end - earliest, end - earliest);
 
-  // 5. EARLIEST hint.
-  if (!dryRun) await io.write(paths.earliestHint, String(end));
+  // 5. EARLIEST hint (already `end` when the last batch held a snapshot).
+  if (!dryRun && hinted !== end) await io.write(paths.earliestHint, String(end));
   return summary(expired, end); // a dry run reports the earliest snapshot the real run would leave
 }
 

@@ -32,6 +32,7 @@ import {
   type Snapshot,
   type TableSchema,
 } from '@tidemark/format';
+import { NotFoundError } from '@tidemark/storage';
 import { ChangelogManager } from '../changelog-manager.js';
 import { ConsumerManager } from '../consumer-manager.js';
 import { StreamStartError } from '../errors.js';
@@ -210,12 +211,15 @@ export class StreamRead implements AsyncIterable<ChangeBatch> {
     }
     while (!done()) {
       const snapshot = await this.snapshotOrChangelog(next);
-      if (snapshot === null) {
+      const expired = async (cause?: unknown): Promise<StreamStartError | null> => {
         const earliest = await this.earliestReadable();
-        if (earliest !== null && next < earliest) {
-          const root = this.table.paths.root;
-          throw new StreamStartError(`snapshot ${next} of ${root} expired before the stream read it (earliest is ${earliest})`);
-        }
+        if (earliest === null || next >= earliest) return null;
+        const root = this.table.paths.root;
+        return new StreamStartError(`snapshot ${next} of ${root} expired before the stream read it (earliest is ${earliest})`, { cause });
+      };
+      if (snapshot === null) {
+        const e = await expired();
+        if (e !== null) throw e;
         await this.record(next);
         await sleep(poll, signal);
         continue;
@@ -224,10 +228,17 @@ export class StreamRead implements AsyncIterable<ChangeBatch> {
       // of its own until the stream waits or moves on to changes of a later one.
       const batches = this.changeBatches(snapshot);
       let any = false;
-      for await (const b of this.withLast(batches, snapshot)) {
-        if (!any) await this.record(next);
-        any = true;
-        yield b;
+      try {
+        for await (const b of this.withLast(batches, snapshot)) {
+          if (!any) await this.record(next);
+          any = true;
+          yield b;
+        }
+      } catch (err) {
+        // The snapshot is being expired, or is a leftover below EARLIEST of an expiration killed
+        // mid-batch: its files are gone. Say so rather than name a missing file.
+        if (err instanceof NotFoundError) throw (await expired(err)) ?? err;
+        throw err;
       }
       next++;
       consumed++;

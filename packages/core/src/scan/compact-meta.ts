@@ -1,10 +1,12 @@
 /**
  * Compact in-memory copies of the manifest entries a plan keeps (one per live file, so their
- * footprint is the plan's memory). Manifests are decoded without copying byte fields (views into
- * the decoded Avro block); a kept entry is copied here into one buffer of its own, and values that
- * repeat across files (partition rows, the empty key rows of append tables, all-zero null counts)
- * are shared instead of copied. The result is a complete {@link DataFileMeta}: nothing is dropped,
- * so plans can still feed compaction (`compactBefore`) and `tidemark files`.
+ * footprint is the plan's memory). Planning decodes entries with their byte fields already in a
+ * per-plan arena and uses this module only to share partition rows ({@link EntryCompactor.partitionAt})
+ * and string lists; {@link EntryCompactor.entry} copies an entry whose byte fields are views into a
+ * decoded Avro block into one buffer of its own, sharing values that repeat across files
+ * (partition rows, the empty key rows of append tables, all-zero null counts). The result is a
+ * complete {@link DataFileMeta}: nothing is dropped, so plans can still feed compaction
+ * (`compactBefore`) and `tidemark files`.
  */
 import type { DataFileMeta, ManifestEntry, SimpleStats } from '@tidemark/format';
 
@@ -31,6 +33,36 @@ export class EntryCompactor {
       totalBuckets: entry.totalBuckets,
       file: this.file(entry.file),
     };
+  }
+
+  /**
+   * `entry` with its string lists shared with earlier files (for entries whose byte fields are
+   * already compact, e.g. decoded into a {@link ByteArena}); the entry itself when it has none.
+   */
+  sharedLists(entry: ManifestEntry): ManifestEntry {
+    const f = entry.file;
+    if (f.valueStatsCols === null && f.writeCols === null && f.extraFiles.length === 0) return entry;
+    const file: DataFileMeta = {
+      ...f,
+      extraFiles: f.extraFiles.length === 0 ? NO_STRINGS : [...f.extraFiles],
+      valueStatsCols: f.valueStatsCols === null ? null : this.sharedStrings(f.valueStatsCols),
+      writeCols: f.writeCols === null ? null : this.sharedStrings(f.writeCols),
+    };
+    return { ...entry, file };
+  }
+
+  /**
+   * The shared partition row equal to `block[start, end)`, without a view of the block for the
+   * partition seen last (entries of a manifest usually come grouped by partition).
+   */
+  partitionAt(block: Uint8Array, start: number, end: number): Uint8Array {
+    const last = this.lastPartition;
+    if (last !== null && last.length === end - start) {
+      let i = 0;
+      while (i < last.length && last[i] === block[start + i]) i++;
+      if (i === last.length) return last;
+    }
+    return this.partition(block.subarray(start, end));
   }
 
   /** The partition row shared by every entry of that partition. */

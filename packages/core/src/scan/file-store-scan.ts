@@ -5,19 +5,23 @@
  * live files into splits per (partition, bucket) and attach deletion vectors from the index
  * manifest.
  *
- * Memory: manifests are decoded one block at a time; only the map of live entries is kept.
+ * Speed and memory: entries are decoded straight from the Avro bytes with their stats left encoded
+ * (decoded only for a stats filter); the partition and bucket of an entry are checked on its raw
+ * bytes before the rest is decoded, once per distinct partition; several manifests are read and
+ * decoded at once (folded in manifest order); kept entries are compacted, so the plan holds about
+ * one small object graph per live file and no manifest block.
  */
 import type { FileIO } from '@tidemark/storage';
 import {
   INDEX_TYPE_DELETION_VECTORS,
   deserializeBinaryRow,
-  fileEntryIdentity,
   parsePartitionPath,
-  decodeManifestEntries,
+  decodeManifestEntryBatches,
+  ByteArena,
   readIndexManifest,
-  readManifestEntries,
   readManifestList,
   type DataField,
+  type ManifestDecodeOptions,
   type ManifestEntry,
   type ManifestFileMeta,
   type Snapshot,
@@ -30,16 +34,18 @@ import type { TablePaths } from '../table-paths.js';
 import type { FileStorePathFactory } from '../path-factory.js';
 import { isTableContext, tableContext, type TableContext } from '../table-context.js';
 import { EntryCompactor } from './compact-meta.js';
+import { EntriesByIdentity } from './live-files.js';
 import { BucketFile, ScanPlan, type DataSplit, type DeletionFileRef, type PlannedFile } from './data-split.js';
 import { CorruptTableError } from './errors.js';
 import { ValueStatsEvolution } from './value-stats.js';
 
 /**
- * Manifests fetched ahead of the one being decoded: on an object store planning is otherwise one
- * round trip per manifest in a row. Bounds the bytes held to this many manifests (each at most
- * `manifest.target-file-size`, 8 MiB by default, usually far less).
+ * Manifests read and decoded at once, ahead of the one being folded: on an object store planning
+ * is otherwise one round trip per manifest in a row, and zstd decompression runs off the main
+ * thread while entries are decoded. Bounds what is held to this many manifests' bytes and kept
+ * entries (each manifest at most `manifest.target-file-size`, 8 MiB by default, usually far less).
  */
-const MANIFEST_READ_AHEAD = 8;
+const MANIFEST_WINDOW = 8;
 
 /** Bucket number of `bucket-postpone` files (written by postpone-bucket tables, invisible to batch reads). */
 const POSTPONE_BUCKET = -2;
@@ -104,49 +110,48 @@ export class FileStoreScan {
     ]);
     // Whole manifests are skipped by their partition and bucket stats before any is read.
     const metas = [...base, ...delta].filter((m) => this.manifestMightMatch(m, filter));
-    const live = new Map<string, ManifestEntry>();
-    const orphanDeletes = new Map<string, ManifestEntry>();
-    const compactor = new EntryCompactor();
-    for await (const { meta, bytes } of this.readAhead(metas)) {
-      const path = this.paths.manifestPath(meta.fileName);
-      // Byte fields are views into the decoded block; kept entries are copied compactly.
-      for await (const entry of decodeManifestEntries(bytes, path, { copyBytes: false })) {
-        if (filter.statsPredicate && !this.schemaCache.has(entry.file.schemaId)) await this.fileSchema(entry.file.schemaId);
-        if (!this.entryMatches(entry, filter)) continue;
-        const id = fileEntryIdentity(entry);
+    const run = new PlanRun(this, filter);
+    const identity = (e: ManifestEntry): string => run.identity(e);
+    const live = new EntriesByIdentity(identity);
+    const orphanDeletes = new EntriesByIdentity(identity);
+    for await (const { meta, entries } of this.decodeAhead(metas, run)) {
+      for (const entry of entries) {
         if (entry.kind === 'ADD') {
-          if (live.has(id) || orphanDeletes.has(id)) {
+          if ((orphanDeletes.size > 0 && orphanDeletes.has(entry)) || !live.add(entry)) {
             throw new CorruptTableError(
               `snapshot ${snapshot.id}: manifest ${meta.fileName} adds data file '${entry.file.fileName}' (bucket ${entry.bucket}, level ${entry.file.level}) which is already added`,
             );
           }
-          live.set(id, compactor.entry(entry));
-        } else if (!live.delete(id)) {
-          orphanDeletes.set(id, compactor.entry(entry));
+        } else if (!live.delete(entry)) {
+          orphanDeletes.add(entry);
         }
       }
     }
-    const leftover = orphanDeletes.values().next();
-    if (!leftover.done) {
-      const e = leftover.value;
+    const leftover = orphanDeletes.first();
+    if (leftover !== undefined) {
+      const e = leftover;
       throw new CorruptTableError(
         `snapshot ${snapshot.id}: manifest entries delete data file '${e.file.fileName}' (bucket ${e.bucket}, level ${e.file.level}) that no manifest of the snapshot adds; the table metadata is corrupt`,
       );
     }
     const deletionFiles = await this.loadDeletionFiles(snapshot);
-    return new ScanPlan(snapshot.id, this.group(snapshot.id, live.values(), deletionFiles));
+    return new ScanPlan(snapshot.id, this.group(snapshot.id, live.values(), deletionFiles, run));
   }
 
   /**
-   * The bytes of `metas` in order, fetched up to {@link MANIFEST_READ_AHEAD} ahead of the consumer
-   * (folding needs manifest order; fetching does not). Stopping early waits for reads in flight.
+   * The kept (filtered, compacted) entries of each of `metas`, in manifest order, read and decoded
+   * up to {@link MANIFEST_WINDOW} manifests at once (folding needs manifest order; reading and
+   * decoding do not). Stopping early waits for the manifests in flight.
    */
-  private async *readAhead(metas: readonly ManifestFileMeta[]): AsyncGenerator<{ meta: ManifestFileMeta; bytes: Uint8Array }> {
-    const window: Array<Promise<Uint8Array>> = [];
+  private async *decodeAhead(
+    metas: readonly ManifestFileMeta[],
+    run: PlanRun,
+  ): AsyncGenerator<{ meta: ManifestFileMeta; entries: ManifestEntry[] }> {
+    const window: Array<Promise<ManifestEntry[]>> = [];
     let next = 0;
     const fill = (): void => {
-      while (next < metas.length && window.length < MANIFEST_READ_AHEAD) {
-        const p = this.fileIO.read(this.paths.manifestPath(metas[next++]!.fileName));
+      while (next < metas.length && window.length < MANIFEST_WINDOW) {
+        const p = this.decodeManifest(metas[next++]!, run, false);
         p.catch(() => undefined); // awaited in order below
         window.push(p);
       }
@@ -154,12 +159,33 @@ export class FileStoreScan {
     try {
       for (let i = 0; i < metas.length; i++) {
         fill();
-        const bytes = await window.shift()!;
-        yield { meta: metas[i]!, bytes };
+        const entries = await window.shift()!;
+        yield { meta: metas[i]!, entries };
       }
     } finally {
       await Promise.allSettled(window);
     }
+  }
+
+  /** Reads one manifest and returns its entries that pass the filter, compacted (ADDs only with `addsOnly`). */
+  private async decodeManifest(meta: ManifestFileMeta, run: PlanRun, addsOnly: boolean): Promise<ManifestEntry[]> {
+    const path = this.paths.manifestPath(meta.fileName);
+    const bytes = await this.fileIO.read(path);
+    const kept: ManifestEntry[] = [];
+    const statsPredicate = run.filter.statsPredicate;
+    for await (const batch of decodeManifestEntryBatches(bytes, path, run.decodeOptions)) {
+      for (const entry of batch) {
+        if (addsOnly && entry.kind !== 'ADD') continue;
+        if (statsPredicate) {
+          const schema = this.schemaCache.get(entry.file.schemaId) ?? (await this.fileSchema(entry.file.schemaId));
+          const stats = this.statsEvolution.stats(entry.file, schema);
+          if (stats && !mightMatch(statsPredicate, stats)) continue;
+        }
+        // Byte fields are already in the run's arena; only string lists are left to share.
+        kept.push(run.compactor.sharedLists(entry));
+      }
+    }
+    return kept;
   }
 
   /**
@@ -168,21 +194,16 @@ export class FileStoreScan {
    */
   async planDelta(snapshots: readonly Snapshot[], filter: ScanFilter = {}): Promise<ScanPlan> {
     const added: ManifestEntry[] = [];
-    const compactor = new EntryCompactor();
+    const run = new PlanRun(this, filter);
     for (const snapshot of snapshots) {
       const metas = await readManifestList(this.fileIO, this.paths.manifestPath(snapshot.deltaManifestList));
       for (const meta of metas) {
         if (meta.numAddedFiles === 0 || !this.manifestMightMatch(meta, filter)) continue;
-        const path = this.paths.manifestPath(meta.fileName);
-        for await (const entry of readManifestEntries(this.fileIO, path, { copyBytes: false })) {
-          if (entry.kind !== 'ADD') continue;
-          if (filter.statsPredicate && !this.schemaCache.has(entry.file.schemaId)) await this.fileSchema(entry.file.schemaId);
-          if (this.entryMatches(entry, filter)) added.push(compactor.entry(entry));
-        }
+        for (const entry of await this.decodeManifest(meta, run, true)) added.push(entry);
       }
     }
     const last = snapshots.length === 0 ? null : snapshots[snapshots.length - 1]!.id;
-    return new ScanPlan(last, this.group(last ?? 0, added, new Map()));
+    return new ScanPlan(last, this.group(last ?? 0, added, new Map(), run));
   }
 
   private manifestMightMatch(meta: ManifestFileMeta, filter: ScanFilter): boolean {
@@ -249,24 +270,17 @@ export class FileStoreScan {
     return info;
   }
 
-  /** Synchronous (it runs per entry); the file's schema must be in `schemaCache` when stats are checked. */
-  private entryMatches(entry: ManifestEntry, filter: ScanFilter): boolean {
-    if (entry.bucket === POSTPONE_BUCKET) return false;
-    if (filter.bucket !== undefined && entry.bucket !== filter.bucket) return false;
-    if (this.partitionFields.length > 0 && (filter.partitionSpec || filter.partitionPredicate)) {
-      const info = this.partitionInfo(entry.partition);
-      if (filter.partitionSpec) {
-        for (const [k, v] of Object.entries(filter.partitionSpec)) if (info.spec[k] !== v) return false;
-      }
-      if (filter.partitionPredicate) {
-        const byName: Record<string, unknown> = {};
-        this.partitionFields.forEach((f, i) => (byName[f.name] = info.values[i]));
-        if (evaluate(filter.partitionPredicate, byName) !== true) return false;
-      }
+  /** Whether entries of the partition row `bytes` pass the partition parts of `filter` (once per partition and plan). */
+  partitionMatches(bytes: Uint8Array, filter: ScanFilter): boolean {
+    if (this.partitionFields.length === 0 || (!filter.partitionSpec && !filter.partitionPredicate)) return true;
+    const info = this.partitionInfo(bytes);
+    if (filter.partitionSpec) {
+      for (const [k, v] of Object.entries(filter.partitionSpec)) if (info.spec[k] !== v) return false;
     }
-    if (filter.statsPredicate) {
-      const stats = this.statsEvolution.stats(entry.file, this.schemaCache.get(entry.file.schemaId)!);
-      if (stats && !mightMatch(filter.statsPredicate, stats)) return false;
+    if (filter.partitionPredicate) {
+      const byName: Record<string, unknown> = {};
+      this.partitionFields.forEach((f, i) => (byName[f.name] = info.values[i]));
+      if (evaluate(filter.partitionPredicate, byName) !== true) return false;
     }
     return true;
   }
@@ -300,13 +314,24 @@ export class FileStoreScan {
     snapshotId: number,
     entries: Iterable<ManifestEntry>,
     deletionFiles: Map<string, Map<string, DeletionFileRef>>,
+    run: PlanRun,
   ): DataSplit[] {
     const groups = new Map<string, ManifestEntry[]>();
+    // Entries come in runs of one partition and bucket: the key string is built once per run.
+    let lastPartition: Uint8Array | null = null;
+    let lastBucket = 0;
+    let lastList: ManifestEntry[] | null = null;
     for (const e of entries) {
-      const key = splitKey(e.partition, e.bucket);
-      let list = groups.get(key);
-      if (!list) groups.set(key, (list = []));
-      list.push(e);
+      if (e.partition !== lastPartition || e.bucket !== lastBucket || lastList === null) {
+        const hex = run.partitionHex(e.partition);
+        const key = hex === undefined ? splitKey(e.partition, e.bucket) : `${hex}|${String(e.bucket).padStart(11, '0')}`;
+        let list = groups.get(key);
+        if (!list) groups.set(key, (list = []));
+        lastPartition = e.partition;
+        lastBucket = e.bucket;
+        lastList = list;
+      }
+      lastList.push(e);
     }
     const splits: DataSplit[] = [];
     for (const key of [...groups.keys()].sort()) {
@@ -314,14 +339,9 @@ export class FileStoreScan {
       const first = list[0]!;
       const info = this.partitionInfo(first.partition);
       const bucketPath = this.paths.bucketDir(info.path, first.bucket);
-      const files: PlannedFile[] = list
-        .map((e) => new BucketFile(e.file, bucketPath))
-        .sort(
-          (a, b) =>
-            a.meta.level - b.meta.level ||
-            (a.meta.minSequenceNumber < b.meta.minSequenceNumber ? -1 : a.meta.minSequenceNumber > b.meta.minSequenceNumber ? 1 : 0) ||
-            (a.meta.fileName < b.meta.fileName ? -1 : a.meta.fileName > b.meta.fileName ? 1 : 0),
-        );
+      const files: PlannedFile[] = list.map((e) => new BucketFile(e.file, bucketPath));
+      // Manifests usually list a bucket's files in this order already: checking is linear.
+      if (!isSorted(files, compareFiles)) files.sort(compareFiles);
       splits.push({
         snapshotId,
         partition: first.partition,
@@ -339,6 +359,69 @@ export class FileStoreScan {
   }
 }
 
+/** Order of files in a split: level, then min sequence number, then name. */
+function compareFiles(a: PlannedFile, b: PlannedFile): number {
+  return (
+    a.meta.level - b.meta.level ||
+    (a.meta.minSequenceNumber < b.meta.minSequenceNumber ? -1 : a.meta.minSequenceNumber > b.meta.minSequenceNumber ? 1 : 0) ||
+    (a.meta.fileName < b.meta.fileName ? -1 : a.meta.fileName > b.meta.fileName ? 1 : 0)
+  );
+}
+
+function isSorted<T>(items: readonly T[], compare: (a: T, b: T) => number): boolean {
+  for (let i = 1; i < items.length; i++) if (compare(items[i - 1]!, items[i]!) > 0) return false;
+  return true;
+}
+
 function splitKey(partition: Uint8Array, bucket: number): string {
   return `${Buffer.from(partition.buffer, partition.byteOffset, partition.byteLength).toString('hex')}|${String(bucket).padStart(11, '0')}`;
+}
+
+/**
+ * State of one planning run shared by the manifests decoded at once: the compactor (shared rows),
+ * the verdict of the partition filter and a short id per distinct partition row.
+ */
+class PlanRun {
+  readonly compactor = new EntryCompactor();
+  readonly decodeOptions: ManifestDecodeOptions;
+  private readonly partitions = new Map<Uint8Array, { id: number; accept: boolean; hex: string }>();
+
+  constructor(
+    scan: FileStoreScan,
+    readonly filter: ScanFilter,
+  ) {
+    const bucket = filter.bucket;
+    this.decodeOptions = {
+      copyBytes: false,
+      lazyStats: true,
+      arena: new ByteArena(),
+      partition: (block, start, end) => {
+        const shared = this.compactor.partitionAt(block, start, end);
+        let p = this.partitions.get(shared);
+        if (p === undefined) {
+          p = { id: this.partitions.size, accept: scan.partitionMatches(shared, filter), hex: Buffer.from(shared).toString('hex') };
+          this.partitions.set(shared, p);
+        }
+        return p.accept ? shared : undefined;
+      },
+      acceptBucket: (b) => b !== POSTPONE_BUCKET && (bucket === undefined || b === bucket),
+    };
+  }
+
+  /** Hex of a shared partition row of this run (computed once per partition). */
+  partitionHex(partition: Uint8Array): string | undefined {
+    return this.partitions.get(partition)?.hex;
+  }
+
+  /**
+   * Identity of an entry for ADD/DELETE folding, as `fileEntryIdentity` but with the partition's
+   * id in this run instead of its hex bytes (entries' partitions are the shared rows).
+   */
+  identity(entry: ManifestEntry): string {
+    const f = entry.file;
+    const head = `${this.partitions.get(entry.partition)!.id}|${entry.bucket}|${f.level}|`;
+    if (f.extraFiles.length === 0 && f.embeddedIndex === null && f.externalPath === null) return `${head}N${f.fileName}`;
+    const index = f.embeddedIndex === null ? null : Buffer.from(f.embeddedIndex).toString('hex');
+    return `${head}J${JSON.stringify([f.fileName, f.extraFiles, index, f.externalPath])}`;
+  }
 }

@@ -1,0 +1,311 @@
+/**
+ * The direct manifest entry decoder against the avsc reference path: field for field on every
+ * Java-written manifest of the fixtures and on our own manifests (random entries, other writer
+ * schemas), with eager, lazy and arena-packed stats; and its partition and bucket callbacks.
+ */
+import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeAvroFile } from '../src/avro-container.js';
+import { serializeBinaryRow } from '../src/binary-row.js';
+import { CorruptFileError } from '../src/errors.js';
+import {
+  decodeManifestEntries,
+  decodeManifestEntriesWithAvsc,
+  decodeManifestEntryBatches,
+  manifestEntryToAvro,
+  newDataFileMeta,
+  writeManifestFile,
+  type ManifestEntry,
+} from '../src/manifest-entry.js';
+import { EMPTY_SIMPLE_STATS, type SimpleStats } from '../src/manifest-fields.js';
+import { MANIFEST_ENTRY_SCHEMA } from '../src/manifest-schemas.js';
+import { ByteArena, EncodedSimpleStats } from '../src/manifest-stats.js';
+import type { DataType } from '../src/types.js';
+
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const FIXTURE_DIRS = ['paimon', 'paimon-orc'].map((d) => join(REPO_ROOT, '../shared/fixtures', d));
+
+/** Every data manifest (not list, not index manifest) under the Java-written fixture tables. */
+function javaManifests(): string[] {
+  const out: string[] = [];
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, name.name);
+      if (name.isDirectory()) walk(p);
+      else if (basename(dir) === 'manifest' && /^manifest-(?!list-)/.test(name.name)) out.push(p);
+    }
+  };
+  for (const d of FIXTURE_DIRS) if (existsSync(d)) walk(d);
+  return out;
+}
+
+const hex = (b: Uint8Array | null): string | null =>
+  b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+const plainStats = (s: SimpleStats) => ({
+  min: hex(s.minValues),
+  max: hex(s.maxValues),
+  nulls: s.nullCounts === null ? null : [...s.nullCounts],
+});
+
+/** Every field of an entry as plain comparable values (bytes as hex, stats materialised). */
+function plain(e: ManifestEntry): unknown {
+  const f = e.file;
+  return {
+    kind: e.kind,
+    partition: hex(e.partition),
+    bucket: e.bucket,
+    totalBuckets: e.totalBuckets,
+    file: {
+      ...f,
+      minKey: hex(f.minKey),
+      maxKey: hex(f.maxKey),
+      keyStats: plainStats(f.keyStats),
+      valueStats: plainStats(f.valueStats),
+      embeddedIndex: hex(f.embeddedIndex),
+    },
+    fileKeys: Object.keys(f),
+    keys: Object.keys(e),
+  };
+}
+
+async function collect(it: AsyncIterable<ManifestEntry>): Promise<ManifestEntry[]> {
+  const out: ManifestEntry[] = [];
+  for await (const e of it) out.push(e);
+  return out;
+}
+
+/** All decoding modes of the direct decoder, as plain values. */
+async function everyMode(bytes: Uint8Array, path: string): Promise<Record<string, unknown[]>> {
+  const arena = new ByteArena(64);
+  const modes: Record<string, unknown[]> = {
+    copy: (await collect(decodeManifestEntries(bytes, path))).map(plain),
+    views: (await collect(decodeManifestEntries(bytes, path, { copyBytes: false }))).map(plain),
+    lazy: (await collect(decodeManifestEntries(bytes, path, { copyBytes: false, lazyStats: true }))).map(plain),
+    lazyCopy: (await collect(decodeManifestEntries(bytes, path, { lazyStats: true }))).map(plain),
+    arena: (await collect(decodeManifestEntries(bytes, path, { copyBytes: false, lazyStats: true, arena }))).map(plain),
+  };
+  const batches: ManifestEntry[] = [];
+  for await (const b of decodeManifestEntryBatches(bytes, path)) batches.push(...b);
+  modes['batches'] = batches.map(plain);
+  return modes;
+}
+
+describe('direct manifest entry decoder', () => {
+  const manifests = javaManifests();
+
+  it.skipIf(manifests.length === 0)('gives field for field the entries of the avsc path on every Java-written manifest', async () => {
+    let entries = 0;
+    for (const path of manifests) {
+      const bytes = new Uint8Array(readFileSync(path));
+      const expected = (await collect(decodeManifestEntriesWithAvsc(bytes, path))).map(plain);
+      expect(expected.length).toBeGreaterThan(0);
+      for (const [mode, got] of Object.entries(await everyMode(bytes, path))) {
+        expect({ path, mode, got }).toEqual({ path, mode, got: expected });
+      }
+      entries += expected.length;
+    }
+    expect(entries).toBeGreaterThan(manifests.length);
+  });
+
+  it('gives field for field the entries of the avsc path on our own manifests with every optional field', async () => {
+    const rng = mulberry32(7);
+    const entries = Array.from({ length: 600 }, (_, i) => randomEntry(rng, i));
+    for (const codec of ['zstandard', 'null', 'deflate'] as const) {
+      const bytes = await writeManifestFile(entries, { codec, blockSize: 4096 });
+      const expected = (await collect(decodeManifestEntriesWithAvsc(bytes, 'ours'))).map(plain);
+      expect(expected).toHaveLength(entries.length);
+      expect(expected.map((e) => (e as { file: { fileName: string } }).file.fileName)).toEqual(entries.map((e) => e.file.fileName));
+      for (const [mode, got] of Object.entries(await everyMode(bytes, 'ours'))) expect({ mode, got }).toEqual({ mode, got: expected });
+    }
+  });
+
+  it('follows other writer schemas: reordered fields, unknown fields, fewer optional fields, and falls back to avsc for others', async () => {
+    const rng = mulberry32(11);
+    const entries = Array.from({ length: 50 }, (_, i) => randomEntry(rng, i));
+    const fileSchema = (MANIFEST_ENTRY_SCHEMA['fields'] as { name: string; type: { fields: unknown[] } }[])[5]!.type;
+    const fileFields = [...fileSchema.fields] as { name: string }[];
+    const reordered = {
+      ...MANIFEST_ENTRY_SCHEMA,
+      fields: [
+        { name: '_EXTRA_TOP', type: ['null', { type: 'map', values: { type: 'array', items: 'double' } }], default: null },
+        ...(MANIFEST_ENTRY_SCHEMA['fields'] as { name: string }[])
+          .slice()
+          .reverse()
+          .map((f) =>
+            f.name === '_FILE'
+              ? {
+                  ...f,
+                  type: {
+                    ...fileSchema,
+                    fields: [
+                      ...fileFields.slice().reverse(),
+                      {
+                        name: '_UNKNOWN',
+                        type: { type: 'record', name: 'U', fields: [{ name: 'x', type: { type: 'fixed', name: 'F', size: 3 } }] },
+                      },
+                      { name: '_WRITE_COLS_SEQUENCES', type: ['null', { type: 'array', items: 'long' }], default: null },
+                    ],
+                  },
+                }
+              : f,
+          ),
+      ],
+    };
+    const records = entries.map((e, i) => {
+      const r = manifestEntryToAvro({ ...e, file: { ...e.file, writeColsSequences: null } });
+      const file = r['_FILE'] as Record<string, unknown>;
+      return {
+        ...r,
+        _EXTRA_TOP: i % 2 === 0 ? null : { a: [1.5, 2.5], b: [] },
+        _FILE: { ...file, _UNKNOWN: { x: Buffer.from([1, 2, 3]) }, _WRITE_COLS_SEQUENCES: i % 3 === 0 ? null : [5, 2n ** 62n] },
+      };
+    });
+    const older = {
+      ...MANIFEST_ENTRY_SCHEMA,
+      fields: (MANIFEST_ENTRY_SCHEMA['fields'] as { name: string }[]).map((f) =>
+        f.name === '_FILE' ? { ...f, type: { ...fileSchema, fields: fileFields.slice(0, 14) } } : f,
+      ),
+    };
+    // A `fixed` partition is not something the direct decoder reads: the avsc path takes over.
+    const fixedPartition = {
+      ...MANIFEST_ENTRY_SCHEMA,
+      fields: (MANIFEST_ENTRY_SCHEMA['fields'] as { name: string }[]).map((f) =>
+        f.name === '_PARTITION' ? { name: '_PARTITION', type: { type: 'fixed', name: 'P', size: 16 } } : f,
+      ),
+    };
+    const fixedRecords = entries.map((e) => ({
+      ...manifestEntryToAvro({ ...e, file: { ...e.file, writeColsSequences: null } }),
+      _PARTITION: Buffer.alloc(16, 3),
+    }));
+    const olderRecords = entries.map((e) => manifestEntryToAvro({ ...e, file: { ...e.file, writeColsSequences: null } }));
+    for (const [schema, recs] of [
+      [reordered, records],
+      [older, olderRecords],
+      [fixedPartition, fixedRecords],
+    ] as const) {
+      const bytes = await writeAvroFile(schema, recs, { blockSize: 2048 });
+      const expected = (await collect(decodeManifestEntriesWithAvsc(bytes, 'other'))).map(plain);
+      expect(expected).toHaveLength(entries.length);
+      for (const [mode, got] of Object.entries(await everyMode(bytes, 'other'))) expect({ mode, got }).toEqual({ mode, got: expected });
+    }
+    const seqs = (await collect(decodeManifestEntries(await writeAvroFile(reordered, records), 'r'))).map((e) => e.file.writeColsSequences);
+    expect(seqs[1]).toEqual([5n, 2n ** 62n]);
+    expect(seqs[0]).toBeNull();
+  });
+
+  it('keeps stats encoded until read, shares empty stats and rows, and holds no view of the block in an arena', async () => {
+    const rng = mulberry32(3);
+    const entries = Array.from({ length: 20 }, (_, i) => randomEntry(rng, i, i % 2 === 0));
+    const bytes = new Uint8Array(await writeManifestFile(entries, { codec: 'null' }));
+    const expected = (await collect(decodeManifestEntriesWithAvsc(bytes, 'm'))).map(plain);
+    const arena = new ByteArena();
+    const got = await collect(decodeManifestEntries(bytes, 'm', { copyBytes: false, lazyStats: true, arena }));
+    const appendLike = got.filter((_, i) => i % 2 === 0);
+    for (const e of appendLike) expect(e.file.keyStats).toBe(EMPTY_SIMPLE_STATS);
+    const pk = got.filter((_, i) => i % 2 === 1);
+    for (const e of pk) expect(e.file.keyStats).toBeInstanceOf(EncodedSimpleStats);
+    for (const e of got) expect(e.file.valueStats).toBeInstanceOf(EncodedSimpleStats);
+    bytes.fill(0xee); // the arena copies must not depend on the manifest bytes any more
+    expect(got.map(plain)).toEqual(expected);
+    expect(got.map((e) => e.file.fileName)).toEqual(entries.map((e) => e.file.fileName));
+    expect(JSON.parse(JSON.stringify(got[1]!.file.valueStats))).toHaveProperty('nullCounts');
+  });
+
+  it('drops entries by raw partition bytes and bucket before decoding them, as filtering the decoded entries would', async () => {
+    const rng = mulberry32(5);
+    const entries = Array.from({ length: 400 }, (_, i) => randomEntry(rng, i));
+    const bytes = await writeManifestFile(entries, { blockSize: 1024 });
+    const all = await collect(decodeManifestEntriesWithAvsc(bytes, 'f'));
+    const partitions = [...new Set(all.map((e) => hex(e.partition)!))];
+    for (let trial = 0; trial < 10; trial++) {
+      const wanted = new Set(partitions.filter(() => rng() < 0.4));
+      const bucket = trial % 3 === 0 ? 1 : undefined;
+      const seen: string[] = [];
+      const got = await collect(
+        decodeManifestEntries(bytes, 'f', {
+          copyBytes: false,
+          lazyStats: true,
+          partition: (block, start, end) => {
+            const key = Buffer.from(block.subarray(start, end)).toString('hex');
+            seen.push(key);
+            return wanted.has(key) ? block.subarray(start, end) : undefined;
+          },
+          acceptBucket: (b) => bucket === undefined || b === bucket,
+        }),
+      );
+      const expected = all.filter((e) => wanted.has(hex(e.partition)!) && (bucket === undefined || e.bucket === bucket));
+      expect(got.map(plain)).toEqual(expected.map(plain));
+      expect(seen).toHaveLength(all.length);
+    }
+  });
+
+  it('reports damaged entry bytes as CorruptFileError naming the file', async () => {
+    const entries = [randomEntry(mulberry32(1), 0)];
+    const good = await writeManifestFile(entries, { codec: 'null' });
+    // Find the file name in the block and cut the block's declared content in the middle of it.
+    const text = Buffer.from(good);
+    const at = text.indexOf(Buffer.from(entries[0]!.file.fileName));
+    const damaged = Buffer.from(good);
+    damaged[at - 1] = 0x7e; // string length far beyond the block
+    await expect(collect(decodeManifestEntries(damaged, 'bad-manifest'))).rejects.toThrow(CorruptFileError);
+    await expect(collect(decodeManifestEntries(damaged, 'bad-manifest'))).rejects.toThrow(/bad-manifest/);
+  });
+});
+
+/** Deterministic PRNG so failures reproduce. */
+function mulberry32(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const PARTITION_TYPES: DataType[] = [
+  { root: 'INT', nullable: true },
+  { root: 'VARCHAR', nullable: true, length: 100 },
+  { root: 'DECIMAL', nullable: true, precision: 20, scale: 2 },
+];
+
+function randomEntry(rng: () => number, i: number, emptyKeys = rng() < 0.5): ManifestEntry {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;
+  const partition = serializeBinaryRow(PARTITION_TYPES, [
+    rng() < 0.2 ? null : pick([1, 2, -7]),
+    rng() < 0.2 ? null : pick(['a', 'long-partition-value-xyz', 'ü']),
+    rng() < 0.2 ? null : { unscaled: pick([12345n, -1n, 10n ** 19n]), scale: 2 },
+  ]);
+  const row = (): Uint8Array =>
+    serializeBinaryRow(PARTITION_TYPES, [Math.floor(rng() * 1e6), `s${Math.floor(rng() * 1e9)}`, { unscaled: 99n, scale: 2 }]);
+  const stats = (): SimpleStats => ({ minValues: row(), maxValues: row(), nullCounts: pick([null, [0, 1, null], [3, 0, 0]]) });
+  const opt = <T>(v: T): T | null => (rng() < 0.5 ? null : v);
+  return {
+    kind: rng() < 0.8 ? 'ADD' : 'DELETE',
+    partition,
+    bucket: pick([0, 1, 2, -1]),
+    totalBuckets: pick([-1, 4]),
+    file: newDataFileMeta({
+      fileName: `data-${i}-${Math.floor(rng() * 1e9)}.parquet`,
+      fileSize: Math.floor(rng() * 2 ** 40),
+      rowCount: Math.floor(rng() * 1e7),
+      schemaId: pick([0, 1, 3]),
+      level: pick([0, 1, 5]),
+      minSequenceNumber: BigInt(Math.floor(rng() * 1e6)),
+      maxSequenceNumber: pick([2n ** 62n, 2n ** 53n + 1n, 7n]),
+      ...(emptyKeys ? {} : { minKey: row(), maxKey: row(), keyStats: stats() }),
+      valueStats: stats(),
+      extraFiles: rng() < 0.2 ? [`x-${i}.index`, 'ü.idx'] : [],
+      creationTime: opt(1_700_000_000_000 + i),
+      deleteRowCount: opt(Math.floor(rng() * 100)),
+      embeddedIndex: opt(new Uint8Array([1, 2, 3, i & 0xff])),
+      fileSource: opt(pick([0, 1])),
+      valueStatsCols: opt(['a', 'b']),
+      externalPath: opt(`s3://bucket/x/data-${i}.parquet`),
+      firstRowId: opt(Math.floor(rng() * 2 ** 50)),
+      writeCols: opt(['a']),
+    }),
+  };
+}
