@@ -5,7 +5,7 @@
  * 4 and 8 concurrent writer processes on one table; on local disk and on the S3 server, with peak
  * RSS (tasks in lib/commit-tasks.mjs; each writer is a fresh child process).
  *
- *   node benchmarks/commit.bench.mjs [--commits 1000] [--rows 100] [--writers 1,2,4,8] [--writer-commits 25]
+ *   node benchmarks/commit.bench.mjs [--commits 1000] [--rows 100] [--writers 1,2,4,8] [--writer-commits 25] [--s3-only]
  *
  * S3 rows need S3_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, S3_BUCKET (the harness
  * `npm run bench` starts or reuses the test server and passes them in). Results go to
@@ -89,8 +89,72 @@ function requestSummary(perCommit) {
   };
 }
 
+const TIME_KEYS = ['backoff', 'expire', 'write', 'read', 'cpu'];
+
+/** Mean ms per commit in each part of the timeline (commit-tasks.mjs), over all commits. */
+function timeSummary(perCommit) {
+  const out = {};
+  for (const k of TIME_KEYS) out[k] = perCommit.reduce((s, c) => s + (c[k] ?? 0), 0) / Math.max(1, perCommit.length);
+  return out;
+}
+
 /**
- * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number, writers?: number[], writerCommits?: number }} [options]
+ * The snapshot attempts of all writers: how many per commit, how long an attempt took (lost ones
+ * apart), the backoff drawn after a loss, and the commits whose time was mostly backoff.
+ */
+function attemptSummary(attempts, commits) {
+  const lost = attempts.filter((a) => a.outcome !== 'created');
+  const created = attempts.filter((a) => a.outcome === 'created');
+  const waits = lost.map((a) => a.waitMs);
+  const byRetry = {};
+  for (const a of created) byRetry[a.retry] = (byRetry[a.retry] ?? 0) + 1;
+  return {
+    perCommit: attempts.length / Math.max(1, commits),
+    createdAttemptMs: created.length > 0 ? dist(created.map((a) => a.attemptMs)) : null,
+    lostAttemptMs: lost.length > 0 ? dist(lost.map((a) => a.attemptMs)) : null,
+    createdWindowMs: created.length > 0 ? dist(created.map((a) => a.windowMs)) : null,
+    lostWindowMs: lost.length > 0 ? dist(lost.map((a) => a.windowMs)) : null,
+    waitMs: waits.length > 0 ? dist(waits) : null,
+    /** Commits by the retry number of their successful attempt (0 = first attempt won). */
+    wonAtRetry: byRetry,
+  };
+}
+
+/**
+ * The longest run of consecutive snapshots created by one writer: a writer that just created a
+ * snapshot has nothing to read before its next commit, while every other writer must read it first,
+ * so under saturation one writer can win many times in a row while the others lose (the tail).
+ */
+function longestRun(results) {
+  const owner = new Map();
+  for (const x of results) for (const id of x.snapshotIds) owner.set(id, x.writerId);
+  let best = 0;
+  let run = 0;
+  let prev = null;
+  for (const id of [...owner.keys()].sort((a, b) => a - b)) {
+    const w = owner.get(id);
+    run = w === prev ? run + 1 : 1;
+    prev = w;
+    best = Math.max(best, run);
+  }
+  return best;
+}
+
+/** The `n` slowest commits of all writers, each with where its time went and its attempts (JSON only). */
+function slowestCommits(results, n) {
+  const all = results.flatMap((x) =>
+    x.commitMs.map((ms, i) => ({
+      writerId: x.writerId,
+      commitMs: ms,
+      timeMs: x.commitTime[i],
+      attempts: x.attempts.filter((a) => a.identifier === i + 1 + (x.warmup ?? 0)),
+    })),
+  );
+  return all.sort((a, b) => b.commitMs - a.commitMs).slice(0, n);
+}
+
+/**
+ * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number, writers?: number[], writerCommits?: number, s3Only?: boolean }} [options]
  */
 export async function run(options = {}) {
   const log = options.log ?? ((m) => console.error(m));
@@ -99,13 +163,15 @@ export async function run(options = {}) {
   const writerCounts = options.writers ?? [1, 2, 4, 8];
   const writerCommits = options.writerCommits ?? 25;
   const started = performance.now();
-  const backends = [{ backend: 'local', warehouse: path.join(WORK_DIR, `commit-${process.pid}`), s3: undefined }];
+  const backends = [];
+  if (!options.s3Only) backends.push({ backend: 'local', warehouse: path.join(WORK_DIR, `commit-${process.pid}`), s3: undefined });
   if (options.s3) {
     backends.push({ backend: 's3 (RGW)', warehouse: `s3://${options.s3.bucket}/bench/commit-${Date.now().toString(36)}`, s3: options.s3 });
   }
   const serial = [];
   const concurrent = [];
   const latency = [];
+  const casRace = [];
   const problems = [];
 
   for (const b of backends) {
@@ -185,11 +251,40 @@ export async function run(options = {}) {
         lostRaces: results.reduce((s, x) => s + (x.ops.lostRaces ?? 0), 0),
         gaveUp: results.reduce((s, x) => s + (x.ops.gaveUp ?? 0), 0),
         requests: requestSummary(results.flatMap((x) => x.commitKinds)),
+        timeMs: timeSummary(results.flatMap((x) => x.commitTime)),
+        attempts: attemptSummary(
+          results.flatMap((x) => x.attempts),
+          expectedCommits,
+        ),
+        slowest: slowestCommits(results, 3),
+        longestRun: longestRun(results),
         peakRssMiB: Math.max(...results.map((x) => x.peakRssMiB)),
         peakRssMiBPerWriter: results.map((x) => x.peakRssMiB),
         check,
       });
       if (!b.s3) await rm(wh2, { recursive: true, force: true });
+
+      // The store alone under the same contention: GET + create-if-absent rounds, no table.
+      {
+        const wins = writerCommits;
+        const at = Date.now() + 1500 + 300 * writers;
+        const race = await Promise.all(
+          Array.from({ length: writers }, (_, w) =>
+            runChild(TASKS, 'casRace', { warehouse: `${wh2}-cas`, s3: b.s3, wins, writerId: w, startAt: at }, { timeoutMs: TIMEOUT_MS }),
+          ),
+        );
+        const r0 = Math.min(...race.map((x) => x.startedAt));
+        const r1 = Math.max(...race.map((x) => x.endedAt));
+        casRace.push({
+          backend: b.backend,
+          writers,
+          winsPerWriter: wins,
+          winsPerSec: ((wins * writers) / (r1 - r0)) * 1000,
+          lostPerWin: race.reduce((s, x) => s + x.lost, 0) / (wins * writers),
+          roundMs: dist(race.flatMap((x) => x.roundMs)),
+        });
+        if (!b.s3) await rm(`${wh2}-cas`, { recursive: true, force: true });
+      }
     }
 
     log(`${b.backend}: cleaning up`);
@@ -206,6 +301,7 @@ export async function run(options = {}) {
     serial,
     concurrent,
     latency,
+    casRace,
     problems,
     s3: options.s3 ? { endpoint: options.s3.endpoint } : null,
   };
@@ -252,6 +348,33 @@ function toMarkdown(json) {
     c.check.rowsRead === c.writers * c.commitsPerWriter * c.rowsPerCommit
       ? 'yes'
       : '**NO**',
+  ]);
+  const timeRows = json.concurrent.map((c) => {
+    const t = c.timeMs ?? {};
+    const a = c.attempts ?? {};
+    const won = Object.entries(a.wonAtRetry ?? {})
+      .map(([r, n]) => `${r}:${n}`)
+      .join(' ');
+    return [
+      c.backend,
+      String(c.writers),
+      ms(c.commit.mean),
+      ...TIME_KEYS.map((k) => ms(t[k] ?? 0)),
+      fmtNum(a.perCommit ?? 0, 2),
+      a.createdAttemptMs ? `${ms(a.createdAttemptMs.p50)} / ${ms(a.createdAttemptMs.p99)}` : '–',
+      a.lostAttemptMs ? `${ms(a.lostAttemptMs.p50)} / ${ms(a.lostAttemptMs.p99)}` : '–',
+      a.createdWindowMs ? `${ms(a.createdWindowMs.p50)} / ${a.lostWindowMs ? ms(a.lostWindowMs.p50) : '–'}` : '–',
+      a.waitMs ? `${ms(a.waitMs.mean)} / ${ms(a.waitMs.max)}` : '–',
+      won,
+      String(c.longestRun ?? '–'),
+    ];
+  });
+  const casRows = (json.casRace ?? []).map((r) => [
+    r.backend,
+    String(r.writers),
+    fmtNum(r.winsPerSec, 1),
+    fmtNum(r.lostPerWin, 2),
+    `${ms(r.roundMs.p50)} / ${ms(r.roundMs.p99)}`,
   ]);
   const latRows = (json.latency ?? []).map((l) => [
     l.backend,
@@ -311,6 +434,42 @@ function toMarkdown(json) {
       concRows,
     ),
     '',
+    "### Where a commit's time goes (mean ms per commit call, pooled over the writers)",
+    '',
+    markdownTable(
+      [
+        'backend',
+        'writers',
+        'commit mean',
+        'backoff (sleeping)',
+        'expiration',
+        'writes in flight',
+        'reads only',
+        'cpu / waiting for a core',
+        'attempts per commit',
+        'winning attempt ms p50 / p99',
+        'lost attempt ms p50 / p99',
+        'window ms p50: won / lost',
+        'backoff drawn ms mean / max',
+        'commits won at retry n (n:count)',
+        'longest run of one writer',
+      ],
+      timeRows,
+    ),
+    '',
+    "The parts add up to the commit mean: backoff is the time asleep between attempts (the prefetch of the winner's files runs underneath), " +
+      'expiration the automatic expiration after the snapshot exists, then writes (any PUT, conditional PUT or DELETE in flight), reads (only GET / HEAD / LIST in flight), ' +
+      'and cpu (no request in flight: encoding, decoding, and on this shared machine waiting for a core). ' +
+      'Longest run: the most consecutive snapshots one writer created with no snapshot of another writer in between. An attempt runs from its latest-snapshot probe to the answer of its snapshot create; ' +
+      'its window, the time in which another writer can take the id, is the same span (the snapshot is built on that probe).',
+    '',
+    '### The store alone under the same contention',
+    '',
+    markdownTable(['backend', 'processes', 'creates won/s', 'lost creates per win', 'ms per win p50 / p99'], casRows),
+    '',
+    'Each process loops "GET the newest key, create-if-absent the next one" on one shared key sequence (the two requests no snapshot commit can avoid), ' +
+      'until it has won as many creates as a writer commits above: the ceiling the store puts on commits/s at this contention.',
+    '',
     "## The store's own latency (100 serial 1 KiB requests)",
     '',
     markdownTable(['backend', 'PUT ms p50 / p99', 'create-if-absent ms p50 / p99', 'GET ms p50 / p99'], latRows),
@@ -337,6 +496,7 @@ function parseArgs(argv) {
     else if (a === '--rows') opts.rows = Number(argv[++i]);
     else if (a === '--writers') opts.writers = argv[++i].split(',').map(Number);
     else if (a === '--writer-commits') opts.writerCommits = Number(argv[++i]);
+    else if (a === '--s3-only') opts.s3Only = true;
     else throw new Error(`unknown argument ${a}`);
   }
   return opts;

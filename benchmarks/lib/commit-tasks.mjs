@@ -8,13 +8,17 @@
  * - `create`: creates the unpartitioned append table `bench.c` in `warehouse` (local path or s3://).
  * - `commits`: `commits` small appends in a row, each `newBatchWrite()` + `write(rows)` +
  *   `prepareCommit()` (timed as write) then `TableCommit.commit({ identifier, messages })` (timed
- *   as commit) with one commitUser and increasing identifiers (the streaming pattern). `warmup`
+ *   as commit) with one commitUser and increasing identifiers (the streaming pattern). Each commit
+ *   also reports where its time went (backoff / expiration / writes / reads / cpu, see timeline())
+ *   and every snapshot attempt (retry, outcome, attempt ms, backoff drawn) from the committer's
+ *   `onAttempt` hook. `warmup`
  *   appends run first and are not recorded. With `startAt` (epoch ms) the timed part waits until
  *   then, so concurrent writer processes start together.
  * - `check`: latest snapshot id, total record count, and whether snapshot ids 1..latest are all
  *   present.
  * - `latency`: the store's own latency, serially: `n` 1 KiB PUTs, create-if-absent of new keys and
  *   GETs under `warehouse` (what a commit's round trips cost at least), deleted afterwards.
+ * - `casRace`: the store alone under contention (GET + create-if-absent rounds on shared keys).
  * - `cleanup`: deletes everything under the warehouse.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -59,7 +63,8 @@ const KIND = {
 function counting(io) {
   const counts = {};
   const kinds = {};
-  const stats = { counts, kinds, lostRaces: 0, roundTrips: 0 };
+  const time = timeline();
+  const stats = { counts, kinds, lostRaces: 0, roundTrips: 0, time };
   let inFlight = 0;
   const proxy = new Proxy(io, {
     get(target, prop) {
@@ -70,9 +75,11 @@ function counting(io) {
         const kind = KIND[prop];
         if (kind === undefined) return value.apply(target, args);
         kinds[kind] = (kinds[kind] ?? 0) + 1;
+        const side = kind === 'get' || kind === 'head' || kind === 'list' ? 'reads' : 'writes';
         const begin = () => {
           if (inFlight === 0) stats.roundTrips++;
           inFlight++;
+          time.start(side);
         };
         if (prop === 'list') {
           // A listing is in flight from its first page request until it is consumed or abandoned.
@@ -83,12 +90,16 @@ function counting(io) {
               yield* it;
             } finally {
               inFlight--;
+              time.end(side);
             }
           })();
         }
         begin();
         let result = value.apply(target, args);
-        const done = () => inFlight--;
+        const done = () => {
+          inFlight--;
+          time.end(side);
+        };
         result = Promise.resolve(result).finally(done);
         if (prop === 'createIfAbsent' && SNAPSHOT_FILE.test(String(args[0]))) {
           result.then(
@@ -101,6 +112,62 @@ function counting(io) {
     },
   });
   return { io: proxy, stats };
+}
+
+/**
+ * Where the wall time of a commit call goes, split without double counting: `backoff` while the
+ * committer sleeps between attempts (its prefetch of the winner's files runs underneath), else
+ * `expire` while the automatic expiration runs, else `write` while a PUT / conditional PUT / DELETE
+ * is in flight, else `read` while a GET / HEAD / LIST is, else `cpu` (encoding, decoding, the event
+ * loop; on a shared machine also waiting for a core).
+ */
+function timeline() {
+  const acc = { backoff: 0, expire: 0, write: 0, read: 0, cpu: 0 };
+  const open = { reads: 0, writes: 0 };
+  let phase = null; // null (not timing) | 'commit' | 'expire'
+  let last = 0;
+  let backoffUntil = 0;
+  const mark = () => {
+    const now = performance.now();
+    if (phase !== null) {
+      let from = last;
+      if (backoffUntil > from) {
+        const b = Math.min(now, backoffUntil) - from;
+        acc.backoff += b;
+        from += b;
+      }
+      const rest = now - from;
+      if (rest > 0) {
+        const key = phase === 'expire' ? 'expire' : open.writes > 0 ? 'write' : open.reads > 0 ? 'read' : 'cpu';
+        acc[key] += rest;
+      }
+    }
+    last = now;
+  };
+  return {
+    start(side) {
+      mark();
+      open[side]++;
+    },
+    end(side) {
+      mark();
+      open[side]--;
+    },
+    /** Enters `commit` or `expire`, or stops timing (null). */
+    phase(p) {
+      mark();
+      phase = p;
+    },
+    backoff(ms) {
+      mark();
+      backoffUntil = last + ms;
+    },
+    /** Totals so far (ms). */
+    totals() {
+      mark();
+      return { ...acc };
+    },
+  };
 }
 
 function snapshotCounts(stats) {
@@ -138,7 +205,29 @@ const tasks = {
     const { catalog, raw, stats } = await openBench(warehouse, s3);
     const table = await catalog.getTable('bench.c');
     const commitUser = `bench-writer-${writerId}`;
-    const committer = table.newCommit({ commitUser });
+    /** Every snapshot attempt of the timed commits (the committer's trace hook). */
+    const attempts = [];
+    let timing = false;
+    const committer = table.newCommit({
+      commitUser,
+      onAttempt: (a) => {
+        stats.time.backoff(a.waitMs);
+        if (timing) {
+          const { retry, outcome, attemptMs, windowMs, waitMs } = a;
+          attempts.push({ identifier: Number(a.identifier), retry, outcome, attemptMs, windowMs, waitMs });
+        }
+      },
+    });
+    // The automatic expiration runs after the store-level commit returns: time it apart.
+    const inner = committer.fileStoreCommit;
+    const innerCommit = inner.commit.bind(inner);
+    inner.commit = async (...args) => {
+      try {
+        return await innerCommit(...args);
+      } finally {
+        stats.time.phase('expire');
+      }
+    };
     // Row ids distinct across writers and commits, so a reader can check every row once.
     const total = (warmup + commits) * rows;
     let identifier = 0;
@@ -154,8 +243,10 @@ const tasks = {
       await writer.close();
       const t1 = performance.now();
       const k1 = snapshotKinds(stats);
+      const time1 = stats.time.totals();
       let result;
       for (;;) {
+        stats.time.phase('commit');
         try {
           result = await committer.commit({ identifier, messages });
           break;
@@ -167,8 +258,16 @@ const tasks = {
         }
       }
       const t2 = performance.now();
+      stats.time.phase(null);
+      const timeMs = diffCounts(stats.time.totals(), time1);
       if (result.status !== 'committed') throw new Error(`commit ${identifier} of ${commitUser}: ${JSON.stringify(result)}`);
-      return { writeMs: t1 - t0, commitMs: t2 - t1, snapshotId: result.snapshotId, commitKinds: diffCounts(snapshotKinds(stats), k1) };
+      return {
+        writeMs: t1 - t0,
+        commitMs: t2 - t1,
+        snapshotId: result.snapshotId,
+        commitKinds: diffCounts(snapshotKinds(stats), k1),
+        timeMs,
+      };
     };
     for (let i = 0; i < warmup; i++) await appendOne();
     if (s3) await raw.verifyConditionalWrites?.(table.location); // probe outside the timed part
@@ -177,6 +276,7 @@ const tasks = {
       if (wait > 0) await sleep(wait);
     }
     const before = snapshotCounts(stats);
+    timing = true;
     const startedAt = Date.now();
     const t0 = performance.now();
     const writeMs = [];
@@ -185,6 +285,8 @@ const tasks = {
     const readsPerCommit = [];
     /** Requests by kind and round trips of each commit (the commit call alone, not the data write). */
     const commitKinds = [];
+    /** Where each commit's time went (see timeline()). */
+    const commitTime = [];
     for (let i = 0; i < commits; i++) {
       const reads = stats.counts.read ?? 0;
       const r = await appendOne();
@@ -193,12 +295,29 @@ const tasks = {
       snapshotIds.push(r.snapshotId);
       readsPerCommit.push((stats.counts.read ?? 0) - reads);
       commitKinds.push(r.commitKinds);
+      commitTime.push(r.timeMs);
     }
     const ms = performance.now() - t0;
     const endedAt = Date.now();
     const ops = diffCounts(snapshotCounts(stats), before);
     await raw.close();
-    return { writerId, commits, rows, ms, startedAt, endedAt, writeMs, commitMs, snapshotIds, readsPerCommit, commitKinds, ops };
+    return {
+      writerId,
+      commits,
+      warmup,
+      rows,
+      ms,
+      startedAt,
+      endedAt,
+      writeMs,
+      commitMs,
+      snapshotIds,
+      readsPerCommit,
+      commitKinds,
+      commitTime,
+      attempts,
+      ops,
+    };
   },
 
   async check({ warehouse, s3 }) {
@@ -250,6 +369,40 @@ const tasks = {
     await raw.deleteMany(paths);
     await raw.close();
     return { put, createIfAbsent, get };
+  },
+
+  /**
+   * The store's ceiling for contended commits: each of several processes runs `wins` rounds of
+   * "GET the newest key, create-if-absent the next one" on one shared sequence of keys (the two
+   * requests a snapshot commit cannot avoid), moving on to the next key after a lost race.
+   */
+  async casRace({ warehouse, s3, wins, writerId, startAt }) {
+    const { raw } = await openBench(warehouse, s3);
+    const dir = `${warehouse}/cas-race`;
+    const body = new Uint8Array(1024).fill(writerId);
+    await raw.exists(`${dir}/warm-up`); // the connection, outside the timed part
+    const wait = startAt - Date.now();
+    if (wait > 0) await sleep(wait);
+    const startedAt = Date.now();
+    const roundMs = [];
+    let next = 1;
+    let won = 0;
+    let lost = 0;
+    let t = performance.now();
+    while (won < wins) {
+      if (next > 1) await raw.read(`${dir}/slot-${next - 1}`);
+      const r = await raw.createIfAbsent(`${dir}/slot-${next}`, body);
+      next++;
+      if (r === 'created') {
+        won++;
+        const now = performance.now();
+        roundMs.push(now - t);
+        t = now;
+      } else lost++;
+    }
+    const endedAt = Date.now();
+    await raw.close();
+    return { writerId, won, lost, startedAt, endedAt, roundMs };
   },
 
   async cleanup({ warehouse, s3 }) {

@@ -149,6 +149,7 @@ export type { WriteValue } from './write/value-conversion.js';
 export type { CommitMessage, Committable } from './commit-message.js';
 export {
   FileStoreCommit,
+  type CommitAttemptReport,
   type CommitCallOptions,
   type CommitLogger,
   type CommitResult,

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO, type FileIO } from '@tidemark/storage';
 import { readManifestList } from '@tidemark/format';
-import { FileSystemCatalog, type Table, type TableSpec } from '../src/index.js';
+import { FileSystemCatalog, type CommitAttemptReport, type Table, type TableSpec } from '../src/index.js';
 
 const SPEC: TableSpec = {
   fields: [
@@ -39,6 +39,8 @@ interface Counter {
   beforeSnapshotCreate: (() => Promise<void>) | null;
   /** Runs once, after the next manifest list written through this counter. */
   afterListWrite: (() => Promise<void>) | null;
+  /** Outcomes of the snapshot creates through this counter, in order. */
+  readonly snapshotCreates: string[];
   /**
    * Milliseconds every request takes (0: as fast as memory). With a latency like an object
    * store's, requests issued together overlap and count as one round trip, as they would there.
@@ -61,6 +63,7 @@ function counting(inner: FileIO): Counter {
     writes: [],
     beforeSnapshotCreate: null,
     afterListWrite: null,
+    snapshotCreates: [],
     latencyMs: 0,
   };
   const io = new Proxy(inner, {
@@ -104,6 +107,7 @@ function counting(inner: FileIO): Counter {
             counter.afterListWrite = null;
             await hook();
           }
+          if (prop === 'createIfAbsent' && /\/snapshot\/snapshot-\d+$/.test(String(args[0]))) counter.snapshotCreates.push(String(result));
           return result;
         };
         return run();
@@ -223,10 +227,55 @@ describe('commit request counts', () => {
     expect(manifests).toHaveLength(1); // the delta manifest, written once
     expect(lists).toHaveLength(3); // delta list once, base list per attempt
     const latest = (await ta.snapshotManager.latest())!;
-    expect(latest.deltaManifestList).toBe(lists[0]!.slice(lists[0]!.lastIndexOf('/') + 1));
+    const listNames = lists.map((l) => l.slice(l.lastIndexOf('/') + 1));
+    expect(listNames).toContain(latest.deltaManifestList);
+    expect(listNames).toContain(latest.baseManifestList);
     // Every row of both writers is live.
     const ids = (await ta.newRead().toArrowTable()).getChild('id')!.toArray() as Int32Array;
     expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 101, 102, 103, 104, 105, 106]);
+  });
+
+  it('onAttempt reports every snapshot attempt (a lost race, then the win), and a throwing hook changes nothing', async () => {
+    const store = new MemoryFileIO();
+    const root = `memory://commit-requests-${process.pid}-${++n}/wh`;
+    const a = counting(store);
+    const ta = await openTable(a.io, root, true);
+    const tb = await openTable(store, root, false);
+    const attempts: CommitAttemptReport[] = [];
+    const ca = ta.newCommit({ commitUser: 'a', onAttempt: (x) => attempts.push(x) });
+    const cb = tb.newCommit({ commitUser: 'b' });
+    await ca.commit({ identifier: 1, messages: await messagesOf(ta, 1) });
+    const b2 = await messagesOf(tb, 102);
+    attempts.length = 0;
+    a.snapshotCreates.length = 0;
+    // b takes snapshot 2 just before a's create: a loses it, backs off and creates snapshot 3.
+    a.beforeSnapshotCreate = async () => void (await cb.commit({ identifier: 2, messages: b2 }));
+    expect(await ca.commit({ identifier: 2, messages: await messagesOf(ta, 2) })).toMatchObject({ status: 'committed', snapshotId: 3 });
+    expect(a.snapshotCreates).toEqual(['already-exists', 'created']);
+    expect(attempts.map((x) => [x.commitUser, x.identifier, x.retry, x.snapshotId, x.outcome])).toEqual([
+      ['a', 2n, 0, 2, 'already-exists'],
+      ['a', 2n, 1, 3, 'created'],
+    ]);
+    for (const x of attempts) {
+      expect(x.attemptMs).toBeGreaterThanOrEqual(0);
+      expect(x.windowMs).toBe(x.attemptMs);
+      expect(x.waitMs).toBeGreaterThanOrEqual(0);
+    }
+    expect(attempts[1]!.waitMs).toBe(0); // nothing is drawn after a win
+
+    // A hook that throws is ignored: the commit still lands.
+    const throwing = ta.newCommit({
+      commitUser: 'c',
+      onAttempt: () => {
+        throw new Error('hook failure');
+      },
+    });
+    expect(await throwing.commit({ identifier: 1, messages: await messagesOf(ta, 3) })).toMatchObject({
+      status: 'committed',
+      snapshotId: 4,
+    });
+    const ids = (await ta.newRead().toArrowTable()).getChild('id')!.toArray() as Int32Array;
+    expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 3, 102]);
   });
 
   it('a batch commit (fresh commit user, no identifier) reads no snapshot history', async () => {

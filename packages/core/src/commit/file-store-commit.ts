@@ -108,6 +108,31 @@ export interface OverwriteCallOptions {
   readonly force?: boolean;
 }
 
+/**
+ * One snapshot attempt of a commit, as reported to {@link FileStoreCommitOptions.onAttempt}: what
+ * it tried, how it ended and the backoff drawn after it.
+ */
+export interface CommitAttemptReport {
+  readonly commitUser: string;
+  readonly identifier: bigint;
+  /** 0 for the first attempt of the snapshot, then 1, 2, ... */
+  readonly retry: number;
+  /** The snapshot id the attempt tried to create. */
+  readonly snapshotId: number;
+  /** `already-exists`: another writer created that id first (a lost race); `error`: unknown outcome. */
+  readonly outcome: 'created' | 'already-exists' | 'error';
+  /** From the start of the attempt (latest-snapshot probe) to the answer of its snapshot create. */
+  readonly attemptMs: number;
+  /**
+   * From the probe the snapshot was built on to the answer of its create: the window in which
+   * another writer can take the id. Every attempt builds on its own probe, so this equals
+   * `attemptMs`; it is what the backoff is scaled by (winning windows only).
+   */
+  readonly windowMs: number;
+  /** Backoff drawn before the next attempt (0 when created or when the commit gives up). */
+  readonly waitMs: number;
+}
+
 /** Minimal logger for best-effort failures (hint writes, clean-up). */
 export interface CommitLogger {
   warn(message: string): void;
@@ -133,6 +158,11 @@ export interface FileStoreCommitOptions {
    * Default false here; table commits ({@link newTableCommit}) turn it on.
    */
   readonly checkBaseDataFiles?: boolean;
+  /**
+   * Called after every snapshot attempt (diagnostics, benchmarks: where a commit's time goes when
+   * writers contend). Runs synchronously on the commit path; an exception it throws is ignored.
+   */
+  readonly onAttempt?: (attempt: CommitAttemptReport) => void;
 }
 
 type DeltaSource =
@@ -257,6 +287,7 @@ export class FileStoreCommit {
   /** Waits between attempts, adapted to how long attempts take on this store. */
   private readonly backoff: RetryBackoff;
   private created: Snapshot | null = null;
+  private readonly onAttempt: ((attempt: CommitAttemptReport) => void) | undefined;
 
   /** The snapshot this committer created last (null before its first). */
   get lastCreated(): Snapshot | null {
@@ -309,6 +340,7 @@ export class FileStoreCommit {
     this.logger = options.logger ?? { warn: (m) => console.warn(`[tidemark] ${m}`) };
     this.now = options.now ?? Date.now;
     this.recordInflight = options.recordInflight ?? true;
+    this.onAttempt = options.onAttempt;
     this.bucketUnaware = schema.primaryKeys.length === 0 && ctx.options.bucket === -1;
     this.cache = new MetadataCache(fileIO, paths);
     this.backoff = new RetryBackoff(this.options.minRetryWaitMs, this.options.maxRetryWaitMs);
@@ -770,7 +802,17 @@ export class FileStoreCommit {
       await start.recorded;
       for (let retry = 0; ; retry++) {
         const attemptStarted = this.now();
-        const probe = retry === 0 && start.probe !== undefined ? start.probe : await this.readLatest();
+        // The latest schema id is read with the probe (one round trip with it), not after it. The
+        // first attempt's probe ran with the in-flight record: its schema id is read below.
+        let schemaId: Promise<number | null> | undefined;
+        let probe: LatestProbe;
+        if (retry === 0 && start.probe !== undefined) {
+          probe = start.probe;
+        } else {
+          schemaId = this.schemas.latestId();
+          schemaId.catch(() => undefined);
+          probe = await this.readLatest();
+        }
         const latest = probe.latest;
         if (uncertainAfter !== null) {
           const own = await this.findOwnSnapshot(uncertainAfter, probe, input);
@@ -793,8 +835,10 @@ export class FileStoreCommit {
         }
         // The schema id, the base check, the delta upload and the base list are independent: one
         // round trip for all of them (the snapshot create waits for every one).
-        const schemaId = this.schemas.latestId();
-        schemaId.catch(() => undefined);
+        if (schemaId === undefined) {
+          schemaId = this.schemas.latestId();
+          schemaId.catch(() => undefined);
+        }
         const checked = latest !== null ? this.baseCheck.check(latest, entries) : Promise.resolve();
         checked.catch(() => undefined);
         let deltaUploaded: Promise<unknown> = Promise.resolve();
@@ -837,10 +881,14 @@ export class FileStoreCommit {
           lastError = e;
           uncertainAfter ??= latest?.id ?? 0;
         }
+        // The attempt starts with the probe its snapshot is built on: its duration is the window.
+        const attemptMs = this.now() - attemptStarted;
+        const windowMs = attemptMs;
         if (outcome === 'created') {
           this.knownLatest = snapshot.id;
           this.created = snapshot;
-          this.backoff.succeeded(this.now() - attemptStarted);
+          this.backoff.succeeded(windowMs);
+          this.report(input, retry, snapshot.id, outcome, attemptMs, windowMs, 0);
           await this.finish(snapshot.id, recordId);
           recordCleared = true;
           this.rememberCommitted(input, snapshot.id);
@@ -852,6 +900,7 @@ export class FileStoreCommit {
         if (uncertainAfter === null) await writer.deleteWritten(attemptFiles);
         const elapsed = this.now() - started;
         if (retry >= this.options.maxRetries || elapsed >= this.options.timeoutMs) {
+          this.report(input, retry, snapshot.id, outcome, attemptMs, windowMs, 0);
           const why =
             outcome === 'error'
               ? `the last attempt failed: ${(lastError as Error)?.message ?? String(lastError)}`
@@ -861,7 +910,9 @@ export class FileStoreCommit {
             { cause: lastError },
           );
         }
-        const wait = sleep(this.backoff.lost(retry, this.now() - attemptStarted));
+        const waitMs = this.backoff.lost(retry, windowMs);
+        this.report(input, retry, snapshot.id, outcome, attemptMs, windowMs, waitMs);
+        const wait = sleep(waitMs);
         // While backing off, read and check what the winner added (its snapshot, manifest lists,
         // manifests and data files): the next attempt then finds it in the cache and the base
         // check's memory, so its window between reading the latest snapshot and creating the
@@ -881,6 +932,24 @@ export class FileStoreCommit {
       throw e;
     } finally {
       if (this.recordInflight && !keepRecord && !recordCleared) await this.clearStartedRecord(start);
+    }
+  }
+
+  private report(
+    input: AttemptInput,
+    retry: number,
+    snapshotId: number,
+    outcome: CommitAttemptReport['outcome'],
+    attemptMs: number,
+    windowMs: number,
+    waitMs: number,
+  ): void {
+    if (this.onAttempt === undefined) return;
+    try {
+      const { commitUser, identifier } = input;
+      this.onAttempt({ commitUser, identifier, retry, snapshotId, outcome, attemptMs, windowMs, waitMs });
+    } catch {
+      // A diagnostic hook must not change the commit's outcome.
     }
   }
 
