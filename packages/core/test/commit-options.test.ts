@@ -54,39 +54,20 @@ describe('commit options', () => {
     expect(retryWaitMs(2, 10, 10_000, () => 0.5)).toBe(44);
   });
 
-  it('adaptive backoff: full jitter over the winning window, at most 4 windows, within the max wait', () => {
+  it('adaptive backoff: full jitter scaled by the measured attempt time, exponent capped, within the max wait', () => {
     const top = new RetryBackoff(10, 10_000, () => 0.999999);
-    // Before any win, lost windows seed the unit: the first lost one took 40 ms.
+    // The first lost attempt took 40 ms: the wait spreads over one attempt's time.
     expect(top.lost(0, 40)).toBe(39);
-    // A win replaces the seed: the unit is now the winning window (20 ms), doubling per retry...
-    top.succeeded(20);
-    expect(top.lost(0, 900)).toBe(19);
-    expect(top.lost(1, 900)).toBe(39);
-    // ...up to 4 windows however often it loses, and slow lost attempts do not move it.
-    for (let retry = 2; retry < 12; retry++) expect(top.lost(retry, 5_000)).toBe(79);
-    // Later wins move the unit as a moving average (20 → 0.8·20 + 0.2·70 = 30).
-    top.succeeded(70);
-    expect(top.lost(0, 5_000)).toBe(29);
+    // The scale is a moving average of attempt times (40 → 0.8·40 + 0.2·90 = 50), doubling per retry.
+    expect(top.lost(1, 90)).toBe(99);
+    expect(top.lost(10, 50)).toBe(799); // 2^4 at most
     expect(new RetryBackoff(10, 300, () => 0.999999).lost(10, 1000)).toBe(299); // never above commit.max-retry-wait
     // Fast stores: never below commit.min-retry-wait as the unit, and the wait can be 0 (full jitter).
     expect(new RetryBackoff(10, 10_000, () => 0.999999).lost(0, 1)).toBe(9);
     expect(new RetryBackoff(10, 10_000, () => 0).lost(3, 500)).toBe(0);
-  });
-
-  it('adaptive backoff: the waits after a loss are spread uniformly below the bound', () => {
-    let seed = 7;
-    const random = (): number => {
-      seed = (seed * 16807) % 2147483647; // deterministic: Park-Miller
-      return (seed - 1) / 2147483646;
-    };
-    const b = new RetryBackoff(10, 10_000, random);
-    b.succeeded(25);
-    const waits = Array.from({ length: 4000 }, (_, i) => b.lost(i % 4, 25));
-    const bound = (retry: number): number => 25 * 2 ** Math.min(retry, 2);
-    waits.forEach((w, i) => expect(w).toBeLessThan(bound(i % 4)));
-    // At retry 3 and later the bound is 100 ms: a quarter of the draws below 25, a quarter above 75.
-    const late = waits.filter((_, i) => i % 4 === 3);
-    expect(late.filter((w) => w < 25).length / late.length).toBeGreaterThan(0.2);
-    expect(late.filter((w) => w >= 75).length / late.length).toBeGreaterThan(0.2);
+    // Successful attempts update the scale too.
+    const b = new RetryBackoff(10, 10_000, () => 0.5);
+    b.succeeded(100);
+    expect(b.lost(0, 100)).toBe(50);
   });
 });

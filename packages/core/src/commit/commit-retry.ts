@@ -2,7 +2,7 @@
  * Backoff between commit attempts. {@link retryWaitMs} is Java Paimon's rule
  * (`min(minWait · 2^retry, maxWait)` plus up to 20% jitter, from `commit.min-retry-wait` /
  * `commit.max-retry-wait`); {@link RetryBackoff} is what the committer uses: the same bounds,
- * but full jitter scaled by how long a commit's contended window lasts on this store.
+ * but full jitter scaled by how long an attempt takes on this store.
  */
 
 /** Milliseconds to wait before retry number `retry` (0-based). */
@@ -14,23 +14,17 @@ export function retryWaitMs(retry: number, minWaitMs: number, maxWaitMs: number,
 /**
  * Adaptive backoff of one committer. Two writers that lost to the same winner re-read the table at
  * about the same moment and would collide again; how far apart they must start depends on how long
- * the window between reading the latest snapshot and creating the next one is, which ranges from
- * about a millisecond on local disk to tens of milliseconds on an object store. So the wait is
- * drawn uniformly from `[0, min(maxWait, max(minWait, window) · 2^min(retry, 2))]` ("full
- * jitter"), where `window` is a moving average of this committer's winning windows: the losers
- * spread over about one window on the first retry and over four when they keep colliding.
- *
- * Why so tight: a lost race means a winner has just created its snapshot, so the next id is free
- * from now on, and the loser first spends a few round trips reading the winner's snapshot anyway
- * (prefetch). Waiting longer only leaves the table idle while every loser sleeps.
- * Why winning windows only: lost attempts are long by selection (the longer a window, the likelier
- * another writer takes the id inside it), and on a loaded machine a few slow ones would inflate
- * the scale, hence every later wait, many times over. Until a first win, lost windows seed it.
+ * an attempt takes (probe, writes, create), which ranges from about a millisecond on local disk to
+ * tens of milliseconds on an object store. So the wait is drawn uniformly from
+ * `[0, min(maxWait, max(minWait, attempt) · 2^min(retry, 4))]` ("full jitter"), where `attempt` is
+ * a moving average of this committer's attempt durations: the writers spread over about one
+ * attempt's time on the first retry and over up to 16 when they keep colliding. The exponent stops
+ * there because a slow store already makes the unit large: growing on would only leave the table
+ * idle while the losers sleep.
  */
 export class RetryBackoff {
-  /** Moving average of winning windows in ms (null until the first is measured). */
-  private windowMs: number | null = null;
-  private fromWins = false;
+  /** Moving average of attempt durations in ms (null until the first attempt is measured). */
+  private attemptMs: number | null = null;
 
   constructor(
     private readonly minWaitMs: number,
@@ -38,29 +32,24 @@ export class RetryBackoff {
     private readonly random: () => number = Math.random,
   ) {}
 
-  /** Records the window of an attempt that created its snapshot. */
-  succeeded(windowMs: number): void {
-    if (!this.fromWins) this.windowMs = null;
-    this.fromWins = true;
-    this.observe(windowMs);
+  /** Records the duration of an attempt that created its snapshot. */
+  succeeded(attemptMs: number): void {
+    this.observe(attemptMs);
   }
 
   /** Records a lost attempt (retry number `retry`, 0-based) and returns how long to wait before the next. */
-  lost(retry: number, windowMs: number): number {
-    if (!this.fromWins) this.observe(windowMs);
-    const scale = Math.max(this.minWaitMs, this.windowMs ?? this.minWaitMs);
-    const cap = Math.min(this.maxWaitMs, scale * 2 ** Math.min(retry, MAX_DOUBLINGS));
+  lost(retry: number, attemptMs: number): number {
+    this.observe(attemptMs);
+    const scale = Math.max(this.minWaitMs, this.attemptMs ?? this.minWaitMs);
+    const cap = Math.min(this.maxWaitMs, scale * 2 ** Math.min(retry, 4));
     return Math.floor(cap * this.random());
   }
 
   private observe(ms: number): void {
     if (!Number.isFinite(ms) || ms < 0) return;
-    this.windowMs = this.windowMs === null ? ms : 0.8 * this.windowMs + 0.2 * ms;
+    this.attemptMs = this.attemptMs === null ? ms : 0.8 * this.attemptMs + 0.2 * ms;
   }
 }
-
-/** Doublings of the backoff unit after repeated losses (so at most 4 windows). */
-const MAX_DOUBLINGS = 2;
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
