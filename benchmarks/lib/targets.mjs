@@ -207,7 +207,7 @@ export function targetsMarkdown({ rows, dates }) {
     table,
     '',
     spanHours <= 3
-      ? `Every row comes from result files written within ${fmtNum(spanHours, 1)} h of each other (one \`npm run bench\`).`
+      ? `Every row comes from result files written within ${fmtNum(spanHours, 1)} h of each other (one benchmark session on one machine).`
       : 'The rows come from result files written at different times (see "measured by"): rerun `npm run bench` for one side-by-side run.',
     '',
     'Each ratio inside a row is measured side by side in one benchmark process run (tidemark against raw parquet-wasm',
