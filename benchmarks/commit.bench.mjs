@@ -112,8 +112,6 @@ function attemptSummary(attempts, commits) {
     perCommit: attempts.length / Math.max(1, commits),
     createdAttemptMs: created.length > 0 ? dist(created.map((a) => a.attemptMs)) : null,
     lostAttemptMs: lost.length > 0 ? dist(lost.map((a) => a.attemptMs)) : null,
-    createdWindowMs: created.length > 0 ? dist(created.map((a) => a.windowMs)) : null,
-    lostWindowMs: lost.length > 0 ? dist(lost.map((a) => a.windowMs)) : null,
     waitMs: waits.length > 0 ? dist(waits) : null,
     /** Commits by the retry number of their successful attempt (0 = first attempt won). */
     wonAtRetry: byRetry,
@@ -363,7 +361,6 @@ function toMarkdown(json) {
       fmtNum(a.perCommit ?? 0, 2),
       a.createdAttemptMs ? `${ms(a.createdAttemptMs.p50)} / ${ms(a.createdAttemptMs.p99)}` : '–',
       a.lostAttemptMs ? `${ms(a.lostAttemptMs.p50)} / ${ms(a.lostAttemptMs.p99)}` : '–',
-      a.createdWindowMs ? `${ms(a.createdWindowMs.p50)} / ${a.lostWindowMs ? ms(a.lostWindowMs.p50) : '–'}` : '–',
       a.waitMs ? `${ms(a.waitMs.mean)} / ${ms(a.waitMs.max)}` : '–',
       won,
       String(c.longestRun ?? '–'),
@@ -449,7 +446,6 @@ function toMarkdown(json) {
         'attempts per commit',
         'winning attempt ms p50 / p99',
         'lost attempt ms p50 / p99',
-        'window ms p50: won / lost',
         'backoff drawn ms mean / max',
         'commits won at retry n (n:count)',
         'longest run of one writer',
@@ -460,8 +456,8 @@ function toMarkdown(json) {
     "The parts add up to the commit mean: backoff is the time asleep between attempts (the prefetch of the winner's files runs underneath), " +
       'expiration the automatic expiration after the snapshot exists, then writes (any PUT, conditional PUT or DELETE in flight), reads (only GET / HEAD / LIST in flight), ' +
       'and cpu (no request in flight: encoding, decoding, and on this shared machine waiting for a core). ' +
-      'Longest run: the most consecutive snapshots one writer created with no snapshot of another writer in between. An attempt runs from its latest-snapshot probe to the answer of its snapshot create; ' +
-      'its window, the time in which another writer can take the id, is the same span (the snapshot is built on that probe).',
+      'Longest run: the most consecutive snapshots one writer created with no snapshot of another writer in between. An attempt runs from its latest-snapshot probe to the answer of its snapshot create: ' +
+      'the window in which another writer can take the id (the snapshot is built on that probe).',
     '',
     '### The store alone under the same contention',
     '',

@@ -213,8 +213,8 @@ const tasks = {
       onAttempt: (a) => {
         stats.time.backoff(a.waitMs);
         if (timing) {
-          const { retry, outcome, attemptMs, windowMs, waitMs } = a;
-          attempts.push({ identifier: Number(a.identifier), retry, outcome, attemptMs, windowMs, waitMs });
+          const { retry, outcome, attemptMs, waitMs } = a;
+          attempts.push({ identifier: Number(a.identifier), retry, outcome, attemptMs, waitMs });
         }
       },
     });

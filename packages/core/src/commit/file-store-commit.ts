@@ -123,12 +123,6 @@ export interface CommitAttemptReport {
   readonly outcome: 'created' | 'already-exists' | 'error';
   /** From the start of the attempt (latest-snapshot probe) to the answer of its snapshot create. */
   readonly attemptMs: number;
-  /**
-   * From the probe the snapshot was built on to the answer of its create: the window in which
-   * another writer can take the id. Every attempt builds on its own probe, so this equals
-   * `attemptMs`; it is what the backoff is scaled by (winning windows only).
-   */
-  readonly windowMs: number;
   /** Backoff drawn before the next attempt (0 when created or when the commit gives up). */
   readonly waitMs: number;
 }
@@ -881,14 +875,12 @@ export class FileStoreCommit {
           lastError = e;
           uncertainAfter ??= latest?.id ?? 0;
         }
-        // The attempt starts with the probe its snapshot is built on: its duration is the window.
         const attemptMs = this.now() - attemptStarted;
-        const windowMs = attemptMs;
         if (outcome === 'created') {
           this.knownLatest = snapshot.id;
           this.created = snapshot;
-          this.backoff.succeeded(windowMs);
-          this.report(input, retry, snapshot.id, outcome, attemptMs, windowMs, 0);
+          this.backoff.succeeded(attemptMs);
+          this.report(input, retry, snapshot.id, outcome, attemptMs, 0);
           await this.finish(snapshot.id, recordId);
           recordCleared = true;
           this.rememberCommitted(input, snapshot.id);
@@ -900,7 +892,7 @@ export class FileStoreCommit {
         if (uncertainAfter === null) await writer.deleteWritten(attemptFiles);
         const elapsed = this.now() - started;
         if (retry >= this.options.maxRetries || elapsed >= this.options.timeoutMs) {
-          this.report(input, retry, snapshot.id, outcome, attemptMs, windowMs, 0);
+          this.report(input, retry, snapshot.id, outcome, attemptMs, 0);
           const why =
             outcome === 'error'
               ? `the last attempt failed: ${(lastError as Error)?.message ?? String(lastError)}`
@@ -910,8 +902,8 @@ export class FileStoreCommit {
             { cause: lastError },
           );
         }
-        const waitMs = this.backoff.lost(retry, windowMs);
-        this.report(input, retry, snapshot.id, outcome, attemptMs, windowMs, waitMs);
+        const waitMs = this.backoff.lost(retry, attemptMs);
+        this.report(input, retry, snapshot.id, outcome, attemptMs, waitMs);
         const wait = sleep(waitMs);
         // While backing off, read and check what the winner added (its snapshot, manifest lists,
         // manifests and data files): the next attempt then finds it in the cache and the base
@@ -941,13 +933,12 @@ export class FileStoreCommit {
     snapshotId: number,
     outcome: CommitAttemptReport['outcome'],
     attemptMs: number,
-    windowMs: number,
     waitMs: number,
   ): void {
     if (this.onAttempt === undefined) return;
     try {
       const { commitUser, identifier } = input;
-      this.onAttempt({ commitUser, identifier, retry, snapshotId, outcome, attemptMs, windowMs, waitMs });
+      this.onAttempt({ commitUser, identifier, retry, snapshotId, outcome, attemptMs, waitMs });
     } catch {
       // A diagnostic hook must not change the commit's outcome.
     }
