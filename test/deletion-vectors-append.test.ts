@@ -19,19 +19,9 @@ import { readDeletionVector } from '@tidemark/format';
 import { compactAppendTable } from '@tidemark/maintenance';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { runMain, type MainResult } from './support/cli-main.js';
+import { seededRandom as rng } from './support/seeded-random.js';
 
 type Row = { id: number; g: string; v: number };
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const show = (r: Row): string => `${r.id}|${r.g}|${r.v}`;
 

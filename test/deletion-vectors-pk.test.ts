@@ -18,6 +18,7 @@ import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
 import { readDeletionVector } from '@tidemark/format';
 import { verifyTable } from '@tidemark/maintenance';
 import { s3Available, s3TestOptions, s3TestRoot } from './support/s3.js';
+import { seededRandom as rng } from './support/seeded-random.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -25,18 +26,6 @@ afterAll(async () => {
 });
 
 type Row = { k: number; p: string; v: string; n: bigint };
-
-/** Small deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const key = (r: { k: number; p: string }): string => `${r.p}|${r.k}`;
 const show = (r: Row): string => `${r.p}|${r.k}|${r.v}|${r.n}`;
