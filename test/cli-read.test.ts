@@ -278,6 +278,28 @@ describe('tidemark create / write / read on a local warehouse', () => {
     expect(lines((await run(['tag', 'list', t, '--json'], o)).stdout)).toEqual([]);
   });
 
+  it('write --json prints one object: committed with the snapshot id, skipped with the reason, empty', async () => {
+    const t = 'wh/db.db/writejson';
+    const o = { cwd: dir };
+    expect((await run(['create', t, '--schema', '[{"name":"id","type":"INT"}]'], o)).code).toBe(0);
+    const job = ['--commit-user', 'job', '--commit-identifier', '5', '--json'];
+    const first = await run(['write', t, ...job], { ...o, stdin: '{"id":1}\n{"id":2}\n' });
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toEqual({
+      command: 'write',
+      table: join(dir, t),
+      status: 'committed',
+      rows: 2,
+      overwrite: false,
+      snapshotId: 1,
+    });
+    const again = await run(['write', t, ...job], { ...o, stdin: '{"id":3}\n' });
+    expect(JSON.parse(again.stdout)).toMatchObject({ status: 'skipped', rows: 0, reason: expect.stringContaining("commit user 'job'") });
+    const empty = await run(['write', t, '--json'], { ...o, stdin: '' });
+    expect(JSON.parse(empty.stdout)).toEqual({ command: 'write', table: join(dir, t), status: 'empty', rows: 0, overwrite: false });
+    expect(sorted((await run(['read', t], o)).stdout)).toEqual(['{"id":1}', '{"id":2}']);
+  });
+
   it('alter add-column: new writes carry the column, old rows read it as null', async () => {
     const t = 'wh/db.db/evolve';
     const o = { cwd: dir };
