@@ -305,9 +305,19 @@ describe('tidemark create / write / read on a local warehouse', () => {
     const o = { cwd: dir };
     await run(['create', t, '--schema', '[{"name":"id","type":"INT"}]'], o);
     await run(['write', t], { ...o, stdin: '{"id":1}\n' });
-    const a = await run(['alter', t, 'add-column', 'v', 'DECIMAL(10,', '2)'], o);
+    const a = await run(['alter', t, 'add-column', 'v', 'DECIMAL(10,', '2)', '--json'], o);
     expect(a.stderr).toBe('');
     expect(a.code).toBe(0);
+    expect(JSON.parse(a.stdout)).toEqual({
+      command: 'alter',
+      table: join(dir, t),
+      action: 'add-column',
+      schemaId: 1,
+      fields: [
+        { name: 'id', type: 'INT' },
+        { name: 'v', type: 'DECIMAL(10, 2)' },
+      ],
+    });
     const w = await run(['write', t], { ...o, stdin: '{"id":2,"v":"3.50"}\n' });
     expect(w.stderr).toBe('');
     expect(sorted((await run(['read', t], o)).stdout)).toEqual(['{"id":1,"v":null}', '{"id":2,"v":"3.50"}']);
