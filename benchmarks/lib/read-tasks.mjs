@@ -23,6 +23,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
 
 import { childMain, rssMiB } from './measure.mjs';
 
@@ -55,12 +56,8 @@ function summarisePlan(plan) {
   return { splits: splits.length, files, rows };
 }
 
-/**
- * Wall time of the `zstd` command decompressing every block's zstd frame of `files` (concatenated
- * into one file, output discarded), or null without the command or for other codecs.
- */
-async function zstdCliTime(format, files) {
-  if (spawnSync('zstd', ['--version']).status !== 0) return null;
+/** The zstd frames of every Avro block of `files`, or null when a file uses another codec. */
+async function zstdFrames(format, files) {
   const frames = [];
   for (const f of files) {
     const header = await format.readAvroHeader(f, { path: 'manifest' });
@@ -85,6 +82,17 @@ async function zstdCliTime(format, files) {
       pos += size + 16;
     }
   }
+  return frames;
+}
+
+/**
+ * Wall time of the `zstd` command decompressing every block's zstd frame of `files` (concatenated
+ * into one file, output discarded), or null without the command or for other codecs.
+ */
+async function zstdCliTime(format, files) {
+  if (spawnSync('zstd', ['--version']).status !== 0) return null;
+  const frames = await zstdFrames(format, files);
+  if (frames === null) return null;
   const dir = await mkdtemp(path.join(os.tmpdir(), 'tidemark-zstd-'));
   try {
     const file = path.join(dir, 'frames.zst');
@@ -186,7 +194,42 @@ const tasks = {
     }
     const decodeMs = performance.now() - t0;
     const decodeCpuMs = cpuMs(cpu0);
-    if (walked !== entries || decoded !== entries) throw new Error(`entries: ${entries} in blocks, ${walked} walked, ${decoded} decoded`);
+    // Decoding as above but keeping every entry, as a plan must: the collector then copies and
+    // marks what survives instead of dropping young garbage.
+    cpu0 = process.cpuUsage();
+    const kept = [];
+    const keepArena = new format.ByteArena();
+    for (const f of files) {
+      for await (const batch of format.decodeManifestEntryBatches(f, 'manifest', { copyBytes: false, lazyStats: true, arena: keepArena })) {
+        for (const e of batch) kept.push(e);
+      }
+    }
+    const decodeKeepCpuMs = cpuMs(cpu0);
+    if (walked !== entries || decoded !== entries || kept.length !== entries) {
+      throw new Error(`entries: ${entries} in blocks, ${walked} walked, ${decoded} decoded, ${kept.length} kept`);
+    }
+    // What a worker thread handing decoded entries back would cost the main thread: postMessage
+    // clones with V8's serializer, and the receiving side runs the deserializer over every object.
+    const plainStats = (st) => ({ minValues: st.minValues, maxValues: st.maxValues, nullCounts: st.nullCounts });
+    const wire = v8.serialize(
+      kept.map((e) => ({ ...e, file: { ...e.file, keyStats: plainStats(e.file.keyStats), valueStats: plainStats(e.file.valueStats) } })),
+    );
+    kept.length = 0;
+    cpu0 = process.cpuUsage();
+    const cloned = v8.deserialize(wire);
+    const cloneInCpuMs = cpuMs(cpu0);
+    if (cloned.length !== entries) throw new Error(`cloned ${cloned.length} of ${entries} entries`);
+    // The zstd binding on the bare frames, one at a time as planning awaits them (no container
+    // parsing): the same input as the zstd command below.
+    const frames = await zstdFrames(format, files);
+    let zstdBindingCpuMs = null;
+    if (frames !== null) {
+      const mod = await import('@mongodb-js/zstd');
+      const zstd = mod.default ?? mod;
+      cpu0 = process.cpuUsage();
+      for (const fr of frames) await zstd.decompress(fr);
+      zstdBindingCpuMs = cpuMs(cpu0);
+    }
     const zstdCliMs = await zstdCliTime(format, files);
     return {
       manifests: files.length,
@@ -200,6 +243,9 @@ const tasks = {
       decompressCpuMs,
       walkCpuMs,
       decodeCpuMs,
+      decodeKeepCpuMs,
+      cloneInCpuMs,
+      zstdBindingCpuMs,
       zstdCliMs,
     };
   },
