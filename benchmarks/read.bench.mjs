@@ -153,7 +153,8 @@ export async function run(options = {}) {
           walkEntriesPerCpuSec: rate(limits.walkCpuMs),
           decodeEntriesPerCpuSec: rate(limits.decodeCpuMs),
           decodeKeepEntriesPerCpuSec: limits.decodeKeepCpuMs == null ? null : rate(limits.decodeKeepCpuMs),
-          cloneInEntriesPerCpuSec: limits.cloneInCpuMs == null ? null : rate(limits.cloneInCpuMs),
+          cloneInEntriesPerCpuSec:
+            limits.cloneInCpuMs == null ? null : ((limits.cloneEntries ?? limits.entries) / limits.cloneInCpuMs) * 1000,
           zstdBindingEntriesPerCpuSec: limits.zstdBindingCpuMs == null ? null : rate(limits.zstdBindingCpuMs),
           zstdCliEntriesPerSec: limits.zstdCliMs === null ? null : rate(limits.zstdCliMs),
         },
@@ -323,7 +324,7 @@ function toMarkdown(r) {
           'does (stats left encoded), without folding or grouping; *decode + keep* = the same keeping every ' +
           'entry, as a plan must (the collector then copies survivors instead of dropping young garbage); ' +
           '*clone in* = `v8.deserialize` of every decoded entry, i.e. what the main thread would pay to receive ' +
-          "decoded entries from a worker thread by `postMessage`; *plan* = the full planning figure above. " +
+          'decoded entries from a worker thread by `postMessage`; *plan* = the full planning figure above. ' +
           '*zstd binding* = `@mongodb-js/zstd` on the bare frames, one awaited at a time (no container parsing); ' +
           '*`zstd -d` command* = the same frames decompressed by the zstd command (process start included).',
         '',
