@@ -10,7 +10,9 @@
  *   decoded per second (every entry of every manifest the snapshot references, ADD and DELETE),
  *   peak RSS and its growth with the number of files, memory retained per live file; and the
  *   floors under it on the same manifests (zstd decompression alone, a walk over the entry bytes,
- *   decoding without folding). Tables above 100k live files have no data files (planning only);
+ *   decoding without folding, decoding and keeping every entry, receiving decoded entries by
+ *   structured clone as from a worker thread). Tables above 100k live files have no data files
+ *   (planning only);
  * - full read: tidemark `newRead().batches()` vs DuckDB `read_parquet` over the same live files
  *   (ratio from the same invocation, runs interleaved) and vs raw parquet-wasm decoding.
  *

@@ -6,9 +6,11 @@
  * - `plan`: tidemark scan planning of the latest snapshot (openTable + newRead().plan()).
  * - `plan-limits`: the floors under planning, on the manifest bytes already in memory: zstd
  *   decompression of every Avro block alone, decompression plus a walk over every entry's bytes
- *   (every entry dropped at its partition, so no object is built), and decoding every entry
- *   without folding or grouping; and, when the `zstd` command is installed, the same zstd frames
- *   decompressed by it (the speed native zstd reaches here, against the Node binding's).
+ *   (every entry dropped at its partition, so no object is built), decoding every entry without
+ *   folding or grouping, the same keeping every entry (as a plan must), `v8.deserialize` of the
+ *   decoded entries (what receiving them from a worker thread by `postMessage` costs), the zstd
+ *   binding on the bare frames; and, when the `zstd` command is installed, the same zstd frames
+ *   decompressed by it.
  * - `read-tidemark`: full read through `newRead().batches()`.
  * - `read-duckdb`: DuckDB `read_parquet([...live files])`, aggregating every column so every
  *   column is decoded (the result is not materialised in JS).
