@@ -449,7 +449,7 @@ function planningLimits(planning) {
       `${fmtRate(l.decodeKeepEntriesPerCpuSec)}; decoding and dropping ${fmtRate(l.decodeEntriesPerCpuSec)}; the bare walk ` +
       `over the entry bytes (zstd included, no object built) ${fmtRate(l.walkEntriesPerCpuSec)}. The step from walk to ` +
       'decode + keep is building and keeping the objects of the public shape on the main thread; plan minus decode + keep ' +
-      'is folding and grouping.',
+      "is folding, grouping and the plan's cold start in a fresh process (the floors run after warm-up passes: JIT, heap growth).",
   ];
   if (l.cloneInEntriesPerCpuSec) {
     lines.push(
