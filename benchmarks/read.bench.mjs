@@ -136,6 +136,8 @@ export async function run(options = {}) {
         planMs: m.planMs,
         planMsRuns: all.map((r) => r.planMs),
         planCpuMs: m.planCpuMs,
+        gcMinorMs: m.gcMinorMs,
+        gcMajorMs: m.gcMajorMs,
         entriesPerCpuSec: (meta.manifestEntries / m.planCpuMs) * 1000,
         entriesPerSec: (meta.manifestEntries / m.planMs) * 1000,
         peakRssMiB: m.peakRssMiB,
@@ -287,6 +289,7 @@ function toMarkdown(r) {
           'entries decoded/s',
           'plan CPU ms',
           'entries per CPU s',
+          'GC pauses ms (minor + major)',
           'peak RSS MiB',
           'RSS growth MiB',
           'heap retained by plan MiB',
@@ -301,6 +304,7 @@ function toMarkdown(r) {
           fmtRate(p.entriesPerSec),
           p.planCpuMs === undefined ? '–' : fmtNum(p.planCpuMs, 0),
           p.entriesPerCpuSec === undefined ? '–' : fmtRate(p.entriesPerCpuSec),
+          p.gcMinorMs === undefined ? '–' : `${fmtNum(p.gcMinorMs, 0)} + ${fmtNum(p.gcMajorMs, 0)}`,
           fmtNum(p.peakRssMiB, 0),
           fmtNum(p.rssGrowthMiB, 0),
           fmtNum(p.retainedHeapMiB, 1),
@@ -311,6 +315,8 @@ function toMarkdown(r) {
       '',
       '*Plan CPU ms* = CPU time of every thread of the process during `plan()` (main thread, zstd in the ' +
         'libuv pool, GC helpers); on a shared machine it moves less with the load than the wall time. ' +
+        '*GC pauses* = main-thread pauses of the collector during `plan()` (scavenges + mark-compacts), as the ' +
+        '`gc` performance entries report them. ' +
         '*RSS growth* = peak RSS of the process minus its RSS right before `openTable` (after imports). ' +
         '*Heap retained* = heap still in use after planning and a forced GC, i.e. the plan result itself; ' +
         '*+ array buffers* adds the byte rows the plan keeps outside the JS heap (encoded stats, keys).',
@@ -451,6 +457,14 @@ function planningLimits(planning) {
       'decode + keep is building and keeping the objects of the public shape on the main thread; plan minus decode + keep ' +
       "is folding, grouping and the plan's cold start in a fresh process (the floors run after warm-up passes: JIT, heap growth).",
   ];
+  if (p.gcMinorMs !== undefined) {
+    lines.push(
+      `- The collector paused the main thread ${fmtNum(p.gcMinorMs + p.gcMajorMs, 0)} ms of the ${fmtNum(p.planMs, 0)} ms ` +
+        `plan (${fmtNum(p.gcMinorMs, 0)} ms scavenging, ${fmtNum(p.gcMajorMs, 0)} ms mark-compact): each live file's ` +
+        'objects (entry, `DataFileMeta`, file name, two bigint sequence numbers, encoded stats, planned file) survive ' +
+        'and are copied and marked as the heap grows from its fresh-process size.',
+    );
+  }
   if (l.cloneInEntriesPerCpuSec) {
     lines.push(
       `- A worker thread cannot take that step off the main thread: receiving decoded entries by \`postMessage\` ` +

@@ -25,6 +25,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
 import v8 from 'node:v8';
 
 import { childMain, rssMiB } from './measure.mjs';
@@ -126,10 +127,26 @@ const tasks = {
     const t1 = performance.now();
     // CPU time of all the process's threads (main, zstd in the libuv pool, GC helpers): on a
     // shared machine it moves less with other jobs' load than the wall time does.
+    // Collector pauses during plan(): the share of planning spent on the objects a plan keeps.
+    const gc = { minorMs: 0, majorMs: 0, count: 0 };
+    let planning = true;
+    const gcObserver = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        if (!planning) continue;
+        gc.count++;
+        if (e.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) gc.minorMs += e.duration;
+        else gc.majorMs += e.duration;
+      }
+    });
+    gcObserver.observe({ entryTypes: ['gc'] });
     const cpu0 = process.cpuUsage();
     const plan = await table.newRead({}).plan();
     const cpu = process.cpuUsage(cpu0);
     const t2 = performance.now();
+    // GC entries are delivered asynchronously: let the ones of plan() arrive before closing.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    planning = false;
+    gcObserver.disconnect();
     const summary = summarisePlan(plan);
     // Heap still held once planning is over: the plan itself (O(live files) by nature). Array
     // buffers (byte rows kept outside the JS heap) are counted separately.
@@ -141,6 +158,9 @@ const tasks = {
       openMs: t1 - t0,
       planMs: t2 - t1,
       planCpuMs: (cpu.user + cpu.system) / 1000,
+      gcMinorMs: gc.minorMs,
+      gcMajorMs: gc.majorMs,
+      gcCount: gc.count,
       ...summary,
       baseRssMiB,
       retainedHeapMiB,
