@@ -125,28 +125,16 @@ const tasks = {
     const t0 = performance.now();
     const table = await core.openTable(root);
     const t1 = performance.now();
+    // Collector pauses during plan(): the share of planning spent on the objects a plan keeps.
+    const gcEntries = [];
+    const gcObserver = new PerformanceObserver((list) => gcEntries.push(...list.getEntries()));
+    gcObserver.observe({ entryTypes: ['gc'] });
     // CPU time of all the process's threads (main, zstd in the libuv pool, GC helpers): on a
     // shared machine it moves less with other jobs' load than the wall time does.
-    // Collector pauses during plan(): the share of planning spent on the objects a plan keeps.
-    const gc = { minorMs: 0, majorMs: 0, count: 0 };
-    let planning = true;
-    const gcObserver = new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) {
-        if (!planning) continue;
-        gc.count++;
-        if (e.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) gc.minorMs += e.duration;
-        else gc.majorMs += e.duration;
-      }
-    });
-    gcObserver.observe({ entryTypes: ['gc'] });
     const cpu0 = process.cpuUsage();
     const plan = await table.newRead({}).plan();
     const cpu = process.cpuUsage(cpu0);
     const t2 = performance.now();
-    // GC entries are delivered asynchronously: let the ones of plan() arrive before closing.
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    planning = false;
-    gcObserver.disconnect();
     const summary = summarisePlan(plan);
     // Heap still held once planning is over: the plan itself (O(live files) by nature). Array
     // buffers (byte rows kept outside the JS heap) are counted separately.
@@ -154,6 +142,17 @@ const tasks = {
     const mem = process.memoryUsage();
     const retainedHeapMiB = mem.heapUsed / 2 ** 20 - baseHeapMiB;
     const retainedArrayBuffersMiB = mem.arrayBuffers / 2 ** 20 - baseArrayBuffersMiB;
+    // GC entries arrive asynchronously: wait for them (after the memory figures, which the wait
+    // would change), then count the pauses that started within plan().
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    gcObserver.disconnect();
+    const gc = { minorMs: 0, majorMs: 0, count: 0 };
+    for (const e of gcEntries) {
+      if (e.startTime < t1 || e.startTime > t2) continue;
+      gc.count++;
+      if (e.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) gc.minorMs += e.duration;
+      else gc.majorMs += e.duration;
+    }
     return {
       openMs: t1 - t0,
       planMs: t2 - t1,
