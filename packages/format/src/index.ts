@@ -44,6 +44,7 @@ export {
 } from './parquet-writer.js';
 export { concatParquetFiles } from './parquet-concat.js';
 export { encodeParquetStream, type ParquetStreamOptions } from './parquet-stream-writer.js';
+export { ParquetRowGroupStream, type ParquetRowGroupStreamOptions } from './parquet-row-group-stream.js';
 export {
   DEFAULT_ROW_GROUP_ROWS,
   defaultParquetWorkerCount,

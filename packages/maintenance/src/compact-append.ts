@@ -414,7 +414,11 @@ async function rewriteWindow(
 ): Promise<void> {
   const first = w.files.reduce((m, f) => (f.meta.minSequenceNumber < m ? f.meta.minSequenceNumber : m), w.files[0]!.meta.minSequenceNumber);
   const last = w.files.reduce((m, f) => (f.meta.maxSequenceNumber > m ? f.meta.maxSequenceNumber : m), w.files[0]!.meta.maxSequenceNumber);
-  const writer = new TableWrite(withSchema(table.context, schema), { startSequence: () => first });
+  const writer = new TableWrite(withSchema(table.context, schema), {
+    startSequence: () => first,
+    // Output row groups are encoded while later inputs still decode: reading and writing share the cores.
+    streamRowGroupRows: outputGroupRows(w.rows),
+  });
   let messages: CommitMessage[];
   try {
     // The files' row groups decode on the worker pool ahead of the writer (whose files encode
@@ -477,6 +481,19 @@ async function rewriteWindow(
   // The outputs cover the inputs' whole sequence range, so later writers continue after it.
   const tail = w.outputs[w.outputs.length - 1];
   if (tail !== undefined && tail.maxSequenceNumber < last) w.outputs[w.outputs.length - 1] = { ...tail, maxSequenceNumber: last };
+}
+
+/** Rows per output row group in the streaming encoder: groups near this size encode while the window reads on. */
+const OUTPUT_GROUP_ROWS = 131_072;
+
+/**
+ * Rows per row group of a window's output: about {@link OUTPUT_GROUP_ROWS}, cut evenly (500,000
+ * rows: 4 × 125,000, not 3 × 131,072 + 106,784), so a reader of the output gets equal units too.
+ * Smaller groups would start the encoding sooner but cost a dictionary page per column each.
+ */
+export function outputGroupRows(rows: number): number {
+  const groups = Math.max(1, Math.round(rows / OUTPUT_GROUP_ROWS));
+  return Math.max(1, Math.ceil(rows / groups));
 }
 
 function samePartition(a: Uint8Array, b: Uint8Array, schema: TableSchema): boolean {
