@@ -50,6 +50,7 @@ export {
   defaultParquetWorkerCount,
   encodeParquetAsync,
   encodeParquetRowGroupsAsync,
+  parallelRowGroupRows,
   ParquetEncodeError,
   ParquetWorkerPool,
   sharedParquetWorkerPool,
