@@ -11,9 +11,9 @@ import { open } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 import * as arrow from 'apache-arrow';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
-import { readParquetFile, readParquetFooter, utf8Vector } from '@tidemark/format';
+import { readParquetFile, readParquetFooter, sharedParquetWorkerPool, utf8Vector } from '@tidemark/format';
 import type { Table } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
 import { outputGroupRows } from '../packages/maintenance/src/compact-append.js';
@@ -29,8 +29,10 @@ const SPEC = {
   options: { bucket: '-1', 'compaction.min.file-num': '2' },
 };
 
-const FILES = 4;
-const ROWS_PER_FILE = 70_000; // 280,000 rows: two groups of 140,000
+// 280,000 rows: two output groups of 140,000 (with two workers), the first full after 5 of the
+// 10 inputs, while the read-ahead (4 row groups) has not yet asked for the last input.
+const FILES = 10;
+const ROWS_PER_FILE = 28_000;
 
 function rows(start: number, n: number): arrow.Table {
   const id = BigInt64Array.from({ length: n }, (_, i) => BigInt(start + i));
@@ -82,8 +84,26 @@ async function idsOf(table: Table): Promise<{ serial: bigint[]; parallel: bigint
 
 async function compactsInOrder(table: Table): Promise<void> {
   expect(await liveFiles(table)).toHaveLength(FILES);
-  const s = await compactAppendTable(table, { full: true });
+  const pool = sharedParquetWorkerPool();
+  const decodes = vi.spyOn(pool, 'decodeIpc');
+  const encodes = vi.spyOn(pool, 'encodeIpc');
+  let s;
+  let order: { decodes: number[]; encodes: number[] };
+  try {
+    s = await compactAppendTable(table, { full: true });
+  } finally {
+    order = { decodes: [...decodes.mock.invocationCallOrder], encodes: [...encodes.mock.invocationCallOrder] };
+    decodes.mockRestore();
+    encodes.mockRestore();
+  }
   expect(s.snapshotId).not.toBeNull();
+  if (outputGroupRows(FILES * ROWS_PER_FILE) < FILES * ROWS_PER_FILE) {
+    // The overlap itself: the first output group went to the pool before the last input was
+    // handed to it for decoding (a buffered write encodes only after every input is read).
+    expect(order.encodes.length).toBeGreaterThan(1);
+    expect(order.decodes).toHaveLength(FILES);
+    expect(Math.min(...order.encodes)).toBeLessThan(Math.max(...order.decodes));
+  }
   expect(s.filesAfter).toBe(1);
   const { serial, parallel, groups } = await idsOf(table);
   expect(serial).toHaveLength(FILES * ROWS_PER_FILE);

@@ -5,9 +5,16 @@
  * numbers; abort() drops what is being encoded and leaves no file behind.
  */
 import * as arrow from 'apache-arrow';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MemoryFileIO, type FileIO } from '@tidemark/storage';
-import { conformToPaimonTypes, readParquetFile, readParquetFooter, utf8Vector, type TableSchema } from '@tidemark/format';
+import {
+  conformToPaimonTypes,
+  readParquetFile,
+  readParquetFooter,
+  sharedParquetWorkerPool,
+  utf8Vector,
+  type TableSchema,
+} from '@tidemark/format';
 import { FileSystemCatalog, TableWrite, type CommitMessage, type TableSpec } from '../src/index.js';
 
 let n = 0;
@@ -60,7 +67,15 @@ describe('TableWrite streamRowGroupRows', () => {
     for (const streamRowGroupRows of [undefined, 1_000]) {
       const { io, location, schema } = await setup(spec());
       const w = new TableWrite(io, location, schema, { startSequence: () => 5n, ...(streamRowGroupRows ? { streamRowGroupRows } : {}) });
-      for (let k = 0; k < writes; k++) await w.write(chunk(k, perWrite));
+      const encodes = vi.spyOn(sharedParquetWorkerPool(), 'encodeIpc');
+      try {
+        for (let k = 0; k < writes; k++) await w.write(chunk(k, perWrite));
+        // Streamed: every full group (5 per partition) is with the encoder before prepareCommit;
+        // buffered: nothing is encoded until the files are cut.
+        expect(encodes).toHaveBeenCalledTimes(streamRowGroupRows ? 10 : 0);
+      } finally {
+        encodes.mockRestore();
+      }
       const messages = await w.prepareCommit();
       await w.close();
       const byPartition = new Map<string, { meta: unknown; rows: unknown[][]; groups: bigint[] }[]>();
