@@ -39,6 +39,7 @@ import {
   readDeletionVector,
   deserializeBinaryRow,
   sharedParquetWorkerPool,
+  parallelRowGroupRows,
   type DataFileMeta,
   type DataType,
   type DeletionVector,
@@ -413,7 +414,11 @@ async function rewriteWindow(
 ): Promise<void> {
   const first = w.files.reduce((m, f) => (f.meta.minSequenceNumber < m ? f.meta.minSequenceNumber : m), w.files[0]!.meta.minSequenceNumber);
   const last = w.files.reduce((m, f) => (f.meta.maxSequenceNumber > m ? f.meta.maxSequenceNumber : m), w.files[0]!.meta.maxSequenceNumber);
-  const writer = new TableWrite(withSchema(table.context, schema), { startSequence: () => first });
+  const writer = new TableWrite(withSchema(table.context, schema), {
+    startSequence: () => first,
+    // Output row groups are encoded while later inputs still decode: reading and writing share the cores.
+    streamRowGroupRows: outputGroupRows(w.rows),
+  });
   let messages: CommitMessage[];
   try {
     // The files' row groups decode on the worker pool ahead of the writer (whose files encode
@@ -476,6 +481,18 @@ async function rewriteWindow(
   // The outputs cover the inputs' whole sequence range, so later writers continue after it.
   const tail = w.outputs[w.outputs.length - 1];
   if (tail !== undefined && tail.maxSequenceNumber < last) w.outputs[w.outputs.length - 1] = { ...tail, maxSequenceNumber: last };
+}
+
+/**
+ * Rows per row group of a window's output: the groups the writer would cut for the workers had it
+ * all rows at once ({@link parallelRowGroupRows}: one per worker, at least about 131,072 rows,
+ * equal sizes), so the output's layout and size are what they were when the whole window was
+ * buffered first; only now the first groups encode while the window's later files still decode.
+ * Smaller groups would overlap more, but every group pays its own dictionary pages: 8 groups of
+ * 125,000 rows instead of 2 of 500,000 made a 1M-row output 29 % larger and took more CPU time.
+ */
+export function outputGroupRows(rows: number, workers = sharedParquetWorkerPool().size): number {
+  return parallelRowGroupRows(rows, workers);
 }
 
 function samePartition(a: Uint8Array, b: Uint8Array, schema: TableSchema): boolean {
