@@ -134,6 +134,36 @@ function fileMeta(format, name, size) {
   });
 }
 
+/**
+ * CPU milliseconds used so far by the S3 server's processes on this machine (radosgw, ceph-osd),
+ * read from /proc; null where they are not visible (another machine, not Linux).
+ */
+async function serverCpuMs() {
+  try {
+    let ticks = 0;
+    let found = false;
+    for (const pid of await readdir('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      const stat = (await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')).trim();
+      const m = /^\d+ \((radosgw|ceph-osd)\) (.*)$/.exec(stat);
+      if (!m) continue;
+      const f = m[2].split(' ');
+      // Fields 14 and 15 of stat (utime, stime) are 11 and 12 after "(comm) ".
+      ticks += Number(f[11]) + Number(f[12]);
+      found = true;
+    }
+    return found ? ticks * 10 : null; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
+/** CPU milliseconds this process used since `c0` (process.cpuUsage()). */
+function cpuMs(c0) {
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / 1000;
+}
+
 async function listAll(dir) {
   const out = [];
   for (const e of await readdir(dir, { recursive: true, withFileTypes: true })) if (e.isFile()) out.push(path.join(e.parentPath, e.name));
@@ -222,6 +252,62 @@ const tasks = {
     await io.deleteMany(paths);
     await io.close();
     return { gets: count, ms, getsPerSec: count / (ms / 1000) };
+  },
+
+  /**
+   * The store alone, without table logic: small-object GETs/s at 1, 8 and 32 requests in flight
+   * (`gets` objects of 2 KB, each read once per level), then DeleteObjects throughput with 1,000
+   * keys per request at 1 and 4 requests in flight (`deleteKeys` fresh objects per level). Objects
+   * are written untimed beforehand. The floor that expiration, mostly small reads plus batched
+   * deletes, cannot beat.
+   */
+  async 'store-rate'({ table, s3, gets = 2000, getLevels = [1, 8, 32], deleteKeys = 8000, deleteLevels = [1, 4] }) {
+    const io = await fileIOFor(table, s3);
+    const dir = `${table.replace(/\/+$/, '')}-store-rate`;
+    const pool = async (items, c, fn) => {
+      let i = 0;
+      await Promise.all(
+        Array.from({ length: c }, async () => {
+          while (i < items.length) await fn(items[i++]);
+        }),
+      );
+    };
+    const body = 'x'.repeat(2000);
+    const getPaths = Array.from({ length: gets }, (_, i) => `${dir}/get-${i}`);
+    await pool(getPaths, 32, (p) => io.write(p, body));
+    const getRates = [];
+    for (const inFlight of getLevels) {
+      const [c0, s0] = [process.cpuUsage(), await serverCpuMs()];
+      const t0 = performance.now();
+      await pool(getPaths, inFlight, (p) => io.read(p));
+      const ms = performance.now() - t0;
+      const s1 = await serverCpuMs();
+      getRates.push({ inFlight, gets, ms, getsPerSec: gets / (ms / 1000), clientCpuMs: cpuMs(c0), serverCpuMs: s0 === null ? null : s1 - s0 });
+    }
+    await io.deleteMany(getPaths);
+    const deleteRates = [];
+    for (const inFlight of deleteLevels) {
+      const keys = Array.from({ length: deleteKeys }, (_, i) => `${dir}/del-${inFlight}-${i}`);
+      await pool(keys, 32, (p) => io.write(p, body));
+      const batches = [];
+      for (let i = 0; i < keys.length; i += 1000) batches.push(keys.slice(i, i + 1000));
+      // One deleteMany per batch, `inFlight` calls at a time: each call sends one DeleteObjects.
+      const [c0, s0] = [process.cpuUsage(), await serverCpuMs()];
+      const t0 = performance.now();
+      await pool(batches, inFlight, (b) => io.deleteMany(b));
+      const ms = performance.now() - t0;
+      const s1 = await serverCpuMs();
+      deleteRates.push({
+        inFlight,
+        keys: deleteKeys,
+        ms,
+        keysPerSec: deleteKeys / (ms / 1000),
+        clientCpuMs: cpuMs(c0),
+        serverCpuMs: s0 === null ? null : s1 - s0,
+      });
+    }
+    await io.close();
+    return { getRates, deleteRates };
   },
 
   async expire({ table, retainMin, s3 }) {
