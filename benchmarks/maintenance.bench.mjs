@@ -34,6 +34,9 @@ const PHASES = ['leftover-snapshots', 'reading-deltas', 'data-files', 'changelog
 
 const TASKS = new URL('./lib/maintenance-tasks.mjs', import.meta.url);
 const TIMEOUT_MS = 900_000;
+/** Objects the store-alone measurement reads (each once per in-flight level) and deletes (per level). */
+const STORE_GETS = 2000;
+const STORE_DELETE_KEYS = 5000;
 const RETAIN = 5;
 
 async function exists(p) {
@@ -106,11 +109,18 @@ export async function run(options = {}) {
     }
     log(`${b.backend}: expiring ${b.snapshots - RETAIN} snapshots`);
     const e = await runChild(TASKS, 'expire', { table, retainMin: RETAIN, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
-    // Right after the run, under the same load: how fast the store serves the reads expiration needs.
-    const g = await runChild(TASKS, 'get-rate', { table, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+    // Right after the run, under the same load: the store alone, for the reads and the batched
+    // deletes expiration needs.
+    const st = await runChild(TASKS, 'store-rate', { table, s3: b.s3, gets: STORE_GETS, deleteKeys: STORE_DELETE_KEYS }, { timeoutMs: TIMEOUT_MS });
     const gets = e.requests.read + e.requests.readRange + e.requests.exists;
     if (e.snapshotsExpired !== b.snapshots - RETAIN)
       problems.push(`${b.backend}: expired ${e.snapshotsExpired} snapshots, expected ${b.snapshots - RETAIN}`);
+    const getsAt = (n) => st.getRates.find((r) => r.inFlight === n)?.getsPerSec;
+    const deletesAt = (n) => st.deleteRates.find((r) => r.inFlight === n)?.keysPerSec;
+    // Expiration keeps up to 32 snapshots' reads in flight and 4 DeleteObjects requests.
+    const storeGets = Math.max(...st.getRates.map((r) => r.getsPerSec));
+    const storeDeletes = Math.max(...st.deleteRates.map((r) => r.keysPerSec));
+    const getsPerFile = gets / e.filesDeleted;
     expire.push({
       backend: b.backend,
       snapshots: e.snapshotsExpired,
@@ -122,12 +132,25 @@ export async function run(options = {}) {
       importRssMiB: e.importRssMiB,
       requests: e.requests,
       phases: e.phases,
-      storeGetsPerSec: g.getsPerSec,
-      getsPerFile: gets / e.filesDeleted,
-      // If reads were all it did, at the store's GET rate.
-      readBoundFilesPerSec: g.getsPerSec / (gets / e.filesDeleted),
+      clientCpuMs: e.clientCpuMs,
+      serverCpuMs: e.serverCpuMs,
+      store: st,
+      storeGetsPerSec: storeGets,
+      storeDeleteKeysPerSec: storeDeletes,
+      getsPerFile,
+      // If reads were all it did, at the store's best GET rate.
+      readBoundFilesPerSec: storeGets / getsPerFile,
+      // If deletes were all it did (every file is one key of a DeleteObjects request).
+      deleteBoundFilesPerSec: storeDeletes,
+      // Reads and deletes one after the other, each at the store's best rate: the bound when the
+      // store (or the machine's CPU it shares) serves one kind at a time.
+      serialBoundFilesPerSec: 1 / (getsPerFile / storeGets + 1 / storeDeletes),
     });
-    log(`${b.backend}: store GET rate ${fmtInt(g.getsPerSec)}/s with 16 in flight; ${fmtNum(gets / e.filesDeleted, 2)} reads per file`);
+    log(
+      `${b.backend}: store alone: GETs/s ${[1, 8, 32].map((n) => `${n} in flight ${fmtInt(getsAt(n) ?? 0)}`).join(', ')}; ` +
+        `DeleteObjects keys/s ${[1, 4].map((n) => `${n} in flight ${fmtInt(deletesAt(n) ?? 0)}`).join(', ')}; ` +
+        `${fmtNum(getsPerFile, 2)} reads per file`,
+    );
     log(`${b.backend}: ${fmtInt(e.filesDeleted)} files in ${(e.ms / 1000).toFixed(1)} s, peak RSS ${fmtNum(e.peakRssMiB)} MiB`);
     log(`${b.backend}: requests ${JSON.stringify(e.requests)}; phases start at ${JSON.stringify(e.phases)}`);
     if (expireOnly) {
@@ -236,18 +259,70 @@ function markdown(json) {
       ]),
     ),
     '',
-    'The bound set by the store: its rate for small GETs (measured right after the run, 16 in flight, as expiration reads) divided by the reads expiration needs per file deleted:',
+    'The store alone, measured right after the run under the same load (no table logic; 2 KB objects; GETs each object once per level; DeleteObjects with 1,000 keys per request):',
     '',
     markdownTable(
-      ['backend', 'store GETs/s', 'reads per file deleted', 'read-bound files/s', 'measured files/s', 'measured ÷ bound'],
+      [
+        'backend',
+        'GETs/s, 1 in flight',
+        'GETs/s, 8 in flight',
+        'GETs/s, 32 in flight',
+        'DeleteObjects keys/s, 1 in flight',
+        'DeleteObjects keys/s, 4 in flight',
+        'client CPU ms per GET (32)',
+        'server CPU ms per GET (32)',
+        'server CPU ms per deleted key (4)',
+      ],
+      json.expire.map((r) => {
+        const g = (n) => r.store?.getRates.find((x) => x.inFlight === n);
+        const d = (n) => r.store?.deleteRates.find((x) => x.inFlight === n);
+        const per = (x, v, n) => (x && v !== null && v !== undefined ? fmtNum(v / n, 2) : '');
+        return [
+          r.backend,
+          g(1) ? fmtInt(g(1).getsPerSec) : '',
+          g(8) ? fmtInt(g(8).getsPerSec) : '',
+          g(32) ? fmtInt(g(32).getsPerSec) : '',
+          d(1) ? fmtInt(d(1).keysPerSec) : '',
+          d(4) ? fmtInt(d(4).keysPerSec) : '',
+          per(g(32), g(32)?.clientCpuMs, g(32)?.gets),
+          per(g(32), g(32)?.serverCpuMs, g(32)?.gets),
+          per(d(4), d(4)?.serverCpuMs, d(4)?.keys),
+        ];
+      }),
+    ),
+    '',
+    'The bound the store sets for expiration: its best GET rate divided by the reads expiration needs per file deleted, its best DeleteObjects rate (every file is one key), and both one after the other (the bound when the store, or the CPU it shares with the client, serves one kind at a time):',
+    '',
+    markdownTable(
+      ['backend', 'reads per file deleted', 'read-bound files/s', 'delete-bound files/s', 'reads + deletes bound files/s', 'measured files/s', 'measured ÷ reads + deletes bound'],
       json.expire.map((r) => [
         r.backend,
-        r.storeGetsPerSec === undefined ? '' : fmtInt(r.storeGetsPerSec),
         r.getsPerFile === undefined ? '' : fmtNum(r.getsPerFile, 2),
         r.readBoundFilesPerSec === undefined ? '' : fmtInt(r.readBoundFilesPerSec),
+        r.deleteBoundFilesPerSec === undefined ? '' : fmtInt(r.deleteBoundFilesPerSec),
+        r.serialBoundFilesPerSec === undefined ? '' : fmtInt(r.serialBoundFilesPerSec),
         fmtInt(r.filesPerSec),
-        r.readBoundFilesPerSec === undefined ? '' : fmtNum(r.filesPerSec / r.readBoundFilesPerSec, 2),
+        r.serialBoundFilesPerSec === undefined ? '' : fmtNum(r.filesPerSec / r.serialBoundFilesPerSec, 2),
       ]),
+    ),
+    '',
+    'Where the run\'s time goes: the read pass (start to the first delete phase), the deletes, and the CPU the client and the S3 server used (2 cores on this machine, shared with other jobs):',
+    '',
+    markdownTable(
+      ['backend', 'seconds', 'read pass s', 'delete phases s', 'client CPU s', 'S3 server CPU s', '(client + server CPU) ÷ wall'],
+      json.expire.map((r) => {
+        const readEnd = r.phases?.['data-files'];
+        const cpu = (r.clientCpuMs ?? 0) + (r.serverCpuMs ?? 0);
+        return [
+          r.backend,
+          fmtNum(r.seconds),
+          readEnd === undefined ? '' : fmtNum(readEnd),
+          readEnd === undefined ? '' : fmtNum(r.seconds - readEnd),
+          r.clientCpuMs === undefined ? '' : fmtNum(r.clientCpuMs / 1000),
+          r.serverCpuMs === null || r.serverCpuMs === undefined ? '' : fmtNum(r.serverCpuMs / 1000),
+          r.clientCpuMs === undefined ? '' : fmtNum(cpu / 1000 / r.seconds, 2),
+        ];
+      }),
     ),
     '',
     'Progress events by phase (seconds from the start of the run to the first event of each phase; a delete phase reports after its first 1,000 files or at its end):',
@@ -268,7 +343,7 @@ function markdown(json) {
             .join(', ')}`
         : ''
     }.`,
-    '- Each expired snapshot frees one data file, its delta manifest, its manifest lists and the snapshot file; expiration reads snapshots, manifest lists and manifests 16 at a time and deletes every kind of file in batches (S3 DeleteObjects, 1,000 keys per request, 4 requests in flight, no existence checks). Snapshot files go last, 1,000 per batch, oldest batch first, each batch after EARLIEST was moved past it (so an interruption leaves no gap in the chain). Request counts are FileIO calls; a deleteMany call counts one batch per 1,000 keys.',
+    '- Each expired snapshot frees one data file, its delta manifest, its manifest lists and the snapshot file; expiration reads snapshots, manifest lists and manifests in one pass, up to 32 snapshots at a time (the window starts at 1 and doubles while snapshots keep expiring), and deletes every kind of file in batches (S3 DeleteObjects, 1,000 keys per request, 4 requests in flight, no existence checks). Snapshot files go last, 1,000 per batch, oldest batch first, each batch after EARLIEST was moved past it (so an interruption leaves no gap in the chain). Request counts are FileIO calls; a deleteMany call counts one batch per 1,000 keys.',
     '- Orphan objects are written into the bucket directory, all younger than the threshold (writing them is not timed).',
     json.s3 && json.s3Snapshots < json.snapshots
       ? `- S3 expiration runs on a ${fmtInt(json.s3Snapshots)}-snapshot history (set with --s3-snapshots).`

@@ -75,9 +75,10 @@ export interface ExpireSnapshotsOptions extends MaintenanceRunOptions {
   /** Alias of {@link expireLimit}. */
   readonly maxDeletes?: number;
   /**
-   * Snapshot files deleted per batch (default 1,000, one S3 DeleteObjects request). The EARLIEST
-   * hint is written once per batch; a kill in the middle of a batch leaves at most this many
-   * leftover snapshot files below it, which the next run deletes.
+   * Snapshot files deleted per batch (default 1,000, one S3 DeleteObjects request), and changelog
+   * files by the changelog expiration that follows. The EARLIEST hint is written once per batch; a
+   * kill in the middle of a batch leaves at most this many leftover snapshot files below it, which
+   * the next run deletes.
    */
   readonly snapshotBatchSize?: number;
 }
@@ -154,6 +155,7 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
     ...(options.now !== undefined ? { now: options.now } : {}),
     ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
+    ...(options.snapshotBatchSize !== undefined ? { batchSize: options.snapshotBatchSize } : {}),
   });
   if (changelogs.changelogsExpired === 0) return result;
   return {
