@@ -256,7 +256,14 @@ const tasks = {
       await pool(getPaths, inFlight, (p) => io.read(p));
       const ms = performance.now() - t0;
       const s1 = s3 ? await serverCpuMs() : null;
-      getRates.push({ inFlight, gets, ms, getsPerSec: gets / (ms / 1000), clientCpuMs: cpuMs(c0), serverCpuMs: s0 === null || s1 === null ? null : s1 - s0 });
+      getRates.push({
+        inFlight,
+        gets,
+        ms,
+        getsPerSec: gets / (ms / 1000),
+        clientCpuMs: cpuMs(c0),
+        serverCpuMs: s0 === null || s1 === null ? null : s1 - s0,
+      });
     }
     await io.deleteMany(getPaths);
     const deleteRates = [];

@@ -104,7 +104,8 @@ export async function expireChangelogs(table: MaintainedTable, options: ExpireCh
     );
   }
   const batchSize = options.batchSize ?? 1000;
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new MaintenanceArgumentError(`batchSize must be an integer >= 1, got ${batchSize}`);
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new MaintenanceArgumentError(`batchSize must be an integer >= 1, got ${batchSize}`);
   const dryRun = options.dryRun ?? false;
   const deleted: string[] = [];
   let filesDeleted = 0;
