@@ -153,6 +153,9 @@ export async function run(options = {}) {
       // Reads and deletes one after the other, each at the store's best rate: the bound when the
       // store (or the machine's CPU it shares) serves one kind at a time.
       serialBoundFilesPerSec: 1 / (getsPerFile / storeGets + 1 / storeDeletes),
+      // CPU (client + S3 server) per file deleted, from the store-alone costs per GET and per
+      // deleted key, and what the machine's cores allow at that cost if they did nothing else.
+      ...cpuBound(st, getsPerFile),
     });
     log(
       `${b.backend}: store alone: GETs/s ${[1, 8, 32].map((n) => `${n} in flight ${fmtInt(getsAt(n) ?? 0)}`).join(', ')}; ` +
@@ -230,6 +233,24 @@ export async function run(options = {}) {
   return { name: runName, json, markdown: markdown(json) };
 }
 
+/** Cores of the machine, shared by the client and the S3 server. */
+const CORES = os.cpus().length;
+
+/**
+ * CPU milliseconds per file deleted that the store-alone costs imply (reads at 32 in flight,
+ * deletes at 4), client and S3 server together, and the files/s all cores allow at that cost.
+ * Undefined when the server's CPU is not visible (no S3 server on this machine, local disk).
+ */
+function cpuBound(st, getsPerFile) {
+  const g = st.getRates.find((r) => r.inFlight === 32);
+  const d = st.deleteRates.find((r) => r.inFlight === 4);
+  if (!g || !d || g.serverCpuMs === null || d.serverCpuMs === null) return {};
+  const perGet = (g.clientCpuMs + g.serverCpuMs) / g.gets;
+  const perKey = (d.clientCpuMs + d.serverCpuMs) / d.keys;
+  const cpuMsPerFile = getsPerFile * perGet + perKey;
+  return { storeCpuMsPerFile: cpuMsPerFile, cpuBoundFilesPerSec: (CORES * 1000) / cpuMsPerFile };
+}
+
 function markdown(json) {
   return [
     '# Maintenance benchmark',
@@ -279,6 +300,7 @@ function markdown(json) {
         'DeleteObjects keys/s, 4 in flight',
         'client CPU ms per GET (32)',
         'server CPU ms per GET (32)',
+        'client CPU ms per deleted key (4)',
         'server CPU ms per deleted key (4)',
       ],
       json.expire.map((r) => {
@@ -294,12 +316,13 @@ function markdown(json) {
           d(4) ? fmtInt(d(4).keysPerSec) : '',
           per(g(32), g(32)?.clientCpuMs, g(32)?.gets),
           per(g(32), g(32)?.serverCpuMs, g(32)?.gets),
+          per(d(4), d(4)?.clientCpuMs, d(4)?.keys),
           per(d(4), d(4)?.serverCpuMs, d(4)?.keys),
         ];
       }),
     ),
     '',
-    'The bound the store sets for expiration: its best GET rate divided by the reads expiration needs per file deleted, its best DeleteObjects rate (every file is one key), and both one after the other (the bound when the store, or the CPU it shares with the client, serves one kind at a time):',
+    `The bound the store sets for expiration: its best GET rate divided by the reads expiration needs per file deleted, its best DeleteObjects rate (every file is one key), both one after the other (the bound when the store, or the CPU it shares with the client, serves one kind at a time), and the CPU bound: the client + S3 server CPU per file at the store-alone costs per GET and per deleted key, and the files/s the machine's ${CORES} cores allow at that cost if they did nothing else (the wall-clock rates move with the other jobs' load; the CPU per request does not):`,
     '',
     markdownTable(
       [
@@ -308,6 +331,8 @@ function markdown(json) {
         'read-bound files/s',
         'delete-bound files/s',
         'reads + deletes bound files/s',
+        'CPU ms per file (store alone)',
+        `CPU-bound files/s (${CORES} cores)`,
         'measured files/s',
         'measured ÷ reads + deletes bound',
       ],
@@ -317,6 +342,8 @@ function markdown(json) {
         r.readBoundFilesPerSec === undefined ? '' : fmtInt(r.readBoundFilesPerSec),
         r.deleteBoundFilesPerSec === undefined ? '' : fmtInt(r.deleteBoundFilesPerSec),
         r.serialBoundFilesPerSec === undefined ? '' : fmtInt(r.serialBoundFilesPerSec),
+        r.storeCpuMsPerFile === undefined ? '' : fmtNum(r.storeCpuMsPerFile, 2),
+        r.cpuBoundFilesPerSec === undefined ? '' : fmtInt(r.cpuBoundFilesPerSec),
         fmtInt(r.filesPerSec),
         r.serialBoundFilesPerSec === undefined ? '' : fmtNum(r.filesPerSec / r.serialBoundFilesPerSec, 2),
       ]),
@@ -325,7 +352,17 @@ function markdown(json) {
     "Where the run's time goes: the read pass (start to the first delete phase), the deletes, and the CPU the client and the S3 server used (2 cores on this machine, shared with other jobs):",
     '',
     markdownTable(
-      ['backend', 'seconds', 'read pass s', 'delete phases s', 'client CPU s', 'S3 server CPU s', '(client + server CPU) ÷ wall'],
+      [
+        'backend',
+        'seconds',
+        'read pass s',
+        'delete phases s',
+        'client CPU s',
+        'S3 server CPU s',
+        '(client + server CPU) ÷ wall',
+        'CPU ms per file',
+        `files/s if the ${CORES} cores did only this`,
+      ],
       json.expire.map((r) => {
         const readEnd = r.phases?.['data-files'];
         const cpu = (r.clientCpuMs ?? 0) + (r.serverCpuMs ?? 0);
@@ -337,6 +374,8 @@ function markdown(json) {
           r.clientCpuMs === undefined ? '' : fmtNum(r.clientCpuMs / 1000),
           r.serverCpuMs === null || r.serverCpuMs === undefined ? '' : fmtNum(r.serverCpuMs / 1000),
           r.clientCpuMs === undefined ? '' : fmtNum(cpu / 1000 / r.seconds, 2),
+          r.clientCpuMs === undefined ? '' : fmtNum(cpu / r.filesDeleted, 2),
+          r.clientCpuMs === undefined || !cpu ? '' : fmtInt((CORES * 1000 * r.filesDeleted) / cpu),
         ];
       }),
     ),

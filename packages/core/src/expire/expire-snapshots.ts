@@ -303,13 +303,25 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
   };
   const readIndexOnce = new Set<string>();
   const statsDir = joinPath(paths.root, 'statistics');
+  // The delta of `id` is read by the task of `id` and its list serves the task of `id + 1` too.
+  const deltaReads = new Map<number, Promise<{ list: ManifestFileMeta[] | null; entries: DeltaEntry[] } | null>>();
   const readStep = async (id: number): Promise<PassStep> => {
     checkAborted(options.signal);
     const snapshot = await readSnapshot(id);
     // A missing successor does not stop the range (the chain is checked by the batches of step 4).
     if (id - 1 >= min && snapshot !== null && snapshot.timeMillis >= olderThan) return { id, snapshot, stop: true };
-    const [prev, delta] = await Promise.all([readSnapshot(id - 1), snapshot === null ? null : readDelta(snapshot)]);
-    const files = prev === null ? null : await readExpiringMetadata(prev, delta?.list ?? null, prev.id === earliest);
+    const deltaRead = snapshot === null ? Promise.resolve(null) : readDelta(snapshot);
+    deltaRead.catch(() => undefined); // awaited below and by the task of `id + 1`
+    deltaReads.set(id, deltaRead);
+    // The lists of `id - 1` are read while the delta of `id` is.
+    const prevFiles = (async (): Promise<{ prev: Snapshot | null; files: ExpiringFiles | null }> => {
+      const prev = await readSnapshot(id - 1);
+      if (prev === null) return { prev, files: null };
+      const first = prev.id === earliest;
+      const prevDelta = first ? null : ((await deltaReads.get(prev.id)) ?? null);
+      return { prev, files: await readExpiringMetadata(prev, prevDelta?.list ?? null, first) };
+    })();
+    const [delta, { prev, files }] = await Promise.all([deltaRead, prevFiles]);
     return { id, snapshot, stop: false, prev, delta: delta?.entries ?? [], deltaList: delta?.list ?? null, files };
   };
   /** Delta entries of a snapshot of (earliest, end] (step 1), and its delta list (step 3). */
@@ -415,11 +427,13 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
     for (const [k, v] of step.files?.roots ?? []) rootFiles.set(k, v);
     for (const f of step.files?.changelogFiles ?? []) changelogFiles.push(f);
     snapshotReads.delete(step.id - 1);
+    deltaReads.delete(step.id - 1);
     endSnapshot = step.snapshot;
     endDeltaList = step.deltaList ?? null;
     progress('reading-deltas', step.id - earliest, maxExclusive - earliest);
   }
   snapshotReads.clear();
+  deltaReads.clear();
   if (end <= earliest) {
     if (!dryRun) await ensureEarliestHint(io, paths, earliestId);
     return summary(0, earliestId);
