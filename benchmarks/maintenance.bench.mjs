@@ -125,7 +125,7 @@ export async function run(options = {}) {
       problems.push(`${b.backend}: expired ${e.snapshotsExpired} snapshots, expected ${b.snapshots - RETAIN}`);
     const getsAt = (n) => st.getRates.find((r) => r.inFlight === n)?.getsPerSec;
     const deletesAt = (n) => st.deleteRates.find((r) => r.inFlight === n)?.keysPerSec;
-    // Expiration keeps up to 32 snapshots' reads in flight and 4 DeleteObjects requests.
+    // Expiration keeps 16 snapshots' reads (a few requests each) and 4 DeleteObjects requests in flight.
     const storeGets = Math.max(...st.getRates.map((r) => r.getsPerSec));
     const storeDeletes = Math.max(...st.deleteRates.map((r) => r.keysPerSec));
     const getsPerFile = gets / e.filesDeleted;
@@ -398,7 +398,7 @@ function markdown(json) {
             .join(', ')}`
         : ''
     }.`,
-    '- Each expired snapshot frees one data file, its delta manifest, its manifest lists and the snapshot file; expiration reads snapshots, manifest lists and manifests in one pass, up to 32 snapshots at a time (the window starts at 1 and doubles while snapshots keep expiring), and deletes every kind of file in batches (S3 DeleteObjects, 1,000 keys per request, 4 requests in flight, no existence checks). Snapshot files go last, 1,000 per batch, oldest batch first, each batch after EARLIEST was moved past it (so an interruption leaves no gap in the chain). Request counts are FileIO calls; a deleteMany call counts one batch per 1,000 keys.',
+    '- Each expired snapshot frees one data file, its delta manifest, its manifest lists and the snapshot file; expiration reads snapshots, manifest lists and manifests in one pass, up to 16 snapshots at a time (the window starts at 1 and doubles while snapshots keep expiring), and deletes every kind of file in batches (S3 DeleteObjects, 1,000 keys per request, 4 requests in flight, no existence checks). Snapshot files go last, 1,000 per batch, oldest batch first, each batch after EARLIEST was moved past it (so an interruption leaves no gap in the chain). Request counts are FileIO calls; a deleteMany call counts one batch per 1,000 keys.',
     '- Orphan objects are written into the bucket directory, all younger than the threshold (writing them is not timed).',
     json.s3 && json.s3Snapshots < json.snapshots
       ? `- S3 expiration runs on a ${fmtInt(json.s3Snapshots)}-snapshot history (set with --s3-snapshots).`
