@@ -251,7 +251,8 @@ function cpuBound(st, getsPerFile) {
   return { storeCpuMsPerFile: cpuMsPerFile, cpuBoundFilesPerSec: (CORES * 1000) / cpuMsPerFile };
 }
 
-function markdown(json) {
+/** The result page of a run's JSON (exported to re-render saved results). */
+export function markdown(json) {
   return [
     '# Maintenance benchmark',
     '',
@@ -404,7 +405,7 @@ function markdown(json) {
       ? `- S3 expiration runs on a ${fmtInt(json.s3Snapshots)}-snapshot history (set with --s3-snapshots).`
       : null,
     json.s3
-      ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.`
+      ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client. The server is shared with other agents' tests too: its CPU (radosgw + ceph-osd, read from /proc) counts their requests as well, so the server CPU figures are upper bounds of this run's share, and wall-clock rates vary by 2-3x between runs minutes apart.`
       : '- S3 rows skipped: no S3 server configured.',
     '- Peak RSS is the whole child process (Node + WASM runtime included); orphan rows at several object counts (--objects 10000,100000) show it does not grow with the count.',
     `- Machine: 2 shared cores with other jobs running (other agents were building and testing during this run${
