@@ -99,6 +99,29 @@ function runOnce(args, env, killAfterMs) {
 }
 
 /**
+ * Table options of a primary-key trial: the writers compact at (almost) every checkpoint, so that
+ * crashes land around checkpoints that carry a compaction. Trials take turns between plain
+ * universal compaction, deletion vectors (level 0 is compacted away at every checkpoint) and
+ * `changelog-producer` = `lookup` (the same, producing changelog files).
+ */
+export function pkCompaction(trial) {
+  const base = { 'num-sorted-run.compaction-trigger': '2' };
+  switch (trial % 3) {
+    case 1:
+      return { ...base, 'deletion-vectors.enabled': 'true' };
+    case 2:
+      return { ...base, 'changelog-producer': 'lookup' };
+    default:
+      return base;
+  }
+}
+
+/** The crash points a trial can reach: only primary-key writers compact. */
+export function crashPointsOf(points, pk) {
+  return pk ? points : points.filter((p) => p !== 'before-compact-snapshot');
+}
+
+/**
  * Runs one trial. Returns { ok, runs, kills: {point|'random'|...: n}, problems: [...], seed }.
  */
 export async function runTrial(config) {
@@ -108,7 +131,8 @@ export async function runTrial(config) {
   const { LocalFileIO, S3FileIO } = await import('@tidemark/storage');
   const { buildInitialSchema, openTable, listInflightRecords } = await import('@tidemark/core');
   const { serializeSchema } = await import('@tidemark/format');
-  const { CRASH_POINTS } = await import('@tidemark/sink');
+  const { CRASH_POINTS: ALL_POINTS } = await import('@tidemark/sink');
+  const CRASH_POINTS = crashPointsOf(ALL_POINTS, pk);
 
   const dir = join(workDir, `trial-${trial}`);
   const base = s3 ? `s3://${s3.bucket}/${config.s3Prefix}/trial-${trial}` : dir;
@@ -126,7 +150,7 @@ export async function runTrial(config) {
         { name: 'checksum', type: 'STRING' },
       ],
       ...(pk ? { primaryKeys: ['id'] } : {}),
-      options: { bucket: pk ? String(2 + Math.floor(rand() * 3)) : '-1', 'file.format': 'parquet' },
+      options: { bucket: pk ? String(2 + Math.floor(rand() * 3)) : '-1', 'file.format': 'parquet', ...(pk ? pkCompaction(trial) : {}) },
     });
     await io.write(`${tablePath}/schema/schema-0`, serializeSchema(schema));
     const lines = [];
