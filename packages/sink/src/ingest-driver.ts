@@ -342,11 +342,15 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
         : undefined;
     // The writers plan their sequence numbers and (primary-key tables) their buckets' levels
     // lazily, at their first file: after the restore above committed any pending checkpoint.
+    // Records of a dynamic-bucket table reach writers by key, so several writers may write one
+    // bucket: their compactions would each replace the same live files. They write level 0 only.
+    const compact = !(bucketAssigner !== undefined && parallelism > 1);
     const openWriters = (): void => {
       const startSequence = pipelineStartSequence(table);
       for (let w = 0; w < parallelism; w++) {
         const writeOptions = {
           crash,
+          compact,
           ...(rowKindField !== undefined ? { rowKindField } : {}),
           ...(startSequence ? { startSequence } : {}),
           ...(bucketAssigner ? { bucketAssigner } : {}),

@@ -10,7 +10,7 @@
  * checkpoints; it keeps nothing durable: after a restart the source is replayed from the
  * checkpointed offset and a fresh writer builds its levels from the latest snapshot.
  */
-import { Table, tableContext, type RowObject, type TableWrite, type TableWriteOptions, type WriteInput } from '@tidemark/core';
+import { Table, TableWrite, tableContext, type RowObject, type TableWriteOptions, type WriteInput } from '@tidemark/core';
 import type { FileIO } from '@tidemark/storage';
 import type { TableSchema } from '@tidemark/format';
 import type { SinkCommittable } from './committable.js';
@@ -20,6 +20,11 @@ import { NO_CRASH, type CrashHook } from './crash-points.js';
 export interface SinkWriterOptions extends TableWriteOptions {
   /** Crash injection (tests). */
   readonly crash?: CrashHook;
+  /**
+   * Primary-key tables: compact the buckets in this writer (default true; never when the table is
+   * `write-only`). Writers that share buckets must not: each would compact the same live files.
+   */
+  readonly compact?: boolean;
 }
 
 /** One parallel writer of a sink pipeline; see the module comment. */
@@ -52,9 +57,9 @@ export class SinkWriter {
       this.writerId = fourth!;
       options = fifth;
     }
-    const { crash, ...writeOptions } = options;
+    const { crash, compact, ...writeOptions } = options;
     // The table's own writer construction: primary-key buckets compact as in every other writer.
-    this.write_ = table.newBatchWrite(writeOptions);
+    this.write_ = compact === false ? new TableWrite(table.context, writeOptions) : table.newBatchWrite(writeOptions);
     this.crash = crash ?? NO_CRASH;
   }
 
