@@ -6,7 +6,9 @@
 // with the same arguments until it reports the source done. Finally it reads the table and checks
 // that every source record is there exactly once (count, ids, per-record checksum) and that no
 // in-flight record is left behind. A primary-key trial checks instead that every key holds its
-// latest version (deleted keys are absent), once.
+// latest version (deleted keys are absent), once; its writers compact at almost every checkpoint
+// (see pkCompaction), and it checks that they did, and that deletion-vector and lookup tables end
+// with an empty level 0.
 //
 //   npm run chaos -- --trials 500 [--records 300] [--checkpoint-every 50] [--concurrency 3] [--s3 [--faults 0.05]] [--pk]
 //
@@ -129,7 +131,7 @@ export async function runTrial(config) {
   const rand = rng(seed);
   const parallelism = 1 + Math.floor(rand() * 3);
   const { LocalFileIO, S3FileIO } = await import('@tidemark/storage');
-  const { buildInitialSchema, openTable, listInflightRecords } = await import('@tidemark/core');
+  const { buildInitialSchema, openTable, listInflightRecords, liveEntries } = await import('@tidemark/core');
   const { serializeSchema } = await import('@tidemark/format');
   const { CRASH_POINTS: ALL_POINTS } = await import('@tidemark/sink');
   const CRASH_POINTS = crashPointsOf(ALL_POINTS, pk);
@@ -268,12 +270,26 @@ export async function runTrial(config) {
       if (lost > 0) problems.push(`${lost} ${pk ? 'keys' : 'records'} lost`);
       if (duplicated > 0) problems.push(`${duplicated} duplicate ${pk ? 'keys' : 'records'}`);
       if (corrupt > 0) problems.push(`${corrupt} rows with a wrong checksum${pk ? ' (a stale version, or a deleted key back)' : ''}`);
+      let compactions = 0;
+      if (pk) {
+        // The writers compacted (COMPACT snapshots among the retained ones), and tables whose
+        // writers empty level 0 at every checkpoint (deletion vectors, lookup) end with none there:
+        // a compaction cut off by a crash was finished by the restore.
+        for await (const s of table.snapshotManager.iterateForward()) if (s.commitKind === 'COMPACT') compactions++;
+        if (compactions === 0) problems.push('no COMPACT snapshot: the writers did not compact');
+        if (trial % 3 !== 0) {
+          const latest = await table.snapshotManager.latest();
+          let level0 = 0;
+          for (const e of (await liveEntries(io, table.paths, latest)).values()) if (e.file.level === 0) level0++;
+          if (level0 > 0) problems.push(`${level0} level-0 files left in a table whose writers compact level 0 at every checkpoint`);
+        }
+      }
       let leftover = 0;
       // The sink's checkpoint records (<commitUser>-<checkpoint>) must all be cleared; records of
       // killed TableWrites / commits (write-…, commit-…) are left for orphan cleanup's age rule.
       for await (const r of listInflightRecords(io, tablePath)) if (r.id.startsWith(`${summary.commitUser}-`)) leftover++;
       if (leftover > 0) problems.push(`${leftover} in-flight checkpoint records of the sink left after the source was done`);
-      return { ok: problems.length === 0, trial, seed, parallelism, pk, runs, kills, lost, duplicated, corrupt, problems };
+      return { ok: problems.length === 0, trial, seed, parallelism, pk, runs, kills, lost, duplicated, corrupt, compactions, problems };
     }
     return { ok: false, trial, seed, parallelism, runs, kills, lost: 0, duplicated: 0, corrupt: 0, problems };
   } finally {
@@ -338,6 +354,7 @@ export async function runChaos(options) {
     lost: results.reduce((a, r) => a + r.lost, 0),
     duplicated: results.reduce((a, r) => a + r.duplicated, 0),
     corrupt: results.reduce((a, r) => a + r.corrupt, 0),
+    compactSnapshots: results.reduce((a, r) => a + (r.compactions ?? 0), 0),
     seconds: Math.round((Date.now() - started) / 100) / 10,
   };
 }
