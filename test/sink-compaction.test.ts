@@ -114,7 +114,8 @@ async function commitKinds(t: Table): Promise<string[]> {
 function checkpointSnapshots(infos: readonly CheckpointInfo[]): Array<{ snapshotId: number; offset: number }> {
   const out: Array<{ snapshotId: number; offset: number }> = [];
   for (const info of infos) {
-    for (const c of info.commits) if (c.result.status === 'committed') out.push({ snapshotId: c.result.snapshotId, offset: info.offset as number });
+    for (const c of info.commits)
+      if (c.result.status === 'committed') out.push({ snapshotId: c.result.snapshotId, offset: info.offset as number });
   }
   return out;
 }
@@ -172,7 +173,7 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
       for (const { snapshotId, offset } of checkpointSnapshots(infos)) {
         expect(await rowsAt(t, snapshotId), `snapshot ${snapshotId} (offset ${offset})`).toEqual(model(ops, offset));
         // Two buckets, each compacted once it holds three sorted runs: never more than 2 × 2 level-0 files.
-        expect(((await levels(t, snapshotId)).get(0) ?? 0), `level-0 files at snapshot ${snapshotId}`).toBeLessThanOrEqual(4);
+        expect((await levels(t, snapshotId)).get(0) ?? 0, `level-0 files at snapshot ${snapshotId}`).toBeLessThanOrEqual(4);
       }
     });
 
@@ -310,7 +311,9 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
         const outputs = second.messages.flatMap((m) => {
           const before = new Set((m.compactBefore ?? []).map((f) => f.fileName));
           return [
-            ...(m.compactAfter ?? []).filter((f) => !before.has(f.fileName)).map((f) => t.paths.dataFilePath(m.partition, m.bucket, f.fileName)),
+            ...(m.compactAfter ?? [])
+              .filter((f) => !before.has(f.fileName))
+              .map((f) => t.paths.dataFilePath(m.partition, m.bucket, f.fileName)),
             ...(m.compactNewIndexFiles ?? []).map((f) => t.paths.indexFilePath(f.fileName)),
           ];
         });

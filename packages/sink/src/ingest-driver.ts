@@ -411,7 +411,11 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
       // concurrent compaction replaced its inputs) or re-sequenced their files: they would compact
       // files that are not live. Every buffer is empty right after a checkpoint, so fresh writers
       // take over and plan their levels from the latest snapshot.
-      if (commits.some((c) => c.result.status === 'committed' && (c.result.compactionDropped !== undefined || (c.result.resequencedFiles ?? 0) > 0))) {
+      if (
+        commits.some(
+          (c) => c.result.status === 'committed' && (c.result.compactionDropped !== undefined || (c.result.resequencedFiles ?? 0) > 0),
+        )
+      ) {
         for (const w of writers) await w.close();
         openWriters();
       }

@@ -430,7 +430,8 @@ export class SinkCommitter {
     const outputs = committables.map(compactionOutputs);
     const checks: Array<Promise<boolean>> = [];
     for (const o of outputs) {
-      for (const { message, file } of o.files) checks.push(this.io.exists(this.locator.fileLocation(message.partition, message.bucket, file)));
+      for (const { message, file } of o.files)
+        checks.push(this.io.exists(this.locator.fileLocation(message.partition, message.bucket, file)));
       for (const f of o.indexFiles) checks.push(this.io.exists(this.locator.indexLocation(f)));
     }
     let reason: string | null = null;

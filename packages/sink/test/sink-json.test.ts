@@ -99,7 +99,9 @@ describe('sink JSON codec', () => {
     const [m] = await w.prepareCommit();
     const text = serializeCommittables([{ checkpointId: 1n, writerId: 0, messages: [{ ...m!, compactAfter: 5 as never }] }]);
     expect(() => deserializeCommittables(text, 'chk-1.json')).toThrow(CorruptStateError);
-    expect(() => deserializeCommittables(text, 'chk-1.json')).toThrow(/chk-1\.json: committable 0 message 0 field 'compactAfter' must be a list/);
+    expect(() => deserializeCommittables(text, 'chk-1.json')).toThrow(
+      /chk-1\.json: committable 0 message 0 field 'compactAfter' must be a list/,
+    );
   });
 
   it('rejects text that is not JSON or not committables', () => {
