@@ -66,10 +66,19 @@ describe('sink JSON codec', () => {
     await w.write(Array.from({ length: 20 }, (_, k) => ({ k, v: `a${k}` })));
     const first = await w.prepareCommit(1n);
     await table.newCommit({ commitUser: 'u' }).commit({ identifier: 1n, messages: first.messages });
-    await w.write(Array.from({ length: 10 }, (_, k) => ({ k, v: `b${k}` })));
-    const second = await w.prepareCommit(2n);
     await w.close();
+    // A fresh writer (as after a restart) takes its levels from the manifests.
+    const w2 = new SinkWriter(table, 0);
+    await w2.write(Array.from({ length: 10 }, (_, k) => ({ k, v: `b${k}` })));
+    const second = await w2.prepareCommit(2n);
+    await w2.close();
     const m = second.messages[0]!;
+    // Read from a manifest on disk (LocalFileIO, S3) byte fields are Buffers, whose toJSON would
+    // turn them into { type: 'Buffer', data } objects: they must come back as bytes.
+    const fromDisk = { ...m.compactBefore![0]!, minKey: Buffer.from(m.compactBefore![0]!.minKey) };
+    const [decoded] = deserializeCommittables(serializeCommittables([{ ...second, messages: [{ ...m, compactBefore: [fromDisk] }] }]));
+    expect(decoded!.messages[0]!.compactBefore![0]!.minKey).toBeInstanceOf(Uint8Array);
+    expect([...decoded!.messages[0]!.compactBefore![0]!.minKey]).toEqual([...fromDisk.minKey]);
     expect(m.compactBefore?.length).toBeGreaterThan(0);
     expect(m.compactAfter?.length).toBeGreaterThan(0);
     expect(m.compactNewIndexFiles?.length).toBe(1);
