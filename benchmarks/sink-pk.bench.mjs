@@ -129,7 +129,18 @@ export async function run({ log = console.error } = {}) {
     `Measured on a machine shared with other jobs (2 cores, load average ${load.join(' / ')} at the start): compare the rows with each other, not with other runs.`,
     '',
     markdownTable(
-      ['case', 'records/s', 'seconds', 'checkpoints', 'checkpoint p50 ms', 'checkpoint max ms', 'level-0 files', 'live data files', 'COMPACT snapshots', 'full read ms'],
+      [
+        'case',
+        'records/s',
+        'seconds',
+        'checkpoints',
+        'checkpoint p50 ms',
+        'checkpoint max ms',
+        'level-0 files',
+        'live data files',
+        'COMPACT snapshots',
+        'full read ms',
+      ],
       rows.map((r) => [
         r.case,
         fmtInt(Math.round(r['records/s'])),
