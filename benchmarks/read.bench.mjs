@@ -10,7 +10,9 @@
  *   decoded per second (every entry of every manifest the snapshot references, ADD and DELETE),
  *   peak RSS and its growth with the number of files, memory retained per live file; and the
  *   floors under it on the same manifests (zstd decompression alone, a walk over the entry bytes,
- *   decoding without folding). Tables above 100k live files have no data files (planning only);
+ *   decoding without folding, decoding and keeping every entry, receiving decoded entries by
+ *   structured clone as from a worker thread). Tables above 100k live files have no data files
+ *   (planning only);
  * - full read: tidemark `newRead().batches()` vs DuckDB `read_parquet` over the same live files
  *   (ratio from the same invocation, runs interleaved) and vs raw parquet-wasm decoding.
  *
@@ -104,7 +106,18 @@ export async function run(options = {}) {
       }
       // Each floor is the median of its own runs (they are independent measurements).
       const limits = { ...limitRuns[0] };
-      for (const k of ['decompressMs', 'walkMs', 'decodeMs', 'decompressCpuMs', 'walkCpuMs', 'decodeCpuMs', 'zstdCliMs']) {
+      for (const k of [
+        'decompressMs',
+        'walkMs',
+        'decodeMs',
+        'decompressCpuMs',
+        'walkCpuMs',
+        'decodeCpuMs',
+        'decodeKeepCpuMs',
+        'cloneInCpuMs',
+        'zstdBindingCpuMs',
+        'zstdCliMs',
+      ]) {
         const values = limitRuns.map((r) => r[k]).filter((v) => typeof v === 'number');
         limits[k] = values.length === 0 ? null : median(values);
       }
@@ -123,6 +136,8 @@ export async function run(options = {}) {
         planMs: m.planMs,
         planMsRuns: all.map((r) => r.planMs),
         planCpuMs: m.planCpuMs,
+        gcMinorMs: m.gcMinorMs,
+        gcMajorMs: m.gcMajorMs,
         entriesPerCpuSec: (meta.manifestEntries / m.planCpuMs) * 1000,
         entriesPerSec: (meta.manifestEntries / m.planMs) * 1000,
         peakRssMiB: m.peakRssMiB,
@@ -141,6 +156,10 @@ export async function run(options = {}) {
           decompressEntriesPerCpuSec: rate(limits.decompressCpuMs),
           walkEntriesPerCpuSec: rate(limits.walkCpuMs),
           decodeEntriesPerCpuSec: rate(limits.decodeCpuMs),
+          decodeKeepEntriesPerCpuSec: limits.decodeKeepCpuMs == null ? null : rate(limits.decodeKeepCpuMs),
+          cloneInEntriesPerCpuSec:
+            limits.cloneInCpuMs == null ? null : ((limits.cloneEntries ?? limits.entries) / limits.cloneInCpuMs) * 1000,
+          zstdBindingEntriesPerCpuSec: limits.zstdBindingCpuMs == null ? null : rate(limits.zstdBindingCpuMs),
           zstdCliEntriesPerSec: limits.zstdCliMs === null ? null : rate(limits.zstdCliMs),
         },
       });
@@ -270,6 +289,7 @@ function toMarkdown(r) {
           'entries decoded/s',
           'plan CPU ms',
           'entries per CPU s',
+          'GC pauses ms (minor + major)',
           'peak RSS MiB',
           'RSS growth MiB',
           'heap retained by plan MiB',
@@ -284,6 +304,7 @@ function toMarkdown(r) {
           fmtRate(p.entriesPerSec),
           p.planCpuMs === undefined ? '–' : fmtNum(p.planCpuMs, 0),
           p.entriesPerCpuSec === undefined ? '–' : fmtRate(p.entriesPerCpuSec),
+          p.gcMinorMs === undefined ? '–' : `${fmtNum(p.gcMinorMs, 0)} + ${fmtNum(p.gcMajorMs, 0)}`,
           fmtNum(p.peakRssMiB, 0),
           fmtNum(p.rssGrowthMiB, 0),
           fmtNum(p.retainedHeapMiB, 1),
@@ -294,6 +315,8 @@ function toMarkdown(r) {
       '',
       '*Plan CPU ms* = CPU time of every thread of the process during `plan()` (main thread, zstd in the ' +
         'libuv pool, GC helpers); on a shared machine it moves less with the load than the wall time. ' +
+        '*GC pauses* = main-thread pauses of the collector during `plan()` (scavenges + mark-compacts), as the ' +
+        '`gc` performance entries report them. ' +
         '*RSS growth* = peak RSS of the process minus its RSS right before `openTable` (after imports). ' +
         '*Heap retained* = heap still in use after planning and a forced GC, i.e. the plan result itself; ' +
         '*+ array buffers* adds the byte rows the plan keeps outside the JS heap (encoded stats, keys).',
@@ -306,9 +329,12 @@ function toMarkdown(r) {
         'On the same manifests, bytes already in memory, one process each: *decompress* = every Avro block ' +
           "through zstd and nothing else; *walk* = decompress plus a walk over every entry's bytes with no " +
           'object built (every entry dropped at its partition); *decode* = every entry decoded as planning ' +
-          'does (stats left encoded), without folding or grouping; *plan* = the full planning figure above. ' +
-          '*`zstd -d` command* = the same zstd frames decompressed by the zstd command (process start ' +
-          'included): what native zstd reaches on this machine, against the Node binding in *decompress*.',
+          'does (stats left encoded), without folding or grouping; *decode + keep* = the same keeping every ' +
+          'entry, as a plan must (the collector then copies survivors instead of dropping young garbage); ' +
+          '*clone in* = `v8.deserialize` of every decoded entry, i.e. what the main thread would pay to receive ' +
+          'decoded entries from a worker thread by `postMessage`; *plan* = the full planning figure above. ' +
+          '*zstd binding* = `@mongodb-js/zstd` on the bare frames, one awaited at a time (no container parsing); ' +
+          '*`zstd -d` command* = the same frames decompressed by the zstd command (process start included).',
         '',
         markdownTable(
           [
@@ -317,9 +343,12 @@ function toMarkdown(r) {
             'blocks',
             'MiB zstd → MiB',
             '`zstd -d` command entries/s',
+            'zstd binding entries per CPU s',
             'decompress entries/s (per CPU s)',
             'walk entries/s (per CPU s)',
             'decode entries/s (per CPU s)',
+            'decode + keep entries per CPU s',
+            'clone in entries per CPU s',
             'plan entries/s (per CPU s)',
           ],
           r.planning
@@ -330,9 +359,12 @@ function toMarkdown(r) {
               fmtInt(p.limits.blocks),
               `${fmtNum(p.limits.compressedBytes / 2 ** 20, 1)} → ${fmtNum(p.limits.decompressedBytes / 2 ** 20, 1)}`,
               p.limits.zstdCliEntriesPerSec == null ? '–' : fmtRate(p.limits.zstdCliEntriesPerSec),
+              p.limits.zstdBindingEntriesPerCpuSec == null ? '–' : fmtRate(p.limits.zstdBindingEntriesPerCpuSec),
               `${fmtRate(p.limits.decompressEntriesPerSec)} (${fmtRate(p.limits.decompressEntriesPerCpuSec)})`,
               `${fmtRate(p.limits.walkEntriesPerSec)} (${fmtRate(p.limits.walkEntriesPerCpuSec)})`,
               `${fmtRate(p.limits.decodeEntriesPerSec)} (${fmtRate(p.limits.decodeEntriesPerCpuSec)})`,
+              p.limits.decodeKeepEntriesPerCpuSec == null ? '–' : fmtRate(p.limits.decodeKeepEntriesPerCpuSec),
+              p.limits.cloneInEntriesPerCpuSec == null ? '–' : fmtRate(p.limits.cloneInEntriesPerCpuSec),
               `${fmtRate(p.entriesPerSec)} (${p.entriesPerCpuSec === undefined ? '–' : fmtRate(p.entriesPerCpuSec)})`,
             ]),
         ),
@@ -418,18 +450,35 @@ function planningLimits(planning) {
   const lines = [
     `- ${p.size}: ${fmtNum(p.planMs, 0)} ms wall, ${fmtNum(p.planCpuMs, 0)} ms CPU over all threads (target < 500 ms wall, ` +
       '≥ 500k entries/s).',
-    `- The full plan handles ${fmtRate(p.entriesPerCpuSec)} entries per CPU second; decoding every entry into ` +
-      `the public \`ManifestEntry\` shape without folding or grouping handles ${fmtRate(l.decodeEntriesPerCpuSec)}, and ` +
-      `the bare walk over the entry bytes (zstd included, no object built) ${fmtRate(l.walkEntriesPerCpuSec)}. ` +
-      'The rest of the plan time is folding (one map lookup per entry), grouping, and collecting the garbage of the ' +
-      `objects a plan keeps per live file (${fmtNum(p.retainedKiBPerFile, 2)} KiB each).`,
+    `- Per CPU second: the full plan handles ${fmtRate(p.entriesPerCpuSec)} entries; decoding every entry into the public ` +
+      `\`ManifestEntry\` shape and keeping it (what a plan holds per live file, ${fmtNum(p.retainedKiBPerFile, 2)} KiB) ` +
+      `${fmtRate(l.decodeKeepEntriesPerCpuSec)}; decoding and dropping ${fmtRate(l.decodeEntriesPerCpuSec)}; the bare walk ` +
+      `over the entry bytes (zstd included, no object built) ${fmtRate(l.walkEntriesPerCpuSec)}. The step from walk to ` +
+      'decode + keep is building and keeping the objects of the public shape on the main thread; plan minus decode + keep ' +
+      "is folding, grouping and the plan's cold start in a fresh process (the floors run after warm-up passes: JIT, heap growth).",
   ];
-  if (l.zstdCliEntriesPerSec) {
+  if (p.gcMinorMs !== undefined) {
     lines.push(
-      `- zstd alone: the Node binding decompresses ${fmtRate(l.decompressEntriesPerCpuSec)} entries' blocks per CPU second, ` +
-        `the zstd command ${fmtRate(l.zstdCliEntriesPerSec)} per second on the same frames (process start included), ` +
-        `×${fmtNum(l.zstdCliEntriesPerSec / l.decompressEntriesPerCpuSec, 1)}: the binding's own overhead per block, ` +
-        'out of reach of this code (Node 20 has no zstd in zlib).',
+      `- The collector paused the main thread ${fmtNum(p.gcMinorMs + p.gcMajorMs, 0)} ms of the ${fmtNum(p.planMs, 0)} ms ` +
+        `plan (${fmtNum(p.gcMinorMs, 0)} ms scavenging, ${fmtNum(p.gcMajorMs, 0)} ms mark-compact): each live file's ` +
+        'objects (entry, `DataFileMeta`, file name, two bigint sequence numbers, encoded stats, planned file) survive ' +
+        'and are copied and marked as the heap grows from its fresh-process size.',
+    );
+  }
+  if (l.cloneInEntriesPerCpuSec) {
+    lines.push(
+      `- A worker thread cannot take that step off the main thread: receiving decoded entries by \`postMessage\` ` +
+        `(structured clone) costs the main thread ${fmtRate(l.cloneInEntriesPerCpuSec)} entries per CPU second, ` +
+        `×${fmtNum(l.decodeKeepEntriesPerCpuSec / l.cloneInEntriesPerCpuSec, 1)} the cost of decoding them there from ` +
+        'the Avro bytes, and a compact buffer handed back would still have to be turned into the same objects there.',
+    );
+  }
+  if (l.zstdBindingEntriesPerCpuSec) {
+    lines.push(
+      `- zstd: the Node binding decompresses the frames of ${fmtRate(l.zstdBindingEntriesPerCpuSec)} entries per CPU ` +
+        `second (${fmtNum(l.zstdBindingCpuMs, 0)} ms CPU for all, off the main thread), ` +
+        (l.zstdCliEntriesPerSec ? `the zstd command ${fmtRate(l.zstdCliEntriesPerSec)} per second with its process start; ` : '') +
+        `a small part of the plan's ${fmtNum(p.planCpuMs, 0)} ms CPU, so a faster zstd cannot lift planning much.`,
     );
   }
   return lines;

@@ -6,9 +6,11 @@
  * - `plan`: tidemark scan planning of the latest snapshot (openTable + newRead().plan()).
  * - `plan-limits`: the floors under planning, on the manifest bytes already in memory: zstd
  *   decompression of every Avro block alone, decompression plus a walk over every entry's bytes
- *   (every entry dropped at its partition, so no object is built), and decoding every entry
- *   without folding or grouping; and, when the `zstd` command is installed, the same zstd frames
- *   decompressed by it (the speed native zstd reaches here, against the Node binding's).
+ *   (every entry dropped at its partition, so no object is built), decoding every entry without
+ *   folding or grouping, the same keeping every entry (as a plan must), `v8.deserialize` of the
+ *   decoded entries (what receiving them from a worker thread by `postMessage` costs), the zstd
+ *   binding on the bare frames; and, when the `zstd` command is installed, the same zstd frames
+ *   decompressed by it.
  * - `read-tidemark`: full read through `newRead().batches()`.
  * - `read-duckdb`: DuckDB `read_parquet([...live files])`, aggregating every column so every
  *   column is decoded (the result is not materialised in JS).
@@ -23,6 +25,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
+import v8 from 'node:v8';
 
 import { childMain, rssMiB } from './measure.mjs';
 
@@ -55,12 +59,8 @@ function summarisePlan(plan) {
   return { splits: splits.length, files, rows };
 }
 
-/**
- * Wall time of the `zstd` command decompressing every block's zstd frame of `files` (concatenated
- * into one file, output discarded), or null without the command or for other codecs.
- */
-async function zstdCliTime(format, files) {
-  if (spawnSync('zstd', ['--version']).status !== 0) return null;
+/** The zstd frames of every Avro block of `files`, or null when a file uses another codec. */
+async function zstdFrames(format, files) {
   const frames = [];
   for (const f of files) {
     const header = await format.readAvroHeader(f, { path: 'manifest' });
@@ -85,6 +85,17 @@ async function zstdCliTime(format, files) {
       pos += size + 16;
     }
   }
+  return frames;
+}
+
+/**
+ * Wall time of the `zstd` command decompressing every block's zstd frame of `files` (concatenated
+ * into one file, output discarded), or null without the command or for other codecs.
+ */
+async function zstdCliTime(format, files) {
+  if (spawnSync('zstd', ['--version']).status !== 0) return null;
+  const frames = await zstdFrames(format, files);
+  if (frames === null) return null;
   const dir = await mkdtemp(path.join(os.tmpdir(), 'tidemark-zstd-'));
   try {
     const file = path.join(dir, 'frames.zst');
@@ -114,6 +125,10 @@ const tasks = {
     const t0 = performance.now();
     const table = await core.openTable(root);
     const t1 = performance.now();
+    // Collector pauses during plan(): the share of planning spent on the objects a plan keeps.
+    const gcEntries = [];
+    const gcObserver = new PerformanceObserver((list) => gcEntries.push(...list.getEntries()));
+    gcObserver.observe({ entryTypes: ['gc'] });
     // CPU time of all the process's threads (main, zstd in the libuv pool, GC helpers): on a
     // shared machine it moves less with other jobs' load than the wall time does.
     const cpu0 = process.cpuUsage();
@@ -127,10 +142,24 @@ const tasks = {
     const mem = process.memoryUsage();
     const retainedHeapMiB = mem.heapUsed / 2 ** 20 - baseHeapMiB;
     const retainedArrayBuffersMiB = mem.arrayBuffers / 2 ** 20 - baseArrayBuffersMiB;
+    // GC entries arrive asynchronously: wait for them (after the memory figures, which the wait
+    // would change), then count the pauses that started within plan().
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    gcObserver.disconnect();
+    const gc = { minorMs: 0, majorMs: 0, count: 0 };
+    for (const e of gcEntries) {
+      if (e.startTime < t1 || e.startTime > t2) continue;
+      gc.count++;
+      if (e.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) gc.minorMs += e.duration;
+      else gc.majorMs += e.duration;
+    }
     return {
       openMs: t1 - t0,
       planMs: t2 - t1,
       planCpuMs: (cpu.user + cpu.system) / 1000,
+      gcMinorMs: gc.minorMs,
+      gcMajorMs: gc.majorMs,
+      gcCount: gc.count,
       ...summary,
       baseRssMiB,
       retainedHeapMiB,
@@ -186,7 +215,46 @@ const tasks = {
     }
     const decodeMs = performance.now() - t0;
     const decodeCpuMs = cpuMs(cpu0);
-    if (walked !== entries || decoded !== entries) throw new Error(`entries: ${entries} in blocks, ${walked} walked, ${decoded} decoded`);
+    // Decoding as above but keeping every entry, as a plan must: the collector then copies and
+    // marks what survives instead of dropping young garbage.
+    cpu0 = process.cpuUsage();
+    const kept = [];
+    const keepArena = new format.ByteArena();
+    for (const f of files) {
+      for await (const batch of format.decodeManifestEntryBatches(f, 'manifest', { copyBytes: false, lazyStats: true, arena: keepArena })) {
+        for (const e of batch) kept.push(e);
+      }
+    }
+    const decodeKeepCpuMs = cpuMs(cpu0);
+    if (walked !== entries || decoded !== entries || kept.length !== entries) {
+      throw new Error(`entries: ${entries} in blocks, ${walked} walked, ${decoded} decoded, ${kept.length} kept`);
+    }
+    // What a worker thread handing decoded entries back would cost the main thread: postMessage
+    // clones with V8's serializer, and the receiving side runs the deserializer over every object.
+    const plainStats = (st) => ({ minValues: st.minValues, maxValues: st.maxValues, nullCounts: st.nullCounts });
+    // (At most 110k entries: the serialized copy of a million would take gigabytes for one rate.)
+    const cloneEntries = Math.min(kept.length, 110_000);
+    const wire = v8.serialize(
+      kept
+        .slice(0, cloneEntries)
+        .map((e) => ({ ...e, file: { ...e.file, keyStats: plainStats(e.file.keyStats), valueStats: plainStats(e.file.valueStats) } })),
+    );
+    kept.length = 0;
+    cpu0 = process.cpuUsage();
+    const cloned = v8.deserialize(wire);
+    const cloneInCpuMs = cpuMs(cpu0);
+    if (cloned.length !== cloneEntries) throw new Error(`cloned ${cloned.length} of ${cloneEntries} entries`);
+    // The zstd binding on the bare frames, one at a time as planning awaits them (no container
+    // parsing): the same input as the zstd command below.
+    const frames = await zstdFrames(format, files);
+    let zstdBindingCpuMs = null;
+    if (frames !== null) {
+      const mod = await import('@mongodb-js/zstd');
+      const zstd = mod.default ?? mod;
+      cpu0 = process.cpuUsage();
+      for (const fr of frames) await zstd.decompress(fr);
+      zstdBindingCpuMs = cpuMs(cpu0);
+    }
     const zstdCliMs = await zstdCliTime(format, files);
     return {
       manifests: files.length,
@@ -200,6 +268,10 @@ const tasks = {
       decompressCpuMs,
       walkCpuMs,
       decodeCpuMs,
+      decodeKeepCpuMs,
+      cloneInCpuMs,
+      cloneEntries,
+      zstdBindingCpuMs,
       zstdCliMs,
     };
   },

@@ -238,6 +238,8 @@ function isEmptyRow(buf: Uint8Array, start: number, end: number): boolean {
   return true;
 }
 
+const NO_STRINGS: readonly string[] = Object.freeze([]);
+
 /** Decodes the entries of one block with a compiled layout. */
 class BlockDecoder {
   private readonly top: unknown[] = new Array(TOP_NAMES.length);
@@ -371,7 +373,7 @@ class BlockDecoder {
       const bad = layout.skipChecked(c);
       if (bad >= 0) throw new CorruptFileError(this.path, `'_FILE.${name}._NULL_COUNTS[${bad}]' is not a safe long`);
       const end = c.pos;
-      if (isEmptyStats(c.buf, start, end, layout)) return EMPTY_SIMPLE_STATS;
+      if (layout.isEmpty(c.buf, start, end) ?? isEmptyStats(c.buf, start, end, layout)) return EMPTY_SIMPLE_STATS;
       if (this.arena !== undefined) {
         const { buf, offset } = this.arena.copy(c.buf, start, end);
         return new EncodedSimpleStats(buf, offset, layout);
@@ -400,6 +402,11 @@ class BlockDecoder {
     return v === EMPTY_ROW_BYTES || (v instanceof Uint8Array && this.lazy && (!this.copy || this.arena !== undefined));
   }
 
+  /** With `lazyStats` (planning), empty lists are one shared array: a plan keeps one per live file. */
+  private extraFiles(list: string[]): readonly string[] {
+    return list.length === 0 && this.lazy ? NO_STRINGS : list;
+  }
+
   private fileMeta(): DataFileMeta {
     const f = this.file;
     const k = this.checks;
@@ -418,7 +425,7 @@ class BlockDecoder {
       maxSequenceNumber: k.bigLong(f[F_MAX_SEQ], '_FILE._MAX_SEQUENCE_NUMBER'),
       schemaId: k.long(f[F_SCHEMA_ID], '_FILE._SCHEMA_ID'),
       level: k.int(f[F_LEVEL], '_FILE._LEVEL'),
-      extraFiles: k.stringArray(f[F_EXTRA_FILES], '_FILE._EXTRA_FILES'),
+      extraFiles: this.extraFiles(k.stringArray(f[F_EXTRA_FILES], '_FILE._EXTRA_FILES')),
       creationTime: k.optLong(f[F_CREATION_TIME], '_FILE._CREATION_TIME'),
       deleteRowCount: k.optLong(f[F_DELETE_ROWS], '_FILE._DELETE_ROW_COUNT'),
       embeddedIndex: this.lazyKept(f[F_EMBEDDED_INDEX])
@@ -435,7 +442,7 @@ class BlockDecoder {
   }
 }
 
-/** Encoded empty stats (empty min and max rows, no null counts) compared byte for byte. */
+/** Empty stats (empty min and max rows, no null counts) in a layout with more fields: decoded to look. */
 function isEmptyStats(buf: Buffer, start: number, end: number, layout: StatsLayout): boolean {
   // Two 12-byte rows (1-byte length each) plus at most a union branch and an empty array.
   if (end - start > 30 || end - start < 26) return false;

@@ -5,7 +5,7 @@
  * would be most of its memory.
  */
 import { AvroBinaryError, AvroCursor, type AvroBinaryType } from './avro-binary.js';
-import type { SimpleStats } from './manifest-fields.js';
+import { EMPTY_ROW_BYTES, type SimpleStats } from './manifest-fields.js';
 
 /** Where the fields of a stats record are in a writer schema. */
 export class StatsLayout {
@@ -15,7 +15,28 @@ export class StatsLayout {
     readonly maxIndex: number,
     /** -1 when the writer schema has no `_NULL_COUNTS` (then null counts are null). */
     readonly nullsIndex: number,
-  ) {}
+  ) {
+    this.emptyBytes = emptyStatsBytes(type, minIndex, maxIndex, nullsIndex);
+  }
+
+  /**
+   * The encoding of empty stats (empty rows, no null counts), as Paimon writes it for the key
+   * stats of append tables; null when this layout has fields besides min, max and null counts.
+   */
+  private readonly emptyBytes: Uint8Array | null;
+
+  /**
+   * Whether `buf[start, end)` holds empty stats in their canonical encoding, compared byte for
+   * byte (decoding every entry's key stats to look was a good part of planning's cost); undefined
+   * when this layout has other fields too and the caller has to decode to tell.
+   */
+  isEmpty(buf: Uint8Array, start: number, end: number): boolean | undefined {
+    const e = this.emptyBytes;
+    if (e === null) return undefined;
+    if (end - start !== e.length) return false;
+    for (let i = 0; i < e.length; i++) if (buf[start + i] !== e[i]) return false;
+    return true;
+  }
 
   /**
    * The layout of a stats record type, or null when it is not one this module can read lazily
@@ -71,6 +92,32 @@ export class StatsLayout {
     for (let i = 0; i < want; i++) c.skip(fields[i]!.type);
     return c.bytesView();
   }
+}
+
+/** Avro bytes of empty stats in `type`: two empty BinaryRows and an empty null-counts array. */
+function emptyStatsBytes(
+  type: AvroBinaryType & { kind: 'record' },
+  minIndex: number,
+  maxIndex: number,
+  nullsIndex: number,
+): Uint8Array | null {
+  if (nullsIndex < 0 || type.fields.length !== 3) return null;
+  const out: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    if (i === minIndex || i === maxIndex) {
+      // zigzag varint of the length, then the row's zero bytes
+      out.push(EMPTY_ROW_BYTES.length * 2, ...EMPTY_ROW_BYTES);
+    } else {
+      const t = type.fields[i]!.type;
+      if (t.kind === 'union') {
+        const branch = t.branches.findIndex((b) => b.kind === 'array');
+        if (branch < 0 || branch > 63) return null;
+        out.push(branch * 2);
+      }
+      out.push(0); // an array with no block
+    }
+  }
+  return Uint8Array.from(out);
 }
 
 function isNullCountsType(t: AvroBinaryType): boolean {
@@ -143,6 +190,9 @@ export class EncodedSimpleStats implements SimpleStats {
   }
 }
 
+/** {@link ByteArena} copies rows up to this many bytes byte by byte. */
+const SMALL_COPY = 96;
+
 /**
  * Append-only byte storage for the encoded stats and key rows of entries that outlive their
  * manifest block: one ArrayBuffer per chunk instead of one (plus a typed-array object) per row.
@@ -163,9 +213,12 @@ export class ByteArena {
       this.pos = 0;
     }
     const offset = this.pos;
-    this.chunk.set(src.subarray(start, end), offset);
+    const chunk = this.chunk;
+    // Rows are mostly tens of bytes: a loop beats making a subarray view to hand to set().
+    if (n <= SMALL_COPY) for (let i = 0; i < n; i++) chunk[offset + i] = src[start + i]!;
+    else chunk.set(src.subarray(start, end), offset);
     this.pos += n;
-    return { buf: this.chunk, offset };
+    return { buf: chunk, offset };
   }
 
   /** A view of a copy of `src[start, end)` in the arena. */
