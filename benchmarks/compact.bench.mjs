@@ -148,8 +148,10 @@ export function toMarkdown(r) {
       'swing with it); with two workers on an idle machine, the speed ratio over raw approaches 2 ÷ this figure.',
     '',
     '- **compactAppendTable** (`full: true`): plans, reads every file through the ordered read-ahead (row groups decoded on ' +
-      'the worker pool), writes one output file whose row groups are encoded on the worker pool in parallel, commits a ' +
-      'COMPACT snapshot. *Pool off*: the same with `TIDEMARK_PARQUET_WORKERS=0`.',
+      'the worker pool), writes one output file whose row groups go to the worker pool as soon as each is full (so the ' +
+      'encoding of the first groups overlaps the decoding of the later inputs; the groups are the ones a buffered write ' +
+      'cuts: one per worker, at least 131,072 rows), commits a COMPACT snapshot. *Pool off*: the same with ' +
+      '`TIDEMARK_PARQUET_WORKERS=0`.',
     '- **raw read + rewrite**: per input file `read` + parquet-wasm `readParquet` + `writeParquet` (zstd) + `write`, on one ' +
       'thread, one output per input, no table logic.',
     '- Data: columns id BIGINT, name STRING, amount DOUBLE; one append commit per input file (not timed).',
@@ -159,7 +161,7 @@ export function toMarkdown(r) {
         (x) =>
           `- Ceiling for ${x.files} × ${fmtInt(x.rowsPerFile)} rows: with ${fmtNum(x.cpuVsRaw, 2)} × raw's CPU work, two ` +
           `idle cores give at most ${fmtNum(2 / x.cpuVsRaw, 2)} × raw's speed, less the time the reading and the encoding ` +
-          'do not overlap (all inputs are read before the one output file is encoded). The extra work with workers over ' +
+          'do not overlap (the last output group is encoded after the last input is read). The extra work with workers over ' +
           `pool off (${fmtNum(x.cpuVsRaw - x.poolOffCpuVsRaw, 2)} × raw's) is starting the workers and V8 compiling ` +
           'parquet-wasm in them, a fixed cost per process that weighs most on small inputs.',
       ),

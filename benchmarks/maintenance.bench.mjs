@@ -1,14 +1,15 @@
 /**
  * Maintenance benchmark, on local disk and on the S3 server:
- * - snapshot expiration of a 10,000-snapshot overwrite history in one run: files deleted / s and
- *   peak RSS;
+ * - snapshot expiration of a 3,000-snapshot overwrite history in one run: files deleted / s and
+ *   peak RSS, next to the store alone (GETs/s at 1, 8, 32 in flight, DeleteObjects keys/s at 1 and
+ *   4 in flight) and the CPU the client and the S3 server used;
  * - orphan scanning (removeOrphanFiles with the default 1-day threshold, so it lists and checks
- *   but deletes nothing) of a table directory holding 10k and then 100k objects: objects / s and
+ *   but deletes nothing) of a table directory holding 10k objects (more with --objects): objects / s and
  *   peak RSS (the used set is small, so peak RSS must not grow with the object count);
  * - compaction MB/s (compactAppendTable, full) against a raw read + rewrite of the same Parquet
  *   files with parquet-wasm (readParquet + writeParquet, zstd) and no table logic.
  *
- *   node benchmarks/maintenance.bench.mjs [--snapshots 10000] [--s3-snapshots 10000] [--objects 10000,100000] [--s3-objects 10000,100000]
+ *   node benchmarks/maintenance.bench.mjs [--snapshots 3000] [--s3-snapshots 3000] [--objects 10000] [--s3-objects 10000]
  *     [--only expire]
  *
  * `--only expire` runs the expiration rows alone and saves them as `maintenance-expire` (so the full
@@ -34,6 +35,9 @@ const PHASES = ['leftover-snapshots', 'reading-deltas', 'data-files', 'changelog
 
 const TASKS = new URL('./lib/maintenance-tasks.mjs', import.meta.url);
 const TIMEOUT_MS = 900_000;
+/** Objects the store-alone measurement reads (each once per in-flight level) and deletes (per level). */
+const STORE_GETS = 2000;
+const STORE_DELETE_KEYS = 5000;
 const RETAIN = 5;
 
 async function exists(p) {
@@ -51,10 +55,12 @@ export async function run(options = {}) {
   const expireOnly = options.only === 'expire';
   const runName = expireOnly ? `${name}-expire` : name;
   const log = options.log ?? ((m) => console.error(m));
-  const snapshots = options.snapshots ?? 10_000;
-  const objects = options.objects ?? [10_000, 100_000];
-  const s3Objects = options.s3Objects ?? [10_000, 100_000];
-  const s3Snapshots = options.s3Snapshots ?? 10_000;
+  // Defaults sized so that a run takes minutes on the shared machine (the results so far are of
+  // these sizes); larger ones with the flags.
+  const snapshots = options.snapshots ?? 3_000;
+  const objects = options.objects ?? [10_000];
+  const s3Objects = options.s3Objects ?? [10_000];
+  const s3Snapshots = options.s3Snapshots ?? 3_000;
   const compactFiles = options.compactFiles ?? 100;
   const compactRows = options.compactRows ?? 5_000;
   const started = performance.now();
@@ -106,11 +112,23 @@ export async function run(options = {}) {
     }
     log(`${b.backend}: expiring ${b.snapshots - RETAIN} snapshots`);
     const e = await runChild(TASKS, 'expire', { table, retainMin: RETAIN, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
-    // Right after the run, under the same load: how fast the store serves the reads expiration needs.
-    const g = await runChild(TASKS, 'get-rate', { table, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+    // Right after the run, under the same load: the store alone, for the reads and the batched
+    // deletes expiration needs.
+    const st = await runChild(
+      TASKS,
+      'store-rate',
+      { table, s3: b.s3, gets: STORE_GETS, deleteKeys: STORE_DELETE_KEYS },
+      { timeoutMs: TIMEOUT_MS },
+    );
     const gets = e.requests.read + e.requests.readRange + e.requests.exists;
     if (e.snapshotsExpired !== b.snapshots - RETAIN)
       problems.push(`${b.backend}: expired ${e.snapshotsExpired} snapshots, expected ${b.snapshots - RETAIN}`);
+    const getsAt = (n) => st.getRates.find((r) => r.inFlight === n)?.getsPerSec;
+    const deletesAt = (n) => st.deleteRates.find((r) => r.inFlight === n)?.keysPerSec;
+    // Expiration keeps 16 snapshots' reads (a few requests each) and 4 DeleteObjects requests in flight.
+    const storeGets = Math.max(...st.getRates.map((r) => r.getsPerSec));
+    const storeDeletes = Math.max(...st.deleteRates.map((r) => r.keysPerSec));
+    const getsPerFile = gets / e.filesDeleted;
     expire.push({
       backend: b.backend,
       snapshots: e.snapshotsExpired,
@@ -122,12 +140,28 @@ export async function run(options = {}) {
       importRssMiB: e.importRssMiB,
       requests: e.requests,
       phases: e.phases,
-      storeGetsPerSec: g.getsPerSec,
-      getsPerFile: gets / e.filesDeleted,
-      // If reads were all it did, at the store's GET rate.
-      readBoundFilesPerSec: g.getsPerSec / (gets / e.filesDeleted),
+      clientCpuMs: e.clientCpuMs,
+      serverCpuMs: e.serverCpuMs,
+      store: st,
+      storeGetsPerSec: storeGets,
+      storeDeleteKeysPerSec: storeDeletes,
+      getsPerFile,
+      // If reads were all it did, at the store's best GET rate.
+      readBoundFilesPerSec: storeGets / getsPerFile,
+      // If deletes were all it did (every file is one key of a DeleteObjects request).
+      deleteBoundFilesPerSec: storeDeletes,
+      // Reads and deletes one after the other, each at the store's best rate: the bound when the
+      // store (or the machine's CPU it shares) serves one kind at a time.
+      serialBoundFilesPerSec: 1 / (getsPerFile / storeGets + 1 / storeDeletes),
+      // CPU (client + S3 server) per file deleted, from the store-alone costs per GET and per
+      // deleted key, and what the machine's cores allow at that cost if they did nothing else.
+      ...cpuBound(st, getsPerFile),
     });
-    log(`${b.backend}: store GET rate ${fmtInt(g.getsPerSec)}/s with 16 in flight; ${fmtNum(gets / e.filesDeleted, 2)} reads per file`);
+    log(
+      `${b.backend}: store alone: GETs/s ${[1, 8, 32].map((n) => `${n} in flight ${fmtInt(getsAt(n) ?? 0)}`).join(', ')}; ` +
+        `DeleteObjects keys/s ${[1, 4].map((n) => `${n} in flight ${fmtInt(deletesAt(n) ?? 0)}`).join(', ')}; ` +
+        `${fmtNum(getsPerFile, 2)} reads per file`,
+    );
     log(`${b.backend}: ${fmtInt(e.filesDeleted)} files in ${(e.ms / 1000).toFixed(1)} s, peak RSS ${fmtNum(e.peakRssMiB)} MiB`);
     log(`${b.backend}: requests ${JSON.stringify(e.requests)}; phases start at ${JSON.stringify(e.phases)}`);
     if (expireOnly) {
@@ -199,7 +233,26 @@ export async function run(options = {}) {
   return { name: runName, json, markdown: markdown(json) };
 }
 
-function markdown(json) {
+/** Cores of the machine, shared by the client and the S3 server. */
+const CORES = os.cpus().length;
+
+/**
+ * CPU milliseconds per file deleted that the store-alone costs imply (reads at 32 in flight,
+ * deletes at 4), client and S3 server together, and the files/s all cores allow at that cost.
+ * Undefined when the server's CPU is not visible (no S3 server on this machine, local disk).
+ */
+function cpuBound(st, getsPerFile) {
+  const g = st.getRates.find((r) => r.inFlight === 32);
+  const d = st.deleteRates.find((r) => r.inFlight === 4);
+  if (!g || !d || g.serverCpuMs === null || d.serverCpuMs === null) return {};
+  const perGet = (g.clientCpuMs + g.serverCpuMs) / g.gets;
+  const perKey = (d.clientCpuMs + d.serverCpuMs) / d.keys;
+  const cpuMsPerFile = getsPerFile * perGet + perKey;
+  return { storeCpuMsPerFile: cpuMsPerFile, cpuBoundFilesPerSec: (CORES * 1000) / cpuMsPerFile };
+}
+
+/** The result page of a run's JSON (exported to re-render saved results). */
+export function markdown(json) {
   return [
     '# Maintenance benchmark',
     '',
@@ -236,18 +289,96 @@ function markdown(json) {
       ]),
     ),
     '',
-    'The bound set by the store: its rate for small GETs (measured right after the run, 16 in flight, as expiration reads) divided by the reads expiration needs per file deleted:',
+    'The store alone, measured right after the run under the same load (no table logic; 2 KB objects; GETs each object once per level; DeleteObjects with 1,000 keys per request):',
     '',
     markdownTable(
-      ['backend', 'store GETs/s', 'reads per file deleted', 'read-bound files/s', 'measured files/s', 'measured ÷ bound'],
+      [
+        'backend',
+        'GETs/s, 1 in flight',
+        'GETs/s, 8 in flight',
+        'GETs/s, 32 in flight',
+        'DeleteObjects keys/s, 1 in flight',
+        'DeleteObjects keys/s, 4 in flight',
+        'client CPU ms per GET (32)',
+        'server CPU ms per GET (32)',
+        'client CPU ms per deleted key (4)',
+        'server CPU ms per deleted key (4)',
+      ],
+      json.expire.map((r) => {
+        const g = (n) => r.store?.getRates.find((x) => x.inFlight === n);
+        const d = (n) => r.store?.deleteRates.find((x) => x.inFlight === n);
+        const per = (x, v, n) => (x && v !== null && v !== undefined ? fmtNum(v / n, 2) : '');
+        return [
+          r.backend,
+          g(1) ? fmtInt(g(1).getsPerSec) : '',
+          g(8) ? fmtInt(g(8).getsPerSec) : '',
+          g(32) ? fmtInt(g(32).getsPerSec) : '',
+          d(1) ? fmtInt(d(1).keysPerSec) : '',
+          d(4) ? fmtInt(d(4).keysPerSec) : '',
+          per(g(32), g(32)?.clientCpuMs, g(32)?.gets),
+          per(g(32), g(32)?.serverCpuMs, g(32)?.gets),
+          per(d(4), d(4)?.clientCpuMs, d(4)?.keys),
+          per(d(4), d(4)?.serverCpuMs, d(4)?.keys),
+        ];
+      }),
+    ),
+    '',
+    `The bound the store sets for expiration: its best GET rate divided by the reads expiration needs per file deleted, its best DeleteObjects rate (every file is one key), both one after the other (the bound when the store, or the CPU it shares with the client, serves one kind at a time), and the CPU bound: the client + S3 server CPU per file at the store-alone costs per GET and per deleted key, and the files/s the machine's ${CORES} cores allow at that cost if they did nothing else (the wall-clock rates move with the other jobs' load; the CPU per request does not):`,
+    '',
+    markdownTable(
+      [
+        'backend',
+        'reads per file deleted',
+        'read-bound files/s',
+        'delete-bound files/s',
+        'reads + deletes bound files/s',
+        'CPU ms per file (store alone)',
+        `CPU-bound files/s (${CORES} cores)`,
+        'measured files/s',
+        'measured ÷ reads + deletes bound',
+      ],
       json.expire.map((r) => [
         r.backend,
-        r.storeGetsPerSec === undefined ? '' : fmtInt(r.storeGetsPerSec),
         r.getsPerFile === undefined ? '' : fmtNum(r.getsPerFile, 2),
         r.readBoundFilesPerSec === undefined ? '' : fmtInt(r.readBoundFilesPerSec),
+        r.deleteBoundFilesPerSec === undefined ? '' : fmtInt(r.deleteBoundFilesPerSec),
+        r.serialBoundFilesPerSec === undefined ? '' : fmtInt(r.serialBoundFilesPerSec),
+        r.storeCpuMsPerFile === undefined ? '' : fmtNum(r.storeCpuMsPerFile, 2),
+        r.cpuBoundFilesPerSec === undefined ? '' : fmtInt(r.cpuBoundFilesPerSec),
         fmtInt(r.filesPerSec),
-        r.readBoundFilesPerSec === undefined ? '' : fmtNum(r.filesPerSec / r.readBoundFilesPerSec, 2),
+        r.serialBoundFilesPerSec === undefined ? '' : fmtNum(r.filesPerSec / r.serialBoundFilesPerSec, 2),
       ]),
+    ),
+    '',
+    "Where the run's time goes: the read pass (start to the first delete phase), the deletes, and the CPU the client and the S3 server used (2 cores on this machine, shared with other jobs):",
+    '',
+    markdownTable(
+      [
+        'backend',
+        'seconds',
+        'read pass s',
+        'delete phases s',
+        'client CPU s',
+        'S3 server CPU s',
+        '(client + server CPU) ÷ wall',
+        'CPU ms per file',
+        `files/s if the ${CORES} cores did only this`,
+      ],
+      json.expire.map((r) => {
+        const readEnd = r.phases?.['data-files'];
+        const cpu = (r.clientCpuMs ?? 0) + (r.serverCpuMs ?? 0);
+        return [
+          r.backend,
+          fmtNum(r.seconds),
+          readEnd === undefined ? '' : fmtNum(readEnd),
+          readEnd === undefined ? '' : fmtNum(r.seconds - readEnd),
+          r.clientCpuMs === undefined ? '' : fmtNum(r.clientCpuMs / 1000),
+          r.serverCpuMs === null || r.serverCpuMs === undefined ? '' : fmtNum(r.serverCpuMs / 1000),
+          r.clientCpuMs === undefined ? '' : fmtNum(cpu / 1000 / r.seconds, 2),
+          r.clientCpuMs === undefined ? '' : fmtNum(cpu / r.filesDeleted, 2),
+          r.clientCpuMs === undefined || !cpu ? '' : fmtInt((CORES * 1000 * r.filesDeleted) / cpu),
+        ];
+      }),
     ),
     '',
     'Progress events by phase (seconds from the start of the run to the first event of each phase; a delete phase reports after its first 1,000 files or at its end):',
@@ -268,15 +399,15 @@ function markdown(json) {
             .join(', ')}`
         : ''
     }.`,
-    '- Each expired snapshot frees one data file, its delta manifest, its manifest lists and the snapshot file; expiration reads snapshots, manifest lists and manifests 16 at a time and deletes every kind of file in batches (S3 DeleteObjects, 1,000 keys per request, 4 requests in flight, no existence checks). Snapshot files go last, 1,000 per batch, oldest batch first, each batch after EARLIEST was moved past it (so an interruption leaves no gap in the chain). Request counts are FileIO calls; a deleteMany call counts one batch per 1,000 keys.',
+    '- Each expired snapshot frees one data file, its delta manifest, its manifest lists and the snapshot file; expiration reads snapshots, manifest lists and manifests in one pass, up to 16 snapshots at a time (the window starts at 1 and doubles while snapshots keep expiring), and deletes every kind of file in batches (S3 DeleteObjects, 1,000 keys per request, 4 requests in flight, no existence checks). Snapshot files go last, 1,000 per batch, oldest batch first, each batch after EARLIEST was moved past it (so an interruption leaves no gap in the chain). Request counts are FileIO calls; a deleteMany call counts one batch per 1,000 keys.',
     '- Orphan objects are written into the bucket directory, all younger than the threshold (writing them is not timed).',
     json.s3 && json.s3Snapshots < json.snapshots
       ? `- S3 expiration runs on a ${fmtInt(json.s3Snapshots)}-snapshot history (set with --s3-snapshots).`
       : null,
     json.s3
-      ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.`
+      ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client. The server is shared with other agents' tests too: its CPU (radosgw + ceph-osd, read from /proc) counts their requests as well, so the server CPU figures are upper bounds of this run's share, and wall-clock rates vary by 2-3x between runs minutes apart.`
       : '- S3 rows skipped: no S3 server configured.',
-    '- Peak RSS is the whole child process (Node + WASM runtime included); the 10k and 100k orphan rows show it does not grow with the object count.',
+    '- Peak RSS is the whole child process (Node + WASM runtime included); orphan rows at several object counts (--objects 10000,100000) show it does not grow with the count.',
     `- Machine: 2 shared cores with other jobs running (other agents were building and testing during this run${
       json.loadAverage
         ? `; 1-minute load average ${fmtNum(json.loadAverage[0])} at the start, ${fmtNum(json.loadAverage[1])} at the end`

@@ -1,5 +1,5 @@
 /**
- * Progress lines of `write`, `read`, `sql`, `count` and `ingest` (rows, bytes, rate, elapsed) on a
+ * Progress lines of `write`, `read`, `sql`, `count`, `ingest` and `verify` (rows, bytes, rate, elapsed) on a
  * terminal stderr, and silence with `--quiet` or when stderr is not a terminal. In-process
  * through `main()` with a context that says stderr is a TTY and a clock that moves a second per
  * reading, so every step redraws; the results on stdout are checked to be unaffected.
@@ -64,6 +64,16 @@ describe('progress on a terminal', () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout.trim())).toMatchObject({ status: 'source-done', records: ROWS });
     expect(draws(r.stderr).some((l) => /^ingesting \[#+-*\] \d+ records [\d.]+ KiB\/[\d.]+ KiB/.test(l))).toBe(true);
+  });
+
+  it('verify draws the data files it has checked against their total; stdout holds only the verdict', async () => {
+    const files = (await run(['files', table, '--json'], { tty: false })).stdout.split('\n').filter((l) => l !== '').length;
+    expect(files).toBeGreaterThan(0);
+    const r = await run(['verify', table], { tty: true });
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^ok: checked snapshot \\d+, \\d+ manifest\\(s\\), ${files} data file\\(s\\)`));
+    expect(draws(r.stderr).at(-1)).toMatch(new RegExp(`^verifying \\[#+\\] ${files}/${files} files$`));
+    expect((await run(['verify', table], { tty: false })).stderr).toBe('');
   });
 
   it('--quiet, and a stderr that is not a terminal, draw nothing', async () => {

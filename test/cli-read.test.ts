@@ -225,14 +225,99 @@ describe('tidemark create / write / read on a local warehouse', () => {
     expect(lines(gone.stderr)).toHaveLength(1);
   });
 
+  it('rollback --dry-run says what would go and changes nothing; create, tag and rollback --json print one object', async () => {
+    const t = 'wh/db.db/dryrollback';
+    const o = { cwd: dir };
+    const created = await run(['create', t, '--schema', '[{"name":"id","type":"INT NOT NULL"}]', '--primary-key', 'id', '--json'], o);
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toEqual({
+      command: 'create',
+      table: join(dir, t),
+      schemaId: 0,
+      fields: [{ name: 'id', type: 'INT NOT NULL' }],
+      partitionKeys: [],
+      primaryKeys: ['id'],
+    });
+    for (const id of [1, 2, 3]) expect((await run(['write', t], { ...o, stdin: `{"id":${id}}\n` })).code).toBe(0);
+    const tag = await run(['tag', 'create', t, 'late', '--json'], o);
+    expect(JSON.parse(tag.stdout)).toMatchObject({ command: 'tag', action: 'create', name: 'late', snapshotId: 3 });
+    const snapshotsBefore = (await run(['snapshots', t, '--json'], o)).stdout;
+
+    const dry = await run(['rollback', t, '--to', '1', '--force', '--dry-run'], o);
+    expect(dry.code).toBe(0);
+    expect(lines(dry.stdout)).toEqual([
+      'would roll back to snapshot 1: would remove snapshots 2, 3',
+      "  would remove tag(s) 'late'",
+      expect.stringMatching(/^ {2}would delete 2 data file\(s\) and \d+ manifest file\(s\)$/),
+    ]);
+    const dryJson = JSON.parse((await run(['rollback', t, '--to', '1', '--force', '--dry-run', '--json'], o)).stdout) as Record<
+      string,
+      unknown
+    >;
+    expect((await run(['snapshots', t, '--json'], o)).stdout).toBe(snapshotsBefore);
+    expect(sorted((await run(['read', t], o)).stdout)).toEqual(['{"id":1}', '{"id":2}', '{"id":3}']);
+    expect(lines((await run(['tag', 'list', t, '--json'], o)).stdout)).toHaveLength(1);
+
+    const real = await run(['rollback', t, '--to', '1', '--force', '--json'], o);
+    expect(real.code).toBe(0);
+    const done = JSON.parse(real.stdout) as Record<string, unknown>;
+    expect(done).toMatchObject({
+      command: 'rollback',
+      snapshotId: 1,
+      removedSnapshots: [3, 2],
+      removedTags: ['late'],
+      deletedDataFiles: 2,
+      dryRun: false,
+    });
+    expect(dryJson).toEqual({ ...done, dryRun: true });
+    expect(sorted((await run(['read', t], o)).stdout)).toEqual(['{"id":1}']);
+    expect(lines((await run(['tag', 'list', t, '--json'], o)).stdout)).toEqual([]);
+    expect((await run(['tag', 'create', t, 'first'], o)).code).toBe(0);
+    const deleted = await run(['tag', 'delete', t, 'first', '--json'], o);
+    expect(JSON.parse(deleted.stdout)).toMatchObject({ command: 'tag', action: 'delete', name: 'first' });
+    expect(lines((await run(['tag', 'list', t, '--json'], o)).stdout)).toEqual([]);
+  });
+
+  it('write --json prints one object: committed with the snapshot id, skipped with the reason, empty', async () => {
+    const t = 'wh/db.db/writejson';
+    const o = { cwd: dir };
+    expect((await run(['create', t, '--schema', '[{"name":"id","type":"INT"}]'], o)).code).toBe(0);
+    const job = ['--commit-user', 'job', '--commit-identifier', '5', '--json'];
+    const first = await run(['write', t, ...job], { ...o, stdin: '{"id":1}\n{"id":2}\n' });
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toEqual({
+      command: 'write',
+      table: join(dir, t),
+      status: 'committed',
+      rows: 2,
+      overwrite: false,
+      snapshotId: 1,
+    });
+    const again = await run(['write', t, ...job], { ...o, stdin: '{"id":3}\n' });
+    expect(JSON.parse(again.stdout)).toMatchObject({ status: 'skipped', rows: 0, reason: expect.stringContaining("commit user 'job'") });
+    const empty = await run(['write', t, '--json'], { ...o, stdin: '' });
+    expect(JSON.parse(empty.stdout)).toEqual({ command: 'write', table: join(dir, t), status: 'empty', rows: 0, overwrite: false });
+    expect(sorted((await run(['read', t], o)).stdout)).toEqual(['{"id":1}', '{"id":2}']);
+  });
+
   it('alter add-column: new writes carry the column, old rows read it as null', async () => {
     const t = 'wh/db.db/evolve';
     const o = { cwd: dir };
     await run(['create', t, '--schema', '[{"name":"id","type":"INT"}]'], o);
     await run(['write', t], { ...o, stdin: '{"id":1}\n' });
-    const a = await run(['alter', t, 'add-column', 'v', 'DECIMAL(10,', '2)'], o);
+    const a = await run(['alter', t, 'add-column', 'v', 'DECIMAL(10,', '2)', '--json'], o);
     expect(a.stderr).toBe('');
     expect(a.code).toBe(0);
+    expect(JSON.parse(a.stdout)).toEqual({
+      command: 'alter',
+      table: join(dir, t),
+      action: 'add-column',
+      schemaId: 1,
+      fields: [
+        { name: 'id', type: 'INT' },
+        { name: 'v', type: 'DECIMAL(10, 2)' },
+      ],
+    });
     const w = await run(['write', t], { ...o, stdin: '{"id":2,"v":"3.50"}\n' });
     expect(w.stderr).toBe('');
     expect(sorted((await run(['read', t], o)).stdout)).toEqual(['{"id":1,"v":null}', '{"id":2,"v":"3.50"}']);

@@ -93,10 +93,14 @@ describe('change-stream commands', () => {
     const resumed = await run(['stream', table, '--consumer-id', 'c1', '--max-snapshots', '2']);
     expect(jsonLines(resumed.stdout).map((r) => r['_row_kind'])).toEqual(['-U', '+U', '-D', '+I', '+I']);
     expect((await run(['consumers', 'reset', table, 'c1', '--snapshot', '1'])).code).toBe(2);
-    expect((await run(['consumers', 'reset', table, 'c1', '--snapshot', '3'])).code).toBe(0);
+    const reset = await run(['consumers', 'reset', table, 'c1', '--snapshot', '3', '--json']);
+    expect(reset.code).toBe(0);
+    expect(JSON.parse(reset.stdout)).toEqual({ command: 'consumers', action: 'reset', table, id: 'c1', nextSnapshot: 3 });
     expect(jsonLines((await run(['consumers', 'list', table, '--json'])).stdout)).toMatchObject([{ id: 'c1', nextSnapshot: 3 }]);
     expect((await run(['consumers', 'reset', table, 'c1', '--snapshot', '7'])).code).toBe(2);
-    expect((await run(['consumers', 'delete', table, 'c1'])).code).toBe(0);
+    const deleted = await run(['consumers', 'delete', table, 'c1', '--json']);
+    expect(deleted.code).toBe(0);
+    expect(JSON.parse(deleted.stdout)).toEqual({ command: 'consumers', action: 'delete', table, id: 'c1' });
     const gone = await run(['consumers', 'delete', table, 'c1']);
     expect(gone.code).toBe(2);
     expect(gone.stderr).toMatch(/consumer 'c1' does not exist/);

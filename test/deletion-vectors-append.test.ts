@@ -19,7 +19,7 @@ import { readDeletionVector } from '@tidemark/format';
 import { compactAppendTable } from '@tidemark/maintenance';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { runMain, type MainResult } from './support/cli-main.js';
-import { seededRandom as rng } from './support/seeded-random.js';
+import { seededRandom as rng } from './support/seeded-random.mjs';
 
 type Row = { id: number; g: string; v: number };
 

@@ -18,7 +18,7 @@ import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
 import { readDeletionVector } from '@tidemark/format';
 import { verifyTable } from '@tidemark/maintenance';
 import { s3Available, s3TestOptions, s3TestRoot } from './support/s3.js';
-import { seededRandom as rng } from './support/seeded-random.js';
+import { seededRandom as rng } from './support/seeded-random.mjs';
 
 const dirs: string[] = [];
 afterAll(async () => {

@@ -14,7 +14,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LocalFileIO } from '@tidemark/storage';
 import { DataFileLocator } from '@tidemark/maintenance';
 import { liveEntries, openTable, type Table } from '@tidemark/core';
-import { commitRecords, createPkTable, random, rowsAt, type PkRecord } from '../packages/maintenance/test/pk-helpers.js';
+import { commitRecords, createPkTable, rowsAt, type PkRecord } from '../packages/maintenance/test/pk-helpers.js';
+import { seededRandom as random } from './support/seeded-random.mjs';
 import { repoRoot } from './support/fixtures.js';
 
 const cli = join(repoRoot, 'packages', 'cli', 'bin', 'tidemark.js');

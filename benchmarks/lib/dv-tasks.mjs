@@ -14,7 +14,7 @@
  */
 import { fileIOFor } from './bench-storage.mjs';
 import { childMain } from './measure.mjs';
-import { seededRandom } from './seeded-random.mjs';
+import { seededRandom } from '../../test/support/seeded-random.mjs';
 
 const tasks = {
   async write({ warehouse, dv, writeOnly, commits, rows, s3, runs }) {

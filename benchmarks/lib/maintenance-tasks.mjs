@@ -9,7 +9,8 @@
  *   file, its manifest and its manifest lists). Metadata goes through a FileIO whose writes skip
  *   fsync (the table is scratch); data files are written with plain fs.
  * - `upload`: copies every file under local `dir` to `s3://…/prefix` (32 PUTs in flight).
- * - `get-rate`: the store's rate for small GETs with 16 in flight (the bound of expiration's reads).
+ * - `store-rate`: the store alone: small GETs/s at 1, 8, 32 in flight and DeleteObjects (1,000 keys)
+ *   throughput at 1 and 4 in flight, with the CPU the client and (on this machine) the S3 server used.
  * - `expire`: expires all but `retainMin` snapshots of `table` in one run (expire limit lifted) and
  *   reports files deleted / s and the peak RSS.
  * - `orphan-objects`: writes `count` small objects into the bucket directory of `table` (orphan
@@ -134,6 +135,36 @@ function fileMeta(format, name, size) {
   });
 }
 
+/**
+ * CPU milliseconds used so far by the S3 server's processes on this machine (radosgw, ceph-osd),
+ * read from /proc; null where they are not visible (another machine, not Linux).
+ */
+async function serverCpuMs() {
+  try {
+    let ticks = 0;
+    let found = false;
+    for (const pid of await readdir('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      const stat = (await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')).trim();
+      const m = /^\d+ \((radosgw|ceph-osd)\) (.*)$/.exec(stat);
+      if (!m) continue;
+      const f = m[2].split(' ');
+      // Fields 14 and 15 of stat (utime, stime) are 11 and 12 after "(comm) ".
+      ticks += Number(f[11]) + Number(f[12]);
+      found = true;
+    }
+    return found ? ticks * 10 : null; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
+/** CPU milliseconds this process used since `c0` (process.cpuUsage()). */
+function cpuMs(c0) {
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / 1000;
+}
+
 async function listAll(dir) {
   const out = [];
   for (const e of await readdir(dir, { recursive: true, withFileTypes: true })) if (e.isFile()) out.push(path.join(e.parentPath, e.name));
@@ -198,14 +229,15 @@ const tasks = {
   },
 
   /**
-   * The store's own rate for small GETs: writes `count` 2 KB objects next to `table`, reads each
-   * once with 16 in flight (the expiration's metadata read window), deletes them. The bound for
-   * expiration, whose work is mostly such reads.
+   * The store alone, without table logic: small-object GETs/s at 1, 8 and 32 requests in flight
+   * (`gets` objects of 2 KB, each read once per level), then DeleteObjects throughput with 1,000
+   * keys per request at 1 and 4 requests in flight (`deleteKeys` fresh objects per level). Objects
+   * are written untimed beforehand. The floor that expiration, mostly small reads plus batched
+   * deletes, cannot beat.
    */
-  async 'get-rate'({ table, s3, count = 1000 }) {
+  async 'store-rate'({ table, s3, gets = 2000, getLevels = [1, 8, 32], deleteKeys = 8000, deleteLevels = [1, 4] }) {
     const io = await fileIOFor(table, s3);
-    const dir = `${table.replace(/\/+$/, '')}-get-rate`;
-    const paths = Array.from({ length: count }, (_, i) => `${dir}/f-${i}`);
+    const dir = `${table.replace(/\/+$/, '')}-store-rate`;
     const pool = async (items, c, fn) => {
       let i = 0;
       await Promise.all(
@@ -215,13 +247,48 @@ const tasks = {
       );
     };
     const body = 'x'.repeat(2000);
-    await pool(paths, 32, (p) => io.write(p, body));
-    const t0 = performance.now();
-    await pool(paths, 16, (p) => io.read(p));
-    const ms = performance.now() - t0;
-    await io.deleteMany(paths);
+    const getPaths = Array.from({ length: gets }, (_, i) => `${dir}/get-${i}`);
+    await pool(getPaths, 32, (p) => io.write(p, body));
+    const getRates = [];
+    for (const inFlight of getLevels) {
+      const [c0, s0] = [process.cpuUsage(), s3 ? await serverCpuMs() : null];
+      const t0 = performance.now();
+      await pool(getPaths, inFlight, (p) => io.read(p));
+      const ms = performance.now() - t0;
+      const s1 = s3 ? await serverCpuMs() : null;
+      getRates.push({
+        inFlight,
+        gets,
+        ms,
+        getsPerSec: gets / (ms / 1000),
+        clientCpuMs: cpuMs(c0),
+        serverCpuMs: s0 === null || s1 === null ? null : s1 - s0,
+      });
+    }
+    await io.deleteMany(getPaths);
+    const deleteRates = [];
+    for (const inFlight of deleteLevels) {
+      const keys = Array.from({ length: deleteKeys }, (_, i) => `${dir}/del-${inFlight}-${i}`);
+      await pool(keys, 32, (p) => io.write(p, body));
+      const batches = [];
+      for (let i = 0; i < keys.length; i += 1000) batches.push(keys.slice(i, i + 1000));
+      // One deleteMany per batch, `inFlight` calls at a time: each call sends one DeleteObjects.
+      const [c0, s0] = [process.cpuUsage(), s3 ? await serverCpuMs() : null];
+      const t0 = performance.now();
+      await pool(batches, inFlight, (b) => io.deleteMany(b));
+      const ms = performance.now() - t0;
+      const s1 = s3 ? await serverCpuMs() : null;
+      deleteRates.push({
+        inFlight,
+        keys: deleteKeys,
+        ms,
+        keysPerSec: deleteKeys / (ms / 1000),
+        clientCpuMs: cpuMs(c0),
+        serverCpuMs: s0 === null || s1 === null ? null : s1 - s0,
+      });
+    }
     await io.close();
-    return { gets: count, ms, getsPerSec: count / (ms / 1000) };
+    return { getRates, deleteRates };
   },
 
   async expire({ table, retainMin, s3 }) {
@@ -231,6 +298,8 @@ const tasks = {
     const { io, requests } = countingRequests(base);
     // Seconds from the start to the first progress event of each phase (where the time goes).
     const phases = {};
+    // The server's CPU only where it is the store (its processes run on this machine either way).
+    const [c0, s0] = [process.cpuUsage(), s3 ? await serverCpuMs() : null];
     const t0 = performance.now();
     const s = await maint.expireSnapshots(
       { fileIO: io, paths: new core.TablePaths(table) },
@@ -244,8 +313,18 @@ const tasks = {
       },
     );
     const ms = performance.now() - t0;
+    const [clientCpuMs, s1] = [cpuMs(c0), s3 ? await serverCpuMs() : null];
     await base.close();
-    return { snapshotsExpired: s.snapshotsExpired, filesDeleted: s.filesDeleted, bytesFreed: s.bytesFreed, ms, requests, phases };
+    return {
+      snapshotsExpired: s.snapshotsExpired,
+      filesDeleted: s.filesDeleted,
+      bytesFreed: s.bytesFreed,
+      ms,
+      requests,
+      phases,
+      clientCpuMs,
+      serverCpuMs: s0 === null || s1 === null ? null : s1 - s0,
+    };
   },
 
   async 'orphan-objects'({ table, count, s3, offset = 0 }) {

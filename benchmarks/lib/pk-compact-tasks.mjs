@@ -18,7 +18,7 @@ import * as arrow from 'apache-arrow';
 
 import { fileIOFor } from './bench-storage.mjs';
 import { childMain } from './measure.mjs';
-import { seededRandom } from './seeded-random.mjs';
+import { seededRandom } from '../../test/support/seeded-random.mjs';
 
 const tasks = {
   async data({ warehouse, runs, rows, s3 }) {

@@ -125,7 +125,11 @@ function expiration(maintenance) {
   if (!e) return null;
   return {
     figure: 'snapshot expiration on the S3 server',
-    now: `${fmtRate(e.filesPerSec)} files/s (${e.filesDeleted} files of ${e.snapshots} snapshots in ${fmtNum(e.seconds, 1)} s)`,
+    now:
+      `${fmtRate(e.filesPerSec)} files/s (${e.filesDeleted} files of ${e.snapshots} snapshots in ${fmtNum(e.seconds, 1)} s)` +
+      (e.serialBoundFilesPerSec === undefined
+        ? ''
+        : `; the store alone allows ${fmtRate(e.serialBoundFilesPerSec)} files/s (its best GET and DeleteObjects rates, one after the other)`),
     target: '≥ 2,000 files/s, oldest first',
     met: e.filesPerSec >= 2000,
   };

@@ -24,21 +24,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+// Seeded so that a failing trial can be replayed with its seed.
+import { seededRandom as rng } from '../support/seeded-random.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const cli = join(repo, 'packages', 'cli', 'bin', 'tidemark.js');
-
-/** Small seeded PRNG (mulberry32) so a failing trial can be replayed with its seed. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function checksum(id, payload) {
   return createHash('sha256').update(`${id}:${payload}`).digest('hex').slice(0, 16);

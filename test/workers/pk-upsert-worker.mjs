@@ -6,17 +6,7 @@
 // Prints one JSON line per commit: { worker, commit, result, rows: [[k, v | null], ...] }.
 import { LocalFileIO, S3FileIO } from '@tidemark/storage';
 import { DynamicBucketConflictError, openTable } from '@tidemark/core';
-
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as rng } from '../support/seeded-random.mjs';
 
 const config = JSON.parse(process.argv[2] ?? '{}');
 const rand = rng(config.seed ?? config.worker + 1);

@@ -54,14 +54,34 @@ export class ChangelogManager {
     return listNumberedFiles(this.fileIO, this.paths.changelogDir, CHANGELOG_PREFIX);
   }
 
-  /** Id of the oldest long-lived changelog, or null when there is none. */
+  /**
+   * Id of the oldest long-lived changelog, or null when there is none. EARLIEST is trusted when
+   * its changelog exists (as Java does): changelog expiration deletes changelogs in batches and
+   * moves the hint past a batch before deleting it, so files below it are leftovers of an
+   * interrupted run, invisible to readers; the next expiration deletes them (see
+   * {@link earliestProbe}).
+   */
   async earliestId(): Promise<number | null> {
+    return (await this.earliestProbe()).id;
+  }
+
+  /**
+   * {@link earliestId}, plus whether changelog files below it may be left over (changelog n-1
+   * exists, n from a trusted hint). Expiration deletes the newest file of each batch last, so after
+   * a completed batch n-1 is gone; the check is issued together with the hint check.
+   */
+  async earliestProbe(): Promise<{ readonly id: number | null; readonly leftoversBelow: boolean }> {
     const hint = await readHint(this.fileIO, this.paths.changelogEarliestHint);
     if (hint !== null) {
       const [here, prev] = await Promise.all([this.exists(hint), hint > 1 ? this.exists(hint - 1) : Promise.resolve(false)]);
-      if (here && !prev) return hint;
+      if (here) return { id: hint, leftoversBelow: prev };
     }
-    return this.listExtreme('min');
+    return { id: await this.listExtreme('min'), leftoversBelow: false };
+  }
+
+  /** Streams the ids of changelog files below `earliest` (leftovers of an interrupted expiration). */
+  async *leftoverIds(earliest: number): AsyncGenerator<number> {
+    for await (const id of this.listIds()) if (id < earliest) yield id;
   }
 
   /** Id of the newest long-lived changelog, or null when there is none. */

@@ -3,7 +3,8 @@
  * are removed newest first, then the files only they used (data files they added that are not
  * live in the target, their manifests and manifest lists), and LATEST is updated.
  *
- * Not safe against concurrent commits (as in Paimon): stop writers while rolling back.
+ * Not safe against concurrent commits (as in Paimon): stop writers while rolling back. A dry run
+ * reads the same files and deletes nothing.
  */
 import type { FileIO } from '@tidemark/storage';
 import { readManifestEntries, readManifestList, serializeSnapshot, type Snapshot } from '@tidemark/format';
@@ -19,6 +20,11 @@ import { DataFileLocator, latestSchema, tryReadIndexManifest } from './expire/ta
 export interface RollbackOptions {
   /** Also delete tags pointing at later snapshots (otherwise the rollback is refused). */
   readonly force?: boolean;
+  /**
+   * Change nothing: report the snapshots and tags the rollback would remove and how many data files
+   * (with their extra files) and manifest files it would delete; files already missing count too.
+   */
+  readonly dryRun?: boolean;
 }
 
 /** What {@link rollbackTo} changed. */
@@ -30,6 +36,8 @@ export interface RollbackResult {
   readonly removedTags: readonly string[];
   readonly deletedDataFiles: number;
   readonly deletedManifests: number;
+  /** True when nothing was changed ({@link RollbackOptions.dryRun}): the lists and counts say what would go. */
+  readonly dryRun: boolean;
 }
 
 /** Every manifest-directory file `snapshot` references (lists, manifests, index manifest). */
@@ -53,6 +61,7 @@ export async function rollbackTo(
   target: number | string,
   options: RollbackOptions = {},
 ): Promise<RollbackResult> {
+  const dryRun = options.dryRun ?? false;
   const snapshots = new SnapshotManager(fileIO, paths);
   const tags = new TagManager(fileIO, paths);
   let retained: Snapshot;
@@ -62,7 +71,7 @@ export async function rollbackTo(
     if (existing === null) {
       // The tagged snapshot expired: restore it from the tag (Java does the same).
       const { tagCreateTime: _c, tagTimeRetained: _r, ...snap } = tag;
-      await fileIO.createIfAbsent(paths.snapshotPath(tag.id), serializeSnapshot(snap));
+      if (!dryRun) await fileIO.createIfAbsent(paths.snapshotPath(tag.id), serializeSnapshot(snap));
       retained = snap;
     } else retained = existing;
   } else {
@@ -86,15 +95,17 @@ export async function rollbackTo(
     const s = await snapshots.tryGet(id);
     if (s === null) continue;
     removed.push(s);
-    await fileIO.delete(paths.snapshotPath(id));
+    if (!dryRun) await fileIO.delete(paths.snapshotPath(id));
   }
-  try {
-    await fileIO.write(paths.latestHint, String(retained.id));
-    if (earliestId !== null && earliestId > retained.id) await fileIO.write(paths.earliestHint, String(retained.id));
-  } catch {
-    // Hints are best effort; the snapshot files are the truth.
+  if (!dryRun) {
+    try {
+      await fileIO.write(paths.latestHint, String(retained.id));
+      if (earliestId !== null && earliestId > retained.id) await fileIO.write(paths.earliestHint, String(retained.id));
+    } catch {
+      // Hints are best effort; the snapshot files are the truth.
+    }
+    for (const t of laterTags) await fileIO.delete(paths.tagPath(t.name));
   }
-  for (const t of laterTags) await fileIO.delete(paths.tagPath(t.name));
   const laterTagSnapshots = laterTags.map((t) => t.tag as Snapshot);
 
   // 2. Data files added after the target that are not live in it.
@@ -136,6 +147,12 @@ export async function rollbackTo(
       // Missing delta manifests: nothing more to learn from this snapshot.
     }
   }
+  const result = {
+    snapshotId: retained.id,
+    removedSnapshots: removed.map((s) => s.id),
+    removedTags: laterTags.map((t) => t.name),
+  };
+  if (dryRun) return { ...result, deletedDataFiles: dataFiles.size, deletedManifests: doomedManifests.size, dryRun };
   const deletedDataFiles = await fileIO.deleteMany(dataFiles);
   await fileIO.deleteMany(doomedIndexFiles.values());
   const deletedManifests = await fileIO.deleteMany([...doomedManifests].map((n) => paths.manifestPath(n)));
@@ -145,5 +162,6 @@ export async function rollbackTo(
     removedTags: laterTags.map((t) => t.name),
     deletedDataFiles,
     deletedManifests,
+    dryRun,
   };
 }

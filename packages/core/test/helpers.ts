@@ -1,6 +1,7 @@
 import { MemoryFileIO, type FileIO, type FileStatus, type ListOptions } from '@tidemark/storage';
 import { serializeSnapshot, type Snapshot } from '@tidemark/format';
 import { TablePaths } from '../src/table-paths.js';
+import { seededRandom as seededUnit } from '../../../test/support/seeded-random.mjs';
 
 let counter = 0;
 
@@ -91,14 +92,8 @@ export class CountingFileIO implements FileIO {
 
 export { TablePaths };
 
-/** A seeded pseudo-random integer generator (mulberry32): `rand(n)` is in [0, n). */
+/** A seeded pseudo-random integer generator (the shared mulberry32): `rand(n)` is in [0, n). */
 export function seededRandom(seed: number): (n: number) => number {
-  let a = seed >>> 0;
-  return (n: number): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-  };
+  const next = seededUnit(seed);
+  return (n: number): number => Math.floor(next() * n);
 }

@@ -54,6 +54,27 @@ describe('rollbackTo', () => {
     expect(next).toMatchObject({ snapshotId: 3 });
   });
 
+  it('dry run: reports what the rollback removes and deletes, and changes nothing', async () => {
+    const { t, paths } = await tableWith(4);
+    await createTag(t.io, t.paths, 'four', { snapshotId: 4 });
+    const everything = async (): Promise<Map<string, string>> => {
+      const out = new Map<string, string>();
+      for await (const st of t.io.list(t.paths.root, { recursive: true }))
+        out.set(st.path, new TextDecoder().decode(await t.io.read(st.path)));
+      return out;
+    };
+    const before = await everything();
+    const dry = await rollbackTo(t.io, t.paths, 2, { force: true, dryRun: true });
+    expect(await everything()).toEqual(before);
+    expect(await t.snapshots.sortedIds()).toEqual([1, 2, 3, 4]);
+    expect(await Promise.all(paths.map((p) => t.io.exists(p)))).toEqual([true, true, true, true]);
+    // The real rollback then does exactly what the dry run said.
+    const real = await rollbackTo(t.io, t.paths, 2, { force: true });
+    expect(dry).toEqual({ ...real, dryRun: true });
+    expect(real).toMatchObject({ snapshotId: 2, removedSnapshots: [4, 3], removedTags: ['four'], deletedDataFiles: 2, dryRun: false });
+    expect(real.deletedManifests).toBeGreaterThan(0);
+  });
+
   it('refuses while a tag points at a later snapshot unless forced, and rolls back to a tag', async () => {
     const { t } = await tableWith(4);
     await createTag(t.io, t.paths, 'two', { snapshotId: 2 });

@@ -7,16 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { fileEntryIdentity, newDataFileMeta, type ManifestEntry } from '@tidemark/format';
 import { EntriesByIdentity } from '../src/scan/live-files.js';
-
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../../test/support/seeded-random.mjs';
 
 describe('EntriesByIdentity', () => {
   it.each([
@@ -24,7 +15,7 @@ describe('EntriesByIdentity', () => {
     ['a hash where every name collides', () => 7],
     ['a two-valued hash', (name: string) => name.length % 2],
   ])('adds, finds and deletes exactly as a map keyed by the full identity, with %s', (_label, hash) => {
-    const rng = mulberry32(9);
+    const rng = seededRandom(9);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;
     // Shared partition rows, as planning interns them.
     const partitions = [new Uint8Array([0, 0, 0, 1]), new Uint8Array([0, 0, 0, 2]), new Uint8Array([0, 0, 0, 3])];

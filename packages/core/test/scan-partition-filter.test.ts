@@ -9,20 +9,11 @@ import { MemoryFileIO } from '@tidemark/storage';
 import { decimalToPlainString, type DataType, type Decimal } from '@tidemark/format';
 import { FileStoreScan, FileSystemCatalog } from '../src/index.js';
 import { evaluate, type Predicate } from '../src/predicate.js';
+import { seededRandom } from '../../../test/support/seeded-random.mjs';
 
 const INT: DataType = { root: 'INT', nullable: true };
 const STRING: DataType = { root: 'VARCHAR', nullable: true, length: 2147483647 };
 const DECIMAL: DataType = { root: 'DECIMAL', nullable: true, precision: 10, scale: 2 };
-
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const P1 = [1, -3, 70000, null];
 const P2 = ['a', 'ü-long-partition-value', '', null];
@@ -30,7 +21,7 @@ const P3: (Decimal | null)[] = [{ unscaled: 1234n, scale: 2 }, { unscaled: -5n, 
 
 describe('partition filters on raw partition bytes', () => {
   it('plan exactly the files of an unfiltered plan whose partition passes the filter', async () => {
-    const rng = mulberry32(42);
+    const rng = seededRandom(42);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;
     const store = new MemoryFileIO();
     const catalog = new FileSystemCatalog(`memory://scan-partition-filter-${process.pid}/wh`, { fileIO: store });

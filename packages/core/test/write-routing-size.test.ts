@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryFileIO, type FileIO } from '@tidemark/storage';
 import { conformToPaimonTypes, deserializeBinaryRow, partitionPath, readParquetFile, type TableSchema } from '@tidemark/format';
 import { FileSystemCatalog, TableWrite, type TableSpec } from '../src/index.js';
+import { seededRandom } from '../../../test/support/seeded-random.mjs';
 
 let n = 0;
 async function setup(spec: TableSpec): Promise<{ io: FileIO; location: string; schema: TableSchema }> {
@@ -10,18 +11,6 @@ async function setup(spec: TableSpec): Promise<{ io: FileIO; location: string; s
   const catalog = new FileSystemCatalog(`memory://write-routing-${process.pid}-${++n}/wh`, { fileIO: io });
   const schema = await catalog.createTable('db.t', spec);
   return { io, location: catalog.tableLocation('db.t'), schema };
-}
-
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32), so the data barely compresses. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 async function columnOf(io: FileIO, path: string, schema: TableSchema, column: string): Promise<unknown[]> {
@@ -45,7 +34,8 @@ describe('TableWrite: file sizes', () => {
       options: { 'target-file-size': '64 kb' },
     });
     const w = new TableWrite(io, location, schema, { startSequence: () => 0n });
-    const next = random(42);
+    // Random doubles barely compress, so file sizes follow the row count.
+    const next = seededRandom(42);
     const perWrite = 700;
     const writes = 60;
     for (let k = 0; k < writes; k++) {

@@ -44,11 +44,13 @@ export {
 } from './parquet-writer.js';
 export { concatParquetFiles } from './parquet-concat.js';
 export { encodeParquetStream, type ParquetStreamOptions } from './parquet-stream-writer.js';
+export { ParquetRowGroupStream, type ParquetRowGroupStreamOptions } from './parquet-row-group-stream.js';
 export {
   DEFAULT_ROW_GROUP_ROWS,
   defaultParquetWorkerCount,
   encodeParquetAsync,
   encodeParquetRowGroupsAsync,
+  parallelRowGroupRows,
   ParquetEncodeError,
   ParquetWorkerPool,
   sharedParquetWorkerPool,

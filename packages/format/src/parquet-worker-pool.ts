@@ -378,6 +378,22 @@ export const DEFAULT_ROW_GROUP_ROWS = 1_048_576;
  */
 const MIN_PARALLEL_GROUP_ROWS = 131_072;
 
+/**
+ * Rows per row group of a file of `rows` rows encoded on `workers` workers, as
+ * {@link encodeParquetRowGroupsAsync} cuts it: one group per worker while groups keep about 131,072
+ * rows or more, never more than `rowGroupRows`. Groups cut for the workers have equal sizes, so no
+ * worker waits for another's bigger group, here and in every parallel read of the file (200,000
+ * rows: 2 × 100,000 rather than 131,072 + 68,928, whose larger group alone takes two thirds of the
+ * time). Writers that stream a file's groups to the pool before its last row is known (a compaction
+ * knowing its row count, say) use it to cut the same groups.
+ */
+export function parallelRowGroupRows(rows: number, workers: number, rowGroupRows = DEFAULT_ROW_GROUP_ROWS): number {
+  if (workers <= 0) return rowGroupRows;
+  const groupRows = Math.min(rowGroupRows, Math.max(MIN_PARALLEL_GROUP_ROWS, Math.ceil(rows / workers)));
+  if (groupRows >= rowGroupRows || rows <= groupRows) return groupRows;
+  return Math.ceil(rows / Math.ceil(rows / groupRows));
+}
+
 /** Options of {@link encodeParquetRowGroupsAsync}. */
 export interface EncodeRowGroupsOptions extends EncodeParquetAsyncOptions {
   /** Maximum rows per row group; default {@link DEFAULT_ROW_GROUP_ROWS}. */
@@ -404,14 +420,10 @@ export async function encodeParquetRowGroupsAsync(
   const batches = Array.isArray(input) ? (input as readonly arrow.RecordBatch[]) : (input as arrow.Table).batches;
   const rows = batches.reduce((n, b) => n + b.numRows, 0);
   const pool = rest.pool === false ? null : (rest.pool ?? sharedParquetWorkerPool());
-  let groupRows = pool ? Math.min(rowGroupRows, Math.max(MIN_PARALLEL_GROUP_ROWS, Math.ceil(rows / Math.max(1, pool.size)))) : rowGroupRows;
+  const groupRows = parallelRowGroupRows(rows, pool?.size ?? 0, rowGroupRows);
   if (rows <= groupRows || pool === null || pool.size === 0) {
     return encodeParquetAsync(input, { ...rest, rowGroupSize: rowGroupRows });
   }
-  // Cut for the workers' sake (not at rowGroupRows): groups of equal size, so no worker waits for
-  // another's bigger group, here and in every parallel read of the file (200,000 rows: 2 × 100,000
-  // rather than 131,072 + 68,928, whose larger group alone takes two thirds of the time).
-  if (groupRows < rowGroupRows) groupRows = Math.ceil(rows / Math.ceil(rows / groupRows));
   const groups = sliceRows(batches, groupRows);
   // Each group's Arrow → IPC runs here while the workers already encode the previous groups.
   const parts: Promise<Uint8Array>[] = [];

@@ -23,6 +23,7 @@ import { EMPTY_SIMPLE_STATS, type SimpleStats } from '../src/manifest-fields.js'
 import { MANIFEST_ENTRY_SCHEMA } from '../src/manifest-schemas.js';
 import { ByteArena, EncodedSimpleStats } from '../src/manifest-stats.js';
 import type { DataType } from '../src/types.js';
+import { seededRandom } from '../../../test/support/seeded-random.mjs';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const FIXTURE_DIRS = ['paimon', 'paimon-orc'].map((d) => join(REPO_ROOT, '../shared/fixtures', d));
@@ -141,7 +142,7 @@ describe('direct manifest entry decoder', () => {
   );
 
   it('gives field for field the entries of the avsc path on our own manifests with every optional field', async () => {
-    const rng = mulberry32(7);
+    const rng = seededRandom(7);
     const entries = Array.from({ length: 600 }, (_, i) => randomEntry(rng, i));
     for (const codec of ['zstandard', 'null', 'deflate'] as const) {
       const bytes = await writeManifestFile(entries, { codec, blockSize: 4096 });
@@ -153,7 +154,7 @@ describe('direct manifest entry decoder', () => {
   });
 
   it('follows other writer schemas: reordered fields, unknown fields, fewer optional fields, and falls back to avsc for others', async () => {
-    const rng = mulberry32(11);
+    const rng = seededRandom(11);
     const entries = Array.from({ length: 50 }, (_, i) => randomEntry(rng, i));
     const fileSchema = (MANIFEST_ENTRY_SCHEMA['fields'] as { name: string; type: { fields: unknown[] } }[])[5]!.type;
     const fileFields = [...fileSchema.fields] as { name: string }[];
@@ -227,7 +228,7 @@ describe('direct manifest entry decoder', () => {
   });
 
   it('keeps stats encoded until read, shares empty stats and rows, and holds no view of the block in an arena', async () => {
-    const rng = mulberry32(3);
+    const rng = seededRandom(3);
     const entries = Array.from({ length: 20 }, (_, i) => randomEntry(rng, i, i % 2 === 0));
     const bytes = new Uint8Array(await writeManifestFile(entries, { codec: 'null' }));
     const expected = (await collect(decodeManifestEntriesWithAvsc(bytes, 'm'))).map(plain);
@@ -245,7 +246,7 @@ describe('direct manifest entry decoder', () => {
   });
 
   it('drops entries by raw partition bytes and bucket before decoding them, as filtering the decoded entries would', async () => {
-    const rng = mulberry32(5);
+    const rng = seededRandom(5);
     const entries = Array.from({ length: 400 }, (_, i) => randomEntry(rng, i));
     const bytes = await writeManifestFile(entries, { blockSize: 1024 });
     const all = await collect(decodeManifestEntriesWithAvsc(bytes, 'f'));
@@ -273,7 +274,7 @@ describe('direct manifest entry decoder', () => {
   });
 
   it('reports damaged entry bytes as CorruptFileError naming the file', async () => {
-    const entries = [randomEntry(mulberry32(1), 0)];
+    const entries = [randomEntry(seededRandom(1), 0)];
     const good = await writeManifestFile(entries, { codec: 'null' });
     // Find the file name in the block and cut the block's declared content in the middle of it.
     const text = Buffer.from(good);
@@ -284,17 +285,6 @@ describe('direct manifest entry decoder', () => {
     await expect(collect(decodeManifestEntries(damaged, 'bad-manifest'))).rejects.toThrow(/bad-manifest/);
   });
 });
-
-/** Deterministic PRNG so failures reproduce. */
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PARTITION_TYPES: DataType[] = [
   { root: 'INT', nullable: true },

@@ -350,8 +350,10 @@ class UsedFiles {
     let seenChangelogs = this.seenChangelogs.get(source.what);
     if (seenChangelogs === undefined) this.seenChangelogs.set(source.what, (seenChangelogs = new Set()));
     const changelogs = new ChangelogManager(this.io, source.paths);
+    // Changelog files below EARLIEST are leftovers too (changelog expiration also deletes in batches).
+    const earliestChangelog = await changelogs.earliestId();
     for await (const id of changelogs.listIds()) {
-      if (seenChangelogs.has(id)) continue;
+      if (seenChangelogs.has(id) || (earliestChangelog !== null && id < earliestChangelog)) continue;
       checkAborted(this.signal);
       const c = await changelogs.tryGet(id);
       if (c === null) continue; // expired meanwhile

@@ -15,7 +15,8 @@ import { FILE_SOURCE_COMPACT } from '@tidemark/format';
 import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
 import { MaintenanceAbortedError, MaintenanceArgumentError, compactPrimaryKeyTable } from '../src/index.js';
 import { TYPED_SPEC, createTable, filesOfAllSnapshots, hookedFileIO, parquetFilesOnDisk } from './compact-helpers.js';
-import { commitRecords, createPkTable, levelsOf, random, rowsAt, type PkRecord } from './pk-helpers.js';
+import { commitRecords, createPkTable, levelsOf, rowsAt, type PkRecord } from './pk-helpers.js';
+import { seededRandom as random } from '../../../test/support/seeded-random.mjs';
 
 const DT = ['2024-01-01', '2024-01-02'];
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
 import { compactPrimaryKeyTable } from '../src/index.js';
-import { random } from './pk-helpers.js';
+import { seededRandom as random } from '../../../test/support/seeded-random.mjs';
 
 async function table(options: Record<string, string>): Promise<Table> {
   const warehouse = await mkdtemp(join(tmpdir(), 'tidemark-pk-seq-'));

@@ -152,18 +152,6 @@ export async function commitRecords(
   if (result.status !== 'committed') throw new Error(`commit of ${records.length} records: ${result.status}`);
 }
 
-/** A seeded pseudo-random generator (mulberry32). */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Every row a read of `snapshotId` (default latest) returns, canonical and sorted. */
 export async function rowsAt(table: Table, snapshotId?: number): Promise<string[]> {
   const read = table.newRead(snapshotId === undefined ? {} : { snapshotId });

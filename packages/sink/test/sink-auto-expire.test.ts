@@ -6,7 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { FileIOCheckpointStore, SinkCommitter, SinkWriter, tableFingerprint } from '../src/index.js';
 import { rows, spec, tableIds } from './helpers.js';
 
-async function run(options: Record<string, string>): Promise<{ earliest: number | null; latest: number | null; ids: number[] }> {
+async function run(
+  options: Record<string, string>,
+  committerOptions: { autoExpire?: boolean } = {},
+): Promise<{ earliest: number | null; latest: number | null; ids: number[] }> {
   const io = new MemoryFileIO();
   const location = `memory://sink-expire-${randomBytes(6).toString('hex')}/db.db/t`;
   const schema = buildInitialSchema({ ...spec, options: { ...spec.options, ...options } }, 1_000);
@@ -18,6 +21,7 @@ async function run(options: Record<string, string>): Promise<{ earliest: number 
     table: { location, fingerprint: await tableFingerprint(io, location) },
     commitUser: 'pipeline',
     stateStore: new FileIOCheckpointStore(io, `${location}-state`),
+    ...committerOptions,
   });
   for (let id = 1n; id <= 6n; id++) {
     const w = new SinkWriter(io, location, schema, 0);
@@ -40,8 +44,26 @@ describe('SinkCommitter expires snapshots after its commits, as Paimon does', ()
     expect(r.earliest).toBe(5);
     expect(r.ids).toEqual(all);
   });
+  it('keeps no more than snapshot.num-retained.max snapshots, however young', async () => {
+    // snapshot.time-retained keeps its default (1 hour), so only the maximum can expire these snapshots.
+    const r = await run({ 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '3' });
+    expect(r.latest).toBe(6);
+    expect(r.earliest).toBe(4);
+    expect(r.ids).toEqual(all);
+  });
+  it('autoExpire: false leaves every snapshot, even beyond snapshot.num-retained.max', async () => {
+    const r = await run({ 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '3' }, { autoExpire: false });
+    expect(r.earliest).toBe(1);
+    expect(r.latest).toBe(6);
+    expect(r.ids).toEqual(all);
+  });
   it('write-only=true leaves every snapshot for a maintenance job', async () => {
-    const r = await run({ 'snapshot.num-retained.min': '2', 'snapshot.time-retained': '1 ms', 'write-only': 'true' });
+    const r = await run({
+      'snapshot.num-retained.min': '2',
+      'snapshot.num-retained.max': '3',
+      'snapshot.time-retained': '1 ms',
+      'write-only': 'true',
+    });
     expect(r.earliest).toBe(1);
     expect(r.latest).toBe(6);
     expect(r.ids).toEqual(all);

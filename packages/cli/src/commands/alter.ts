@@ -3,7 +3,7 @@ import { typeToString } from '@tidemark/format';
 import { alterTable, metadataPaths } from '@tidemark/core';
 import { ALTER_ACTIONS, alterChanges } from './alter-changes.js';
 import { defineCommand } from '../command.js';
-import { printLine, tableArgument, tableLocation } from './shared.js';
+import { jsonOption, printLine, tableArgument, tableLocation } from './shared.js';
 
 /** `tidemark alter`: schema evolution. */
 export const alterCommand = defineCommand({
@@ -25,6 +25,7 @@ export const alterCommand = defineCommand({
       after: { type: 'string', valueName: 'col', description: 'add-column / move-column: place after this column' },
       first: { type: 'boolean', description: 'add-column / move-column: place first' },
       comment: { type: 'string', valueName: 'text', description: 'add-column: column comment' },
+      json: jsonOption,
     },
     conflicts: [['after', 'first']],
   },
@@ -35,6 +36,11 @@ export const alterCommand = defineCommand({
     const fileIO = resolveFileIO(location);
     try {
       const schema = await alterTable(fileIO, metadataPaths(location), changes);
+      if (args.options.json) {
+        const fields = schema.fields.map((f) => ({ name: f.name, type: typeToString(f.type) }));
+        await printLine(ctx, JSON.stringify({ command: 'alter', table: location, action, schemaId: schema.id, fields }));
+        return;
+      }
       await printLine(
         ctx,
         `altered ${location}: schema ${schema.id} (${schema.fields.map((f) => `${f.name} ${typeToString(f.type)}`).join(', ')})`,

@@ -11,7 +11,11 @@ export const consumersCommand = defineCommand({
   name: 'consumers',
   summary: 'list, reset or delete the consumers of streaming reads',
   usage: {
-    synopsis: ['consumers list <table> [--json]', 'consumers reset <table> <id> --snapshot N', 'consumers delete <table> <id>'],
+    synopsis: [
+      'consumers list <table> [--json]',
+      'consumers reset <table> <id> --snapshot N [--json]',
+      'consumers delete <table> <id> [--json]',
+    ],
     description:
       'A consumer (consumer/consumer-<id>) holds the next snapshot a streaming read with that id will read; ' +
       'expiration keeps that snapshot and later ones. reset moves it (the next read starts with snapshot N); ' +
@@ -23,7 +27,7 @@ export const consumersCommand = defineCommand({
     ],
     options: {
       snapshot: { ...snapshotOption, description: 'reset: the next snapshot the consumer reads' },
-      json: { type: 'boolean', description: 'list as JSON lines' },
+      json: { type: 'boolean', description: 'list as JSON lines; reset and delete print one JSON object' },
     },
   },
   async run(args, ctx) {
@@ -52,10 +56,13 @@ export const consumersCommand = defineCommand({
         if (earliest !== null && n < earliest) throw new UsageError(`snapshot ${n} has expired (earliest is ${earliest})`, 'consumers');
         if (n > (latest ?? 0) + 1) throw new UsageError(`snapshot ${n} is beyond the next snapshot ${(latest ?? 0) + 1}`, 'consumers');
         await consumers.resetConsumer(id!, n);
-        await printLine(ctx, `consumer '${id!}' reads snapshot ${n} next`);
+        if (args.options.json)
+          await printLine(ctx, JSON.stringify({ command: 'consumers', action, table: table.location, id, nextSnapshot: n }));
+        else await printLine(ctx, `consumer '${id!}' reads snapshot ${n} next`);
       } else if (action === 'delete') {
         if (!(await consumers.deleteConsumer(id!))) throw new UsageError(`consumer '${id!}' does not exist`, 'consumers');
-        await printLine(ctx, `deleted consumer '${id!}'`);
+        if (args.options.json) await printLine(ctx, JSON.stringify({ command: 'consumers', action, table: table.location, id }));
+        else await printLine(ctx, `deleted consumer '${id!}'`);
       } else {
         const list = await consumers.list();
         if (args.options.json) {

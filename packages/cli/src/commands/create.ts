@@ -6,14 +6,14 @@ import { createTable, type ColumnSpec } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
-import { printLine, tableArgument, tableLocation } from './shared.js';
+import { jsonOption, printLine, tableArgument, tableLocation } from './shared.js';
 
 /** `tidemark create`: create a table. */
 export const createCommand = defineCommand({
   name: 'create',
   summary: 'create a table from a JSON column list',
   usage: {
-    synopsis: ['create <table> --schema <json-or-file> [--partition a,b] [--primary-key a,b] [--option k=v]...'],
+    synopsis: ['create <table> --schema <json-or-file> [--partition a,b] [--primary-key a,b] [--option k=v]... [--json]'],
     description:
       'The schema is a JSON array of {"name": ..., "type": ..., "description"?: ...} with Paimon type strings such as ' +
       '"BIGINT NOT NULL", "DECIMAL(10, 2)", "TIMESTAMP(3)" or "ARRAY<INT>", given inline, as @file or as a file path. ' +
@@ -24,6 +24,7 @@ export const createCommand = defineCommand({
       partition: { type: 'list', valueName: 'a,b', description: 'partition keys' },
       'primary-key': { type: 'list', valueName: 'a,b', description: 'primary key columns' },
       option: { type: 'multiple', valueName: 'k=v', description: 'table option, e.g. bucket=4' },
+      json: jsonOption,
     },
   },
   async run(args, ctx) {
@@ -43,6 +44,12 @@ export const createCommand = defineCommand({
       schema = await createTable(fileIO, location, spec, { name: args.named['table']! });
     } finally {
       await fileIO.close();
+    }
+    if (args.options.json) {
+      const fields = schema.fields.map((f) => ({ name: f.name, type: typeToString(f.type) }));
+      const { partitionKeys, primaryKeys } = schema;
+      await printLine(ctx, JSON.stringify({ command: 'create', table: location, schemaId: schema.id, fields, partitionKeys, primaryKeys }));
+      return;
     }
     const cols = schema.fields.map((f) => `${f.name} ${typeToString(f.type)}`).join(', ');
     await printLine(ctx, `created table ${location} (${cols})`);

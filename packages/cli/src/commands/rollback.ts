@@ -1,17 +1,19 @@
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
-import { printLine, tableArgument, withTable } from './shared.js';
+import { dryRunOption, jsonOption, printLine, tableArgument, withTable } from './shared.js';
 
 /** `tidemark rollback --to <snapshot-id|tag>`. */
 export const rollbackCommand = defineCommand({
   name: 'rollback',
   summary: 'roll the table back to a snapshot or a tag',
   usage: {
-    synopsis: ['rollback <table> --to <snapshot-id|tag> [--force]'],
+    synopsis: ['rollback <table> --to <snapshot-id|tag> [--force] [--dry-run] [--json]'],
     positionals: [tableArgument],
     options: {
       to: { type: 'string', valueName: 'snapshot-id|tag', description: 'target snapshot id (digits) or tag name' },
       force: { type: 'boolean', description: 'roll back even though a tag points at a later snapshot' },
+      'dry-run': { ...dryRunOption, description: 'report the snapshots, tags and files the rollback would remove, removing none' },
+      json: jsonOption,
     },
   },
   async run(args, ctx) {
@@ -22,14 +24,20 @@ export const rollbackCommand = defineCommand({
     if (typeof target === 'number' && !Number.isSafeInteger(target))
       throw new UsageError(`option '--to' is not a valid snapshot id: ${to}`, 'rollback');
     await withTable(args.named['table']!, ctx, async (table) => {
-      const r = await table.rollbackTo(target, { force: args.options.force });
+      const r = await table.rollbackTo(target, { force: args.options.force, dryRun: args.options['dry-run'] });
+      if (args.options.json) {
+        await printLine(ctx, JSON.stringify({ command: 'rollback', table: table.location, ...r }));
+        return;
+      }
+      // A dry run speaks in the conditional so that its output is never mistaken for a done rollback.
+      const [rolled, remove, del] = r.dryRun ? ['would roll back', 'would remove', 'would delete'] : ['rolled back', 'removed', 'deleted'];
       const removed =
         r.removedSnapshots.length === 0
           ? 'no later snapshots'
-          : `removed snapshot${r.removedSnapshots.length === 1 ? '' : 's'} ${[...r.removedSnapshots].reverse().join(', ')}`;
-      await printLine(ctx, `rolled back to snapshot ${r.snapshotId}: ${removed}`);
-      if (r.removedTags.length > 0) await printLine(ctx, `  removed tag(s) ${r.removedTags.map((t) => `'${t}'`).join(', ')}`);
-      await printLine(ctx, `  deleted ${r.deletedDataFiles} data file(s) and ${r.deletedManifests} manifest file(s)`);
+          : `${remove} snapshot${r.removedSnapshots.length === 1 ? '' : 's'} ${[...r.removedSnapshots].reverse().join(', ')}`;
+      await printLine(ctx, `${rolled} to snapshot ${r.snapshotId}: ${removed}`);
+      if (r.removedTags.length > 0) await printLine(ctx, `  ${remove} tag(s) ${r.removedTags.map((t) => `'${t}'`).join(', ')}`);
+      await printLine(ctx, `  ${del} ${r.deletedDataFiles} data file(s) and ${r.deletedManifests} manifest file(s)`);
     });
   },
 });

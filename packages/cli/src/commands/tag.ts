@@ -10,7 +10,7 @@ export const tagCommand = defineCommand({
   name: 'tag',
   summary: 'create, delete or list tags',
   usage: {
-    synopsis: ['tag create <table> <name> [--snapshot N]', 'tag delete <table> <name>', 'tag list <table> [--json]'],
+    synopsis: ['tag create <table> <name> [--snapshot N] [--json]', 'tag delete <table> <name> [--json]', 'tag list <table> [--json]'],
     positionals: [
       { name: 'action', description: 'create, delete or list' },
       tableArgument,
@@ -18,7 +18,7 @@ export const tagCommand = defineCommand({
     ],
     options: {
       snapshot: { ...snapshotOption, description: 'tag this snapshot (default latest)' },
-      json: { type: 'boolean', description: 'list as JSON lines' },
+      json: { type: 'boolean', description: 'list as JSON lines; create and delete print one JSON object' },
     },
   },
   async run(args, ctx) {
@@ -33,10 +33,13 @@ export const tagCommand = defineCommand({
     await withTable(tableArg, ctx, async (table) => {
       if (action === 'create') {
         const tag = await table.createTag(name!, args.options.snapshot !== undefined ? { snapshotId: args.options.snapshot } : {});
-        await printLine(ctx, `created tag '${name!}' on snapshot ${tag.id}`);
+        if (args.options.json)
+          await printLine(ctx, JSON.stringify({ command: 'tag', action, table: table.location, name, snapshotId: tag.id }));
+        else await printLine(ctx, `created tag '${name!}' on snapshot ${tag.id}`);
       } else if (action === 'delete') {
         await table.deleteTag(name!);
-        await printLine(ctx, `deleted tag '${name!}'`);
+        if (args.options.json) await printLine(ctx, JSON.stringify({ command: 'tag', action, table: table.location, name }));
+        else await printLine(ctx, `deleted tag '${name!}'`);
       } else {
         const tags = await table.listTags();
         if (args.options.json) {

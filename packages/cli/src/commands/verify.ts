@@ -1,8 +1,8 @@
 import { verifyTable, type VerifySummary } from '@tidemark/maintenance';
 import { ExitCode, defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
-import { writeJsonSummary } from '../output/progress.js';
-import { jsonOption, printLine, snapshotOption, tableArgument, withTable } from './shared.js';
+import { writeJsonSummary, type ProgressReporter } from '../output/progress.js';
+import { jsonOption, printLine, progressFor, snapshotOption, tableArgument, withTable } from './shared.js';
 
 /** `tidemark verify`: a read-only consistency check of a table. */
 export const verifyCommand = defineCommand({
@@ -26,12 +26,18 @@ export const verifyCommand = defineCommand({
     const o = args.options;
     if (o.all && o.snapshot !== undefined) throw new UsageError("give either '--snapshot' or '--all', not both", 'verify');
     return withTable(args.named['table']!, ctx, async (table) => {
+      // Decoding every live data file can take long on a big table: a bar on a terminal, as the maintenance jobs draw.
+      let bar: ProgressReporter | undefined;
       const summary = await verifyTable(table, {
         ...(o.snapshot !== undefined ? { snapshotId: o.snapshot } : {}),
         all: o.all === true,
         metadataOnly: o['metadata-only'] === true,
         signal: ctx.signal,
-      });
+        onProgress: (_done, total) => {
+          bar ??= progressFor(ctx, 'verifying', 'files', total);
+          bar.add(1);
+        },
+      }).finally(() => bar?.finish());
       if (o.json) await writeJsonSummary(ctx.stdout, { command: 'verify', ...summary }, ctx.signal);
       else await printLine(ctx, verifyText(summary));
       return summary.ok ? ExitCode.Ok : ExitCode.Failed;

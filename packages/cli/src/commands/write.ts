@@ -10,7 +10,7 @@ import { CliError, UsageError } from '../errors.js';
 import { InputError, readCsv, readJsonLines, type RowChunk } from '../input/row-input.js';
 import { parseKeyValues } from './create.js';
 import type { ProgressReporter } from '../output/progress.js';
-import { printLine, progressFor, quietOption, tableArgument, withTable } from './shared.js';
+import { jsonOption, printLine, progressFor, quietOption, tableArgument, withTable } from './shared.js';
 
 /** `tidemark write`: append or overwrite rows. */
 export const writeCommand = defineCommand({
@@ -18,7 +18,7 @@ export const writeCommand = defineCommand({
   summary: 'write rows from a file or stdin and commit them as one snapshot',
   usage: {
     synopsis: [
-      'write <table> [--input <file> | -] [--format jsonl|csv|parquet] [--row-kind-field F] [--overwrite [--partition k=v]...] [--commit-user U --commit-identifier N]',
+      'write <table> [--input <file> | -] [--format jsonl|csv|parquet] [--row-kind-field F] [--overwrite [--partition k=v]...] [--commit-user U --commit-identifier N] [--json]',
     ],
     description:
       'JSON lines input uses the value formats `tidemark read --format jsonl` prints. On a primary-key table every row is an upsert ' +
@@ -38,6 +38,7 @@ export const writeCommand = defineCommand({
       'commit-user': { type: 'string', valueName: 'U', description: 'commit user, for idempotent retries' },
       'commit-identifier': { type: 'integer', min: 0, valueName: 'N', description: 'commit identifier; skipped if U already committed it' },
       quiet: quietOption,
+      json: jsonOption,
     },
     requires: { partition: 'overwrite', 'commit-identifier': 'commit-user', 'commit-user': 'commit-identifier' },
   },
@@ -59,7 +60,9 @@ export const writeCommand = defineCommand({
         // Checked before reading the input, so a retried job writes no data files at all.
         const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
         if (todo.length === 0) {
-          await printLine(ctx, `skipped: commit identifier ${identifier} of commit user '${commit.commitUser}' was already committed`);
+          const reason = `commit identifier ${identifier} of commit user '${commit.commitUser}' was already committed`;
+          if (o.json) await printLine(ctx, JSON.stringify({ command: 'write', table: table.location, status: 'skipped', rows: 0, reason }));
+          else await printLine(ctx, `skipped: ${reason}`);
           return;
         }
       }
@@ -109,6 +112,13 @@ export const writeCommand = defineCommand({
         throw e;
       } finally {
         await writer.close();
+      }
+      if (o.json) {
+        const outcome =
+          result.status === 'committed' ? { snapshotId: result.snapshotId } : result.status === 'skipped' ? { reason: result.reason } : {};
+        const json = { command: 'write', table: table.location, status: result.status, rows, overwrite: o.overwrite, ...outcome };
+        await printLine(ctx, JSON.stringify(json));
+        return;
       }
       switch (result.status) {
         case 'committed':

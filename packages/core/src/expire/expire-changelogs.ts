@@ -8,9 +8,10 @@
  *
  * Order of deletions, as for snapshots, so that a run killed at any point leaves every retained
  * changelog readable and a rerun finishes the job: the changelog files of the expiring
- * changelogs, their changelog manifests and manifest lists, the changelog metadata files oldest
- * first and one at a time, then the EARLIEST hint. A changelog whose snapshot is tagged keeps its
- * files (the tag names them).
+ * changelogs, their changelog manifests and manifest lists (each kind one batched `deleteMany`),
+ * the changelog metadata files in batches, oldest batch first, each after EARLIEST was moved past
+ * it, then the EARLIEST hint. A changelog whose snapshot is tagged keeps its files (the tag names
+ * them).
  */
 import { NotFoundError } from '@tidemark/storage';
 import { readManifestEntries, type Snapshot } from '@tidemark/format';
@@ -19,6 +20,7 @@ import { ConsumerManager } from '../consumer-manager.js';
 import { tableOptions } from '../core-options.js';
 import { SnapshotManager } from '../snapshot-manager.js';
 import { TagManager } from '../tag-manager.js';
+import { METADATA_READ_CONCURRENCY, idRange, mapOrdered, rampingWindow } from './bounded-map.js';
 import { MaintenanceArgumentError } from './maintenance-errors.js';
 import {
   DataFileLocator,
@@ -40,6 +42,18 @@ export interface ExpireChangelogsOptions extends MaintenanceRunOptions {
   readonly olderThanMs?: number;
   /** At most this many changelogs per run (`snapshot.expire.limit`). */
   readonly expireLimit?: number;
+  /**
+   * Changelog metadata files deleted per batch (default 1,000, one S3 DeleteObjects request). The
+   * EARLIEST hint is written once per batch; a kill in the middle of a batch leaves at most this
+   * many leftover files below it, which the next run deletes.
+   */
+  readonly batchSize?: number;
+}
+
+/** A file to delete, with its size as the metadata gives it. */
+interface FileRef {
+  readonly path: string;
+  readonly size: number;
 }
 
 /** Result of {@link expireChangelogs}. */
@@ -89,6 +103,9 @@ export async function expireChangelogs(table: MaintainedTable, options: ExpireCh
       `changelog.num-retained.max must be an integer >= changelog.num-retained.min (${retainMin}), got ${retainMax}`,
     );
   }
+  const batchSize = options.batchSize ?? 1000;
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new MaintenanceArgumentError(`batchSize must be an integer >= 1, got ${batchSize}`);
   const dryRun = options.dryRun ?? false;
   const deleted: string[] = [];
   let filesDeleted = 0;
@@ -104,8 +121,31 @@ export async function expireChangelogs(table: MaintainedTable, options: ExpireCh
     ...(dryRun ? { deleted } : {}),
   });
 
-  const earliest = await changelogs.earliestId();
+  const { id: earliest, leftoversBelow } = await changelogs.earliestProbe();
   if (earliest === null) return summary(0, null);
+  /** Deletes (or, in a dry run, lists) a stream of files as one batched `deleteMany`. */
+  const remove = async (files: Iterable<FileRef> | AsyncIterable<FileRef>): Promise<void> => {
+    const counted = async function* (): AsyncGenerator<string> {
+      for await (const f of files) {
+        if (filesDeleted % 1000 === 0) checkAborted(options.signal);
+        if (dryRun) deleted.push(f.path);
+        filesDeleted++;
+        bytesFreed += f.size;
+        yield f.path;
+      }
+    };
+    if (dryRun) for await (const _ of counted());
+    else await io.deleteMany(counted());
+  };
+  // Changelog files below a trusted EARLIEST are leftovers of a run killed inside a batch (step 3):
+  // what they referenced went before their batch started, so they go first, in any order.
+  if (leftoversBelow) {
+    await remove(
+      (async function* () {
+        for await (const id of changelogs.leftoverIds(earliest)) yield { path: paths.changelogMetaPath(id), size: 0 };
+      })(),
+    );
+  }
   const latest = (await changelogs.latestId())!;
   const snapshots = new SnapshotManager(io, paths);
   const [latestSnapshot, earliestSnapshot] = await Promise.all([snapshots.latestId(), snapshots.earliestId()]);
@@ -117,43 +157,34 @@ export async function expireChangelogs(table: MaintainedTable, options: ExpireCh
   if (earliestSnapshot !== null) maxExclusive = Math.min(maxExclusive, earliestSnapshot);
   const consumerMin = await new ConsumerManager(io, paths).minNextSnapshot();
   if (consumerMin !== null) maxExclusive = Math.min(maxExclusive, consumerMin);
+  // The changelogs are read with bounded concurrency, in a window that widens while they keep
+  // expiring, and folded in id order: the range ends at the first one too young.
   let end = maxExclusive;
-  for (let id = min; id < maxExclusive; id++) {
-    const c = await changelogs.tryGet(id);
-    if (c !== null && c.timeMillis >= olderThan) {
+  const expiring: Snapshot[] = [];
+  for await (const { id, c } of mapOrdered(idRange(earliest, maxExclusive), rampingWindow(METADATA_READ_CONCURRENCY), async (id) => {
+    checkAborted(options.signal);
+    return { id, c: await changelogs.tryGet(id) };
+  })) {
+    if (id >= min && c !== null && c.timeMillis >= olderThan) {
       end = id;
       break;
     }
+    if (c !== null) expiring.push(c);
   }
   if (end <= earliest) return summary(0, earliest);
 
-  const expiring: Snapshot[] = [];
-  for (let id = earliest; id < end; id++) {
-    checkAborted(options.signal);
-    const c = await changelogs.tryGet(id);
-    if (c !== null) expiring.push(c);
-  }
   const tagged = new Set((await new TagManager(io, paths).list()).map((t) => t.tag.id));
   const locator = new DataFileLocator(paths, schema);
-  const remove = async (files: ReadonlyArray<{ path: string; size: number }>): Promise<void> => {
-    if (files.length === 0) return;
-    checkAborted(options.signal);
-    for (const f of files) {
-      if (dryRun) deleted.push(f.path);
-      filesDeleted++;
-      bytesFreed += f.size;
-    }
-    if (!dryRun) await io.deleteMany(files.map((f) => f.path));
-  };
 
-  // 1. Changelog files, 2. their manifests and manifest lists.
-  const manifests: Array<{ path: string; size: number }> = [];
-  const lists: Array<{ path: string; size: number }> = [];
-  for (const c of expiring) {
-    if (!c.changelogManifestList || tagged.has(c.id)) continue;
+  // 1. Changelog files, streamed into one batched deletion while the manifests are read; 2. their
+  //    manifests and manifest lists (names bounded by the expire limit, as the changelogs).
+  const manifests: FileRef[] = [];
+  const lists: FileRef[] = [];
+  const readFiles = async (c: Snapshot): Promise<FileRef[]> => {
+    checkAborted(options.signal);
     const list = await tryReadManifestList(io, paths, c.changelogManifestList);
-    if (list === null) continue; // removed by an interrupted earlier run
-    const files: Array<{ path: string; size: number }> = [];
+    if (list === null) return []; // removed by an interrupted earlier run
+    const files: FileRef[] = [];
     for (const m of list) {
       try {
         for await (const e of readManifestEntries(io, paths.manifestPath(m.fileName))) {
@@ -166,21 +197,48 @@ export async function expireChangelogs(table: MaintainedTable, options: ExpireCh
       }
       manifests.push({ path: paths.manifestPath(m.fileName), size: m.fileSize });
     }
-    await remove(files);
-    lists.push({ path: paths.manifestPath(c.changelogManifestList), size: c.changelogManifestListSize ?? 0 });
-  }
+    lists.push({ path: paths.manifestPath(c.changelogManifestList!), size: c.changelogManifestListSize ?? 0 });
+    return files;
+  };
+  const withFiles = expiring.filter((c) => !!c.changelogManifestList && !tagged.has(c.id));
+  await remove(
+    (async function* () {
+      for await (const files of mapOrdered(withFiles, METADATA_READ_CONCURRENCY, readFiles)) yield* files;
+    })(),
+  );
   await remove(manifests);
   await remove(lists);
 
-  // 3. Changelog metadata, oldest first and one at a time (a partial run leaves a contiguous range).
-  for (const c of expiring) {
+  // 3. Changelog metadata, in batches of `batchSize`, oldest batch first. EARLIEST is moved past a
+  //    batch before the batch is deleted (one DeleteObjects request has no order), so a kill leaves
+  //    a contiguous range from EARLIEST on and leftovers below it, which the next run deletes; the
+  //    batch's newest file goes last, alone, so that "changelog EARLIEST-1 exists" tells the next
+  //    run that a batch was cut short. When the hint cannot name a changelog that exists (the whole
+  //    changelog expires), the last batch goes one file at a time, oldest first, as readers then
+  //    find the earliest changelog by listing.
+  for (let from = 0; from < expiring.length; from += batchSize) {
     checkAborted(options.signal);
-    const path = paths.changelogMetaPath(c.id);
-    if (dryRun) deleted.push(path);
-    else await changelogs.delete(c.id);
-    filesDeleted++;
+    const batch = expiring.slice(from, from + batchSize);
+    const hintId = expiring[from + batchSize]?.id ?? end;
+    const batchPaths = batch.map((c) => paths.changelogMetaPath(c.id));
+    filesDeleted += batch.length;
+    if (dryRun) {
+      deleted.push(...batchPaths);
+      continue;
+    }
+    if (hintId > latest) {
+      for (const c of batch) {
+        checkAborted(options.signal);
+        await changelogs.delete(c.id);
+      }
+      continue;
+    }
+    await changelogs.writeEarliestHint(hintId);
+    const last = batchPaths.pop()!;
+    if (batchPaths.length > 0) await io.deleteMany(batchPaths);
+    await io.delete(last);
   }
-  // 4. EARLIEST hint.
+  // 4. EARLIEST hint (already `end` after a batch that named it).
   if (!dryRun) await changelogs.writeEarliestHint(end);
   const left = end <= latest ? end : null;
   return summary(expiring.length, left);

@@ -17,16 +17,20 @@
  * Expired snapshots become unreadable from step 1 on, exactly as in Java; nothing retained ever
  * does. Missing files (already deleted by an earlier, interrupted run) are skipped.
  *
- * Speed on object stores: metadata is read with bounded concurrency (results are folded in
- * snapshot order, so the outcome is the same as a sequential read), files of steps 1-3 are
- * streamed into one `deleteMany` per step (S3: 1,000 keys per request, a few requests in flight)
- * and snapshot files go in batches too, all without existence checks, since deleting a missing
- * file is not an error and sizes come from the manifests.
+ * Speed on object stores: all metadata of the range (snapshots, delta entries, manifest lists,
+ * changelog entries, index manifests) is read in one pass, each file once, in a window of
+ * {@link EXPIRE_READ_WINDOW} snapshots that widens as the range proves long (results are folded in
+ * snapshot order, so the outcome is the same as a sequential read); deciding where the range ends
+ * is part of that pass, not a pass of its own. Files of steps 1-3 are streamed into one
+ * `deleteMany` per step (S3: 1,000 keys per request, a few requests in flight) and snapshot files
+ * go in batches too, all without existence checks, since deleting a missing file is not an error
+ * and sizes come from the manifests.
  *
- * Memory: manifests are streamed; only the DELETE entries and the snapshot objects of the
- * expiring range (bounded by `snapshot.expire.limit` commits), the entries of at most
- * {@link METADATA_READ_CONCURRENCY} snapshots being read, and the metadata file names of retained
- * snapshots and tags are held, never the data files of the whole table.
+ * Memory: manifests are streamed; only the DELETE entries, the changelog files, the metadata file
+ * names and the snapshot objects of the expiring range (bounded by `snapshot.expire.limit`
+ * commits), the results of at most {@link EXPIRE_READ_WINDOW} snapshots being read, and the
+ * metadata file names of retained snapshots and tags are held, never the data files of the whole
+ * table.
  */
 import { NotFoundError, joinPath, type FileIO } from '@tidemark/storage';
 import { readManifestEntries, type ManifestFileMeta, type Snapshot, type Tag } from '@tidemark/format';
@@ -37,7 +41,7 @@ import { ConsumerError } from '../errors.js';
 import { SnapshotManager } from '../snapshot-manager.js';
 import { TagManager } from '../tag-manager.js';
 import type { TablePaths } from '../table-paths.js';
-import { METADATA_READ_CONCURRENCY, idRange, mapOrdered } from './bounded-map.js';
+import { EXPIRE_READ_WINDOW, METADATA_READ_CONCURRENCY, idRange, mapOrdered, rampingWindow } from './bounded-map.js';
 import { changelogDecoupled, expireChangelogs } from './expire-changelogs.js';
 import { MaintenanceArgumentError, MaintenanceError } from './maintenance-errors.js';
 import {
@@ -71,9 +75,10 @@ export interface ExpireSnapshotsOptions extends MaintenanceRunOptions {
   /** Alias of {@link expireLimit}. */
   readonly maxDeletes?: number;
   /**
-   * Snapshot files deleted per batch (default 1,000, one S3 DeleteObjects request). The EARLIEST
-   * hint is written once per batch; a kill in the middle of a batch leaves at most this many
-   * leftover snapshot files below it, which the next run deletes.
+   * Snapshot files deleted per batch (default 1,000, one S3 DeleteObjects request), and changelog
+   * files by the changelog expiration that follows. The EARLIEST hint is written once per batch; a
+   * kill in the middle of a batch leaves at most this many leftover snapshot files below it, which
+   * the next run deletes.
    */
   readonly snapshotBatchSize?: number;
 }
@@ -103,10 +108,34 @@ interface Marked {
   readonly deletedIn: number;
 }
 
-/** What a run decided to expire: snapshots `[earliest, end)`. */
-interface ExpireRange {
-  readonly earliest: number;
-  readonly end: number;
+/** A file to delete, with its size as the metadata gives it. */
+interface FileRef {
+  readonly path: string;
+  readonly size: number;
+}
+
+/** What an expiring snapshot references besides its delta entries (steps 2 and 3). */
+interface ExpiringFiles {
+  /** Manifests, index files and statistics files, by name. */
+  readonly leaves: ReadonlyArray<readonly [string, FileRef]>;
+  /** Manifest lists and index manifests, by name. */
+  readonly roots: ReadonlyArray<readonly [string, FileRef]>;
+  readonly changelogFiles: readonly FileRef[];
+}
+
+/** One task of the read pass: snapshot `id`, and when `id - 1` expires, what the range needs of both. */
+interface PassStep {
+  readonly id: number;
+  readonly snapshot: Snapshot | null;
+  /** Snapshot `id - 1` is retained: `id` is too young (the range ends at `id - 1`). */
+  readonly stop: boolean;
+  readonly prev?: Snapshot | null;
+  /** Entries of the delta of `id`. */
+  readonly delta?: readonly DeltaEntry[];
+  /** The delta list of `id` (null when gone): the first retained snapshot's is needed again. */
+  readonly deltaList?: ManifestFileMeta[] | null;
+  /** What `id - 1` references (null when its file is gone). */
+  readonly files?: ExpiringFiles | null;
 }
 
 /**
@@ -126,6 +155,7 @@ export async function expireSnapshots(table: MaintainedTable, options: ExpireSna
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
     ...(options.now !== undefined ? { now: options.now } : {}),
     ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
+    ...(options.snapshotBatchSize !== undefined ? { batchSize: options.snapshotBatchSize } : {}),
   });
   if (changelogs.changelogsExpired === 0) return result;
   return {
@@ -243,51 +273,63 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
   if (leftoversBelow) await deleteLeftovers(snapshots, earliestId);
   const consumerTtl = o.consumerExpirationTimeMs;
   const consumersStaleBefore = consumerTtl === null ? null : now - consumerTtl;
-  const known = new Map<number, Snapshot>();
-  const range = await computeRange(io, paths, snapshots, known, {
-    earliestId,
-    latestId,
-    retainMin,
-    retainMax,
-    limit,
-    olderThan,
-    consumersStaleBefore,
-    dryRun,
-  });
-  if (range === null) {
+  const bounds = await rangeBounds(io, paths, { earliestId, latestId, retainMin, retainMax, limit, consumersStaleBefore, dryRun });
+  if (bounds === null) {
     if (!dryRun) await ensureEarliestHint(io, paths, earliestId);
     return summary(0, earliestId);
   }
-  const { earliest, end } = range;
-  const endSnapshot = known.get(end) ?? (await snapshots.tryGet(end));
-  if (endSnapshot === null) {
-    throw new MaintenanceError(
-      `snapshot ${end} of ${paths.root}, the first one to retain, cannot be read; expiration stopped without deleting anything`,
-    );
-  }
-  const tags = await new TagManager(io, paths).list();
+  const { min, maxExclusive } = bounds;
+  const earliest = earliestId;
   const locator = new DataFileLocator(paths, schema);
+  // Tags are read once a snapshot is known to expire (a run that expires nothing skips them).
+  let tagsRead: Promise<Array<{ name: string; tag: Tag }>> | null = null;
+  const readTags = (): Promise<Array<{ name: string; tag: Tag }>> => (tagsRead ??= new TagManager(io, paths).list());
 
-  // 1. Data files deleted by snapshots (earliest, end], folded in snapshot order so that a DELETE
-  //    followed by an ADD of the same file (level upgrade) keeps it. Reads run with bounded
-  //    concurrency; the snapshots themselves are kept (bounded by the expire limit, like `marked`)
-  //    for steps 2-4.
-  checkAborted(options.signal);
-  const marked = new Map<string, Marked>();
-  const deltaLists = new Map<string, ManifestFileMeta[]>();
-  const expiring: Array<Snapshot | null> = new Array<Snapshot | null>(end - earliest).fill(null);
-  const readDelta = async (id: number): Promise<{ id: number; snapshot: Snapshot | null; entries: DeltaEntry[] }> => {
+  // One pipelined read pass over the candidates (earliest, maxExclusive]. Reading snapshot `id`
+  // tells whether `id - 1` expires (Paimon: a snapshot goes once its successor is older than the
+  // retention threshold); if it does, the same task reads the delta of `id` (step 1: `id` is at
+  // most the first retained snapshot) and the lists of `id - 1` (steps 2 and 3), so every metadata
+  // file of the range is read once, in one window. The window starts at one task and widens as
+  // snapshots keep expiring, so a run that expires little reads little ahead.
+  const snapshotReads = new Map<number, Promise<Snapshot | null>>();
+  const readSnapshot = (id: number): Promise<Snapshot | null> => {
+    let p = snapshotReads.get(id);
+    if (p === undefined) {
+      p = snapshots.tryGet(id);
+      p.catch(() => undefined); // awaited by the tasks of `id` and `id + 1`
+      snapshotReads.set(id, p);
+    }
+    return p;
+  };
+  const readIndexOnce = new Set<string>();
+  const statsDir = joinPath(paths.root, 'statistics');
+  // The delta of `id` is read by the task of `id` and its list serves the task of `id + 1` too.
+  const deltaReads = new Map<number, Promise<{ list: ManifestFileMeta[] | null; entries: DeltaEntry[] } | null>>();
+  const readStep = async (id: number): Promise<PassStep> => {
     checkAborted(options.signal);
-    // Successors read while choosing the range are not read again.
-    const snapshot = id === end ? endSnapshot : (known.get(id) ?? (await snapshots.tryGet(id)));
-    known.delete(id);
-    const entries: DeltaEntry[] = [];
-    // Snapshot `earliest` is read for steps 2-4 only: its delta is not part of the range.
-    const delta = snapshot === null || id === earliest ? null : await tryReadManifestList(io, paths, snapshot.deltaManifestList);
-    // Step 3 needs the delta lists of the expiring snapshots again: keep their (small) metas.
-    if (delta !== null && snapshot !== null && id < end) deltaLists.set(snapshot.deltaManifestList, delta);
+    const snapshot = await readSnapshot(id);
+    // A missing successor does not stop the range (the chain is checked by the batches of step 4).
+    if (id - 1 >= min && snapshot !== null && snapshot.timeMillis >= olderThan) return { id, snapshot, stop: true };
+    const deltaRead = snapshot === null ? Promise.resolve(null) : readDelta(snapshot);
+    deltaRead.catch(() => undefined); // awaited below and by the task of `id + 1`
+    deltaReads.set(id, deltaRead);
+    // The lists of `id - 1` are read while the delta of `id` is.
+    const prevFiles = (async (): Promise<{ prev: Snapshot | null; files: ExpiringFiles | null }> => {
+      const prev = await readSnapshot(id - 1);
+      if (prev === null) return { prev, files: null };
+      const first = prev.id === earliest;
+      const prevDelta = first ? null : ((await deltaReads.get(prev.id)) ?? null);
+      return { prev, files: await readExpiringMetadata(prev, prevDelta?.list ?? null, first) };
+    })();
+    const [delta, { prev, files }] = await Promise.all([deltaRead, prevFiles]);
+    return { id, snapshot, stop: false, prev, delta: delta?.entries ?? [], deltaList: delta?.list ?? null, files };
+  };
+  /** Delta entries of a snapshot of (earliest, end] (step 1), and its delta list (step 3). */
+  const readDelta = async (s: Snapshot): Promise<{ list: ManifestFileMeta[] | null; entries: DeltaEntry[] }> => {
     // A missing delta list was processed by an interrupted earlier run.
-    for (const m of delta ?? []) {
+    const list = await tryReadManifestList(io, paths, s.deltaManifestList);
+    const entries: DeltaEntry[] = [];
+    for (const m of list ?? []) {
       for await (const e of tolerantEntries(io, paths, m)) {
         entries.push({
           add: e.kind !== 'DELETE',
@@ -297,19 +339,132 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
         });
       }
     }
-    return { id, snapshot, entries };
+    return { list, entries };
   };
-  for await (const { id, snapshot, entries } of mapOrdered(idRange(earliest, end + 1), METADATA_READ_CONCURRENCY, readDelta)) {
-    if (id < end) expiring[id - earliest] = snapshot;
-    for (const e of entries) {
-      if (e.add) marked.delete(e.path);
-      else marked.set(e.path, { path: e.path, extra: e.extra, size: e.size, deletedIn: id });
+  /**
+   * What an expiring snapshot references besides its delta entries: manifests, index and
+   * statistics files (leaves), manifest lists and index manifests (roots), and its changelog files.
+   * All are candidates: step 3 keeps those a retained snapshot or tag names.
+   */
+  const readExpiringMetadata = async (
+    s: Snapshot,
+    /** The snapshot's delta list when the delta pass read it already. */
+    deltaList: ManifestFileMeta[] | null,
+    readDeltaList: boolean,
+  ): Promise<ExpiringFiles> => {
+    const leaves: Array<[string, FileRef]> = [];
+    const roots: Array<[string, FileRef]> = [];
+    const changelogFiles: FileRef[] = [];
+    const addList = (name: string, size: number | undefined, list: ManifestFileMeta[] | null): void => {
+      if (list === null) return; // deleted by an interrupted earlier run
+      for (const m of list) leaves.push([m.fileName, { path: paths.manifestPath(m.fileName), size: m.fileSize }]);
+      roots.push([name, { path: paths.manifestPath(name), size: size ?? 0 }]);
+    };
+    const readChangelog = async (): Promise<void> => {
+      // A decoupled changelog keeps its manifests until it expires itself.
+      if (decoupled || !s.changelogManifestList) return;
+      const list = await tryReadManifestList(io, paths, s.changelogManifestList);
+      addList(s.changelogManifestList, s.changelogManifestListSize, list);
+      // Step 2: the changelog files themselves, unless a tag keeps the snapshot.
+      if (list === null || list.length === 0 || (await readTags()).some((t) => t.tag.id === s.id)) return;
+      for (const m of list) {
+        for await (const e of tolerantEntries(io, paths, m)) {
+          if (e.kind !== 'ADD') continue;
+          changelogFiles.push({ path: locator.dataFile(e), size: e.file.fileSize });
+          for (const x of locator.extraFiles(e)) changelogFiles.push({ path: x, size: 0 });
+        }
+      }
+    };
+    const readIndex = async (): Promise<void> => {
+      // Snapshots share an index manifest until the index changes: read each one once.
+      if (!s.indexManifest || readIndexOnce.has(s.indexManifest)) return;
+      readIndexOnce.add(s.indexManifest);
+      const index = await tryReadIndexManifest(io, paths, s.indexManifest);
+      if (index === null) return;
+      for (const e of index) {
+        if (e.kind === 'ADD') leaves.push([e.fileName, { path: e.externalPath ?? paths.indexPath(e.fileName), size: e.fileSize }]);
+      }
+      roots.push([s.indexManifest, { path: paths.manifestPath(s.indexManifest), size: 0 }]);
+    };
+    await Promise.all([
+      tryReadManifestList(io, paths, s.baseManifestList).then((l) => addList(s.baseManifestList, s.baseManifestListSize, l)),
+      readDeltaList
+        ? tryReadManifestList(io, paths, s.deltaManifestList).then((l) => addList(s.deltaManifestList, s.deltaManifestListSize, l))
+        : Promise.resolve(),
+      readChangelog(),
+      readIndex(),
+    ]);
+    // Read by the delta pass when `s` is past the earliest snapshot.
+    if (!readDeltaList) addList(s.deltaManifestList, s.deltaManifestListSize, deltaList);
+    if (s.statistics) leaves.push([s.statistics, { path: joinPath(statsDir, s.statistics), size: 0 }]);
+    return { leaves, roots, changelogFiles };
+  };
+
+  checkAborted(options.signal);
+  // Bounded by the expire limit, as the snapshots themselves: the DELETE entries of the range,
+  // the metadata file names it references and its changelog files.
+  const marked = new Map<string, Marked>();
+  const leafFiles = new Map<string, FileRef>();
+  const rootFiles = new Map<string, FileRef>();
+  const changelogFiles: FileRef[] = [];
+  const expiring: Array<Snapshot | null> = [];
+  let end = maxExclusive;
+  let endSnapshot: Snapshot | null = null;
+  let endDeltaList: ManifestFileMeta[] | null = null;
+  for await (const step of mapOrdered(idRange(earliest + 1, maxExclusive + 1), rampingWindow(EXPIRE_READ_WINDOW), readStep)) {
+    if (step.stop) {
+      end = step.id - 1;
+      break;
     }
-    if (id > earliest) progress('reading-deltas', id - earliest, end - earliest);
+    // `step.id - 1` expires; folded in snapshot order so that a DELETE followed by an ADD of the
+    // same file (level upgrade) keeps it.
+    expiring.push(step.prev ?? null);
+    for (const e of step.delta ?? []) {
+      if (e.add) marked.delete(e.path);
+      else marked.set(e.path, { path: e.path, extra: e.extra, size: e.size, deletedIn: step.id });
+    }
+    for (const [k, v] of step.files?.leaves ?? []) leafFiles.set(k, v);
+    for (const [k, v] of step.files?.roots ?? []) rootFiles.set(k, v);
+    for (const f of step.files?.changelogFiles ?? []) changelogFiles.push(f);
+    snapshotReads.delete(step.id - 1);
+    deltaReads.delete(step.id - 1);
+    endSnapshot = step.snapshot;
+    endDeltaList = step.deltaList ?? null;
+    progress('reading-deltas', step.id - earliest, maxExclusive - earliest);
   }
-  // Never delete what the first retained snapshot still has (covers unusual histories such as
-  // rollbacks), nor what a tag has: per Paimon, the newest tag before the deleting snapshot.
-  if (marked.size > 0) await unmarkLive(io, paths, locator, endSnapshot, marked, `snapshot ${end}`);
+  snapshotReads.clear();
+  deltaReads.clear();
+  if (end <= earliest) {
+    if (!dryRun) await ensureEarliestHint(io, paths, earliestId);
+    return summary(0, earliestId);
+  }
+  if (endSnapshot === null) {
+    throw new MaintenanceError(
+      `snapshot ${end} of ${paths.root}, the first one to retain, cannot be read; expiration stopped without deleting anything`,
+    );
+  }
+  const tags = await readTags();
+  // What the first retained snapshot and the tags reference is kept: their lists are read once,
+  // for the names (step 3) and, for the retained snapshot, for its live data files (step 1).
+  const skip = new Set<string>();
+  // The delta pass read the retained snapshot's delta list already.
+  const endKnown = endDeltaList === null ? {} : { [endSnapshot.deltaManifestList]: endDeltaList };
+  const keepers: Array<{ s: Snapshot | Tag; what: string; known: Record<string, ManifestFileMeta[]> }> = [
+    { s: endSnapshot, what: `snapshot ${end}`, known: endKnown },
+    ...tags.map(({ name, tag }) => ({ s: tag, what: `tag '${name}'`, known: {} })),
+  ];
+  let endLists: ManifestFileMeta[] | null = null;
+  for await (const { names, lists } of mapOrdered(keepers, METADATA_READ_CONCURRENCY, (k) =>
+    metadataNames(io, paths, k.s, k.what, k.known),
+  )) {
+    for (const n of names) skip.add(n);
+    endLists ??= lists; // keepers[0]
+  }
+
+  // 1. Data files deleted by snapshots (earliest, end]. Never delete what the first retained
+  //    snapshot still has (covers unusual histories such as rollbacks), nor what a tag has: per
+  //    Paimon, the newest tag before the deleting snapshot.
+  if (marked.size > 0) await unmarkLive(io, paths, locator, endLists ?? [], marked, `snapshot ${end}`);
   for (let i = 0; i < tags.length && marked.size > 0; i++) {
     const { name, tag } = tags[i]!;
     const nextTagId = tags[i + 1]?.tag.id ?? Number.MAX_SAFE_INTEGER;
@@ -318,7 +473,7 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
     for (const [k, v] of marked) if (v.deletedIn > tag.id && v.deletedIn <= nextTagId) governed.set(k, v);
     if (governed.size === 0) continue;
     const candidates = [...governed.keys()];
-    await unmarkLive(io, paths, locator, tag, governed, `tag '${name}'`);
+    await unmarkLive(io, paths, locator, await liveLists(io, paths, tag, `tag '${name}'`), governed, `tag '${name}'`);
     for (const k of candidates) if (!governed.has(k)) marked.delete(k);
   }
   await deleteAll(
@@ -333,85 +488,20 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
   marked.clear();
 
   // 2. Changelog files of the expired snapshots (tagged snapshots keep theirs).
-  const taggedIds = new Set(tags.map((t) => t.tag.id));
-  const withChangelog = decoupled
-    ? []
-    : expiring.filter((s): s is Snapshot => s !== null && !!s.changelogManifestList && !taggedIds.has(s.id));
-  const readChangelog = async (s: Snapshot): Promise<Array<{ path: string; size: number }>> => {
-    checkAborted(options.signal);
-    const files: Array<{ path: string; size: number }> = [];
-    const list = await tryReadManifestList(io, paths, s.changelogManifestList);
-    for (const m of list ?? []) {
-      for await (const e of tolerantEntries(io, paths, m)) {
-        if (e.kind !== 'ADD') continue;
-        files.push({ path: locator.dataFile(e), size: e.file.fileSize });
-        for (const x of locator.extraFiles(e)) files.push({ path: x, size: 0 });
-      }
-    }
-    return files;
-  };
-  await deleteAll(
-    'changelog-files',
-    (async function* () {
-      for await (const files of mapOrdered(withChangelog, METADATA_READ_CONCURRENCY, readChangelog)) yield* files;
-    })(),
-  );
+  checkAborted(options.signal);
+  await deleteAll('changelog-files', changelogFiles);
+  changelogFiles.length = 0;
 
   // 3. Manifests, index files, statistics, then manifest lists and index manifests.
   checkAborted(options.signal);
-  const skip = new Set<string>();
-  const keepers: Array<{ s: Snapshot | Tag; what: string }> = [
-    { s: endSnapshot, what: `snapshot ${end}` },
-    ...tags.map(({ name, tag }) => ({ s: tag, what: `tag '${name}'` })),
-  ];
-  for await (const names of mapOrdered(keepers, METADATA_READ_CONCURRENCY, (k) => metadataNames(io, paths, k.s, k.what))) {
-    for (const n of names) skip.add(n);
-  }
-  const leafFiles = new Map<string, { path: string; size: number }>();
-  const rootFiles = new Map<string, { path: string; size: number }>();
-  const statsDir = joinPath(paths.root, 'statistics');
-  const readMetadata = async (
-    s: Snapshot,
-  ): Promise<{ leaves: Array<[string, { path: string; size: number }]>; roots: Array<[string, { path: string; size: number }]> }> => {
-    checkAborted(options.signal);
-    const leaves: Array<[string, { path: string; size: number }]> = [];
-    const roots: Array<[string, { path: string; size: number }]> = [];
-    const sizes: Record<string, number | undefined> = {
-      [s.baseManifestList]: s.baseManifestListSize,
-      [s.deltaManifestList]: s.deltaManifestListSize,
-      ...(s.changelogManifestList ? { [s.changelogManifestList]: s.changelogManifestListSize } : {}),
-    };
-    for (const listName of manifestListNames(s)) {
-      // A decoupled changelog keeps its manifests until it expires itself.
-      if (skip.has(listName) || (decoupled && listName === s.changelogManifestList)) continue;
-      const list = deltaLists.get(listName) ?? (await tryReadManifestList(io, paths, listName));
-      for (const m of list ?? []) {
-        if (!skip.has(m.fileName)) leaves.push([m.fileName, { path: paths.manifestPath(m.fileName), size: m.fileSize }]);
-      }
-      if (list !== null) roots.push([listName, { path: paths.manifestPath(listName), size: sizes[listName] ?? 0 }]);
-    }
-    if (s.indexManifest && !skip.has(s.indexManifest)) {
-      const index = await tryReadIndexManifest(io, paths, s.indexManifest);
-      for (const e of index ?? []) {
-        if (e.kind === 'ADD' && !skip.has(e.fileName)) {
-          leaves.push([e.fileName, { path: e.externalPath ?? paths.indexPath(e.fileName), size: e.fileSize }]);
-        }
-      }
-      if (index !== null) roots.push([s.indexManifest, { path: paths.manifestPath(s.indexManifest), size: 0 }]);
-    }
-    if (s.statistics && !skip.has(s.statistics)) leaves.push([s.statistics, { path: joinPath(statsDir, s.statistics), size: 0 }]);
-    return { leaves, roots };
-  };
-  const present = expiring.filter((s): s is Snapshot => s !== null);
-  for await (const { leaves, roots } of mapOrdered(present, METADATA_READ_CONCURRENCY, readMetadata)) {
-    for (const [k, v] of leaves) leafFiles.set(k, v);
-    for (const [k, v] of roots) rootFiles.set(k, v);
-  }
-  await deleteAll('manifests', leafFiles.values());
-  await deleteAll('manifest-lists', rootFiles.values());
+  const unused = (files: Map<string, FileRef>) =>
+    (function* () {
+      for (const [name, f] of files) if (!skip.has(name)) yield f;
+    })();
+  await deleteAll('manifests', unused(leafFiles));
+  await deleteAll('manifest-lists', unused(rootFiles));
   leafFiles.clear();
   rootFiles.clear();
-  deltaLists.clear();
 
   // 4. Snapshot files, in batches of `snapshotBatchSize` ids, oldest batch first. One batch
   //    (a DeleteObjects request) has no deletion order, so EARLIEST is moved past the batch before
@@ -460,46 +550,30 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
   return summary(expired, end); // a dry run reports the earliest snapshot the real run would leave
 }
 
-/** Paimon's choice of the expiring range `[earliest, end)`, or null when nothing expires. */
-async function computeRange(
+/**
+ * Bounds of Paimon's expiring range before the snapshots' times are looked at: snapshots below
+ * `min` expire regardless of age (retainMax), none at or above `maxExclusive` does (retainMin,
+ * the expire limit, consumers). Null when nothing can expire.
+ */
+async function rangeBounds(
   io: FileIO,
   paths: TablePaths,
-  snapshots: SnapshotManager,
-  /** Receives the snapshots read on the way (successors inside the range), for step 1. */
-  known: Map<number, Snapshot>,
   a: {
     earliestId: number;
     latestId: number;
     retainMin: number;
     retainMax: number;
     limit: number;
-    olderThan: number;
     consumersStaleBefore: number | null;
     dryRun: boolean;
   },
-): Promise<ExpireRange | null> {
+): Promise<{ min: number; maxExclusive: number } | null> {
   const { earliestId: earliest, latestId: latest } = a;
-  // Snapshots below `min` go regardless of age (retainMax); from `min` on, only old enough ones.
   const min = Math.max(latest - a.retainMax + 1, earliest);
   let maxExclusive = Math.min(latest - a.retainMin + 1, earliest + a.limit);
   const consumerMin = await minConsumerSnapshot(io, paths, a.consumersStaleBefore, a.dryRun);
   if (consumerMin !== null) maxExclusive = Math.min(maxExclusive, consumerMin);
-  if (maxExclusive <= earliest) return null;
-  let end = maxExclusive;
-  // A snapshot may go only once its successor is older than the retention threshold, so time
-  // travel to any instant inside the retention window still finds its snapshot.
-  const successors = mapOrdered(idRange(min, maxExclusive), METADATA_READ_CONCURRENCY, async (id) => ({
-    id,
-    next: await snapshots.tryGet(id + 1),
-  }));
-  for await (const { id, next } of successors) {
-    if (next !== null) known.set(next.id, next);
-    if (next !== null && next.timeMillis >= a.olderThan) {
-      end = id;
-      break;
-    }
-  }
-  return end > earliest ? { earliest, end } : null;
+  return maxExclusive > earliest ? { min, maxExclusive } : null;
 }
 
 /**
@@ -538,35 +612,49 @@ async function* tolerantEntries(io: FileIO, paths: TablePaths, m: ManifestFileMe
 }
 
 /**
- * Removes from `marked` every file live in `snapshot` (a retained snapshot or a tag). Its
- * manifests must be readable: otherwise nothing can be proven safe and the run stops.
+ * Removes from `marked` every file live in a retained snapshot or tag, given the metas of its base
+ * and delta lists. Its manifests must be readable: otherwise nothing can be proven safe and the
+ * run stops. Manifests are read in a bounded window; the net count per file does not depend on
+ * the order.
  */
 async function unmarkLive(
   io: FileIO,
   paths: TablePaths,
   locator: DataFileLocator,
-  snapshot: Snapshot | Tag,
+  manifests: readonly ManifestFileMeta[],
   marked: Map<string, Marked>,
   what: string,
 ): Promise<void> {
-  const net = new Map<string, number>();
-  for (const listName of [snapshot.baseManifestList, snapshot.deltaManifestList]) {
-    const list = await tryReadManifestList(io, paths, listName);
-    if (list === null) throw missing(paths, what, listName);
-    for (const m of list) {
-      try {
-        for await (const e of readManifestEntries(io, paths.manifestPath(m.fileName))) {
-          const path = locator.dataFile(e);
-          if (!marked.has(path)) continue;
-          net.set(path, (net.get(path) ?? 0) + (e.kind === 'ADD' ? 1 : -1));
-        }
-      } catch (err) {
-        if (err instanceof NotFoundError) throw missing(paths, what, m.fileName);
-        throw err;
+  const readNet = async (m: ManifestFileMeta): Promise<Map<string, number>> => {
+    const net = new Map<string, number>();
+    try {
+      for await (const e of readManifestEntries(io, paths.manifestPath(m.fileName))) {
+        const path = locator.dataFile(e);
+        if (!marked.has(path)) continue;
+        net.set(path, (net.get(path) ?? 0) + (e.kind === 'ADD' ? 1 : -1));
       }
+    } catch (err) {
+      if (err instanceof NotFoundError) throw missing(paths, what, m.fileName);
+      throw err;
     }
+    return net;
+  };
+  const net = new Map<string, number>();
+  for await (const part of mapOrdered(manifests, METADATA_READ_CONCURRENCY, readNet)) {
+    for (const [path, n] of part) net.set(path, (net.get(path) ?? 0) + n);
   }
   for (const [path, n] of net) if (n > 0) marked.delete(path);
+}
+
+/** The manifests of a retained snapshot's or tag's base and delta lists, which must exist. */
+async function liveLists(io: FileIO, paths: TablePaths, s: Snapshot | Tag, what: string): Promise<ManifestFileMeta[]> {
+  const out: ManifestFileMeta[] = [];
+  for (const listName of [s.baseManifestList, s.deltaManifestList]) {
+    const list = await tryReadManifestList(io, paths, listName);
+    if (list === null) throw missing(paths, what, listName);
+    out.push(...list);
+  }
+  return out;
 }
 
 function missing(paths: TablePaths, what: string, name: string): MaintenanceError {
@@ -575,14 +663,29 @@ function missing(paths: TablePaths, what: string, name: string): MaintenanceErro
   );
 }
 
-/** Every metadata file name a retained snapshot or tag references. */
-async function metadataNames(io: FileIO, paths: TablePaths, s: Snapshot | Tag, what: string): Promise<string[]> {
+/**
+ * Every metadata file name a retained snapshot or tag references, and the manifests of its base
+ * and delta lists (the files it has live), so that the lists are read once.
+ */
+async function metadataNames(
+  io: FileIO,
+  paths: TablePaths,
+  s: Snapshot | Tag,
+  what: string,
+  /** Lists already read, by name. */
+  known: Readonly<Record<string, ManifestFileMeta[]>>,
+): Promise<{ names: string[]; lists: ManifestFileMeta[] }> {
   const names: string[] = [];
-  for (const listName of manifestListNames(s)) {
+  const lists: ManifestFileMeta[] = [];
+  const listNames = manifestListNames(s);
+  const read = await Promise.all(listNames.map((n) => known[n] ?? tryReadManifestList(io, paths, n)));
+  for (const [i, listName] of listNames.entries()) {
     names.push(listName);
-    const list = await tryReadManifestList(io, paths, listName);
+    const list = read[i]!;
     if (list === null) throw missing(paths, what, listName);
     for (const m of list) names.push(m.fileName);
+    // manifestListNames gives the base and the delta list first.
+    if (i < 2) lists.push(...list);
   }
   if (s.indexManifest) {
     names.push(s.indexManifest);
@@ -591,7 +694,7 @@ async function metadataNames(io: FileIO, paths: TablePaths, s: Snapshot | Tag, w
     for (const e of index) names.push(e.fileName);
   }
   if (s.statistics) names.push(s.statistics);
-  return names;
+  return { names, lists };
 }
 
 /** Writes EARLIEST when it is missing or wrong (nothing expired, but keep the hint right). */

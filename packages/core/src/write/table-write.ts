@@ -24,6 +24,7 @@ import {
   toArrowSchema,
   typeToString,
   encodeParquetRowGroupsAsync,
+  ParquetRowGroupStream,
   sharedParquetWorkerPool,
   type DataFileMeta,
   type DataType,
@@ -108,6 +109,15 @@ export interface TableWriteOptions {
    * file are encoded on the workers in parallel, and readers skip and decode them separately.
    */
   readonly rowGroupRows?: number;
+  /**
+   * Append tables: encode each data file's row groups while its rows still arrive, this many rows
+   * per group. A full group goes to the worker pool at once, so the encoding overlaps whatever
+   * produces the rows (a compaction decoding its inputs, say) instead of waiting until the file is
+   * cut. Files still end at about `target-file-size`. Rows waiting for their group (fewer than this
+   * many per partition and bucket) are held outside the memory budget, so it suits writers of a few
+   * buckets. Default: off (a file's rows are buffered until it is cut, then its groups are encoded).
+   */
+  readonly streamRowGroupRows?: number;
 }
 
 /** What a {@link TableWriteOptions.compactManager} factory learns about the bucket it serves. */
@@ -144,6 +154,17 @@ interface BucketBuffer {
   newFiles: DataFileMeta[];
   /** Primary-key tables: the bucket's merge-tree writer (holds the buffered rows instead of `batches`). */
   readonly mergeTree?: MergeTreeWriter;
+  /** With `streamRowGroupRows`: the data file whose row groups are being encoded. */
+  open?: OpenFile;
+}
+
+/** A data file being encoded group by group (`streamRowGroupRows`). */
+interface OpenFile {
+  readonly stream: ParquetRowGroupStream;
+  readonly stats: FileStatsCollector;
+  rows: number;
+  /** Arrow bytes of its rows: the size estimate against `target-file-size`. */
+  arrowBytes: number;
 }
 
 /** Rows of one batch that go to one (partition, bucket). */
@@ -208,13 +229,11 @@ export class TableWrite {
   constructor(first: TableContext | FileIO, second?: TableWriteOptions | string, third?: TableSchema, fourth: TableWriteOptions = {}) {
     const ctx = isTableContext(first) ? first : tableContext(first, second as string, third!);
     const writeOptions = (isTableContext(first) ? (second as TableWriteOptions | undefined) : fourth) ?? {};
-    const rowGroupRows = writeOptions.rowGroupRows;
-    if (rowGroupRows !== undefined && (!Number.isInteger(rowGroupRows) || rowGroupRows <= 0)) {
-      throw new WriteValidationError(
-        undefined,
-        undefined,
-        `TableWriteOptions.rowGroupRows must be a positive integer, got ${rowGroupRows}`,
-      );
+    for (const name of ['rowGroupRows', 'streamRowGroupRows'] as const) {
+      const rows = writeOptions[name];
+      if (rows !== undefined && (!Number.isInteger(rows) || rows <= 0)) {
+        throw new WriteValidationError(undefined, undefined, `TableWriteOptions.${name} must be a positive integer, got ${rows}`);
+      }
     }
     this.context = ctx;
     this.fileIO = ctx.fileIO;
@@ -314,7 +333,12 @@ export class TableWrite {
   async prepareCommit(): Promise<CommitMessage[]> {
     this.checkOpen();
     if (this.isPk) return this.prepareCommitKeyValue();
-    for (const buf of this.buffers.values()) if (buf.batches.length > 0) await this.flush(buf);
+    for (const buf of this.buffers.values()) {
+      if (this.streaming) {
+        await this.streamBuffered(buf);
+        if (buf.open) await this.closeOpenFile(buf);
+      } else if (buf.batches.length > 0) await this.flush(buf);
+    }
     await this.drain();
     const messages: CommitMessage[] = [];
     for (const buf of this.buffers.values()) {
@@ -395,6 +419,7 @@ export class TableWrite {
    */
   async abort(): Promise<void> {
     await this.pending.catch(() => undefined);
+    await this.dropOpenFiles();
     const paths: string[] = [];
     for (const buf of this.buffers.values()) {
       if (buf.mergeTree) await buf.mergeTree.abort();
@@ -447,6 +472,7 @@ export class TableWrite {
   async close(): Promise<void> {
     this.closed = true;
     await this.pending.catch(() => undefined);
+    await this.dropOpenFiles();
     this.buffers.clear();
     await this.clearRecord();
   }
@@ -826,8 +852,9 @@ export class TableWrite {
       return;
     }
     for (const buf of this.buffers.values()) {
+      if (this.streaming) await this.streamBuffered(buf);
       // Only full files: the tail waits for more rows instead of becoming a small file.
-      if (buf.batches.length > 0 && this.estimatedFileSize(buf.bytes) >= this.options.targetFileSize) await this.flush(buf, true);
+      else if (buf.batches.length > 0 && this.estimatedFileSize(buf.bytes) >= this.options.targetFileSize) await this.flush(buf, true);
     }
     while (this.buffered > this.budget) {
       let largest: BucketBuffer | undefined;
@@ -888,6 +915,66 @@ export class TableWrite {
     await this.writeFile(buf, file, fileBytes);
   }
 
+  private get streaming(): boolean {
+    return this.writeOptions.streamRowGroupRows !== undefined && !this.isPk;
+  }
+
+  /**
+   * `streamRowGroupRows`: moves a bucket's buffered rows into its open file (whose full row groups
+   * go to the encoder at once), closing the file where it reaches `target-file-size`.
+   */
+  private async streamBuffered(buf: BucketBuffer): Promise<void> {
+    const batches = buf.batches;
+    this.buffered -= buf.bytes;
+    buf.batches = [];
+    buf.bytes = 0;
+    const target = this.options.targetFileSize;
+    for (let batch of batches) {
+      while (batch.numRows > 0) {
+        const open = (buf.open ??= {
+          stream: new ParquetRowGroupStream({ groupRows: this.writeOptions.streamRowGroupRows!, compression: this.compression }),
+          stats: new FileStatsCollector(this.schema.fields, this.options),
+          rows: 0,
+          arrowBytes: 0,
+        });
+        const size = batchByteSize(batch);
+        const room = target - this.estimatedFileSize(open.arrowBytes);
+        let take = batch.numRows;
+        if (this.estimatedFileSize(size) > room) {
+          // As many rows as fit; a file takes at least one row.
+          take = Math.max(open.rows === 0 ? 1 : 0, Math.floor(room / (this.estimatedFileSize(size) / batch.numRows)));
+        }
+        if (take > 0) {
+          const head = take === batch.numRows ? batch : batch.slice(0, take);
+          open.stats.add(head);
+          open.rows += take;
+          open.arrowBytes += (size * take) / batch.numRows;
+          // The rows have left the buffers: a failed encoding leaves the writer unusable.
+          await this.guard(open.stream.add(head));
+        }
+        if (take === batch.numRows) break;
+        await this.closeOpenFile(buf);
+        batch = batch.slice(take);
+      }
+    }
+  }
+
+  /** Finishes a bucket's open file and writes it (see {@link startFile}). */
+  private async closeOpenFile(buf: BucketBuffer): Promise<void> {
+    const open = buf.open!;
+    buf.open = undefined;
+    await this.startFile(buf, open.rows, open.arrowBytes, open.stats, open.stream.finish());
+  }
+
+  /** Drops the open files' rows and waits for their groups being encoded. */
+  private async dropOpenFiles(): Promise<void> {
+    for (const buf of this.buffers.values()) {
+      const open = buf.open;
+      buf.open = undefined;
+      await open?.stream.abort();
+    }
+  }
+
   private async writeFile(buf: BucketBuffer, batches: arrow.RecordBatch[], arrowBytes: number): Promise<void> {
     const rowCount = batches.reduce((n, b) => n + b.numRows, 0);
     if (rowCount === 0) return;
@@ -897,7 +984,26 @@ export class TableWrite {
     const encoding = encodeParquetRowGroupsAsync(batches, {
       compression: this.compression,
       ...(this.writeOptions.rowGroupRows !== undefined ? { rowGroupRows: this.writeOptions.rowGroupRows } : {}),
-    }).then((bytes) => {
+    });
+    // Handled through `pending` in startFile; this keeps an early throw from leaving it unobserved.
+    encoding.catch(() => undefined);
+    const stats = new FileStatsCollector(this.schema.fields, this.options);
+    for (const b of batches) stats.add(b);
+    await this.startFile(buf, rowCount, arrowBytes, stats, encoding);
+  }
+
+  /**
+   * Names a data file whose bytes are being encoded, and writes it once they are: at most two
+   * files in flight, this one and the previous one encoding or uploading.
+   */
+  private async startFile(
+    buf: BucketBuffer,
+    rowCount: number,
+    arrowBytes: number,
+    stats: FileStatsCollector,
+    encoded: Promise<Uint8Array>,
+  ): Promise<void> {
+    const encoding = encoded.then((bytes) => {
       this.ratioNum += bytes.length;
       this.ratioDen += arrowBytes;
       return bytes;
@@ -905,15 +1011,15 @@ export class TableWrite {
     // Handled through `pending` below; this keeps an early throw from leaving it unobserved.
     encoding.catch(() => undefined);
     const firstFile = this.ratioDen === 1;
-    const stats = new FileStatsCollector(this.schema.fields, this.options);
-    for (const b of batches) stats.add(b);
+    if (buf.nextSequence === undefined) {
+      buf.nextSequence = this.writeOptions.startSequence ? BigInt(await this.writeOptions.startSequence(buf.partition, buf.bucket)) : 0n;
+    }
     const fileName = `${this.filePrefix}${this.fileCounter++}.parquet`;
     const minSeq = buf.nextSequence!;
     buf.nextSequence = minSeq + BigInt(rowCount);
     const { valueStats, valueStatsCols } = stats.result();
     const now = (this.writeOptions.now ?? Date.now)();
     const path = this.paths.dataFilePath(buf.partitionDir, buf.bucket, fileName);
-    // At most two files in flight: this one encoding, the previous one encoding or uploading.
     await this.drain();
     try {
       await this.ensureRecorded();

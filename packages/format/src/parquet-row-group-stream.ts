@@ -1,0 +1,138 @@
+/**
+ * One Parquet file encoded row group by row group while its rows are still arriving.
+ *
+ * `encodeParquetRowGroupsAsync` needs every row of a file before the first group can be encoded, so
+ * whatever produces the rows (a compaction reading its inputs, say) and the encoding take turns
+ * instead of sharing the cores. Here each group goes to the worker pool as soon as it is full; the
+ * parts are joined by rewriting the footer only ({@link concatParquetFiles}) when the file is done.
+ */
+import type * as arrow from 'apache-arrow';
+
+import { FormatError } from './errors.js';
+import { concatParquetFiles } from './parquet-concat.js';
+import { sharedParquetWorkerPool, type ParquetWorkerPool } from './parquet-worker-pool.js';
+import { encodeParquetIpc, prepareParquetInput, type ParquetWriteOptions } from './parquet-writer.js';
+
+/** Options of a {@link ParquetRowGroupStream}. */
+export interface ParquetRowGroupStreamOptions extends Pick<ParquetWriteOptions, 'compression' | 'createdBy'> {
+  /** Rows per row group: every group but the last has exactly this many. */
+  readonly groupRows: number;
+  /**
+   * Pool that encodes the groups; `false` encodes on the calling thread. Default: the shared pool
+   * (`TIDEMARK_PARQUET_WORKERS`, else min(2, available parallelism)).
+   */
+  readonly pool?: ParquetWorkerPool | false;
+  /**
+   * Groups handed to the pool and not yet encoded before {@link ParquetRowGroupStream.add} waits
+   * for the oldest: bounds the memory of rows waiting for a worker when they arrive faster than
+   * the workers encode them. Default: the pool's size + 1 (one group queued behind each busy worker).
+   */
+  readonly maxPendingGroups?: number;
+}
+
+/**
+ * Encodes one Parquet file whose row groups are encoded on the worker pool as they fill up.
+ * Call {@link add} with the rows in order, then {@link finish} for the file's bytes (or
+ * {@link abort}). The file has a row group per `groupRows` rows, each with its own column
+ * statistics and dictionaries, as `writeParquetFile` with `rowGroupSize` would cut it.
+ */
+export class ParquetRowGroupStream {
+  private readonly groupRows: number;
+  private readonly pool: ParquetWorkerPool | null;
+  private readonly writeOptions: ParquetWriteOptions;
+  private readonly maxPending: number;
+  /** Rows not yet cut into a group. */
+  private waiting: arrow.RecordBatch[] = [];
+  private waitingRows = 0;
+  /** Encoded (or encoding) groups in file order. */
+  private readonly parts: Promise<Uint8Array>[] = [];
+  /** How many of {@link parts} are known to be encoded (a prefix: they are awaited in order). */
+  private settled = 0;
+  private total = 0;
+  private done = false;
+
+  constructor(options: ParquetRowGroupStreamOptions) {
+    const { groupRows } = options;
+    if (!Number.isInteger(groupRows) || groupRows <= 0) {
+      throw new FormatError(`ParquetRowGroupStream groupRows must be a positive integer, got ${groupRows}`);
+    }
+    this.groupRows = groupRows;
+    this.pool = options.pool === false ? null : (options.pool ?? sharedParquetWorkerPool());
+    const maxPending = options.maxPendingGroups ?? (this.pool?.size ?? 0) + 1;
+    if (!Number.isInteger(maxPending) || maxPending <= 0) {
+      throw new FormatError(`ParquetRowGroupStream maxPendingGroups must be a positive integer, got ${maxPending}`);
+    }
+    this.maxPending = maxPending;
+    this.writeOptions = {
+      ...(options.compression !== undefined ? { compression: options.compression } : {}),
+      ...(options.createdBy !== undefined ? { createdBy: options.createdBy } : {}),
+      rowGroupSize: groupRows,
+    };
+  }
+
+  /** Rows added so far. */
+  get rows(): number {
+    return this.total;
+  }
+
+  /**
+   * Adds rows (all batches must share one schema). Full groups are handed to the pool at once;
+   * waits when {@link ParquetRowGroupStreamOptions.maxPendingGroups} groups are still encoding.
+   * @throws ParquetEncodeError when an earlier group failed to encode.
+   */
+  async add(batch: arrow.RecordBatch): Promise<void> {
+    if (this.done) throw new FormatError('ParquetRowGroupStream: add() after finish() or abort()');
+    let offset = 0;
+    while (offset < batch.numRows) {
+      const take = Math.min(this.groupRows - this.waitingRows, batch.numRows - offset);
+      this.waiting.push(offset === 0 && take === batch.numRows ? batch : batch.slice(offset, offset + take));
+      this.waitingRows += take;
+      this.total += take;
+      offset += take;
+      if (this.waitingRows === this.groupRows) {
+        this.cut();
+        // Backpressure: rows beyond a few groups would only wait in the pool's queue.
+        while (this.parts.length - this.settled > this.maxPending) await this.parts[this.settled++];
+      }
+    }
+  }
+
+  /**
+   * Encodes the last (partial) group and returns the whole file.
+   * @throws ParquetEncodeError when a group failed to encode; FormatError when no row was added
+   *   (the stream has no schema to write then).
+   */
+  async finish(): Promise<Uint8Array> {
+    if (this.done) throw new FormatError('ParquetRowGroupStream: finish() called twice or after abort()');
+    if (this.total === 0) throw new FormatError('ParquetRowGroupStream: finish() without rows (a Parquet file needs a schema)');
+    if (this.waitingRows > 0) this.cut();
+    this.done = true;
+    return concatParquetFiles(await Promise.all(this.parts));
+  }
+
+  /** Drops the rows and waits for the groups being encoded (their results or errors are discarded). */
+  async abort(): Promise<void> {
+    this.done = true;
+    this.waiting = [];
+    this.waitingRows = 0;
+    await Promise.all(this.parts.map((p) => p.catch(() => undefined)));
+  }
+
+  /** Hands the waiting rows to the pool as one group (its Arrow → IPC step runs here). */
+  private cut(): void {
+    const group = this.waiting;
+    this.waiting = [];
+    this.waitingRows = 0;
+    const { ipc, settings } = prepareParquetInput(group, this.writeOptions);
+    let part: Promise<Uint8Array>;
+    if (this.pool === null) {
+      try {
+        part = Promise.resolve(encodeParquetIpc(ipc, settings));
+      } catch (e) {
+        part = Promise.reject(e instanceof Error ? e : new FormatError(String(e)));
+      }
+    } else part = this.pool.encodeIpc(ipc, settings);
+    part.catch(() => undefined); // awaited in order by add() or finish()
+    this.parts.push(part);
+  }
+}

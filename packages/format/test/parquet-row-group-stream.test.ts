@@ -1,0 +1,184 @@
+/**
+ * ParquetRowGroupStream: a file whose row groups are encoded on the pool while rows still arrive is
+ * the file parquet-wasm writes itself with the same row-group size (rows, order, groups, per-group
+ * statistics); the groups waiting for a worker stay bounded; a failed encoding fails the stream
+ * with the pool's typed error, and a process that streamed (and aborted) exits on its own.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+import * as arrow from 'apache-arrow';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import {
+  FormatError,
+  ParquetEncodeError,
+  ParquetRowGroupStream,
+  ParquetWorkerPool,
+  readParquetFile,
+  readParquetFooter,
+  utf8Vector,
+  writeParquetFile,
+} from '../src/index.js';
+import { CountingFileIO } from './helpers/counting-file-io.js';
+
+const meta = (id: number): Map<string, string> => new Map([['PARQUET:field_id', String(id)]]);
+
+/** `rows` rows (id = row number) in batches of `batchRows`. */
+function batches(rows: number, batchRows: number): arrow.RecordBatch[] {
+  const fields = [
+    new arrow.Field('id', new arrow.Int64(), false, meta(1)),
+    new arrow.Field('name', new arrow.Utf8(), true, meta(2)),
+    new arrow.Field('amount', new arrow.Float64(), true, meta(3)),
+  ];
+  const schema = new arrow.Schema(fields);
+  const out: arrow.RecordBatch[] = [];
+  for (let start = 0; start < rows; start += batchRows) {
+    const n = Math.min(batchRows, rows - start);
+    const children = [
+      arrow.makeData({
+        type: fields[0]!.type,
+        length: n,
+        nullCount: 0,
+        data: BigInt64Array.from({ length: n }, (_, i) => BigInt(start + i)),
+      }),
+      utf8Vector(Array.from({ length: n }, (_, i) => ((start + i) % 11 === 0 ? null : `n${((start + i) * 7919) % 100_003}`))).data[0]!,
+      arrow.makeData({
+        type: fields[2]!.type,
+        length: n,
+        nullCount: 0,
+        data: Float64Array.from({ length: n }, (_, i) => Math.cos(start + i)),
+      }),
+    ];
+    out.push(new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct(fields), length: n, nullCount: 0, children })));
+  }
+  return out;
+}
+
+async function rowsOf(bytes: Uint8Array): Promise<unknown[]> {
+  const io = new CountingFileIO().put('f', bytes).asFileIO();
+  const out: unknown[] = [];
+  for await (const b of readParquetFile(io, 'f', { pool: false })) for (const r of b) out.push(r?.toJSON());
+  return out;
+}
+
+async function streamed(input: readonly arrow.RecordBatch[], stream: ParquetRowGroupStream): Promise<Uint8Array> {
+  for (const b of input) await stream.add(b);
+  return stream.finish();
+}
+
+const pools: ParquetWorkerPool[] = [];
+const pool = (size: number, workerUrl?: URL): ParquetWorkerPool => {
+  const p = new ParquetWorkerPool(workerUrl ? { size, workerUrl } : { size });
+  pools.push(p);
+  return p;
+};
+afterAll(async () => {
+  await Promise.all(pools.map((p) => p.close()));
+});
+
+describe('ParquetRowGroupStream', () => {
+  it('writes the file parquet-wasm writes with the same row-group size, on workers and on this thread', async () => {
+    const input = batches(10_500, 1_700); // groups of 2,000 cut across batches; the last has 500 rows
+    const single = writeParquetFile(input, { rowGroupSize: 2_000 });
+    const onWorkers = await streamed(input, new ParquetRowGroupStream({ groupRows: 2_000, pool: pool(2) }));
+    const here = await streamed(input, new ParquetRowGroupStream({ groupRows: 2_000, pool: false }));
+    const io = new CountingFileIO().put('w', onWorkers).put('h', here).put('s', single).asFileIO();
+    const stats = (f: Awaited<ReturnType<typeof readParquetFooter>>): unknown[] =>
+      f.rowGroups.map((g) => [g.numRows, g.columns.map((c) => [c.column.path.join('.'), c.min, c.max, c.nullCount, c.numValues])]);
+    const expected = stats(await readParquetFooter(io, 's'));
+    expect((await readParquetFooter(io, 'w')).rowGroups.map((g) => g.numRows)).toEqual([2000n, 2000n, 2000n, 2000n, 2000n, 500n]);
+    expect(stats(await readParquetFooter(io, 'w'))).toEqual(expected);
+    expect(stats(await readParquetFooter(io, 'h'))).toEqual(expected);
+    const rows = await rowsOf(single);
+    expect(rows).toHaveLength(10_500);
+    expect(await rowsOf(onWorkers)).toEqual(rows);
+    expect(await rowsOf(here)).toEqual(rows);
+  });
+
+  it('writes one group when the rows never fill one, and counts the rows added', async () => {
+    const s = new ParquetRowGroupStream({ groupRows: 1_000, pool: pool(1) });
+    for (const b of batches(999, 400)) await s.add(b);
+    expect(s.rows).toBe(999);
+    const bytes = await s.finish();
+    const footer = await readParquetFooter(new CountingFileIO().put('f', bytes).asFileIO(), 'f');
+    expect(footer.rowGroups.map((g) => g.numRows)).toEqual([999n]);
+    expect((await rowsOf(bytes)).map((r) => (r as { id: bigint }).id)).toEqual(Array.from({ length: 999 }, (_, i) => BigInt(i)));
+  });
+
+  it('keeps at most maxPendingGroups groups waiting for the pool while rows arrive faster than it encodes', async () => {
+    const p = pool(1);
+    const s = new ParquetRowGroupStream({ groupRows: 500, pool: p, maxPendingGroups: 2 });
+    let most = 0;
+    for (const b of batches(20_000, 1_000)) {
+      await s.add(b);
+      most = Math.max(most, p.pending);
+    }
+    // 40 groups in all: without the bound they would all have been queued at once.
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(2);
+    const footer = await readParquetFooter(new CountingFileIO().put('f', await s.finish()).asFileIO(), 'f');
+    expect(footer.rowGroups).toHaveLength(40);
+  });
+
+  it('fails with the typed error of a worker that crashed on a group', async () => {
+    const p = pool(1, new URL('./helpers/crashing-encode-worker.mjs', import.meta.url));
+    const s = new ParquetRowGroupStream({ groupRows: 1_000, pool: p, createdBy: 'throw' });
+    const run = streamed(batches(2_500, 700), s);
+    await expect(run).rejects.toBeInstanceOf(ParquetEncodeError);
+    await expect(run).rejects.toThrow(/Parquet encode worker crashed \(simulated worker crash\)/);
+    // The pool goes on with the next file.
+    const bytes = await streamed(batches(1_500, 700), new ParquetRowGroupStream({ groupRows: 1_000, pool: p }));
+    expect(await rowsOf(bytes)).toHaveLength(1_500);
+  });
+
+  it('rejects bad settings and misuse with errors that say what is wrong', async () => {
+    expect(() => new ParquetRowGroupStream({ groupRows: 0 })).toThrow(/groupRows must be a positive integer, got 0/);
+    expect(() => new ParquetRowGroupStream({ groupRows: 10, maxPendingGroups: 0, pool: false })).toThrow(
+      /maxPendingGroups must be a positive integer, got 0/,
+    );
+    const bad = new ParquetRowGroupStream({ groupRows: 10, compression: 'brotli' as never, pool: false });
+    await expect(bad.add(batches(10, 10)[0]!)).rejects.toThrow(/unsupported Parquet compression 'brotli'/);
+    const empty = new ParquetRowGroupStream({ groupRows: 10, pool: false });
+    await expect(empty.finish()).rejects.toBeInstanceOf(FormatError);
+    const aborted = new ParquetRowGroupStream({ groupRows: 10, pool: pool(1) });
+    for (const b of batches(35, 10)) await aborted.add(b);
+    await aborted.abort();
+    await expect(aborted.add(batches(1, 1)[0]!)).rejects.toThrow(/after finish\(\) or abort\(\)/);
+    await expect(aborted.finish()).rejects.toThrow(/after abort/);
+  });
+});
+
+const distStream = fileURLToPath(new URL('../dist/parquet-row-group-stream.js', import.meta.url));
+const haveDist = existsSync(distStream);
+if (!haveDist) console.warn(`parquet-row-group-stream.test: ${distStream} is missing (build packages/format); skipping the exit test`);
+
+describe.skipIf(!haveDist)('process exit', () => {
+  it('a process whose streams finished, aborted and failed on the shared pool exits on its own', () => {
+    const script = `
+      import * as arrow from 'apache-arrow';
+      import { ParquetRowGroupStream } from ${JSON.stringify(distStream)};
+      const batch = arrow.tableFromArrays({ a: Int32Array.from({ length: 3000 }, (_, i) => i) }).batches[0];
+      const done = new ParquetRowGroupStream({ groupRows: 1000 });
+      await done.add(batch);
+      const bytes = await done.finish();
+      const aborted = new ParquetRowGroupStream({ groupRows: 1000 });
+      await aborted.add(batch);
+      await aborted.abort();
+      const failed = new ParquetRowGroupStream({ groupRows: 1000, compression: 'brotli' });
+      const error = await failed.add(batch).then(() => 'none', (e) => e.name);
+      console.log('streamed', bytes.length > 0, error);
+    `;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      env: { ...process.env, TIDEMARK_PARQUET_WORKERS: '2' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(child.error).toBeUndefined();
+    expect(child.stderr).toBe('');
+    expect(child.status).toBe(0);
+    expect(child.stdout).toBe('streamed true FormatError\n');
+  });
+});
