@@ -37,7 +37,7 @@ import {
   type SourceRecord,
 } from '@tidemark/sink';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
-import { seededRandom } from './support/seeded-random.js';
+import { seededRandom } from './support/seeded-random.mjs';
 
 type Op = { k: number; v: string | null; op: '+I' | '+U' | '-D' };
 
