@@ -4,10 +4,14 @@
  * SIGKILLs it at random moments and at the named crash points, restarts it until the source is
  * done, and checks that every source record is in the table exactly once, on local disk and on the
  * S3 server when one is configured. The primary-key trials ingest upserts and deletes (with a row
- * kind field) and check that every key holds its latest version, once.
+ * kind field) and check that every key holds its latest version, once; their writers compact at
+ * almost every checkpoint (universal compaction, deletion vectors or `changelog-producer` =
+ * `lookup`, in turn), so crashes land around checkpoints that carry a compaction, including
+ * between a checkpoint's APPEND and COMPACT snapshots (`before-compact-snapshot`).
  *
  * Trial counts: `npm test` runs enough trials that each configuration crashes at every named crash
- * point (a trial's first run crashes at point `trial % 5`) and, with all but negligible odds, at a
+ * point it can reach (a trial's first run crashes at point `trial % points`; append tables never
+ * reach `before-compact-snapshot`) and, with all but negligible odds, at a
  * random moment (0.3 to 0.5 random kills per local append trial were seen, 0.7 per S3 trial, 1.2 per
  * primary-key trial); the local soak counts (30 and 12 trials) run with `TIDEMARK_CHAOS_FULL=1`,
  * and `npm run chaos -- --trials 500` (test/chaos/harness.mjs) runs as many as wanted.
@@ -27,6 +31,7 @@ interface Tally {
   lost: number;
   duplicated: number;
   corrupt: number;
+  compactSnapshots: number;
 }
 interface Harness {
   runChaos(options: {
@@ -57,7 +62,7 @@ async function harness(): Promise<Harness> {
   return (await import(pathToFileURL(`${repo}test/chaos/harness.mjs`).href)) as Harness;
 }
 
-function check(tally: Tally, trials: number): void {
+function check(tally: Tally, trials: number, pk = false): void {
   if (tally.failed.length > 0) console.error(JSON.stringify(tally.failed, null, 2));
   expect(tally.failed).toEqual([]);
   expect(tally.passed).toBe(trials);
@@ -68,8 +73,12 @@ function check(tally: Tally, trials: number): void {
   expect(tally.runs).toBeGreaterThan(trials);
   expect(tally.kills['random-kill'] ?? 0).toBeGreaterThan(0);
   expect(Object.keys(tally.kills).length).toBeGreaterThan(2);
-  // Each trial's first run crashes at point `trial % 5`: with five trials or more, every point was hit.
-  for (const point of CRASH_POINTS) expect(tally.kills[point] ?? 0, `kills at ${point}`).toBeGreaterThan(0);
+  // Each trial's first run crashes at point `trial % points`: with that many trials or more, every
+  // point was hit. Only primary-key writers compact, so only their trials reach 'before-compact-snapshot'.
+  const points = pk ? CRASH_POINTS : CRASH_POINTS.filter((p) => p !== 'before-compact-snapshot');
+  for (const point of points) expect(tally.kills[point] ?? 0, `kills at ${point}`).toBeGreaterThan(0);
+  // Primary-key writers compacted (each trial also checks it, and that level 0 ends empty where it must).
+  if (pk) expect(tally.compactSnapshots).toBeGreaterThan(0);
 }
 
 // The four configurations share nothing (own directories and S3 prefixes); the S3 ones mostly wait
@@ -98,7 +107,7 @@ describe.skipIf(!built).concurrent('exactly-once ingest under SIGKILL', () => {
       await harness()
     ).runChaos({ trials: PK_LOCAL, records: 240, checkpointEvery: 40, concurrency: 4, crashRate: 0.85, pk: true });
     console.log(`[chaos pk local] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
-    check(tally, PK_LOCAL);
+    check(tally, PK_LOCAL, true);
   }, 600_000);
 
   it.skipIf(!s3Available('primary-key sink chaos on S3'))(
@@ -108,7 +117,7 @@ describe.skipIf(!built).concurrent('exactly-once ingest under SIGKILL', () => {
         await harness()
       ).runChaos({ trials: PK_S3, records: 240, checkpointEvery: 40, concurrency: 3, crashRate: 0.85, pk: true, s3: s3TestEnv() });
       console.log(`[chaos pk s3] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
-      check(tally, PK_S3);
+      check(tally, PK_S3, true);
     },
     600_000,
   );

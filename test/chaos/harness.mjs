@@ -6,7 +6,9 @@
 // with the same arguments until it reports the source done. Finally it reads the table and checks
 // that every source record is there exactly once (count, ids, per-record checksum) and that no
 // in-flight record is left behind. A primary-key trial checks instead that every key holds its
-// latest version (deleted keys are absent), once.
+// latest version (deleted keys are absent), once; its writers compact at almost every checkpoint
+// (see pkCompaction), and it checks that they did, that deletion-vector and lookup tables end
+// with an empty level 0, and that the replayed lookup changelog gives the source's final state.
 //
 //   npm run chaos -- --trials 500 [--records 300] [--checkpoint-every 50] [--concurrency 3] [--s3 [--faults 0.05]] [--pk]
 //
@@ -89,6 +91,29 @@ function runOnce(args, env, killAfterMs) {
 }
 
 /**
+ * Table options of a primary-key trial: the writers compact at (almost) every checkpoint, so that
+ * crashes land around checkpoints that carry a compaction. Trials take turns between plain
+ * universal compaction, deletion vectors (level 0 is compacted away at every checkpoint) and
+ * `changelog-producer` = `lookup` (the same, producing changelog files).
+ */
+export function pkCompaction(trial) {
+  const base = { 'num-sorted-run.compaction-trigger': '2' };
+  switch (trial % 3) {
+    case 1:
+      return { ...base, 'deletion-vectors.enabled': 'true' };
+    case 2:
+      return { ...base, 'changelog-producer': 'lookup' };
+    default:
+      return base;
+  }
+}
+
+/** The crash points a trial can reach: only primary-key writers compact. */
+export function crashPointsOf(points, pk) {
+  return pk ? points : points.filter((p) => p !== 'before-compact-snapshot');
+}
+
+/**
  * Runs one trial. Returns { ok, runs, kills: {point|'random'|...: n}, problems: [...], seed }.
  */
 export async function runTrial(config) {
@@ -96,9 +121,10 @@ export async function runTrial(config) {
   const rand = rng(seed);
   const parallelism = 1 + Math.floor(rand() * 3);
   const { LocalFileIO, S3FileIO } = await import('@tidemark/storage');
-  const { buildInitialSchema, openTable, listInflightRecords } = await import('@tidemark/core');
+  const { buildInitialSchema, openTable, listInflightRecords, liveEntries } = await import('@tidemark/core');
   const { serializeSchema } = await import('@tidemark/format');
-  const { CRASH_POINTS } = await import('@tidemark/sink');
+  const { CRASH_POINTS: ALL_POINTS } = await import('@tidemark/sink');
+  const CRASH_POINTS = crashPointsOf(ALL_POINTS, pk);
 
   const dir = join(workDir, `trial-${trial}`);
   const base = s3 ? `s3://${s3.bucket}/${config.s3Prefix}/trial-${trial}` : dir;
@@ -116,7 +142,7 @@ export async function runTrial(config) {
         { name: 'checksum', type: 'STRING' },
       ],
       ...(pk ? { primaryKeys: ['id'] } : {}),
-      options: { bucket: pk ? String(2 + Math.floor(rand() * 3)) : '-1', 'file.format': 'parquet' },
+      options: { bucket: pk ? String(2 + Math.floor(rand() * 3)) : '-1', 'file.format': 'parquet', ...(pk ? pkCompaction(trial) : {}) },
     });
     await io.write(`${tablePath}/schema/schema-0`, serializeSchema(schema));
     const lines = [];
@@ -234,12 +260,42 @@ export async function runTrial(config) {
       if (lost > 0) problems.push(`${lost} ${pk ? 'keys' : 'records'} lost`);
       if (duplicated > 0) problems.push(`${duplicated} duplicate ${pk ? 'keys' : 'records'}`);
       if (corrupt > 0) problems.push(`${corrupt} rows with a wrong checksum${pk ? ' (a stale version, or a deleted key back)' : ''}`);
+      let compactions = 0;
+      if (pk) {
+        // The writers compacted (COMPACT snapshots among the retained ones), and tables whose
+        // writers empty level 0 at every checkpoint (deletion vectors, lookup) end with none there:
+        // a compaction cut off by a crash was finished by the restore.
+        for await (const s of table.snapshotManager.iterateForward()) if (s.commitKind === 'COMPACT') compactions++;
+        if (compactions === 0) problems.push('no COMPACT snapshot: the writers did not compact');
+        if (trial % 3 !== 0) {
+          const latest = await table.snapshotManager.latest();
+          let level0 = 0;
+          for (const e of (await liveEntries(io, table.paths, latest)).values()) if (e.file.level === 0) level0++;
+          if (level0 > 0) problems.push(`${level0} level-0 files left in a table whose writers compact level 0 at every checkpoint`);
+        }
+        if (trial % 3 === 2) {
+          // `lookup` changelog: the earliest retained snapshot plus every changelog after it,
+          // replayed, must give the table (a changelog lost or committed twice shows here).
+          const replay = new Map();
+          const last = await table.snapshotManager.latestId();
+          for await (const b of table.newStreamRead({ from: 'earliest', to: last, pollIntervalMs: 1 })) {
+            for (const r of b.batch.toArray()) {
+              const o = r.toJSON();
+              if (o._row_kind === '+I' || o._row_kind === '+U') replay.set(Number(o.id), o.checksum);
+              else replay.delete(Number(o.id));
+            }
+          }
+          let wrong = replay.size === expected.size ? 0 : Math.abs(replay.size - expected.size);
+          for (const [id, sum] of expected) if (replay.get(id) !== sum) wrong++;
+          if (wrong > 0) problems.push(`the replayed lookup changelog differs from the source in ${wrong} keys`);
+        }
+      }
       let leftover = 0;
       // The sink's checkpoint records (<commitUser>-<checkpoint>) must all be cleared; records of
       // killed TableWrites / commits (write-…, commit-…) are left for orphan cleanup's age rule.
       for await (const r of listInflightRecords(io, tablePath)) if (r.id.startsWith(`${summary.commitUser}-`)) leftover++;
       if (leftover > 0) problems.push(`${leftover} in-flight checkpoint records of the sink left after the source was done`);
-      return { ok: problems.length === 0, trial, seed, parallelism, pk, runs, kills, lost, duplicated, corrupt, problems };
+      return { ok: problems.length === 0, trial, seed, parallelism, pk, runs, kills, lost, duplicated, corrupt, compactions, problems };
     }
     return { ok: false, trial, seed, parallelism, runs, kills, lost: 0, duplicated: 0, corrupt: 0, problems };
   } finally {
@@ -304,6 +360,7 @@ export async function runChaos(options) {
     lost: results.reduce((a, r) => a + r.lost, 0),
     duplicated: results.reduce((a, r) => a + r.duplicated, 0),
     corrupt: results.reduce((a, r) => a + r.corrupt, 0),
+    compactSnapshots: results.reduce((a, r) => a + (r.compactions ?? 0), 0),
     seconds: Math.round((Date.now() - started) / 100) / 10,
   };
 }

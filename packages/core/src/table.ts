@@ -121,6 +121,14 @@ export class Table {
     return new Table(context, new SchemaManager(fileIO, context.paths));
   }
 
+  /**
+   * The table of an already built context (storage, location, schema), without reading anything:
+   * for callers that hold a schema and must write with exactly it (e.g. a sink's writers).
+   */
+  static forContext(context: TableContext): Table {
+    return new Table(context, new SchemaManager(context.fileIO, context.paths));
+  }
+
   /** The latest schema as of opening the table (see `schemaManager` for other versions). */
   schema(): TableSchema {
     return this.currentSchema;
@@ -173,7 +181,8 @@ export class Table {
    * (universal compaction; `num-sorted-run.stop-trigger` makes it wait; a full compaction every
    * `full-compaction.delta-commits` commits), and its messages carry the result as
    * compactBefore / compactAfter, committed as a COMPACT snapshot after the APPEND one. Not with
-   * `write-only` = true, with deletion vectors, or when `options.compactManager` says otherwise.
+   * `write-only` = true, or when `options.compactManager` says otherwise. With deletion vectors
+   * (and `changelog-producer` = `lookup`) every commit also compacts level 0 away.
    *
    * Primary-key tables with dynamic buckets (`bucket` = -1) assign buckets against the latest
    * snapshot's hash index; a commit of its messages can then fail with the retryable

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryFileIO, type CreateResult, type FileIO } from '@tidemark/storage';
 import { BATCH_COMMIT_IDENTIFIER, deserializeBinaryRow, readAvroHeader, readManifestEntries, readManifestList } from '@tidemark/format';
 import { FileStoreCommit } from '../src/commit/file-store-commit.js';
+import { CommitConflictError } from '../src/commit/commit-errors.js';
 import { dataManifests } from '../src/commit/manifest-fold.js';
 import { createTestTable, dataFile, liveFileNames, liveRowCount, message, type TestTable } from './commit-helpers.js';
 
@@ -199,6 +200,36 @@ describe('FileStoreCommit: idempotency', () => {
     ]);
     expect(await t.snapshots.latestId()).toBe(4);
     expect(await liveRowCount(t)).toBe(4);
+  });
+
+  it('completesCompaction: commits the compaction of the last identifier once, never one with new files or an older identifier', async () => {
+    const t = await createTestTable();
+    const a = dataFile(3);
+    const b = dataFile(4);
+    await t.commit.commit({ identifier: 1n, messages: [message('a', { newFiles: [a] })] }, { commitUser: 'sink' });
+    // Identifier 2's APPEND snapshot landed; its COMPACT snapshot did not (the committer stopped).
+    await t.commit.commit({ identifier: 2n, messages: [message('a', { newFiles: [b] })] }, { commitUser: 'sink' });
+    const merged = dataFile(7, undefined, 5);
+    const compaction = { identifier: 2n, messages: [message('a', { compactBefore: [a, b], compactAfter: [merged] })] };
+    const restarted = new FileStoreCommit(t.io, t.paths, t.schema);
+    expect((await restarted.commit(compaction, { commitUser: 'sink' })).status).toBe('skipped');
+    // New files under a taken identifier stay refused, completesCompaction or not.
+    const withData = {
+      identifier: 2n,
+      messages: [message('a', { newFiles: [dataFile(1)], compactBefore: [a, b], compactAfter: [merged] })],
+    };
+    expect((await restarted.commit(withData, { commitUser: 'sink', completesCompaction: true })).status).toBe('skipped');
+    const r = await restarted.commit(compaction, { commitUser: 'sink', completesCompaction: true });
+    expect(r).toMatchObject({ status: 'committed', snapshotId: 3, snapshotIds: [3] });
+    expect(await t.snapshots.snapshot(3)).toMatchObject({ commitKind: 'COMPACT', commitIdentifier: 2n, commitUser: 'sink' });
+    expect(await liveFileNames(t)).toEqual([merged.fileName]);
+    // Twice: its inputs are gone, so the commit conflicts and nothing changes.
+    await expect(restarted.commit(compaction, { commitUser: 'sink', completesCompaction: true })).rejects.toThrow(CommitConflictError);
+    // After a later identifier, an older one is skipped.
+    await restarted.commit({ identifier: 3n, messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'sink' });
+    const late = { identifier: 2n, messages: [message('a', { compactBefore: [merged], compactAfter: [dataFile(7, undefined, 5)] })] };
+    expect((await restarted.commit(late, { commitUser: 'sink', completesCompaction: true })).status).toBe('skipped');
+    expect(await t.snapshots.latestId()).toBe(4);
   });
 
   it('rejects duplicate identifiers in one recovery batch', async () => {

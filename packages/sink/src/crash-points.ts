@@ -18,6 +18,11 @@ export const CRASH_POINTS = [
   'during-commit-before-snapshot',
   /** The snapshot exists; the committer has not yet acknowledged it (in-flight record not cleared). */
   'after-snapshot-before-ack',
+  /**
+   * A checkpoint carrying a writer's compaction: its APPEND snapshot exists, the COMPACT snapshot
+   * is about to be created (primary-key tables whose writers compact only).
+   */
+  'before-compact-snapshot',
 ] as const;
 
 /** One of {@link CRASH_POINTS}. */
@@ -59,7 +64,8 @@ export function crashHookFromEnv(
 
 /**
  * Wraps `io` so that {@link CrashHook.hit}('during-commit-before-snapshot') runs right before a
- * snapshot file is created: the commit's manifests exist, its snapshot does not.
+ * snapshot file is created: the commit's manifests exist, its snapshot does not; before a COMPACT
+ * snapshot, 'before-compact-snapshot' follows.
  */
 export function withSnapshotCrashHook(io: FileIO, hook: CrashHook): FileIO {
   if (hook === NO_CRASH) return io;
@@ -67,7 +73,11 @@ export function withSnapshotCrashHook(io: FileIO, hook: CrashHook): FileIO {
     get(target, prop, receiver) {
       if (prop === 'createIfAbsent') {
         return async (path: string, data: Uint8Array | string) => {
-          if (/\/snapshot\/snapshot-\d+$/.test(path)) hook.hit('during-commit-before-snapshot');
+          if (/\/snapshot\/snapshot-\d+$/.test(path)) {
+            hook.hit('during-commit-before-snapshot');
+            const text = typeof data === 'string' ? data : new TextDecoder().decode(data);
+            if (/"commitKind"\s*:\s*"COMPACT"/.test(text)) hook.hit('before-compact-snapshot');
+          }
           return target.createIfAbsent(path, data);
         };
       }

@@ -334,23 +334,31 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
     if (committer.lastCommittedCheckpoint !== null && nextId <= committer.lastCommittedCheckpoint)
       nextId = committer.lastCommittedCheckpoint + 1n;
 
-    // Planned lazily at the first file: after the restore above committed any pending checkpoint.
-    const startSequence = pipelineStartSequence(table);
     // Dynamic buckets: one assigner for all writers, so buckets fill to target-row-num across them
     // and each checkpoint commits one index file per bucket.
     const bucketAssigner =
       schema.primaryKeys.length > 0 && table.context.options.bucket === -1
         ? DynamicBucketAssigner.forTable(table.context, 'latest')
         : undefined;
-    for (let w = 0; w < parallelism; w++) {
-      const writeOptions = {
-        crash,
-        ...(rowKindField !== undefined ? { rowKindField } : {}),
-        ...(startSequence ? { startSequence } : {}),
-        ...(bucketAssigner ? { bucketAssigner } : {}),
-      };
-      writers.push(new SinkWriter(io, table.location, schema, w, writeOptions));
-    }
+    // The writers plan their sequence numbers and (primary-key tables) their buckets' levels
+    // lazily, at their first file: after the restore above committed any pending checkpoint.
+    // Records of a dynamic-bucket table reach writers by key, so several writers may write one
+    // bucket: their compactions would each replace the same live files. They write level 0 only.
+    const compact = !(bucketAssigner !== undefined && parallelism > 1);
+    const openWriters = (): void => {
+      const startSequence = pipelineStartSequence(table);
+      for (let w = 0; w < parallelism; w++) {
+        const writeOptions = {
+          crash,
+          compact,
+          ...(rowKindField !== undefined ? { rowKindField } : {}),
+          ...(startSequence ? { startSequence } : {}),
+          ...(bucketAssigner ? { bucketAssigner } : {}),
+        };
+        writers[w] = new SinkWriter(table, w, writeOptions);
+      }
+    };
+    openWriters();
     const buffers: RowObject[][] = writers.map(() => []);
     const route = recordRouter(schema, parallelism);
     // Source position of each buffered record, so a bad value is reported where it is in the source.
@@ -399,6 +407,18 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
         throw e;
       }
       checkpoints++;
+      // The writers' levels no longer match the table when a commit dropped their compaction (a
+      // concurrent compaction replaced its inputs) or re-sequenced their files: they would compact
+      // files that are not live. Every buffer is empty right after a checkpoint, so fresh writers
+      // take over and plan their levels from the latest snapshot.
+      if (
+        commits.some(
+          (c) => c.result.status === 'committed' && (c.result.compactionDropped !== undefined || (c.result.resequencedFiles ?? 0) > 0),
+        )
+      ) {
+        for (const w of writers) await w.close();
+        openWriters();
+      }
       options.onCheckpoint?.({ checkpointId: id, records: sinceCheckpoint, offset: position, commits, durationMs: Date.now() - started });
       sinceCheckpoint = 0;
       lastCheckpointAt = Date.now();

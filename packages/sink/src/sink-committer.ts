@@ -8,6 +8,7 @@
  * what the table does not have yet (Paimon's `filterAndCommit`) and skips the rest.
  */
 import {
+  CommitConflictError,
   DataFileLocator,
   newTableCommit,
   tableContext,
@@ -27,7 +28,7 @@ import {
 import type { TableSchema } from '@tidemark/format';
 import type { FileIO } from '@tidemark/storage';
 import { CHECKPOINT_STATE_VERSION, type CheckpointState, type SourceOffset, type TableIdentity } from './checkpoint-state.js';
-import { committableFiles, committableIndexFiles, type SinkCommittable } from './committable.js';
+import { committableFiles, committableIndexFiles, compactionOutputs, hasCompaction, type SinkCommittable } from './committable.js';
 import { NO_CRASH, withSnapshotCrashHook, type CrashHook } from './crash-points.js';
 import { DuplicateCommitError, IdentifierRegressionError, MissingDataFileError, SinkUsageError } from './errors.js';
 import type { CheckpointStateStore } from './state-store.js';
@@ -336,6 +337,12 @@ export class SinkCommitter {
     for (const s of state.pendingSources ?? []) sources.set(s.checkpointId, s.source);
     const todo = [...groups.keys()].filter((id) => lastId === null || id > lastId).sort(byId);
     await this.checkNotLive(todo.flatMap((id) => groups.get(id)!));
+    // The pipeline stopped between the APPEND and the COMPACT snapshot of its last checkpoint.
+    if (last !== null && last.commitKind !== 'COMPACT') {
+      const id = last.commitIdentifier;
+      const committables = (groups.get(id) ?? []).filter(hasCompaction);
+      if (committables.length > 0) await this.completeCompaction(id, committables, sources.get(id));
+    }
     this.lastDurable = state.checkpointId;
     if (lastId !== null) this.lastCommitted = lastId;
     const out: CheckpointCommit[] = [];
@@ -395,6 +402,77 @@ export class SinkCommitter {
       }
     }
     return deleted;
+  }
+
+  /**
+   * Commits the compaction of checkpoint `id`, whose APPEND snapshot is committed, as its COMPACT
+   * snapshot: a deletion-vector table's rows are invisible to batch reads until it is, and a
+   * `lookup` changelog belongs to it. When its files are gone or a concurrent compaction replaced
+   * its inputs meanwhile, it is dropped instead (compaction is optional; its outputs are deleted).
+   */
+  private async completeCompaction(id: bigint, committables: readonly SinkCommittable[], source?: SourcePosition): Promise<void> {
+    const messages: CommitMessage[] = [];
+    for (const c of [...committables].sort((a, b) => a.writerId - b.writerId)) {
+      for (const m of c.messages) {
+        messages.push({
+          partition: m.partition,
+          bucket: m.bucket,
+          totalBuckets: m.totalBuckets,
+          newFiles: [],
+          ...(m.compactBefore ? { compactBefore: m.compactBefore } : {}),
+          ...(m.compactAfter ? { compactAfter: m.compactAfter } : {}),
+          ...(m.compactChangelogFiles ? { compactChangelogFiles: m.compactChangelogFiles } : {}),
+          ...(m.compactNewIndexFiles ? { compactNewIndexFiles: m.compactNewIndexFiles } : {}),
+          ...(m.compactDeletedIndexFiles ? { compactDeletedIndexFiles: m.compactDeletedIndexFiles } : {}),
+        });
+      }
+    }
+    const outputs = committables.map(compactionOutputs);
+    const checks: Array<Promise<boolean>> = [];
+    for (const o of outputs) {
+      for (const { message, file } of o.files)
+        checks.push(this.io.exists(this.locator.fileLocation(message.partition, message.bucket, file)));
+      for (const f of o.indexFiles) checks.push(this.io.exists(this.locator.indexLocation(f)));
+    }
+    let reason: string | null = null;
+    if ((await Promise.all(checks)).some((ok) => !ok)) {
+      reason = 'some of its output files are gone';
+    } else {
+      try {
+        const p: PendingCheckpoint = { committables: [], recorded: false, ...(source ? { source } : {}) };
+        const { properties } = this.toCommittable(id, p);
+        const result = await this.commit.commit({ identifier: id, messages, properties }, { completesCompaction: true });
+        if (result.status === 'committed') return;
+        reason = result.status === 'skipped' ? result.reason : 'nothing to commit';
+      } catch (e) {
+        if (!(e instanceof CommitConflictError)) throw e;
+        reason = e.message;
+      }
+    }
+    this.options.logger?.warn(`dropped the compaction of checkpoint ${id} (commit user '${this.commitUser}'): ${reason}`);
+    await this.discardCompaction(committables);
+  }
+
+  /**
+   * Deletes what only the compaction part of `committables` wrote (outputs, changelog, deletion
+   * vectors); best effort, as a file left behind is an orphan that cleanup removes.
+   */
+  private async discardCompaction(committables: readonly SinkCommittable[]): Promise<void> {
+    const locations: string[] = [];
+    for (const c of committables) {
+      if (!hasCompaction(c)) continue;
+      const { files, indexFiles } = compactionOutputs(c);
+      for (const { message, file } of files) locations.push(this.locator.fileLocation(message.partition, message.bucket, file));
+      for (const f of indexFiles) locations.push(this.locator.indexLocation(f));
+    }
+    if (locations.length === 0) return;
+    try {
+      await this.io.deleteMany(locations);
+    } catch (e) {
+      this.options.logger?.warn(
+        `deleting the ${locations.length} output file(s) of an uncommitted compaction failed (orphan cleanup removes them): ${(e as Error)?.message ?? String(e)}`,
+      );
+    }
   }
 
   private async clearOwnInflightRecords(): Promise<void> {

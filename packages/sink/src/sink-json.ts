@@ -12,9 +12,12 @@ import { CorruptStateError } from './errors.js';
 const BIGINT_TAG = '$bigint';
 const BYTES_TAG = '$bytes';
 
-function replacer(this: unknown, _key: string, value: unknown): unknown {
+function replacer(this: unknown, key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return { [BIGINT_TAG]: value.toString() };
-  if (value instanceof Uint8Array) return { [BYTES_TAG]: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
+  // The holder's own value: a Buffer (as file metadata read from manifests holds) has already
+  // been turned into `{ type: 'Buffer', data: [...] }` by its toJSON when `value` arrives here.
+  const raw = (this as Record<string, unknown>)[key];
+  if (raw instanceof Uint8Array) return { [BYTES_TAG]: Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('base64') };
   return value;
 }
 

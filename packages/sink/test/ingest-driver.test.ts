@@ -56,7 +56,8 @@ describe('runIngest with a checkpoint state store', () => {
     expect(await tableIds(io, location)).toEqual([...Array(95).keys()]);
   });
 
-  for (const point of CRASH_POINTS) {
+  // Append tables never compact in their writers: 'before-compact-snapshot' is covered by sink-compaction.test.ts.
+  for (const point of CRASH_POINTS.filter((p) => p !== 'before-compact-snapshot')) {
     it(`holds every record exactly once after crashes at ${point}`, async () => {
       const { io, location } = await memoryTable();
       const store = new FileIOCheckpointStore(io, `${location}-state`);

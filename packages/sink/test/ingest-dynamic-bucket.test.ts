@@ -54,6 +54,32 @@ describe('runIngest into a dynamic-bucket primary-key table', () => {
     expectIndexedWhereStored(bucketOf, indexed);
     // The writers share one assigner: buckets fill to target-row-num (4) across them.
     expect(new Set(bucketOf.values()).size).toBe(Math.ceil(keys / 4));
+    // Records reach the writers by key, so writers share buckets: none of them compacts (two
+    // compactions of one bucket in one commit would each delete the same live files).
+    for await (const snap of table.snapshotManager.iterateForward()) expect(snap.commitKind).not.toBe('COMPACT');
+  });
+
+  it('one writer compacts its buckets across checkpoints', async () => {
+    const io = new MemoryFileIO();
+    const location = `memory://sink-dyn1-${randomBytes(6).toString('hex')}/db.db/t`;
+    await createDynamicBucketTable(io, location);
+    const keys = 12;
+    const s = await runIngest({
+      table: location,
+      fileIO: io,
+      source: new UpsertSource(keys * 8, keys),
+      stateStore: new FileIOCheckpointStore(io, `${location}-state`),
+      checkpointEvery: 12,
+    });
+    expect(s).toMatchObject({ status: 'source-done', checkpoints: 8 });
+    const table = await openTable(location, { fileIO: io });
+    const read = (await table.newRead().toArrowTable()).toArray().map((r: { k: number; v: string }) => [r.k, r.v] as const);
+    expect(new Map(read)).toEqual(new Map(Array.from({ length: keys }, (_, k) => [k, 'r7'] as const)));
+    const kinds: string[] = [];
+    for await (const snap of table.snapshotManager.iterateForward()) kinds.push(snap.commitKind);
+    // Eight checkpoints of three buckets each: the default trigger (5 sorted runs) compacts them.
+    expect(kinds).toContain('COMPACT');
+    expectIndexedWhereStored(await bucketOfKeys(io, table), await indexedBuckets(io, table, { unique: true }));
   });
 });
 

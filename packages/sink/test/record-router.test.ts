@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { buildInitialSchema } from '@tidemark/core';
-import { bucketOfValues, type DataType } from '@tidemark/format';
+import { buildInitialSchema, openTable } from '@tidemark/core';
+import { bucketOfValues, serializeSchema, type DataType } from '@tidemark/format';
+import { MemoryFileIO } from '@tidemark/storage';
 import { recordRouter } from '../src/record-router.js';
 
 const INT = { root: 'INT', nullable: false } as DataType;
@@ -58,5 +60,54 @@ describe('recordRouter', () => {
     const append = buildInitialSchema({ fields: [{ name: 'k', type: 'BIGINT' }], options: { bucket: '-1' } });
     const rr = recordRouter(append, 3);
     expect([0, 1, 2, 3, 4, 5].map(() => rr({ k: 1n }))).toEqual([0, 1, 2, 0, 1, 2]);
+  });
+
+  it('sends every key of one table bucket to one writer, for keys of many types (writers compact their buckets)', async () => {
+    const schema = buildInitialSchema(
+      {
+        fields: [
+          { name: 'dt', type: 'STRING NOT NULL' },
+          { name: 'd', type: 'DATE NOT NULL' },
+          { name: 'ts', type: 'TIMESTAMP(3) NOT NULL' },
+          { name: 'dec', type: 'DECIMAL(10, 2) NOT NULL' },
+          { name: 'b', type: 'BOOLEAN NOT NULL' },
+          { name: 'k', type: 'BIGINT NOT NULL' },
+          { name: 's', type: 'STRING NOT NULL' },
+          { name: 'v', type: 'STRING' },
+        ],
+        partitionKeys: ['dt'],
+        primaryKeys: ['dt', 'd', 'ts', 'dec', 'b', 'k', 's'],
+        options: { bucket: '5' },
+      },
+      1,
+    );
+    const io = new MemoryFileIO();
+    const location = `memory://router-${randomBytes(6).toString('hex')}/db.db/t`;
+    await io.write(`${location}/schema/schema-0`, serializeSchema(schema));
+    const table = await openTable(location, { fileIO: io });
+    const records = Array.from({ length: 300 }, (_, i) => ({
+      dt: `p${i % 2}`,
+      d: `2024-0${1 + (i % 9)}-1${i % 10}`,
+      ts: `2024-05-0${1 + (i % 9)}T10:${String(i % 60).padStart(2, '0')}:00.123`,
+      dec: `${i % 37}.${String(i % 100).padStart(2, '0')}`,
+      b: i % 3 === 0,
+      k: BigInt(i * 7919),
+      s: `key-${i % 41}-é`,
+      v: `v${i}`,
+    }));
+    await table.append(records);
+    const route = recordRouter(schema, 3);
+    const byValue = new Map(records.map((r) => [r.v, r]));
+    let rows = 0;
+    for (let bucket = 0; bucket < 5; bucket++) {
+      for (const dt of ['p0', 'p1']) {
+        const read = await table.newRead({ bucket, partition: { dt } }).toArrowTable();
+        const writers = new Set<number>();
+        for (const r of read.toArray()) writers.add(route(byValue.get((r.toJSON() as { v: string }).v)!));
+        rows += read.numRows;
+        expect(writers.size, `writers of bucket ${bucket} of dt=${dt}`).toBeLessThanOrEqual(1);
+      }
+    }
+    expect(rows).toBe(300);
   });
 });

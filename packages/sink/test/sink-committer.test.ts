@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  DataFileLocator,
   DynamicBucketAssigner,
   SnapshotManager,
   TablePaths,
@@ -233,5 +234,39 @@ describe('SinkCommitter', () => {
     const latest = (await snapshots(c)).at(-1)!;
     const entries = await readIndexManifest(c.io, `${c.location}/manifest/${latest.indexManifest}`);
     expect(entries.map((e) => [e.indexType, e.fileName, e.rowCount])).toEqual([['HASH', indexFile, 3]]);
+  });
+
+  it("a dropped checkpoint's compaction outputs are deleted, a file compaction only moved (live) is not", async () => {
+    const c = await setup();
+    const cm = committer(c);
+    await prepare(c, cm, 1n, 0, 3);
+    const state1 = await cm.snapshotState(1n, src(3));
+    await cm.notifyCheckpointComplete(1n);
+    const live = state1.pending[0]!.messages[0]!;
+    const a = live.newFiles[0]!;
+    // Checkpoint 2: a new file, and a compaction that moved `a` up and wrote `merged`.
+    const w = new SinkWriter(c.io, c.location, c.schema, 0);
+    await w.write(rows(3, 5));
+    const second = await w.prepareCommit(2n);
+    const b = second.messages[0]!.newFiles[0]!;
+    const locator = new DataFileLocator(new TablePaths(c.location), c.schema);
+    const merged = { ...b, fileName: `${b.fileName.replace(/\.parquet$/, '')}-merged.parquet`, level: 1 };
+    await c.io.write(
+      locator.fileLocation(live.partition, live.bucket, merged),
+      await c.io.read(locator.fileLocation(live.partition, live.bucket, b)),
+    );
+    const withCompaction = {
+      ...second,
+      messages: [{ ...second.messages[0]!, compactBefore: [a], compactAfter: [{ ...a, level: 5 }, merged] }],
+    };
+    const state2: CheckpointState = { ...state1, checkpointId: 2n, pending: [withCompaction] };
+    // `a` is live (checkpoint 1), listed in compactAfter only because it changed level.
+    const deleted = await committer(c).discardUncommitted(state2, 1n);
+    expect(deleted).toBe(2);
+    const at = (f: typeof a) => c.io.exists(locator.fileLocation(live.partition, live.bucket, f));
+    expect(await at(a)).toBe(true);
+    expect(await at(b)).toBe(false);
+    expect(await at(merged)).toBe(false);
+    expect(await tableIds(c.io, c.location)).toEqual([0, 1, 2]);
   });
 });

@@ -88,6 +88,13 @@ export interface CommitCallOptions {
   readonly kind?: CommitKind;
   /** Create an (empty) snapshot even when there is nothing to commit. */
   readonly force?: boolean;
+  /**
+   * The committable holds only the compaction of an identifier whose APPEND snapshot this user
+   * already committed (a committer that stopped between the two snapshots finishes it): it is
+   * committed as that identifier's COMPACT snapshot although the identifier is taken. Still
+   * `skipped` when the user committed a later identifier.
+   */
+  readonly completesCompaction?: boolean;
 }
 
 /** Per-call options of {@link FileStoreCommit.overwrite}. */
@@ -404,7 +411,12 @@ export class FileStoreCommit {
     const skipped =
       committable.identifier === BATCH_COMMIT_IDENTIFIER
         ? null
-        : this.skipResult(committable.identifier, user, await this.lastCommittedIdentifier(user, probe));
+        : this.skipResult(
+            committable.identifier,
+            user,
+            await this.lastCommittedIdentifier(user, probe),
+            options.completesCompaction === true && !appendPart,
+          );
     if (skipped !== null || empty) {
       if (start !== undefined) await this.clearStartedRecord(start);
       return skipped ?? { status: 'empty' };
@@ -653,8 +665,9 @@ export class FileStoreCommit {
     return this.skipResult(identifier, user, await this.lastCommittedIdentifier(user));
   }
 
-  private skipResult(identifier: bigint, user: string, last: bigint | null): CommitResult | null {
+  private skipResult(identifier: bigint, user: string, last: bigint | null, completesCompaction = false): CommitResult | null {
     if (identifier === BATCH_COMMIT_IDENTIFIER || last === null || identifier > last) return null;
+    if (completesCompaction && identifier === last) return null;
     return {
       status: 'skipped',
       reason: `commit identifier ${identifier} of commit user '${user}' was already committed (its last committed identifier is ${last})`,
