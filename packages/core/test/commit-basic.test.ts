@@ -300,6 +300,28 @@ describe('FileStoreCommit: races and failures', () => {
     expect(await unreferencedManifestFiles(t)).toEqual([]);
   });
 
+  it('refuses a commit whose compactions delete the same live file twice, and leaves the table unchanged', async () => {
+    const t = await createTestTable({ commit: FAST });
+    const f = dataFile(10);
+    await t.commit.commit({ identifier: 1n, messages: [message('a', { newFiles: [f] })] }, { commitUser: 'w' });
+    const before = await t.snapshots.latestId();
+    // Two writers that share a bucket each compacted the same input in one checkpoint.
+    const twice = {
+      identifier: 2n,
+      messages: [
+        message('a', { compactBefore: [f], compactAfter: [dataFile(10)] }),
+        message('a', { compactBefore: [f], compactAfter: [dataFile(10)] }),
+      ],
+    };
+    const err = await t.commit.commit(twice, { commitUser: 'w' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CommitConflictError);
+    expect((err as Error).message).toMatch(/deletes the same files more than once/);
+    expect((err as Error).message).toContain(f.fileName);
+    expect(await t.snapshots.latestId()).toBe(before);
+    expect(await liveFileNames(t)).toEqual([f.fileName]);
+    expect(await unreferencedManifestFiles(t)).toEqual([]);
+  });
+
   it('drops a writer compaction that lost to a concurrent one after its APPEND landed, instead of failing the commit', async () => {
     const t = await createTestTable({ commit: FAST });
     const f = dataFile(10);

@@ -22,8 +22,8 @@ export interface ConflictCheckOptions {
  * delta touches are read.
  *
  * @throws CommitConflictError naming the files when a deleted file is no longer live, the delta
- *   adds and deletes the same file, adds a file that is already live, or changes a partition's
- *   bucket count.
+ *   adds and deletes the same file, adds or deletes one file twice, adds a file that is already
+ *   live, or changes a partition's bucket count.
  */
 export async function checkConflicts(
   fileIO: FileIO,
@@ -33,8 +33,24 @@ export async function checkConflicts(
   options: ConflictCheckOptions = {},
 ): Promise<void> {
   const latestId = latest?.id ?? null;
-  const added = new Set<string>();
-  for (const e of delta) if (e.kind === 'ADD') added.add(fileEntryIdentity(e));
+  // Two compactions of one bucket in one commit (e.g. two writers sharing it) name the same input:
+  // folding a file out twice, or in twice, writes metadata every reader refuses as corrupt.
+  const seen = { ADD: new Set<string>(), DELETE: new Set<string>() };
+  const twice = delta.filter((e) => {
+    const id = fileEntryIdentity(e);
+    const set = seen[e.kind];
+    if (set.has(id)) return true;
+    set.add(id);
+    return false;
+  });
+  if (twice.length > 0) {
+    throw new CommitConflictError(
+      `the commit ${twice[0]!.kind === 'ADD' ? 'adds' : 'deletes'} the same files more than once (two writers or compactions on one bucket?)`,
+      twice.map((e) => e.file.fileName),
+      latestId,
+    );
+  }
+  const added = seen.ADD;
   const both = delta.filter((e) => e.kind === 'DELETE' && added.has(fileEntryIdentity(e)));
   if (both.length > 0) {
     throw new CommitConflictError(
