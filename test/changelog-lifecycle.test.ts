@@ -10,11 +10,12 @@
  *   every live changelog file, verify checks them, and changelog expiration (dry run first)
  *   removes them once they are old enough.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readManifestEntries, readManifestList } from '@tidemark/format';
-import { ChangelogManager, FileSystemCatalog, openTable, type ChangeBatch, type Table } from '@tidemark/core';
+import { ChangelogManager, openTable, type ChangeBatch, type Table } from '@tidemark/core';
 import { compactPrimaryKeyTable, expireSnapshots, removeOrphanFiles, verifyTable } from '@tidemark/maintenance';
-import { storageBackends, type BackendWarehouse } from './support/backends.js';
+import { storageBackends } from './support/backends.js';
+import { suiteCatalog } from './support/suite-catalog.js';
 
 type Row = { k: number; v: string | null; op: string };
 
@@ -124,20 +125,12 @@ async function changelogFiles(t: Table, c: { changelogManifestList?: string | nu
 
 describe.each(storageBackends('changelog lifecycle'))('changelogs on $name', (backend) => {
   describe.skipIf(!backend.available)(`(${backend.name})`, () => {
-    let wh: BackendWarehouse;
-    let catalog: FileSystemCatalog;
+    const env = suiteCatalog(backend);
     let n = 0;
-    beforeAll(async () => {
-      wh = await backend.open();
-      catalog = new FileSystemCatalog(`${wh.root}/wh`, { fileIO: wh.io });
-    });
-    afterAll(async () => {
-      await wh?.cleanup();
-    });
 
     async function create(options: Record<string, string>): Promise<Table> {
       const name = `db.t${++n}`;
-      await catalog.createTable(name, {
+      await env.catalog.createTable(name, {
         fields: [
           { name: 'k', type: 'INT NOT NULL' },
           { name: 'v', type: 'STRING' },
@@ -145,7 +138,7 @@ describe.each(storageBackends('changelog lifecycle'))('changelogs on $name', (ba
         primaryKeys: ['k'],
         options: { bucket: '2', ...options },
       });
-      return openTable(catalog.tableLocation(name), { fileIO: wh.io });
+      return openTable(env.catalog.tableLocation(name), { fileIO: env.wh.io });
     }
 
     it('input: the stream replays into the table at every commit', async () => {

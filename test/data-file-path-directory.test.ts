@@ -4,11 +4,12 @@
  * sink's writer/committer, compaction, snapshot expiration and orphan cleanup. Each step reads the
  * table back, so a file written to one place and looked up in another fails the test.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FileSystemCatalog, type Table } from '@tidemark/core';
+import { describe, expect, it } from 'vitest';
+import { type Table } from '@tidemark/core';
 import { compactAppendTable, expireSnapshots, removeOrphanFiles } from '@tidemark/maintenance';
 import { SinkCommitter, SinkWriter, tableFingerprint } from '@tidemark/sink';
-import { storageBackends, type BackendWarehouse } from './support/backends.js';
+import { storageBackends } from './support/backends.js';
+import { suiteCatalog } from './support/suite-catalog.js';
 
 type Row = { id: number; dt: string; v: string };
 
@@ -26,21 +27,12 @@ async function readRows(table: Table): Promise<Row[]> {
 
 describe.each(storageBackends('data-file path directory'))('data-file.path-directory on $name', (backend) => {
   describe.skipIf(!backend.available)(`(${backend.name})`, () => {
-    let wh: BackendWarehouse;
-    let catalog: FileSystemCatalog;
-
-    beforeAll(async () => {
-      wh = await backend.open();
-      catalog = new FileSystemCatalog(`${wh.root}/wh`, { fileIO: wh.io });
-    });
-    afterAll(async () => {
-      await wh?.cleanup();
-    });
+    const env = suiteCatalog(backend);
 
     /** Paths (relative to the table root) of every object under `location` whose name says it is a data file. */
     async function dataFiles(location: string): Promise<string[]> {
       const out: string[] = [];
-      for await (const st of wh.io.list(location)) {
+      for await (const st of env.wh.io.list(location)) {
         const rel = st.path.slice(location.length + 1);
         if (/(^|\/)bucket-[^/]+\/[^/]+\.parquet$/.test(rel)) out.push(rel);
       }
@@ -48,7 +40,7 @@ describe.each(storageBackends('data-file path directory'))('data-file.path-direc
     }
 
     it('round-trips appends, sink commits, compaction, expiration and orphan cleanup', async () => {
-      await catalog.createTable('db.t', {
+      await env.catalog.createTable('db.t', {
         fields: [
           { name: 'id', type: 'INT NOT NULL' },
           { name: 'dt', type: 'STRING' },
@@ -57,7 +49,7 @@ describe.each(storageBackends('data-file path directory'))('data-file.path-direc
         partitionKeys: ['dt'],
         options: { 'data-file.path-directory': 'data', 'snapshot.num-retained.min': '2', 'snapshot.time-retained': '1 ms' },
       });
-      const table = await catalog.getTable('db.t');
+      const table = await env.catalog.getTable('db.t');
       const location = table.location;
 
       // Appends: files land under data/, and the next read finds them.
@@ -74,20 +66,20 @@ describe.each(storageBackends('data-file path directory'))('data-file.path-direc
       // The sink's writer and committer (which checks that every file exists before committing).
       const schema = table.schema();
       const committer = new SinkCommitter({
-        fileIO: wh.io,
+        fileIO: env.wh.io,
         tableLocation: location,
         schema,
-        table: { location, fingerprint: await tableFingerprint(wh.io, location) },
+        table: { location, fingerprint: await tableFingerprint(env.wh.io, location) },
         commitUser: 'sink-user',
         autoExpire: false,
       });
-      const writer = new SinkWriter(wh.io, location, schema, 0);
+      const writer = new SinkWriter(env.wh.io, location, schema, 0);
       await writer.write(rowsOf(200, 210, 'c'));
       committer.add(await writer.prepareCommit(1n));
       const [commit] = await committer.commitNow(1n, { id: 'src', offset: 10, done: true });
       expect(commit!.result.status).toBe('committed');
       await writer.close();
-      const reopened = await catalog.getTable('db.t');
+      const reopened = await env.catalog.getTable('db.t');
       expect(await readRows(reopened)).toEqual([...expected, ...rowsOf(200, 210, 'c')]);
       expect((await dataFiles(location)).filter((f) => f.includes('dt=c'))).toEqual([
         expect.stringMatching(/^data\/dt=c\/bucket-0\/data-[^/]+\.parquet$/),
@@ -97,7 +89,7 @@ describe.each(storageBackends('data-file path directory'))('data-file.path-direc
       const summary = await compactAppendTable(reopened, { partition: { dt: 'a' }, full: true });
       expect(summary.filesBefore).toBe(5);
       expect(summary.filesAfter).toBe(1);
-      const compacted = await catalog.getTable('db.t');
+      const compacted = await env.catalog.getTable('db.t');
       expect(await readRows(compacted)).toEqual([...expected, ...rowsOf(200, 210, 'c')]);
 
       // Expiration drops the files only old snapshots used; orphan cleanup keeps every live file.
@@ -106,7 +98,7 @@ describe.each(storageBackends('data-file path directory'))('data-file.path-direc
       const live = await dataFiles(location);
       expect(live.filter((f) => f.includes('dt=a'))).toHaveLength(1);
       for (const f of live) expect(f.startsWith('data/')).toBe(true);
-      expect(await readRows(await catalog.getTable('db.t'))).toEqual([...expected, ...rowsOf(200, 210, 'c')]);
+      expect(await readRows(await env.catalog.getTable('db.t'))).toEqual([...expected, ...rowsOf(200, 210, 'c')]);
     });
   });
 });

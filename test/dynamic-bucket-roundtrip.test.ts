@@ -5,7 +5,7 @@
  * stays in its bucket, the HASH index files hold exactly the keys of their buckets, and data files
  * record `_TOTAL_BUCKETS` = -1 as Java's dynamic-bucket writer does.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   INDEX_TYPE_HASH,
   decodeHashIndex,
@@ -15,8 +15,9 @@ import {
   readManifestEntries,
   readManifestList,
 } from '@tidemark/format';
-import { FileSystemCatalog, readDataFile, type Table } from '@tidemark/core';
-import { storageBackends, type BackendWarehouse } from './support/backends.js';
+import { readDataFile, type Table } from '@tidemark/core';
+import { storageBackends } from './support/backends.js';
+import { suiteCatalog } from './support/suite-catalog.js';
 
 type Row = {
   k: number;
@@ -89,21 +90,12 @@ function expectIndexMatchesData(l: Awaited<ReturnType<typeof layout>>, written: 
 
 describe.each(storageBackends('dynamic bucket round trip'))('dynamic buckets on $name', (backend) => {
   describe.skipIf(!backend.available)(`(${backend.name})`, () => {
-    let wh: BackendWarehouse;
-    let catalog: FileSystemCatalog;
+    const env = suiteCatalog(backend);
     let n = 0;
-
-    beforeAll(async () => {
-      wh = await backend.open();
-      catalog = new FileSystemCatalog(`${wh.root}/wh`, { fileIO: wh.io });
-    });
-    afterAll(async () => {
-      await wh?.cleanup();
-    });
 
     async function create(options: Record<string, string> = {}): Promise<Table> {
       const name = `db.t${++n}`;
-      await catalog.createTable(name, {
+      await env.catalog.createTable(name, {
         fields: [
           { name: 'k', type: 'INT NOT NULL' },
           { name: 'dt', type: 'STRING NOT NULL' },
@@ -114,7 +106,7 @@ describe.each(storageBackends('dynamic bucket round trip'))('dynamic buckets on 
         // No 'bucket' option: -1, dynamic, is the default of primary-key tables.
         options,
       });
-      return catalog.getTable(name);
+      return env.catalog.getTable(name);
     }
 
     it('upserts and deletes round-trip; target-row-num opens buckets; a key keeps its bucket across many commits', async () => {
@@ -196,7 +188,7 @@ describe.each(storageBackends('dynamic bucket round trip'))('dynamic buckets on 
       const postpone = await create({ bucket: '-2' });
       await expect(postpone.append([{ k: 1, dt: 'a', v: 'x' }])).rejects.toThrow(/-2/);
       const name = `db.t${++n}`;
-      await catalog.createTable(name, {
+      await env.catalog.createTable(name, {
         fields: [
           { name: 'k', type: 'INT NOT NULL' },
           { name: 'dt', type: 'STRING NOT NULL' },
@@ -204,7 +196,7 @@ describe.each(storageBackends('dynamic bucket round trip'))('dynamic buckets on 
         primaryKeys: ['k'],
         partitionKeys: ['dt'],
       });
-      const cross = await catalog.getTable(name);
+      const cross = await env.catalog.getTable(name);
       await expect(cross.append([{ k: 1, dt: 'a' }])).rejects.toThrow(/partition key\(s\) dt/);
       expect(await cross.snapshotManager.latestId()).toBeNull();
     });

@@ -14,16 +14,8 @@
  *   once (not twice, not on a second restore), or, when a concurrent compaction replaced its
  *   inputs meanwhile, drops it and deletes its outputs.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  FileSystemCatalog,
-  liveEntries,
-  newTableCommit,
-  openTable,
-  type ChangeBatch,
-  type CommitMessage,
-  type Table,
-} from '@tidemark/core';
+import { describe, expect, it } from 'vitest';
+import { liveEntries, newTableCommit, openTable, type ChangeBatch, type CommitMessage, type Table } from '@tidemark/core';
 import { compactPrimaryKeyTable } from '@tidemark/maintenance';
 import {
   FileIOCheckpointStore,
@@ -36,7 +28,8 @@ import {
   type SourceOffset,
   type SourceRecord,
 } from '@tidemark/sink';
-import { storageBackends, type BackendWarehouse } from './support/backends.js';
+import { storageBackends } from './support/backends.js';
+import { suiteCatalog } from './support/suite-catalog.js';
 import { seededRandom } from './support/seeded-random.mjs';
 
 type Op = { k: number; v: string | null; op: '+I' | '+U' | '-D' };
@@ -122,20 +115,12 @@ function checkpointSnapshots(infos: readonly CheckpointInfo[]): Array<{ snapshot
 
 describe.each(storageBackends('sink compaction'))('sink writers compact on $name', (backend) => {
   describe.skipIf(!backend.available)(`(${backend.name})`, () => {
-    let wh: BackendWarehouse;
-    let catalog: FileSystemCatalog;
+    const env = suiteCatalog(backend);
     let n = 0;
-    beforeAll(async () => {
-      wh = await backend.open();
-      catalog = new FileSystemCatalog(`${wh.root}/wh`, { fileIO: wh.io });
-    });
-    afterAll(async () => {
-      await wh?.cleanup();
-    });
 
     async function create(options: Record<string, string>): Promise<Table> {
       const name = `db.t${++n}`;
-      await catalog.createTable(name, {
+      await env.catalog.createTable(name, {
         fields: [
           { name: 'k', type: 'INT NOT NULL' },
           { name: 'v', type: 'STRING' },
@@ -144,16 +129,16 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
         // Every snapshot kept, so the table can be read at every checkpoint.
         options: { bucket: '2', 'snapshot.num-retained.min': '1000', 'snapshot.num-retained.max': '1000', ...options },
       });
-      return openTable(catalog.tableLocation(name), { fileIO: wh.io });
+      return openTable(env.catalog.tableLocation(name), { fileIO: env.wh.io });
     }
 
     async function ingest(t: Table, ops: readonly Op[], extra: { before?: (i: number) => Promise<void> } = {}) {
       const infos: CheckpointInfo[] = [];
       const summary = await runIngest({
         table: t.location,
-        fileIO: wh.io,
+        fileIO: env.wh.io,
         source: new OpsSource(ops, 'ops:test', extra.before),
-        stateStore: new FileIOCheckpointStore(wh.io, `${t.location}-state`),
+        stateStore: new FileIOCheckpointStore(env.wh.io, `${t.location}-state`),
         checkpointEvery: 15,
         parallelism: 2,
         rowKindField: 'op',
@@ -252,7 +237,7 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
         before: async (i) => {
           if (i !== 50 || compacted) return;
           compacted = true;
-          const r = await compactPrimaryKeyTable(await openTable(t.location, { fileIO: wh.io }), { full: true });
+          const r = await compactPrimaryKeyTable(await openTable(t.location, { fileIO: env.wh.io }), { full: true });
           expect(r.snapshotId).not.toBeNull();
         },
       });
@@ -276,11 +261,11 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
        */
       async function stoppedBeforeCompact(ops: readonly Op[]) {
         const t = await create({ 'deletion-vectors.enabled': 'true' });
-        const store = new FileIOCheckpointStore(wh.io, `${t.location}-state`);
-        const fingerprint = await tableFingerprint(wh.io, t.location);
+        const store = new FileIOCheckpointStore(env.wh.io, `${t.location}-state`);
+        const fingerprint = await tableFingerprint(env.wh.io, t.location);
         const committer = (): SinkCommitter =>
           new SinkCommitter({
-            fileIO: wh.io,
+            fileIO: env.wh.io,
             tableLocation: t.location,
             schema: t.schema(),
             table: { location: t.location, fingerprint },
@@ -337,7 +322,7 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
         expect(latest).toMatchObject({ id: appendId + 1, commitKind: 'COMPACT', commitUser: 'pipe-1', commitIdentifier: 2n });
         expect(await rowsAt(t, latest.id)).toEqual(model(ops, ops.length));
         expect((await levels(t, latest.id)).get(0) ?? 0).toBe(0);
-        for (const p of outputs) expect(await wh.io.exists(p), p).toBe(true);
+        for (const p of outputs) expect(await env.wh.io.exists(p), p).toBe(true);
         // A second restore from the same state (a crash right after the first) commits nothing.
         await committer().restore(state);
         expect(await t.snapshotManager.latestId()).toBe(latest.id);
@@ -346,7 +331,7 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
         const infos: CheckpointInfo[] = [];
         const s = await runIngest({
           table: t.location,
-          fileIO: wh.io,
+          fileIO: env.wh.io,
           source: new OpsSource(more),
           stateStore: store,
           checkpointEvery: 15,
@@ -360,14 +345,14 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
       it('a compaction whose inputs a concurrent compaction replaced is dropped and its outputs deleted', async () => {
         const ops = workload(80, 20, 7);
         const { t, store, outputs } = await stoppedBeforeCompact(ops);
-        const full = await compactPrimaryKeyTable(await openTable(t.location, { fileIO: wh.io }), { full: true });
+        const full = await compactPrimaryKeyTable(await openTable(t.location, { fileIO: env.wh.io }), { full: true });
         expect(full.snapshotId).not.toBeNull();
         const warnings: string[] = [];
         const c = new SinkCommitter({
-          fileIO: wh.io,
+          fileIO: env.wh.io,
           tableLocation: t.location,
           schema: t.schema(),
-          table: { location: t.location, fingerprint: await tableFingerprint(wh.io, t.location) },
+          table: { location: t.location, fingerprint: await tableFingerprint(env.wh.io, t.location) },
           commitUser: 'pipe-1',
           stateStore: store,
           logger: { warn: (m) => warnings.push(m) },
@@ -375,7 +360,7 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
         await c.restore((await store.latest())!);
         expect(await t.snapshotManager.latestId()).toBe(full.snapshotId);
         expect(warnings.join('\n')).toMatch(/dropped the compaction of checkpoint 2/);
-        for (const p of outputs) expect(await wh.io.exists(p), p).toBe(false);
+        for (const p of outputs) expect(await env.wh.io.exists(p), p).toBe(false);
         expect(await rowsAt(t, full.snapshotId!)).toEqual(model(ops, ops.length));
       });
     });

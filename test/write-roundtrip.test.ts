@@ -9,13 +9,12 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { FileIO } from '@tidemark/storage';
 import { MANIFEST_ENTRY_SCHEMA, MANIFEST_FILE_META_SCHEMA, readAvroHeader, toArrowType, type DataField } from '@tidemark/format';
 import {
   CommitConflictError,
   CommitInputError,
-  FileSystemCatalog,
   RollbackError,
   SchemaChanges,
   TimeTravelError,
@@ -26,7 +25,8 @@ import {
   type TableSpec,
 } from '@tidemark/core';
 import { arrowTableFromCanon, canonicalRows, sortBy, type CanonRow } from './support/arrow-canon.js';
-import { storageBackends, type BackendWarehouse } from './support/backends.js';
+import { storageBackends } from './support/backends.js';
+import { suiteCatalog } from './support/suite-catalog.js';
 import { fixturesDir } from './support/fixtures.js';
 import { ALL_TYPES, DAY_MS, TYPE_ROWS, bytes, withNulls } from './support/all-types.js';
 
@@ -172,21 +172,12 @@ async function listNames(io: FileIO, dir: string): Promise<string[]> {
 
 describe.each(storageBackends('write round trip'))('write round trip on $name', (backend) => {
   describe.skipIf(!backend.available)(`(${backend.name})`, () => {
-    let wh: BackendWarehouse;
-    let catalog: FileSystemCatalog;
-
-    beforeAll(async () => {
-      wh = await backend.open();
-      catalog = new FileSystemCatalog(`${wh.root}/wh`, { fileIO: wh.io });
-    });
-    afterAll(async () => {
-      await wh?.cleanup();
-    });
+    const env = suiteCatalog(backend);
 
     describe('every type', () => {
       async function roundTrip(name: string, input: (fields: readonly DataField[]) => Parameters<Table['append']>[0]): Promise<void> {
-        const schema = await catalog.createTable(`db.${name}`, ALL_TYPES);
-        const table = await catalog.getTable(`db.${name}`);
+        const schema = await env.catalog.createTable(`db.${name}`, ALL_TYPES);
+        const table = await env.catalog.getTable(`db.${name}`);
         expect(committedId(await table.append(input(schema.fields)))).toBe(1);
         const read = await table.newRead().toArrowTable();
         // The result uses the shared Paimon → Arrow mapping …
@@ -206,8 +197,8 @@ describe.each(storageBackends('write round trip'))('write round trip on $name', 
       });
 
       it('accepts the other row-object input forms (ISO text, Date, {millis, nanoOfMillis}, Map, objects)', async () => {
-        const schema = await catalog.createTable('db.types_alt', ALT_TYPES);
-        const table = await catalog.getTable('db.types_alt');
+        const schema = await env.catalog.createTable('db.types_alt', ALT_TYPES);
+        const table = await env.catalog.getTable('db.types_alt');
         committedId(await table.append(ALT_INPUT));
         expect(await readRows(table)).toEqual(withNulls(schema.fields, ALT_EXPECTED));
       });
@@ -224,8 +215,8 @@ describe.each(storageBackends('write round trip'))('write round trip on $name', 
       const sorted = (rows: CanonRow[]): CanonRow[] => sortBy(rows, 'id');
 
       beforeAll(async () => {
-        await catalog.createTable('db.events', EVENTS);
-        table = await catalog.getTable('db.events');
+        await env.catalog.createTable('db.events', EVENTS);
+        table = await env.catalog.getTable('db.events');
       });
 
       it('three appends make snapshots 1..3 with rows in their hash buckets', async () => {
@@ -296,7 +287,7 @@ describe.each(storageBackends('write round trip'))('write round trip on $name', 
         expect(r).toMatchObject({ snapshotId: 4, removedSnapshots: [5], removedTags: ['t5'] });
         expect(await table.snapshotManager.sortedIds()).toEqual([1, 2, 3, 4]);
         expect(await readRows(table)).toEqual(sorted([...c2, ...inPartition(c3, '2024-01-03'), ...ow1]));
-        for (const path of only5.values()) expect(await wh.io.exists(path)).toBe(false);
+        for (const path of only5.values()) expect(await env.wh.io.exists(path)).toBe(false);
 
         const r2 = await table.rollbackTo('v2');
         expect(r2.snapshotId).toBe(2);
@@ -370,7 +361,7 @@ describe.each(storageBackends('write round trip'))('write round trip on $name', 
       });
 
       it("writes manifests whose Avro header schema is exactly Appendix A's", async () => {
-        const names = await listNames(wh.io, `${table.location}/manifest`);
+        const names = await listNames(env.wh.io, `${table.location}/manifest`);
         const lists = names.filter((n) => n.startsWith('manifest-list-'));
         const manifests = names.filter((n) => n.startsWith('manifest-') && !n.startsWith('manifest-list-'));
         expect(lists.length).toBeGreaterThan(0);
@@ -381,7 +372,7 @@ describe.each(storageBackends('write round trip'))('write round trip on $name', 
         ] as const) {
           for (const name of files) {
             const path = `${table.location}/manifest/${name}`;
-            const header = await readAvroHeader(await wh.io.read(path), { path });
+            const header = await readAvroHeader(await env.wh.io.read(path), { path });
             expect(header.schemaText, name).toBe(JSON.stringify(schema));
             expect(header.schema, name).toEqual(schema);
             expect([...header.metadata.keys()].sort(), name).toEqual(['avro.codec', 'avro.schema']);
@@ -393,7 +384,7 @@ describe.each(storageBackends('write round trip'))('write round trip on $name', 
 
     describe('schema evolution', () => {
       it('add, rename, widen, drop and re-add: old and new rows read through field ids', async () => {
-        await catalog.createTable('db.evolve', {
+        await env.catalog.createTable('db.evolve', {
           fields: [
             { name: 'id', type: 'INT NOT NULL' },
             { name: 'name', type: 'STRING' },
@@ -403,14 +394,14 @@ describe.each(storageBackends('write round trip'))('write round trip on $name', 
             { name: 'extra', type: 'STRING' },
           ],
         });
-        const v0 = await catalog.getTable('db.evolve');
+        const v0 = await env.catalog.getTable('db.evolve');
         const oldRows: CanonRow[] = [
           { id: 1, name: 'alpha', score: 2147483647, price: 1.5, amount: '12.34', extra: 'old' },
           { id: 2, name: null, score: -5, price: Math.fround(0.1), amount: '-0.01', extra: null },
         ];
         committedId(await v0.append(oldRows));
 
-        const s1 = await alterTable(wh.io, v0.paths, [
+        const s1 = await alterTable(env.wh.io, v0.paths, [
           SchemaChanges.addColumn('note', 'STRING'),
           SchemaChanges.renameColumn('name', 'title'),
           SchemaChanges.alterType('score', 'BIGINT'),
@@ -427,12 +418,12 @@ describe.each(storageBackends('write round trip'))('write round trip on $name', 
           [5, 'extra'],
           [6, 'note'],
         ]);
-        const s2 = await alterTable(wh.io, v0.paths, [SchemaChanges.dropColumn('extra')]);
-        const s3 = await alterTable(wh.io, v0.paths, [SchemaChanges.addColumn('extra', 'STRING')]);
+        const s2 = await alterTable(env.wh.io, v0.paths, [SchemaChanges.dropColumn('extra')]);
+        const s3 = await alterTable(env.wh.io, v0.paths, [SchemaChanges.addColumn('extra', 'STRING')]);
         expect([s2.id, s3.id]).toEqual([2, 3]);
         expect(s3.fields.find((f) => f.name === 'extra')!.id).toBe(7); // a new column, not the dropped one
 
-        const v3 = await catalog.getTable('db.evolve');
+        const v3 = await env.catalog.getTable('db.evolve');
         const newRow: CanonRow = {
           id: 3,
           title: 'gamma',
