@@ -27,6 +27,16 @@ const log = (msg) => console.log(`[bench] ${msg}`);
 
 const args = process.argv.slice(2);
 const noBuild = args.includes('--no-build');
+// A benchmark's own options (e.g. read's --plan-only) are parsed by that benchmark alone: refuse them
+// here rather than run the full benchmark as if they had been taken.
+const unknown = args.filter((a) => a.startsWith('--') && a !== '--no-build' && a !== '--summary');
+if (unknown.length > 0) {
+  console.error(
+    `[bench] run.mjs takes only --no-build and --summary, not ${unknown.join(' ')}; ` +
+      `pass a benchmark's own options to it directly, e.g. node benchmarks/read.bench.mjs --plan-only`,
+  );
+  process.exit(2);
+}
 const wanted = args.filter((a) => !a.startsWith('--')).map((a) => a.replace(/\.bench\.mjs$/, ''));
 
 const available = readdirSync(benchDir)
