@@ -18,43 +18,10 @@ import {
   ParquetWorkerPool,
   readParquetFile,
   readParquetFooter,
-  utf8Vector,
   writeParquetFile,
 } from '../src/index.js';
 import { CountingFileIO } from './helpers/counting-file-io.js';
-
-const meta = (id: number): Map<string, string> => new Map([['PARQUET:field_id', String(id)]]);
-
-/** `rows` rows (id = row number) in batches of `batchRows`. */
-function batches(rows: number, batchRows: number): arrow.RecordBatch[] {
-  const fields = [
-    new arrow.Field('id', new arrow.Int64(), false, meta(1)),
-    new arrow.Field('name', new arrow.Utf8(), true, meta(2)),
-    new arrow.Field('amount', new arrow.Float64(), true, meta(3)),
-  ];
-  const schema = new arrow.Schema(fields);
-  const out: arrow.RecordBatch[] = [];
-  for (let start = 0; start < rows; start += batchRows) {
-    const n = Math.min(batchRows, rows - start);
-    const children = [
-      arrow.makeData({
-        type: fields[0]!.type,
-        length: n,
-        nullCount: 0,
-        data: BigInt64Array.from({ length: n }, (_, i) => BigInt(start + i)),
-      }),
-      utf8Vector(Array.from({ length: n }, (_, i) => ((start + i) % 11 === 0 ? null : `n${((start + i) * 7919) % 100_003}`))).data[0]!,
-      arrow.makeData({
-        type: fields[2]!.type,
-        length: n,
-        nullCount: 0,
-        data: Float64Array.from({ length: n }, (_, i) => Math.cos(start + i)),
-      }),
-    ];
-    out.push(new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct(fields), length: n, nullCount: 0, children })));
-  }
-  return out;
-}
+import { sampleBatches } from './helpers/sample-batches.js';
 
 async function rowsOf(bytes: Uint8Array): Promise<unknown[]> {
   const io = new CountingFileIO().put('f', bytes).asFileIO();
@@ -80,7 +47,7 @@ afterAll(async () => {
 
 describe('ParquetRowGroupStream', () => {
   it('writes the file parquet-wasm writes with the same row-group size, on workers and on this thread', async () => {
-    const input = batches(10_500, 1_700); // groups of 2,000 cut across batches; the last has 500 rows
+    const input = sampleBatches(10_500, 1_700); // groups of 2,000 cut across batches; the last has 500 rows
     const single = writeParquetFile(input, { rowGroupSize: 2_000 });
     const onWorkers = await streamed(input, new ParquetRowGroupStream({ groupRows: 2_000, pool: pool(2) }));
     const here = await streamed(input, new ParquetRowGroupStream({ groupRows: 2_000, pool: false }));
@@ -99,7 +66,7 @@ describe('ParquetRowGroupStream', () => {
 
   it('writes one group when the rows never fill one, and counts the rows added', async () => {
     const s = new ParquetRowGroupStream({ groupRows: 1_000, pool: pool(1) });
-    for (const b of batches(999, 400)) await s.add(b);
+    for (const b of sampleBatches(999, 400)) await s.add(b);
     expect(s.rows).toBe(999);
     const bytes = await s.finish();
     const footer = await readParquetFooter(new CountingFileIO().put('f', bytes).asFileIO(), 'f');
@@ -111,7 +78,7 @@ describe('ParquetRowGroupStream', () => {
     const p = pool(1);
     const s = new ParquetRowGroupStream({ groupRows: 500, pool: p, maxPendingGroups: 2 });
     let most = 0;
-    for (const b of batches(20_000, 1_000)) {
+    for (const b of sampleBatches(20_000, 1_000)) {
       await s.add(b);
       most = Math.max(most, p.pending);
     }
@@ -125,11 +92,11 @@ describe('ParquetRowGroupStream', () => {
   it('fails with the typed error of a worker that crashed on a group', async () => {
     const p = pool(1, new URL('./helpers/crashing-encode-worker.mjs', import.meta.url));
     const s = new ParquetRowGroupStream({ groupRows: 1_000, pool: p, createdBy: 'throw' });
-    const run = streamed(batches(2_500, 700), s);
+    const run = streamed(sampleBatches(2_500, 700), s);
     await expect(run).rejects.toBeInstanceOf(ParquetEncodeError);
     await expect(run).rejects.toThrow(/Parquet encode worker crashed \(simulated worker crash\)/);
     // The pool goes on with the next file.
-    const bytes = await streamed(batches(1_500, 700), new ParquetRowGroupStream({ groupRows: 1_000, pool: p }));
+    const bytes = await streamed(sampleBatches(1_500, 700), new ParquetRowGroupStream({ groupRows: 1_000, pool: p }));
     expect(await rowsOf(bytes)).toHaveLength(1_500);
   });
 
@@ -139,13 +106,13 @@ describe('ParquetRowGroupStream', () => {
       /maxPendingGroups must be a positive integer, got 0/,
     );
     const bad = new ParquetRowGroupStream({ groupRows: 10, compression: 'brotli' as never, pool: false });
-    await expect(bad.add(batches(10, 10)[0]!)).rejects.toThrow(/unsupported Parquet compression 'brotli'/);
+    await expect(bad.add(sampleBatches(10, 10)[0]!)).rejects.toThrow(/unsupported Parquet compression 'brotli'/);
     const empty = new ParquetRowGroupStream({ groupRows: 10, pool: false });
     await expect(empty.finish()).rejects.toBeInstanceOf(FormatError);
     const aborted = new ParquetRowGroupStream({ groupRows: 10, pool: pool(1) });
-    for (const b of batches(35, 10)) await aborted.add(b);
+    for (const b of sampleBatches(35, 10)) await aborted.add(b);
     await aborted.abort();
-    await expect(aborted.add(batches(1, 1)[0]!)).rejects.toThrow(/after finish\(\) or abort\(\)/);
+    await expect(aborted.add(sampleBatches(1, 1)[0]!)).rejects.toThrow(/after finish\(\) or abort\(\)/);
     await expect(aborted.finish()).rejects.toThrow(/after abort/);
   });
 });

@@ -14,41 +14,13 @@ import {
   ParquetWorkerPool,
   readParquetFile,
   readParquetFooter,
-  utf8Vector,
   writeParquetFile,
 } from '../src/index.js';
 import { CountingFileIO } from './helpers/counting-file-io.js';
-
-const meta = (id: number): Map<string, string> => new Map([['PARQUET:field_id', String(id)]]);
+import { sampleBatches } from './helpers/sample-batches.js';
 
 function table(rows: number, batchRows: number): arrow.Table {
-  const fields = [
-    new arrow.Field('id', new arrow.Int64(), false, meta(1)),
-    new arrow.Field('name', new arrow.Utf8(), true, meta(2)),
-    new arrow.Field('amount', new arrow.Float64(), true, meta(3)),
-  ];
-  const batches: arrow.RecordBatch[] = [];
-  for (let start = 0; start < rows; start += batchRows) {
-    const n = Math.min(batchRows, rows - start);
-    const children = [
-      arrow.makeData({
-        type: fields[0]!.type,
-        length: n,
-        nullCount: 0,
-        data: BigInt64Array.from({ length: n }, (_, i) => BigInt(start + i)),
-      }),
-      utf8Vector(Array.from({ length: n }, (_, i) => ((start + i) % 11 === 0 ? null : `n${((start + i) * 7919) % 100_003}`))).data[0]!,
-      arrow.makeData({
-        type: fields[2]!.type,
-        length: n,
-        nullCount: 0,
-        data: Float64Array.from({ length: n }, (_, i) => Math.cos(start + i)),
-      }),
-    ];
-    const schema = new arrow.Schema(fields);
-    batches.push(new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct(fields), length: n, nullCount: 0, children })));
-  }
-  return new arrow.Table(batches);
+  return new arrow.Table(sampleBatches(rows, batchRows));
 }
 
 async function rowsOf(bytes: Uint8Array, pool: ParquetWorkerPool | false): Promise<unknown[]> {
