@@ -123,7 +123,9 @@ async function changelogFiles(t: Table, c: { changelogManifestList?: string | nu
   return out;
 }
 
-describe.each(storageBackends('changelog lifecycle'))('changelogs on $name', (backend) => {
+// Each case is a workload on the S3 server (24 s for the longest with another test file beside it):
+// the timeout is a hang guard, not a speed check.
+describe.each(storageBackends('changelog lifecycle'))('changelogs on $name', { timeout: 180_000 }, (backend) => {
   describe.skipIf(!backend.available)(`(${backend.name})`, () => {
     const env = suiteCatalog(backend);
     let n = 0;

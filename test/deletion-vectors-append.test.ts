@@ -148,6 +148,12 @@ async function modelChecked(table: Table, seed: number, steps: number): Promise<
   expect(await read(table, compacted.snapshotId!)).toEqual(model.map(show).sort());
 }
 
+/**
+ * A workload case commits, reads every snapshot back and compacts: on the S3 server it took 33–52 s
+ * with another test file running beside it, too close to vitest's 60 s default.
+ */
+const WORKLOAD_TIMEOUT_MS = 240_000;
+
 describe.each(storageBackends('dv append deletes'))('deletes on append tables with deletion vectors on $name', (backend) => {
   let warehouse: BackendWarehouse;
   afterAll(async () => {
@@ -155,20 +161,28 @@ describe.each(storageBackends('dv append deletes'))('deletes on append tables wi
   });
   const open = async (): Promise<BackendWarehouse> => (warehouse ??= await backend.open());
 
-  it.skipIf(!backend.available)('fixed buckets: every snapshot reads as the model', async () => {
-    const w = await open();
-    const t = await appendTable(`${w.root}/wh`, w, 'fixed', { bucket: '2', 'bucket-key': 'id', 'deletion-vectors.enabled': 'true' });
-    await modelChecked(t, 3, backend.name === 'S3' ? 10 : 20);
-  });
+  it.skipIf(!backend.available)(
+    'fixed buckets: every snapshot reads as the model',
+    async () => {
+      const w = await open();
+      const t = await appendTable(`${w.root}/wh`, w, 'fixed', { bucket: '2', 'bucket-key': 'id', 'deletion-vectors.enabled': 'true' });
+      await modelChecked(t, 3, backend.name === 'S3' ? 10 : 20);
+    },
+    WORKLOAD_TIMEOUT_MS,
+  );
 
-  it.skipIf(!backend.available)('bucket-unaware, with DV files rolled at a tiny target size', async () => {
-    const w = await open();
-    const t = await appendTable(`${w.root}/wh`, w, 'unaware', {
-      'deletion-vectors.enabled': 'true',
-      'deletion-vector.index-file.target-size': '1b',
-    });
-    await modelChecked(t, 5, backend.name === 'S3' ? 10 : 20);
-  });
+  it.skipIf(!backend.available)(
+    'bucket-unaware, with DV files rolled at a tiny target size',
+    async () => {
+      const w = await open();
+      const t = await appendTable(`${w.root}/wh`, w, 'unaware', {
+        'deletion-vectors.enabled': 'true',
+        'deletion-vector.index-file.target-size': '1b',
+      });
+      await modelChecked(t, 5, backend.name === 'S3' ? 10 : 20);
+    },
+    WORKLOAD_TIMEOUT_MS,
+  );
 
   it.skipIf(!backend.available)('without deletion vectors a delete is refused, naming the option', async () => {
     const w = await open();
