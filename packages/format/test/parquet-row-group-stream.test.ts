@@ -9,18 +9,18 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import * as arrow from 'apache-arrow';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import {
   FormatError,
   ParquetEncodeError,
   ParquetRowGroupStream,
-  ParquetWorkerPool,
   readParquetFile,
   readParquetFooter,
   writeParquetFile,
 } from '../src/index.js';
 import { CountingFileIO } from './helpers/counting-file-io.js';
+import { trackedPools } from './helpers/test-pools.js';
 import { sampleBatches } from './helpers/sample-batches.js';
 
 async function rowsOf(bytes: Uint8Array): Promise<unknown[]> {
@@ -35,15 +35,7 @@ async function streamed(input: readonly arrow.RecordBatch[], stream: ParquetRowG
   return stream.finish();
 }
 
-const pools: ParquetWorkerPool[] = [];
-const pool = (size: number, workerUrl?: URL): ParquetWorkerPool => {
-  const p = new ParquetWorkerPool(workerUrl ? { size, workerUrl } : { size });
-  pools.push(p);
-  return p;
-};
-afterAll(async () => {
-  await Promise.all(pools.map((p) => p.close()));
-});
+const pool = trackedPools();
 
 describe('ParquetRowGroupStream', () => {
   it('writes the file parquet-wasm writes with the same row-group size, on workers and on this thread', async () => {

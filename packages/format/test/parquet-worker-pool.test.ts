@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 import * as arrow from 'apache-arrow';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import {
   CorruptFileError,
@@ -19,6 +19,7 @@ import {
 } from '../src/index.js';
 import { MemoryFileIO } from '@tidemark/storage';
 import { CountingFileIO } from './helpers/counting-file-io.js';
+import { trackedPools } from './helpers/test-pools.js';
 
 const meta = (id: number): Map<string, string> => new Map([['PARQUET:field_id', String(id)]]);
 
@@ -65,15 +66,7 @@ async function readBack(bytes: Uint8Array): Promise<unknown[]> {
   return rows;
 }
 
-const pools: ParquetWorkerPool[] = [];
-const pool = (size: number, workerUrl?: URL): ParquetWorkerPool => {
-  const p = new ParquetWorkerPool(workerUrl ? { size, workerUrl } : { size });
-  pools.push(p);
-  return p;
-};
-afterAll(async () => {
-  await Promise.all(pools.map((p) => p.close()));
-});
+const pool = trackedPools();
 
 describe('encodeParquetAsync', () => {
   it('produces the same bytes and rows as writeParquetFile, in workers and in-thread', async () => {
