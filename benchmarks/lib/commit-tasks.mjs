@@ -11,7 +11,7 @@
  *   as commit) with one commitUser and increasing identifiers (the streaming pattern). Each commit
  *   also reports where its time went (backoff / expiration / writes / reads / cpu, see timeline())
  *   and every snapshot attempt (retry, outcome, attempt ms, backoff drawn) from the committer's
- *   `onAttempt` hook. `warmup`
+ *   `onAttempt` hook, and the process's CPU time over the timed appends. `warmup`
  *   appends run first and are not recorded. With `startAt` (epoch ms) the timed part waits until
  *   then, so concurrent writer processes start together.
  * - `check`: latest snapshot id, total record count, and whether snapshot ids 1..latest are all
@@ -279,6 +279,8 @@ const tasks = {
     timing = true;
     const startedAt = Date.now();
     const t0 = performance.now();
+    // CPU of this writer over the timed appends (data file encode + commit), for the CPU ceiling.
+    const cpu0 = process.cpuUsage();
     const writeMs = [];
     const commitMs = [];
     const snapshotIds = [];
@@ -299,6 +301,8 @@ const tasks = {
     }
     const ms = performance.now() - t0;
     const endedAt = Date.now();
+    const cpu = process.cpuUsage(cpu0);
+    const cpuMs = (cpu.user + cpu.system) / 1000;
     const ops = diffCounts(snapshotCounts(stats), before);
     await raw.close();
     return {
@@ -317,6 +321,7 @@ const tasks = {
       commitTime,
       attempts,
       ops,
+      cpuMs,
     };
   },
 

@@ -277,6 +277,50 @@ describe('commit request counts', () => {
     expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 3, 102]);
   });
 
+  it('after seeing another writer commit, a snapshot taken during the attempt is found before the create, not by a losing create', async () => {
+    const store = new MemoryFileIO();
+    const root = `memory://commit-requests-${process.pid}-${++n}/wh`;
+    const a = counting(store);
+    const ta = await openTable(a.io, root, true);
+    const tb = await openTable(store, root, false);
+    const attempts: CommitAttemptReport[] = [];
+    const ca = ta.newCommit({ commitUser: 'a', onAttempt: (x) => attempts.push(x) });
+    const cb = tb.newCommit({ commitUser: 'b' });
+    await ca.commit({ identifier: 1, messages: await messagesOf(ta, 1) });
+    await cb.commit({ identifier: 1, messages: await messagesOf(tb, 101) });
+    // a sees b's snapshot 2 in its probe; b takes snapshot 3 while a writes its manifest lists.
+    const b2 = await messagesOf(tb, 102);
+    a.afterListWrite = async () => void (await cb.commit({ identifier: 2, messages: b2 }));
+    a.snapshotCreates.length = 0;
+    attempts.length = 0;
+    expect(await ca.commit({ identifier: 2, messages: await messagesOf(ta, 2) })).toMatchObject({ status: 'committed', snapshotId: 4 });
+    // One create, and it won: the attempt on snapshot 2 stopped at the check (a GET of snapshot-3).
+    expect(a.snapshotCreates).toEqual(['created']);
+    expect(attempts.map((x) => [x.retry, x.snapshotId, x.outcome])).toEqual([
+      [0, 3, 'already-exists'],
+      [1, 4, 'created'],
+    ]);
+    // Nothing of the abandoned attempt stays: every manifest list left is referenced by a snapshot.
+    const lists: string[] = [];
+    for await (const st of store.list(ta.paths.manifestDir)) if (st.path.includes('/manifest-list-')) lists.push(st.path);
+    const referenced = new Set<string>();
+    for (let id = 1; id <= 4; id++) {
+      const sn = await ta.snapshotManager.snapshot(id);
+      for (const l of [sn.baseManifestList, sn.deltaManifestList]) referenced.add(ta.paths.manifestPath(l));
+    }
+    expect(new Set(lists)).toEqual(referenced);
+    const ids = (await ta.newRead().toArrowTable()).getChild('id')!.toArray() as Int32Array;
+    expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 101, 102]);
+
+    // Alone again (b's snapshots out of the last 16), a commit does not pay for the check.
+    for (let i = 3; i <= 18; i++) await ca.commit({ identifier: i, messages: await messagesOf(ta, i) });
+    const readsBefore = a.reads.length;
+    const r = await ca.commit({ identifier: 19, messages: await messagesOf(ta, 19) });
+    expect(r).toMatchObject({ status: 'committed', snapshotId: 21 });
+    // snapshot-21 is read once, by the probe (which found snapshot 20 the latest), not again before the create.
+    expect(a.reads.slice(readsBefore).filter((p) => p.endsWith('/snapshot/snapshot-21'))).toHaveLength(1);
+  });
+
   it('a batch commit (fresh commit user, no identifier) reads no snapshot history', async () => {
     const counter = counting(new MemoryFileIO());
     const t = await openTable(counter.io, `memory://commit-requests-${process.pid}-${++n}/wh`, true);

@@ -38,7 +38,7 @@ import type { FileStorePathFactory } from '../path-factory.js';
 import { isTableContext, tableContext, type TableContext } from '../table-context.js';
 import { CommitConflictError, CommitInputError, CommitRetryExhaustedError } from './commit-errors.js';
 import { commitOptionsOf, type CommitOptions } from './commit-options.js';
-import { RetryBackoff, settleAll, sleep } from './commit-retry.js';
+import { RetryBackoff, WriterActivity, settleAll, sleep } from './commit-retry.js';
 import { checkConflicts } from './conflict-check.js';
 import {
   checkDeletionVectorChanges,
@@ -287,6 +287,8 @@ export class FileStoreCommit {
   private knownLatest: number | null = null;
   /** Waits between attempts, adapted to how long attempts take on this store. */
   private readonly backoff: RetryBackoff;
+  /** Who committed the snapshots this committer saw last: how many other writers contend. */
+  private readonly activity = new WriterActivity();
   private created: Snapshot | null = null;
   private readonly onAttempt: ((attempt: CommitAttemptReport) => void) | undefined;
 
@@ -821,6 +823,8 @@ export class FileStoreCommit {
           probe = await this.readLatest();
         }
         const latest = probe.latest;
+        for (const s of probe.read.values()) this.activity.saw(s.id, s.commitUser);
+        if (latest !== null) this.activity.saw(latest.id, latest.commitUser);
         if (uncertainAfter !== null) {
           const own = await this.findOwnSnapshot(uncertainAfter, probe, input);
           if (own !== null) {
@@ -881,7 +885,9 @@ export class FileStoreCommit {
 
         let outcome: 'created' | 'already-exists' | 'error';
         try {
-          outcome = await this.fileIO.createIfAbsent(this.paths.snapshotPath(snapshot.id), serializeSnapshot(snapshot));
+          outcome = (await this.takenMeanwhile(snapshot.id, input.commitUser))
+            ? 'already-exists'
+            : await this.fileIO.createIfAbsent(this.paths.snapshotPath(snapshot.id), serializeSnapshot(snapshot));
         } catch (e) {
           // Unknown outcome: the snapshot may exist. Keep every file and check on the next attempt.
           outcome = 'error';
@@ -892,6 +898,7 @@ export class FileStoreCommit {
         if (outcome === 'created') {
           this.knownLatest = snapshot.id;
           this.created = snapshot;
+          this.activity.saw(snapshot.id, input.commitUser);
           this.backoff.succeeded(attemptMs);
           this.report(input, retry, snapshot.id, outcome, attemptMs, 0);
           await this.finish(snapshot.id, recordId);
@@ -915,7 +922,7 @@ export class FileStoreCommit {
             { cause: lastError },
           );
         }
-        const waitMs = this.backoff.lost(retry, attemptMs);
+        const waitMs = this.backoff.lost(retry, attemptMs, this.activity.others(input.commitUser));
         this.report(input, retry, snapshot.id, outcome, attemptMs, waitMs);
         const wait = sleep(waitMs);
         // While backing off, read and check what the winner added (its snapshot, manifest lists,
@@ -965,11 +972,33 @@ export class FileStoreCommit {
     try {
       const s = await this.snapshots.tryGet(id);
       if (s === null) return undefined;
+      this.activity.saw(s.id, s.commitUser);
       const [, base] = await settleAll([this.baseCheck.check(s, entries), this.writeBase(s, writer)]);
       return base;
     } catch {
       return undefined; // the next attempt reads, writes (and reports) for itself
     }
+  }
+
+  /**
+   * Whether another writer created snapshot `id` while this attempt read and wrote what the
+   * snapshot needs (one GET), checked only when other writers committed recently. The race is then
+   * decided in the few milliseconds between this check and the create instead of over the whole
+   * attempt (whose reads of another writer's files can take a round trip or three); a writer that
+   * fell behind catches up without a create that must fail. Alone on a table, it would cost a
+   * round trip per commit for nothing.
+   */
+  private async takenMeanwhile(id: number, commitUser: string): Promise<boolean> {
+    if (this.activity.others(commitUser) === 0) return false;
+    let s: Snapshot | null;
+    try {
+      s = await this.snapshots.tryGet(id);
+    } catch {
+      return false; // the create answers for itself
+    }
+    if (s === null) return false;
+    this.activity.saw(s.id, s.commitUser);
+    return true;
   }
 
   /** After the snapshot exists: the LATEST hint and clearing the in-flight record, together. */
