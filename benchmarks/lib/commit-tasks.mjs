@@ -237,11 +237,13 @@ const tasks = {
       const batch = makeBatch(next, rows, 1e12);
       next += rows;
       const t0 = performance.now();
+      const c0 = process.cpuUsage();
       const writer = table.newBatchWrite();
       await writer.write(batch);
       const messages = await writer.prepareCommit();
       await writer.close();
       const t1 = performance.now();
+      const c1 = process.cpuUsage();
       const k1 = snapshotKinds(stats);
       const time1 = stats.time.totals();
       let result;
@@ -258,11 +260,15 @@ const tasks = {
         }
       }
       const t2 = performance.now();
+      const c2 = process.cpuUsage();
+      const cpuOf = (a, b) => (b.user - a.user + b.system - a.system) / 1000;
       stats.time.phase(null);
       const timeMs = diffCounts(stats.time.totals(), time1);
       if (result.status !== 'committed') throw new Error(`commit ${identifier} of ${commitUser}: ${JSON.stringify(result)}`);
       return {
         writeMs: t1 - t0,
+        writeCpuMs: cpuOf(c0, c1),
+        commitCpuMs: cpuOf(c1, c2),
         commitMs: t2 - t1,
         snapshotId: result.snapshotId,
         commitKinds: diffCounts(snapshotKinds(stats), k1),
@@ -289,6 +295,9 @@ const tasks = {
     const commitKinds = [];
     /** Where each commit's time went (see timeline()). */
     const commitTime = [];
+    // Of the CPU: the data file writes (Parquet encode, upload) and the commit calls.
+    let writeCpuMs = 0;
+    let commitCpuMs = 0;
     for (let i = 0; i < commits; i++) {
       const reads = stats.counts.read ?? 0;
       const r = await appendOne();
@@ -298,6 +307,8 @@ const tasks = {
       readsPerCommit.push((stats.counts.read ?? 0) - reads);
       commitKinds.push(r.commitKinds);
       commitTime.push(r.timeMs);
+      writeCpuMs += r.writeCpuMs;
+      commitCpuMs += r.commitCpuMs;
     }
     const ms = performance.now() - t0;
     const endedAt = Date.now();
@@ -322,6 +333,8 @@ const tasks = {
       attempts,
       ops,
       cpuMs,
+      writeCpuMs,
+      commitCpuMs,
     };
   },
 
