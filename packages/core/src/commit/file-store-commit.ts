@@ -809,6 +809,9 @@ export class FileStoreCommit {
     try {
       // Before any manifest exists; a failure here fails the commit with nothing written.
       await start.recorded;
+      /** Attempts that lost their snapshot id (or had an unknown outcome), and catch-ups that did not count as such. */
+      let lost = 0;
+      let caughtUp = 0;
       for (let retry = 0; ; retry++) {
         const attemptStarted = this.now();
         // The latest schema id is read with the probe (one round trip with it), not after it. The
@@ -884,8 +887,11 @@ export class FileStoreCommit {
         const attemptFiles = writer.written.filter((n) => !keep.has(n));
 
         let outcome: 'created' | 'already-exists' | 'error';
+        /** The id was found taken before the create: this writer fell behind, it did not collide. */
+        let behind = false;
         try {
-          outcome = (await this.takenMeanwhile(snapshot.id, input.commitUser))
+          behind = await this.takenMeanwhile(snapshot.id, input.commitUser);
+          outcome = behind
             ? 'already-exists'
             : await this.fileIO.createIfAbsent(this.paths.snapshotPath(snapshot.id), serializeSnapshot(snapshot));
         } catch (e) {
@@ -911,7 +917,13 @@ export class FileStoreCommit {
         if (outcome === 'already-exists') this.knownLatest = snapshot.id;
         if (uncertainAfter === null) await writer.deleteWritten(attemptFiles);
         const elapsed = this.now() - started;
-        if (retry >= this.options.maxRetries || elapsed >= this.options.timeoutMs) {
+        // Falling behind is not a collision: the first commit.max-retries times it costs no retry
+        // and no sleep (the catch-up below is all the next attempt needs). Counted as retries, a
+        // writer slower than the others used up its retries in a few seconds of catching up.
+        const catchUp = behind && caughtUp < this.options.maxRetries;
+        if (catchUp) caughtUp++;
+        else lost++;
+        if (lost > this.options.maxRetries || elapsed >= this.options.timeoutMs) {
           this.report(input, retry, snapshot.id, outcome, attemptMs, 0);
           const why =
             outcome === 'error'
@@ -922,7 +934,7 @@ export class FileStoreCommit {
             { cause: lastError },
           );
         }
-        const waitMs = this.backoff.lost(retry, attemptMs, this.activity.others(input.commitUser));
+        const waitMs = catchUp ? 0 : this.backoff.lost(lost - 1, attemptMs, this.activity.others(input.commitUser));
         this.report(input, retry, snapshot.id, outcome, attemptMs, waitMs);
         const wait = sleep(waitMs);
         // While backing off, read and check what the winner added (its snapshot, manifest lists,
