@@ -994,11 +994,11 @@ export class FileStoreCommit {
 
   /**
    * Whether another writer created snapshot `id` while this attempt read and wrote what the
-   * snapshot needs (one GET), checked only when other writers committed recently. The race is then
-   * decided in the few milliseconds between this check and the create instead of over the whole
-   * attempt (whose reads of another writer's files can take a round trip or three); a writer that
-   * fell behind catches up without a create that must fail. Alone on a table, it would cost a
-   * round trip per commit for nothing.
+   * snapshot needs (one GET, made only when other writers committed recently). Such an attempt fell
+   * behind rather than collided: it catches up at once, without the backoff and, up to
+   * `commit.max-retries` times, without using a retry; only a create that loses in the moment
+   * after this check is a collision. Alone on a table, it would cost a round trip per commit for
+   * nothing.
    */
   private async takenMeanwhile(id: number, commitUser: string): Promise<boolean> {
     if (this.activity.others(commitUser) === 0) return false;
