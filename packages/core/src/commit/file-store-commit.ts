@@ -1067,7 +1067,7 @@ export class FileStoreCommit {
     let indexManifest = latest?.indexManifest;
     const index = input.index === undefined ? NO_INDEX_CHANGES : await input.index(latest);
     if (!index.replacesPartitions) {
-      await checkDeletionVectorChanges(this.fileIO, this.paths, latest, index.entries, entries, this.bucketUnaware);
+      await checkDeletionVectorChanges(this.fileIO, this.paths, latest, index.entries, entries, this.bucketUnaware, this.cache);
     }
     const changes = await resolveHashIndexChanges(this.fileIO, this.paths, latest, index, (h) => writer.writeHashIndex(h));
     if (changes.length > 0) {

@@ -13,21 +13,25 @@
  */
 import { randomUUID } from 'node:crypto';
 import type * as arrow from 'apache-arrow';
-import { INDEX_FILE_PREFIX, INDEX_TYPE_DELETION_VECTORS, readDeletionVector, type DeletionVector } from '@tidemark/format';
+import { INDEX_FILE_PREFIX, INDEX_TYPE_DELETION_VECTORS, readDeletionVectorsAt, type DeletionVector } from '@tidemark/format';
 import type { CommitMessage } from '../commit-message.js';
 import { DeletionVectorConflictError, snapshotIndexEntries } from '../commit/index-changes.js';
 import { partitionKey } from '../commit/manifest-fold.js';
 import type { CommitResult } from '../commit/file-store-commit.js';
 import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
+import { mapOrdered } from '../expire/bounded-map.js';
 import { evaluate, type Predicate } from '../predicate.js';
 import { makeBatch, takeRows } from '../read/arrow-take.js';
 import { valueReader } from '../read/arrow-values.js';
 import { readDataFile } from '../read/data-file-reader.js';
+import type { PlannedFile } from '../scan/data-split.js';
 import type { Table, NewCommitOptions } from '../table.js';
 import { BucketDvMaintainer } from './bucket-dv-maintainer.js';
 
 /** Attempts before a delete that keeps meeting concurrent DV changes gives up. */
 const MAX_ATTEMPTS = 5;
+/** Data files a delete scans at once. */
+const SCAN_CONCURRENCY = 4;
 
 /** Options of {@link deleteFromAppendTable}. */
 export interface AppendDeleteOptions extends Pick<NewCommitOptions, 'commitUser' | 'expire'> {
@@ -77,14 +81,13 @@ export async function deleteFromAppendTable(
   const prefix = `${INDEX_FILE_PREFIX}${uuid}-`;
   const recordId = `delete-${uuid}`;
   let counter = 0;
-  let recorded = false;
+  // Buckets write their files concurrently: the first write records, the others wait for it.
+  let recording: Promise<void> | null = null;
   const written: string[] = [];
   const write = async (bytes: Uint8Array): Promise<string> => {
-    if (!recorded) {
-      // Index files of the delete are protected from orphan cleanup until the commit lands.
-      await recordInflightPrefixes(table.fileIO, table.location, recordId, [prefix]);
-      recorded = true;
-    }
+    // Index files of the delete are protected from orphan cleanup until the commit lands.
+    recording ??= recordInflightPrefixes(table.fileIO, table.location, recordId, [prefix]);
+    await recording;
     const name = `${prefix}${counter++}`;
     written.push(name);
     await table.fileIO.write(table.paths.indexPath(name), bytes);
@@ -105,24 +108,31 @@ export async function deleteFromAppendTable(
       const dvEntries = (await snapshotIndexEntries(table.fileIO, table.paths, latest)).filter(
         (e) => e.indexType === INDEX_TYPE_DELETION_VECTORS,
       );
-      const messages: CommitMessage[] = [];
       const attemptFiles = written.length;
-      for (const t of touched.values()) {
-        const slot = dvEntries.filter((e) => e.bucket === t.bucket && partitionKey(e.partition) === partitionKey(t.partition));
-        // Unaware tables: only the DV files holding vectors of the touched files are rewritten.
-        const base = unaware ? slot.filter((e) => (e.dvRanges ?? []).some((r) => t.positions.has(r.dataFileName))) : slot;
-        const m = await BucketDvMaintainer.restore(table.fileIO, table.paths, base, o.deletionVectorsBitmap64);
-        for (const [file, positions] of t.positions) for (const p of positions) m.notifyNewDeletion(file, p);
-        const inc = await m.prepareCommit(write, false, unaware ? o.deletionVectorIndexFileTargetSize : undefined);
-        messages.push({
-          partition: t.partition,
-          bucket: t.bucket,
-          totalBuckets: t.totalBuckets,
-          newFiles: [],
-          newIndexFiles: inc.newIndexFiles,
-          deletedIndexFiles: inc.deletedIndexFiles,
-        });
-      }
+      // Buckets are independent: their vectors are read and rewritten concurrently (one round
+      // trip for all of them instead of one per bucket).
+      const settled = await Promise.allSettled(
+        [...touched.values()].map(async (t): Promise<CommitMessage> => {
+          const slot = dvEntries.filter((e) => e.bucket === t.bucket && partitionKey(e.partition) === partitionKey(t.partition));
+          // Unaware tables: only the DV files holding vectors of the touched files are rewritten.
+          const base = unaware ? slot.filter((e) => (e.dvRanges ?? []).some((r) => t.positions.has(r.dataFileName))) : slot;
+          const m = await BucketDvMaintainer.restore(table.fileIO, table.paths, base, o.deletionVectorsBitmap64);
+          for (const [file, positions] of t.positions) for (const p of positions) m.notifyNewDeletion(file, p);
+          const inc = await m.prepareCommit(write, false, unaware ? o.deletionVectorIndexFileTargetSize : undefined);
+          return {
+            partition: t.partition,
+            bucket: t.bucket,
+            totalBuckets: t.totalBuckets,
+            newFiles: [],
+            newIndexFiles: inc.newIndexFiles,
+            deletedIndexFiles: inc.deletedIndexFiles,
+          };
+        }),
+      );
+      // Every bucket has settled before a failure is reported, so no write runs on unobserved.
+      const failed = settled.find((r) => r.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+      const messages = settled.map((r) => (r as PromiseFulfilledResult<CommitMessage>).value);
       const commit = table.newCommit({
         ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
         ...(options.expire !== undefined ? { expire: options.expire } : {}),
@@ -140,7 +150,7 @@ export async function deleteFromAppendTable(
       }
     }
   } finally {
-    if (recorded) await clearInflightFiles(table.fileIO, table.location, recordId).catch(() => undefined);
+    if (recording !== null) await clearInflightFiles(table.fileIO, table.location, recordId).catch(() => undefined);
   }
 }
 
@@ -156,50 +166,71 @@ async function findRows(
 ): Promise<Map<string, Touched>> {
   // Planning with the predicate prunes partitions and files by their statistics.
   const plan = await table.newRead({ snapshotId, where: predicate }).plan();
-  const fields = table.context.schema.fields;
   const out = new Map<string, Touched>();
-  for (const split of plan.splits) {
-    for (const file of split.files) {
-      const ref = split.deletionFiles.get(file.meta.fileName);
-      const dv: DeletionVector | null = ref ? await readDeletionVector(table.fileIO, ref.path, ref.range) : null;
-      const schema =
-        file.meta.schemaId === table.context.schema.id ? table.context.schema : await table.schemaManager.schema(file.meta.schemaId);
-      const found: number[] = [];
-      let position = 0;
-      for await (const b of readDataFile(
-        table.fileIO,
-        { path: file.path, fileSize: file.meta.fileSize, rowCount: file.meta.rowCount, schema },
-        fields,
-        { keyValue: false },
-      )) {
-        const readers = new Map<string, (i: number) => unknown>();
-        fields.forEach((f, i) => readers.set(f.name, valueReader(b.batch.data.children[i]!, f.type)));
-        let row = 0;
-        const get = (c: string): unknown => readers.get(c)?.(row) ?? null;
-        const hits: number[] = [];
-        for (row = 0; row < b.batch.numRows; row++) {
-          const pos = position + row;
-          if (dv?.isDeleted(pos)) continue;
-          if (evaluate(predicate, get) === true) {
-            found.push(pos);
-            hits.push(row);
-          }
-        }
-        if (matched && hits.length > 0) {
-          const columns = b.batch.data.children.map((c) => takeRows(c, hits));
-          matched.push(makeBatch(b.batch.schema, columns, hits.length));
-        }
-        position += b.batch.numRows;
-      }
-      if (found.length === 0) continue;
-      const key = `${partitionKey(split.partition)}|${split.bucket}`;
-      let t = out.get(key);
-      if (t === undefined) {
-        t = { partition: split.partition, bucket: split.bucket, totalBuckets: split.totalBuckets, positions: new Map() };
-        out.set(key, t);
-      }
-      t.positions.set(file.meta.fileName, found);
+  // A split's vectors share a DV index file: one ranged read each, not one per data file.
+  const vectors = await readDeletionVectorsAt(
+    table.fileIO,
+    plan.splits.flatMap((split) => split.files.map((f) => split.deletionFiles.get(f.meta.fileName)).filter((r) => r !== undefined)),
+  );
+  const files = plan.splits.flatMap((split) => split.files.map((file) => ({ split, file })));
+  // Files are scanned a few at a time (a delete on an object store would otherwise pay a round
+  // trip per file), in plan order so that the matched rows keep it.
+  for await (const { split, file, found, hits } of mapOrdered(files, SCAN_CONCURRENCY, async ({ split, file }) => ({
+    split,
+    file,
+    ...(await matchingRows(table, file, vectors.get(file.meta.fileName) ?? null, predicate, matched !== undefined)),
+  }))) {
+    if (matched) matched.push(...hits);
+    if (found.length === 0) continue;
+    const key = `${partitionKey(split.partition)}|${split.bucket}`;
+    let t = out.get(key);
+    if (t === undefined) {
+      t = { partition: split.partition, bucket: split.bucket, totalBuckets: split.totalBuckets, positions: new Map() };
+      out.set(key, t);
     }
+    t.positions.set(file.meta.fileName, found);
   }
   return out;
+}
+
+/** Positions of the live rows of one data file matching `predicate`, and those rows when `keep`. */
+async function matchingRows(
+  table: Table,
+  file: PlannedFile,
+  dv: DeletionVector | null,
+  predicate: Predicate,
+  keep: boolean,
+): Promise<{ found: number[]; hits: arrow.RecordBatch[] }> {
+  const fields = table.context.schema.fields;
+  const schema =
+    file.meta.schemaId === table.context.schema.id ? table.context.schema : await table.schemaManager.schema(file.meta.schemaId);
+  const found: number[] = [];
+  const hits: arrow.RecordBatch[] = [];
+  let position = 0;
+  for await (const b of readDataFile(
+    table.fileIO,
+    { path: file.path, fileSize: file.meta.fileSize, rowCount: file.meta.rowCount, schema },
+    fields,
+    { keyValue: false },
+  )) {
+    const readers = new Map<string, (i: number) => unknown>();
+    fields.forEach((f, i) => readers.set(f.name, valueReader(b.batch.data.children[i]!, f.type)));
+    let row = 0;
+    const get = (c: string): unknown => readers.get(c)?.(row) ?? null;
+    const rows: number[] = [];
+    for (row = 0; row < b.batch.numRows; row++) {
+      const pos = position + row;
+      if (dv?.isDeleted(pos)) continue;
+      if (evaluate(predicate, get) === true) {
+        found.push(pos);
+        rows.push(row);
+      }
+    }
+    if (keep && rows.length > 0) {
+      const columns = b.batch.data.children.map((c) => takeRows(c, rows));
+      hits.push(makeBatch(b.batch.schema, columns, rows.length));
+    }
+    position += b.batch.numRows;
+  }
+  return { found, hits };
 }
