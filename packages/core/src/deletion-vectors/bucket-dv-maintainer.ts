@@ -93,7 +93,9 @@ export class BucketDvMaintainer {
     let count = 0;
     // The files are read together and their vectors taken in entry order (the order Java's map
     // would see them in).
-    const read = await Promise.all(dv.map((e) => readDeletionVectors(fileIO, paths.indexFilePath(e.fileName, e.externalPath), e.dvRanges ?? [])));
+    const read = await Promise.all(
+      dv.map((e) => readDeletionVectors(fileIO, paths.indexFilePath(e.fileName, e.externalPath), e.dvRanges ?? [])),
+    );
     for (const vectors of read) {
       for (const [name, vector] of vectors) {
         m.vectors.set(name, MutableDeletionVector.copyOf(vector, bitmap64));

@@ -118,7 +118,9 @@ function* filesOf(ctx: SplitReadContext, splits: Iterable<DataSplit>, options: R
 }
 
 function splitVectors(ctx: SplitReadContext, split: DataSplit, options: RawSplitOptions): Promise<Map<string, DeletionVector>> | null {
-  const wanted = split.files.filter((f) => !(options.skipLevel0 && f.meta.level === 0)).map((f) => split.deletionFiles.get(f.meta.fileName));
+  const wanted = split.files
+    .filter((f) => !(options.skipLevel0 && f.meta.level === 0))
+    .map((f) => split.deletionFiles.get(f.meta.fileName));
   const refs = wanted.filter((r) => r !== undefined);
   if (refs.length === 0) return null;
   const p = readDeletionVectorsAt(ctx.fileIO, refs);
@@ -127,7 +129,12 @@ function splitVectors(ctx: SplitReadContext, split: DataSplit, options: RawSplit
   return p;
 }
 
-function toRead(ctx: SplitReadContext, split: DataSplit, planned: PlannedFile, vectors: Promise<Map<string, DeletionVector>> | null): ToRead {
+function toRead(
+  ctx: SplitReadContext,
+  split: DataSplit,
+  planned: PlannedFile,
+  vectors: Promise<Map<string, DeletionVector>> | null,
+): ToRead {
   return {
     split,
     planned,
