@@ -342,6 +342,49 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
         expect(await rowsAt(t, (await t.snapshotManager.latestId())!)).toEqual(model(more, more.length));
       });
 
+      it('a COMPACT that lands while the restore completes it (another process of the commit user) is kept once, outputs and all', async () => {
+        const ops = workload(80, 20, 8);
+        const { t, store, committer, outputs } = await stoppedBeforeCompact(ops);
+        const state = (await store.latest())!;
+        // The other process finishes the compaction right after this restore looked at the table
+        // (at its first check that the compaction's outputs exist).
+        let raced = false;
+        const io = new Proxy(env.wh.io, {
+          get(target, prop) {
+            const value = Reflect.get(target, prop) as unknown;
+            if (prop !== 'exists' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+            return async (path: string) => {
+              if (!raced && outputs.includes(path)) {
+                raced = true;
+                await committer().restore(state);
+              }
+              return (value as (p: string) => Promise<boolean>).call(target, path);
+            };
+          },
+        });
+        const warnings: string[] = [];
+        const c = new SinkCommitter({
+          fileIO: io,
+          tableLocation: t.location,
+          schema: t.schema(),
+          table: { location: t.location, fingerprint: await tableFingerprint(env.wh.io, t.location) },
+          commitUser: 'pipe-1',
+          stateStore: store,
+          logger: { warn: (m) => warnings.push(m) },
+        });
+        await c.restore(state);
+        expect(raced).toBe(true);
+        const ofTwo: string[] = [];
+        for await (const s of t.snapshotManager.iterateForward()) if (s.commitIdentifier === 2n) ofTwo.push(s.commitKind);
+        expect(ofTwo).toEqual(['APPEND', 'COMPACT']);
+        const latest = (await t.snapshotManager.latest())!;
+        expect(latest).toMatchObject({ commitKind: 'COMPACT', commitIdentifier: 2n });
+        expect(warnings.join('\n')).toMatch(/compaction of checkpoint 2 .* was not committed: .*already committed/);
+        // The outputs are the live files of the COMPACT snapshot: deleting them would lose the data.
+        for (const p of outputs) expect(await env.wh.io.exists(p), p).toBe(true);
+        expect(await rowsAt(t, latest.id)).toEqual(model(ops, ops.length));
+      });
+
       it('a compaction whose inputs a concurrent compaction replaced is dropped and its outputs deleted', async () => {
         const ops = workload(80, 20, 7);
         const { t, store, outputs } = await stoppedBeforeCompact(ops);

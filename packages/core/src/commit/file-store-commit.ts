@@ -91,8 +91,10 @@ export interface CommitCallOptions {
   /**
    * The committable holds only the compaction of an identifier whose APPEND snapshot this user
    * already committed (a committer that stopped between the two snapshots finishes it): it is
-   * committed as that identifier's COMPACT snapshot although the identifier is taken. Still
-   * `skipped` when the user committed a later identifier.
+   * committed as that identifier's COMPACT snapshot although the identifier is taken. `skipped`
+   * when that COMPACT snapshot landed already or the user committed a later identifier; refused
+   * with CommitInputError when the user has not committed the identifier (its data would be
+   * skipped later) or the committable carries more than a compaction.
    */
   readonly completesCompaction?: boolean;
 }
@@ -275,7 +277,7 @@ export class FileStoreCommit {
   /** `bucket = -1` without primary key: deletion vectors are then kept per file, not per bucket. */
   private readonly bucketUnaware: boolean;
   /** Per commitUser: highest snapshot id scanned and the user's last identifier at or below it. */
-  private readonly committedCache = new Map<string, { scannedTo: number; identifier: bigint | null }>();
+  private readonly committedCache = new Map<string, { scannedTo: number; identifier: bigint | null; kind: CommitKind | null }>();
   /** Highest live sequence number per bucket, as of some snapshot (primary-key tables). */
   private readonly sequenceMaxima: { maxima: SequenceMaxima | null } = { maxima: null };
   /** Manifest lists and manifests this committer wrote or read (immutable files; bounded). */
@@ -408,15 +410,19 @@ export class FileStoreCommit {
       throw e;
     }
     // Batch identifiers are never de-duplicated (a fresh commitUser per job): no scan of the history.
-    const skipped =
-      committable.identifier === BATCH_COMMIT_IDENTIFIER
-        ? null
-        : this.skipResult(
-            committable.identifier,
-            user,
-            await this.lastCommittedIdentifier(user, probe),
-            options.completesCompaction === true && !appendPart,
-          );
+    let skipped: CommitResult | null = null;
+    if (committable.identifier !== BATCH_COMMIT_IDENTIFIER) {
+      const last = await this.lastCommitted(user, probe);
+      const completes = options.completesCompaction === true;
+      const refused = completes ? cannotComplete(committable.identifier, user, appendPart, last) : null;
+      if (refused !== null) {
+        if (start !== undefined) await this.clearStartedRecord(start);
+        throw new CommitInputError(refused);
+      }
+      // Completing: the identifier's own snapshot so far is its APPEND (checked above), unless
+      // its COMPACT landed already, which is then skipped like any committed identifier.
+      skipped = this.skipResult(committable.identifier, user, last?.identifier ?? null, completes && last?.kind !== 'COMPACT');
+    }
     if (skipped !== null || empty) {
       if (start !== undefined) await this.clearStartedRecord(start);
       return skipped ?? { status: 'empty' };
@@ -693,6 +699,11 @@ export class FileStoreCommit {
    * latest snapshot just read) saves finding the latest again and reading the snapshots it read.
    */
   private async lastCommittedIdentifier(user: string, probe?: LatestProbe): Promise<bigint | null> {
+    return (await this.lastCommitted(user, probe))?.identifier ?? null;
+  }
+
+  /** Identifier and kind of `user`'s newest snapshot, or null (see {@link lastCommittedIdentifier}). */
+  private async lastCommitted(user: string, probe?: LatestProbe): Promise<{ identifier: bigint; kind: CommitKind | null } | null> {
     const latestId = probe !== undefined ? (probe.latest?.id ?? null) : await this.snapshots.latestId();
     if (latestId === null) {
       this.committedCache.delete(user);
@@ -702,18 +713,19 @@ export class FileStoreCommit {
     // A rollback can remove scanned snapshots: start over then.
     if (cached !== undefined && cached.scannedTo > latestId) cached = undefined;
     const floor = cached?.scannedTo ?? 0;
-    let found: bigint | null = null;
+    let found: { identifier: bigint; kind: CommitKind | null } | null = null;
     for (let id = latestId; id > floor; id--) {
       const s = probe?.read.get(id) ?? (await this.snapshots.tryGet(id));
       if (s === null) break; // expired or never written: Paimon stops here too
       if (s.commitUser === user) {
-        found = s.commitIdentifier;
+        found = { identifier: s.commitIdentifier, kind: s.commitKind };
         break;
       }
     }
-    const identifier = found ?? cached?.identifier ?? null;
-    this.committedCache.set(user, { scannedTo: latestId, identifier });
-    return identifier;
+    const identifier = found?.identifier ?? cached?.identifier ?? null;
+    const kind = found !== null ? found.kind : (cached?.kind ?? null);
+    this.committedCache.set(user, { scannedTo: latestId, identifier, kind });
+    return identifier === null ? null : { identifier, kind };
   }
 
   /** After an uncertain snapshot create: did one of our attempts land in (afterId, latest]? */
@@ -1025,7 +1037,7 @@ export class FileStoreCommit {
   private rememberCommitted(input: AttemptInput, id: number): void {
     const cached = this.committedCache.get(input.commitUser);
     if (cached !== undefined && cached.scannedTo === id - 1) {
-      this.committedCache.set(input.commitUser, { scannedTo: id, identifier: input.identifier });
+      this.committedCache.set(input.commitUser, { scannedTo: id, identifier: input.identifier, kind: input.commitKind });
     }
   }
 
@@ -1156,4 +1168,24 @@ function byIdentifier(a: Committable, b: Committable): number {
 function checkUser(user: string): string {
   if (typeof user !== 'string' || user.trim() === '') throw new CommitInputError('commitUser must be a non-empty string');
   return user;
+}
+
+/**
+ * Why `completesCompaction` cannot finish `identifier`, or null when it can. It finishes an
+ * identifier whose APPEND snapshot is `user`'s newest snapshot (or whose COMPACT already landed:
+ * skipped then). Anything else would commit a compaction whose data was never committed (a later
+ * commit of that data would then be skipped as already committed).
+ */
+function cannotComplete(
+  identifier: bigint,
+  user: string,
+  appendPart: boolean,
+  last: { identifier: bigint; kind: CommitKind | null } | null,
+): string | null {
+  const refuse = (why: string): string => `completesCompaction: cannot complete the compaction of commit identifier ${identifier}: ${why}`;
+  if (appendPart) return refuse('the committable carries more than a compaction (new files, index or changelog files, or no compaction)');
+  if (last === null || last.identifier < identifier) {
+    return refuse(`commit user '${user}' has not committed it yet (newest: ${last?.identifier ?? 'none'}); commit it whole instead`);
+  }
+  return null;
 }
