@@ -253,6 +253,32 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
       }
     });
 
+    it('deletion vectors: a compaction dropped at the last checkpoint is redone, so batch reads see its rows', async () => {
+      const t = await create({ 'deletion-vectors.enabled': 'true' });
+      const ops = workload(60, 20, 4);
+      // During the last checkpoint (records 45..59) a full compaction replaces the files the
+      // writers' compaction takes: it is dropped, and the checkpoint's rows stay in level 0,
+      // which batch reads of a deletion-vector table skip.
+      let compacted = false;
+      const { infos } = await ingest(t, ops, {
+        before: async (i) => {
+          if (i !== 50 || compacted) return;
+          compacted = true;
+          const r = await compactPrimaryKeyTable(await openTable(t.location, { fileIO: env.wh.io }), { full: true });
+          expect(r.snapshotId).not.toBeNull();
+        },
+      });
+      const dropped = infos.filter((i) => i.commits.some((c) => c.result.status === 'committed' && c.result.compactionDropped));
+      expect(dropped.map((i) => i.checkpointId)).toEqual([4n]);
+      // One more checkpoint, without records, commits the compaction of those buckets.
+      const extra = infos.filter((i) => i.checkpointId > 4n);
+      expect(extra.map((i) => i.records)).toEqual([0]);
+      const latest = (await t.snapshotManager.latest())!;
+      expect(latest).toMatchObject({ commitKind: 'COMPACT', commitIdentifier: 5n });
+      expect((await levels(t, latest.id)).get(0) ?? 0).toBe(0);
+      expect(await rowsAt(t, latest.id)).toEqual(model(ops, ops.length));
+    });
+
     describe('a stop between the APPEND and the COMPACT snapshot of a checkpoint', () => {
       /**
        * Checkpoint 1 committed; checkpoint 2 (with a compaction) durable in the state and its APPEND

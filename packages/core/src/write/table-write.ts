@@ -757,7 +757,28 @@ export class TableWrite {
     return out;
   }
 
+  /**
+   * Primary-key tables: opens the writers of these (partition, bucket)s from the latest snapshot
+   * without new data, so that the next {@link prepareCommit} compacts what the table needs
+   * compacted at commit (level 0 of deletion-vector and `changelog-producer` = `lookup` tables,
+   * whose batch reads or changelog depend on it). Used after a commit dropped this writer's
+   * compaction (a concurrent compaction replaced its inputs): the data it had compacted is live
+   * in level 0 again. Does nothing for append tables.
+   */
+  async compactBuckets(buckets: Iterable<{ readonly partition: Uint8Array; readonly bucket: number }>): Promise<void> {
+    if (!this.isPk) return;
+    for (const { partition, bucket } of buckets) {
+      await this.bucketBuffer(this.paths.partitionValues(partition), bucket).mergeTree!.restoreCompaction();
+    }
+  }
+
   private buffer(part: Value[], bucket: number, batch: arrow.RecordBatch): void {
+    const buf = this.bucketBuffer(part, bucket);
+    this.fillBuffer(buf, batch, batchByteSize(batch) + (buf.mergeTree ? batch.numRows * MERGE_RECORD_OVERHEAD_BYTES : 0));
+  }
+
+  /** The buffer (and, for primary-key tables, the merge-tree writer) of a (partition, bucket). */
+  private bucketBuffer(part: Value[], bucket: number): BucketBuffer {
     const key = `${bucket}|${partKey(part)}`;
     let buf = this.buffers.get(key);
     if (!buf) {
@@ -781,7 +802,10 @@ export class TableWrite {
       };
       this.buffers.set(key, buf);
     }
-    const size = batchByteSize(batch) + (buf.mergeTree ? batch.numRows * MERGE_RECORD_OVERHEAD_BYTES : 0);
+    return buf;
+  }
+
+  private fillBuffer(buf: BucketBuffer, batch: arrow.RecordBatch, size: number): void {
     if (buf.mergeTree) {
       const columns = batch.data.children;
       const kinds = columns[columns.length - 1]!;
