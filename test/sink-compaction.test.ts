@@ -411,6 +411,30 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
         expect(await rowsAt(t, latest.id)).toEqual(model(ops, ops.length));
       });
 
+      it('a completion dropped at restore (its outputs gone) leaves level 0, which the pipeline compacts before it ends', async () => {
+        const ops = workload(80, 20, 9);
+        const { t, store, outputs } = await stoppedBeforeCompact(ops);
+        // What a drop at runtime leaves when the process dies before its next checkpoint.
+        await env.wh.io.delete(outputs[0]!);
+        const infos: CheckpointInfo[] = [];
+        const s = await runIngest({
+          table: t.location,
+          fileIO: env.wh.io,
+          source: new OpsSource(ops),
+          stateStore: store,
+          checkpointEvery: 15,
+          rowKindField: 'op',
+          onCheckpoint: (i) => infos.push(i),
+        });
+        // Nothing left to read from the source, but one checkpoint compacts the level-0 files.
+        expect(s).toMatchObject({ restoredFrom: 2n, records: 0 });
+        expect(infos.map((i) => i.records)).toEqual([0]);
+        const latest = (await t.snapshotManager.latest())!;
+        expect(latest.commitKind).toBe('COMPACT');
+        expect((await levels(t, latest.id)).get(0) ?? 0).toBe(0);
+        expect(await rowsAt(t, latest.id)).toEqual(model(ops, ops.length));
+      });
+
       it('a compaction whose inputs a concurrent compaction replaced is dropped and its outputs deleted', async () => {
         const ops = workload(80, 20, 7);
         const { t, store, outputs } = await stoppedBeforeCompact(ops);

@@ -30,7 +30,7 @@ import { CorruptStateError, SinkUsageError, SourceRecordError, StateMismatchErro
 import { SinkCommitter, type CheckpointCommit, type SourcePosition } from './sink-committer.js';
 import { SinkWriter } from './sink-writer.js';
 import type { SinkCommittable } from './committable.js';
-import { recordRouter } from './record-router.js';
+import { bucketWriter, recordRouter } from './record-router.js';
 import { pipelineStartSequence } from './sequence-start.js';
 import type { ReplayableSource } from './source.js';
 import type { CheckpointStateStore } from './state-store.js';
@@ -360,6 +360,17 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
       }
     };
     openWriters();
+    let owed = false;
+    const level0AtCommit = table.context.options.deletionVectorsEnabled || table.context.options.changelogProducer === 'lookup';
+    if (level0AtCommit && compact && !table.context.options.writeOnly && schema.primaryKeys.length > 0) {
+      // Level-0 files left by a compaction that was dropped before a restart (or by the restore,
+      // when its inputs were gone): compacted at the first checkpoint, as after a drop below.
+      const writerOf = bucketWriter(schema, parallelism);
+      for (const b of await level0Buckets(table)) {
+        await writers[writerOf(table.context.paths.partitionValues(b.partition), b.bucket)]!.compactBuckets([b]);
+        owed = true;
+      }
+    }
     const buffers: RowObject[][] = writers.map(() => []);
     const route = recordRouter(schema, parallelism);
     // Source position of each buffered record, so a bad value is reported where it is in the source.
@@ -382,9 +393,7 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
     let lastCheckpointAt = Date.now();
     let position = offset;
     let stopped = false;
-    /** The writers hold buckets whose dropped compaction the next checkpoint must redo. */
-    let owed = false;
-    const level0AtCommit = table.context.options.deletionVectorsEnabled || table.context.options.changelogProducer === 'lookup';
+    // `owed` (above): the writers hold buckets whose dropped compaction the next checkpoint must redo.
 
     const checkpoint = async (done: boolean): Promise<void> => {
       const id = nextId++;
@@ -490,4 +499,13 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
     for (const w of writers) await w.close().catch(() => undefined);
     if (!options.fileIO) await table.close();
   }
+}
+
+/** (partition, bucket)s of the latest snapshot that hold level-0 files. */
+async function level0Buckets(table: Table): Promise<Array<{ partition: Uint8Array; bucket: number }>> {
+  const out: Array<{ partition: Uint8Array; bucket: number }> = [];
+  for (const split of (await table.newRead().plan()).splits) {
+    if (split.files.some((f) => f.meta.level === 0)) out.push({ partition: split.partition, bucket: split.bucket });
+  }
+  return out;
 }

@@ -50,3 +50,13 @@ export function recordRouter(schema: TableSchema, parallelism: number): (record:
     }
   };
 }
+
+/**
+ * The writer {@link recordRouter} sends the records of a (partition, bucket) of a fixed-bucket
+ * primary-key table to (`partition`: the partition's column values).
+ */
+export function bucketWriter(schema: TableSchema, parallelism: number): (partition: readonly Value[], bucket: number) => number {
+  if (parallelism === 1) return () => 0;
+  const routeTypes = [...schema.partitionKeys.map((name) => schema.fields.find((f) => f.name === name)!.type), INT];
+  return (partition, bucket) => bucketOfValues(routeTypes, [...partition, bucket], parallelism);
+}

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { buildInitialSchema, openTable } from '@tidemark/core';
-import { bucketOfValues, serializeSchema, type DataType } from '@tidemark/format';
+import { buildInitialSchema, openTable, toInternal } from '@tidemark/core';
+import { bucketOfValues, deserializeBinaryRow, serializeBinaryRow, serializeSchema, type DataType, type Value } from '@tidemark/format';
 import { MemoryFileIO } from '@tidemark/storage';
-import { recordRouter } from '../src/record-router.js';
+import { bucketWriter, recordRouter } from '../src/record-router.js';
 
 const INT = { root: 'INT', nullable: false } as DataType;
 
@@ -36,6 +36,42 @@ describe('recordRouter', () => {
     }
     expect(writerOf.size).toBe(12);
     expect(used.size).toBeGreaterThan(1);
+    // bucketWriter names the same writer from the (partition, bucket) alone, as the driver needs it
+    // for buckets it compacts without records (partition values as a BinaryRow decodes them).
+    const fromBucket = bucketWriter(schema, 3);
+    for (const [slot, w] of writerOf) {
+      const [dt, bucket] = slot.split('/');
+      expect(fromBucket([dt!], Number(bucket)), slot).toBe(w);
+    }
+    expect(bucketWriter(schema, 1)(['d0'], 2)).toBe(0);
+  });
+
+  it('bucketWriter agrees with the router for partitions of several types, read back from their BinaryRow', () => {
+    const schema = buildInitialSchema({
+      fields: [
+        { name: 'd', type: 'DATE NOT NULL' },
+        { name: 'n', type: 'BIGINT NOT NULL' },
+        { name: 'p', type: 'DECIMAL(10, 2) NOT NULL' },
+        { name: 'ts', type: 'TIMESTAMP(3) NOT NULL' },
+        { name: 'k', type: 'INT NOT NULL' },
+      ],
+      partitionKeys: ['d', 'n', 'p', 'ts'],
+      primaryKeys: ['d', 'n', 'p', 'ts', 'k'],
+      options: { bucket: '3' },
+    });
+    const types = schema.partitionKeys.map((name) => schema.fields.find((f) => f.name === name)!.type);
+    const route = recordRouter(schema, 4);
+    const fromBucket = bucketWriter(schema, 4);
+    const writers = new Set<number>();
+    for (let i = 0; i < 120; i++) {
+      const record = { d: `2024-01-0${1 + (i % 3)}`, n: BigInt(i % 5), p: `${i % 4}.25`, ts: `2024-01-01 00:00:0${i % 2}.000`, k: i };
+      const w = route(record);
+      const part = schema.partitionKeys.map((name, j) => toInternal(types[j]!, record[name as keyof typeof record]) as Value);
+      const decoded = deserializeBinaryRow(serializeBinaryRow(types, part), types);
+      expect(fromBucket(decoded, bucketOfValues([INT], [i], 3))).toBe(w);
+      writers.add(w);
+    }
+    expect(writers.size).toBeGreaterThan(1);
   });
 
   it('keeps one key on one writer for dynamic buckets, and goes round-robin for append tables', () => {
