@@ -700,6 +700,12 @@ export interface TableOverwriteOptions {
 }
 
 /**
+ * What expiration runs learned, per table context: expiration only moves the earliest snapshot
+ * forward, so what any committer of the table saw stays a safe bound for the others.
+ */
+const expireStates = new WeakMap<TableContext, AutoExpireState>();
+
+/**
  * The commit path every writer uses (tables, the sink's committer, compaction): a committer for
  * the table of `context`, bound to one commit user. Its {@link FileStoreCommit} verifies on S3,
  * before the first snapshot, that the store refuses a second `If-None-Match: *` PUT; after each
@@ -713,7 +719,14 @@ export function newTableCommit(context: TableContext, options: NewCommitOptions 
   const { expire, ...storeOptions } = options;
   const inner = new FileStoreCommit(context, { checkBaseDataFiles: true, ...storeOptions });
   const logger = options.logger ?? context.logger;
-  const state = new AutoExpireState();
+  // Shared by the committers of one table context (each `table.append` / `delete` / `update`
+  // makes its own): what one run learned spares the next one-shot write its expiration requests.
+  let state = expireStates.get(context);
+  if (state === undefined) {
+    state = new AutoExpireState();
+    expireStates.set(context, state);
+  }
+  const known = state;
   const clock = options.now ?? Date.now;
   const autoExpire =
     expire !== false && !context.options.writeOnly
@@ -721,13 +734,13 @@ export function newTableCommit(context: TableContext, options: NewCommitOptions 
           const created = inner.lastCreated;
           // Most commits cannot expire anything (too few snapshots, or all too young): no requests then.
           if (created !== null && created.schemaId === context.schema.id) {
-            if (!state.mayExpire(created.id, created.schemaId, context.options, clock())) return;
+            if (!known.mayExpire(created.id, created.schemaId, context.options, clock())) return;
           }
           const summary = await expireAfterCommit(context, { now: clock, logger });
           if (summary === null || created === null) return;
           const earliest = summary.earliestSnapshotId;
           const next = earliest === null ? null : await inner.snapshots.tryGet(earliest + 1).catch(() => null);
-          state.learn(earliest, next?.timeMillis ?? null, created.schemaId, context.options);
+          known.learn(earliest, next?.timeMillis ?? null, created.schemaId, context.options);
         }
       : null;
   return new TableCommit(inner, commitUser, () => Promise.resolve(), autoExpire);
