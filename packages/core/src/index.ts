@@ -23,6 +23,14 @@ export {
   type OpenTableOptions,
   type TableOverwriteOptions,
 } from './table.js';
+export type {
+  DeletionVectorFilePlan,
+  OverwritePartitionPlan,
+  OverwritePlan,
+  PartitionRows,
+  RowChangePlan,
+  RowChangeProgress,
+} from './row-change-plan.js';
 export {
   DB_SUFFIX,
   DatabaseAlreadyExistsError,
