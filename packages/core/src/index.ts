@@ -16,6 +16,7 @@ export {
   type AutoExpireCallOption,
   type DeleteOptions,
   type DeleteResult,
+  type RowChangeDryRun,
   type UpdateChange,
   type UpdateResult,
   type CommittableInput,

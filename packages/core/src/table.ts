@@ -389,7 +389,15 @@ export class Table {
    * @throws WriteValidationError for a key object missing a primary-key column.
    * @throws PredicateError for a predicate that does not parse or names an unknown column.
    */
-  async delete(keysOrWhere: readonly RowObject[] | { readonly where: string }, options: DeleteOptions = {}): Promise<DeleteResult> {
+  delete(keysOrWhere: readonly RowObject[] | { readonly where: string }, options: DeleteOptions & { readonly dryRun: true }): Promise<RowChangeDryRun>;
+  delete(keysOrWhere: readonly RowObject[] | { readonly where: string }, options?: DeleteOptions & { readonly dryRun?: false }): Promise<DeleteResult>;
+  delete(keysOrWhere: readonly RowObject[] | { readonly where: string }, options?: DeleteOptions): Promise<DeleteResult | RowChangeDryRun>;
+  async delete(keysOrWhere: readonly RowObject[] | { readonly where: string }, options: DeleteOptions = {}): Promise<DeleteResult | RowChangeDryRun> {
+    const r = await this.deleteRows(keysOrWhere, options);
+    return r.dryRun ? dryRunOutcome(r) : { deleted: r.deleted, result: r.result!, plan: r.plan, dryRun: false };
+  }
+
+  private async deleteRows(keysOrWhere: readonly RowObject[] | { readonly where: string }, options: DeleteOptions): Promise<RowChange> {
     const schema = this.currentSchema;
     if (schema.primaryKeys.length === 0) return this.deleteAppendRows(keysOrWhere, options);
     const merge = mergeEngineOptions(schema);
@@ -488,7 +496,15 @@ export class Table {
    * @throws WriteValidationError naming the column for an unknown, refused or mistyped assignment.
    * @throws PredicateError for a predicate that does not parse or names an unknown column.
    */
-  async update(change: UpdateChange, options: DeleteOptions = {}): Promise<UpdateResult> {
+  update(change: UpdateChange, options: DeleteOptions & { readonly dryRun: true }): Promise<RowChangeDryRun>;
+  update(change: UpdateChange, options?: DeleteOptions & { readonly dryRun?: false }): Promise<UpdateResult>;
+  update(change: UpdateChange, options?: DeleteOptions): Promise<UpdateResult | RowChangeDryRun>;
+  async update(change: UpdateChange, options: DeleteOptions = {}): Promise<UpdateResult | RowChangeDryRun> {
+    const r = await this.updateRows(change, options);
+    return r.dryRun ? dryRunOutcome(r) : { updated: r.deleted, result: r.result!, plan: r.plan, dryRun: false };
+  }
+
+  private async updateRows(change: UpdateChange, options: DeleteOptions): Promise<RowChange> {
     const schema = this.currentSchema;
     if (change === null || typeof change !== 'object' || typeof change.where !== 'string') {
       throw new WriteValidationError(undefined, undefined, "update expects { where: '<predicate>', set: { column: newValue } }");
@@ -503,13 +519,13 @@ export class Table {
       }
       const assignments = parseAssignments(schema.fields, change.set);
       const skippedDryRun = await this.dryRunSkipped(options);
-      if (skippedDryRun) return { updated: 0, result: skippedDryRun, plan: emptyDvPlan(), dryRun: true };
+      if (skippedDryRun) return { deleted: 0, result: skippedDryRun, plan: emptyDvPlan(), dryRun: true };
       const { deleted, result, plan } = await deleteFromAppendTable(this, predicate, {
         ...appendDeleteOptions(options),
         replaceWith: (matched, commitWith) =>
           this.writeThen(new arrow.Table(applyAssignments(matched, schema.fields, assignments)), (messages) => commitWith(messages)),
       });
-      return { updated: deleted, result, plan, dryRun: options.dryRun === true };
+      return { deleted: deleted, result, plan, dryRun: options.dryRun === true };
     }
     const merge = mergeEngineOptions(schema);
     if (merge.engine === 'aggregation' || merge.engine === 'first-row') {
@@ -522,13 +538,13 @@ export class Table {
     );
     const assignments = parseAssignments(schema.fields, change.set, refused);
     const skippedDryRun = await this.dryRunSkipped(options);
-    if (skippedDryRun) return { updated: 0, result: skippedDryRun, plan: this.primaryKeyPlan(null, []), dryRun: true };
+    if (skippedDryRun) return { deleted: 0, result: skippedDryRun, plan: this.primaryKeyPlan(null, []), dryRun: true };
     const snapshotId = await this.snapshotManager.latestId();
     const found = snapshotId === null ? [] : await this.findRows(snapshotId, change.where, options.onProgress);
     const plan = this.primaryKeyPlan(snapshotId, found);
     const matched = plan.rowsMatched;
-    if (options.dryRun) return { updated: 0, result: null, plan, dryRun: true };
-    if (matched === 0) return { updated: 0, result: { status: 'empty' }, plan, dryRun: false };
+    if (options.dryRun) return { deleted: 0, result: null, plan, dryRun: true };
+    if (matched === 0) return { deleted: 0, result: { status: 'empty' }, plan, dryRun: false };
     options.onProgress?.({ phase: 'writing', done: 0, unit: 'files' });
     const result = await this.writeAndCommit(
       new arrow.Table(applyAssignments(found, schema.fields, assignments)),
@@ -538,14 +554,14 @@ export class Table {
         return commit.commit(committable);
       },
     );
-    return { updated: result.status === 'committed' ? matched : 0, result, plan, dryRun: false };
+    return { deleted: result.status === 'committed' ? matched : 0, result, plan, dryRun: false };
   }
 
   /** Append tables: rows matching `{ where }` are marked in deletion vectors. */
   private async deleteAppendRows(
     keysOrWhere: readonly RowObject[] | { readonly where: string },
     options: DeleteOptions,
-  ): Promise<DeleteResult> {
+  ): Promise<RowChange> {
     if (!this.context.options.deletionVectorsEnabled) {
       throw new NotSupportedError(
         `${this.location} is an append table without deletion vectors: rows can be deleted only with the table option ` +
@@ -755,24 +771,41 @@ export interface UpdateChange {
 export interface UpdateResult {
   /** Rows updated (0 unless the commit happened). */
   readonly updated: number;
-  /** The commit; null for a dry run (which reports `skipped` when the identifier was already committed). */
-  readonly result: CommitResult | null;
-  /** What the update changes (a dry run: would change). */
+  readonly result: CommitResult;
+  /** What the update changed: the figures a dry run ({@link RowChangeDryRun}) reports beforehand. */
   readonly plan: RowChangePlan;
-  /** True when nothing was written ({@link DeleteOptions.dryRun}). */
-  readonly dryRun: boolean;
+  readonly dryRun: false;
 }
 
 /** What {@link Table.delete} did. */
 export interface DeleteResult {
   /** Keys (append tables: rows) that existed in the latest snapshot and were deleted (0 unless the commit happened). */
   readonly deleted: number;
-  /** The commit; null for a dry run (which reports `skipped` when the identifier was already committed). */
-  readonly result: CommitResult | null;
-  /** What the delete changes (a dry run: would change). */
+  readonly result: CommitResult;
+  /** What the delete changed: the figures a dry run ({@link RowChangeDryRun}) reports beforehand. */
   readonly plan: RowChangePlan;
-  /** True when nothing was written ({@link DeleteOptions.dryRun}). */
+  readonly dryRun: false;
+}
+
+/** What a dry run of {@link Table.delete} or {@link Table.update} found; nothing was written. */
+export interface RowChangeDryRun {
+  readonly dryRun: true;
+  /** What the change would do, planned against the latest snapshot. */
+  readonly plan: RowChangePlan;
+  /** Set when the commit user already committed the identifier: the real run would skip, for this reason. */
+  readonly skipped?: string;
+}
+
+/** A delete or update as the implementations return it; `result` is null for a dry run unless it would skip. */
+interface RowChange {
+  readonly deleted: number;
+  readonly result: CommitResult | null;
+  readonly plan: RowChangePlan;
   readonly dryRun: boolean;
+}
+
+function dryRunOutcome(r: RowChange): RowChangeDryRun {
+  return { dryRun: true, plan: r.plan, ...(r.result?.status === 'skipped' ? { skipped: r.result.reason } : {}) };
 }
 
 /** The plan of a delete that found nothing to plan against (append tables). */
