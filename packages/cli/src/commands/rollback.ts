@@ -26,7 +26,7 @@ export const rollbackCommand = defineCommand({
     if (typeof target === 'number' && !Number.isSafeInteger(target))
       throw new UsageError(`option '--to' is not a valid snapshot id: ${to}`, 'rollback');
     await withTable(args.named['table']!, ctx, async (table) => {
-      const progress = new PhaseProgress(ctx, 'rolling back');
+      const progress = new PhaseProgress(ctx, 'rolling back', { snapshots: 'snapshots', manifests: 'snapshots read' });
       const silent = args.options.quiet || args.options.json;
       const r = await table
         .rollbackTo(target, { force: args.options.force, dryRun: args.options['dry-run'], ...(silent ? {} : { onProgress: progress.onProgress }) })
