@@ -96,7 +96,9 @@ describe.each(storageBackends('cli dry run'))('$name', (backend) => {
     await catalog.createTable(`db.${name}`, {
       fields: FIELDS,
       partitionKeys: ['dt'],
-      ...(options.primaryKey ? { primaryKeys: ['id', 'dt'], options: { bucket: '2' } } : { options: { 'deletion-vectors.enabled': 'true' } }),
+      ...(options.primaryKey
+        ? { primaryKeys: ['id', 'dt'], options: { bucket: '2' } }
+        : { options: { 'deletion-vectors.enabled': 'true' } }),
     });
     const location = catalog.tableLocation(`db.${name}`);
     for (const rows of [FIRST, SECOND]) expect((await runMain(['write', location], { stdin: jsonl(rows) })).code).toBe(0);
@@ -107,7 +109,11 @@ describe.each(storageBackends('cli dry run'))('$name', (backend) => {
    * Runs `argv` with --dry-run and checks the table did not change at all; then for real, and
    * checks that the real run reports the dry run's figures. Returns both outputs.
    */
-  async function dryThenReal(location: string, argv: string[], stdin?: string): Promise<{ dry: Record<string, unknown>; real: Record<string, unknown> }> {
+  async function dryThenReal(
+    location: string,
+    argv: string[],
+    stdin?: string,
+  ): Promise<{ dry: Record<string, unknown>; real: Record<string, unknown> }> {
     const before = await objects(wh.io, location);
     const dry = await json([...argv, '--dry-run', '--json'], stdin);
     expect(await objects(wh.io, location)).toEqual(before);
@@ -123,7 +129,14 @@ describe.each(storageBackends('cli dry run'))('$name', (backend) => {
       const t = await openTable(location, { fileIO: wh.io });
       const files = await liveFiles(t);
       const { dry, real } = await dryThenReal(location, ['delete', location, '--where', 'id >= 2 AND id <= 4']);
-      expect(dry).toMatchObject({ command: 'delete', table: location, deleted: 0, baseSnapshotId: 2, rowsMatched: 3, method: 'deletion-vectors' });
+      expect(dry).toMatchObject({
+        command: 'delete',
+        table: location,
+        deleted: 0,
+        baseSnapshotId: 2,
+        rowsMatched: 3,
+        method: 'deletion-vectors',
+      });
       expect(dry['partitions']).toEqual([
         { partition: { dt: 'x' }, rows: 1 },
         { partition: { dt: 'y' }, rows: 2 },
@@ -205,7 +218,11 @@ describe.each(storageBackends('cli dry run'))('$name', (backend) => {
       expect((await json([...args, '--json'])).status).toBe('committed');
       const before = await objects(wh.io, location);
       const dry = await json([...args, '--dry-run', '--json']);
-      expect(dry).toMatchObject({ dryRun: true, status: 'skipped', reason: expect.stringContaining("commit identifier 7 of commit user 'job'") });
+      expect(dry).toMatchObject({
+        dryRun: true,
+        status: 'skipped',
+        reason: expect.stringContaining("commit identifier 7 of commit user 'job'"),
+      });
       const text = await runMain([...args, '--dry-run']);
       expect(text.stdout).toMatch(/^dry run: would skip: commit identifier 7/);
       expect(await objects(wh.io, location)).toEqual(before);
@@ -248,7 +265,11 @@ describe.each(storageBackends('cli dry run'))('$name', (backend) => {
       );
       expect(await objects(wh.io, location)).toEqual(before);
 
-      expect(await json(['write', location, '--overwrite', '--json'], input)).toMatchObject({ status: 'committed', snapshotId: 3, rows: 3 });
+      expect(await json(['write', location, '--overwrite', '--json'], input)).toMatchObject({
+        status: 'committed',
+        snapshotId: 3,
+        rows: 3,
+      });
       const after = await liveFiles(await openTable(location, { fileIO: wh.io }));
       // Partitions the plan did not name are untouched; the replaced one holds none of its old files.
       expect(after.get('dt=x')).toEqual(files.get('dt=x'));
@@ -260,7 +281,10 @@ describe.each(storageBackends('cli dry run'))('$name', (backend) => {
     it('static --partition: reports the partition, and refuses rows outside it as the real run does, writing nothing', async () => {
       const location = await table('ow_static', {});
       const before = await objects(wh.io, location);
-      const dry = await json(['write', location, '--overwrite', '--partition', 'dt=x', '--dry-run', '--json'], jsonl([{ id: 7, dt: 'x', v: 'n' }]));
+      const dry = await json(
+        ['write', location, '--overwrite', '--partition', 'dt=x', '--dry-run', '--json'],
+        jsonl([{ id: 7, dt: 'x', v: 'n' }]),
+      );
       expect(dry).toMatchObject({ mode: 'static', filesReplaced: 1, rowsReplaced: 2, rowsWritten: 1 });
       expect(dry['partitions']).toEqual([{ partition: { dt: 'x' }, currentFiles: 1, currentRows: 2, rowsWritten: 1 }]);
       const outside = await runMain(['write', location, '--overwrite', '--partition', 'dt=x', '--dry-run'], {
@@ -268,7 +292,9 @@ describe.each(storageBackends('cli dry run'))('$name', (backend) => {
       });
       expect(outside.code).toBe(1);
       expect(outside.stderr).toContain(`trying to overwrite partition {"dt":"x"}, but the input has rows that belong to partition 'dt=y'`);
-      const badSpec = await runMain(['write', location, '--overwrite', '--partition', 'v=x', '--dry-run'], { stdin: jsonl([{ id: 7, dt: 'x' }]) });
+      const badSpec = await runMain(['write', location, '--overwrite', '--partition', 'v=x', '--dry-run'], {
+        stdin: jsonl([{ id: 7, dt: 'x' }]),
+      });
       expect(badSpec.code).toBe(1);
       expect(badSpec.stderr).toContain("overwrite partition spec names 'v', which is not a partition key");
       expect(await objects(wh.io, location)).toEqual(before);

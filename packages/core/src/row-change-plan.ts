@@ -88,11 +88,7 @@ export interface OverwritePlan {
 }
 
 /** Matched rows per partition of Arrow batches holding the table's columns, ordered by partition directory. */
-export function partitionRowsOf(
-  paths: FileStorePathFactory,
-  schema: TableSchema,
-  batches: readonly arrow.RecordBatch[],
-): PartitionRows[] {
+export function partitionRowsOf(paths: FileStorePathFactory, schema: TableSchema, batches: readonly arrow.RecordBatch[]): PartitionRows[] {
   const counts = new Map<string, { partition: Record<string, string>; rows: number }>();
   const fields = schema.partitionKeys.map((k) => schema.fields.find((f) => f.name === k)!);
   for (const b of batches) {

@@ -389,10 +389,19 @@ export class Table {
    * @throws WriteValidationError for a key object missing a primary-key column.
    * @throws PredicateError for a predicate that does not parse or names an unknown column.
    */
-  delete(keysOrWhere: readonly RowObject[] | { readonly where: string }, options: DeleteOptions & { readonly dryRun: true }): Promise<RowChangeDryRun>;
-  delete(keysOrWhere: readonly RowObject[] | { readonly where: string }, options?: DeleteOptions & { readonly dryRun?: false }): Promise<DeleteResult>;
+  delete(
+    keysOrWhere: readonly RowObject[] | { readonly where: string },
+    options: DeleteOptions & { readonly dryRun: true },
+  ): Promise<RowChangeDryRun>;
+  delete(
+    keysOrWhere: readonly RowObject[] | { readonly where: string },
+    options?: DeleteOptions & { readonly dryRun?: false },
+  ): Promise<DeleteResult>;
   delete(keysOrWhere: readonly RowObject[] | { readonly where: string }, options?: DeleteOptions): Promise<DeleteResult | RowChangeDryRun>;
-  async delete(keysOrWhere: readonly RowObject[] | { readonly where: string }, options: DeleteOptions = {}): Promise<DeleteResult | RowChangeDryRun> {
+  async delete(
+    keysOrWhere: readonly RowObject[] | { readonly where: string },
+    options: DeleteOptions = {},
+  ): Promise<DeleteResult | RowChangeDryRun> {
     const r = await this.deleteRows(keysOrWhere, options);
     return r.dryRun ? dryRunOutcome(r) : { deleted: r.deleted, result: r.result!, plan: r.plan, dryRun: false };
   }
@@ -459,11 +468,7 @@ export class Table {
   }
 
   /** The rows of the snapshot matching `where`, counted on `onProgress` as they are found. */
-  private async findRows(
-    snapshotId: number,
-    where: string,
-    onProgress: DeleteOptions['onProgress'],
-  ): Promise<arrow.RecordBatch[]> {
+  private async findRows(snapshotId: number, where: string, onProgress: DeleteOptions['onProgress']): Promise<arrow.RecordBatch[]> {
     const out: arrow.RecordBatch[] = [];
     let rows = 0;
     onProgress?.({ phase: 'scanning', done: 0, unit: 'rows' });

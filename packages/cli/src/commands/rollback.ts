@@ -29,7 +29,11 @@ export const rollbackCommand = defineCommand({
       const progress = new PhaseProgress(ctx, 'rolling back', { snapshots: 'snapshots', manifests: 'snapshots read' });
       const silent = args.options.quiet || args.options.json;
       const r = await table
-        .rollbackTo(target, { force: args.options.force, dryRun: args.options['dry-run'], ...(silent ? {} : { onProgress: progress.onProgress }) })
+        .rollbackTo(target, {
+          force: args.options.force,
+          dryRun: args.options['dry-run'],
+          ...(silent ? {} : { onProgress: progress.onProgress }),
+        })
         .finally(() => progress.finish());
       if (args.options.json) {
         await printLine(ctx, JSON.stringify({ command: 'rollback', table: table.location, ...r }));

@@ -3,7 +3,15 @@
  * --overwrite --dry-run`: the progress bar fed from the library's progress callbacks, and the
  * text and `--json` forms of what was done or, in a dry run, would be done.
  */
-import type { CommitResult, DeleteResult, OverwritePlan, RowChangeDryRun, RowChangePlan, RowChangeProgress, UpdateResult } from '@tidemark/core';
+import type {
+  CommitResult,
+  DeleteResult,
+  OverwritePlan,
+  RowChangeDryRun,
+  RowChangePlan,
+  RowChangeProgress,
+  UpdateResult,
+} from '@tidemark/core';
 import type { CommandContext } from '../context.js';
 import type { ProgressReporter } from '../output/progress.js';
 import { writeJsonSummary } from '../output/progress.js';
@@ -60,7 +68,9 @@ export interface RowChangeOutcome {
 }
 
 /** The parts of {@link RowChangeOutcome} that come from the library's result. */
-export function outcomeOf(r: DeleteResult | UpdateResult | RowChangeDryRun): Pick<RowChangeOutcome, 'count' | 'result' | 'plan' | 'dryRun'> {
+export function outcomeOf(
+  r: DeleteResult | UpdateResult | RowChangeDryRun,
+): Pick<RowChangeOutcome, 'count' | 'result' | 'plan' | 'dryRun'> {
   if (r.dryRun) {
     return { count: 0, result: r.skipped !== undefined ? { status: 'skipped', reason: r.skipped } : null, plan: r.plan, dryRun: true };
   }

@@ -76,7 +76,8 @@ export const writeCommand = defineCommand({
         if (todo.length === 0) {
           const reason = `commit identifier ${identifier} of commit user '${commit.commitUser}' was already committed`;
           const dry = o['dry-run'] ? { dryRun: true } : {};
-          if (o.json) await printLine(ctx, JSON.stringify({ command: 'write', table: table.location, ...dry, status: 'skipped', rows: 0, reason }));
+          if (o.json)
+            await printLine(ctx, JSON.stringify({ command: 'write', table: table.location, ...dry, status: 'skipped', rows: 0, reason }));
           else await printLine(ctx, `skipped: ${reason}`);
           return;
         }
@@ -168,7 +169,15 @@ export const writeCommand = defineCommand({
 /** Prints the plan of `write --overwrite --dry-run`, text or `--json`. */
 async function printPlan(ctx: CommandContext, location: string, rows: number, plan: OverwritePlan, json: boolean): Promise<void> {
   if (json) {
-    const summary = { command: 'write', table: location, dryRun: true, status: 'dry-run', rows, overwrite: true, ...overwritePlanJson(plan) };
+    const summary = {
+      command: 'write',
+      table: location,
+      dryRun: true,
+      status: 'dry-run',
+      rows,
+      overwrite: true,
+      ...overwritePlanJson(plan),
+    };
     await writeJsonSummary(ctx.stdout, summary, ctx.signal);
   } else await printOverwritePlan(ctx, plan);
 }

@@ -646,7 +646,8 @@ export class FileStoreCommit {
     const slot = (p: Uint8Array): { partition: Record<string, string>; currentFiles: number; currentRows: number; rowsWritten: number } => {
       const dir = this.paths.partitionPath(p);
       let s = byDir.get(dir);
-      if (s === undefined) byDir.set(dir, (s = { partition: this.paths.partitionSpec(p), currentFiles: 0, currentRows: 0, rowsWritten: 0 }));
+      if (s === undefined)
+        byDir.set(dir, (s = { partition: this.paths.partitionSpec(p), currentFiles: 0, currentRows: 0, rowsWritten: 0 }));
       return s;
     };
     if (target !== null && latest !== null) {
