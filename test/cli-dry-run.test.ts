@@ -7,6 +7,9 @@
  * and changes nothing.
  */
 import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
 import type { FileIO } from '@tidemark/storage';
@@ -306,6 +309,33 @@ describe.each(storageBackends('cli dry run'))('$name', (backend) => {
 });
 
 describe('--dry-run on the command line', () => {
+  it('text output lists 20 partitions and files at most, --json all of them', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tidemark-dry-run-'));
+    try {
+      const location = join(dir, 'wh', 'db.db', 't');
+      const schema = JSON.stringify(FIELDS);
+      const create = ['create', location, '--schema', schema, '--partition', 'dt', '--option', 'deletion-vectors.enabled=true'];
+      expect((await runMain(create)).code).toBe(0);
+      const rows = Array.from({ length: 25 }, (_, i) => ({ id: i, dt: `p${String(i).padStart(2, '0')}`, v: 'x' }));
+      expect((await runMain(['write', location], { stdin: jsonl(rows) })).code).toBe(0);
+      const text = await runMain(['delete', location, '--where', "v = 'x'", '--dry-run']);
+      expect(text.code, text.stderr).toBe(0);
+      const lines = text.stdout.trimEnd().split('\n');
+      expect(lines[0]).toBe(
+        'dry run: would delete 25 rows, marking them in the deletion vectors of 25 data files (planned against snapshot 1); nothing was changed',
+      );
+      expect(lines.filter((l) => l.startsWith('  partition '))).toHaveLength(20);
+      expect(lines.filter((l) => l.startsWith('  data file '))).toHaveLength(20);
+      expect(lines).toContain('  … and 5 partitions more (--json lists them all)');
+      expect(lines).toContain('  … and 5 data files more (--json lists them all)');
+      const all = await json(['delete', location, '--where', "v = 'x'", '--dry-run', '--json']);
+      expect(all['partitions']).toHaveLength(25);
+      expect(all['deletionVectorFiles']).toHaveLength(25);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('write --dry-run needs --overwrite', async () => {
     const r = await runMain(['write', 'wh/db.db/t', '--dry-run']);
     expect(r.code).toBe(2);

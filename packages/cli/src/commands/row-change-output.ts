@@ -79,6 +79,16 @@ export function outcomeOf(
 
 const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
+/** Text output lists at most this many partitions or files; `--json` has all of them. */
+export const TEXT_LIST_LIMIT = 20;
+
+/** Prints `lines` indented, at most {@link TEXT_LIST_LIMIT} of them, then how many more `--json` lists. */
+async function printList(ctx: CommandContext, lines: readonly string[], what: string): Promise<void> {
+  for (const line of lines.slice(0, TEXT_LIST_LIMIT)) await printLine(ctx, `  ${line}`);
+  if (lines.length > TEXT_LIST_LIMIT)
+    await printLine(ctx, `  … and ${plural(lines.length - TEXT_LIST_LIMIT, what)} more (--json lists them all)`);
+}
+
 /** `dt=2024-05-01/hr=3`, or `(unpartitioned)`. */
 export function partitionText(spec: Readonly<Record<string, string>>): string {
   const parts = Object.entries(spec).map(([k, v]) => `${k}=${v}`);
@@ -130,10 +140,16 @@ export async function printRowChange(ctx: CommandContext, o: RowChangeOutcome, j
           ? `, marking them in the deletion vectors of ${plural(plan.deletionVectorFiles.length, 'data file')}`
           : `, as new ${o.verb === 'deleted' ? 'delete records' : 'upserts'} in new data files`;
     await printLine(ctx, `dry run: would ${verb} ${what}${how} (${base}); nothing was changed`);
-    for (const p of plan.partitions) await printLine(ctx, `  partition ${partitionText(p.partition)}: ${plural(p.rows, 'row')}`);
-    for (const f of plan.deletionVectorFiles) {
-      await printLine(ctx, `  data file ${partitionText(f.partition)}/bucket-${f.bucket}/${f.file}: ${plural(f.rows, 'row')}`);
-    }
+    await printList(
+      ctx,
+      plan.partitions.map((p) => `partition ${partitionText(p.partition)}: ${plural(p.rows, 'row')}`),
+      'partition',
+    );
+    await printList(
+      ctx,
+      plan.deletionVectorFiles.map((f) => `data file ${partitionText(f.partition)}/bucket-${f.bucket}/${f.file}: ${plural(f.rows, 'row')}`),
+      'data file',
+    );
     return;
   }
   if (result?.status === 'committed') await printLine(ctx, `${o.verb} ${plural(o.count, o.noun)}: committed snapshot ${result.snapshotId}`);
@@ -164,10 +180,12 @@ export async function printOverwritePlan(ctx: CommandContext, plan: OverwritePla
     `dry run: would overwrite ${scope} with ${plural(plan.rowsWritten, 'row')}, replacing ${plural(plan.filesReplaced, 'data file')} ` +
       `holding ${plural(plan.rowsReplaced, 'row')} (${base}); nothing was changed`,
   );
-  for (const p of plan.partitions) {
-    await printLine(
-      ctx,
-      `  partition ${partitionText(p.partition)}: ${plural(p.currentFiles, 'file')} with ${plural(p.currentRows, 'row')} now, ${plural(p.rowsWritten, 'row')} written`,
-    );
-  }
+  await printList(
+    ctx,
+    plan.partitions.map(
+      (p) =>
+        `partition ${partitionText(p.partition)}: ${plural(p.currentFiles, 'file')} with ${plural(p.currentRows, 'row')} now, ${plural(p.rowsWritten, 'row')} written`,
+    ),
+    'partition',
+  );
 }
