@@ -380,9 +380,9 @@ export class Table {
    * latest snapshot deleted in deletion vectors (no data file is rewritten) in one OVERWRITE
    * snapshot; `deleted` counts the rows.
    *
-   * With `options.dryRun` the rows are looked up and the figures returned in `plan`, and no file
-   * is written (`deleted` is 0, `result` null, or `skipped` when the identifier was already
-   * committed). A real run returns the same `plan` for what it did.
+   * With `options.dryRun` the rows are looked up and a {@link RowChangeDryRun} returned: the
+   * figures in `plan`, and `skipped` when the identifier was already committed; no file is
+   * written. A real run returns the same `plan` for what it did.
    *
    * @throws NotSupportedError on append tables without deletion vectors (naming the option), and for merge engines where `-D` does not delete
    *   (first-row; partial-update and aggregation without `*.remove-record-on-delete`).
@@ -492,9 +492,9 @@ export class Table {
    *   deletion vectors and their new versions are written to new data files, committed together
    *   (a concurrent change of the same vectors makes it plan again).
    *
-   * With `options.dryRun` the rows are looked up and the figures returned in `plan`, and no file
-   * is written (`updated` is 0, `result` null, or `skipped` when the identifier was already
-   * committed). A real run returns the same `plan` for what it did.
+   * With `options.dryRun` the rows are looked up and a {@link RowChangeDryRun} returned: the
+   * figures in `plan`, and `skipped` when the identifier was already committed; no file is
+   * written. A real run returns the same `plan` for what it did.
    *
    * @throws NotSupportedError on append tables without deletion vectors (naming the option), and
    *   for merge engines whose writes are not plain replacements (aggregation, first-row).
@@ -530,7 +530,7 @@ export class Table {
         replaceWith: (matched, commitWith) =>
           this.writeThen(new arrow.Table(applyAssignments(matched, schema.fields, assignments)), (messages) => commitWith(messages)),
       });
-      return { deleted: deleted, result, plan, dryRun: options.dryRun === true };
+      return { deleted, result, plan, dryRun: options.dryRun === true };
     }
     const merge = mergeEngineOptions(schema);
     if (merge.engine === 'aggregation' || merge.engine === 'first-row') {
