@@ -133,93 +133,98 @@ describe.each(storageBackends('sink dynamic bucket compaction'))('parallel sink 
     const env = suiteCatalog(backend);
     let n = 0;
 
-    it.each([2, 4])('parallelism %i: one writer per bucket, compaction, the serial model at every checkpoint', async (parallelism) => {
-      const name = `db.t${++n}`;
-      await env.catalog.createTable(name, {
-        fields: [
-          { name: 'dt', type: 'STRING NOT NULL' },
-          { name: 'k', type: 'INT NOT NULL' },
-          { name: 'v', type: 'STRING' },
-        ],
-        partitionKeys: ['dt'],
-        primaryKeys: ['dt', 'k'],
-        options: {
-          bucket: '-1',
-          // 24 keys per partition in buckets of 8: three buckets each, six in all.
-          'dynamic-bucket.target-row-num': '8',
-          'num-sorted-run.compaction-trigger': '3',
-          // Every snapshot kept, so the table can be read at every checkpoint.
-          'snapshot.num-retained.min': '1000',
-          'snapshot.num-retained.max': '1000',
-        },
-      });
-      const t = await openTable(env.catalog.tableLocation(name), { fileIO: env.wh.io });
-      const ops = workload(240, 48, 10 + parallelism);
-      const infos: CheckpointInfo[] = [];
-      const summary = await runIngest({
-        table: t.location,
-        fileIO: env.wh.io,
-        source: new OpsSource(ops),
-        stateStore: new FileIOCheckpointStore(env.wh.io, `${t.location}-state`),
-        checkpointEvery: 20,
-        parallelism,
-        rowKindField: 'op',
-        onCheckpoint: (i) => infos.push(i),
-      });
-      expect(summary).toMatchObject({ status: 'source-done', records: 240, checkpoints: 12 });
+    // Hang guard: 12 checkpoints × (2 snapshots + reads) took up to 56 s on S3 beside other test runs.
+    it.each([2, 4])(
+      'parallelism %i: one writer per bucket, compaction, the serial model at every checkpoint',
+      async (parallelism) => {
+        const name = `db.t${++n}`;
+        await env.catalog.createTable(name, {
+          fields: [
+            { name: 'dt', type: 'STRING NOT NULL' },
+            { name: 'k', type: 'INT NOT NULL' },
+            { name: 'v', type: 'STRING' },
+          ],
+          partitionKeys: ['dt'],
+          primaryKeys: ['dt', 'k'],
+          options: {
+            bucket: '-1',
+            // 24 keys per partition in buckets of 8: three buckets each, six in all.
+            'dynamic-bucket.target-row-num': '8',
+            'num-sorted-run.compaction-trigger': '3',
+            // Every snapshot kept, so the table can be read at every checkpoint.
+            'snapshot.num-retained.min': '1000',
+            'snapshot.num-retained.max': '1000',
+          },
+        });
+        const t = await openTable(env.catalog.tableLocation(name), { fileIO: env.wh.io });
+        const ops = workload(240, 48, 10 + parallelism);
+        const infos: CheckpointInfo[] = [];
+        const summary = await runIngest({
+          table: t.location,
+          fileIO: env.wh.io,
+          source: new OpsSource(ops),
+          stateStore: new FileIOCheckpointStore(env.wh.io, `${t.location}-state`),
+          checkpointEvery: 20,
+          parallelism,
+          rowKindField: 'op',
+          onCheckpoint: (i) => infos.push(i),
+        });
+        expect(summary).toMatchObject({ status: 'source-done', records: 240, checkpoints: 12 });
 
-      const allWriters = new Set<string>();
-      let compacts = 0;
-      for (const info of infos) {
-        const r = info.commits[0]!.result;
-        expect(r.status, `checkpoint ${info.checkpointId}`).toBe('committed');
-        if (r.status !== 'committed') continue;
-        // (a) each snapshot of the checkpoint (APPEND, then COMPACT when the writers compacted):
-        // every bucket's new files come from one writer.
-        for (const id of r.snapshotIds) {
-          for (const [slot, writers] of await writersBySlot(t, id)) {
-            expect(writers.size, `writers of bucket ${slot} in snapshot ${id} (checkpoint ${info.checkpointId})`).toBe(1);
-            for (const w of writers) allWriters.add(w);
+        const allWriters = new Set<string>();
+        let compacts = 0;
+        for (const info of infos) {
+          const r = info.commits[0]!.result;
+          expect(r.status, `checkpoint ${info.checkpointId}`).toBe('committed');
+          if (r.status !== 'committed') continue;
+          // (a) each snapshot of the checkpoint (APPEND, then COMPACT when the writers compacted):
+          // every bucket's new files come from one writer.
+          for (const id of r.snapshotIds) {
+            for (const [slot, writers] of await writersBySlot(t, id)) {
+              expect(writers.size, `writers of bucket ${slot} in snapshot ${id} (checkpoint ${info.checkpointId})`).toBe(1);
+              for (const w of writers) allWriters.add(w);
+            }
+            if ((await t.snapshotManager.snapshot(id)).commitKind === 'COMPACT') compacts++;
           }
-          if ((await t.snapshotManager.snapshot(id)).commitKind === 'COMPACT') compacts++;
+          // (c) the table at the checkpoint equals the serial model of the source up to its offset.
+          const last = r.snapshotIds[r.snapshotIds.length - 1]!;
+          expect(await rowsAt(t, last), `snapshot ${last} (offset ${String(info.offset)})`).toEqual(model(ops, info.offset as number));
+          // (b) universal compaction forces a pick once a bucket has more sorted runs than the trigger
+          // (3), and the commit waits for it: a bucket never keeps more than three level-0 files.
+          for (const [slot, files] of await levelZeroBySlot(t, last)) {
+            expect(files, `level-0 files of bucket ${slot} at snapshot ${last}`).toBeLessThanOrEqual(3);
+          }
         }
-        // (c) the table at the checkpoint equals the serial model of the source up to its offset.
-        const last = r.snapshotIds[r.snapshotIds.length - 1]!;
-        expect(await rowsAt(t, last), `snapshot ${last} (offset ${String(info.offset)})`).toEqual(model(ops, info.offset as number));
-        // (b) universal compaction forces a pick once a bucket has more sorted runs than the trigger
-        // (3), and the commit waits for it: a bucket never keeps more than three level-0 files.
-        for (const [slot, files] of await levelZeroBySlot(t, last)) {
-          expect(files, `level-0 files of bucket ${slot} at snapshot ${last}`).toBeLessThanOrEqual(3);
-        }
-      }
-      expect(allWriters.size, 'table writers that wrote data').toBe(parallelism);
-      // (b) 12 checkpoints over six buckets: the writers compacted, in COMPACT snapshots.
-      expect(compacts).toBeGreaterThanOrEqual(3);
+        expect(allWriters.size, 'table writers that wrote data').toBe(parallelism);
+        // (b) 12 checkpoints over six buckets: the writers compacted, in COMPACT snapshots.
+        expect(compacts).toBeGreaterThanOrEqual(3);
 
-      // The hash index: one HASH file per bucket, each key hash once, in the bucket its data lives in.
-      const latest = (await t.snapshotManager.latest())!;
-      const indexed = new Map<string, Set<number>>();
-      for (const e of await readIndexManifest(t.fileIO, t.paths.manifestPath(latest.indexManifest!))) {
-        if (e.indexType !== INDEX_TYPE_HASH) continue;
-        const slot = slotOf(e.partition, e.bucket);
-        expect(indexed.has(slot), `one hash index file for bucket ${slot}`).toBe(false);
-        const path = t.paths.indexFilePath(e.fileName);
-        indexed.set(slot, new Set(decodeHashIndex(await t.fileIO.read(path), path, e.rowCount)));
-      }
-      const everInserted = new Set(ops.map((o) => `${o.dt}/${o.k}`));
-      expect(
-        [...indexed.values()].reduce((s, h) => s + h.size, 0),
-        'indexed key hashes',
-      ).toBe(everInserted.size);
-      expect(indexed.size).toBe(6);
-      for (const slot of indexed.keys()) {
-        const [dt, bucket] = slot.split('/');
-        const rows = (await t.newRead({ bucket: Number(bucket), partition: { dt: dt! } }).toArrowTable()).toArray();
-        for (const r of rows) {
-          const k = (r.toJSON() as { k: number }).k;
-          expect(indexed.get(slot)!.has(keyHash([INT], [k])), `key ${dt}/${k} indexed in bucket ${slot}`).toBe(true);
+        // The hash index: one HASH file per bucket, each key hash once, in the bucket its data lives in.
+        const latest = (await t.snapshotManager.latest())!;
+        const indexed = new Map<string, Set<number>>();
+        for (const e of await readIndexManifest(t.fileIO, t.paths.manifestPath(latest.indexManifest!))) {
+          if (e.indexType !== INDEX_TYPE_HASH) continue;
+          const slot = slotOf(e.partition, e.bucket);
+          expect(indexed.has(slot), `one hash index file for bucket ${slot}`).toBe(false);
+          const path = t.paths.indexFilePath(e.fileName);
+          indexed.set(slot, new Set(decodeHashIndex(await t.fileIO.read(path), path, e.rowCount)));
         }
-      }
-    });
+        const everInserted = new Set(ops.map((o) => `${o.dt}/${o.k}`));
+        expect(
+          [...indexed.values()].reduce((s, h) => s + h.size, 0),
+          'indexed key hashes',
+        ).toBe(everInserted.size);
+        expect(indexed.size).toBe(6);
+        for (const slot of indexed.keys()) {
+          const [dt, bucket] = slot.split('/');
+          const rows = (await t.newRead({ bucket: Number(bucket), partition: { dt: dt! } }).toArrowTable()).toArray();
+          for (const r of rows) {
+            const k = (r.toJSON() as { k: number }).k;
+            expect(indexed.get(slot)!.has(keyHash([INT], [k])), `key ${dt}/${k} indexed in bucket ${slot}`).toBe(true);
+          }
+        }
+      },
+      240_000,
+    );
   });
 });
