@@ -10,6 +10,7 @@ import {
   type SourceOffset,
   type SourceRecord,
 } from '../src/index.js';
+import { SourceRecordError } from '../src/errors.js';
 import { SimulatedCrash, bucketOfKeys, createDynamicBucketTable, expectIndexedWhereStored, indexedBuckets } from './helpers.js';
 
 /** Upserts of keys 0..keys-1 in rounds: record i sets key i % keys to `r<round>`. */
@@ -206,5 +207,45 @@ describe('two pipelines inserting the same new keys into one dynamic-bucket tabl
     const read = (await table.newRead().toArrowTable()).toArray().map((r: { k: number; v: string }) => [r.k, r.v] as const);
     expect(read.length, 'every key once').toBe(9);
     expect(new Map(read)).toEqual(new Map([0, 1, 2, 3, 4, 5, 6, 7, 8].map((k) => [k, k < 6 ? 'A' : 'B'] as const)));
+  });
+});
+
+/** Records with source positions `src line <n>`; `bad` replaces the record of line n. */
+class LinedSource implements ReplayableSource<Record<string, unknown>> {
+  readonly bounded = true;
+  readonly id = 'lined:test';
+  constructor(
+    readonly n: number,
+    readonly bad: ReadonlyMap<number, Record<string, unknown>>,
+  ) {}
+  async *open(from: SourceOffset): AsyncIterable<SourceRecord<Record<string, unknown>>> {
+    for (let i = from === null ? 0 : (from as number); i < this.n; i++) {
+      const line = i + 1;
+      yield { value: this.bad.get(line) ?? { k: i % 20, v: `v${i}` }, offset: i + 1, position: `src line ${line}` };
+    }
+  }
+}
+
+describe('runIngest with several writers into a dynamic-bucket table: a bad record', () => {
+  it.each([
+    ['a key of the wrong type', { k: 'abc', v: 'x' }, /^src line 37, column 'k': /],
+    ['a NULL key', { k: null, v: 'x' }, /^src line 37, column 'k': .*NULL/i],
+    ['a value of the wrong type', { k: 5, v: { nested: true } }, /^src line 37, column 'v': /],
+  ])('%s is reported at its source position and nothing is committed', async (_name, record, message) => {
+    const io = new MemoryFileIO();
+    const location = `memory://sink-dyn-bad-${randomBytes(6).toString('hex')}/db.db/t`;
+    await createDynamicBucketTable(io, location);
+    const run = runIngest({
+      table: location,
+      fileIO: io,
+      source: new LinedSource(60, new Map([[37, record]])),
+      stateStore: new FileIOCheckpointStore(io, `${location}-state`),
+      checkpointEvery: 100,
+      batchSize: 7,
+      parallelism: 3,
+    });
+    await expect(run).rejects.toThrow(SourceRecordError);
+    await expect(run).rejects.toThrow(message);
+    expect(await (await openTable(location, { fileIO: io })).snapshotManager.latestId()).toBeNull();
   });
 });
