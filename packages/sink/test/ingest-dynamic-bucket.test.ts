@@ -58,7 +58,7 @@ describe('runIngest into a dynamic-bucket primary-key table', () => {
     // Records reach the writers by assigned bucket: every live file of a bucket (flushed or
     // compacted) carries the file-name uuid of one table writer, and all three writers wrote.
     const writersOf = new Map<number, Set<string>>();
-    for (const e of (await liveEntries(io, table.paths, await table.snapshotManager.latest())).values()) {
+    for (const e of (await liveEntries(io, table.paths, (await table.snapshotManager.latest())!)).values()) {
       const writer = /^data-(.{36})-/.exec(e.file.fileName)![1]!;
       writersOf.set(e.bucket, new Set([...(writersOf.get(e.bucket) ?? []), writer]));
     }
