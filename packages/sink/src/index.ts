@@ -12,6 +12,7 @@ export {
   SinkUsageError,
   SourceError,
   StateMismatchError,
+  WriterRoutingError,
 } from './errors.js';
 export { decodeSinkJson, encodeSinkJson } from './sink-json.js';
 export { deserializeCommittables, serializeCommittables, type SinkCommittable } from './committable.js';
