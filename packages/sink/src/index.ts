@@ -11,6 +11,7 @@ export {
   SinkError,
   SinkUsageError,
   SourceError,
+  SourceRecordError,
   StateMismatchError,
   WriterRoutingError,
 } from './errors.js';
