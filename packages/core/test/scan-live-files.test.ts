@@ -19,7 +19,7 @@ describe('EntriesByIdentity', () => {
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;
     // Shared partition rows, as planning interns them.
     const partitions = [new Uint8Array([0, 0, 0, 1]), new Uint8Array([0, 0, 0, 2]), new Uint8Array([0, 0, 0, 3])];
-    const ids = new Map(partitions.map((p, i) => [p, i]));
+    const ids = new Map<Uint8Array, number>(partitions.map((p, i) => [p, i]));
     const full = (e: ManifestEntry): string => `${ids.get(e.partition)}:${fileEntryIdentity(e)}`;
     const entry = (): ManifestEntry => {
       const odd = rng() < 0.2;

@@ -30,7 +30,7 @@ import { CorruptStateError, SinkUsageError, SourceRecordError, StateMismatchErro
 import { SinkCommitter, type CheckpointCommit, type SourcePosition } from './sink-committer.js';
 import { SinkWriter } from './sink-writer.js';
 import type { SinkCommittable } from './committable.js';
-import { bucketWriter, recordRouter } from './record-router.js';
+import { bucketWriter, recordRouter, writerBucketAssigner } from './record-router.js';
 import { pipelineStartSequence } from './sequence-start.js';
 import type { ReplayableSource } from './source.js';
 import type { CheckpointStateStore } from './state-store.js';
@@ -343,18 +343,16 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
         : undefined;
     // The writers plan their sequence numbers and (primary-key tables) their buckets' levels
     // lazily, at their first file: after the restore above committed any pending checkpoint.
-    // Records of a dynamic-bucket table reach writers by key, so several writers may write one
-    // bucket: their compactions would each replace the same live files. They write level 0 only.
-    const compact = !(bucketAssigner !== undefined && parallelism > 1);
+    // Records reach writers by bucket (dynamic buckets: the router asks the assigner first), so each
+    // bucket has one writer and the writers compact their buckets (unless the table is write-only).
     const openWriters = (): void => {
       const startSequence = pipelineStartSequence(table);
       for (let w = 0; w < parallelism; w++) {
         const writeOptions = {
           crash,
-          compact,
           ...(rowKindField !== undefined ? { rowKindField } : {}),
           ...(startSequence ? { startSequence } : {}),
-          ...(bucketAssigner ? { bucketAssigner } : {}),
+          ...(bucketAssigner ? { bucketAssigner: writerBucketAssigner(bucketAssigner, w, parallelism) } : {}),
         };
         writers[w] = new SinkWriter(table, w, writeOptions);
       }
@@ -362,17 +360,17 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
     openWriters();
     let owed = false;
     const level0AtCommit = table.context.options.deletionVectorsEnabled || table.context.options.changelogProducer === 'lookup';
-    if (level0AtCommit && compact && !table.context.options.writeOnly && schema.primaryKeys.length > 0) {
+    if (level0AtCommit && !table.context.options.writeOnly && schema.primaryKeys.length > 0) {
       // Level-0 files left by a compaction that was dropped before a restart (or by the restore,
       // when its inputs were gone): compacted at the first checkpoint, as after a drop below.
       const writerOf = bucketWriter(schema, parallelism);
       for (const b of await level0Buckets(table)) {
-        await writers[writerOf(table.context.paths.partitionValues(b.partition), b.bucket)]!.compactBuckets([b]);
+        await writers[writerOf(b.partition, table.context.paths.partitionValues(b.partition), b.bucket)]!.compactBuckets([b]);
         owed = true;
       }
     }
     const buffers: RowObject[][] = writers.map(() => []);
-    const route = recordRouter(schema, parallelism);
+    const route = recordRouter(schema, parallelism, bucketAssigner);
     // Source position of each buffered record, so a bad value is reported where it is in the source.
     const positions: Array<Array<string | undefined>> = writers.map(() => []);
     const flush = async (w: number): Promise<void> => {
@@ -461,7 +459,8 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
     };
 
     for await (const rec of options.source.open(offset)) {
-      const w = route(rec.value);
+      const routed = route(rec.value);
+      const w = typeof routed === 'number' ? routed : await routed;
       buffers[w]!.push(rec.value);
       positions[w]!.push(rec.position);
       position = rec.offset;
