@@ -58,6 +58,23 @@ describe('BucketFiles', () => {
     expect(set.first() === undefined).toBe(model.size === 0);
   });
 
+  it('keeps exactly the live files through table growth and many deletions (rebuilds of its hash table)', () => {
+    const rng = seededRandom(21);
+    const f = (i: number, level = 0): DataFileMeta =>
+      newDataFileMeta({ fileName: `data-${i}.parquet`, fileSize: 1, rowCount: 1, schemaId: 0, level, minSequenceNumber: BigInt(i) });
+    const set = new BucketFiles('mem://t/bucket-0', 1);
+    const live = new Set<number>();
+    for (let round = 0; round < 4; round++) {
+      for (let i = 0; i < 3000; i++) if (!live.has(i) && rng() < 0.7) expect(set.add(f(i))).toBe(live.add(i) !== null);
+      for (const i of [...live]) if (rng() < 0.6) expect(set.delete(f(i))).toBe(live.delete(i));
+      // Same name at another level is another file; deleting it again finds nothing.
+      expect(set.delete(f(0, 1))).toBe(false);
+      expect(set.size).toBe(live.size);
+    }
+    for (const i of live) expect(set.add(f(i))).toBe(false);
+    expect(set.files().map((p) => p.meta.fileName)).toEqual([...live].sort((a, b) => a - b).map((i) => `data-${i}.parquet`));
+  });
+
   it('reports the total buckets of the first live file once rescaled entries disagree', () => {
     const f = (name: string): DataFileMeta => newDataFileMeta({ fileName: name, fileSize: 1, rowCount: 1, schemaId: 0 });
     const set = new BucketFiles('mem://t/bucket-0', 4);

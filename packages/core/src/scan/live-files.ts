@@ -6,11 +6,17 @@
  * Within one (partition, bucket) a file's identity is its level, file name, extra files, embedded
  * index and external path. A map keyed by an identity string costs a new string per file, and
  * string keys make every operation of a large map slow; here the usual file (no extra files,
- * index or external path) is found by a small-integer hash of its name, and the name and level are
- * compared on a hit. Files with other identity parts go to a map keyed by their identity string.
+ * index or external path) is found in an open-addressing table of two typed arrays (hash of its
+ * name, slot), and the name and level are compared when the hashes are equal: no object per file
+ * and no map operation. Files with other identity parts go to a map keyed by their identity string.
  */
 import type { DataFileMeta } from '@tidemark/format';
 import { BucketFile, type PlannedFile } from './data-split.js';
+
+/** Cells of a new table (a power of two). */
+const MIN_CELLS = 16;
+const EMPTY = 0;
+const DELETED = -1;
 
 function isSimple(f: DataFileMeta): boolean {
   return f.extraFiles.length === 0 && f.embeddedIndex === null && f.externalPath === null;
@@ -48,8 +54,12 @@ export class BucketFiles {
   /** `_TOTAL_BUCKETS` of each slot's entry, only once entries disagree (rescaled buckets). */
   private totals: number[] | null = null;
   private readonly firstTotal: number;
-  /** Slots of usual files by a hash of their name: one slot, or several when hashes collide. */
-  private readonly byName = new Map<number, number | number[]>();
+  /** Open addressing (linear probing) over usual files: the name hash of each cell, and its slot. */
+  private hashes = new Int32Array(MIN_CELLS);
+  /** Slot + 1 of each cell; {@link EMPTY} or {@link DELETED} when it holds none. */
+  private cells = new Int32Array(MIN_CELLS);
+  /** Cells not {@link EMPTY} (deleted ones included: they lengthen probes until a rebuild). */
+  private usedCells = 0;
   private readonly byIdentity = new Map<string, number>();
   private live = 0;
 
@@ -84,18 +94,15 @@ export class BucketFiles {
       if (this.byIdentity.has(id)) return false;
       this.byIdentity.set(id, slot);
     } else {
-      // Keyed by a small integer: a million string keys make each map operation several times
-      // slower (equality checks reach into the key strings).
       const h = this.hash(f.fileName);
-      const found = this.byName.get(h);
-      if (found === undefined) this.byName.set(h, slot);
-      else if (typeof found === 'number') {
-        if (this.same(found, f)) return false;
-        this.byName.set(h, [found, slot]);
-      } else {
-        for (const s of found) if (this.same(s, f)) return false;
-        found.push(slot);
-      }
+      let cell = this.probe(h, f);
+      if (cell >= 0) return false;
+      cell = ~cell;
+      if (this.cells[cell] === EMPTY) this.usedCells++;
+      this.hashes[cell] = h;
+      this.cells[cell] = slot + 1;
+      // At most half full, deleted cells included, so probes stay short and always end.
+      if (this.usedCells * 2 > this.cells.length) this.rebuild();
     }
     this.push(f, totalBuckets);
     return true;
@@ -127,20 +134,10 @@ export class BucketFiles {
       this.byIdentity.delete(id);
       slot = s;
     } else {
-      const h = this.hash(f.fileName);
-      const found = this.byName.get(h);
-      if (found === undefined) return false;
-      if (typeof found === 'number') {
-        if (!this.same(found, f)) return false;
-        this.byName.delete(h);
-        slot = found;
-      } else {
-        const i = found.findIndex((s) => this.same(s, f));
-        if (i < 0) return false;
-        slot = found[i]!;
-        found.splice(i, 1);
-        if (found.length === 1) this.byName.set(h, found[0]!);
-      }
+      const cell = this.probe(this.hash(f.fileName), f);
+      if (cell < 0) return false;
+      slot = this.cells[cell]! - 1;
+      this.cells[cell] = DELETED;
     }
     this.slots[slot] = null;
     this.live--;
@@ -173,11 +170,50 @@ export class BucketFiles {
 
   private find(f: DataFileMeta): number {
     if (!isSimple(f)) return this.byIdentity.size === 0 ? -1 : (this.byIdentity.get(fullIdentity(f)) ?? -1);
-    const found = this.byName.get(this.hash(f.fileName));
-    if (found === undefined) return -1;
-    if (typeof found === 'number') return this.same(found, f) ? found : -1;
-    for (const s of found) if (this.same(s, f)) return s;
-    return -1;
+    const cell = this.probe(this.hash(f.fileName), f);
+    return cell < 0 ? -1 : this.cells[cell]! - 1;
+  }
+
+  /**
+   * The cell of the usual file with `f`'s identity (name hash `h`), or, when there is none, `~cell`
+   * of the cell to put it in (the first deleted cell on the probe, else the empty one ending it).
+   */
+  private probe(h: number, f: DataFileMeta): number {
+    const cells = this.cells;
+    const hashes = this.hashes;
+    const mask = cells.length - 1;
+    let free = -1;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const c = cells[i]!;
+      if (c === EMPTY) return ~(free < 0 ? i : free);
+      if (c === DELETED) {
+        if (free < 0) free = i;
+      } else if (hashes[i] === h && this.same(c - 1, f)) return i;
+    }
+  }
+
+  /** Rehashes the live cells into a table sized for them (drops deleted cells). */
+  private rebuild(): void {
+    const oldCells = this.cells;
+    const oldHashes = this.hashes;
+    let live = 0;
+    for (let i = 0; i < oldCells.length; i++) if (oldCells[i]! > 0) live++;
+    let size = MIN_CELLS;
+    while (size < live * 4) size *= 2;
+    const cells = new Int32Array(size);
+    const hashes = new Int32Array(size);
+    const mask = size - 1;
+    for (let i = 0; i < oldCells.length; i++) {
+      const c = oldCells[i]!;
+      if (c <= 0) continue;
+      let j = oldHashes[i]! & mask;
+      while (cells[j] !== EMPTY) j = (j + 1) & mask;
+      cells[j] = c;
+      hashes[j] = oldHashes[i]!;
+    }
+    this.cells = cells;
+    this.hashes = hashes;
+    this.usedCells = live;
   }
 
   /** Whether the usual file in `slot` has `f`'s identity (name and level; the bucket is this one). */
