@@ -40,12 +40,19 @@ import { CorruptTableError } from './errors.js';
 import { ValueStatsEvolution } from './value-stats.js';
 
 /**
- * Manifests read and decoded at once, ahead of the one being folded: on an object store planning
- * is otherwise one round trip per manifest in a row, and zstd decompression runs off the main
- * thread while entries are decoded. Bounds what is held to this many manifests' bytes and kept
- * entries (each manifest at most `manifest.target-file-size`, 8 MiB by default, usually far less).
+ * Manifests whose bytes are fetched at once, ahead of the one being folded: on an object store
+ * planning is otherwise one round trip per manifest in a row. Bounds the bytes held to this many
+ * manifests (each at most `manifest.target-file-size`, 8 MiB by default, usually far less).
  */
 const MANIFEST_WINDOW = 8;
+
+/**
+ * Manifests decoded at once (the one being folded included), so zstd decompression of the next
+ * runs off the main thread while entries of this one are decoded. Fewer than are fetched: entries
+ * decoded far ahead of the fold outlive young-generation collections and are copied and promoted
+ * before being dropped; folded soon after decoding, they die young.
+ */
+const DECODE_WINDOW = 2;
 
 /** Bucket number of `bucket-postpone` files (written by postpone-bucket tables, invisible to batch reads). */
 const POSTPONE_BUCKET = -2;
@@ -144,38 +151,53 @@ export class FileStoreScan {
   }
 
   /**
-   * The kept (filtered, compacted) entries of each of `metas`, in manifest order, read and decoded
-   * up to {@link MANIFEST_WINDOW} manifests at once (folding needs manifest order; reading and
-   * decoding do not). Stopping early waits for the manifests in flight.
+   * The kept (filtered, compacted) entries of each of `metas`, in manifest order, fetched up to
+   * {@link MANIFEST_WINDOW} and decoded up to {@link DECODE_WINDOW} manifests at once (folding needs
+   * manifest order; reading and decoding do not). Stopping early waits for the work in flight.
    */
   private async *decodeAhead(
     metas: readonly ManifestFileMeta[],
     run: PlanRun,
   ): AsyncGenerator<{ meta: ManifestFileMeta; entries: ManifestEntry[] }> {
-    const window: Array<Promise<ManifestEntry[]>> = [];
-    let next = 0;
+    const reads: Array<Promise<Uint8Array>> = [];
+    const decodes: Array<Promise<ManifestEntry[]>> = [];
+    let nextRead = 0;
     const fill = (): void => {
-      while (next < metas.length && window.length < MANIFEST_WINDOW) {
-        const p = this.decodeManifest(metas[next++]!, run, false);
+      while (nextRead < metas.length && reads.length < MANIFEST_WINDOW) {
+        const p = this.fileIO.read(this.paths.manifestPath(metas[nextRead++]!.fileName));
         p.catch(() => undefined); // awaited in order below
-        window.push(p);
+        reads.push(p);
+      }
+      while (reads.length > 0 && decodes.length < DECODE_WINDOW) {
+        const meta = metas[nextRead - reads.length]!;
+        const p = this.decodeManifest(meta, run, false, reads.shift()!);
+        p.catch(() => undefined);
+        decodes.push(p);
       }
     };
     try {
       for (let i = 0; i < metas.length; i++) {
         fill();
-        const entries = await window.shift()!;
+        const entries = await decodes.shift()!;
         yield { meta: metas[i]!, entries };
       }
     } finally {
-      await Promise.allSettled(window);
+      await Promise.allSettled([...reads, ...decodes]);
     }
   }
 
-  /** Reads one manifest and returns its entries that pass the filter, compacted (ADDs only with `addsOnly`). */
-  private async decodeManifest(meta: ManifestFileMeta, run: PlanRun, addsOnly: boolean): Promise<ManifestEntry[]> {
+  /**
+   * Reads one manifest (or takes its bytes being read) and returns its entries that pass the
+   * filter, compacted (ADDs only with `addsOnly`).
+   */
+  private async decodeManifest(
+    meta: ManifestFileMeta,
+    run: PlanRun,
+    addsOnly: boolean,
+    reading?: Promise<Uint8Array>,
+  ): Promise<ManifestEntry[]> {
     const path = this.paths.manifestPath(meta.fileName);
-    const bytes = await this.fileIO.read(path);
+    const bytes = await (reading ?? this.fileIO.read(path));
     const kept: ManifestEntry[] = [];
     const statsPredicate = run.filter.statsPredicate;
     for await (const batch of decodeManifestEntryBatches(bytes, path, run.decodeOptions)) {
