@@ -28,7 +28,7 @@ const KIND: Record<string, string> = {
 };
 
 interface Counter {
-  readonly io: FileIO;
+  io: FileIO;
   /** Requests by kind, and `roundTrips`: requests issued while none was in flight. */
   counts(): Record<string, number>;
   /** Paths read (GET) since the counter was made, in order. */

@@ -55,7 +55,7 @@ describe('merge engines on in-memory records', () => {
     ]);
     const out = mergeSorted(sortRecords([r3, r1, r2]), partial, 3, (r, c) => nulls.get(r)![c]!);
     expect(out).toHaveLength(1);
-    expect(out[0]!.columnSources!.map((r) => r.sequence)).toEqual([2n, 1n, 3n]);
+    expect(out[0]!.columnSources!.map((r) => r?.sequence)).toEqual([2n, 1n, 3n]);
   });
 
   it('partial-update rejects retractions unless configured', () => {

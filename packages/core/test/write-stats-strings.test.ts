@@ -31,7 +31,7 @@ function bounds(batches: readonly arrow.RecordBatch[]): unknown[] {
   return [
     deserializeBinaryRow(valueStats.minValues, [fields[0]!.type])[0],
     deserializeBinaryRow(valueStats.maxValues, [fields[0]!.type])[0],
-    valueStats.nullCounts[0],
+    valueStats.nullCounts?.[0],
   ];
 }
 

@@ -185,10 +185,10 @@ describe('Avro object container', () => {
       const header = await readAvroHeader(bytes, { path });
       const headerLen = Buffer.from(bytes).indexOf(Buffer.from(header.syncMarker)) + 16;
       const damagedBlock = new Uint8Array(bytes);
-      damagedBlock[headerLen + 10] ^= 0xff;
+      damagedBlock[headerLen + 10] = damagedBlock[headerLen + 10]! ^ 0xff;
       await expectCorrupt(damagedBlock);
       const damagedSync = new Uint8Array(bytes);
-      damagedSync[bytes.length - 1] ^= 0xff;
+      damagedSync[bytes.length - 1] = damagedSync[bytes.length - 1]! ^ 0xff;
       const err = await expectCorrupt(damagedSync);
       expect(err.message).toMatch(/sync marker/);
     });
@@ -209,7 +209,7 @@ describe('Avro object container', () => {
     const framed = await codec.compress(data);
     expect(Buffer.from(await codec.decompress(framed)).toString()).toBe(data.toString());
     const bad = new Uint8Array(framed);
-    bad[bad.length - 1] ^= 1;
+    bad[bad.length - 1] = bad[bad.length - 1]! ^ 1;
     await expect(codec.decompress(bad)).rejects.toThrow(/CRC32/);
   });
 });

@@ -115,7 +115,7 @@ describe('deletion vectors', () => {
     expect(() => decodeDeletionVector(dv, 'idx', { cardinality: 4 })).toThrow(/4/);
     expect(() => decodeDeletionVector(dv, 'idx', { length: 5 })).toThrow(CorruptFileError);
     const flipped = new Uint8Array(dv);
-    flipped[12] ^= 0x01;
+    flipped[12] = flipped[12]! ^ 0x01;
     expect(() => decodeDeletionVector(flipped, 'idx')).toThrow(/CRC32/);
     expect(() => decodeDeletionVector(dv.subarray(0, dv.length - 2), 'idx')).toThrow(CorruptFileError);
   });
@@ -188,7 +188,7 @@ describe.skipIf(!havePkDv)('pk-dv fixture deletion vectors', () => {
     const file = readdirSync(join(PK_DV, 'index'))[0]!;
     const path = join(PK_DV, 'index', file);
     const bytes = new Uint8Array(readFileSync(path));
-    bytes[bytes.length - 6] ^= 0x04;
+    bytes[bytes.length - 6] = bytes[bytes.length - 6]! ^ 0x04;
     const size = new DataView(bytes.buffer).getInt32(1, false);
     const ranges = [{ dataFileName: 'x', offset: 1, length: size, cardinality: null }];
     expect(() => decodeDeletionVectorFile(bytes, ranges, path)).toThrow(CorruptFileError);

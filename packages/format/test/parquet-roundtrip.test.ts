@@ -312,14 +312,14 @@ describe('ranged reads and failures', () => {
     ];
     const children = [
       arrow.makeData({
-        type: fields[0]!.type,
+        type: fields[0]!.type as arrow.Int64,
         length: rows,
         nullCount: 0,
         data: BigInt64Array.from({ length: rows }, (_, i) => BigInt(i) * 7919n),
       }),
       utf8Vector(Array.from({ length: rows }, (_, i) => `name-${(i * 2654435761) % 1000003}`)).data[0]!,
       arrow.makeData({
-        type: fields[2]!.type,
+        type: fields[2]!.type as arrow.Float64,
         length: rows,
         nullCount: 0,
         data: Float64Array.from({ length: rows }, (_, i) => Math.sin(i)),

@@ -33,20 +33,20 @@ function table(rows: number, seed: number): arrow.Table {
   ];
   const children = [
     arrow.makeData({
-      type: fields[0]!.type,
+      type: fields[0]!.type as arrow.Int64,
       length: rows,
       nullCount: 0,
       data: BigInt64Array.from({ length: rows }, (_, i) => BigInt(i * seed)),
     }),
     utf8Vector(Array.from({ length: rows }, (_, i) => (i % 7 === 0 ? null : `n-${seed}-${(i * 2654435761) % 1000003}`))).data[0]!,
     arrow.makeData({
-      type: fields[2]!.type,
+      type: fields[2]!.type as arrow.Float64,
       length: rows,
       nullCount: 0,
       data: Float64Array.from({ length: rows }, (_, i) => Math.sin(i + seed)),
     }),
     arrow.makeData({
-      type: fields[3]!.type,
+      type: fields[3]!.type as arrow.TimestampSecond,
       length: rows,
       nullCount: 0,
       data: BigInt64Array.from({ length: rows }, (_, i) => BigInt(seed * 1000 - i)),
@@ -113,9 +113,14 @@ describe('encodeParquetAsync', () => {
       new arrow.Field('s', new arrow.TimestampSecond(), true, meta(3)),
     ];
     const children = [
-      arrow.makeData({ type: fields[0]!.type, length: 3, nullCount: 0, data: shared }),
-      arrow.makeData({ type: fields[1]!.type, length: 3, nullCount: 0, data: shared }),
-      arrow.makeData({ type: fields[2]!.type, length: 3, nullCount: 0, data: BigInt64Array.from([-1n, 0n, 1700000000n]) }),
+      arrow.makeData({ type: fields[0]!.type as arrow.Int32, length: 3, nullCount: 0, data: shared }),
+      arrow.makeData({ type: fields[1]!.type as arrow.Int32, length: 3, nullCount: 0, data: shared }),
+      arrow.makeData({
+        type: fields[2]!.type as arrow.TimestampSecond,
+        length: 3,
+        nullCount: 0,
+        data: BigInt64Array.from([-1n, 0n, 1700000000n]),
+      }),
     ];
     const schema = new arrow.Schema(fields);
     const batch = new arrow.RecordBatch(schema, arrow.makeData({ type: new arrow.Struct(fields), length: 3, nullCount: 0, children }));

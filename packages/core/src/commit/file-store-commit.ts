@@ -9,6 +9,7 @@
  * record is cleared once the snapshot exists, or after the attempt's files were deleted on
  * failure (inflight.ts).
  */
+import type { OverwritePlan } from '../row-change-plan.js';
 import type { FileIO } from '@tidemark/storage';
 import {
   BATCH_COMMIT_IDENTIFIER,
@@ -538,43 +539,12 @@ export class FileStoreCommit {
       for (const f of m.newFiles) adds.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
     }
 
-    const spec = options.partition ?? null;
-    const hasSpec = spec !== null && Object.keys(spec).length > 0;
-    const partitioned = this.partitionTypes.length > 0;
-    const dynamic = (options.dynamic ?? this.options.dynamicPartitionOverwrite) && partitioned && !hasSpec;
-
-    let filter: (p: Uint8Array) => boolean;
-    if (dynamic) {
-      if (adds.length === 0) return { status: 'empty' };
-      const targets = new Set(adds.map((e) => partitionKey(e.partition)));
-      filter = (p) => targets.has(partitionKey(p));
-    } else if (hasSpec) {
-      for (const k of Object.keys(spec)) {
-        if (!this.schema.partitionKeys.includes(k)) {
-          throw new CommitInputError(
-            `overwrite partition spec names '${k}', which is not a partition key of ${this.paths.root} (partition keys: ${this.schema.partitionKeys.join(', ') || 'none'})`,
-          );
-        }
-      }
-      const cache = new Map<string, boolean>();
-      filter = (p) => {
-        const key = partitionKey(p);
-        let hit = cache.get(key);
-        if (hit === undefined) {
-          hit = this.matchesSpec(p, spec);
-          cache.set(key, hit);
-        }
-        return hit;
-      };
-      const outside = adds.filter((e) => !filter(e.partition));
-      if (outside.length > 0) {
-        throw new CommitInputError(
-          `trying to overwrite partition ${JSON.stringify(spec)}, but new file '${outside[0]!.file.fileName}' belongs to partition '${this.partitionString(outside[0]!.partition)}'`,
-        );
-      }
-    } else {
-      filter = () => true;
-    }
+    const target = this.overwriteTarget(
+      adds.map((e) => ({ partition: e.partition, file: e.file.fileName })),
+      options,
+    );
+    if (target === null) return { status: 'empty' };
+    const filter = target.filter;
 
     const compute = async (latest: Snapshot | null): Promise<ManifestEntry[]> => {
       const live = latest === null ? [] : [...(await liveEntries(this.fileIO, this.paths, latest, filter, this.cache)).values()];
@@ -609,6 +579,94 @@ export class FileStoreCommit {
       allowBucketChange: true,
     });
     return { status: 'committed', snapshotId: id, snapshotIds: [id] };
+  }
+
+  /**
+   * The partitions an overwrite replaces (see {@link OverwriteCallOptions}), as a filter on
+   * partition rows; null for a dynamic overwrite without new files (nothing to replace).
+   *
+   * @throws CommitInputError when the spec names non-partition columns or a new file lies outside it.
+   */
+  private overwriteTarget(
+    adds: readonly { readonly partition: Uint8Array; readonly file?: string }[],
+    options: Pick<OverwriteCallOptions, 'partition' | 'dynamic'>,
+  ): { mode: 'dynamic' | 'static' | 'table'; filter: (p: Uint8Array) => boolean } | null {
+    const spec = options.partition ?? null;
+    const hasSpec = spec !== null && Object.keys(spec).length > 0;
+    const partitioned = this.partitionTypes.length > 0;
+    const dynamic = (options.dynamic ?? this.options.dynamicPartitionOverwrite) && partitioned && !hasSpec;
+    if (dynamic) {
+      if (adds.length === 0) return null;
+      const targets = new Set(adds.map((e) => partitionKey(e.partition)));
+      return { mode: 'dynamic', filter: (p) => targets.has(partitionKey(p)) };
+    }
+    if (!hasSpec) return { mode: 'table', filter: () => true };
+    for (const k of Object.keys(spec)) {
+      if (!this.schema.partitionKeys.includes(k)) {
+        throw new CommitInputError(
+          `overwrite partition spec names '${k}', which is not a partition key of ${this.paths.root} (partition keys: ${this.schema.partitionKeys.join(', ') || 'none'})`,
+        );
+      }
+    }
+    const cache = new Map<string, boolean>();
+    const filter = (p: Uint8Array): boolean => {
+      const key = partitionKey(p);
+      let hit = cache.get(key);
+      if (hit === undefined) {
+        hit = this.matchesSpec(p, spec);
+        cache.set(key, hit);
+      }
+      return hit;
+    };
+    const outside = adds.find((e) => !filter(e.partition));
+    if (outside !== undefined) {
+      const what = outside.file !== undefined ? `new file '${outside.file}'` : 'the input has rows that';
+      throw new CommitInputError(
+        `trying to overwrite partition ${JSON.stringify(spec)}, but ${what} belong${outside.file !== undefined ? 's' : ''} to partition '${this.partitionString(outside.partition)}'`,
+      );
+    }
+    return { mode: 'static', filter };
+  }
+
+  /**
+   * Plans an overwrite without writing anything: the partitions it would replace, with their live
+   * files and rows in the latest snapshot, and the rows each would get. `written` holds the
+   * partitions of the input rows (a dry-run `TableWrite` routes them: `TableWrite.routedRows`).
+   *
+   * @throws CommitInputError as {@link FileStoreCommit.overwrite} does, for a bad spec or rows outside it.
+   */
+  async planOverwrite(
+    written: readonly { readonly partition: Uint8Array; readonly rows: number }[],
+    options: Pick<OverwriteCallOptions, 'partition' | 'dynamic'> = {},
+  ): Promise<OverwritePlan> {
+    const latest = await this.snapshots.latest();
+    const target = this.overwriteTarget(written, options);
+    const mode = target?.mode ?? 'dynamic';
+    const byDir = new Map<string, { partition: Record<string, string>; currentFiles: number; currentRows: number; rowsWritten: number }>();
+    const slot = (p: Uint8Array): { partition: Record<string, string>; currentFiles: number; currentRows: number; rowsWritten: number } => {
+      const dir = this.paths.partitionPath(p);
+      let s = byDir.get(dir);
+      if (s === undefined)
+        byDir.set(dir, (s = { partition: this.paths.partitionSpec(p), currentFiles: 0, currentRows: 0, rowsWritten: 0 }));
+      return s;
+    };
+    if (target !== null && latest !== null) {
+      for (const e of (await liveEntries(this.fileIO, this.paths, latest, target.filter, this.cache)).values()) {
+        const s = slot(e.partition);
+        s.currentFiles++;
+        s.currentRows += Number(e.file.rowCount);
+      }
+    }
+    for (const w of written) if (w.rows > 0) slot(w.partition).rowsWritten += w.rows;
+    const partitions = [...byDir.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, p]) => p);
+    return {
+      baseSnapshotId: latest?.id ?? null,
+      mode,
+      partitions,
+      filesReplaced: partitions.reduce((n, p) => n + p.currentFiles, 0),
+      rowsReplaced: partitions.reduce((n, p) => n + p.currentRows, 0),
+      rowsWritten: partitions.reduce((n, p) => n + p.rowsWritten, 0),
+    };
   }
 
   /**

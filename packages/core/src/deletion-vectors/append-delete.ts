@@ -24,6 +24,7 @@ import { makeBatch, takeRows } from '../read/arrow-take.js';
 import { valueReader } from '../read/arrow-values.js';
 import { readDataFile } from '../read/data-file-reader.js';
 import type { Table, NewCommitOptions } from '../table.js';
+import type { DeletionVectorFilePlan, PartitionRows, RowChangePlan, RowChangeProgress } from '../row-change-plan.js';
 import { BucketDvMaintainer } from './bucket-dv-maintainer.js';
 
 /** Attempts before a delete that keeps meeting concurrent DV changes gives up. */
@@ -40,6 +41,10 @@ export interface AppendDeleteOptions extends Pick<NewCommitOptions, 'commitUser'
    * does); the update is then planned again.
    */
   readonly replaceWith?: RowReplacement;
+  /** Find the rows and return the plan without writing any file (no deletion vector, no data file). */
+  readonly dryRun?: boolean;
+  /** Called as the data files are scanned and when the commit starts. */
+  readonly onProgress?: (progress: RowChangeProgress) => void;
 }
 
 /** See {@link AppendDeleteOptions.replaceWith}. */
@@ -48,10 +53,11 @@ export type RowReplacement = (
   commit: (dataMessages: readonly CommitMessage[]) => Promise<CommitResult>,
 ) => Promise<CommitResult>;
 
-/** What an append-table delete did: rows marked deleted, and the commit. */
+/** What an append-table delete did: rows marked deleted, the commit (null for a dry run), and the plan it carried out. */
 export interface AppendDeleteResult {
   readonly deleted: number;
-  readonly result: CommitResult;
+  readonly result: CommitResult | null;
+  readonly plan: RowChangePlan;
 }
 
 interface Touched {
@@ -95,12 +101,14 @@ export async function deleteFromAppendTable(
   try {
     for (let attempt = 1; ; attempt++) {
       const latest = await table.snapshotManager.latest();
-      if (latest === null) return { deleted: 0, result: { status: 'empty' } };
-      const matched: arrow.RecordBatch[] | undefined = options.replaceWith ? [] : undefined;
-      const touched = await findRows(table, latest.id, predicate, matched);
-      let deleted = 0;
-      for (const t of touched.values()) for (const p of t.positions.values()) deleted += p.length;
-      if (deleted === 0) return { deleted: 0, result: { status: 'empty' } };
+      if (latest === null) return { deleted: 0, result: options.dryRun ? null : { status: 'empty' }, plan: planOf(table, null, new Map()) };
+      const matched: arrow.RecordBatch[] | undefined = options.replaceWith && !options.dryRun ? [] : undefined;
+      const touched = await findRows(table, latest.id, predicate, matched, options.onProgress);
+      const plan = planOf(table, latest.id, touched);
+      const deleted = plan.rowsMatched;
+      if (options.dryRun) return { deleted: 0, result: null, plan };
+      if (deleted === 0) return { deleted: 0, result: { status: 'empty' }, plan };
+      options.onProgress?.({ phase: 'writing', done: 0, unit: 'files' });
 
       const dvEntries = (await snapshotIndexEntries(table.fileIO, table.paths, latest)).filter(
         (e) => e.indexType === INDEX_TYPE_DELETION_VECTORS,
@@ -130,8 +138,9 @@ export async function deleteFromAppendTable(
       const commitWith = (extra: readonly CommitMessage[]): Promise<CommitResult> =>
         commit.commit({ identifier: options.identifier ?? 9223372036854775807n, messages: [...messages, ...extra] });
       try {
+        options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
         const result = options.replaceWith ? await options.replaceWith(matched!, commitWith) : await commitWith([]);
-        return { deleted: result.status === 'committed' ? deleted : 0, result };
+        return { deleted: result.status === 'committed' ? deleted : 0, result, plan };
       } catch (e) {
         if (!(e instanceof DeletionVectorConflictError) || attempt >= MAX_ATTEMPTS) throw e;
         // Nothing of the attempt is referenced: plan again from the new latest snapshot.
@@ -153,13 +162,19 @@ async function findRows(
   snapshotId: number,
   predicate: Predicate,
   matched?: arrow.RecordBatch[],
+  onProgress?: (progress: RowChangeProgress) => void,
 ): Promise<Map<string, Touched>> {
   // Planning with the predicate prunes partitions and files by their statistics.
   const plan = await table.newRead({ snapshotId, where: predicate }).plan();
   const fields = table.context.schema.fields;
   const out = new Map<string, Touched>();
+  const total = plan.splits.reduce((n, s) => n + s.files.length, 0);
+  let scanned = 0;
+  onProgress?.({ phase: 'scanning', done: 0, total, unit: 'files' });
   for (const split of plan.splits) {
     for (const file of split.files) {
+      if (scanned > 0) onProgress?.({ phase: 'scanning', done: scanned, total, unit: 'files' });
+      scanned++;
       const ref = split.deletionFiles.get(file.meta.fileName);
       const dv: DeletionVector | null = ref ? await readDeletionVector(table.fileIO, ref.path, ref.range) : null;
       const schema =
@@ -201,5 +216,35 @@ async function findRows(
       t.positions.set(file.meta.fileName, found);
     }
   }
+  if (total > 0) onProgress?.({ phase: 'scanning', done: total, total, unit: 'files' });
   return out;
+}
+
+/** The figures of a delete from the rows found: per partition, and per data file getting deletion vectors. */
+function planOf(table: Table, baseSnapshotId: number | null, touched: ReadonlyMap<string, Touched>): RowChangePlan {
+  const paths = table.context.paths;
+  const partitions = new Map<string, { partition: Record<string, string>; rows: number }>();
+  const files: Array<DeletionVectorFilePlan & { readonly dir: string }> = [];
+  let rowsMatched = 0;
+  for (const t of touched.values()) {
+    const dir = paths.partitionPath(t.partition);
+    const spec = paths.partitionSpec(t.partition);
+    let p = partitions.get(dir);
+    if (p === undefined) partitions.set(dir, (p = { partition: spec, rows: 0 }));
+    for (const [file, positions] of t.positions) {
+      p.rows += positions.length;
+      rowsMatched += positions.length;
+      files.push({ dir, partition: spec, bucket: t.bucket, file, rows: positions.length });
+    }
+  }
+  const byDir = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  files.sort((a, b) => byDir(a.dir, b.dir) || a.bucket - b.bucket || byDir(a.file, b.file));
+  const partitionRows: PartitionRows[] = [...partitions.entries()].sort(([a], [b]) => byDir(a, b)).map(([, p]) => p);
+  return {
+    baseSnapshotId,
+    rowsMatched,
+    method: 'deletion-vectors',
+    partitions: partitionRows,
+    deletionVectorFiles: files.map(({ dir: _dir, ...f }) => f),
+  };
 }

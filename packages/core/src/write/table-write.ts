@@ -118,6 +118,13 @@ export interface TableWriteOptions {
    * buckets. Default: off (a file's rows are buffered until it is cut, then its groups are encoded).
    */
   readonly streamRowGroupRows?: number;
+  /**
+   * Validate and route rows without buffering or writing anything: no data file, no in-flight
+   * record, no worker. {@link TableWrite.routedRows} then tells how many rows went to each
+   * partition, and `prepareCommit()` returns no message. For planning an overwrite
+   * (`TableCommit.planOverwrite`).
+   */
+  readonly dryRun?: boolean;
 }
 
 /** What a {@link TableWriteOptions.compactManager} factory learns about the bucket it serves. */
@@ -206,6 +213,8 @@ export class TableWrite {
   private readonly compression: ParquetCompression;
   private readonly budget: number;
   private readonly buffers = new Map<string, BucketBuffer>();
+  /** Dry runs: rows per partition (by {@link partKey}). */
+  private readonly routed = new Map<string, { partition: Uint8Array; rows: number }>();
   private buffered = 0;
   /** Written Parquet bytes / Arrow bytes so far; starts pessimistic (1) so files stay below target. */
   private ratioNum = 1;
@@ -270,8 +279,10 @@ export class TableWrite {
       const trimmed = trimmedPrimaryKeys(schema);
       if (this.numBuckets === -1) {
         primaryKeyBucketMode(schema);
-        this.assigner =
-          writeOptions.bucketAssigner ?? DynamicBucketAssigner.forTable(ctx, 'latest', writeOptions.replacePartitions ?? false);
+        // A dry run routes rows to partitions only: no bucket index is read.
+        this.assigner = writeOptions.dryRun
+          ? null
+          : (writeOptions.bucketAssigner ?? DynamicBucketAssigner.forTable(ctx, 'latest', writeOptions.replacePartitions ?? false));
         bucketKey = trimmed;
       } else {
         if (bucketKey.length === 0) bucketKey = trimmed;
@@ -313,13 +324,17 @@ export class TableWrite {
   async write(input: WriteInput): Promise<void> {
     this.checkOpen();
     // Start a Parquet encode worker now, so its wasm instantiation overlaps building the first file.
-    sharedParquetWorkerPool().warm(1);
+    if (!this.writeOptions.dryRun) sharedParquetWorkerPool().warm(1);
     const batches =
       input instanceof arrow.Table
         ? input.batches.map((b) => this.conformBatch(b))
         : input instanceof arrow.RecordBatch
           ? [this.conformBatch(input)]
           : [this.rowsToBatch(input)];
+    if (this.writeOptions.dryRun) {
+      for (const batch of batches) this.countRouted(batch);
+      return;
+    }
     const groups: Array<[Value[], number, arrow.RecordBatch]> = [];
     for (const batch of batches) groups.push(...(await this.split(batch)));
     for (const [partValues, bucket, batch] of groups) this.buffer(partValues, bucket, batch);
@@ -755,6 +770,35 @@ export class TableWrite {
       out.push([g.part, g.bucket, this.makeBatch(children, rows.length)]);
     }
     return out;
+  }
+
+  /**
+   * Dry runs ({@link TableWriteOptions.dryRun}): the rows written so far per partition (a
+   * serialized partition row; empty for an unpartitioned table), in the order first seen.
+   */
+  routedRows(): Array<{ readonly partition: Uint8Array; readonly rows: number }> {
+    return [...this.routed.values()].map((r) => ({ partition: r.partition, rows: r.rows }));
+  }
+
+  /** Counts the rows of a validated batch per partition, checking that each partition has a path as {@link buffer} does. */
+  private countRouted(batch: arrow.RecordBatch): void {
+    const cols = batch.data.children;
+    const partValues = this.partitionIdx.map((c, k) => valueReader(cols[c]!, this.partitionTypes[k]!));
+    for (let r = 0; r < batch.numRows; r++) {
+      const part = partValues.map((read) => read(r));
+      const key = partKey(part);
+      const slot = this.routed.get(key);
+      if (slot !== undefined) {
+        slot.rows++;
+        continue;
+      }
+      try {
+        this.paths.partitionPath(part);
+      } catch (e) {
+        throw new WriteValidationError(undefined, r, `cannot build the partition path: ${(e as Error).message}`);
+      }
+      this.routed.set(key, { partition: serializeBinaryRow(this.partitionTypes, part), rows: 1 });
+    }
   }
 
   private buffer(part: Value[], bucket: number, batch: arrow.RecordBatch): void {

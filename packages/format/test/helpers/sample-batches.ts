@@ -20,14 +20,14 @@ export function sampleBatches(rows: number, batchRows: number): arrow.RecordBatc
     const n = Math.min(batchRows, rows - start);
     const children = [
       arrow.makeData({
-        type: fields[0]!.type,
+        type: fields[0]!.type as arrow.Int64,
         length: n,
         nullCount: 0,
         data: BigInt64Array.from({ length: n }, (_, i) => BigInt(start + i)),
       }),
       utf8Vector(Array.from({ length: n }, (_, i) => ((start + i) % 11 === 0 ? null : `n${((start + i) * 7919) % 100_003}`))).data[0]!,
       arrow.makeData({
-        type: fields[2]!.type,
+        type: fields[2]!.type as arrow.Float64,
         length: n,
         nullCount: 0,
         data: Float64Array.from({ length: n }, (_, i) => Math.cos(start + i)),
