@@ -1,15 +1,15 @@
 /**
  * Scan planning of a snapshot (docs/format.md, "Scan planning"): read the base and delta manifest lists,
  * prune manifests by partition stats and bucket range, stream each manifest's entries, prune
- * entries by partition, bucket and value stats, fold ADD/DELETE by file identity (§4.6), group the
- * live files into splits per (partition, bucket) and attach deletion vectors from the index
- * manifest.
+ * entries by partition, bucket and value stats, fold ADD/DELETE by file identity (§4.6) straight
+ * into the live files of each (partition, bucket), which become the splits, and attach deletion
+ * vectors from the index manifest.
  *
  * Speed and memory: entries are decoded straight from the Avro bytes with their stats left encoded
  * (decoded only for a stats filter); the partition and bucket of an entry are checked on its raw
- * bytes before the rest is decoded, once per distinct partition; several manifests are read and
- * decoded at once (folded in manifest order); kept entries are compacted, so the plan holds about
- * one small object graph per live file and no manifest block.
+ * bytes before the rest is decoded, once per distinct partition; several manifests are fetched
+ * ahead and two decoded at once (folded in manifest order); an entry is dropped as soon as it is
+ * folded, so the plan holds about one small object graph per live file and no manifest block.
  */
 import type { FileIO } from '@tidemark/storage';
 import {
