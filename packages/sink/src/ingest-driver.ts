@@ -29,7 +29,7 @@ import { NO_CRASH, type CrashHook } from './crash-points.js';
 import { CorruptStateError, SinkUsageError, SourceRecordError, StateMismatchError } from './errors.js';
 import { SinkCommitter, type CheckpointCommit, type SourcePosition } from './sink-committer.js';
 import { SinkWriter } from './sink-writer.js';
-import { recordRouter } from './record-router.js';
+import { recordRouter, writerBucketAssigner } from './record-router.js';
 import { pipelineStartSequence } from './sequence-start.js';
 import type { ReplayableSource } from './source.js';
 import type { CheckpointStateStore } from './state-store.js';
@@ -342,25 +342,23 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
         : undefined;
     // The writers plan their sequence numbers and (primary-key tables) their buckets' levels
     // lazily, at their first file: after the restore above committed any pending checkpoint.
-    // Records of a dynamic-bucket table reach writers by key, so several writers may write one
-    // bucket: their compactions would each replace the same live files. They write level 0 only.
-    const compact = !(bucketAssigner !== undefined && parallelism > 1);
+    // Records reach writers by bucket (dynamic buckets: the router asks the assigner first), so each
+    // bucket has one writer and the writers compact their buckets (unless the table is write-only).
     const openWriters = (): void => {
       const startSequence = pipelineStartSequence(table);
       for (let w = 0; w < parallelism; w++) {
         const writeOptions = {
           crash,
-          compact,
           ...(rowKindField !== undefined ? { rowKindField } : {}),
           ...(startSequence ? { startSequence } : {}),
-          ...(bucketAssigner ? { bucketAssigner } : {}),
+          ...(bucketAssigner ? { bucketAssigner: writerBucketAssigner(bucketAssigner, w, parallelism) } : {}),
         };
         writers[w] = new SinkWriter(table, w, writeOptions);
       }
     };
     openWriters();
     const buffers: RowObject[][] = writers.map(() => []);
-    const route = recordRouter(schema, parallelism);
+    const route = recordRouter(schema, parallelism, bucketAssigner);
     // Source position of each buffered record, so a bad value is reported where it is in the source.
     const positions: Array<Array<string | undefined>> = writers.map(() => []);
     const flush = async (w: number): Promise<void> => {
@@ -425,7 +423,8 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
     };
 
     for await (const rec of options.source.open(offset)) {
-      const w = route(rec.value);
+      const routed = route(rec.value);
+      const w = typeof routed === 'number' ? routed : await routed;
       buffers[w]!.push(rec.value);
       positions[w]!.push(rec.position);
       position = rec.offset;
