@@ -17,56 +17,24 @@ import { benchWarehouses, fileIOFor, removeWarehouse } from './lib/bench-storage
 import { environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
 import { parseNumberArgs, runIfMain, s3FromEnv } from './lib/standalone.mjs';
 import { seededRandom } from '../test/support/seeded-random.mjs';
+import { instrumentFileIO } from '../test/support/instrumented-file-io.mjs';
 
 export const name = 'dv-delete';
-
-const KIND = {
-  read: 'get',
-  readRange: 'get',
-  exists: 'head',
-  stat: 'head',
-  list: 'list',
-  write: 'put',
-  createIfAbsent: 'put',
-  delete: 'delete',
-  deleteMany: 'delete',
-};
 
 /** A FileIO wrapper counting requests (by what they touch) and sequential round trips. */
 function counting(io) {
   let stats = fresh();
-  let inFlight = 0;
   function fresh() {
     return { requests: 0, roundTrips: 0, index: 0, manifest: 0, data: 0 };
   }
-  const begin = (p) => {
-    stats.requests++;
-    const s = String(p);
-    if (s.includes('/index/')) stats.index++;
-    else if (s.includes('/manifest/')) stats.manifest++;
-    else if (s.includes('/bucket-')) stats.data++;
-    if (inFlight === 0) stats.roundTrips++;
-    inFlight++;
-  };
-  const proxy = new Proxy(io, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop);
-      if (typeof value !== 'function' || KIND[prop] === undefined) return typeof value === 'function' ? value.bind(target) : value;
-      if (prop === 'list') {
-        return (...args) =>
-          (async function* () {
-            begin(args[0]);
-            try {
-              yield* value.apply(target, args);
-            } finally {
-              inFlight--;
-            }
-          })();
-      }
-      return (...args) => {
-        begin(typeof args[0] === 'string' ? args[0] : '');
-        return Promise.resolve(value.apply(target, args)).finally(() => inFlight--);
-      };
+  const proxy = instrumentFileIO(io, {
+    start(request) {
+      stats.requests++;
+      const s = String(request.path ?? '');
+      if (s.includes('/index/')) stats.index++;
+      else if (s.includes('/manifest/')) stats.manifest++;
+      else if (s.includes('/bucket-')) stats.data++;
+      if (request.newRoundTrip) stats.roundTrips++;
     },
   });
   return {

@@ -8,18 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO, type FileIO } from '@tidemark/storage';
 import { FileSystemCatalog, type Table } from '../src/index.js';
-
-const KIND: Record<string, string> = {
-  read: 'get',
-  readRange: 'get',
-  exists: 'head',
-  stat: 'head',
-  list: 'list',
-  write: 'put',
-  createIfAbsent: 'put',
-  delete: 'delete',
-  deleteMany: 'delete',
-};
+import { instrumentFileIO } from '../../../test/support/instrumented-file-io.mjs';
 
 /** What a request touched: DV index files, data files, manifests or other metadata. */
 function category(path: string): string {
@@ -37,39 +26,12 @@ interface Counter {
 
 function counting(inner: FileIO, latencyMs = 1): Counter {
   let counts: Record<string, number> = {};
-  let inFlight = 0;
-  const begin = (key: string): void => {
-    counts[key] = (counts[key] ?? 0) + 1;
-    if (inFlight === 0) counts.roundTrips = (counts.roundTrips ?? 0) + 1;
-    inFlight++;
-  };
-  const io = new Proxy(inner, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop) as unknown;
-      if (typeof value !== 'function' || typeof prop !== 'string' || KIND[prop] === undefined) return value;
-      const fn = value as (...args: unknown[]) => unknown;
-      const key = (args: unknown[]): string => `${KIND[prop]} ${typeof args[0] === 'string' ? category(args[0]) : 'many'}`;
-      if (prop === 'list') {
-        return (...args: unknown[]) =>
-          (async function* () {
-            begin(key(args));
-            try {
-              await new Promise((r) => setTimeout(r, latencyMs));
-              yield* fn.apply(target, args) as AsyncIterable<unknown>;
-            } finally {
-              inFlight--;
-            }
-          })();
-      }
-      return async (...args: unknown[]) => {
-        begin(key(args));
-        try {
-          await new Promise((r) => setTimeout(r, latencyMs));
-          return await fn.apply(target, args);
-        } finally {
-          inFlight--;
-        }
-      };
+  const io = instrumentFileIO(inner, {
+    latencyMs,
+    start(request) {
+      const key = `${request.kind === 'conditional-put' ? 'put' : request.kind} ${request.path !== undefined ? category(request.path) : 'many'}`;
+      counts[key] = (counts[key] ?? 0) + 1;
+      if (request.newRoundTrip) counts.roundTrips = (counts.roundTrips ?? 0) + 1;
     },
   });
   return {
