@@ -104,6 +104,13 @@ async function commitKinds(t: Table): Promise<string[]> {
 }
 
 /** The last snapshot each checkpoint committed, with the source offset it covers. */
+/** Checkpoints whose writers' compaction was dropped (it lost to another compaction) while their data committed. */
+function droppedCompactions(infos: readonly CheckpointInfo[]): bigint[] {
+  return infos
+    .filter((i) => i.commits.some((c) => c.result.status === 'committed' && c.result.compactionDropped))
+    .map((i) => i.checkpointId);
+}
+
 function checkpointSnapshots(infos: readonly CheckpointInfo[]): Array<{ snapshotId: number; offset: number }> {
   const out: Array<{ snapshotId: number; offset: number }> = [];
   for (const info of infos) {
@@ -226,23 +233,25 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
       expect(checked).toBe(10);
     });
 
+    /** An ingest hook that runs one full compaction of `t` (another process's, say) before record `at`. */
+    const fullCompactionAt = (t: Table, at: number) => {
+      let compacted = false;
+      return async (i: number): Promise<void> => {
+        if (i !== at || compacted) return;
+        compacted = true;
+        const r = await compactPrimaryKeyTable(await openTable(t.location, { fileIO: env.wh.io }), { full: true });
+        expect(r.snapshotId).not.toBeNull();
+      };
+    };
+
     it("a concurrent compaction drops the writers' compaction, the data commits, and the writers compact again", async () => {
       const t = await create({ 'num-sorted-run.compaction-trigger': '4' });
       const ops = workload(150, 20, 4);
       // Checkpoints 1-3 leave three level-0 files per bucket; during checkpoint 4 (records 45..59)
       // a full compaction replaces them, and checkpoint 4's writers, at four sorted runs, compact
       // the replaced files.
-      let compacted = false;
-      const { infos } = await ingest(t, ops, {
-        before: async (i) => {
-          if (i !== 50 || compacted) return;
-          compacted = true;
-          const r = await compactPrimaryKeyTable(await openTable(t.location, { fileIO: env.wh.io }), { full: true });
-          expect(r.snapshotId).not.toBeNull();
-        },
-      });
-      const dropped = infos.filter((i) => i.commits.some((c) => c.result.status === 'committed' && c.result.compactionDropped));
-      expect(dropped.map((i) => i.checkpointId)).toEqual([4n]);
+      const { infos } = await ingest(t, ops, { before: fullCompactionAt(t, 50) });
+      expect(droppedCompactions(infos)).toEqual([4n]);
       // After the drop the writers start from the table (one compacted file per bucket) and
       // compact again once a bucket has four sorted runs, without conflicts.
       const later = infos.filter((i) => i.checkpointId > 4n).map((i) => i.commits[0]!.result);
@@ -259,17 +268,8 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
       // During the last checkpoint (records 45..59) a full compaction replaces the files the
       // writers' compaction takes: it is dropped, and the checkpoint's rows stay in level 0,
       // which batch reads of a deletion-vector table skip.
-      let compacted = false;
-      const { infos } = await ingest(t, ops, {
-        before: async (i) => {
-          if (i !== 50 || compacted) return;
-          compacted = true;
-          const r = await compactPrimaryKeyTable(await openTable(t.location, { fileIO: env.wh.io }), { full: true });
-          expect(r.snapshotId).not.toBeNull();
-        },
-      });
-      const dropped = infos.filter((i) => i.commits.some((c) => c.result.status === 'committed' && c.result.compactionDropped));
-      expect(dropped.map((i) => i.checkpointId)).toEqual([4n]);
+      const { infos } = await ingest(t, ops, { before: fullCompactionAt(t, 50) });
+      expect(droppedCompactions(infos)).toEqual([4n]);
       // One more checkpoint, without records, commits the compaction of those buckets.
       const extra = infos.filter((i) => i.checkpointId > 4n);
       expect(extra.map((i) => i.records)).toEqual([0]);
