@@ -162,8 +162,10 @@ export function toMarkdown(r) {
           `- Ceiling for ${x.files} × ${fmtInt(x.rowsPerFile)} rows: with ${fmtNum(x.cpuVsRaw, 2)} × raw's CPU work, two ` +
           `idle cores give at most ${fmtNum(2 / x.cpuVsRaw, 2)} × raw's speed, less the time the reading and the encoding ` +
           'do not overlap (the last output group is encoded after the last input is read). The extra work with workers over ' +
-          `pool off (${fmtNum(x.cpuVsRaw - x.poolOffCpuVsRaw, 2)} × raw's) is starting the workers and V8 compiling ` +
-          'parquet-wasm in them, a fixed cost per process that weighs most on small inputs.',
+          `pool off (${fmtNum(x.cpuVsRaw - x.poolOffCpuVsRaw, 2)} × raw's) is a fixed cost per process that weighs most on ` +
+          'small inputs: starting the worker threads and warming each one up (its own JS heap and wasm memory growing, its ' +
+          'first slower calls); the compiled parquet-wasm is shared by all threads of the process (see read-data.md, ' +
+          "*where a cold read's extra CPU goes*).",
       ),
     '- The machine (2 cores) was shared with several other agents running builds, tests and benchmarks: absolute figures ' +
       'are noisy; ratios come from interleaved runs.',

@@ -2,7 +2,9 @@
 // `runIngest` of @tidemark/sink (dist) over an in-memory source of upserts (TIDEMARK_BENCH_SINK_PK_RECORDS,
 // default 100,000, over a fifth as many keys) into a local table with 4 buckets, one checkpoint
 // every 10,000 records, two writers. Cases: `write-only` (level 0 only, the sink before its writers
-// compacted), universal compaction (the default), deletion vectors, `changelog-producer` = lookup.
+// compacted), universal compaction (the default), deletion vectors, `changelog-producer` = lookup,
+// and a dynamic-bucket table (`bucket` = -1, `dynamic-bucket.target-row-num` = a quarter of the keys,
+// so again 4 buckets) written-only and compacting: its writers receive records by assigned bucket.
 // Reports records/s, checkpoint latency, what the table holds afterwards (level-0 files, live data
 // files, COMPACT snapshots) and the time of a full batch read of it (merge-on-read cost).
 // Local disk only. Run with `npm run bench -- sink-pk` or `node benchmarks/sink-pk.bench.mjs`.
@@ -99,6 +101,9 @@ export async function run({ log = console.error } = {}) {
     ['universal compaction (default)', {}],
     ['deletion vectors', { 'deletion-vectors.enabled': 'true' }],
     ['changelog-producer = lookup', { 'changelog-producer': 'lookup' }],
+    // A quarter of the keys per bucket: 4 buckets, as the fixed-bucket cases.
+    ['dynamic buckets, write-only', { bucket: '-1', 'dynamic-bucket.target-row-num': String(Math.ceil(KEYS / 4)), 'write-only': 'true' }],
+    ['dynamic buckets, universal compaction', { bucket: '-1', 'dynamic-bucket.target-row-num': String(Math.ceil(KEYS / 4)) }],
   ];
   const rows = [];
   for (const [label, options] of cases) {
@@ -124,8 +129,9 @@ export async function run({ log = console.error } = {}) {
   const markdown = [
     '# Exactly-once ingest into a primary-key table: compaction in the writers',
     '',
-    `${fmtInt(RECORDS)} upserts of ${fmtInt(KEYS)} keys (BIGINT key, STRING, DOUBLE) into a local table with 4 buckets, two writers,`,
+    `${fmtInt(RECORDS)} upserts of ${fmtInt(KEYS)} keys (BIGINT key, STRING, DOUBLE) into a local table with 4 buckets (fixed, or dynamic filled to 4), two writers,`,
     `a checkpoint every ${fmtInt(EVERY)} records. Afterwards: live files of the latest snapshot, and one full batch read of it.`,
+    'Dynamic buckets fill in the order keys arrive: each checkpoint here updates the keys of two of the four buckets.',
     `Measured on a machine shared with other jobs (2 cores, load average ${load.join(' / ')} at the start): compare the rows with each other, not with other runs.`,
     '',
     markdownTable(

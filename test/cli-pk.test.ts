@@ -130,7 +130,19 @@ describe('tidemark delete', () => {
     expect(await contents(t)).toEqual(['1=odd', '3=odd', '5=odd']);
     const j = await run(['delete', t, '--where', 'id >= 5', '--json']);
     expect(j.code).toBe(0);
-    expect(JSON.parse(lines(j.stdout)[0]!)).toEqual({ deleted: 1, status: 'committed', snapshotId: 3 });
+    expect(JSON.parse(lines(j.stdout)[0]!)).toEqual({
+      command: 'delete',
+      table: join(dir, t),
+      dryRun: false,
+      status: 'committed',
+      deleted: 1,
+      snapshotId: 3,
+      baseSnapshotId: 2,
+      rowsMatched: 1,
+      method: 'primary-key-records',
+      partitions: [{ partition: {}, rows: 1 }],
+      deletionVectorFiles: [],
+    });
     expect(await contents(t)).toEqual(['1=odd', '3=odd']);
   });
 

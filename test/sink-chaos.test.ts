@@ -7,7 +7,10 @@
  * kind field) and check that every key holds its latest version, once; their writers compact at
  * almost every checkpoint (universal compaction, deletion vectors or `changelog-producer` =
  * `lookup`, in turn), so crashes land around checkpoints that carry a compaction, including
- * between a checkpoint's APPEND and COMPACT snapshots (`before-compact-snapshot`).
+ * between a checkpoint's APPEND and COMPACT snapshots (`before-compact-snapshot`). The
+ * dynamic-bucket trials do the same into a `bucket` = -1 table with two or three writers, which
+ * receive records by assigned bucket and compact too; they also check that no snapshot has a bucket
+ * written by two writers and that the hash index names every key once, where its row lives.
  *
  * Trial counts: `npm test` runs enough trials that each configuration crashes at every named crash
  * point it can reach (a trial's first run crashes at point `trial % points`; append tables never
@@ -42,6 +45,7 @@ interface Harness {
     crashRate?: number;
     s3?: unknown;
     pk?: boolean;
+    dynamic?: boolean;
     log?: (m: string) => void;
   }): Promise<Tally>;
 }
@@ -57,6 +61,8 @@ const LOCAL = trialCount(20, 30);
 const S3 = 10;
 const PK_LOCAL = trialCount(6, 12);
 const PK_S3 = 6;
+const DYNAMIC_LOCAL = trialCount(6, 12);
+const DYNAMIC_S3 = 6;
 
 async function harness(): Promise<Harness> {
   return (await import(pathToFileURL(`${repo}test/chaos/harness.mjs`).href)) as Harness;
@@ -81,7 +87,7 @@ function check(tally: Tally, trials: number, pk = false): void {
   if (pk) expect(tally.compactSnapshots).toBeGreaterThan(0);
 }
 
-// The four configurations share nothing (own directories and S3 prefixes); the S3 ones mostly wait
+// The six configurations share nothing (own directories and S3 prefixes); the S3 ones mostly wait
 // on the server, so they run concurrently with the local ones.
 describe.skipIf(!built).concurrent('exactly-once ingest under SIGKILL', () => {
   it(`${LOCAL} trials on local disk lose and duplicate nothing`, async () => {
@@ -118,6 +124,34 @@ describe.skipIf(!built).concurrent('exactly-once ingest under SIGKILL', () => {
       ).runChaos({ trials: PK_S3, records: 240, checkpointEvery: 40, concurrency: 3, crashRate: 0.85, pk: true, s3: s3TestEnv() });
       console.log(`[chaos pk s3] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
       check(tally, PK_S3, true);
+    },
+    600_000,
+  );
+
+  it(`${DYNAMIC_LOCAL} dynamic-bucket trials on local disk: one writer per bucket, every key its latest version, once`, async () => {
+    const tally = await (
+      await harness()
+    ).runChaos({ trials: DYNAMIC_LOCAL, records: 240, checkpointEvery: 40, concurrency: 3, crashRate: 0.85, dynamic: true });
+    console.log(`[chaos dynamic local] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
+    check(tally, DYNAMIC_LOCAL, true);
+  }, 600_000);
+
+  it.skipIf(!s3Available('dynamic-bucket sink chaos on S3'))(
+    `${DYNAMIC_S3} dynamic-bucket trials on the S3 server: one writer per bucket, every key its latest version, once`,
+    async () => {
+      const tally = await (
+        await harness()
+      ).runChaos({
+        trials: DYNAMIC_S3,
+        records: 240,
+        checkpointEvery: 40,
+        concurrency: 3,
+        crashRate: 0.85,
+        dynamic: true,
+        s3: s3TestEnv(),
+      });
+      console.log(`[chaos dynamic s3] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
+      check(tally, DYNAMIC_S3, true);
     },
     600_000,
   );

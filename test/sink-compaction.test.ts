@@ -104,6 +104,13 @@ async function commitKinds(t: Table): Promise<string[]> {
 }
 
 /** The last snapshot each checkpoint committed, with the source offset it covers. */
+/** Checkpoints whose writers' compaction was dropped (it lost to another compaction) while their data committed. */
+function droppedCompactions(infos: readonly CheckpointInfo[]): bigint[] {
+  return infos
+    .filter((i) => i.commits.some((c) => c.result.status === 'committed' && c.result.compactionDropped))
+    .map((i) => i.checkpointId);
+}
+
 function checkpointSnapshots(infos: readonly CheckpointInfo[]): Array<{ snapshotId: number; offset: number }> {
   const out: Array<{ snapshotId: number; offset: number }> = [];
   for (const info of infos) {
@@ -226,23 +233,25 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
       expect(checked).toBe(10);
     });
 
+    /** An ingest hook that runs one full compaction of `t` (another process's, say) before record `at`. */
+    const fullCompactionAt = (t: Table, at: number) => {
+      let compacted = false;
+      return async (i: number): Promise<void> => {
+        if (i !== at || compacted) return;
+        compacted = true;
+        const r = await compactPrimaryKeyTable(await openTable(t.location, { fileIO: env.wh.io }), { full: true });
+        expect(r.snapshotId).not.toBeNull();
+      };
+    };
+
     it("a concurrent compaction drops the writers' compaction, the data commits, and the writers compact again", async () => {
       const t = await create({ 'num-sorted-run.compaction-trigger': '4' });
       const ops = workload(150, 20, 4);
       // Checkpoints 1-3 leave three level-0 files per bucket; during checkpoint 4 (records 45..59)
       // a full compaction replaces them, and checkpoint 4's writers, at four sorted runs, compact
       // the replaced files.
-      let compacted = false;
-      const { infos } = await ingest(t, ops, {
-        before: async (i) => {
-          if (i !== 50 || compacted) return;
-          compacted = true;
-          const r = await compactPrimaryKeyTable(await openTable(t.location, { fileIO: env.wh.io }), { full: true });
-          expect(r.snapshotId).not.toBeNull();
-        },
-      });
-      const dropped = infos.filter((i) => i.commits.some((c) => c.result.status === 'committed' && c.result.compactionDropped));
-      expect(dropped.map((i) => i.checkpointId)).toEqual([4n]);
+      const { infos } = await ingest(t, ops, { before: fullCompactionAt(t, 50) });
+      expect(droppedCompactions(infos)).toEqual([4n]);
       // After the drop the writers start from the table (one compacted file per bucket) and
       // compact again once a bucket has four sorted runs, without conflicts.
       const later = infos.filter((i) => i.checkpointId > 4n).map((i) => i.commits[0]!.result);
@@ -251,6 +260,23 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
       for (const { snapshotId, offset } of checkpointSnapshots(infos)) {
         expect(await rowsAt(t, snapshotId), `snapshot ${snapshotId}`).toEqual(model(ops, offset));
       }
+    });
+
+    it('deletion vectors: a compaction dropped at the last checkpoint is redone, so batch reads see its rows', async () => {
+      const t = await create({ 'deletion-vectors.enabled': 'true' });
+      const ops = workload(60, 20, 4);
+      // During the last checkpoint (records 45..59) a full compaction replaces the files the
+      // writers' compaction takes: it is dropped, and the checkpoint's rows stay in level 0,
+      // which batch reads of a deletion-vector table skip.
+      const { infos } = await ingest(t, ops, { before: fullCompactionAt(t, 50) });
+      expect(droppedCompactions(infos)).toEqual([4n]);
+      // One more checkpoint, without records, commits the compaction of those buckets.
+      const extra = infos.filter((i) => i.checkpointId > 4n);
+      expect(extra.map((i) => i.records)).toEqual([0]);
+      const latest = (await t.snapshotManager.latest())!;
+      expect(latest).toMatchObject({ commitKind: 'COMPACT', commitIdentifier: 5n });
+      expect((await levels(t, latest.id)).get(0) ?? 0).toBe(0);
+      expect(await rowsAt(t, latest.id)).toEqual(model(ops, ops.length));
     });
 
     describe('a stop between the APPEND and the COMPACT snapshot of a checkpoint', () => {
@@ -340,6 +366,73 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
         });
         expect(s).toMatchObject({ status: 'source-done', restoredFrom: 2n, recoveredCheckpoints: 0, records: 30 });
         expect(await rowsAt(t, (await t.snapshotManager.latestId())!)).toEqual(model(more, more.length));
+      });
+
+      it('a COMPACT that lands while the restore completes it (another process of the commit user) is kept once, outputs and all', async () => {
+        const ops = workload(80, 20, 8);
+        const { t, store, committer, outputs } = await stoppedBeforeCompact(ops);
+        const state = (await store.latest())!;
+        // The other process finishes the compaction right after this restore looked at the table
+        // (at its first check that the compaction's outputs exist).
+        let raced = false;
+        const io = new Proxy(env.wh.io, {
+          get(target, prop) {
+            const value = Reflect.get(target, prop) as unknown;
+            if (prop !== 'exists' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+            return async (path: string) => {
+              if (!raced && outputs.includes(path)) {
+                raced = true;
+                await committer().restore(state);
+              }
+              return (value as (p: string) => Promise<boolean>).call(target, path);
+            };
+          },
+        });
+        const warnings: string[] = [];
+        const c = new SinkCommitter({
+          fileIO: io,
+          tableLocation: t.location,
+          schema: t.schema(),
+          table: { location: t.location, fingerprint: await tableFingerprint(env.wh.io, t.location) },
+          commitUser: 'pipe-1',
+          stateStore: store,
+          logger: { warn: (m) => warnings.push(m) },
+        });
+        await c.restore(state);
+        expect(raced).toBe(true);
+        const ofTwo: string[] = [];
+        for await (const s of t.snapshotManager.iterateForward()) if (s.commitIdentifier === 2n) ofTwo.push(s.commitKind);
+        expect(ofTwo).toEqual(['APPEND', 'COMPACT']);
+        const latest = (await t.snapshotManager.latest())!;
+        expect(latest).toMatchObject({ commitKind: 'COMPACT', commitIdentifier: 2n });
+        expect(warnings.join('\n')).toMatch(/compaction of checkpoint 2 .* was not committed: .*already committed/);
+        // The outputs are the live files of the COMPACT snapshot: deleting them would lose the data.
+        for (const p of outputs) expect(await env.wh.io.exists(p), p).toBe(true);
+        expect(await rowsAt(t, latest.id)).toEqual(model(ops, ops.length));
+      });
+
+      it('a completion dropped at restore (its outputs gone) leaves level 0, which the pipeline compacts before it ends', async () => {
+        const ops = workload(80, 20, 9);
+        const { t, store, outputs } = await stoppedBeforeCompact(ops);
+        // What a drop at runtime leaves when the process dies before its next checkpoint.
+        await env.wh.io.delete(outputs[0]!);
+        const infos: CheckpointInfo[] = [];
+        const s = await runIngest({
+          table: t.location,
+          fileIO: env.wh.io,
+          source: new OpsSource(ops),
+          stateStore: store,
+          checkpointEvery: 15,
+          rowKindField: 'op',
+          onCheckpoint: (i) => infos.push(i),
+        });
+        // Nothing left to read from the source, but one checkpoint compacts the level-0 files.
+        expect(s).toMatchObject({ restoredFrom: 2n, records: 0 });
+        expect(infos.map((i) => i.records)).toEqual([0]);
+        const latest = (await t.snapshotManager.latest())!;
+        expect(latest.commitKind).toBe('COMPACT');
+        expect((await levels(t, latest.id)).get(0) ?? 0).toBe(0);
+        expect(await rowsAt(t, latest.id)).toEqual(model(ops, ops.length));
       });
 
       it('a compaction whose inputs a concurrent compaction replaced is dropped and its outputs deleted', async () => {

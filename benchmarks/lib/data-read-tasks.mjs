@@ -66,6 +66,48 @@ const tasks = {
     return { ms, cpuMs, workers: pool.size };
   },
 
+  /**
+   * Where a cold read's extra work goes: every row group of `files` decoded (all columns, into
+   * Arrow) three times in one fresh process: on the main thread (cold, then warm), then on one new
+   * worker thread of a pool (its isolate is new, the compiled parquet-wasm module is the process's),
+   * and once more on a second new worker. Per pass: CPU time split into user and system, and the
+   * minor page faults (fresh memory being touched: wasm linear memory and JS heap growth).
+   */
+  async 'cold-gap'({ files }) {
+    const format = await import('@tidemark/format');
+    const { LocalFileIO } = await import('@tidemark/storage');
+    const io = new LocalFileIO();
+    const pass = async (pool) => {
+      const r0 = process.resourceUsage();
+      const t0 = performance.now();
+      let rows = 0;
+      for (const p of files) {
+        const file = await format.ParquetDataFile.open(io, p);
+        for (let g = 0; g < file.rowGroups.length; g++) {
+          for (const b of await file.decode([g], { pool })) rows += b.numRows;
+        }
+      }
+      const r1 = process.resourceUsage();
+      return {
+        ms: performance.now() - t0,
+        userMs: (r1.userCPUTime - r0.userCPUTime) / 1000,
+        systemMs: (r1.systemCPUTime - r0.systemCPUTime) / 1000,
+        minorFaults: r1.minorPageFault - r0.minorPageFault,
+        rows,
+      };
+    };
+    const mainCold = await pass(false);
+    const mainWarm = await pass(false);
+    const first = new format.ParquetWorkerPool({ size: 1 });
+    const workerNew = await pass(first);
+    const workerWarm = await pass(first);
+    await first.close();
+    const second = new format.ParquetWorkerPool({ size: 1 });
+    const secondWorker = await pass(second);
+    await second.close();
+    return { mainCold, mainWarm, workerNew, workerWarm, secondWorker };
+  },
+
   async prepare({ warehouse, rows, files }) {
     const root = path.join(warehouse, 'bench.db', 'r');
     const marker = path.join(warehouse, 'done.json');
@@ -106,10 +148,10 @@ const tasks = {
       }
       return { ms: performance.now() - t0, cpuMs: cpuSince(c0), rows, batches, idSum: idSum.toString() };
     };
+    const format = await import('@tidemark/format');
     const first = await readOnce();
     // The same read again in this process: the workers are warm, as in a long-running service.
     const warm = await readOnce();
-    const format = await import('@tidemark/format');
     return { ...first, warmMs: warm.ms, warmCpuMs: warm.cpuMs, baseRssMiB, workers: format.defaultParquetWorkerCount() };
   },
 

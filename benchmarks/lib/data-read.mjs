@@ -112,7 +112,51 @@ export async function runDataRead(options) {
     poolStarts.length > 0
       ? { ms: median(poolStarts.map((r) => r.ms)), cpuMs: median(poolStarts.map((r) => r.cpuMs)), workers: poolStarts[0].workers }
       : undefined;
-  return { rows, files, runs, cases, poolStart, problems };
+  const gaps = [];
+  for (let i = 0; i < runs; i++) {
+    try {
+      gaps.push(await runChild(TASKS, 'cold-gap', { files: prepared.files }, { timeoutMs: 300_000 }));
+    } catch (e) {
+      problems.push(`cold gap: ${String(e.message).slice(0, 300)}`);
+    }
+  }
+  const coldGap =
+    gaps.length > 0
+      ? Object.fromEntries(
+          Object.keys(gaps[0]).map((k) => [
+            k,
+            Object.fromEntries(['ms', 'userMs', 'systemMs', 'minorFaults'].map((f) => [f, median(gaps.map((g) => g[k][f]))])),
+          ]),
+        )
+      : undefined;
+  return { rows, files, runs, cases, poolStart, coldGap, coldGapRuns: gaps, problems };
+}
+
+/** The cold-read gap taken apart (task `cold-gap`). */
+function coldGapNotes(d) {
+  const g = d.coldGap;
+  if (!g) return [];
+  const cpu = (x) => x.userMs + x.systemMs;
+  const pass = (x) =>
+    `${fmtNum(cpu(x), 0)} ms CPU (user ${fmtNum(x.userMs, 0)}, system ${fmtNum(x.systemMs, 0)}), ${fmtInt(x.minorFaults)} page faults`;
+  return [
+    `- **where a cold read's extra CPU goes** (all ${fmtInt(d.rows)} rows, all columns, decoded row group by row group in one fresh ` +
+      `process, median of ${d.runs}): main thread first pass ${pass(g.mainCold)}; second pass ${pass(g.mainWarm)}. Then on a new ` +
+      `worker thread: ${pass(g.workerNew)}; its second pass ${pass(g.workerWarm)}; a second new worker's first pass ` +
+      `${pass(g.secondWorker)}. The first pass in a process costs ${fmtNum(cpu(g.mainCold) - cpu(g.mainWarm), 0)} ms more CPU ` +
+      `than a warm one (${fmtNum(g.mainCold.userMs - g.mainWarm.userMs, 0)} ms of it user time), a new thread after it only ` +
+      `${fmtNum(cpu(g.workerNew) - cpu(g.workerWarm), 0)}–${fmtNum(cpu(g.secondWorker) - cpu(g.workerWarm), 0)} ms (its own ` +
+      'memory: the page faults and system time above). So the bulk is paid once per process, not per thread: V8 compiling ' +
+      'parquet-wasm (lazily, then optimising the hot functions; a module compiled from the same bytes reuses that machine ' +
+      'code, so the main thread and every worker share it), plus the main thread warming up (a `--cpu-prof` of these ' +
+      'passes: the hottest wasm functions 2–3 × slower in the first pass, garbage collection 140 ms instead of 9, the copy ' +
+      'of the IPC stream out of wasm memory 139 ms instead of 31). Raw parquet-wasm pays the same inside its own timed ' +
+      'first read. A cold read therefore costs about the warm CPU plus this warm-up plus starting the workers (*cold pool start*), ' +
+      'and on 2 cores its wall time is at least half of that. Letting the main thread decode while the workers start was ' +
+      'tried and measured: it decoded 0–1 of the 10 row groups (the workers are ready soon after planning), so it was not ' +
+      'kept. Cutting it further needs V8 to keep compiled wasm across processes (Node 20 has no API for that) ' +
+      'or fewer threads to start (one worker plus the main thread saves one start).',
+  ];
 }
 
 /** Markdown of the data-read section. */
@@ -185,15 +229,38 @@ export function dataReadMarkdown(d) {
           'leaves a core idle). The limit is parquet-wasm decoding into Arrow in JS (DuckDB aggregates natively), not the table logic.'
         );
       }),
+    ...d.cases
+      .filter((c) => c.cpuVsParquetWasm && c.parquetWasm?.cpuMs && c.parquetWasm?.ms)
+      .map((c) => {
+        const r = c.cpuVsParquetWasm;
+        const rawCores = c.parquetWasm.cpuMs / c.parquetWasm.ms;
+        const gap = d.coldGap && c.columns.length === 5 ? d.coldGap.mainCold : undefined;
+        const warmUp = gap ? gap.userMs + gap.systemMs - d.coldGap.mainWarm.userMs - d.coldGap.mainWarm.systemMs : undefined;
+        return (
+          `- **limit of a cold read (${c.label})**: on 2 cores a read takes at least its CPU time ÷ 2. A cold tidemark read ` +
+          `does ${fmtNum(r, 2)} × raw's CPU work, so even against raw on exactly one core its speed-up is at most ` +
+          `2 ÷ ${fmtNum(r, 2)} = ${fmtNum(2 / r, 2)}; raw's own first read ran on ${fmtNum(rawCores, 2)} cores (its CPU ÷ wall` +
+          (rawCores > 1
+            ? `: V8 compiles and collects garbage on helper threads), which lowers the bound to ${fmtNum(2 / (r * rawCores), 2)}. `
+            : '; below 1 because other load took the cores in this run; on a quieter machine about 1.45, as V8 compiles and ' +
+              'collects garbage on helper threads, which lowers the bound further). ') +
+          `≥ 1.7 × would need the cold read's CPU within ${fmtNum(2 / 1.7, 2)} × raw's` +
+          (warmUp
+            ? `, while the once-per-process warm-up alone (above) is ${fmtNum(warmUp, 0)} ms of raw's ${fmtNum(c.parquetWasm.cpuMs, 0)} ms`
+            : '') +
+          ': out of reach for a first read' +
+          (c.warmVsParquetWasm >= 1.7 ? `; the warm pool meets it (${fmtNum(c.warmVsParquetWasm, 2)} ×).` : '.')
+        );
+      }),
     ...(d.poolStart
       ? [
           `- **cold pool start** (the part of the first read that the warm read does not pay, and raw parquet-wasm has ` +
             `before its clock starts): ${d.poolStart.workers} workers started and running one tiny job each in ` +
             `${fmtNum(d.poolStart.ms, 0)} ms wall, ${fmtNum(d.poolStart.cpuMs, 0)} ms CPU (median of ${d.runs} fresh processes). ` +
-            'A read starts the workers when it starts planning; the rest of the cold-read gap is V8 compiling and ' +
-            'optimising parquet-wasm on first use (the workers share one compiled module, so it is paid once per process).',
+            'A read starts the workers when it starts planning, so most of this overlaps the planning.',
         ]
       : []),
+    ...coldGapNotes(d),
     '- The machine (2 cores) was shared with several other agents running builds, tests and benchmarks at the same time: ' +
       'absolute figures are noisy; the ratios come from one interleaved run.',
     '',

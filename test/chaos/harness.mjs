@@ -9,8 +9,11 @@
 // latest version (deleted keys are absent), once; its writers compact at almost every checkpoint
 // (see pkCompaction), and it checks that they did, that deletion-vector and lookup tables end
 // with an empty level 0, and that the replayed lookup changelog gives the source's final state.
+// With `dynamic` (implies `pk`) the table has dynamic buckets (`bucket` = -1, about six buckets)
+// and two or three writers: the trial also checks that no snapshot has a bucket written by two
+// writers and that the hash index names every key once, in the bucket its row lives in.
 //
-//   npm run chaos -- --trials 500 [--records 300] [--checkpoint-every 50] [--concurrency 3] [--s3 [--faults 0.05]] [--pk]
+//   npm run chaos -- --trials 500 [--records 300] [--checkpoint-every 50] [--concurrency 3] [--s3 [--faults 0.05]] [--pk | --dynamic]
 //
 // --faults RATE sends the children's S3 requests through test/support/fault-proxy.mjs, which injects
 // SlowDown/500 answers, resets, truncated bodies and latency spikes into that share of requests.
@@ -114,15 +117,75 @@ export function crashPointsOf(points, pk) {
 }
 
 /**
+ * What a dynamic-bucket trial must also hold: every retained snapshot adds the files of a bucket
+ * from one writer (file names carry their table writer's uuid), and the latest hash index holds
+ * one file per bucket, each key once, in the bucket its row lives in.
+ */
+async function dynamicBucketProblems(table, io, format, sourceLines) {
+  const problems = [];
+  const { INDEX_TYPE_HASH, decodeHashIndex, keyHash, parseTypeString, readIndexManifest, readManifestEntries, readManifestList } = format;
+  const slot = (e) => `${Buffer.from(e.partition).toString('hex')}/${e.bucket}`;
+  for await (const s of table.snapshotManager.iterateForward()) {
+    const writers = new Map();
+    for (const m of await readManifestList(io, table.paths.manifestPath(s.deltaManifestList))) {
+      for await (const e of readManifestEntries(io, table.paths.manifestPath(m.fileName))) {
+        if (e.kind !== 'ADD') continue;
+        const writer = /^data-(.{36})-/.exec(e.file.fileName)?.[1] ?? e.file.fileName;
+        writers.set(slot(e), new Set([...(writers.get(slot(e)) ?? []), writer]));
+      }
+    }
+    for (const [where, set] of writers) {
+      if (set.size > 1) problems.push(`snapshot ${s.id} (${s.commitKind}) adds files of bucket ${where} from ${set.size} writers`);
+    }
+  }
+  const latest = await table.snapshotManager.latest();
+  const hashes = new Map();
+  const bucketOfHash = new Map();
+  for (const e of latest.indexManifest ? await readIndexManifest(io, table.paths.manifestPath(latest.indexManifest)) : []) {
+    if (e.indexType !== INDEX_TYPE_HASH) continue;
+    if (hashes.has(e.bucket)) problems.push(`bucket ${e.bucket} has two hash index files`);
+    const path = table.paths.indexFilePath(e.fileName);
+    const set = new Set(decodeHashIndex(await io.read(path), path, e.rowCount));
+    hashes.set(e.bucket, set);
+    for (const h of set) {
+      if (bucketOfHash.has(h)) problems.push(`key hash ${h} is indexed in buckets ${bucketOfHash.get(h)} and ${e.bucket}`);
+      bucketOfHash.set(h, e.bucket);
+    }
+  }
+  // Deleted keys keep their place in the index: it holds every key the source ever inserted.
+  const inserted = new Set(
+    sourceLines
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.op !== '-D')
+      .map((r) => r.id),
+  );
+  if (bucketOfHash.size !== inserted.size)
+    problems.push(`the hash index holds ${bucketOfHash.size} keys, the source inserted ${inserted.size}`);
+  const BIGINT = [parseTypeString('BIGINT NOT NULL')];
+  for (const bucket of hashes.keys()) {
+    const ids = (await table.newRead({ bucket }).toArrowTable()).getChild('id');
+    for (let i = 0; i < (ids?.length ?? 0); i++) {
+      const id = BigInt(ids.get(i));
+      const h = keyHash(BIGINT, [id]);
+      if (bucketOfHash.get(h) !== bucket) problems.push(`key ${id} lives in bucket ${bucket}, indexed in ${bucketOfHash.get(h)}`);
+    }
+  }
+  return problems;
+}
+
+/**
  * Runs one trial. Returns { ok, runs, kills: {point|'random'|...: n}, problems: [...], seed }.
  */
 export async function runTrial(config) {
-  const { trial, seed, records: K, checkpointEvery, s3, workDir, maxRuns = 60, crashRate = 0.85, pk = false } = config;
+  const { trial, seed, records: K, checkpointEvery, s3, workDir, maxRuns = 60, crashRate = 0.85, dynamic = false } = config;
+  const pk = config.pk === true || dynamic;
   const rand = rng(seed);
-  const parallelism = 1 + Math.floor(rand() * 3);
+  // Dynamic buckets: at least two writers, so buckets are spread over writers that compact them.
+  const parallelism = dynamic ? 2 + Math.floor(rand() * 2) : 1 + Math.floor(rand() * 3);
   const { LocalFileIO, S3FileIO } = await import('@tidemark/storage');
   const { buildInitialSchema, openTable, listInflightRecords, liveEntries } = await import('@tidemark/core');
-  const { serializeSchema } = await import('@tidemark/format');
+  const format = await import('@tidemark/format');
+  const { serializeSchema } = format;
   const { CRASH_POINTS: ALL_POINTS } = await import('@tidemark/sink');
   const CRASH_POINTS = crashPointsOf(ALL_POINTS, pk);
 
@@ -142,7 +205,13 @@ export async function runTrial(config) {
         { name: 'checksum', type: 'STRING' },
       ],
       ...(pk ? { primaryKeys: ['id'] } : {}),
-      options: { bucket: pk ? String(2 + Math.floor(rand() * 3)) : '-1', 'file.format': 'parquet', ...(pk ? pkCompaction(trial) : {}) },
+      options: {
+        bucket: pk ? String(2 + Math.floor(rand() * 3)) : '-1',
+        'file.format': 'parquet',
+        ...(pk ? pkCompaction(trial) : {}),
+        // About six buckets over the K/3 keys.
+        ...(dynamic ? { bucket: '-1', 'dynamic-bucket.target-row-num': String(Math.max(2, Math.ceil(K / 18))) } : {}),
+      },
     });
     await io.write(`${tablePath}/schema/schema-0`, serializeSchema(schema));
     const lines = [];
@@ -273,6 +342,7 @@ export async function runTrial(config) {
           for (const e of (await liveEntries(io, table.paths, latest)).values()) if (e.file.level === 0) level0++;
           if (level0 > 0) problems.push(`${level0} level-0 files left in a table whose writers compact level 0 at every checkpoint`);
         }
+        if (dynamic) problems.push(...(await dynamicBucketProblems(table, io, format, lines)));
         if (trial % 3 === 2) {
           // `lookup` changelog: the earliest retained snapshot plus every changelog after it,
           // replayed, must give the table (a changelog lost or committed twice shows here).
@@ -310,7 +380,17 @@ export async function runTrial(config) {
  * killed, default 0.85), s3, seed, log }.
  */
 export async function runChaos(options) {
-  const { trials, records = 300, checkpointEvery = 50, concurrency = 3, crashRate = 0.85, s3, pk = false, log = () => undefined } = options;
+  const {
+    trials,
+    records = 300,
+    checkpointEvery = 50,
+    concurrency = 3,
+    crashRate = 0.85,
+    s3,
+    dynamic = false,
+    log = () => undefined,
+  } = options;
+  const pk = options.pk === true || dynamic;
   const seed0 = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   const workDir = await mkdtemp(join(tmpdir(), 'tidemark-chaos-'));
   const s3Prefix = `tests/chaos-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
@@ -323,7 +403,7 @@ export async function runChaos(options) {
       const seed = (seed0 + trial * 7919) >>> 0;
       let r;
       try {
-        r = await runTrial({ trial, seed, records, checkpointEvery, crashRate, s3, s3Prefix, workDir, keep: options.keep, pk });
+        r = await runTrial({ trial, seed, records, checkpointEvery, crashRate, s3, s3Prefix, workDir, keep: options.keep, pk, dynamic });
       } catch (e) {
         r = {
           ok: false,
@@ -349,7 +429,7 @@ export async function runChaos(options) {
   for (const r of results) for (const [k, n] of Object.entries(r.kills)) kills[k] = (kills[k] ?? 0) + n;
   return {
     storage: s3 ? (s3.childEndpoint ? 's3 through FaultProxy' : 's3') : 'local',
-    table: pk ? 'primary-key' : 'append',
+    table: dynamic ? 'primary-key, dynamic buckets' : pk ? 'primary-key' : 'append',
     trials,
     passed: results.filter((r) => r.ok).length,
     failed: results.filter((r) => !r.ok).map((r) => ({ trial: r.trial, seed: r.seed, problems: r.problems })),
@@ -375,6 +455,7 @@ function parseCli(argv) {
     keep: false,
     seed: undefined,
     pk: false,
+    dynamic: false,
     faults: 0,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -394,9 +475,10 @@ function parseCli(argv) {
     else if (a === '--faults') o.faults = Number(argv[++i]);
     else if (a === '--keep') o.keep = true;
     else if (a === '--pk') o.pk = true;
+    else if (a === '--dynamic') o.dynamic = true;
     else
       throw new Error(
-        `unknown option ${a} (use --trials N --records K --checkpoint-every C --concurrency J --seed S --s3 [--faults RATE] --keep --pk)`,
+        `unknown option ${a} (use --trials N --records K --checkpoint-every C --concurrency J --seed S --s3 [--faults RATE] --keep --pk --dynamic)`,
       );
   }
   return o;

@@ -16,6 +16,7 @@ export {
   type AutoExpireCallOption,
   type DeleteOptions,
   type DeleteResult,
+  type RowChangeDryRun,
   type UpdateChange,
   type UpdateResult,
   type CommittableInput,
@@ -23,6 +24,14 @@ export {
   type OpenTableOptions,
   type TableOverwriteOptions,
 } from './table.js';
+export type {
+  DeletionVectorFilePlan,
+  OverwritePartitionPlan,
+  OverwritePlan,
+  PartitionRows,
+  RowChangePlan,
+  RowChangeProgress,
+} from './row-change-plan.js';
 export {
   DB_SUFFIX,
   DatabaseAlreadyExistsError,

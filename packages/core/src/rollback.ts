@@ -14,7 +14,7 @@ import type { TablePaths } from './table-paths.js';
 import { TagManager } from './tag-manager.js';
 import { RollbackError } from './commit/commit-errors.js';
 import { dataManifests, liveEntries } from './commit/manifest-fold.js';
-import { DataFileLocator, latestSchema, tryReadIndexManifest } from './expire/table-files.js';
+import { DataFileLocator, latestSchema, tryReadIndexManifest, type MaintenanceProgress } from './expire/table-files.js';
 
 /** Options of {@link rollbackTo}. */
 export interface RollbackOptions {
@@ -25,6 +25,12 @@ export interface RollbackOptions {
    * (with their extra files) and manifest files it would delete; files already missing count too.
    */
   readonly dryRun?: boolean;
+  /**
+   * Called as the rollback proceeds: phase `snapshots` (later snapshots removed, against their
+   * number), `manifests` (their manifests read to find the files only they used) and `deleting`
+   * (files deleted, against their number; not in a dry run).
+   */
+  readonly onProgress?: (progress: MaintenanceProgress) => void;
 }
 
 /** What {@link rollbackTo} changed. */
@@ -91,12 +97,16 @@ export async function rollbackTo(
 
   // 1. Remove later snapshot files newest first: from here on readers see the target as latest.
   const removed: Snapshot[] = [];
+  const report = options.onProgress ?? ((): void => undefined);
+  const later = latestId - retained.id;
   for (let id = latestId; id > retained.id; id--) {
+    report({ phase: 'snapshots', done: latestId - id, total: later, bytesFreed: 0 });
     const s = await snapshots.tryGet(id);
     if (s === null) continue;
     removed.push(s);
     if (!dryRun) await fileIO.delete(paths.snapshotPath(id));
   }
+  if (later > 0) report({ phase: 'snapshots', done: later, total: later, bytesFreed: 0 });
   if (!dryRun) {
     try {
       await fileIO.write(paths.latestHint, String(retained.id));
@@ -124,7 +134,9 @@ export async function rollbackTo(
       if (!liveIndex.has(e.fileName)) doomedIndexFiles.set(e.fileName, e.externalPath ?? paths.indexPath(e.fileName));
     }
   }
-  for (const s of [...removed, ...laterTagSnapshots]) {
+  const scanned = [...removed, ...laterTagSnapshots];
+  for (const [i, s] of scanned.entries()) {
+    report({ phase: 'manifests', done: i, total: scanned.length, bytesFreed: 0 });
     let refs: Set<string>;
     try {
       refs = await referencedManifestFiles(fileIO, paths, s);
@@ -152,10 +164,16 @@ export async function rollbackTo(
     removedSnapshots: removed.map((s) => s.id),
     removedTags: laterTags.map((t) => t.name),
   };
+  if (scanned.length > 0) report({ phase: 'manifests', done: scanned.length, total: scanned.length, bytesFreed: 0 });
   if (dryRun) return { ...result, deletedDataFiles: dataFiles.size, deletedManifests: doomedManifests.size, dryRun };
+  const toDelete = dataFiles.size + doomedIndexFiles.size + doomedManifests.size;
+  report({ phase: 'deleting', done: 0, total: toDelete, bytesFreed: 0 });
   const deletedDataFiles = await fileIO.deleteMany(dataFiles);
+  report({ phase: 'deleting', done: dataFiles.size, total: toDelete, bytesFreed: 0 });
   await fileIO.deleteMany(doomedIndexFiles.values());
+  report({ phase: 'deleting', done: dataFiles.size + doomedIndexFiles.size, total: toDelete, bytesFreed: 0 });
   const deletedManifests = await fileIO.deleteMany([...doomedManifests].map((n) => paths.manifestPath(n)));
+  report({ phase: 'deleting', done: toDelete, total: toDelete, bytesFreed: 0 });
   return {
     snapshotId: retained.id,
     removedSnapshots: removed.map((s) => s.id),

@@ -58,6 +58,7 @@ import { IncrementalRead, TableRead, type IncrementalReadOptions, type ReadOptio
 import { StreamRead, type StreamReadOptions } from './read/stream-read.js';
 import { ConsumerManager } from './consumer-manager.js';
 import { AutoExpireState, expireAfterCommit } from './expire/auto-expire.js';
+import { partitionRowsOf, type OverwritePlan, type RowChangePlan, type RowChangeProgress } from './row-change-plan.js';
 
 /** Options of {@link openTable}. */
 export interface OpenTableOptions {
@@ -301,8 +302,29 @@ export class Table {
    * With `partition`, exactly that (static) partition is replaced; otherwise, on a partitioned
    * table with `dynamic` (default: option `dynamic-partition-overwrite`, true), only the partitions
    * that receive rows are replaced, and else the whole table.
+   *
+   * With `dryRun: true` nothing is written: the rows are validated and routed to partitions, and
+   * the {@link OverwritePlan} says which partitions would be replaced, with their current files
+   * and rows.
+   *
+   * @throws CommitInputError for a `partition` naming a non-partition column, or rows outside it.
    */
-  async overwrite(rows: WriteInput, options: TableOverwriteOptions = {}): Promise<CommitResult> {
+  overwrite(rows: WriteInput, options: TableOverwriteOptions & { readonly dryRun: true }): Promise<OverwritePlan>;
+  overwrite(rows: WriteInput, options?: TableOverwriteOptions & { readonly dryRun?: false }): Promise<CommitResult>;
+  overwrite(rows: WriteInput, options?: TableOverwriteOptions): Promise<CommitResult | OverwritePlan>;
+  async overwrite(rows: WriteInput, options: TableOverwriteOptions = {}): Promise<CommitResult | OverwritePlan> {
+    if (options.dryRun) {
+      const writer = this.newBatchWrite({ dryRun: true, replacePartitions: true });
+      try {
+        await writer.write(rows);
+        return await this.newCommit({ expire: false }).planOverwrite(writer.routedRows(), {
+          ...(options.partition !== undefined ? { partition: options.partition } : {}),
+          ...(options.dynamic !== undefined ? { dynamic: options.dynamic } : {}),
+        });
+      } finally {
+        await writer.close();
+      }
+    }
     return this.writeAndCommit(
       rows,
       options,
@@ -358,11 +380,33 @@ export class Table {
    * latest snapshot deleted in deletion vectors (no data file is rewritten) in one OVERWRITE
    * snapshot; `deleted` counts the rows.
    *
+   * With `options.dryRun` the rows are looked up and a {@link RowChangeDryRun} returned: the
+   * figures in `plan`, and `skipped` when the identifier was already committed; no file is
+   * written. A real run returns the same `plan` for what it did.
+   *
    * @throws NotSupportedError on append tables without deletion vectors (naming the option), and for merge engines where `-D` does not delete
    *   (first-row; partial-update and aggregation without `*.remove-record-on-delete`).
    * @throws WriteValidationError for a key object missing a primary-key column.
+   * @throws PredicateError for a predicate that does not parse or names an unknown column.
    */
-  async delete(keysOrWhere: readonly RowObject[] | { readonly where: string }, options: DeleteOptions = {}): Promise<DeleteResult> {
+  delete(
+    keysOrWhere: readonly RowObject[] | { readonly where: string },
+    options: DeleteOptions & { readonly dryRun: true },
+  ): Promise<RowChangeDryRun>;
+  delete(
+    keysOrWhere: readonly RowObject[] | { readonly where: string },
+    options?: DeleteOptions & { readonly dryRun?: false },
+  ): Promise<DeleteResult>;
+  delete(keysOrWhere: readonly RowObject[] | { readonly where: string }, options?: DeleteOptions): Promise<DeleteResult | RowChangeDryRun>;
+  async delete(
+    keysOrWhere: readonly RowObject[] | { readonly where: string },
+    options: DeleteOptions = {},
+  ): Promise<DeleteResult | RowChangeDryRun> {
+    const r = await this.deleteRows(keysOrWhere, options);
+    return r.dryRun ? dryRunOutcome(r) : { deleted: r.deleted, result: r.result!, plan: r.plan, dryRun: false };
+  }
+
+  private async deleteRows(keysOrWhere: readonly RowObject[] | { readonly where: string }, options: DeleteOptions): Promise<RowChange> {
     const schema = this.currentSchema;
     if (schema.primaryKeys.length === 0) return this.deleteAppendRows(keysOrWhere, options);
     const merge = mergeEngineOptions(schema);
@@ -376,22 +420,64 @@ export class Table {
     let lookup: (snapshotId: number) => Promise<arrow.RecordBatch[]>;
     if (Array.isArray(keysOrWhere)) {
       const keys = this.keyLookup(keysOrWhere as readonly RowObject[]);
-      lookup = (snapshotId) => this.findKeys(keys, snapshotId);
+      lookup = (snapshotId) => this.findKeys(keys, snapshotId, options.onProgress);
     } else {
       const where = (keysOrWhere as { where?: unknown }).where;
       if (typeof where !== 'string')
         throw new WriteValidationError(undefined, undefined, "delete expects an array of keys or { where: '<predicate>' }");
       parsePredicate(where, schema.fields);
-      lookup = async (snapshotId) => (await this.newRead({ snapshotId, where }).toArrowTable()).batches;
+      lookup = (snapshotId) => this.findRows(snapshotId, where, options.onProgress);
     }
+    const skippedDryRun = await this.dryRunSkipped(options);
+    if (skippedDryRun) return { deleted: 0, result: skippedDryRun, plan: this.primaryKeyPlan(null, []), dryRun: true };
     const snapshotId = await this.snapshotManager.latestId();
     const found = snapshotId === null ? [] : await lookup(snapshotId);
-    const matched = found.reduce((n, b) => n + b.numRows, 0);
+    const plan = this.primaryKeyPlan(snapshotId, found);
+    const matched = plan.rowsMatched;
+    if (options.dryRun) return { deleted: 0, result: null, plan, dryRun: true };
     const input = matched === 0 ? new arrow.Table(toArrowSchema(schema.fields)) : withRowKind(found, DELETE_KIND_FIELD, '-D');
-    const result = await this.writeAndCommit(input, { ...options, rowKindField: DELETE_KIND_FIELD }, (commit, committable) =>
-      commit.commit(committable),
-    );
-    return { deleted: result.status === 'committed' ? matched : 0, result };
+    if (matched > 0) options.onProgress?.({ phase: 'writing', done: 0, unit: 'files' });
+    const result = await this.writeAndCommit(input, { ...options, rowKindField: DELETE_KIND_FIELD }, (commit, committable) => {
+      options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
+      return commit.commit(committable);
+    });
+    return { deleted: result.status === 'committed' ? matched : 0, result, plan, dryRun: false };
+  }
+
+  /** The plan of a primary-key delete or update: the rows found, per partition. */
+  private primaryKeyPlan(baseSnapshotId: number | null, found: readonly arrow.RecordBatch[]): RowChangePlan {
+    return {
+      baseSnapshotId,
+      rowsMatched: found.reduce((n, b) => n + b.numRows, 0),
+      method: 'primary-key-records',
+      partitions: partitionRowsOf(this.paths, this.currentSchema, found),
+      deletionVectorFiles: [],
+    };
+  }
+
+  /**
+   * A dry run with an identifier its commit user already committed: the real run would skip, so
+   * the dry run says so instead of planning.
+   */
+  private async dryRunSkipped(options: DeleteOptions): Promise<CommitResult | null> {
+    if (!options.dryRun || options.identifier === undefined || options.commitUser === undefined) return null;
+    const identifier = toIdentifier(options.identifier);
+    const commit = this.newCommit({ commitUser: options.commitUser, expire: false });
+    const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
+    return todo.length === 0 ? skipped(commit.commitUser, identifier) : null;
+  }
+
+  /** The rows of the snapshot matching `where`, counted on `onProgress` as they are found. */
+  private async findRows(snapshotId: number, where: string, onProgress: DeleteOptions['onProgress']): Promise<arrow.RecordBatch[]> {
+    const out: arrow.RecordBatch[] = [];
+    let rows = 0;
+    onProgress?.({ phase: 'scanning', done: 0, unit: 'rows' });
+    for await (const batch of this.newRead({ snapshotId, where }).batches()) {
+      out.push(batch);
+      rows += batch.numRows;
+      onProgress?.({ phase: 'scanning', done: rows, unit: 'rows' });
+    }
+    return out;
   }
 
   /**
@@ -406,11 +492,24 @@ export class Table {
    *   deletion vectors and their new versions are written to new data files, committed together
    *   (a concurrent change of the same vectors makes it plan again).
    *
+   * With `options.dryRun` the rows are looked up and a {@link RowChangeDryRun} returned: the
+   * figures in `plan`, and `skipped` when the identifier was already committed; no file is
+   * written. A real run returns the same `plan` for what it did.
+   *
    * @throws NotSupportedError on append tables without deletion vectors (naming the option), and
    *   for merge engines whose writes are not plain replacements (aggregation, first-row).
    * @throws WriteValidationError naming the column for an unknown, refused or mistyped assignment.
+   * @throws PredicateError for a predicate that does not parse or names an unknown column.
    */
-  async update(change: UpdateChange, options: DeleteOptions = {}): Promise<UpdateResult> {
+  update(change: UpdateChange, options: DeleteOptions & { readonly dryRun: true }): Promise<RowChangeDryRun>;
+  update(change: UpdateChange, options?: DeleteOptions & { readonly dryRun?: false }): Promise<UpdateResult>;
+  update(change: UpdateChange, options?: DeleteOptions): Promise<UpdateResult | RowChangeDryRun>;
+  async update(change: UpdateChange, options: DeleteOptions = {}): Promise<UpdateResult | RowChangeDryRun> {
+    const r = await this.updateRows(change, options);
+    return r.dryRun ? dryRunOutcome(r) : { updated: r.deleted, result: r.result!, plan: r.plan, dryRun: false };
+  }
+
+  private async updateRows(change: UpdateChange, options: DeleteOptions): Promise<RowChange> {
     const schema = this.currentSchema;
     if (change === null || typeof change !== 'object' || typeof change.where !== 'string') {
       throw new WriteValidationError(undefined, undefined, "update expects { where: '<predicate>', set: { column: newValue } }");
@@ -424,14 +523,14 @@ export class Table {
         );
       }
       const assignments = parseAssignments(schema.fields, change.set);
-      const { deleted, result } = await deleteFromAppendTable(this, predicate, {
-        ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
-        ...(options.expire !== undefined ? { expire: options.expire } : {}),
-        ...(options.identifier !== undefined ? { identifier: toIdentifier(options.identifier) } : {}),
+      const skippedDryRun = await this.dryRunSkipped(options);
+      if (skippedDryRun) return { deleted: 0, result: skippedDryRun, plan: emptyDvPlan(), dryRun: true };
+      const { deleted, result, plan } = await deleteFromAppendTable(this, predicate, {
+        ...appendDeleteOptions(options),
         replaceWith: (matched, commitWith) =>
           this.writeThen(new arrow.Table(applyAssignments(matched, schema.fields, assignments)), (messages) => commitWith(messages)),
       });
-      return { updated: deleted, result };
+      return { deleted, result, plan, dryRun: options.dryRun === true };
     }
     const merge = mergeEngineOptions(schema);
     if (merge.engine === 'aggregation' || merge.engine === 'first-row') {
@@ -443,23 +542,31 @@ export class Table {
       schema.primaryKeys.map((k) => [k, 'is part of the primary key and cannot be updated; delete the row and insert the new one']),
     );
     const assignments = parseAssignments(schema.fields, change.set, refused);
+    const skippedDryRun = await this.dryRunSkipped(options);
+    if (skippedDryRun) return { deleted: 0, result: skippedDryRun, plan: this.primaryKeyPlan(null, []), dryRun: true };
     const snapshotId = await this.snapshotManager.latestId();
-    const found = snapshotId === null ? [] : (await this.newRead({ snapshotId, where: change.where }).toArrowTable()).batches;
-    const matched = found.reduce((n, b) => n + b.numRows, 0);
-    if (matched === 0) return { updated: 0, result: { status: 'empty' } };
+    const found = snapshotId === null ? [] : await this.findRows(snapshotId, change.where, options.onProgress);
+    const plan = this.primaryKeyPlan(snapshotId, found);
+    const matched = plan.rowsMatched;
+    if (options.dryRun) return { deleted: 0, result: null, plan, dryRun: true };
+    if (matched === 0) return { deleted: 0, result: { status: 'empty' }, plan, dryRun: false };
+    options.onProgress?.({ phase: 'writing', done: 0, unit: 'files' });
     const result = await this.writeAndCommit(
       new arrow.Table(applyAssignments(found, schema.fields, assignments)),
       options,
-      (commit, committable) => commit.commit(committable),
+      (commit, committable) => {
+        options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
+        return commit.commit(committable);
+      },
     );
-    return { updated: result.status === 'committed' ? matched : 0, result };
+    return { deleted: result.status === 'committed' ? matched : 0, result, plan, dryRun: false };
   }
 
   /** Append tables: rows matching `{ where }` are marked in deletion vectors. */
   private async deleteAppendRows(
     keysOrWhere: readonly RowObject[] | { readonly where: string },
     options: DeleteOptions,
-  ): Promise<DeleteResult> {
+  ): Promise<RowChange> {
     if (!this.context.options.deletionVectorsEnabled) {
       throw new NotSupportedError(
         `${this.location} is an append table without deletion vectors: rows can be deleted only with the table option ` +
@@ -475,11 +582,10 @@ export class Table {
       );
     }
     const predicate = parsePredicate(where, this.currentSchema.fields);
-    return deleteFromAppendTable(this, predicate, {
-      ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
-      ...(options.expire !== undefined ? { expire: options.expire } : {}),
-      ...(options.identifier !== undefined ? { identifier: toIdentifier(options.identifier) } : {}),
-    });
+    const skippedDryRun = await this.dryRunSkipped(options);
+    if (skippedDryRun) return { deleted: 0, result: skippedDryRun, plan: emptyDvPlan(), dryRun: true };
+    const { deleted, result, plan } = await deleteFromAppendTable(this, predicate, appendDeleteOptions(options));
+    return { deleted, result, plan, dryRun: options.dryRun === true };
   }
 
   /** Validates key objects and converts their primary-key values. */
@@ -508,8 +614,14 @@ export class Table {
   }
 
   /** The rows of the snapshot whose primary key is one of the looked-up keys, as Arrow batches of all columns. */
-  private async findKeys({ pkFields, wanted, inValues }: KeyLookup, snapshotId: number): Promise<arrow.RecordBatch[]> {
+  private async findKeys(
+    { pkFields, wanted, inValues }: KeyLookup,
+    snapshotId: number,
+    onProgress?: DeleteOptions['onProgress'],
+  ): Promise<arrow.RecordBatch[]> {
     if (wanted.size === 0) return [];
+    let rows = 0;
+    onProgress?.({ phase: 'scanning', done: 0, unit: 'rows' });
     const where = and(
       ...pkFields.map((f, i) => ({ kind: 'in', column: f.name, type: f.type, values: inValues[i]!, negated: false }) as const),
     );
@@ -519,6 +631,8 @@ export class Table {
       const keep: number[] = [];
       for (let i = 0; i < batch.numRows; i++) if (wanted.has(canonical(readers.map((read) => read(i))))) keep.push(i);
       if (keep.length > 0) out.push(keep.length === batch.numRows ? batch : takeBatch(batch, keep));
+      rows += keep.length;
+      onProgress?.({ phase: 'scanning', done: rows, unit: 'rows' });
     }
     return out;
   }
@@ -641,6 +755,13 @@ export interface DeleteOptions {
   readonly identifier?: bigint | number;
   /** Expire snapshots after the commit (default true unless the table is `write-only`); see {@link Table.newCommit}. */
   readonly expire?: boolean;
+  /**
+   * Plan only: find the matching rows in the latest snapshot and report them in the result's
+   * `plan`, writing no file at all (no data file, deletion vector, manifest or snapshot).
+   */
+  readonly dryRun?: boolean;
+  /** Called as the rows are looked for, and when writing and committing start (cheap; may be called often). */
+  readonly onProgress?: (progress: RowChangeProgress) => void;
 }
 
 /** The change of {@link Table.update}: which rows, and their new column values. */
@@ -656,13 +777,56 @@ export interface UpdateResult {
   /** Rows updated (0 unless the commit happened). */
   readonly updated: number;
   readonly result: CommitResult;
+  /** What the update changed: the figures a dry run ({@link RowChangeDryRun}) reports beforehand. */
+  readonly plan: RowChangePlan;
+  readonly dryRun: false;
 }
 
 /** What {@link Table.delete} did. */
 export interface DeleteResult {
-  /** Keys that existed in the latest snapshot and were deleted (0 unless the commit happened). */
+  /** Keys (append tables: rows) that existed in the latest snapshot and were deleted (0 unless the commit happened). */
   readonly deleted: number;
   readonly result: CommitResult;
+  /** What the delete changed: the figures a dry run ({@link RowChangeDryRun}) reports beforehand. */
+  readonly plan: RowChangePlan;
+  readonly dryRun: false;
+}
+
+/** What a dry run of {@link Table.delete} or {@link Table.update} found; nothing was written. */
+export interface RowChangeDryRun {
+  readonly dryRun: true;
+  /** What the change would do, planned against the latest snapshot. */
+  readonly plan: RowChangePlan;
+  /** Set when the commit user already committed the identifier: the real run would skip, for this reason. */
+  readonly skipped?: string;
+}
+
+/** A delete or update as the implementations return it; `result` is null for a dry run unless it would skip. */
+interface RowChange {
+  readonly deleted: number;
+  readonly result: CommitResult | null;
+  readonly plan: RowChangePlan;
+  readonly dryRun: boolean;
+}
+
+function dryRunOutcome(r: RowChange): RowChangeDryRun {
+  return { dryRun: true, plan: r.plan, ...(r.result?.status === 'skipped' ? { skipped: r.result.reason } : {}) };
+}
+
+/** The plan of a delete that found nothing to plan against (append tables). */
+function emptyDvPlan(): RowChangePlan {
+  return { baseSnapshotId: null, rowsMatched: 0, method: 'deletion-vectors', partitions: [], deletionVectorFiles: [] };
+}
+
+/** {@link DeleteOptions} as the append-table delete takes them. */
+function appendDeleteOptions(options: DeleteOptions): Parameters<typeof deleteFromAppendTable>[2] {
+  return {
+    ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
+    ...(options.expire !== undefined ? { expire: options.expire } : {}),
+    ...(options.identifier !== undefined ? { identifier: toIdentifier(options.identifier) } : {}),
+    ...(options.dryRun !== undefined ? { dryRun: options.dryRun } : {}),
+    ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
+  };
 }
 
 /** The internal row kind column of the -D rows `Table.delete` writes (never a table column name Paimon allows). */
@@ -693,11 +857,22 @@ export interface TableOverwriteOptions {
   readonly dynamic?: boolean;
   /** Create a snapshot even when nothing changes. */
   readonly force?: boolean;
+  /**
+   * Plan only: validate the rows and report the partitions the overwrite would replace (an
+   * {@link OverwritePlan}), writing no file at all.
+   */
+  readonly dryRun?: boolean;
   readonly commitUser?: string;
   readonly identifier?: bigint | number;
   /** Expire snapshots after the commit (default true unless the table is `write-only`); see {@link Table.newCommit}. */
   readonly expire?: boolean;
 }
+
+/**
+ * What expiration runs learned, per table context: expiration only moves the earliest snapshot
+ * forward, so what any committer of the table saw stays a safe bound for the others.
+ */
+const expireStates = new WeakMap<TableContext, AutoExpireState>();
 
 /**
  * The commit path every writer uses (tables, the sink's committer, compaction): a committer for
@@ -713,7 +888,14 @@ export function newTableCommit(context: TableContext, options: NewCommitOptions 
   const { expire, ...storeOptions } = options;
   const inner = new FileStoreCommit(context, { checkBaseDataFiles: true, ...storeOptions });
   const logger = options.logger ?? context.logger;
-  const state = new AutoExpireState();
+  // Shared by the committers of one table context (each `table.append` / `delete` / `update`
+  // makes its own): what one run learned spares the next one-shot write its expiration requests.
+  let state = expireStates.get(context);
+  if (state === undefined) {
+    state = new AutoExpireState();
+    expireStates.set(context, state);
+  }
+  const known = state;
   const clock = options.now ?? Date.now;
   const autoExpire =
     expire !== false && !context.options.writeOnly
@@ -721,13 +903,13 @@ export function newTableCommit(context: TableContext, options: NewCommitOptions 
           const created = inner.lastCreated;
           // Most commits cannot expire anything (too few snapshots, or all too young): no requests then.
           if (created !== null && created.schemaId === context.schema.id) {
-            if (!state.mayExpire(created.id, created.schemaId, context.options, clock())) return;
+            if (!known.mayExpire(created.id, created.schemaId, context.options, clock())) return;
           }
           const summary = await expireAfterCommit(context, { now: clock, logger });
           if (summary === null || created === null) return;
           const earliest = summary.earliestSnapshotId;
           const next = earliest === null ? null : await inner.snapshots.tryGet(earliest + 1).catch(() => null);
-          state.learn(earliest, next?.timeMillis ?? null, created.schemaId, context.options);
+          known.learn(earliest, next?.timeMillis ?? null, created.schemaId, context.options);
         }
       : null;
   return new TableCommit(inner, commitUser, () => Promise.resolve(), autoExpire);
@@ -776,6 +958,19 @@ export class TableCommit {
     const result = await this.fileStoreCommit.overwrite(normalize(committable), { ...callOptions, commitUser: this.commitUser });
     await this.afterCommit([result], expire);
     return result;
+  }
+
+  /**
+   * Plans an overwrite without writing anything (see `FileStoreCommit.planOverwrite`): feed the
+   * rows to a `newBatchWrite({ dryRun: true })` writer and pass its `routedRows()`.
+   *
+   * @throws CommitInputError for a spec naming a non-partition column, or rows outside the spec.
+   */
+  planOverwrite(
+    written: readonly { readonly partition: Uint8Array; readonly rows: number }[],
+    options: Pick<OverwriteCallOptions, 'partition' | 'dynamic'> = {},
+  ): Promise<OverwritePlan> {
+    return this.fileStoreCommit.planOverwrite(written, options);
   }
 
   /** The committables this user has not committed yet, sorted by identifier. */

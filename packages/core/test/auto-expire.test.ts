@@ -174,6 +174,29 @@ describe('automatic snapshot expiration after commits', () => {
     expect(await readIds(t, 7)).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
+  it('one-shot writes of a table (each its own committer) share what expiration learned: no expiration requests while nothing can expire', async () => {
+    const inner = new MemoryFileIO();
+    let consumerLists = 0;
+    const io = new Proxy(inner, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop) as unknown;
+        if (typeof value !== 'function') return value;
+        if (prop !== 'list') return (value as (...a: unknown[]) => unknown).bind(target);
+        return (path: string, ...rest: unknown[]) => {
+          // Every full expiration run lists the consumers (their snapshots are kept).
+          if (path.endsWith('/consumer')) consumerLists++;
+          return (value as (...a: unknown[]) => unknown).call(target, path, ...rest);
+        };
+      },
+    }) as FileIO;
+    // The default retention (at least 10 snapshots, one hour): nothing can expire here.
+    const t = await createTable({}, io);
+    for (let i = 0; i < 6; i++) expect((await t.append(rows([i]))).status).toBe('committed');
+    // The first append's run learns that the earliest snapshot stays; the others skip theirs.
+    expect(consumerLists).toBe(1);
+    expect(await snapshotIds(t)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
   it('filterAndCommit expires once after committing', async () => {
     const t = await createTable({ 'snapshot.num-retained.min': '3' });
     let clock = Date.UTC(2024, 0, 1);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryFileIO, type CreateResult, type FileIO } from '@tidemark/storage';
 import { BATCH_COMMIT_IDENTIFIER, deserializeBinaryRow, readAvroHeader, readManifestEntries, readManifestList } from '@tidemark/format';
 import { FileStoreCommit } from '../src/commit/file-store-commit.js';
-import { CommitConflictError } from '../src/commit/commit-errors.js';
+import { CommitConflictError, CommitInputError } from '../src/commit/commit-errors.js';
 import { dataManifests } from '../src/commit/manifest-fold.js';
 import { createTestTable, dataFile, liveFileNames, liveRowCount, message, type TestTable } from './commit-helpers.js';
 
@@ -202,7 +202,7 @@ describe('FileStoreCommit: idempotency', () => {
     expect(await liveRowCount(t)).toBe(4);
   });
 
-  it('completesCompaction: commits the compaction of the last identifier once, never one with new files or an older identifier', async () => {
+  it('completesCompaction: commits the compaction of the last identifier once, never one with new files, an older or an uncommitted identifier', async () => {
     const t = await createTestTable();
     const a = dataFile(3);
     const b = dataFile(4);
@@ -213,18 +213,33 @@ describe('FileStoreCommit: idempotency', () => {
     const compaction = { identifier: 2n, messages: [message('a', { compactBefore: [a, b], compactAfter: [merged] })] };
     const restarted = new FileStoreCommit(t.io, t.paths, t.schema);
     expect((await restarted.commit(compaction, { commitUser: 'sink' })).status).toBe('skipped');
-    // New files under a taken identifier stay refused, completesCompaction or not.
+    // New files under a taken identifier stay refused, completesCompaction or not: as a misuse.
     const withData = {
       identifier: 2n,
       messages: [message('a', { newFiles: [dataFile(1)], compactBefore: [a, b], compactAfter: [merged] })],
     };
-    expect((await restarted.commit(withData, { commitUser: 'sink', completesCompaction: true })).status).toBe('skipped');
+    await expect(restarted.commit(withData, { commitUser: 'sink', completesCompaction: true })).rejects.toThrow(
+      /completesCompaction: .* identifier 2: the committable carries more than a compaction/,
+    );
+    // An identifier the user has not committed: its compaction alone would take the identifier,
+    // and the commit of its data would then be skipped as already committed.
+    const ahead = { identifier: 9n, messages: [message('a', { compactBefore: [a, b], compactAfter: [merged] })] };
+    await expect(restarted.commit(ahead, { commitUser: 'sink', completesCompaction: true })).rejects.toThrow(CommitInputError);
+    await expect(restarted.commit(ahead, { commitUser: 'sink', completesCompaction: true })).rejects.toThrow(
+      /commit user 'sink' has not committed it yet \(newest: 2\)/,
+    );
+    expect(await t.snapshots.latestId()).toBe(2);
     const r = await restarted.commit(compaction, { commitUser: 'sink', completesCompaction: true });
     expect(r).toMatchObject({ status: 'committed', snapshotId: 3, snapshotIds: [3] });
     expect(await t.snapshots.snapshot(3)).toMatchObject({ commitKind: 'COMPACT', commitIdentifier: 2n, commitUser: 'sink' });
     expect(await liveFileNames(t)).toEqual([merged.fileName]);
-    // Twice: its inputs are gone, so the commit conflicts and nothing changes.
-    await expect(restarted.commit(compaction, { commitUser: 'sink', completesCompaction: true })).rejects.toThrow(CommitConflictError);
+    // Twice (from this committer, or a fresh one that must find the COMPACT snapshot): skipped,
+    // naming the identifier as committed, and nothing changes.
+    for (const c of [restarted, new FileStoreCommit(t.io, t.paths, t.schema)]) {
+      const again = await c.commit(compaction, { commitUser: 'sink', completesCompaction: true });
+      expect(again).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/identifier 2 .* already committed/) });
+    }
+    expect(await t.snapshots.latestId()).toBe(3);
     // After a later identifier, an older one is skipped.
     await restarted.commit({ identifier: 3n, messages: [message('a', { newFiles: [dataFile(1)] })] }, { commitUser: 'sink' });
     const late = { identifier: 2n, messages: [message('a', { compactBefore: [merged], compactAfter: [dataFile(7, undefined, 5)] })] };

@@ -7,24 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { MemoryFileIO, type FileIO } from '@tidemark/storage';
 import { readManifestList } from '@tidemark/format';
 import { FileSystemCatalog, type CommitAttemptReport, type Table, type TableSpec } from '../src/index.js';
+import { instrumentFileIO } from '../../../test/support/instrumented-file-io.mjs';
 
 const SPEC: TableSpec = {
   fields: [
     { name: 'id', type: 'INT' },
     { name: 'v', type: 'STRING' },
   ],
-};
-
-const KIND: Record<string, string> = {
-  read: 'get',
-  readRange: 'get',
-  exists: 'head',
-  stat: 'head',
-  list: 'list',
-  write: 'put',
-  createIfAbsent: 'conditional-put',
-  delete: 'delete',
-  deleteMany: 'delete',
 };
 
 interface Counter {
@@ -51,11 +40,7 @@ interface Counter {
 /** A FileIO that counts what passes through it (a proxy over a shared store). */
 function counting(inner: FileIO): Counter {
   const counts: Record<string, number> = { roundTrips: 0 };
-  let inFlight = 0;
-  const begin = (): void => {
-    if (inFlight === 0) counts.roundTrips!++;
-    inFlight++;
-  };
+  const isSnapshot = (path: string | undefined): boolean => /\/snapshot\/snapshot-\d+$/.test(String(path));
   const counter: Counter = {
     io: undefined as unknown as FileIO,
     counts: () => ({ ...counts }),
@@ -66,55 +51,30 @@ function counting(inner: FileIO): Counter {
     snapshotCreates: [],
     latencyMs: 0,
   };
-  const io = new Proxy(inner, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop) as unknown;
-      if (typeof value !== 'function' || typeof prop !== 'string' || KIND[prop] === undefined) return value;
-      const fn = value as (...args: unknown[]) => unknown;
-      return (...args: unknown[]) => {
-        const kind = KIND[prop]!;
-        counts[kind] = (counts[kind] ?? 0) + 1;
-        if (prop === 'read') counter.reads.push(String(args[0]));
-        if (prop === 'write') counter.writes.push(String(args[0]));
-        if (prop === 'list') {
-          const it = fn.apply(target, args) as AsyncIterable<unknown>;
-          return (async function* () {
-            begin();
-            try {
-              if (counter.latencyMs > 0) await new Promise((r) => setTimeout(r, counter.latencyMs));
-              yield* it;
-            } finally {
-              inFlight--;
-            }
-          })();
-        }
-        const run = async (): Promise<unknown> => {
-          if (prop === 'createIfAbsent' && /\/snapshot\/snapshot-\d+$/.test(String(args[0])) && counter.beforeSnapshotCreate) {
-            const hook = counter.beforeSnapshotCreate;
-            counter.beforeSnapshotCreate = null;
-            await hook();
-          }
-          begin();
-          let result: unknown;
-          try {
-            if (counter.latencyMs > 0) await new Promise((r) => setTimeout(r, counter.latencyMs));
-            result = await fn.apply(target, args);
-          } finally {
-            inFlight--;
-          }
-          if (prop === 'write' && String(args[0]).includes('/manifest-list-') && counter.afterListWrite) {
-            const hook = counter.afterListWrite;
-            counter.afterListWrite = null;
-            await hook();
-          }
-          if (prop === 'createIfAbsent' && /\/snapshot\/snapshot-\d+$/.test(String(args[0]))) counter.snapshotCreates.push(String(result));
-          return result;
-        };
-        return run();
-      };
+  counter.io = instrumentFileIO(inner, {
+    latencyMs: () => counter.latencyMs,
+    before(request) {
+      counts[request.kind] = (counts[request.kind] ?? 0) + 1;
+      if (request.method === 'read') counter.reads.push(String(request.path));
+      if (request.method === 'write') counter.writes.push(String(request.path));
+      if (request.method === 'createIfAbsent' && isSnapshot(request.path) && counter.beforeSnapshotCreate) {
+        const hook = counter.beforeSnapshotCreate;
+        counter.beforeSnapshotCreate = null;
+        return hook();
+      }
+    },
+    start(request) {
+      if (request.newRoundTrip) counts.roundTrips!++;
+    },
+    after(request, { value }) {
+      if (request.method === 'createIfAbsent' && isSnapshot(request.path)) counter.snapshotCreates.push(String(value));
+      if (request.method === 'write' && String(request.path).includes('/manifest-list-') && counter.afterListWrite) {
+        const hook = counter.afterListWrite;
+        counter.afterListWrite = null;
+        return hook();
+      }
     },
   });
-  counter.io = io;
   return counter;
 }
 

@@ -187,6 +187,10 @@ beforeAll(async () => {
   await writeSnapshot(1, 1, [[entry('ADD', a), entry('ADD', ghost), entry('ADD', b)], [entry('DELETE', ghost)]]);
   // Snapshot 2: deletes a file nobody added → corrupt.
   await writeSnapshot(2, 1, [[entry('ADD', a)], [entry('DELETE', fileMeta('data-missing.parquet', 0, 1, EMPTY_SIMPLE_STATS, null))]]);
+  // Snapshot 3: a later manifest adds b again without deleting it first → corrupt.
+  await writeSnapshot(3, 1, [[entry('ADD', a), entry('ADD', b)], [entry('ADD', b)]]);
+  // Snapshot 4: b is deleted and added again (same identity), a is deleted: only b is live.
+  await writeSnapshot(4, 1, [[entry('ADD', a), entry('ADD', b)], [entry('DELETE', b), entry('DELETE', a)], [entry('ADD', b)]]);
 });
 
 function rows(t: arrow.Table): unknown[][] {
@@ -235,5 +239,20 @@ describe('FileStoreScan and evolved reads (synthetic table)', () => {
     const table = await openTable(root, { fileIO: io });
     await expect(table.newRead({ snapshotId: 2 }).plan()).rejects.toThrow(CorruptTableError);
     await expect(table.newRead({ snapshotId: 2 }).plan()).rejects.toThrow(/snapshot 2: .*data-missing\.parquet/);
+  });
+
+  it('a file added twice without a DELETE between is reported as a corrupt table naming the manifest', async () => {
+    const table = await openTable(root, { fileIO: io });
+    await expect(table.newRead({ snapshotId: 3 }).plan()).rejects.toThrow(CorruptTableError);
+    await expect(table.newRead({ snapshotId: 3 }).plan()).rejects.toThrow(
+      /snapshot 3: manifest manifest-s3-1 adds .*data-b\.parquet.*already added/,
+    );
+  });
+
+  it('a file deleted and added again is planned once; a deleted file whose bucket empties leaves no split', async () => {
+    const table = await openTable(root, { fileIO: io });
+    const plan = await table.newRead({ snapshotId: 4 }).plan();
+    expect(plan.splits).toHaveLength(1);
+    expect(plan.files().map((f) => f.fileName)).toEqual(['data-b.parquet']);
   });
 });

@@ -52,7 +52,12 @@ describe('Table.update on primary-key tables', () => {
       { k: 3, v: 'c', n: 3n },
     ]);
     const none = await t.update({ where: 'k > 100', set: { v: 'x' } });
-    expect(none).toEqual({ updated: 0, result: { status: 'empty' } });
+    expect(none).toEqual({
+      updated: 0,
+      result: { status: 'empty' },
+      plan: { baseSnapshotId: 2, rowsMatched: 0, method: 'primary-key-records', partitions: [], deletionVectorFiles: [] },
+      dryRun: false,
+    });
     expect(await t.snapshotManager.latestId()).toBe(result.status === 'committed' ? result.snapshotId : -1);
   });
 

@@ -177,6 +177,57 @@ export async function readDeletionVector(
   });
 }
 
+/** Where one data file's vector lies: its DV index file and the range in it. */
+export interface DeletionVectorLocation {
+  readonly path: string;
+  readonly range: DeletionVectorRange;
+}
+
+/**
+ * Reads the vectors of several data files with one ranged read per DV index file (the span from
+ * the first to the last wanted vector), all files at once; returns data file name → vector.
+ * A bucket's vectors share one index file, so reading them one by one would cost a round trip per
+ * data file where this costs one per index file.
+ */
+export async function readDeletionVectorsAt(
+  io: { readRange(path: string, offset: number, length: number): Promise<Uint8Array> },
+  locations: Iterable<DeletionVectorLocation>,
+): Promise<Map<string, DeletionVector>> {
+  const byPath = new Map<string, DeletionVectorRange[]>();
+  for (const { path, range } of locations) {
+    const list = byPath.get(path);
+    if (list === undefined) byPath.set(path, [range]);
+    else list.push(range);
+  }
+  const out = new Map<string, DeletionVector>();
+  await Promise.all(
+    [...byPath].map(async ([path, ranges]) => {
+      // A vector is framed by its int32 size and int32 CRC around `length` bytes.
+      const start = Math.min(...ranges.map((r) => r.offset));
+      const end = Math.max(...ranges.map((r) => r.offset + 4 + r.length + 4));
+      const bytes = await io.readRange(path, start, end - start);
+      for (const r of ranges) {
+        if (r.offset + 8 + r.length - start > bytes.length) {
+          throw new CorruptFileError(
+            path,
+            `deletion vector range of '${r.dataFileName}' (offset ${r.offset}, length ${r.length}) lies outside the file`,
+          );
+        }
+        const at = r.offset - start;
+        out.set(
+          r.dataFileName,
+          decodeDeletionVector(bytes.subarray(at, at + 8 + r.length), path, {
+            length: r.length,
+            cardinality: r.cardinality,
+            dataFileName: r.dataFileName,
+          }),
+        );
+      }
+    }),
+  );
+  return out;
+}
+
 /** Largest row position a 32-bit deletion vector holds (Java `RoaringBitmap32.MAX_VALUE`). */
 export const DV_MAX_POSITION_BITMAP32 = 2147483647;
 

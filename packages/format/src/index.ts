@@ -208,7 +208,9 @@ export {
   DV_MAGIC_BITMAP64,
   readDeletionVector,
   readDeletionVectors,
+  readDeletionVectorsAt,
   type DeletionVector,
+  type DeletionVectorLocation,
 } from './deletion-vector.js';
 export { MutableRoaringBitmap32, RoaringBitmap32, RoaringBitmap64, RoaringFormatError } from './roaring.js';
 

@@ -217,7 +217,8 @@ class EntryChecks {
   }
 
   stringArray(v: unknown, name: string): string[] {
-    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) return this.missing(name, 'an array of strings');
+    if (!Array.isArray(v)) return this.missing(name, 'an array of strings');
+    for (let i = 0; i < v.length; i++) if (typeof v[i] !== 'string') return this.missing(name, 'an array of strings');
     return v as string[];
   }
 
@@ -240,10 +241,39 @@ function isEmptyRow(buf: Uint8Array, start: number, end: number): boolean {
 
 const NO_STRINGS: readonly string[] = Object.freeze([]);
 
+/**
+ * Sets every slot to null. A loop the JIT inlines: `Array.prototype.fill` is a call into the
+ * runtime for these arrays, and it ran twice per entry.
+ */
+function clear(slots: unknown[]): void {
+  for (let i = 0; i < slots.length; i++) slots[i] = null;
+}
+
+// How a `_FILE` field is read, decided once per decoder from the layout and the options:
+/** Not a field the models read. */
+const MODE_SKIP = 0;
+/** `_KEY_STATS` / `_VALUE_STATS`: see `BlockDecoder.stats`. */
+const MODE_STATS = 1;
+/** Key rows and the embedded index with lazy stats: the shared empty row, an arena copy or a block view. */
+const MODE_LAZY_BYTES = 2;
+const MODE_SCALAR = 3;
+/** `_EXTRA_FILES` with lazy stats (planning): an empty list is the shared empty array, not a new one per entry. */
+const MODE_STRING_LIST = 4;
+
+/** An Avro array of scalars, or the shared empty array when it has no items. */
+function stringList(c: AvroCursor, type: AvroBinaryType): unknown {
+  if (type.kind !== 'array') return c.scalar(type);
+  let out: unknown[] | null = null;
+  for (let n = c.blockCount(); n > 0; n = c.blockCount()) for (let i = 0; i < n; i++) (out ??= []).push(c.scalar(type.items));
+  return out ?? NO_STRINGS;
+}
+
 /** Decodes the entries of one block with a compiled layout. */
 class BlockDecoder {
-  private readonly top: unknown[] = new Array(TOP_NAMES.length);
-  private readonly file: unknown[] = new Array(FILE_NAMES.length);
+  private readonly top: unknown[] = TOP_NAMES.map(() => null);
+  private readonly file: unknown[] = FILE_NAMES.map(() => null);
+  /** How each `_FILE` field of the layout is read with these options (`MODE_*`). */
+  private readonly fileModes: Uint8Array;
   private readonly checks: EntryChecks;
   private readonly copy: boolean;
   private readonly lazy: boolean;
@@ -258,6 +288,18 @@ class BlockDecoder {
     this.copy = options.copyBytes ?? true;
     this.lazy = options.lazyStats ?? false;
     this.arena = options.arena;
+    const lazyRows = this.lazy && (!this.copy || this.arena !== undefined);
+    this.fileModes = Uint8Array.from(layout.file, (step) =>
+      step.slot < 0
+        ? MODE_SKIP
+        : step.stats !== null
+          ? MODE_STATS
+          : lazyRows && (step.slot === F_MIN_KEY || step.slot === F_MAX_KEY || step.slot === F_EMBEDDED_INDEX)
+            ? MODE_LAZY_BYTES
+            : this.lazy && step.slot === F_EXTRA_FILES && step.type.kind === 'array'
+              ? MODE_STRING_LIST
+              : MODE_SCALAR,
+    );
   }
 
   /** Appends the kept entries of a block to `out`, in order. */
@@ -284,7 +326,7 @@ class BlockDecoder {
   /** One entry, or null when a filter dropped it (its bytes are skipped). */
   private entry(c: AvroCursor): ManifestEntry | null {
     const { top, layout, checks } = this;
-    top.fill(null);
+    clear(top);
     let partition: Uint8Array | undefined;
     let dropped = false;
     const steps = layout.top;
@@ -339,18 +381,26 @@ class BlockDecoder {
 
   private readFile(c: AvroCursor, steps: readonly FieldStep[]): void {
     const file = this.file;
-    file.fill(null);
+    const modes = this.fileModes;
+    clear(file);
     for (let s = 0; s < steps.length; s++) {
       const step = steps[s]!;
-      if (step.slot < 0) c.skip(step.type);
-      else if (step.stats !== null) file[step.slot] = this.stats(c, step.stats, FILE_NAMES[step.slot]!);
-      else if (
-        this.lazy &&
-        (!this.copy || this.arena !== undefined) &&
-        (step.slot === F_MIN_KEY || step.slot === F_MAX_KEY || step.slot === F_EMBEDDED_INDEX)
-      ) {
-        file[step.slot] = this.lazyBytes(c, step.type);
-      } else file[step.slot] = c.scalar(step.type);
+      switch (modes[s]) {
+        case MODE_SKIP:
+          c.skip(step.type);
+          break;
+        case MODE_STATS:
+          file[step.slot] = this.stats(c, step.stats!, FILE_NAMES[step.slot]!);
+          break;
+        case MODE_LAZY_BYTES:
+          file[step.slot] = this.lazyBytes(c, step.type);
+          break;
+        case MODE_STRING_LIST:
+          file[step.slot] = stringList(c, step.type);
+          break;
+        default:
+          file[step.slot] = c.scalar(step.type);
+      }
     }
   }
 
@@ -403,7 +453,7 @@ class BlockDecoder {
   }
 
   /** With `lazyStats` (planning), empty lists are one shared array: a plan keeps one per live file. */
-  private extraFiles(list: string[]): readonly string[] {
+  private extraFiles(list: readonly string[]): readonly string[] {
     return list.length === 0 && this.lazy ? NO_STRINGS : list;
   }
 

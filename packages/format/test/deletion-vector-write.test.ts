@@ -9,7 +9,9 @@ import {
   decodeDeletionVector,
   decodeDeletionVectorFile,
   encodeDeletionVectorFile,
+  readDeletionVectorsAt,
 } from '../src/deletion-vector.js';
+import { CorruptFileError } from '../src/errors.js';
 import { readIndexManifest } from '../src/index-manifest.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -108,6 +110,53 @@ describe('MutableDeletionVector', () => {
     const back = decodeDeletionVectorFile(bytes, ranges, 'mem');
     expect([...back.get('b.parquet')!.positions()]).toEqual([2, 3]);
     expect(ranges.map((r) => r.cardinality)).toEqual([1, 2]);
+  });
+
+  it('reads the vectors of several files with one ranged read per index file, spanning only the wanted ranges', async () => {
+    const vector = (...positions: number[]): MutableDeletionVector => {
+      const v = new MutableDeletionVector();
+      for (const p of positions) v.delete(p);
+      return v;
+    };
+    const one = encodeDeletionVectorFile([
+      ['a.parquet', vector(1)],
+      ['b.parquet', vector(2, 3)],
+      ['c.parquet', vector(4, 5, 6)],
+    ]);
+    const two = encodeDeletionVectorFile([['d.parquet', vector(7)]]);
+    const files = new Map([
+      ['one', one.bytes],
+      ['two', two.bytes],
+    ]);
+    const reads: [string, number, number][] = [];
+    const io = {
+      readRange: async (path: string, offset: number, length: number): Promise<Uint8Array> => {
+        reads.push([path, offset, length]);
+        return files.get(path)!.subarray(offset, offset + length);
+      },
+    };
+    const [, rb, rc] = one.ranges;
+    const got = await readDeletionVectorsAt(io, [
+      { path: 'one', range: rc! },
+      { path: 'two', range: two.ranges[0]! },
+      { path: 'one', range: rb! },
+    ]);
+    expect(new Map([...got].map(([k, v]) => [k, [...v.positions()]]))).toEqual(
+      new Map([
+        ['c.parquet', [4, 5, 6]],
+        ['d.parquet', [7]],
+        ['b.parquet', [2, 3]],
+      ]),
+    );
+    // b and c are adjacent in 'one': one read from b's size field to c's CRC, a not included.
+    expect(reads.sort()).toEqual([
+      ['one', rb!.offset, rc!.offset + 8 + rc!.length - rb!.offset],
+      ['two', 1, 8 + two.ranges[0]!.length],
+    ]);
+    // A range past the end of a (truncated) file is reported naming the file and the data file.
+    const short = { readRange: async (_p: string, offset: number, length: number) => one.bytes.subarray(offset, offset + length - 3) };
+    await expect(readDeletionVectorsAt(short, [{ path: 'one', range: rc! }])).rejects.toThrow(CorruptFileError);
+    await expect(readDeletionVectorsAt(short, [{ path: 'one', range: rc! }])).rejects.toThrow(/'c\.parquet'/);
   });
 });
 

@@ -36,7 +36,7 @@ import {
   FILE_SOURCE_COMPACT,
   INDEX_FILE_PREFIX,
   INDEX_TYPE_DELETION_VECTORS,
-  readDeletionVector,
+  readDeletionVectorsAt,
   deserializeBinaryRow,
   sharedParquetWorkerPool,
   parallelRowGroupRows,
@@ -438,13 +438,18 @@ async function rewriteWindow(
     };
     let current: (typeof files)[number] | undefined;
     let dv: DeletionVector | null = null;
+    // The window's vectors share its bucket's DV index file(s): one ranged read each, up front.
+    const vectors = readDeletionVectorsAt(
+      table.fileIO,
+      w.files.map((f) => w.split.deletionFiles.get(f.meta.fileName)).filter((r) => r !== undefined),
+    );
+    vectors.catch(() => undefined); // awaited at the window's first file
     for await (const { file, evolved, firstRow } of readDataFiles(table.fileIO, files, schema.fields, { keyValue: false })) {
       if (file !== current) {
         doneUpTo(files.indexOf(file));
         checkAborted(signal);
         current = file;
-        const ref = w.split.deletionFiles.get(file.planned.meta.fileName);
-        dv = ref === undefined ? null : await readDeletionVector(table.fileIO, ref.path, ref.range);
+        dv = (await vectors).get(file.planned.meta.fileName) ?? null;
       }
       const batch = evolved.batch;
       if (dv === null) {

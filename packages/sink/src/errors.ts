@@ -44,3 +44,11 @@ export class SourceRecordError extends SinkError {}
 
 /** Wrong use of the sink API (e.g. checkpoint ids that do not increase). */
 export class SinkUsageError extends SinkError {}
+
+/**
+ * A sink writer was given a record of a bucket another writer of the pipeline owns: a bug in
+ * routing, reported before two writers could compact the same bucket.
+ */
+export class WriterRoutingError extends SinkError {
+  override readonly userError: boolean = false;
+}

@@ -11,7 +11,9 @@ export {
   SinkError,
   SinkUsageError,
   SourceError,
+  SourceRecordError,
   StateMismatchError,
+  WriterRoutingError,
 } from './errors.js';
 export { decodeSinkJson, encodeSinkJson } from './sink-json.js';
 export { deserializeCommittables, serializeCommittables, type SinkCommittable } from './committable.js';

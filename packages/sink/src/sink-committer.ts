@@ -443,7 +443,16 @@ export class SinkCommitter {
         const { properties } = this.toCommittable(id, p);
         const result = await this.commit.commit({ identifier: id, messages, properties }, { completesCompaction: true });
         if (result.status === 'committed') return;
-        reason = result.status === 'skipped' ? result.reason : 'nothing to commit';
+        if (result.status === 'skipped') {
+          // This user's snapshots moved on since the restore looked (its COMPACT landed, e.g. from
+          // another process with the same commit user): the outputs may be live, so they are
+          // left to orphan cleanup, which deletes only unreferenced files.
+          this.options.logger?.warn(
+            `the compaction of checkpoint ${id} (commit user '${this.commitUser}') was not committed: ${result.reason}`,
+          );
+          return;
+        }
+        reason = 'nothing to commit';
       } catch (e) {
         if (!(e instanceof CommitConflictError)) throw e;
         reason = e.message;

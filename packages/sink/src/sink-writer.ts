@@ -86,6 +86,14 @@ export class SinkWriter {
     return { checkpointId, writerId: this.writerId, messages };
   }
 
+  /**
+   * Has the next {@link prepareCommit} compact these (partition, bucket)s from the table even
+   * without new rows (see `TableWrite.compactBuckets`).
+   */
+  async compactBuckets(buckets: Iterable<{ readonly partition: Uint8Array; readonly bucket: number }>): Promise<void> {
+    await this.write_.compactBuckets(buckets);
+  }
+
   /** Deletes the files written since the last prepareCommit and drops buffered rows. */
   async abort(): Promise<void> {
     await this.write_.abort();

@@ -1,11 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { buildInitialSchema, openTable } from '@tidemark/core';
-import { bucketOfValues, serializeSchema, type DataType } from '@tidemark/format';
+import { DynamicBucketAssigner, buildInitialSchema, keyHashOf, openTable, toInternal } from '@tidemark/core';
+import {
+  bucketOfValues,
+  deserializeBinaryRow,
+  parseTypeString,
+  serializeBinaryRow,
+  serializeSchema,
+  type DataType,
+  type Value,
+} from '@tidemark/format';
 import { MemoryFileIO } from '@tidemark/storage';
-import { recordRouter } from '../src/record-router.js';
+import { SinkUsageError, WriterRoutingError } from '../src/errors.js';
+import { bucketWriter, recordRouter, writerBucketAssigner, writerOfBucket } from '../src/record-router.js';
 
 const INT = { root: 'INT', nullable: false } as DataType;
+
+/** A route that needs no bucket assigner answers at once. */
+function sync(w: number | Promise<number>): number {
+  expect(typeof w).toBe('number');
+  return w as number;
+}
 
 describe('recordRouter', () => {
   it('sends every record of one (partition, bucket) of a fixed-bucket primary-key table to one writer', () => {
@@ -25,7 +40,7 @@ describe('recordRouter', () => {
     for (let i = 0; i < 400; i++) {
       const dt = `d${i % 3}`;
       const k = i % 50;
-      const w = route({ dt, k, v: `x${i}` });
+      const w = sync(route({ dt, k, v: `x${i}` }));
       expect(w).toBeGreaterThanOrEqual(0);
       expect(w).toBeLessThan(3);
       used.add(w);
@@ -36,30 +51,113 @@ describe('recordRouter', () => {
     }
     expect(writerOf.size).toBe(12);
     expect(used.size).toBeGreaterThan(1);
+    // bucketWriter names the same writer from the (partition, bucket) alone, as the driver needs it
+    // for buckets it compacts without records (partition values as a BinaryRow decodes them).
+    const fromBucket = bucketWriter(schema, 3);
+    const stringType = schema.fields[0]!.type;
+    for (const [slot, w] of writerOf) {
+      const [dt, bucket] = slot.split('/');
+      expect(fromBucket(serializeBinaryRow([stringType], [dt!]), [dt!], Number(bucket)), slot).toBe(w);
+    }
+    expect(bucketWriter(schema, 1)(serializeBinaryRow([stringType], ['d0']), ['d0'], 2)).toBe(0);
   });
 
-  it('keeps one key on one writer for dynamic buckets, and goes round-robin for append tables', () => {
-    const pk = buildInitialSchema({
+  it('bucketWriter agrees with the router for partitions of several types, read back from their BinaryRow', () => {
+    const schema = buildInitialSchema({
       fields: [
-        { name: 'k', type: 'BIGINT NOT NULL' },
-        { name: 'v', type: 'STRING' },
+        { name: 'd', type: 'DATE NOT NULL' },
+        { name: 'n', type: 'BIGINT NOT NULL' },
+        { name: 'p', type: 'DECIMAL(10, 2) NOT NULL' },
+        { name: 'ts', type: 'TIMESTAMP(3) NOT NULL' },
+        { name: 'k', type: 'INT NOT NULL' },
       ],
-      primaryKeys: ['k'],
-      options: { bucket: '-1' },
+      partitionKeys: ['d', 'n', 'p', 'ts'],
+      primaryKeys: ['d', 'n', 'p', 'ts', 'k'],
+      options: { bucket: '3' },
     });
-    const route = recordRouter(pk, 4);
-    const seen = new Map<number, number>();
-    for (let i = 0; i < 200; i++) {
-      const k = i % 17;
-      const w = route({ k: BigInt(k), v: String(i) });
-      if (seen.has(k)) expect(seen.get(k)).toBe(w);
-      seen.set(k, w);
+    const types = schema.partitionKeys.map((name) => schema.fields.find((f) => f.name === name)!.type);
+    const route = recordRouter(schema, 4);
+    const fromBucket = bucketWriter(schema, 4);
+    const writers = new Set<number>();
+    for (let i = 0; i < 120; i++) {
+      const record = { d: `2024-01-0${1 + (i % 3)}`, n: BigInt(i % 5), p: `${i % 4}.25`, ts: `2024-01-01 00:00:0${i % 2}.000`, k: i };
+      const w = sync(route(record));
+      const part = schema.partitionKeys.map((name, j) => toInternal(types[j]!, record[name as keyof typeof record]) as Value);
+      const bytes = serializeBinaryRow(types, part);
+      expect(fromBucket(bytes, deserializeBinaryRow(bytes, types), bucketOfValues([INT], [i], 3))).toBe(w);
+      writers.add(w);
     }
-    expect(new Set(seen.values()).size).toBeGreaterThan(1);
+    expect(writers.size).toBeGreaterThan(1);
+  });
+
+  it('dynamic buckets: assigns the bucket first, then sends each (partition, bucket) to one writer; append tables go round-robin', async () => {
+    const pk = buildInitialSchema(
+      {
+        fields: [
+          { name: 'dt', type: 'STRING NOT NULL' },
+          { name: 'k', type: 'BIGINT NOT NULL' },
+          { name: 'v', type: 'STRING' },
+        ],
+        partitionKeys: ['dt'],
+        primaryKeys: ['dt', 'k'],
+        options: { bucket: '-1', 'dynamic-bucket.target-row-num': '3' },
+      },
+      1,
+    );
+    const io = new MemoryFileIO();
+    const location = `memory://router-dyn-${randomBytes(6).toString('hex')}/db.db/t`;
+    await io.write(`${location}/schema/schema-0`, serializeSchema(pk));
+    const table = await openTable(location, { fileIO: io });
+    const assigner = DynamicBucketAssigner.forTable(table.context, 'latest');
+    expect(() => recordRouter(pk, 4, undefined)).toThrow(SinkUsageError);
+    const route = recordRouter(pk, 4, assigner);
+    const writerOfKey = new Map<string, number>();
+    const writerOfSlot = new Map<string, number>();
+    const STRING = parseTypeString('STRING NOT NULL');
+    const BIGINT = parseTypeString('BIGINT NOT NULL');
+    for (let i = 0; i < 300; i++) {
+      const dt = `d${i % 2}`;
+      const k = i % 37;
+      const routed = route({ dt, k: BigInt(k), v: String(i) });
+      const w = typeof routed === 'number' ? routed : await routed;
+      expect(w).toBeGreaterThanOrEqual(0);
+      expect(w).toBeLessThan(4);
+      const key = `${dt}/${k}`;
+      if (writerOfKey.has(key)) expect(writerOfKey.get(key), key).toBe(w);
+      writerOfKey.set(key, w);
+      // The bucket the assigner gave the key (it answers a known key from its index).
+      const partition = serializeBinaryRow([STRING], [dt]);
+      const bucket = assigner.assign(partition, keyHashOf([BIGINT], [BigInt(k)])) as number;
+      expect(w).toBe(writerOfBucket(partition, bucket, 4));
+      expect(bucketWriter(pk, 4)(partition, [dt], bucket)).toBe(w);
+      const slot = `${dt}/${bucket}`;
+      if (writerOfSlot.has(slot)) expect(writerOfSlot.get(slot), slot).toBe(w);
+      writerOfSlot.set(slot, w);
+    }
+    // 37 keys per partition in buckets of 3: 13 buckets each, spread over all four writers.
+    expect(writerOfSlot.size).toBe(26);
+    expect(new Set(writerOfSlot.values()).size).toBe(4);
+    // A record with an invalid key goes to writer 0 (its validation reports it) without a bucket.
+    expect(route({ dt: 'd0', k: 'not a number', v: 'x' })).toBe(0);
+    expect(route({ dt: 'd0', k: null, v: 'x' })).toBe(0);
+    // Bucket 12 of d0 holds one key (37 = 12 × 3 + 1): two new keys still fit, so nothing took a place there.
+    expect(assigner.assign(serializeBinaryRow([STRING], ['d0']), keyHashOf([BIGINT], [1000n]))).toBe(12);
+    expect(assigner.assign(serializeBinaryRow([STRING], ['d0']), keyHashOf([BIGINT], [1001n]))).toBe(12);
+    expect(assigner.assign(serializeBinaryRow([STRING], ['d0']), keyHashOf([BIGINT], [1002n]))).toBe(13);
 
     const append = buildInitialSchema({ fields: [{ name: 'k', type: 'BIGINT' }], options: { bucket: '-1' } });
     const rr = recordRouter(append, 3);
     expect([0, 1, 2, 3, 4, 5].map(() => rr({ k: 1n }))).toEqual([0, 1, 2, 0, 1, 2]);
+  });
+
+  it("a writer's view of the shared assigner refuses a bucket the router sends to another writer", () => {
+    const shared = { assign: () => 5 };
+    const partition = serializeBinaryRow([], []);
+    const owner = writerOfBucket(partition, 5, 3);
+    expect(writerBucketAssigner(shared, owner, 3).assign(partition, 1)).toBe(5);
+    const other = (owner + 1) % 3;
+    expect(() => writerBucketAssigner(shared, other, 3).assign(partition, 1)).toThrow(WriterRoutingError);
+    expect(() => writerBucketAssigner(shared, other, 3).assign(partition, 1)).toThrow(/bucket 5, which belongs to writer/);
   });
 
   it('sends every key of one table bucket to one writer, for keys of many types (writers compact their buckets)', async () => {
@@ -103,7 +201,7 @@ describe('recordRouter', () => {
       for (const dt of ['p0', 'p1']) {
         const read = await table.newRead({ bucket, partition: { dt } }).toArrowTable();
         const writers = new Set<number>();
-        for (const r of read.toArray()) writers.add(route(byValue.get((r.toJSON() as { v: string }).v)!));
+        for (const r of read.toArray()) writers.add(sync(route(byValue.get((r.toJSON() as { v: string }).v)!)));
         rows += read.numRows;
         expect(writers.size, `writers of bucket ${bucket} of dt=${dt}`).toBeLessThanOrEqual(1);
       }

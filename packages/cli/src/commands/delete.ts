@@ -5,7 +5,8 @@ import type { RowObject } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { InputError, readCsv, readJsonLines } from '../input/row-input.js';
-import { jsonOption, printRowChange, tableArgument, withTable } from './shared.js';
+import { outcomeOf, printRowChange, RowChangeProgressBar } from './row-change-output.js';
+import { dryRunOption, jsonOption, quietOption, tableArgument, withTable } from './shared.js';
 
 /** `tidemark delete`: delete keys of a primary-key table, by predicate or from a file of keys. */
 export const deleteCommand = defineCommand({
@@ -13,14 +14,16 @@ export const deleteCommand = defineCommand({
   summary: 'delete rows by predicate or by key, as one snapshot (append tables: by predicate, with deletion vectors)',
   usage: {
     synopsis: [
-      'delete <table> --where "<predicate>" [--commit-user U --commit-identifier N] [--json]',
-      'delete <table> --input <keys-file> | - [--format jsonl|csv] [--commit-user U --commit-identifier N] [--json]',
+      'delete <table> --where "<predicate>" [--dry-run] [--commit-user U --commit-identifier N] [--json]',
+      'delete <table> --input <keys-file> | - [--format jsonl|csv] [--dry-run] [--commit-user U --commit-identifier N] [--json]',
     ],
     description:
       'With --where, every key whose latest row matches the predicate (the `read --where` syntax) is deleted. With --input, each ' +
       'row names one key by its primary-key columns (other columns are ignored). Writes one delete record per key and commits ' +
       'them as one snapshot; prints how many keys were deleted. On an append table with deletion-vectors.enabled, --where marks ' +
-      'the matching rows deleted in deletion vectors (no data file is rewritten); append tables without it are refused.',
+      'the matching rows deleted in deletion vectors (no data file is rewritten); append tables without it are refused. ' +
+      'With --dry-run nothing is written: it prints the rows that match per partition and the data files that would get ' +
+      'deletion vectors, as the real run then does them.',
     positionals: [tableArgument],
     options: {
       where: {
@@ -32,6 +35,8 @@ export const deleteCommand = defineCommand({
       format: { type: 'string', valueName: 'fmt', choices: ['jsonl', 'csv'], description: 'format of --input (default jsonl)' },
       'commit-user': { type: 'string', valueName: 'U', description: 'commit user, for idempotent retries' },
       'commit-identifier': { type: 'integer', min: 0, valueName: 'N', description: 'commit identifier; skipped if U already committed it' },
+      'dry-run': { ...dryRunOption, description: 'report the rows and data files the delete would change, writing nothing' },
+      quiet: quietOption,
       json: jsonOption,
     },
     conflicts: [['where', 'input']],
@@ -52,9 +57,12 @@ export const deleteCommand = defineCommand({
       if (!table.isPrimaryKeyTable && o.where === undefined) {
         throw new UsageError("rows of an append table are deleted by predicate: use '--where <predicate>'", 'delete');
       }
+      const progress = new RowChangeProgressBar(ctx, 'deleting', o.quiet || o.json);
       const options = {
         ...(o['commit-user'] !== undefined ? { commitUser: o['commit-user'] } : {}),
         ...(o['commit-identifier'] !== undefined ? { identifier: BigInt(o['commit-identifier']) } : {}),
+        dryRun: o['dry-run'],
+        onProgress: progress.onProgress,
       };
       let target: readonly RowObject[] | { where: string };
       if (o.where !== undefined) {
@@ -76,8 +84,9 @@ export const deleteCommand = defineCommand({
         }
         target = keys;
       }
-      const { deleted, result } = await table.delete(target, options);
-      await printRowChange(ctx, { verb: 'deleted', count: deleted, noun: table.isPrimaryKeyTable ? 'key' : 'row' }, result, o.json);
+      const r = await table.delete(target, options).finally(() => progress.finish());
+      const noun = table.isPrimaryKeyTable ? 'key' : 'row';
+      await printRowChange(ctx, { command: 'delete', table: table.location, verb: 'deleted', noun, ...outcomeOf(r) }, o.json);
     });
   },
 });

@@ -47,9 +47,11 @@ export class PhaseProgress {
   private done = 0;
   private bytes = 0;
 
+  /** `units` names what a phase counts when it is not files (e.g. `{ snapshots: 'snapshots' }`). */
   constructor(
     private readonly ctx: CommandContext,
     private readonly label: string,
+    private readonly units: Readonly<Record<string, string>> = {},
   ) {}
 
   /** The callback to hand to the job as `onProgress`. */
@@ -58,7 +60,7 @@ export class PhaseProgress {
       this.bar?.finish();
       this.phase = p.phase;
       this.done = 0;
-      this.bar = progressFor(this.ctx, `${this.label}: ${p.phase}`, 'files', p.total);
+      this.bar = progressFor(this.ctx, `${this.label}: ${p.phase}`, this.units[p.phase] ?? 'files', p.total);
     } else if (p.total !== undefined) {
       this.bar.setTotal(p.total);
     }

@@ -1,18 +1,20 @@
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
-import { dryRunOption, jsonOption, printLine, tableArgument, withTable } from './shared.js';
+import { PhaseProgress } from './maintenance-shared.js';
+import { dryRunOption, jsonOption, printLine, quietOption, tableArgument, withTable } from './shared.js';
 
 /** `tidemark rollback --to <snapshot-id|tag>`. */
 export const rollbackCommand = defineCommand({
   name: 'rollback',
   summary: 'roll the table back to a snapshot or a tag',
   usage: {
-    synopsis: ['rollback <table> --to <snapshot-id|tag> [--force] [--dry-run] [--json]'],
+    synopsis: ['rollback <table> --to <snapshot-id|tag> [--force] [--dry-run] [--quiet] [--json]'],
     positionals: [tableArgument],
     options: {
       to: { type: 'string', valueName: 'snapshot-id|tag', description: 'target snapshot id (digits) or tag name' },
       force: { type: 'boolean', description: 'roll back even though a tag points at a later snapshot' },
       'dry-run': { ...dryRunOption, description: 'report the snapshots, tags and files the rollback would remove, removing none' },
+      quiet: quietOption,
       json: jsonOption,
     },
   },
@@ -24,7 +26,15 @@ export const rollbackCommand = defineCommand({
     if (typeof target === 'number' && !Number.isSafeInteger(target))
       throw new UsageError(`option '--to' is not a valid snapshot id: ${to}`, 'rollback');
     await withTable(args.named['table']!, ctx, async (table) => {
-      const r = await table.rollbackTo(target, { force: args.options.force, dryRun: args.options['dry-run'] });
+      const progress = new PhaseProgress(ctx, 'rolling back', { snapshots: 'snapshots', manifests: 'snapshots read' });
+      const silent = args.options.quiet || args.options.json;
+      const r = await table
+        .rollbackTo(target, {
+          force: args.options.force,
+          dryRun: args.options['dry-run'],
+          ...(silent ? {} : { onProgress: progress.onProgress }),
+        })
+        .finally(() => progress.finish());
       if (args.options.json) {
         await printLine(ctx, JSON.stringify({ command: 'rollback', table: table.location, ...r }));
         return;

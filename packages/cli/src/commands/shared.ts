@@ -4,7 +4,7 @@
  */
 import { resolve as resolvePath } from 'node:path';
 import type { RecordBatch } from 'apache-arrow';
-import { openTable, TableNotFoundError, type CommitResult, type Table } from '@tidemark/core';
+import { openTable, TableNotFoundError, type Table } from '@tidemark/core';
 import type { OptionSpec, PositionalSpec } from '../args.js';
 import type { CommandContext } from '../context.js';
 import { CliError, UsageError } from '../errors.js';
@@ -130,42 +130,4 @@ export function textTable(header: readonly string[], rows: readonly (readonly st
 export function isoTime(ms: number): string {
   const d = new Date(ms);
   return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
-}
-
-/**
- * Prints what a row-changing command (`delete`, `update`) did: `<verb> N <noun>s: committed
- * snapshot S`, the skip reason, or that nothing matched; with `json`, one object
- * `{ <verb>: N, status, snapshotId? , reason? }`.
- */
-export async function printRowChange(
-  ctx: CommandContext,
-  change: { readonly verb: 'deleted' | 'updated'; readonly count: number; readonly noun: 'key' | 'row' },
-  result: CommitResult,
-  json: boolean,
-): Promise<void> {
-  const { verb, count, noun } = change;
-  if (json) {
-    await printLine(
-      ctx,
-      JSON.stringify({
-        [verb]: count,
-        status: result.status,
-        ...(result.status === 'committed' ? { snapshotId: result.snapshotId } : {}),
-        ...(result.status === 'skipped' ? { reason: result.reason } : {}),
-      }),
-    );
-    return;
-  }
-  const what = `${count} ${noun}${count === 1 ? '' : 's'}`;
-  switch (result.status) {
-    case 'committed':
-      await printLine(ctx, `${verb} ${what}: committed snapshot ${result.snapshotId}`);
-      break;
-    case 'skipped':
-      await printLine(ctx, `skipped: ${result.reason}`);
-      break;
-    case 'empty':
-      await printLine(ctx, `${verb} ${what}: nothing matched; no snapshot was created`);
-      break;
-  }
 }

@@ -4,13 +4,24 @@ import { resolve as resolvePath } from 'node:path';
 import { Readable } from 'node:stream';
 import { LocalFileIO } from '@tidemark/storage';
 import { CorruptFileError, readParquetFile, type DataField, type DataType } from '@tidemark/format';
-import { commitNotApplied, parseRowKind, rowKindToString, WriteValidationError, type CommitResult, type TableWrite } from '@tidemark/core';
+import {
+  commitNotApplied,
+  parseRowKind,
+  rowKindToString,
+  WriteValidationError,
+  type CommitResult,
+  type OverwritePlan,
+  type TableWrite,
+} from '@tidemark/core';
+import type { CommandContext } from '../context.js';
+import { writeJsonSummary } from '../output/progress.js';
 import { defineCommand } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { InputError, readCsv, readJsonLines, type RowChunk } from '../input/row-input.js';
 import { parseKeyValues } from './create.js';
 import type { ProgressReporter } from '../output/progress.js';
-import { jsonOption, printLine, progressFor, quietOption, tableArgument, withTable } from './shared.js';
+import { overwritePlanJson, printOverwritePlan } from './row-change-output.js';
+import { dryRunOption, jsonOption, printLine, progressFor, quietOption, tableArgument, withTable } from './shared.js';
 
 /** `tidemark write`: append or overwrite rows. */
 export const writeCommand = defineCommand({
@@ -18,12 +29,14 @@ export const writeCommand = defineCommand({
   summary: 'write rows from a file or stdin and commit them as one snapshot',
   usage: {
     synopsis: [
-      'write <table> [--input <file> | -] [--format jsonl|csv|parquet] [--row-kind-field F] [--overwrite [--partition k=v]...] [--commit-user U --commit-identifier N] [--json]',
+      'write <table> [--input <file> | -] [--format jsonl|csv|parquet] [--row-kind-field F] [--overwrite [--partition k=v]... [--dry-run]] [--commit-user U --commit-identifier N] [--json]',
     ],
     description:
       'JSON lines input uses the value formats `tidemark read --format jsonl` prints. On a primary-key table every row is an upsert ' +
       '(the latest row per key wins); with --row-kind-field F, field F of each row holds its kind: +I or +U (upsert), -U or -D ' +
-      '(retract / delete the key); F is not a column. Prints the new snapshot id, or that the identifier was already committed by that user.',
+      '(retract / delete the key); F is not a column. Prints the new snapshot id, or that the identifier was already committed by that user. ' +
+      'With --overwrite --dry-run the input is read and checked but nothing is written: it prints the partitions that would be ' +
+      'replaced, with their current data files and rows, and the rows each would get.',
     positionals: [tableArgument],
     options: {
       input: { type: 'string', valueName: 'file|-', description: 'input file, or - for stdin (default -)' },
@@ -35,12 +48,13 @@ export const writeCommand = defineCommand({
       },
       overwrite: { type: 'boolean', description: 'replace the partitions written (or the given --partition)' },
       partition: { type: 'multiple', valueName: 'k=v', description: 'static partition to overwrite' },
+      'dry-run': { ...dryRunOption, description: 'with --overwrite: report the partitions it would replace, writing nothing' },
       'commit-user': { type: 'string', valueName: 'U', description: 'commit user, for idempotent retries' },
       'commit-identifier': { type: 'integer', min: 0, valueName: 'N', description: 'commit identifier; skipped if U already committed it' },
       quiet: quietOption,
       json: jsonOption,
     },
-    requires: { partition: 'overwrite', 'commit-identifier': 'commit-user', 'commit-user': 'commit-identifier' },
+    requires: { partition: 'overwrite', 'dry-run': 'overwrite', 'commit-identifier': 'commit-user', 'commit-user': 'commit-identifier' },
   },
   async run(args, ctx) {
     const o = args.options;
@@ -61,17 +75,22 @@ export const writeCommand = defineCommand({
         const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
         if (todo.length === 0) {
           const reason = `commit identifier ${identifier} of commit user '${commit.commitUser}' was already committed`;
-          if (o.json) await printLine(ctx, JSON.stringify({ command: 'write', table: table.location, status: 'skipped', rows: 0, reason }));
+          const dry = o['dry-run'] ? { dryRun: true } : {};
+          if (o.json)
+            await printLine(ctx, JSON.stringify({ command: 'write', table: table.location, ...dry, status: 'skipped', rows: 0, reason }));
           else await printLine(ctx, `skipped: ${reason}`);
           return;
         }
       }
-      const writer = table.newBatchWrite(rowKindField !== undefined ? { rowKindField } : {});
+      const dryRun = o['dry-run'];
+      // A dry run validates and routes the rows like the real writer, but buffers and writes nothing.
+      const writer = table.newBatchWrite({ ...(rowKindField !== undefined ? { rowKindField } : {}), ...(dryRun ? { dryRun } : {}) });
       const inputSize = inputPath === undefined ? undefined : (await stat(inputPath)).size;
       const progress = progressFor(ctx, 'writing', 'rows', undefined, inputSize, { quiet: o.quiet, showRate: true });
       let rows = 0;
       const kinds = new Map<string, number>();
-      let result: CommitResult;
+      let result: CommitResult | undefined;
+      let plan: OverwritePlan | undefined;
       try {
         if (format === 'parquet') {
           for await (const batch of readParquetInput(inputPath!)) {
@@ -95,16 +114,20 @@ export const writeCommand = defineCommand({
           }
         }
         progress.finish();
-        const messages = await writer.prepareCommit();
-        const committable = { messages, ...(identifier !== undefined ? { identifier } : {}) };
-        try {
-          result = o.overwrite
-            ? await commit.overwrite(committable, partition.size > 0 ? { partition: Object.fromEntries(partition) } : {})
-            : await commit.commit(committable);
-        } catch (e) {
-          // A refused commit (e.g. rows outside the --partition overwritten) leaves no data file.
-          if (commitNotApplied(e)) await writer.discard(messages).catch(() => undefined);
-          throw e;
+        if (dryRun) {
+          plan = await commit.planOverwrite(writer.routedRows(), partition.size > 0 ? { partition: Object.fromEntries(partition) } : {});
+        } else {
+          const messages = await writer.prepareCommit();
+          const committable = { messages, ...(identifier !== undefined ? { identifier } : {}) };
+          try {
+            result = o.overwrite
+              ? await commit.overwrite(committable, partition.size > 0 ? { partition: Object.fromEntries(partition) } : {})
+              : await commit.commit(committable);
+          } catch (e) {
+            // A refused commit (e.g. rows outside the --partition overwritten) leaves no data file.
+            if (commitNotApplied(e)) await writer.discard(messages).catch(() => undefined);
+            throw e;
+          }
         }
       } catch (e) {
         progress.finish();
@@ -113,6 +136,11 @@ export const writeCommand = defineCommand({
       } finally {
         await writer.close();
       }
+      if (plan !== undefined) {
+        await printPlan(ctx, table.location, rows, plan, o.json);
+        return;
+      }
+      if (result === undefined) return;
       if (o.json) {
         const outcome =
           result.status === 'committed' ? { snapshotId: result.snapshotId } : result.status === 'skipped' ? { reason: result.reason } : {};
@@ -137,6 +165,22 @@ export const writeCommand = defineCommand({
     });
   },
 });
+
+/** Prints the plan of `write --overwrite --dry-run`, text or `--json`. */
+async function printPlan(ctx: CommandContext, location: string, rows: number, plan: OverwritePlan, json: boolean): Promise<void> {
+  if (json) {
+    const summary = {
+      command: 'write',
+      table: location,
+      dryRun: true,
+      status: 'dry-run',
+      rows,
+      overwrite: true,
+      ...overwritePlanJson(plan),
+    };
+    await writeJsonSummary(ctx.stdout, summary, ctx.signal);
+  } else await printOverwritePlan(ctx, plan);
+}
 
 /** Refuses a missing or unreadable input up front, naming it, before the table is touched. */
 async function checkInputFile(path: string): Promise<void> {

@@ -9,6 +9,7 @@
  * record is cleared once the snapshot exists, or after the attempt's files were deleted on
  * failure (inflight.ts).
  */
+import type { OverwritePlan } from '../row-change-plan.js';
 import type { FileIO } from '@tidemark/storage';
 import {
   BATCH_COMMIT_IDENTIFIER,
@@ -91,8 +92,10 @@ export interface CommitCallOptions {
   /**
    * The committable holds only the compaction of an identifier whose APPEND snapshot this user
    * already committed (a committer that stopped between the two snapshots finishes it): it is
-   * committed as that identifier's COMPACT snapshot although the identifier is taken. Still
-   * `skipped` when the user committed a later identifier.
+   * committed as that identifier's COMPACT snapshot although the identifier is taken. `skipped`
+   * when that COMPACT snapshot landed already or the user committed a later identifier; refused
+   * with CommitInputError when the user has not committed the identifier (its data would be
+   * skipped later) or the committable carries more than a compaction.
    */
   readonly completesCompaction?: boolean;
 }
@@ -275,7 +278,7 @@ export class FileStoreCommit {
   /** `bucket = -1` without primary key: deletion vectors are then kept per file, not per bucket. */
   private readonly bucketUnaware: boolean;
   /** Per commitUser: highest snapshot id scanned and the user's last identifier at or below it. */
-  private readonly committedCache = new Map<string, { scannedTo: number; identifier: bigint | null }>();
+  private readonly committedCache = new Map<string, { scannedTo: number; identifier: bigint | null; kind: CommitKind | null }>();
   /** Highest live sequence number per bucket, as of some snapshot (primary-key tables). */
   private readonly sequenceMaxima: { maxima: SequenceMaxima | null } = { maxima: null };
   /** Manifest lists and manifests this committer wrote or read (immutable files; bounded). */
@@ -410,15 +413,19 @@ export class FileStoreCommit {
       throw e;
     }
     // Batch identifiers are never de-duplicated (a fresh commitUser per job): no scan of the history.
-    const skipped =
-      committable.identifier === BATCH_COMMIT_IDENTIFIER
-        ? null
-        : this.skipResult(
-            committable.identifier,
-            user,
-            await this.lastCommittedIdentifier(user, probe),
-            options.completesCompaction === true && !appendPart,
-          );
+    let skipped: CommitResult | null = null;
+    if (committable.identifier !== BATCH_COMMIT_IDENTIFIER) {
+      const last = await this.lastCommitted(user, probe);
+      const completes = options.completesCompaction === true;
+      const refused = completes ? cannotComplete(committable.identifier, user, appendPart, last) : null;
+      if (refused !== null) {
+        if (start !== undefined) await this.clearStartedRecord(start);
+        throw new CommitInputError(refused);
+      }
+      // Completing: the identifier's own snapshot so far is its APPEND (checked above), unless
+      // its COMPACT landed already, which is then skipped like any committed identifier.
+      skipped = this.skipResult(committable.identifier, user, last?.identifier ?? null, completes && last?.kind !== 'COMPACT');
+    }
     if (skipped !== null || empty) {
       if (start !== undefined) await this.clearStartedRecord(start);
       return skipped ?? { status: 'empty' };
@@ -540,43 +547,12 @@ export class FileStoreCommit {
       for (const f of m.newFiles) adds.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
     }
 
-    const spec = options.partition ?? null;
-    const hasSpec = spec !== null && Object.keys(spec).length > 0;
-    const partitioned = this.partitionTypes.length > 0;
-    const dynamic = (options.dynamic ?? this.options.dynamicPartitionOverwrite) && partitioned && !hasSpec;
-
-    let filter: (p: Uint8Array) => boolean;
-    if (dynamic) {
-      if (adds.length === 0) return { status: 'empty' };
-      const targets = new Set(adds.map((e) => partitionKey(e.partition)));
-      filter = (p) => targets.has(partitionKey(p));
-    } else if (hasSpec) {
-      for (const k of Object.keys(spec)) {
-        if (!this.schema.partitionKeys.includes(k)) {
-          throw new CommitInputError(
-            `overwrite partition spec names '${k}', which is not a partition key of ${this.paths.root} (partition keys: ${this.schema.partitionKeys.join(', ') || 'none'})`,
-          );
-        }
-      }
-      const cache = new Map<string, boolean>();
-      filter = (p) => {
-        const key = partitionKey(p);
-        let hit = cache.get(key);
-        if (hit === undefined) {
-          hit = this.matchesSpec(p, spec);
-          cache.set(key, hit);
-        }
-        return hit;
-      };
-      const outside = adds.filter((e) => !filter(e.partition));
-      if (outside.length > 0) {
-        throw new CommitInputError(
-          `trying to overwrite partition ${JSON.stringify(spec)}, but new file '${outside[0]!.file.fileName}' belongs to partition '${this.partitionString(outside[0]!.partition)}'`,
-        );
-      }
-    } else {
-      filter = () => true;
-    }
+    const target = this.overwriteTarget(
+      adds.map((e) => ({ partition: e.partition, file: e.file.fileName })),
+      options,
+    );
+    if (target === null) return { status: 'empty' };
+    const filter = target.filter;
 
     const compute = async (latest: Snapshot | null): Promise<ManifestEntry[]> => {
       const live = latest === null ? [] : [...(await liveEntries(this.fileIO, this.paths, latest, filter, this.cache)).values()];
@@ -611,6 +587,94 @@ export class FileStoreCommit {
       allowBucketChange: true,
     });
     return { status: 'committed', snapshotId: id, snapshotIds: [id] };
+  }
+
+  /**
+   * The partitions an overwrite replaces (see {@link OverwriteCallOptions}), as a filter on
+   * partition rows; null for a dynamic overwrite without new files (nothing to replace).
+   *
+   * @throws CommitInputError when the spec names non-partition columns or a new file lies outside it.
+   */
+  private overwriteTarget(
+    adds: readonly { readonly partition: Uint8Array; readonly file?: string }[],
+    options: Pick<OverwriteCallOptions, 'partition' | 'dynamic'>,
+  ): { mode: 'dynamic' | 'static' | 'table'; filter: (p: Uint8Array) => boolean } | null {
+    const spec = options.partition ?? null;
+    const hasSpec = spec !== null && Object.keys(spec).length > 0;
+    const partitioned = this.partitionTypes.length > 0;
+    const dynamic = (options.dynamic ?? this.options.dynamicPartitionOverwrite) && partitioned && !hasSpec;
+    if (dynamic) {
+      if (adds.length === 0) return null;
+      const targets = new Set(adds.map((e) => partitionKey(e.partition)));
+      return { mode: 'dynamic', filter: (p) => targets.has(partitionKey(p)) };
+    }
+    if (!hasSpec) return { mode: 'table', filter: () => true };
+    for (const k of Object.keys(spec)) {
+      if (!this.schema.partitionKeys.includes(k)) {
+        throw new CommitInputError(
+          `overwrite partition spec names '${k}', which is not a partition key of ${this.paths.root} (partition keys: ${this.schema.partitionKeys.join(', ') || 'none'})`,
+        );
+      }
+    }
+    const cache = new Map<string, boolean>();
+    const filter = (p: Uint8Array): boolean => {
+      const key = partitionKey(p);
+      let hit = cache.get(key);
+      if (hit === undefined) {
+        hit = this.matchesSpec(p, spec);
+        cache.set(key, hit);
+      }
+      return hit;
+    };
+    const outside = adds.find((e) => !filter(e.partition));
+    if (outside !== undefined) {
+      const what = outside.file !== undefined ? `new file '${outside.file}'` : 'the input has rows that';
+      throw new CommitInputError(
+        `trying to overwrite partition ${JSON.stringify(spec)}, but ${what} belong${outside.file !== undefined ? 's' : ''} to partition '${this.partitionString(outside.partition)}'`,
+      );
+    }
+    return { mode: 'static', filter };
+  }
+
+  /**
+   * Plans an overwrite without writing anything: the partitions it would replace, with their live
+   * files and rows in the latest snapshot, and the rows each would get. `written` holds the
+   * partitions of the input rows (a dry-run `TableWrite` routes them: `TableWrite.routedRows`).
+   *
+   * @throws CommitInputError as {@link FileStoreCommit.overwrite} does, for a bad spec or rows outside it.
+   */
+  async planOverwrite(
+    written: readonly { readonly partition: Uint8Array; readonly rows: number }[],
+    options: Pick<OverwriteCallOptions, 'partition' | 'dynamic'> = {},
+  ): Promise<OverwritePlan> {
+    const latest = await this.snapshots.latest();
+    const target = this.overwriteTarget(written, options);
+    const mode = target?.mode ?? 'dynamic';
+    const byDir = new Map<string, { partition: Record<string, string>; currentFiles: number; currentRows: number; rowsWritten: number }>();
+    const slot = (p: Uint8Array): { partition: Record<string, string>; currentFiles: number; currentRows: number; rowsWritten: number } => {
+      const dir = this.paths.partitionPath(p);
+      let s = byDir.get(dir);
+      if (s === undefined)
+        byDir.set(dir, (s = { partition: this.paths.partitionSpec(p), currentFiles: 0, currentRows: 0, rowsWritten: 0 }));
+      return s;
+    };
+    if (target !== null && latest !== null) {
+      for (const e of (await liveEntries(this.fileIO, this.paths, latest, target.filter, this.cache)).values()) {
+        const s = slot(e.partition);
+        s.currentFiles++;
+        s.currentRows += Number(e.file.rowCount);
+      }
+    }
+    for (const w of written) if (w.rows > 0) slot(w.partition).rowsWritten += w.rows;
+    const partitions = [...byDir.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, p]) => p);
+    return {
+      baseSnapshotId: latest?.id ?? null,
+      mode,
+      partitions,
+      filesReplaced: partitions.reduce((n, p) => n + p.currentFiles, 0),
+      rowsReplaced: partitions.reduce((n, p) => n + p.currentRows, 0),
+      rowsWritten: partitions.reduce((n, p) => n + p.rowsWritten, 0),
+    };
   }
 
   /**
@@ -695,6 +759,11 @@ export class FileStoreCommit {
    * latest snapshot just read) saves finding the latest again and reading the snapshots it read.
    */
   private async lastCommittedIdentifier(user: string, probe?: LatestProbe): Promise<bigint | null> {
+    return (await this.lastCommitted(user, probe))?.identifier ?? null;
+  }
+
+  /** Identifier and kind of `user`'s newest snapshot, or null (see {@link lastCommittedIdentifier}). */
+  private async lastCommitted(user: string, probe?: LatestProbe): Promise<{ identifier: bigint; kind: CommitKind | null } | null> {
     const latestId = probe !== undefined ? (probe.latest?.id ?? null) : await this.snapshots.latestId();
     if (latestId === null) {
       this.committedCache.delete(user);
@@ -704,18 +773,19 @@ export class FileStoreCommit {
     // A rollback can remove scanned snapshots: start over then.
     if (cached !== undefined && cached.scannedTo > latestId) cached = undefined;
     const floor = cached?.scannedTo ?? 0;
-    let found: bigint | null = null;
+    let found: { identifier: bigint; kind: CommitKind | null } | null = null;
     for (let id = latestId; id > floor; id--) {
       const s = probe?.read.get(id) ?? (await this.snapshots.tryGet(id));
       if (s === null) break; // expired or never written: Paimon stops here too
       if (s.commitUser === user) {
-        found = s.commitIdentifier;
+        found = { identifier: s.commitIdentifier, kind: s.commitKind };
         break;
       }
     }
-    const identifier = found ?? cached?.identifier ?? null;
-    this.committedCache.set(user, { scannedTo: latestId, identifier });
-    return identifier;
+    const identifier = found?.identifier ?? cached?.identifier ?? null;
+    const kind = found !== null ? found.kind : (cached?.kind ?? null);
+    this.committedCache.set(user, { scannedTo: latestId, identifier, kind });
+    return identifier === null ? null : { identifier, kind };
   }
 
   /** After an uncertain snapshot create: did one of our attempts land in (afterId, latest]? */
@@ -1066,7 +1136,7 @@ export class FileStoreCommit {
   private rememberCommitted(input: AttemptInput, id: number): void {
     const cached = this.committedCache.get(input.commitUser);
     if (cached !== undefined && cached.scannedTo === id - 1) {
-      this.committedCache.set(input.commitUser, { scannedTo: id, identifier: input.identifier });
+      this.committedCache.set(input.commitUser, { scannedTo: id, identifier: input.identifier, kind: input.commitKind });
     }
   }
 
@@ -1108,7 +1178,7 @@ export class FileStoreCommit {
     let indexManifest = latest?.indexManifest;
     const index = input.index === undefined ? NO_INDEX_CHANGES : await input.index(latest);
     if (!index.replacesPartitions) {
-      await checkDeletionVectorChanges(this.fileIO, this.paths, latest, index.entries, entries, this.bucketUnaware);
+      await checkDeletionVectorChanges(this.fileIO, this.paths, latest, index.entries, entries, this.bucketUnaware, this.cache);
     }
     const changes = await resolveHashIndexChanges(this.fileIO, this.paths, latest, index, (h) => writer.writeHashIndex(h));
     if (changes.length > 0) {
@@ -1197,4 +1267,24 @@ function byIdentifier(a: Committable, b: Committable): number {
 function checkUser(user: string): string {
   if (typeof user !== 'string' || user.trim() === '') throw new CommitInputError('commitUser must be a non-empty string');
   return user;
+}
+
+/**
+ * Why `completesCompaction` cannot finish `identifier`, or null when it can. It finishes an
+ * identifier whose APPEND snapshot is `user`'s newest snapshot (or whose COMPACT already landed:
+ * skipped then). Anything else would commit a compaction whose data was never committed (a later
+ * commit of that data would then be skipped as already committed).
+ */
+function cannotComplete(
+  identifier: bigint,
+  user: string,
+  appendPart: boolean,
+  last: { identifier: bigint; kind: CommitKind | null } | null,
+): string | null {
+  const refuse = (why: string): string => `completesCompaction: cannot complete the compaction of commit identifier ${identifier}: ${why}`;
+  if (appendPart) return refuse('the committable carries more than a compaction (new files, index or changelog files, or no compaction)');
+  if (last === null || last.identifier < identifier) {
+    return refuse(`commit user '${user}' has not committed it yet (newest: ${last?.identifier ?? 'none'}); commit it whole instead`);
+  }
+  return null;
 }

@@ -33,6 +33,7 @@ import { SnapshotManager } from '../snapshot-manager.js';
 import type { FileStorePathFactory } from '../path-factory.js';
 import { CommitConflictError } from './commit-errors.js';
 import { liveEntries, partitionKey } from './manifest-fold.js';
+import type { ManifestSource } from './metadata-cache.js';
 
 /**
  * Two commits placed one new key in different buckets of a dynamic-bucket table. Nothing of the
@@ -328,6 +329,8 @@ export async function checkDeletionVectorChanges(
     readonly file: { readonly fileName: string };
   }[],
   bucketUnaware: boolean,
+  /** Where the manifests of `latest` are read from (the committer's cache); default: storage. */
+  source?: ManifestSource,
 ): Promise<void> {
   const ours = changes.filter((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS);
   if (ours.length === 0) return;
@@ -382,7 +385,7 @@ export async function checkDeletionVectorChanges(
   if (named.length === 0) return;
   const liveData = new Set<string>();
   if (latest !== null) {
-    for (const e of (await liveEntries(fileIO, paths, latest, (p) => parts.has(partitionKey(p)))).values()) {
+    for (const e of (await liveEntries(fileIO, paths, latest, (p) => parts.has(partitionKey(p)), source)).values()) {
       liveData.add(`${partitionKey(e.partition)}|${e.bucket}|${e.file.fileName}`);
     }
   }

@@ -11,6 +11,7 @@ import {
   type ManifestFileMeta,
   type Snapshot,
 } from '@tidemark/format';
+import { mapOrdered } from '../expire/bounded-map.js';
 import type { TablePaths } from '../table-paths.js';
 import { CommitConflictError } from './commit-errors.js';
 import type { ManifestSource } from './metadata-cache.js';
@@ -31,16 +32,27 @@ export async function dataManifests(
   return [...base, ...delta];
 }
 
-/** Streams the entries of `manifests` in order (from `source` when given, else from storage). */
+/** Manifests {@link manifestEntries} reads ahead of the one being folded. */
+const MANIFEST_READ_AHEAD = 8;
+
+/**
+ * Streams the entries of `manifests` in order (from `source` when given, else from storage). A
+ * few manifests are read at once (on an object store, one after another costs a round trip per
+ * manifest); at most {@link MANIFEST_READ_AHEAD} decoded manifests are held.
+ */
 export async function* manifestEntries(
   fileIO: FileIO,
   paths: TablePaths,
   manifests: readonly ManifestFileMeta[],
   source?: ManifestSource,
 ): AsyncGenerator<ManifestEntry> {
-  for (const m of manifests) {
-    yield* source !== undefined ? source.entries(m.fileName) : readManifestEntries(fileIO, paths.manifestPath(m.fileName));
-  }
+  const decode = async (m: ManifestFileMeta): Promise<ManifestEntry[]> => {
+    const entries: ManifestEntry[] = [];
+    const it = source !== undefined ? source.entries(m.fileName) : readManifestEntries(fileIO, paths.manifestPath(m.fileName));
+    for await (const e of it) entries.push(e);
+    return entries;
+  };
+  for await (const entries of mapOrdered(manifests, MANIFEST_READ_AHEAD, decode)) yield* entries;
 }
 
 /**

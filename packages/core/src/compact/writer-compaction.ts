@@ -85,6 +85,11 @@ export class WriterCompaction {
     m.triggerCompaction(false);
   }
 
+  /** Opens the bucket's levels before any flush (see `CompactManager.restore`). */
+  async restore(): Promise<void> {
+    await this.get();
+  }
+
   /** At commit: waits for the running compaction (and runs a due full one); returns what to commit. */
   async prepareCommit(): Promise<WriterCompactionIncrement> {
     this.commits++;
@@ -250,5 +255,6 @@ export function writerCompactManager(
     onFlush: (files) => compaction.onFlush(files),
     prepareCommit: () => compaction.prepareCommit(),
     abort: () => compaction.abort(),
+    restore: () => compaction.restore(),
   };
 }

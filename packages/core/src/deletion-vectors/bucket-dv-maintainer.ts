@@ -91,9 +91,13 @@ export class BucketDvMaintainer {
     const dv = entries.filter((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS && e.kind === 'ADD');
     const m = new BucketDvMaintainer(bitmap64, dv);
     let count = 0;
-    for (const e of dv) {
-      const path = paths.indexFilePath(e.fileName, e.externalPath);
-      for (const [name, vector] of await readDeletionVectors(fileIO, path, e.dvRanges ?? [])) {
+    // The files are read together and their vectors taken in entry order (the order Java's map
+    // would see them in).
+    const read = await Promise.all(
+      dv.map((e) => readDeletionVectors(fileIO, paths.indexFilePath(e.fileName, e.externalPath), e.dvRanges ?? [])),
+    );
+    for (const vectors of read) {
+      for (const [name, vector] of vectors) {
         m.vectors.set(name, MutableDeletionVector.copyOf(vector, bitmap64));
         count++;
       }

@@ -10,7 +10,7 @@
 import * as arrow from 'apache-arrow';
 import type { FileIO } from '@tidemark/storage';
 import {
-  readDeletionVector,
+  readDeletionVectorsAt,
   toArrowField,
   type DataField,
   type DeletionVector,
@@ -75,8 +75,7 @@ export async function* readRawSplits(
   })) {
     if (file !== lastFile) {
       lastFile = file;
-      const dvRef = options.applyDeletionVectors ? file.split.deletionFiles.get(file.planned.meta.fileName) : undefined;
-      dv = dvRef ? await readDeletionVector(ctx.fileIO, dvRef.path, dvRef.range) : null;
+      dv = file.vectors === null ? null : ((await file.vectors).get(file.planned.meta.fileName) ?? null);
     }
     const n = evolved.batch.numRows;
     const kinds = evolved.valueKind;
@@ -98,22 +97,48 @@ export async function* readRawSplits(
 interface ToRead extends DataFileToRead {
   readonly split: DataSplit;
   readonly planned: PlannedFile;
+  /** The deletion vectors of the split's files (shared by them), or null when none apply. */
+  readonly vectors: Promise<Map<string, DeletionVector>> | null;
 }
 
-/** The files to read of the splits, lazily (the schema of a file is loaded when it is opened). */
+/**
+ * The files to read of the splits, lazily (the schema of a file is loaded when it is opened).
+ * A split's deletion vectors are read when its first file is pulled, with one ranged read per DV
+ * index file, so they arrive while the reader fetches the data ahead.
+ */
 function* filesOf(ctx: SplitReadContext, splits: Iterable<DataSplit>, options: RawSplitOptions): Generator<ToRead> {
   for (const split of splits) {
+    let vectors: Promise<Map<string, DeletionVector>> | null | undefined;
     for (const planned of split.files) {
       if (options.skipLevel0 && planned.meta.level === 0) continue;
-      yield toRead(ctx, split, planned);
+      if (vectors === undefined) vectors = options.applyDeletionVectors ? splitVectors(ctx, split, options) : null;
+      yield toRead(ctx, split, planned, vectors);
     }
   }
 }
 
-function toRead(ctx: SplitReadContext, split: DataSplit, planned: PlannedFile): ToRead {
+function splitVectors(ctx: SplitReadContext, split: DataSplit, options: RawSplitOptions): Promise<Map<string, DeletionVector>> | null {
+  const wanted = split.files
+    .filter((f) => !(options.skipLevel0 && f.meta.level === 0))
+    .map((f) => split.deletionFiles.get(f.meta.fileName));
+  const refs = wanted.filter((r) => r !== undefined);
+  if (refs.length === 0) return null;
+  const p = readDeletionVectorsAt(ctx.fileIO, refs);
+  // Awaited when the split's first batch arrives; a read that fails before then is reported there.
+  p.catch(() => undefined);
+  return p;
+}
+
+function toRead(
+  ctx: SplitReadContext,
+  split: DataSplit,
+  planned: PlannedFile,
+  vectors: Promise<Map<string, DeletionVector>> | null,
+): ToRead {
   return {
     split,
     planned,
+    vectors,
     path: planned.path,
     fileSize: planned.meta.fileSize,
     rowCount: planned.meta.rowCount,
@@ -148,7 +173,7 @@ export async function* readMergeSplit(
   const mergeFields = [...ctx.readFields];
   for (const k of [...keyFields, ...sequenceFields, ...extraFields]) if (!mergeFields.some((f) => f.id === k.id)) mergeFields.push(k);
   const held = new KeyValueChunks(mergeFields, keyFields, sequenceFields);
-  const files = split.files.filter((f) => !(skipLevel0 && f.meta.level === 0)).map((f) => toRead(ctx, split, f));
+  const files = split.files.filter((f) => !(skipLevel0 && f.meta.level === 0)).map((f) => toRead(ctx, split, f, null));
   for await (const { evolved } of readDataFiles(ctx.fileIO, files, mergeFields, { keyValue: true, ...readOptions(ctx) })) {
     held.add(evolved.batch.data.children, evolved.sequence!, evolved.valueKind!, evolved.batch.numRows);
   }

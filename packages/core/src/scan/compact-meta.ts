@@ -14,6 +14,8 @@ import type { DataFileMeta, ManifestEntry, SimpleStats } from '@tidemark/format'
 const SHARE_MAX_BYTES = 24;
 /** Recent small rows compared against (by content) before copying one more. */
 const RECENT_ROWS = 8;
+/** Partition rows {@link EntryCompactor.partitionAt} compares in place before looking one up by its hex. */
+const RECENT_PARTITIONS = 8;
 /** Distinct shared string lists kept per planner; beyond this, lists are copied. */
 const SHARE_MAX_LISTS = 1024;
 
@@ -23,6 +25,9 @@ const NO_STRINGS: readonly string[] = Object.freeze([]);
 export class EntryCompactor {
   private readonly partitions = new Map<string, Uint8Array>();
   private lastPartition: Uint8Array | null = null;
+  /** Shared rows of the partitions seen last (a ring), for {@link partitionAt}. */
+  private readonly recentPartitions: Uint8Array[] = [];
+  private nextRecentPartition = 0;
 
   /** A compact, self-contained copy of `entry` (no views into decoded manifest blocks). */
   entry(entry: ManifestEntry): ManifestEntry {
@@ -52,17 +57,26 @@ export class EntryCompactor {
   }
 
   /**
-   * The shared partition row equal to `block[start, end)`, without a view of the block for the
-   * partition seen last (entries of a manifest usually come grouped by partition).
+   * The shared partition row equal to `block[start, end)`. The rows of the last few partitions
+   * are compared in place, without a view of the block or a hex key: entries of a manifest come
+   * grouped by partition, or cycle through a few partitions.
    */
   partitionAt(block: Uint8Array, start: number, end: number): Uint8Array {
+    const n = end - start;
     const last = this.lastPartition;
-    if (last !== null && last.length === end - start) {
-      let i = 0;
-      while (i < last.length && last[i] === block[start + i]) i++;
-      if (i === last.length) return last;
+    if (last !== null && sameRowAt(last, block, start, n)) return last;
+    const recent = this.recentPartitions;
+    for (let r = 0; r < recent.length; r++) {
+      const row = recent[r]!;
+      if (row !== last && sameRowAt(row, block, start, n)) {
+        this.lastPartition = row;
+        return row;
+      }
     }
-    return this.partition(block.subarray(start, end));
+    const row = this.partition(block.subarray(start, end));
+    recent[this.nextRecentPartition] = row;
+    this.nextRecentPartition = (this.nextRecentPartition + 1) % RECENT_PARTITIONS;
+    return row;
   }
 
   /** The partition row shared by every entry of that partition. */
@@ -168,6 +182,16 @@ export class EntryCompactor {
     }
     return v;
   }
+}
+
+/**
+ * Whether `row` equals `block[start, start + n)`; compared from the end, where partition values
+ * differ (the row header rarely does).
+ */
+function sameRowAt(row: Uint8Array, block: Uint8Array, start: number, n: number): boolean {
+  if (row.length !== n) return false;
+  for (let i = n - 1; i >= 0; i--) if (row[i] !== block[start + i]) return false;
+  return true;
 }
 
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -1,15 +1,15 @@
 /**
  * Scan planning of a snapshot (docs/format.md, "Scan planning"): read the base and delta manifest lists,
  * prune manifests by partition stats and bucket range, stream each manifest's entries, prune
- * entries by partition, bucket and value stats, fold ADD/DELETE by file identity (§4.6), group the
- * live files into splits per (partition, bucket) and attach deletion vectors from the index
- * manifest.
+ * entries by partition, bucket and value stats, fold ADD/DELETE by file identity (§4.6) straight
+ * into the live files of each (partition, bucket), which become the splits, and attach deletion
+ * vectors from the index manifest.
  *
  * Speed and memory: entries are decoded straight from the Avro bytes with their stats left encoded
  * (decoded only for a stats filter); the partition and bucket of an entry are checked on its raw
- * bytes before the rest is decoded, once per distinct partition; several manifests are read and
- * decoded at once (folded in manifest order); kept entries are compacted, so the plan holds about
- * one small object graph per live file and no manifest block.
+ * bytes before the rest is decoded, once per distinct partition; several manifests are fetched
+ * ahead and two decoded at once (folded in manifest order); an entry is dropped as soon as it is
+ * folded, so the plan holds about one small object graph per live file and no manifest block.
  */
 import type { FileIO } from '@tidemark/storage';
 import {
@@ -34,18 +34,25 @@ import type { TablePaths } from '../table-paths.js';
 import type { FileStorePathFactory } from '../path-factory.js';
 import { isTableContext, tableContext, type TableContext } from '../table-context.js';
 import { EntryCompactor } from './compact-meta.js';
-import { EntriesByIdentity } from './live-files.js';
-import { BucketFile, ScanPlan, type DataSplit, type DeletionFileRef, type PlannedFile } from './data-split.js';
+import { BucketFiles } from './live-files.js';
+import { ScanPlan, type DataSplit, type DeletionFileRef } from './data-split.js';
 import { CorruptTableError } from './errors.js';
 import { ValueStatsEvolution } from './value-stats.js';
 
 /**
- * Manifests read and decoded at once, ahead of the one being folded: on an object store planning
- * is otherwise one round trip per manifest in a row, and zstd decompression runs off the main
- * thread while entries are decoded. Bounds what is held to this many manifests' bytes and kept
- * entries (each manifest at most `manifest.target-file-size`, 8 MiB by default, usually far less).
+ * Manifests whose bytes are fetched at once, ahead of the one being folded: on an object store
+ * planning is otherwise one round trip per manifest in a row. Bounds the bytes held to this many
+ * manifests (each at most `manifest.target-file-size`, 8 MiB by default, usually far less).
  */
 const MANIFEST_WINDOW = 8;
+
+/**
+ * Manifests decoded at once (the one being folded included), so zstd decompression of the next
+ * runs off the main thread while entries of this one are decoded. Fewer than are fetched: entries
+ * decoded far ahead of the fold outlive young-generation collections and are copied and promoted
+ * before being dropped; folded soon after decoding, they die young.
+ */
+const DECODE_WINDOW = 2;
 
 /** Bucket number of `bucket-postpone` files (written by postpone-bucket tables, invisible to batch reads). */
 const POSTPONE_BUCKET = -2;
@@ -111,23 +118,28 @@ export class FileStoreScan {
     // Whole manifests are skipped by their partition and bucket stats before any is read.
     const metas = [...base, ...delta].filter((m) => this.manifestMightMatch(m, filter));
     const run = new PlanRun(this, filter);
-    const identity = (e: ManifestEntry): string => run.identity(e);
-    const live = new EntriesByIdentity(identity);
-    const orphanDeletes = new EntriesByIdentity(identity);
+    // DELETEs whose ADD has not been seen (yet), by full identity: none in a sound table.
+    const orphanDeletes = new Map<string, ManifestEntry>();
+    let last: BucketFiles | null = null;
     for await (const { meta, entries } of this.decodeAhead(metas, run)) {
       for (const entry of entries) {
+        // Entries come in runs of one partition and bucket: the bucket is looked up once per run.
+        const files =
+          last !== null && entry.partition === run.lastPartition && entry.bucket === run.lastBucket
+            ? last
+            : (last = run.bucketFiles(entry.partition, entry.bucket, entry.totalBuckets));
         if (entry.kind === 'ADD') {
-          if ((orphanDeletes.size > 0 && orphanDeletes.has(entry)) || !live.add(entry)) {
+          if ((orphanDeletes.size > 0 && orphanDeletes.has(run.identity(entry))) || !files.add(entry.file, entry.totalBuckets)) {
             throw new CorruptTableError(
               `snapshot ${snapshot.id}: manifest ${meta.fileName} adds data file '${entry.file.fileName}' (bucket ${entry.bucket}, level ${entry.file.level}) which is already added`,
             );
           }
-        } else if (!live.delete(entry)) {
-          orphanDeletes.add(entry);
+        } else if (!files.delete(entry.file)) {
+          orphanDeletes.set(run.identity(entry), entry);
         }
       }
     }
-    const leftover = orphanDeletes.first();
+    const leftover = orphanDeletes.values().next().value;
     if (leftover !== undefined) {
       const e = leftover;
       throw new CorruptTableError(
@@ -135,42 +147,57 @@ export class FileStoreScan {
       );
     }
     const deletionFiles = await this.loadDeletionFiles(snapshot);
-    return new ScanPlan(snapshot.id, this.group(snapshot.id, live.values(), deletionFiles, run));
+    return new ScanPlan(snapshot.id, this.splits(snapshot.id, run, deletionFiles));
   }
 
   /**
-   * The kept (filtered, compacted) entries of each of `metas`, in manifest order, read and decoded
-   * up to {@link MANIFEST_WINDOW} manifests at once (folding needs manifest order; reading and
-   * decoding do not). Stopping early waits for the manifests in flight.
+   * The kept (filtered, compacted) entries of each of `metas`, in manifest order, fetched up to
+   * {@link MANIFEST_WINDOW} and decoded up to {@link DECODE_WINDOW} manifests at once (folding needs
+   * manifest order; reading and decoding do not). Stopping early waits for the work in flight.
    */
   private async *decodeAhead(
     metas: readonly ManifestFileMeta[],
     run: PlanRun,
   ): AsyncGenerator<{ meta: ManifestFileMeta; entries: ManifestEntry[] }> {
-    const window: Array<Promise<ManifestEntry[]>> = [];
-    let next = 0;
+    const reads: Array<Promise<Uint8Array>> = [];
+    const decodes: Array<Promise<ManifestEntry[]>> = [];
+    let nextRead = 0;
     const fill = (): void => {
-      while (next < metas.length && window.length < MANIFEST_WINDOW) {
-        const p = this.decodeManifest(metas[next++]!, run, false);
+      while (nextRead < metas.length && reads.length < MANIFEST_WINDOW) {
+        const p = this.fileIO.read(this.paths.manifestPath(metas[nextRead++]!.fileName));
         p.catch(() => undefined); // awaited in order below
-        window.push(p);
+        reads.push(p);
+      }
+      while (reads.length > 0 && decodes.length < DECODE_WINDOW) {
+        const meta = metas[nextRead - reads.length]!;
+        const p = this.decodeManifest(meta, run, false, reads.shift()!);
+        p.catch(() => undefined);
+        decodes.push(p);
       }
     };
     try {
       for (let i = 0; i < metas.length; i++) {
         fill();
-        const entries = await window.shift()!;
+        const entries = await decodes.shift()!;
         yield { meta: metas[i]!, entries };
       }
     } finally {
-      await Promise.allSettled(window);
+      await Promise.allSettled([...reads, ...decodes]);
     }
   }
 
-  /** Reads one manifest and returns its entries that pass the filter, compacted (ADDs only with `addsOnly`). */
-  private async decodeManifest(meta: ManifestFileMeta, run: PlanRun, addsOnly: boolean): Promise<ManifestEntry[]> {
+  /**
+   * Reads one manifest (or takes its bytes being read) and returns its entries that pass the
+   * filter, compacted (ADDs only with `addsOnly`).
+   */
+  private async decodeManifest(
+    meta: ManifestFileMeta,
+    run: PlanRun,
+    addsOnly: boolean,
+    reading?: Promise<Uint8Array>,
+  ): Promise<ManifestEntry[]> {
     const path = this.paths.manifestPath(meta.fileName);
-    const bytes = await this.fileIO.read(path);
+    const bytes = await (reading ?? this.fileIO.read(path));
     const kept: ManifestEntry[] = [];
     const statsPredicate = run.filter.statsPredicate;
     for await (const batch of decodeManifestEntryBatches(bytes, path, run.decodeOptions)) {
@@ -193,17 +220,18 @@ export class FileStoreScan {
    * folding across snapshots and no deletion vectors; DELETE entries are ignored.
    */
   async planDelta(snapshots: readonly Snapshot[], filter: ScanFilter = {}): Promise<ScanPlan> {
-    const added: ManifestEntry[] = [];
     const run = new PlanRun(this, filter);
     for (const snapshot of snapshots) {
       const metas = await readManifestList(this.fileIO, this.paths.manifestPath(snapshot.deltaManifestList));
       for (const meta of metas) {
         if (meta.numAddedFiles === 0 || !this.manifestMightMatch(meta, filter)) continue;
-        for (const entry of await this.decodeManifest(meta, run, true)) added.push(entry);
+        for (const entry of await this.decodeManifest(meta, run, true)) {
+          run.bucketFiles(entry.partition, entry.bucket, entry.totalBuckets).append(entry.file, entry.totalBuckets);
+        }
       }
     }
     const last = snapshots.length === 0 ? null : snapshots[snapshots.length - 1]!.id;
-    return new ScanPlan(last, this.group(last ?? 0, added, new Map(), run));
+    return new ScanPlan(last, this.splits(last ?? 0, run, new Map()));
   }
 
   private manifestMightMatch(meta: ManifestFileMeta, filter: ScanFilter): boolean {
@@ -310,84 +338,69 @@ export class FileStoreScan {
     return out;
   }
 
-  private group(
-    snapshotId: number,
-    entries: Iterable<ManifestEntry>,
-    deletionFiles: Map<string, Map<string, DeletionFileRef>>,
-    run: PlanRun,
-  ): DataSplit[] {
-    const groups = new Map<string, ManifestEntry[]>();
-    // Entries come in runs of one partition and bucket: the key string is built once per run.
-    let lastPartition: Uint8Array | null = null;
-    let lastBucket = 0;
-    let lastList: ManifestEntry[] | null = null;
-    for (const e of entries) {
-      if (e.partition !== lastPartition || e.bucket !== lastBucket || lastList === null) {
-        const hex = run.partitionHex(e.partition);
-        const key = hex === undefined ? splitKey(e.partition, e.bucket) : `${hex}|${String(e.bucket).padStart(11, '0')}`;
-        let list = groups.get(key);
-        if (!list) groups.set(key, (list = []));
-        lastPartition = e.partition;
-        lastBucket = e.bucket;
-        lastList = list;
-      }
-      lastList.push(e);
-    }
+  /** The splits of a run's buckets that hold live files, ordered by partition bytes and bucket. */
+  private splits(snapshotId: number, run: PlanRun, deletionFiles: Map<string, Map<string, DeletionFileRef>>): DataSplit[] {
     const splits: DataSplit[] = [];
-    for (const key of [...groups.keys()].sort()) {
-      const list = groups.get(key)!;
-      const first = list[0]!;
-      const info = this.partitionInfo(first.partition);
-      const bucketPath = this.paths.bucketDir(info.path, first.bucket);
-      const files: PlannedFile[] = list.map((e) => new BucketFile(e.file, bucketPath));
-      // Manifests usually list a bucket's files in this order already: checking is linear.
-      if (!isSorted(files, compareFiles)) files.sort(compareFiles);
+    for (const { key, partition, bucket, files } of run.buckets()) {
+      if (files.size === 0) continue;
+      const info = this.partitionInfo(partition);
       splits.push({
         snapshotId,
-        partition: first.partition,
+        partition,
         partitionValues: info.values,
         partitionSpec: info.spec,
         partitionPath: info.path,
-        bucket: first.bucket,
-        totalBuckets: first.totalBuckets,
-        bucketPath,
-        files,
+        bucket,
+        totalBuckets: files.totalBuckets,
+        bucketPath: files.bucketPath,
+        files: files.files(),
         deletionFiles: deletionFiles.get(key) ?? new Map(),
       });
     }
     return splits;
   }
+
+  /** Full location of the bucket directory of a partition row (a shared row of a run). */
+  bucketPath(partition: Uint8Array, bucket: number): string {
+    return this.paths.bucketDir(this.partitionInfo(partition).path, bucket);
+  }
 }
 
-/** Order of files in a split: level, then min sequence number, then name. */
-function compareFiles(a: PlannedFile, b: PlannedFile): number {
-  return (
-    a.meta.level - b.meta.level ||
-    (a.meta.minSequenceNumber < b.meta.minSequenceNumber ? -1 : a.meta.minSequenceNumber > b.meta.minSequenceNumber ? 1 : 0) ||
-    (a.meta.fileName < b.meta.fileName ? -1 : a.meta.fileName > b.meta.fileName ? 1 : 0)
-  );
-}
-
-function isSorted<T>(items: readonly T[], compare: (a: T, b: T) => number): boolean {
-  for (let i = 1; i < items.length; i++) if (compare(items[i - 1]!, items[i]!) > 0) return false;
-  return true;
+/** The bucket part of a split key (fixed width, so keys sort by bucket within a partition). */
+function padBucket(bucket: number): string {
+  return String(bucket).padStart(11, '0');
 }
 
 function splitKey(partition: Uint8Array, bucket: number): string {
-  return `${Buffer.from(partition.buffer, partition.byteOffset, partition.byteLength).toString('hex')}|${String(bucket).padStart(11, '0')}`;
+  return `${Buffer.from(partition.buffer, partition.byteOffset, partition.byteLength).toString('hex')}|${padBucket(bucket)}`;
+}
+
+/** What a planning run knows of one distinct partition row. */
+interface PartitionState {
+  /** Number of the partition in the run (short identity strings). */
+  readonly id: number;
+  /** Whether the partition passes the run's partition filter. */
+  readonly accept: boolean;
+  readonly hex: string;
+  /** Live files by bucket. */
+  readonly buckets: Map<number, BucketFiles>;
 }
 
 /**
  * State of one planning run shared by the manifests decoded at once: the compactor (shared rows),
- * the verdict of the partition filter and a short id per distinct partition row.
+ * the verdict of the partition filter, a short id per distinct partition row and the live files
+ * of each (partition, bucket).
  */
 class PlanRun {
   readonly compactor = new EntryCompactor();
   readonly decodeOptions: ManifestDecodeOptions;
-  private readonly partitions = new Map<Uint8Array, { id: number; accept: boolean; hex: string }>();
+  private readonly partitions = new Map<Uint8Array, PartitionState>();
+  /** Partition and bucket of the last {@link bucketFiles} call. */
+  lastPartition: Uint8Array | null = null;
+  lastBucket = 0;
 
   constructor(
-    scan: FileStoreScan,
+    private readonly scan: FileStoreScan,
     readonly filter: ScanFilter,
   ) {
     const bucket = filter.bucket;
@@ -397,20 +410,46 @@ class PlanRun {
       arena: new ByteArena(),
       partition: (block, start, end) => {
         const shared = this.compactor.partitionAt(block, start, end);
-        let p = this.partitions.get(shared);
-        if (p === undefined) {
-          p = { id: this.partitions.size, accept: scan.partitionMatches(shared, filter), hex: Buffer.from(shared).toString('hex') };
-          this.partitions.set(shared, p);
-        }
-        return p.accept ? shared : undefined;
+        return this.partition(shared).accept ? shared : undefined;
       },
       acceptBucket: (b) => b !== POSTPONE_BUCKET && (bucket === undefined || b === bucket),
     };
   }
 
-  /** Hex of a shared partition row of this run (computed once per partition). */
-  partitionHex(partition: Uint8Array): string | undefined {
-    return this.partitions.get(partition)?.hex;
+  private partition(shared: Uint8Array): PartitionState {
+    let p = this.partitions.get(shared);
+    if (p === undefined) {
+      p = {
+        id: this.partitions.size,
+        accept: this.scan.partitionMatches(shared, this.filter),
+        hex: Buffer.from(shared).toString('hex'),
+        buckets: new Map(),
+      };
+      this.partitions.set(shared, p);
+    }
+    return p;
+  }
+
+  /** The live files of a (shared) partition row and bucket, opened by an entry with `totalBuckets`. */
+  bucketFiles(partition: Uint8Array, bucket: number, totalBuckets: number): BucketFiles {
+    const p = this.partition(partition);
+    let files = p.buckets.get(bucket);
+    if (files === undefined) {
+      files = new BucketFiles(this.scan.bucketPath(partition, bucket), totalBuckets);
+      p.buckets.set(bucket, files);
+    }
+    this.lastPartition = partition;
+    this.lastBucket = bucket;
+    return files;
+  }
+
+  /** Every (partition, bucket) opened in this run, ordered by the split key (partition hex, then bucket). */
+  buckets(): Array<{ key: string; partition: Uint8Array; bucket: number; files: BucketFiles }> {
+    const out: Array<{ key: string; partition: Uint8Array; bucket: number; files: BucketFiles }> = [];
+    for (const [partition, p] of this.partitions) {
+      for (const [bucket, files] of p.buckets) out.push({ key: `${p.hex}|${padBucket(bucket)}`, partition, bucket, files });
+    }
+    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
   /**
@@ -419,7 +458,7 @@ class PlanRun {
    */
   identity(entry: ManifestEntry): string {
     const f = entry.file;
-    const head = `${this.partitions.get(entry.partition)!.id}|${entry.bucket}|${f.level}|`;
+    const head = `${this.partition(entry.partition).id}|${entry.bucket}|${f.level}|`;
     if (f.extraFiles.length === 0 && f.embeddedIndex === null && f.externalPath === null) return `${head}N${f.fileName}`;
     const index = f.embeddedIndex === null ? null : Buffer.from(f.embeddedIndex).toString('hex');
     return `${head}J${JSON.stringify([f.fileName, f.extraFiles, index, f.externalPath])}`;

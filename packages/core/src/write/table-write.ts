@@ -118,6 +118,13 @@ export interface TableWriteOptions {
    * buckets. Default: off (a file's rows are buffered until it is cut, then its groups are encoded).
    */
   readonly streamRowGroupRows?: number;
+  /**
+   * Validate and route rows without buffering or writing anything: no data file, no in-flight
+   * record, no worker. {@link TableWrite.routedRows} then tells how many rows went to each
+   * partition, and `prepareCommit()` returns no message. For planning an overwrite
+   * (`TableCommit.planOverwrite`).
+   */
+  readonly dryRun?: boolean;
 }
 
 /** What a {@link TableWriteOptions.compactManager} factory learns about the bucket it serves. */
@@ -206,6 +213,8 @@ export class TableWrite {
   private readonly compression: ParquetCompression;
   private readonly budget: number;
   private readonly buffers = new Map<string, BucketBuffer>();
+  /** Dry runs: rows per partition (by {@link partKey}). */
+  private readonly routed = new Map<string, { partition: Uint8Array; rows: number }>();
   private buffered = 0;
   /** Written Parquet bytes / Arrow bytes so far; starts pessimistic (1) so files stay below target. */
   private ratioNum = 1;
@@ -270,8 +279,10 @@ export class TableWrite {
       const trimmed = trimmedPrimaryKeys(schema);
       if (this.numBuckets === -1) {
         primaryKeyBucketMode(schema);
-        this.assigner =
-          writeOptions.bucketAssigner ?? DynamicBucketAssigner.forTable(ctx, 'latest', writeOptions.replacePartitions ?? false);
+        // A dry run routes rows to partitions only: no bucket index is read.
+        this.assigner = writeOptions.dryRun
+          ? null
+          : (writeOptions.bucketAssigner ?? DynamicBucketAssigner.forTable(ctx, 'latest', writeOptions.replacePartitions ?? false));
         bucketKey = trimmed;
       } else {
         if (bucketKey.length === 0) bucketKey = trimmed;
@@ -313,13 +324,17 @@ export class TableWrite {
   async write(input: WriteInput): Promise<void> {
     this.checkOpen();
     // Start a Parquet encode worker now, so its wasm instantiation overlaps building the first file.
-    sharedParquetWorkerPool().warm(1);
+    if (!this.writeOptions.dryRun) sharedParquetWorkerPool().warm(1);
     const batches =
       input instanceof arrow.Table
         ? input.batches.map((b) => this.conformBatch(b))
         : input instanceof arrow.RecordBatch
           ? [this.conformBatch(input)]
           : [this.rowsToBatch(input)];
+    if (this.writeOptions.dryRun) {
+      for (const batch of batches) this.countRouted(batch);
+      return;
+    }
     const groups: Array<[Value[], number, arrow.RecordBatch]> = [];
     for (const batch of batches) groups.push(...(await this.split(batch)));
     for (const [partValues, bucket, batch] of groups) this.buffer(partValues, bucket, batch);
@@ -757,7 +772,57 @@ export class TableWrite {
     return out;
   }
 
+  /**
+   * Primary-key tables: opens the writers of these (partition, bucket)s from the latest snapshot
+   * without new data, so that the next {@link prepareCommit} compacts what the table needs
+   * compacted at commit (level 0 of deletion-vector and `changelog-producer` = `lookup` tables,
+   * whose batch reads or changelog depend on it). Used after a commit dropped this writer's
+   * compaction (a concurrent compaction replaced its inputs): the data it had compacted is live
+   * in level 0 again. Does nothing for append tables.
+   */
+  async compactBuckets(buckets: Iterable<{ readonly partition: Uint8Array; readonly bucket: number }>): Promise<void> {
+    if (!this.isPk) return;
+    for (const { partition, bucket } of buckets) {
+      await this.bucketBuffer(this.paths.partitionValues(partition), bucket).mergeTree!.restoreCompaction();
+    }
+  }
+
+  /**
+   * Dry runs ({@link TableWriteOptions.dryRun}): the rows written so far per partition (a
+   * serialized partition row; empty for an unpartitioned table), in the order first seen.
+   */
+  routedRows(): Array<{ readonly partition: Uint8Array; readonly rows: number }> {
+    return [...this.routed.values()].map((r) => ({ partition: r.partition, rows: r.rows }));
+  }
+
+  /** Counts the rows of a validated batch per partition, checking that each partition has a path as {@link buffer} does. */
+  private countRouted(batch: arrow.RecordBatch): void {
+    const cols = batch.data.children;
+    const partValues = this.partitionIdx.map((c, k) => valueReader(cols[c]!, this.partitionTypes[k]!));
+    for (let r = 0; r < batch.numRows; r++) {
+      const part = partValues.map((read) => read(r));
+      const key = partKey(part);
+      const slot = this.routed.get(key);
+      if (slot !== undefined) {
+        slot.rows++;
+        continue;
+      }
+      try {
+        this.paths.partitionPath(part);
+      } catch (e) {
+        throw new WriteValidationError(undefined, r, `cannot build the partition path: ${(e as Error).message}`);
+      }
+      this.routed.set(key, { partition: serializeBinaryRow(this.partitionTypes, part), rows: 1 });
+    }
+  }
+
   private buffer(part: Value[], bucket: number, batch: arrow.RecordBatch): void {
+    const buf = this.bucketBuffer(part, bucket);
+    this.fillBuffer(buf, batch, batchByteSize(batch) + (buf.mergeTree ? batch.numRows * MERGE_RECORD_OVERHEAD_BYTES : 0));
+  }
+
+  /** The buffer (and, for primary-key tables, the merge-tree writer) of a (partition, bucket). */
+  private bucketBuffer(part: Value[], bucket: number): BucketBuffer {
     const key = `${bucket}|${partKey(part)}`;
     let buf = this.buffers.get(key);
     if (!buf) {
@@ -781,7 +846,10 @@ export class TableWrite {
       };
       this.buffers.set(key, buf);
     }
-    const size = batchByteSize(batch) + (buf.mergeTree ? batch.numRows * MERGE_RECORD_OVERHEAD_BYTES : 0);
+    return buf;
+  }
+
+  private fillBuffer(buf: BucketBuffer, batch: arrow.RecordBatch, size: number): void {
     if (buf.mergeTree) {
       const columns = batch.data.children;
       const kinds = columns[columns.length - 1]!;

@@ -38,6 +38,11 @@ export interface CompactManager {
   prepareCommit(): Promise<CompactionResult>;
   /** Called when the writer is aborted: delete compaction outputs not handed out. */
   abort?(): Promise<void>;
+  /**
+   * Opens the bucket's levels from the table now rather than at the first flush, so that the next
+   * `prepareCommit` compacts what the table needs compacted at commit even without new data.
+   */
+  restore?(): Promise<void>;
 }
 
 /** A {@link CompactManager} that never compacts (`write-only` writers, tests). */
@@ -243,6 +248,11 @@ export class MergeTreeWriter {
     this.newFiles = [];
     this.newChangelogFiles = [];
     return { newFiles, newChangelogFiles, ...compaction };
+  }
+
+  /** See {@link CompactManager.restore}. */
+  async restoreCompaction(): Promise<void> {
+    await this.compactManager.restore?.();
   }
 
   /** Deletes the files written since the last {@link prepareCommit} and drops buffered rows. */

@@ -1,0 +1,191 @@
+/**
+ * Deletes and updates on an append table with deletion vectors (2 fixed buckets, 2 partitions):
+ * the storage requests, sequential round trips and time of each kind of step of a seeded workload
+ * (appends of 5-35 rows, `delete({ where })`, `update({ where, set })`, as the model-checked test
+ * `test/deletion-vectors-append.test.ts` runs it), then of reading every snapshot back by time
+ * travel, on local disk and on the S3 server when configured. Requests are counted by a FileIO
+ * wrapper; a round trip starts whenever a request is issued while none is in flight.
+ *
+ *   node benchmarks/dv-delete.bench.mjs [--steps 20] [--s3-steps 10] [--seed 3]
+ *
+ * Imports the BUILT packages.
+ */
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+
+import { benchWarehouses, fileIOFor, removeWarehouse } from './lib/bench-storage.mjs';
+import { environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
+import { parseNumberArgs, runIfMain, s3FromEnv } from './lib/standalone.mjs';
+import { seededRandom } from '../test/support/seeded-random.mjs';
+import { instrumentFileIO } from '../test/support/instrumented-file-io.mjs';
+
+export const name = 'dv-delete';
+
+/** A FileIO wrapper counting requests (by what they touch) and sequential round trips. */
+function counting(io) {
+  let stats = fresh();
+  function fresh() {
+    return { requests: 0, roundTrips: 0, index: 0, manifest: 0, data: 0 };
+  }
+  const proxy = instrumentFileIO(io, {
+    start(request) {
+      stats.requests++;
+      const s = String(request.path ?? '');
+      if (s.includes('/index/')) stats.index++;
+      else if (s.includes('/manifest/')) stats.manifest++;
+      else if (s.includes('/bucket-')) stats.data++;
+      if (request.newRoundTrip) stats.roundTrips++;
+    },
+  });
+  return {
+    io: proxy,
+    take() {
+      const s = stats;
+      stats = fresh();
+      return s;
+    },
+  };
+}
+
+/** Runs the workload on one backend; returns per-kind sums and the read-back figures. */
+async function workload(root, s3, steps, seed) {
+  const core = await import('@tidemark/core');
+  const raw = await fileIOFor(root, s3);
+  const { io, take } = counting(raw);
+  try {
+    const catalog = new core.FileSystemCatalog(`${root}/wh`, { fileIO: io });
+    await catalog.createTable('db.t', {
+      fields: [
+        { name: 'id', type: 'INT NOT NULL' },
+        { name: 'g', type: 'STRING' },
+        { name: 'v', type: 'INT' },
+      ],
+      partitionKeys: ['g'],
+      options: { bucket: '2', 'bucket-key': 'id', 'deletion-vectors.enabled': 'true' },
+    });
+    const table = await core.openTable(catalog.tableLocation('db.t'), { fileIO: io });
+    take();
+    const random = seededRandom(seed);
+    const kinds = {};
+    const add = (kind, ms, s) => {
+      const k = (kinds[kind] ??= { kind, steps: 0, ms: 0, requests: 0, roundTrips: 0, index: 0, manifest: 0, data: 0, maxRoundTrips: 0 });
+      k.steps++;
+      k.ms += ms;
+      for (const f of ['requests', 'roundTrips', 'index', 'manifest', 'data']) k[f] += s[f];
+      k.maxRoundTrips = Math.max(k.maxRoundTrips, s.roundTrips);
+    };
+    const ids = [];
+    let next = 0;
+    for (let s = 0; s < steps; s++) {
+      const t0 = performance.now();
+      if (s > 0 && random() < 0.45) {
+        const lo = Math.floor(random() * 100);
+        const hi = lo + Math.floor(random() * 30);
+        const where = random() < 0.5 ? `v >= ${lo} AND v < ${hi}` : `g = 'a' AND v < ${hi}`;
+        if (random() < 0.4) {
+          const nv = Math.floor(random() * 120);
+          const set = random() < 0.5 ? { v: nv } : { g: random() < 0.5 ? 'a' : 'b', v: nv };
+          const { result } = await table.update({ where, set });
+          if (result.status === 'committed') ids.push(result.snapshotId);
+          add(result.status === 'committed' ? 'update' : 'update (no match)', performance.now() - t0, take());
+        } else {
+          const { result } = await table.delete({ where });
+          if (result.status === 'committed') ids.push(result.snapshotId);
+          add(result.status === 'committed' ? 'delete' : 'delete (no match)', performance.now() - t0, take());
+        }
+      } else {
+        const rows = Array.from({ length: 5 + Math.floor(random() * 30) }, () => ({
+          id: next++,
+          g: random() < 0.5 ? 'a' : 'b',
+          v: Math.floor(random() * 120),
+        }));
+        const result = await table.append(rows);
+        if (result.status === 'committed') ids.push(result.snapshotId);
+        add('append', performance.now() - t0, take());
+      }
+    }
+    const t0 = performance.now();
+    let rows = 0;
+    for (const id of ids) rows += (await table.newRead({ snapshotId: id }).toArrowTable()).numRows;
+    add(`read ${ids.length} snapshots`, performance.now() - t0, take());
+    return { kinds: Object.values(kinds), rowsRead: rows };
+  } finally {
+    await removeWarehouse(raw, root).catch(() => undefined);
+    await raw.close?.();
+  }
+}
+
+/**
+ * @param {{ log?: (msg: string) => void, s3?: object, steps?: number, s3Steps?: number, seed?: number }} [options]
+ */
+export async function run(options = {}) {
+  const log = options.log ?? ((m) => console.error(m));
+  const steps = options.steps ?? 20;
+  const s3Steps = options.s3Steps ?? 10;
+  const seed = options.seed ?? 3;
+  const started = performance.now();
+  const results = [];
+  const problems = [];
+  for (const b of benchWarehouses(name, options.s3)) {
+    const n = b.s3 ? s3Steps : steps;
+    log(`${b.backend}: ${n} workload steps (seed ${seed}), then every snapshot read back`);
+    const root = b.s3 ? `${b.root}/${randomUUID()}` : path.join(b.root, randomUUID());
+    const r = await workload(root, b.s3, n, seed);
+    for (const k of r.kinds) {
+      results.push({ backend: b.backend, ...k });
+      log(
+        `${b.backend} ${k.kind}: ${k.steps} x, ${fmtNum(k.requests / k.steps)} requests, ${fmtNum(k.roundTrips / k.steps)} round trips, ${fmtNum(k.ms / k.steps)} ms each`,
+      );
+    }
+  }
+  const json = {
+    name,
+    date: new Date().toISOString(),
+    environment: environment(),
+    machine: 'shared: 2 cores used by several agents at once; times are indicative (±30 %), request counts are exact',
+    steps,
+    s3Steps,
+    seed,
+    results,
+    problems,
+    seconds: (performance.now() - started) / 1000,
+    s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined,
+  };
+  return { name, json, markdown: markdown(json) };
+}
+
+function markdown(json) {
+  return [
+    '# Deletes and updates on an append table with deletion vectors',
+    '',
+    `Run ${json.date}; total ${fmtNum(json.seconds)} s. Machine: ${json.machine}.`,
+    '',
+    `Seeded workload (seed ${json.seed}): ${json.steps} steps on local disk, ${json.s3Steps} on S3; per step of each kind, averages.`,
+    '',
+    markdownTable(
+      ['backend', 'step', 'count', 'requests', 'round trips (max)', 'DV index requests', 'manifest requests', 'data requests', 'ms'],
+      json.results.map((r) => [
+        r.backend,
+        r.kind,
+        fmtInt(r.steps),
+        fmtNum(r.requests / r.steps),
+        `${fmtNum(r.roundTrips / r.steps)} (${fmtInt(r.maxRoundTrips)})`,
+        fmtNum(r.index / r.steps),
+        fmtNum(r.manifest / r.steps),
+        fmtNum(r.data / r.steps),
+        fmtNum(r.ms / r.steps),
+      ]),
+    ),
+    '',
+    '- A round trip starts whenever a request is issued while none is in flight: requests issued together count once.',
+    json.s3
+      ? `- s3 = Ceph RGW at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.`
+      : '- S3 rows skipped: no S3 server configured.',
+    '- The machine was shared with other jobs while this ran; treat times as ±30 % (request counts are exact).',
+    ...problemsSection(json.problems),
+  ].join('\n');
+}
+
+const ARGS = { '--steps': 'steps', '--s3-steps': 's3Steps', '--seed': 'seed' };
+
+await runIfMain(import.meta.url, () => run({ ...parseNumberArgs(process.argv.slice(2), ARGS), s3: s3FromEnv() }));
