@@ -23,6 +23,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { instrumentFileIO } from '../../test/support/instrumented-file-io.mjs';
 import { childMain } from './measure.mjs';
 import { TABLE_FIELDS, makeBatch } from './write-data.mjs';
 
@@ -42,21 +43,8 @@ function storageOptions(s3) {
     : {};
 }
 
-/** Storage request kind of each FileIO method (what an object store would bill it as). */
-const KIND = {
-  read: 'get',
-  readRange: 'get',
-  exists: 'head',
-  stat: 'head',
-  list: 'list',
-  write: 'put',
-  createIfAbsent: 'conditional-put',
-  delete: 'delete',
-  deleteMany: 'delete',
-};
-
 /**
- * Wraps a FileIO to count calls per method and per request kind, lost snapshot races, and
+ * Wraps a FileIO to count requests per method and per request kind, lost snapshot races, and
  * sequential round trips: a round trip starts whenever a request is issued while none is in
  * flight, so requests issued together (in parallel) count once.
  */
@@ -65,50 +53,19 @@ function counting(io) {
   const kinds = {};
   const time = timeline();
   const stats = { counts, kinds, lostRaces: 0, roundTrips: 0, time };
-  let inFlight = 0;
-  const proxy = new Proxy(io, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop);
-      if (typeof value !== 'function' || prop === 'constructor') return value;
-      return (...args) => {
-        counts[prop] = (counts[prop] ?? 0) + 1;
-        const kind = KIND[prop];
-        if (kind === undefined) return value.apply(target, args);
-        kinds[kind] = (kinds[kind] ?? 0) + 1;
-        const side = kind === 'get' || kind === 'head' || kind === 'list' ? 'reads' : 'writes';
-        const begin = () => {
-          if (inFlight === 0) stats.roundTrips++;
-          inFlight++;
-          time.start(side);
-        };
-        if (prop === 'list') {
-          // A listing is in flight from its first page request until it is consumed or abandoned.
-          const it = value.apply(target, args);
-          return (async function* () {
-            begin();
-            try {
-              yield* it;
-            } finally {
-              inFlight--;
-              time.end(side);
-            }
-          })();
-        }
-        begin();
-        let result = value.apply(target, args);
-        const done = () => {
-          inFlight--;
-          time.end(side);
-        };
-        result = Promise.resolve(result).finally(done);
-        if (prop === 'createIfAbsent' && SNAPSHOT_FILE.test(String(args[0]))) {
-          result.then(
-            (r) => r === 'already-exists' && stats.lostRaces++,
-            () => {},
-          );
-        }
-        return result;
-      };
+  const sideOf = (kind) => (kind === 'get' || kind === 'head' || kind === 'list' ? 'reads' : 'writes');
+  const proxy = instrumentFileIO(io, {
+    start(request) {
+      counts[request.method] = (counts[request.method] ?? 0) + 1;
+      kinds[request.kind] = (kinds[request.kind] ?? 0) + 1;
+      if (request.newRoundTrip) stats.roundTrips++;
+      time.start(sideOf(request.kind));
+    },
+    end(request, outcome) {
+      time.end(sideOf(request.kind));
+      if (request.method === 'createIfAbsent' && SNAPSHOT_FILE.test(String(request.path)) && outcome.value === 'already-exists') {
+        stats.lostRaces++;
+      }
     },
   });
   return { io: proxy, stats };
