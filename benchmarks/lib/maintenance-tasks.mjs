@@ -19,7 +19,8 @@
  *   objects scanned / s.
  * - `compact-data`: appends `files` batches of `rows` rows (one small Parquet file each) to a new
  *   table `bench.c` in `warehouse`.
- * - `compact`: compactAppendTable on `table` (full), MB/s of input.
+ * - `compact`: compactAppendTable on `table` (full), MB/s of input; with `timeline: true`, also the
+ *   worker pool's and main thread's timeline summary (lib/pool-timeline.mjs).
  * - `raw-rewrite`: the same files read with parquet-wasm (readParquet) and written back with
  *   parquet-wasm (writeParquet, zstd), no table logic: MB/s of input.
  */
@@ -387,17 +388,30 @@ const tasks = {
     return { table: location, files: list };
   },
 
-  async compact({ table, s3 }) {
+  async compact({ table, s3, timeline: withTimeline }) {
     const core = await import('@tidemark/core');
     const maint = await import('@tidemark/maintenance');
-    const io = await fileIOFor(table, s3);
+    const rawIO = await fileIOFor(table, s3);
+    let timeline;
+    if (withTimeline) {
+      const { ParquetWorkerPool } = await import('@tidemark/format');
+      const { startPoolTimeline } = await import('./pool-timeline.mjs');
+      timeline = startPoolTimeline(ParquetWorkerPool);
+    }
+    const io = timeline ? timeline.wrapIO(rawIO) : rawIO;
     const t = await core.openTable(table, { fileIO: io });
     const c0 = process.cpuUsage();
     const t0 = performance.now();
-    const s = await maint.compactAppendTable(t, { full: true, maxFilesPerRun: 1_000_000 });
+    timeline?.mark('planning');
+    const s = await maint.compactAppendTable(t, {
+      full: true,
+      maxFilesPerRun: 1_000_000,
+      ...(timeline ? { onProgress: (p) => timeline.mark(p.phase) } : {}),
+    });
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(c0);
-    await io.close();
+    const timelineSummary = timeline?.stop();
+    await rawIO.close();
     const cpuMs = (cpu.user + cpu.system) / 1000; // every thread of the process, workers included
     return {
       filesBefore: s.filesBefore,
@@ -407,6 +421,7 @@ const tasks = {
       rows: s.rows,
       ms,
       cpuMs,
+      ...(timelineSummary ? { timeline: timelineSummary } : {}),
     };
   },
 

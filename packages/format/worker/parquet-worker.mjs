@@ -11,6 +11,8 @@
 //   (its tail, the projected column chunks) in; an Arrow IPC stream of the requested row groups
 //   and columns out. A range parquet-wasm asks for that was not sent is requested from the main
 //   thread (which owns the FileIO) with a `read` message.
+// A successful reply carries `ran: [start, end]`, when the job ran on this thread (epoch ms), which
+// the benchmarks' pool timelines read; the pool ignores it.
 import { parentPort, workerData } from 'node:worker_threads';
 
 if (!parentPort) throw new Error('parquet-worker.mjs must run as a worker thread');
@@ -71,7 +73,11 @@ class JobBlob {
   }
 }
 
+/** Wall-clock time (epoch ms) comparable across threads: replies carry when their job ran, for timelines. */
+const now = () => performance.timeOrigin + performance.now();
+
 async function decode(job) {
+  const t0 = now();
   let file;
   try {
     file = await pw.ParquetFile.fromFile(new JobBlob(job, 0, job.size));
@@ -82,7 +88,7 @@ async function decode(job) {
     });
     const ipc = table.intoIPCStream();
     const out = ipc.byteOffset === 0 && ipc.byteLength === ipc.buffer.byteLength ? ipc : ipc.slice();
-    port.postMessage({ id: job.id, ok: true, bytes: out }, [out.buffer]);
+    port.postMessage({ id: job.id, ok: true, bytes: out, ran: [t0, now()] }, [out.buffer]);
   } catch (e) {
     port.postMessage({ id: job.id, ok: false, error: describe(e) });
     if (e instanceof WebAssembly.RuntimeError) process.exit(1);
@@ -96,6 +102,7 @@ async function decode(job) {
 }
 
 function encode(job) {
+  const t0 = now();
   let bytes;
   try {
     let builder = new pw.WriterPropertiesBuilder()
@@ -113,7 +120,7 @@ function encode(job) {
   }
   const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
   const out = whole ? bytes : bytes.slice();
-  port.postMessage({ id: job.id, ok: true, bytes: out }, [out.buffer]);
+  port.postMessage({ id: job.id, ok: true, bytes: out, ran: [t0, now()] }, [out.buffer]);
 }
 
 port.on('message', (msg) => {
