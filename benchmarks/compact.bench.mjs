@@ -5,8 +5,11 @@
  * rows, as in the maintenance benchmark) and a few large ones (5 × 200,000 rows); local disk and,
  * when the harness passes one, the S3 server (small files only, one run, to stay within minutes).
  *
- *   node benchmarks/compact.bench.mjs [--runs 3]
+ *   node benchmarks/compact.bench.mjs [--runs 3] [--timeline 1]
  *
+ * After the timed runs, each local case gets `--timeline` more runs (default 1, not timed) with the
+ * pool timeline on (lib/pool-timeline.mjs): busy % of each worker and of the main thread, the
+ * encoding left after the last decode, and the longest idle gaps of the workers with what ended them.
  * Tasks are lib/maintenance-tasks.mjs (`compact-data`, `raw-rewrite`, `compact`). Results go to
  * benchmarks/results/compact.json and compact.md. Imports the BUILT packages.
  */
@@ -15,6 +18,7 @@ import path from 'node:path';
 
 import { median, medianRun, runChild } from './lib/measure.mjs';
 import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable } from './lib/report.mjs';
+import { describeTimeline } from './lib/pool-timeline.mjs';
 import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
 
 export const name = 'compact';
@@ -30,6 +34,7 @@ const MODES = ['raw', 'compact', 'compactPoolOff'];
 export async function run(options = {}) {
   const log = options.log ?? ((m) => console.error(m));
   const runs = options.runs ?? 3;
+  const timelineRuns = options.timeline ?? 1;
   const started = performance.now();
   const problems = [];
   const cases = [
@@ -75,8 +80,23 @@ export async function run(options = {}) {
         }
       }
     }
+    // Instrumented runs apart from the timed ones: the timeline's hooks cost a little CPU.
+    const timelines = [];
+    for (let i = 0; i < (c.s3 ? 0 : timelineRuns); i++) {
+      const label = `${c.backend} ${c.files} × ${fmtInt(c.rows)} rows: timeline run ${i + 1}/${timelineRuns}`;
+      log(label);
+      try {
+        const data = await runChild(TASKS, 'compact-data', { warehouse: `${c.root}/w${n++}`, files: c.files, rows: c.rows }, { timeoutMs: TIMEOUT_MS });
+        const r = await runChild(TASKS, 'compact', { table: data.table, timeline: true }, { timeoutMs: TIMEOUT_MS });
+        timelines.push({ ms: r.ms, cpuMs: r.cpuMs, bytesWritten: r.bytesWritten, ...r.timeline });
+        for (const line of describeTimeline(r.timeline)) log(`  ${line}`);
+      } catch (e) {
+        problems.push(`${label}: ${String(e.message).slice(0, 400)}`);
+      }
+    }
     if (!c.s3) await rm(c.root, { recursive: true, force: true });
     const summary = { backend: c.backend, files: c.files, rowsPerFile: c.rows, runs: c.runs };
+    if (timelines.length > 0) summary.timelines = timelines;
     for (const mode of MODES) {
       if (all[mode].length === 0) continue;
       const m = medianRun(all[mode], 'ms');
@@ -91,6 +111,7 @@ export async function run(options = {}) {
         rowsPerSec: (c.files * c.rows) / (m.ms / 1000),
         peakRssMiB: m.peakRssMiB,
         ...(m.filesAfter !== undefined ? { filesAfter: m.filesAfter } : {}),
+        ...(m.bytesWritten !== undefined ? { outputMB: m.bytesWritten / 1e6 } : {}),
       };
     }
     const ratio = (a, b) => (summary[a] && summary[b] ? summary[b].ms / summary[a].ms : undefined);
@@ -147,11 +168,12 @@ export function toMarkdown(r) {
       "threads) over raw's, the work done per input row, which other load on the machine barely changes (wall-time ratios " +
       'swing with it); with two workers on an idle machine, the speed ratio over raw approaches 2 ÷ this figure.',
     '',
-    '- **compactAppendTable** (`full: true`): plans, reads every file through the ordered read-ahead (row groups decoded on ' +
-      'the worker pool), writes one output file whose row groups go to the worker pool as soon as each is full (so the ' +
-      'encoding of the first groups overlaps the decoding of the later inputs; the groups are the ones a buffered write ' +
-      'cuts: one per worker, at least 131,072 rows), commits a COMPACT snapshot. *Pool off*: the same with ' +
-      '`TIDEMARK_PARQUET_WORKERS=0`.',
+    '- **compactAppendTable** (`full: true`): plans, reads every file through the ordered read-ahead (8 row groups, ' +
+      'decoded on the worker pool, up to two short decode jobs waiting on each worker), writes one output file whose row ' +
+      'groups go to the worker pool as soon as each is full (so the encoding of the first groups overlaps the decoding of ' +
+      'the later inputs; the k groups a buffered write would cut, one per worker and at least 131,072 rows, become k ' +
+      'groups of rows ÷ (k + ½) and a last one of half that size, so that less is encoded alone after the last input), ' +
+      'commits a COMPACT snapshot. *Pool off*: the same with `TIDEMARK_PARQUET_WORKERS=0`.',
     '- **raw read + rewrite**: per input file `read` + parquet-wasm `readParquet` + `writeParquet` (zstd) + `write`, on one ' +
       'thread, one output per input, no table logic.',
     '- Data: columns id BIGINT, name STRING, amount DOUBLE; one append commit per input file (not timed).',
@@ -167,6 +189,7 @@ export function toMarkdown(r) {
           'first slower calls); the compiled parquet-wasm is shared by all threads of the process (see read-data.md, ' +
           "*where a cold read's extra CPU goes*).",
       ),
+    ...timelineSection(r.results),
     '- The machine (2 cores) was shared with several other agents running builds, tests and benchmarks: absolute figures ' +
       'are noisy; ratios come from interleaved runs.',
     '',
@@ -175,11 +198,36 @@ export function toMarkdown(r) {
   return out.join('\n');
 }
 
+/** Markdown lines of the timeline runs (lib/pool-timeline.mjs), one block per case. */
+function timelineSection(results) {
+  const out = [];
+  for (const x of results) {
+    for (const t of x.timelines ?? []) {
+      out.push(
+        `- Timeline of one more ${x.backend} run, ${x.files} × ${fmtInt(x.rowsPerFile)} rows (${fmtNum(t.ms / 1000, 2)} s, ` +
+          `CPU ${fmtNum(t.cpuMs / 1000, 2)} s, output ${fmtNum(t.bytesWritten / 1e6, 2)} MB):`,
+        ...describeTimeline(t).map((l) => `  - ${l}`),
+      );
+    }
+  }
+  if (out.length > 0) {
+    out.unshift(
+      '- *Timelines*: per pool job, when it was queued, posted and run on which worker (the worker\'s clock); the ' +
+        'main thread\'s event-loop utilisation and the spans it was blocked (a 1 ms timer late by over 2 ms, which also ' +
+        'counts time the process was not scheduled on a shared machine). A worker gap is *nothing queued* when its ' +
+        'next job was not yet submitted (the main thread had not got that far), *queued, not yet posted* when it was ' +
+        'submitted but the worker had no job in hand (its last reply waited for the main thread).',
+    );
+  }
+  return out;
+}
+
 function parseArgs(argv) {
   const opts = {};
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--runs') opts.runs = Number(argv[++i]);
-    else throw new Error(`unknown option ${argv[i]} (use --runs)`);
+    else if (argv[i] === '--timeline') opts.timeline = Number(argv[++i]);
+    else throw new Error(`unknown option ${argv[i]} (use --runs, --timeline)`);
   }
   return opts;
 }

@@ -209,7 +209,10 @@ export function describeTimeline(s) {
       .map(([k, v]) => `${k} ${ms(v)}`)
       .join('; ')}`,
     `longest gaps: ${s.longestGaps
-      .map((g) => `${ms(g.ms)} at ${ms(g.startMs)} before a ${g.next} (queued ${ms(g.nextQueuedMs)} into it; main blocked ${ms(g.mainBlockedMs)})`)
+      .map((g) => {
+        const queued = g.nextQueuedMs <= 0 ? 'queued before it' : `queued ${ms(g.nextQueuedMs)} into it`;
+        return `${ms(g.ms)} at ${ms(g.startMs)} before a ${g.next} (${queued}; main thread blocked ${ms(g.mainBlockedMs)} of it)`;
+      })
       .join('; ')}`,
   ];
   return lines;
