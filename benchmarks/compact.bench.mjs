@@ -208,6 +208,13 @@ function timelineSection(results) {
           `CPU ${fmtNum(t.cpuMs / 1000, 2)} s, output ${fmtNum(t.bytesWritten / 1e6, 2)} MB):`,
         ...describeTimeline(t).map((l) => `  - ${l}`),
       );
+      const idle = Object.values(t.idleMsByCause).reduce((a, b) => a + b, 0);
+      const onMain = t.idleMsByCause['nothing queued (waiting for the main thread to submit)'] + t.idleMsByCause['queued, not yet posted'];
+      out.push(
+        `  - limit: ${fmtNum((100 * onMain) / Math.max(idle, 1), 0)} % of the workers' idle time waited on the main thread ` +
+          `(busy ${fmtNum(t.mainBusyPct, 0)} % of the run: per input row group it turns the decoded IPC into Arrow, evolves it ` +
+          'and collects statistics, per output group it writes the IPC), the rest came after their last job.',
+      );
     }
   }
   if (out.length > 0) {

@@ -205,9 +205,10 @@ export function describeTimeline(s) {
       `main thread busy ${s.mainBusyPct} % of the run`,
     `${s.decodeJobs} decode jobs of ${s.decodeAvgMs} ms, ${s.encodeJobs} encode jobs of ${s.encodeAvgMs} ms; first encode queued at ` +
       `${ms(s.firstEncodeQueuedMs ?? 0)}, last decode done at ${ms(s.lastDecodeEndMs)}, then ${ms(s.tailMs)} of encoding alone`,
-    `worker idle by cause: ${Object.entries(s.idleMsByCause)
-      .map(([k, v]) => `${k} ${ms(v)}`)
-      .join('; ')}`,
+    `the workers idled ${Math.round(100 - s.workers.reduce((t, w) => t + w.busyPct, 0) / s.workers.length)} % of the pool's span; ` +
+      `worker idle by cause: ${Object.entries(s.idleMsByCause)
+        .map(([k, v]) => `${k} ${ms(v)}`)
+        .join('; ')}`,
     `longest gaps: ${s.longestGaps
       .map((g) => {
         const queued = g.nextQueuedMs <= 0 ? 'queued before it' : `queued ${ms(g.nextQueuedMs)} into it`;
