@@ -86,7 +86,12 @@ export async function run(options = {}) {
       const label = `${c.backend} ${c.files} × ${fmtInt(c.rows)} rows: timeline run ${i + 1}/${timelineRuns}`;
       log(label);
       try {
-        const data = await runChild(TASKS, 'compact-data', { warehouse: `${c.root}/w${n++}`, files: c.files, rows: c.rows }, { timeoutMs: TIMEOUT_MS });
+        const data = await runChild(
+          TASKS,
+          'compact-data',
+          { warehouse: `${c.root}/w${n++}`, files: c.files, rows: c.rows },
+          { timeoutMs: TIMEOUT_MS },
+        );
         const r = await runChild(TASKS, 'compact', { table: data.table, timeline: true }, { timeoutMs: TIMEOUT_MS });
         timelines.push({ ms: r.ms, cpuMs: r.cpuMs, bytesWritten: r.bytesWritten, ...r.timeline });
         for (const line of describeTimeline(r.timeline)) log(`  ${line}`);
@@ -219,8 +224,8 @@ function timelineSection(results) {
   }
   if (out.length > 0) {
     out.unshift(
-      '- *Timelines*: per pool job, when it was queued, posted and run on which worker (the worker\'s clock); the ' +
-        'main thread\'s event-loop utilisation and the spans it was blocked (a 1 ms timer late by over 2 ms, which also ' +
+      "- *Timelines*: per pool job, when it was queued, posted and run on which worker (the worker's clock); the " +
+        "main thread's event-loop utilisation and the spans it was blocked (a 1 ms timer late by over 2 ms, which also " +
         'counts time the process was not scheduled on a shared machine). A worker gap is *nothing queued* when its ' +
         'next job was not yet submitted (the main thread had not got that far), *queued, not yet posted* when it was ' +
         'submitted but the worker had no job in hand (its last reply waited for the main thread).',

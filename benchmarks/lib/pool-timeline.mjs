@@ -20,7 +20,8 @@ const now = () => performance.timeOrigin + performance.now();
 export function startPoolTimeline(Pool) {
   const proto = Pool.prototype;
   for (const m of ['submit', 'spawn']) {
-    if (typeof proto[m] !== 'function') throw new Error(`pool-timeline: ParquetWorkerPool#${m} is gone; update benchmarks/lib/pool-timeline.mjs`);
+    if (typeof proto[m] !== 'function')
+      throw new Error(`pool-timeline: ParquetWorkerPool#${m} is gone; update benchmarks/lib/pool-timeline.mjs`);
   }
   const t0 = now();
   const jobs = new Map(); // id -> { kind, queued, posted, worker, ran, received }
