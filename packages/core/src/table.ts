@@ -18,6 +18,7 @@ import {
   type DataField,
   type DataFileMeta,
   type IndexManifestEntry,
+  type Snapshot,
   type Tag,
   type TableSchema,
 } from '@tidemark/format';
@@ -199,15 +200,15 @@ export class Table {
     if (options.startSequence === undefined && this.currentSchema.primaryKeys.length === 0 && this.context.options.bucket === -1) {
       return new TableWrite(this.context, options);
     }
-    let live: Promise<{ files: Map<string, DataFileMeta[]>; snapshotId: number | null }> | undefined;
+    let live: Promise<LivePlan> | undefined;
     const liveFiles = async (partition: Uint8Array, bucket: number): Promise<DataFileMeta[]> => {
-      live ??= this.liveFilesByBucket();
+      live ??= this.plannedLiveFiles();
       return (await live).files.get(bucketKey(partition, bucket)) ?? [];
     };
     // Deletion vectors of the same snapshot as the live files, read once for all buckets.
     let dvEntries: Promise<IndexManifestEntry[]> | undefined;
     const restoreDv = async (partition: Uint8Array, bucket: number): Promise<BucketDvMaintainer> => {
-      live ??= this.liveFilesByBucket();
+      live ??= this.plannedLiveFiles();
       dvEntries ??= live.then(async ({ snapshotId }) =>
         snapshotId === null ? [] : snapshotIndexEntries(this.fileIO, this.paths, await this.snapshotManager.snapshot(snapshotId)),
       );
@@ -256,8 +257,31 @@ export class Table {
     return new TableWrite(this.context, { ...options, startSequence, ...(compactManager !== undefined ? { compactManager } : {}) });
   }
 
-  /** Live files per (partition, bucket) of the latest snapshot. */
-  private async liveFilesByBucket(): Promise<{ files: Map<string, DataFileMeta[]>; snapshotId: number | null }> {
+  /**
+   * The last plan of live files the writers of this table made (or advanced past their own
+   * commit), reused by the next writer while it is provably still the latest snapshot's.
+   */
+  private livePlan: LivePlan | null = null;
+
+  /**
+   * Live files per (partition, bucket) of the latest snapshot. The plan of an earlier writer is
+   * reused when the latest snapshot is still the one it was made at (same id and same delta
+   * manifest list, so a rollback and a new commit under the same id is told apart): one round
+   * trip instead of reading the table's whole metadata.
+   */
+  private async plannedLiveFiles(): Promise<LivePlan> {
+    const known = this.livePlan;
+    if (known !== null && known.snapshotId !== null) {
+      const probe = await this.snapshotManager.latestFrom(known.snapshotId, 1);
+      const latest = probe.latest;
+      if (latest !== null && latest.id === known.snapshotId && latest.deltaManifestList === known.deltaManifestList) return known;
+    }
+    const plan = await this.liveFilesByBucket();
+    this.livePlan = plan;
+    return plan;
+  }
+
+  private async liveFilesByBucket(): Promise<LivePlan> {
     const out = new Map<string, DataFileMeta[]>();
     const plan = await this.newRead().plan();
     for (const split of plan.splits)
@@ -265,7 +289,34 @@ export class Table {
         bucketKey(split.partition, split.bucket),
         split.files.map((f) => f.meta),
       );
-    return { files: out, snapshotId: plan.snapshotId };
+    const snapshot = plan.snapshotId === null ? null : await this.snapshotManager.snapshot(plan.snapshotId);
+    return { files: out, snapshotId: plan.snapshotId, deltaManifestList: snapshot?.deltaManifestList ?? null };
+  }
+
+  /**
+   * After this table's commit of `messages`: when its snapshots directly follow the remembered
+   * plan's (ids are contiguous and each snapshot is built on the one before, so nobody else's
+   * commit came in between), the plan plus the commit's own file changes is the live set of the
+   * last one, `created`, and the next writer starts from it. Anything else (another writer's
+   * snapshot in between, files re-sequenced or a compaction dropped at commit) forgets the plan.
+   */
+  private advanceLivePlan(messages: readonly CommitMessage[], result: CommitResult, created: Snapshot | null): void {
+    const known = this.livePlan;
+    if (known === null) return;
+    this.livePlan = null;
+    if (result.status !== 'committed' || known.snapshotId === null || created === null) return;
+    if (result.resequencedFiles !== undefined || result.compactionDropped !== undefined) return;
+    const ids = result.snapshotIds;
+    if (!ids.every((id, i) => id === known.snapshotId! + 1 + i) || created.id !== ids[ids.length - 1]) return;
+    const files = new Map(known.files);
+    for (const m of messages) {
+      const key = bucketKey(m.partition, m.bucket);
+      const gone = new Set([...(m.deletedFiles ?? []), ...(m.compactBefore ?? [])].map((f) => f.fileName));
+      // A compaction may keep a file's name at a new level: its output replaces the old meta.
+      const added = [...m.newFiles.filter((f) => !gone.has(f.fileName)), ...(m.compactAfter ?? [])];
+      files.set(key, [...(files.get(key) ?? []).filter((f) => !gone.has(f.fileName)), ...added]);
+    }
+    this.livePlan = { files, snapshotId: created.id, deltaManifestList: created.deltaManifestList };
   }
 
   /**
@@ -292,9 +343,11 @@ export class Table {
    *   already committed `identifier`, `empty` when there was nothing to write).
    */
   async append(rows: WriteInput, options: AppendOptions = {}): Promise<CommitResult> {
-    return this.writeAndCommit(rows, options, (commit, committable) =>
-      commit.commit({ ...committable, ...(options.properties ? { properties: options.properties } : {}) }),
-    );
+    return this.writeAndCommit(rows, options, async (commit, committable) => {
+      const result = await commit.commit({ ...committable, ...(options.properties ? { properties: options.properties } : {}) });
+      this.advanceLivePlan(committable.messages, result, commit.fileStoreCommit.lastCreated);
+      return result;
+    });
   }
 
   /**
@@ -715,6 +768,14 @@ export class Table {
   }
 }
 
+/** Live files per (partition, bucket) of one snapshot, as a writer plans its sequence numbers against them. */
+interface LivePlan {
+  readonly files: Map<string, DataFileMeta[]>;
+  readonly snapshotId: number | null;
+  /** Of the snapshot `snapshotId`: names it uniquely (ids are reused after a rollback). */
+  readonly deltaManifestList: string | null;
+}
+
 /** Options of {@link Table.newCommit}. */
 export interface NewCommitOptions extends FileStoreCommitOptions {
   /** Commit user; default a fresh UUID (one per batch job, as in Paimon). */
@@ -886,7 +947,7 @@ const expireStates = new WeakMap<TableContext, AutoExpireState>();
 export function newTableCommit(context: TableContext, options: NewCommitOptions = {}): TableCommit {
   const commitUser = options.commitUser ?? randomUUID();
   const { expire, ...storeOptions } = options;
-  const inner = new FileStoreCommit(context, { checkBaseDataFiles: true, ...storeOptions });
+  const inner = new FileStoreCommit(context, { checkBaseDataFiles: true, shareWithTable: true, ...storeOptions });
   const logger = options.logger ?? context.logger;
   // Shared by the committers of one table context (each `table.append` / `delete` / `update`
   // makes its own): what one run learned spares the next one-shot write its expiration requests.

@@ -52,7 +52,8 @@ import { CommitBaseCheck } from './base-check.js';
 import { dataManifests, liveEntries, liveRecordCount, partitionKey } from './manifest-fold.js';
 import { mergeManifests } from './manifest-merge.js';
 import { ManifestNames, ManifestWriter } from './manifest-writer.js';
-import { MetadataCache } from './metadata-cache.js';
+import type { MetadataCache } from './metadata-cache.js';
+import { CommitKnowledge, sharedCommitKnowledge } from './commit-knowledge.js';
 import { SequenceOrderGuard, bucketKey, type SequenceMaxima } from './sequence-order.js';
 
 /** Outcome of a commit. */
@@ -167,6 +168,14 @@ export interface FileStoreCommitOptions {
    * writers contend). Runs synchronously on the commit path; an exception it throws is ignored.
    */
   readonly onAttempt?: (attempt: CommitAttemptReport) => void;
+  /**
+   * Share what this committer learns (manifests read or written, base-check results, sequence
+   * maxima, the newest snapshot id seen) with the other committers of the same table context that
+   * set it too, instead of keeping it per instance: a committer made per call then pays what a
+   * long-lived one pays. Every fact shared is checked against storage before use, as a long-lived
+   * committer's are. Default false; table commits ({@link newTableCommit}) turn it on.
+   */
+  readonly shareWithTable?: boolean;
 }
 
 type DeltaSource =
@@ -279,15 +288,26 @@ export class FileStoreCommit {
   private readonly bucketUnaware: boolean;
   /** Per commitUser: highest snapshot id scanned and the user's last identifier at or below it. */
   private readonly committedCache = new Map<string, { scannedTo: number; identifier: bigint | null; kind: CommitKind | null }>();
-  /** Highest live sequence number per bucket, as of some snapshot (primary-key tables). */
-  private readonly sequenceMaxima: { maxima: SequenceMaxima | null } = { maxima: null };
-  /** Manifest lists and manifests this committer wrote or read (immutable files; bounded). */
-  private readonly cache: MetadataCache;
   /**
-   * Id of the newest snapshot this committer saw exist (its last commit, or the winner of a race
-   * it lost): the next commit probes forward from it instead of reading the LATEST hint.
+   * Manifest lists and manifests this committer wrote or read (immutable files; bounded), highest
+   * live sequence numbers per bucket as of some snapshot (primary-key tables), base-check results,
+   * and the id of the newest snapshot seen to exist (its last commit, or the winner of a race it
+   * lost: the next commit probes forward from it instead of reading the LATEST hint). Per
+   * instance, or shared by the table's committers (`shareWithTable`).
    */
-  private knownLatest: number | null = null;
+  private readonly knowledge: CommitKnowledge;
+  private get cache(): MetadataCache {
+    return this.knowledge.cache;
+  }
+  private get sequenceMaxima(): { maxima: SequenceMaxima | null } {
+    return this.knowledge.sequenceMaxima;
+  }
+  private get knownLatest(): number | null {
+    return this.knowledge.knownLatest;
+  }
+  private set knownLatest(id: number | null) {
+    this.knowledge.knownLatest = id;
+  }
   /** Waits between attempts, adapted to how long attempts take on this store. */
   private readonly backoff: RetryBackoff;
   private created: Snapshot | null = null;
@@ -346,7 +366,7 @@ export class FileStoreCommit {
     this.recordInflight = options.recordInflight ?? true;
     this.onAttempt = options.onAttempt;
     this.bucketUnaware = schema.primaryKeys.length === 0 && ctx.options.bucket === -1;
-    this.cache = new MetadataCache(fileIO, paths);
+    this.knowledge = options.shareWithTable === true ? sharedCommitKnowledge(ctx) : new CommitKnowledge(fileIO, paths);
     this.backoff = new RetryBackoff(this.options.minRetryWaitMs, this.options.maxRetryWaitMs);
     this.baseCheck = new CommitBaseCheck(
       fileIO,
@@ -355,6 +375,7 @@ export class FileStoreCommit {
         ? (e) => paths.dataFilePath(this.partitionString(e.partition), e.bucket, e.file.fileName, e.file.externalPath)
         : null,
       this.cache,
+      this.knowledge.baseCheck,
     );
   }
 
@@ -396,7 +417,7 @@ export class FileStoreCommit {
     // Primary-key tables: new files are kept above sequence numbers committed meanwhile.
     const guard =
       appendPart && appendEntries.some((e) => e.kind === 'ADD') && SequenceOrderGuard.appliesTo(this.schema)
-        ? new SequenceOrderGuard(this.context, this.sequenceMaxima)
+        ? new SequenceOrderGuard(this.context, this.sequenceMaxima, this.cache)
         : undefined;
     let start: AttemptStart | undefined;
     if (!empty) {
@@ -750,7 +771,12 @@ export class FileStoreCommit {
   }
 
   /** How many ids past the known latest the next probe reads in its first round trip. */
-  private probeWindow = 1;
+  private get probeWindow(): number {
+    return this.knowledge.probeWindow;
+  }
+  private set probeWindow(n: number) {
+    this.knowledge.probeWindow = n;
+  }
 
   /**
    * The last identifier `user` committed (newest snapshot of that user), or null. `probe` (a
