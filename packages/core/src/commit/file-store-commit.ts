@@ -54,7 +54,7 @@ import { mergeManifests } from './manifest-merge.js';
 import { ManifestNames, ManifestWriter } from './manifest-writer.js';
 import type { MetadataCache } from './metadata-cache.js';
 import { CommitKnowledge, sharedCommitKnowledge } from './commit-knowledge.js';
-import { SequenceOrderGuard, bucketKey, type SequenceMaxima } from './sequence-order.js';
+import { SequenceOrderGuard, advanceSequenceMaxima, bucketKey, type SequenceMaxima } from './sequence-order.js';
 
 /** Outcome of a commit. */
 export type CommitResult =
@@ -986,6 +986,7 @@ export class FileStoreCommit {
         }
         const attemptMs = this.now() - attemptStarted;
         if (outcome === 'created') {
+          advanceSequenceMaxima(this.sequenceMaxima, latest, snapshot, entries);
           this.knownLatest = snapshot.id;
           this.created = snapshot;
           this.backoff.succeeded(attemptMs);

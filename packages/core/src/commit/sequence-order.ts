@@ -68,6 +68,28 @@ export function bucketKey(partition: Uint8Array, bucket: number): string {
 }
 
 /**
+ * After a committer created `created` on top of `base` with the delta `entries`: maxima known at
+ * `base` become the maxima at `created` by raising them with the delta's ADD entries, exactly as
+ * reading the new snapshot's delta would (so the next commit reads nothing for it).
+ */
+export function advanceSequenceMaxima(
+  cache: { maxima: SequenceMaxima | null },
+  base: Snapshot | null,
+  created: Snapshot,
+  entries: readonly ManifestEntry[],
+): void {
+  const known = cache.maxima;
+  if (known === null || base === null || known.snapshotId !== base.id || known.deltaManifestList !== base.deltaManifestList) return;
+  if (created.id !== base.id + 1) return;
+  const max = new Map(known.max);
+  for (const e of entries) {
+    if (e.kind === 'ADD' && known.partitions.has(partitionKey(e.partition)))
+      raise(max, bucketKey(e.partition, e.bucket), e.file.maxSequenceNumber);
+  }
+  cache.maxima = { snapshotId: created.id, deltaManifestList: created.deltaManifestList, partitions: known.partitions, max };
+}
+
+/**
  * Keeps the new files of one commit above every sequence number committed before it, bucket by
  * bucket (see the module comment). One guard serves one commit; the maxima it learns go to a cache
  * shared by the commits of one committer, so that a retry or the next commit only reads the delta
