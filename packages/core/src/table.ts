@@ -18,7 +18,6 @@ import {
   type DataField,
   type DataFileMeta,
   type IndexManifestEntry,
-  type Snapshot,
   type Tag,
   type TableSchema,
 } from '@tidemark/format';
@@ -39,6 +38,7 @@ import {
   type FileStoreCommitOptions,
   type OverwriteCallOptions,
 } from './commit/file-store-commit.js';
+import { sharedCommitKnowledge, type LivePlan } from './commit/commit-knowledge.js';
 import { commitNotApplied } from './commit/commit-errors.js';
 import { retryWaitMs, sleep } from './commit/commit-retry.js';
 import { DynamicBucketConflictError, snapshotIndexEntries } from './commit/index-changes.js';
@@ -203,7 +203,8 @@ export class Table {
     let live: Promise<LivePlan> | undefined;
     const liveFiles = async (partition: Uint8Array, bucket: number): Promise<DataFileMeta[]> => {
       live ??= this.plannedLiveFiles();
-      return (await live).files.get(bucketKey(partition, bucket)) ?? [];
+      // A copy: the plan is shared with the table's other writers.
+      return [...((await live).files.get(bucketKey(partition, bucket)) ?? [])];
     };
     // Deletion vectors of the same snapshot as the live files, read once for all buckets.
     let dvEntries: Promise<IndexManifestEntry[]> | undefined;
@@ -258,26 +259,22 @@ export class Table {
   }
 
   /**
-   * The last plan of live files the writers of this table made (or advanced past their own
-   * commit), reused by the next writer while it is provably still the latest snapshot's.
-   */
-  private livePlan: LivePlan | null = null;
-
-  /**
-   * Live files per (partition, bucket) of the latest snapshot. The plan of an earlier writer is
-   * reused when the latest snapshot is still the one it was made at (same id and same delta
+   * Live files per (partition, bucket) of the latest snapshot. The plan of an earlier writer of
+   * this table context (advanced by its committers past each snapshot they created on top of it)
+   * is reused when the latest snapshot is still the one it describes (same id and same delta
    * manifest list, so a rollback and a new commit under the same id is told apart): one round
    * trip instead of reading the table's whole metadata.
    */
   private async plannedLiveFiles(): Promise<LivePlan> {
-    const known = this.livePlan;
+    const knowledge = sharedCommitKnowledge(this.context);
+    const known = knowledge.livePlan;
     if (known !== null && known.snapshotId !== null) {
       const probe = await this.snapshotManager.latestFrom(known.snapshotId, 1);
       const latest = probe.latest;
       if (latest !== null && latest.id === known.snapshotId && latest.deltaManifestList === known.deltaManifestList) return known;
     }
     const plan = await this.liveFilesByBucket();
-    this.livePlan = plan;
+    knowledge.livePlan = plan;
     return plan;
   }
 
@@ -291,32 +288,6 @@ export class Table {
       );
     const snapshot = plan.snapshotId === null ? null : await this.snapshotManager.snapshot(plan.snapshotId);
     return { files: out, snapshotId: plan.snapshotId, deltaManifestList: snapshot?.deltaManifestList ?? null };
-  }
-
-  /**
-   * After this table's commit of `messages`: when its snapshots directly follow the remembered
-   * plan's (ids are contiguous and each snapshot is built on the one before, so nobody else's
-   * commit came in between), the plan plus the commit's own file changes is the live set of the
-   * last one, `created`, and the next writer starts from it. Anything else (another writer's
-   * snapshot in between, files re-sequenced or a compaction dropped at commit) forgets the plan.
-   */
-  private advanceLivePlan(messages: readonly CommitMessage[], result: CommitResult, created: Snapshot | null): void {
-    const known = this.livePlan;
-    if (known === null) return;
-    this.livePlan = null;
-    if (result.status !== 'committed' || known.snapshotId === null || created === null) return;
-    if (result.resequencedFiles !== undefined || result.compactionDropped !== undefined) return;
-    const ids = result.snapshotIds;
-    if (!ids.every((id, i) => id === known.snapshotId! + 1 + i) || created.id !== ids[ids.length - 1]) return;
-    const files = new Map(known.files);
-    for (const m of messages) {
-      const key = bucketKey(m.partition, m.bucket);
-      const gone = new Set([...(m.deletedFiles ?? []), ...(m.compactBefore ?? [])].map((f) => f.fileName));
-      // A compaction may keep a file's name at a new level: its output replaces the old meta.
-      const added = [...m.newFiles.filter((f) => !gone.has(f.fileName)), ...(m.compactAfter ?? [])];
-      files.set(key, [...(files.get(key) ?? []).filter((f) => !gone.has(f.fileName)), ...added]);
-    }
-    this.livePlan = { files, snapshotId: created.id, deltaManifestList: created.deltaManifestList };
   }
 
   /**
@@ -343,11 +314,9 @@ export class Table {
    *   already committed `identifier`, `empty` when there was nothing to write).
    */
   async append(rows: WriteInput, options: AppendOptions = {}): Promise<CommitResult> {
-    return this.writeAndCommit(rows, options, async (commit, committable) => {
-      const result = await commit.commit({ ...committable, ...(options.properties ? { properties: options.properties } : {}) });
-      this.advanceLivePlan(committable.messages, result, commit.fileStoreCommit.lastCreated);
-      return result;
-    });
+    return this.writeAndCommit(rows, options, (commit, committable) =>
+      commit.commit({ ...committable, ...(options.properties ? { properties: options.properties } : {}) }),
+    );
   }
 
   /**
@@ -766,14 +735,6 @@ export class Table {
   async close(): Promise<void> {
     await this.fileIO.close();
   }
-}
-
-/** Live files per (partition, bucket) of one snapshot, as a writer plans its sequence numbers against them. */
-interface LivePlan {
-  readonly files: Map<string, DataFileMeta[]>;
-  readonly snapshotId: number | null;
-  /** Of the snapshot `snapshotId`: names it uniquely (ids are reused after a rollback). */
-  readonly deltaManifestList: string | null;
 }
 
 /** Options of {@link Table.newCommit}. */

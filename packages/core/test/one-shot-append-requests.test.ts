@@ -111,6 +111,27 @@ describe('one-shot table.append on a reused Table', () => {
     });
   }
 
+  it('plans a writer of newBatchWrite against what the long-lived committer of the same table committed, without reading the table', async () => {
+    const counter = counting(new MemoryFileIO());
+    // write-only: no writer compaction (whose reads of data files are not planning).
+    const { table } = await create(counter.io, { primaryKeys: ['id'], options: { bucket: '2', 'write-only': 'true' } });
+    const commit = table.newCommit();
+    const reads: number[] = [];
+    for (let i = 1; i <= 40; i++) {
+      const before = counter.reads;
+      const writer = table.newBatchWrite();
+      await writer.write([{ id: i % 7, v: `v${i}` }]);
+      expect((await commit.commit({ messages: await writer.prepareCommit() })).status).toBe('committed');
+      await writer.close();
+      reads.push(counter.reads - before);
+    }
+    // The table's manifests are read by the first plan only; later plans probe one snapshot.
+    expect(Math.max(...reads.slice(20))).toBeLessThanOrEqual(Math.max(...reads.slice(5, 15)));
+    expect(Math.max(...reads.slice(5))).toBeLessThanOrEqual(8);
+    const rows = await table.newRead().toArrowTable();
+    expect(rows.numRows).toBe(7);
+  });
+
   it('continues sequence numbers after another writer that committed between two appends (append table)', async () => {
     const store = new MemoryFileIO();
     const { root, table: a } = await create(store, { options: { bucket: '1', 'bucket-key': 'id' } });

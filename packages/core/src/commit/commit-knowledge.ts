@@ -12,11 +12,21 @@
  * snapshot id and delta manifest list they were computed at.
  */
 import type { FileIO } from '@tidemark/storage';
+import type { DataFileMeta, ManifestEntry, Snapshot } from '@tidemark/format';
 import type { TableContext } from '../table-context.js';
 import type { TablePaths } from '../table-paths.js';
 import { BaseCheckMemory } from './base-check.js';
 import { MetadataCache } from './metadata-cache.js';
-import type { SequenceMaxima } from './sequence-order.js';
+import { bucketKey, type SequenceMaxima } from './sequence-order.js';
+
+/** Live files per (partition, bucket) of one snapshot, as writers plan sequence numbers and compactions against them. */
+export interface LivePlan {
+  /** By `bucketKey(partition, bucket)`. */
+  readonly files: ReadonlyMap<string, readonly DataFileMeta[]>;
+  readonly snapshotId: number | null;
+  /** Of snapshot `snapshotId`: names it uniquely (an id is reused after a rollback). */
+  readonly deltaManifestList: string | null;
+}
 
 export class CommitKnowledge {
   /** Manifest lists and manifests written or read (bounded). */
@@ -29,6 +39,44 @@ export class CommitKnowledge {
   knownLatest: number | null = null;
   /** How many ids past `knownLatest` the next probe reads in its first round trip. */
   probeWindow = 1;
+  /**
+   * The writers' last plan of live files (`Table.newBatchWrite`), advanced past every snapshot a
+   * committer of the table creates directly on top of it; reused while it is the latest's.
+   */
+  livePlan: LivePlan | null = null;
+
+  /**
+   * After a committer created `created` on top of `base` with the data-file delta `entries`: a
+   * plan of `base` plus the delta is exactly the live set of `created` (the same fold a scan
+   * does). Any other plan cannot be advanced and is forgotten.
+   */
+  advanceLivePlan(base: Snapshot | null, created: Snapshot, entries: readonly ManifestEntry[]): void {
+    const plan = this.livePlan;
+    if (plan === null) return;
+    this.livePlan = null;
+    if (base === null || plan.snapshotId !== base.id || plan.deltaManifestList !== base.deltaManifestList) return;
+    if (created.id !== base.id + 1) return;
+    const files = new Map(plan.files);
+    const touched = new Set<string>();
+    for (const e of entries) {
+      const key = bucketKey(e.partition, e.bucket);
+      if (!touched.has(key)) {
+        files.set(key, [...(files.get(key) ?? [])]);
+        touched.add(key);
+      }
+      const list = files.get(key) as DataFileMeta[];
+      if (e.kind === 'ADD') {
+        list.push(e.file);
+        continue;
+      }
+      // A compaction may keep a file's name at a new level: the identity is name and level.
+      const at = list.findIndex((f) => f.fileName === e.file.fileName && f.level === e.file.level);
+      if (at < 0) return; // not in the plan: it was not the base's after all
+      list.splice(at, 1);
+    }
+    for (const key of touched) if (files.get(key)!.length === 0) files.delete(key);
+    this.livePlan = { files, snapshotId: created.id, deltaManifestList: created.deltaManifestList };
+  }
 
   constructor(fileIO: FileIO, paths: TablePaths) {
     this.cache = new MetadataCache(fileIO, paths);
