@@ -169,8 +169,8 @@ export interface FileStoreCommitOptions {
    */
   readonly onAttempt?: (attempt: CommitAttemptReport) => void;
   /**
-   * Share what this committer learns (manifests read or written, base-check results, sequence
-   * maxima, the newest snapshot id seen) with the other committers of the same table context that
+   * Share what this committer learns (manifests read or written, base-check results, the newest
+   * snapshot id seen, the writers' live-file plan it advances) with the other committers of the same table context that
    * set it too, instead of keeping it per instance: a committer made per call then pays what a
    * long-lived one pays. Every fact shared is checked against storage before use, as a long-lived
    * committer's are. Default false; table commits ({@link newTableCommit}) turn it on.
@@ -289,8 +289,7 @@ export class FileStoreCommit {
   /** Per commitUser: highest snapshot id scanned and the user's last identifier at or below it. */
   private readonly committedCache = new Map<string, { scannedTo: number; identifier: bigint | null; kind: CommitKind | null }>();
   /**
-   * Manifest lists and manifests this committer wrote or read (immutable files; bounded), highest
-   * live sequence numbers per bucket as of some snapshot (primary-key tables), base-check results,
+   * Manifest lists and manifests this committer wrote or read (immutable files; bounded), base-check results,
    * and the id of the newest snapshot seen to exist (its last commit, or the winner of a race it
    * lost: the next commit probes forward from it instead of reading the LATEST hint). Per
    * instance, or shared by the table's committers (`shareWithTable`).
@@ -299,9 +298,14 @@ export class FileStoreCommit {
   private get cache(): MetadataCache {
     return this.knowledge.cache;
   }
-  private get sequenceMaxima(): { maxima: SequenceMaxima | null } {
-    return this.knowledge.sequenceMaxima;
-  }
+  /**
+   * Highest sequence number per bucket as of some snapshot (primary-key tables), folded forward
+   * over the ADD entries of later snapshots. Per instance, not shared: a fold never lowers a
+   * maximum when files are deleted (a full compaction drops retracted records), so a long-lived
+   * fold can run above the live maximum a fresh writer continues from, and would then re-sequence
+   * (and drop the compaction of) every one-shot write.
+   */
+  private readonly sequenceMaxima: { maxima: SequenceMaxima | null } = { maxima: null };
   private get knownLatest(): number | null {
     return this.knowledge.knownLatest;
   }
