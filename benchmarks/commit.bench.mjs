@@ -6,15 +6,23 @@
  * RSS (tasks in lib/commit-tasks.mjs; each writer is a fresh child process).
  *
  *   node benchmarks/commit.bench.mjs [--commits 1000] [--rows 100] [--writers 1,2,4,8] [--writer-commits 25] [--s3-only]
+ *                                    [--contention-only]
+ *
+ * `--contention-only` skips the serial appends (a few minutes less; the report then has no serial
+ * section): for tuning the concurrent rows. Each concurrent row also reports the CPU the writers
+ * and the S3 server's daemons used, and what that allows on the machine's cores (lib/process-cpu.mjs).
  *
  * S3 rows need S3_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, S3_BUCKET (the harness
  * `npm run bench` starts or reuses the test server and passes them in). Results go to
  * benchmarks/results/commit.json and commit.md. Imports the BUILT packages.
  */
 import { rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import { runChild } from './lib/measure.mjs';
+import { cpuWindow } from './lib/process-cpu.mjs';
 import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
 import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
 
@@ -152,7 +160,40 @@ function slowestCommits(results, n) {
 }
 
 /**
- * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number, writers?: number[], writerCommits?: number, s3Only?: boolean }} [options]
+ * CPU per commit of the writer processes (each reports its own) and of the S3 server's daemons,
+ * and the most commits/s the machine's cores allow at that cost. The server is shared: its CPU
+ * includes whatever other clients asked of it meanwhile, so the figure is an upper bound of the
+ * server's share (and the ceiling a lower bound). `machine` is every process on the machine.
+ */
+function cpuSummary(results, server, commits) {
+  const cores = os.cpus().length;
+  const writersMs = results.reduce((s, x) => s + (x.cpuMs ?? 0), 0);
+  const writeCpuMs = results.reduce((s, x) => s + (x.writeCpuMs ?? 0), 0);
+  const commitCpuMs = results.reduce((s, x) => s + (x.commitCpuMs ?? 0), 0);
+  const daemons = server.daemons ?? {};
+  const serverMs = Object.values(daemons).reduce((s, d) => s + d.cpuMs, 0);
+  const perCommitMs = (writersMs + serverMs) / commits;
+  const machine = server.machine;
+  return {
+    cores,
+    wallMs: server.wallMs,
+    writersMs,
+    daemons: server.daemons,
+    serverMs,
+    writerPerCommitMs: writersMs / commits,
+    /** Of the writers' CPU per commit: writing the data file, and the commit call. */
+    writeCpuPerCommitMs: writeCpuMs / commits,
+    commitCpuPerCommitMs: commitCpuMs / commits,
+    serverPerCommitMs: serverMs / commits,
+    perCommitMs,
+    ceilingCommitsPerSec: perCommitMs > 0 ? (cores * 1000) / perCommitMs : null,
+    machineBusy: machine ? machine.busyMs / (machine.busyMs + machine.idleMs) : null,
+    othersMs: machine ? Math.max(0, machine.busyMs - writersMs - serverMs) : null,
+  };
+}
+
+/**
+ * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number, writers?: number[], writerCommits?: number, s3Only?: boolean, contentionOnly?: boolean }} [options]
  */
 export async function run(options = {}) {
   const log = options.log ?? ((m) => console.error(m));
@@ -178,32 +219,34 @@ export async function run(options = {}) {
     latency.push({ backend: b.backend, put: dist(lat.put), createIfAbsent: dist(lat.createIfAbsent), get: dist(lat.get) });
 
     // --- serial small appends --------------------------------------------------------------
-    const wh1 = `${b.warehouse}/serial`;
-    log(`${b.backend}: ${commits} serial appends of ${rows} rows (after ${WARMUP} warm-up appends)`);
-    await runChild(TASKS, 'create', { warehouse: wh1, s3: b.s3 });
-    const r = await runChild(TASKS, 'commits', { warehouse: wh1, s3: b.s3, commits, rows, warmup: WARMUP }, { timeoutMs: TIMEOUT_MS });
-    const total = r.writeMs.map((w, i) => w + r.commitMs[i]);
-    const q = Math.max(1, Math.floor(commits / 4));
-    serial.push({
-      backend: b.backend,
-      commits,
-      rowsPerCommit: rows,
-      commit: dist(r.commitMs),
-      write: dist(r.writeMs),
-      append: dist(total),
-      commitsPerSec: (commits / r.ms) * 1000,
-      firstQuarterCommitP50: percentile(r.commitMs.slice(0, q), 50),
-      lastQuarterCommitP50: percentile(r.commitMs.slice(-q), 50),
-      firstQuarterWriteP50: percentile(r.writeMs.slice(0, q), 50),
-      lastQuarterWriteP50: percentile(r.writeMs.slice(-q), 50),
-      readsPerCommitFirst: r.readsPerCommit.slice(0, 10),
-      readsPerCommitLast: r.readsPerCommit.slice(-10),
-      opsPerCommit: Object.fromEntries(Object.entries(r.ops).map(([k, v]) => [k, v / commits])),
-      requests: requestSummary(r.commitKinds),
-      peakRssMiB: r.peakRssMiB,
-      commitMs: r.commitMs,
-      writeMs: r.writeMs,
-    });
+    if (!options.contentionOnly) {
+      const wh1 = `${b.warehouse}/serial`;
+      log(`${b.backend}: ${commits} serial appends of ${rows} rows (after ${WARMUP} warm-up appends)`);
+      await runChild(TASKS, 'create', { warehouse: wh1, s3: b.s3 });
+      const r = await runChild(TASKS, 'commits', { warehouse: wh1, s3: b.s3, commits, rows, warmup: WARMUP }, { timeoutMs: TIMEOUT_MS });
+      const total = r.writeMs.map((w, i) => w + r.commitMs[i]);
+      const q = Math.max(1, Math.floor(commits / 4));
+      serial.push({
+        backend: b.backend,
+        commits,
+        rowsPerCommit: rows,
+        commit: dist(r.commitMs),
+        write: dist(r.writeMs),
+        append: dist(total),
+        commitsPerSec: (commits / r.ms) * 1000,
+        firstQuarterCommitP50: percentile(r.commitMs.slice(0, q), 50),
+        lastQuarterCommitP50: percentile(r.commitMs.slice(-q), 50),
+        firstQuarterWriteP50: percentile(r.writeMs.slice(0, q), 50),
+        lastQuarterWriteP50: percentile(r.writeMs.slice(-q), 50),
+        readsPerCommitFirst: r.readsPerCommit.slice(0, 10),
+        readsPerCommitLast: r.readsPerCommit.slice(-10),
+        opsPerCommit: Object.fromEntries(Object.entries(r.ops).map(([k, v]) => [k, v / commits])),
+        requests: requestSummary(r.commitKinds),
+        peakRssMiB: r.peakRssMiB,
+        commitMs: r.commitMs,
+        writeMs: r.writeMs,
+      });
+    }
 
     // --- concurrent writers: the contention curve ------------------------------------------
     for (const writers of writerCounts) {
@@ -211,7 +254,7 @@ export async function run(options = {}) {
       log(`${b.backend}: ${writers} writer processes × ${writerCommits} appends of ${rows} rows`);
       await runChild(TASKS, 'create', { warehouse: wh2, s3: b.s3 });
       const startAt = Date.now() + 3000 + 500 * writers;
-      const results = await Promise.all(
+      const running = Promise.all(
         Array.from({ length: writers }, (_, w) =>
           runChild(
             TASKS,
@@ -221,6 +264,11 @@ export async function run(options = {}) {
           ),
         ),
       );
+      // The server's and the machine's CPU over the timed part (the writers report their own).
+      await sleep(Math.max(0, startAt - Date.now()));
+      const window = await cpuWindow();
+      const results = await running;
+      const serverCpu = await window.stop();
       const check = await runChild(TASKS, 'check', { warehouse: wh2, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
       const expectedCommits = writers * writerCommits;
       if (
@@ -247,6 +295,10 @@ export async function run(options = {}) {
         commit: dist(commitMs),
         append: dist(appendMs),
         lostRaces: results.reduce((s, x) => s + (x.ops.lostRaces ?? 0), 0),
+        // Attempts that found their snapshot id taken by the check before the create (no create sent).
+        takenBeforeCreate:
+          results.reduce((s, x) => s + x.attempts.filter((a) => a.outcome === 'already-exists').length, 0) -
+          results.reduce((s, x) => s + (x.ops.lostRaces ?? 0), 0),
         gaveUp: results.reduce((s, x) => s + (x.ops.gaveUp ?? 0), 0),
         requests: requestSummary(results.flatMap((x) => x.commitKinds)),
         timeMs: timeSummary(results.flatMap((x) => x.commitTime)),
@@ -258,6 +310,7 @@ export async function run(options = {}) {
         longestRun: longestRun(results),
         peakRssMiB: Math.max(...results.map((x) => x.peakRssMiB)),
         peakRssMiBPerWriter: results.map((x) => x.peakRssMiB),
+        cpu: cpuSummary(results, b.s3 ? serverCpu : { ...serverCpu, daemons: null }, expectedCommits),
         check,
       });
       if (!b.s3) await rm(wh2, { recursive: true, force: true });
@@ -306,6 +359,32 @@ export async function run(options = {}) {
   return { name, json, markdown: toMarkdown(json) };
 }
 
+/**
+ * The sentence naming the CPU limit: for the S3 row at 4 writers (else the last row), what the
+ * measured CPU per commit allows on the machine's cores; the cheapest row of that backend (no
+ * contention: no lost attempts) as the best case; and the CPU budget of 20 commits/s.
+ */
+function cpuLimit(json) {
+  const rows = json.concurrent.filter((c) => c.cpu?.ceilingCommitsPerSec);
+  const row = rows.find((c) => c.backend.startsWith('s3') && c.writers === 4) ?? rows[rows.length - 1];
+  if (row === undefined) return [];
+  const u = row.cpu;
+  const cheapest = rows.filter((c) => c.backend === row.backend).sort((a, b) => a.cpu.perCommitMs - b.cpu.perCommitMs)[0];
+  const target = 20;
+  const budget = (u.cores * 1000) / target;
+  return [
+    `**The limit (${row.backend}, ${row.writers} writers):** one commit costs ${fmtNum(u.perCommitMs, 0)} ms of CPU ` +
+      `(${fmtNum(u.writerPerCommitMs, 0)} in the writers, ${fmtNum(u.serverPerCommitMs, 0)} in the S3 server), so ${u.cores} cores allow at most ` +
+      `${fmtNum(u.ceilingCommitsPerSec, 1)} commits/s; at the cheapest (${cheapest.writers} writer${cheapest.writers === 1 ? '' : 's'}: ` +
+      `${fmtNum(cheapest.cpu.perCommitMs, 0)} ms) ${fmtNum(cheapest.cpu.ceilingCommitsPerSec, 1)} commits/s. ` +
+      `${target} commits/s needs at most ${fmtNum(budget, 0)} ms of CPU per commit, writers and server together. ` +
+      `The server's CPU includes other agents' requests to it, so these ceilings are lower bounds. ` +
+      `During this run the machine was ${fmtNum((u.machineBusy ?? 0) * 100, 0)} % busy and other processes used ${fmtNum((u.othersMs ?? 0) / 1000, 1)} CPU s ` +
+      `of the ${fmtNum((u.cores * u.wallMs) / 1000, 1)} the cores had: the measured commits/s sit below the ceiling by about that share.`,
+    '',
+  ];
+}
+
 function toMarkdown(json) {
   const e = json.environment;
   const ms = (v) => fmtNum(v, v >= 100 ? 0 : 1);
@@ -337,6 +416,7 @@ function toMarkdown(json) {
     `${ms(c.commit.p50)} / ${ms(c.commit.p99)}`,
     `${ms(c.append.p50)} / ${ms(c.append.p99)}`,
     `${fmtInt(c.lostRaces)} (${fmtNum(c.lostRaces / (c.writers * c.commitsPerWriter), 2)})`,
+    c.takenBeforeCreate === undefined ? '–' : fmtInt(c.takenBeforeCreate),
     fmtInt(c.gaveUp ?? 0),
     fmtNum(c.requests.mean.roundTrips, 1),
     `${fmtInt(c.peakRssMiB)}`,
@@ -347,6 +427,30 @@ function toMarkdown(json) {
       ? 'yes'
       : '**NO**',
   ]);
+  const pct = (v) => (v === null || v === undefined ? '–' : `${fmtInt(v * 100)} %`);
+  const cpuRows = json.concurrent
+    .filter((c) => c.cpu)
+    .map((c) => {
+      const u = c.cpu;
+      const daemons = u.daemons
+        ? Object.entries(u.daemons)
+            .map(([n, d]) => `${n} ${ms(d.cpuMs / (c.writers * c.commitsPerWriter))}`)
+            .join(', ')
+        : '–';
+      return [
+        c.backend,
+        String(c.writers),
+        fmtNum(c.commitsPerSec, 1),
+        u.writeCpuPerCommitMs === undefined
+          ? ms(u.writerPerCommitMs)
+          : `${ms(u.writerPerCommitMs)} (${ms(u.writeCpuPerCommitMs)} + ${ms(u.commitCpuPerCommitMs)})`,
+        u.daemons ? `${ms(u.serverPerCommitMs)} (${daemons})` : '–',
+        ms(u.perCommitMs),
+        u.ceilingCommitsPerSec === null ? '–' : fmtNum(u.ceilingCommitsPerSec, 1),
+        pct(u.machineBusy),
+        u.othersMs === null ? '–' : fmtNum(u.othersMs / 1000, 1),
+      ];
+    });
   const timeRows = json.concurrent.map((c) => {
     const t = c.timeMs ?? {};
     const a = c.attempts ?? {};
@@ -423,6 +527,7 @@ function toMarkdown(json) {
         'commit ms p50 / p99',
         'append ms p50 / p99',
         'lost snapshot races (per commit)',
+        'ids found taken before the create',
         'commits that gave up (retried)',
         'round trips per commit',
         'peak RSS MiB (max of writers)',
@@ -430,6 +535,29 @@ function toMarkdown(json) {
       ],
       concRows,
     ),
+    '',
+    '### The CPU ceiling: CPU per commit and what the cores allow',
+    '',
+    markdownTable(
+      [
+        'backend',
+        'writers',
+        'commits/s',
+        'writer CPU ms per commit (data file write + commit call)',
+        'S3 server CPU ms per commit',
+        'CPU ms per commit',
+        `${json.environment.cores} cores ÷ CPU per commit = most commits/s this machine allows`,
+        'machine busy (all processes)',
+        "other processes' CPU s during the run",
+      ],
+      cpuRows,
+    ),
+    '',
+    ...cpuLimit(json),
+    'Writer CPU: `process.cpuUsage()` of each writer process over its timed appends (encoding the Parquet data file, manifests and snapshot, the HTTP client), summed. ' +
+      "S3 server CPU: utime + stime of the radosgw, ceph-osd and ceph-mon processes (/proc/<pid>/stat) from the common start to the last writer's end; the server is shared with the other agents, " +
+      'so this includes their requests too (an upper bound of our share, making the ceiling a lower bound). ' +
+      'Machine busy: all cores, all processes (/proc/stat) over the same window; "other processes" is that minus the writers and the server: what the other agents took from the cores meanwhile.',
     '',
     "### Where a commit's time goes (mean ms per commit call, pooled over the writers)",
     '',
@@ -474,7 +602,7 @@ function toMarkdown(json) {
     '',
     `- One append = \`table.newBatchWrite()\` + \`write(RecordBatch of ${s0?.rowsPerCommit ?? 100} rows)\` + \`prepareCommit()\` (**write**: one zstd Parquet data file) then \`TableCommit.commit({ identifier, messages })\` (**commit**: latest-snapshot probe + in-flight record, base check + delta manifest + manifest lists (+ manifest merge), \`snapshot-N\` create-if-absent, LATEST hint, automatic expiration). One commitUser per process with increasing identifiers (streaming pattern, so each commit also runs the idempotency check). Unpartitioned append table (bucket -1), default options (\`manifest.merge-min-count\` 30, \`commit.max-retries\` 10, \`snapshot.num-retained.min\` 10, \`snapshot.time-retained\` 1 h).`,
     `- Serial: ${WARMUP} warm-up appends (not recorded), then the recorded ones. The quarter columns show how latency moves as the table grows (p50 of the first vs last 25 % of appends).`,
-    '- Concurrent: the writer processes wait for a common start time after their imports; commits/s = all appends (write + commit) ÷ (last writer end − first writer start). Latencies are pooled over all writers and include lost races, re-reads and backoff. A lost snapshot race = a `createIfAbsent(snapshot-N)` that found the snapshot already created by another writer (the commit then re-reads only the new snapshots and rewrites only the base list and the snapshot, after an adaptive full-jitter backoff). A commit that loses `commit.max-retries` (10) races in a row throws `CommitRetryExhaustedError`; the writer then commits the same identifier again, as a streaming job re-commits its checkpoint ("gave up" column; its latency includes every try). "table correct": contiguous snapshot ids 1..N, and every row read back exactly once.',
+    '- Concurrent: the writer processes wait for a common start time after their imports; commits/s = all appends (write + commit) ÷ (last writer end − first writer start). Latencies are pooled over all writers and include lost races, re-reads and backoff. A lost snapshot race = a `createIfAbsent(snapshot-N)` that found the snapshot already created by another writer (the commit then re-reads only the new snapshots and rewrites only the base list and the snapshot, after a full-jitter backoff of at most two attempts\' time that shrinks with each lost race). A committer that saw other writers in the last 16 snapshots first checks (one GET) that `snapshot-N` is still absent right before its create: "ids found taken before the create" counts the attempts that stopped there instead of losing a create. A commit that loses `commit.max-retries` (10) races in a row throws `CommitRetryExhaustedError`; the writer then commits the same identifier again, as a streaming job re-commits its checkpoint ("gave up" column; its latency includes every try). "table correct": contiguous snapshot ids 1..N, and every row read back exactly once.',
     json.s3
       ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same 2-core machine: loopback network, CPU shared with the client; every S3 figure includes RGW's own CPU time.`
       : '- S3 rows skipped: no S3 server configured.',
@@ -493,6 +621,7 @@ function parseArgs(argv) {
     else if (a === '--writers') opts.writers = argv[++i].split(',').map(Number);
     else if (a === '--writer-commits') opts.writerCommits = Number(argv[++i]);
     else if (a === '--s3-only') opts.s3Only = true;
+    else if (a === '--contention-only') opts.contentionOnly = true;
     else throw new Error(`unknown argument ${a}`);
   }
   return opts;

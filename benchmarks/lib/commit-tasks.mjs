@@ -11,7 +11,7 @@
  *   as commit) with one commitUser and increasing identifiers (the streaming pattern). Each commit
  *   also reports where its time went (backoff / expiration / writes / reads / cpu, see timeline())
  *   and every snapshot attempt (retry, outcome, attempt ms, backoff drawn) from the committer's
- *   `onAttempt` hook. `warmup`
+ *   `onAttempt` hook, and the process's CPU time over the timed appends. `warmup`
  *   appends run first and are not recorded. With `startAt` (epoch ms) the timed part waits until
  *   then, so concurrent writer processes start together.
  * - `check`: latest snapshot id, total record count, and whether snapshot ids 1..latest are all
@@ -23,6 +23,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { instrumentFileIO } from '../../test/support/instrumented-file-io.mjs';
 import { childMain } from './measure.mjs';
 import { TABLE_FIELDS, makeBatch } from './write-data.mjs';
 
@@ -42,21 +43,8 @@ function storageOptions(s3) {
     : {};
 }
 
-/** Storage request kind of each FileIO method (what an object store would bill it as). */
-const KIND = {
-  read: 'get',
-  readRange: 'get',
-  exists: 'head',
-  stat: 'head',
-  list: 'list',
-  write: 'put',
-  createIfAbsent: 'conditional-put',
-  delete: 'delete',
-  deleteMany: 'delete',
-};
-
 /**
- * Wraps a FileIO to count calls per method and per request kind, lost snapshot races, and
+ * Wraps a FileIO to count requests per method and per request kind, lost snapshot races, and
  * sequential round trips: a round trip starts whenever a request is issued while none is in
  * flight, so requests issued together (in parallel) count once.
  */
@@ -65,50 +53,19 @@ function counting(io) {
   const kinds = {};
   const time = timeline();
   const stats = { counts, kinds, lostRaces: 0, roundTrips: 0, time };
-  let inFlight = 0;
-  const proxy = new Proxy(io, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop);
-      if (typeof value !== 'function' || prop === 'constructor') return value;
-      return (...args) => {
-        counts[prop] = (counts[prop] ?? 0) + 1;
-        const kind = KIND[prop];
-        if (kind === undefined) return value.apply(target, args);
-        kinds[kind] = (kinds[kind] ?? 0) + 1;
-        const side = kind === 'get' || kind === 'head' || kind === 'list' ? 'reads' : 'writes';
-        const begin = () => {
-          if (inFlight === 0) stats.roundTrips++;
-          inFlight++;
-          time.start(side);
-        };
-        if (prop === 'list') {
-          // A listing is in flight from its first page request until it is consumed or abandoned.
-          const it = value.apply(target, args);
-          return (async function* () {
-            begin();
-            try {
-              yield* it;
-            } finally {
-              inFlight--;
-              time.end(side);
-            }
-          })();
-        }
-        begin();
-        let result = value.apply(target, args);
-        const done = () => {
-          inFlight--;
-          time.end(side);
-        };
-        result = Promise.resolve(result).finally(done);
-        if (prop === 'createIfAbsent' && SNAPSHOT_FILE.test(String(args[0]))) {
-          result.then(
-            (r) => r === 'already-exists' && stats.lostRaces++,
-            () => {},
-          );
-        }
-        return result;
-      };
+  const sideOf = (kind) => (kind === 'get' || kind === 'head' || kind === 'list' ? 'reads' : 'writes');
+  const proxy = instrumentFileIO(io, {
+    start(request) {
+      counts[request.method] = (counts[request.method] ?? 0) + 1;
+      kinds[request.kind] = (kinds[request.kind] ?? 0) + 1;
+      if (request.newRoundTrip) stats.roundTrips++;
+      time.start(sideOf(request.kind));
+    },
+    end(request, outcome) {
+      time.end(sideOf(request.kind));
+      if (request.method === 'createIfAbsent' && SNAPSHOT_FILE.test(String(request.path)) && outcome.value === 'already-exists') {
+        stats.lostRaces++;
+      }
     },
   });
   return { io: proxy, stats };
@@ -237,11 +194,13 @@ const tasks = {
       const batch = makeBatch(next, rows, 1e12);
       next += rows;
       const t0 = performance.now();
+      const c0 = process.cpuUsage();
       const writer = table.newBatchWrite();
       await writer.write(batch);
       const messages = await writer.prepareCommit();
       await writer.close();
       const t1 = performance.now();
+      const c1 = process.cpuUsage();
       const k1 = snapshotKinds(stats);
       const time1 = stats.time.totals();
       let result;
@@ -258,11 +217,15 @@ const tasks = {
         }
       }
       const t2 = performance.now();
+      const c2 = process.cpuUsage();
+      const cpuOf = (a, b) => (b.user - a.user + b.system - a.system) / 1000;
       stats.time.phase(null);
       const timeMs = diffCounts(stats.time.totals(), time1);
       if (result.status !== 'committed') throw new Error(`commit ${identifier} of ${commitUser}: ${JSON.stringify(result)}`);
       return {
         writeMs: t1 - t0,
+        writeCpuMs: cpuOf(c0, c1),
+        commitCpuMs: cpuOf(c1, c2),
         commitMs: t2 - t1,
         snapshotId: result.snapshotId,
         commitKinds: diffCounts(snapshotKinds(stats), k1),
@@ -279,6 +242,8 @@ const tasks = {
     timing = true;
     const startedAt = Date.now();
     const t0 = performance.now();
+    // CPU of this writer over the timed appends (data file encode + commit), for the CPU ceiling.
+    const cpu0 = process.cpuUsage();
     const writeMs = [];
     const commitMs = [];
     const snapshotIds = [];
@@ -287,6 +252,9 @@ const tasks = {
     const commitKinds = [];
     /** Where each commit's time went (see timeline()). */
     const commitTime = [];
+    // Of the CPU: the data file writes (Parquet encode, upload) and the commit calls.
+    let writeCpuMs = 0;
+    let commitCpuMs = 0;
     for (let i = 0; i < commits; i++) {
       const reads = stats.counts.read ?? 0;
       const r = await appendOne();
@@ -296,9 +264,13 @@ const tasks = {
       readsPerCommit.push((stats.counts.read ?? 0) - reads);
       commitKinds.push(r.commitKinds);
       commitTime.push(r.timeMs);
+      writeCpuMs += r.writeCpuMs;
+      commitCpuMs += r.commitCpuMs;
     }
     const ms = performance.now() - t0;
     const endedAt = Date.now();
+    const cpu = process.cpuUsage(cpu0);
+    const cpuMs = (cpu.user + cpu.system) / 1000;
     const ops = diffCounts(snapshotCounts(stats), before);
     await raw.close();
     return {
@@ -317,6 +289,9 @@ const tasks = {
       commitTime,
       attempts,
       ops,
+      cpuMs,
+      writeCpuMs,
+      commitCpuMs,
     };
   },
 

@@ -237,6 +237,92 @@ describe('commit request counts', () => {
     expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 3, 102]);
   });
 
+  it('after seeing another writer commit, a snapshot taken during the attempt is found before the create, not by a losing create', async () => {
+    const store = new MemoryFileIO();
+    const root = `memory://commit-requests-${process.pid}-${++n}/wh`;
+    const a = counting(store);
+    const ta = await openTable(a.io, root, true);
+    const tb = await openTable(store, root, false);
+    const attempts: CommitAttemptReport[] = [];
+    const ca = ta.newCommit({ commitUser: 'a', onAttempt: (x) => attempts.push(x) });
+    const cb = tb.newCommit({ commitUser: 'b' });
+    await ca.commit({ identifier: 1, messages: await messagesOf(ta, 1) });
+    await cb.commit({ identifier: 1, messages: await messagesOf(tb, 101) });
+    // a sees b's snapshot 2 in its probe; b takes snapshot 3 while a writes its manifest lists.
+    const b2 = await messagesOf(tb, 102);
+    a.afterListWrite = async () => void (await cb.commit({ identifier: 2, messages: b2 }));
+    a.snapshotCreates.length = 0;
+    attempts.length = 0;
+    expect(await ca.commit({ identifier: 2, messages: await messagesOf(ta, 2) })).toMatchObject({ status: 'committed', snapshotId: 4 });
+    // One create, and it won: the attempt on snapshot 2 stopped at the check (a GET of snapshot-3).
+    expect(a.snapshotCreates).toEqual(['created']);
+    expect(attempts.map((x) => [x.retry, x.snapshotId, x.outcome])).toEqual([
+      [0, 3, 'already-exists'],
+      [1, 4, 'created'],
+    ]);
+    // Behind, not collided: it catches up at once (reading snapshot 3 while it does) instead of sleeping.
+    expect(attempts[0]!.waitMs).toBe(0);
+    // Nothing of the abandoned attempt stays: every manifest list left is referenced by a snapshot.
+    const lists: string[] = [];
+    for await (const st of store.list(ta.paths.manifestDir)) if (st.path.includes('/manifest-list-')) lists.push(st.path);
+    const referenced = new Set<string>();
+    for (let id = 1; id <= 4; id++) {
+      const sn = await ta.snapshotManager.snapshot(id);
+      for (const l of [sn.baseManifestList, sn.deltaManifestList]) referenced.add(ta.paths.manifestPath(l));
+    }
+    expect(new Set(lists)).toEqual(referenced);
+    const ids = (await ta.newRead().toArrowTable()).getChild('id')!.toArray() as Int32Array;
+    expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 101, 102]);
+
+    // Alone again (b's snapshots out of the last 16), a commit does not pay for the check.
+    for (let i = 3; i <= 18; i++) await ca.commit({ identifier: i, messages: await messagesOf(ta, i) });
+    const readsBefore = a.reads.length;
+    const r = await ca.commit({ identifier: 19, messages: await messagesOf(ta, 19) });
+    expect(r).toMatchObject({ status: 'committed', snapshotId: 21 });
+    // snapshot-21 is read once, by the probe (which found snapshot 20 the latest), not again before the create.
+    expect(a.reads.slice(readsBefore).filter((p) => p.endsWith('/snapshot/snapshot-21'))).toHaveLength(1);
+  });
+
+  it('catching up with snapshots taken during its attempts does not use up commit.max-retries', async () => {
+    const store = new MemoryFileIO();
+    const root = `memory://commit-requests-${process.pid}-${++n}/wh`;
+    const a = counting(store);
+    const ta = await openTable(a.io, root, true);
+    const tb = await openTable(store, root, false);
+    const attempts: CommitAttemptReport[] = [];
+    // One retry only: two lost races would fail the commit.
+    const ca = ta.newCommit({ commitUser: 'a', commitOptions: { maxRetries: 1 }, onAttempt: (x) => attempts.push(x) });
+    const cb = tb.newCommit({ commitUser: 'b' });
+    await ca.commit({ identifier: 1, messages: await messagesOf(ta, 1) });
+    await cb.commit({ identifier: 1, messages: await messagesOf(tb, 101) });
+    // b commits whenever a has written a manifest list, 4 times: a keeps finding its id taken
+    // (snapshots 3 and 5; 4 and 6 land while it catches up).
+    let bCommits = 0;
+    const bMessages = [await messagesOf(tb, 102), await messagesOf(tb, 103), await messagesOf(tb, 104), await messagesOf(tb, 105)];
+    const bCommitsAgain = async (): Promise<void> => {
+      expect((await cb.commit({ identifier: 2 + bCommits, messages: bMessages[bCommits]! })).status).toBe('committed');
+      bCommits++;
+      if (bCommits < bMessages.length) a.afterListWrite = bCommitsAgain;
+    };
+    a.afterListWrite = bCommitsAgain;
+    a.snapshotCreates.length = 0;
+    attempts.length = 0;
+    const r = await ca.commit({ identifier: 2, messages: await messagesOf(ta, 2) });
+    expect(r).toMatchObject({ status: 'committed', snapshotId: 7 });
+    expect(bCommits).toBe(4);
+    // Both times the id was found taken before the create (no create lost): the first was a free
+    // catch-up without a sleep, the second (past commit.max-retries catch-ups) counted as the one retry.
+    expect(attempts.map((x) => [x.retry, x.snapshotId, x.outcome])).toEqual([
+      [0, 3, 'already-exists'],
+      [1, 5, 'already-exists'],
+      [2, 7, 'created'],
+    ]);
+    expect(a.snapshotCreates).toEqual(['created']);
+    expect(attempts[0]!.waitMs).toBe(0);
+    const ids = (await ta.newRead().toArrowTable()).getChild('id')!.toArray() as Int32Array;
+    expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 101, 102, 103, 104, 105]);
+  });
+
   it('a batch commit (fresh commit user, no identifier) reads no snapshot history', async () => {
     const counter = counting(new MemoryFileIO());
     const t = await openTable(counter.io, `memory://commit-requests-${process.pid}-${++n}/wh`, true);

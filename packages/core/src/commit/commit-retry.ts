@@ -2,7 +2,7 @@
  * Backoff between commit attempts. {@link retryWaitMs} is Java Paimon's rule
  * (`min(minWait · 2^retry, maxWait)` plus up to 20% jitter, from `commit.min-retry-wait` /
  * `commit.max-retry-wait`); {@link RetryBackoff} is what the committer uses: the same bounds,
- * but full jitter scaled by how long an attempt takes on this store.
+ * but full jitter scaled by how long an attempt takes on this store and by how many writers contend.
  */
 
 /** Milliseconds to wait before retry number `retry` (0-based). */
@@ -12,15 +12,29 @@ export function retryWaitMs(retry: number, minWaitMs: number, maxWaitMs: number,
 }
 
 /**
+ * Most attempts the losers of one race spread over. More would order them better, but the table
+ * stays idle while they sleep: with 8 writers and attempts slowed to a second by a busy machine,
+ * spreading over 7 attempts made the first retry wait up to 7 s.
+ */
+const MAX_SPREAD = 2;
+
+/**
  * Adaptive backoff of one committer. Two writers that lost to the same winner re-read the table at
  * about the same moment and would collide again; how far apart they must start depends on how long
  * an attempt takes (probe, writes, create), which ranges from about a millisecond on local disk to
- * tens of milliseconds on an object store. So the wait is drawn uniformly from
- * `[0, min(maxWait, max(minWait, attempt) · 2^min(retry, 4))]` ("full jitter"), where `attempt` is
- * a moving average of this committer's attempt durations: the writers spread over about one
- * attempt's time on the first retry and over up to 16 when they keep colliding. The exponent stops
- * there because a slow store already makes the unit large: growing on would only leave the table
- * idle while the losers sleep.
+ * tens of milliseconds on an object store, and on how many writers contend. So the wait is drawn
+ * uniformly from `[0, min(maxWait, unit · max(1/2, min(2, contenders) / (1 + retry)))]` ("full
+ * jitter"), where `unit` is a moving average of this committer's attempt durations (at least
+ * `minWait`) and `contenders` the other writers seen in the recent snapshots
+ * ({@link WriterActivity}): the losers of one race spread over one attempt's time, or two when
+ * several writers contend.
+ *
+ * The range shrinks as a commit keeps losing instead of growing: a writer that just won has
+ * nothing to read before its next commit while the losers must read its snapshot first, so under
+ * contention the winner tends to win again, and an exponential backoff would send the losers to
+ * sleep for longer each time while it does (one writer committing 20 snapshots in a row while the
+ * others waited seconds). Shrinking the wait of the writers that lost most puts them first in line.
+ * It stays at least half an attempt so that two writers that both lost often do not retry in step.
  */
 export class RetryBackoff {
   /** Moving average of attempt durations in ms (null until the first attempt is measured). */
@@ -37,17 +51,52 @@ export class RetryBackoff {
     this.observe(attemptMs);
   }
 
-  /** Records a lost attempt (retry number `retry`, 0-based) and returns how long to wait before the next. */
-  lost(retry: number, attemptMs: number): number {
+  /**
+   * Records a lost attempt (retry number `retry`, 0-based) and returns how long to wait before the
+   * next; `contenders` is how many other writers committed recently (at least the one that won).
+   */
+  lost(retry: number, attemptMs: number, contenders = 1): number {
     this.observe(attemptMs);
-    const scale = Math.max(this.minWaitMs, this.attemptMs ?? this.minWaitMs);
-    const cap = Math.min(this.maxWaitMs, scale * 2 ** Math.min(retry, 4));
+    const unit = Math.max(this.minWaitMs, this.attemptMs ?? this.minWaitMs);
+    const slots = Math.max(0.5, Math.min(MAX_SPREAD, Math.max(1, contenders)) / (1 + Math.max(0, retry)));
+    const cap = Math.min(this.maxWaitMs, unit * slots);
     return Math.floor(cap * this.random());
   }
 
   private observe(ms: number): void {
     if (!Number.isFinite(ms) || ms < 0) return;
     this.attemptMs = this.attemptMs === null ? ms : 0.8 * this.attemptMs + 0.2 * ms;
+  }
+}
+
+/**
+ * Which writers committed the most recent snapshots a committer has seen (its probes, the
+ * snapshots it lost to, its own): the only sign of other writers a lock-free committer has. It
+ * sizes the backoff, and tells whether checking for a new snapshot right before the create is
+ * worth its request.
+ */
+export class WriterActivity {
+  /** Commit user of each snapshot id among the newest `window` ids seen. */
+  private readonly owners = new Map<number, string>();
+  private newest = 0;
+
+  constructor(private readonly window = 16) {}
+
+  /** Records that snapshot `id` was committed by `commitUser`. */
+  saw(id: number, commitUser: string): void {
+    if (id <= this.newest - this.window) return;
+    this.owners.set(id, commitUser);
+    if (id > this.newest) {
+      this.newest = id;
+      for (const k of this.owners.keys()) if (k <= id - this.window) this.owners.delete(k);
+    }
+  }
+
+  /** How many commit users other than `self` created one of the newest `window` snapshots. */
+  others(self: string): number {
+    const users = new Set<string>();
+    for (const u of this.owners.values()) if (u !== self) users.add(u);
+    return users.size;
   }
 }
 

@@ -39,7 +39,7 @@ import type { FileStorePathFactory } from '../path-factory.js';
 import { isTableContext, tableContext, type TableContext } from '../table-context.js';
 import { CommitConflictError, CommitInputError, CommitRetryExhaustedError } from './commit-errors.js';
 import { commitOptionsOf, type CommitOptions } from './commit-options.js';
-import { RetryBackoff, settleAll, sleep } from './commit-retry.js';
+import { RetryBackoff, WriterActivity, settleAll, sleep } from './commit-retry.js';
 import { checkConflicts } from './conflict-check.js';
 import {
   checkDeletionVectorChanges,
@@ -314,6 +314,8 @@ export class FileStoreCommit {
   }
   /** Waits between attempts, adapted to how long attempts take on this store. */
   private readonly backoff: RetryBackoff;
+  /** Who committed the snapshots this committer saw last: how many other writers contend. */
+  private readonly activity = new WriterActivity();
   private created: Snapshot | null = null;
   private readonly onAttempt: ((attempt: CommitAttemptReport) => void) | undefined;
 
@@ -907,6 +909,9 @@ export class FileStoreCommit {
     try {
       // Before any manifest exists; a failure here fails the commit with nothing written.
       await start.recorded;
+      /** Attempts that lost their snapshot id (or had an unknown outcome), and catch-ups that did not count as such. */
+      let lost = 0;
+      let caughtUp = 0;
       for (let retry = 0; ; retry++) {
         const attemptStarted = this.now();
         // The latest schema id is read with the probe (one round trip with it), not after it. The
@@ -921,6 +926,8 @@ export class FileStoreCommit {
           probe = await this.readLatest();
         }
         const latest = probe.latest;
+        for (const s of probe.read.values()) this.activity.saw(s.id, s.commitUser);
+        if (latest !== null) this.activity.saw(latest.id, latest.commitUser);
         if (uncertainAfter !== null) {
           const own = await this.findOwnSnapshot(uncertainAfter, probe, input);
           if (own !== null) {
@@ -980,8 +987,13 @@ export class FileStoreCommit {
         const attemptFiles = writer.written.filter((n) => !keep.has(n));
 
         let outcome: 'created' | 'already-exists' | 'error';
+        /** The id was found taken before the create: this writer fell behind, it did not collide. */
+        let behind = false;
         try {
-          outcome = await this.fileIO.createIfAbsent(this.paths.snapshotPath(snapshot.id), serializeSnapshot(snapshot));
+          behind = await this.takenMeanwhile(snapshot.id, input.commitUser);
+          outcome = behind
+            ? 'already-exists'
+            : await this.fileIO.createIfAbsent(this.paths.snapshotPath(snapshot.id), serializeSnapshot(snapshot));
         } catch (e) {
           // Unknown outcome: the snapshot may exist. Keep every file and check on the next attempt.
           outcome = 'error';
@@ -994,6 +1006,7 @@ export class FileStoreCommit {
           this.knowledge.advanceLivePlan(latest, snapshot, entries);
           this.knownLatest = snapshot.id;
           this.created = snapshot;
+          this.activity.saw(snapshot.id, input.commitUser);
           this.backoff.succeeded(attemptMs);
           this.report(input, retry, snapshot.id, outcome, attemptMs, 0);
           await this.finish(snapshot.id, recordId);
@@ -1006,7 +1019,13 @@ export class FileStoreCommit {
         if (outcome === 'already-exists') this.knownLatest = snapshot.id;
         if (uncertainAfter === null) await writer.deleteWritten(attemptFiles);
         const elapsed = this.now() - started;
-        if (retry >= this.options.maxRetries || elapsed >= this.options.timeoutMs) {
+        // Falling behind is not a collision: the first commit.max-retries times it costs no retry
+        // and no sleep (the catch-up below is all the next attempt needs). Counted as retries, a
+        // writer slower than the others used up its retries in a few seconds of catching up.
+        const catchUp = behind && caughtUp < this.options.maxRetries;
+        if (catchUp) caughtUp++;
+        else lost++;
+        if (lost > this.options.maxRetries || elapsed >= this.options.timeoutMs) {
           this.report(input, retry, snapshot.id, outcome, attemptMs, 0);
           const why =
             outcome === 'error'
@@ -1017,7 +1036,7 @@ export class FileStoreCommit {
             { cause: lastError },
           );
         }
-        const waitMs = this.backoff.lost(retry, attemptMs);
+        const waitMs = catchUp ? 0 : this.backoff.lost(lost - 1, attemptMs, this.activity.others(input.commitUser));
         this.report(input, retry, snapshot.id, outcome, attemptMs, waitMs);
         const wait = sleep(waitMs);
         // While backing off, read and check what the winner added (its snapshot, manifest lists,
@@ -1067,11 +1086,33 @@ export class FileStoreCommit {
     try {
       const s = await this.snapshots.tryGet(id);
       if (s === null) return undefined;
+      this.activity.saw(s.id, s.commitUser);
       const [, base] = await settleAll([this.baseCheck.check(s, entries), this.writeBase(s, writer)]);
       return base;
     } catch {
       return undefined; // the next attempt reads, writes (and reports) for itself
     }
+  }
+
+  /**
+   * Whether another writer created snapshot `id` while this attempt read and wrote what the
+   * snapshot needs (one GET, made only when other writers committed recently). Such an attempt fell
+   * behind rather than collided: it catches up at once, without the backoff and, up to
+   * `commit.max-retries` times, without using a retry; only a create that loses in the moment
+   * after this check is a collision. Alone on a table, it would cost a round trip per commit for
+   * nothing.
+   */
+  private async takenMeanwhile(id: number, commitUser: string): Promise<boolean> {
+    if (this.activity.others(commitUser) === 0) return false;
+    let s: Snapshot | null;
+    try {
+      s = await this.snapshots.tryGet(id);
+    } catch {
+      return false; // the create answers for itself
+    }
+    if (s === null) return false;
+    this.activity.saw(s.id, s.commitUser);
+    return true;
   }
 
   /** After the snapshot exists: the LATEST hint and clearing the in-flight record, together. */
