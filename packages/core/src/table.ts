@@ -38,6 +38,7 @@ import {
   type FileStoreCommitOptions,
   type OverwriteCallOptions,
 } from './commit/file-store-commit.js';
+import { sharedCommitKnowledge, type LivePlan } from './commit/commit-knowledge.js';
 import { commitNotApplied } from './commit/commit-errors.js';
 import { retryWaitMs, sleep } from './commit/commit-retry.js';
 import { DynamicBucketConflictError, snapshotIndexEntries } from './commit/index-changes.js';
@@ -199,15 +200,16 @@ export class Table {
     if (options.startSequence === undefined && this.currentSchema.primaryKeys.length === 0 && this.context.options.bucket === -1) {
       return new TableWrite(this.context, options);
     }
-    let live: Promise<{ files: Map<string, DataFileMeta[]>; snapshotId: number | null }> | undefined;
+    let live: Promise<LivePlan> | undefined;
     const liveFiles = async (partition: Uint8Array, bucket: number): Promise<DataFileMeta[]> => {
-      live ??= this.liveFilesByBucket();
-      return (await live).files.get(bucketKey(partition, bucket)) ?? [];
+      live ??= this.plannedLiveFiles();
+      // A copy: the plan is shared with the table's other writers.
+      return [...((await live).files.get(bucketKey(partition, bucket)) ?? [])];
     };
     // Deletion vectors of the same snapshot as the live files, read once for all buckets.
     let dvEntries: Promise<IndexManifestEntry[]> | undefined;
     const restoreDv = async (partition: Uint8Array, bucket: number): Promise<BucketDvMaintainer> => {
-      live ??= this.liveFilesByBucket();
+      live ??= this.plannedLiveFiles();
       dvEntries ??= live.then(async ({ snapshotId }) =>
         snapshotId === null ? [] : snapshotIndexEntries(this.fileIO, this.paths, await this.snapshotManager.snapshot(snapshotId)),
       );
@@ -256,8 +258,27 @@ export class Table {
     return new TableWrite(this.context, { ...options, startSequence, ...(compactManager !== undefined ? { compactManager } : {}) });
   }
 
-  /** Live files per (partition, bucket) of the latest snapshot. */
-  private async liveFilesByBucket(): Promise<{ files: Map<string, DataFileMeta[]>; snapshotId: number | null }> {
+  /**
+   * Live files per (partition, bucket) of the latest snapshot. The plan of an earlier writer of
+   * this table context (advanced by its committers past each snapshot they created on top of it)
+   * is reused when the latest snapshot is still the one it describes (same id and same delta
+   * manifest list, so a rollback and a new commit under the same id is told apart): one round
+   * trip instead of reading the table's whole metadata.
+   */
+  private async plannedLiveFiles(): Promise<LivePlan> {
+    const knowledge = sharedCommitKnowledge(this.context);
+    const known = knowledge.livePlan;
+    if (known !== null && known.snapshotId !== null) {
+      const probe = await this.snapshotManager.latestFrom(known.snapshotId, 1);
+      const latest = probe.latest;
+      if (latest !== null && latest.id === known.snapshotId && latest.deltaManifestList === known.deltaManifestList) return known;
+    }
+    const plan = await this.liveFilesByBucket();
+    knowledge.livePlan = plan;
+    return plan;
+  }
+
+  private async liveFilesByBucket(): Promise<LivePlan> {
     const out = new Map<string, DataFileMeta[]>();
     const plan = await this.newRead().plan();
     for (const split of plan.splits)
@@ -265,7 +286,8 @@ export class Table {
         bucketKey(split.partition, split.bucket),
         split.files.map((f) => f.meta),
       );
-    return { files: out, snapshotId: plan.snapshotId };
+    const snapshot = plan.snapshotId === null ? null : await this.snapshotManager.snapshot(plan.snapshotId);
+    return { files: out, snapshotId: plan.snapshotId, deltaManifestList: snapshot?.deltaManifestList ?? null };
   }
 
   /**
@@ -886,7 +908,7 @@ const expireStates = new WeakMap<TableContext, AutoExpireState>();
 export function newTableCommit(context: TableContext, options: NewCommitOptions = {}): TableCommit {
   const commitUser = options.commitUser ?? randomUUID();
   const { expire, ...storeOptions } = options;
-  const inner = new FileStoreCommit(context, { checkBaseDataFiles: true, ...storeOptions });
+  const inner = new FileStoreCommit(context, { checkBaseDataFiles: true, shareWithTable: true, ...storeOptions });
   const logger = options.logger ?? context.logger;
   // Shared by the committers of one table context (each `table.append` / `delete` / `update`
   // makes its own): what one run learned spares the next one-shot write its expiration requests.

@@ -22,11 +22,21 @@ const MANIFEST_CONCURRENCY = 8;
 /** Parallel `stat`s of data files. */
 const STAT_CONCURRENCY = 16;
 
-export class CommitBaseCheck {
-  private readonly goodManifests = new Set<string>();
-  private readonly goodFiles = new Set<string>();
+/**
+ * What checks passed (immutable files, so a pass stays a pass): kept per committer, or shared by
+ * the committers of one table (see `CommitKnowledge`).
+ */
+export class BaseCheckMemory {
+  readonly goodManifests = new Set<string>();
+  readonly goodFiles = new Set<string>();
   /** Buckets whose live files were all checked once (later checks fold only new manifests). */
-  private readonly checkedBuckets = new Set<string>();
+  readonly checkedBuckets = new Set<string>();
+}
+
+export class CommitBaseCheck {
+  private readonly goodManifests: Set<string>;
+  private readonly goodFiles: Set<string>;
+  private readonly checkedBuckets: Set<string>;
 
   constructor(
     private readonly fileIO: FileIO,
@@ -38,7 +48,12 @@ export class CommitBaseCheck {
      * this process, with their file sizes) are checked without a request.
      */
     private readonly cache: MetadataCache = new MetadataCache(fileIO, paths),
-  ) {}
+    memory: BaseCheckMemory = new BaseCheckMemory(),
+  ) {
+    this.goodManifests = memory.goodManifests;
+    this.goodFiles = memory.goodFiles;
+    this.checkedBuckets = memory.checkedBuckets;
+  }
 
   /** @throws CorruptTableError naming the unreadable manifest list, manifest or data file. */
   async check(latest: Snapshot, delta: readonly ManifestEntry[]): Promise<void> {

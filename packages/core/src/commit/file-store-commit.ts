@@ -52,8 +52,9 @@ import { CommitBaseCheck } from './base-check.js';
 import { dataManifests, liveEntries, liveRecordCount, partitionKey } from './manifest-fold.js';
 import { mergeManifests } from './manifest-merge.js';
 import { ManifestNames, ManifestWriter } from './manifest-writer.js';
-import { MetadataCache } from './metadata-cache.js';
-import { SequenceOrderGuard, bucketKey, type SequenceMaxima } from './sequence-order.js';
+import type { MetadataCache } from './metadata-cache.js';
+import { CommitKnowledge, sharedCommitKnowledge } from './commit-knowledge.js';
+import { SequenceOrderGuard, advanceSequenceMaxima, bucketKey, type SequenceMaxima } from './sequence-order.js';
 
 /** Outcome of a commit. */
 export type CommitResult =
@@ -167,6 +168,14 @@ export interface FileStoreCommitOptions {
    * writers contend). Runs synchronously on the commit path; an exception it throws is ignored.
    */
   readonly onAttempt?: (attempt: CommitAttemptReport) => void;
+  /**
+   * Share what this committer learns (manifests read or written, base-check results, the newest
+   * snapshot id seen, the writers' live-file plan it advances) with the other committers of the same table context that
+   * set it too, instead of keeping it per instance: a committer made per call then pays what a
+   * long-lived one pays. Every fact shared is checked against storage before use, as a long-lived
+   * committer's are. Default false; table commits ({@link newTableCommit}) turn it on.
+   */
+  readonly shareWithTable?: boolean;
 }
 
 type DeltaSource =
@@ -279,15 +288,30 @@ export class FileStoreCommit {
   private readonly bucketUnaware: boolean;
   /** Per commitUser: highest snapshot id scanned and the user's last identifier at or below it. */
   private readonly committedCache = new Map<string, { scannedTo: number; identifier: bigint | null; kind: CommitKind | null }>();
-  /** Highest live sequence number per bucket, as of some snapshot (primary-key tables). */
-  private readonly sequenceMaxima: { maxima: SequenceMaxima | null } = { maxima: null };
-  /** Manifest lists and manifests this committer wrote or read (immutable files; bounded). */
-  private readonly cache: MetadataCache;
   /**
-   * Id of the newest snapshot this committer saw exist (its last commit, or the winner of a race
-   * it lost): the next commit probes forward from it instead of reading the LATEST hint.
+   * Manifest lists and manifests this committer wrote or read (immutable files; bounded), base-check results,
+   * and the id of the newest snapshot seen to exist (its last commit, or the winner of a race it
+   * lost: the next commit probes forward from it instead of reading the LATEST hint). Per
+   * instance, or shared by the table's committers (`shareWithTable`).
    */
-  private knownLatest: number | null = null;
+  private readonly knowledge: CommitKnowledge;
+  private get cache(): MetadataCache {
+    return this.knowledge.cache;
+  }
+  /**
+   * Highest sequence number per bucket as of some snapshot (primary-key tables), folded forward
+   * over the ADD entries of later snapshots. Per instance, not shared: a fold never lowers a
+   * maximum when files are deleted (a full compaction drops retracted records), so a long-lived
+   * fold can run above the live maximum a fresh writer continues from, and would then re-sequence
+   * (and drop the compaction of) every one-shot write.
+   */
+  private readonly sequenceMaxima: { maxima: SequenceMaxima | null } = { maxima: null };
+  private get knownLatest(): number | null {
+    return this.knowledge.knownLatest;
+  }
+  private set knownLatest(id: number | null) {
+    this.knowledge.knownLatest = id;
+  }
   /** Waits between attempts, adapted to how long attempts take on this store. */
   private readonly backoff: RetryBackoff;
   /** Who committed the snapshots this committer saw last: how many other writers contend. */
@@ -348,7 +372,7 @@ export class FileStoreCommit {
     this.recordInflight = options.recordInflight ?? true;
     this.onAttempt = options.onAttempt;
     this.bucketUnaware = schema.primaryKeys.length === 0 && ctx.options.bucket === -1;
-    this.cache = new MetadataCache(fileIO, paths);
+    this.knowledge = options.shareWithTable === true ? sharedCommitKnowledge(ctx) : new CommitKnowledge(fileIO, paths);
     this.backoff = new RetryBackoff(this.options.minRetryWaitMs, this.options.maxRetryWaitMs);
     this.baseCheck = new CommitBaseCheck(
       fileIO,
@@ -357,6 +381,7 @@ export class FileStoreCommit {
         ? (e) => paths.dataFilePath(this.partitionString(e.partition), e.bucket, e.file.fileName, e.file.externalPath)
         : null,
       this.cache,
+      this.knowledge.baseCheck,
     );
   }
 
@@ -398,7 +423,7 @@ export class FileStoreCommit {
     // Primary-key tables: new files are kept above sequence numbers committed meanwhile.
     const guard =
       appendPart && appendEntries.some((e) => e.kind === 'ADD') && SequenceOrderGuard.appliesTo(this.schema)
-        ? new SequenceOrderGuard(this.context, this.sequenceMaxima)
+        ? new SequenceOrderGuard(this.context, this.sequenceMaxima, this.cache)
         : undefined;
     let start: AttemptStart | undefined;
     if (!empty) {
@@ -752,7 +777,12 @@ export class FileStoreCommit {
   }
 
   /** How many ids past the known latest the next probe reads in its first round trip. */
-  private probeWindow = 1;
+  private get probeWindow(): number {
+    return this.knowledge.probeWindow;
+  }
+  private set probeWindow(n: number) {
+    this.knowledge.probeWindow = n;
+  }
 
   /**
    * The last identifier `user` committed (newest snapshot of that user), or null. `probe` (a
@@ -972,6 +1002,8 @@ export class FileStoreCommit {
         }
         const attemptMs = this.now() - attemptStarted;
         if (outcome === 'created') {
+          advanceSequenceMaxima(this.sequenceMaxima, latest, snapshot, entries);
+          this.knowledge.advanceLivePlan(latest, snapshot, entries);
           this.knownLatest = snapshot.id;
           this.created = snapshot;
           this.activity.saw(snapshot.id, input.commitUser);

@@ -23,8 +23,6 @@ import {
   conformToPaimonTypes,
   encodeParquetAsync,
   keyValueFileFields,
-  readManifestEntries,
-  readManifestList,
   readParquetFile,
   trimmedPrimaryKeys,
   type DataFileMeta,
@@ -38,6 +36,7 @@ import { SnapshotManager } from '../snapshot-manager.js';
 import type { TableContext } from '../table-context.js';
 import { CommitInputError } from './commit-errors.js';
 import { liveEntries, partitionKey } from './manifest-fold.js';
+import { storageManifestSource, type ManifestSource } from './metadata-cache.js';
 
 const COMPRESSIONS: Record<string, ParquetCompression> = {
   zstd: 'zstd',
@@ -69,6 +68,28 @@ export function bucketKey(partition: Uint8Array, bucket: number): string {
 }
 
 /**
+ * After a committer created `created` on top of `base` with the delta `entries`: maxima known at
+ * `base` become the maxima at `created` by raising them with the delta's ADD entries, exactly as
+ * reading the new snapshot's delta would (so the next commit reads nothing for it).
+ */
+export function advanceSequenceMaxima(
+  cache: { maxima: SequenceMaxima | null },
+  base: Snapshot | null,
+  created: Snapshot,
+  entries: readonly ManifestEntry[],
+): void {
+  const known = cache.maxima;
+  if (known === null || base === null || known.snapshotId !== base.id || known.deltaManifestList !== base.deltaManifestList) return;
+  if (created.id !== base.id + 1) return;
+  const max = new Map(known.max);
+  for (const e of entries) {
+    if (e.kind === 'ADD' && known.partitions.has(partitionKey(e.partition)))
+      raise(max, bucketKey(e.partition, e.bucket), e.file.maxSequenceNumber);
+  }
+  cache.maxima = { snapshotId: created.id, deltaManifestList: created.deltaManifestList, partitions: known.partitions, max };
+}
+
+/**
  * Keeps the new files of one commit above every sequence number committed before it, bucket by
  * bucket (see the module comment). One guard serves one commit; the maxima it learns go to a cache
  * shared by the commits of one committer, so that a retry or the next commit only reads the delta
@@ -96,6 +117,8 @@ export class SequenceOrderGuard {
     private readonly ctx: TableContext,
     /** Maxima learned by earlier commits of the same committer; kept up to date by this guard. */
     private readonly cache: { maxima: SequenceMaxima | null } = { maxima: null },
+    /** Where manifest lists and manifests come from (the committer's cache holds its own). */
+    private readonly source: ManifestSource = storageManifestSource(ctx.fileIO, ctx.paths),
   ) {
     this.filePrefix = `${ctx.options.dataFilePrefix}${randomUUID()}-`;
     this.compression = COMPRESSIONS[ctx.options.fileCompression] ?? 'zstd';
@@ -150,25 +173,32 @@ export class SequenceOrderGuard {
   private async maximaAt(latest: Snapshot, partitions: ReadonlySet<string>): Promise<Map<string, bigint>> {
     const cached = this.cache.maxima;
     let covered = cached !== null && cached.snapshotId <= latest.id && [...partitions].every((p) => cached.partitions.has(p));
+    // The cached snapshot (still the one the maxima were taken at?) and every one after it up to
+    // `latest`, read together: one round trip however many there are.
+    let between: Array<Snapshot | null> = [];
     if (covered && cached!.snapshotId < latest.id) {
-      const base = await this.snapshots.tryGet(cached!.snapshotId);
+      const from = cached!.snapshotId;
+      between = await Promise.all(
+        Array.from({ length: latest.id - from }, (_, i) => (from + i === latest.id ? latest : this.snapshots.tryGet(from + i))),
+      );
+      const base = between.shift() ?? null;
       covered = base !== null && base.deltaManifestList === cached!.deltaManifestList;
+      between.push(latest);
     } else if (covered) {
       covered = latest.deltaManifestList === cached!.deltaManifestList;
     }
     if (covered && cached !== null) {
       const max = new Map(cached.max);
       let complete = true;
-      for (let id = cached.snapshotId + 1; id <= latest.id && complete; id++) {
-        const s = id === latest.id ? latest : await this.snapshots.tryGet(id);
+      for (const s of between) {
         if (s === null) {
           complete = false;
           break;
         }
         // Only ADD entries raise a maximum; a file that a later snapshot deleted may still count,
         // which can only make a re-sequencing happen that was not strictly needed.
-        for (const m of await readManifestList(this.ctx.fileIO, this.ctx.paths.manifestListPath(s.deltaManifestList))) {
-          for await (const e of readManifestEntries(this.ctx.fileIO, this.ctx.paths.manifestFilePath(m.fileName))) {
+        for (const m of await this.source.list(s.deltaManifestList)) {
+          for await (const e of this.source.entries(m.fileName)) {
             if (e.kind !== 'ADD' || !cached.partitions.has(partitionKey(e.partition))) continue;
             raise(max, bucketKey(e.partition, e.bucket), e.file.maxSequenceNumber);
           }
@@ -180,7 +210,7 @@ export class SequenceOrderGuard {
       }
     }
     const max = new Map<string, bigint>();
-    const live = await liveEntries(this.ctx.fileIO, this.ctx.paths, latest, (p) => partitions.has(partitionKey(p)));
+    const live = await liveEntries(this.ctx.fileIO, this.ctx.paths, latest, (p) => partitions.has(partitionKey(p)), this.source);
     for (const e of live.values()) raise(max, bucketKey(e.partition, e.bucket), e.file.maxSequenceNumber);
     this.cache.maxima = { snapshotId: latest.id, deltaManifestList: latest.deltaManifestList, partitions, max };
     return max;

@@ -493,10 +493,33 @@ export class TableWrite {
   }
 
   /** Writes (or refreshes, when a day old) the in-flight record before a data file is written. */
-  private async ensureRecorded(): Promise<void> {
-    if (this.writeOptions.recordInflight === false) return;
+  private ensureRecorded(): Promise<void> {
+    if (this.writeOptions.recordInflight === false) return Promise.resolve();
     const now = Date.now();
-    if (this.recordedAt !== null && now - this.recordedAt < INFLIGHT_RECORD_REFRESH_MS) return;
+    if (this.recordedAt !== null && now - this.recordedAt < INFLIGHT_RECORD_REFRESH_MS) return Promise.resolve();
+    // Callers that start it early (with a bucket's sequence planning) and the file write that
+    // needs it share one write.
+    this.recording ??= this.writeRecord(now).finally(() => {
+      this.recording = null;
+    });
+    return this.recording;
+  }
+
+  private recording: Promise<void> | null = null;
+
+  /**
+   * The first sequence number of a bucket, planned while the in-flight record is written: both
+   * come before the bucket's first file and neither needs the other, so they share a round trip.
+   * A failed record is reported by the file write that awaits it.
+   */
+  private async startSequenceOf(partition: Uint8Array, bucket: number): Promise<bigint> {
+    const start = this.writeOptions.startSequence;
+    if (start === undefined) return 0n;
+    this.ensureRecorded().catch(() => undefined);
+    return BigInt(await start(partition, bucket));
+  }
+
+  private async writeRecord(now: number): Promise<void> {
     const changelog = this.options.changelogProducer !== 'none' ? [this.changelogFilePrefix] : [];
     const dv = this.options.deletionVectorsEnabled ? [this.indexFilePrefix] : [];
     const prefixes = [this.filePrefix, ...changelog, ...dv, ...(this.assigner?.inflightPrefixes?.() ?? [])];
@@ -865,7 +888,6 @@ export class TableWrite {
     const newFileName = (): string => `${this.filePrefix}${this.fileCounter++}.parquet`;
     const beforeFile = (): Promise<void> => this.ensureRecorded();
     const newChangelogFileName = (): string => `${this.changelogFilePrefix}${this.fileCounter++}.parquet`;
-    const start = this.writeOptions.startSequence;
     return new MergeTreeWriter({
       fileIO: this.fileIO,
       schema: this.schema,
@@ -874,7 +896,7 @@ export class TableWrite {
       pathOf,
       newFileName,
       beforeFile,
-      startSequence: async () => (start ? BigInt(await start(partition, bucket)) : 0n),
+      startSequence: () => this.startSequenceOf(partition, bucket),
       ...(this.options.changelogProducer === 'input' ? { newChangelogFileName } : {}),
       ...(this.writeOptions.now ? { now: this.writeOptions.now } : {}),
       ...(this.writeOptions.compactManager
@@ -942,7 +964,7 @@ export class TableWrite {
     buf.batches = [];
     buf.bytes = 0;
     if (buf.nextSequence === undefined) {
-      buf.nextSequence = this.writeOptions.startSequence ? BigInt(await this.writeOptions.startSequence(buf.partition, buf.bucket)) : 0n;
+      buf.nextSequence = await this.startSequenceOf(buf.partition, buf.bucket);
     }
     let file: arrow.RecordBatch[] = [];
     let fileBytes = 0;
@@ -1080,7 +1102,7 @@ export class TableWrite {
     encoding.catch(() => undefined);
     const firstFile = this.ratioDen === 1;
     if (buf.nextSequence === undefined) {
-      buf.nextSequence = this.writeOptions.startSequence ? BigInt(await this.writeOptions.startSequence(buf.partition, buf.bucket)) : 0n;
+      buf.nextSequence = await this.startSequenceOf(buf.partition, buf.bucket);
     }
     const fileName = `${this.filePrefix}${this.fileCounter++}.parquet`;
     const minSeq = buf.nextSequence!;
