@@ -172,7 +172,7 @@ function summarise(label, size, rows, partitioned, arrowBytes, out, verify) {
   };
 }
 
-function toMarkdown(json) {
+export function toMarkdown(json) {
   const e = json.environment;
   const pct = (r) => (r === null || r === undefined ? '–' : `${r >= 1 ? '+' : ''}${fmtNum((r - 1) * 100, 0)} %`);
   const ratio = (r) => (r === null || r === undefined ? '–' : fmtNum(r, 2));
@@ -283,6 +283,18 @@ function toMarkdown(json) {
           `(× ${fmtNum(c.splitCost.splitCpuMs / c.splitCost.oneGroupCpuMs, 2)}): each group restarts the dictionaries that ` +
           'the unique columns fill and then abandon. This is a floor of the CPU-time ratio above; it pays off in wall time ' +
           'only when a second core is free, which on this loaded machine it mostly was not.',
+      ),
+    ...json.cases
+      .filter((c) => c.duckdb && c.parquetWasm && c.tidemark)
+      .map(
+        (c) =>
+          `- Limit of tidemark ÷ DuckDB (${c.label}): DuckDB's COPY took ${fmtNum(c.duckdb.ms, 0)} ms (${fmtNum(c.duckdb.cpuMs, 0)} ms ` +
+          `CPU), so half its speed allows ${fmtNum(2 * c.duckdb.ms, 0)} ms. parquet-wasm alone needs ${fmtNum(c.parquetWasm.cpuMs, 0)} ms ` +
+          `of CPU to encode these rows (raw, one thread), ${fmtNum(c.parquetWasm.cpuMs / c.duckdb.cpuMs, 1)} × DuckDB's work, and ` +
+          `tidemark's write ${fmtNum(c.tidemark.cpuMs, 0)} ms; spread perfectly over 2 cores that is at least ` +
+          `${fmtNum(c.parquetWasm.cpuMs / 2, 0)} ms of wall time, so tidemark ÷ DuckDB can reach at most ` +
+          `${fmtNum((2 * c.duckdb.ms) / c.parquetWasm.cpuMs, 2)} (${fmtNum((2 * c.duckdb.ms) / c.tidemark.cpuMs, 2)} with tidemark's own CPU) ` +
+          'while encoding with parquet-wasm: the encoder, not the table logic, is the limit.',
       ),
     '- Machine: 2 cores shared with several other agents running builds, tests and benchmarks at the same time (load average far above 2), so wall times are noisy and single figures can be off by a factor; ratios come from interleaved rounds, and the CPU-time ratio is the figure least disturbed by the load (raw runs are in the Details table and the JSON).',
     ...problemsSection(json.problems),
