@@ -78,6 +78,16 @@ function counting(inner: FileIO): Counter {
   return counter;
 }
 
+/** Two Table objects on one in-memory `store`: `ta` counted through `a`, `tb` (another writer) not. */
+async function twoWriters(): Promise<{ store: MemoryFileIO; a: Counter; ta: Table; tb: Table }> {
+  const store = new MemoryFileIO();
+  const root = `memory://commit-requests-${process.pid}-${++n}/wh`;
+  const a = counting(store);
+  const ta = await openTable(a.io, root, true);
+  const tb = await openTable(store, root, false);
+  return { store, a, ta, tb };
+}
+
 function diff(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const k of new Set([...Object.keys(after), ...Object.keys(before)])) {
@@ -196,11 +206,7 @@ describe('commit request counts', () => {
   });
 
   it('onAttempt reports every snapshot attempt (a lost race, then the win), and a throwing hook changes nothing', async () => {
-    const store = new MemoryFileIO();
-    const root = `memory://commit-requests-${process.pid}-${++n}/wh`;
-    const a = counting(store);
-    const ta = await openTable(a.io, root, true);
-    const tb = await openTable(store, root, false);
+    const { a, ta, tb } = await twoWriters();
     const attempts: CommitAttemptReport[] = [];
     const ca = ta.newCommit({ commitUser: 'a', onAttempt: (x) => attempts.push(x) });
     const cb = tb.newCommit({ commitUser: 'b' });
@@ -238,11 +244,7 @@ describe('commit request counts', () => {
   });
 
   it('after seeing another writer commit, a snapshot taken during the attempt is found before the create, not by a losing create', async () => {
-    const store = new MemoryFileIO();
-    const root = `memory://commit-requests-${process.pid}-${++n}/wh`;
-    const a = counting(store);
-    const ta = await openTable(a.io, root, true);
-    const tb = await openTable(store, root, false);
+    const { store, a, ta, tb } = await twoWriters();
     const attempts: CommitAttemptReport[] = [];
     const ca = ta.newCommit({ commitUser: 'a', onAttempt: (x) => attempts.push(x) });
     const cb = tb.newCommit({ commitUser: 'b' });
@@ -284,11 +286,7 @@ describe('commit request counts', () => {
   });
 
   it('catching up with snapshots taken during its attempts does not use up commit.max-retries', async () => {
-    const store = new MemoryFileIO();
-    const root = `memory://commit-requests-${process.pid}-${++n}/wh`;
-    const a = counting(store);
-    const ta = await openTable(a.io, root, true);
-    const tb = await openTable(store, root, false);
+    const { a, ta, tb } = await twoWriters();
     const attempts: CommitAttemptReport[] = [];
     // One retry only: two lost races would fail the commit.
     const ca = ta.newCommit({ commitUser: 'a', commitOptions: { maxRetries: 1 }, onAttempt: (x) => attempts.push(x) });
@@ -338,11 +336,7 @@ describe('commit request counts', () => {
   });
 
   it('a base list written while backing off for a snapshot that is no longer the latest is deleted, not left behind', async () => {
-    const store = new MemoryFileIO();
-    const root = `memory://commit-requests-${process.pid}-${++n}/wh`;
-    const a = counting(store);
-    const ta = await openTable(a.io, root, true);
-    const tb = await openTable(store, root, false);
+    const { store, a, ta, tb } = await twoWriters();
     const ca = ta.newCommit({ commitUser: 'a' });
     const cb = tb.newCommit({ commitUser: 'b' });
     await ca.commit({ identifier: 1, messages: await messagesOf(ta, 1) });
