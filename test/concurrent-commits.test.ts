@@ -4,7 +4,7 @@
  * file exactly once. The worker (test/workers/commit-worker.ts) is bundled to JS with rolldown
  * (vite's bundler, already installed with vitest) so the children run the current sources.
  */
-import { spawn } from 'node:child_process';
+import { runWorkerProcess } from './support/cli-process.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,15 +44,7 @@ afterAll(async () => {
 });
 
 function runWorker(config: { root: string; worker: number; commits: number; s3?: S3Options }): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bundle, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`worker ${config.worker} exited with ${code}: ${err}`))));
-  });
+  return runWorkerProcess(bundle, config);
 }
 
 const schema: TableSchema = {

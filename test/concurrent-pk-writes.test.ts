@@ -7,7 +7,7 @@
  * Checked at every snapshot: no key appears twice, the table holds exactly what replaying the
  * commits in snapshot order gives, and each snapshot's delta holds exactly the rows its commit wrote.
  */
-import { spawn } from 'node:child_process';
+import { runWorkerProcess } from './support/cli-process.js';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -37,25 +37,12 @@ interface WorkerLine {
   rows: Array<[number, string | null]>;
 }
 
-function runWorker(config: Record<string, unknown>): Promise<WorkerLine[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [worker, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'], cwd: repo });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) =>
-      code === 0
-        ? resolve(
-            out
-              .trim()
-              .split('\n')
-              .map((l) => JSON.parse(l) as WorkerLine),
-          )
-        : reject(new Error(`worker ${String(config['worker'])} exited with ${code}: ${err}`)),
-    );
-  });
+async function runWorker(config: Record<string, unknown>): Promise<WorkerLine[]> {
+  const out = await runWorkerProcess(worker, config, { cwd: repo });
+  return out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as WorkerLine);
 }
 
 /** key → value of the table at `snapshotId`, failing on a key that appears twice. */

@@ -7,7 +7,7 @@
  * Runs on local disk and on the real S3 server when configured. The worker
  * (test/workers/dynamic-bucket-worker.ts) is bundled with rolldown so the children run the sources.
  */
-import { spawn } from 'node:child_process';
+import { runWorkerProcess } from './support/cli-process.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,17 +65,7 @@ afterAll(async () => {
 });
 
 function runWorker(config: Record<string, unknown>, script = bundle): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`worker ${String(config.worker)} exited with ${code}: ${err}`)),
-    );
-  });
+  return runWorkerProcess(script, config);
 }
 
 const schema: TableSchema = {

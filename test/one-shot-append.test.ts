@@ -6,7 +6,7 @@
  * a primary-key table the latest write wins without re-sequencing at commit. On local disk and on
  * the real S3 server.
  */
-import { spawn } from 'node:child_process';
+import { runWorkerProcess } from './support/cli-process.js';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -25,21 +25,8 @@ if (!built) console.warn('[tidemark] SKIPPED one-shot appends across processes: 
 
 type Row = { id: number; v: string };
 
-function otherProcessAppends(root: string, rows: Row[], s3?: S3Options): Promise<CommitResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [worker, JSON.stringify({ root, rows, ...(s3 ? { s3 } : {}) })], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      cwd: repo,
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(out) as CommitResult) : reject(new Error(`worker exited with ${code}: ${err}`)),
-    );
-  });
+async function otherProcessAppends(root: string, rows: Row[], s3?: S3Options): Promise<CommitResult> {
+  return JSON.parse(await runWorkerProcess(worker, { root, rows, ...(s3 ? { s3 } : {}) }, { cwd: repo })) as CommitResult;
 }
 
 async function createTable(io: FileIO, root: string, primaryKey: boolean): Promise<void> {

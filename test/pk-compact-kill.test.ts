@@ -36,7 +36,8 @@ function runCompact(
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs);
     child.on('error', reject);
-    child.on('exit', (code, signal) => {
+    // 'close', not 'exit': stderr may still be in the pipe when 'exit' fires.
+    child.on('close', (code, signal) => {
       if (timer) clearTimeout(timer);
       resolve({ code, signal, stderr });
     });

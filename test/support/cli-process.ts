@@ -54,6 +54,23 @@ export function runNode(script: string, args: readonly string[], options: RunOpt
   });
 }
 
+/**
+ * Runs a worker script (`node <script> <config as JSON>`) and resolves with its whole stdout when it
+ * exits with 0, else rejects with its stderr. Resolves on 'close', not 'exit': a child's last stdout
+ * chunk may still be in the pipe when 'exit' fires, which once lost a worker's last result line.
+ */
+export async function runWorkerProcess(
+  script: string,
+  config: { readonly worker?: unknown } & Record<string, unknown>,
+  options: { readonly cwd?: string; readonly timeoutMs?: number } = {},
+): Promise<string> {
+  const r = await runNode(script, [JSON.stringify(config)], { cwd: options.cwd, timeoutMs: options.timeoutMs ?? 600_000 });
+  const who = config.worker === undefined ? 'worker' : `worker ${String(config.worker)}`;
+  if (r.timedOut) throw new Error(`${who} (${script}) did not exit and was killed: ${r.stderr}`);
+  if (r.code !== 0) throw new Error(`${who} (${script}) exited with ${String(r.code)}: ${r.stderr}`);
+  return r.stdout;
+}
+
 /** Runs the `tidemark` binary with `args`. */
 export function runTidemark(args: readonly string[], options: RunOptions = {}): Promise<ProcessResult> {
   return runNode(TIDEMARK_BIN, args, options);
