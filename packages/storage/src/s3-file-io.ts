@@ -1,17 +1,5 @@
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectCommand,
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  UploadPartCommand,
-  type CompletedPart,
-} from '@aws-sdk/client-s3';
+import type { CompletedPart, S3Client } from '@aws-sdk/client-s3';
+import { createRequire } from 'node:module';
 import { createHash } from 'node:crypto';
 import { bytesEqual, clampRange, toBytes, validateRangeArgs } from './bytes.js';
 import { ensureConditionalWrites } from './conditional-write-probe.js';
@@ -26,6 +14,17 @@ import {
 import type { CreateResult, FileIO, FileStatus, ListOptions } from './file-io.js';
 import { parseLocation } from './path.js';
 import { S3Config, resolveS3Config, type S3Options } from './s3-config.js';
+
+/**
+ * The AWS SDK, loaded on first use: it costs a process about 0.2 s of CPU to load, which a command
+ * on local disk (or a test worker, or a cron job) should not pay. Its package is CommonJS for Node
+ * either way, so a synchronous require gives the same module an import would.
+ */
+type AwsSdk = typeof import('@aws-sdk/client-s3');
+let awsSdk: AwsSdk | undefined;
+function sdk(): AwsSdk {
+  return (awsSdk ??= createRequire(import.meta.url)('@aws-sdk/client-s3') as AwsSdk);
+}
 
 /** S3 accepts at most 1,000 keys per DeleteObjects request. */
 const DELETE_BATCH = 1000;
@@ -150,7 +149,7 @@ const clientPool = new Map<string, PooledClient>();
 
 function createClient(config: S3Config): S3Client {
   const agent = { keepAlive: true, maxSockets: 64 };
-  return new S3Client({
+  return new (sdk().S3Client)({
     region: config.region,
     ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
     forcePathStyle: config.forcePathStyle,
@@ -290,7 +289,7 @@ export class S3FileIO implements FileIO {
   async read(path: string): Promise<Uint8Array> {
     const { bucket, key } = this.locate(path);
     return this.retry('GET', path, async () => {
-      const resp = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      const resp = await this.client.send(new (sdk().GetObjectCommand)({ Bucket: bucket, Key: key }));
       const body = resp.Body ? await resp.Body.transformToByteArray() : new Uint8Array(0);
       if (resp.ContentLength !== undefined && body.length !== resp.ContentLength) {
         throw new ResponseIntegrityError(`GET ${path}: received ${body.length} of ${resp.ContentLength} bytes`);
@@ -324,7 +323,9 @@ export class S3FileIO implements FileIO {
     return this.retry('ranged GET', path, async () => {
       let resp;
       try {
-        resp = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${offset}-${offset + length - 1}` }));
+        resp = await this.client.send(
+          new (sdk().GetObjectCommand)({ Bucket: bucket, Key: key, Range: `bytes=${offset}-${offset + length - 1}` }),
+        );
       } catch (err) {
         if (httpStatus(err) === 416 || errorName(err) === 'InvalidRange') {
           throw new InvalidRangeError(path, offset, length, undefined, { cause: err });
@@ -347,7 +348,7 @@ export class S3FileIO implements FileIO {
 
   async stat(path: string): Promise<FileStatus> {
     const { bucket, key } = this.locate(path);
-    const resp = await this.retry('HEAD', path, () => this.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key })));
+    const resp = await this.retry('HEAD', path, () => this.client.send(new (sdk().HeadObjectCommand)({ Bucket: bucket, Key: key })));
     return { path, size: resp.ContentLength ?? 0, lastModified: resp.LastModified ?? new Date(0) };
   }
 
@@ -369,13 +370,13 @@ export class S3FileIO implements FileIO {
       return;
     }
     await this.retry('PUT', path, () =>
-      this.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes, ContentMD5: md5Base64(bytes) })),
+      this.client.send(new (sdk().PutObjectCommand)({ Bucket: bucket, Key: key, Body: bytes, ContentMD5: md5Base64(bytes) })),
     );
   }
 
   private async multipartWrite(path: string, bucket: string, key: string, bytes: Uint8Array): Promise<void> {
     const created = await this.retry('CreateMultipartUpload', path, () =>
-      this.client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key })),
+      this.client.send(new (sdk().CreateMultipartUploadCommand)({ Bucket: bucket, Key: key })),
     );
     const uploadId = created.UploadId;
     if (!uploadId) throw new StorageError(`S3 CreateMultipartUpload of ${path} returned no UploadId`);
@@ -390,7 +391,7 @@ export class S3FileIO implements FileIO {
           const body = bytes.subarray(index * partSize, Math.min(bytes.length, (index + 1) * partSize));
           const resp = await this.retry('UploadPart', path, () =>
             this.client.send(
-              new UploadPartCommand({
+              new (sdk().UploadPartCommand)({
                 Bucket: bucket,
                 Key: key,
                 UploadId: uploadId,
@@ -409,7 +410,7 @@ export class S3FileIO implements FileIO {
       await this.retry('CompleteMultipartUpload', path, async () => {
         try {
           await this.client.send(
-            new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
+            new (sdk().CompleteMultipartUploadCommand)({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
           );
         } catch (err) {
           // A retried Complete whose first attempt succeeded finds the upload gone: check the object.
@@ -423,7 +424,7 @@ export class S3FileIO implements FileIO {
       });
     } catch (err) {
       await this.retry('AbortMultipartUpload', path, () =>
-        this.client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })),
+        this.client.send(new (sdk().AbortMultipartUploadCommand)({ Bucket: bucket, Key: key, UploadId: uploadId })),
       ).catch(() => {}); // the original error matters more; a lifecycle rule can clean up leftovers
       throw err;
     }
@@ -437,7 +438,7 @@ export class S3FileIO implements FileIO {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.client.send(
-          new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes, IfNoneMatch: '*', ContentMD5: md5Base64(bytes) }),
+          new (sdk().PutObjectCommand)({ Bucket: bucket, Key: key, Body: bytes, IfNoneMatch: '*', ContentMD5: md5Base64(bytes) }),
         );
         return 'created';
       } catch (err) {
@@ -478,7 +479,7 @@ export class S3FileIO implements FileIO {
   async delete(path: string): Promise<void> {
     const { bucket, key } = this.locate(path);
     try {
-      await this.retry('DELETE', path, () => this.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })));
+      await this.retry('DELETE', path, () => this.client.send(new (sdk().DeleteObjectCommand)({ Bucket: bucket, Key: key })));
     } catch (err) {
       if (err instanceof NotFoundError) return;
       throw err;
@@ -541,7 +542,9 @@ export class S3FileIO implements FileIO {
     let pending = [...batch.keys()];
     for (let attempt = 1; pending.length > 0; attempt++) {
       const resp = await this.retry('DeleteObjects', `s3://${bucket}/ (${pending.length} keys)`, () =>
-        this.client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: pending.map((Key) => ({ Key })), Quiet: true } })),
+        this.client.send(
+          new (sdk().DeleteObjectsCommand)({ Bucket: bucket, Delete: { Objects: pending.map((Key) => ({ Key })), Quiet: true } }),
+        ),
       );
       const retryable: string[] = [];
       for (const e of resp.Errors ?? []) {
@@ -566,7 +569,7 @@ export class S3FileIO implements FileIO {
     do {
       const resp = await this.retry('LIST', dir, () =>
         this.client.send(
-          new ListObjectsV2Command({
+          new (sdk().ListObjectsV2Command)({
             Bucket: bucket,
             Prefix: prefix,
             ...(recursive ? {} : { Delimiter: '/' }),
