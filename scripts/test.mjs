@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-// `npm test`: install dependencies, start (or reuse) the throw-away S3 server, build every package,
-// lint (npm run lint), run every vitest suite, stop the server if this run started it, exit with vitest's code.
+// `npm test`: install dependencies, start (or reuse) the throw-away S3 server, build every package and
+// lint (scripts/lint.mjs), run every vitest suite, stop the server if this run started it, exit with
+// vitest's code. Stages that do not need each other's results overlap: the S3 server and Chromium
+// (neither needs node_modules) are brought up while npm ci runs, and the lint checks run beside the
+// build (see scripts/lint.mjs).
 //
 // Extra arguments go to vitest: `npm test -- test/storage-conformance.test.ts`.
 // Environment: TIDEMARK_S3=off runs without an S3 server (the S3 suites then skip, loudly);
@@ -13,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { S3_ENV_KEYS, ensureS3Server } from '../test/s3/server.mjs';
 import { ensureChromium } from '../test/chromium/chromium.mjs';
+import { lint } from './lint.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = path.join(repo, '.s3-data');
@@ -24,17 +28,21 @@ const say = (msg) => console.log(`\n[tidemark test] ${msg}`);
 const childEnv = { ...process.env, TURBO_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' };
 /** Stops the S3 server if this run started it (a no-op otherwise); replaced once one is started. */
 let stopServer = () => {};
-let current = null;
+/** Child processes running now (npm ci, the lint checks, vitest): killed when we are stopped. */
+const children = new Set();
 let stopping = false;
 
 /** Runs a command in the repo with the children's env; resolves to its exit code. */
 function run(cmd, args) {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: repo, env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
-    current = child;
-    child.on('error', reject);
+    children.add(child);
+    child.on('error', (err) => {
+      children.delete(child);
+      reject(err);
+    });
     child.on('close', (code, signal) => {
-      current = null;
+      children.delete(child);
       resolve({ code: code ?? (signal ? 128 + (os.constants.signals[signal] ?? 1) : 1) });
     });
   });
@@ -44,13 +52,17 @@ function onSignal(signal) {
   if (stopping) return;
   stopping = true;
   say(`${signal}: stopping`);
-  current?.kill(signal);
+  for (const child of children) child.kill(signal);
   stopServer();
   process.exit(128 + (os.constants.signals[signal] ?? 1));
 }
 process.on('SIGINT', () => onSignal('SIGINT'));
 process.on('SIGTERM', () => onSignal('SIGTERM'));
-process.on('exit', () => stopServer());
+process.on('exit', () => {
+  // A stage that failed early must not leave another one (npm ci, a lint check) running on.
+  for (const child of children) child.kill('SIGTERM');
+  stopServer();
+});
 
 /** Newest mtime among the files whose change means node_modules must be refreshed. */
 function manifestsMtime() {
@@ -129,25 +141,33 @@ function summarize(reportFile, code) {
   return `tidemark: ${report.numPassedTests} passed, ${report.numFailedTests + brokenFiles} failed, ${skipped} skipped`;
 }
 
+/** Seconds since `t0`, for the stage timings printed along the way. */
+const since = (t0) => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+
 async function main() {
   const t0 = Date.now();
-  await install();
-  await startS3();
-  findOrInstallChromium();
-  say('building every package: npx turbo run build');
-  const build = await run('npx', ['turbo', 'run', 'build', '--output-logs=errors-only']);
-  if (build.code !== 0) {
-    return { code: build.code, closing: `tidemark: build failed (exit code ${build.code}); no tests were run` };
-  }
-  // Lint before the suites: typecheck (packages and tests), eslint, the API report, prettier.
-  say('linting: npm run lint');
-  const lint = await run('npm', ['run', 'lint', '--silent']);
-  if (lint.code !== 0) {
-    return { code: lint.code, closing: `tidemark: lint failed (exit code ${lint.code}); no tests were run` };
+  // npm ci and the services (S3 server, Chromium) need nothing from each other: the server and
+  // Chromium scripts use Node's built-ins only. The services come up one after the other, as either
+  // may run apt-get, which holds the dpkg lock.
+  const installed = install().then(() => say(`dependencies ready after ${since(t0)}`));
+  const services = startS3().then(() => findOrInstallChromium());
+  // A failure of either is reported by the Promise.all below, not as an unhandled rejection.
+  installed.catch(() => undefined);
+  services.catch(() => undefined);
+  await Promise.all([installed, services]);
+  // Build every package and lint before the suites: typecheck (packages and tests), eslint, the API
+  // report, prettier.
+  const tLint = Date.now();
+  say('building every package and linting: scripts/lint.mjs (build, tsc, eslint, API report, prettier)');
+  const checks = await lint({ env: childEnv, log: (m) => console.log(m), children });
+  say(`build and lint done in ${since(tLint)}`);
+  if (checks.buildFailed) return { code: 1, closing: 'tidemark: build failed; no tests were run' };
+  if (checks.failed.length > 0) {
+    return { code: 1, closing: `tidemark: lint failed (${checks.failed.join(', ')}); no tests were run` };
   }
   const reportDir = mkdtempSync(path.join(os.tmpdir(), 'tidemark-vitest-'));
   const reportFile = path.join(reportDir, 'report.json');
-  say('running every suite: npx vitest run');
+  say(`running every suite after ${since(t0)}: npx vitest run`);
   const tests = await run('npx', [
     'vitest',
     'run',
