@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // `npm run lint` (and the lint stage of `npm test`): build every package, typecheck the packages'
-// sources with every test (tsconfig.eslint.json), eslint (type-aware), the API report check and
-// prettier --check. Only the API report needs the build (it reads dist/*.d.ts), so the other checks
-// run beside the build instead of after it: each is one single-threaded process, and run one after
-// another they left a core idle for about a minute and a half of every `npm test`. The packages'
-// own `typecheck` task is not run: `build` compiles the same tsconfig.json, so it reports the same
-// errors. Each check's output is held back and printed whole when it ends, so parallel checks never
-// interleave their lines.
+// sources with every test (tsconfig.eslint.json) and eslint (type-aware) on one program
+// (scripts/typecheck-eslint.mjs), the API report check and prettier --check. Only the API report
+// needs the build (it reads dist/*.d.ts), so the other checks run beside the build instead of after
+// it: each is one single-threaded process, and run one after another they left a core idle for
+// about a minute and a half of every `npm test`. The packages' own `typecheck` task is not run:
+// `build` compiles the same tsconfig.json, so it reports the same errors. Each check's output is
+// held back and printed whole when it ends, so parallel checks never interleave their lines.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,8 +50,8 @@ export async function lint({ env = process.env, log = (m) => console.log(m), chi
         : [b],
     );
   const others = [
-    check('typecheck (tsc -p tsconfig.eslint.json)', 'npx', ['tsc', '-p', 'tsconfig.eslint.json'], env, children),
-    check('eslint', 'npx', ['eslint', '.'], env, children),
+    // tsc -p tsconfig.eslint.json and eslint ., on one TypeScript program (see the script).
+    check('typecheck and eslint (scripts/typecheck-eslint.mjs)', 'node', ['scripts/typecheck-eslint.mjs'], env, children),
     check('prettier --check', 'npx', ['prettier', '--check', '.'], env, children),
   ].map((p) => p.then(report));
   const [buildResults, ...rest] = await Promise.all([build, ...others]);

@@ -158,7 +158,7 @@ async function main() {
   // Build every package and lint before the suites: typecheck (packages and tests), eslint, the API
   // report, prettier.
   const tLint = Date.now();
-  say('building every package and linting: scripts/lint.mjs (build, tsc, eslint, API report, prettier)');
+  say('building every package and linting: scripts/lint.mjs (build, typecheck and eslint, API report, prettier)');
   const checks = await lint({ env: childEnv, log: (m) => console.log(m), children });
   say(`build and lint done in ${since(tLint)}`);
   if (checks.buildFailed) return { code: 1, closing: 'tidemark: build failed; no tests were run' };
