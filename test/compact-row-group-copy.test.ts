@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
-import { readParquetFooter, sharedParquetWorkerPool, type DataFileMeta } from '@tidemark/format';
+import { CorruptFileError, readParquetFooter, sharedParquetWorkerPool, type DataFileMeta } from '@tidemark/format';
 import { SchemaChanges, alterTable, openTable, valueReader, type Table } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
-import { TYPED_SPEC, createTable, typedRow } from '../packages/maintenance/test/compact-helpers.js';
+import { TYPED_SPEC, createTable, parquetFilesOnDisk, typedRow } from '../packages/maintenance/test/compact-helpers.js';
 import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
 
 type Duck = typeof import('@duckdb/node-api');
@@ -202,6 +202,22 @@ describe('append compaction copying the row groups of large inputs', () => {
     const [out] = await outputs(altered);
     expect(out!.meta.schemaId).toBe(1);
     expect(out!.meta.rowCount).toBe(LAYOUT.reduce((x, y) => x + y, 0));
+  }, 120_000);
+
+  it('fails on a large input whose footer does not parse, naming it, and leaves the table as it was', async () => {
+    const table = await filled(new LocalFileIO(), 'zstd');
+    const large = (await outputs(table)).find((f) => f.meta.rowCount === LARGE);
+    // The footer length points before the file's start: the magic bytes stay, so only the footer is wrong.
+    const bytes = await table.fileIO.read(large!.path);
+    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 8, bytes.length, true);
+    await table.fileIO.write(large!.path, bytes);
+    const snapshot = (await table.snapshotManager.latest())!.id;
+    const before = await parquetFilesOnDisk(table);
+    const error = await compactAppendTable(table, { full: true, copyRowGroupsMinRows: MIN_ROWS }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CorruptFileError);
+    expect((error as Error).message).toContain(large!.meta.fileName);
+    expect((await table.snapshotManager.latest())!.id).toBe(snapshot);
+    expect(await parquetFilesOnDisk(table)).toEqual(before);
   }, 120_000);
 
   it('decodes a large input with a deletion vector, leaving its deleted row out', async () => {

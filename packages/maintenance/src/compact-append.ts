@@ -33,6 +33,7 @@ import {
 } from '@tidemark/core';
 import {
   BATCH_COMMIT_IDENTIFIER,
+  CorruptFileError,
   FILE_SOURCE_COMPACT,
   INDEX_FILE_PREFIX,
   INDEX_TYPE_DELETION_VECTORS,
@@ -515,7 +516,13 @@ async function rewriteWindow(
       readAhead(i + 1);
       const meta = file.planned.meta;
       const source = { bytes, rowCount: meta.rowCount, valueStats: meta.valueStats, valueStatsCols: meta.valueStatsCols };
-      if ((await writer.rowGroupCopyBlocker(source, copyMinRows)) === null) {
+      let blocker: string | null;
+      try {
+        blocker = await writer.rowGroupCopyBlocker(source, copyMinRows);
+      } catch (e) {
+        throw new CorruptFileError(file.path, `cannot read the Parquet footer: ${(e as Error).message}`, { cause: e });
+      }
+      if (blocker === null) {
         doneUpTo(i);
         checkAborted(signal);
         await writer.writeRowGroupsOf(w.split.partition, w.split.bucket, source);
