@@ -1003,6 +1003,7 @@ export class FileStoreCommit {
         const attemptMs = this.now() - attemptStarted;
         if (outcome === 'created') {
           advanceSequenceMaxima(this.sequenceMaxima, latest, snapshot, entries);
+          this.baseCheck.committed(entries);
           this.knowledge.advanceLivePlan(latest, snapshot, entries);
           this.knownLatest = snapshot.id;
           this.created = snapshot;
