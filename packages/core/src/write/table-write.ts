@@ -23,12 +23,16 @@ import {
   serializeBinaryRow,
   toArrowSchema,
   typeToString,
+  deserializeBinaryRow,
+  encodeParquetAsync,
   encodeParquetRowGroupsAsync,
   ParquetRowGroupStream,
+  rowGroupCopyBlocker,
   sharedParquetWorkerPool,
   type DataFileMeta,
   type DataType,
   type ParquetCompression,
+  type SimpleStats,
   type TableSchema,
   type Value,
 } from '@tidemark/format';
@@ -57,6 +61,7 @@ import { ConversionFailure, toInternal, type WriteValue } from './value-conversi
 import { FileStatsCollector } from './value-stats.js';
 import { creationTimeOf, parquetCompressionOf } from './file-format.js';
 import { NotSupportedError, WriteValidationError } from './write-errors.js';
+import { mapOrdered } from '../expire/bounded-map.js';
 
 /** A plain row: column name → JS value (see value-conversion.ts for the accepted forms). */
 export type RowObject = Readonly<Record<string, unknown>>;
@@ -163,6 +168,8 @@ interface BucketBuffer {
   readonly mergeTree?: MergeTreeWriter;
   /** With `streamRowGroupRows`: the data file whose row groups are being encoded. */
   open?: OpenFile;
+  /** The upload of the bucket's last file (its files are uploaded one after another, in order). */
+  uploading?: Promise<void>;
 }
 
 /** A data file being encoded group by group (`streamRowGroupRows`). */
@@ -172,6 +179,14 @@ interface OpenFile {
   rows: number;
   /** Arrow bytes of its rows: the size estimate against `target-file-size`. */
   arrowBytes: number;
+}
+
+/** A data file whose row groups {@link TableWrite.writeRowGroupsOf} copies: its bytes and manifest fields. */
+export interface RowGroupSource {
+  readonly bytes: Uint8Array;
+  readonly rowCount: number;
+  readonly valueStats: SimpleStats;
+  readonly valueStatsCols: readonly string[] | null;
 }
 
 /** Rows of one batch that go to one (partition, bucket). */
@@ -219,7 +234,8 @@ export class TableWrite {
   /** Written Parquet bytes / Arrow bytes so far; starts pessimistic (1) so files stay below target. */
   private ratioNum = 1;
   private ratioDen = 1;
-  private pending: Promise<void> = Promise.resolve();
+  /** Data file uploads in flight (they never reject: a failure is kept in `failure`), with their estimated bytes. */
+  private readonly uploads = new Map<Promise<void>, number>();
   private failure: unknown;
   private closed = false;
   /** One uuid per writer: every data file name starts with {@link filePrefix}. */
@@ -230,6 +246,8 @@ export class TableWrite {
   private recordedAt: number | null = null;
   /** prepareCommit handed out files whose commit this writer cannot see. */
   private handedOut = false;
+  /** An empty Parquet file as this writer encodes it: the reference of {@link rowGroupCopyBlocker}. */
+  private emptyFile: Promise<Uint8Array> | undefined;
 
   /** A writer for the table of `context` (e.g. `table.context`). */
   constructor(context: TableContext, writeOptions?: TableWriteOptions);
@@ -367,10 +385,14 @@ export class TableWrite {
 
   private async prepareCommitKeyValue(): Promise<CommitMessage[]> {
     let messages: CommitMessage[] = [];
-    for (const buf of this.buffers.values()) {
+    // Buckets flush together: a small write to several buckets uploads their files in one round
+    // trip, not one per bucket.
+    const prepared = mapOrdered(this.buffers.values(), MAX_UPLOADS, async (buf) => {
       this.buffered -= buf.bytes;
       buf.bytes = 0;
-      const c = await this.guard(buf.mergeTree!.prepareCommit());
+      return { buf, c: await this.guard(buf.mergeTree!.prepareCommit()) };
+    });
+    for await (const { buf, c } of prepared) {
       const compactChangelog = c.compactChangelog ?? [];
       const empty = c.newFiles.length === 0 && c.newChangelogFiles.length === 0 && compactChangelog.length === 0;
       const indexChanges = (c.newIndexFiles?.length ?? 0) + (c.deletedIndexFiles?.length ?? 0);
@@ -428,12 +450,29 @@ export class TableWrite {
   }
 
   /**
+   * Id of this writer's in-flight record while it exists (null before the first data file, and
+   * when the writer records none). A commit of the writer's files may clear it with its own once
+   * the snapshot exists (`CommitCallOptions.clearsRecords`); call {@link recordCleared} then.
+   */
+  get recordId(): string | null {
+    return this.recordedAt === null ? null : this.inflightRecordId;
+  }
+
+  /**
+   * The commit of this writer's files cleared its in-flight record: {@link close} leaves it alone,
+   * and a file written afterwards records it again.
+   */
+  recordCleared(): void {
+    this.recordedAt = null;
+  }
+
+  /**
    * Deletes the files written since the last {@link prepareCommit} and discards buffered rows.
    * Clears the in-flight record too unless earlier `prepareCommit` calls handed out files (their
    * commit may still be pending; {@link close} clears it then).
    */
   async abort(): Promise<void> {
-    await this.pending.catch(() => undefined);
+    await this.uploaded();
     await this.dropOpenFiles();
     const paths: string[] = [];
     for (const buf of this.buffers.values()) {
@@ -486,7 +525,7 @@ export class TableWrite {
    */
   async close(): Promise<void> {
     this.closed = true;
-    await this.pending.catch(() => undefined);
+    await this.uploaded();
     await this.dropOpenFiles();
     this.buffers.clear();
     await this.clearRecord();
@@ -1005,6 +1044,60 @@ export class TableWrite {
     await this.writeFile(buf, file, fileBytes);
   }
 
+  /**
+   * Why the row groups of data file `file` cannot go into this writer's files as they are (see
+   * {@link writeRowGroupsOf}), or null when they can: the writer must stream row groups
+   * (`streamRowGroupRows`, append table); the file's groups must hold at least `minGroupRows` rows
+   * each and have the schema and compression this writer encodes (compared with an empty file it
+   * encodes); its statistics must merge into what its rows would give
+   * (`FileStatsCollector.fileStatsBlocker`). The caller checks that the file is of this writer's
+   * schema id (whose options decide the statistics) and has no deletion vector.
+   */
+  async rowGroupCopyBlocker(file: RowGroupSource, minGroupRows: number): Promise<string | null> {
+    if (!this.streaming) return 'the writer does not stream row groups (streamRowGroupRows)';
+    const stats = new FileStatsCollector(this.schema.fields, this.options).fileStatsBlocker(file);
+    if (stats !== null) return stats;
+    this.emptyFile ??= encodeParquetAsync(new arrow.Table(this.arrowSchema), { compression: this.compression });
+    return rowGroupCopyBlocker(file.bytes, await this.emptyFile, this.compression, minGroupRows);
+  }
+
+  /**
+   * Appends the row groups of an existing data file to the open file of (`partition`, `bucket`),
+   * after the rows written there before, without decoding them; its statistics merge into the
+   * file's. A compaction copies inputs whose row groups are already as large as a rewrite would
+   * cut them this way. Check the file with {@link rowGroupCopyBlocker} first. The open file is
+   * closed first when the copy would take it past `target-file-size`; a copied file is never split.
+   *
+   * @param partition the partition as the manifest stores it (BinaryRow bytes).
+   */
+  async writeRowGroupsOf(partition: Uint8Array, bucket: number, file: RowGroupSource): Promise<void> {
+    this.checkOpen();
+    if (!this.streaming)
+      throw new WriteValidationError(undefined, undefined, 'writeRowGroupsOf needs streamRowGroupRows on an append table');
+    let buf: BucketBuffer | undefined;
+    for (const b of this.buffers.values()) if (b.bucket === bucket && Buffer.compare(b.partition, partition) === 0) buf = b;
+    buf ??= this.bucketBuffer(deserializeBinaryRow(partition, this.partitionTypes), bucket);
+    // Rows written before stay ahead of the copied groups.
+    await this.streamBuffered(buf);
+    // Parquet bytes in the Arrow bytes that the file-size estimate counts.
+    const arrowBytes = (file.bytes.length * this.ratioDen) / this.ratioNum;
+    if (buf.open && this.estimatedFileSize(buf.open.arrowBytes + arrowBytes) > this.options.targetFileSize) await this.closeOpenFile(buf);
+    const open = (buf.open ??= this.newOpenFile());
+    open.stats.addFileStats(file);
+    open.rows += file.rowCount;
+    open.arrowBytes += arrowBytes;
+    await this.guard(open.stream.addParquet(file.bytes, file.rowCount));
+  }
+
+  private newOpenFile(): OpenFile {
+    return {
+      stream: new ParquetRowGroupStream({ groupRows: this.writeOptions.streamRowGroupRows!, compression: this.compression }),
+      stats: new FileStatsCollector(this.schema.fields, this.options),
+      rows: 0,
+      arrowBytes: 0,
+    };
+  }
+
   private get streaming(): boolean {
     return this.writeOptions.streamRowGroupRows !== undefined && !this.isPk;
   }
@@ -1021,12 +1114,7 @@ export class TableWrite {
     const target = this.options.targetFileSize;
     for (let batch of batches) {
       while (batch.numRows > 0) {
-        const open = (buf.open ??= {
-          stream: new ParquetRowGroupStream({ groupRows: this.writeOptions.streamRowGroupRows!, compression: this.compression }),
-          stats: new FileStatsCollector(this.schema.fields, this.options),
-          rows: 0,
-          arrowBytes: 0,
-        });
+        const open = (buf.open ??= this.newOpenFile());
         const size = batchByteSize(batch);
         const room = target - this.estimatedFileSize(open.arrowBytes);
         let take = batch.numRows;
@@ -1075,7 +1163,7 @@ export class TableWrite {
       compression: this.compression,
       ...(this.writeOptions.rowGroupRows !== undefined ? { rowGroupRows: this.writeOptions.rowGroupRows } : {}),
     });
-    // Handled through `pending` in startFile; this keeps an early throw from leaving it unobserved.
+    // Handled through the upload in startFile; this keeps an early throw from leaving it unobserved.
     encoding.catch(() => undefined);
     const stats = new FileStatsCollector(this.schema.fields, this.options);
     for (const b of batches) stats.add(b);
@@ -1083,8 +1171,8 @@ export class TableWrite {
   }
 
   /**
-   * Names a data file whose bytes are being encoded, and writes it once they are: at most two
-   * files in flight, this one and the previous one encoding or uploading.
+   * Names a data file whose bytes are being encoded, and writes it once they are: this one
+   * encoding, and uploads of earlier files as {@link makeRoom} allows.
    */
   private async startFile(
     buf: BucketBuffer,
@@ -1098,7 +1186,7 @@ export class TableWrite {
       this.ratioDen += arrowBytes;
       return bytes;
     });
-    // Handled through `pending` below; this keeps an early throw from leaving it unobserved.
+    // Handled through the upload below; this keeps an early throw from leaving it unobserved.
     encoding.catch(() => undefined);
     const firstFile = this.ratioDen === 1;
     if (buf.nextSequence === undefined) {
@@ -1110,7 +1198,8 @@ export class TableWrite {
     const { valueStats, valueStatsCols } = stats.result();
     const now = (this.writeOptions.now ?? Date.now)();
     const path = this.paths.dataFilePath(buf.partitionDir, buf.bucket, fileName);
-    await this.drain();
+    const estimated = this.estimatedFileSize(arrowBytes);
+    await this.makeRoom(buf, estimated);
     try {
       await this.ensureRecorded();
     } catch (e) {
@@ -1118,7 +1207,7 @@ export class TableWrite {
       this.failure = e;
       throw e;
     }
-    this.pending = encoding
+    const upload = encoding
       .then(async (bytes) => {
         await this.fileIO.write(path, bytes);
         buf.newFiles.push(
@@ -1140,17 +1229,47 @@ export class TableWrite {
       .then(undefined, (e: unknown) => {
         // The rows of this file have left the buffers: the writer must not carry on without them.
         this.failure = e;
+      })
+      .finally(() => {
+        this.uploads.delete(upload);
       });
+    this.uploads.set(upload, estimated);
+    buf.uploading = upload;
     // Until one file is written the size estimate is a pessimistic guess: let the first file set it
     // before the next file is cut.
     if (firstFile) await encoding.catch(() => undefined);
   }
 
   private async drain(): Promise<void> {
-    await this.pending;
+    await this.uploaded();
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** Every upload started so far has settled. */
+  private async uploaded(): Promise<void> {
+    while (this.uploads.size > 0) await Promise.all(this.uploads.keys());
+  }
+
+  /**
+   * Waits until a file of `buf` of about `bytes` may start uploading: after the bucket's previous
+   * file (a bucket's files are listed in the order written), and while other buckets' uploads
+   * leave room. Files of different buckets upload together (a small append to several buckets
+   * costs one round trip, not one per bucket), as long as they add up to at most
+   * `target-file-size`: large files still go one at a time, so memory stays at about one file
+   * being uploaded and one being encoded.
+   */
+  private async makeRoom(buf: BucketBuffer, bytes: number): Promise<void> {
+    await buf.uploading;
+    const inFlight = (): number => [...this.uploads.values()].reduce((a, b) => a + b, 0);
+    while (this.uploads.size >= MAX_UPLOADS || (this.uploads.size > 0 && inFlight() + bytes > this.options.targetFileSize)) {
+      await Promise.race(this.uploads.keys());
+    }
     if (this.failure !== undefined) throw this.failure;
   }
 }
+
+/** Data files uploaded at once (of different buckets). */
+const MAX_UPLOADS = 8;
 
 /**
  * Creates a writer from storage, root and schema (see {@link TableWrite}).
