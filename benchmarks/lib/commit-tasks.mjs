@@ -27,6 +27,29 @@ import { instrumentFileIO } from '../../test/support/instrumented-file-io.mjs';
 import { childMain } from './measure.mjs';
 import { TABLE_FIELDS, makeBatch } from './write-data.mjs';
 
+/**
+ * With TIDEMARK_BENCH_CPU_PROF=<dir>: a V8 CPU profile of the timed appends alone (no imports,
+ * no warm-up), written to `<dir>/<name>.cpuprofile` (benchmarks/commit-cpu-profile.mjs reads them).
+ */
+async function startProfiler() {
+  const dir = process.env.TIDEMARK_BENCH_CPU_PROF;
+  if (!dir) return null;
+  const { Session } = await import('node:inspector/promises');
+  const { writeFile } = await import('node:fs/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 500 });
+  await session.post('Profiler.start');
+  return {
+    async stop(name) {
+      const { profile } = await session.post('Profiler.stop');
+      await writeFile(`${dir}/${name}.cpuprofile`, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
 const SNAPSHOT_FILE = /\/snapshot\/snapshot-\d+$/;
 
 function storageOptions(s3) {
@@ -239,6 +262,7 @@ const tasks = {
       if (wait > 0) await sleep(wait);
     }
     const before = snapshotCounts(stats);
+    const profiler = await startProfiler();
     timing = true;
     const startedAt = Date.now();
     const t0 = performance.now();
@@ -271,6 +295,7 @@ const tasks = {
     const endedAt = Date.now();
     const cpu = process.cpuUsage(cpu0);
     const cpuMs = (cpu.user + cpu.system) / 1000;
+    await profiler?.stop(`writer-${writerId}`);
     const ops = diffCounts(snapshotCounts(stats), before);
     await raw.close();
     return {
