@@ -8,6 +8,9 @@
  *
  *   S3_ENDPOINT=... node benchmarks/commit-cpu-profile.mjs [--writers 4] [--writer-commits 15] [--cpu-prof dir] [--local]
  *
+ * With TIDEMARK_BENCH_TARGETS=1 it also prints the commit calls' requests per commit by kind and
+ * target (`get snapshot/snapshot-N`, `list c/schema`, ...).
+ *
  * A diagnostic, not part of `npm run bench`: nothing is written to benchmarks/results/. On a
  * machine shared with other jobs, compare runs interleaved (A B A B): CPU ms per commit barely
  * moves with load, commits/s does.
@@ -114,6 +117,12 @@ try {
     commitsPerSec: +((commits / wall) * 1000).toFixed(1),
   };
   console.log(JSON.stringify(summary));
+  const targets = {};
+  for (const r of results) for (const [k, v] of Object.entries(r.targets ?? {})) targets[k] = (targets[k] ?? 0) + v;
+  if (Object.keys(targets).length > 0) {
+    console.log('\nrequests per commit by kind and target (commit calls):');
+    for (const [k, v] of Object.entries(targets).sort((a, b) => b[1] - a[1])) console.log(`${(v / commits).toFixed(2).padStart(6)}  ${k}`);
+  }
   if (opts.cpuProf) {
     const p = await profileSummary(opts.cpuProf);
     console.log(`\nself time of the writers' timed appends (data file writes + commit calls, ${p.total.toFixed(0)} ms), by package:`);

@@ -81,6 +81,19 @@ function counting(io) {
     start(request) {
       counts[request.method] = (counts[request.method] ?? 0) + 1;
       kinds[request.kind] = (kinds[request.kind] ?? 0) + 1;
+      // TIDEMARK_BENCH_TARGETS=1: also count the commit calls' requests by kind and target (commit-cpu-profile.mjs).
+      if (process.env.TIDEMARK_BENCH_TARGETS && stats.time.timing()) {
+        // What a request is for: its path's last two segments, uuids and numbers collapsed.
+        const where = String(request.path ?? 'many files')
+          .split('/')
+          .slice(-2)
+          .join('/')
+          .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(-\d+)?/g, '<uuid>')
+          .replace(/\d+/g, 'N');
+        const t = `${request.kind} ${where}`;
+        stats.targets = stats.targets ?? {};
+        stats.targets[t] = (stats.targets[t] ?? 0) + 1;
+      }
       if (request.newRoundTrip) stats.roundTrips++;
       time.start(sideOf(request.kind));
     },
@@ -133,6 +146,7 @@ function timeline() {
       mark();
       open[side]--;
     },
+    timing: () => phase !== null,
     /** Enters `commit` or `expire`, or stops timing (null). */
     phase(p) {
       mark();
@@ -317,6 +331,7 @@ const tasks = {
       cpuMs,
       writeCpuMs,
       commitCpuMs,
+      ...(stats.targets ? { targets: stats.targets } : {}),
     };
   },
 

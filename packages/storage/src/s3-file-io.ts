@@ -233,7 +233,7 @@ export class S3FileIO implements FileIO {
   readonly kind = 's3';
   readonly config: S3Config;
   private readonly client: S3Client;
-  /** GET / HEAD / PUT / DELETE of one key without the SDK (see s3-object-requests.ts); null: through the SDK. */
+  /** GET / HEAD / PUT / DELETE of one key and LIST without the SDK (see s3-object-requests.ts); null: through the SDK. */
   private readonly objects: S3ObjectRequests | null;
   private readonly releaseClient: () => void;
   private closed = false;
@@ -634,6 +634,18 @@ export class S3FileIO implements FileIO {
     // Children keep the caller's form of `dir`; keys are appended verbatim (S3 keys may contain '//').
     const base = dir.endsWith('/') ? dir : `${dir}/`;
     let token: string | undefined;
+    const objects = this.objects;
+    if (objects !== null) {
+      do {
+        const page = await this.retry('LIST', dir, () => objects.listPage(bucket, prefix, recursive ? undefined : '/', token));
+        for (const obj of page.contents) {
+          if (obj.key.endsWith('/')) continue; // "directory" marker objects
+          yield { path: base + obj.key.slice(prefix.length), size: obj.size, lastModified: obj.lastModified };
+        }
+        token = page.truncated ? page.nextToken : undefined;
+      } while (token !== undefined);
+      return;
+    }
     do {
       const resp = await this.retry('LIST', dir, () =>
         this.client.send(

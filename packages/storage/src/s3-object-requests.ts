@@ -67,6 +67,32 @@ function bytesOf(data: SourceData): string | Uint8Array {
 /** Error codes of the few reply bodies we read (errors only: success bodies are the object's bytes). */
 const errorXml = new XMLParser({ ignoreDeclaration: true, parseTagValue: false });
 
+/** One page of a listing. */
+export interface ListPage {
+  readonly contents: readonly { readonly key: string; readonly size: number; readonly lastModified: Date }[];
+  readonly truncated: boolean;
+  readonly nextToken: string | undefined;
+}
+
+interface RawListResult {
+  Contents?: { Key?: unknown; Size?: unknown; LastModified?: unknown }[];
+  IsTruncated?: unknown;
+  NextContinuationToken?: unknown;
+  EncodingType?: unknown;
+}
+
+/** Listing answers: every value kept as text (a key `007` stays a string), `Contents` always an array. */
+const listXml = new XMLParser({
+  ignoreDeclaration: true,
+  parseTagValue: false,
+  isArray: (name) => name === 'Contents' || name === 'CommonPrefixes',
+});
+
+/** A key of a listing requested with `encoding-type=url` ('+' is a space there; a literal '+' comes as %2B). */
+function decodeListKey(encoded: string): string {
+  return decodeURIComponent(encoded.replace(/\+/g, ' '));
+}
+
 /** S3's path escaping: every byte outside RFC 3986's unreserved set, except '/', percent-encoded. */
 function escapeKey(key: string): string {
   return encodeURIComponent(key)
@@ -134,15 +160,20 @@ export class S3ObjectRequests {
     key: string,
     headers: Record<string, string> = {},
     body?: Uint8Array,
+    query: Record<string, string> = {},
   ): Promise<ObjectResponse> {
-    const path = `${this.basePath}/${escapeKey(bucket)}/${escapeKey(key)}`;
+    const path = key === '' ? `${this.basePath}/${escapeKey(bucket)}` : `${this.basePath}/${escapeKey(bucket)}/${escapeKey(key)}`;
+    const search = Object.keys(query)
+      .sort()
+      .map((k) => `${escapeKey(k)}=${escapeKey(query[k]!).replace(/\//g, '%2F')}`)
+      .join('&');
     const all: Record<string, string> = {
       ...headers,
       host: this.host,
       'x-amz-content-sha256': body === undefined ? EMPTY_SHA256 : createHash('sha256').update(body).digest('hex'),
     };
     if (body !== undefined) all['content-length'] = String(body.length);
-    const signed = await this.signer.sign({ method, protocol: '', hostname: this.hostname, path, headers: all, query: {} });
+    const signed = await this.signer.sign({ method, protocol: '', hostname: this.hostname, path, headers: all, query });
     return new Promise<ObjectResponse>((resolve, reject) => {
       const req = this.transport.request(
         {
@@ -150,7 +181,7 @@ export class S3ObjectRequests {
           method,
           host: this.hostname,
           ...(this.port === undefined ? {} : { port: this.port }),
-          path,
+          path: search === '' ? path : `${path}?${search}`,
           headers: signed.headers,
         },
         (resp) => {
@@ -192,6 +223,31 @@ export class S3ObjectRequests {
       }
       req.end(body === undefined ? undefined : Buffer.from(body.buffer, body.byteOffset, body.length));
     });
+  }
+
+  /**
+   * One page of ListObjectsV2 under `prefix` (keys requested URL-encoded, so that no XML
+   * whitespace handling can alter a key).
+   */
+  async listPage(bucket: string, prefix: string, delimiter: string | undefined, token: string | undefined): Promise<ListPage> {
+    const query: Record<string, string> = { 'list-type': '2', prefix, 'encoding-type': 'url' };
+    if (delimiter !== undefined) query['delimiter'] = delimiter;
+    if (token !== undefined) query['continuation-token'] = token;
+    const resp = await this.send('GET', bucket, '', {}, undefined, query);
+    const doc = listXml.parse(Buffer.from(resp.body).toString('utf8')) as { ListBucketResult?: RawListResult };
+    const r = doc.ListBucketResult;
+    if (r === undefined)
+      throw Object.assign(new Error(`LIST s3://${bucket}/${prefix}: the answer is not a ListBucketResult`), { code: 'ECONNRESET' });
+    // A store that ignores encoding-type says so by leaving EncodingType out: its keys are verbatim.
+    const encoded = String(r.EncodingType ?? '') === 'url';
+    const contents = (r.Contents ?? []).map((c) => ({
+      key: encoded ? decodeListKey(String(c.Key ?? '')) : String(c.Key ?? ''),
+      size: Number(c.Size ?? 0),
+      lastModified: c.LastModified ? new Date(String(c.LastModified)) : new Date(0),
+    }));
+    const truncated = String(r.IsTruncated) === 'true';
+    const next = r.NextContinuationToken === undefined ? undefined : String(r.NextContinuationToken);
+    return { contents, truncated, nextToken: next };
   }
 
   /** Closes the idle keep-alive sockets (the process may exit). */
