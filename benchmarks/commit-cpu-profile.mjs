@@ -19,6 +19,7 @@ import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 import { runChild } from './lib/measure.mjs';
+import { cpuWindow } from './lib/process-cpu.mjs';
 import { WORK_DIR } from './lib/report.mjs';
 import { s3FromEnv } from './lib/standalone.mjs';
 
@@ -85,7 +86,7 @@ try {
   await runChild(TASKS, 'create', { warehouse, s3 });
   const startAt = Date.now() + 3000 + 500 * opts.writers;
   const env = opts.cpuProf ? { TIDEMARK_BENCH_CPU_PROF: opts.cpuProf } : undefined;
-  const results = await Promise.all(
+  const running = Promise.all(
     Array.from({ length: opts.writers }, (_, w) =>
       runChild(
         TASKS,
@@ -95,6 +96,12 @@ try {
       ),
     ),
   );
+  // The S3 server's CPU over the timed part (with other agents' requests to it: an upper bound).
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
+  const window = await cpuWindow();
+  const results = await running;
+  const server = await window.stop();
+  const serverMs = Object.values(server.daemons ?? {}).reduce((n, d) => n + d.cpuMs, 0);
   const check = await runChild(TASKS, 'check', { warehouse, s3 });
   const commits = opts.writers * opts.writerCommits;
   const attempts = results.reduce((n, r) => n + r.attempts.length, 0);
@@ -111,6 +118,7 @@ try {
     commitCpuMsPerCommit: +(commitCpu / commits).toFixed(1),
     commitCpuMsPerAttempt: +(commitCpu / attempts).toFixed(1),
     writeCpuMsPerCommit: +(writeCpu / commits).toFixed(1),
+    ...(s3 ? { serverCpuMsPerCommit: +(serverMs / commits).toFixed(1) } : {}),
     attemptsPerCommit: +(attempts / commits).toFixed(2),
     lostCreatesPerCommit: +(lost / commits).toFixed(2),
     requestsPerCommit: Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, +(v / commits).toFixed(2)])),
