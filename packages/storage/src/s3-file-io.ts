@@ -221,6 +221,9 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /**
  * FileIO over S3-compatible object stores (`s3://bucket/key`), built on `@aws-sdk/client-s3`.
+ * With an explicit path-style endpoint (Ceph RGW, MinIO, ...), GET / HEAD / PUT / DELETE of one key
+ * and listings bypass `S3Client.send` (same signer and credentials, a fifth of its CPU per request:
+ * s3-object-requests.ts); AWS itself, batch deletes and multipart uploads go through the SDK.
  *
  * - Idempotent requests (GET, HEAD, LIST, plain PUT, DELETE, multipart parts) are retried with
  *   jittered exponential backoff on throttling, 5xx and network errors, up to `maxAttempts`.

@@ -1,11 +1,11 @@
 /**
- * Signed single-object S3 requests (GET, HEAD, PUT, DELETE of one key) sent straight over
- * `node:http(s)`: the SigV4 signer of the AWS SDK (`@smithy/signature-v4`) and the SDK's credential
- * provider, without the SDK's middleware stack and response deserialisers. A commit makes a few
- * dozen of these small requests; through `S3Client.send` each cost about 2.5 ms of CPU (middleware,
- * endpoint rules, serde), over node:http about 0.5 ms, on a 2-core machine where CPU is what bounds
- * concurrent commits. Lists, batch deletes and multipart uploads stay on the SDK (rare, and they
- * need its XML handling).
+ * Signed single-object S3 requests (GET, HEAD, PUT, DELETE of one key) and ListObjectsV2 pages,
+ * sent straight over `node:http(s)`: the SigV4 signer of the AWS SDK (`@smithy/signature-v4`) and
+ * the SDK's credential provider, without the SDK's middleware stack and response deserialisers. A
+ * commit makes a few dozen of these small requests; through `S3Client.send` each cost about 2.5 ms
+ * of CPU (middleware, endpoint rules, serde), over node:http about 0.5 ms, on a 2-core machine
+ * where CPU is what bounds concurrent commits. Batch deletes and multipart uploads stay on the SDK
+ * (rare, and each carries many keys or megabytes, so the SDK's cost per request hardly counts).
  *
  * Failures come back shaped as the SDK's (`name` = S3 error code, `$metadata.httpStatusCode`,
  * network errors with their `code`), so the caller's error classification serves both paths.
