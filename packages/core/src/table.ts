@@ -314,8 +314,8 @@ export class Table {
    *   already committed `identifier`, `empty` when there was nothing to write).
    */
   async append(rows: WriteInput, options: AppendOptions = {}): Promise<CommitResult> {
-    return this.writeAndCommit(rows, options, (commit, committable) =>
-      commit.commit({ ...committable, ...(options.properties ? { properties: options.properties } : {}) }),
+    return this.writeAndCommit(rows, options, (commit, committable, record) =>
+      commitClearing(commit, { ...committable, ...(options.properties ? { properties: options.properties } : {}) }, record),
     );
   }
 
@@ -376,7 +376,7 @@ export class Table {
   private async writeAndCommit(
     rows: WriteInput,
     options: Pick<AppendOptions, 'commitUser' | 'identifier' | 'expire' | 'rowKindField'>,
-    commit: (tableCommit: TableCommit, committable: Committable) => Promise<CommitResult>,
+    commit: (tableCommit: TableCommit, committable: Committable, record: WriterRecord) => Promise<CommitResult>,
     extraWriteOptions: TableWriteOptions = {},
   ): Promise<CommitResult> {
     const tableCommit = this.newCommit({
@@ -389,7 +389,7 @@ export class Table {
       if (todo.length === 0) return skipped(tableCommit.commitUser, identifier);
     }
     const writeOptions = { ...extraWriteOptions, ...(options.rowKindField !== undefined ? { rowKindField: options.rowKindField } : {}) };
-    return this.writeThen(rows, (messages) => commit(tableCommit, { identifier, messages }), writeOptions);
+    return this.writeThen(rows, (messages, record) => commit(tableCommit, { identifier, messages }, record), writeOptions);
   }
 
   /**
@@ -459,9 +459,9 @@ export class Table {
     if (options.dryRun) return { deleted: 0, result: null, plan, dryRun: true };
     const input = matched === 0 ? new arrow.Table(toArrowSchema(schema.fields)) : withRowKind(found, DELETE_KIND_FIELD, '-D');
     if (matched > 0) options.onProgress?.({ phase: 'writing', done: 0, unit: 'files' });
-    const result = await this.writeAndCommit(input, { ...options, rowKindField: DELETE_KIND_FIELD }, (commit, committable) => {
+    const result = await this.writeAndCommit(input, { ...options, rowKindField: DELETE_KIND_FIELD }, (commit, committable, record) => {
       options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
-      return commit.commit(committable);
+      return commitClearing(commit, committable, record);
     });
     return { deleted: result.status === 'committed' ? matched : 0, result, plan, dryRun: false };
   }
@@ -576,9 +576,9 @@ export class Table {
     const result = await this.writeAndCommit(
       new arrow.Table(applyAssignments(found, schema.fields, assignments)),
       options,
-      (commit, committable) => {
+      (commit, committable, record) => {
         options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
-        return commit.commit(committable);
+        return commitClearing(commit, committable, record);
       },
     );
     return { deleted: result.status === 'committed' ? matched : 0, result, plan, dryRun: false };
@@ -666,7 +666,7 @@ export class Table {
    */
   private async writeThen<T>(
     rows: WriteInput,
-    commit: (messages: Awaited<ReturnType<TableWrite['prepareCommit']>>) => Promise<T>,
+    commit: (messages: Awaited<ReturnType<TableWrite['prepareCommit']>>, record: WriterRecord) => Promise<T>,
     writeOptions: TableWriteOptions = {},
   ): Promise<T> {
     // Dynamic buckets: a commit that lost a race for a new key's bucket is refused before anything
@@ -685,7 +685,7 @@ export class Table {
 
   private async writeOnceThen<T>(
     rows: WriteInput,
-    commit: (messages: Awaited<ReturnType<TableWrite['prepareCommit']>>) => Promise<T>,
+    commit: (messages: Awaited<ReturnType<TableWrite['prepareCommit']>>, record: WriterRecord) => Promise<T>,
     writeOptions: TableWriteOptions,
   ): Promise<T> {
     const writer = this.newBatchWrite(writeOptions);
@@ -698,8 +698,10 @@ export class Table {
       await writer.close().catch(() => undefined);
       throw e;
     }
+    const recordId = writer.recordId;
+    const record: WriterRecord = { ids: recordId === null ? [] : [recordId], cleared: () => writer.recordCleared() };
     try {
-      return await commit(messages);
+      return await commit(messages, record);
     } catch (e) {
       if (commitNotApplied(e)) await writer.discard(messages).catch(() => undefined);
       throw e;
@@ -888,6 +890,27 @@ export interface TableOverwriteOptions {
   readonly identifier?: bigint | number;
   /** Expire snapshots after the commit (default true unless the table is `write-only`); see {@link Table.newCommit}. */
   readonly expire?: boolean;
+}
+
+/**
+ * The in-flight record of the writer of a one-shot write: a commit of its files may clear it with
+ * its own record ({@link commitClearing}), so that `close` need not delete it in a round trip of its own.
+ */
+interface WriterRecord {
+  readonly ids: readonly string[];
+  /** The commit cleared it: the writer's `close` leaves it alone. */
+  cleared(): void;
+}
+
+/**
+ * Commits the files of a one-shot write and clears its writer's in-flight record together with the
+ * commit's own, once the snapshot exists: the same guarantee as the writer's `close` afterwards
+ * (files are protected until a snapshot references them), one round trip sooner.
+ */
+async function commitClearing(commit: TableCommit, committable: CommittableInput, record: WriterRecord): Promise<CommitResult> {
+  const result = await commit.commit(committable, { clearsRecords: record.ids });
+  if (result.status === 'committed') record.cleared();
+  return result;
 }
 
 /**

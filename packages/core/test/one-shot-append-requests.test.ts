@@ -199,4 +199,88 @@ describe('one-shot table.append on a reused Table', () => {
     const top = files.map((f) => f.meta).sort((x, y) => Number(y.maxSequenceNumber - x.maxSequenceNumber))[0]!;
     expect(top.minSequenceNumber).toBeGreaterThan(0n);
   });
+
+  for (const [kind, spec] of KINDS) {
+    it(`uploads the data files of an append to several buckets of ${kind} together, and clears the writer's record with the commit's`, async () => {
+      interface Seen {
+        readonly method: string;
+        readonly path: string;
+        started: number;
+        ended: number;
+      }
+      let seen: Seen[] | null = null;
+      let clock = 0;
+      const open = new Map<unknown, Seen>();
+      const isData = (path: unknown): boolean => String(path).endsWith('.parquet');
+      /** Data file uploads in flight now, and at most during the append measured. */
+      let uploading = 0;
+      let maxUploading = 0;
+      /** Data file uploads held until this many are in flight (or a while passed, for a writer that uploads one at a time). */
+      let holdUntil = 0;
+      let held: Array<() => void> = [];
+      const io = instrumentFileIO(new MemoryFileIO(), {
+        // Requests issued together overlap, as on an object store.
+        latencyMs: () => (seen === null ? 0 : 20),
+        before(r) {
+          if (seen === null || r.method !== 'write' || !isData(r.path)) return;
+          return new Promise<void>((resolve) => {
+            held.push(resolve);
+            const release = (): void => {
+              for (const go of held) go();
+              held = [];
+            };
+            if (held.length >= holdUntil) release();
+            else setTimeout(release, 2000);
+          });
+        },
+        start(r) {
+          if (seen === null) return;
+          const s = { method: r.method, path: String(r.path), started: ++clock, ended: 0 };
+          seen.push(s);
+          open.set(r, s);
+          if (r.method === 'write' && isData(r.path)) maxUploading = Math.max(maxUploading, ++uploading);
+        },
+        end(r) {
+          const s = open.get(r);
+          if (s === undefined) return;
+          s.ended = ++clock;
+          open.delete(r);
+          if (r.method === 'write' && isData(r.path)) uploading--;
+        },
+      });
+      const { table } = await create(io, { ...spec, options: { ...spec.options, bucket: '4' } });
+      // A table with some history, and a Table object that committed before (its caches warm).
+      for (let i = 1; i <= 3; i++) await table.append([{ id: 100 + i, v: 'warm' }]);
+      const measure = async (rows: Array<{ id: number; v: string }>): Promise<Seen[]> => {
+        seen = [];
+        maxUploading = 0;
+        const result = await table.append(rows);
+        expect(result.status).toBe('committed');
+        const out = seen;
+        seen = null;
+        return out;
+      };
+      holdUntil = 4;
+      const multi = await measure(Array.from({ length: 16 }, (_, i) => ({ id: i + 1, v: `v${i}` })));
+      const dataPuts = multi.filter((r) => r.method === 'write' && isData(r.path));
+      expect(dataPuts).toHaveLength(4);
+      expect(new Set(dataPuts.map((r) => /\/bucket-(\d+)\//.exec(r.path)![1])).size).toBe(4); // 16 ids spread over the 4 buckets
+      // No upload waited for another bucket's: all four were in flight at once.
+      expect(maxUploading).toBe(4);
+      holdUntil = 1;
+      const single = await measure([{ id: 200, v: 'one' }]);
+      for (const requests of [multi, single]) {
+        // The writer's record is cleared with the commit's, after the snapshot exists, in the
+        // round trip that writes the LATEST hint (not in one of its own afterwards).
+        const create = requests.find((r) => r.method === 'createIfAbsent' && /\/snapshot\/snapshot-\d+$/.test(r.path))!;
+        const latest = requests.find((r) => r.method === 'write' && r.path.endsWith('/snapshot/LATEST'))!;
+        const clears = requests.filter((r) => r.method === 'delete' && r.path.includes('/inflight/'));
+        expect(clears.map((r) => r.path.replace(/.*\/inflight\/(write|commit)-.*/, '$1')).sort()).toEqual(['commit', 'write']);
+        for (const c of clears) {
+          expect(c.started).toBeGreaterThan(create.ended);
+          expect(c.started).toBeLessThan(latest.ended);
+        }
+      }
+    });
+  }
 });

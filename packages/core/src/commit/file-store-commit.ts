@@ -99,6 +99,13 @@ export interface CommitCallOptions {
    * skipped later) or the committable carries more than a compaction.
    */
   readonly completesCompaction?: boolean;
+  /**
+   * Ids of in-flight records (`inflight/<id>.json`) that protect the committable's files, such as
+   * the record of the `TableWrite` that wrote them: when the call returns `committed`, they were
+   * cleared with the commit's own record, once its last snapshot existed (in the round trip that
+   * writes the LATEST hint, not one more afterwards). Otherwise they are left to their writers.
+   */
+  readonly clearsRecords?: readonly string[];
 }
 
 /** Per-call options of {@link FileStoreCommit.overwrite}. */
@@ -197,6 +204,8 @@ interface AttemptInput {
   readonly changelog?: readonly ManifestEntry[];
   /** Primary-key tables: keeps new files above sequence numbers committed meanwhile (sequence-order.ts). */
   readonly sequenceGuard?: SequenceOrderGuard;
+  /** In-flight records cleared with the attempt's own once its snapshot exists (see {@link CommitCallOptions.clearsRecords}). */
+  readonly clearsRecords?: readonly string[];
 }
 
 const NO_INDEX_CHANGES: IndexChanges = { entries: [], hashIndexBase: new Map() };
@@ -464,6 +473,11 @@ export class FileStoreCommit {
       properties: committable.properties,
     };
     const ids: number[] = [];
+    // The callers' records go with the last snapshot of the call: the COMPACT one when there is a
+    // compaction (it may still be dropped; they are cleared below then).
+    const clearsRecords = options.clearsRecords ?? [];
+    const compactionFollows = compactEntries.length > 0 || compactIndex.entries.length > 0;
+    let recordsCleared = clearsRecords.length === 0;
     if (appendPart) {
       // Row-level deletes and deletion vectors commit as OVERWRITE with conflict checks, as in Java.
       const hasDeletes =
@@ -482,10 +496,12 @@ export class FileStoreCommit {
             checkConflicts: hasDeletes || kind !== 'APPEND',
             allowBucketChange: kind === 'OVERWRITE',
             ...(guard ? { sequenceGuard: guard } : {}),
+            ...(!compactionFollows ? { clearsRecords } : {}),
           },
           first,
         ),
       );
+      recordsCleared ||= !compactionFollows;
     }
     if (guard !== undefined && guard.rewrittenBuckets.size > 0 && compactEntries.length > 0) {
       // A compaction of a re-sequenced bucket merged our records at their old sequence numbers
@@ -521,10 +537,12 @@ export class FileStoreCommit {
               commitKind: 'COMPACT',
               checkConflicts: true,
               allowBucketChange: false,
+              clearsRecords,
             },
             start,
           ),
         );
+        recordsCleared = true;
       } catch (e) {
         // A writer's compaction that lost its inputs to a concurrent compaction: the data it
         // came with is committed, and compaction is optional, so the write stands without it.
@@ -538,6 +556,7 @@ export class FileStoreCommit {
         compactionDropped = e.message;
       }
     }
+    if (!recordsCleared) await Promise.all(clearsRecords.map((id) => this.clearRecord(id)));
     const resequencedFiles = guard?.rewrites ?? 0;
     return {
       status: 'committed',
@@ -938,7 +957,7 @@ export class FileStoreCommit {
         if (uncertainAfter !== null) {
           const own = await this.findOwnSnapshot(uncertainAfter, probe, input);
           if (own !== null) {
-            await this.finish(own, recordId);
+            await this.finish(own, recordId, input.clearsRecords);
             recordCleared = true;
             this.rememberCommitted(input, own);
             return own;
@@ -1011,13 +1030,14 @@ export class FileStoreCommit {
         const attemptMs = this.now() - attemptStarted;
         if (outcome === 'created') {
           advanceSequenceMaxima(this.sequenceMaxima, latest, snapshot, entries);
+          this.baseCheck.committed(entries);
           this.knowledge.advanceLivePlan(latest, snapshot, entries);
           this.knownLatest = snapshot.id;
           this.created = snapshot;
           this.activity.saw(snapshot.id, input.commitUser);
           this.backoff.succeeded(attemptMs);
           this.report(input, retry, snapshot.id, outcome, attemptMs, 0);
-          await this.finish(snapshot.id, recordId);
+          await this.finish(snapshot.id, recordId, input.clearsRecords);
           recordCleared = true;
           this.rememberCommitted(input, snapshot.id);
           if (guard && uncertainAfter === null) await this.deleteBestEffort(guard.obsoleteAfter(entries));
@@ -1133,9 +1153,13 @@ export class FileStoreCommit {
     return s;
   }
 
-  /** After the snapshot exists: the LATEST hint and clearing the in-flight record, together. */
-  private async finish(id: number, recordId: string): Promise<void> {
-    await Promise.all([this.writeHints(id), this.recordInflight ? this.clearRecord(recordId) : Promise.resolve()]);
+  /** After the snapshot exists: the LATEST hint and clearing the in-flight records (its own and `others`), together. */
+  private async finish(id: number, recordId: string, others: readonly string[] = []): Promise<void> {
+    await Promise.all([
+      this.writeHints(id),
+      this.recordInflight ? this.clearRecord(recordId) : Promise.resolve(),
+      ...others.map((other) => this.clearRecord(other)),
+    ]);
   }
 
   /** Deletes files nothing references; a failure only leaves them to orphan cleanup. */

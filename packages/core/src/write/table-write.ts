@@ -57,6 +57,7 @@ import { ConversionFailure, toInternal, type WriteValue } from './value-conversi
 import { FileStatsCollector } from './value-stats.js';
 import { creationTimeOf, parquetCompressionOf } from './file-format.js';
 import { NotSupportedError, WriteValidationError } from './write-errors.js';
+import { mapOrdered } from '../expire/bounded-map.js';
 
 /** A plain row: column name → JS value (see value-conversion.ts for the accepted forms). */
 export type RowObject = Readonly<Record<string, unknown>>;
@@ -163,6 +164,8 @@ interface BucketBuffer {
   readonly mergeTree?: MergeTreeWriter;
   /** With `streamRowGroupRows`: the data file whose row groups are being encoded. */
   open?: OpenFile;
+  /** The upload of the bucket's last file (its files are uploaded one after another, in order). */
+  uploading?: Promise<void>;
 }
 
 /** A data file being encoded group by group (`streamRowGroupRows`). */
@@ -219,7 +222,8 @@ export class TableWrite {
   /** Written Parquet bytes / Arrow bytes so far; starts pessimistic (1) so files stay below target. */
   private ratioNum = 1;
   private ratioDen = 1;
-  private pending: Promise<void> = Promise.resolve();
+  /** Data file uploads in flight (they never reject: a failure is kept in `failure`), with their estimated bytes. */
+  private readonly uploads = new Map<Promise<void>, number>();
   private failure: unknown;
   private closed = false;
   /** One uuid per writer: every data file name starts with {@link filePrefix}. */
@@ -367,10 +371,14 @@ export class TableWrite {
 
   private async prepareCommitKeyValue(): Promise<CommitMessage[]> {
     let messages: CommitMessage[] = [];
-    for (const buf of this.buffers.values()) {
+    // Buckets flush together: a small write to several buckets uploads their files in one round
+    // trip, not one per bucket.
+    const prepared = mapOrdered(this.buffers.values(), MAX_UPLOADS, async (buf) => {
       this.buffered -= buf.bytes;
       buf.bytes = 0;
-      const c = await this.guard(buf.mergeTree!.prepareCommit());
+      return { buf, c: await this.guard(buf.mergeTree!.prepareCommit()) };
+    });
+    for await (const { buf, c } of prepared) {
       const compactChangelog = c.compactChangelog ?? [];
       const empty = c.newFiles.length === 0 && c.newChangelogFiles.length === 0 && compactChangelog.length === 0;
       const indexChanges = (c.newIndexFiles?.length ?? 0) + (c.deletedIndexFiles?.length ?? 0);
@@ -428,12 +436,29 @@ export class TableWrite {
   }
 
   /**
+   * Id of this writer's in-flight record while it exists (null before the first data file, and
+   * when the writer records none). A commit of the writer's files may clear it with its own once
+   * the snapshot exists (`CommitCallOptions.clearsRecords`); call {@link recordCleared} then.
+   */
+  get recordId(): string | null {
+    return this.recordedAt === null ? null : this.inflightRecordId;
+  }
+
+  /**
+   * The commit of this writer's files cleared its in-flight record: {@link close} leaves it alone,
+   * and a file written afterwards records it again.
+   */
+  recordCleared(): void {
+    this.recordedAt = null;
+  }
+
+  /**
    * Deletes the files written since the last {@link prepareCommit} and discards buffered rows.
    * Clears the in-flight record too unless earlier `prepareCommit` calls handed out files (their
    * commit may still be pending; {@link close} clears it then).
    */
   async abort(): Promise<void> {
-    await this.pending.catch(() => undefined);
+    await this.uploaded();
     await this.dropOpenFiles();
     const paths: string[] = [];
     for (const buf of this.buffers.values()) {
@@ -486,7 +511,7 @@ export class TableWrite {
    */
   async close(): Promise<void> {
     this.closed = true;
-    await this.pending.catch(() => undefined);
+    await this.uploaded();
     await this.dropOpenFiles();
     this.buffers.clear();
     await this.clearRecord();
@@ -1075,7 +1100,7 @@ export class TableWrite {
       compression: this.compression,
       ...(this.writeOptions.rowGroupRows !== undefined ? { rowGroupRows: this.writeOptions.rowGroupRows } : {}),
     });
-    // Handled through `pending` in startFile; this keeps an early throw from leaving it unobserved.
+    // Handled through the upload in startFile; this keeps an early throw from leaving it unobserved.
     encoding.catch(() => undefined);
     const stats = new FileStatsCollector(this.schema.fields, this.options);
     for (const b of batches) stats.add(b);
@@ -1083,8 +1108,8 @@ export class TableWrite {
   }
 
   /**
-   * Names a data file whose bytes are being encoded, and writes it once they are: at most two
-   * files in flight, this one and the previous one encoding or uploading.
+   * Names a data file whose bytes are being encoded, and writes it once they are: this one
+   * encoding, and uploads of earlier files as {@link makeRoom} allows.
    */
   private async startFile(
     buf: BucketBuffer,
@@ -1098,7 +1123,7 @@ export class TableWrite {
       this.ratioDen += arrowBytes;
       return bytes;
     });
-    // Handled through `pending` below; this keeps an early throw from leaving it unobserved.
+    // Handled through the upload below; this keeps an early throw from leaving it unobserved.
     encoding.catch(() => undefined);
     const firstFile = this.ratioDen === 1;
     if (buf.nextSequence === undefined) {
@@ -1110,7 +1135,8 @@ export class TableWrite {
     const { valueStats, valueStatsCols } = stats.result();
     const now = (this.writeOptions.now ?? Date.now)();
     const path = this.paths.dataFilePath(buf.partitionDir, buf.bucket, fileName);
-    await this.drain();
+    const estimated = this.estimatedFileSize(arrowBytes);
+    await this.makeRoom(buf, estimated);
     try {
       await this.ensureRecorded();
     } catch (e) {
@@ -1118,7 +1144,7 @@ export class TableWrite {
       this.failure = e;
       throw e;
     }
-    this.pending = encoding
+    const upload = encoding
       .then(async (bytes) => {
         await this.fileIO.write(path, bytes);
         buf.newFiles.push(
@@ -1140,17 +1166,47 @@ export class TableWrite {
       .then(undefined, (e: unknown) => {
         // The rows of this file have left the buffers: the writer must not carry on without them.
         this.failure = e;
+      })
+      .finally(() => {
+        this.uploads.delete(upload);
       });
+    this.uploads.set(upload, estimated);
+    buf.uploading = upload;
     // Until one file is written the size estimate is a pessimistic guess: let the first file set it
     // before the next file is cut.
     if (firstFile) await encoding.catch(() => undefined);
   }
 
   private async drain(): Promise<void> {
-    await this.pending;
+    await this.uploaded();
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** Every upload started so far has settled. */
+  private async uploaded(): Promise<void> {
+    while (this.uploads.size > 0) await Promise.all(this.uploads.keys());
+  }
+
+  /**
+   * Waits until a file of `buf` of about `bytes` may start uploading: after the bucket's previous
+   * file (a bucket's files are listed in the order written), and while other buckets' uploads
+   * leave room. Files of different buckets upload together (a small append to several buckets
+   * costs one round trip, not one per bucket), as long as they add up to at most
+   * `target-file-size`: large files still go one at a time, so memory stays at about one file
+   * being uploaded and one being encoded.
+   */
+  private async makeRoom(buf: BucketBuffer, bytes: number): Promise<void> {
+    await buf.uploading;
+    const inFlight = (): number => [...this.uploads.values()].reduce((a, b) => a + b, 0);
+    while (this.uploads.size >= MAX_UPLOADS || (this.uploads.size > 0 && inFlight() + bytes > this.options.targetFileSize)) {
+      await Promise.race(this.uploads.keys());
+    }
     if (this.failure !== undefined) throw this.failure;
   }
 }
+
+/** Data files uploaded at once (of different buckets). */
+const MAX_UPLOADS = 8;
 
 /**
  * Creates a writer from storage, root and schema (see {@link TableWrite}).
