@@ -25,7 +25,7 @@ export const name = 'compact';
 
 const TASKS = new URL('./lib/maintenance-tasks.mjs', import.meta.url);
 const TIMEOUT_MS = 900_000;
-const MODES = ['raw', 'compact', 'compactPoolOff'];
+const MODES = ['raw', 'compact', 'compactPoolOff', 'compactNoCopy'];
 
 /**
  * @param {{ log?: (m: string) => void, s3?: object, runs?: number }} [options]
@@ -39,7 +39,9 @@ export async function run(options = {}) {
   const problems = [];
   const cases = [
     { backend: 'local', files: 100, rows: 5_000, runs, root: path.join(WORK_DIR, `compact-${process.pid}`) },
-    { backend: 'local', files: 5, rows: 200_000, runs, root: path.join(WORK_DIR, `compact-${process.pid}`) },
+    // Inputs of 200,000 rows are two row groups of 100,000 each, which the compaction copies without
+    // decoding; `compactNoCopy` decodes and re-encodes them as before, for comparison.
+    { backend: 'local', files: 5, rows: 200_000, runs, root: path.join(WORK_DIR, `compact-${process.pid}`), noCopy: true },
   ];
   if (options.s3) {
     const root = `s3://${options.s3.bucket}/bench/compact-${Date.now().toString(36)}`;
@@ -50,7 +52,7 @@ export async function run(options = {}) {
   for (const c of cases) {
     const all = Object.fromEntries(MODES.map((m) => [m, []]));
     for (let i = 0; i < c.runs; i++) {
-      for (const mode of MODES) {
+      for (const mode of MODES.filter((m) => m !== 'compactNoCopy' || c.noCopy)) {
         const label = `${c.backend} ${c.files} × ${fmtInt(c.rows)} rows: ${mode} run ${i + 1}/${c.runs}`;
         log(label);
         try {
@@ -71,7 +73,12 @@ export async function run(options = {}) {
             all.raw.push({ ...r, inputBytes: r.bytesRead });
           } else {
             const env = mode === 'compactPoolOff' ? { TIDEMARK_PARQUET_WORKERS: '0' } : undefined;
-            const r = await runChild(TASKS, 'compact', { table: data.table, s3: c.s3 }, { timeoutMs: TIMEOUT_MS, env });
+            const r = await runChild(
+              TASKS,
+              'compact',
+              { table: data.table, s3: c.s3, copyRowGroups: mode !== 'compactNoCopy' },
+              { timeoutMs: TIMEOUT_MS, env },
+            );
             if (r.rows !== c.files * c.rows) problems.push(`${label}: compaction wrote ${r.rows} rows, expected ${c.files * c.rows}`);
             all[mode].push({ ...r, inputBytes: r.bytesRead });
           }
@@ -123,10 +130,12 @@ export async function run(options = {}) {
     summary.compactVsRaw = ratio('compact', 'raw');
     summary.poolOffVsRaw = ratio('compactPoolOff', 'raw');
     summary.workersVsPoolOff = ratio('compact', 'compactPoolOff');
+    summary.noCopyVsRaw = ratio('compactNoCopy', 'raw');
     // CPU time is far less disturbed by other load than wall time: the work per row over raw's.
     const cpuRatio = (a, b) => (summary[a]?.cpuMs && summary[b]?.cpuMs ? summary[a].cpuMs / summary[b].cpuMs : undefined);
     summary.cpuVsRaw = cpuRatio('compact', 'raw');
     summary.poolOffCpuVsRaw = cpuRatio('compactPoolOff', 'raw');
+    summary.noCopyCpuVsRaw = cpuRatio('compactNoCopy', 'raw');
     results.push(summary);
   }
   const env = environment();
@@ -136,7 +145,11 @@ export async function run(options = {}) {
 
 /** The markdown of a result (exported so a result file can be re-rendered without a run). */
 export function toMarkdown(r) {
-  const cell = (x) => (x ? `${fmtNum(x.ms / 1000, 2)} s · ${fmtNum(x.mbPerSec)} MB/s · ${fmtNum(x.peakRssMiB, 0)} MiB` : '–');
+  const cell = (x) =>
+    x
+      ? `${fmtNum(x.ms / 1000, 2)} s · ${fmtNum(x.mbPerSec)} MB/s · ${fmtNum(x.peakRssMiB, 0)} MiB` +
+        (x.outputMB !== undefined ? ` · out ${fmtNum(x.outputMB, 2)} MB` : '')
+      : '–';
   const ratio = (x) => (x === undefined ? '–' : `${fmtNum(x, 2)}×`);
   const out = [
     '# Append-compaction benchmark',
@@ -154,6 +167,7 @@ export function toMarkdown(r) {
         'pool off ÷ raw',
         'workers ÷ pool off',
         'CPU time ÷ raw: workers / pool off',
+        'no row-group copy: time · speed ÷ raw · CPU ÷ raw',
       ],
       r.results.map((x) => [
         x.backend,
@@ -165,10 +179,13 @@ export function toMarkdown(r) {
         ratio(x.poolOffVsRaw),
         ratio(x.workersVsPoolOff),
         x.cpuVsRaw === undefined ? '–' : `${fmtNum(x.cpuVsRaw, 2)} / ${fmtNum(x.poolOffCpuVsRaw, 2)}`,
+        x.compactNoCopy
+          ? `${cell(x.compactNoCopy)} · ${ratio(x.noCopyVsRaw)} · ${x.noCopyCpuVsRaw === undefined ? '–' : fmtNum(x.noCopyCpuVsRaw, 2)}`
+          : '–',
       ]),
     ),
     '',
-    'Cells: median wall time · MB/s of input Parquet · peak RSS of the process. Ratios are speed ratios (raw time ÷ ' +
+    'Cells: median wall time · MB/s of input Parquet · peak RSS of the process · size of the output. Ratios are speed ratios (raw time ÷ ' +
       'compaction time) of the medians; all runs are in the JSON. *CPU time ÷ raw*: median CPU time (user + system, all ' +
       "threads) over raw's, the work done per input row, which other load on the machine barely changes (wall-time ratios " +
       'swing with it); with two workers on an idle machine, the speed ratio over raw approaches 2 ÷ this figure.',
@@ -176,14 +193,26 @@ export function toMarkdown(r) {
     '- **compactAppendTable** (`full: true`): plans, reads every file through the ordered read-ahead (8 row groups, ' +
       'decoded on the worker pool, up to two short decode jobs waiting on each worker), writes one output file whose row ' +
       'groups go to the worker pool as soon as each is full (so the encoding of the first groups overlaps the decoding of ' +
-      'the later inputs; the k groups a buffered write would cut, one per worker and at least 131,072 rows, become k ' +
-      'groups of rows ÷ (k + ½) and a last one of half that size, so that less is encoded alone after the last input), ' +
-      'commits a COMPACT snapshot. *Pool off*: the same with `TIDEMARK_PARQUET_WORKERS=0`.',
+      'the later inputs; the groups a buffered write would cut: one per worker, at least 131,072 rows, equal sizes), ' +
+      'commits a COMPACT snapshot. Inputs whose row groups all hold 65,536 rows or more (here the 200,000-row inputs, ' +
+      'two groups of 100,000 each) have their row groups copied into the output without decoding, joined under one ' +
+      "footer, their manifest statistics merged into the output's; the small inputs between them are decoded and " +
+      're-encoded. *Pool off*: the same with `TIDEMARK_PARQUET_WORKERS=0`. *No row-group copy*: the same with ' +
+      '`copyRowGroupsMinRows: Infinity`, every input decoded and re-encoded (the output is then smaller: its groups are ' +
+      'larger and compress better than the copied ones).',
     '- **raw read + rewrite**: per input file `read` + parquet-wasm `readParquet` + `writeParquet` (zstd) + `write`, on one ' +
       'thread, one output per input, no table logic.',
     '- Data: columns id BIGINT, name STRING, amount DOUBLE; one append commit per input file (not timed).',
     ...r.results
-      .filter((x) => x.cpuVsRaw !== undefined)
+      .filter((x) => x.cpuVsRaw !== undefined && x.compactNoCopy !== undefined)
+      .map(
+        (x) =>
+          `- ${x.files} × ${fmtInt(x.rowsPerFile)} rows: copying the row groups takes ${fmtNum(x.cpuVsRaw, 2)} × raw's CPU ` +
+          `time (decoding and re-encoding them: ${fmtNum(x.noCopyCpuVsRaw ?? NaN, 2)} ×), at the price of a larger output ` +
+          `(${fmtNum(x.compact.outputMB, 2)} MB against ${fmtNum(x.compactNoCopy.outputMB, 2)} MB re-encoded).`,
+      ),
+    ...r.results
+      .filter((x) => x.cpuVsRaw !== undefined && x.compactNoCopy === undefined)
       .map(
         (x) =>
           `- Ceiling for ${x.files} × ${fmtInt(x.rowsPerFile)} rows: with ${fmtNum(x.cpuVsRaw, 2)} × raw's CPU work, two ` +
@@ -213,6 +242,15 @@ function timelineSection(results) {
           `CPU ${fmtNum(t.cpuMs / 1000, 2)} s, output ${fmtNum(t.bytesWritten / 1e6, 2)} MB):`,
         ...describeTimeline(t).map((l) => `  - ${l}`),
       );
+      if (t.decodeJobs === 0) {
+        // Every input's row groups were copied: the pool only encoded the writer's empty reference file.
+        const phases = t.phases.map((p) => `${p.phase} ${fmtNum(p.ms, 0)} ms`).join(', ');
+        out.push(
+          `  - no input was decoded (every row group was copied): ${phases}; what is left is reading the inputs, joining ` +
+            'the footers and the table work (planning, the commit), none of it parquet-wasm.',
+        );
+        continue;
+      }
       const idle = Object.values(t.idleMsByCause).reduce((a, b) => a + b, 0);
       const onMain = t.idleMsByCause['nothing queued (waiting for the main thread to submit)'] + t.idleMsByCause['queued, not yet posted'];
       out.push(

@@ -153,7 +153,14 @@ export { readMergeSplit, readRawSplit, type RawSplitOptions, type SplitReadConte
 export { valueReader } from './read/arrow-values.js';
 
 // ---- writing and committing ----------------------------------------------------------------
-export { TableWrite, newTableWrite, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
+export {
+  TableWrite,
+  newTableWrite,
+  type RowGroupSource,
+  type RowObject,
+  type TableWriteOptions,
+  type WriteInput,
+} from './write/table-write.js';
 export type { WriteValue } from './write/value-conversion.js';
 export type { CommitMessage, Committable } from './commit-message.js';
 export {

@@ -42,7 +42,7 @@ export {
   type ParquetWriteOptions,
   type PreparedParquetInput,
 } from './parquet-writer.js';
-export { concatParquetFiles } from './parquet-concat.js';
+export { concatParquetFiles, rowGroupCopyBlocker } from './parquet-concat.js';
 export { encodeParquetStream, type ParquetStreamOptions } from './parquet-stream-writer.js';
 export { ParquetRowGroupStream, type ParquetRowGroupStreamOptions } from './parquet-row-group-stream.js';
 export {

@@ -10,6 +10,7 @@
  * part's bytes land, and writes the tree back.
  */
 import { FormatError } from './errors.js';
+import type { ParquetCompression } from './parquet-writer.js';
 
 const MAGIC = 0x31524150; // "PAR1" little-endian
 
@@ -280,6 +281,7 @@ const FMD_SCHEMA = 2;
 const FMD_NUM_ROWS = 3;
 const FMD_ROW_GROUPS = 4;
 const RG_COLUMNS = 1;
+const RG_NUM_ROWS = 3;
 const RG_FILE_OFFSET = 5;
 const RG_ORDINAL = 7;
 const CC_FILE_OFFSET = 2;
@@ -288,6 +290,7 @@ const CC_OFFSET_INDEX_OFFSET = 4;
 const CC_OFFSET_INDEX_LENGTH = 5;
 const CC_COLUMN_INDEX_OFFSET = 6;
 const CC_COLUMN_INDEX_LENGTH = 7;
+const CMD_CODEC = 4;
 const CMD_DATA_PAGE_OFFSET = 9;
 const CMD_INDEX_PAGE_OFFSET = 10;
 const CMD_DICTIONARY_PAGE_OFFSET = 11;
@@ -416,4 +419,44 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
+}
+
+/** Thrift `CompressionCodec` of each {@link ParquetCompression} as the writer encodes it (`lz4` is LZ4_RAW). */
+const CODEC_IDS: Readonly<Record<ParquetCompression, number>> = { none: 0, snappy: 1, gzip: 2, zstd: 6, lz4: 7 };
+
+/**
+ * Why the row groups of Parquet file `file` cannot be copied as they are into a file the writer
+ * encodes like `reference` (a file it wrote, rows or not) with `compression`, or null when they
+ * can: every row group must hold at least `minGroupRows` rows (smaller groups are worth
+ * re-encoding into bigger ones), the schema must be the same down to the bytes of its footer
+ * entries (names, types, repetition, field ids) and every column chunk must use that compression.
+ * Reads the footers only.
+ *
+ * @throws FormatError when either is not a Parquet file.
+ */
+export function rowGroupCopyBlocker(
+  file: Uint8Array,
+  reference: Uint8Array,
+  compression: ParquetCompression,
+  minGroupRows: number,
+): string | null {
+  const meta = splitFile(file, 0).meta;
+  const groups = field(meta, FMD_ROW_GROUPS);
+  const list = groups?.t === T_LIST ? groups.v : [];
+  if (list.length === 0) return 'it has no row groups';
+  for (const [i, g] of list.entries()) {
+    if (g.t !== T_STRUCT) return `row group ${i} is not a struct`;
+    const n = field(g.v, RG_NUM_ROWS);
+    const rows = n?.t === T_I64 ? Number(n.v) : 0;
+    if (rows < minGroupRows) return `row group ${i} has ${rows} rows, fewer than ${minGroupRows}`;
+  }
+  const codec = CODEC_IDS[compression];
+  for (const c of columnChunks(meta)) {
+    const m = field(c, CC_META);
+    const v = m?.t === T_STRUCT ? field(m.v, CMD_CODEC) : undefined;
+    if (v?.t !== T_I32 || v.v !== codec) return `a column chunk is not compressed with ${compression}`;
+  }
+  const expected = encodeValue(field(splitFile(reference, 1).meta, FMD_SCHEMA));
+  if (!sameBytes(encodeValue(field(meta, FMD_SCHEMA)), expected)) return 'its Parquet schema differs from the one the writer encodes';
+  return null;
 }

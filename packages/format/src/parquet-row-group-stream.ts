@@ -98,6 +98,21 @@ export class ParquetRowGroupStream {
   }
 
   /**
+   * Appends the row groups of an encoded Parquet file after the rows added so far, without
+   * decoding them: the rows waiting for a full group become a (smaller) group of their own first,
+   * so the file keeps the rows' order. `file` must have the schema and compression this stream
+   * encodes with (see `rowGroupCopyBlocker`); {@link finish} throws otherwise.
+   */
+  async addParquet(file: Uint8Array, rows: number): Promise<void> {
+    if (this.done) throw new FormatError('ParquetRowGroupStream: addParquet() after finish() or abort()');
+    if (!Number.isInteger(rows) || rows <= 0) throw new FormatError(`ParquetRowGroupStream.addParquet: rows must be positive, got ${rows}`);
+    if (this.waitingRows > 0) this.cut();
+    this.parts.push(Promise.resolve(file));
+    this.total += rows;
+    while (this.parts.length - this.settled > this.maxPending) await this.parts[this.settled++];
+  }
+
+  /**
    * Encodes the last (partial) group and returns the whole file.
    * @throws ParquetEncodeError when a group failed to encode; FormatError when no row was added
    *   (the stream has no schema to write then).

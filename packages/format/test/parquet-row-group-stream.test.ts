@@ -17,6 +17,7 @@ import {
   ParquetRowGroupStream,
   readParquetFile,
   readParquetFooter,
+  rowGroupCopyBlocker,
   writeParquetFile,
 } from '../src/index.js';
 import { CountingFileIO } from './helpers/counting-file-io.js';
@@ -54,6 +55,44 @@ describe('ParquetRowGroupStream', () => {
     expect(rows).toHaveLength(10_500);
     expect(await rowsOf(onWorkers)).toEqual(rows);
     expect(await rowsOf(here)).toEqual(rows);
+  });
+
+  it('copies the row groups of an encoded file between the rows added, in order, with their statistics', async () => {
+    const all = sampleBatches(9_000, 1_000);
+    const rows = await rowsOf(writeParquetFile(all));
+    // Rows 3,000–6,999 arrive as a file of two groups; the 500 rows waiting before it become a group of their own.
+    const copied = writeParquetFile(sampleBatches(9_000, 1_000).slice(3, 7), { rowGroupSize: 2_000 });
+    const s = new ParquetRowGroupStream({ groupRows: 2_500, pool: pool(2) });
+    for (const b of all.slice(0, 3)) await s.add(b);
+    await s.addParquet(copied, 4_000);
+    for (const b of all.slice(7)) await s.add(b);
+    expect(s.rows).toBe(9_000);
+    const bytes = await s.finish();
+    const io = new CountingFileIO().put('f', bytes).put('c', copied).asFileIO();
+    const footer = await readParquetFooter(io, 'f');
+    expect(footer.rowGroups.map((g) => g.numRows)).toEqual([2500n, 500n, 2000n, 2000n, 2000n]);
+    const stats = (groups: Awaited<ReturnType<typeof readParquetFooter>>['rowGroups']): unknown[] =>
+      groups.map((g) => g.columns.map((c) => [c.min, c.max, c.nullCount]));
+    expect(stats(footer.rowGroups.slice(2, 4))).toEqual(stats((await readParquetFooter(io, 'c')).rowGroups));
+    expect(await rowsOf(bytes)).toEqual(rows);
+  });
+
+  it('names what keeps the row groups of a file from being copied: small groups, compression, schema', () => {
+    const batches = sampleBatches(3_000, 1_000);
+    const reference = writeParquetFile(new arrow.Table(batches[0]!.schema), { compression: 'zstd' });
+    const file = writeParquetFile(batches, { compression: 'zstd', rowGroupSize: 1_500 });
+    expect(rowGroupCopyBlocker(file, reference, 'zstd', 1_500)).toBeNull();
+    expect(rowGroupCopyBlocker(file, reference, 'zstd', 1_501)).toBe('row group 0 has 1500 rows, fewer than 1501');
+    expect(rowGroupCopyBlocker(writeParquetFile(batches, { compression: 'snappy' }), reference, 'zstd', 1)).toBe(
+      'a column chunk is not compressed with zstd',
+    );
+    const renamed = batches.map(
+      (b) => new arrow.RecordBatch(new arrow.Schema(b.schema.fields.map((f, i) => (i === 1 ? f.clone({ name: 'other' }) : f))), b.data),
+    );
+    expect(rowGroupCopyBlocker(writeParquetFile(renamed, { compression: 'zstd' }), reference, 'zstd', 1)).toBe(
+      'its Parquet schema differs from the one the writer encodes',
+    );
+    expect(() => rowGroupCopyBlocker(new Uint8Array(20), reference, 'zstd', 1)).toThrow(FormatError);
   });
 
   it('writes one group when the rows never fill one, and counts the rows added', async () => {

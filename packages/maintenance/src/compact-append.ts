@@ -33,6 +33,7 @@ import {
 } from '@tidemark/core';
 import {
   BATCH_COMMIT_IDENTIFIER,
+  CorruptFileError,
   FILE_SOURCE_COMPACT,
   INDEX_FILE_PREFIX,
   INDEX_TYPE_DELETION_VECTORS,
@@ -51,6 +52,13 @@ import { anyOutputLive, splitByLiveInputs, type CompactionFiles } from './compac
 /** Default bound on the input files one run rewrites. */
 export const DEFAULT_COMPACT_MAX_FILES_PER_RUN = 1000;
 
+/**
+ * Default of {@link CompactAppendOptions.copyRowGroupsMinRows}: the smallest row group the writer
+ * cuts a file into for its workers (a file of 131,072 rows or more becomes groups of at least
+ * 65,536). Smaller groups come from small files, which are what compaction merges.
+ */
+export const DEFAULT_COPY_ROW_GROUPS_MIN_ROWS = 65_536;
+
 /** Options of {@link compactAppendTable}. */
 export interface CompactAppendOptions {
   /** Only this partition (`{ dt: '2024-05-01' }`, values as in partition directory names). */
@@ -63,6 +71,14 @@ export interface CompactAppendOptions {
   readonly maxBytesPerRun?: number;
   /** Rewrite every small file, in windows of two or more (ignores `compaction.min.file-num`). */
   readonly full?: boolean;
+  /**
+   * An input whose row groups all hold at least this many rows has them copied into the output as
+   * they are, without decoding (default {@link DEFAULT_COPY_ROW_GROUPS_MIN_ROWS};
+   * `Number.POSITIVE_INFINITY` decodes every input). Only inputs of the table's current schema,
+   * without deletion vectors, whose Parquet schema and compression are what the writer would
+   * encode, qualify; their statistics in the output's manifest entry come from theirs.
+   */
+  readonly copyRowGroupsMinRows?: number;
   /** Plan only: report the windows, write and commit nothing. */
   readonly dryRun?: boolean;
   readonly onProgress?: (progress: CompactProgress) => void;
@@ -159,6 +175,7 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
   }
   const maxFiles = positive(options.maxFilesPerRun, 'maxFilesPerRun') ?? DEFAULT_COMPACT_MAX_FILES_PER_RUN;
   const maxBytes = positive(options.maxBytesPerRun, 'maxBytesPerRun') ?? Number.POSITIVE_INFINITY;
+  const copyMinRows = positive(options.copyRowGroupsMinRows, 'copyRowGroupsMinRows') ?? DEFAULT_COPY_ROW_GROUPS_MIN_ROWS;
   if (options.where !== undefined) {
     const columns = [...predicateColumns(parsePredicate(options.where, schema.fields))];
     const other = columns.filter((c) => !schema.partitionKeys.includes(c));
@@ -281,7 +298,7 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
   async function rewriteAndCommit(): Promise<CompactAppendSummary> {
     try {
       for (const w of windows) {
-        await rewriteWindow(table, schema, w, options.signal, (file) => {
+        await rewriteWindow(table, schema, w, options.signal, copyMinRows, (file) => {
           progress.filesDone++;
           progress.bytesRead += file.meta.fileSize;
           report('rewriting');
@@ -410,6 +427,7 @@ async function rewriteWindow(
   schema: TableSchema,
   w: Window,
   signal: AbortSignal | undefined,
+  copyMinRows: number,
   onFile: (file: PlannedFile) => void,
 ): Promise<void> {
   const first = w.files.reduce((m, f) => (f.meta.minSequenceNumber < m ? f.meta.minSequenceNumber : m), w.files[0]!.meta.minSequenceNumber);
@@ -436,33 +454,80 @@ async function rewriteWindow(
     const doneUpTo = (end: number): void => {
       for (; done < end; done++) onFile(files[done]!.planned);
     };
-    let current: (typeof files)[number] | undefined;
-    let dv: DeletionVector | null = null;
     // The window's vectors share its bucket's DV index file(s): one ranged read each, up front.
     const vectors = readDeletionVectorsAt(
       table.fileIO,
       w.files.map((f) => w.split.deletionFiles.get(f.meta.fileName)).filter((r) => r !== undefined),
     );
     vectors.catch(() => undefined); // awaited at the window's first file
-    for await (const { file, evolved, firstRow } of readDataFiles(table.fileIO, files, schema.fields, { keyValue: false })) {
-      if (file !== current) {
-        doneUpTo(files.indexOf(file));
-        checkAborted(signal);
-        current = file;
-        dv = (await vectors).get(file.planned.meta.fileName) ?? null;
-      }
-      const batch = evolved.batch;
-      if (dv === null) {
-        await writer.write(batch);
-      } else {
-        // Runs of rows the vector keeps; deleted rows are not carried over.
-        let start = 0;
-        for (let i = 0; i <= batch.numRows; i++) {
-          if (i < batch.numRows && !dv.isDeleted(firstRow + i)) continue;
-          if (i > start) await writer.write(batch.slice(start, i));
-          start = i + 1;
+    const decode = async (run: readonly (typeof files)[number][]): Promise<void> => {
+      let current: (typeof files)[number] | undefined;
+      let dv: DeletionVector | null = null;
+      for await (const { file, evolved, firstRow } of readDataFiles(table.fileIO, run, schema.fields, { keyValue: false })) {
+        if (file !== current) {
+          doneUpTo(files.indexOf(file));
+          checkAborted(signal);
+          current = file;
+          dv = (await vectors).get(file.planned.meta.fileName) ?? null;
+        }
+        const batch = evolved.batch;
+        if (dv === null) {
+          await writer.write(batch);
+        } else {
+          // Runs of rows the vector keeps; deleted rows are not carried over.
+          let start = 0;
+          for (let i = 0; i <= batch.numRows; i++) {
+            if (i < batch.numRows && !dv.isDeleted(firstRow + i)) continue;
+            if (i > start) await writer.write(batch.slice(start, i));
+            start = i + 1;
+          }
         }
       }
+    };
+    // Inputs whose row groups are already as large as a rewrite would cut them are copied without
+    // decoding (their bytes read one file ahead); runs of the other files are decoded and written
+    // anew. The rows keep their order either way.
+    const copyable = (f: (typeof files)[number]): boolean =>
+      f.schema === schema &&
+      f.rowCount >= copyMinRows &&
+      f.path.endsWith('.parquet') &&
+      !w.split.deletionFiles.has(f.planned.meta.fileName);
+    const reads = new Map<number, Promise<Uint8Array>>();
+    const readAhead = (from: number): void => {
+      const i = files.findIndex((f, k) => k >= from && copyable(f));
+      if (i < 0 || reads.has(i)) return;
+      const read = table.fileIO.read(files[i]!.path);
+      read.catch(() => undefined); // awaited when the copy comes up
+      reads.set(i, read);
+    };
+    for (let i = 0; i < files.length;) {
+      const file = files[i]!;
+      if (!copyable(file)) {
+        let end = i + 1;
+        while (end < files.length && !copyable(files[end]!)) end++;
+        readAhead(end);
+        await decode(files.slice(i, end));
+        i = end;
+        continue;
+      }
+      readAhead(i);
+      const bytes = await reads.get(i)!;
+      reads.delete(i);
+      readAhead(i + 1);
+      const meta = file.planned.meta;
+      const source = { bytes, rowCount: meta.rowCount, valueStats: meta.valueStats, valueStatsCols: meta.valueStatsCols };
+      let blocker: string | null;
+      try {
+        blocker = await writer.rowGroupCopyBlocker(source, copyMinRows);
+      } catch (e) {
+        throw new CorruptFileError(file.path, `cannot read the Parquet footer: ${(e as Error).message}`, { cause: e });
+      }
+      if (blocker === null) {
+        doneUpTo(i);
+        checkAborted(signal);
+        await writer.writeRowGroupsOf(w.split.partition, w.split.bucket, source);
+      } else await decode([file]);
+      i++;
     }
     doneUpTo(files.length);
     messages = await writer.prepareCommit();

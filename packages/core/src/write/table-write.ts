@@ -23,12 +23,16 @@ import {
   serializeBinaryRow,
   toArrowSchema,
   typeToString,
+  deserializeBinaryRow,
+  encodeParquetAsync,
   encodeParquetRowGroupsAsync,
   ParquetRowGroupStream,
+  rowGroupCopyBlocker,
   sharedParquetWorkerPool,
   type DataFileMeta,
   type DataType,
   type ParquetCompression,
+  type SimpleStats,
   type TableSchema,
   type Value,
 } from '@tidemark/format';
@@ -177,6 +181,14 @@ interface OpenFile {
   arrowBytes: number;
 }
 
+/** A data file whose row groups {@link TableWrite.writeRowGroupsOf} copies: its bytes and manifest fields. */
+export interface RowGroupSource {
+  readonly bytes: Uint8Array;
+  readonly rowCount: number;
+  readonly valueStats: SimpleStats;
+  readonly valueStatsCols: readonly string[] | null;
+}
+
 /** Rows of one batch that go to one (partition, bucket). */
 interface RouteGroup {
   readonly part: Value[];
@@ -234,6 +246,8 @@ export class TableWrite {
   private recordedAt: number | null = null;
   /** prepareCommit handed out files whose commit this writer cannot see. */
   private handedOut = false;
+  /** An empty Parquet file as this writer encodes it: the reference of {@link rowGroupCopyBlocker}. */
+  private emptyFile: Promise<Uint8Array> | undefined;
 
   /** A writer for the table of `context` (e.g. `table.context`). */
   constructor(context: TableContext, writeOptions?: TableWriteOptions);
@@ -1030,6 +1044,60 @@ export class TableWrite {
     await this.writeFile(buf, file, fileBytes);
   }
 
+  /**
+   * Why the row groups of data file `file` cannot go into this writer's files as they are (see
+   * {@link writeRowGroupsOf}), or null when they can: the writer must stream row groups
+   * (`streamRowGroupRows`, append table); the file's groups must hold at least `minGroupRows` rows
+   * each and have the schema and compression this writer encodes (compared with an empty file it
+   * encodes); its statistics must merge into what its rows would give
+   * (`FileStatsCollector.fileStatsBlocker`). The caller checks that the file is of this writer's
+   * schema id (whose options decide the statistics) and has no deletion vector.
+   */
+  async rowGroupCopyBlocker(file: RowGroupSource, minGroupRows: number): Promise<string | null> {
+    if (!this.streaming) return 'the writer does not stream row groups (streamRowGroupRows)';
+    const stats = new FileStatsCollector(this.schema.fields, this.options).fileStatsBlocker(file);
+    if (stats !== null) return stats;
+    this.emptyFile ??= encodeParquetAsync(new arrow.Table(this.arrowSchema), { compression: this.compression });
+    return rowGroupCopyBlocker(file.bytes, await this.emptyFile, this.compression, minGroupRows);
+  }
+
+  /**
+   * Appends the row groups of an existing data file to the open file of (`partition`, `bucket`),
+   * after the rows written there before, without decoding them; its statistics merge into the
+   * file's. A compaction copies inputs whose row groups are already as large as a rewrite would
+   * cut them this way. Check the file with {@link rowGroupCopyBlocker} first. The open file is
+   * closed first when the copy would take it past `target-file-size`; a copied file is never split.
+   *
+   * @param partition the partition as the manifest stores it (BinaryRow bytes).
+   */
+  async writeRowGroupsOf(partition: Uint8Array, bucket: number, file: RowGroupSource): Promise<void> {
+    this.checkOpen();
+    if (!this.streaming)
+      throw new WriteValidationError(undefined, undefined, 'writeRowGroupsOf needs streamRowGroupRows on an append table');
+    let buf: BucketBuffer | undefined;
+    for (const b of this.buffers.values()) if (b.bucket === bucket && Buffer.compare(b.partition, partition) === 0) buf = b;
+    buf ??= this.bucketBuffer(deserializeBinaryRow(partition, this.partitionTypes), bucket);
+    // Rows written before stay ahead of the copied groups.
+    await this.streamBuffered(buf);
+    // Parquet bytes in the Arrow bytes that the file-size estimate counts.
+    const arrowBytes = (file.bytes.length * this.ratioDen) / this.ratioNum;
+    if (buf.open && this.estimatedFileSize(buf.open.arrowBytes + arrowBytes) > this.options.targetFileSize) await this.closeOpenFile(buf);
+    const open = (buf.open ??= this.newOpenFile());
+    open.stats.addFileStats(file);
+    open.rows += file.rowCount;
+    open.arrowBytes += arrowBytes;
+    await this.guard(open.stream.addParquet(file.bytes, file.rowCount));
+  }
+
+  private newOpenFile(): OpenFile {
+    return {
+      stream: new ParquetRowGroupStream({ groupRows: this.writeOptions.streamRowGroupRows!, compression: this.compression }),
+      stats: new FileStatsCollector(this.schema.fields, this.options),
+      rows: 0,
+      arrowBytes: 0,
+    };
+  }
+
   private get streaming(): boolean {
     return this.writeOptions.streamRowGroupRows !== undefined && !this.isPk;
   }
@@ -1046,12 +1114,7 @@ export class TableWrite {
     const target = this.options.targetFileSize;
     for (let batch of batches) {
       while (batch.numRows > 0) {
-        const open = (buf.open ??= {
-          stream: new ParquetRowGroupStream({ groupRows: this.writeOptions.streamRowGroupRows!, compression: this.compression }),
-          stats: new FileStatsCollector(this.schema.fields, this.options),
-          rows: 0,
-          arrowBytes: 0,
-        });
+        const open = (buf.open ??= this.newOpenFile());
         const size = batchByteSize(batch);
         const room = target - this.estimatedFileSize(open.arrowBytes);
         let take = batch.numRows;

@@ -7,7 +7,7 @@
  * Paimon's BinaryString/byte[] order); NaN is ignored; nested columns get null bounds.
  */
 import * as arrow from 'apache-arrow';
-import { serializeBinaryRow, type DataField, type DataType, type SimpleStats, type Value } from '@tidemark/format';
+import { deserializeBinaryRow, serializeBinaryRow, type DataField, type DataType, type SimpleStats, type Value } from '@tidemark/format';
 import type { CoreOptions, StatsMode } from '../core-options.js';
 import { compareValues } from '../predicate.js';
 import { valueReader } from '../read/arrow-values.js';
@@ -56,6 +56,80 @@ export class FileStatsCollector {
       if (acc.min === null || (lo !== null && compareValues(lo, acc.min) < 0)) acc.min = lo;
       if (acc.max === null || (hi !== null && compareValues(hi, acc.max) > 0)) acc.max = hi;
     });
+  }
+
+  /**
+   * Why the statistics of a data file cannot stand in for its rows in {@link addFileStats}, or
+   * null when they can. They must have been collected with this collector's fields and stats modes
+   * (the caller checks the file's schema id: the modes are table options) and cover the same
+   * columns, with a null count per counted column, and bounds for every column whose rows have
+   * bounds: a file's null bounds of a string column with values mean its `truncate(n)` bound
+   * could not be formed, which its rows would not tell apart from a bound of another file.
+   */
+  fileStatsBlocker(file: {
+    readonly rowCount: number;
+    readonly valueStats: SimpleStats;
+    readonly valueStatsCols: readonly string[] | null;
+  }): string | null {
+    const keep = this.keptColumns();
+    const cols = file.valueStatsCols ?? this.fields.map((f) => f.name);
+    if (cols.length !== keep.length || keep.some((c, k) => this.fields[c]!.name !== cols[k])) {
+      return `its statistics cover the columns ${cols.join(', ')}, not ${keep.map((c) => this.fields[c]!.name).join(', ')}`;
+    }
+    const { nullCounts } = file.valueStats;
+    const types = keep.map((c) => this.fields[c]!.type);
+    const mins = deserializeBinaryRow(file.valueStats.minValues, types);
+    const maxs = deserializeBinaryRow(file.valueStats.maxValues, types);
+    for (const [k, c] of keep.entries()) {
+      const mode = this.modes[c]!;
+      if (mode.kind === 'none') continue;
+      const nulls = nullCounts?.[k];
+      const name = this.fields[c]!.name;
+      if (nulls === null || nulls === undefined) return `it has no null count of column ${name}`;
+      if (mode.kind === 'counts' || nulls >= file.rowCount || !hasBounds(this.fields[c]!.type)) continue;
+      // Floats: all values NaN, which have no bounds in the rows either.
+      if ((mins[k] === null || maxs[k] === null) && !isFloat(this.fields[c]!.type)) return `it has no bounds of column ${name}`;
+    }
+    return null;
+  }
+
+  /**
+   * Adds a data file's statistics as if its rows were added (null counts add up, bounds merge);
+   * see {@link fileStatsBlocker} for the files whose statistics qualify. Bounds truncated by
+   * `truncate(n)` merge into what the rows give: a prefix keeps the order of the strings it
+   * shortens, and truncating again in {@link result} changes nothing.
+   */
+  addFileStats(file: {
+    readonly rowCount: number;
+    readonly valueStats: SimpleStats;
+    readonly valueStatsCols: readonly string[] | null;
+  }): void {
+    const blocker = this.fileStatsBlocker(file);
+    if (blocker !== null) throw new Error(`FileStatsCollector.addFileStats: ${blocker}`);
+    const keep = this.keptColumns();
+    const types = keep.map((c) => this.fields[c]!.type);
+    const mins = deserializeBinaryRow(file.valueStats.minValues, types);
+    const maxs = deserializeBinaryRow(file.valueStats.maxValues, types);
+    for (const [k, c] of keep.entries()) {
+      const mode = this.modes[c]!;
+      if (mode.kind === 'none') continue;
+      const acc = this.stats[c]!;
+      acc.nullCount += file.valueStats.nullCounts![k]!;
+      if (mode.kind === 'counts') continue;
+      const lo = mins[k]!;
+      const hi = maxs[k]!;
+      if (lo !== null && (acc.min === null || compareValues(lo, acc.min) < 0)) acc.min = lo;
+      if (hi !== null && (acc.max === null || compareValues(hi, acc.max) > 0)) acc.max = hi;
+    }
+  }
+
+  /** Columns whose statistics are stored: all, less the `none` ones when dense-storing. */
+  private keptColumns(): number[] {
+    const keep: number[] = [];
+    this.fields.forEach((_f, c) => {
+      if (this.modes[c]!.kind !== 'none' || !this.options.statsDenseStore) keep.push(c);
+    });
+    return keep;
   }
 
   /** The SimpleStats BinaryRows (schema order, or the kept columns when dense-storing `none` columns). */
@@ -307,4 +381,33 @@ function compareInt128(w: Uint32Array, i: number, j: number): number {
     if (x !== y) return x - y;
   }
   return 0;
+}
+
+/** Whether {@link minMaxIndices} finds bounds for a column of this type (nested columns have none). */
+function hasBounds(type: DataType): boolean {
+  return BOUNDED_ROOTS.has(type.root);
+}
+
+/** The types {@link minMaxIndices} handles. */
+const BOUNDED_ROOTS: ReadonlySet<string> = new Set([
+  'BOOLEAN',
+  'TINYINT',
+  'SMALLINT',
+  'INT',
+  'DATE',
+  'TIME',
+  'FLOAT',
+  'DOUBLE',
+  'BIGINT',
+  'TIMESTAMP',
+  'TIMESTAMP_LTZ',
+  'DECIMAL',
+  'CHAR',
+  'VARCHAR',
+  'BINARY',
+  'VARBINARY',
+]);
+
+function isFloat(type: DataType): boolean {
+  return type.root === 'FLOAT' || type.root === 'DOUBLE';
 }
