@@ -238,6 +238,28 @@ for (const backend of backends) {
       expect(sortedPaths(await collect(io.list(`${d}/`)))).toEqual(sortedPaths(all));
     });
 
+    it('keys with spaces, + and %, quotes, XML characters, non-ASCII and partition names round-trip through every call', async () => {
+      const d = dir('odd-keys');
+      // Each name is its own content, so a read of the wrong key shows.
+      const names = ['a b', ' lead', 'trail ', 'plus+sign', 'pct%20x', 'ü-ñ-日本', "q'(x)*!", 'amp&lt;<>"', 'dt=2024-01-01/x', '007'];
+      for (const n of names) await io.write(joinPath(d, n), n);
+      for (const n of names) {
+        expect(new TextDecoder().decode(await io.read(joinPath(d, n))), n).toBe(n);
+        expect((await io.stat(joinPath(d, n))).size, n).toBe(Buffer.byteLength(n));
+      }
+      expect(sortedPaths(await collect(io.list(d)))).toEqual(names.map((n) => joinPath(d, n)).sort());
+      expect(sortedPaths(await collect(io.list(d, { recursive: false })))).toEqual(
+        names
+          .filter((n) => !n.includes('/'))
+          .map((n) => joinPath(d, n))
+          .sort(),
+      );
+      expect(await io.createIfAbsent(joinPath(d, 'c k+%'), 'x')).toBe('created');
+      expect(await io.createIfAbsent(joinPath(d, 'c k+%'), 'y')).toBe('already-exists');
+      for (const n of [...names, 'c k+%']) await io.delete(joinPath(d, n));
+      expect(await collect(io.list(d))).toEqual([]);
+    });
+
     it('lists a missing directory, and one whose files were all deleted, as empty', async () => {
       const d = dir('empty-list');
       expect(await collect(io.list(d))).toEqual([]);
