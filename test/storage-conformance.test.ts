@@ -69,6 +69,36 @@ const backends: Backend[] = [
       };
     },
   },
+  {
+    // An injected client takes every request through S3Client.send: the path AWS itself uses, which
+    // the S3 backend above (a path-style endpoint, single-object requests sent directly) does not.
+    name: 's3 through the SDK client',
+    kind: 's3',
+    available: s3Available('storage conformance on S3 through the SDK client'),
+    async open() {
+      const env = s3TestEnv()!;
+      const client = new S3Client({
+        endpoint: env.endpoint,
+        region: env.region,
+        forcePathStyle: true,
+        credentials: { accessKeyId: env.accessKeyId, secretAccessKey: env.secretAccessKey },
+      });
+      const io = new S3FileIO(s3TestOptions(), { client });
+      const root = `s3://${s3TestBucket()}/${uniquePrefix('conformance-sdk')}`;
+      return {
+        io,
+        root,
+        cleanup: async () => {
+          try {
+            await io.deleteMany(paths(io.list(root)));
+            await io.close();
+          } finally {
+            client.destroy();
+          }
+        },
+      };
+    },
+  },
 ];
 
 async function collect(it: AsyncIterable<FileStatus>): Promise<FileStatus[]> {
