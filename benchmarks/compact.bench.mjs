@@ -25,7 +25,7 @@ export const name = 'compact';
 
 const TASKS = new URL('./lib/maintenance-tasks.mjs', import.meta.url);
 const TIMEOUT_MS = 900_000;
-const MODES = ['raw', 'compact', 'compactPoolOff', 'compactNoCopy'];
+const MODES = ['raw', 'compact', 'compactPoolOff', 'compactCopy'];
 
 /**
  * @param {{ log?: (m: string) => void, s3?: object, runs?: number }} [options]
@@ -39,9 +39,9 @@ export async function run(options = {}) {
   const problems = [];
   const cases = [
     { backend: 'local', files: 100, rows: 5_000, runs, root: path.join(WORK_DIR, `compact-${process.pid}`) },
-    // Inputs of 200,000 rows are two row groups of 100,000 each, which the compaction copies without
-    // decoding; `compactNoCopy` decodes and re-encodes them as before, for comparison.
-    { backend: 'local', files: 5, rows: 200_000, runs, root: path.join(WORK_DIR, `compact-${process.pid}`), noCopy: true },
+    // Inputs of 200,000 rows are two row groups of 100,000 each: `compactCopy` (copyRowGroups, off by
+    // default) copies them without decoding, for comparison with the default rewrite.
+    { backend: 'local', files: 5, rows: 200_000, runs, root: path.join(WORK_DIR, `compact-${process.pid}`), copy: true },
   ];
   if (options.s3) {
     const root = `s3://${options.s3.bucket}/bench/compact-${Date.now().toString(36)}`;
@@ -52,7 +52,7 @@ export async function run(options = {}) {
   for (const c of cases) {
     const all = Object.fromEntries(MODES.map((m) => [m, []]));
     for (let i = 0; i < c.runs; i++) {
-      for (const mode of MODES.filter((m) => m !== 'compactNoCopy' || c.noCopy)) {
+      for (const mode of MODES.filter((m) => m !== 'compactCopy' || c.copy)) {
         const label = `${c.backend} ${c.files} × ${fmtInt(c.rows)} rows: ${mode} run ${i + 1}/${c.runs}`;
         log(label);
         try {
@@ -76,7 +76,7 @@ export async function run(options = {}) {
             const r = await runChild(
               TASKS,
               'compact',
-              { table: data.table, s3: c.s3, copyRowGroups: mode !== 'compactNoCopy' },
+              { table: data.table, s3: c.s3, copyRowGroups: mode === 'compactCopy' },
               { timeoutMs: TIMEOUT_MS, env },
             );
             if (r.rows !== c.files * c.rows) problems.push(`${label}: compaction wrote ${r.rows} rows, expected ${c.files * c.rows}`);
@@ -130,12 +130,12 @@ export async function run(options = {}) {
     summary.compactVsRaw = ratio('compact', 'raw');
     summary.poolOffVsRaw = ratio('compactPoolOff', 'raw');
     summary.workersVsPoolOff = ratio('compact', 'compactPoolOff');
-    summary.noCopyVsRaw = ratio('compactNoCopy', 'raw');
+    summary.copyVsRaw = ratio('compactCopy', 'raw');
     // CPU time is far less disturbed by other load than wall time: the work per row over raw's.
     const cpuRatio = (a, b) => (summary[a]?.cpuMs && summary[b]?.cpuMs ? summary[a].cpuMs / summary[b].cpuMs : undefined);
     summary.cpuVsRaw = cpuRatio('compact', 'raw');
     summary.poolOffCpuVsRaw = cpuRatio('compactPoolOff', 'raw');
-    summary.noCopyCpuVsRaw = cpuRatio('compactNoCopy', 'raw');
+    summary.copyCpuVsRaw = cpuRatio('compactCopy', 'raw');
     results.push(summary);
   }
   const env = environment();
@@ -167,7 +167,7 @@ export function toMarkdown(r) {
         'pool off ÷ raw',
         'workers ÷ pool off',
         'CPU time ÷ raw: workers / pool off',
-        'no row-group copy: time · speed ÷ raw · CPU ÷ raw',
+        'with copyRowGroups: time · speed ÷ raw · CPU ÷ raw',
       ],
       r.results.map((x) => [
         x.backend,
@@ -179,8 +179,8 @@ export function toMarkdown(r) {
         ratio(x.poolOffVsRaw),
         ratio(x.workersVsPoolOff),
         x.cpuVsRaw === undefined ? '–' : `${fmtNum(x.cpuVsRaw, 2)} / ${fmtNum(x.poolOffCpuVsRaw, 2)}`,
-        x.compactNoCopy
-          ? `${cell(x.compactNoCopy)} · ${ratio(x.noCopyVsRaw)} · ${x.noCopyCpuVsRaw === undefined ? '–' : fmtNum(x.noCopyCpuVsRaw, 2)}`
+        x.compactCopy
+          ? `${cell(x.compactCopy)} · ${ratio(x.copyVsRaw)} · ${x.copyCpuVsRaw === undefined ? '–' : fmtNum(x.copyCpuVsRaw, 2)}`
           : '–',
       ]),
     ),
@@ -194,25 +194,24 @@ export function toMarkdown(r) {
       'decoded on the worker pool, up to two short decode jobs waiting on each worker), writes one output file whose row ' +
       'groups go to the worker pool as soon as each is full (so the encoding of the first groups overlaps the decoding of ' +
       'the later inputs; the groups a buffered write would cut: one per worker, at least 131,072 rows, equal sizes), ' +
-      'commits a COMPACT snapshot. Inputs whose row groups all hold 65,536 rows or more (here the 200,000-row inputs, ' +
-      'two groups of 100,000 each) have their row groups copied into the output without decoding, joined under one ' +
-      "footer, their manifest statistics merged into the output's; the small inputs between them are decoded and " +
-      're-encoded. *Pool off*: the same with `TIDEMARK_PARQUET_WORKERS=0`. *No row-group copy*: the same with ' +
-      '`copyRowGroupsMinRows: Infinity`, every input decoded and re-encoded (the output is then smaller: its groups are ' +
-      'larger and compress better than the copied ones).',
+      'commits a COMPACT snapshot. *Pool off*: the same with `TIDEMARK_PARQUET_WORKERS=0`. *With copyRowGroups* ' +
+      '(off by default): inputs whose row groups all hold 65,536 rows or more (here the 200,000-row inputs, two groups of ' +
+      '100,000 each) have their row groups copied into the output without decoding, joined under one footer, their ' +
+      "manifest statistics merged into the output's; the output is larger (the copied groups keep their size and " +
+      'encoding, where a rewrite makes larger groups that compress better).',
     '- **raw read + rewrite**: per input file `read` + parquet-wasm `readParquet` + `writeParquet` (zstd) + `write`, on one ' +
       'thread, one output per input, no table logic.',
     '- Data: columns id BIGINT, name STRING, amount DOUBLE; one append commit per input file (not timed).',
     ...r.results
-      .filter((x) => x.cpuVsRaw !== undefined && x.compactNoCopy !== undefined)
+      .filter((x) => x.copyCpuVsRaw !== undefined && x.compactCopy !== undefined)
       .map(
         (x) =>
-          `- ${x.files} × ${fmtInt(x.rowsPerFile)} rows: copying the row groups takes ${fmtNum(x.cpuVsRaw, 2)} × raw's CPU ` +
-          `time (decoding and re-encoding them: ${fmtNum(x.noCopyCpuVsRaw ?? NaN, 2)} ×), at the price of a larger output ` +
-          `(${fmtNum(x.compact.outputMB, 2)} MB against ${fmtNum(x.compactNoCopy.outputMB, 2)} MB re-encoded).`,
+          `- ${x.files} × ${fmtInt(x.rowsPerFile)} rows with copyRowGroups: copying the row groups takes ${fmtNum(x.copyCpuVsRaw, 2)} × ` +
+          `raw's CPU time (the default rewrite: ${fmtNum(x.cpuVsRaw ?? NaN, 2)} ×), at the price of a larger output ` +
+          `(${fmtNum(x.compactCopy.outputMB, 2)} MB against ${fmtNum(x.compact?.outputMB ?? NaN, 2)} MB rewritten).`,
       ),
     ...r.results
-      .filter((x) => x.cpuVsRaw !== undefined && x.compactNoCopy === undefined)
+      .filter((x) => x.cpuVsRaw !== undefined)
       .map(
         (x) =>
           `- Ceiling for ${x.files} × ${fmtInt(x.rowsPerFile)} rows: with ${fmtNum(x.cpuVsRaw, 2)} × raw's CPU work, two ` +

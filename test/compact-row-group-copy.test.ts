@@ -16,6 +16,7 @@ import { CorruptFileError, readParquetFooter, sharedParquetWorkerPool, type Data
 import { SchemaChanges, alterTable, openTable, valueReader, type Table } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
 import { TYPED_SPEC, createTable, parquetFilesOnDisk, typedRow } from '../packages/maintenance/test/compact-helpers.js';
+import { runTidemark } from './support/cli-process.js';
 import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
 
 type Duck = typeof import('@duckdb/node-api');
@@ -97,11 +98,11 @@ async function compactBothWays(table: Table, copyLocation: string): Promise<{ co
   const decodes = vi.spyOn(pool, 'decodeIpc');
   let copiedDecodes: number;
   try {
-    const s = await compactAppendTable(table, { full: true, copyRowGroupsMinRows: MIN_ROWS });
+    const s = await compactAppendTable(table, { full: true, copyRowGroups: true, copyRowGroupsMinRows: MIN_ROWS });
     expect(s.snapshotId).not.toBeNull();
     copiedDecodes = decodes.mock.calls.length;
     decodes.mockClear();
-    const r = await compactAppendTable(plain, { full: true, copyRowGroupsMinRows: Number.POSITIVE_INFINITY });
+    const r = await compactAppendTable(plain, { full: true });
     expect(r.snapshotId).not.toBeNull();
     // The large inputs were not decoded: only the small ones (one row group each) were.
     expect(decodes.mock.calls.length).toBe(LAYOUT.length);
@@ -185,7 +186,7 @@ describe('append compaction copying the row groups of large inputs', () => {
   async function decodesOf(table: Table): Promise<number> {
     const decodes = vi.spyOn(sharedParquetWorkerPool(), 'decodeIpc');
     try {
-      const s = await compactAppendTable(table, { full: true, copyRowGroupsMinRows: MIN_ROWS });
+      const s = await compactAppendTable(table, { full: true, copyRowGroups: true, copyRowGroupsMinRows: MIN_ROWS });
       expect(s.snapshotId).not.toBeNull();
       return decodes.mock.calls.length;
     } finally {
@@ -213,7 +214,9 @@ describe('append compaction copying the row groups of large inputs', () => {
     await table.fileIO.write(large!.path, bytes);
     const snapshot = (await table.snapshotManager.latest())!.id;
     const before = await parquetFilesOnDisk(table);
-    const error = await compactAppendTable(table, { full: true, copyRowGroupsMinRows: MIN_ROWS }).catch((e: unknown) => e);
+    const error = await compactAppendTable(table, { full: true, copyRowGroups: true, copyRowGroupsMinRows: MIN_ROWS }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(CorruptFileError);
     expect((error as Error).message).toContain(large!.meta.fileName);
     expect((await table.snapshotManager.latest())!.id).toBe(snapshot);
@@ -230,4 +233,32 @@ describe('append compaction copying the row groups of large inputs', () => {
     expect(rows).toHaveLength(LAYOUT.reduce((x, y) => x + y, 0) - 1);
     expect(rows.some((r) => r.startsWith('["400n"'))).toBe(false);
   }, 120_000);
+
+  it("copies only when asked: the default rewrites every input, `tidemark compact --copy-row-groups` keeps large inputs' groups", async () => {
+    // Inputs of 70,000 and 80,000 rows are one row group each (at least the default 65,536 rows).
+    const sizes = [70_000, 80_000];
+    const table = await createTable(
+      { ...TYPED_SPEC, options: { bucket: '-1', 'compaction.min.file-num': '2' } },
+      { fileIO: new LocalFileIO() },
+    );
+    let id = 0;
+    for (const n of sizes) await table.append(Array.from({ length: n }, () => typedRow(++id, '2024-05-01')));
+    const dir = await mkdtemp(join(tmpdir(), 'tidemark-copy-cli-'));
+    dirs.push(dir);
+    const plain = await copyOf(table, join(dir, 'plain'));
+    const groupsOf = async (t: Table): Promise<number[]> => {
+      const [out, ...rest] = await outputs(await openTable(t.location, { fileIO: t.fileIO }));
+      expect(rest).toHaveLength(0);
+      return (await readParquetFooter(t.fileIO, out!.path)).rowGroups.map((g) => Number(g.numRows));
+    };
+    const copied = await runTidemark(['compact', table.location, '--full', '--copy-row-groups', '--json'], { timeoutMs: 120_000 });
+    expect(copied.code, copied.stderr).toBe(0);
+    // In the plan's order: unaware-bucket writers each number their rows from 0, as in Paimon.
+    expect((await groupsOf(table)).sort()).toEqual(sizes);
+    const rewritten = await compactAppendTable(plain, { full: true });
+    expect(rewritten.snapshotId).not.toBeNull();
+    const groups = await groupsOf(plain);
+    expect(groups.reduce((x, y) => x + y, 0)).toBe(150_000);
+    expect([...groups].sort()).not.toEqual(sizes);
+  }, 180_000);
 });

@@ -27,6 +27,29 @@ import { instrumentFileIO } from '../../test/support/instrumented-file-io.mjs';
 import { childMain } from './measure.mjs';
 import { TABLE_FIELDS, makeBatch } from './write-data.mjs';
 
+/**
+ * With TIDEMARK_BENCH_CPU_PROF=<dir>: a V8 CPU profile of the timed appends alone (no imports,
+ * no warm-up), written to `<dir>/<name>.cpuprofile` (benchmarks/commit-cpu-profile.mjs reads them).
+ */
+async function startProfiler() {
+  const dir = process.env.TIDEMARK_BENCH_CPU_PROF;
+  if (!dir) return null;
+  const { Session } = await import('node:inspector/promises');
+  const { writeFile } = await import('node:fs/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 500 });
+  await session.post('Profiler.start');
+  return {
+    async stop(name) {
+      const { profile } = await session.post('Profiler.stop');
+      await writeFile(`${dir}/${name}.cpuprofile`, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
 const SNAPSHOT_FILE = /\/snapshot\/snapshot-\d+$/;
 
 function storageOptions(s3) {
@@ -58,6 +81,19 @@ function counting(io) {
     start(request) {
       counts[request.method] = (counts[request.method] ?? 0) + 1;
       kinds[request.kind] = (kinds[request.kind] ?? 0) + 1;
+      // TIDEMARK_BENCH_TARGETS=1: also count the commit calls' requests by kind and target (commit-cpu-profile.mjs).
+      if (process.env.TIDEMARK_BENCH_TARGETS && stats.time.timing()) {
+        // What a request is for: its path's last two segments, uuids and numbers collapsed.
+        const where = String(request.path ?? 'many files')
+          .split('/')
+          .slice(-2)
+          .join('/')
+          .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(-\d+)?/g, '<uuid>')
+          .replace(/\d+/g, 'N');
+        const t = `${request.kind} ${where}`;
+        stats.targets = stats.targets ?? {};
+        stats.targets[t] = (stats.targets[t] ?? 0) + 1;
+      }
       if (request.newRoundTrip) stats.roundTrips++;
       time.start(sideOf(request.kind));
     },
@@ -110,6 +146,7 @@ function timeline() {
       mark();
       open[side]--;
     },
+    timing: () => phase !== null,
     /** Enters `commit` or `expire`, or stops timing (null). */
     phase(p) {
       mark();
@@ -239,6 +276,7 @@ const tasks = {
       if (wait > 0) await sleep(wait);
     }
     const before = snapshotCounts(stats);
+    const profiler = await startProfiler();
     timing = true;
     const startedAt = Date.now();
     const t0 = performance.now();
@@ -271,6 +309,7 @@ const tasks = {
     const endedAt = Date.now();
     const cpu = process.cpuUsage(cpu0);
     const cpuMs = (cpu.user + cpu.system) / 1000;
+    await profiler?.stop(`writer-${writerId}`);
     const ops = diffCounts(snapshotCounts(stats), before);
     await raw.close();
     return {
@@ -292,6 +331,7 @@ const tasks = {
       cpuMs,
       writeCpuMs,
       commitCpuMs,
+      ...(stats.targets ? { targets: stats.targets } : {}),
     };
   },
 

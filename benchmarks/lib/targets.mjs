@@ -144,7 +144,8 @@ function compaction(compact) {
     now: rows
       .map(
         (r) =>
-          `${r.files} × ${fmtRate(r.rowsPerFile)} rows: ${fmtNum(r.compactVsRaw, 2)} ×${r.cpuVsRaw !== undefined ? ` (CPU ${fmtNum(r.cpuVsRaw, 2)} × raw)` : ''}`,
+          `${r.files} × ${fmtRate(r.rowsPerFile)} rows: ${fmtNum(r.compactVsRaw, 2)} ×${r.cpuVsRaw !== undefined ? ` (CPU ${fmtNum(r.cpuVsRaw, 2)} × raw)` : ''}` +
+          (r.copyVsRaw !== undefined ? ` (opt-in copyRowGroups: ${fmtNum(r.copyVsRaw, 2)} ×, larger output)` : ''),
       )
       .join('; '),
     target: '≥ 1.5 × (both cores), every input shape',

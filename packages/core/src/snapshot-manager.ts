@@ -188,8 +188,10 @@ export class SnapshotManager {
    * after it, `window` (default {@link PROBE_WINDOW}) at a time in parallel, so a caller that is up
    * to date needs one round trip; callers that expect few new snapshots pass a smaller window. Snapshot `knownId` is read, not trusted: when it is gone (rolled back or expired)
    * or the table moved on by more than a few snapshots, this falls back to {@link latest}.
+   * `known`: snapshot `knownId` as the caller read it a moment ago (e.g. the winner of a race just
+   * lost); it is used as read instead of being read again.
    */
-  async latestFrom(knownId: number | null, window: number = PROBE_WINDOW): Promise<LatestProbe> {
+  async latestFrom(knownId: number | null, window: number = PROBE_WINDOW, known?: Snapshot): Promise<LatestProbe> {
     const read = new Map<number, Snapshot>();
     if (knownId === null) {
       const hint = await readHint(this.fileIO, this.paths.latestHint);
@@ -200,7 +202,9 @@ export class SnapshotManager {
     const read_ = (from: number, n: number): Promise<Array<Snapshot | null>> =>
       Promise.all(Array.from({ length: n }, (_, i) => this.tryGet(from + i)));
     const width = Math.max(1, Math.min(window, MAX_FORWARD_PROBES));
-    let got = await read_(knownId, width + 1);
+    // A start the caller has just read itself need not be read again.
+    const fresh = known !== undefined && known.id === knownId ? known : undefined;
+    let got = fresh !== undefined ? [fresh, ...(await read_(knownId + 1, width))] : await read_(knownId, width + 1);
     const first = got[0] ?? null;
     if (first === null) return { latest: await this.latest(), read };
     let latest: Snapshot = first;

@@ -255,9 +255,14 @@ describe('commit request counts', () => {
     a.afterListWrite = async () => void (await cb.commit({ identifier: 2, messages: b2 }));
     a.snapshotCreates.length = 0;
     attempts.length = 0;
+    const readsBeforeRace = a.reads.length;
     expect(await ca.commit({ identifier: 2, messages: await messagesOf(ta, 2) })).toMatchObject({ status: 'committed', snapshotId: 4 });
     // One create, and it won: the attempt on snapshot 2 stopped at the check (a GET of snapshot-3).
     expect(a.snapshotCreates).toEqual(['created']);
+    // snapshot-3 is read twice: absent in the first probe, then found by the check. The catch-up
+    // (base check and base list on top of it) and the next attempt's probe use it as the check read it.
+    const raceReads = a.reads.slice(readsBeforeRace);
+    expect(raceReads.filter((p) => p.endsWith('/snapshot/snapshot-3'))).toHaveLength(2);
     expect(attempts.map((x) => [x.retry, x.snapshotId, x.outcome])).toEqual([
       [0, 3, 'already-exists'],
       [1, 4, 'created'],

@@ -72,12 +72,17 @@ export interface CompactAppendOptions {
   /** Rewrite every small file, in windows of two or more (ignores `compaction.min.file-num`). */
   readonly full?: boolean;
   /**
-   * An input whose row groups all hold at least this many rows has them copied into the output as
-   * they are, without decoding (default {@link DEFAULT_COPY_ROW_GROUPS_MIN_ROWS};
-   * `Number.POSITIVE_INFINITY` decodes every input). Only inputs of the table's current schema,
-   * without deletion vectors, whose Parquet schema and compression are what the writer would
-   * encode, qualify; their statistics in the output's manifest entry come from theirs.
+   * Copy the row groups of large inputs into the output as they are, without decoding (default
+   * false: every input is decoded and re-encoded, as Paimon does). Much less CPU, but the copied
+   * groups keep their size and encoding, so the output is larger than a rewrite's (about a third
+   * larger in `benchmarks/results/compact.md`): for tables where compaction is about the number of
+   * files more than their bytes. Only inputs whose row groups all hold `copyRowGroupsMinRows` rows,
+   * of the table's current schema, without deletion vectors, whose Parquet schema and compression
+   * are what the writer would encode, qualify; their statistics in the output's manifest entry
+   * come from theirs.
    */
+  readonly copyRowGroups?: boolean;
+  /** With {@link copyRowGroups}: the fewest rows of every row group of a copied input (default {@link DEFAULT_COPY_ROW_GROUPS_MIN_ROWS}). */
   readonly copyRowGroupsMinRows?: number;
   /** Plan only: report the windows, write and commit nothing. */
   readonly dryRun?: boolean;
@@ -175,7 +180,8 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
   }
   const maxFiles = positive(options.maxFilesPerRun, 'maxFilesPerRun') ?? DEFAULT_COMPACT_MAX_FILES_PER_RUN;
   const maxBytes = positive(options.maxBytesPerRun, 'maxBytesPerRun') ?? Number.POSITIVE_INFINITY;
-  const copyMinRows = positive(options.copyRowGroupsMinRows, 'copyRowGroupsMinRows') ?? DEFAULT_COPY_ROW_GROUPS_MIN_ROWS;
+  const minRows = positive(options.copyRowGroupsMinRows, 'copyRowGroupsMinRows') ?? DEFAULT_COPY_ROW_GROUPS_MIN_ROWS;
+  const copyMinRows = options.copyRowGroups === true ? minRows : Number.POSITIVE_INFINITY;
   if (options.where !== undefined) {
     const columns = [...predicateColumns(parsePredicate(options.where, schema.fields))];
     const other = columns.filter((c) => !schema.partitionKeys.includes(c));

@@ -14,6 +14,7 @@ import {
 import type { CreateResult, FileIO, FileStatus, ListOptions } from './file-io.js';
 import { parseLocation } from './path.js';
 import { S3Config, resolveS3Config, type S3Options } from './s3-config.js';
+import { S3ObjectRequests, type ObjectResponse } from './s3-object-requests.js';
 
 /**
  * The AWS SDK, loaded on first use: it costs a process about 0.2 s of CPU to load, which a command
@@ -143,6 +144,8 @@ function describeSdkError(err: unknown): string {
 
 interface PooledClient {
   readonly client: S3Client;
+  /** Single-object requests without the SDK's per-request cost (endpoints set explicitly), else null. */
+  readonly objects: S3ObjectRequests | null;
   refs: number;
 }
 const clientPool = new Map<string, PooledClient>();
@@ -169,11 +172,22 @@ function createClient(config: S3Config): S3Client {
   });
 }
 
-function acquireClient(config: S3Config): { client: S3Client; release: () => void } {
+/**
+ * The direct path for single-object requests, for a path-style endpoint named in the settings (S3
+ * look-alikes such as Ceph RGW or MinIO: where a commit's requests share the machine's CPU with the
+ * store). AWS itself (no endpoint, virtual-hosted buckets, regional redirects) stays on the SDK.
+ */
+function createObjectRequests(config: S3Config, client: S3Client): S3ObjectRequests | null {
+  if (config.endpoint === undefined || !config.forcePathStyle) return null;
+  return new S3ObjectRequests(config.endpoint, config.region, client.config.credentials, config.requestTimeoutMs);
+}
+
+function acquireClient(config: S3Config): { client: S3Client; objects: S3ObjectRequests | null; release: () => void } {
   const key = config.fingerprint();
   let pooled = clientPool.get(key);
   if (!pooled) {
-    pooled = { client: createClient(config), refs: 0 };
+    const client = createClient(config);
+    pooled = { client, objects: createObjectRequests(config, client), refs: 0 };
     clientPool.set(key, pooled);
   }
   pooled.refs++;
@@ -181,6 +195,7 @@ function acquireClient(config: S3Config): { client: S3Client; release: () => voi
   let released = false;
   return {
     client: entry.client,
+    objects: entry.objects,
     release: () => {
       if (released) return;
       released = true;
@@ -188,6 +203,7 @@ function acquireClient(config: S3Config): { client: S3Client; release: () => voi
       if (entry.refs === 0) {
         clientPool.delete(key);
         entry.client.destroy();
+        entry.objects?.destroy();
       }
     },
   };
@@ -204,6 +220,9 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /**
  * FileIO over S3-compatible object stores (`s3://bucket/key`), built on `@aws-sdk/client-s3`.
+ * With an explicit path-style endpoint (Ceph RGW, MinIO, ...), GET / HEAD / PUT / DELETE of one key
+ * and listings bypass `S3Client.send` (same signer and credentials, a fifth of its CPU per request:
+ * s3-object-requests.ts); AWS itself, batch deletes and multipart uploads go through the SDK.
  *
  * - Idempotent requests (GET, HEAD, LIST, plain PUT, DELETE, multipart parts) are retried with
  *   jittered exponential backoff on throttling, 5xx and network errors, up to `maxAttempts`.
@@ -216,6 +235,8 @@ export class S3FileIO implements FileIO {
   readonly kind = 's3';
   readonly config: S3Config;
   private readonly client: S3Client;
+  /** GET / HEAD / PUT / DELETE of one key and LIST without the SDK (see s3-object-requests.ts); null: through the SDK. */
+  private readonly objects: S3ObjectRequests | null;
   private readonly releaseClient: () => void;
   private closed = false;
 
@@ -226,11 +247,14 @@ export class S3FileIO implements FileIO {
   constructor(options: S3Options | S3Config = {}, deps: { client?: S3Client } = {}) {
     this.config = options instanceof S3Config ? options : resolveS3Config(options);
     if (deps.client) {
+      // An injected client sees every request (its middleware may be what the caller relies on).
       this.client = deps.client;
+      this.objects = null;
       this.releaseClient = () => {};
     } else {
-      const { client, release } = acquireClient(this.config);
+      const { client, objects, release } = acquireClient(this.config);
       this.client = client;
+      this.objects = objects;
       this.releaseClient = release;
     }
   }
@@ -286,16 +310,60 @@ export class S3FileIO implements FileIO {
     }
   }
 
+  /** One GET (optionally ranged), through the direct path when there is one. */
+  private async getObject(
+    bucket: string,
+    key: string,
+    range?: string,
+  ): Promise<{ status: number | undefined; body: Uint8Array; contentLength?: number; contentRange?: string; etag?: string }> {
+    if (this.objects !== null) {
+      const r: ObjectResponse = await this.objects.send('GET', bucket, key, range === undefined ? {} : { range });
+      const length = r.headers['content-length'];
+      return {
+        status: r.status,
+        body: r.body,
+        ...(length === undefined ? {} : { contentLength: Number(length) }),
+        ...(r.headers['content-range'] === undefined ? {} : { contentRange: r.headers['content-range'] }),
+        ...(r.headers.etag === undefined ? {} : { etag: r.headers.etag }),
+      };
+    }
+    const resp = await this.client.send(
+      new (sdk().GetObjectCommand)({ Bucket: bucket, Key: key, ...(range === undefined ? {} : { Range: range }) }),
+    );
+    const body = resp.Body ? await resp.Body.transformToByteArray() : new Uint8Array(0);
+    return {
+      status: resp.$metadata.httpStatusCode,
+      body,
+      ...(resp.ContentLength === undefined ? {} : { contentLength: resp.ContentLength }),
+      ...(resp.ContentRange === undefined ? {} : { contentRange: resp.ContentRange }),
+      ...(resp.ETag === undefined ? {} : { etag: resp.ETag }),
+    };
+  }
+
+  /** One PUT with Content-MD5 (`ifAbsent`: `If-None-Match: *`), through the direct path when there is one. */
+  private async putObject(bucket: string, key: string, bytes: Uint8Array, ifAbsent: boolean): Promise<void> {
+    const md5 = md5Base64(bytes);
+    if (this.objects !== null) {
+      const headers: Record<string, string> = { 'content-md5': md5, 'content-type': 'application/octet-stream' };
+      if (ifAbsent) headers['if-none-match'] = '*';
+      await this.objects.send('PUT', bucket, key, headers, bytes);
+      return;
+    }
+    await this.client.send(
+      new (sdk().PutObjectCommand)({ Bucket: bucket, Key: key, Body: bytes, ContentMD5: md5, ...(ifAbsent ? { IfNoneMatch: '*' } : {}) }),
+    );
+  }
+
   async read(path: string): Promise<Uint8Array> {
     const { bucket, key } = this.locate(path);
     return this.retry('GET', path, async () => {
-      const resp = await this.client.send(new (sdk().GetObjectCommand)({ Bucket: bucket, Key: key }));
-      const body = resp.Body ? await resp.Body.transformToByteArray() : new Uint8Array(0);
-      if (resp.ContentLength !== undefined && body.length !== resp.ContentLength) {
-        throw new ResponseIntegrityError(`GET ${path}: received ${body.length} of ${resp.ContentLength} bytes`);
+      const resp = await this.getObject(bucket, key);
+      const body = resp.body;
+      if (resp.contentLength !== undefined && body.length !== resp.contentLength) {
+        throw new ResponseIntegrityError(`GET ${path}: received ${body.length} of ${resp.contentLength} bytes`);
       }
       // A single-part upload's ETag is the MD5 of its bytes (RGW does not return x-amz-checksum-*).
-      const etag = /^"?([0-9a-f]{32})"?$/.exec(resp.ETag ?? '')?.[1];
+      const etag = /^"?([0-9a-f]{32})"?$/.exec(resp.etag ?? '')?.[1];
       if (etag !== undefined && createHash('md5').update(body).digest('hex') !== etag) {
         throw new ResponseIntegrityError(`GET ${path}: the body does not match the object's MD5 (ETag ${etag})`);
       }
@@ -323,24 +391,22 @@ export class S3FileIO implements FileIO {
     return this.retry('ranged GET', path, async () => {
       let resp;
       try {
-        resp = await this.client.send(
-          new (sdk().GetObjectCommand)({ Bucket: bucket, Key: key, Range: `bytes=${offset}-${offset + length - 1}` }),
-        );
+        resp = await this.getObject(bucket, key, `bytes=${offset}-${offset + length - 1}`);
       } catch (err) {
         if (httpStatus(err) === 416 || errorName(err) === 'InvalidRange') {
           throw new InvalidRangeError(path, offset, length, undefined, { cause: err });
         }
         throw err;
       }
-      const body = resp.Body ? await resp.Body.transformToByteArray() : new Uint8Array(0);
-      if (resp.$metadata.httpStatusCode === 200 && resp.ContentRange === undefined) {
+      const body = resp.body;
+      if (resp.status === 200 && resp.contentRange === undefined) {
         // The server ignored Range and sent the whole object: apply the range ourselves.
         const end = clampRange(path, offset, length, body.length);
         return body.slice(offset, end);
       }
-      const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(resp.ContentRange ?? '');
+      const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(resp.contentRange ?? '');
       if (range && body.length !== Number(range[2]) - Number(range[1]) + 1) {
-        throw new ResponseIntegrityError(`ranged GET ${path}: received ${body.length} bytes for ${resp.ContentRange}`);
+        throw new ResponseIntegrityError(`ranged GET ${path}: received ${body.length} bytes for ${resp.contentRange}`);
       }
       return body.length > length ? body.subarray(0, length) : body;
     });
@@ -348,6 +414,12 @@ export class S3FileIO implements FileIO {
 
   async stat(path: string): Promise<FileStatus> {
     const { bucket, key } = this.locate(path);
+    if (this.objects !== null) {
+      const objects = this.objects;
+      const resp = await this.retry('HEAD', path, () => objects.send('HEAD', bucket, key));
+      const modified = resp.headers['last-modified'];
+      return { path, size: Number(resp.headers['content-length'] ?? 0), lastModified: modified ? new Date(modified) : new Date(0) };
+    }
     const resp = await this.retry('HEAD', path, () => this.client.send(new (sdk().HeadObjectCommand)({ Bucket: bucket, Key: key })));
     return { path, size: resp.ContentLength ?? 0, lastModified: resp.LastModified ?? new Date(0) };
   }
@@ -369,9 +441,7 @@ export class S3FileIO implements FileIO {
       await this.multipartWrite(path, bucket, key, bytes);
       return;
     }
-    await this.retry('PUT', path, () =>
-      this.client.send(new (sdk().PutObjectCommand)({ Bucket: bucket, Key: key, Body: bytes, ContentMD5: md5Base64(bytes) })),
-    );
+    await this.retry('PUT', path, () => this.putObject(bucket, key, bytes, false));
   }
 
   private async multipartWrite(path: string, bucket: string, key: string, bytes: Uint8Array): Promise<void> {
@@ -437,9 +507,7 @@ export class S3FileIO implements FileIO {
     let ambiguous = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.client.send(
-          new (sdk().PutObjectCommand)({ Bucket: bucket, Key: key, Body: bytes, IfNoneMatch: '*', ContentMD5: md5Base64(bytes) }),
-        );
+        await this.putObject(bucket, key, bytes, true);
         return 'created';
       } catch (err) {
         const status = httpStatus(err);
@@ -479,7 +547,11 @@ export class S3FileIO implements FileIO {
   async delete(path: string): Promise<void> {
     const { bucket, key } = this.locate(path);
     try {
-      await this.retry('DELETE', path, () => this.client.send(new (sdk().DeleteObjectCommand)({ Bucket: bucket, Key: key })));
+      const objects = this.objects;
+      await this.retry('DELETE', path, async () => {
+        if (objects !== null) await objects.send('DELETE', bucket, key);
+        else await this.client.send(new (sdk().DeleteObjectCommand)({ Bucket: bucket, Key: key }));
+      });
     } catch (err) {
       if (err instanceof NotFoundError) return;
       throw err;
@@ -566,6 +638,18 @@ export class S3FileIO implements FileIO {
     // Children keep the caller's form of `dir`; keys are appended verbatim (S3 keys may contain '//').
     const base = dir.endsWith('/') ? dir : `${dir}/`;
     let token: string | undefined;
+    const objects = this.objects;
+    if (objects !== null) {
+      do {
+        const page = await this.retry('LIST', dir, () => objects.listPage(bucket, prefix, recursive ? undefined : '/', token));
+        for (const obj of page.contents) {
+          if (obj.key.endsWith('/')) continue; // "directory" marker objects
+          yield { path: base + obj.key.slice(prefix.length), size: obj.size, lastModified: obj.lastModified };
+        }
+        token = page.truncated ? page.nextToken : undefined;
+      } while (token !== undefined);
+      return;
+    }
     do {
       const resp = await this.retry('LIST', dir, () =>
         this.client.send(

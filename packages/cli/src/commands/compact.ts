@@ -16,7 +16,9 @@ export const compactCommand = defineCommand({
   name: 'compact',
   summary: 'compact data files: bin-pack small files (append tables) or merge sorted runs (primary-key tables)',
   usage: {
-    synopsis: ['compact <table> [--partition k=v]... [--where "<predicate>"] [--full] [--max-files N] [--dry-run] [--json]'],
+    synopsis: [
+      'compact <table> [--partition k=v]... [--where "<predicate>"] [--full] [--max-files N] [--copy-row-groups] [--dry-run] [--json]',
+    ],
     description:
       'Append tables: per partition and bucket, small files (below target-file-size) are rewritten together once there are ' +
       'compaction.min.file-num of them (default 5). Primary-key tables: per partition and bucket, the sorted runs picked by ' +
@@ -37,6 +39,11 @@ export const compactCommand = defineCommand({
         valueName: 'N',
         description: 'append tables: rewrite at most N input files in this run (default 1000)',
       },
+      'copy-row-groups': {
+        type: 'boolean',
+        description:
+          'append tables: copy the row groups of inputs whose groups hold 65,536 rows or more without decoding them (much less CPU; the output is larger than a rewrite)',
+      },
       'dry-run': { ...dryRunOption, description: 'list the files that would be rewritten' },
       json: jsonOption,
     },
@@ -56,6 +63,8 @@ export const compactCommand = defineCommand({
       const pk = table.isPrimaryKeyTable;
       if (pk && args.options['max-files'] !== undefined)
         throw new UsageError("option '--max-files' applies to append tables only", 'compact');
+      if (pk && args.options['copy-row-groups'] === true)
+        throw new UsageError("option '--copy-row-groups' applies to append tables only", 'compact');
       const bar = new CompactProgressBar(ctx, 'compacting');
       const common = {
         ...(partition.size > 0 ? { partition: Object.fromEntries(partition) } : {}),
@@ -71,6 +80,7 @@ export const compactCommand = defineCommand({
           : compactAppendTable(table, {
               ...common,
               ...(args.options['max-files'] !== undefined ? { maxFilesPerRun: args.options['max-files'] } : {}),
+              ...(args.options['copy-row-groups'] === true ? { copyRowGroups: true } : {}),
             }),
       ).finally(() => bar.finish());
       if (args.options.json) {

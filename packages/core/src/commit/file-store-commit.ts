@@ -784,10 +784,14 @@ export class FileStoreCommit {
     };
   }
 
-  /** The newest snapshot, probed forward from the last one this committer saw. */
-  private async readLatest(): Promise<LatestProbe> {
+  /**
+   * The newest snapshot, probed forward from the last one this committer saw. `fresh`: that
+   * snapshot, read by this attempt loop a moment ago (the winner of the race it just lost): not
+   * read a third time.
+   */
+  private async readLatest(fresh?: Snapshot): Promise<LatestProbe> {
     const known = this.knownLatest;
-    const probe = await this.snapshots.latestFrom(known, this.probeWindow);
+    const probe = await this.snapshots.latestFrom(known, this.probeWindow, fresh);
     this.knownLatest = probe.latest?.id ?? null;
     // Probe as far ahead as other writers went last time: one GET past the known id when this
     // committer is alone, a few when others commit too (each window is one round trip).
@@ -925,6 +929,8 @@ export class FileStoreCommit {
     let recordCleared = false;
     /** A base list written while backing off, for the snapshot the next attempt probably builds on. */
     let prebuilt: BaseList | undefined;
+    /** The snapshot that took the id of the last attempt, as read while losing it (null: not read). */
+    let winner: Snapshot | null = null;
     try {
       // Before any manifest exists; a failure here fails the commit with nothing written.
       await start.recorded;
@@ -942,8 +948,9 @@ export class FileStoreCommit {
         } else {
           schemaId = this.schemas.latestId();
           schemaId.catch(() => undefined);
-          probe = await this.readLatest();
+          probe = await this.readLatest(winner ?? undefined);
         }
+        winner = null;
         const latest = probe.latest;
         for (const s of probe.read.values()) this.activity.saw(s.id, s.commitUser);
         if (latest !== null) this.activity.saw(latest.id, latest.commitUser);
@@ -1009,7 +1016,8 @@ export class FileStoreCommit {
         /** The id was found taken before the create: this writer fell behind, it did not collide. */
         let behind = false;
         try {
-          behind = await this.takenMeanwhile(snapshot.id, input.commitUser);
+          winner = await this.takenMeanwhile(snapshot.id, input.commitUser);
+          behind = winner !== null;
           outcome = behind
             ? 'already-exists'
             : await this.fileIO.createIfAbsent(this.paths.snapshotPath(snapshot.id), serializeSnapshot(snapshot));
@@ -1063,8 +1071,10 @@ export class FileStoreCommit {
         // manifests and data files): the next attempt then finds it in the cache and the base
         // check's memory, so its window between reading the latest snapshot and creating the
         // next one shrinks to a few round trips. A failure here is left to that attempt to report.
-        const warm = outcome === 'already-exists' ? this.prefetch(snapshot.id, entries, writer) : Promise.resolve(undefined);
-        [, prebuilt] = await Promise.all([wait, warm]);
+        const warm = outcome === 'already-exists' ? this.prefetch(snapshot.id, entries, writer, winner) : Promise.resolve(undefined);
+        const [, warmed] = await Promise.all([wait, warm]);
+        prebuilt = warmed?.base;
+        winner = warmed?.winner ?? null;
       }
     } catch (e) {
       // Nothing we wrote is referenced by a snapshot unless a create had an unknown outcome.
@@ -1102,37 +1112,45 @@ export class FileStoreCommit {
    * Reads and checks snapshot `id` ahead of the next attempt, and writes the base list for a
    * snapshot on top of it (used when it is still the latest then): best effort.
    */
-  private async prefetch(id: number, entries: readonly ManifestEntry[], writer: ManifestWriter): Promise<BaseList | undefined> {
+  private async prefetch(
+    id: number,
+    entries: readonly ManifestEntry[],
+    writer: ManifestWriter,
+    known: Snapshot | null,
+  ): Promise<{ base: BaseList | undefined; winner: Snapshot | null }> {
+    let s: Snapshot | null = known;
     try {
-      const s = await this.snapshots.tryGet(id);
-      if (s === null) return undefined;
+      // The check before the create read the winner already when it found the id taken.
+      s ??= await this.snapshots.tryGet(id);
+      if (s === null) return { base: undefined, winner: null };
       this.activity.saw(s.id, s.commitUser);
       const [, base] = await settleAll([this.baseCheck.check(s, entries), this.writeBase(s, writer)]);
-      return base;
+      return { base, winner: s };
     } catch {
-      return undefined; // the next attempt reads, writes (and reports) for itself
+      return { base: undefined, winner: s }; // the next attempt reads, writes (and reports) for itself
     }
   }
 
   /**
-   * Whether another writer created snapshot `id` while this attempt read and wrote what the
-   * snapshot needs (one GET, made only when other writers committed recently). Such an attempt fell
+   * Snapshot `id` when another writer created it while this attempt read and wrote what the
+   * snapshot needs, else null (one GET, made only when other writers committed recently; the
+   * snapshot read is handed on, so that the catch-up does not read it again). Such an attempt fell
    * behind rather than collided: it catches up at once, without the backoff and, up to
    * `commit.max-retries` times, without using a retry; only a create that loses in the moment
    * after this check is a collision. Alone on a table, it would cost a round trip per commit for
    * nothing.
    */
-  private async takenMeanwhile(id: number, commitUser: string): Promise<boolean> {
-    if (this.activity.others(commitUser) === 0) return false;
+  private async takenMeanwhile(id: number, commitUser: string): Promise<Snapshot | null> {
+    if (this.activity.others(commitUser) === 0) return null;
     let s: Snapshot | null;
     try {
       s = await this.snapshots.tryGet(id);
     } catch {
-      return false; // the create answers for itself
+      return null; // the create answers for itself
     }
-    if (s === null) return false;
+    if (s === null) return null;
     this.activity.saw(s.id, s.commitUser);
-    return true;
+    return s;
   }
 
   /** After the snapshot exists: the LATEST hint and clearing the in-flight records (its own and `others`), together. */
