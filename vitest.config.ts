@@ -18,8 +18,8 @@ export default defineConfig({
   },
   test: {
     // Package unit tests share their worker's module graph (isolate: false): a fresh process and module
-    // graph per file cost ~2.5 s of imports per file on 2 loaded cores, more than most of these files
-    // run (111 unit files: 373 s -> 101 s). They keep no state between files (env changes are restored).
+    // graph per file cost more imports than most of these files run (118 unit files: 130 s and 194 s of
+    // CPU isolated, 64 s and 85 s shared). They keep no state between files (env changes are restored).
     // The cross-package tests under test/ spawn processes, install signal handlers and patch the
     // environment: each keeps its own process.
     projects: [
