@@ -72,11 +72,12 @@ describe('one-shot table.append on a reused Table', () => {
       const { table } = await create(counter.io, spec);
       // A store latency on some early and late appends, so that requests issued together overlap
       // and count once as they would on an object store (slow, so not on all of them). Well above
-      // the CPU time between requests issued together, even on a loaded machine.
+      // the CPU time between requests issued together, even on a loaded machine (at 50 ms, a load of
+      // 13 on 2 cores once stretched that time past it: 9 round trips counted).
       const timed = new Set([15, 16, 17, 18, 19, 20, 21, 22, 193, 194, 195, 196, 197, 198, 199, 200]);
       const perAppend = new Map<number, { roundTrips: number; reads: number; snapshots: number }>();
       for (let i = 1; i <= 200; i++) {
-        counter.latencyMs = timed.has(i) ? 50 : 0;
+        counter.latencyMs = timed.has(i) ? 100 : 0;
         const before = { roundTrips: counter.roundTrips, reads: counter.reads };
         const result = await table.append([{ id: i, v: `v${i}` }]);
         expect(result.status).toBe('committed');
