@@ -33,6 +33,17 @@ interface Backend {
   open(): Promise<{ io: FileIO; root: string; cleanup: () => Promise<void> }>;
 }
 
+/** An SDK client of the test server, outside S3FileIO. */
+function sdkClient(): S3Client {
+  const env = s3TestEnv()!;
+  return new S3Client({
+    endpoint: env.endpoint,
+    region: env.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: env.accessKeyId, secretAccessKey: env.secretAccessKey },
+  });
+}
+
 const backends: Backend[] = [
   {
     name: 'memory',
@@ -76,13 +87,7 @@ const backends: Backend[] = [
     kind: 's3',
     available: s3Available('storage conformance on S3 through the SDK client'),
     async open() {
-      const env = s3TestEnv()!;
-      const client = new S3Client({
-        endpoint: env.endpoint,
-        region: env.region,
-        forcePathStyle: true,
-        credentials: { accessKeyId: env.accessKeyId, secretAccessKey: env.secretAccessKey },
-      });
+      const client = sdkClient();
       const io = new S3FileIO(s3TestOptions(), { client });
       const root = `s3://${s3TestBucket()}/${uniquePrefix('conformance-sdk')}`;
       return {
@@ -430,12 +435,7 @@ for (const backend of backends) {
       if (backend.kind === 's3') {
         // An ETag of the form "<md5>-<parts>" proves the object really went up as a multipart upload.
         const env = s3TestEnv()!;
-        const client = new S3Client({
-          endpoint: env.endpoint,
-          region: env.region,
-          forcePathStyle: true,
-          credentials: { accessKeyId: env.accessKeyId, secretAccessKey: env.secretAccessKey },
-        });
+        const client = sdkClient();
         try {
           const key = p.slice(`s3://${env.bucket}/`.length);
           const head = await client.send(new HeadObjectCommand({ Bucket: env.bucket, Key: key }));

@@ -77,9 +77,7 @@ export class FileStatsCollector {
       return `its statistics cover the columns ${cols.join(', ')}, not ${keep.map((c) => this.fields[c]!.name).join(', ')}`;
     }
     const { nullCounts } = file.valueStats;
-    const types = keep.map((c) => this.fields[c]!.type);
-    const mins = deserializeBinaryRow(file.valueStats.minValues, types);
-    const maxs = deserializeBinaryRow(file.valueStats.maxValues, types);
+    const { mins, maxs } = this.fileBounds(file.valueStats, keep);
     for (const [k, c] of keep.entries()) {
       const mode = this.modes[c]!;
       if (mode.kind === 'none') continue;
@@ -107,9 +105,7 @@ export class FileStatsCollector {
     const blocker = this.fileStatsBlocker(file);
     if (blocker !== null) throw new Error(`FileStatsCollector.addFileStats: ${blocker}`);
     const keep = this.keptColumns();
-    const types = keep.map((c) => this.fields[c]!.type);
-    const mins = deserializeBinaryRow(file.valueStats.minValues, types);
-    const maxs = deserializeBinaryRow(file.valueStats.maxValues, types);
+    const { mins, maxs } = this.fileBounds(file.valueStats, keep);
     for (const [k, c] of keep.entries()) {
       const mode = this.modes[c]!;
       if (mode.kind === 'none') continue;
@@ -121,6 +117,12 @@ export class FileStatsCollector {
       if (lo !== null && (acc.min === null || compareValues(lo, acc.min) < 0)) acc.min = lo;
       if (hi !== null && (acc.max === null || compareValues(hi, acc.max) > 0)) acc.max = hi;
     }
+  }
+
+  /** A file's min and max BinaryRows, decoded as the `keep` columns. */
+  private fileBounds(stats: SimpleStats, keep: readonly number[]): { mins: Value[]; maxs: Value[] } {
+    const types = keep.map((c) => this.fields[c]!.type);
+    return { mins: deserializeBinaryRow(stats.minValues, types), maxs: deserializeBinaryRow(stats.maxValues, types) };
   }
 
   /** Columns whose statistics are stored: all, less the `none` ones when dense-storing. */
