@@ -265,6 +265,10 @@ describe('writer compaction with several writers of one bucket', () => {
     // and its own compaction, which merged them at the old numbers, was dropped.
     expect(bResult).toMatchObject({ status: 'committed', snapshotIds: [6] });
     expect(bResult!.status === 'committed' && bResult!.resequencedFiles).toBeGreaterThan(0);
+    // B's writer compacted too; the dropped compaction is reported, so that a writer that compacts
+    // level 0 at every checkpoint knows to compact the bucket again.
+    expect(bMessages[0]!.compactAfter?.length).toBeGreaterThan(0);
+    expect(bResult!.status === 'committed' && bResult!.compactionDropped).toMatch(/bucket 0 was dropped: .*re-sequenced/);
     expect(await kinds(table)).toEqual(['APPEND', 'APPEND', 'APPEND', 'APPEND', 'APPEND', 'APPEND', 'COMPACT']);
 
     const value = async (snapshotId: number) =>

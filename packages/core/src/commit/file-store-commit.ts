@@ -64,8 +64,10 @@ export type CommitResult =
       readonly snapshotId: number;
       readonly snapshotIds: readonly number[];
       /**
-       * Why the compaction part was dropped (a concurrent compaction replaced its inputs after the
-       * APPEND part was committed); absent when it was committed or there was none.
+       * Why the compaction part, or the part of some buckets, was dropped (a concurrent compaction
+       * replaced its inputs after the APPEND part was committed, or the commit's files in a bucket
+       * were re-sequenced above a concurrent commit's); absent when it was committed whole or there
+       * was none.
        */
       readonly compactionDropped?: string;
       /**
@@ -503,6 +505,7 @@ export class FileStoreCommit {
       );
       recordsCleared ||= !compactionFollows;
     }
+    let compactionDropped: string | undefined;
     if (guard !== undefined && guard.rewrittenBuckets.size > 0 && compactEntries.length > 0) {
       // A compaction of a re-sequenced bucket merged our records at their old sequence numbers
       // (and names files that are no longer committed): drop it; compaction is optional.
@@ -522,9 +525,14 @@ export class FileStoreCommit {
         const keptChangelog = compactChangelog.filter((e) => !droppedChangelog.includes(e));
         compactChangelog.length = 0;
         compactChangelog.push(...keptChangelog);
+        // Reported like a compaction lost to a race: a writer that compacts level 0 at every
+        // checkpoint (deletion vectors, `lookup`) must compact these buckets again, or batch reads,
+        // which skip level 0 there, miss the re-sequenced rows.
+        const buckets = [...new Set(dropped.map((e) => `bucket ${e.bucket}`))].join(', ');
+        compactionDropped = `the compaction of ${buckets} was dropped: the commit's files there were re-sequenced above a concurrent commit's`;
+        this.logger.warn(`dropped the compaction of commit ${base.identifier} in ${buckets}: its files there were re-sequenced`);
       }
     }
-    let compactionDropped: string | undefined;
     if (compactEntries.length > 0 || compactIndex.entries.length > 0) {
       try {
         ids.push(
