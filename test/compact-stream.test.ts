@@ -86,15 +86,21 @@ async function compactsInOrder(table: Table): Promise<void> {
   expect(await liveFiles(table)).toHaveLength(FILES);
   const pool = sharedParquetWorkerPool();
   const decodes = vi.spyOn(pool, 'decodeIpc');
+  // Groups of rows arriving as Arrow, and groups joined from the decode workers' IPC streams.
   const encodes = vi.spyOn(pool, 'encodeIpc');
+  const joined = vi.spyOn(pool, 'encodeIpcSegments');
   let s;
   let order: { decodes: number[]; encodes: number[] };
   try {
     s = await compactAppendTable(table, { full: true });
   } finally {
-    order = { decodes: [...decodes.mock.invocationCallOrder], encodes: [...encodes.mock.invocationCallOrder] };
+    order = {
+      decodes: [...decodes.mock.invocationCallOrder],
+      encodes: [...encodes.mock.invocationCallOrder, ...joined.mock.invocationCallOrder],
+    };
     decodes.mockRestore();
     encodes.mockRestore();
+    joined.mockRestore();
   }
   expect(s.snapshotId).not.toBeNull();
   if (outputGroupRows(FILES * ROWS_PER_FILE) < FILES * ROWS_PER_FILE) {

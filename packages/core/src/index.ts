@@ -141,6 +141,8 @@ export {
   dataFileFormat,
   readDataFile,
   readDataFiles,
+  readDataFileSegments,
+  type DataFileSegment,
   type DataFileBatch,
   type DataFileToRead,
   type EvolvedBatch,

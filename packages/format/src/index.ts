@@ -45,6 +45,7 @@ export {
 export { concatParquetFiles, rowGroupCopyBlocker } from './parquet-concat.js';
 export { encodeParquetStream, type ParquetStreamOptions } from './parquet-stream-writer.js';
 export { ParquetRowGroupStream, type ParquetRowGroupStreamOptions } from './parquet-row-group-stream.js';
+export { ipcSegmentSchema, joinIpcStreams, sameIpcSchema, scanIpcStream, type IpcStreamSegment } from './ipc-stream.js';
 export {
   DEFAULT_ROW_GROUP_ROWS,
   defaultParquetWorkerCount,

@@ -13,6 +13,7 @@ import { InvalidRangeError, type FileIO } from '@tidemark/storage';
 import { castData } from './arrow-cast.js';
 import { toArrowField } from './arrow-types.js';
 import { CorruptFileError, FormatError } from './errors.js';
+import { scanIpcStream, type IpcStreamSegment } from './ipc-stream.js';
 import { decodeParquetFooter, footerError, type ParquetFooter, type ParquetRowGroupInfo } from './parquet-footer.js';
 import { sharedParquetWorkerPool, type ParquetWorkerPool } from './parquet-worker-pool.js';
 import { RangeBlob } from './range-blob.js';
@@ -178,32 +179,16 @@ export class ParquetDataFile {
    *   than its footer records; FormatError for a column or row group the file does not have.
    */
   async decode(groups: readonly number[], options: ParquetDecodeOptions = {}): Promise<arrow.RecordBatch[]> {
-    let expected = 0;
-    for (const g of groups) {
-      const extent = this.rowGroups[g];
-      if (extent === undefined) throw new FormatError(`${this.path}: row group ${g} does not exist (file has ${this.rowGroups.length})`);
-      expected += extent.rows;
-    }
+    const expected = this.expectedRows(groups);
     if (groups.length === 0 || expected === 0) return [];
     if (options.columns) this.checkColumns(options.columns);
     const pool = options.pool === false ? null : (options.pool ?? sharedParquetWorkerPool());
-    const what = groups.length === 1 ? `row group ${groups[0]}` : `row groups ${groups.join(', ')}`;
+    const what = describeGroups(groups);
     let batches: arrow.RecordBatch[];
     if (pool === null || pool.size === 0) {
       batches = await this.decodeHere(groups, options, what);
     } else {
-      const ipc = await pool.decodeIpc(
-        {
-          path: this.path,
-          size: this.blob.size,
-          ranges: await this.rangesFor(groups, options.columns),
-          rowGroups: groups,
-          ...(options.columns ? { columns: options.columns } : {}),
-          batchSize: options.batchSize ?? Math.max(1, ...groups.map((g) => this.rowGroups[g]!.rows)),
-          readRange: (start, length) => this.io.readRange(this.path, start, length),
-        },
-        (detail, cause) => corrupt(this.path, `cannot decode ${what}`, Object.assign(new Error(detail), cause ? { cause } : {})),
-      );
+      const ipc = await this.decodeOnPool(pool, groups, options, what);
       try {
         batches = arrow.tableFromIPC(ipc).batches;
       } catch (err) {
@@ -215,6 +200,74 @@ export class ParquetDataFile {
       throw new CorruptFileError(this.path, `${what} decoded to ${decoded} rows, but its footer records ${expected}`);
     }
     return batches;
+  }
+
+  /**
+   * {@link decode} on a worker of `options.pool` (default: the shared pool), returning the Arrow
+   * IPC stream the worker made instead of record batches, for a caller that hands the rows on
+   * unchanged (e.g. to an encode worker). Null when the stream is not plain (see
+   * {@link scanIpcStream}: its bytes are decoded here then, with {@link decode}'s result in
+   * `batches`), and when the pool has no workers.
+   * @throws as {@link decode}.
+   */
+  async decodeToIpc(
+    groups: readonly number[],
+    options: ParquetDecodeOptions = {},
+  ): Promise<{ readonly segment: IpcStreamSegment } | { readonly batches: arrow.RecordBatch[] } | null> {
+    const expected = this.expectedRows(groups);
+    const pool = options.pool === false ? null : (options.pool ?? sharedParquetWorkerPool());
+    if (groups.length === 0 || expected === 0 || pool === null || pool.size === 0) return null;
+    if (options.columns) this.checkColumns(options.columns);
+    const what = describeGroups(groups);
+    const ipc = await this.decodeOnPool(pool, groups, options, what);
+    const segment = scanIpcStream(ipc);
+    if (segment === null) {
+      let batches: arrow.RecordBatch[];
+      try {
+        batches = arrow.tableFromIPC(ipc).batches;
+      } catch (err) {
+        throw corrupt(this.path, `cannot decode ${what}`, err);
+      }
+      const decoded = batches.reduce((a, b) => a + b.numRows, 0);
+      if (decoded !== expected) {
+        throw new CorruptFileError(this.path, `${what} decoded to ${decoded} rows, but its footer records ${expected}`);
+      }
+      return { batches };
+    }
+    if (segment.rows !== expected) {
+      throw new CorruptFileError(this.path, `${what} decoded to ${segment.rows} rows, but its footer records ${expected}`);
+    }
+    return { segment };
+  }
+
+  private expectedRows(groups: readonly number[]): number {
+    let expected = 0;
+    for (const g of groups) {
+      const extent = this.rowGroups[g];
+      if (extent === undefined) throw new FormatError(`${this.path}: row group ${g} does not exist (file has ${this.rowGroups.length})`);
+      expected += extent.rows;
+    }
+    return expected;
+  }
+
+  private async decodeOnPool(
+    pool: ParquetWorkerPool,
+    groups: readonly number[],
+    options: ParquetDecodeOptions,
+    what: string,
+  ): Promise<Uint8Array> {
+    return pool.decodeIpc(
+      {
+        path: this.path,
+        size: this.blob.size,
+        ranges: await this.rangesFor(groups, options.columns),
+        rowGroups: groups,
+        ...(options.columns ? { columns: options.columns } : {}),
+        batchSize: options.batchSize ?? Math.max(1, ...groups.map((g) => this.rowGroups[g]!.rows)),
+        readRange: (start, length) => this.io.readRange(this.path, start, length),
+      },
+      (detail, cause) => corrupt(this.path, `cannot decode ${what}`, Object.assign(new Error(detail), cause ? { cause } : {})),
+    );
   }
 
   private checkColumns(columns: readonly string[]): void {
@@ -287,6 +340,10 @@ export class ParquetDataFile {
       }
     }
   }
+}
+
+function describeGroups(groups: readonly number[]): string {
+  return groups.length === 1 ? `row group ${groups[0]}` : `row groups ${groups.join(', ')}`;
 }
 
 /** Names of the root's children in a flattened Parquet schema (nested children skipped). */

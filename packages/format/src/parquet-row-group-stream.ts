@@ -6,12 +6,13 @@
  * instead of sharing the cores. Here each group goes to the worker pool as soon as it is full; the
  * parts are joined by rewriting the footer only ({@link concatParquetFiles}) when the file is done.
  */
-import type * as arrow from 'apache-arrow';
+import * as arrow from 'apache-arrow';
 
 import { FormatError } from './errors.js';
 import { concatParquetFiles } from './parquet-concat.js';
 import { sharedParquetWorkerPool, type ParquetWorkerPool } from './parquet-worker-pool.js';
-import { encodeParquetIpc, prepareParquetInput, type ParquetWriteOptions } from './parquet-writer.js';
+import type { IpcStreamSegment } from './ipc-stream.js';
+import { encodeParquetIpc, parquetEncodeSettings, prepareParquetInput, type ParquetWriteOptions } from './parquet-writer.js';
 
 /** Options of a {@link ParquetRowGroupStream}. */
 export interface ParquetRowGroupStreamOptions extends Pick<ParquetWriteOptions, 'compression' | 'createdBy'> {
@@ -41,8 +42,9 @@ export class ParquetRowGroupStream {
   private readonly pool: ParquetWorkerPool | null;
   private readonly writeOptions: ParquetWriteOptions;
   private readonly maxPending: number;
-  /** Rows not yet cut into a group. */
+  /** Rows not yet cut into a group: Arrow batches, or IPC streams passed through (never both). */
   private waiting: arrow.RecordBatch[] = [];
+  private waitingIpc: IpcStreamSegment[] = [];
   private waitingRows = 0;
   /** Encoded (or encoding) groups in file order. */
   private readonly parts: Promise<Uint8Array>[] = [];
@@ -82,6 +84,7 @@ export class ParquetRowGroupStream {
    */
   async add(batch: arrow.RecordBatch): Promise<void> {
     if (this.done) throw new FormatError('ParquetRowGroupStream: add() after finish() or abort()');
+    if (this.waitingIpc.length > 0) this.ipcToArrow();
     let offset = 0;
     while (offset < batch.numRows) {
       const take = Math.min(this.groupRows - this.waitingRows, batch.numRows - offset);
@@ -95,6 +98,31 @@ export class ParquetRowGroupStream {
         while (this.parts.length - this.settled > this.maxPending) await this.parts[this.settled++];
       }
     }
+  }
+
+  /**
+   * Adds the rows of an Arrow IPC stream (a row group decoded on a worker) without turning them
+   * into Arrow here: the streams of a group are joined and encoded on the pool, so this thread
+   * only hands bytes on. Its schema must be the one the batches of {@link add} have, as
+   * `prepareParquetInput` writes it (the caller checks, e.g. with `sameIpcSchema`). Groups of
+   * such rows are cut between streams, at the boundary nearest to `groupRows` (a stream larger
+   * than a group, rows waiting from {@link add}, or a stream without a pool take the Arrow path
+   * and cut exactly).
+   */
+  async addIpc(segment: IpcStreamSegment): Promise<void> {
+    if (this.done) throw new FormatError('ParquetRowGroupStream: addIpc() after finish() or abort()');
+    if (segment.rows === 0) return;
+    if (this.pool === null || this.pool.size === 0 || this.waiting.length > 0 || segment.rows > this.groupRows) {
+      for (const batch of arrow.tableFromIPC(segment.bytes).batches) await this.add(batch);
+      return;
+    }
+    // Cut before this stream when the group would overshoot by more than it now falls short.
+    const over = this.waitingRows + segment.rows - this.groupRows;
+    if (this.waitingRows > 0 && over > 0 && over > this.groupRows - this.waitingRows) await this.cutAndWait();
+    this.waitingIpc.push(segment);
+    this.waitingRows += segment.rows;
+    this.total += segment.rows;
+    if (this.waitingRows >= this.groupRows) await this.cutAndWait();
   }
 
   /**
@@ -129,12 +157,36 @@ export class ParquetRowGroupStream {
   async abort(): Promise<void> {
     this.done = true;
     this.waiting = [];
+    this.waitingIpc = [];
     this.waitingRows = 0;
     await Promise.all(this.parts.map((p) => p.catch(() => undefined)));
   }
 
+  private async cutAndWait(): Promise<void> {
+    this.cut();
+    while (this.parts.length - this.settled > this.maxPending) await this.parts[this.settled++];
+  }
+
+  /** The IPC streams waiting for their group, as Arrow batches (rows from {@link add} follow them). */
+  private ipcToArrow(): void {
+    const streams = this.waitingIpc;
+    this.waitingIpc = [];
+    for (const s of streams) this.waiting.push(...arrow.tableFromIPC(s.bytes).batches);
+  }
+
   /** Hands the waiting rows to the pool as one group (its Arrow → IPC step runs here). */
   private cut(): void {
+    if (this.waitingIpc.length > 0) {
+      const streams = this.waitingIpc;
+      this.waitingIpc = [];
+      // A group cut between streams may hold a little more than groupRows: still one row group.
+      const settings = parquetEncodeSettings({ ...this.writeOptions, rowGroupSize: Math.max(this.groupRows, this.waitingRows) });
+      this.waitingRows = 0;
+      const part = this.pool!.encodeIpcSegments(streams, settings);
+      part.catch(() => undefined); // awaited in order by add() or finish()
+      this.parts.push(part);
+      return;
+    }
     const group = this.waiting;
     this.waiting = [];
     this.waitingRows = 0;

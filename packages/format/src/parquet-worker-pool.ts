@@ -15,6 +15,7 @@ import { Worker } from 'node:worker_threads';
 import type * as arrow from 'apache-arrow';
 
 import { FormatError } from './errors.js';
+import { joinIpcStreams, type IpcStreamSegment } from './ipc-stream.js';
 import { concatParquetFiles } from './parquet-concat.js';
 import { encodeParquetIpc, prepareParquetInput, type ParquetEncodeSettings, type ParquetWriteOptions } from './parquet-writer.js';
 
@@ -161,6 +162,31 @@ export class ParquetWorkerPool {
     }
     const own = whole(ipc) ? ipc : new Uint8Array(ipc);
     return this.submit({ ipc: own, settings }, [own.buffer as ArrayBuffer], {
+      failed: (detail) => new ParquetEncodeError(`parquet-wasm failed to encode the file: ${detail}`),
+      crashed: (why, cause) => new ParquetEncodeError(`Parquet encode worker ${why}; the file was not written`, { cause }),
+    });
+  }
+
+  /**
+   * Encodes the record batches of several IPC streams of one schema as one Parquet file: the
+   * worker joins the streams (`joinIpcStreams`) and encodes the result, so the rows never become
+   * Arrow on this thread. The streams' buffers are transferred (detached here) when whole.
+   * @internal
+   */
+  encodeIpcSegments(segments: readonly IpcStreamSegment[], settings: ParquetEncodeSettings): Promise<Uint8Array> {
+    if (this.closed) return Promise.reject(new ParquetEncodeError('the Parquet encode pool is closed'));
+    if (this.size === 0) {
+      try {
+        return Promise.resolve(encodeParquetIpc(joinIpcStreams(segments), settings));
+      } catch (e) {
+        return Promise.reject(e instanceof Error ? e : new ParquetEncodeError(String(e)));
+      }
+    }
+    const parts = segments.map((s) => {
+      const bytes = whole(s.bytes) ? s.bytes : new Uint8Array(s.bytes);
+      return { bytes, schemaEnd: s.schemaEnd, batchesEnd: s.batchesEnd };
+    });
+    return this.submit({ kind: 'encode-parts', parts, settings }, [...new Set(parts.map((p) => p.bytes.buffer as ArrayBuffer))], {
       failed: (detail) => new ParquetEncodeError(`parquet-wasm failed to encode the file: ${detail}`),
       crashed: (why, cause) => new ParquetEncodeError(`Parquet encode worker ${why}; the file was not written`, { cause }),
     });

@@ -71,6 +71,17 @@ export function prepareParquetInput(
   input: arrow.Table | readonly arrow.RecordBatch[],
   options: ParquetWriteOptions = {},
 ): PreparedParquetInput {
+  const settings = parquetEncodeSettings(options);
+  const table = prepareTable(input);
+  return { ipc: arrow.tableToIPC(table, 'stream'), settings };
+}
+
+/**
+ * The writer settings of `options`, validated (the part of {@link prepareParquetInput} that does
+ * not touch the rows).
+ * @internal
+ */
+export function parquetEncodeSettings(options: ParquetWriteOptions = {}): ParquetEncodeSettings {
   const compression = options.compression ?? 'zstd';
   const codec = CODECS[compression];
   if (codec === undefined) {
@@ -79,13 +90,11 @@ export function prepareParquetInput(
   if (options.rowGroupSize !== undefined && (!Number.isInteger(options.rowGroupSize) || options.rowGroupSize <= 0)) {
     throw new FormatError(`rowGroupSize must be a positive integer, got ${options.rowGroupSize}`);
   }
-  const table = prepareTable(input);
-  const settings: ParquetEncodeSettings = {
+  return {
     codec,
     createdBy: options.createdBy ?? 'tidemark',
     ...(options.rowGroupSize !== undefined ? { rowGroupSize: options.rowGroupSize } : {}),
   };
-  return { ipc: arrow.tableToIPC(table, 'stream'), settings };
 }
 
 /**

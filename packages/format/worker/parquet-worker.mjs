@@ -7,6 +7,8 @@
 //   prepareParquetInput in; Parquet bytes out (both transferred). The property chain below must
 //   stay identical to encodeParquetIpc in src/parquet-writer.ts; the pool's tests compare the two
 //   outputs byte for byte.
+// - encode-parts (`kind: 'encode-parts'`): as encode, but the IPC arrives as several streams of one
+//   schema (decoded row groups passed through unchanged), joined here first.
 // - decode (`kind: 'decode'`): the file's size and the byte ranges the main thread already read
 //   (its tail, the projected column chunks) in; an Arrow IPC stream of the requested row groups
 //   and columns out. A range parquet-wasm asks for that was not sent is requested from the main
@@ -101,17 +103,36 @@ async function decode(job) {
   }
 }
 
+/**
+ * The IPC streams of an `encode-parts` job joined into one, as joinIpcStreams in src/ipc-stream.ts
+ * does: the first stream's schema message, every stream's record batches, an end-of-stream marker.
+ */
+function joinParts(parts) {
+  let length = parts[0].schemaEnd + 8;
+  for (const p of parts) length += p.batchesEnd - p.schemaEnd;
+  const out = new Uint8Array(length);
+  out.set(parts[0].bytes.subarray(0, parts[0].schemaEnd), 0);
+  let at = parts[0].schemaEnd;
+  for (const p of parts) {
+    out.set(p.bytes.subarray(p.schemaEnd, p.batchesEnd), at);
+    at += p.batchesEnd - p.schemaEnd;
+  }
+  new DataView(out.buffer).setUint32(at, 0xffffffff, true);
+  return out;
+}
+
 function encode(job) {
   const t0 = now();
   let bytes;
   try {
+    const ipc = job.parts !== undefined ? joinParts(job.parts) : job.ipc;
     let builder = new pw.WriterPropertiesBuilder()
       .setCompression(job.settings.codec)
       .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
       .setCreatedBy(job.settings.createdBy);
     if (job.settings.rowGroupSize !== undefined) builder = builder.setMaxRowGroupSize(job.settings.rowGroupSize);
     // writeParquet consumes (frees) the wasm table.
-    bytes = pw.writeParquet(pw.Table.fromIPCStream(job.ipc), builder.build());
+    bytes = pw.writeParquet(pw.Table.fromIPCStream(ipc), builder.build());
   } catch (e) {
     port.postMessage({ id: job.id, ok: false, error: describe(e) });
     // A wasm trap (Rust panic) may leave the instance in an undefined state: start afresh.

@@ -24,7 +24,7 @@ import {
   parsePredicate,
   partitionKey,
   predicateColumns,
-  readDataFiles,
+  readDataFileSegments,
   withSchema,
   type CommitMessage,
   type DataSplit,
@@ -82,6 +82,14 @@ export interface CompactAppendOptions {
    * come from theirs.
    */
   readonly copyRowGroups?: boolean;
+  /**
+   * Pass the rows of inputs in the table's current schema (without deletion vectors) from the
+   * decode workers to the encode workers as Arrow IPC bytes, their statistics taken from their
+   * manifest entries (default true): the calling thread then does not turn each row group into
+   * Arrow, evolve it, collect its statistics and serialise it again, which is most of its work.
+   * Output rows, row groups and statistics are those of `false`, where every row takes that path.
+   */
+  readonly passDecodedRows?: boolean;
   /** With {@link copyRowGroups}: the fewest rows of every row group of a copied input (default {@link DEFAULT_COPY_ROW_GROUPS_MIN_ROWS}). */
   readonly copyRowGroupsMinRows?: number;
   /** Plan only: report the windows, write and commit nothing. */
@@ -304,7 +312,7 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
   async function rewriteAndCommit(): Promise<CompactAppendSummary> {
     try {
       for (const w of windows) {
-        await rewriteWindow(table, schema, w, options.signal, copyMinRows, (file) => {
+        await rewriteWindow(table, schema, w, options.signal, copyMinRows, options.passDecodedRows ?? true, (file) => {
           progress.filesDone++;
           progress.bytesRead += file.meta.fileSize;
           report('rewriting');
@@ -434,6 +442,7 @@ async function rewriteWindow(
   w: Window,
   signal: AbortSignal | undefined,
   copyMinRows: number,
+  passRows: boolean,
   onFile: (file: PlannedFile) => void,
 ): Promise<void> {
   const first = w.files.reduce((m, f) => (f.meta.minSequenceNumber < m ? f.meta.minSequenceNumber : m), w.files[0]!.meta.minSequenceNumber);
@@ -466,27 +475,49 @@ async function rewriteWindow(
       w.files.map((f) => w.split.deletionFiles.get(f.meta.fileName)).filter((r) => r !== undefined),
     );
     vectors.catch(() => undefined); // awaited at the window's first file
+    // Inputs in the table's schema go from the decode workers to the encode workers as IPC bytes
+    // (their statistics from their manifest entries): this thread only hands them on.
+    const passable = (f: (typeof files)[number]): boolean =>
+      passRows && f.schema === schema && !w.split.deletionFiles.has(f.planned.meta.fileName);
+    const { partition, bucket } = w.split;
     const decode = async (run: readonly (typeof files)[number][]): Promise<void> => {
       let current: (typeof files)[number] | undefined;
       let dv: DeletionVector | null = null;
-      for await (const { file, evolved, firstRow } of readDataFiles(table.fileIO, run, schema.fields, { keyValue: false })) {
+      let passing = false;
+      for await (const group of readDataFileSegments(table.fileIO, run, schema.fields, { keyValue: false, passIpc: passable })) {
+        const file = group.file;
         if (file !== current) {
           doneUpTo(files.indexOf(file));
           checkAborted(signal);
           current = file;
           dv = (await vectors).get(file.planned.meta.fileName) ?? null;
-        }
-        const batch = evolved.batch;
-        if (dv === null) {
-          await writer.write(batch);
-        } else {
-          // Runs of rows the vector keeps; deleted rows are not carried over.
-          let start = 0;
-          for (let i = 0; i <= batch.numRows; i++) {
-            if (i < batch.numRows && !dv.isDeleted(firstRow + i)) continue;
-            if (i > start) await writer.write(batch.slice(start, i));
-            start = i + 1;
+          passing = false;
+          if (group.ipc !== null) {
+            const meta = file.planned.meta;
+            const source = { rowCount: meta.rowCount, fileSize: meta.fileSize, valueStats: meta.valueStats, valueStatsCols: meta.valueStatsCols };
+            passing = writer.ipcFileBlocker(source, group.ipc) === null;
+            if (passing) await writer.startIpcFile(partition, bucket, source);
           }
+        }
+        if (passing) {
+          if (group.ipc !== null) await writer.writeIpc(partition, bucket, group.ipc);
+          else for (const b of group.batches) await writer.writeIpc(partition, bucket, b.batch);
+          continue;
+        }
+        let firstRow = group.firstRow;
+        for (const { batch } of group.ipc !== null ? group.evolve() : group.batches) {
+          if (dv === null) {
+            await writer.write(batch);
+          } else {
+            // Runs of rows the vector keeps; deleted rows are not carried over.
+            let start = 0;
+            for (let i = 0; i <= batch.numRows; i++) {
+              if (i < batch.numRows && !dv.isDeleted(firstRow + i)) continue;
+              if (i > start) await writer.write(batch.slice(start, i));
+              start = i + 1;
+            }
+          }
+          firstRow += batch.numRows;
         }
       }
     };

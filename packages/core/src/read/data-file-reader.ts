@@ -20,6 +20,7 @@ import {
   trimmedPrimaryKeys,
   type DataField,
   type DataType,
+  type IpcStreamSegment,
   type ParquetWorkerPool,
   type TableSchema,
 } from '@tidemark/format';
@@ -113,10 +114,52 @@ export async function* readDataFiles<F extends DataFileToRead>(
   }
 }
 
+/** A decoded row group of {@link readDataFileSegments}: as IPC bytes, or as evolved batches. */
+export interface DataFileSegment<F extends DataFileToRead = DataFileToRead> {
+  readonly file: F;
+  /** Position in the file of the group's first row. */
+  readonly firstRow: number;
+  /**
+   * The group as the decode worker made it (the file's physical Arrow types, not evolved), for the
+   * files `passIpc` chose when the stream is plain (`scanIpcStream`); null otherwise.
+   */
+  readonly ipc: IpcStreamSegment | null;
+  /** The group's batches in the read fields (empty when {@link ipc} is set). */
+  readonly batches: readonly EvolvedBatch[];
+  /** The batches of {@link ipc} in the read fields: for a consumer that cannot take the bytes. */
+  evolve(): EvolvedBatch[];
+}
+
+/**
+ * {@link readDataFiles} a row group at a time, where the groups of the Parquet files `passIpc`
+ * picks stay the IPC streams the decode workers made (when the pool has workers): a consumer
+ * that writes rows unchanged (a compaction in the table's current schema) hands them to the
+ * encode workers without this thread decoding them into Arrow, evolving and re-serialising them.
+ */
+export async function* readDataFileSegments<F extends DataFileToRead>(
+  io: FileIO,
+  files: Iterable<F>,
+  readFields: readonly DataField[],
+  options: ReadDataFileOptions & { readonly passIpc: (file: F) => boolean },
+): AsyncGenerator<DataFileSegment<F>> {
+  const window = options.readAhead ?? DEFAULT_READ_AHEAD;
+  for await (const unit of readAhead(decodeUnits(io, files, readFields, options, window, options.passIpc), window)) {
+    const segment = unit.segment;
+    if (segment === undefined) {
+      const batches = unit.batches;
+      yield { file: unit.file, firstRow: unit.firstRow, ipc: null, batches, evolve: () => [...batches] };
+    } else {
+      yield { file: unit.file, firstRow: unit.firstRow, ipc: segment.ipc, batches: [], evolve: segment.evolve };
+    }
+  }
+}
+
 interface DecodedUnit<F> {
   readonly file: F;
   readonly firstRow: number;
   readonly batches: readonly EvolvedBatch[];
+  /** Set instead of `batches` for a group passed on as IPC. */
+  readonly segment?: { readonly ipc: IpcStreamSegment; readonly evolve: () => EvolvedBatch[] };
 }
 
 /** One task per row group to read, in file order; footers of the next files are opened ahead. */
@@ -126,6 +169,7 @@ async function* decodeUnits<F extends DataFileToRead>(
   readFields: readonly DataField[],
   options: ReadDataFileOptions,
   window: number,
+  passIpc?: (file: F) => boolean,
 ): AsyncGenerator<() => Promise<DecodedUnit<F>>> {
   const iter = files[Symbol.iterator]();
   const opening: { file: F; opened: Promise<OpenedFile> }[] = [];
@@ -149,9 +193,17 @@ async function* decodeUnits<F extends DataFileToRead>(
       yield () => Promise.reject(err instanceof Error ? err : new Error(String(err)));
       return;
     }
+    const file = head.file;
+    const pass = opened.decodeToIpc !== undefined && passIpc !== undefined && passIpc(file);
     for (const group of opened.groups) {
-      const file = head.file;
-      yield () => opened.decode(group).then((batches) => ({ file, firstRow: opened.firstRow(group), batches }));
+      if (pass) {
+        yield () =>
+          opened.decodeToIpc!(group).then((decoded) =>
+            'ipc' in decoded
+              ? { file, firstRow: opened.firstRow(group), batches: [], segment: decoded }
+              : { file, firstRow: opened.firstRow(group), batches: decoded.batches },
+          );
+      } else yield () => opened.decode(group).then((batches) => ({ file, firstRow: opened.firstRow(group), batches }));
     }
   }
 }
@@ -162,6 +214,13 @@ interface OpenedFile {
   /** Position in the file of a group's first row. */
   firstRow(group: number): number;
   decode(group: number): Promise<EvolvedBatch[]>;
+  /**
+   * Parquet files: the group as the decode worker's IPC stream, with how to evolve it, when the
+   * stream is plain and the pool has workers; else its evolved batches.
+   */
+  decodeToIpc?(
+    group: number,
+  ): Promise<{ readonly ipc: IpcStreamSegment; readonly evolve: () => EvolvedBatch[] } | { readonly batches: EvolvedBatch[] }>;
 }
 
 async function openFile(
@@ -193,6 +252,15 @@ async function openFile(
     firstRow: (group) => data.rowGroups[group]!.firstRow,
     decode: async (group) =>
       (await data.decode([group], decodeOptions)).map((raw) => evolve(raw, file.path, layout, readFields, options.keyValue)),
+    decodeToIpc: async (group) => {
+      const evolveAll = (raws: readonly arrow.RecordBatch[]): EvolvedBatch[] =>
+        raws.map((raw) => evolve(raw, file.path, layout, readFields, options.keyValue));
+      const decoded = await data.decodeToIpc([group], decodeOptions);
+      if (decoded === null) return { batches: evolveAll(await data.decode([group], decodeOptions)) };
+      if ('batches' in decoded) return { batches: evolveAll(decoded.batches) };
+      const ipc = decoded.segment;
+      return { ipc, evolve: () => evolveAll(arrow.tableFromIPC(ipc.bytes).batches) };
+    },
   };
 }
 

@@ -26,11 +26,15 @@ import {
   deserializeBinaryRow,
   encodeParquetAsync,
   encodeParquetRowGroupsAsync,
+  ipcSegmentSchema,
   ParquetRowGroupStream,
+  prepareParquetInput,
+  sameIpcSchema,
   rowGroupCopyBlocker,
   sharedParquetWorkerPool,
   type DataFileMeta,
   type DataType,
+  type IpcStreamSegment,
   type ParquetCompression,
   type SimpleStats,
   type TableSchema,
@@ -1087,6 +1091,95 @@ export class TableWrite {
     open.rows += file.rowCount;
     open.arrowBytes += arrowBytes;
     await this.guard(open.stream.addParquet(file.bytes, file.rowCount));
+  }
+
+  /**
+   * Why the rows of data file `file` cannot be written with {@link startIpcFile} and
+   * {@link writeIpc} (as the IPC streams its row groups were decoded into, `sample` being one of
+   * them), or null when they can: the writer must stream row groups (`streamRowGroupRows`, append
+   * table), the stream's schema must be the one this writer encodes (so the rows need no
+   * conversion), and the file's statistics must stand in for its rows
+   * (`FileStatsCollector.fileStatsBlocker`). The caller checks that the file is of this writer's
+   * schema id (whose options decide the statistics, the partition and the bucket of each row)
+   * and has no deletion vector.
+   */
+  ipcFileBlocker(
+    file: { readonly rowCount: number; readonly valueStats: SimpleStats; readonly valueStatsCols: readonly string[] | null },
+    sample: IpcStreamSegment,
+  ): string | null {
+    if (!this.streaming) return 'the writer does not stream row groups (streamRowGroupRows)';
+    const stats = new FileStatsCollector(this.schema.fields, this.options).fileStatsBlocker(file);
+    if (stats !== null) return stats;
+    // The decode workers emit the same schema message for every group of one table schema.
+    const key = Buffer.from(sample.schemaMessage.buffer, sample.schemaMessage.byteOffset, sample.schemaMessage.byteLength).toString('latin1');
+    let same = this.ipcSchemas.get(key);
+    if (same === undefined) {
+      this.encodedSchema ??= arrow.tableFromIPC(prepareParquetInput(new arrow.Table(this.arrowSchema)).ipc).schema;
+      same = sameIpcSchema(ipcSegmentSchema(sample), this.encodedSchema);
+      this.ipcSchemas.set(key, same);
+    }
+    return same ? null : 'its decoded Arrow schema is not the one this writer encodes';
+  }
+
+  /** Schema messages of decoded IPC streams seen by {@link ipcFileBlocker}, and whether they match. */
+  private readonly ipcSchemas = new Map<string, boolean>();
+  private encodedSchema: arrow.Schema | undefined;
+
+  /**
+   * Starts the rows of data file `file` in the open file of (`partition`, `bucket`): its
+   * statistics merge into the open file's, and its rows follow with {@link writeIpc}, one call per
+   * row group in order. Rows written before stay ahead. The open file is closed first when this
+   * file would take it past `target-file-size`, so a file's rows are never split between outputs
+   * (its statistics cover them all). Check the file with {@link ipcFileBlocker} first.
+   *
+   * @param partition the partition as the manifest stores it (BinaryRow bytes).
+   */
+  async startIpcFile(
+    partition: Uint8Array,
+    bucket: number,
+    file: {
+      readonly rowCount: number;
+      readonly fileSize: number;
+      readonly valueStats: SimpleStats;
+      readonly valueStatsCols: readonly string[] | null;
+    },
+  ): Promise<void> {
+    this.checkOpen();
+    if (!this.streaming) throw new WriteValidationError(undefined, undefined, 'startIpcFile needs streamRowGroupRows on an append table');
+    const buf = this.bufferAt(partition, bucket);
+    await this.streamBuffered(buf);
+    const arrowBytes = (file.fileSize * this.ratioDen) / this.ratioNum;
+    if (buf.open && this.estimatedFileSize(buf.open.arrowBytes + arrowBytes) > this.options.targetFileSize) await this.closeOpenFile(buf);
+    const open = (buf.open ??= this.newOpenFile());
+    open.stats.addFileStats(file);
+    open.rows += file.rowCount;
+  }
+
+  /**
+   * Appends a row group of the file begun with {@link startIpcFile}, as the decode worker's IPC
+   * stream: the encode worker joins it with the rest of its output row group, so the rows are not
+   * turned into Arrow on this thread. A group that is not a plain stream comes as a batch in this
+   * writer's schema (its statistics are in the file's already).
+   */
+  async writeIpc(partition: Uint8Array, bucket: number, segment: IpcStreamSegment | arrow.RecordBatch): Promise<void> {
+    this.checkOpen();
+    const open = this.bufferAt(partition, bucket).open;
+    if (open === undefined) throw new WriteValidationError(undefined, undefined, 'writeIpc without startIpcFile');
+    if (segment instanceof arrow.RecordBatch) {
+      // A group of the file that did not decode to a plain stream: its rows, in this writer's schema.
+      open.arrowBytes += batchByteSize(segment);
+      await this.guard(open.stream.add(segment));
+      return;
+    }
+    // The IPC body is the Arrow buffers, padded: the size estimate against `target-file-size`.
+    open.arrowBytes += segment.batchesEnd - segment.schemaEnd;
+    await this.guard(open.stream.addIpc(segment));
+  }
+
+  /** The buffer of (`partition` as BinaryRow bytes, `bucket`), created when new. */
+  private bufferAt(partition: Uint8Array, bucket: number): BucketBuffer {
+    for (const b of this.buffers.values()) if (b.bucket === bucket && Buffer.compare(b.partition, partition) === 0) return b;
+    return this.bucketBuffer(deserializeBinaryRow(partition, this.partitionTypes), bucket);
   }
 
   private newOpenFile(): OpenFile {
