@@ -25,7 +25,7 @@ export const name = 'compact';
 
 const TASKS = new URL('./lib/maintenance-tasks.mjs', import.meta.url);
 const TIMEOUT_MS = 900_000;
-const MODES = ['raw', 'compact', 'compactPoolOff', 'compactCopy'];
+const MODES = ['raw', 'compact', 'compactArrow', 'compactPoolOff', 'compactCopy'];
 
 /**
  * @param {{ log?: (m: string) => void, s3?: object, runs?: number }} [options]
@@ -76,7 +76,7 @@ export async function run(options = {}) {
             const r = await runChild(
               TASKS,
               'compact',
-              { table: data.table, s3: c.s3, copyRowGroups: mode === 'compactCopy' },
+              { table: data.table, s3: c.s3, copyRowGroups: mode === 'compactCopy', passDecodedRows: mode !== 'compactArrow' },
               { timeoutMs: TIMEOUT_MS, env },
             );
             if (r.rows !== c.files * c.rows) problems.push(`${label}: compaction wrote ${r.rows} rows, expected ${c.files * c.rows}`);
@@ -131,11 +131,13 @@ export async function run(options = {}) {
     summary.poolOffVsRaw = ratio('compactPoolOff', 'raw');
     summary.workersVsPoolOff = ratio('compact', 'compactPoolOff');
     summary.copyVsRaw = ratio('compactCopy', 'raw');
+    summary.arrowVsRaw = ratio('compactArrow', 'raw');
     // CPU time is far less disturbed by other load than wall time: the work per row over raw's.
     const cpuRatio = (a, b) => (summary[a]?.cpuMs && summary[b]?.cpuMs ? summary[a].cpuMs / summary[b].cpuMs : undefined);
     summary.cpuVsRaw = cpuRatio('compact', 'raw');
     summary.poolOffCpuVsRaw = cpuRatio('compactPoolOff', 'raw');
     summary.copyCpuVsRaw = cpuRatio('compactCopy', 'raw');
+    summary.arrowCpuVsRaw = cpuRatio('compactArrow', 'raw');
     results.push(summary);
   }
   const env = environment();
@@ -167,6 +169,7 @@ export function toMarkdown(r) {
         'pool off ÷ raw',
         'workers ÷ pool off',
         'CPU time ÷ raw: workers / pool off',
+        'rows through Arrow (passDecodedRows: false): time · speed ÷ raw · CPU ÷ raw',
         'with copyRowGroups: time · speed ÷ raw · CPU ÷ raw',
       ],
       r.results.map((x) => [
@@ -179,6 +182,9 @@ export function toMarkdown(r) {
         ratio(x.poolOffVsRaw),
         ratio(x.workersVsPoolOff),
         x.cpuVsRaw === undefined ? '–' : `${fmtNum(x.cpuVsRaw, 2)} / ${fmtNum(x.poolOffCpuVsRaw, 2)}`,
+        x.compactArrow
+          ? `${cell(x.compactArrow)} · ${ratio(x.arrowVsRaw)} · ${x.arrowCpuVsRaw === undefined ? '–' : fmtNum(x.arrowCpuVsRaw, 2)}`
+          : '–',
         x.compactCopy
           ? `${cell(x.compactCopy)} · ${ratio(x.copyVsRaw)} · ${x.copyCpuVsRaw === undefined ? '–' : fmtNum(x.copyCpuVsRaw, 2)}`
           : '–',

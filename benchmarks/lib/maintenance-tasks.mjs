@@ -21,6 +21,8 @@
  *   table `bench.c` in `warehouse`.
  * - `compact`: compactAppendTable on `table` (full), MB/s of input; with `timeline: true`, also the
  *   worker pool's and main thread's timeline summary (lib/pool-timeline.mjs); with
+ *   `passDecodedRows: false`, every row goes through Arrow on the main thread (the path before
+ *   decoded rows were passed on as IPC); with
  *   `copyRowGroups: true`, large inputs' row groups are copied without decoding (off by default,
  *   as in the library).
  * - `raw-rewrite`: the same files read with parquet-wasm (readParquet) and written back with
@@ -390,7 +392,7 @@ const tasks = {
     return { table: location, files: list };
   },
 
-  async compact({ table, s3, timeline: withTimeline, copyRowGroups = false }) {
+  async compact({ table, s3, timeline: withTimeline, copyRowGroups = false, passDecodedRows = true }) {
     const core = await import('@tidemark/core');
     const maint = await import('@tidemark/maintenance');
     const rawIO = await fileIOFor(table, s3);
@@ -409,6 +411,7 @@ const tasks = {
       full: true,
       maxFilesPerRun: 1_000_000,
       ...(copyRowGroups ? { copyRowGroups: true } : {}),
+      ...(passDecodedRows ? {} : { passDecodedRows: false }),
       ...(timeline ? { onProgress: (p) => timeline.mark(p.phase) } : {}),
     });
     const ms = performance.now() - t0;

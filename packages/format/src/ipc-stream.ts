@@ -99,7 +99,9 @@ export function joinIpcStreams(segments: readonly Pick<IpcStreamSegment, 'bytes'
  * nullability and field metadata (the `PARQUET:field_id`s), children included.
  */
 export function sameIpcSchema(a: arrow.Schema, b: arrow.Schema): boolean {
-  return a.fields.length === b.fields.length && a.fields.every((f, i) => sameField(f, b.fields[i]!)) && sameMetadata(a.metadata, b.metadata);
+  return (
+    a.fields.length === b.fields.length && a.fields.every((f, i) => sameField(f, b.fields[i]!)) && sameMetadata(a.metadata, b.metadata)
+  );
 }
 
 function sameField(a: arrow.Field, b: arrow.Field): boolean {

@@ -11,7 +11,7 @@ import * as arrow from 'apache-arrow';
 import { FormatError } from './errors.js';
 import { concatParquetFiles } from './parquet-concat.js';
 import { sharedParquetWorkerPool, type ParquetWorkerPool } from './parquet-worker-pool.js';
-import type { IpcStreamSegment } from './ipc-stream.js';
+import { joinIpcStreams, scanIpcStream, type IpcStreamSegment } from './ipc-stream.js';
 import { encodeParquetIpc, parquetEncodeSettings, prepareParquetInput, type ParquetWriteOptions } from './parquet-writer.js';
 
 /** Options of a {@link ParquetRowGroupStream}. */
@@ -84,11 +84,18 @@ export class ParquetRowGroupStream {
    */
   async add(batch: arrow.RecordBatch): Promise<void> {
     if (this.done) throw new FormatError('ParquetRowGroupStream: add() after finish() or abort()');
-    if (this.waitingIpc.length > 0) this.ipcToArrow();
     let offset = 0;
     while (offset < batch.numRows) {
       const take = Math.min(this.groupRows - this.waitingRows, batch.numRows - offset);
-      this.waiting.push(offset === 0 && take === batch.numRows ? batch : batch.slice(offset, offset + take));
+      const rows = offset === 0 && take === batch.numRows ? batch : batch.slice(offset, offset + take);
+      // Among streams passed on (addIpc), rows join as a stream of their own: passed-on bytes never
+      // become Arrow here again (which is also what their group's encoding needs: one IPC stream).
+      const segment = this.waitingIpc.length > 0 ? this.asSegment([rows]) : null;
+      if (segment !== null) this.waitingIpc.push(segment);
+      else {
+        if (this.waitingIpc.length > 0) this.ipcToArrow();
+        this.waiting.push(rows);
+      }
       this.waitingRows += take;
       this.total += take;
       offset += take;
@@ -102,19 +109,24 @@ export class ParquetRowGroupStream {
 
   /**
    * Adds the rows of an Arrow IPC stream (a row group decoded on a worker) without turning them
-   * into Arrow here: the streams of a group are joined and encoded on the pool, so this thread
-   * only hands bytes on. Its schema must be the one the batches of {@link add} have, as
-   * `prepareParquetInput` writes it (the caller checks, e.g. with `sameIpcSchema`). Groups of
-   * such rows are cut between streams, at the boundary nearest to `groupRows` (a stream larger
-   * than a group, rows waiting from {@link add}, or a stream without a pool take the Arrow path
-   * and cut exactly).
+   * into Arrow here: the streams of a group are joined and encoded on the pool (or, without
+   * workers, on this thread), so this thread only hands bytes on. Its schema must be the one the
+   * batches of {@link add} have (the caller checks, e.g. with `sameIpcSchema`). Rows of
+   * {@link add} waiting for their group become a stream first. Groups are cut between streams, at
+   * the boundary nearest to `groupRows`; a stream of more rows than a group is decoded here and
+   * added as Arrow (cut exactly), so callers keep such streams for {@link add}.
    */
   async addIpc(segment: IpcStreamSegment): Promise<void> {
     if (this.done) throw new FormatError('ParquetRowGroupStream: addIpc() after finish() or abort()');
     if (segment.rows === 0) return;
-    if (this.pool === null || this.pool.size === 0 || this.waiting.length > 0 || segment.rows > this.groupRows) {
+    const pending = this.waiting.length > 0 ? this.asSegment(this.waiting) : undefined;
+    if (segment.rows > this.groupRows || pending === null) {
       for (const batch of arrow.tableFromIPC(segment.bytes).batches) await this.add(batch);
       return;
+    }
+    if (pending !== undefined) {
+      this.waiting = [];
+      this.waitingIpc.push(pending);
     }
     // Cut before this stream when the group would overshoot by more than it now falls short.
     const over = this.waitingRows + segment.rows - this.groupRows;
@@ -167,6 +179,11 @@ export class ParquetRowGroupStream {
     while (this.parts.length - this.settled > this.maxPending) await this.parts[this.settled++];
   }
 
+  /** Rows as the IPC stream the encoder reads, or null when it is not plain (dictionary columns). */
+  private asSegment(batches: readonly arrow.RecordBatch[]): IpcStreamSegment | null {
+    return scanIpcStream(prepareParquetInput(batches, this.writeOptions).ipc);
+  }
+
   /** The IPC streams waiting for their group, as Arrow batches (rows from {@link add} follow them). */
   private ipcToArrow(): void {
     const streams = this.waitingIpc;
@@ -182,7 +199,14 @@ export class ParquetRowGroupStream {
       // A group cut between streams may hold a little more than groupRows: still one row group.
       const settings = parquetEncodeSettings({ ...this.writeOptions, rowGroupSize: Math.max(this.groupRows, this.waitingRows) });
       this.waitingRows = 0;
-      const part = this.pool!.encodeIpcSegments(streams, settings);
+      let part: Promise<Uint8Array>;
+      if (this.pool === null) {
+        try {
+          part = Promise.resolve(encodeParquetIpc(joinIpcStreams(streams), settings));
+        } catch (e) {
+          part = Promise.reject(e instanceof Error ? e : new FormatError(String(e)));
+        }
+      } else part = this.pool.encodeIpcSegments(streams, settings);
       part.catch(() => undefined); // awaited in order by add() or finish()
       this.parts.push(part);
       return;

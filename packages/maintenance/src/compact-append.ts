@@ -494,7 +494,12 @@ async function rewriteWindow(
           passing = false;
           if (group.ipc !== null) {
             const meta = file.planned.meta;
-            const source = { rowCount: meta.rowCount, fileSize: meta.fileSize, valueStats: meta.valueStats, valueStatsCols: meta.valueStatsCols };
+            const source = {
+              rowCount: meta.rowCount,
+              fileSize: meta.fileSize,
+              valueStats: meta.valueStats,
+              valueStatsCols: meta.valueStatsCols,
+            };
             passing = writer.ipcFileBlocker(source, group.ipc) === null;
             if (passing) await writer.startIpcFile(partition, bucket, source);
           }

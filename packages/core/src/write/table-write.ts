@@ -28,7 +28,6 @@ import {
   encodeParquetRowGroupsAsync,
   ipcSegmentSchema,
   ParquetRowGroupStream,
-  prepareParquetInput,
   sameIpcSchema,
   rowGroupCopyBlocker,
   sharedParquetWorkerPool,
@@ -1097,7 +1096,7 @@ export class TableWrite {
    * Why the rows of data file `file` cannot be written with {@link startIpcFile} and
    * {@link writeIpc} (as the IPC streams its row groups were decoded into, `sample` being one of
    * them), or null when they can: the writer must stream row groups (`streamRowGroupRows`, append
-   * table), the stream's schema must be the one this writer encodes (so the rows need no
+   * table) at least as large as the file, the stream's schema must be the one this writer encodes (so the rows need no
    * conversion), and the file's statistics must stand in for its rows
    * (`FileStatsCollector.fileStatsBlocker`). The caller checks that the file is of this writer's
    * schema id (whose options decide the statistics, the partition and the bucket of each row)
@@ -1108,14 +1107,20 @@ export class TableWrite {
     sample: IpcStreamSegment,
   ): string | null {
     if (!this.streaming) return 'the writer does not stream row groups (streamRowGroupRows)';
+    // A larger row group would have to be cut, i.e. decoded here: the Arrow path does that.
+    const groupRows = this.writeOptions.streamRowGroupRows!;
+    if (file.rowCount > groupRows) return `it holds more rows (${file.rowCount}) than an output row group (${groupRows})`;
     const stats = new FileStatsCollector(this.schema.fields, this.options).fileStatsBlocker(file);
     if (stats !== null) return stats;
     // The decode workers emit the same schema message for every group of one table schema.
-    const key = Buffer.from(sample.schemaMessage.buffer, sample.schemaMessage.byteOffset, sample.schemaMessage.byteLength).toString('latin1');
+    const key = Buffer.from(sample.schemaMessage.buffer, sample.schemaMessage.byteOffset, sample.schemaMessage.byteLength).toString(
+      'latin1',
+    );
     let same = this.ipcSchemas.get(key);
     if (same === undefined) {
-      this.encodedSchema ??= arrow.tableFromIPC(prepareParquetInput(new arrow.Table(this.arrowSchema)).ipc).schema;
-      same = sameIpcSchema(ipcSegmentSchema(sample), this.encodedSchema);
+      // The schema the Arrow path hands the encoder (a schema with Timestamp[s], which the encoder
+      // writes as milliseconds, never matches a decoded one: such rows take the Arrow path).
+      same = sameIpcSchema(ipcSegmentSchema(sample), this.arrowSchema);
       this.ipcSchemas.set(key, same);
     }
     return same ? null : 'its decoded Arrow schema is not the one this writer encodes';
@@ -1123,7 +1128,6 @@ export class TableWrite {
 
   /** Schema messages of decoded IPC streams seen by {@link ipcFileBlocker}, and whether they match. */
   private readonly ipcSchemas = new Map<string, boolean>();
-  private encodedSchema: arrow.Schema | undefined;
 
   /**
    * Starts the rows of data file `file` in the open file of (`partition`, `bucket`): its
