@@ -114,6 +114,43 @@ async function sameAsArrowPath(fileIO: FileIO, root: string | undefined, evolve:
   expect(await groups(a!.path, fileIO)).toEqual(await groups(b!.path, fileIO));
 }
 
+/** `io` counting the `stat`s of each path. */
+function countingStats(io: FileIO): { io: FileIO; stats: Map<string, number> } {
+  const stats = new Map<string, number>();
+  const proxy = new Proxy(io, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== 'function') return v;
+      if (prop === 'stat') {
+        return (path: string) => {
+          stats.set(path, (stats.get(path) ?? 0) + 1);
+          return (v as (p: string) => Promise<unknown>).call(target, path);
+        };
+      }
+      return (v as (...a: unknown[]) => unknown).bind(target);
+    },
+  });
+  return { io: proxy, stats };
+}
+
+describe("the COMPACT commit's check of the table it builds on", () => {
+  it('does not stat the inputs it deletes; the next commit to the bucket stats the output (local disk)', async () => {
+    const table = await filled(new LocalFileIO(), undefined, false);
+    const inputs = await outputs(table);
+    const { io, stats } = countingStats(table.fileIO);
+    const counted = await openTable(table.location, { fileIO: io });
+    const s = await compactAppendTable(counted, { full: true });
+    expect(s.snapshotId).not.toBeNull();
+    expect(inputs.filter((f) => stats.has(f.path)).map((f) => f.path)).toEqual([]);
+    // Its bucket is folded afresh by the next commit that touches it: the live output is checked.
+    stats.clear();
+    const [output] = await outputs(counted);
+    await counted.append([typedRow(99_999, '2024-05-01')]);
+    expect(stats.get(output!.path)).toBe(1);
+    expect(inputs.filter((f) => stats.has(f.path)).map((f) => f.path)).toEqual([]);
+  }, 120_000);
+});
+
 describe('append compaction passing decoded rows on as IPC', () => {
   it('writes what the Arrow path writes: rows, order, row groups, manifest entry (local disk)', async () => {
     await sameAsArrowPath(new LocalFileIO(), undefined, false);

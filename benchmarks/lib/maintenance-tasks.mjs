@@ -407,15 +407,35 @@ const tasks = {
     const c0 = process.cpuUsage();
     const t0 = performance.now();
     timeline?.mark('planning');
+    // CPU time (all threads) and wall time per phase: where a backend's extra work goes.
+    const phases = [];
+    const enter = (phase) => {
+      const last = phases[phases.length - 1];
+      if (last?.phase === phase) return;
+      const cpu = process.cpuUsage(c0);
+      const at = { phase, cpuAt: (cpu.user + cpu.system) / 1000, msAt: performance.now() - t0 };
+      phases.push(at);
+    };
+    enter('planning');
     const s = await maint.compactAppendTable(t, {
       full: true,
       maxFilesPerRun: 1_000_000,
       ...(copyRowGroups ? { copyRowGroups: true } : {}),
       ...(passDecodedRows ? {} : { passDecodedRows: false }),
-      ...(timeline ? { onProgress: (p) => timeline.mark(p.phase) } : {}),
+      onProgress: (p) => {
+        enter(p.phase);
+        timeline?.mark(p.phase);
+      },
     });
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(c0);
+    const phaseCpuMs = {};
+    const phaseMs = {};
+    phases.forEach((p, i) => {
+      const next = phases[i + 1] ?? { cpuAt: (cpu.user + cpu.system) / 1000, msAt: ms };
+      phaseCpuMs[p.phase] = next.cpuAt - p.cpuAt;
+      phaseMs[p.phase] = next.msAt - p.msAt;
+    });
     const timelineSummary = timeline?.stop();
     await rawIO.close();
     const cpuMs = (cpu.user + cpu.system) / 1000; // every thread of the process, workers included
@@ -427,6 +447,8 @@ const tasks = {
       rows: s.rows,
       ms,
       cpuMs,
+      phaseCpuMs,
+      phaseMs,
       ...(timelineSummary ? { timeline: timelineSummary } : {}),
     };
   },

@@ -33,6 +33,25 @@ describe('BaseCheckMemory', () => {
     expect(m.pendingOf('A', new Set(['manifest-1'])).map((f) => f.path)).toEqual(['a/own']);
   });
 
+  it('forgets a file its commit deletes and has the next check fold its bucket afresh', () => {
+    const m = new BaseCheckMemory();
+    const started = m.begin(5, new Set(['A']));
+    m.record('A', 'id-1', file('a/1'), true);
+    m.record('A', 'id-2', file('a/2'), true);
+    m.skipped('a/1', 'A');
+    m.passed('a/2', 'A');
+    m.end(started, new Set(['A']), true, new Set(['A']));
+    // Not pending (its commit deletes it), not good (it was never checked), the bucket not checked.
+    expect(m.pendingOf('A', new Set(['manifest-1']))).toEqual([]);
+    expect(m.goodFiles.has('a/1')).toBe(false);
+    expect(m.checkedBuckets.has('A')).toBe(false);
+    // A bucket checked before loses that status too.
+    m.end(m.begin(6, new Set(['B'])), new Set(['B']), true);
+    expect(m.checkedBuckets.has('B')).toBe(true);
+    m.skipped('b/1', 'B');
+    expect(m.checkedBuckets.has('B')).toBe(false);
+  });
+
   it('keeps the files of buckets checked or being checked for the first time, not of others', () => {
     const m = new BaseCheckMemory();
     expect(m.keeps('A')).toBe(false);

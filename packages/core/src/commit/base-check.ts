@@ -5,7 +5,8 @@
  *
  * Checked: both manifest lists of the base snapshot decode; every manifest they list has the size
  * the list records and decodes; every live data file in the (partition, bucket)s the commit
- * touches exists with the size its manifest entry records (when enabled). Data files elsewhere are not checked
+ * touches exists with the size its manifest entry records (when enabled), less the files the commit
+ * deletes (they are not live in the snapshot it makes). Data files elsewhere are not checked
  * (that would cost a request per file of the table per commit; `tidemark verify` checks them all).
  * What passed is remembered per instance: files are immutable, so later commits of a long-lived
  * writer only check what is new.
@@ -94,14 +95,36 @@ export class BaseCheckMemory {
    * checked. Not when a check started on a newer base meanwhile, or pending files were dropped: a
    * manifest this check did not read may then have been marked good without keeping their files.
    */
-  end(started: { readonly baseId: number; readonly drops: number }, buckets: ReadonlySet<string>, passed: boolean): void {
+  end(
+    started: { readonly baseId: number; readonly drops: number },
+    buckets: ReadonlySet<string>,
+    passed: boolean,
+    unchecked: ReadonlySet<string> = new Set(),
+  ): void {
     for (const k of buckets) {
       const n = this.firstFolds.get(k)! - 1;
       if (n === 0) this.firstFolds.delete(k);
       else this.firstFolds.set(k, n);
     }
     if (!passed || started.baseId < this.newestBase || started.drops !== this.drops) return;
-    for (const k of buckets) this.checkedBuckets.add(k);
+    for (const k of buckets) if (!unchecked.has(k)) this.checkedBuckets.add(k);
+  }
+
+  /**
+   * A check left `path` of `bucket` unchecked because its commit deletes it: no longer pending,
+   * and the bucket is folded afresh by the next check that touches it (which finds the file gone
+   * if the commit landed, or checks it if it did not).
+   */
+  skipped(path: string, bucket: string): void {
+    this.checkedBuckets.delete(bucket);
+    const files = this.pending.get(bucket);
+    if (files === undefined) return;
+    for (const [id, f] of files) {
+      if (f.path !== path) continue;
+      files.delete(id);
+      this.pendingFiles--;
+    }
+    if (files.size === 0) this.pending.delete(bucket);
   }
 
   /**
@@ -206,13 +229,17 @@ export class CommitBaseCheck {
     // new manifests are enough, kept pending by whichever commit read those manifests first.
     const fresh = metas.filter((m) => !this.goodManifests.has(m.fileName));
     const firstTime = new Set([...touched].filter((k) => !memory.checkedBuckets.has(k)));
+    // Files the commit deletes are not live in the snapshot it makes: a compaction does not stat
+    // its inputs (a request per input file on an object store).
+    const deleting = new Set(locate === null ? [] : delta.filter((e) => e.kind === 'DELETE').map(locate));
+    const unchecked = new Set<string>();
     const started = memory.begin(latest.id, firstTime);
     let passed = false;
     try {
-      await this.checkFiles(metas, fresh, touched, firstTime, refuse);
+      await this.checkFiles(metas, fresh, touched, firstTime, refuse, deleting, unchecked);
       passed = true;
     } finally {
-      memory.end(started, firstTime, passed);
+      memory.end(started, firstTime, passed, unchecked);
     }
   }
 
@@ -222,6 +249,8 @@ export class CommitBaseCheck {
     touched: ReadonlySet<string>,
     firstTime: ReadonlySet<string>,
     refuse: (what: string, cause: unknown) => never,
+    deleting: ReadonlySet<string>,
+    unchecked: Set<string>,
   ): Promise<void> {
     const memory = this.memory;
     const toRead = firstTime.size > 0 ? metas : fresh;
@@ -286,6 +315,12 @@ export class CommitBaseCheck {
       if (e.kind !== 'ADD') continue;
       const path = locate(e);
       if (!memory.goodFiles.has(path)) todo.set(path, { path, size: e.file.fileSize, bucket: `${partitionKey(e.partition)}|${e.bucket}` });
+    }
+    for (const f of todo.values()) {
+      if (!deleting.has(f.path)) continue;
+      todo.delete(f.path);
+      memory.skipped(f.path, f.bucket);
+      unchecked.add(f.bucket);
     }
     const files = [...todo.values()];
     let next = 0;
