@@ -123,6 +123,13 @@ export async function run(options = {}) {
         rowsPerSec: (c.files * c.rows) / (m.ms / 1000),
         peakRssMiB: m.peakRssMiB,
         ...(m.filesAfter !== undefined ? { filesAfter: m.filesAfter } : {}),
+        ...(all[mode].every((r) => r.phaseCpuMs !== undefined)
+          ? {
+              phaseCpuMs: Object.fromEntries(
+                Object.keys(all[mode][0].phaseCpuMs).map((k) => [k, median(all[mode].map((r) => r.phaseCpuMs[k] ?? 0))]),
+              ),
+            }
+          : {}),
         ...(m.bytesWritten !== undefined ? { outputMB: m.bytesWritten / 1e6 } : {}),
       };
     }
@@ -200,7 +207,12 @@ export function toMarkdown(r) {
       'decoded on the worker pool, up to two short decode jobs waiting on each worker), writes one output file whose row ' +
       'groups go to the worker pool as soon as each is full (so the encoding of the first groups overlaps the decoding of ' +
       'the later inputs; the groups a buffered write would cut: one per worker, at least 131,072 rows, equal sizes), ' +
-      'commits a COMPACT snapshot. *Pool off*: the same with `TIDEMARK_PARQUET_WORKERS=0`. *With copyRowGroups* ' +
+      "commits a COMPACT snapshot. The row groups of inputs in the table's current schema go from the decode workers " +
+      'to the encode workers as Arrow IPC bytes (joined per output group on the encoding worker, statistics from the ' +
+      "inputs' manifest entries): the main thread only hands bytes on. *Rows through Arrow*: the same with " +
+      '`passDecodedRows: false`, where the main thread turns each decoded group into Arrow, evolves it, collects its ' +
+      'statistics and serialises each output group again (the path before). ' +
+      '*Pool off*: the same with `TIDEMARK_PARQUET_WORKERS=0`. *With copyRowGroups* ' +
       '(off by default): inputs whose row groups all hold 65,536 rows or more (here the 200,000-row inputs, two groups of ' +
       '100,000 each) have their row groups copied into the output without decoding, joined under one footer, their ' +
       "manifest statistics merged into the output's; the output is larger (the copied groups keep their size and " +
@@ -220,13 +232,24 @@ export function toMarkdown(r) {
       .filter((x) => x.cpuVsRaw !== undefined)
       .map(
         (x) =>
-          `- Ceiling for ${x.files} × ${fmtInt(x.rowsPerFile)} rows: with ${fmtNum(x.cpuVsRaw, 2)} × raw's CPU work, two ` +
+          `- Ceiling for ${x.backend} ${x.files} × ${fmtInt(x.rowsPerFile)} rows: with ${fmtNum(x.cpuVsRaw, 2)} × raw's CPU work, two ` +
           `idle cores give at most ${fmtNum(2 / x.cpuVsRaw, 2)} × raw's speed, less the time the reading and the encoding ` +
           'do not overlap (the last output group is encoded after the last input is read). The extra work with workers over ' +
           `pool off (${fmtNum(x.cpuVsRaw - x.poolOffCpuVsRaw, 2)} × raw's) is a fixed cost per process that weighs most on ` +
           'small inputs: starting the worker threads and warming each one up (its own JS heap and wasm memory growing, its ' +
           'first slower calls); the compiled parquet-wasm is shared by all threads of the process (see read-data.md, ' +
           "*where a cold read's extra CPU goes*).",
+      ),
+    ...r.results
+      .filter((x) => x.compact?.phaseCpuMs !== undefined)
+      .map(
+        (x) =>
+          `- CPU time by phase, ${x.backend} ${x.files} × ${fmtInt(x.rowsPerFile)} rows (median of the timed runs): ` +
+          Object.entries(x.compact.phaseCpuMs)
+            .map(([phase, ms]) => `${phase} ${fmtNum(ms, 0)} ms`)
+            .join(', ') +
+          (x.raw?.cpuMs ? `; raw read + rewrite ${fmtNum(x.raw.cpuMs, 0)} ms in all` : '') +
+          '.',
       ),
     ...timelineSection(r.results),
     '- The machine (2 cores) was shared with several other agents running builds, tests and benchmarks: absolute figures ' +
@@ -259,9 +282,12 @@ function timelineSection(results) {
       const idle = Object.values(t.idleMsByCause).reduce((a, b) => a + b, 0);
       const onMain = t.idleMsByCause['nothing queued (waiting for the main thread to submit)'] + t.idleMsByCause['queued, not yet posted'];
       out.push(
-        `  - limit: ${fmtNum((100 * onMain) / Math.max(idle, 1), 0)} % of the workers' idle time waited on the main thread ` +
-          `(busy ${fmtNum(t.mainBusyPct, 0)} % of the run: per input row group it turns the decoded IPC into Arrow, evolves it ` +
-          'and collects statistics, per output group it writes the IPC), the rest came after their last job.',
+        `  - limit: the last output group's encoding ran alone for ${fmtNum(t.tailMs, 0)} ms after the last decode ` +
+          `(${fmtNum((100 * t.tailMs) / Math.max(t.poolSpanMs, 1), 0)} % of the pool's busy span, one core idle: a group ` +
+          'per worker, and the last one can only start when the last input is decoded); ' +
+          `${fmtNum((100 * onMain) / Math.max(idle, 1), 0)} % of the workers' idle time waited on the main thread (busy ` +
+          `${fmtNum(t.mainBusyPct, 0)} % of the run, a shared machine's other load included: it reads the inputs, hands the ` +
+          'decoded IPC bytes on, plans and commits; rows of another schema still go through Arrow there).',
       );
     }
   }
