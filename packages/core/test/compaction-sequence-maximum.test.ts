@@ -7,8 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO } from '@tidemark/storage';
+import { readManifestEntries, readManifestList, type DataFileMeta } from '@tidemark/format';
 import type { CommitResult } from '../src/commit/file-store-commit.js';
-import { FileSystemCatalog, openTable, type Table } from '../src/index.js';
+import { FileSystemCatalog, openTable, type CommitMessage, type Table } from '../src/index.js';
 
 let n = 0;
 async function pkTable(options: Record<string, string>): Promise<Table> {
@@ -31,6 +32,16 @@ async function liveMaximum(table: Table): Promise<bigint> {
   return max;
 }
 
+/** The data files that the delta manifest list `list` adds. */
+async function addedFiles(table: Table, list: string): Promise<DataFileMeta[]> {
+  const io = table.fileIO;
+  const out: DataFileMeta[] = [];
+  for (const m of await readManifestList(io, table.paths.manifestPath(list))) {
+    for await (const e of readManifestEntries(io, table.paths.manifestPath(m.fileName))) if (e.kind === 'ADD') out.push(e.file);
+  }
+  return out;
+}
+
 async function rows(table: Table): Promise<string[]> {
   return (await table.newRead().toArrowTable())
     .toArray()
@@ -45,54 +56,99 @@ async function rows(table: Table): Promise<string[]> {
 function pipeline(table: Table) {
   const commit = table.newCommit({ commitUser: 'pipeline' });
   let id = 0n;
-  return async (rowsIn: Array<Record<string, unknown>>): Promise<Extract<CommitResult, { status: 'committed' }>> => {
-    const w = table.newBatchWrite({ rowKindField: 'kind' });
-    await w.write(rowsIn.map((r) => ({ kind: '+I', ...r })));
-    const messages = await w.prepareCommit();
-    await w.close();
+  const commitMessages = async (messages: CommitMessage[]): Promise<Extract<CommitResult, { status: 'committed' }>> => {
     const result = await commit.commit({ identifier: ++id, messages });
     if (result.status !== 'committed') throw new Error(`checkpoint ${id}: ${result.status}`);
     return result;
   };
+  const checkpoint = async (rowsIn: Array<Record<string, unknown>>): Promise<Extract<CommitResult, { status: 'committed' }>> => {
+    const w = table.newBatchWrite({ rowKindField: 'kind' });
+    await w.write(rowsIn.map((r) => ({ kind: '+I', ...r })));
+    const messages = await w.prepareCommit();
+    await w.close();
+    return commitMessages(messages);
+  };
+  return { checkpoint, commitMessages };
 }
 
-// The live maximum after the dropping compaction, before the fix: a full compaction drops key 3
-// altogether (its row, number 2, and its retraction, 3); with deletion vectors the row stays in its
-// file, marked deleted, and only the retraction goes.
-const cases: Array<[string, Record<string, string>, bigint]> = [
-  ['a retraction dropped by a full compaction to the top level', { 'full-compaction.delta-commits': '1' }, 1n],
-  ['deletion vectors (level 0 compacted at every commit)', { 'deletion-vectors.enabled': 'true' }, 2n],
-];
-
 describe('a compaction that drops the bucket maximum', () => {
-  it.each(cases)('%s: today the next writer reuses the dropped number and its commit re-sequences', async (_name, options, lowered) => {
-    const table = await pkTable(options);
-    const checkpoint = pipeline(table);
+  it('keeps it as the output file maximum: the next writer continues above every number committed, no re-sequencing', async () => {
+    const table = await pkTable({ 'full-compaction.delta-commits': '1' });
+    const { checkpoint, commitMessages } = pipeline(table);
     await checkpoint([
       { k: 1, v: 'a' },
       { k: 2, v: 'b' },
       { k: 3, v: 'c' },
     ]);
-    // Sequence number 3: a retraction of key 3, the highest number of the bucket. The commit's
-    // compaction drops it (and, with deletion vectors, marks the row of key 3 it replaced).
+    // Number 3: a retraction of key 3, the highest number of the bucket. The commit's full
+    // compaction drops key 3 altogether (its row, number 2, and the retraction).
     const dropping = await checkpoint([{ k: 3, kind: '-D' }]);
     expect(dropping.snapshotIds).toHaveLength(2);
     expect((await table.snapshotManager.snapshot(dropping.snapshotIds[1]!)).commitKind).toBe('COMPACT');
-    expect((await table.newRead().plan()).files().every((f) => f.level > 0)).toBe(true);
-    // Today: the compaction's output covers sequence numbers 0..2 only.
-    expect(await liveMaximum(table)).toBe(lowered);
+    const compacted = (await table.newRead().plan()).files();
+    expect(compacted.map((f) => [f.level, f.rowCount, f.minSequenceNumber, f.maxSequenceNumber])).toEqual([[5, 2, 0n, 3n]]);
 
     const next = await checkpoint([{ k: 4, v: 'd' }]);
-    // Today: the fresh writer numbered key 4 with 3, a number already committed (the retraction),
-    // so the commit rewrote its file above it and dropped the compaction that came with it.
-    expect(next.resequencedFiles).toBe(1);
-    expect(next.compactionDropped).toMatch(/bucket 0 was dropped: .*re-sequenced/);
-    // Until the pipeline compacts the bucket again, a deletion-vector table's batch reads skip the
-    // level-0 file that the dropped compaction would have taken up.
-    expect(await rows(table)).toEqual([
-      '{"k":1,"v":"a"}',
-      '{"k":2,"v":"b"}',
-      ...(options['deletion-vectors.enabled'] ? [] : ['{"k":4,"v":"d"}']),
+    // The fresh writer continued at 4: its file was committed as written, with its compaction.
+    expect(next.resequencedFiles).toBeUndefined();
+    expect(next.compactionDropped).toBeUndefined();
+    expect(next.snapshotIds).toHaveLength(2);
+    const appended = (await table.snapshotManager.snapshot(next.snapshotIds[0]!)).deltaManifestList;
+    const added = await addedFiles(table, appended);
+    expect(added.map((f) => [f.minSequenceNumber, f.maxSequenceNumber])).toEqual([[4n, 4n]]);
+    expect(await liveMaximum(table)).toBe(4n);
+    expect(await rows(table)).toEqual(['{"k":1,"v":"a"}', '{"k":2,"v":"b"}', '{"k":4,"v":"d"}']);
+  });
+
+  it('deletion vectors, a checkpoint of retractions only: no file keeps the maximum, and the commit reads the live one instead of re-sequencing', async () => {
+    const table = await pkTable({ 'deletion-vectors.enabled': 'true' });
+    const { checkpoint, commitMessages } = pipeline(table);
+    await checkpoint([
+      { k: 1, v: 'a' },
+      { k: 2, v: 'b' },
+      { k: 3, v: 'c' },
     ]);
+    // The retraction (number 3) marks key 3's row in the level-5 file; its level-0 file, holding
+    // nothing else, compacts to nothing.
+    const dropping = await checkpoint([{ k: 3, kind: '-D' }]);
+    expect(dropping.snapshotIds).toHaveLength(2);
+    expect((await table.newRead().plan()).files().map((f) => [f.level, f.maxSequenceNumber])).toEqual([[5, 2n]]);
+
+    // The fresh writer reuses 3, as Java's writer does after such a compaction (the Java-written
+    // pk-dv fixture: bucket 1 continues at 5 after its retraction 5 was compacted away). No live
+    // record holds 3 or more, so the later snapshot still wins without a rewrite.
+    const next = await checkpoint([{ k: 4, v: 'd' }, { k: 2, v: 'B' }]);
+    expect(next.resequencedFiles).toBeUndefined();
+    expect(next.compactionDropped).toBeUndefined();
+    const added = await addedFiles(table, (await table.snapshotManager.snapshot(next.snapshotIds[0]!)).deltaManifestList);
+    expect(added.map((f) => [f.minSequenceNumber, f.maxSequenceNumber])).toEqual([[3n, 4n]]);
+    // Level 0 was compacted in the same commit, so batch reads (which skip level 0) see both rows.
+    expect((await table.newRead().plan()).files().every((f) => f.level > 0)).toBe(true);
+    expect(await rows(table)).toEqual(['{"k":1,"v":"a"}', '{"k":2,"v":"B"}', '{"k":4,"v":"d"}']);
+  });
+
+  it('a writer that really overlaps a live maximum is still re-sequenced after the live read', async () => {
+    const table = await pkTable({ 'deletion-vectors.enabled': 'true' });
+    const { checkpoint, commitMessages } = pipeline(table);
+    await checkpoint([
+      { k: 1, v: 'a' },
+      { k: 2, v: 'b' },
+      { k: 3, v: 'c' },
+    ]);
+    await checkpoint([{ k: 3, kind: '-D' }]);
+    // Two writers continue from the same live files (maximum 2); another process commits first.
+    const stale = table.newBatchWrite();
+    await stale.write([{ k: 1, v: 'stale' }]);
+    const staleMessages = await stale.prepareCommit();
+    await stale.close();
+    await table.append([{ k: 1, v: 'other' }]);
+    // The pipeline's committer knew its bucket maximum uncertain (3 was dropped): it reads the
+    // live maximum, now the other process's 3, and still re-sequences above it.
+    const late = await commitMessages(staleMessages);
+    expect(late.resequencedFiles).toBe(1);
+    expect(late.compactionDropped).toMatch(/re-sequenced/);
+    // The pipeline compacts level 0 at its next checkpoint; the later commit's record wins.
+    await checkpoint([{ k: 5, v: 'e' }]);
+    expect(await rows(table)).toEqual(['{"k":1,"v":"stale"}', '{"k":2,"v":"b"}', '{"k":5,"v":"e"}']);
   });
 });

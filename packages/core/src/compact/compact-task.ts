@@ -92,5 +92,35 @@ export async function runCompactTask(unit: CompactUnit, rewriter: CompactRewrite
     }
   }
   await rewriteCandidate();
+  keepSequenceMaximum(result.before, result.after);
   return result.changelog.length > 0 ? result : { before: result.before, after: result.after };
+}
+
+/**
+ * Raises the highest `maxSequenceNumber` among `after` to that of `before` when the merge dropped
+ * the record that held it (a retraction dropped on the way to the top level, a record a deletion
+ * vector marked, a later row a first-row table ignores). A writer continues a bucket's numbering
+ * above its live files' maximum (as Java's does); without this it would reuse numbers already
+ * committed, and a commit that saw them committed would re-sequence its files and drop its
+ * compaction. The range stays a bound of the file's rows; it only covers more than they hold, as
+ * an append compaction's output does. A rewritten file carries it in preference to a moved one.
+ * When every record was dropped there is no file to carry it.
+ */
+function keepSequenceMaximum(before: readonly DataFileMeta[], after: DataFileMeta[]): void {
+  if (before.length === 0 || after.length === 0) return;
+  let max = before[0]!.maxSequenceNumber;
+  for (const f of before) if (f.maxSequenceNumber > max) max = f.maxSequenceNumber;
+  const moved = new Set(before.map((f) => f.fileName));
+  let carrier = -1;
+  for (let i = 0; i < after.length; i++) {
+    const f = after[i]!;
+    if (f.maxSequenceNumber >= max) return;
+    const best = carrier < 0 ? undefined : after[carrier]!;
+    const better =
+      best === undefined ||
+      (moved.has(best.fileName) && !moved.has(f.fileName)) ||
+      (moved.has(best.fileName) === moved.has(f.fileName) && f.maxSequenceNumber >= best.maxSequenceNumber);
+    if (better) carrier = i;
+  }
+  after[carrier] = { ...after[carrier]!, maxSequenceNumber: max };
 }
