@@ -387,7 +387,20 @@ export async function runTrial(config) {
         problems,
       };
     }
-    return { ok: false, trial, seed, parallelism, runs, kills, lost: 0, duplicated: 0, corrupt: 0, resequencedFiles, droppedCompactions, problems };
+    return {
+      ok: false,
+      trial,
+      seed,
+      parallelism,
+      runs,
+      kills,
+      lost: 0,
+      duplicated: 0,
+      corrupt: 0,
+      resequencedFiles,
+      droppedCompactions,
+      problems,
+    };
   } finally {
     await io.close();
     if (!config.keep) await rm(dir, { recursive: true, force: true });

@@ -74,7 +74,7 @@ function pipeline(table: Table) {
 describe('a compaction that drops the bucket maximum', () => {
   it('keeps it as the output file maximum: the next writer continues above every number committed, no re-sequencing', async () => {
     const table = await pkTable({ 'full-compaction.delta-commits': '1' });
-    const { checkpoint, commitMessages } = pipeline(table);
+    const { checkpoint } = pipeline(table);
     await checkpoint([
       { k: 1, v: 'a' },
       { k: 2, v: 'b' },
@@ -102,7 +102,7 @@ describe('a compaction that drops the bucket maximum', () => {
 
   it('deletion vectors, a checkpoint of retractions only: no file keeps the maximum, and the commit reads the live one instead of re-sequencing', async () => {
     const table = await pkTable({ 'deletion-vectors.enabled': 'true' });
-    const { checkpoint, commitMessages } = pipeline(table);
+    const { checkpoint } = pipeline(table);
     await checkpoint([
       { k: 1, v: 'a' },
       { k: 2, v: 'b' },
@@ -117,7 +117,10 @@ describe('a compaction that drops the bucket maximum', () => {
     // The fresh writer reuses 3, as Java's writer does after such a compaction (the Java-written
     // pk-dv fixture: bucket 1 continues at 5 after its retraction 5 was compacted away). No live
     // record holds 3 or more, so the later snapshot still wins without a rewrite.
-    const next = await checkpoint([{ k: 4, v: 'd' }, { k: 2, v: 'B' }]);
+    const next = await checkpoint([
+      { k: 4, v: 'd' },
+      { k: 2, v: 'B' },
+    ]);
     expect(next.resequencedFiles).toBeUndefined();
     expect(next.compactionDropped).toBeUndefined();
     const added = await addedFiles(table, (await table.snapshotManager.snapshot(next.snapshotIds[0]!)).deltaManifestList);
