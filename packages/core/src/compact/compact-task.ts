@@ -97,14 +97,14 @@ export async function runCompactTask(unit: CompactUnit, rewriter: CompactRewrite
 }
 
 /**
- * Raises the highest `maxSequenceNumber` among `after` to that of `before` when the merge dropped
- * the record that held it (a retraction dropped on the way to the top level, a record a deletion
- * vector marked, a later row a first-row table ignores). A writer continues a bucket's numbering
- * above its live files' maximum (as Java's does); without this it would reuse numbers already
- * committed, and a commit that saw them committed would re-sequence its files and drop its
- * compaction. The range stays a bound of the file's rows; it only covers more than they hold, as
- * an append compaction's output does. A rewritten file carries it in preference to a moved one.
- * When every record was dropped there is no file to carry it.
+ * Raises the highest `maxSequenceNumber` among the files a unit rewrote to that of its inputs when
+ * the merge dropped the record that held it (a retraction dropped on the way to the top level, a
+ * record a deletion vector marked, a later row a first-row table ignores). A writer continues a
+ * bucket's numbering above its live files' maximum (as Java's does); without this it would reuse
+ * numbers already committed, and a commit that saw them committed would re-sequence its files and
+ * drop its compaction. The range stays a bound of the file's rows, only wider than they need, as
+ * an append compaction's output is. A file only moved up a level keeps its meta, as in Java; when
+ * no rewritten file is left, the commit's guard reads the live maximum instead (sequence-order.ts).
  */
 function keepSequenceMaximum(before: readonly DataFileMeta[], after: DataFileMeta[]): void {
   if (before.length === 0 || after.length === 0) return;
@@ -115,12 +115,7 @@ function keepSequenceMaximum(before: readonly DataFileMeta[], after: DataFileMet
   for (let i = 0; i < after.length; i++) {
     const f = after[i]!;
     if (f.maxSequenceNumber >= max) return;
-    const best = carrier < 0 ? undefined : after[carrier]!;
-    const better =
-      best === undefined ||
-      (moved.has(best.fileName) && !moved.has(f.fileName)) ||
-      (moved.has(best.fileName) === moved.has(f.fileName) && f.maxSequenceNumber >= best.maxSequenceNumber);
-    if (better) carrier = i;
+    if (!moved.has(f.fileName) && (carrier < 0 || f.maxSequenceNumber >= after[carrier]!.maxSequenceNumber)) carrier = i;
   }
-  after[carrier] = { ...after[carrier]!, maxSequenceNumber: max };
+  if (carrier >= 0) after[carrier] = { ...after[carrier]!, maxSequenceNumber: max };
 }
