@@ -3,7 +3,9 @@
  * dropped on the way to the top level, a record a deletion vector marked) must not lower the
  * number the bucket's next writer continues from: that writer restores its counter from the live
  * files, and a committer that saw the dropped number committed would re-sequence the new file and
- * drop the compaction that came with it (a file rewrite plus a compaction redone).
+ * drop the compaction that came with it (a file rewrite plus a compaction redone). The output
+ * keeps its inputs' maximum; where no output is left to keep it (a deletion-vector level-0 file of
+ * retractions only), the commit reads the bucket's live maximum before it re-sequences anything.
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO } from '@tidemark/storage';
