@@ -34,6 +34,7 @@ export { isOrc, readOrcRecords } from './orc-records.js';
 export { readManifestRecords } from './manifest-records.js';
 export {
   encodeParquetIpc,
+  parquetEncodeSettings,
   prepareParquetInput,
   utf8Vector,
   writeParquetFile,

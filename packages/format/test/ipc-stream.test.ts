@@ -10,11 +10,14 @@ import * as arrow from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
 
 import {
+  encodeParquetIpc,
   ParquetDataFile,
+  ParquetEncodeError,
   ParquetRowGroupStream,
   joinIpcStreams,
   readParquetFile,
   readParquetFooter,
+  parquetEncodeSettings,
   scanIpcStream,
   writeParquetFile,
   type IpcStreamSegment,
@@ -123,5 +126,20 @@ describe('ParquetRowGroupStream.addIpc', () => {
     // of the Arrow rows (cut exactly: Arrow rows are sliced), and the last 150.
     expect(await groupsOf(onWorkers.bytes)).toEqual([850, 700, 150]);
     expect(await groupsOf(here.bytes)).toEqual([850, 700, 150]);
+  });
+});
+
+describe('ParquetWorkerPool.encodeIpcSegments', () => {
+  it('encodes the joined streams to the bytes this thread encodes, and fails typed on bytes that are not a stream', async () => {
+    const settings = parquetEncodeSettings({ compression: 'zstd', rowGroupSize: 1_000 });
+    const here = encodeParquetIpc(joinIpcStreams((await decodedSegments(1_000, 300)).segments), settings);
+    const workers = pool(1);
+    const { segments } = await decodedSegments(1_000, 300);
+    expect(Buffer.compare(await workers.encodeIpcSegments(segments, settings), here)).toBe(0);
+    // A record batch message cut short: parquet-wasm refuses the joined stream; the pool goes on.
+    const broken = (await decodedSegments(1_000, 300)).segments.map((s) => ({ ...s, batchesEnd: s.batchesEnd - 16 }));
+    await expect(workers.encodeIpcSegments(broken, settings)).rejects.toBeInstanceOf(ParquetEncodeError);
+    const again = (await decodedSegments(1_000, 300)).segments;
+    expect(Buffer.compare(await workers.encodeIpcSegments(again, settings), here)).toBe(0);
   });
 });
