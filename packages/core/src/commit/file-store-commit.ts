@@ -939,6 +939,18 @@ export class FileStoreCommit {
     let prebuilt: BaseList | undefined;
     /** The snapshot that took the id of the last attempt, as read while losing it (null: not read). */
     let winner: Snapshot | null = null;
+    /**
+     * Files of attempts that lost their snapshot id (no snapshot can reference them): deleted
+     * together when the loop ends, in one request, instead of one DELETE per lost attempt.
+     */
+    const discarded = new Set<string>();
+    /** The latest schema id this loop read (a retry checks only that the next id is still absent). */
+    let schemaKnown: number | null = null;
+    const readSchemaId = (): Promise<number | null> => {
+      const p = this.latestSchemaId(schemaKnown).then((id) => (schemaKnown = id));
+      p.catch(() => undefined);
+      return p;
+    };
     try {
       // Before any manifest exists; a failure here fails the commit with nothing written.
       await start.recorded;
@@ -951,12 +963,14 @@ export class FileStoreCommit {
         // first attempt's probe ran with the in-flight record: its schema id is read below.
         let schemaId: Promise<number | null> | undefined;
         let probe: LatestProbe;
+        /** Files that existed when this attempt probed (null: the probe ran before the call's checks). */
+        let atProbe: ReadonlySet<string> | null = null;
         if (retry === 0 && start.probe !== undefined) {
           probe = start.probe;
         } else {
-          schemaId = this.schemas.latestId();
-          schemaId.catch(() => undefined);
+          schemaId = readSchemaId();
           probe = await this.readLatest(winner ?? undefined);
+          atProbe = new Set(writer.written);
         }
         winner = null;
         const latest = probe.latest;
@@ -965,7 +979,7 @@ export class FileStoreCommit {
         if (uncertainAfter !== null) {
           const own = await this.findOwnSnapshot(uncertainAfter, probe, input);
           if (own !== null) {
-            await this.finish(own, recordId, input.clearsRecords);
+            await Promise.all([this.finish(own, recordId, input.clearsRecords), this.deleteDiscarded(writer, discarded)]);
             recordCleared = true;
             this.rememberCommitted(input, own);
             return own;
@@ -983,10 +997,7 @@ export class FileStoreCommit {
         }
         // The schema id, the base check, the delta upload and the base list are independent: one
         // round trip for all of them (the snapshot create waits for every one).
-        if (schemaId === undefined) {
-          schemaId = this.schemas.latestId();
-          schemaId.catch(() => undefined);
-        }
+        schemaId ??= readSchemaId();
         const checked = latest !== null ? this.baseCheck.check(latest, entries) : Promise.resolve();
         checked.catch(() => undefined);
         let deltaUploaded: Promise<unknown> = Promise.resolve();
@@ -1015,16 +1026,19 @@ export class FileStoreCommit {
         ]);
         // Built for a snapshot that was not the latest after all: nothing will reference it.
         if (prebuilt !== undefined && prebuilt.forId !== (latest?.id ?? null) && uncertainAfter === null) {
-          await writer.deleteWritten(prebuilt.files);
+          for (const n of prebuilt.files) discarded.add(n);
         }
         prebuilt = undefined;
-        const attemptFiles = writer.written.filter((n) => !keep.has(n));
+        const attemptFiles = writer.written.filter((n) => !keep.has(n) && !discarded.has(n));
 
         let outcome: 'created' | 'already-exists' | 'error';
         /** The id was found taken before the create: this writer fell behind, it did not collide. */
         let behind = false;
         try {
-          winner = await this.takenMeanwhile(snapshot.id, input.commitUser);
+          // An attempt that wrote nothing since its probe (a retry on the base list written while
+          // backing off) read the absent id a moment ago: a second GET of it would find the same.
+          const probedJustNow = atProbe !== null && writer.written.every((n) => atProbe!.has(n));
+          winner = probedJustNow ? null : await this.takenMeanwhile(snapshot.id, input.commitUser);
           behind = winner !== null;
           outcome = behind
             ? 'already-exists'
@@ -1045,7 +1059,7 @@ export class FileStoreCommit {
           this.activity.saw(snapshot.id, input.commitUser);
           this.backoff.succeeded(attemptMs);
           this.report(input, retry, snapshot.id, outcome, attemptMs, 0);
-          await this.finish(snapshot.id, recordId, input.clearsRecords);
+          await Promise.all([this.finish(snapshot.id, recordId, input.clearsRecords), this.deleteDiscarded(writer, discarded)]);
           recordCleared = true;
           this.rememberCommitted(input, snapshot.id);
           if (guard && uncertainAfter === null) await this.deleteBestEffort(guard.obsoleteAfter(entries));
@@ -1053,7 +1067,7 @@ export class FileStoreCommit {
         }
         // Another writer created this id: the next probe starts at it (ids are contiguous).
         if (outcome === 'already-exists') this.knownLatest = snapshot.id;
-        if (uncertainAfter === null) await writer.deleteWritten(attemptFiles);
+        if (uncertainAfter === null) for (const n of attemptFiles) discarded.add(n);
         const elapsed = this.now() - started;
         // Falling behind is not a collision: the first commit.max-retries times it costs no retry
         // and no sleep (the catch-up below is all the next attempt needs). Counted as retries, a
@@ -1089,10 +1103,13 @@ export class FileStoreCommit {
       if (uncertainAfter === null) {
         await writer.deleteWritten([...writer.written]);
         if (guard) await this.deleteBestEffort(guard.written);
+      } else {
+        // Unknown outcome: our files stay, and so does their record (a create still in transit may
+        // yet land); orphan cleanup prunes the record after 7 days. Those of attempts lost before
+        // it are referenced by no snapshot.
+        keepRecord = true;
+        await this.deleteDiscarded(writer, discarded);
       }
-      // Unknown outcome: our files stay, and so does their record (a create still in transit may
-      // yet land); orphan cleanup prunes the record after 7 days.
-      else keepRecord = true;
       throw e;
     } finally {
       if (this.recordInflight && !keepRecord && !recordCleared) await this.clearStartedRecord(start);
@@ -1159,6 +1176,23 @@ export class FileStoreCommit {
     if (s === null) return null;
     this.activity.saw(s.id, s.commitUser);
     return s;
+  }
+
+  /** Deletes the files of lost attempts (best effort, as {@link ManifestWriter.deleteWritten}). */
+  private async deleteDiscarded(writer: ManifestWriter, discarded: ReadonlySet<string>): Promise<void> {
+    if (discarded.size > 0) await writer.deleteWritten(discarded);
+  }
+
+  /**
+   * The latest schema id. `known`: the id this attempt loop read before; then one HEAD of the id
+   * after it (a LIST only when that exists), which an S3 store serves for less CPU than a LIST.
+   * Schema ids are created in sequence with create-if-absent, so the next id is the only one that
+   * can appear. A rollback that removes schema `known` while the commit runs is a race as it was
+   * with a LIST per attempt (the LIST could run just before it).
+   */
+  private async latestSchemaId(known: number | null): Promise<number | null> {
+    if (known === null || (await this.fileIO.exists(this.paths.schemaPath(known + 1)))) return this.schemas.latestId();
+    return known;
   }
 
   /** After the snapshot exists: the LATEST hint and clearing the in-flight records (its own and `others`), together. */
