@@ -801,9 +801,10 @@ export class FileStoreCommit {
     const known = this.knownLatest;
     const probe = await this.snapshots.latestFrom(known, this.probeWindow, fresh);
     this.knownLatest = probe.latest?.id ?? null;
-    // Probe as far ahead as other writers went last time: one GET past the known id when this
-    // committer is alone, a few when others commit too (each window is one round trip).
-    if (known !== null && probe.latest !== null) this.probeWindow = Math.min(4, Math.max(1, probe.latest.id - known));
+    // Probe as far ahead as other writers went last time, and the absent id after that: one GET
+    // past the known id when this committer is alone, a few when others commit too (each window
+    // is one round trip). Without that absent id a repeat of the last gap took a second round.
+    if (known !== null && probe.latest !== null) this.probeWindow = Math.min(4, Math.max(1, probe.latest.id - known + 1));
     return probe;
   }
 
