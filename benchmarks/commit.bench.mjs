@@ -381,7 +381,51 @@ function cpuLimit(json) {
       `The server's CPU includes other agents' requests to it, so these ceilings are lower bounds. ` +
       `During this run the machine was ${fmtNum((u.machineBusy ?? 0) * 100, 0)} % busy and other processes used ${fmtNum((u.othersMs ?? 0) / 1000, 1)} CPU s ` +
       `of the ${fmtNum((u.cores * u.wallMs) / 1000, 1)} the cores had: the measured commits/s sit below the ceiling by about that share.`,
+    ...lostAttemptFloor(row, rows, budget, target),
     '',
+  ];
+}
+
+/**
+ * Requests a lost attempt cannot do without (commit-request-counts.test.ts pins them): the lost
+ * create; the winner's snapshot, its two manifest lists and its delta manifest (what the next
+ * snapshot builds on), a HEAD of its new data file (the base check); the base list for a snapshot
+ * on top of it; a HEAD of the next schema id and one GET past the winner before the next create.
+ */
+const LOST_ATTEMPT_MIN_REQUESTS = 9;
+
+/**
+ * The sentence naming the floor contention puts under CPU per commit: what one lost attempt costs
+ * (requests and CPU, from the difference to the uncontended row of the same backend), its
+ * minimum (the requests it cannot do without × the server's CPU per request, measured at 1
+ * writer), and what 20 commits/s would leave for the lost attempts of a commit.
+ */
+function lostAttemptFloor(row, rows, budget, target) {
+  const alone = rows.find((c) => c.backend === row.backend && c.writers === 1);
+  const lostPerCommit = (row.attempts?.perCommit ?? 1) - 1;
+  if (alone === undefined || !row.requests || !alone.requests || lostPerCommit <= 0.05) return [];
+  const requestsOf = (c) => KINDS.reduce((n, k) => n + (c.requests.mean[k] ?? 0), 0);
+  // One more request per commit than the commit call makes: the data file's PUT.
+  const serverPerRequest = alone.cpu.serverPerCommitMs / (requestsOf(alone) + 1);
+  // The writer's commit call alone (the data file's encoding is no request's cost).
+  const writerPerRequest = alone.cpu.commitCpuPerCommitMs / requestsOf(alone);
+  const lostRequests = (requestsOf(row) - requestsOf(alone)) / lostPerCommit;
+  const lostMs = (row.cpu.perCommitMs - alone.cpu.perCommitMs) / lostPerCommit;
+  const floorMs = LOST_ATTEMPT_MIN_REQUESTS * (serverPerRequest + writerPerRequest);
+  const left = budget - alone.cpu.perCommitMs;
+  return [
+    '',
+    `**The floor under contention (${row.backend}, ${row.writers} writers):** ${fmtNum(lostPerCommit, 2)} lost attempts per commit, ` +
+      `each ${fmtNum(lostRequests, 1)} requests and ${fmtNum(lostMs, 0)} ms of CPU (the difference to 1 writer per lost attempt). ` +
+      `A lost attempt needs at least ${LOST_ATTEMPT_MIN_REQUESTS} requests (the lost create; the winner's snapshot, manifest lists, delta manifest ` +
+      `and new data file; a base list on top of it; the next schema id and snapshot id), and a request costs ` +
+      `${fmtNum(serverPerRequest, 1)} ms of server CPU (1 writer: server CPU per commit ÷ requests per commit, the data file's PUT included) ` +
+      `and ${fmtNum(writerPerRequest, 1)} ms of writer CPU (the commit call's CPU ÷ its requests): ` +
+      `at least ${fmtNum(floorMs, 0)} ms of CPU per lost attempt. ` +
+      `The uncontended commit alone costs ${fmtNum(alone.cpu.perCommitMs, 0)} ms, so ${target} commits/s ` +
+      (left > 0
+        ? `leaves ${fmtNum(left, 0)} ms per commit for its lost attempts: at most ${fmtNum(left / floorMs, 2)} lost attempts per commit at that floor.`
+        : `is out of reach even without contention on these cores.`),
   ];
 }
 
