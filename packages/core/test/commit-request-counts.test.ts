@@ -418,7 +418,7 @@ describe('commit request counts', () => {
       [
         'conditional-put snapshot/snapshot-6', // the lost create
         // While backing off: the winner, its lists and delta manifest, its new data file (base
-        // check), and the base list for a snapshot on top of it.
+        // check), and the base list for a snapshot on top of it (under the lost base list's name).
         'get snapshot/snapshot-6',
         'get manifest/winner-base-list',
         'get manifest/winner-delta-list',
@@ -430,11 +430,14 @@ describe('commit request counts', () => {
         'head schema/schema-1',
         'get snapshot/snapshot-7',
         'conditional-put snapshot/snapshot-7',
-        // After the snapshot exists: the hint, the in-flight record and the lost base list cleared together.
+        // After the snapshot exists: the hint and the in-flight record. The lost base list is not
+        // deleted: the retry's base list was written over it.
         'put snapshot/LATEST',
         'delete inflight/record',
-        'delete manifest/lost-base-list',
       ].sort(),
     );
+    // The base list of the lost attempt (its last list written) is the one written over.
+    const lostLists = requests.slice(0, lost).filter((r) => r.startsWith('put ') && r.includes('/manifest-list-'));
+    expect(lostLists.at(-1)).toBe(`put ${ta.paths.manifestPath(created.baseManifestList)}`);
   });
 });

@@ -964,14 +964,14 @@ export class FileStoreCommit {
         // first attempt's probe ran with the in-flight record: its schema id is read below.
         let schemaId: Promise<number | null> | undefined;
         let probe: LatestProbe;
-        /** Files that existed when this attempt probed (null: the probe ran before the call's checks). */
-        let atProbe: ReadonlySet<string> | null = null;
+        /** How many files the writer had written when this attempt probed (null: the probe ran before the call's checks). */
+        let atProbe: number | null = null;
         if (retry === 0 && start.probe !== undefined) {
           probe = start.probe;
         } else {
           schemaId = readSchemaId();
           probe = await this.readLatest(winner ?? undefined);
-          atProbe = new Set(writer.written);
+          atProbe = writer.filesWritten;
         }
         winner = null;
         const latest = probe.latest;
@@ -1027,7 +1027,7 @@ export class FileStoreCommit {
         ]);
         // Built for a snapshot that was not the latest after all: nothing will reference it.
         if (prebuilt !== undefined && prebuilt.forId !== (latest?.id ?? null) && uncertainAfter === null) {
-          for (const n of prebuilt.files) discarded.add(n);
+          this.discard(writer, prebuilt.files, discarded);
         }
         prebuilt = undefined;
         const attemptFiles = writer.written.filter((n) => !keep.has(n) && !discarded.has(n));
@@ -1038,7 +1038,7 @@ export class FileStoreCommit {
         try {
           // An attempt that wrote nothing since its probe (a retry on the base list written while
           // backing off) read the absent id a moment ago: a second GET of it would find the same.
-          const probedJustNow = atProbe !== null && writer.written.every((n) => atProbe!.has(n));
+          const probedJustNow = atProbe !== null && writer.filesWritten === atProbe;
           winner = probedJustNow ? null : await this.takenMeanwhile(snapshot.id, input.commitUser);
           behind = winner !== null;
           outcome = behind
@@ -1068,7 +1068,7 @@ export class FileStoreCommit {
         }
         // Another writer created this id: the next probe starts at it (ids are contiguous).
         if (outcome === 'already-exists') this.knownLatest = snapshot.id;
-        if (uncertainAfter === null) for (const n of attemptFiles) discarded.add(n);
+        if (uncertainAfter === null) this.discard(writer, attemptFiles, discarded);
         const elapsed = this.now() - started;
         // Falling behind is not a collision: the first commit.max-retries times it costs no retry
         // and no sleep (the catch-up below is all the next attempt needs). Counted as retries, a
@@ -1179,9 +1179,21 @@ export class FileStoreCommit {
     return s;
   }
 
-  /** Deletes the files of lost attempts (best effort, as {@link ManifestWriter.deleteWritten}). */
+  /**
+   * Files of a lost attempt (or an unused base list): its manifest lists are written over by the
+   * next lists of the loop, the rest is deleted when the loop ends.
+   */
+  private discard(writer: ManifestWriter, files: readonly string[], discarded: Set<string>): void {
+    for (const n of files) {
+      if (n.startsWith('manifest-list-')) writer.recycleList(n);
+      else discarded.add(n);
+    }
+  }
+
+  /** Deletes the files of lost attempts not written over (best effort, as {@link ManifestWriter.deleteWritten}). */
   private async deleteDiscarded(writer: ManifestWriter, discarded: ReadonlySet<string>): Promise<void> {
-    if (discarded.size > 0) await writer.deleteWritten(discarded);
+    const files = [...discarded, ...writer.takeSpareLists()];
+    if (files.length > 0) await writer.deleteWritten(files);
   }
 
   /**
@@ -1277,7 +1289,10 @@ export class FileStoreCommit {
       );
     }
     const list = await writer.writeList(baseMetas);
-    return { forId: latest?.id ?? null, list, files: writer.written.filter((n) => !before.has(n)) };
+    // The list may have been written under a recycled name, which `written` holds already.
+    const files = writer.written.filter((n) => !before.has(n));
+    if (!files.includes(list.name)) files.push(list.name);
+    return { forId: latest?.id ?? null, list, files };
   }
 
   /** Writes the base list (merged manifests of `latest`) and builds the snapshot on top of `latest`. */
