@@ -239,7 +239,8 @@ describe('FileStoreCommit in-flight record', () => {
     let lastCreate: Promise<string | null> = Promise.resolve(null);
     const create = io.createIfAbsent.bind(io);
     io.createIfAbsent = async (path, data) => {
-      if (path.includes('/snapshot/snapshot-')) lastCreate = Promise.resolve(typeof data === 'string' ? data : new TextDecoder().decode(data));
+      if (path.includes('/snapshot/snapshot-'))
+        lastCreate = Promise.resolve(typeof data === 'string' ? data : new TextDecoder().decode(data));
       return create(path, data);
     };
     const r = await t.commit.commit({ identifier: 1n, messages: messages() }, { commitUser: 'u' });
