@@ -13,9 +13,10 @@ import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
 import { CorruptFileError, readParquetFooter, sharedParquetWorkerPool, type DataFileMeta } from '@tidemark/format';
-import { SchemaChanges, alterTable, openTable, valueReader, type Table } from '@tidemark/core';
+import { SchemaChanges, alterTable, openTable, type Table } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
 import { TYPED_SPEC, createTable, parquetFilesOnDisk, typedRow } from '../packages/maintenance/test/compact-helpers.js';
+import { rowsInReadOrder } from '../packages/maintenance/test/pk-helpers.js';
 import { runTidemark } from './support/cli-process.js';
 import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
 
@@ -53,25 +54,6 @@ async function copyOf(table: Table, location: string): Promise<Table> {
     await table.fileIO.write(`${location}${st.path.slice(table.location.length)}`, await table.fileIO.read(st.path));
   }
   return openTable(location, { fileIO: table.fileIO });
-}
-
-/** Every row in stored order, as canonical strings of the exact internal values. */
-async function rowsInOrder(table: Table): Promise<string[]> {
-  const read = table.newRead();
-  const schema = await read.tableSchema();
-  const out: string[] = [];
-  for await (const batch of read.batches()) {
-    const readers = schema.fields.map((f, c) => valueReader(batch.data.children[c]!, f.type));
-    for (let r = 0; r < batch.numRows; r++) {
-      out.push(
-        JSON.stringify(
-          readers.map((read) => read(r)),
-          (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v),
-        ),
-      );
-    }
-  }
-  return out;
 }
 
 async function outputs(table: Table): Promise<{ meta: DataFileMeta; path: string }[]> {
@@ -118,9 +100,9 @@ async function compactBothWays(table: Table, copyLocation: string): Promise<{ co
   expect(comparable(a!.meta)).toEqual(comparable(b!.meta));
   expect(a!.meta.valueStats.nullCounts?.some((n) => n! > 0)).toBe(true);
   // The same rows in the same order.
-  const rows = await rowsInOrder(table);
+  const rows = await rowsInReadOrder(table);
   expect(rows).toHaveLength(LAYOUT.reduce((x, y) => x + y, 0));
-  expect((await rowsInOrder(plain)).findIndex((r, i) => r !== rows[i])).toBe(-1);
+  expect((await rowsInReadOrder(plain)).findIndex((r, i) => r !== rows[i])).toBe(-1);
   // Each large input is a row group of its own in the output, the small runs between them groups of their rows.
   const groups = (await readParquetFooter(table.fileIO, a!.path)).rowGroups.map((g) => Number(g.numRows));
   expect(groups.filter((n) => n === LARGE)).toHaveLength(LAYOUT.filter((n) => n === LARGE).length);
@@ -229,7 +211,7 @@ describe('append compaction copying the row groups of large inputs', () => {
     const { deleted } = await table.delete({ where: 'id = 400' });
     expect(deleted).toBe(1);
     expect(await decodesOf(table)).toBe(LAYOUT.filter((n) => n < MIN_ROWS).length + 1);
-    const rows = await rowsInOrder(table);
+    const rows = await rowsInReadOrder(table);
     expect(rows).toHaveLength(LAYOUT.reduce((x, y) => x + y, 0) - 1);
     expect(rows.some((r) => r.startsWith('["400n"'))).toBe(false);
   }, 120_000);

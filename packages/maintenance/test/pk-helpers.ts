@@ -154,6 +154,14 @@ export async function commitRecords(
 
 /** Every row a read of `snapshotId` (default latest) returns, canonical and sorted. */
 export async function rowsAt(table: Table, snapshotId?: number): Promise<string[]> {
+  return (await rowsInReadOrder(table, snapshotId)).sort();
+}
+
+/**
+ * Every row a read of `snapshotId` (default latest) returns, in the order the read returns them,
+ * as canonical strings of the exact internal values (bigints as `<n>n`, bytes as hex).
+ */
+export async function rowsInReadOrder(table: Table, snapshotId?: number): Promise<string[]> {
   const read = table.newRead(snapshotId === undefined ? {} : { snapshotId });
   const schema = await read.tableSchema();
   const out: string[] = [];
@@ -163,12 +171,12 @@ export async function rowsAt(table: Table, snapshotId?: number): Promise<string[
       out.push(
         JSON.stringify(
           readers.map((read) => read(r)),
-          (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v),
+          (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v),
         ),
       );
     }
   }
-  return out.sort();
+  return out;
 }
 
 /** Live files of the latest snapshot as `partition bucket level name`. */
