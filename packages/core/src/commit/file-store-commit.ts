@@ -964,14 +964,14 @@ export class FileStoreCommit {
         // first attempt's probe ran with the in-flight record: its schema id is read below.
         let schemaId: Promise<number | null> | undefined;
         let probe: LatestProbe;
-        /** How many files the writer had written when this attempt probed (null: the probe ran before the call's checks). */
+        /** Files written (manifests, re-sequenced data files) when this attempt probed (null: the probe ran before the call's checks). */
         let atProbe: number | null = null;
         if (retry === 0 && start.probe !== undefined) {
           probe = start.probe;
         } else {
           schemaId = readSchemaId();
           probe = await this.readLatest(winner ?? undefined);
-          atProbe = writer.filesWritten;
+          atProbe = writer.filesWritten + (guard?.written.length ?? 0);
         }
         winner = null;
         const latest = probe.latest;
@@ -1038,7 +1038,7 @@ export class FileStoreCommit {
         try {
           // An attempt that wrote nothing since its probe (a retry on the base list written while
           // backing off) read the absent id a moment ago: a second GET of it would find the same.
-          const probedJustNow = atProbe !== null && writer.filesWritten === atProbe;
+          const probedJustNow = atProbe !== null && writer.filesWritten + (guard?.written.length ?? 0) === atProbe;
           winner = probedJustNow ? null : await this.takenMeanwhile(snapshot.id, input.commitUser);
           behind = winner !== null;
           outcome = behind
