@@ -259,6 +259,8 @@ export async function runTrial(config) {
 
     let done = false;
     let summary;
+    let resequencedFiles = 0;
+    let droppedCompactions = 0;
     while (!done) {
       runs++;
       if (runs > maxRuns) {
@@ -281,6 +283,9 @@ export async function runTrial(config) {
         killAfter = Math.floor(50 + rand() * 1500);
       }
       const res = await runOnce(args, childEnv(s3, crashAt), killAfter);
+      // Checkpoint lines of every run, killed ones included: what re-sequencing cost.
+      for (const m of res.err.matchAll(/\((\d+) files re-sequenced\)/g)) resequencedFiles += Number(m[1]);
+      droppedCompactions += res.err.match(/\(compaction dropped\)/g)?.length ?? 0;
       if (res.signal === 'SIGKILL') {
         const key = crashAt ? crashAt.split(':')[0] : 'random-kill';
         kills[key] = (kills[key] ?? 0) + 1;
@@ -365,9 +370,37 @@ export async function runTrial(config) {
       // killed TableWrites / commits (write-…, commit-…) are left for orphan cleanup's age rule.
       for await (const r of listInflightRecords(io, tablePath)) if (r.id.startsWith(`${summary.commitUser}-`)) leftover++;
       if (leftover > 0) problems.push(`${leftover} in-flight checkpoint records of the sink left after the source was done`);
-      return { ok: problems.length === 0, trial, seed, parallelism, pk, runs, kills, lost, duplicated, corrupt, compactions, problems };
+      return {
+        ok: problems.length === 0,
+        trial,
+        seed,
+        parallelism,
+        pk,
+        runs,
+        kills,
+        lost,
+        duplicated,
+        corrupt,
+        compactions,
+        resequencedFiles,
+        droppedCompactions,
+        problems,
+      };
     }
-    return { ok: false, trial, seed, parallelism, runs, kills, lost: 0, duplicated: 0, corrupt: 0, problems };
+    return {
+      ok: false,
+      trial,
+      seed,
+      parallelism,
+      runs,
+      kills,
+      lost: 0,
+      duplicated: 0,
+      corrupt: 0,
+      resequencedFiles,
+      droppedCompactions,
+      problems,
+    };
   } finally {
     await io.close();
     if (!config.keep) await rm(dir, { recursive: true, force: true });
@@ -419,7 +452,9 @@ export async function runChaos(options) {
       }
       results.push(r);
       log(
-        `trial ${trial} (seed ${seed}, P=${r.parallelism}): ${r.ok ? 'ok' : 'FAILED'} after ${r.runs} runs ${JSON.stringify(r.kills)}${r.ok ? '' : ` — ${r.problems.join('; ')}`}`,
+        `trial ${trial} (seed ${seed}, P=${r.parallelism}): ${r.ok ? 'ok' : 'FAILED'} after ${r.runs} runs ${JSON.stringify(r.kills)}` +
+          `${pk ? `, ${r.resequencedFiles ?? 0} files re-sequenced, ${r.droppedCompactions ?? 0} compactions dropped` : ''}` +
+          `${r.ok ? '' : ` — ${r.problems.join('; ')}`}`,
       );
     }
   };
@@ -441,6 +476,9 @@ export async function runChaos(options) {
     duplicated: results.reduce((a, r) => a + r.duplicated, 0),
     corrupt: results.reduce((a, r) => a + r.corrupt, 0),
     compactSnapshots: results.reduce((a, r) => a + (r.compactions ?? 0), 0),
+    // What the commit's sequence-order guard cost: files rewritten, compactions dropped and redone.
+    resequencedFiles: results.reduce((a, r) => a + (r.resequencedFiles ?? 0), 0),
+    droppedCompactions: results.reduce((a, r) => a + (r.droppedCompactions ?? 0), 0),
     seconds: Math.round((Date.now() - started) / 100) / 10,
   };
 }

@@ -105,8 +105,16 @@ export const ingestCommand = defineCommand({
         logger: { warn: (m) => void ctx.stderr.write(`tidemark: warning: ${m}\n`) },
         onCheckpoint: (info: CheckpointInfo) => {
           progress.finish();
+          // Re-sequenced files and dropped compactions cost a rewrite and a repeated compaction:
+          // shown so that a pipeline (and the chaos harness) can tell how often they happen.
           const committed = info.commits
-            .map((c) => (c.result.status === 'committed' ? `snapshot ${c.result.snapshotId}` : c.result.status))
+            .map((c) => {
+              if (c.result.status !== 'committed') return c.result.status;
+              const reseq = c.result.resequencedFiles ?? 0;
+              return `snapshot ${c.result.snapshotId}${reseq > 0 ? ` (${reseq} files re-sequenced)` : ''}${
+                c.result.compactionDropped !== undefined ? ' (compaction dropped)' : ''
+              }`;
+            })
             .join(', ');
           ctx.stderr.write(
             `checkpoint ${info.checkpointId}: ${info.records} records, ${committed || 'nothing to commit'} (${info.durationMs} ms)\n`,

@@ -312,9 +312,10 @@ export class FileStoreCommit {
   /**
    * Highest sequence number per bucket as of some snapshot (primary-key tables), folded forward
    * over the ADD entries of later snapshots. Per instance, not shared: a fold never lowers a
-   * maximum when files are deleted (a full compaction drops retracted records), so a long-lived
-   * fold can run above the live maximum a fresh writer continues from, and would then re-sequence
-   * (and drop the compaction of) every one-shot write.
+   * maximum when files are deleted (compaction outputs keep their inputs' maximum, but an
+   * overwrite or a compaction that dropped every record does not), so a long-lived fold can run
+   * above the live maximum a fresh writer continues from; such buckets are marked uncertain and
+   * read again before anything is re-sequenced.
    */
   private readonly sequenceMaxima: { maxima: SequenceMaxima | null } = { maxima: null };
   private get knownLatest(): number | null {

@@ -54,6 +54,12 @@ export interface SequenceMaxima {
   readonly deltaManifestList: string;
   readonly partitions: ReadonlySet<string>;
   readonly max: Map<string, bigint>;
+  /**
+   * Buckets whose maximum a folded snapshot deleted without adding it back (a compaction whose
+   * every record was dropped): their live maximum may be lower. Overlapping one of them, a commit
+   * reads the live maxima before it re-sequences anything.
+   */
+  readonly uncertain: ReadonlySet<string>;
 }
 
 /** What one re-sequencing changed: which buckets, and the files it wrote and replaced. */
@@ -82,11 +88,43 @@ export function advanceSequenceMaxima(
   if (known === null || base === null || known.snapshotId !== base.id || known.deltaManifestList !== base.deltaManifestList) return;
   if (created.id !== base.id + 1) return;
   const max = new Map(known.max);
-  for (const e of entries) {
-    if (e.kind === 'ADD' && known.partitions.has(partitionKey(e.partition)))
-      raise(max, bucketKey(e.partition, e.bucket), e.file.maxSequenceNumber);
+  const uncertain = new Set(known.uncertain);
+  const delta = new DeltaFold(max, uncertain);
+  for (const e of entries) if (known.partitions.has(partitionKey(e.partition))) delta.add(e);
+  delta.finish();
+  cache.maxima = { snapshotId: created.id, deltaManifestList: created.deltaManifestList, partitions: known.partitions, max, uncertain };
+}
+
+/**
+ * Folds the entries of one snapshot's delta into maxima: ADD entries raise a bucket's maximum;
+ * a bucket whose maximum only DELETE entries hold afterwards becomes uncertain, and one whose
+ * maximum an ADD entry holds becomes certain again.
+ */
+class DeltaFold {
+  private readonly added = new Map<string, bigint>();
+  private readonly deleted = new Map<string, bigint>();
+  constructor(
+    private readonly max: Map<string, bigint>,
+    private readonly uncertain: Set<string>,
+  ) {}
+
+  add(e: ManifestEntry): void {
+    const key = bucketKey(e.partition, e.bucket);
+    if (e.kind === 'ADD') {
+      raise(this.max, key, e.file.maxSequenceNumber);
+      raise(this.added, key, e.file.maxSequenceNumber);
+    } else {
+      raise(this.deleted, key, e.file.maxSequenceNumber);
+    }
   }
-  cache.maxima = { snapshotId: created.id, deltaManifestList: created.deltaManifestList, partitions: known.partitions, max };
+
+  finish(): void {
+    for (const [key, top] of this.added) if (top >= this.max.get(key)!) this.uncertain.delete(key);
+    for (const [key, top] of this.deleted) {
+      const max = this.max.get(key);
+      if (max !== undefined && top >= max && (this.added.get(key) ?? -1n) < max) this.uncertain.add(key);
+    }
+  }
 }
 
 /**
@@ -149,15 +187,28 @@ export class SequenceOrderGuard {
     if (adds.size === 0 || latest === null) return this.substitute(entries);
     const partitions = new Set<string>();
     for (const list of adds.values()) partitions.add(partitionKey(list[0]![0].partition));
-    const max = await this.maximaAt(latest, partitions);
-    for (const [key, list] of adds) {
+    let max = await this.maximaAt(latest, partitions);
+    const ourMin = (list: Array<[ManifestEntry, ManifestEntry]>): bigint => {
+      let min = list[0]![1].file.minSequenceNumber;
+      for (const [, cur] of list) if (cur.file.minSequenceNumber < min) min = cur.file.minSequenceNumber;
+      return min;
+    };
+    const overlaps = ([key, list]: [string, Array<[ManifestEntry, ManifestEntry]>]): boolean => {
       const bucketMax = max.get(key);
-      if (bucketMax === undefined) continue;
-      let ourMin = list[0]![1].file.minSequenceNumber;
-      for (const [, cur] of list) if (cur.file.minSequenceNumber < ourMin) ourMin = cur.file.minSequenceNumber;
-      if (ourMin > bucketMax) continue;
+      return bucketMax !== undefined && ourMin(list) <= bucketMax;
+    };
+    // A compaction that dropped every record of a bucket's maximum leaves a lower live maximum, which
+    // a fresh writer continues from: reading the live files is cheaper than a rewrite and a
+    // compaction dropped and redone.
+    const uncertain = this.cache.maxima?.uncertain;
+    if (uncertain !== undefined && uncertain.size > 0 && [...adds].some((b) => overlaps(b) && uncertain.has(b[0]))) {
+      max = await this.liveMaxima(latest, partitions);
+    }
+    for (const [key, list] of adds) {
+      if (!overlaps([key, list])) continue;
+      const bucketMax = max.get(key)!;
       // One shift for the whole bucket keeps the order among our own files.
-      const shift = bucketMax + 1n - ourMin;
+      const shift = bucketMax + 1n - ourMin(list);
       for (const [original, cur] of list) this.current.set(original.file.fileName, await this.rewrite(cur, shift));
       this.rewrittenBuckets.add(key);
     }
@@ -189,6 +240,7 @@ export class SequenceOrderGuard {
     }
     if (covered && cached !== null) {
       const max = new Map(cached.max);
+      const uncertain = new Set(cached.uncertain);
       let complete = true;
       for (const s of between) {
         if (s === null) {
@@ -196,23 +248,28 @@ export class SequenceOrderGuard {
           break;
         }
         // Only ADD entries raise a maximum; a file that a later snapshot deleted may still count,
-        // which can only make a re-sequencing happen that was not strictly needed.
+        // which can only make a re-sequencing happen that was not strictly needed (see `uncertain`).
+        const delta = new DeltaFold(max, uncertain);
         for (const m of await this.source.list(s.deltaManifestList)) {
-          for await (const e of this.source.entries(m.fileName)) {
-            if (e.kind !== 'ADD' || !cached.partitions.has(partitionKey(e.partition))) continue;
-            raise(max, bucketKey(e.partition, e.bucket), e.file.maxSequenceNumber);
-          }
+          for await (const e of this.source.entries(m.fileName)) if (cached.partitions.has(partitionKey(e.partition))) delta.add(e);
         }
+        delta.finish();
       }
       if (complete) {
-        this.cache.maxima = { snapshotId: latest.id, deltaManifestList: latest.deltaManifestList, partitions: cached.partitions, max };
+        const { partitions: known } = cached;
+        this.cache.maxima = { snapshotId: latest.id, deltaManifestList: latest.deltaManifestList, partitions: known, max, uncertain };
         return max;
       }
     }
+    return this.liveMaxima(latest, partitions);
+  }
+
+  /** Highest live sequence number per bucket of `partitions` at `latest`, from its manifests. */
+  private async liveMaxima(latest: Snapshot, partitions: ReadonlySet<string>): Promise<Map<string, bigint>> {
     const max = new Map<string, bigint>();
     const live = await liveEntries(this.ctx.fileIO, this.ctx.paths, latest, (p) => partitions.has(partitionKey(p)), this.source);
     for (const e of live.values()) raise(max, bucketKey(e.partition, e.bucket), e.file.maxSequenceNumber);
-    this.cache.maxima = { snapshotId: latest.id, deltaManifestList: latest.deltaManifestList, partitions, max };
+    this.cache.maxima = { snapshotId: latest.id, deltaManifestList: latest.deltaManifestList, partitions, max, uncertain: new Set() };
     return max;
   }
 

@@ -92,5 +92,30 @@ export async function runCompactTask(unit: CompactUnit, rewriter: CompactRewrite
     }
   }
   await rewriteCandidate();
+  keepSequenceMaximum(result.before, result.after);
   return result.changelog.length > 0 ? result : { before: result.before, after: result.after };
+}
+
+/**
+ * Raises the highest `maxSequenceNumber` among the files a unit rewrote to that of its inputs when
+ * the merge dropped the record that held it (a retraction dropped on the way to the top level, a
+ * record a deletion vector marked, a later row a first-row table ignores). A writer continues a
+ * bucket's numbering above its live files' maximum (as Java's does); without this it would reuse
+ * numbers already committed, and a commit that saw them committed would re-sequence its files and
+ * drop its compaction. The range stays a bound of the file's rows, only wider than they need, as
+ * an append compaction's output is. A file only moved up a level keeps its meta, as in Java; when
+ * no rewritten file is left, the commit's guard reads the live maximum instead (sequence-order.ts).
+ */
+function keepSequenceMaximum(before: readonly DataFileMeta[], after: DataFileMeta[]): void {
+  if (before.length === 0 || after.length === 0) return;
+  let max = before[0]!.maxSequenceNumber;
+  for (const f of before) if (f.maxSequenceNumber > max) max = f.maxSequenceNumber;
+  const moved = new Set(before.map((f) => f.fileName));
+  let carrier = -1;
+  for (let i = 0; i < after.length; i++) {
+    const f = after[i]!;
+    if (f.maxSequenceNumber >= max) return;
+    if (!moved.has(f.fileName) && (carrier < 0 || f.maxSequenceNumber >= after[carrier]!.maxSequenceNumber)) carrier = i;
+  }
+  if (carrier >= 0) after[carrier] = { ...after[carrier]!, maxSequenceNumber: max };
 }
