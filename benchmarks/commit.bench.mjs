@@ -381,7 +381,51 @@ function cpuLimit(json) {
       `The server's CPU includes other agents' requests to it, so these ceilings are lower bounds. ` +
       `During this run the machine was ${fmtNum((u.machineBusy ?? 0) * 100, 0)} % busy and other processes used ${fmtNum((u.othersMs ?? 0) / 1000, 1)} CPU s ` +
       `of the ${fmtNum((u.cores * u.wallMs) / 1000, 1)} the cores had: the measured commits/s sit below the ceiling by about that share.`,
+    ...lostAttemptFloor(row, rows, budget, target),
     '',
+  ];
+}
+
+/**
+ * Requests a lost attempt cannot do without (commit-request-counts.test.ts pins them): the lost
+ * create; the winner's snapshot, its two manifest lists and its delta manifest (what the next
+ * snapshot builds on), a HEAD of its new data file (the base check); the base list for a snapshot
+ * on top of it; a HEAD of the next schema id and one GET past the winner before the next create.
+ */
+const LOST_ATTEMPT_MIN_REQUESTS = 9;
+
+/**
+ * The sentence naming the floor contention puts under CPU per commit: what one lost attempt costs
+ * (requests and CPU, from the difference to the uncontended row of the same backend), its
+ * minimum (the requests it cannot do without × the server's CPU per request, measured at 1
+ * writer), and what 20 commits/s would leave for the lost attempts of a commit.
+ */
+function lostAttemptFloor(row, rows, budget, target) {
+  const alone = rows.find((c) => c.backend === row.backend && c.writers === 1);
+  const lostPerCommit = (row.attempts?.perCommit ?? 1) - 1;
+  if (alone === undefined || !row.requests || !alone.requests || lostPerCommit <= 0.05) return [];
+  const requestsOf = (c) => KINDS.reduce((n, k) => n + (c.requests.mean[k] ?? 0), 0);
+  // One more request per commit than the commit call makes: the data file's PUT.
+  const serverPerRequest = alone.cpu.serverPerCommitMs / (requestsOf(alone) + 1);
+  // The writer's commit call alone (the data file's encoding is no request's cost).
+  const writerPerRequest = alone.cpu.commitCpuPerCommitMs / requestsOf(alone);
+  const lostRequests = (requestsOf(row) - requestsOf(alone)) / lostPerCommit;
+  const lostMs = (row.cpu.perCommitMs - alone.cpu.perCommitMs) / lostPerCommit;
+  const floorMs = LOST_ATTEMPT_MIN_REQUESTS * (serverPerRequest + writerPerRequest);
+  const left = budget - alone.cpu.perCommitMs;
+  return [
+    '',
+    `**The floor under contention (${row.backend}, ${row.writers} writers):** ${fmtNum(lostPerCommit, 2)} lost attempts per commit, ` +
+      `each ${fmtNum(lostRequests, 1)} requests and ${fmtNum(lostMs, 0)} ms of CPU (the difference to 1 writer per lost attempt). ` +
+      `A lost attempt needs at least ${LOST_ATTEMPT_MIN_REQUESTS} requests (the lost create; the winner's snapshot, manifest lists, delta manifest ` +
+      `and new data file; a base list on top of it; the next schema id and snapshot id), and a request costs ` +
+      `${fmtNum(serverPerRequest, 1)} ms of server CPU (1 writer: server CPU per commit ÷ requests per commit, the data file's PUT included) ` +
+      `and ${fmtNum(writerPerRequest, 1)} ms of writer CPU (the commit call's CPU ÷ its requests): ` +
+      `at least ${fmtNum(floorMs, 0)} ms of CPU per lost attempt. ` +
+      `The uncontended commit alone costs ${fmtNum(alone.cpu.perCommitMs, 0)} ms, so ${target} commits/s ` +
+      (left > 0
+        ? `leaves ${fmtNum(left, 0)} ms per commit for its lost attempts: at most ${fmtNum(left / floorMs, 2)} lost attempts per commit at that floor.`
+        : `is out of reach even without contention on these cores.`),
   ];
 }
 
@@ -602,7 +646,7 @@ function toMarkdown(json) {
     '',
     `- One append = \`table.newBatchWrite()\` + \`write(RecordBatch of ${s0?.rowsPerCommit ?? 100} rows)\` + \`prepareCommit()\` (**write**: one zstd Parquet data file) then \`TableCommit.commit({ identifier, messages })\` (**commit**: latest-snapshot probe + in-flight record, base check + delta manifest + manifest lists (+ manifest merge), \`snapshot-N\` create-if-absent, LATEST hint, automatic expiration). One commitUser per process with increasing identifiers (streaming pattern, so each commit also runs the idempotency check). Unpartitioned append table (bucket -1), default options (\`manifest.merge-min-count\` 30, \`commit.max-retries\` 10, \`snapshot.num-retained.min\` 10, \`snapshot.time-retained\` 1 h).`,
     `- Serial: ${WARMUP} warm-up appends (not recorded), then the recorded ones. The quarter columns show how latency moves as the table grows (p50 of the first vs last 25 % of appends).`,
-    '- Concurrent: the writer processes wait for a common start time after their imports; commits/s = all appends (write + commit) ÷ (last writer end − first writer start). Latencies are pooled over all writers and include lost races, re-reads and backoff. A lost snapshot race = a `createIfAbsent(snapshot-N)` that found the snapshot already created by another writer (the commit then re-reads only the new snapshots and rewrites only the base list and the snapshot, after a full-jitter backoff of at most two attempts\' time that shrinks with each lost race). A committer that saw other writers in the last 16 snapshots first checks (one GET) that `snapshot-N` is still absent right before its create: "ids found taken before the create" counts the attempts that stopped there instead of losing a create. A commit that loses `commit.max-retries` (10) races in a row throws `CommitRetryExhaustedError`; the writer then commits the same identifier again, as a streaming job re-commits its checkpoint ("gave up" column; its latency includes every try). "table correct": contiguous snapshot ids 1..N, and every row read back exactly once.',
+    '- Concurrent: the writer processes wait for a common start time after their imports; commits/s = all appends (write + commit) ÷ (last writer end − first writer start). Latencies are pooled over all writers and include lost races, re-reads and backoff. A lost snapshot race = a `createIfAbsent(snapshot-N)` that found the snapshot already created by another writer (the commit then re-reads only the new snapshots and rewrites only the base list and the snapshot, after a full-jitter backoff of at most two attempts\' time that shrinks with each lost race). A committer that saw other writers in the last 16 snapshots first checks (one GET) that `snapshot-N` is still absent right before its create, unless the attempt wrote nothing since its probe found that id absent (a retry on the base list written while backing off): "ids found taken before the create" counts the attempts that stopped there instead of losing a create. A commit that loses `commit.max-retries` (10) races in a row throws `CommitRetryExhaustedError`; the writer then commits the same identifier again, as a streaming job re-commits its checkpoint ("gave up" column; its latency includes every try). "table correct": contiguous snapshot ids 1..N, and every row read back exactly once.',
     json.s3
       ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same 2-core machine: loopback network, CPU shared with the client; every S3 figure includes RGW's own CPU time.`
       : '- S3 rows skipped: no S3 server configured.',

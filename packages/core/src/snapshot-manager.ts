@@ -185,8 +185,9 @@ export class SnapshotManager {
   /**
    * The newest snapshot, starting from `knownId` (an id this process saw exist, e.g. the snapshot
    * its last commit created) instead of the LATEST hint: reads snapshot `knownId` and the ids
-   * after it, `window` (default {@link PROBE_WINDOW}) at a time in parallel, so a caller that is up
-   * to date needs one round trip; callers that expect few new snapshots pass a smaller window. Snapshot `knownId` is read, not trusted: when it is gone (rolled back or expired)
+   * after it, `window` (default {@link PROBE_WINDOW}) in parallel, then one more per further round,
+   * so a caller that is up to date needs one round trip; callers that expect few new snapshots
+   * pass a smaller window. Snapshot `knownId` is read, not trusted: when it is gone (rolled back or expired)
    * or the table moved on by more than a few snapshots, this falls back to {@link latest}.
    * `known`: snapshot `knownId` as the caller read it a moment ago (e.g. the winner of a race just
    * lost); it is used as read instead of being read again.
@@ -210,14 +211,17 @@ export class SnapshotManager {
     let latest: Snapshot = first;
     read.set(first.id, first);
     got = got.slice(1);
-    for (let probed = width; ; probed += PROBE_WINDOW) {
+    // Each further round reads one id more than the one before (up to PROBE_WINDOW): a caller
+    // that expected one new snapshot and found it typically needs one absent id more, not four.
+    for (let probed = width, step = width; ; probed += step) {
       for (const s of got) {
         if (s === null) return { latest, read };
         latest = s;
         read.set(s.id, s);
       }
       if (probed >= MAX_FORWARD_PROBES) break;
-      got = await read_(latest.id + 1, PROBE_WINDOW);
+      step = Math.min(PROBE_WINDOW, step + 1);
+      got = await read_(latest.id + 1, step);
     }
     return { latest: await this.latest(), read };
   }

@@ -24,6 +24,8 @@ interface Counter {
   readonly reads: string[];
   /** Paths written (PUT) since the counter was made, in order. */
   readonly writes: string[];
+  /** Every request since the counter was made, in order: its kind, then its path (`many` for a batch). */
+  readonly requests: string[];
   /** Runs once, before the next snapshot create through this counter. */
   beforeSnapshotCreate: (() => Promise<void>) | null;
   /** Runs once, after the next manifest list written through this counter. */
@@ -46,6 +48,7 @@ function counting(inner: FileIO): Counter {
     counts: () => ({ ...counts }),
     reads: [],
     writes: [],
+    requests: [],
     beforeSnapshotCreate: null,
     afterListWrite: null,
     snapshotCreates: [],
@@ -55,6 +58,7 @@ function counting(inner: FileIO): Counter {
     latencyMs: () => counter.latencyMs,
     before(request) {
       counts[request.kind] = (counts[request.kind] ?? 0) + 1;
+      counter.requests.push(`${request.kind} ${request.path ?? 'many'}`);
       if (request.method === 'read') counter.reads.push(String(request.path));
       if (request.method === 'write') counter.writes.push(String(request.path));
       if (request.method === 'createIfAbsent' && isSnapshot(request.path) && counter.beforeSnapshotCreate) {
@@ -369,5 +373,71 @@ describe('commit request counts', () => {
     expect(present.filter((x) => !referenced.has(x))).toEqual([]);
     const ids = (await ta.newRead().toArrowTable()).getChild('id')!.toArray() as Int32Array;
     expect([...ids].sort((x, y) => x - y)).toEqual([1, 2, 102, 103]);
+  });
+
+  it('a lost attempt and its retry make a fixed set of requests: the winner read and checked, one base list, one schema HEAD, one probe round', async () => {
+    const { a, ta, tb } = await twoWriters();
+    const ca = ta.newCommit({ commitUser: 'a' });
+    const cb = tb.newCommit({ commitUser: 'b' });
+    // a has seen b commit (so it checks for ids taken meanwhile) and last saw snapshots arrive one at a time.
+    for (let i = 1; i <= 2; i++) {
+      await ca.commit({ identifier: i, messages: await messagesOf(ta, i) });
+      await cb.commit({ identifier: i, messages: await messagesOf(tb, 100 + i) });
+    }
+    await ca.commit({ identifier: 3, messages: await messagesOf(ta, 3) });
+    const b3 = await messagesOf(tb, 103);
+    const messages = await messagesOf(ta, 4);
+    // b takes snapshot 6 between a's check that it is absent and a's create of it.
+    a.beforeSnapshotCreate = async () => void (await cb.commit({ identifier: 3, messages: b3 }));
+    const from = a.requests.length;
+    expect(await ca.commit({ identifier: 4, messages })).toMatchObject({ status: 'committed', snapshotId: 7 });
+    const winner = await tb.snapshotManager.snapshot(6);
+    const created = await tb.snapshotManager.snapshot(7);
+    const winnerManifests = (await readManifestList(tb.fileIO, tb.paths.manifestPath(winner.deltaManifestList))).map((m) => m.fileName);
+    const requests = a.requests.slice(from);
+    const lost = requests.indexOf(`conditional-put ${ta.paths.snapshotPath(6)}`);
+    expect(lost).toBeGreaterThan(0);
+    // Names of the files a wrote and dropped (its base lists for snapshot 5 and 6): not known up front.
+    const label = (r: string): string => {
+      const root = `${ta.location}/`;
+      let x = r.replace(root, '');
+      for (const [name, as] of [
+        [winner.baseManifestList, 'winner-base-list'],
+        [winner.deltaManifestList, 'winner-delta-list'],
+        [created.baseManifestList, 'new-base-list'],
+        ...winnerManifests.map((m) => [m, 'winner-delta-manifest']),
+      ] as const) {
+        x = x.replace(name, as);
+      }
+      return x
+        .replace(/manifest-list-[0-9a-f-]+$/, 'lost-base-list')
+        .replace(/data-[0-9a-f-]+\.parquet$/, 'data-file')
+        .replace(/commit-[0-9a-f-]+\.json$/, 'record');
+    };
+    expect(requests.slice(lost).map(label).sort()).toEqual(
+      [
+        'conditional-put snapshot/snapshot-6', // the lost create
+        // While backing off: the winner, its lists and delta manifest, its new data file (base
+        // check), and the base list for a snapshot on top of it (under the lost base list's name).
+        'get snapshot/snapshot-6',
+        'get manifest/winner-base-list',
+        'get manifest/winner-delta-list',
+        'get manifest/winner-delta-manifest',
+        'head bucket-0/data-file',
+        'put manifest/new-base-list',
+        // The retry: the next schema id is still absent (a HEAD, not a LIST), one GET past the
+        // winner, and no second GET of that absent id before the create.
+        'head schema/schema-1',
+        'get snapshot/snapshot-7',
+        'conditional-put snapshot/snapshot-7',
+        // After the snapshot exists: the hint and the in-flight record. The lost base list is not
+        // deleted: the retry's base list was written over it.
+        'put snapshot/LATEST',
+        'delete inflight/record',
+      ].sort(),
+    );
+    // The base list of the lost attempt (its last list written) is the one written over.
+    const lostLists = requests.slice(0, lost).filter((r) => r.startsWith('put ') && r.includes('/manifest-list-'));
+    expect(lostLists.at(-1)).toBe(`put ${ta.paths.manifestPath(created.baseManifestList)}`);
   });
 });

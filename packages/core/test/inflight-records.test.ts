@@ -221,6 +221,45 @@ describe('FileStoreCommit in-flight record', () => {
     for (const p of left) expect(covered(recs, t.paths.root, p), p).toBe(true);
   });
 
+  it('a lost base list written over by an attempt with an unknown outcome that landed stays: the snapshot references it', async () => {
+    const io = new HookedIO();
+    const t = await createTestTable({ io, commit: { logger: { warn: () => {} } } });
+    const listWrites: string[] = [];
+    io.beforeWrite = async (path) => {
+      if (path.includes('/manifest-list-')) listWrites.push(baseName(path));
+    };
+    let creates = 0;
+    io.createResult = async () => {
+      creates++;
+      if (creates === 1) return 'already-exists'; // a lost race (nothing created)
+      // Lands, but the answer is lost: the next attempt must find it as its own.
+      await MemoryFileIO.prototype.createIfAbsent.call(io, t.paths.snapshotPath(1), (await lastCreate)!);
+      throw new Error('connection reset');
+    };
+    let lastCreate: Promise<string | null> = Promise.resolve(null);
+    const create = io.createIfAbsent.bind(io);
+    io.createIfAbsent = async (path, data) => {
+      if (path.includes('/snapshot/snapshot-'))
+        lastCreate = Promise.resolve(typeof data === 'string' ? data : new TextDecoder().decode(data));
+      return create(path, data);
+    };
+    const r = await t.commit.commit({ identifier: 1n, messages: messages() }, { commitUser: 'u' });
+    expect(r).toMatchObject({ status: 'committed', snapshotId: 1 });
+    expect(creates).toBe(2);
+    const s = await t.snapshots.snapshot(1);
+    // Attempt 1's base list, then the delta list and base list of attempt 1 and 2: the second base
+    // list was written under the name of the first (lost) one, which the snapshot now references.
+    expect(listWrites.filter((x) => x === s.baseManifestList)).toHaveLength(2);
+    const left: string[] = [];
+    for await (const st of io.list(t.paths.root)) if (st.path.includes('/manifest/')) left.push(baseName(st.path));
+    expect(left).toContain(s.baseManifestList);
+    expect(left).toContain(s.deltaManifestList);
+    io.createResult = null;
+    expect((await t.commit.commit({ identifier: 2n, messages: messages() }, { commitUser: 'u' })).status).toBe('committed');
+    expect(await t.snapshots.snapshot(2)).toMatchObject({ baseManifestList: expect.any(String) });
+    expect(await records(io, t.paths.root)).toEqual([]);
+  });
+
   it('writes no record with recordInflight: false', async () => {
     const io = new HookedIO();
     const t = await createTestTable({ io, commit: { recordInflight: false } });

@@ -802,9 +802,10 @@ export class FileStoreCommit {
     const known = this.knownLatest;
     const probe = await this.snapshots.latestFrom(known, this.probeWindow, fresh);
     this.knownLatest = probe.latest?.id ?? null;
-    // Probe as far ahead as other writers went last time: one GET past the known id when this
-    // committer is alone, a few when others commit too (each window is one round trip).
-    if (known !== null && probe.latest !== null) this.probeWindow = Math.min(4, Math.max(1, probe.latest.id - known));
+    // Probe as far ahead as other writers went last time, and the absent id after that: one GET
+    // past the known id when this committer is alone, a few when others commit too (each window
+    // is one round trip). Without that absent id a repeat of the last gap took a second round.
+    if (known !== null && probe.latest !== null) this.probeWindow = Math.min(4, Math.max(1, probe.latest.id - known + 1));
     return probe;
   }
 
@@ -940,6 +941,18 @@ export class FileStoreCommit {
     let prebuilt: BaseList | undefined;
     /** The snapshot that took the id of the last attempt, as read while losing it (null: not read). */
     let winner: Snapshot | null = null;
+    /**
+     * Files of attempts that lost their snapshot id (no snapshot can reference them): deleted
+     * together when the loop ends, in one request, instead of one DELETE per lost attempt.
+     */
+    const discarded = new Set<string>();
+    /** The latest schema id this loop read (a retry checks only that the next id is still absent). */
+    let schemaKnown: number | null = null;
+    const readSchemaId = (): Promise<number | null> => {
+      const p = this.latestSchemaId(schemaKnown).then((id) => (schemaKnown = id));
+      p.catch(() => undefined);
+      return p;
+    };
     try {
       // Before any manifest exists; a failure here fails the commit with nothing written.
       await start.recorded;
@@ -952,12 +965,14 @@ export class FileStoreCommit {
         // first attempt's probe ran with the in-flight record: its schema id is read below.
         let schemaId: Promise<number | null> | undefined;
         let probe: LatestProbe;
+        /** Files written (manifests, re-sequenced data files) when this attempt probed (null: the probe ran before the call's checks). */
+        let atProbe: number | null = null;
         if (retry === 0 && start.probe !== undefined) {
           probe = start.probe;
         } else {
-          schemaId = this.schemas.latestId();
-          schemaId.catch(() => undefined);
+          schemaId = readSchemaId();
           probe = await this.readLatest(winner ?? undefined);
+          atProbe = writer.filesWritten + (guard?.written.length ?? 0);
         }
         winner = null;
         const latest = probe.latest;
@@ -966,7 +981,7 @@ export class FileStoreCommit {
         if (uncertainAfter !== null) {
           const own = await this.findOwnSnapshot(uncertainAfter, probe, input);
           if (own !== null) {
-            await this.finish(own, recordId, input.clearsRecords);
+            await Promise.all([this.finish(own, recordId, input.clearsRecords), this.deleteDiscarded(writer, discarded)]);
             recordCleared = true;
             this.rememberCommitted(input, own);
             return own;
@@ -984,10 +999,7 @@ export class FileStoreCommit {
         }
         // The schema id, the base check, the delta upload and the base list are independent: one
         // round trip for all of them (the snapshot create waits for every one).
-        if (schemaId === undefined) {
-          schemaId = this.schemas.latestId();
-          schemaId.catch(() => undefined);
-        }
+        schemaId ??= readSchemaId();
         const checked = latest !== null ? this.baseCheck.check(latest, entries) : Promise.resolve();
         checked.catch(() => undefined);
         let deltaUploaded: Promise<unknown> = Promise.resolve();
@@ -1016,16 +1028,19 @@ export class FileStoreCommit {
         ]);
         // Built for a snapshot that was not the latest after all: nothing will reference it.
         if (prebuilt !== undefined && prebuilt.forId !== (latest?.id ?? null) && uncertainAfter === null) {
-          await writer.deleteWritten(prebuilt.files);
+          this.discard(writer, prebuilt.files, discarded);
         }
         prebuilt = undefined;
-        const attemptFiles = writer.written.filter((n) => !keep.has(n));
+        const attemptFiles = writer.written.filter((n) => !keep.has(n) && !discarded.has(n));
 
         let outcome: 'created' | 'already-exists' | 'error';
         /** The id was found taken before the create: this writer fell behind, it did not collide. */
         let behind = false;
         try {
-          winner = await this.takenMeanwhile(snapshot.id, input.commitUser);
+          // An attempt that wrote nothing since its probe (a retry on the base list written while
+          // backing off) read the absent id a moment ago: a second GET of it would find the same.
+          const probedJustNow = atProbe !== null && writer.filesWritten + (guard?.written.length ?? 0) === atProbe;
+          winner = probedJustNow ? null : await this.takenMeanwhile(snapshot.id, input.commitUser);
           behind = winner !== null;
           outcome = behind
             ? 'already-exists'
@@ -1046,7 +1061,7 @@ export class FileStoreCommit {
           this.activity.saw(snapshot.id, input.commitUser);
           this.backoff.succeeded(attemptMs);
           this.report(input, retry, snapshot.id, outcome, attemptMs, 0);
-          await this.finish(snapshot.id, recordId, input.clearsRecords);
+          await Promise.all([this.finish(snapshot.id, recordId, input.clearsRecords), this.deleteDiscarded(writer, discarded)]);
           recordCleared = true;
           this.rememberCommitted(input, snapshot.id);
           if (guard && uncertainAfter === null) await this.deleteBestEffort(guard.obsoleteAfter(entries));
@@ -1054,7 +1069,7 @@ export class FileStoreCommit {
         }
         // Another writer created this id: the next probe starts at it (ids are contiguous).
         if (outcome === 'already-exists') this.knownLatest = snapshot.id;
-        if (uncertainAfter === null) await writer.deleteWritten(attemptFiles);
+        if (uncertainAfter === null) this.discard(writer, attemptFiles, discarded);
         const elapsed = this.now() - started;
         // Falling behind is not a collision: the first commit.max-retries times it costs no retry
         // and no sleep (the catch-up below is all the next attempt needs). Counted as retries, a
@@ -1090,10 +1105,13 @@ export class FileStoreCommit {
       if (uncertainAfter === null) {
         await writer.deleteWritten([...writer.written]);
         if (guard) await this.deleteBestEffort(guard.written);
+      } else {
+        // Unknown outcome: our files stay, and so does their record (a create still in transit may
+        // yet land); orphan cleanup prunes the record after 7 days. Those of attempts lost before
+        // it are referenced by no snapshot.
+        keepRecord = true;
+        await this.deleteDiscarded(writer, discarded);
       }
-      // Unknown outcome: our files stay, and so does their record (a create still in transit may
-      // yet land); orphan cleanup prunes the record after 7 days.
-      else keepRecord = true;
       throw e;
     } finally {
       if (this.recordInflight && !keepRecord && !recordCleared) await this.clearStartedRecord(start);
@@ -1160,6 +1178,35 @@ export class FileStoreCommit {
     if (s === null) return null;
     this.activity.saw(s.id, s.commitUser);
     return s;
+  }
+
+  /**
+   * Files of a lost attempt (or an unused base list): its manifest lists are written over by the
+   * next lists of the loop, the rest is deleted when the loop ends.
+   */
+  private discard(writer: ManifestWriter, files: readonly string[], discarded: Set<string>): void {
+    for (const n of files) {
+      if (n.startsWith('manifest-list-')) writer.recycleList(n);
+      else discarded.add(n);
+    }
+  }
+
+  /** Deletes the files of lost attempts not written over (best effort, as {@link ManifestWriter.deleteWritten}). */
+  private async deleteDiscarded(writer: ManifestWriter, discarded: ReadonlySet<string>): Promise<void> {
+    const files = [...discarded, ...writer.takeSpareLists()];
+    if (files.length > 0) await writer.deleteWritten(files);
+  }
+
+  /**
+   * The latest schema id. `known`: the id this attempt loop read before; then one HEAD of the id
+   * after it (a LIST only when that exists), which an S3 store serves for less CPU than a LIST.
+   * Schema ids are created in sequence with create-if-absent, so the next id is the only one that
+   * can appear. A rollback that removes schema `known` while the commit runs is a race as it was
+   * with a LIST per attempt (the LIST could run just before it).
+   */
+  private async latestSchemaId(known: number | null): Promise<number | null> {
+    if (known === null || (await this.fileIO.exists(this.paths.schemaPath(known + 1)))) return this.schemas.latestId();
+    return known;
   }
 
   /** After the snapshot exists: the LATEST hint and clearing the in-flight records (its own and `others`), together. */
@@ -1243,7 +1290,10 @@ export class FileStoreCommit {
       );
     }
     const list = await writer.writeList(baseMetas);
-    return { forId: latest?.id ?? null, list, files: writer.written.filter((n) => !before.has(n)) };
+    // The list may have been written under a recycled name, which `written` holds already.
+    const files = writer.written.filter((n) => !before.has(n));
+    if (!files.includes(list.name)) files.push(list.name);
+    return { forId: latest?.id ?? null, list, files };
   }
 
   /** Writes the base list (merged manifests of `latest`) and builds the snapshot on top of `latest`. */

@@ -183,6 +183,8 @@ export interface ManifestWriterOptions {
 export class ManifestWriter {
   /** Names of every manifest and manifest list this writer created (for clean-up of failed commits). */
   readonly written: string[] = [];
+  /** How many files this writer wrote (recycled names included): whether anything was written since some point. */
+  filesWritten = 0;
 
   constructor(
     private readonly fileIO: FileIO,
@@ -238,6 +240,7 @@ export class ManifestWriter {
     for (const e of entries) summary.add(e);
     const bytes = await writeManifestFile(entries, this.options.avro);
     const name = this.names.manifest();
+    this.filesWritten++;
     this.written.push(name);
     this.cache?.putManifest(name, entries, bytes.length);
     return { meta: summary.meta(name, bytes.length), upload: () => this.fileIO.write(this.paths.manifestPath(name), bytes) };
@@ -253,16 +256,36 @@ export class ManifestWriter {
   /** As {@link writeList}, with the upload returned as `pending` (the caller must await it). */
   async writeListDeferred(metas: readonly ManifestFileMeta[]): Promise<{ name: string; size: number; pending: Promise<void> }> {
     const bytes = await writeManifestList(metas, this.options.avro);
-    const name = this.names.manifestList();
-    this.written.push(name);
+    const recycled = this.spareLists.pop();
+    const name = recycled ?? this.names.manifestList();
+    this.filesWritten++;
+    if (recycled === undefined) this.written.push(name);
     this.cache?.putList(name, [...metas]);
     return { name, size: bytes.length, pending: this.fileIO.write(this.paths.manifestPath(name), bytes) };
+  }
+
+  /**
+   * Manifest lists this writer wrote that no snapshot references or ever will (a lost attempt's
+   * base list): the next lists are written under their names, overwriting them, which saves a
+   * DELETE per lost attempt. Still in {@link written} until deleted.
+   */
+  private readonly spareLists: string[] = [];
+
+  /** Offers `name` (a list of this writer that nothing references) for the next list written. */
+  recycleList(name: string): void {
+    if (!this.spareLists.includes(name)) this.spareLists.push(name);
+  }
+
+  /** The recycled list names not written again (to delete); the writer forgets them. */
+  takeSpareLists(): string[] {
+    return this.spareLists.splice(0);
   }
 
   /** Writes an index manifest (never rolled); returns its name. */
   async writeIndexManifest(entries: readonly IndexManifestEntry[]): Promise<string> {
     const bytes = await writeIndexManifest(entries, this.options.avro);
     const name = this.names.indexManifest();
+    this.filesWritten++;
     this.written.push(name);
     await this.fileIO.write(this.paths.manifestPath(name), bytes);
     return name;
@@ -272,6 +295,7 @@ export class ManifestWriter {
   async writeHashIndex(hashes: Int32Array): Promise<IndexFileMeta> {
     const bytes = encodeHashIndex(hashes);
     const name = this.names.indexFile();
+    this.filesWritten++;
     this.written.push(name);
     await this.fileIO.write(this.paths.indexPath(name), bytes);
     return hashIndexFileMeta(name, bytes.length, hashes.length);
