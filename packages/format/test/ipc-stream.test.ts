@@ -74,7 +74,7 @@ describe('scanIpcStream and joinIpcStreams', () => {
   });
 
   it('refuses streams that are not plain: dictionary batches, truncated bytes, no schema', () => {
-    const dict = arrow.tableFromArrays({
+    const dict = new arrow.Table({
       s: arrow.vectorFromArray(['a', 'b', 'a'], new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32())),
     });
     expect(scanIpcStream(arrow.tableToIPC(dict, 'stream'))).toBeNull();
