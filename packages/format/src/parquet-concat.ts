@@ -460,3 +460,206 @@ export function rowGroupCopyBlocker(
   if (!sameBytes(encodeValue(field(meta, FMD_SCHEMA)), expected)) return 'its Parquet schema differs from the one the writer encodes';
   return null;
 }
+
+// SchemaElement / ColumnMetaData / RowGroup / FileMetaData field ids used by the column stitch.
+const SE_NUM_CHILDREN = 5;
+const CMD_TOTAL_COMPRESSED_SIZE = 7;
+const RG_TOTAL_BYTE_SIZE = 2;
+const RG_TOTAL_COMPRESSED_SIZE = 6;
+
+/** One part of {@link stitchParquetColumns}: a one-row-group file holding some top-level columns. */
+export interface ParquetColumnPart {
+  /** A Parquet file of one row group whose schema is the fields `fields` of the whole schema, in that order. */
+  readonly bytes: Uint8Array;
+  /** Indexes of the top-level fields (of the whole schema) this part holds, ascending. */
+  readonly fields: readonly number[];
+}
+
+/** The top-level fields of a footer's schema: each one's schema elements and number of leaf columns. */
+function topLevelFields(meta: TStruct, what: string): { elements: TValue[]; leaves: number }[] {
+  const schema = field(meta, FMD_SCHEMA);
+  const elements = schema?.t === T_LIST ? schema.v : [];
+  const children = (e: TValue | undefined): number => {
+    const n = e?.t === T_STRUCT ? field(e.v, SE_NUM_CHILDREN) : undefined;
+    return n?.t === T_I32 ? n.v : 0;
+  };
+  if (elements.length === 0) throw new FormatError(`${what} has no schema`);
+  const out: { elements: TValue[]; leaves: number }[] = [];
+  let at = 1;
+  // Walks one subtree in depth-first order (the order of the footer's schema list).
+  const walk = (): number => {
+    const e = elements[at++];
+    if (e === undefined) throw new FormatError(`${what}: its schema list ends inside a group`);
+    const n = children(e);
+    if (n === 0) return 1;
+    let leaves = 0;
+    for (let i = 0; i < n; i++) leaves += walk();
+    return leaves;
+  };
+  for (let i = 0; i < children(elements[0]); i++) {
+    const start = at;
+    const leaves = walk();
+    out.push({ elements: elements.slice(start, at), leaves });
+  }
+  if (at !== elements.length) throw new FormatError(`${what}: its schema list has elements outside the root`);
+  return out;
+}
+
+function i64(s: TStruct, id: number): bigint | undefined {
+  const v = field(s, id);
+  return v?.t === T_I64 ? v.v : undefined;
+}
+
+/**
+ * Builds one Parquet file of one row group from files that each hold some top-level columns of
+ * the same rows (encoded on different workers with the same writer settings). Column chunks are
+ * independent in Parquet, so the row group is every part's chunks, their bytes copied as they are
+ * and laid out in the schema's column order (as one writer lays them out); each chunk's page,
+ * dictionary and page-index offsets move with its bytes, the offset indexes' page locations too.
+ *
+ * `template` is a file of the whole schema written with the same settings (no rows needed): its
+ * file-level metadata (schema, key-value metadata such as `ARROW:schema`, `created_by`, column
+ * orders) describes the whole file and is kept. Every part's schema entries must equal the
+ * template's entries of its fields byte for byte, and the parts must cover every field once.
+ * Bloom filters are dropped (the writer does not write them).
+ *
+ * @throws FormatError when a part is not a one-row-group Parquet file, its schema or row count
+ *   disagrees, or the parts do not cover the template's fields exactly once.
+ */
+export function stitchParquetColumns(template: Uint8Array, parts: readonly ParquetColumnPart[]): Uint8Array {
+  const base = splitFile(template, -1).meta;
+  const fields = topLevelFields(base, 'the template file');
+  const owner: { part: number; at: number }[] = [];
+  for (const [p, part] of parts.entries()) {
+    for (const [at, f] of part.fields.entries()) {
+      if (!Number.isInteger(f) || f < 0 || f >= fields.length) throw new FormatError(`Parquet column part ${p}: no field ${f} in the schema`);
+      if (owner[f] !== undefined) throw new FormatError(`Parquet column part ${p}: field ${f} is also in part ${owner[f]!.part}`);
+      owner[f] = { part: p, at };
+    }
+  }
+  for (let f = 0; f < fields.length; f++) if (owner[f] === undefined) throw new FormatError(`Parquet column parts: no part holds field ${f}`);
+
+  const split = parts.map((p, i) => {
+    const s = splitFile(p.bytes, i);
+    const own = topLevelFields(s.meta, `Parquet column part ${i}`);
+    if (own.length !== p.fields.length) {
+      throw new FormatError(`Parquet column part ${i} has ${own.length} top-level fields, expected ${p.fields.length}`);
+    }
+    for (const [at, f] of p.fields.entries()) {
+      const a = encodeValue({ t: T_LIST, elem: T_STRUCT, v: own[at]!.elements });
+      const b = encodeValue({ t: T_LIST, elem: T_STRUCT, v: fields[f]!.elements });
+      if (!sameBytes(a, b)) throw new FormatError(`Parquet column part ${i}: field ${f} is encoded with another schema than the template's`);
+    }
+    const groups = field(s.meta, FMD_ROW_GROUPS);
+    const list = groups?.t === T_LIST ? groups.v : [];
+    const group = list[0];
+    if (list.length !== 1 || group?.t !== T_STRUCT) throw new FormatError(`Parquet column part ${i} has ${list.length} row groups, expected 1`);
+    const columns = field(group.v, RG_COLUMNS);
+    const chunks = (columns?.t === T_LIST ? columns.v : []).map((c) => {
+      if (c.t !== T_STRUCT) throw new FormatError(`Parquet column part ${i}: a column chunk is not a struct`);
+      return c.v;
+    });
+    const leaves = own.reduce((n, f) => n + f.leaves, 0);
+    if (chunks.length !== leaves) throw new FormatError(`Parquet column part ${i} has ${chunks.length} column chunks for ${leaves} columns`);
+    // The chunks of each of the part's fields, in order.
+    const byField: TStruct[][] = [];
+    let c = 0;
+    for (const f of own) {
+      byField.push(chunks.slice(c, c + f.leaves));
+      c += f.leaves;
+    }
+    return { ...s, group: group.v, byField, rows: i64(group.v, RG_NUM_ROWS) };
+  });
+  const rows = split[0]?.rows;
+  for (const [i, s] of split.entries()) {
+    if (s.rows === undefined || s.rows !== rows) throw new FormatError(`Parquet column part ${i} has ${s.rows} rows, part 0 has ${rows}`);
+  }
+  if (rows === undefined) throw new FormatError('stitchParquetColumns needs at least one part');
+
+  // Lay the chunks out in the schema's column order, as one writer would have written them.
+  const copies: { from: Uint8Array; start: number; length: number }[] = [];
+  const columns: TValue[] = [];
+  const indexes: { chunk: TStruct; columnIndex: Uint8Array | null; offsetIndex: TStruct | null }[] = [];
+  let position = 4;
+  for (let f = 0; f < fields.length; f++) {
+    const { part, at } = owner[f]!;
+    const s = split[part]!;
+    for (const chunk of s.byField[at]!) {
+      const m = field(chunk, CC_META);
+      if (m?.t !== T_STRUCT) throw new FormatError(`Parquet column part ${part}: a column chunk has no metadata`);
+      const data = i64(m.v, CMD_DATA_PAGE_OFFSET);
+      const dict = i64(m.v, CMD_DICTIONARY_PAGE_OFFSET);
+      const size = i64(m.v, CMD_TOTAL_COMPRESSED_SIZE);
+      if (data === undefined || size === undefined) throw new FormatError(`Parquet column part ${part}: a column chunk lacks its offset or size`);
+      const start = Number(dict !== undefined && dict > 0n && dict < data ? dict : data);
+      const length = Number(size);
+      if (start < 4 || start + length > s.dataEnd) {
+        throw new FormatError(`Parquet column part ${part}: a column chunk at ${start} (+${length}) lies outside the part's pages`);
+      }
+      const by = BigInt(position - start);
+      copies.push({ from: s.bytes, start, length });
+      shiftI64(chunk, CC_FILE_OFFSET, by);
+      for (const id of [CMD_DATA_PAGE_OFFSET, CMD_INDEX_PAGE_OFFSET, CMD_DICTIONARY_PAGE_OFFSET]) shiftI64(m.v, id, by);
+      dropFields(m.v, [CMD_BLOOM_FILTER_OFFSET, CMD_BLOOM_FILTER_LENGTH]);
+      const columnIndex = indexBytes(s.bytes, chunk, CC_COLUMN_INDEX_OFFSET, CC_COLUMN_INDEX_LENGTH);
+      const offsetBytes = indexBytes(s.bytes, chunk, CC_OFFSET_INDEX_OFFSET, CC_OFFSET_INDEX_LENGTH);
+      let offsetIndex: TStruct | null = null;
+      if (offsetBytes) {
+        offsetIndex = new Reader(offsetBytes).struct();
+        const pages = field(offsetIndex, OI_PAGE_LOCATIONS);
+        for (const p of pages?.t === T_LIST ? pages.v : []) if (p.t === T_STRUCT) shiftI64(p.v, PL_OFFSET, by);
+      }
+      indexes.push({ chunk, columnIndex, offsetIndex });
+      columns.push({ t: T_STRUCT, v: chunk });
+      position += length;
+    }
+  }
+  // Page indexes behind the row group, column indexes first, as parquet-rs writes them.
+  const index = new Writer();
+  for (const e of indexes) {
+    if (!e.columnIndex) continue;
+    set(e.chunk, CC_COLUMN_INDEX_OFFSET, { t: T_I64, v: BigInt(position + index.length) });
+    index.raw(e.columnIndex);
+  }
+  for (const e of indexes) {
+    if (!e.offsetIndex) continue;
+    const start = index.length;
+    index.struct(e.offsetIndex);
+    set(e.chunk, CC_OFFSET_INDEX_OFFSET, { t: T_I64, v: BigInt(position + start) });
+    set(e.chunk, CC_OFFSET_INDEX_LENGTH, { t: T_I32, v: index.length - start });
+  }
+
+  // The first part's row group keeps its fields (sorting columns, say); the sizes add up.
+  const group = split[0]!.group.map((f) => ({ ...f }));
+  set(group, RG_COLUMNS, { t: T_LIST, elem: T_STRUCT, v: columns });
+  for (const id of [RG_TOTAL_BYTE_SIZE, RG_TOTAL_COMPRESSED_SIZE]) {
+    if (field(group, id) === undefined) continue;
+    let sum = 0n;
+    for (const s of split) sum += i64(s.group, id) ?? 0n;
+    set(group, id, { t: T_I64, v: sum });
+  }
+  if (field(group, RG_FILE_OFFSET) !== undefined) set(group, RG_FILE_OFFSET, { t: T_I64, v: 4n });
+  if (field(group, RG_ORDINAL) !== undefined) set(group, RG_ORDINAL, { t: T_I16, v: 0 });
+  const meta = base.map((f) => ({ ...f }));
+  set(meta, FMD_NUM_ROWS, { t: T_I64, v: rows });
+  set(meta, FMD_ROW_GROUPS, { t: T_LIST, elem: T_STRUCT, v: [{ t: T_STRUCT, v: group }] });
+  const w = new Writer();
+  w.struct(meta);
+  const footer = w.bytes();
+  const indexBytesOut = index.bytes();
+  const out = new Uint8Array(position + indexBytesOut.length + footer.length + 8);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, MAGIC, true);
+  let at = 4;
+  for (const c of copies) {
+    out.set(c.from.subarray(c.start, c.start + c.length), at);
+    at += c.length;
+  }
+  out.set(indexBytesOut, at);
+  at += indexBytesOut.length;
+  out.set(footer, at);
+  at += footer.length;
+  view.setUint32(at, footer.length, true);
+  view.setUint32(at + 4, MAGIC, true);
+  return out;
+}

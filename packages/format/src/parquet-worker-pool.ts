@@ -16,6 +16,7 @@ import type * as arrow from 'apache-arrow';
 
 import { FormatError } from './errors.js';
 import { joinIpcStreams, type IpcStreamSegment } from './ipc-stream.js';
+import { encodeColumnSplit, planColumnSplit } from './parquet-column-split.js';
 import { concatParquetFiles } from './parquet-concat.js';
 import { encodeParquetIpc, prepareParquetInput, type ParquetEncodeSettings, type ParquetWriteOptions } from './parquet-writer.js';
 
@@ -427,13 +428,17 @@ export interface EncodeRowGroupsOptions extends EncodeParquetAsyncOptions {
 }
 
 /**
- * Encodes one Parquet file whose row groups are encoded on different workers at once. The input is
- * cut into row groups of at most `rowGroupRows` rows, and into at least one group per worker as
- * long as groups keep about 131,072 rows or more (groups cut for the workers have equal sizes); each group becomes a one-group Parquet file on the
- * pool, and the parts are joined by rewriting the footer only ({@link concatParquetFiles}). The
- * result is one valid file with per-group column statistics, as `writeParquetFile` with
- * `rowGroupSize` would write it (not byte-identical: each group has its own dictionaries anyway).
- * A file of one group, or a pool without workers, takes the plain {@link encodeParquetAsync} path.
+ * Encodes one Parquet file on all the pool's workers at once. With two or more workers and columns,
+ * the input is cut into row groups of `rowGroupRows` rows; the groups of each full round (one per
+ * worker) are encoded whole on the workers, and every later group (e.g. the only one of a file of
+ * up to `rowGroupRows` rows) has its columns split between the workers and stitched into one row
+ * group ({@link encodeColumnSplit}), so no worker idles and no group is cut just to use a core.
+ * Otherwise (one column, one worker) the input is cut into at least one group per worker as long
+ * as groups keep about 131,072 rows or more (equal sizes). Each group becomes a one-group Parquet
+ * file on the pool, and the parts are joined by rewriting the footer only ({@link concatParquetFiles}).
+ * The result is one valid file with per-group column statistics, as `writeParquetFile` with
+ * `rowGroupSize` would write it (not byte-identical: chunks are laid out per part).
+ * A file of one small group, or a pool without workers, takes the plain {@link encodeParquetAsync} path.
  */
 export async function encodeParquetRowGroupsAsync(
   input: arrow.Table | readonly arrow.RecordBatch[],
@@ -446,6 +451,20 @@ export async function encodeParquetRowGroupsAsync(
   const batches = Array.isArray(input) ? (input as readonly arrow.RecordBatch[]) : (input as arrow.Table).batches;
   const rows = batches.reduce((n, b) => n + b.numRows, 0);
   const pool = rest.pool === false ? null : (rest.pool ?? sharedParquetWorkerPool());
+  if (pool !== null && planColumnSplit(batches, pool.size) !== null) {
+    // Groups of the configured size; a group that would leave a worker idle (the tail after the
+    // last round of one group per worker) has its columns encoded on all of them instead.
+    const groups = rows <= rowGroupRows ? [batches] : sliceRows(batches, rowGroupRows);
+    const busy = Math.floor(groups.length / pool.size) * pool.size;
+    const parts = groups.map((group, i) => {
+      const part =
+        (i >= busy ? encodeColumnSplit(pool, group, rest) : null) ??
+        encodeParquetAsync(group, { ...rest, pool, rowGroupSize: rowGroupRows });
+      part.catch(() => undefined); // awaited below, in order
+      return part;
+    });
+    return parts.length === 1 ? parts[0]! : concatParquetFiles(await Promise.all(parts));
+  }
   const groupRows = parallelRowGroupRows(rows, pool?.size ?? 0, rowGroupRows);
   if (rows <= groupRows || pool === null || pool.size === 0) {
     return encodeParquetAsync(input, { ...rest, rowGroupSize: rowGroupRows });
