@@ -30,7 +30,8 @@ function encodeCost(data: arrow.Data): number {
   const span = (): number => (offsets && offsets.length > offset + length ? Number(offsets[offset + length]) - Number(offsets[offset]) : 0);
   let cost = length / 8;
   if (data.dictionary) for (const d of data.dictionary.data) cost += encodeCost(d);
-  if (arrow.DataType.isUtf8(type) || arrow.DataType.isBinary(type) || arrow.DataType.isLargeUtf8(type)) return cost + 4 * length + 2 * span();
+  if (arrow.DataType.isUtf8(type) || arrow.DataType.isBinary(type) || arrow.DataType.isLargeUtf8(type))
+    return cost + 4 * length + 2 * span();
   if (arrow.DataType.isBool(type)) return cost + length / 8;
   if (offsets && data.children.length === 1) {
     // A list or map: its child's cost in proportion to the child rows these rows reach.

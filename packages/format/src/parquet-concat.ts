@@ -532,12 +532,14 @@ export function stitchParquetColumns(template: Uint8Array, parts: readonly Parqu
   const owner: { part: number; at: number }[] = [];
   for (const [p, part] of parts.entries()) {
     for (const [at, f] of part.fields.entries()) {
-      if (!Number.isInteger(f) || f < 0 || f >= fields.length) throw new FormatError(`Parquet column part ${p}: no field ${f} in the schema`);
+      if (!Number.isInteger(f) || f < 0 || f >= fields.length)
+        throw new FormatError(`Parquet column part ${p}: no field ${f} in the schema`);
       if (owner[f] !== undefined) throw new FormatError(`Parquet column part ${p}: field ${f} is also in part ${owner[f]!.part}`);
       owner[f] = { part: p, at };
     }
   }
-  for (let f = 0; f < fields.length; f++) if (owner[f] === undefined) throw new FormatError(`Parquet column parts: no part holds field ${f}`);
+  for (let f = 0; f < fields.length; f++)
+    if (owner[f] === undefined) throw new FormatError(`Parquet column parts: no part holds field ${f}`);
 
   const split = parts.map((p, i) => {
     const s = splitFile(p.bytes, i);
@@ -548,19 +550,22 @@ export function stitchParquetColumns(template: Uint8Array, parts: readonly Parqu
     for (const [at, f] of p.fields.entries()) {
       const a = encodeValue({ t: T_LIST, elem: T_STRUCT, v: own[at]!.elements });
       const b = encodeValue({ t: T_LIST, elem: T_STRUCT, v: fields[f]!.elements });
-      if (!sameBytes(a, b)) throw new FormatError(`Parquet column part ${i}: field ${f} is encoded with another schema than the template's`);
+      if (!sameBytes(a, b))
+        throw new FormatError(`Parquet column part ${i}: field ${f} is encoded with another schema than the template's`);
     }
     const groups = field(s.meta, FMD_ROW_GROUPS);
     const list = groups?.t === T_LIST ? groups.v : [];
     const group = list[0];
-    if (list.length !== 1 || group?.t !== T_STRUCT) throw new FormatError(`Parquet column part ${i} has ${list.length} row groups, expected 1`);
+    if (list.length !== 1 || group?.t !== T_STRUCT)
+      throw new FormatError(`Parquet column part ${i} has ${list.length} row groups, expected 1`);
     const columns = field(group.v, RG_COLUMNS);
     const chunks = (columns?.t === T_LIST ? columns.v : []).map((c) => {
       if (c.t !== T_STRUCT) throw new FormatError(`Parquet column part ${i}: a column chunk is not a struct`);
       return c.v;
     });
     const leaves = own.reduce((n, f) => n + f.leaves, 0);
-    if (chunks.length !== leaves) throw new FormatError(`Parquet column part ${i} has ${chunks.length} column chunks for ${leaves} columns`);
+    if (chunks.length !== leaves)
+      throw new FormatError(`Parquet column part ${i} has ${chunks.length} column chunks for ${leaves} columns`);
     // The chunks of each of the part's fields, in order.
     const byField: TStruct[][] = [];
     let c = 0;
@@ -590,7 +595,8 @@ export function stitchParquetColumns(template: Uint8Array, parts: readonly Parqu
       const data = i64(m.v, CMD_DATA_PAGE_OFFSET);
       const dict = i64(m.v, CMD_DICTIONARY_PAGE_OFFSET);
       const size = i64(m.v, CMD_TOTAL_COMPRESSED_SIZE);
-      if (data === undefined || size === undefined) throw new FormatError(`Parquet column part ${part}: a column chunk lacks its offset or size`);
+      if (data === undefined || size === undefined)
+        throw new FormatError(`Parquet column part ${part}: a column chunk lacks its offset or size`);
       const start = Number(dict !== undefined && dict > 0n && dict < data ? dict : data);
       const length = Number(size);
       if (start < 4 || start + length > s.dataEnd) {

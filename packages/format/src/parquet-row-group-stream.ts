@@ -9,6 +9,7 @@
 import * as arrow from 'apache-arrow';
 
 import { FormatError } from './errors.js';
+import { encodeColumnSplit, MIN_COLUMN_SPLIT_ROWS } from './parquet-column-split.js';
 import { concatParquetFiles } from './parquet-concat.js';
 import { sharedParquetWorkerPool, type ParquetWorkerPool } from './parquet-worker-pool.js';
 import { joinIpcStreams, scanIpcStream, type IpcStreamSegment } from './ipc-stream.js';
@@ -84,8 +85,13 @@ export class ParquetRowGroupStream {
    */
   async add(batch: arrow.RecordBatch): Promise<void> {
     if (this.done) throw new FormatError('ParquetRowGroupStream: add() after finish() or abort()');
+    // Bad options fail the first add, not the cut of a group that may wait for finish().
+    parquetEncodeSettings(this.writeOptions);
     let offset = 0;
     while (offset < batch.numRows) {
+      // A full group is cut when more rows arrive: the one that stays full until finish() is the
+      // file's last, whose columns are encoded on all workers (see cut).
+      if (this.waitingRows >= this.groupRows) await this.cutAndWait();
       const take = Math.min(this.groupRows - this.waitingRows, batch.numRows - offset);
       const rows = offset === 0 && take === batch.numRows ? batch : batch.slice(offset, offset + take);
       // Among streams passed on (addIpc), rows join as a stream of their own: passed-on bytes never
@@ -99,11 +105,6 @@ export class ParquetRowGroupStream {
       this.waitingRows += take;
       this.total += take;
       offset += take;
-      if (this.waitingRows === this.groupRows) {
-        this.cut();
-        // Backpressure: rows beyond a few groups would only wait in the pool's queue.
-        while (this.parts.length - this.settled > this.maxPending) await this.parts[this.settled++];
-      }
     }
   }
 
@@ -119,6 +120,7 @@ export class ParquetRowGroupStream {
   async addIpc(segment: IpcStreamSegment): Promise<void> {
     if (this.done) throw new FormatError('ParquetRowGroupStream: addIpc() after finish() or abort()');
     if (segment.rows === 0) return;
+    if (this.waitingRows >= this.groupRows) await this.cutAndWait();
     const pending = this.waiting.length > 0 ? this.asSegment(this.waiting) : undefined;
     if (segment.rows > this.groupRows || pending === null) {
       for (const batch of arrow.tableFromIPC(segment.bytes).batches) await this.add(batch);
@@ -134,7 +136,6 @@ export class ParquetRowGroupStream {
     this.waitingIpc.push(segment);
     this.waitingRows += segment.rows;
     this.total += segment.rows;
-    if (this.waitingRows >= this.groupRows) await this.cutAndWait();
   }
 
   /**
@@ -160,7 +161,7 @@ export class ParquetRowGroupStream {
   async finish(): Promise<Uint8Array> {
     if (this.done) throw new FormatError('ParquetRowGroupStream: finish() called twice or after abort()');
     if (this.total === 0) throw new FormatError('ParquetRowGroupStream: finish() without rows (a Parquet file needs a schema)');
-    if (this.waitingRows > 0) this.cut();
+    if (this.waitingRows > 0) this.cut(true);
     this.done = true;
     return concatParquetFiles(await Promise.all(this.parts));
   }
@@ -175,6 +176,7 @@ export class ParquetRowGroupStream {
   }
 
   private async cutAndWait(): Promise<void> {
+    // Backpressure: rows beyond a few groups would only wait in the pool's queue.
     this.cut();
     while (this.parts.length - this.settled > this.maxPending) await this.parts[this.settled++];
   }
@@ -191,8 +193,26 @@ export class ParquetRowGroupStream {
     for (const s of streams) this.waiting.push(...arrow.tableFromIPC(s.bytes).batches);
   }
 
-  /** Hands the waiting rows to the pool as one group (its Arrow → IPC step runs here). */
-  private cut(): void {
+  /**
+   * Hands the waiting rows to the pool as one group (its Arrow → IPC step runs here). The file's
+   * last group (`last`), and a group that would leave a worker idle, has its columns encoded on
+   * all workers at once and stitched into one row group (`encodeColumnSplit`): otherwise its
+   * encoding runs alone on one worker at the end of the file while the other cores wait.
+   */
+  private cut(last = false): void {
+    const pool = this.pool;
+    if (pool !== null && pool.size >= 2 && this.waitingRows >= MIN_COLUMN_SPLIT_ROWS && (last || pool.pending + 1 < pool.size)) {
+      // Streams passed on become Arrow here: the columns are split on this thread.
+      if (this.waitingIpc.length > 0) this.ipcToArrow();
+      const part = encodeColumnSplit(pool, this.waiting, this.writeOptions);
+      if (part !== null) {
+        this.waiting = [];
+        this.waitingRows = 0;
+        part.catch(() => undefined); // awaited in order by add() or finish()
+        this.parts.push(part);
+        return;
+      }
+    }
     if (this.waitingIpc.length > 0) {
       const streams = this.waitingIpc;
       this.waitingIpc = [];
@@ -212,9 +232,11 @@ export class ParquetRowGroupStream {
       return;
     }
     const group = this.waiting;
+    const rows = this.waitingRows;
     this.waiting = [];
     this.waitingRows = 0;
-    const { ipc, settings } = prepareParquetInput(group, this.writeOptions);
+    // Streams turned into Arrow for a split that did not happen may hold a little more than groupRows.
+    const { ipc, settings } = prepareParquetInput(group, { ...this.writeOptions, rowGroupSize: Math.max(this.groupRows, rows) });
     let part: Promise<Uint8Array>;
     if (this.pool === null) {
       try {

@@ -18,6 +18,8 @@ import { ALL_TYPES, TYPE_ROWS, withNulls } from '../../../test/support/all-types
 import {
   encodeParquetRowGroupsAsync,
   FormatError,
+  ParquetRowGroupStream,
+  scanIpcStream,
   parseTypeString,
   readParquetFile,
   readParquetFooter,
@@ -75,7 +77,10 @@ function meta(bytes: Uint8Array) {
   return parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
 }
 
-function chunkBytes(bytes: Uint8Array, c: { meta_data?: { data_page_offset: bigint; dictionary_page_offset?: bigint; total_compressed_size: bigint } }): Uint8Array {
+function chunkBytes(
+  bytes: Uint8Array,
+  c: { meta_data?: { data_page_offset: bigint; dictionary_page_offset?: bigint; total_compressed_size: bigint } },
+): Uint8Array {
   const m = c.meta_data!;
   const start = Number(m.dictionary_page_offset ?? m.data_page_offset);
   return bytes.subarray(start, start + Number(m.total_compressed_size));
@@ -115,7 +120,11 @@ describe('column-split encoding of one row group', () => {
     const expected = await parquetWasmRows(whole);
     const got = await parquetWasmRows(stitched);
     expect(got).toHaveLength(ROWS);
-    for (const f of FIELDS) expect(got.map((r) => r[f.name]), f.name).toEqual(expected.map((r) => r[f.name]));
+    for (const f of FIELDS)
+      expect(
+        got.map((r) => r[f.name]),
+        f.name,
+      ).toEqual(expected.map((r) => r[f.name]));
   });
 
   it('reads back through hyparquet as the one-file encoding', async () => {
@@ -123,7 +132,11 @@ describe('column-split encoding of one row group', () => {
     const expected = await read(whole);
     const got = await read(stitched);
     expect(got).toHaveLength(ROWS);
-    for (const f of FIELDS) expect(got.map((r) => r[f.name]), f.name).toEqual(expected.map((r) => r[f.name]));
+    for (const f of FIELDS)
+      expect(
+        got.map((r) => r[f.name]),
+        f.name,
+      ).toEqual(expected.map((r) => r[f.name]));
   });
 
   it.skipIf(!duck)('reads back through DuckDB as the one-file encoding', async () => {
@@ -206,32 +219,99 @@ describe('column-split encoding of one row group', () => {
     const one = writeParquetFile(input, { compression: 'zstd', rowGroupSize: ROWS });
     const expected = await parquetWasmRows(one);
     const got = await parquetWasmRows(file);
-    for (const f of FIELDS) expect(got.map((r) => r[f.name]), f.name).toEqual(expected.map((r) => r[f.name]));
+    for (const f of FIELDS)
+      expect(
+        got.map((r) => r[f.name]),
+        f.name,
+      ).toEqual(expected.map((r) => r[f.name]));
     // Three groups on two workers: the first two whole, the third (it would run alone) column-split.
     const three = await encodeParquetRowGroupsAsync(input, { pool: pool(2), compression: 'zstd', rowGroupRows: 9_000 });
     expect(meta(three).row_groups.map((g) => g.num_rows)).toEqual([9000n, 9000n, 6000n]);
     const got3 = await parquetWasmRows(three);
-    for (const f of FIELDS) expect(got3.map((r) => r[f.name]), f.name).toEqual(expected.map((r) => r[f.name]));
+    for (const f of FIELDS)
+      expect(
+        got3.map((r) => r[f.name]),
+        f.name,
+      ).toEqual(expected.map((r) => r[f.name]));
+  });
+
+  it('encodes the last group of a streamed file column-split, from Arrow rows and from IPC streams passed on', async () => {
+    const expected = await parquetWasmRows(whole);
+    for (const viaIpc of [false, true]) {
+      const p = pool(2);
+      const calls = { whole: 0, segments: 0 };
+      const encodeIpc = p.encodeIpc.bind(p);
+      const encodeIpcSegments = p.encodeIpcSegments.bind(p);
+      p.encodeIpc = (ipc, settings) => {
+        calls.whole++;
+        return encodeIpc(ipc, settings);
+      };
+      p.encodeIpcSegments = (segments, settings) => {
+        calls.segments++;
+        return encodeIpcSegments(segments, settings);
+      };
+      // One group of all rows: it is full when the last rows arrive, and cut as the last by finish().
+      const stream = new ParquetRowGroupStream({ groupRows: ROWS, pool: p, createdBy: `stream ${viaIpc}` });
+      for (const b of input) {
+        if (viaIpc) await stream.addIpc(scanIpcStream(arrow.tableToIPC(new arrow.Table([b]), 'stream'))!);
+        else await stream.add(b);
+      }
+      expect(calls).toEqual({ whole: 0, segments: 0 }); // nothing cut before finish()
+      const file = await stream.finish();
+      // The template of the whole schema, then one part per worker; no group encoded whole.
+      expect(calls).toEqual({ whole: 3, segments: 0 });
+      const m = meta(file);
+      expect(m.row_groups.map((g) => g.num_rows)).toEqual([BigInt(ROWS)]);
+      expect(m.created_by).toBe(`stream ${viaIpc}`);
+      const got = await parquetWasmRows(file);
+      for (const f of FIELDS)
+        expect(
+          got.map((r) => r[f.name]),
+          `${f.name} (ipc: ${viaIpc})`,
+        ).toEqual(expected.map((r) => r[f.name]));
+    }
   });
 
   it('refuses parts that do not fit together, naming the part', async () => {
     const p = pool(2);
     const plan = planColumnSplit(input, 2)!;
     const template = writeParquetFile(new arrow.Table(input[0]!.schema), { compression: 'snappy' });
-    const part = (fields: number[], b = input) => writeParquetFile(new arrow.Table(b).selectAt(fields), { compression: 'snappy', rowGroupSize: ROWS });
+    const part = (fields: number[], b = input) =>
+      writeParquetFile(new arrow.Table(b).selectAt(fields), { compression: 'snappy', rowGroupSize: ROWS });
     const [a, b] = plan.map((f) => part(f));
-    expect(stitchParquetColumns(template, [{ bytes: a!, fields: plan[0]! }, { bytes: b!, fields: plan[1]! }]).length).toBeGreaterThan(0);
+    expect(
+      stitchParquetColumns(template, [
+        { bytes: a!, fields: plan[0]! },
+        { bytes: b!, fields: plan[1]! },
+      ]).length,
+    ).toBeGreaterThan(0);
     expect(() => stitchParquetColumns(template, [{ bytes: a!, fields: plan[0]! }])).toThrow(/no part holds field/);
-    expect(() => stitchParquetColumns(template, [{ bytes: a!, fields: plan[0]! }, { bytes: a!, fields: plan[0]! }])).toThrow(/also in part 0/);
+    expect(() =>
+      stitchParquetColumns(template, [
+        { bytes: a!, fields: plan[0]! },
+        { bytes: a!, fields: plan[0]! },
+      ]),
+    ).toThrow(/also in part 0/);
     const short = part(plan[1]!, [input[0]!]);
-    expect(() => stitchParquetColumns(template, [{ bytes: a!, fields: plan[0]! }, { bytes: short, fields: plan[1]! }])).toThrow(
-      /part 1 has 5000 rows, part 0 has 24000/,
-    );
+    expect(() =>
+      stitchParquetColumns(template, [
+        { bytes: a!, fields: plan[0]! },
+        { bytes: short, fields: plan[1]! },
+      ]),
+    ).toThrow(/part 1 has 5000 rows, part 0 has 24000/);
     // Field lists that do not match the part's schema.
-    expect(() => stitchParquetColumns(template, [{ bytes: b!, fields: plan[0]! }, { bytes: a!, fields: plan[1]! }])).toThrow(FormatError);
-    expect(() => stitchParquetColumns(template, [{ bytes: a!.subarray(0, 100), fields: plan[0]! }, { bytes: b!, fields: plan[1]! }])).toThrow(
-      /part 0 is not a Parquet file/,
-    );
+    expect(() =>
+      stitchParquetColumns(template, [
+        { bytes: b!, fields: plan[0]! },
+        { bytes: a!, fields: plan[1]! },
+      ]),
+    ).toThrow(FormatError);
+    expect(() =>
+      stitchParquetColumns(template, [
+        { bytes: a!.subarray(0, 100), fields: plan[0]! },
+        { bytes: b!, fields: plan[1]! },
+      ]),
+    ).toThrow(/part 0 is not a Parquet file/);
     await p.close();
   });
 });

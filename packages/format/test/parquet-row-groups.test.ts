@@ -84,12 +84,21 @@ describe('encodeParquetRowGroupsAsync', () => {
   });
 
   it('cuts a file into equal row groups when it cuts for the workers, not at rowGroupRows', async () => {
+    // Columns split between the workers keep the file in one group (the same rows, see
+    // parquet-column-stitch.test.ts); a file of one column is cut into a group per worker instead.
     const t = table(200_001, 50_000);
-    const bytes = await encodeParquetRowGroupsAsync(t, { pool: pool(2) });
+    const split = await encodeParquetRowGroupsAsync(t, { pool: pool(2) });
+    const splitIo = new CountingFileIO().put('f', split).asFileIO();
+    expect((await readParquetFooter(splitIo, 'f')).rowGroups.map((g) => g.numRows)).toEqual([200_001n]);
+    const oneColumn = t.selectAt([0]);
+    const cut = await encodeParquetRowGroupsAsync(oneColumn, { pool: pool(2) });
+    const cutIo = new CountingFileIO().put('f', cut).asFileIO();
+    expect((await readParquetFooter(cutIo, 'f')).rowGroups.map((g) => g.numRows)).toEqual([100_001n, 100_000n]);
+    const bytes = await encodeParquetRowGroupsAsync(t, { pool: pool(2), rowGroupRows: 150_000 });
     const io = new CountingFileIO().put('f', bytes).asFileIO();
     const footer = await readParquetFooter(io, 'f');
-    // 131,072 + 68,929 before: one worker had twice the other's rows to encode (and to decode on read).
-    expect(footer.rowGroups.map((g) => g.numRows)).toEqual([100_001n, 100_000n]);
+    // Groups of rowGroupRows: one per worker, each encoded whole.
+    expect(footer.rowGroups.map((g) => g.numRows)).toEqual([150_000n, 50_001n]);
     const file = await ParquetDataFile.open(io, 'f', { rowCount: 200_001 });
     const batches = await file.decode([0, 1], { columns: ['id', 'name'], pool: pool(2) });
     const ids = batches.flatMap((b) => [...(b.getChild('id')!.toArray() as BigInt64Array)]);
