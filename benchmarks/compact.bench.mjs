@@ -206,7 +206,8 @@ export function toMarkdown(r) {
     '- **compactAppendTable** (`full: true`): plans, reads every file through the ordered read-ahead (8 row groups, ' +
       'decoded on the worker pool, up to two short decode jobs waiting on each worker), writes one output file whose row ' +
       'groups go to the worker pool as soon as each is full (so the encoding of the first groups overlaps the decoding of ' +
-      'the later inputs; the groups a buffered write would cut: one per worker, at least 131,072 rows, equal sizes), ' +
+      'the later inputs; the groups a buffered write would cut: one per worker, at least 131,072 rows, equal sizes; the ' +
+      "last group's columns are split between the workers and stitched into one row group), " +
       "commits a COMPACT snapshot. The row groups of inputs in the table's current schema go from the decode workers " +
       'to the encode workers as Arrow IPC bytes (joined per output group on the encoding worker, statistics from the ' +
       "inputs' manifest entries): the main thread only hands bytes on. *Rows through Arrow*: the same with " +
@@ -234,7 +235,7 @@ export function toMarkdown(r) {
         (x) =>
           `- Ceiling for ${x.backend} ${x.files} × ${fmtInt(x.rowsPerFile)} rows: with ${fmtNum(x.cpuVsRaw, 2)} × raw's CPU work, two ` +
           `idle cores give at most ${fmtNum(2 / x.cpuVsRaw, 2)} × raw's speed, less the time the reading and the encoding ` +
-          'do not overlap (the last output group is encoded after the last input is read). The extra work with workers over ' +
+          'do not overlap (the last output group is encoded, column-split, after the last input is read). The extra work with workers over ' +
           `pool off (${fmtNum(x.cpuVsRaw - x.poolOffCpuVsRaw, 2)} × raw's) is a fixed cost per process that weighs most on ` +
           'small inputs: starting the worker threads and warming each one up (its own JS heap and wasm memory growing, its ' +
           'first slower calls); the compiled parquet-wasm is shared by all threads of the process (see read-data.md, ' +
@@ -282,9 +283,11 @@ function timelineSection(results) {
       const idle = Object.values(t.idleMsByCause).reduce((a, b) => a + b, 0);
       const onMain = t.idleMsByCause['nothing queued (waiting for the main thread to submit)'] + t.idleMsByCause['queued, not yet posted'];
       out.push(
-        `  - limit: the last output group's encoding ran alone for ${fmtNum(t.tailMs, 0)} ms after the last decode ` +
-          `(${fmtNum((100 * t.tailMs) / Math.max(t.poolSpanMs, 1), 0)} % of the pool's busy span, one core idle: a group ` +
-          'per worker, and the last one can only start when the last input is decoded); ' +
+        `  - limit: encoding went on for ${fmtNum(t.tailMs, 0)} ms after the last decode ` +
+          `(${fmtNum((100 * t.tailMs) / Math.max(t.poolSpanMs, 1), 0)} % of the pool's busy span) with the workers busy ` +
+          `${fmtNum((100 * t.tailEncodeMs) / Math.max(1, t.tailMs * t.workers.length), 0)} % of it: the last output group can ` +
+          'only start when the last input is decoded, and its columns are split between the workers (the rest is the ' +
+          'imbalance of the parts and a previous group still encoding); ' +
           `${fmtNum((100 * onMain) / Math.max(idle, 1), 0)} % of the workers' idle time waited on the main thread (busy ` +
           `${fmtNum(t.mainBusyPct, 0)} % of the run, a shared machine's other load included: it reads the inputs, hands the ` +
           'decoded IPC bytes on, plans and commits; rows of another schema still go through Arrow there).',

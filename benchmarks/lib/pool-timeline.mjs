@@ -205,7 +205,8 @@ export function describeTimeline(s) {
     `workers busy: ${s.workers.map((w) => `${w.busyPct} % (${w.decodes} decodes, ${w.encodes} encodes)`).join(' / ')}; ` +
       `main thread busy ${s.mainBusyPct} % of the run`,
     `${s.decodeJobs} decode jobs of ${s.decodeAvgMs} ms, ${s.encodeJobs} encode jobs of ${s.encodeAvgMs} ms; first encode queued at ` +
-      `${ms(s.firstEncodeQueuedMs ?? 0)}, last decode done at ${ms(s.lastDecodeEndMs)}, then ${ms(s.tailMs)} of encoding alone`,
+      `${ms(s.firstEncodeQueuedMs ?? 0)}, last decode done at ${ms(s.lastDecodeEndMs)}, then ${ms(s.tailMs)} of encoding only ` +
+      `(the workers busy ${Math.round((100 * s.tailEncodeMs) / Math.max(1, s.tailMs * s.workers.length))} % of it)`,
     `the workers idled ${Math.round(100 - s.workers.reduce((t, w) => t + w.busyPct, 0) / s.workers.length)} % of the pool's span; ` +
       `worker idle by cause: ${Object.entries(s.idleMsByCause)
         .map(([k, v]) => `${k} ${ms(v)}`)
