@@ -85,13 +85,8 @@ export class ParquetRowGroupStream {
    */
   async add(batch: arrow.RecordBatch): Promise<void> {
     if (this.done) throw new FormatError('ParquetRowGroupStream: add() after finish() or abort()');
-    // Bad options fail the first add, not the cut of a group that may wait for finish().
-    parquetEncodeSettings(this.writeOptions);
     let offset = 0;
     while (offset < batch.numRows) {
-      // A full group is cut when more rows arrive: the one that stays full until finish() is the
-      // file's last, whose columns are encoded on all workers (see cut).
-      if (this.waitingRows >= this.groupRows) await this.cutAndWait();
       const take = Math.min(this.groupRows - this.waitingRows, batch.numRows - offset);
       const rows = offset === 0 && take === batch.numRows ? batch : batch.slice(offset, offset + take);
       // Among streams passed on (addIpc), rows join as a stream of their own: passed-on bytes never
@@ -105,6 +100,11 @@ export class ParquetRowGroupStream {
       this.waitingRows += take;
       this.total += take;
       offset += take;
+      if (this.waitingRows === this.groupRows) {
+        this.cut();
+        // Backpressure: rows beyond a few groups would only wait in the pool's queue.
+        while (this.parts.length - this.settled > this.maxPending) await this.parts[this.settled++];
+      }
     }
   }
 
@@ -120,7 +120,6 @@ export class ParquetRowGroupStream {
   async addIpc(segment: IpcStreamSegment): Promise<void> {
     if (this.done) throw new FormatError('ParquetRowGroupStream: addIpc() after finish() or abort()');
     if (segment.rows === 0) return;
-    if (this.waitingRows >= this.groupRows) await this.cutAndWait();
     const pending = this.waiting.length > 0 ? this.asSegment(this.waiting) : undefined;
     if (segment.rows > this.groupRows || pending === null) {
       for (const batch of arrow.tableFromIPC(segment.bytes).batches) await this.add(batch);
@@ -136,6 +135,7 @@ export class ParquetRowGroupStream {
     this.waitingIpc.push(segment);
     this.waitingRows += segment.rows;
     this.total += segment.rows;
+    if (this.waitingRows >= this.groupRows) await this.cutAndWait();
   }
 
   /**
@@ -176,7 +176,6 @@ export class ParquetRowGroupStream {
   }
 
   private async cutAndWait(): Promise<void> {
-    // Backpressure: rows beyond a few groups would only wait in the pool's queue.
     this.cut();
     while (this.parts.length - this.settled > this.maxPending) await this.parts[this.settled++];
   }
@@ -195,13 +194,14 @@ export class ParquetRowGroupStream {
 
   /**
    * Hands the waiting rows to the pool as one group (its Arrow → IPC step runs here). The file's
-   * last group (`last`), and a group that would leave a worker idle, has its columns encoded on
-   * all workers at once and stitched into one row group (`encodeColumnSplit`): otherwise its
-   * encoding runs alone on one worker at the end of the file while the other cores wait.
+   * last group (`last`: cut by finish()) and a group cut while a worker has nothing to do (the last
+   * full group of a compaction, say, cut after every input was decoded) have their columns encoded
+   * on all workers at once and stitched into one row group (`encodeColumnSplit`): otherwise such a
+   * group's encoding runs on one worker while another idles.
    */
   private cut(last = false): void {
     const pool = this.pool;
-    if (pool !== null && pool.size >= 2 && this.waitingRows >= MIN_COLUMN_SPLIT_ROWS && (last || pool.pending + 1 < pool.size)) {
+    if (pool !== null && pool.size >= 2 && this.waitingRows >= MIN_COLUMN_SPLIT_ROWS && (last || pool.pending < pool.size)) {
       // Streams passed on become Arrow here: the columns are split on this thread.
       if (this.waitingIpc.length > 0) this.ipcToArrow();
       const part = encodeColumnSplit(pool, this.waiting, this.writeOptions);

@@ -250,15 +250,15 @@ describe('column-split encoding of one row group', () => {
         calls.segments++;
         return encodeIpcSegments(segments, settings);
       };
-      // One group of all rows: it is full when the last rows arrive, and cut as the last by finish().
-      const stream = new ParquetRowGroupStream({ groupRows: ROWS, pool: p, createdBy: `stream ${viaIpc}` });
+      // The rows never fill a group: the one group is the file's last, cut by finish().
+      const stream = new ParquetRowGroupStream({ groupRows: ROWS + 1, pool: p, createdBy: `stream ${viaIpc}` });
       for (const b of input) {
         if (viaIpc) await stream.addIpc(scanIpcStream(arrow.tableToIPC(new arrow.Table([b]), 'stream'))!);
         else await stream.add(b);
       }
-      expect(calls).toEqual({ whole: 0, segments: 0 }); // nothing cut before finish()
+      expect(calls).toEqual({ whole: 0, segments: 0 });
       const file = await stream.finish();
-      // The template of the whole schema, then one part per worker; no group encoded whole.
+      // The template of the whole schema, then one part per worker; nothing encoded whole.
       expect(calls).toEqual({ whole: 3, segments: 0 });
       const m = meta(file);
       expect(m.row_groups.map((g) => g.num_rows)).toEqual([BigInt(ROWS)]);
@@ -268,6 +268,41 @@ describe('column-split encoding of one row group', () => {
         expect(
           got.map((r) => r[f.name]),
           `${f.name} (ipc: ${viaIpc})`,
+        ).toEqual(expected.map((r) => r[f.name]));
+    }
+  });
+
+  it('splits a full group of a stream only when a worker would otherwise idle', async () => {
+    const expected = await parquetWasmRows(whole);
+    for (const busy of [false, true]) {
+      const p = pool(2);
+      const columns: number[] = []; // the column count of each encode job
+      const encodeIpc = p.encodeIpc.bind(p);
+      p.encodeIpc = (ipc, settings) => {
+        columns.push(arrow.tableFromIPC(ipc).schema.fields.length);
+        return encodeIpc(ipc, settings);
+      };
+      const stream = new ParquetRowGroupStream({ groupRows: 20_000, pool: p });
+      await stream.add(input[0]!);
+      await stream.add(input[1]!);
+      // Both workers have a job in hand when the group fills up (its cut runs before add() awaits anything).
+      const filler = (): Promise<Uint8Array> =>
+        encodeIpc(arrow.tableToIPC(new arrow.Table([input[0]!]), 'stream'), { codec: 0, createdBy: 'filler' });
+      const jobs = busy ? [filler(), filler()] : [];
+      await stream.add(input[2]!);
+      await Promise.all(jobs);
+      const file = await stream.finish();
+      const all = FIELDS.length;
+      const parts = columns.filter((n) => n < all);
+      if (busy)
+        expect(parts).toEqual([]); // the group went to the pool whole
+      else expect(parts.reduce((a, b) => a + b, 0)).toBe(all); // its columns went to the workers in parts
+      expect(meta(file).row_groups.map((g) => g.num_rows)).toEqual([20_000n, 4_000n]);
+      const got = await parquetWasmRows(file);
+      for (const f of FIELDS)
+        expect(
+          got.map((r) => r[f.name]),
+          `${f.name} (busy: ${busy})`,
         ).toEqual(expected.map((r) => r[f.name]));
     }
   });
