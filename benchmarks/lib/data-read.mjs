@@ -169,7 +169,7 @@ export function dataReadMarkdown(d) {
     `## ${fmtInt(d.rows)} rows in ${d.files} data files`,
     '',
     `An append table of ${fmtInt(d.rows)} rows written by tidemark in ${d.files} commits of one file each (row groups ` +
-      'as the parallel writer cuts them, of equal size; id BIGINT, name STRING of 16 unique chars, amount DOUBLE, ' +
+      "as tidemark's writer cuts them: one per file up to 1,048,576 rows, its columns encoded on both workers; id BIGINT, name STRING of 16 unique chars, amount DOUBLE, " +
       'ts TIMESTAMP(3), dt STRING; zstd). ' +
       `Median of ${d.runs} fresh-process runs per reader, runs interleaved.`,
     '',
