@@ -9,9 +9,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
 import { readParquetFooter, sharedParquetWorkerPool, type DataFileMeta } from '@tidemark/format';
-import { SchemaChanges, alterTable, openTable, valueReader, type Table } from '@tidemark/core';
+import { SchemaChanges, alterTable, openTable, type Table } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
 import { TYPED_SPEC, createTable, typedRow } from '../packages/maintenance/test/compact-helpers.js';
+import { rowsInReadOrder } from '../packages/maintenance/test/pk-helpers.js';
 import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
 
 /** Input files in append order (rows each): small and larger ones, one of a single row. */
@@ -50,25 +51,6 @@ async function copyOf(table: Table, location: string): Promise<Table> {
   return openTable(location, { fileIO: table.fileIO });
 }
 
-/** Every row in stored order, as canonical strings of the exact internal values. */
-async function rowsInOrder(table: Table): Promise<string[]> {
-  const read = table.newRead();
-  const schema = await read.tableSchema();
-  const out: string[] = [];
-  for await (const batch of read.batches()) {
-    const readers = schema.fields.map((f, c) => valueReader(batch.data.children[c]!, f.type));
-    for (let r = 0; r < batch.numRows; r++) {
-      out.push(
-        JSON.stringify(
-          readers.map((read) => read(r)),
-          (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v),
-        ),
-      );
-    }
-  }
-  return out;
-}
-
 async function outputs(table: Table): Promise<{ meta: DataFileMeta; path: string }[]> {
   return (await table.newRead().plan()).splits.flatMap((s) => s.files.map((f) => ({ meta: f.meta, path: f.path })));
 }
@@ -89,16 +71,16 @@ async function compact(table: Table, passDecodedRows: boolean): Promise<number> 
 async function sameAsArrowPath(fileIO: FileIO, root: string | undefined, evolve: boolean): Promise<void> {
   const passed = await filled(fileIO, root === undefined ? undefined : `${root}/a`, evolve);
   const arrowed = await copyOf(passed, `${root ?? passed.location.slice(0, passed.location.lastIndexOf('/'))}/copy-${evolve}`);
-  const before = await rowsInOrder(passed);
-  expect(await rowsInOrder(arrowed)).toEqual(before);
+  const before = await rowsInReadOrder(passed);
+  expect(await rowsInReadOrder(arrowed)).toEqual(before);
 
   expect(await compact(passed, true)).toBeGreaterThan(0);
   expect(await compact(arrowed, false)).toBe(0);
 
-  const rows = await rowsInOrder(passed);
+  const rows = await rowsInReadOrder(passed);
   expect(rows).toHaveLength(LAYOUT.reduce((a, b) => a + b, 0));
   expect(rows).toEqual(before);
-  expect(await rowsInOrder(arrowed)).toEqual(rows);
+  expect(await rowsInReadOrder(arrowed)).toEqual(rows);
 
   const [a] = await outputs(passed);
   const [b] = await outputs(arrowed);

@@ -184,22 +184,8 @@ export class ParquetDataFile {
     if (options.columns) this.checkColumns(options.columns);
     const pool = options.pool === false ? null : (options.pool ?? sharedParquetWorkerPool());
     const what = describeGroups(groups);
-    let batches: arrow.RecordBatch[];
-    if (pool === null || pool.size === 0) {
-      batches = await this.decodeHere(groups, options, what);
-    } else {
-      const ipc = await this.decodeOnPool(pool, groups, options, what);
-      try {
-        batches = arrow.tableFromIPC(ipc).batches;
-      } catch (err) {
-        throw corrupt(this.path, `cannot decode ${what}`, err);
-      }
-    }
-    const decoded = batches.reduce((a, b) => a + b.numRows, 0);
-    if (decoded !== expected) {
-      throw new CorruptFileError(this.path, `${what} decoded to ${decoded} rows, but its footer records ${expected}`);
-    }
-    return batches;
+    if (pool === null || pool.size === 0) return this.checkedRows(await this.decodeHere(groups, options, what), what, expected);
+    return this.batchesOf(await this.decodeOnPool(pool, groups, options, what), what, expected);
   }
 
   /**
@@ -222,22 +208,32 @@ export class ParquetDataFile {
     const ipc = await this.decodeOnPool(pool, groups, options, what);
     const segment = scanIpcStream(ipc);
     if (segment === null) {
-      let batches: arrow.RecordBatch[];
-      try {
-        batches = arrow.tableFromIPC(ipc).batches;
-      } catch (err) {
-        throw corrupt(this.path, `cannot decode ${what}`, err);
-      }
-      const decoded = batches.reduce((a, b) => a + b.numRows, 0);
-      if (decoded !== expected) {
-        throw new CorruptFileError(this.path, `${what} decoded to ${decoded} rows, but its footer records ${expected}`);
-      }
-      return { batches };
+      return { batches: this.batchesOf(ipc, what, expected) };
     }
     if (segment.rows !== expected) {
       throw new CorruptFileError(this.path, `${what} decoded to ${segment.rows} rows, but its footer records ${expected}`);
     }
     return { segment };
+  }
+
+  /** The record batches of a worker's IPC stream for `what`, which must hold `expected` rows. */
+  private batchesOf(ipc: Uint8Array, what: string, expected: number): arrow.RecordBatch[] {
+    let batches: arrow.RecordBatch[];
+    try {
+      batches = arrow.tableFromIPC(ipc).batches;
+    } catch (err) {
+      throw corrupt(this.path, `cannot decode ${what}`, err);
+    }
+    return this.checkedRows(batches, what, expected);
+  }
+
+  /** `batches`, after checking they hold the `expected` rows the footer records for `what`. */
+  private checkedRows(batches: arrow.RecordBatch[], what: string, expected: number): arrow.RecordBatch[] {
+    const decoded = batches.reduce((a, b) => a + b.numRows, 0);
+    if (decoded !== expected) {
+      throw new CorruptFileError(this.path, `${what} decoded to ${decoded} rows, but its footer records ${expected}`);
+    }
+    return batches;
   }
 
   private expectedRows(groups: readonly number[]): number {

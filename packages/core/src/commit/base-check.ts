@@ -117,14 +117,7 @@ export class BaseCheckMemory {
    */
   skipped(path: string, bucket: string): void {
     this.checkedBuckets.delete(bucket);
-    const files = this.pending.get(bucket);
-    if (files === undefined) return;
-    for (const [id, f] of files) {
-      if (f.path !== path) continue;
-      files.delete(id);
-      this.pendingFiles--;
-    }
-    if (files.size === 0) this.pending.delete(bucket);
+    this.unpend(path, bucket);
   }
 
   /**
@@ -157,6 +150,11 @@ export class BaseCheckMemory {
   /** `path` exists with its recorded size: it is no longer pending. */
   passed(path: string, bucket: string): void {
     this.goodFiles.add(path);
+    this.unpend(path, bucket);
+  }
+
+  /** `path` of `bucket` is no longer pending (under any manifest that added it). */
+  private unpend(path: string, bucket: string): void {
     const files = this.pending.get(bucket);
     if (files === undefined) return;
     for (const [id, f] of files) {
