@@ -8,10 +8,10 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
-import { readParquetFooter, sharedParquetWorkerPool, type DataFileMeta } from '@tidemark/format';
+import { readParquetFooter, sharedParquetWorkerPool } from '@tidemark/format';
 import { SchemaChanges, alterTable, openTable, type Table } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
-import { TYPED_SPEC, createTable, typedRow } from '../packages/maintenance/test/compact-helpers.js';
+import { TYPED_SPEC, copyOf, createTable, liveFileMetas, typedRow } from '../packages/maintenance/test/compact-helpers.js';
 import { rowsInReadOrder } from '../packages/maintenance/test/pk-helpers.js';
 import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
 
@@ -43,18 +43,6 @@ async function filled(fileIO: FileIO, warehouse: string | undefined, evolve: boo
   return table;
 }
 
-/** A copy of every file of `table` under `location` (same file names, so the plan's order is the same). */
-async function copyOf(table: Table, location: string): Promise<Table> {
-  for await (const st of table.fileIO.list(table.location)) {
-    await table.fileIO.write(`${location}${st.path.slice(table.location.length)}`, await table.fileIO.read(st.path));
-  }
-  return openTable(location, { fileIO: table.fileIO });
-}
-
-async function outputs(table: Table): Promise<{ meta: DataFileMeta; path: string }[]> {
-  return (await table.newRead().plan()).splits.flatMap((s) => s.files.map((f) => ({ meta: f.meta, path: f.path })));
-}
-
 /** Compacts `table`; returns how many output groups were joined from IPC streams on the workers. */
 async function compact(table: Table, passDecodedRows: boolean): Promise<number> {
   const joined = vi.spyOn(sharedParquetWorkerPool(), 'encodeIpcSegments');
@@ -82,8 +70,8 @@ async function sameAsArrowPath(fileIO: FileIO, root: string | undefined, evolve:
   expect(rows).toEqual(before);
   expect(await rowsInReadOrder(arrowed)).toEqual(rows);
 
-  const [a] = await outputs(passed);
-  const [b] = await outputs(arrowed);
+  const [a] = await liveFileMetas(passed);
+  const [b] = await liveFileMetas(arrowed);
   const { fileName: _a, creationTime: _ta, fileSize: sizeA, ...entryA } = a!.meta;
   const { fileName: _b, creationTime: _tb, fileSize: sizeB, ...entryB } = b!.meta;
   // Field by field: statistics, row count, sequence numbers, schema id, level, file source.
@@ -118,7 +106,7 @@ function countingStats(io: FileIO): { io: FileIO; stats: Map<string, number> } {
 describe("the COMPACT commit's check of the table it builds on", () => {
   it('does not stat the inputs it deletes; the next commit to the bucket stats the output (local disk)', async () => {
     const table = await filled(new LocalFileIO(), undefined, false);
-    const inputs = await outputs(table);
+    const inputs = await liveFileMetas(table);
     const { io, stats } = countingStats(table.fileIO);
     const counted = await openTable(table.location, { fileIO: io });
     const s = await compactAppendTable(counted, { full: true });
@@ -126,7 +114,7 @@ describe("the COMPACT commit's check of the table it builds on", () => {
     expect(inputs.filter((f) => stats.has(f.path)).map((f) => f.path)).toEqual([]);
     // Its bucket is folded afresh by the next commit that touches it: the live output is checked.
     stats.clear();
-    const [output] = await outputs(counted);
+    const [output] = await liveFileMetas(counted);
     await counted.append([typedRow(99_999, '2024-05-01')]);
     expect(stats.get(output!.path)).toBe(1);
     expect(inputs.filter((f) => stats.has(f.path)).map((f) => f.path)).toEqual([]);

@@ -15,7 +15,14 @@ import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
 import { CorruptFileError, readParquetFooter, sharedParquetWorkerPool, type DataFileMeta } from '@tidemark/format';
 import { SchemaChanges, alterTable, openTable, type Table } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
-import { TYPED_SPEC, createTable, parquetFilesOnDisk, typedRow } from '../packages/maintenance/test/compact-helpers.js';
+import {
+  TYPED_SPEC,
+  copyOf,
+  createTable,
+  parquetFilesOnDisk,
+  liveFileMetas,
+  typedRow,
+} from '../packages/maintenance/test/compact-helpers.js';
 import { rowsInReadOrder } from '../packages/maintenance/test/pk-helpers.js';
 import { runTidemark } from './support/cli-process.js';
 import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
@@ -46,18 +53,6 @@ async function filled(fileIO: FileIO, compression: string, warehouse?: string, o
     await table.append(Array.from({ length: rows }, () => typedRow(++id, '2024-05-01')));
   }
   return table;
-}
-
-/** A copy of every file of `table` under `location` (same file names, so the plan's order is the same). */
-async function copyOf(table: Table, location: string): Promise<Table> {
-  for await (const st of table.fileIO.list(table.location)) {
-    await table.fileIO.write(`${location}${st.path.slice(table.location.length)}`, await table.fileIO.read(st.path));
-  }
-  return openTable(location, { fileIO: table.fileIO });
-}
-
-async function outputs(table: Table): Promise<{ meta: DataFileMeta; path: string }[]> {
-  return (await table.newRead().plan()).splits.flatMap((s) => s.files.map((f) => ({ meta: f.meta, path: f.path })));
 }
 
 /** The manifest fields a rewrite decides, not its file name, size or creation time. */
@@ -92,10 +87,10 @@ async function compactBothWays(table: Table, copyLocation: string): Promise<{ co
   } finally {
     decodes.mockRestore();
   }
-  const [a] = await outputs(table);
-  const [b] = await outputs(plain);
-  expect(await outputs(table)).toHaveLength(1);
-  expect(await outputs(plain)).toHaveLength(1);
+  const [a] = await liveFileMetas(table);
+  const [b] = await liveFileMetas(plain);
+  expect(await liveFileMetas(table)).toHaveLength(1);
+  expect(await liveFileMetas(plain)).toHaveLength(1);
   // Field by field, statistics included: the copied inputs' manifest stats merged with the decoded rows'.
   expect(comparable(a!.meta)).toEqual(comparable(b!.meta));
   expect(a!.meta.valueStats.nullCounts?.some((n) => n! > 0)).toBe(true);
@@ -182,14 +177,14 @@ describe('append compaction copying the row groups of large inputs', () => {
     const altered = await openTable(table.location, { fileIO: table.fileIO });
     expect(await decodesOf(altered)).toBe(LAYOUT.length);
     // Whole string bounds now, which only the rows give: the longest `s` is over 16 characters.
-    const [out] = await outputs(altered);
+    const [out] = await liveFileMetas(altered);
     expect(out!.meta.schemaId).toBe(1);
     expect(out!.meta.rowCount).toBe(LAYOUT.reduce((x, y) => x + y, 0));
   }, 120_000);
 
   it('fails on a large input whose footer does not parse, naming it, and leaves the table as it was', async () => {
     const table = await filled(new LocalFileIO(), 'zstd');
-    const large = (await outputs(table)).find((f) => f.meta.rowCount === LARGE);
+    const large = (await liveFileMetas(table)).find((f) => f.meta.rowCount === LARGE);
     // The footer length points before the file's start: the magic bytes stay, so only the footer is wrong.
     const bytes = await table.fileIO.read(large!.path);
     new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 8, bytes.length, true);
@@ -229,7 +224,7 @@ describe('append compaction copying the row groups of large inputs', () => {
     dirs.push(dir);
     const plain = await copyOf(table, join(dir, 'plain'));
     const groupsOf = async (t: Table): Promise<number[]> => {
-      const [out, ...rest] = await outputs(await openTable(t.location, { fileIO: t.fileIO }));
+      const [out, ...rest] = await liveFileMetas(await openTable(t.location, { fileIO: t.fileIO }));
       expect(rest).toHaveLength(0);
       return (await readParquetFooter(t.fileIO, out!.path)).rowGroups.map((g) => Number(g.numRows));
     };

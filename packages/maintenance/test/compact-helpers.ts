@@ -7,6 +7,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalFileIO, type FileIO } from '@tidemark/storage';
+import type { DataFileMeta } from '@tidemark/format';
 import { FileSystemCatalog, dataManifests, liveEntries, openTable, valueReader, type Table, type TableSpec } from '@tidemark/core';
 
 export const TYPED_SPEC: TableSpec = {
@@ -147,4 +148,17 @@ export function hookedFileIO(io: FileIO, hook: () => Promise<void>): FileIO {
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   });
+}
+
+/** A copy of every file of `table` under `location` (same file names, so the plan's order is the same). */
+export async function copyOf(table: Table, location: string): Promise<Table> {
+  for await (const st of table.fileIO.list(table.location)) {
+    await table.fileIO.write(`${location}${st.path.slice(table.location.length)}`, await table.fileIO.read(st.path));
+  }
+  return openTable(location, { fileIO: table.fileIO });
+}
+
+/** The latest snapshot's planned data files: their metas and paths, in plan order. */
+export async function liveFileMetas(table: Table): Promise<{ meta: DataFileMeta; path: string }[]> {
+  return (await table.newRead().plan()).splits.flatMap((s) => s.files.map((f) => ({ meta: f.meta, path: f.path })));
 }
