@@ -1077,19 +1077,36 @@ export class TableWrite {
     this.checkOpen();
     if (!this.streaming)
       throw new WriteValidationError(undefined, undefined, 'writeRowGroupsOf needs streamRowGroupRows on an append table');
-    let buf: BucketBuffer | undefined;
-    for (const b of this.buffers.values()) if (b.bucket === bucket && Buffer.compare(b.partition, partition) === 0) buf = b;
-    buf ??= this.bucketBuffer(deserializeBinaryRow(partition, this.partitionTypes), bucket);
-    // Rows written before stay ahead of the copied groups.
+    const arrowBytes = this.arrowBytesOf(file.bytes.length);
+    const open = await this.beginWholeFile(partition, bucket, file, arrowBytes);
+    open.arrowBytes += arrowBytes;
+    await this.guard(open.stream.addParquet(file.bytes, file.rowCount));
+  }
+
+  /**
+   * The open file of (`partition`, `bucket`) that a whole existing data file of `arrowBytes`
+   * (estimated) joins: rows written before are streamed ahead of it, and the open file is closed
+   * first when the file would take it past `target-file-size` (a file is never split, so its
+   * statistics, merged here, cover exactly its rows).
+   */
+  private async beginWholeFile(
+    partition: Uint8Array,
+    bucket: number,
+    file: { readonly rowCount: number; readonly valueStats: SimpleStats; readonly valueStatsCols: readonly string[] | null },
+    arrowBytes: number,
+  ): Promise<OpenFile> {
+    const buf = this.bufferAt(partition, bucket);
     await this.streamBuffered(buf);
-    // Parquet bytes in the Arrow bytes that the file-size estimate counts.
-    const arrowBytes = (file.bytes.length * this.ratioDen) / this.ratioNum;
     if (buf.open && this.estimatedFileSize(buf.open.arrowBytes + arrowBytes) > this.options.targetFileSize) await this.closeOpenFile(buf);
     const open = (buf.open ??= this.newOpenFile());
     open.stats.addFileStats(file);
     open.rows += file.rowCount;
-    open.arrowBytes += arrowBytes;
-    await this.guard(open.stream.addParquet(file.bytes, file.rowCount));
+    return open;
+  }
+
+  /** Parquet bytes as the Arrow bytes that the file-size estimate counts. */
+  private arrowBytesOf(parquetBytes: number): number {
+    return (parquetBytes * this.ratioDen) / this.ratioNum;
   }
 
   /**
@@ -1150,13 +1167,7 @@ export class TableWrite {
   ): Promise<void> {
     this.checkOpen();
     if (!this.streaming) throw new WriteValidationError(undefined, undefined, 'startIpcFile needs streamRowGroupRows on an append table');
-    const buf = this.bufferAt(partition, bucket);
-    await this.streamBuffered(buf);
-    const arrowBytes = (file.fileSize * this.ratioDen) / this.ratioNum;
-    if (buf.open && this.estimatedFileSize(buf.open.arrowBytes + arrowBytes) > this.options.targetFileSize) await this.closeOpenFile(buf);
-    const open = (buf.open ??= this.newOpenFile());
-    open.stats.addFileStats(file);
-    open.rows += file.rowCount;
+    await this.beginWholeFile(partition, bucket, file, this.arrowBytesOf(file.fileSize));
   }
 
   /**
