@@ -371,13 +371,23 @@ export function concatParquetFiles(parts: readonly Uint8Array[]): Uint8Array {
   w.struct(meta);
   const footer = w.bytes();
   const index = indexes.bytes();
-  const out = new Uint8Array(4 + dataLength + index.length + footer.length + 8);
+  return assembleFile(
+    split.map(({ bytes, dataEnd }) => bytes.subarray(4, dataEnd)),
+    4 + dataLength,
+    index,
+    footer,
+  );
+}
+
+/** A Parquet file of `data` (ending at `dataEnd`, magic included), then the page indexes and the footer. */
+function assembleFile(data: readonly Uint8Array[], dataEnd: number, index: Uint8Array, footer: Uint8Array): Uint8Array {
+  const out = new Uint8Array(dataEnd + index.length + footer.length + 8);
   const view = new DataView(out.buffer);
   view.setUint32(0, MAGIC, true);
   let at = 4;
-  for (const { bytes, dataEnd } of split) {
-    out.set(bytes.subarray(4, dataEnd), at);
-    at += dataEnd - 4;
+  for (const piece of data) {
+    out.set(piece, at);
+    at += piece.length;
   }
   out.set(index, at);
   at += index.length;
@@ -652,20 +662,10 @@ export function stitchParquetColumns(template: Uint8Array, parts: readonly Parqu
   const w = new Writer();
   w.struct(meta);
   const footer = w.bytes();
-  const indexBytesOut = index.bytes();
-  const out = new Uint8Array(position + indexBytesOut.length + footer.length + 8);
-  const view = new DataView(out.buffer);
-  view.setUint32(0, MAGIC, true);
-  let at = 4;
-  for (const c of copies) {
-    out.set(c.from.subarray(c.start, c.start + c.length), at);
-    at += c.length;
-  }
-  out.set(indexBytesOut, at);
-  at += indexBytesOut.length;
-  out.set(footer, at);
-  at += footer.length;
-  view.setUint32(at, footer.length, true);
-  view.setUint32(at + 4, MAGIC, true);
-  return out;
+  return assembleFile(
+    copies.map((c) => c.from.subarray(c.start, c.start + c.length)),
+    position,
+    index.bytes(),
+    footer,
+  );
 }
