@@ -206,7 +206,7 @@ export function toMarkdown(r) {
     '- **compactAppendTable** (`full: true`): plans, reads every file through the ordered read-ahead (8 row groups, ' +
       'decoded on the worker pool, up to two short decode jobs waiting on each worker), writes one output file whose row ' +
       'groups go to the worker pool as soon as each is full (so the encoding of the first groups overlaps the decoding of ' +
-      'the later inputs; the groups a buffered write would cut: one per worker, at least 131,072 rows, equal sizes; the ' +
+      'the later inputs; groups cut one per worker, at least 131,072 rows, equal sizes; the ' +
       "last group's columns are split between the workers and stitched into one row group), " +
       "commits a COMPACT snapshot. The row groups of inputs in the table's current schema go from the decode workers " +
       'to the encode workers as Arrow IPC bytes (joined per output group on the encoding worker, statistics from the ' +
