@@ -948,6 +948,8 @@ export class FileStoreCommit {
     const discarded = new Set<string>();
     /** The latest schema id this loop read (a retry checks only that the next id is still absent). */
     let schemaKnown: number | null = null;
+    /** Files this call has written so far (manifests, re-sequenced data files): whether an attempt wrote any. */
+    const filesWritten = (): number => writer.filesWritten + (guard?.written.length ?? 0);
     const readSchemaId = (): Promise<number | null> => {
       const p = this.latestSchemaId(schemaKnown).then((id) => (schemaKnown = id));
       p.catch(() => undefined);
@@ -972,7 +974,7 @@ export class FileStoreCommit {
         } else {
           schemaId = readSchemaId();
           probe = await this.readLatest(winner ?? undefined);
-          atProbe = writer.filesWritten + (guard?.written.length ?? 0);
+          atProbe = filesWritten();
         }
         winner = null;
         const latest = probe.latest;
@@ -1039,7 +1041,7 @@ export class FileStoreCommit {
         try {
           // An attempt that wrote nothing since its probe (a retry on the base list written while
           // backing off) read the absent id a moment ago: a second GET of it would find the same.
-          const probedJustNow = atProbe !== null && writer.filesWritten + (guard?.written.length ?? 0) === atProbe;
+          const probedJustNow = atProbe !== null && filesWritten() === atProbe;
           winner = probedJustNow ? null : await this.takenMeanwhile(snapshot.id, input.commitUser);
           behind = winner !== null;
           outcome = behind
