@@ -11,8 +11,11 @@ export class CastValueError extends TidemarkUserError {
   constructor(
     /** The data file and column, e.g. `…/data-1.parquet: column 'v'`. */
     readonly where: string,
+    /** The value as written (text, number or hex bytes). */
     readonly value: string,
+    /** The type the file was written with. */
     readonly from: DataType,
+    /** The column's current type. */
     readonly to: DataType,
     reason: string,
     options?: { cause?: unknown },
