@@ -266,3 +266,11 @@ export function statsSurviveCast(file: DataType, read: DataType): boolean {
   if ((file.root === 'TIMESTAMP' || file.root === 'TIMESTAMP_LTZ') && read.root === file.root) return file.precision <= read.precision;
   return false;
 }
+
+/**
+ * {@link statsSurviveCast} for file-format statistics (Parquet row groups, ORC stripes), which are
+ * decoded in the read type's representation: the type root must not change either.
+ */
+export function formatStatsSurviveCast(file: DataType, read: DataType): boolean {
+  return file.root === read.root && statsSurviveCast(file, read);
+}

@@ -11,6 +11,7 @@
  *   code relies on it, e.g. `(int) (millis / 86400000)` for TIMESTAMP → DATE.
  */
 import type { Timestamp } from '@tidemark/format';
+import { daysFromCivil } from '../write/value-conversion.js';
 
 /** Text a Java date/time parser refuses (`DateTimeException` / `DateTimeParseException` in Java). */
 export class JavaDateTimeError extends Error {}
@@ -21,17 +22,6 @@ const EPOCH_JULIAN = 2440588;
 // ---------------------------------------------------------------------------------------------
 // Calendar arithmetic (proleptic Gregorian, as java.time)
 // ---------------------------------------------------------------------------------------------
-
-/** Days since 1970-01-01 of a proleptic Gregorian date (any year). */
-export function epochDay(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const mp = (month + 9) % 12;
-  const doy = Math.floor((153 * mp + 2) / 5) + day - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
-}
 
 /** The proleptic Gregorian date of days since 1970-01-01. */
 export function civilDate(days: number): { year: number; month: number; day: number } {
@@ -192,7 +182,7 @@ export function parseDate(text: string): number | null {
   if (y < 0 || y > 9999 || m < 1 || m > 12 || d < 1 || d > 31) return null;
   if (m === 2 && d > 28 && !(isLeap(y) && d === 29)) return null;
   if (d === 31 && ![1, 3, 5, 7, 8, 10, 12].includes(m)) return null;
-  return epochDay(y, m, d);
+  return daysFromCivil(y, m, d);
 }
 
 /** `DateTimeUtils.parseTime`: `h[:m[:s[.fff]]]` with an optional `±hh[:mm]` zone, as milliseconds; or null. */
@@ -403,7 +393,7 @@ export function parseTimestampText(text: string, precision: number): Timestamp {
     const unit = 10 ** (9 - precision);
     nano = Math.floor(nano / unit) * unit;
   }
-  const days = epochDay(year, month, day) + excessDay;
+  const days = daysFromCivil(year, month, day) + excessDay;
   return timestampOf(
     days * MILLIS_PER_DAY + hour * 3600000 + minute * 60000 + second * 1000 + Math.floor(nano / 1_000_000),
     nano % 1_000_000,
