@@ -26,14 +26,40 @@ export function javaDoubleToString(d: number): string {
   if (d === Infinity) return 'Infinity';
   if (d === -Infinity) return '-Infinity';
   if (d === 0) return Object.is(d, -0) ? '-0.0' : '0.0';
-  const abs = Math.abs(d);
-  let [digits, exp] = splitExponential(abs.toExponential());
-  if (digits.length === 1) {
-    // Java: when one digit suffices, the closest decimal of length 1 or 2 is chosen (4.9E-324, not 5.0E-324).
-    const two = abs.toExponential(1);
-    if (Number(two) === abs) [digits, exp] = splitExponential(two);
-  }
+  const [digits, exp] = doubleDigits(Math.abs(d));
   return (d < 0 ? '-' : '') + javaLayout(digits, exp);
+}
+
+/**
+ * The decimal Java's `Double.toString` picks for a finite positive double, as `[digits without
+ * trailing zeros, exponent of the first digit]`: the shortest that round-trips (JavaScript's
+ * choice too), except that when one digit suffices Java takes the closest decimal of length 1 or 2
+ * (4.9E-324, not 5.0E-324).
+ */
+function doubleDigits(abs: number): [string, number] {
+  const [digits, exp] = shortestDigits(abs);
+  if (digits.length === 1) {
+    const two = abs.toExponential(1);
+    if (Number(two) === abs) return splitExponential(two);
+  }
+  return [digits, exp];
+}
+
+/** JavaScript's shortest round-trip digits of a finite positive double, read off `String(x)`. */
+function shortestDigits(x: number): [string, number] {
+  const s = String(x);
+  const e = s.indexOf('e');
+  if (e >= 0) return splitExponential(s);
+  const dot = s.indexOf('.');
+  const intPart = dot < 0 ? s : s.slice(0, dot);
+  const frac = dot < 0 ? '' : s.slice(dot + 1);
+  if (intPart !== '0') {
+    const all = (intPart + frac).replace(/0+$/, '');
+    return [all, intPart.length - 1];
+  }
+  let z = 0;
+  while (frac.charCodeAt(z) === 48) z++;
+  return [frac.slice(z), -z - 1];
 }
 
 /** `Float.toString(f)` of a float32 value (`f` must be exactly representable as a float). */
@@ -372,7 +398,11 @@ export function decimalFromBigDecimal(v: BigDecimalValue, precision: number, sca
 /** `BigDecimal.valueOf(double)` = `new BigDecimal(Double.toString(d))`. @throws JavaNumberFormatError for NaN/±Infinity. */
 export function bigDecimalOfDouble(d: number): BigDecimalValue {
   if (!Number.isFinite(d)) throw new JavaNumberFormatError(`Infinite or NaN: ${javaDoubleToString(d)}`);
-  return parseBigDecimal(javaDoubleToString(d));
+  if (d === 0) return { unscaled: 0n, scale: 1 };
+  // The value of the text Double.toString prints (its own scale does not matter to setScale).
+  const [digits, exp] = doubleDigits(Math.abs(d));
+  const unscaled = BigInt(digits);
+  return { unscaled: d < 0 ? -unscaled : unscaled, scale: digits.length - 1 - exp };
 }
 
 /**
