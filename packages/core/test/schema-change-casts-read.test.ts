@@ -8,8 +8,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as arrow from 'apache-arrow';
 import { MemoryFileIO } from '@tidemark/storage';
-import { parseTypeString, type Value } from '@tidemark/format';
-import { FileSystemCatalog, SchemaChanges, TablePaths, alterTable, openTable, type Table, type TableSpec } from '../src/index.js';
+import { parseTypeString, serializeSchema, type DataType, type TableSchema, type Value } from '@tidemark/format';
+import {
+  FileSystemCatalog,
+  SchemaChanges,
+  TablePaths,
+  UnsupportedTableFeatureError,
+  alterTable,
+  openTable,
+  type Table,
+  type TableSpec,
+} from '../src/index.js';
 import { CastValueError } from '../src/cast/errors.js';
 import { valueReader } from '../src/read/arrow-values.js';
 
@@ -334,5 +343,42 @@ describe('result schema', () => {
     const out = await (await openTable(location, { fileIO: io })).newRead().toArrowTable();
     expect(out.schema.fields[1]!.type).toBeInstanceOf(arrow.Utf8);
     expect(out.getChild('v')!.get(0)).toBe('2.5');
+  });
+});
+
+describe('changes inside nested types (Java makes them through field paths)', () => {
+  it('fail the read naming the column and both types, as not supported by tidemark', async () => {
+    const { io, location } = await newTable({
+      fields: [
+        { name: 'id', type: 'INT' },
+        { name: 'r', type: 'ROW<a INT>' },
+      ],
+    });
+    const t0 = await openTable(location, { fileIO: io });
+    await t0.append([{ id: 1, r: { a: 1 } }]);
+    // What Java's `ALTER TABLE t ADD r.b STRING` writes: the same column id, a field added inside.
+    const s0 = t0.schema();
+    const r = s0.fields[1]!;
+    const row = r.type as Extract<DataType, { root: 'ROW' }>;
+    const next: TableSchema = {
+      ...s0,
+      id: 1,
+      highestFieldId: s0.highestFieldId + 1,
+      fields: [
+        s0.fields[0]!,
+        { ...r, type: { ...row, fields: [...row.fields, { id: s0.highestFieldId + 1, name: 'b', type: parseTypeString('STRING') }] } },
+      ],
+    };
+    await io.write(new TablePaths(location).schemaPath(1), serializeSchema(next));
+    const err = await (
+      await openTable(location, { fileIO: io })
+    )
+      .newRead()
+      .toArrowTable()
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnsupportedTableFeatureError);
+    expect((err as Error).message).toMatch(
+      /column 'r': cannot read ROW<`a` INT> as ROW<`a` INT, `b` STRING>: changes inside nested types are not supported/,
+    );
   });
 });

@@ -6,7 +6,7 @@
  * Java's.
  */
 import * as arrow from 'apache-arrow';
-import { MAX_LENGTH, toArrowType, type DataType } from '@tidemark/format';
+import { MAX_LENGTH, toArrowType, typeToString, type DataType } from '@tidemark/format';
 import { rescaleTimestamps } from '../arrow-timestamps.js';
 import { valueReader } from '../read/arrow-values.js';
 import { UnsupportedTableFeatureError } from '../scan/errors.js';
@@ -30,7 +30,13 @@ export function castColumn(data: arrow.Data, from: DataType, to: DataType, where
   if (fast !== null) return fast;
   const executor = castExecutor(from, to);
   if (executor === null) {
-    throw new UnsupportedTableFeatureError(`${where}: cannot read type ${from.root} as ${to.root} (Paimon has no cast between them)`);
+    const nested =
+      from.root === to.root && (from.root === 'ROW' || from.root === 'ARRAY' || from.root === 'MAP' || from.root === 'MULTISET');
+    throw new UnsupportedTableFeatureError(
+      nested
+        ? `${where}: cannot read ${typeToString(from)} as ${typeToString(to)}: changes inside nested types are not supported by tidemark`
+        : `${where}: cannot read type ${typeToString(from)} as ${typeToString(to)} (Paimon has no cast between them)`,
+    );
   }
   const read = castValueReader(data, from);
   const out = new Array<WriteValue>(data.length);
