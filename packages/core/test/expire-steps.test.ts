@@ -1,5 +1,5 @@
 /**
- * The steps of snapshot expiration on their own: settings, range bounds, the fold of
+ * The steps of snapshot and changelog expiration on their own: settings, range bounds, the fold of
  * the read pass, which files a tag governs, batching of the metadata files, and the file deleter.
  * The whole runs are covered by maintenance/test/expire-snapshots.test.ts and the crash tests.
  */
@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { MemoryFileIO } from '@tidemark/storage';
 import type { Snapshot } from '@tidemark/format';
 import { tableOptions } from '../src/core-options.js';
-import { snapshotExpireSettings } from '../src/expire/expire-settings.js';
+import { changelogBatches, changelogBounds } from '../src/expire/expire-changelogs.js';
+import { changelogExpireSettings, snapshotExpireSettings } from '../src/expire/expire-settings.js';
 import { expiringBounds, snapshotBatches } from '../src/expire/expire-snapshots.js';
 import { ExpiringRangeFold, type MarkedFile } from '../src/expire/expiring-range.js';
 import { FileDeleter } from '../src/expire/file-deleter.js';
@@ -63,6 +64,16 @@ describe('snapshotExpireSettings', () => {
   });
 });
 
+describe('changelogExpireSettings', () => {
+  it('falls back to the snapshot settings, and names the changelog option that is out of range', () => {
+    const o = options({ 'snapshot.num-retained.min': '3', 'snapshot.time-retained': '2 h', 'changelog.num-retained.max': '30' });
+    expect(changelogExpireSettings({}, o, 10 * HOUR)).toMatchObject({ retainMin: 3, retainMax: 30, olderThan: 8 * HOUR, batchSize: 1000 });
+    expect(() => changelogExpireSettings({ retainMin: 0 }, o, 0)).toThrow(/changelog\.num-retained\.min/);
+    expect(() => changelogExpireSettings({ retainMin: 40 }, o, 0)).toThrow(/changelog\.num-retained\.max/);
+    expect(() => changelogExpireSettings({ batchSize: 0 }, o, 0)).toThrow(/batchSize/);
+  });
+});
+
 describe('expiring bounds', () => {
   const s = { retainMin: 3, retainMax: 8, limit: 5 };
   it('snapshots: retainMax expires regardless of age, retainMin, the limit and consumers stop the range', () => {
@@ -72,6 +83,14 @@ describe('expiring bounds', () => {
     expect(expiringBounds(15, 20, s, 16)).toEqual({ earliest: 15, min: 15, maxExclusive: 16 }); // consumer
     expect(expiringBounds(15, 20, s, 15)).toBeNull();
     expect(expiringBounds(18, 20, s, null)).toBeNull();
+  });
+
+  it('changelogs: counted with the snapshots, below the earliest snapshot', () => {
+    const a = { earliest: 1, latest: 9, latestSnapshot: 20, earliestSnapshot: 10, consumerMin: null };
+    expect(changelogBounds(a, { ...s, limit: 50 })).toEqual({ earliest: 1, min: 13, maxExclusive: 10 });
+    expect(changelogBounds({ ...a, consumerMin: 4 }, { ...s, limit: 50 }).maxExclusive).toBe(4);
+    expect(changelogBounds(a, s).maxExclusive).toBe(6); // limit
+    expect(changelogBounds({ ...a, latest: 7, earliestSnapshot: null }, { ...s, limit: 50 }).maxExclusive).toBe(8);
   });
 });
 
@@ -129,6 +148,19 @@ describe('metadata batches', () => {
     expect(batches.map((b) => ({ ids: b.snapshots.map((s) => s.id), hint: b.hintId, to: b.to }))).toEqual([
       { ids: [1, 2], hint: 5, to: 3 },
       { ids: [5, 6], hint: 7, to: 7 },
+    ]);
+  });
+
+  it('changelogs: the last batch goes one by one when the hint cannot name a changelog', () => {
+    const c = snaps([1, 2, 3, 4, 5]) as Snapshot[];
+    expect([...changelogBatches(c, 8, 9, 2)].map((b) => [b.changelogs.map((x) => x.id), b.hintId, b.oneByOne])).toEqual([
+      [[1, 2], 3, false],
+      [[3, 4], 5, false],
+      [[5], 8, false],
+    ]);
+    expect([...changelogBatches(c, 6, 5, 3)].map((b) => [b.hintId, b.oneByOne])).toEqual([
+      [4, false],
+      [6, true],
     ]);
   });
 });
