@@ -210,24 +210,8 @@ const EXECUTORS: Readonly<Record<CastRuleName, ExecutorFactory | null>> = {
         return (v) => javaParseDouble(v as string);
     }
   },
-  StringToDateCastRule: () => {
-    return (v) => {
-      const s = v as string;
-      if (isNumeric(s)) return Number(javaParseIntegral(s, 32));
-      const d = parseDate(s);
-      if (d === null) throw new JavaDateTimeError(`For input string: '${s}'.`);
-      return d;
-    };
-  },
-  StringToTimeCastRule: () => {
-    return (v) => {
-      const s = v as string;
-      if (isNumeric(s)) return Number(javaParseIntegral(s, 32));
-      const t = parseTime(s);
-      if (t === null) throw new JavaDateTimeError(`For input string: '${s}'.`);
-      return t;
-    };
-  },
+  StringToDateCastRule: () => numericOrParsed(parseDate),
+  StringToTimeCastRule: () => numericOrParsed(parseTime),
   StringToTimestampCastRule: (_from, to) => {
     const p = precisionOf(to);
     if (to.root === 'TIMESTAMP_LTZ') {
@@ -289,6 +273,20 @@ const EXECUTORS: Readonly<Record<CastRuleName, ExecutorFactory | null>> = {
   StringToMapCastRule: null,
   StringToRowCastRule: null,
 };
+
+/**
+ * DATE and TIME from text: digits only are the value itself (days, milliseconds of the day),
+ * other text goes through `parse` (null: no match).
+ */
+function numericOrParsed(parse: (s: string) => number | null): CastExecutor {
+  return (v) => {
+    const s = v as string;
+    if (isNumeric(s)) return Number(javaParseIntegral(s, 32));
+    const parsed = parse(s);
+    if (parsed === null) throw new JavaDateTimeError(`For input string: '${s}'.`);
+    return parsed;
+  };
+}
 
 function executorOf(rule: CastRuleName, from: DataType, to: DataType): CastExecutor | null {
   return EXECUTORS[rule]?.(from, to) ?? null;
