@@ -94,12 +94,11 @@ export function changelogWindowMerge(o: ChangelogMergeOptions): WindowMerge {
       input: chunkedAggregationInput(held.chunks, types),
     });
     const changelog = new ChangelogRows();
+    const ctx: KeyMergeContext = { o, window, merger, changelog, sorted };
     const results: MergedRow[] = [];
     groups.forEach(([start, end], g) => {
       const result =
-        o.producer === 'full-compaction'
-          ? mergeFullCompactionKey(o, window, merger, changelog, sorted, start, end)
-          : mergeKey(o, window, merger, changelog, sorted, start, end, found.get(g) ?? null);
+        o.producer === 'full-compaction' ? mergeFullCompactionKey(ctx, start, end) : mergeKey(ctx, start, end, found.get(g) ?? null);
       if (result !== null) results.push(result);
     });
     if (changelog.rows.length > 0) {
@@ -186,16 +185,17 @@ function as(row: MergedRow | KeyValueRecord, kind: number): MergedRow {
   return 'record' in row ? { ...row, kind } : { record: row, kind, sequence: row.sequence };
 }
 
+/** What merging one key of a window needs: the window sorted by key, the merger and the changelog. */
+interface KeyMergeContext {
+  readonly o: ChangelogMergeOptions;
+  readonly window: HeldWindow;
+  readonly merger: KeyMerger;
+  readonly changelog: ChangelogRows;
+  readonly sorted: readonly KeyValueRecord[];
+}
+
 /** `full-compaction`: the change is from the key's max-level record to the merge of all its records. */
-function mergeFullCompactionKey(
-  o: ChangelogMergeOptions,
-  window: HeldWindow,
-  merger: KeyMerger,
-  changelog: ChangelogRows,
-  sorted: readonly KeyValueRecord[],
-  start: number,
-  end: number,
-): MergedRow | null {
+function mergeFullCompactionKey({ o, window, merger, changelog, sorted }: KeyMergeContext, start: number, end: number): MergedRow | null {
   let top: KeyValueRecord | null = null;
   for (let i = start; i < end; i++) if (window.level(sorted[i]!) === o.maxLevel) top = sorted[i]!;
   const result = merger.merge(sorted, start, end);
@@ -209,11 +209,7 @@ function mergeFullCompactionKey(
  * the looked-up old value); the change is from that record to the merge.
  */
 function mergeKey(
-  o: ChangelogMergeOptions,
-  window: HeldWindow,
-  merger: KeyMerger,
-  changelog: ChangelogRows,
-  sorted: readonly KeyValueRecord[],
+  { o, window, merger, changelog, sorted }: KeyMergeContext,
   start: number,
   end: number,
   lookedUp: KeyValueRecord | null,
