@@ -92,15 +92,7 @@ function startRun(table: MaintainedTable, options: ExpireChangelogsOptions, sett
     changelogs: new ChangelogManager(io, table.paths),
     deleter,
     signal: options.signal,
-    summary: (changelogsExpired, earliestChangelogId) => ({
-      changelogsExpired,
-      earliestChangelogId,
-      filesDeleted: deleter.filesDeleted,
-      bytesFreed: deleter.bytesFreed,
-      durationMs: Date.now() - started,
-      dryRun,
-      ...deleter.listed(),
-    }),
+    summary: (changelogsExpired, earliestChangelogId) => ({ changelogsExpired, earliestChangelogId, ...deleter.summary(started) }),
   };
 }
 

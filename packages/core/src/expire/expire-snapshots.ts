@@ -185,11 +185,7 @@ function startRun(table: MaintainedTable, options: ExpireSnapshotsOptions, setti
       snapshotsExpired,
       changelogsExpired: 0,
       earliestSnapshotId,
-      filesDeleted: deleter.filesDeleted,
-      bytesFreed: deleter.bytesFreed,
-      durationMs: Date.now() - started,
-      dryRun,
-      ...deleter.listed(),
+      ...deleter.summary(started),
     }),
   };
 }

@@ -6,7 +6,7 @@
  * the same stream and deletes nothing.
  */
 import type { FileIO } from '@tidemark/storage';
-import { checkAborted, type MaintenanceProgress } from './table-files.js';
+import { checkAborted, type MaintenanceProgress, type MaintenanceSummary } from './table-files.js';
 
 /** A file to delete, with its size as the metadata gives it. */
 export interface FileRef {
@@ -74,6 +74,17 @@ export class FileDeleter {
   record(paths: readonly string[]): void {
     if (this.options.listDeleted) this.deleted.push(...paths);
     this.filesDeleted += paths.length;
+  }
+
+  /** The fields of a {@link MaintenanceSummary} for a run that started at `started` (epoch millis). */
+  summary(started: number): MaintenanceSummary {
+    return {
+      filesDeleted: this.filesDeleted,
+      bytesFreed: this.bytesFreed,
+      durationMs: Date.now() - started,
+      dryRun: this.dryRun,
+      ...this.listed(),
+    };
   }
 
   /** The `deleted` field of a summary: present when the locations are listed. */
