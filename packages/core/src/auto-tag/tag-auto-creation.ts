@@ -1,0 +1,179 @@
+/**
+ * Automatic tags as Paimon's `TagAutoCreation` makes them (`tag.automatic-creation` =
+ * `process-time` or `watermark`): each snapshot has a time (its commit time in this machine's
+ * zone, or its watermark in `sink.watermark-time-zone`); the first snapshot whose time reaches the
+ * end of the period after the last automatic tag plus `tag.creation-delay` gets the tag of the
+ * period its time completes (`2024-03-05` for a snapshot at 2024-03-06 00:10 with a daily
+ * period). The very first automatic tag goes to the first snapshot, as in Java.
+ *
+ * Where Java walks every snapshot since the last automatic tag, this looks at the newest snapshot
+ * first and searches backwards by halves only when a boundary was crossed (snapshot times and
+ * watermarks grow with snapshot ids), so a committer pays nothing between boundaries and a fresh
+ * process a few reads, however many snapshots the period holds. The state rebuilds itself from
+ * the tags on storage, which is what makes a crash between a commit and its tag harmless: the next
+ * run finds the last automatic tag, then the snapshot that crossed the boundary, and tags it
+ * (create-if-absent: a tag written just before the crash is not written twice).
+ */
+import type { Snapshot } from '@tidemark/format';
+import { SnapshotManager } from '../snapshot-manager.js';
+import type { TableContext } from '../table-context.js';
+import { TagManager } from '../tag-manager.js';
+import { tagDurationOf, tagOf, writeTag } from '../tags.js';
+import { epochToLocalMillis } from '../partition/partition-entries.js';
+import { tagPeriodOf, type TagPeriod } from './tag-period.js';
+
+/** A tag an automatic run created or deleted. */
+export interface AutoTagEvent {
+  readonly name: string;
+  readonly snapshotId: number;
+}
+
+/** Most tags one run creates (a table turning automatic tags on backfills its retained history). */
+const MAX_TAGS_PER_RUN = 1000;
+
+/** Java writes `Long.MIN_VALUE` for "no watermark" in some versions; anything this low is none. */
+const NO_WATERMARK_BELOW = -(2n ** 62n);
+
+/** Local wall-clock time (as UTC millis) of an instant in an IANA zone. */
+export function zonedLocalMillis(epochMillis: number, zone: string): number {
+  if (zone === 'UTC' || zone === 'Z' || zone === 'GMT') return epochMillis;
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  }).formatToParts(new Date(epochMillis));
+  const n = (t: string): number => Number(parts.find((p) => p.type === t)?.value ?? '0');
+  const d = new Date(0);
+  d.setUTCFullYear(n('year'), n('month') - 1, n('day'));
+  d.setUTCHours(n('hour'), n('minute'), n('second'), ((epochMillis % 1000) + 1000) % 1000);
+  return d.getTime();
+}
+
+/** Paimon's `TagTimeExtractor`: the time a snapshot is tagged by, or null (no watermark). */
+export function snapshotTagTime(ctx: TableContext, s: Snapshot): number | null {
+  if (ctx.options.tagAutomaticCreation === 'watermark') {
+    if (s.watermark === undefined || s.watermark < NO_WATERMARK_BELOW) return null;
+    return zonedLocalMillis(Number(s.watermark), ctx.options.sinkWatermarkTimeZone);
+  }
+  return epochToLocalMillis(s.timeMillis);
+}
+
+/** Settings of one {@link TagAutoCreation.run}. */
+export interface TagAutoCreationRunOptions {
+  /** Clock of the tags' `tagCreateTime` (tests). */
+  readonly now?: () => number;
+  /** The snapshot the caller just committed: the run looks no further, and does not read it again. */
+  readonly created?: Snapshot | null;
+}
+
+/**
+ * The automatic-tag state of one table (one per committer context, or per maintenance run): the
+ * time of the last automatic tag and the first snapshot not looked at yet.
+ */
+export class TagAutoCreation {
+  private readonly period: TagPeriod;
+  private readonly snapshots: SnapshotManager;
+  private readonly tags: TagManager;
+  /** Start of the period of the last automatic tag (null: none yet); undefined until loaded. */
+  private lastTagTime: number | null | undefined = undefined;
+  private scanFrom = 1;
+
+  constructor(private readonly ctx: TableContext) {
+    this.period = tagPeriodOf(ctx.options);
+    this.snapshots = new SnapshotManager(ctx.fileIO, ctx.paths);
+    this.tags = new TagManager(ctx.fileIO, ctx.paths);
+  }
+
+  /** Whether `name` is an automatic tag name of this table's period. */
+  isAutoTag(name: string): boolean {
+    return this.period.tagToTime(name) !== null;
+  }
+
+  /** Creates the tags of every period boundary crossed since the last automatic tag; returns them. */
+  async run(options: TagAutoCreationRunOptions = {}): Promise<AutoTagEvent[]> {
+    if (this.lastTagTime === undefined) await this.load();
+    const created: AutoTagEvent[] = [];
+    const upper = options.created?.id ?? (await this.snapshots.latestId());
+    while (upper !== null && this.scanFrom <= upper && created.length < MAX_TAGS_PER_RUN) {
+      const found = await this.firstCrossing(upper, options.created ?? null);
+      if (found === null) break;
+      const time = snapshotTagTime(this.ctx, found)!;
+      // tag.automatic-completion: the period after the last tag, even when later periods ended too.
+      const last = this.lastTagTime ?? null;
+      const thisTag = this.ctx.options.tagAutomaticCompletion && last !== null ? last + this.period.periodMs : this.period.normalizeToPreviousTag(time);
+      const name = this.period.timeToTag(thisTag);
+      const retained = this.ctx.options.tagDefaultTimeRetainedMs;
+      const tag = tagOf(found, retained === null ? undefined : tagDurationOf(retained), (options.now ?? Date.now)());
+      if ((await writeTag(this.ctx.fileIO, this.ctx.paths, name, tag)) === 'created') created.push({ name, snapshotId: found.id });
+      this.lastTagTime = thisTag;
+      this.scanFrom = found.id + 1;
+    }
+    if (upper !== null && this.scanFrom <= upper) this.scanFrom = upper + 1;
+    return created;
+  }
+
+  /** Java's start: after the automatic tag of the latest period, else at the earliest snapshot. */
+  private async load(): Promise<void> {
+    let best: { name: string; time: number } | null = null;
+    for await (const name of this.tags.listNames()) {
+      const time = this.period.tagToTime(name);
+      if (time !== null && (best === null || time > best.time)) best = { name, time };
+    }
+    const tag = best === null ? null : await this.tags.tryGet(best.name);
+    if (best === null || tag === null) {
+      this.lastTagTime = null;
+      this.scanFrom = (await this.snapshots.earliestId()) ?? 1;
+    } else {
+      this.lastTagTime = best.time;
+      this.scanFrom = tag.id + 1;
+    }
+  }
+
+  /** Whether `s` is the snapshot of the next automatic tag (by its time). */
+  private crosses(s: Snapshot): boolean {
+    const time = snapshotTagTime(this.ctx, s);
+    if (time === null) return false;
+    if (this.lastTagTime === null || this.lastTagTime === undefined) return true;
+    return time - this.ctx.options.tagCreationDelayMs >= this.lastTagTime + 2 * this.period.periodMs;
+  }
+
+  /**
+   * The first snapshot in [scanFrom, upper] that {@link crosses}, or null (scanFrom then moves past
+   * upper). Times grow with ids, so when `upper` does not cross, none below does.
+   */
+  private async firstCrossing(upper: number, known: Snapshot | null): Promise<Snapshot | null> {
+    const get = async (id: number): Promise<Snapshot | null> => (known !== null && known.id === id ? known : this.snapshots.tryGet(id));
+    const top = await get(upper);
+    if (top === null || !this.crosses(top)) {
+      this.scanFrom = upper + 1;
+      return null;
+    }
+    let lo = Math.max(this.scanFrom, (await this.snapshots.earliestId()) ?? this.scanFrom);
+    let loSnapshot = lo === upper ? top : await get(lo);
+    if (loSnapshot === null) {
+      // Expired meanwhile: start again at the new earliest snapshot.
+      lo = (await this.snapshots.earliestId()) ?? upper;
+      loSnapshot = await get(lo);
+      if (loSnapshot === null) return null;
+    }
+    if (this.crosses(loSnapshot)) return loSnapshot;
+    // Invariant: lo does not cross, hi does.
+    let hi = upper;
+    let hiSnapshot = top;
+    while (hi - lo > 1) {
+      const mid = lo + Math.floor((hi - lo) / 2);
+      const s = await get(mid);
+      if (s === null) return null;
+      if (this.crosses(s)) {
+        hi = mid;
+        hiSnapshot = s;
+      } else lo = mid;
+    }
+    return hiSnapshot;
+  }
+}
