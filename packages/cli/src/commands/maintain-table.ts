@@ -16,7 +16,7 @@ import {
 import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseDuration, parseOlderThan } from '../options/duration.js';
-import type { MaintainExpireConfig, MaintainJobsConfig, MaintainOrphansConfig } from './maintain.js';
+import type { MaintainExpireConfig, MaintainJobsConfig, MaintainOrphansConfig } from './maintain-config.js';
 import {
   CompactProgressBar,
   compactJson,
