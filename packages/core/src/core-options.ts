@@ -877,7 +877,12 @@ export class CoreOptions {
   /** `tag.creation-period-duration` in milliseconds, or null; when set it replaces `tag.creation-period`. */
   get tagCreationPeriodDurationMs(): number | null {
     const ms = this.optDur(OPTION.TAG_CREATION_PERIOD_DURATION);
-    if (ms !== null && ms <= 0) throw new InvalidOptionError(OPTION.TAG_CREATION_PERIOD_DURATION, String(this.get(OPTION.TAG_CREATION_PERIOD_DURATION)), 'a positive duration');
+    if (ms !== null && ms <= 0)
+      throw new InvalidOptionError(
+        OPTION.TAG_CREATION_PERIOD_DURATION,
+        String(this.get(OPTION.TAG_CREATION_PERIOD_DURATION)),
+        'a positive duration',
+      );
     return ms;
   }
 
@@ -905,7 +910,11 @@ export class CoreOptions {
 
   /** `tag.period-formatter` (default with_dashes): `2024-03-05 10`, `20240305 10` or `2024030510`. */
   get tagPeriodFormatter(): TagPeriodFormatter {
-    return this.enumOf<TagPeriodFormatter>(OPTION.TAG_PERIOD_FORMATTER, 'with_dashes', ['with_dashes', 'without_dashes', 'without_dashes_and_spaces']);
+    return this.enumOf<TagPeriodFormatter>(OPTION.TAG_PERIOD_FORMATTER, 'with_dashes', [
+      'with_dashes',
+      'without_dashes',
+      'without_dashes_and_spaces',
+    ]);
   }
 
   /** `tag.num-retained-max`: most automatic tags kept (batch mode: most tags), or null for no limit. */

@@ -111,6 +111,7 @@ export {
   tagExpiresAt,
   type AutoTagRunOptions,
   type AutoTagSummary,
+  type TagExpireOptions,
 } from './auto-tag/tag-auto-manager.js';
 export { tagPeriodOf, type TagPeriod } from './auto-tag/tag-period.js';
 

@@ -1037,7 +1037,8 @@ export class TableCommit {
     const { expire, ...callOptions } = options;
     await this.beforeCommit();
     const results = await this.fileStoreCommit.filterAndCommit(committables, this.commitUser, callOptions);
-    const last = committables.length === 0 ? null : committables.reduce((a, c) => (c.identifier > a ? c.identifier : a), committables[0]!.identifier);
+    const last =
+      committables.length === 0 ? null : committables.reduce((a, c) => (c.identifier > a ? c.identifier : a), committables[0]!.identifier);
     await this.afterCommit(results, last, expire);
     return results;
   }

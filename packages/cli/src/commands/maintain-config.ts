@@ -39,6 +39,10 @@ export interface MaintainJobsConfig {
   readonly compactManifests?: boolean;
   /** Run `verify` (metadata and data-file sizes) first; a damaged table gets no other job. */
   readonly verify?: boolean;
+  /** Partition expiration, for tables that set `partition.expiration-time` (default true). */
+  readonly partitions?: boolean;
+  /** Automatic tags: creation and expiration by `tag.*` options, and tags past their retention (default true). */
+  readonly tags?: boolean;
 }
 
 /** The whole `--config` file. */
@@ -61,8 +65,13 @@ export function jobsFor(config: MaintainConfig, name: string, location: string):
     orphans: merge(config.orphans, own.orphans),
     compactManifests: own.compactManifests ?? config.compactManifests ?? false,
     verify: own.verify ?? config.verify ?? false,
+    partitions: own.partitions ?? config.partitions ?? true,
+    tags: own.tags ?? config.tags ?? true,
   };
 }
+
+/** The keys of the job settings, at the top level and per table. */
+const JOB_KEYS = ['compact', 'expire', 'orphans', 'compactManifests', 'verify', 'partitions', 'tags'] as const;
 
 /** Reads and validates the `--config` file; any problem is a usage error (exit 2) naming the key. */
 export async function readConfig(file: string, ctx: CommandContext): Promise<MaintainConfig> {
@@ -126,16 +135,18 @@ export async function readConfig(file: string, ctx: CommandContext): Promise<Mai
     }
     if (obj.compactManifests !== undefined && typeof obj.compactManifests !== 'boolean')
       bad(at('compactManifests'), 'must be true or false');
-    if (obj.verify !== undefined && typeof obj.verify !== 'boolean') bad(at('verify'), 'must be true or false');
+    for (const k of ['verify', 'partitions', 'tags']) {
+      if (obj[k] !== undefined && typeof obj[k] !== 'boolean') bad(at(k), 'must be true or false');
+    }
   };
   const root = json as Record<string, unknown>;
-  checkKeys(root, ['compact', 'expire', 'orphans', 'compactManifests', 'verify', 'tables'], 'the top level');
+  checkKeys(root, [...JOB_KEYS, 'tables'], 'the top level');
   jobs(root, '');
   if (root.tables !== undefined) {
     if (!isObject(root.tables)) bad('tables', 'must be an object keyed by table');
     for (const [name, v] of Object.entries(root.tables as Record<string, unknown>)) {
       if (!isObject(v)) bad(`tables['${name}']`, 'must be an object');
-      checkKeys(v as Record<string, unknown>, ['compact', 'expire', 'orphans', 'compactManifests', 'verify'], `tables['${name}']`);
+      checkKeys(v as Record<string, unknown>, JOB_KEYS, `tables['${name}']`);
       jobs(v as Record<string, unknown>, `tables['${name}']`);
     }
   }

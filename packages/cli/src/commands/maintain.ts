@@ -1,8 +1,10 @@
 /**
  * `tidemark maintain`: every maintenance job for each table, meant for cron. For each table, in
- * this order: compaction (small files of append tables, sorted runs of primary-key tables), snapshot
- * expiration (table options), orphan file cleanup (1 day), and optionally manifest compaction. One failing table (or job) does
- * not stop the others; the exit code is 1 when anything failed.
+ * this order: compaction (small files of append tables, sorted runs of primary-key tables),
+ * automatic tags (`tag.*` options, tag retention), partition expiration (when the table sets
+ * `partition.expiration-time`), snapshot expiration (table options), orphan file cleanup (1 day),
+ * and optionally manifest compaction. One failing table (or job) does not stop the others; the
+ * exit code is 1 when anything failed.
  *
  * The optional `--config` JSON file:
  *
@@ -12,6 +14,8 @@
  *       "orphans":  { "olderThan": "1d", "grace": "1h" } | false,
  *       "compactManifests": true | false,
  *       "verify":   true | false,
+ *       "partitions": true | false,
+ *       "tags":     true | false,
  *       "tables":   { "<db>.<table> or the <table> argument": { …the same keys… } }
  *     }
  *
@@ -22,20 +26,33 @@ import { defineCommand, ExitCode } from '../command.js';
 import { UsageError } from '../errors.js';
 import { formatBytes, writeJsonSummary } from '../output/progress.js';
 import { jobsFor, readConfig } from './maintain-config.js';
-import { maintainTable, type JobName, type MaintainTotals, type TableResult } from './maintain-table.js';
+import type { JobName, MaintainTotals, TableResult } from './maintain-run.js';
+import { maintainTable } from './maintain-table.js';
 import { dryRunOption, jsonOption, printLine, tableLocation } from './shared.js';
+
+/** The partition and tag counts of the closing line, when there are any. */
+function lifecycleTotals(t: MaintainTotals, dryRun: boolean): string {
+  const would = dryRun ? 'would be ' : '';
+  const parts = [
+    t.tagsCreated > 0 ? `${t.tagsCreated} tag(s) ${would}created` : '',
+    t.tagsDeleted > 0 ? `${t.tagsDeleted} tag(s) ${would}deleted` : '',
+    t.partitionsDropped > 0 ? `${t.partitionsDropped} partition(s) ${would}dropped` : '',
+  ].filter((x) => x !== '');
+  return parts.length === 0 ? '' : `${parts.join(', ')}, `;
+}
 
 /** `tidemark maintain`: all maintenance for cron. */
 export const maintainCommand = defineCommand({
   name: 'maintain',
-  summary: 'expire snapshots, remove orphans and compact each table according to its options',
+  summary: 'compact, tag, expire partitions and snapshots, and remove orphans of each table according to its options',
   usage: {
     synopsis: [
       'maintain <table>... [--config <file>] [--dry-run] [--json]',
       'maintain --warehouse <uri> [--config <file>] [--dry-run] [--json]',
     ],
     description:
-      'For each table: compaction (append and primary-key tables), snapshot expiration (table options), orphan cleanup (files older than 1d), ' +
+      'For each table: compaction (append and primary-key tables), automatic tags (tag.* options) and tag retention, partition expiration ' +
+      '(when the table sets partition.expiration-time), snapshot expiration (table options), orphan cleanup (files older than 1d), ' +
       'and manifest compaction when configured. A failing table does not stop the others; the exit code is then 1. ' +
       'The --config JSON is described in docs/maintenance.md.',
     positionals: [{ name: 'table', description: 'table directories', required: false, variadic: true }],
@@ -87,7 +104,14 @@ export const maintainCommand = defineCommand({
       }
 
       const results: TableResult[] = [];
-      const totals: MaintainTotals = { snapshotsExpired: 0, filesDeleted: 0, bytesFreed: 0 };
+      const totals: MaintainTotals = {
+        snapshotsExpired: 0,
+        filesDeleted: 0,
+        bytesFreed: 0,
+        partitionsDropped: 0,
+        tagsCreated: 0,
+        tagsDeleted: 0,
+      };
       for (const target of targets) {
         if (ctx.signal.aborted) break;
         const result: TableResult = { table: target.location, ok: true, jobs: {} };
@@ -136,7 +160,7 @@ export const maintainCommand = defineCommand({
       } else {
         await printLine(
           ctx,
-          `maintained ${results.length} table(s), ${failed} failed: ${totals.snapshotsExpired} snapshot(s) expired, ${totals.filesDeleted} file(s) ${dryRun ? 'would be ' : ''}deleted, ${formatBytes(totals.bytesFreed)} freed`,
+          `maintained ${results.length} table(s), ${failed} failed: ${lifecycleTotals(totals, dryRun)}${totals.snapshotsExpired} snapshot(s) expired, ${totals.filesDeleted} file(s) ${dryRun ? 'would be ' : ''}deleted, ${formatBytes(totals.bytesFreed)} freed`,
         );
       }
       return failed > 0 ? ExitCode.Failed : ExitCode.Ok;

@@ -69,6 +69,8 @@ export interface TagAutoCreationRunOptions {
   readonly now?: () => number;
   /** The snapshot the caller just committed: the run looks no further, and does not read it again. */
   readonly created?: Snapshot | null;
+  /** Report the tags without writing them (the state moves on as if they were written). */
+  readonly dryRun?: boolean;
 }
 
 /**
@@ -105,11 +107,16 @@ export class TagAutoCreation {
       const time = snapshotTagTime(this.ctx, found)!;
       // tag.automatic-completion: the period after the last tag, even when later periods ended too.
       const last = this.lastTagTime ?? null;
-      const thisTag = this.ctx.options.tagAutomaticCompletion && last !== null ? last + this.period.periodMs : this.period.normalizeToPreviousTag(time);
+      const thisTag =
+        this.ctx.options.tagAutomaticCompletion && last !== null ? last + this.period.periodMs : this.period.normalizeToPreviousTag(time);
       const name = this.period.timeToTag(thisTag);
       const retained = this.ctx.options.tagDefaultTimeRetainedMs;
       const tag = tagOf(found, retained === null ? undefined : tagDurationOf(retained), (options.now ?? Date.now)());
-      if ((await writeTag(this.ctx.fileIO, this.ctx.paths, name, tag)) === 'created') created.push({ name, snapshotId: found.id });
+      const wrote =
+        options.dryRun === true
+          ? !(await this.tags.exists(name))
+          : (await writeTag(this.ctx.fileIO, this.ctx.paths, name, tag)) === 'created';
+      if (wrote) created.push({ name, snapshotId: found.id });
       this.lastTagTime = thisTag;
       this.scanFrom = found.id + 1;
     }

@@ -34,8 +34,13 @@ export interface AutoTagRunOptions {
   readonly created?: Snapshot | null;
   /** Identifier of that commit: `batch` mode tags batch commits (Long.MAX) only. */
   readonly identifier?: bigint | null;
-  /** Also look for expired tags when nothing was created (commits throttle this; `maintain` always looks). */
-  readonly checkTimeRetention?: boolean;
+  /**
+   * Look for tags to expire by count and by time even when no tag was created (commits look
+   * after creating one, and for time every few minutes; `maintain` always looks).
+   */
+  readonly fullCheck?: boolean;
+  /** Report what would be created and deleted without writing or deleting (with {@link fullCheck}). */
+  readonly dryRun?: boolean;
 }
 
 /** Whether a table's options ask for any automatic tag work. */
@@ -43,12 +48,20 @@ export function autoTagsEnabled(ctx: TableContext): boolean {
   return ctx.options.tagAutomaticCreation !== 'none' || ctx.options.tagDefaultTimeRetainedMs !== null;
 }
 
-/** Deletes a tag file; a tag already gone counts as deleted by someone else (false). */
-async function removeTag(ctx: TableContext, name: string): Promise<boolean> {
+/** Deletes a tag file (not in a dry run); a tag already gone counts as deleted by someone else (false). */
+async function removeTag(ctx: TableContext, name: string, dryRun = false): Promise<boolean> {
   const path = ctx.paths.tagPath(name);
   if (!(await ctx.fileIO.exists(path))) return false;
-  await ctx.fileIO.delete(path);
+  if (!dryRun) await ctx.fileIO.delete(path);
   return true;
+}
+
+/** Settings of the tag expiration functions. */
+export interface TagExpireOptions {
+  /** Report without deleting. */
+  readonly dryRun?: boolean;
+  /** Tags a dry run would have created first (newer than every tag on storage): they count towards the maximum. */
+  readonly planned?: number;
 }
 
 /** Tags oldest first: by snapshot id, then name. */
@@ -60,11 +73,16 @@ function oldestFirst(tags: Array<{ name: string; tag: Tag }>): Array<{ name: str
  * Deletes the oldest tags beyond `max` among those `select` accepts (automatic tags of the period
  * in `process-time`/`watermark` mode, every tag in `batch` mode, as Java counts them).
  */
-export async function expireTagsByCount(ctx: TableContext, max: number, select: (name: string) => boolean): Promise<AutoTagEvent[]> {
+export async function expireTagsByCount(
+  ctx: TableContext,
+  max: number,
+  select: (name: string) => boolean,
+  options: TagExpireOptions = {},
+): Promise<AutoTagEvent[]> {
   const tags = oldestFirst((await new TagManager(ctx.fileIO, ctx.paths).list()).filter((t) => select(t.name)));
   const out: AutoTagEvent[] = [];
-  for (const { name, tag } of tags.slice(0, Math.max(0, tags.length - max))) {
-    if (await removeTag(ctx, name)) out.push({ name, snapshotId: tag.id });
+  for (const { name, tag } of tags.slice(0, Math.max(0, tags.length + (options.planned ?? 0) - max))) {
+    if (await removeTag(ctx, name, options.dryRun)) out.push({ name, snapshotId: tag.id });
   }
   return out;
 }
@@ -81,7 +99,11 @@ export function tagExpiresAt(tag: Tag): number | null {
  * `tagTimeRetained` lies before now (local wall clock, as Java's `LocalDateTime.now()`). Returns
  * the deleted tags and the earliest expiry among the tags kept (epoch ms, or null).
  */
-export async function expireTagsByTime(ctx: TableContext, nowMs: number): Promise<{ expired: AutoTagEvent[]; next: number | null }> {
+export async function expireTagsByTime(
+  ctx: TableContext,
+  nowMs: number,
+  options: TagExpireOptions = {},
+): Promise<{ expired: AutoTagEvent[]; next: number | null }> {
   const nowLocal = epochToLocalMillis(nowMs);
   const expired: AutoTagEvent[] = [];
   let next: number | null = null;
@@ -89,7 +111,7 @@ export async function expireTagsByTime(ctx: TableContext, nowMs: number): Promis
     const at = tagExpiresAt(tag);
     if (at === null) continue;
     if (nowLocal > at) {
-      if (await removeTag(ctx, name)) expired.push({ name, snapshotId: tag.id });
+      if (await removeTag(ctx, name, options.dryRun)) expired.push({ name, snapshotId: tag.id });
     } else {
       const epoch = nowMs + (at - nowLocal);
       next = next === null ? epoch : Math.min(next, epoch);
@@ -103,15 +125,22 @@ export async function expireTagsByTime(ctx: TableContext, nowMs: number): Promis
  * date in this machine's zone) or `tag.batch.customized-name`, replacing a tag of that name, then
  * keeps at most `tag.num-retained-max` tags of any kind.
  */
-export async function createBatchTag(ctx: TableContext, snapshot: Snapshot, nowMs: number): Promise<AutoTagSummary> {
+export async function createBatchTag(
+  ctx: TableContext,
+  snapshot: Snapshot,
+  nowMs: number,
+  options: TagExpireOptions = {},
+): Promise<AutoTagSummary> {
   const day = new Date(epochToLocalMillis(snapshot.timeMillis)).toISOString().slice(0, 10);
   const name = ctx.options.tagBatchCustomizedName ?? `batch-write-${day}`;
   const retained = ctx.options.tagDefaultTimeRetainedMs;
-  await removeTag(ctx, name);
+  const replaced = await removeTag(ctx, name, options.dryRun);
   const tag = tagOf(snapshot, retained === null ? undefined : tagDurationOf(retained), nowMs);
-  const created = (await writeTag(ctx.fileIO, ctx.paths, name, tag)) === 'created' ? [{ name, snapshotId: snapshot.id }] : [];
+  const wrote = options.dryRun === true || (await writeTag(ctx.fileIO, ctx.paths, name, tag)) === 'created';
+  const created = wrote ? [{ name, snapshotId: snapshot.id }] : [];
   const max = ctx.options.tagNumRetainedMax;
-  const expiredByCount = max === null ? [] : await expireTagsByCount(ctx, max, () => true);
+  const planned = options.dryRun === true && !replaced ? 1 : 0;
+  const expiredByCount = max === null ? [] : await expireTagsByCount(ctx, max, () => true, { ...options, planned });
   return { created, expiredByCount, expiredByTime: [] };
 }
 
@@ -135,25 +164,32 @@ export const TIME_CHECK_INTERVAL_MS = 10 * 60_000;
 export async function runAutoTags(ctx: TableContext, state: AutoTagState, options: AutoTagRunOptions = {}): Promise<AutoTagSummary> {
   const now = (options.now ?? Date.now)();
   const mode = ctx.options.tagAutomaticCreation;
+  const dryRun = options.dryRun === true;
   let created: readonly AutoTagEvent[] = [];
   let expiredByCount: readonly AutoTagEvent[] = [];
   if (mode === 'batch') {
+    // Batch tags follow batch commits; a maintenance run only expires.
     if (options.identifier === BATCH_COMMIT_IDENTIFIER) {
       const snapshot = options.created ?? (await new SnapshotManager(ctx.fileIO, ctx.paths).latest());
-      if (snapshot !== null) ({ created, expiredByCount } = await createBatchTag(ctx, snapshot, now));
+      if (snapshot !== null) ({ created, expiredByCount } = await createBatchTag(ctx, snapshot, now, { dryRun }));
+    } else if (options.fullCheck === true && ctx.options.tagNumRetainedMax !== null) {
+      expiredByCount = await expireTagsByCount(ctx, ctx.options.tagNumRetainedMax, () => true, { dryRun });
     }
   } else if (mode !== 'none') {
     state.creation ??= new TagAutoCreation(ctx);
-    created = await state.creation.run({ now: () => now, ...(options.created !== undefined ? { created: options.created } : {}) });
+    created = await state.creation.run({ now: () => now, dryRun, ...(options.created !== undefined ? { created: options.created } : {}) });
     const max = ctx.options.tagNumRetainedMax;
-    if (max !== null && (created.length > 0 || options.checkTimeRetention === true)) {
+    if (max !== null && (created.length > 0 || options.fullCheck === true)) {
       const period = tagPeriodOf(ctx.options);
-      expiredByCount = await expireTagsByCount(ctx, max, (name) => period.tagToTime(name) !== null);
+      expiredByCount = await expireTagsByCount(ctx, max, (name) => period.tagToTime(name) !== null, {
+        dryRun,
+        planned: dryRun ? created.length : 0,
+      });
     }
   }
   let expiredByTime: readonly AutoTagEvent[] = [];
-  if (options.checkTimeRetention === true || created.length > 0 || now >= state.nextTimeCheck) {
-    const r = await expireTagsByTime(ctx, now);
+  if (options.fullCheck === true || created.length > 0 || now >= state.nextTimeCheck) {
+    const r = await expireTagsByTime(ctx, now, { dryRun });
     expiredByTime = r.expired;
     state.nextTimeCheck = Math.min(r.next ?? Number.POSITIVE_INFINITY, now + TIME_CHECK_INTERVAL_MS);
   }

@@ -35,7 +35,13 @@ const pad = (n: number): string => String(n).padStart(2, '0');
 
 function format(layout: Layout, localMillis: number): string {
   const d = new Date(localMillis);
-  const [y, mo, day, h, mi] = [d.getUTCFullYear(), pad(d.getUTCMonth() + 1), pad(d.getUTCDate()), pad(d.getUTCHours()), pad(d.getUTCMinutes())];
+  const [y, mo, day, h, mi] = [
+    d.getUTCFullYear(),
+    pad(d.getUTCMonth() + 1),
+    pad(d.getUTCDate()),
+    pad(d.getUTCHours()),
+    pad(d.getUTCMinutes()),
+  ];
   switch (layout) {
     case 'day':
       return `${y}-${mo}-${day}`;

@@ -68,11 +68,15 @@ export function afterCommitJobs(
 
   const tags = async (call: AfterCommitCall): Promise<void> => {
     if (!autoTagsEnabled(context)) return;
-    await runAutoTags(context, stateOf(tagStates, context, () => new AutoTagState()), {
-      now: clock,
-      created: inner.lastCreated,
-      identifier: call.identifier,
-    }).catch((e: unknown) => warn('automatic tag creation', e));
+    await runAutoTags(
+      context,
+      stateOf(tagStates, context, () => new AutoTagState()),
+      {
+        now: clock,
+        created: inner.lastCreated,
+        identifier: call.identifier,
+      },
+    ).catch((e: unknown) => warn('automatic tag creation', e));
   };
 
   const expireOldPartitions = async (call: AfterCommitCall): Promise<void> => {

@@ -631,7 +631,8 @@ export class FileStoreCommit {
     options: DropPartitionsCallOptions,
   ): Promise<CommitResult> {
     const user = checkUser(options.commitUser);
-    if (this.partitionTypes.length === 0) throw new CommitInputError(`table ${this.paths.root} is not partitioned: it has no partitions to drop`);
+    if (this.partitionTypes.length === 0)
+      throw new CommitInputError(`table ${this.paths.root} is not partitioned: it has no partitions to drop`);
     if (partitions.length === 0) throw new CommitInputError('dropping partitions needs at least one partition');
     const rows = new Set<string>();
     const specs: Array<Readonly<Record<string, string>>> = [];
@@ -655,7 +656,13 @@ export class FileStoreCommit {
       return hit;
     };
     const identifier = options.identifier ?? BATCH_COMMIT_IDENTIFIER;
-    return this.replacePartitions({ identifier, messages: [], ...(options.properties ? { properties: options.properties } : {}) }, user, filter, [], false);
+    return this.replacePartitions(
+      { identifier, messages: [], ...(options.properties ? { properties: options.properties } : {}) },
+      user,
+      filter,
+      [],
+      false,
+    );
   }
 
   /** One OVERWRITE snapshot: the live files and index files of the partitions `filter` accepts are deleted, `adds` added. */

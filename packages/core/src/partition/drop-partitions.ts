@@ -112,7 +112,9 @@ export async function dropPartitions(
     if (Object.keys(spec).length === 0) throw new CommitInputError('a partition spec to drop must name at least one partition key');
     for (const k of Object.keys(spec)) {
       if (!keys.includes(k))
-        throw new CommitInputError(`partition spec names '${k}', which is not a partition key of ${ctx.location} (partition keys: ${keys.join(', ')})`);
+        throw new CommitInputError(
+          `partition spec names '${k}', which is not a partition key of ${ctx.location} (partition keys: ${keys.join(', ')})`,
+        );
     }
   }
   const latest = await new SnapshotManager(ctx.fileIO, ctx.paths).latest();
@@ -127,7 +129,9 @@ export async function dropPartitions(
         .join('/');
       throw new PartitionNotFoundError(
         `no partition of ${ctx.location} matches '${text}'` +
-          (all.length === 0 ? ' (the table has no data)' : `; partitions: ${shown.join(', ')}${all.length > shown.length ? `, … (${all.length} in all)` : ''}`),
+          (all.length === 0
+            ? ' (the table has no data)'
+            : `; partitions: ${shown.join(', ')}${all.length > shown.length ? `, … (${all.length} in all)` : ''}`),
       );
     }
   }

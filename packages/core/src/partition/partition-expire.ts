@@ -93,16 +93,19 @@ export interface ExpirePartitionsSummary extends Omit<DropPartitionsSummary, 'pa
  */
 export function partitionExpireSettings(ctx: TableContext, options: ExpirePartitionsOptions = {}): PartitionExpireSettings {
   const o = ctx.options;
-  if (ctx.schema.partitionKeys.length === 0) throw new MaintenanceArgumentError(`table ${ctx.location} is not partitioned: it has no partitions to expire`);
+  if (ctx.schema.partitionKeys.length === 0)
+    throw new MaintenanceArgumentError(`table ${ctx.location} is not partitioned: it has no partitions to expire`);
   const expirationTimeMs = options.expirationTimeMs ?? o.partitionExpirationTimeMs;
   if (expirationTimeMs === null) {
     throw new MaintenanceArgumentError(
       `table ${ctx.location} does not set 'partition.expiration-time': give an expiration time (e.g. --expiration-time 30d) or set the option`,
     );
   }
-  if (!Number.isFinite(expirationTimeMs) || expirationTimeMs < 0) throw new MaintenanceArgumentError(`expiration time must be a non-negative duration, got ${expirationTimeMs} ms`);
+  if (!Number.isFinite(expirationTimeMs) || expirationTimeMs < 0)
+    throw new MaintenanceArgumentError(`expiration time must be a non-negative duration, got ${expirationTimeMs} ms`);
   const maxExpires = options.maxExpires ?? o.partitionExpirationMaxNum;
-  if (!Number.isSafeInteger(maxExpires) || maxExpires < 1) throw new MaintenanceArgumentError(`max expires must be a positive integer, got ${maxExpires}`);
+  if (!Number.isSafeInteger(maxExpires) || maxExpires < 1)
+    throw new MaintenanceArgumentError(`max expires must be a positive integer, got ${maxExpires}`);
   const strategy = options.strategy ?? o.partitionExpirationStrategy;
   return {
     expirationTimeMs,
@@ -124,7 +127,11 @@ type PartitionTime = { readonly time: number } | { readonly skip: string };
  * with each `$key` replaced by its value, parsed with `partition.timestamp-formatter` (a
  * date-time, else a date at midnight) or Java's default `yyyy-MM-dd[ HH:mm:ss]`.
  */
-export function partitionValuesTime(keys: readonly string[], values: readonly (string | null)[], s: PartitionExpireSettings): PartitionTime {
+export function partitionValuesTime(
+  keys: readonly string[],
+  values: readonly (string | null)[],
+  s: PartitionExpireSettings,
+): PartitionTime {
   // Java reads every value the pattern loop touches (all with a pattern, the first without): a NULL there cannot be expired.
   if (s.pattern === null ? values[0] === null : values.some((v) => v === null)) {
     return { skip: `it has a NULL partition value; drop it with 'tidemark drop-partition' or use the 'update-time' strategy` };
@@ -133,7 +140,8 @@ export function partitionValuesTime(keys: readonly string[], values: readonly (s
   if (s.pattern !== null) keys.forEach((k, i) => (text = text.split(`$${k}`).join(values[i]!)));
   const time = s.formatter !== null ? s.formatter.parse(text) : parseDefaultPartitionTime(text);
   if (time === null) {
-    const how = s.formatter !== null ? `'partition.timestamp-formatter' = '${s.formatter.pattern}'` : "the default format 'yyyy-MM-dd[ HH:mm:ss]'";
+    const how =
+      s.formatter !== null ? `'partition.timestamp-formatter' = '${s.formatter.pattern}'` : "the default format 'yyyy-MM-dd[ HH:mm:ss]'";
     return {
       skip:
         `cannot read a time from '${text}' with ${how}; check the expiration options, drop it with 'tidemark drop-partition', ` +
@@ -177,7 +185,11 @@ export function selectExpiredPartitions(
  * Step 4: Paimon's order and limit: each partition's values (NULL as `partition.default-name`)
  * joined with `,`, sorted as strings, the first `maxExpires` kept.
  */
-export function limitExpired<T extends { entry: PartitionEntry }>(ctx: TableContext, expired: readonly T[], s: PartitionExpireSettings): T[] {
+export function limitExpired<T extends { entry: PartitionEntry }>(
+  ctx: TableContext,
+  expired: readonly T[],
+  s: PartitionExpireSettings,
+): T[] {
   const keys = ctx.schema.partitionKeys;
   const types = partitionTypes(ctx);
   const keyed = expired.map((x) => ({
