@@ -7,9 +7,9 @@
  * period). The very first automatic tag goes to the first snapshot, as in Java.
  *
  * Where Java walks every snapshot since the last automatic tag, this looks at the newest snapshot
- * first and searches backwards by halves only when a boundary was crossed (snapshot times and
- * watermarks grow with snapshot ids), so a committer pays nothing between boundaries and a fresh
- * process a few reads, however many snapshots the period holds. The state rebuilds itself from
+ * first and searches (galloping, then halving) only when a boundary was crossed (snapshot times
+ * and watermarks grow with snapshot ids), so a committer pays nothing between boundaries and a
+ * fresh process a few reads, however many snapshots the period holds. The state rebuilds itself from
  * the tags on storage, which is what makes a crash between a commit and its tag harmless: the next
  * run finds the last automatic tag, then the snapshot that crossed the boundary, and tags it
  * (create-if-absent: a tag written just before the crash is not written twice).
@@ -101,8 +101,10 @@ export class TagAutoCreation {
     if (this.lastTagTime === undefined) await this.load();
     const created: AutoTagEvent[] = [];
     const upper = options.created?.id ?? (await this.snapshots.latestId());
+    // Snapshots read by this run (the committed one given): each is read once however many tags it takes.
+    const cache = new Map<number, Snapshot | null>(options.created ? [[options.created.id, options.created]] : []);
     while (upper !== null && this.scanFrom <= upper && created.length < MAX_TAGS_PER_RUN) {
-      const found = await this.firstCrossing(upper, options.created ?? null);
+      const found = await this.firstCrossing(upper, cache);
       if (found === null) break;
       const time = snapshotTagTime(this.ctx, found)!;
       // tag.automatic-completion: the period after the last tag, even when later periods ended too.
@@ -151,27 +153,42 @@ export class TagAutoCreation {
 
   /**
    * The first snapshot in [scanFrom, upper] that {@link crosses}, or null (scanFrom then moves past
-   * upper). Times grow with ids, so when `upper` does not cross, none below does.
+   * upper). Times grow with ids, so when `upper` does not cross, none below does; otherwise the
+   * search gallops forward from scanFrom (1, 2, 4, … snapshots) and halves the last step, so a tag
+   * costs reads in the logarithm of the snapshots since the previous one, not one read each.
    */
-  private async firstCrossing(upper: number, known: Snapshot | null): Promise<Snapshot | null> {
-    const get = async (id: number): Promise<Snapshot | null> => (known !== null && known.id === id ? known : this.snapshots.tryGet(id));
+  private async firstCrossing(upper: number, cache: Map<number, Snapshot | null>): Promise<Snapshot | null> {
+    const get = async (id: number): Promise<Snapshot | null> => {
+      if (!cache.has(id)) cache.set(id, await this.snapshots.tryGet(id));
+      return cache.get(id)!;
+    };
     const top = await get(upper);
     if (top === null || !this.crosses(top)) {
       this.scanFrom = upper + 1;
       return null;
     }
-    let lo = Math.max(this.scanFrom, (await this.snapshots.earliestId()) ?? this.scanFrom);
-    let loSnapshot = lo === upper ? top : await get(lo);
-    if (loSnapshot === null) {
-      // Expired meanwhile: start again at the new earliest snapshot.
-      lo = (await this.snapshots.earliestId()) ?? upper;
-      loSnapshot = await get(lo);
-      if (loSnapshot === null) return null;
+    let lo = this.scanFrom;
+    let first = await get(lo);
+    if (first === null) {
+      // Expired meanwhile (or never there): start at the earliest snapshot.
+      lo = Math.max(lo, (await this.snapshots.earliestId()) ?? upper);
+      first = await get(lo);
+      if (first === null) return null;
     }
-    if (this.crosses(loSnapshot)) return loSnapshot;
+    if (this.crosses(first)) return first;
     // Invariant: lo does not cross, hi does.
     let hi = upper;
     let hiSnapshot = top;
+    for (let step = 1; lo + step < hi; step *= 2) {
+      const s = await get(lo + step);
+      if (s === null) return null;
+      if (this.crosses(s)) {
+        hi = lo + step;
+        hiSnapshot = s;
+        break;
+      }
+      lo += step;
+    }
     while (hi - lo > 1) {
       const mid = lo + Math.floor((hi - lo) / 2);
       const s = await get(mid);
