@@ -24,7 +24,7 @@ export {
   type OpenTableOptions,
   type TableOverwriteOptions,
 } from './table.js';
-export { afterCommitJobs, type AfterCommitCall, type AfterCommitJobs } from './commit/after-commit.js';
+export type { AfterCommitCall, AfterCommitJobs } from './commit/after-commit.js';
 export type {
   DeletionVectorFilePlan,
   OverwritePartitionPlan,
@@ -99,21 +99,9 @@ export {
 export { SchemaManager } from './schema-manager.js';
 export { SnapshotManager, listNumberedFiles, parseNumberedName, type LatestProbe } from './snapshot-manager.js';
 export { TagManager } from './tag-manager.js';
-export { createTag, deleteTag, listTags, tagDurationOf, tagOf, validateTagName, writeTag, type CreateTagOptions } from './tags.js';
-export { TagAutoCreation, snapshotTagTime, type AutoTagEvent, type TagAutoCreationRunOptions } from './auto-tag/tag-auto-creation.js';
-export {
-  AutoTagState,
-  autoTagsEnabled,
-  createBatchTag,
-  expireTagsByCount,
-  expireTagsByTime,
-  runAutoTags,
-  tagExpiresAt,
-  type AutoTagRunOptions,
-  type AutoTagSummary,
-  type TagExpireOptions,
-} from './auto-tag/tag-auto-manager.js';
-export { tagPeriodOf, type TagPeriod } from './auto-tag/tag-period.js';
+export { createTag, deleteTag, listTags, tagDurationOf, validateTagName, type CreateTagOptions } from './tags.js';
+export { TagAutoCreation, type AutoTagEvent, type TagAutoCreationRunOptions } from './auto-tag/tag-auto-creation.js';
+export { AutoTagState, runAutoTags, type AutoTagRunOptions, type AutoTagSummary } from './auto-tag/tag-auto-manager.js';
 
 // ---- partitions: listing, dropping, expiration ---------------------------------------------
 export { listPartitionEntries, type PartitionEntry } from './partition/partition-entries.js';
@@ -125,16 +113,13 @@ export {
   type DroppedPartition,
 } from './partition/drop-partitions.js';
 export {
-  PartitionExpireState,
   expirePartitions,
-  partitionExpireSettings,
   type ExpirePartitionsOptions,
   type ExpirePartitionsSummary,
   type ExpiredPartition,
-  type PartitionExpireSettings,
   type SkippedPartition,
 } from './partition/partition-expire.js';
-export { DatePatternError, compileDatePattern, type DatePattern } from './partition/date-pattern.js';
+export type { DatePattern } from './partition/date-pattern.js';
 export { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
 export { parseTimestampMillis, resolveSnapshot, type SnapshotSources, type TimeTravelOptions } from './time-travel.js';
 

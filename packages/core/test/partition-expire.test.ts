@@ -14,9 +14,9 @@ import {
   InvalidOptionError,
   MaintenanceArgumentError,
   PartitionNotFoundError,
-  compileDatePattern,
   type Table,
 } from '../src/index.js';
+import { compileDatePattern } from '../src/partition/date-pattern.js';
 
 let n = 0;
 

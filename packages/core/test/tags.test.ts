@@ -36,7 +36,9 @@ describe('tags', () => {
     const kept = await new TagManager(t.io, t.paths).tag('kept');
     expect(kept.tagCreateTime).toEqual({ millis: now - new Date(now).getTimezoneOffset() * 60_000, nanoOfMillis: 0 });
     expect(kept.tagTimeRetained).toEqual({ seconds: 86_400, nanos: 0 });
-    expect(new TextDecoder().decode(await t.io.read(t.paths.tagPath('kept')))).toMatch(/"tagCreateTime" : \[ 2024, 3, \d+, \d+, \d+, 30 \],\n  "tagTimeRetained" : 86400\.000000000\n}$/);
+    expect(new TextDecoder().decode(await t.io.read(t.paths.tagPath('kept')))).toMatch(
+      /"tagCreateTime" : \[ 2024, 3, \d+, \d+, \d+, 30 \],\n {2}"tagTimeRetained" : 86400\.000000000\n}$/,
+    );
     await deleteTag(t.io, t.paths, 'kept');
     await deleteTag(t.io, t.paths, 'first');
     expect((await listTags(t.io, t.paths)).map((x) => x.name)).toEqual(['release']);
