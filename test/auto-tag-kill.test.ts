@@ -8,9 +8,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FileSystemCatalog, openTable } from '@tidemark/core';
-import { storageBackends, type BackendWarehouse } from './support/backends.js';
+import { describe, expect, it } from 'vitest';
+import { openTable } from '@tidemark/core';
+import { storageBackends } from './support/backends.js';
+import { suiteCatalog } from './support/suite-catalog.js';
 import { runMain, useCliS3Env } from './support/cli-main.js';
 import { runNode } from './support/cli-process.js';
 import { s3TestOptions } from './support/s3.js';
@@ -26,56 +27,47 @@ if (!built) console.warn('[tidemark] SKIPPED automatic tags after SIGKILL: packa
 const at = (day: number, hour: number, minute = 0): number => new Date(2024, 5, day, hour, minute).getTime();
 
 describe.each(storageBackends('auto tag kill'))('$name', (backend) => {
-  let wh: BackendWarehouse;
-  let catalog: FileSystemCatalog;
-  beforeAll(async () => {
-    if (!backend.available || !built) return;
-    wh = await backend.open();
-    catalog = new FileSystemCatalog(wh.root, { fileIO: wh.io });
-  }, 60_000);
-  afterAll(async () => {
-    if (backend.available && built) await wh.cleanup();
-  }, 120_000);
-
-  /** Tags as `name → snapshot id`, sorted by name. */
-  async function tags(location: string): Promise<Array<[string, number]>> {
-    const t = await openTable(location, { fileIO: wh.io });
-    return (await t.listTags()).map(({ name, tag }) => [name, tag.id] as [string, number]).sort(([a], [b]) => (a < b ? -1 : 1));
-  }
-
-  /** One commit at `now` by a fresh process-like Table (nothing shared with earlier commits). */
-  async function commitAt(location: string, now: number, id: number): Promise<number> {
-    const t = await openTable(location, { fileIO: wh.io });
-    const w = t.newBatchWrite();
-    await w.write([{ id }]);
-    const r = await t.newCommit({ now: () => now }).commit({ messages: await w.prepareCommit() });
-    await w.close();
-    if (r.status !== 'committed') throw new Error(r.status);
-    return r.snapshotId;
-  }
-
-  /** The worker commits at `now` and dies around the tag; returns the snapshot it left. */
-  async function killedCommit(location: string, now: number, id: number, kill: 'before-tag' | 'after-tag'): Promise<number> {
-    const r = await runNode(
-      worker,
-      [JSON.stringify({ root: location, rows: [{ id }], now, kill, ...(backend.name === 'S3' ? { s3: s3TestOptions() } : {}) })],
-      {
-        cwd: repo,
-        timeoutMs: 120_000,
-      },
-    );
-    expect(r.timedOut, r.stderr).toBe(false);
-    expect(r.code, `the worker was not killed: ${r.stdout}${r.stderr}`).toBeNull();
-    return (await (await openTable(location, { fileIO: wh.io })).snapshotManager.latest())!.id;
-  }
-
   describe.skipIf(!backend.available || !built)('automatic daily tags', () => {
+    const env = suiteCatalog(backend);
+
+    /** Tags as `name → snapshot id`, sorted by name. */
+    async function tags(location: string): Promise<Array<[string, number]>> {
+      const t = await openTable(location, { fileIO: env.wh.io });
+      return (await t.listTags()).map(({ name, tag }) => [name, tag.id] as [string, number]).sort(([a], [b]) => (a < b ? -1 : 1));
+    }
+
+    /** One commit at `now` by a fresh process-like Table (nothing shared with earlier commits). */
+    async function commitAt(location: string, now: number, id: number): Promise<number> {
+      const t = await openTable(location, { fileIO: env.wh.io });
+      const w = t.newBatchWrite();
+      await w.write([{ id }]);
+      const r = await t.newCommit({ now: () => now }).commit({ messages: await w.prepareCommit() });
+      await w.close();
+      if (r.status !== 'committed') throw new Error(r.status);
+      return r.snapshotId;
+    }
+
+    /** The worker commits at `now` and dies around the tag; returns the snapshot it left. */
+    async function killedCommit(location: string, now: number, id: number, kill: 'before-tag' | 'after-tag'): Promise<number> {
+      const r = await runNode(
+        worker,
+        [JSON.stringify({ root: location, rows: [{ id }], now, kill, ...(backend.name === 'S3' ? { s3: s3TestOptions() } : {}) })],
+        {
+          cwd: repo,
+          timeoutMs: 120_000,
+        },
+      );
+      expect(r.timedOut, r.stderr).toBe(false);
+      expect(r.code, `the worker was not killed: ${r.stdout}${r.stderr}`).toBeNull();
+      return (await (await openTable(location, { fileIO: env.wh.io })).snapshotManager.latest())!.id;
+    }
+
     it('a kill before the tag: the next commit tags the snapshot that crossed midnight; a kill after it: nothing is tagged twice', async () => {
-      await catalog.createTable('db.events', {
+      await env.catalog.createTable('db.events', {
         fields: [{ name: 'id', type: 'INT' }],
         options: { 'tag.automatic-creation': 'process-time', 'tag.creation-period': 'daily' },
       });
-      const t = catalog.tableLocation('db.events');
+      const t = env.catalog.tableLocation('db.events');
       expect(await commitAt(t, at(1, 12), 1)).toBe(1);
       expect(await tags(t)).toEqual([['2024-05-31', 1]]);
 
@@ -102,11 +94,11 @@ describe.each(storageBackends('auto tag kill'))('$name', (backend) => {
     }, 300_000);
 
     it('a kill before the tag: tidemark maintain creates it, once', async () => {
-      await catalog.createTable('db.hourly', {
+      await env.catalog.createTable('db.hourly', {
         fields: [{ name: 'id', type: 'INT' }],
         options: { 'tag.automatic-creation': 'process-time', 'tag.creation-period': 'hourly', 'tag.creation-delay': '5 min' },
       });
-      const t = catalog.tableLocation('db.hourly');
+      const t = env.catalog.tableLocation('db.hourly');
       expect(await commitAt(t, at(5, 9, 30), 1)).toBe(1);
       expect(await commitAt(t, at(5, 10, 2), 2)).toBe(2); // within the delay: no tag yet
       expect(await killedCommit(t, at(5, 10, 6), 3, 'before-tag')).toBe(3);

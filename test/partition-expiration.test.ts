@@ -8,10 +8,11 @@
  * the partition and tag jobs of `maintain`.
  */
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
+import { describe, expect, it } from 'vitest';
+import { openTable, type Table } from '@tidemark/core';
 import type { FileIO } from '@tidemark/storage';
-import { storageBackends, type BackendWarehouse } from './support/backends.js';
+import { storageBackends } from './support/backends.js';
+import { suiteCatalog } from './support/suite-catalog.js';
 import { runMain, useCliS3Env } from './support/cli-main.js';
 
 useCliS3Env();
@@ -62,30 +63,21 @@ async function dataFiles(t: Table, snapshotId: number): Promise<Map<string, stri
 }
 
 describe.each(storageBackends('partition expiration'))('$name', (backend) => {
-  let wh: BackendWarehouse;
-  let catalog: FileSystemCatalog;
-  beforeAll(async () => {
-    if (!backend.available) return;
-    wh = await backend.open();
-    catalog = new FileSystemCatalog(wh.root, { fileIO: wh.io });
-  }, 60_000);
-  afterAll(async () => {
-    if (backend.available) await wh.cleanup();
-  }, 180_000);
-
-  async function daily(name: string, options: Record<string, string> = {}): Promise<string> {
-    await catalog.createTable(`db.${name}`, {
-      fields: [
-        { name: 'dt', type: 'STRING NOT NULL' },
-        { name: 'id', type: 'INT' },
-      ],
-      partitionKeys: ['dt'],
-      options,
-    });
-    return catalog.tableLocation(`db.${name}`);
-  }
-
   describe.skipIf(!backend.available)('expire-partitions', () => {
+    const env = suiteCatalog(backend);
+
+    async function daily(name: string, options: Record<string, string> = {}): Promise<string> {
+      await env.catalog.createTable(`db.${name}`, {
+        fields: [
+          { name: 'dt', type: 'STRING NOT NULL' },
+          { name: 'id', type: 'INT' },
+        ],
+        partitionKeys: ['dt'],
+        options,
+      });
+      return env.catalog.tableLocation(`db.${name}`);
+    }
+
     it('30 daily partitions, 7 days: the dry run lists the 23 older ones, the real run drops them, old snapshots still read them until expiration and cleanup', async () => {
       const t = await daily('events');
       const rows = DAYS.flatMap((dt, i) => [
@@ -95,11 +87,11 @@ describe.each(storageBackends('partition expiration'))('$name', (backend) => {
       expect((await cli(['write', t], jsonl(rows))).code).toBe(0);
       const older = DAYS.slice(0, 23).map((d) => `dt=${d}`);
 
-      const before = await objects(wh.io, t);
+      const before = await objects(env.wh.io, t);
       const dry = await json(['expire-partitions', t, '--expiration-time', '7d', '--dry-run', '--json']);
       expect(dry).toMatchObject({ dryRun: true, partitionsDropped: 23, records: 46, files: 23, snapshotIds: [], strategy: 'values-time' });
       expect((dry['partitions'] as Array<{ partition: string }>).map((p) => p.partition)).toEqual(older);
-      expect(await objects(wh.io, t)).toEqual(before);
+      expect(await objects(env.wh.io, t)).toEqual(before);
       const text = await cli(['expire-partitions', t, '--expiration-time', '7d', '--dry-run']);
       expect(text.stdout.split('\n').filter((l) => l.startsWith('would drop dt='))).toHaveLength(23);
       expect(text.stdout).toContain('would drop 23 partition(s) (46 record(s), 23 file(s),');
@@ -108,7 +100,7 @@ describe.each(storageBackends('partition expiration'))('$name', (backend) => {
       expect(real).toMatchObject({ dryRun: false, partitionsDropped: 23, records: 46, snapshotIds: [2] });
       expect((real['partitions'] as Array<{ partition: string }>).map((p) => p.partition)).toEqual(older);
 
-      const table = await openTable(t, { fileIO: wh.io });
+      const table = await openTable(t, { fileIO: env.wh.io });
       expect((await table.snapshotManager.snapshot(2)).commitKind).toBe('OVERWRITE');
       expect(await partitionsRead(table)).toEqual(DAYS.slice(23));
       expect(await partitionsRead(table, 1)).toEqual(DAYS);
@@ -118,22 +110,22 @@ describe.each(storageBackends('partition expiration'))('$name', (backend) => {
       // The dropped partitions' files stay for snapshot 1 until it expires and orphan cleanup runs.
       const dropped = [...(await dataFiles(table, 1)).entries()].filter(([dir]) => older.includes(dir)).flatMap(([, files]) => files);
       expect(dropped).toHaveLength(23);
-      for (const f of dropped) expect(await wh.io.exists(f)).toBe(true);
+      for (const f of dropped) expect(await env.wh.io.exists(f)).toBe(true);
       const realNow = Date.now();
       expect(
         (await cli(['expire-snapshots', t, '--retain-min', '1', '--retain-max', '1', '--older-than', '0'], undefined, realNow)).code,
       ).toBe(0);
       expect((await cli(['remove-orphan-files', t, '--older-than', '0'], undefined, realNow)).code).toBe(0);
-      for (const f of dropped) expect(await wh.io.exists(f)).toBe(false);
+      for (const f of dropped) expect(await env.wh.io.exists(f)).toBe(false);
       const verify = await cli(['verify', t, '--all'], undefined, realNow);
       expect(verify.stdout, verify.stderr).toMatch(/^ok: /);
       expect(verify.code).toBe(0);
-      expect(await partitionsRead(await openTable(t, { fileIO: wh.io }))).toEqual(DAYS.slice(23));
+      expect(await partitionsRead(await openTable(t, { fileIO: env.wh.io }))).toEqual(DAYS.slice(23));
     }, 240_000);
 
     it('update-time drops by the newest file of each partition', async () => {
       const t = await daily('updates', { 'partition.expiration-strategy': 'update-time', 'partition.expiration-time': '2 d' });
-      const table = await openTable(t, { fileIO: wh.io });
+      const table = await openTable(t, { fileIO: env.wh.io });
       const now = Date.now();
       for (const [dt, age] of [
         ['stale', 5],
@@ -152,7 +144,7 @@ describe.each(storageBackends('partition expiration'))('$name', (backend) => {
         ['dt=stale', new Date(now - 5 * 86_400_000).toISOString()],
       ]);
       expect((await cli(['expire-partitions', t], undefined, now)).code).toBe(0);
-      expect(await partitionsRead(await openTable(t, { fileIO: wh.io }))).toEqual(['fresh', 'touched']);
+      expect(await partitionsRead(await openTable(t, { fileIO: env.wh.io }))).toEqual(['fresh', 'touched']);
     }, 120_000);
 
     it('skips a partition value the format cannot read, with a warning naming it, and drops the rest', async () => {
@@ -176,11 +168,11 @@ describe.each(storageBackends('partition expiration'))('$name', (backend) => {
       const s = JSON.parse(r.stdout) as { partitions: Array<{ partition: string }>; skipped: Array<{ partition: string }> };
       expect(s.partitions.map((p) => p.partition)).toEqual(['dt=2024-06-01']);
       expect(s.skipped.map((p) => p.partition)).toEqual(['dt=backfill']);
-      expect(await partitionsRead(await openTable(t, { fileIO: wh.io }))).toEqual(['2024-06-30', 'backfill']);
+      expect(await partitionsRead(await openTable(t, { fileIO: env.wh.io }))).toEqual(['2024-06-30', 'backfill']);
       // The one-off drop removes it, in one commit.
       const drop = await json(['drop-partition', t, '--partition', 'dt=backfill', '--json']);
       expect(drop).toMatchObject({ partitionsDropped: 1, records: 1, snapshotIds: [3] });
-      expect(await partitionsRead(await openTable(t, { fileIO: wh.io }))).toEqual(['2024-06-30']);
+      expect(await partitionsRead(await openTable(t, { fileIO: env.wh.io }))).toEqual(['2024-06-30']);
       const missing = await cli(['drop-partition', t, '--partition', 'dt=backfill']);
       expect(missing.code).toBe(1);
       expect(missing.stderr).toContain('no partition of');
@@ -194,18 +186,18 @@ describe.each(storageBackends('partition expiration'))('$name', (backend) => {
       expect((await cli(['write', plain], jsonl(DAYS.map((dt, id) => ({ dt, id }))))).code).toBe(0);
       // Turned on after the data was written: the commits made no tag, maintain makes it.
       expect((await cli(['alter', t, 'set-option', 'tag.automatic-creation=process-time'])).code).toBe(0);
-      const before = await objects(wh.io, t);
+      const before = await objects(env.wh.io, t);
       const dry = await json(['maintain', t, plain, '--dry-run', '--json']);
-      expect(await objects(wh.io, t)).toEqual(before);
+      expect(await objects(env.wh.io, t)).toEqual(before);
       const [dryT, dryPlain] = dry['tables'] as Array<{ jobs: Record<string, Record<string, unknown>> }>;
       expect(dryT!.jobs['partitions']).toMatchObject({ dryRun: true, partitionsDropped: 23 });
       expect(dryT!.jobs['tags']!['created']).toEqual([{ name: expect.stringMatching(/^\d{4}-\d\d-\d\d$/) as unknown, snapshotId: 1 }]);
       expect(dryPlain!.jobs['partitions']).toBeUndefined();
       const real = await json(['maintain', t, plain, '--json']);
       expect(real).toMatchObject({ tablesFailed: 0, partitionsDropped: 23 });
-      const table = await openTable(t, { fileIO: wh.io });
+      const table = await openTable(t, { fileIO: env.wh.io });
       expect(await partitionsRead(table)).toEqual(DAYS.slice(23));
-      expect(await partitionsRead(await openTable(plain, { fileIO: wh.io }))).toEqual(DAYS);
+      expect(await partitionsRead(await openTable(plain, { fileIO: env.wh.io }))).toEqual(DAYS);
       expect((await table.listTags()).map((x) => [x.name, x.tag.id])).toEqual([
         [(dryT!.jobs['tags']!['created'] as Array<{ name: string }>)[0]!.name, 1],
       ]);

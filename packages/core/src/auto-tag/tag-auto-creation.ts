@@ -14,7 +14,7 @@
  * run finds the last automatic tag, then the snapshot that crossed the boundary, and tags it
  * (create-if-absent: a tag written just before the crash is not written twice).
  */
-import type { Snapshot } from '@tidemark/format';
+import { zoneOffsetSeconds, type Snapshot } from '@tidemark/format';
 import { SnapshotManager } from '../snapshot-manager.js';
 import type { TableContext } from '../table-context.js';
 import { TagManager } from '../tag-manager.js';
@@ -36,22 +36,7 @@ const NO_WATERMARK_BELOW = -(2n ** 62n);
 
 /** Local wall-clock time (as UTC millis) of an instant in an IANA zone. */
 export function zonedLocalMillis(epochMillis: number, zone: string): number {
-  if (zone === 'UTC' || zone === 'Z' || zone === 'GMT') return epochMillis;
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: zone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  }).formatToParts(new Date(epochMillis));
-  const n = (t: string): number => Number(parts.find((p) => p.type === t)?.value ?? '0');
-  const d = new Date(0);
-  d.setUTCFullYear(n('year'), n('month') - 1, n('day'));
-  d.setUTCHours(n('hour'), n('minute'), n('second'), ((epochMillis % 1000) + 1000) % 1000);
-  return d.getTime();
+  return epochMillis + zoneOffsetSeconds(zone, Math.floor(epochMillis / 1000)) * 1000;
 }
 
 /** Paimon's `TagTimeExtractor`: the time a snapshot is tagged by, or null (no watermark). */
