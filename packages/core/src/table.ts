@@ -300,8 +300,11 @@ export class Table {
    * Like Java Paimon, every commit that creates a snapshot is followed by snapshot expiration
    * with the table's options (`snapshot.num-retained.min` 10, `snapshot.num-retained.max`,
    * `snapshot.time-retained` 1 h, `snapshot.expire.limit` 50), unless the table option
-   * `write-only` is `true` or `options.expire` is false. A failed expiration never fails the
-   * commit: it is logged through `options.logger`.
+   * `write-only` is `true` or `options.expire` is false. Before it come the table's automatic
+   * tags (`tag.automatic-creation`, `tag.num-retained-max`, tag retention) and, at most once per
+   * `partition.expiration-check-interval`, partition expiration (`partition.expiration-time`),
+   * also not for `write-only` tables. A failed job never fails the commit: it is logged through
+   * `options.logger`.
    *
    * @throws InvalidOptionError when the table option `write-only` is neither `true` nor `false`.
    */
@@ -770,7 +773,8 @@ export interface NewCommitOptions extends FileStoreCommitOptions {
   readonly commitUser?: string;
   /**
    * Expire snapshots after each commit that creates one (default true; never when the table
-   * option `write-only` is `true`). See {@link Table.newCommit}.
+   * option `write-only` is `true`). Automatic tags and partition expiration follow the table
+   * options whatever this says. See {@link Table.newCommit}.
    */
   readonly expire?: boolean;
 }
