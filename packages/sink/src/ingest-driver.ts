@@ -453,12 +453,15 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
         // The owed compactions were part of this checkpoint's (committed) compaction.
         owed = false;
       }
+      await reportCommitted(options, position, commitUser);
       options.onCheckpoint?.({ checkpointId: id, records: sinceCheckpoint, offset: position, commits, durationMs: Date.now() - started });
       sinceCheckpoint = 0;
       lastCheckpointAt = Date.now();
     };
 
-    for await (const rec of options.source.open(offset)) {
+    // The restored position is committed: report it (a Kafka group may lag after a crash).
+    if (restoredFrom !== null) await reportCommitted(options, offset, commitUser);
+    for await (const rec of options.source.open(offset, options.signal ? { signal: options.signal } : {})) {
       const routed = route(rec.value);
       const w = typeof routed === 'number' ? routed : await routed;
       buffers[w]!.push(rec.value);
@@ -497,6 +500,16 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
   } finally {
     for (const w of writers) await w.close().catch(() => undefined);
     if (!options.fileIO) await table.close();
+  }
+}
+
+/** Tells the source what is committed (best effort: a failure is a warning, never a failed checkpoint). */
+async function reportCommitted(options: IngestOptions, offset: SourceOffset, commitUser: string): Promise<void> {
+  if (options.source.committed === undefined) return;
+  try {
+    await options.source.committed(offset, { table: options.table, commitUser });
+  } catch (e) {
+    options.logger?.warn(`source ${options.source.id}: reporting the committed position failed: ${(e as Error).message}`);
   }
 }
 

@@ -17,6 +17,21 @@ export interface SourceRecord<T> {
   readonly position?: string;
 }
 
+/** One partition's end and committed position, for lag gauges (lag = `end` − `committed`). */
+export interface SourceBacklog {
+  /** The partition, e.g. `orders/3`. */
+  readonly partition: string;
+  /** The high watermark: the offset the next message will get. */
+  readonly end: number;
+  readonly committed: number;
+}
+
+/** Options of {@link ReplayableSource.open}. */
+export interface SourceOpenOptions {
+  /** When aborted, the iterator ends promptly (and an endless source closes its connections). */
+  readonly signal?: AbortSignal;
+}
+
 /** A source whose records can be read again from any offset it produced. */
 export interface ReplayableSource<T = Record<string, unknown>> {
   /** Stable identity, stored in checkpoints to detect a pipeline restarted on another source. */
@@ -24,7 +39,15 @@ export interface ReplayableSource<T = Record<string, unknown>> {
   /** True when the source ends (a file); false for endless sources. */
   readonly bounded: boolean;
   /** Reads records from `from` (null = the beginning), in order, each with the offset after it. */
-  open(from: SourceOffset): AsyncIterable<SourceRecord<T>>;
+  open(from: SourceOffset, options?: SourceOpenOptions): AsyncIterable<SourceRecord<T>>;
+  /** Per partition, the source's end and the `committed` position (partitioned sources, for lag metrics). */
+  backlog?(committed: SourceOffset): Promise<readonly SourceBacklog[]>;
+  /**
+   * Called after everything before `offset` is committed to the table (after each checkpoint's
+   * commit and after a restore), e.g. to report offsets to a Kafka consumer group. Best effort:
+   * the driver logs a failure and goes on; restores never read what this reported.
+   */
+  committed?(offset: SourceOffset, pipeline: { readonly table: string; readonly commitUser: string }): Promise<void>;
 }
 
 /**
