@@ -43,7 +43,13 @@ export {
   type SinkCommitterOptions,
   type SourcePosition,
 } from './sink-committer.js';
-export { JsonLinesFileSource, type ReplayableSource, type SourceRecord } from './source.js';
+export {
+  JsonLinesFileSource,
+  type ReplayableSource,
+  type SourceBacklog,
+  type SourceOpenOptions,
+  type SourceRecord,
+} from './source.js';
 export { runIngest, type CheckpointInfo, type IngestOptions, type IngestSummary } from './ingest-driver.js';
 
 // ---- CDC sources (debezium-json, canal-json, maxwell-json) ----
@@ -57,3 +63,23 @@ export {
   cdcChanges,
   CdcJsonLinesSource,
 } from './cdc-source.js';
+
+// ---- Kafka source ----
+export { KafkaSource, defaultGroupId, type KafkaSourceOptions, type KafkaStart } from './kafka/kafka-source.js';
+export {
+  SASL_MECHANISMS,
+  type FetchRequest,
+  type FetchResult,
+  type KafkaClient,
+  type KafkaClientFactory,
+  type KafkaConnectionSettings,
+  type KafkaMessage,
+  type KafkaSaslMechanism,
+  type KafkaSaslSettings,
+  type KafkaTlsSettings,
+  type PartitionWatermarks,
+} from './kafka/kafka-client.js';
+export { KafkaOffsetOutOfRangeError, KafkaRequestError, KafkaSettingsError, KafkaTopicMissingError } from './kafka/kafka-errors.js';
+export { KAFKA_FORMATS, type KafkaFormat } from './kafka/kafka-format.js';
+export { parsePartitionList, parseSplit, type KafkaAssignment } from './kafka/kafka-offsets.js';
+export { kafkajsClient } from './kafka/kafkajs-client.js';
