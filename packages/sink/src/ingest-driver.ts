@@ -12,13 +12,14 @@
  *   source offset in the snapshot's properties; a restart reads the newest snapshot of the given
  *   `commitUser` to learn where to resume. The commitUser must then be supplied by the caller.
  */
-import { DynamicBucketConflictError, openTable, type Table } from '@tidemark/core';
+import { DynamicBucketConflictError, openTable, type RowObject, type Table } from '@tidemark/core';
 import type { SourceOffset } from './checkpoint-state.js';
 import { NO_CRASH, type CrashHook } from './crash-points.js';
 import { checkedSettings, checkRowKindField, type IngestOptions, type IngestSettings, type IngestSummary } from './ingest-options.js';
 import { resumePipeline, type PipelineStart } from './ingest-start.js';
 import { IngestWriters } from './ingest-writers.js';
 import type { SinkCommittable } from './committable.js';
+import type { SourceRecord } from './source.js';
 import type { CheckpointCommit, SourcePosition } from './sink-committer.js';
 
 export type { CheckpointInfo, IngestOptions, IngestSummary } from './ingest-options.js';
@@ -124,15 +125,44 @@ class IngestRun {
     // The restored position is committed: report it (a Kafka group may lag after a crash).
     if (this.start.restoredFrom !== null) await this.reportCommitted();
     const signal = this.options.signal;
-    for await (const rec of this.options.source.open(this.start.offset, signal ? { signal } : {})) {
-      await this.writers.add(rec);
-      this.position = rec.offset;
-      this.sinceCheckpoint++;
-      this.records++;
-      if (this.checkpointDue()) await this.checkpoint(false);
-      if (this.options.signal?.aborted) return true;
+    const records = this.options.source.open(this.start.offset, signal ? { signal } : {})[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        const next = await this.nextOrIdleCheckpoint(records);
+        if (next.done) return false;
+        const rec = next.value;
+        await this.writers.add(rec);
+        this.position = rec.offset;
+        this.sinceCheckpoint++;
+        this.records++;
+        if (this.checkpointDue()) await this.checkpoint(false);
+        if (this.options.signal?.aborted) return true;
+      }
+    } finally {
+      await records.return?.();
     }
-    return false;
+  }
+
+  /**
+   * The source's next record. With a checkpoint interval, an endless source that goes quiet (a
+   * Kafka topic nobody writes to) still gets the records it handed out committed once the interval
+   * passed: the checkpoint runs while the source waits (its next record, when it comes, is not yet
+   * part of the position).
+   */
+  private async nextOrIdleCheckpoint(records: AsyncIterator<SourceRecord<RowObject>>): Promise<IteratorResult<SourceRecord<RowObject>>> {
+    const interval = this.options.checkpointIntervalMs;
+    const next = records.next();
+    while (interval !== undefined && this.sinceCheckpoint > 0 && !this.options.source.bounded) {
+      let timer: NodeJS.Timeout | undefined;
+      const tick = new Promise<'tick'>(
+        (resolve) => (timer = setTimeout(resolve, Math.max(0, this.lastCheckpointAt + interval - Date.now()), 'tick')),
+      );
+      const first = await Promise.race([next, tick]);
+      clearTimeout(timer);
+      if (first !== 'tick') return first;
+      await this.checkpoint(false);
+    }
+    return next;
   }
 
   private checkpointDue(): boolean {

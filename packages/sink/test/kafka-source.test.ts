@@ -175,6 +175,35 @@ describe('KafkaSource (in-memory client)', () => {
     expect(() => source(k, { start: 'group' })).toThrow(/--group-id/);
   });
 
+  it('a quiet topic still gets what was read committed once the checkpoint interval passed', async () => {
+    const k = kafka({ t: 2 });
+    for (let i = 0; i < 3; i++) k.add('t', i % 2, JSON.stringify({ id: i, v: `v${i}` }));
+    const { io, location } = await memoryTable();
+    const ac = new AbortController();
+    let byTimer = false;
+    const backstop = setTimeout(() => ac.abort(), 30_000);
+    const seen: Array<{ records: number; offset: SourceOffset }> = [];
+    const summary = await runIngest({
+      table: location,
+      fileIO: io,
+      source: source(k, { untilEnd: false }),
+      commitUser: 'idle',
+      checkpointEvery: 1_000,
+      checkpointIntervalMs: 50,
+      signal: ac.signal,
+      onCheckpoint: (info) => {
+        seen.push({ records: info.records, offset: info.offset });
+        byTimer = !ac.signal.aborted;
+        ac.abort();
+      },
+    });
+    clearTimeout(backstop);
+    expect(byTimer).toBe(true);
+    expect(seen[0]).toEqual({ records: 3, offset: { t: { 0: 2, 1: 1 } } });
+    expect(summary.status).toBe('stopped');
+    expect(await tableIds(io, location)).toEqual([0, 1, 2]);
+  });
+
   it('ends without reading when the signal is aborted before open', async () => {
     const k = kafka({ t: 1 });
     k.add('t', 0, JSON.stringify({ id: 1 }));
