@@ -14,6 +14,7 @@
 // writers and that the hash index names every key once, in the bucket its row lives in.
 //
 //   npm run chaos -- --trials 500 [--records 300] [--checkpoint-every 50] [--concurrency 3] [--s3 [--faults 0.05]] [--pk | --dynamic]
+//   npm run chaos -- --kafka [--pk] --trials 200 ...   (ingest from Kafka topics: test/chaos/kafka-harness.mjs)
 //
 // --faults RATE sends the children's S3 requests through test/support/fault-proxy.mjs, which injects
 // SlowDown/500 answers, resets, truncated bodies and latency spikes into that share of requests.
@@ -33,7 +34,7 @@ import { seededRandom as rng } from '../support/seeded-random.mjs';
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const cli = join(repo, 'packages', 'cli', 'bin', 'tidemark.js');
 
-function checksum(id, payload) {
+export function checksum(id, payload) {
   return createHash('sha256').update(`${id}:${payload}`).digest('hex').slice(0, 16);
 }
 
@@ -59,7 +60,7 @@ function s3Options(s3) {
   };
 }
 
-function childEnv(s3, crashAt) {
+export function childEnv(s3, crashAt) {
   const env = { ...process.env, TIDEMARK_NO_PROGRESS: '1' };
   delete env.TIDEMARK_CRASH_AT;
   if (crashAt) env.TIDEMARK_CRASH_AT = crashAt;
@@ -76,7 +77,7 @@ function childEnv(s3, crashAt) {
 }
 
 /** One run of the ingest CLI; resolves with how it ended. */
-function runOnce(args, env, killAfterMs) {
+export function runOnce(args, env, killAfterMs) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cli, 'ingest', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -495,6 +496,7 @@ function parseCli(argv) {
     pk: false,
     dynamic: false,
     faults: 0,
+    kafka: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -514,9 +516,10 @@ function parseCli(argv) {
     else if (a === '--keep') o.keep = true;
     else if (a === '--pk') o.pk = true;
     else if (a === '--dynamic') o.dynamic = true;
+    else if (a === '--kafka') o.kafka = true;
     else
       throw new Error(
-        `unknown option ${a} (use --trials N --records K --checkpoint-every C --concurrency J --seed S --s3 [--faults RATE] --keep --pk --dynamic)`,
+        `unknown option ${a} (use --trials N --records K --checkpoint-every C --concurrency J --seed S --s3 [--faults RATE] --keep --pk --dynamic --kafka)`,
       );
   }
   return o;
@@ -524,6 +527,16 @@ function parseCli(argv) {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const o = parseCli(process.argv.slice(2));
+  if (o.kafka) {
+    if (o.s3 || o.dynamic) {
+      console.error('chaos: --kafka runs on local disk with --pk or append tables (no --s3, --dynamic)');
+      process.exit(2);
+    }
+    const { runKafkaChaos } = await import('./kafka-harness.mjs');
+    const tally = await runKafkaChaos({ ...o, log: (m) => console.error(`[chaos kafka] ${m}`) });
+    console.log(JSON.stringify(tally, null, 2));
+    process.exit(tally.passed === tally.trials ? 0 : 1);
+  }
   const s3 = o.s3 ? s3EnvFromProcess() : undefined;
   if (o.s3 && !s3) {
     console.error('chaos: --s3 needs S3_ENDPOINT, S3_BUCKET, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (see test/s3/start-server.sh)');
