@@ -107,5 +107,5 @@ export interface KafkaClient {
   close(): Promise<void>;
 }
 
-/** Makes a client from connection settings (a source may open several over its life). */
-export type KafkaClientFactory = (settings: KafkaConnectionSettings) => KafkaClient;
+/** Makes a client from connection settings (a source may open several over its life); `logger` hears of retries. */
+export type KafkaClientFactory = (settings: KafkaConnectionSettings, logger?: { warn(message: string): void }) => KafkaClient;

@@ -92,7 +92,8 @@ export function offsetOf(positions: PositionMap): SourceOffset {
 export function parseOffset(offset: SourceOffset, topics: readonly string[], sourceId: string): PositionMap {
   const bad = (why: string): SourceError =>
     new SourceError(`offset ${JSON.stringify(offset)} is not an offset of Kafka source ${sourceId}: ${why}`);
-  if (offset === null || typeof offset !== 'object' || Array.isArray(offset)) throw bad('expected { "<topic>": { "<partition>": <offset> } }');
+  if (offset === null || typeof offset !== 'object' || Array.isArray(offset))
+    throw bad('expected { "<topic>": { "<partition>": <offset> } }');
   const out: PositionMap = new Map();
   for (const [topic, parts] of Object.entries(offset as Record<string, SourceOffset>)) {
     if (!topics.includes(topic)) throw bad(`topic ${topic} is not one of ${topics.join(', ')}`);

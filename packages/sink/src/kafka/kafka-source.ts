@@ -104,7 +104,7 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
   }
 
   private client(): KafkaClient {
-    this.shared ??= (this.options.clientFactory ?? kafkajsClient)(this.options.connection);
+    this.shared ??= (this.options.clientFactory ?? kafkajsClient)(this.options.connection, this.options.logger);
     return this.shared;
   }
 
@@ -126,7 +126,8 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
     if (this.assignment.kind === 'partitions') {
       for (const p of this.assignment.partitions) {
         for (const [t, ids] of all) {
-          if (!ids.includes(p)) throw new KafkaSettingsError(`Kafka topic ${t} has no partition ${p} (it has ${ids.length}: 0-${ids.length - 1})`);
+          if (!ids.includes(p))
+            throw new KafkaSettingsError(`Kafka topic ${t} has no partition ${p} (it has ${ids.length}: 0-${ids.length - 1})`);
         }
       }
     }

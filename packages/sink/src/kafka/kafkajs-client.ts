@@ -89,8 +89,8 @@ function saslOf(settings: KafkaConnectionSettings): SASLOptions | undefined {
 }
 
 /** A {@link KafkaClient} on kafkajs (see the module comment). */
-export function kafkajsClient(settings: KafkaConnectionSettings): KafkaClient {
-  return new KafkajsClient(settings);
+export function kafkajsClient(settings: KafkaConnectionSettings, logger?: { warn(message: string): void }): KafkaClient {
+  return new KafkajsClient(settings, logger);
 }
 
 class KafkajsClient implements KafkaClient {
@@ -100,7 +100,10 @@ class KafkajsClient implements KafkaClient {
   private readonly topics = new Set<string>();
   private closed = false;
 
-  constructor(private readonly settings: KafkaConnectionSettings) {
+  constructor(
+    private readonly settings: KafkaConnectionSettings,
+    private readonly logger?: { warn(message: string): void },
+  ) {
     this.retries = settings.retries ?? 8;
     const sasl = saslOf(settings);
     const config: KafkaConfig = {
@@ -155,6 +158,7 @@ class KafkajsClient implements KafkaClient {
             { cause: e },
           );
         }
+        this.logger?.warn(`${what}: ${err.message}; retrying in ${delay} ms (attempt ${attempt + 1} of ${this.retries})`);
         await sleep(delay, signal);
         delay = Math.min(5_000, delay * 2);
         if (err.type === undefined || METADATA_ERRORS.has(err.type) || err.name === 'KafkaJSConnectionError') {
@@ -294,7 +298,8 @@ class KafkajsClient implements KafkaClient {
           }
         }
         if (byLeader.size === 0) throw Object.assign(new Error('no leader known for the partitions'), { retriable: true });
-        const perPartition = Math.max(64 * 1024, Math.floor(options.maxBytes / Math.max(1, requests.length)));
+        // A broker returns a partition's first batch even when it is larger than this.
+        const perPartition = Math.max(1, Math.floor(options.maxBytes / Math.max(1, requests.length)));
         const parts = await Promise.all(
           [...byLeader].map(async ([nodeId, list]) => {
             const broker = await this.cluster.findBroker({ nodeId });
