@@ -17,6 +17,7 @@ export declare class KafkaTestBroker {
   setDown(brokerId: number): Promise<void>;
   setUp(brokerId: number): Promise<void>;
   setLeader(topic: string, partition: number, brokerId: number): Promise<void>;
+  setTopicError(topic: string, code: number): Promise<void>;
   stop(): Promise<void>;
 }
 

@@ -135,6 +135,11 @@ export class KafkaTestBroker {
     return this.command(`leader ${topic} ${partition} ${brokerId}`);
   }
 
+  /** Metadata requests for `topic` fail with this Kafka error code (3: the topic does not exist). */
+  setTopicError(topic, code) {
+    return this.command(`topic-error ${topic} ${code}`);
+  }
+
   stop() {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve();
     return new Promise((resolve) => {

@@ -14,6 +14,8 @@
  *   down <brokerId> | up <brokerId>       take a broker off the network / back (its connections are closed)
  *   leader <topic> <partition> <brokerId> move a partition's leadership
  *   rtt <brokerId> <ms>                   delay every response of a broker
+ *   topic-error <topic> <code>            Metadata answers this error for the topic (3 = unknown topic: the
+ *                                         mock otherwise auto-creates a topic a client asks about)
  *
  * Exits on stdin EOF (so a test that dies takes its broker with it), SIGTERM or SIGINT.
  */
@@ -93,6 +95,9 @@ int main(int argc, char **argv) {
       reply(rd_kafka_mock_broker_set_up(mc, atoi(a)));
     } else if (!strcmp(cmd, "leader") && n == 4) {
       reply(rd_kafka_mock_partition_set_leader(mc, a, atoi(b), atoi(c)));
+    } else if (!strcmp(cmd, "topic-error") && n == 3) {
+      rd_kafka_mock_topic_set_error(mc, a, (rd_kafka_resp_err_t)atoi(b));
+      reply(0);
     } else if (!strcmp(cmd, "rtt") && n == 3) {
       reply(rd_kafka_mock_broker_set_rtt(mc, atoi(a), atoi(b)));
     } else {
