@@ -43,7 +43,7 @@ export {
   type SinkCommitterOptions,
   type SourcePosition,
 } from './sink-committer.js';
-export { JsonLinesFileSource, type ReplayableSource, type SourceRecord } from './source.js';
+export { JsonLinesFileSource, type ReplayableSource, type SourceBacklog, type SourceOpenOptions, type SourceRecord } from './source.js';
 export { runIngest, type CheckpointInfo, type IngestOptions, type IngestSummary } from './ingest-driver.js';
 
 // ---- CDC sources (debezium-json, canal-json, maxwell-json) ----

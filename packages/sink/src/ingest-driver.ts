@@ -121,15 +121,17 @@ class IngestRun {
 
   /** Reads the source from the restored position, checkpointing as it goes; true when `signal` stopped it. */
   async readSource(): Promise<boolean> {
-    for await (const rec of this.options.source.open(this.start.offset)) {
+    const signal = this.options.signal;
+    for await (const rec of this.options.source.open(this.start.offset, signal ? { signal } : {})) {
       await this.writers.add(rec);
       this.position = rec.offset;
       this.sinceCheckpoint++;
       this.records++;
       if (this.checkpointDue()) await this.checkpoint(false);
-      if (this.options.signal?.aborted) return true;
+      if (signal?.aborted) return true;
     }
-    return false;
+    // A source ends early when the signal aborts: not the end of a bounded source then.
+    return signal?.aborted === true;
   }
 
   private checkpointDue(): boolean {

@@ -14,6 +14,7 @@ import {
   type CheckpointStateStore,
   type ReplayableSource,
   type SourceOffset,
+  type SourceOpenOptions,
   type SourceRecord,
 } from '@tidemark/sink';
 import { defineCommand } from '../command.js';
@@ -153,10 +154,11 @@ function withProgress<T>(source: ReplayableSource<T>, progress: ProgressReporter
   return {
     id: source.id,
     bounded: source.bounded,
-    async *open(from: SourceOffset): AsyncIterable<SourceRecord<T>> {
+    ...(source.backlog ? { backlog: source.backlog.bind(source) } : {}),
+    async *open(from: SourceOffset, options?: SourceOpenOptions): AsyncIterable<SourceRecord<T>> {
       let position = typeof from === 'number' ? from : 0;
       progress.add(0, position);
-      for await (const record of source.open(from)) {
+      for await (const record of source.open(from, options)) {
         const offset = record.offset;
         const bytes = typeof offset === 'number' && offset > position ? offset - position : 0;
         if (typeof offset === 'number') position = offset;
