@@ -43,14 +43,16 @@ export {
   type SinkCommitterOptions,
   type SourcePosition,
 } from './sink-committer.js';
+export { JsonLinesFileSource, type ReplayableSource, type SourceBacklog, type SourceOpenOptions, type SourceRecord } from './source.js';
 export {
-  JsonLinesFileSource,
-  type ReplayableSource,
-  type SourceBacklog,
-  type SourceOpenOptions,
-  type SourceRecord,
-} from './source.js';
-export { runIngest, type CheckpointInfo, type IngestOptions, type IngestSummary } from './ingest-driver.js';
+  runIngest,
+  type CheckpointCompaction,
+  type CheckpointInfo,
+  type IngestObserver,
+  type IngestOptions,
+  type IngestResumeInfo,
+  type IngestSummary,
+} from './ingest-driver.js';
 
 // ---- CDC sources (debezium-json, canal-json, maxwell-json) ----
 export {

@@ -15,14 +15,31 @@
 import { DynamicBucketConflictError, openTable, type RowObject, type Table } from '@tidemark/core';
 import type { SourceOffset } from './checkpoint-state.js';
 import { NO_CRASH, type CrashHook } from './crash-points.js';
-import { checkedSettings, checkRowKindField, type IngestOptions, type IngestSettings, type IngestSummary } from './ingest-options.js';
+import {
+  checkedSettings,
+  checkRowKindField,
+  type CheckpointCompaction,
+  type CheckpointInfo,
+  type IngestObserver,
+  type IngestOptions,
+  type IngestSettings,
+  type IngestSummary,
+} from './ingest-options.js';
 import { resumePipeline, type PipelineStart } from './ingest-start.js';
+import { CheckpointAbandoned, StopClock } from './ingest-stop.js';
 import { IngestWriters } from './ingest-writers.js';
 import type { SinkCommittable } from './committable.js';
 import type { SourceRecord } from './source.js';
 import type { CheckpointCommit, SourcePosition } from './sink-committer.js';
 
-export type { CheckpointInfo, IngestOptions, IngestSummary } from './ingest-options.js';
+export type {
+  CheckpointCompaction,
+  CheckpointInfo,
+  IngestObserver,
+  IngestOptions,
+  IngestResumeInfo,
+  IngestSummary,
+} from './ingest-options.js';
 
 /**
  * Runs the pipeline until the bounded source ends (or `signal` aborts). Safe to kill at any
@@ -35,11 +52,28 @@ export type { CheckpointInfo, IngestOptions, IngestSummary } from './ingest-opti
  * `MAX_CONFLICT_RESTARTS` times in one call; a restart after a crash does the same).
  */
 export async function runIngest(options: IngestOptions): Promise<IngestSummary> {
+  const observer = options.observer === undefined ? undefined : guarded(options.observer);
+  const run = observer === undefined ? options : { ...options, observer };
+  const stop = new StopClock(options.signal, options.stopTimeoutMs, observer);
+  try {
+    const summary = await runWithRestarts(run, stop);
+    observer?.ended?.({ summary });
+    return summary;
+  } catch (error) {
+    observer?.ended?.({ error });
+    throw error;
+  } finally {
+    stop.dispose();
+  }
+}
+
+/** {@link runIngestOnce}, started over after each lost dynamic-bucket race (see {@link runIngest}). */
+async function runWithRestarts(options: IngestOptions, stop: StopClock): Promise<IngestSummary> {
   let records = 0;
   let checkpoints = 0;
   for (let restart = 0; ; restart++) {
     try {
-      const s = await runIngestOnce(options);
+      const s = await runIngestOnce(options, stop);
       return { ...s, records: records + s.records, checkpoints: checkpoints + s.checkpoints };
     } catch (e) {
       if (!(e instanceof ConflictRestart) || restart >= MAX_CONFLICT_RESTARTS) throw e instanceof ConflictRestart ? e.cause : e;
@@ -50,6 +84,23 @@ export async function runIngest(options: IngestOptions): Promise<IngestSummary> 
       );
     }
   }
+}
+
+/** `observer` with every method made safe: an observer that throws must not fail the pipeline. */
+function guarded(observer: IngestObserver): IngestObserver {
+  const out: Record<string, (...args: never[]) => void> = {};
+  for (const key of ['resumed', 'recordRead', 'checkpointCommitted', 'commitAttempt', 'stopping', 'ended'] as const) {
+    const method = observer[key] as ((...args: never[]) => void) | undefined;
+    if (method === undefined) continue;
+    out[key] = (...args) => {
+      try {
+        method.apply(observer, args);
+      } catch {
+        // Metrics and health are best effort.
+      }
+    };
+  }
+  return out as IngestObserver;
 }
 
 /** Times one {@link runIngest} call starts over after a checkpoint lost a dynamic-bucket race. */
@@ -67,7 +118,7 @@ class ConflictRestart extends Error {
 }
 
 /** One attempt of {@link runIngest}: restore, read the source with checkpoints, commit the rest. */
-async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
+async function runIngestOnce(options: IngestOptions, stop: StopClock): Promise<IngestSummary> {
   const settings = checkedSettings(options);
   const crash = options.crash ?? NO_CRASH;
   const table = await openIngestTable(options);
@@ -78,9 +129,15 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
     const start = await resumePipeline(options, table, crash);
     writers.open();
     const owed = await writers.compactLeftoverLevel0();
-    const run = new IngestRun(options, settings, crash, start, writers, owed);
-    const stopped = await run.readSource();
-    await run.finish(stopped);
+    options.observer?.resumed?.({
+      source: options.source,
+      commitUser: start.commitUser,
+      offset: start.offset,
+      restoredFrom: start.restoredFrom,
+      recoveredCheckpoints: start.recovered.length,
+    });
+    const run = new IngestRun(options, settings, crash, start, writers, owed, stop);
+    const stopped = await run.readAndCommit();
     return run.summary(stopped, await table.snapshotManager.latestId());
   } finally {
     await writers.close();
@@ -105,7 +162,10 @@ class IngestRun {
   private sinceCheckpoint = 0;
   private lastCheckpointAt = Date.now();
   private position: SourceOffset;
+  /** The source position everything before which is committed. */
+  private committed: SourceOffset;
   private nextId: bigint;
+  private abandoned: bigint | null = null;
 
   constructor(
     private readonly options: IngestOptions,
@@ -115,13 +175,34 @@ class IngestRun {
     private readonly writers: IngestWriters,
     /** The writers hold buckets whose dropped compaction the next checkpoint must redo. */
     private owed: boolean,
+    private readonly stop: StopClock,
   ) {
     this.position = start.offset;
+    this.committed = start.offset;
     this.nextId = start.nextId;
   }
 
+  /**
+   * Reads the source and commits what was read; true when `signal` stopped it. A stop that overran
+   * its timeout abandons the checkpoint in progress.
+   */
+  async readAndCommit(): Promise<boolean> {
+    try {
+      const stopped = await this.readSource();
+      await this.finish(stopped);
+      return stopped;
+    } catch (e) {
+      if (!(e instanceof CheckpointAbandoned)) throw e;
+      this.abandoned = e.checkpointId;
+      this.options.logger?.warn(
+        `${e.message} (${this.options.stopTimeoutMs} ms); the next run of ${this.options.table} resumes from the last committed checkpoint`,
+      );
+      return true;
+    }
+  }
+
   /** Reads the source from the restored position, checkpointing as it goes; true when `signal` stopped it. */
-  async readSource(): Promise<boolean> {
+  private async readSource(): Promise<boolean> {
     // The restored position is committed: report it (a Kafka group may lag after a crash).
     if (this.start.restoredFrom !== null) await this.reportCommitted();
     const signal = this.options.signal;
@@ -129,18 +210,21 @@ class IngestRun {
     try {
       for (;;) {
         const next = await this.nextOrIdleCheckpoint(records);
-        if (next.done) return false;
+        if (next.done) break;
         const rec = next.value;
         await this.writers.add(rec);
         this.position = rec.offset;
         this.sinceCheckpoint++;
         this.records++;
+        this.options.observer?.recordRead?.();
         if (this.checkpointDue()) await this.checkpoint(false);
-        if (this.options.signal?.aborted) return true;
+        if (signal?.aborted) return true;
       }
     } finally {
       await records.return?.();
     }
+    // A source ends early when the signal aborts: not the end of a bounded source then.
+    return signal?.aborted === true;
   }
 
   /**
@@ -152,6 +236,8 @@ class IngestRun {
   private async nextOrIdleCheckpoint(records: AsyncIterator<SourceRecord<RowObject>>): Promise<IteratorResult<SourceRecord<RowObject>>> {
     const interval = this.options.checkpointIntervalMs;
     const next = records.next();
+    // A checkpoint below may fail while `next` is pending: its own failure then surfaces nowhere else.
+    next.catch(() => undefined);
     while (interval !== undefined && this.sinceCheckpoint > 0 && !this.options.source.bounded) {
       let timer: NodeJS.Timeout | undefined;
       const tick = new Promise<'tick'>(
@@ -175,7 +261,7 @@ class IngestRun {
    * checkpoint is redone before the pipeline ends (a few tries while concurrent compactions keep
    * winning; the table stays readable by merge in any case).
    */
-  async finish(stopped: boolean): Promise<void> {
+  private async finish(stopped: boolean): Promise<void> {
     const done = !stopped && this.options.source.bounded;
     if (this.sinceCheckpoint > 0) await this.checkpoint(done);
     for (let extra = 0; this.owed && extra < 3; extra++) await this.checkpoint(done);
@@ -186,21 +272,40 @@ class IngestRun {
     const id = this.nextId++;
     const started = Date.now();
     const committer = this.start.committer;
+    await this.abandonIfOverdue(id);
     const prepared = await this.writers.prepare(id, (c) => committer.add(c));
+    const prepareMs = Date.now() - started;
     this.crash.hit('after-prepare-commit');
+    await this.abandonIfOverdue(id);
     const commits = await this.commit(id, { id: this.options.source.id, offset: this.position, done });
     this.checkpoints++;
+    this.committed = this.position;
     await this.afterCommit(commits, prepared);
     await this.reportCommitted();
-    this.options.onCheckpoint?.({
+    const info: CheckpointInfo = {
       checkpointId: id,
       records: this.sinceCheckpoint,
       offset: this.position,
       commits,
       durationMs: Date.now() - started,
-    });
+      prepareMs,
+      compaction: compactionOf(prepared, commits),
+    };
+    this.options.onCheckpoint?.(info);
+    this.options.observer?.checkpointCommitted?.(info);
     this.sinceCheckpoint = 0;
     this.lastCheckpointAt = Date.now();
+  }
+
+  /**
+   * Past the stop timeout, before checkpoint `id`'s state is durable: deletes its files (written
+   * or prepared) and abandons it. Its records are read again by the next run.
+   */
+  private async abandonIfOverdue(id: bigint): Promise<void> {
+    if (!this.stop.overdue) return;
+    await this.writers.abort();
+    await this.start.committer.discardPending(id);
+    throw new CheckpointAbandoned(id);
   }
 
   /** Makes checkpoint `id` durable in the state store (or directly in the table) and commits it. */
@@ -210,6 +315,8 @@ class IngestRun {
     try {
       if (store === undefined) return await committer.commitNow(id, source);
       await committer.snapshotState(id, source);
+      // Durable: abandoned now, the next run's restore commits it.
+      if (this.stop.overdue) throw new CheckpointAbandoned(id);
       const commits = await committer.notifyCheckpointComplete(id);
       await store.prune(id - BigInt(this.options.retainCheckpoints ?? 1)).catch(() => undefined);
       return commits;
@@ -259,6 +366,7 @@ class IngestRun {
   summary(stopped: boolean, snapshotId: number | null): IngestSummary {
     return {
       status: stopped || !this.options.source.bounded ? 'stopped' : 'source-done',
+      abandonedCheckpoint: this.abandoned,
       mode: this.options.stateStore !== undefined ? 'state-store' : 'self-contained',
       commitUser: this.start.commitUser,
       restoredFrom: this.start.restoredFrom,
@@ -266,8 +374,25 @@ class IngestRun {
       records: this.records,
       checkpoints: this.checkpoints,
       lastCheckpointId: this.start.committer.lastCommittedCheckpoint,
-      offset: this.position,
+      offset: this.committed,
       snapshotId,
     };
   }
+}
+
+/** The compactions the writers carried into a checkpoint, and whether its commit dropped them. */
+function compactionOf(prepared: readonly SinkCommittable[], commits: readonly CheckpointCommit[]): CheckpointCompaction {
+  let buckets = 0;
+  let filesBefore = 0;
+  let filesAfter = 0;
+  for (const m of prepared.flatMap((c) => c.messages)) {
+    const before = m.compactBefore?.length ?? 0;
+    const after = m.compactAfter?.length ?? 0;
+    if (before + after === 0) continue;
+    buckets++;
+    filesBefore += before;
+    filesAfter += after;
+  }
+  const dropped = commits.some((c) => c.result.status === 'committed' && c.result.compactionDropped !== undefined);
+  return { buckets, filesBefore, filesAfter, dropped };
 }

@@ -2,7 +2,7 @@
  * The settings of an ingest pipeline ({@link IngestOptions}), what it reports per checkpoint and at
  * the end, and the checks that run before anything is opened.
  */
-import type { CommitLogger, RowObject } from '@tidemark/core';
+import type { CommitAttemptReport, CommitLogger, RowObject } from '@tidemark/core';
 import type { TableSchema } from '@tidemark/format';
 import type { FileIO, ResolveFileIOOptions } from '@tidemark/storage';
 import type { SourceOffset } from './checkpoint-state.js';
@@ -51,8 +51,47 @@ export interface IngestOptions {
   readonly logger?: CommitLogger;
   /** Called after each checkpoint is committed. */
   readonly onCheckpoint?: (info: CheckpointInfo) => void;
-  /** Stops reading (then checkpoints what was read) when aborted. */
+  /**
+   * Stops reading when aborted (the source's iteration ends, see {@link ReplayableSource.open}), then
+   * checkpoints what was read and returns with status `stopped`.
+   */
   readonly signal?: AbortSignal;
+  /**
+   * After `signal` aborts, how long (ms) the last checkpoint may take. Past it the checkpoint is
+   * abandoned at its next step: files not yet in a durable checkpoint state are deleted, a state
+   * already durable is left for the next run to commit; the summary names the checkpoint
+   * (`abandonedCheckpoint`). A step that is waiting on storage finishes first. Default: no limit.
+   */
+  readonly stopTimeoutMs?: number;
+  /** Told what the pipeline does as it runs (metrics, health; see {@link IngestMetrics}). */
+  readonly observer?: IngestObserver;
+}
+
+/** What a running pipeline reports to its {@link IngestOptions.observer}; every method is optional and must not throw. */
+export interface IngestObserver {
+  /** The restore is done and reading starts (again, after a restart of {@link runIngest}). */
+  resumed?(info: IngestResumeInfo): void;
+  /** A record was read from the source. */
+  recordRead?(): void;
+  /** A checkpoint was committed. */
+  checkpointCommitted?(info: CheckpointInfo): void;
+  /** One snapshot attempt of a commit (of a checkpoint or of the restore). */
+  commitAttempt?(attempt: CommitAttemptReport): void;
+  /** The stop signal aborted: the pipeline checkpoints what it read and ends. */
+  stopping?(): void;
+  /** The run ended, with its summary or the error it failed with. */
+  ended?(outcome: { readonly summary: IngestSummary } | { readonly error: unknown }): void;
+}
+
+/** Where a pipeline resumes reading, as reported to {@link IngestObserver.resumed}. */
+export interface IngestResumeInfo {
+  readonly source: ReplayableSource<unknown>;
+  readonly commitUser: string;
+  /** The source position everything before which is committed. */
+  readonly offset: SourceOffset;
+  readonly restoredFrom: bigint | null;
+  /** Checkpoints the restore committed (left pending by the previous run). */
+  readonly recoveredCheckpoints: number;
 }
 
 /** What one checkpoint did. */
@@ -63,12 +102,32 @@ export interface CheckpointInfo {
   readonly commits: readonly CheckpointCommit[];
   /** Milliseconds from the checkpoint trigger to its commit. */
   readonly durationMs: number;
+  /** Of `durationMs`: the writers flushing their files and finishing their compactions. */
+  readonly prepareMs: number;
+  /** The compactions the writers carried into this checkpoint (primary-key tables). */
+  readonly compaction: CheckpointCompaction;
+}
+
+/** The writers' compactions in one checkpoint. */
+export interface CheckpointCompaction {
+  /** (partition, bucket)s compacted. */
+  readonly buckets: number;
+  /** Files the compactions replaced, and the files they wrote. */
+  readonly filesBefore: number;
+  readonly filesAfter: number;
+  /** The commit dropped the compaction, or part of it (a concurrent compaction replaced its inputs). */
+  readonly dropped: boolean;
 }
 
 /** Summary of an {@link runIngest} run. */
 export interface IngestSummary {
   /** `source-done`: a bounded source was read to its end and everything is committed. `stopped`: aborted. */
   readonly status: 'source-done' | 'stopped';
+  /**
+   * The checkpoint abandoned because the stop took longer than `stopTimeoutMs` (null when none):
+   * the next run reads its records again (or commits it, when its state was already durable).
+   */
+  readonly abandonedCheckpoint: bigint | null;
   readonly mode: 'state-store' | 'self-contained';
   readonly commitUser: string;
   /** Checkpoint restored from, or null on a fresh start. */
@@ -102,6 +161,8 @@ export function checkedSettings(options: IngestOptions): IngestSettings {
   if (!Number.isInteger(parallelism) || parallelism < 1)
     throw new SinkUsageError(`parallelism must be a positive integer, got ${parallelism}`);
   if (!Number.isInteger(every) || every < 1) throw new SinkUsageError(`checkpointEvery must be a positive integer, got ${every}`);
+  const stopTimeout = options.stopTimeoutMs;
+  if (stopTimeout !== undefined && !(stopTimeout >= 0)) throw new SinkUsageError(`stopTimeoutMs must be 0 or more, got ${stopTimeout}`);
   const store = options.stateStore;
   if (store !== undefined && options.commitUser !== undefined) {
     throw new SinkUsageError(

@@ -41,6 +41,7 @@ export async function resumePipeline(options: IngestOptions, table: Table, crash
       ...(store ? { stateStore: store } : {}),
       crash,
       ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.observer?.commitAttempt ? { onCommitAttempt: options.observer.commitAttempt.bind(options.observer) } : {}),
     });
   const start =
     store !== undefined ? await startFromStateStore(options, store, fingerprint, make) : await startSelfContained(options, table, make);

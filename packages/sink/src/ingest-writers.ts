@@ -157,6 +157,13 @@ export class IngestWriters {
     return owed;
   }
 
+  /** Deletes the files the writers wrote since their last prepare and drops every buffered record. */
+  async abort(): Promise<void> {
+    for (const w of this.writers) await w.abort();
+    this.buffers = this.writers.map(() => []);
+    this.positions = this.writers.map(() => []);
+  }
+
   /** Closes every writer (best effort: this runs on the way out of a failed run too). */
   async close(): Promise<void> {
     for (const w of this.writers) await w.close().catch(() => undefined);

@@ -20,6 +20,7 @@ import {
   liveEntries,
   partitionKey,
   recordInflightFiles,
+  type CommitAttemptReport,
   type CommitLogger,
   type CommitMessage,
   type CommitResult,
@@ -73,6 +74,8 @@ export interface SinkCommitterOptions {
    * table option `write-only` is `true`). Best effort: a failed run is logged, never fails the commit.
    */
   readonly autoExpire?: boolean;
+  /** Called after every snapshot attempt of this committer's commits (metrics: attempts and retries). */
+  readonly onCommitAttempt?: (attempt: CommitAttemptReport) => void;
 }
 
 interface PendingCheckpoint {
@@ -110,6 +113,7 @@ export class SinkCommitter {
       commitUser: this.commitUser,
       ...(options.autoExpire === false ? { expire: false } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.onCommitAttempt ? { onAttempt: options.onCommitAttempt } : {}),
     });
     this.locator = new DataFileLocator(this.context.paths, options.schema);
   }
@@ -383,9 +387,28 @@ export class SinkCommitter {
    * effort: a file that cannot be deleted is left to orphan cleanup. Returns how many were deleted.
    */
   async discardUncommitted(state: CheckpointState, committedUpTo: bigint | null): Promise<number> {
+    return this.deleteFilesOf(state.pending.filter((c) => committedUpTo === null || c.checkpointId > committedUpTo));
+  }
+
+  /**
+   * Forgets pending checkpoint `checkpointId`, whose state is not durable, and deletes its files
+   * (a checkpoint abandoned by a stop that took too long). Best effort, as {@link discardUncommitted}.
+   *
+   * @throws SinkUsageError when its state is durable (the next restore commits it then).
+   */
+  async discardPending(checkpointId: bigint): Promise<number> {
+    const p = this.pending.get(checkpointId);
+    if (p === undefined) return 0;
+    if (this.lastDurable !== null && checkpointId <= this.lastDurable) {
+      throw new SinkUsageError(`checkpoint ${checkpointId} is durable; the next restore commits it`);
+    }
+    this.pending.delete(checkpointId);
+    return this.deleteFilesOf(p.committables);
+  }
+
+  private async deleteFilesOf(committables: readonly SinkCommittable[]): Promise<number> {
     const locations: string[] = [];
-    for (const c of state.pending) {
-      if (committedUpTo !== null && c.checkpointId <= committedUpTo) continue;
+    for (const c of committables) {
       for (const { message, file } of committableFiles(c))
         locations.push(this.locator.fileLocation(message.partition, message.bucket, file));
       for (const f of committableIndexFiles(c)) locations.push(this.locator.indexLocation(f));

@@ -17,19 +17,26 @@ export interface SourceRecord<T> {
   readonly position?: string;
 }
 
-/** One partition's end and committed position, for lag gauges (lag = `end` − `committed`). */
-export interface SourceBacklog {
-  /** The partition, e.g. `orders/3`. */
-  readonly partition: string;
-  /** The high watermark: the offset the next message will get. */
-  readonly end: number;
-  readonly committed: number;
-}
-
 /** Options of {@link ReplayableSource.open}. */
 export interface SourceOpenOptions {
-  /** When aborted, the iterator ends promptly (and an endless source closes its connections). */
+  /**
+   * Once aborted, the iteration ends promptly (without an error), also while it waits for new
+   * records: the pipeline is stopping and will checkpoint what it has read.
+   */
   readonly signal?: AbortSignal;
+}
+
+/**
+ * How far one partition of a source is ahead of the pipeline's committed position (the lag is
+ * `end - committed`, in the source's unit: messages for Kafka, bytes for a file).
+ */
+export interface SourceBacklog {
+  /** The partition, e.g. `orders/3` (topic/partition) or a file's path. */
+  readonly partition: string;
+  /** Its end (high watermark): the offset the next record written to it will end at or after. */
+  readonly end: number;
+  /** The position in it everything before which is committed. */
+  readonly committed: number;
 }
 
 /** A source whose records can be read again from any offset it produced. */
@@ -40,7 +47,11 @@ export interface ReplayableSource<T = Record<string, unknown>> {
   readonly bounded: boolean;
   /** Reads records from `from` (null = the beginning), in order, each with the offset after it. */
   open(from: SourceOffset, options?: SourceOpenOptions): AsyncIterable<SourceRecord<T>>;
-  /** Per partition, the source's end and the `committed` position (partitioned sources, for lag metrics). */
+  /**
+   * Optional: each partition's end and the position in it of the offset `committed` (as stored in
+   * a checkpoint; null = nothing committed), for lag metrics. Asked while the pipeline runs, so it
+   * must not disturb an open iteration.
+   */
   backlog?(committed: SourceOffset): Promise<readonly SourceBacklog[]>;
   /**
    * Called after everything before `offset` is committed to the table (after each checkpoint's
@@ -68,24 +79,10 @@ export class JsonLinesFileSource implements ReplayableSource<Record<string, unkn
     this.id = `jsonl:${resolvePath(path)}`;
   }
 
-  async *open(from: SourceOffset): AsyncIterable<SourceRecord<Record<string, unknown>>> {
-    const start = from === null ? 0 : from;
-    if (typeof start !== 'number' || !Number.isSafeInteger(start) || start < 0) {
-      throw new SourceError(`offset ${JSON.stringify(from)} is not a byte offset of JSON-lines source ${this.path}`);
-    }
-    let size: number;
-    try {
-      const st = await stat(this.path);
-      if (!st.isFile())
-        throw new SourceError(`JSON-lines source ${this.path} is ${st.isDirectory() ? 'a directory' : 'not a regular file'}`);
-      size = st.size;
-    } catch (e) {
-      if (e instanceof SourceError) throw e;
-      const code = (e as { code?: string }).code;
-      throw new SourceError(`cannot open JSON-lines source ${this.path}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`, {
-        cause: e,
-      });
-    }
+  async *open(from: SourceOffset, options: SourceOpenOptions = {}): AsyncIterable<SourceRecord<Record<string, unknown>>> {
+    const start = this.byteOffset(from);
+    const size = await this.size();
+    const signal = options.signal;
     if (start > size)
       throw new SourceError(`offset ${start} is past the end of ${this.path} (${size} bytes): was the file truncated or replaced?`);
     if (start === size) return;
@@ -97,6 +94,7 @@ export class JsonLinesFileSource implements ReplayableSource<Record<string, unkn
       let buf = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
       let i: number;
       while ((i = buf.indexOf(10)) >= 0) {
+        if (signal?.aborted) return;
         const bytes = buf.subarray(0, i);
         pos += i + 1;
         buf = buf.subarray(i + 1);
@@ -106,11 +104,40 @@ export class JsonLinesFileSource implements ReplayableSource<Record<string, unkn
       }
       carry = Buffer.from(buf);
     }
-    if (carry.length > 0) {
+    if (carry.length > 0 && !signal?.aborted) {
       line++;
       const value = this.parse(carry, pos, line);
       pos += carry.length;
       if (value !== undefined) yield { value, offset: pos, position: `${this.path} line ${line}` };
+    }
+  }
+
+  /** The file's size against the byte offset of `committed` (one partition: the file). */
+  async backlog(committed: SourceOffset): Promise<readonly SourceBacklog[]> {
+    return [{ partition: resolvePath(this.path), end: await this.size(), committed: this.byteOffset(committed) }];
+  }
+
+  /** The byte position of an offset this source produced (null: the start). */
+  private byteOffset(from: SourceOffset): number {
+    const start = from === null ? 0 : from;
+    if (typeof start !== 'number' || !Number.isSafeInteger(start) || start < 0) {
+      throw new SourceError(`offset ${JSON.stringify(from)} is not a byte offset of JSON-lines source ${this.path}`);
+    }
+    return start;
+  }
+
+  private async size(): Promise<number> {
+    try {
+      const st = await stat(this.path);
+      if (!st.isFile())
+        throw new SourceError(`JSON-lines source ${this.path} is ${st.isDirectory() ? 'a directory' : 'not a regular file'}`);
+      return st.size;
+    } catch (e) {
+      if (e instanceof SourceError) throw e;
+      const code = (e as { code?: string }).code;
+      throw new SourceError(`cannot open JSON-lines source ${this.path}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`, {
+        cause: e,
+      });
     }
   }
 
