@@ -22,21 +22,16 @@
 // The children import the packages from dist: run `npx turbo run build` first. With --s3 the table
 // and the checkpoint state live on the S3 server described by S3_ENDPOINT, S3_BUCKET,
 // AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_REGION), which are passed on to the child.
-import { spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 // Seeded so that a failing trial can be replayed with its seed.
 import { seededRandom as rng } from '../support/seeded-random.mjs';
+import { checksum, childEnv, crashPointsOf, runOnce } from './ingest-process.mjs';
 
-const repo = fileURLToPath(new URL('../..', import.meta.url));
-const cli = join(repo, 'packages', 'cli', 'bin', 'tidemark.js');
-
-export function checksum(id, payload) {
-  return createHash('sha256').update(`${id}:${payload}`).digest('hex').slice(0, 16);
-}
+export { checksum, childEnv, crashPointsOf, runOnce };
 
 /** S3 settings from the environment the test runner exports, or undefined. */
 export function s3EnvFromProcess(env = process.env) {
@@ -60,40 +55,6 @@ function s3Options(s3) {
   };
 }
 
-export function childEnv(s3, crashAt) {
-  const env = { ...process.env, TIDEMARK_NO_PROGRESS: '1' };
-  delete env.TIDEMARK_CRASH_AT;
-  if (crashAt) env.TIDEMARK_CRASH_AT = crashAt;
-  if (s3) {
-    Object.assign(env, {
-      // With --faults the children talk to S3 through the fault-injecting proxy.
-      AWS_ENDPOINT_URL_S3: s3.childEndpoint ?? s3.endpoint,
-      AWS_REGION: s3.region,
-      AWS_ACCESS_KEY_ID: s3.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    });
-  }
-  return env;
-}
-
-/** One run of the ingest CLI; resolves with how it ended. */
-export function runOnce(args, env, killAfterMs) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, 'ingest', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    let timer;
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    if (killAfterMs !== undefined) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, out, err });
-    });
-  });
-}
-
 /**
  * Table options of a primary-key trial: the writers compact at (almost) every checkpoint, so that
  * crashes land around checkpoints that carry a compaction. Trials take turns between plain
@@ -110,11 +71,6 @@ export function pkCompaction(trial) {
     default:
       return base;
   }
-}
-
-/** The crash points a trial can reach: only primary-key writers compact. */
-export function crashPointsOf(points, pk) {
-  return pk ? points : points.filter((p) => p !== 'before-compact-snapshot');
 }
 
 /**

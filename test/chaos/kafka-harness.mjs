@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { seededRandom as rng } from '../support/seeded-random.mjs';
-import { checksum, childEnv, crashPointsOf, runOnce } from './harness.mjs';
+import { checksum, childEnv, crashPointsOf, runOnce } from './ingest-process.mjs';
 
 const PARTITIONS = 3;
 
