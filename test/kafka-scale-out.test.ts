@@ -76,7 +76,7 @@ describe.skipIf(!run)('several ingest processes splitting one topic into one tab
 
   function ok(r: ProcessResult): { records: number; commitUser: string; offset: Record<string, Record<string, number>> } {
     expect(r.timedOut).toBe(false);
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, `${r.stderr}\n${r.stdout}`).toBe(0);
     return JSON.parse(r.stdout.trim().split('\n').pop()!) as {
       records: number;
       commitUser: string;
@@ -128,5 +128,43 @@ describe.skipIf(!run)('several ingest processes splitting one topic into one tab
     expect(four.reduce((n, s) => n + s.records, 0)).toBe(160);
     expect(new Set(four.map((s) => s.commitUser)).size).toBe(4);
     expect(await ids(location)).toEqual([...Array(400).keys()]);
+  }, 600_000);
+
+  it('two processes upsert into one primary-key table with deletion vectors: every key holds its last version', async () => {
+    const topic = freshTopic('scale-pk');
+    await broker.createTopic(topic, 4);
+    const location = join(dir, 'db.db', 'pk');
+    await io.write(
+      `${location}/schema/schema-0`,
+      serializeSchema(
+        buildInitialSchema({
+          fields: [
+            { name: 'id', type: 'BIGINT NOT NULL' },
+            { name: 'v', type: 'STRING' },
+          ],
+          primaryKeys: ['id'],
+          options: { bucket: '2', 'file.format': 'parquet', 'deletion-vectors.enabled': 'true', 'num-sorted-run.compaction-trigger': '2' },
+        }),
+      ),
+    );
+    // 60 keys, 5 versions each; a key's messages stay in partition id mod 4, so the two processes never share a key.
+    const last = new Map<number, string>();
+    for (let round = 0; round < 5; round++) {
+      const messages = [];
+      for (let id = 0; id < 60; id++) {
+        const v = `r${round}-${id}`;
+        last.set(id, v);
+        messages.push({ partition: id % 4, key: JSON.stringify({ id }), value: JSON.stringify({ id, v }) });
+      }
+      await producer.send({ topic, messages });
+    }
+    const results = await Promise.all([0, 1].map((i) => ingest(location, topic, `${i}/2`, join(dir, `state-pk-${i}`))));
+    const summaries = results.map(ok);
+    expect(summaries.reduce((n, s) => n + s.records, 0)).toBe(300);
+    const rows = (await (await openTable(location, { fileIO: io })).newRead().toArrowTable())
+      .toArray()
+      .map((r) => [Number(r.id), String(r.v)] as const)
+      .sort((a, b) => a[0] - b[0]);
+    expect(rows).toEqual([...last].sort((a, b) => a[0] - b[0]));
   }, 600_000);
 });

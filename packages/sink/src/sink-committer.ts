@@ -269,7 +269,7 @@ export class SinkCommitter {
     if (committable.messages.length === 0 && !force) {
       result = { status: 'empty' };
     } else {
-      result = await this.commit.commit(committable, { force });
+      result = await this.commitOrDropCompaction(id, committable, p, force);
       if (result.status === 'skipped') {
         throw new IdentifierRegressionError(
           `cannot commit checkpoint ${id}: ${result.reason}. The table is ahead of this pipeline's state (restored from an old checkpoint, or another pipeline uses commitUser '${this.commitUser}'); refusing to drop checkpoint ${id}'s data silently`,
@@ -281,6 +281,33 @@ export class SinkCommitter {
     this.pending.delete(id);
     this.lastCommitted = id;
     return { checkpointId: id, result, durationMs: Date.now() - started };
+  }
+
+  /**
+   * Commits a checkpoint. One that carries only a compaction (a writer redoing a dropped one: no
+   * new files) has no APPEND snapshot for a conflict to fall back on: when a concurrent commit
+   * replaced its inputs (another pipeline compacting the same bucket), the compaction is dropped
+   * as after an APPEND (its outputs deleted, `compactionDropped` reported, so the writers redo it)
+   * and the checkpoint is recorded by an empty snapshot with its identifier and offsets.
+   */
+  private async commitOrDropCompaction(id: bigint, committable: Committable, p: PendingCheckpoint, force: boolean): Promise<CommitResult> {
+    try {
+      return await this.commit.commit(committable, { force });
+    } catch (e) {
+      const compactionOnly = committable.messages.every(
+        (m) =>
+          m.newFiles.length === 0 &&
+          (m.deletedFiles?.length ?? 0) === 0 &&
+          (m.newChangelogFiles?.length ?? 0) === 0 &&
+          (m.newIndexFiles?.length ?? 0) === 0 &&
+          (m.deletedIndexFiles?.length ?? 0) === 0,
+      );
+      if (!(e instanceof CommitConflictError) || !compactionOnly || !p.committables.some(hasCompaction)) throw e;
+      this.options.logger?.warn(`dropped the compaction of checkpoint ${id} (commit user '${this.commitUser}'): ${e.message}`);
+      await this.discardCompaction(p.committables);
+      const recorded = await this.commit.commit({ identifier: id, messages: [], properties: committable.properties }, { force: true });
+      return recorded.status === 'committed' ? { ...recorded, compactionDropped: e.message } : recorded;
+    }
   }
 
   private async verifyFilesExist(id: bigint, committables: readonly SinkCommittable[]): Promise<void> {
