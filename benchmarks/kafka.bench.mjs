@@ -135,11 +135,15 @@ export async function run({ log = console.error } = {}) {
         log(`[kafka] round ${round + 1}: ${kind}: file, then Kafka`);
         record(`file → ${kind}`, await ingest(io, path.join(work, `file-${kind}`), kind, new JsonLinesFileSource(file)));
         const s = kafkaSource(kind);
-        record(`Kafka → ${kind}`, await ingest(io, path.join(work, `kafka-${kind}`), kind, s, kind === 'pk-dv' ? CDC_ROW_KIND_FIELD : undefined));
+        record(
+          `Kafka → ${kind}`,
+          await ingest(io, path.join(work, `kafka-${kind}`), kind, s, kind === 'pk-dv' ? CDC_ROW_KIND_FIELD : undefined),
+        );
         await s.close();
       }
     }
-    for (const [label, secs] of Object.entries(times)) rows.push({ case: label, seconds: best(secs), runs: secs, 'records/s': RECORDS / best(secs) });
+    for (const [label, secs] of Object.entries(times))
+      rows.push({ case: label, seconds: best(secs), runs: secs, 'records/s': RECORDS / best(secs) });
   } finally {
     await broker.stop();
     await io.close();

@@ -190,7 +190,7 @@ export async function runKafkaTrial(config) {
     await send(messages.slice(0, head));
     let producerDone = head === messages.length;
     const producing = (async () => {
-      for (let i = head; i < messages.length; ) {
+      for (let i = head; i < messages.length;) {
         const n = 5 + Math.floor(rand() * 20);
         await send(messages.slice(i, i + n));
         i += n;
@@ -244,7 +244,9 @@ export async function runKafkaTrial(config) {
         continue;
       }
       if (res.code !== 0) {
-        problems.push(`run ${runs} (crash ${crashAt ?? 'none'}) exited with ${res.code}: ${res.err.trim().split('\n').slice(-3).join(' | ')}`);
+        problems.push(
+          `run ${runs} (crash ${crashAt ?? 'none'}) exited with ${res.code}: ${res.err.trim().split('\n').slice(-3).join(' | ')}`,
+        );
         break;
       }
       try {
@@ -309,7 +311,18 @@ export async function runKafkaTrial(config) {
       for await (const r of listInflightRecords(io, tablePath)) if (r.id.startsWith(`${summary.commitUser}-`)) leftover++;
       if (leftover > 0) problems.push(`${leftover} in-flight checkpoint records of the sink left after the source was done`);
     }
-    return { ok: done && problems.length === 0, trial, seed, parallelism, runs, kills, checkpointsChecked: checked, lost, duplicated, problems };
+    return {
+      ok: done && problems.length === 0,
+      trial,
+      seed,
+      parallelism,
+      runs,
+      kills,
+      checkpointsChecked: checked,
+      lost,
+      duplicated,
+      problems,
+    };
   } finally {
     await producer.disconnect().catch(() => undefined);
     await io.close();

@@ -21,5 +21,8 @@ export declare class KafkaTestBroker {
   stop(): Promise<void>;
 }
 
-export declare const API_KEYS: Record<'Produce' | 'Fetch' | 'ListOffsets' | 'Metadata' | 'OffsetCommit' | 'OffsetFetch' | 'FindCoordinator', number>;
+export declare const API_KEYS: Record<
+  'Produce' | 'Fetch' | 'ListOffsets' | 'Metadata' | 'OffsetCommit' | 'OffsetFetch' | 'FindCoordinator',
+  number
+>;
 export declare const ERROR_CODES: Record<string, number>;

@@ -81,7 +81,11 @@ class MemoryKafka implements KafkaClient {
 
 function kafka(partitions: Record<string, number>): MemoryKafka {
   const k = new MemoryKafka();
-  for (const [t, n] of Object.entries(partitions)) k.topics.set(t, Array.from({ length: n }, () => []));
+  for (const [t, n] of Object.entries(partitions))
+    k.topics.set(
+      t,
+      Array.from({ length: n }, () => []),
+    );
   return k;
 }
 
