@@ -3,14 +3,12 @@
  * usage errors naming the option, a missing topic, and secrets that never reach the output.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Producer } from 'kafkajs';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runTidemark } from './support/cli-process.js';
-import { ERROR_CODES, freshTopic, kafkaAvailable, producerFor, startKafka, type KafkaTestBroker } from './support/kafka.js';
+import { ERROR_CODES, freshTopic, kafkaAvailable, kafkaSuite } from './support/kafka.js';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const built = existsSync(`${repo}packages/cli/dist/main.js`) && existsSync(`${repo}packages/sink/dist/kafka/kafka-source.js`);
@@ -18,18 +16,13 @@ if (!built) console.warn('[tidemark] SKIPPED Kafka CLI tests: packages are not b
 const run = built && kafkaAvailable('Kafka CLI tests');
 
 describe.skipIf(!run)('tidemark ingest --source kafka://', () => {
-  let broker: KafkaTestBroker;
-  let producer: Producer;
-  let dir: string;
   let table: string;
   let pkTable: string;
 
+  const k = kafkaSuite('kafka-cli', { brokers: 1 });
   beforeAll(async () => {
-    broker = await startKafka({ brokers: 1 });
-    producer = await producerFor(broker);
-    dir = await mkdtemp(join(tmpdir(), 'tidemark-kafka-cli-'));
-    table = join(dir, 'db.db', 'events');
-    pkTable = join(dir, 'db.db', 'items');
+    table = join(k.dir, 'db.db', 'events');
+    pkTable = join(k.dir, 'db.db', 'items');
     const columns = JSON.stringify([
       { name: 'id', type: 'BIGINT NOT NULL' },
       { name: 'v', type: 'STRING' },
@@ -37,18 +30,13 @@ describe.skipIf(!run)('tidemark ingest --source kafka://', () => {
     expect((await runTidemark(['create', table, '--schema', columns])).code).toBe(0);
     expect((await runTidemark(['create', pkTable, '--schema', columns, '--primary-key', 'id', '--option', 'bucket=2'])).code).toBe(0);
   });
-  afterAll(async () => {
-    await producer?.disconnect();
-    await broker?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
 
-  const uri = (topic: string): string => `kafka://${broker.bootstrap}/${topic}`;
+  const uri = (topic: string): string => `kafka://${k.broker.bootstrap}/${topic}`;
 
   it('reads a topic to its end and prints the summary with the offsets; a rerun reads nothing twice', async () => {
     const topic = freshTopic('cli');
-    await broker.createTopic(topic, 2);
-    await producer.send({
+    await k.broker.createTopic(topic, 2);
+    await k.producer.send({
       topic,
       messages: Array.from({ length: 30 }, (_, i) => ({ partition: i % 2, value: JSON.stringify({ id: i, v: `v${i}` }) })),
     });
@@ -58,7 +46,7 @@ describe.skipIf(!run)('tidemark ingest --source kafka://', () => {
       '--source',
       uri(topic),
       '--state',
-      join(dir, `state-${topic}`),
+      join(k.dir, `state-${topic}`),
       '--until-end',
       '--checkpoint-every',
       '10',
@@ -75,9 +63,9 @@ describe.skipIf(!run)('tidemark ingest --source kafka://', () => {
   }, 240_000);
 
   it('refuses options that do not fit, naming them', async () => {
-    const file = join(dir, 'in.jsonl');
+    const file = join(k.dir, 'in.jsonl');
     await writeFile(file, '{"id":1,"v":"a"}\n');
-    const state = ['--state', join(dir, 'state-usage')];
+    const state = ['--state', join(k.dir, 'state-usage')];
     const cases: Array<[string[], RegExp]> = [
       [['--source', file, '--until-end'], /option '--until-end' applies to kafka:\/\/ sources only/],
       [['--source', 'kafka://broker/orders'], /broker 'broker' is not host:port/],
@@ -100,10 +88,13 @@ describe.skipIf(!run)('tidemark ingest --source kafka://', () => {
   it('a missing topic is a one-line error naming it', async () => {
     // The mock creates any topic a client asks about (as a Kafka broker answering Metadata v0-3
     // with auto.create.topics.enable does); this one answers UNKNOWN_TOPIC_OR_PARTITION, as Kafka does for v4+.
-    await broker.setTopicError('no-such-topic', ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION!);
-    const r = await runTidemark(['ingest', table, '--source', uri('no-such-topic'), '--state', join(dir, 'state-missing'), '--until-end'], {
-      timeoutMs: 120_000,
-    });
+    await k.broker.setTopicError('no-such-topic', ERROR_CODES.UNKNOWN_TOPIC_OR_PARTITION!);
+    const r = await runTidemark(
+      ['ingest', table, '--source', uri('no-such-topic'), '--state', join(k.dir, 'state-missing'), '--until-end'],
+      {
+        timeoutMs: 120_000,
+      },
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('Kafka topic no-such-topic does not exist');
   }, 240_000);
@@ -117,7 +108,7 @@ describe.skipIf(!run)('tidemark ingest --source kafka://', () => {
         '--source',
         uri('whatever'),
         '--state',
-        join(dir, 'state-sasl'),
+        join(k.dir, 'state-sasl'),
         '--until-end',
         '--kafka-sasl',
         'scram-sha-256',

@@ -1,65 +1,41 @@
 /**
- * Broker faults through the mock cluster's fault injection (test/kafka/mock-broker.c): request
+ * Broker faults through the mock cluster's fault injection (test/kafka/mock-k.broker.c): request
  * errors, a broker down and back, leadership moving mid-stream. The source retries and the table
  * ends with every message exactly once; a fault that outlasts the retries stops the pipeline with a
  * clear error, leaves the table at its last checkpoint, and the next run resumes exactly.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Producer } from 'kafkajs';
-import { buildInitialSchema, openTable } from '@tidemark/core';
-import { serializeSchema } from '@tidemark/format';
+import { describe, expect, it } from 'vitest';
+import { openTable } from '@tidemark/core';
 import { LocalFileIO } from '@tidemark/storage';
 import { KafkaRequestError, KafkaSource, LocalDirCheckpointStore, runIngest, type IngestOptions } from '@tidemark/sink';
-import { API_KEYS, ERROR_CODES, freshTopic, kafkaAvailable, producerFor, startKafka, type KafkaTestBroker } from './support/kafka.js';
+import { API_KEYS, ERROR_CODES, freshTopic, idValueTable, kafkaAvailable, kafkaSuite } from './support/kafka.js';
 
 const run = kafkaAvailable('Kafka broker fault tests');
 
 describe.skipIf(!run)('Kafka source under broker faults', () => {
-  let broker: KafkaTestBroker;
-  let producer: Producer;
-  let dir: string;
   const io = new LocalFileIO();
 
-  beforeAll(async () => {
-    broker = await startKafka({ brokers: 3 });
-    producer = await producerFor(broker);
-    dir = await mkdtemp(join(tmpdir(), 'tidemark-kafka-faults-'));
-  });
-  afterAll(async () => {
-    await producer?.disconnect();
-    await broker?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  const k = kafkaSuite('kafka-faults', { brokers: 3 });
 
   /** A topic of `partitions` partitions led by broker 1, holding messages 0..n-1. */
   async function topicWith(n: number, partitions = 3): Promise<string> {
     const topic = freshTopic('faults');
-    await broker.createTopic(topic, partitions);
-    for (let p = 0; p < partitions; p++) await broker.setLeader(topic, p, 1);
+    await k.broker.createTopic(topic, partitions);
+    for (let p = 0; p < partitions; p++) await k.broker.setLeader(topic, p, 1);
     // Small batches, fetched one per partition per request (fetchMaxBytes below): the faults land mid-read.
     for (let from = 0; from < n; from += 6) {
       const messages = [];
       for (let i = from; i < Math.min(n, from + 6); i++)
         messages.push({ partition: i % partitions, value: JSON.stringify({ id: i, v: `v${i}` }) });
-      await producer.send({ topic, messages });
+      await k.producer.send({ topic, messages });
     }
     return topic;
   }
 
   async function pipeline(name: string): Promise<{ location: string; state: LocalDirCheckpointStore }> {
-    const location = join(dir, `${name}.db`, 't');
-    const schema = buildInitialSchema({
-      fields: [
-        { name: 'id', type: 'BIGINT NOT NULL' },
-        { name: 'v', type: 'STRING' },
-      ],
-      options: { bucket: '-1', 'file.format': 'parquet' },
-    });
-    await io.write(`${location}/schema/schema-0`, serializeSchema(schema));
-    return { location, state: new LocalDirCheckpointStore(join(dir, `${name}-state`)) };
+    const location = await idValueTable(io, join(k.dir, `${name}.db`, 't'));
+    return { location, state: new LocalDirCheckpointStore(join(k.dir, `${name}-state`)) };
   }
 
   async function ids(location: string): Promise<number[]> {
@@ -76,7 +52,7 @@ describe.skipIf(!run)('Kafka source under broker faults', () => {
   let committedRecords = 0;
   const source = (topic: string, attempts = 8): KafkaSource =>
     new KafkaSource({
-      connection: { brokers: broker.brokers, retries: attempts, connectionTimeoutMs: 1_000 },
+      connection: { brokers: k.broker.brokers, retries: attempts, connectionTimeoutMs: 1_000 },
       topics: [topic],
       untilEnd: true,
       fetchMaxBytes: 1,
@@ -113,7 +89,7 @@ describe.skipIf(!run)('Kafka source under broker faults', () => {
     const topic = await topicWith(150);
     const p = await pipeline('request-errors');
     const summary = await ingest(topic, p, () =>
-      broker.pushErrors(API_KEYS.Fetch, [
+      k.broker.pushErrors(API_KEYS.Fetch, [
         ERROR_CODES.NOT_LEADER_OR_FOLLOWER!,
         ERROR_CODES.REQUEST_TIMED_OUT!,
         ERROR_CODES.LEADER_NOT_AVAILABLE!,
@@ -132,9 +108,9 @@ describe.skipIf(!run)('Kafka source under broker faults', () => {
     const topic = await topicWith(150);
     const p = await pipeline('broker-down');
     const summary = await ingest(topic, p, async () => {
-      await broker.setDown(1);
+      await k.broker.setDown(1);
       await new Promise((r) => setTimeout(r, 1_500));
-      await broker.setUp(1);
+      await k.broker.setUp(1);
     });
     expect(summary.status).toBe('source-done');
     expect(await ids(p.location)).toEqual([...Array(150).keys()]);
@@ -145,9 +121,9 @@ describe.skipIf(!run)('Kafka source under broker faults', () => {
     const topic = await topicWith(150);
     const p = await pipeline('leader-moves');
     const summary = await ingest(topic, p, async () => {
-      await broker.setLeader(topic, 0, 2);
-      await broker.setLeader(topic, 1, 3);
-      await broker.setLeader(topic, 2, 2);
+      await k.broker.setLeader(topic, 0, 2);
+      await k.broker.setLeader(topic, 1, 3);
+      await k.broker.setLeader(topic, 2, 2);
     });
     expect(summary.status).toBe('source-done');
     expect(await ids(p.location)).toEqual([...Array(150).keys()]);
@@ -160,7 +136,7 @@ describe.skipIf(!run)('Kafka source under broker faults', () => {
   it('a fault that outlasts the retries stops with a clear error; the table keeps its checkpoints and the next run resumes exactly', async () => {
     const topic = await topicWith(150);
     const p = await pipeline('outlasting');
-    const err = await ingest(topic, p, () => broker.setDown(1), 3).then(
+    const err = await ingest(topic, p, () => k.broker.setDown(1), 3).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -171,7 +147,7 @@ describe.skipIf(!run)('Kafka source under broker faults', () => {
     expect(before.length).toBeGreaterThan(0);
     expect(before.length).toBe(committedRecords);
     expect(new Set(before).size).toBe(before.length);
-    await broker.setUp(1);
+    await k.broker.setUp(1);
     const summary = await ingest(topic, p, async () => undefined);
     expect(summary.restoredFrom).not.toBeNull();
     expect(await ids(p.location)).toEqual([...Array(150).keys()]);

@@ -6,17 +6,13 @@
  * start the new ones with fresh states at the shared consumer group's offsets (`--start group`).
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Producer } from 'kafkajs';
-import { buildInitialSchema, openTable } from '@tidemark/core';
-import { serializeSchema } from '@tidemark/format';
+import { describe, expect, it } from 'vitest';
+import { openTable } from '@tidemark/core';
 import { LocalFileIO } from '@tidemark/storage';
 import { runTidemark, type ProcessResult } from './support/cli-process.js';
-import { freshTopic, kafkaAvailable, producerFor, startKafka, type KafkaTestBroker } from './support/kafka.js';
+import { freshTopic, idValueTable, kafkaAvailable, kafkaSuite } from './support/kafka.js';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const built = existsSync(`${repo}packages/cli/dist/main.js`) && existsSync(`${repo}packages/sink/dist/kafka/kafka-source.js`);
@@ -24,27 +20,15 @@ if (!built) console.warn('[tidemark] SKIPPED Kafka scale-out tests: packages are
 const run = built && kafkaAvailable('Kafka scale-out tests');
 
 describe.skipIf(!run)('several ingest processes splitting one topic into one table', () => {
-  let broker: KafkaTestBroker;
-  let producer: Producer;
-  let dir: string;
   const io = new LocalFileIO();
 
-  beforeAll(async () => {
-    broker = await startKafka();
-    producer = await producerFor(broker);
-    dir = await mkdtemp(join(tmpdir(), 'tidemark-kafka-scale-'));
-  });
-  afterAll(async () => {
-    await producer?.disconnect();
-    await broker?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  const k = kafkaSuite('kafka-scale');
 
   async function produce(topic: string, from: number, to: number): Promise<void> {
     for (let b = from; b < to; b += 25) {
       const messages = [];
       for (let i = b; i < Math.min(to, b + 25); i++) messages.push({ partition: i % 8, value: JSON.stringify({ id: i, v: `v${i}` }) });
-      await producer.send({ topic, messages });
+      await k.producer.send({ topic, messages });
     }
   }
 
@@ -61,7 +45,7 @@ describe.skipIf(!run)('several ingest processes splitting one topic into one tab
         'ingest',
         location,
         '--source',
-        `kafka://${broker.bootstrap}/${topic}`,
+        `kafka://${k.broker.bootstrap}/${topic}`,
         '--state',
         state,
         '--split',
@@ -86,25 +70,13 @@ describe.skipIf(!run)('several ingest processes splitting one topic into one tab
 
   it('two, then four processes land every message once; a restart with a changed split is refused', async () => {
     const topic = freshTopic('scale');
-    await broker.createTopic(topic, 8);
-    const location = join(dir, 'db.db', 't');
-    await io.write(
-      `${location}/schema/schema-0`,
-      serializeSchema(
-        buildInitialSchema({
-          fields: [
-            { name: 'id', type: 'BIGINT NOT NULL' },
-            { name: 'v', type: 'STRING' },
-          ],
-          options: { bucket: '-1', 'file.format': 'parquet' },
-        }),
-      ),
-    );
+    await k.broker.createTopic(topic, 8);
+    const location = await idValueTable(io, join(k.dir, 'db.db', 't'));
     const group = ['--group-id', `g-${topic}`];
     await produce(topic, 0, 240);
 
     // Two processes at once, each its own state: partitions 0,2,4,6 and 1,3,5,7.
-    const two = await Promise.all([0, 1].map((i) => ingest(location, topic, `${i}/2`, join(dir, `state-2-${i}`), group)));
+    const two = await Promise.all([0, 1].map((i) => ingest(location, topic, `${i}/2`, join(k.dir, `state-2-${i}`), group)));
     const [a, b] = two.map(ok);
     expect(a!.records + b!.records).toBe(240);
     expect(Object.keys(a!.offset[topic]!)).toEqual(['0', '2', '4', '6']);
@@ -113,7 +85,7 @@ describe.skipIf(!run)('several ingest processes splitting one topic into one tab
 
     // The same state with another split: refused, the table untouched.
     await produce(topic, 240, 400);
-    const changed = await ingest(location, topic, '0/4', join(dir, 'state-2-0'), group);
+    const changed = await ingest(location, topic, '0/4', join(k.dir, 'state-2-0'), group);
     expect(changed.code).not.toBe(0);
     expect(changed.stderr).toContain(`belongs to source kafka:json:${topic}#split=0/2, not kafka:json:${topic}#split=0/4`);
     expect(await ids(location)).toEqual([...Array(240).keys()]);
@@ -122,7 +94,7 @@ describe.skipIf(!run)('several ingest processes splitting one topic into one tab
     // fresh states start at the group's offsets, which the two old ones committed after each checkpoint.
     const four = (
       await Promise.all(
-        [0, 1, 2, 3].map((i) => ingest(location, topic, `${i}/4`, join(dir, `state-4-${i}`), [...group, '--start', 'group'])),
+        [0, 1, 2, 3].map((i) => ingest(location, topic, `${i}/4`, join(k.dir, `state-4-${i}`), [...group, '--start', 'group'])),
       )
     ).map(ok);
     expect(four.reduce((n, s) => n + s.records, 0)).toBe(160);
@@ -132,21 +104,11 @@ describe.skipIf(!run)('several ingest processes splitting one topic into one tab
 
   it('two processes upsert into one primary-key table with deletion vectors: every key holds its last version', async () => {
     const topic = freshTopic('scale-pk');
-    await broker.createTopic(topic, 4);
-    const location = join(dir, 'db.db', 'pk');
-    await io.write(
-      `${location}/schema/schema-0`,
-      serializeSchema(
-        buildInitialSchema({
-          fields: [
-            { name: 'id', type: 'BIGINT NOT NULL' },
-            { name: 'v', type: 'STRING' },
-          ],
-          primaryKeys: ['id'],
-          options: { bucket: '2', 'file.format': 'parquet', 'deletion-vectors.enabled': 'true', 'num-sorted-run.compaction-trigger': '2' },
-        }),
-      ),
-    );
+    await k.broker.createTopic(topic, 4);
+    const location = await idValueTable(io, join(k.dir, 'db.db', 'pk'), {
+      primaryKeys: ['id'],
+      options: { bucket: '2', 'deletion-vectors.enabled': 'true', 'num-sorted-run.compaction-trigger': '2' },
+    });
     // 60 keys, 5 versions each; a key's messages stay in partition id mod 4, so the two processes never share a key.
     const last = new Map<number, string>();
     for (let round = 0; round < 5; round++) {
@@ -156,9 +118,9 @@ describe.skipIf(!run)('several ingest processes splitting one topic into one tab
         last.set(id, v);
         messages.push({ partition: id % 4, key: JSON.stringify({ id }), value: JSON.stringify({ id, v }) });
       }
-      await producer.send({ topic, messages });
+      await k.producer.send({ topic, messages });
     }
-    const results = await Promise.all([0, 1].map((i) => ingest(location, topic, `${i}/2`, join(dir, `state-pk-${i}`))));
+    const results = await Promise.all([0, 1].map((i) => ingest(location, topic, `${i}/2`, join(k.dir, `state-pk-${i}`))));
     const summaries = results.map(ok);
     expect(summaries.reduce((n, s) => n + s.records, 0)).toBe(300);
     const rows = (await (await openTable(location, { fileIO: io })).newRead().toArrowTable())

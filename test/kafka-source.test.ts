@@ -5,13 +5,10 @@
  * stops on an offset retention deleted (naming topic, partition and range), decodes the formats
  * with keys and tombstones, and ends promptly when its signal aborts.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
-import { buildInitialSchema, openTable } from '@tidemark/core';
-import { serializeSchema } from '@tidemark/format';
+import { describe, expect, it } from 'vitest';
+import { Kafka, logLevel } from 'kafkajs';
+import { openTable } from '@tidemark/core';
 import { LocalFileIO } from '@tidemark/storage';
 import {
   CDC_ROW_KIND_FIELD,
@@ -25,43 +22,24 @@ import {
   type KafkaSourceOptions,
   type SourceOffset,
 } from '@tidemark/sink';
-import { freshTopic, kafkaAvailable, producerFor, startKafka, type KafkaTestBroker } from './support/kafka.js';
+import { freshTopic, idValueTable, kafkaAvailable, kafkaSuite } from './support/kafka.js';
 
 const run = kafkaAvailable('Kafka source tests');
 
 describe.skipIf(!run)('KafkaSource on the test broker', () => {
-  let broker: KafkaTestBroker;
-  let producer: Producer;
-  let dir: string;
   const io = new LocalFileIO();
 
-  beforeAll(async () => {
-    broker = await startKafka();
-    producer = await producerFor(broker);
-    dir = await mkdtemp(join(tmpdir(), 'tidemark-kafka-source-'));
-  });
-  afterAll(async () => {
-    await producer?.disconnect();
-    await broker?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  const k = kafkaSuite('kafka-source');
 
   const source = (topic: string, extra: Partial<KafkaSourceOptions> = {}): KafkaSource =>
-    new KafkaSource({ connection: { brokers: broker.brokers }, topics: [topic], untilEnd: true, ...extra });
+    new KafkaSource({ connection: { brokers: k.broker.brokers }, topics: [topic], untilEnd: true, ...extra });
 
-  async function table(name: string, pk = false): Promise<string> {
-    const location = join(dir, `${name}.db`, 't');
-    const schema = buildInitialSchema({
-      fields: [
-        { name: 'id', type: 'BIGINT NOT NULL' },
-        { name: 'v', type: 'STRING' },
-      ],
-      ...(pk ? { primaryKeys: ['id'] } : {}),
-      options: { bucket: pk ? '2' : '-1', 'file.format': 'parquet', ...(pk ? { 'deletion-vectors.enabled': 'true' } : {}) },
-    });
-    await io.write(`${location}/schema/schema-0`, serializeSchema(schema));
-    return location;
-  }
+  const table = (name: string, pk = false): Promise<string> =>
+    idValueTable(
+      io,
+      join(k.dir, `${name}.db`, 't'),
+      pk ? { primaryKeys: ['id'], options: { bucket: '2', 'deletion-vectors.enabled': 'true' } } : {},
+    );
 
   async function rowsOf(location: string): Promise<Array<{ id: number; v: string }>> {
     const t = await openTable(location, { fileIO: io });
@@ -75,15 +53,15 @@ describe.skipIf(!run)('KafkaSource on the test broker', () => {
   async function produce(topic: string, from: number, to: number, partitions = 3): Promise<void> {
     const messages = [];
     for (let i = from; i < to; i++) messages.push({ partition: i % partitions, value: JSON.stringify({ id: i, v: `v${i}` }) });
-    await producer.send({ topic, messages });
+    await k.producer.send({ topic, messages });
   }
 
   it('lands every message of every partition once, resumes from the offsets, and reports them to the group', async () => {
     const topic = freshTopic('orders');
-    await broker.createTopic(topic, 3);
+    await k.broker.createTopic(topic, 3);
     await produce(topic, 0, 300);
     const location = await table('basic');
-    const state = new LocalDirCheckpointStore(join(dir, 'basic-state'));
+    const state = new LocalDirCheckpointStore(join(k.dir, 'basic-state'));
     const s1 = source(topic);
     const first = await runIngest({ table: location, source: s1, stateStore: state, checkpointEvery: 70 });
     expect(first.status).toBe('source-done');
@@ -96,7 +74,7 @@ describe.skipIf(!run)('KafkaSource on the test broker', () => {
     expect(prop).toMatchObject({ source: s1.id, offset: { [topic]: { 0: 100, 1: 100, 2: 100 } } });
 
     // The default group (table + commit user) has the committed offsets: lag tools see the pipeline.
-    const admin = new Kafka({ brokers: broker.brokers, logLevel: logLevel.NOTHING }).admin();
+    const admin = new Kafka({ brokers: k.broker.brokers, logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
     try {
       const group = await admin.fetchOffsets({ groupId: defaultGroupId(location, first.commitUser), topics: [topic] });
@@ -123,7 +101,7 @@ describe.skipIf(!run)('KafkaSource on the test broker', () => {
   // (The mock answers ListOffsets by timestamp with -1: the timestamp start is tested on the in-memory client.)
   it('starts a first run at latest or at a consumer group offset', async () => {
     const topic = freshTopic('starts');
-    await broker.createTopic(topic, 3);
+    await k.broker.createTopic(topic, 3);
     await produce(topic, 0, 60);
 
     const read = async (extra: Partial<KafkaSourceOptions>): Promise<number[]> => {
@@ -153,11 +131,11 @@ describe.skipIf(!run)('KafkaSource on the test broker', () => {
 
   it('refuses an offset that retention deleted, naming topic, partition and the available range', async () => {
     const topic = freshTopic('retention');
-    await broker.createTopic(topic, 1);
+    await k.broker.createTopic(topic, 1);
     // The mock keeps at most 5 MiB per partition: 7 MiB of uncompressed messages push the low watermark up.
     const payload = 'x'.repeat(1024);
     for (let b = 0; b < 7; b++) {
-      await producer.send({
+      await k.producer.send({
         topic,
         messages: Array.from({ length: 1024 }, (_, i) => ({ value: JSON.stringify({ id: b * 1024 + i, v: payload }) })),
       });
@@ -189,9 +167,9 @@ describe.skipIf(!run)('KafkaSource on the test broker', () => {
 
   it('json on a primary-key table: messages are upserts, a tombstone deletes its key', async () => {
     const topic = freshTopic('upserts');
-    await broker.createTopic(topic, 2);
+    await k.broker.createTopic(topic, 2);
     const key = (id: number): string => JSON.stringify({ id });
-    await producer.send({
+    await k.producer.send({
       topic,
       messages: [
         { key: key(1), value: JSON.stringify({ id: 1, v: 'a' }), partition: 0 },
@@ -216,11 +194,11 @@ describe.skipIf(!run)('KafkaSource on the test broker', () => {
 
   it('debezium-json: updates and deletes, a delete without before image by its message key, tombstones skipped', async () => {
     const topic = freshTopic('dbz');
-    await broker.createTopic(topic, 1);
+    await k.broker.createTopic(topic, 1);
     const ev = (op: string, before: object | null, after: object | null): string =>
       JSON.stringify({ schema: {}, payload: { op, before, after, source: { table: 't' } } });
     const key = (id: number): string => JSON.stringify({ schema: {}, payload: { id } });
-    await producer.send({
+    await k.producer.send({
       topic,
       messages: [
         { key: key(1), value: ev('c', null, { id: 1, v: 'a' }) },
@@ -253,7 +231,7 @@ describe.skipIf(!run)('KafkaSource on the test broker', () => {
 
   it('follows the topic until its signal aborts, then ends promptly; backlog gives each partition`s lag', async () => {
     const topic = freshTopic('follow');
-    await broker.createTopic(topic, 2);
+    await k.broker.createTopic(topic, 2);
     await produce(topic, 0, 10, 2);
     const s = source(topic, { untilEnd: false });
     expect(s.bounded).toBe(false);

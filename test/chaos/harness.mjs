@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 // Seeded so that a failing trial can be replayed with its seed.
 import { seededRandom as rng } from '../support/seeded-random.mjs';
-import { checksum, childEnv, crashPointsOf, runOnce } from './ingest-process.mjs';
+import { CHAOS_FIELDS, checksum, childEnv, crashPlan, crashPointsOf, runOnce, runOutcome, runTrials } from './ingest-process.mjs';
 
 export { checksum, childEnv, crashPointsOf, runOnce };
 
@@ -156,11 +156,7 @@ export async function runTrial(config) {
   let runs = 0;
   try {
     const schema = buildInitialSchema({
-      fields: [
-        { name: 'id', type: 'BIGINT NOT NULL' },
-        { name: 'payload', type: 'STRING' },
-        { name: 'checksum', type: 'STRING' },
-      ],
+      fields: CHAOS_FIELDS,
       ...(pk ? { primaryKeys: ['id'] } : {}),
       options: {
         bucket: pk ? String(2 + Math.floor(rand() * 3)) : '-1',
@@ -224,43 +220,24 @@ export async function runTrial(config) {
         problems.push(`not done after ${maxRuns} runs`);
         break;
       }
-      // The last few runs crash less, so every trial terminates.
-      const calm = runs > maxRuns - 5;
-      const r = rand();
-      let crashAt;
-      let killAfter;
-      if (runs === 1) {
-        // Each trial's first run crashes at a named point in turn, so every point is covered
-        // whatever the seed (the first checkpoint is always reached).
-        crashAt = `${CRASH_POINTS[trial % CRASH_POINTS.length]}:1`;
-      } else if (!calm && r < crashRate * 0.53) {
-        const point = CRASH_POINTS[Math.floor(rand() * CRASH_POINTS.length)];
-        crashAt = `${point}:${1 + Math.floor(rand() * Math.max(1, Math.ceil(K / checkpointEvery)))}`;
-      } else if (!calm && r < crashRate) {
-        killAfter = Math.floor(50 + rand() * 1500);
-      }
+      const { crashAt, killAfter } = crashPlan({
+        run: runs,
+        trial,
+        points: CRASH_POINTS,
+        maxRuns,
+        crashRate,
+        rand,
+        maxCount: Math.max(1, Math.ceil(K / checkpointEvery)),
+        killMs: [50, 1500],
+      });
       const res = await runOnce(args, childEnv(s3, crashAt), killAfter);
       // Checkpoint lines of every run, killed ones included: what re-sequencing cost.
       for (const m of res.err.matchAll(/\((\d+) files re-sequenced\)/g)) resequencedFiles += Number(m[1]);
       droppedCompactions += res.err.match(/\(compaction dropped\)/g)?.length ?? 0;
-      if (res.signal === 'SIGKILL') {
-        const key = crashAt ? crashAt.split(':')[0] : 'random-kill';
-        kills[key] = (kills[key] ?? 0) + 1;
-        continue;
-      }
-      if (res.code !== 0) {
-        problems.push(
-          `run ${runs} (crash ${crashAt ?? 'none'}) exited with ${res.code}: ${res.err.trim().split('\n').slice(-3).join(' | ')}`,
-        );
-        break;
-      }
-      const last = res.out.trim().split('\n').pop() ?? '';
-      try {
-        summary = JSON.parse(last);
-      } catch {
-        problems.push(`run ${runs}: no JSON summary on stdout: ${last}`);
-        break;
-      }
+      const outcome = runOutcome(res, crashAt, runs, kills, problems);
+      if (outcome === 'killed') continue;
+      if (outcome === 'failed') break;
+      summary = outcome;
       if (summary.status === 'source-done') done = true;
       else problems.push(`run ${runs}: status ${summary.status}`);
     }
@@ -384,59 +361,27 @@ export async function runChaos(options) {
   const seed0 = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   const workDir = await mkdtemp(join(tmpdir(), 'tidemark-chaos-'));
   const s3Prefix = `tests/chaos-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
-  const results = [];
-  let next = 0;
-  const started = Date.now();
-  const worker = async () => {
-    while (next < trials) {
-      const trial = next++;
-      const seed = (seed0 + trial * 7919) >>> 0;
-      let r;
-      try {
-        r = await runTrial({ trial, seed, records, checkpointEvery, crashRate, s3, s3Prefix, workDir, keep: options.keep, pk, dynamic });
-      } catch (e) {
-        r = {
-          ok: false,
-          trial,
-          seed,
-          runs: 0,
-          kills: {},
-          lost: 0,
-          duplicated: 0,
-          corrupt: 0,
-          problems: [`harness error: ${e?.stack ?? e}`],
-        };
-      }
-      results.push(r);
-      log(
-        `trial ${trial} (seed ${seed}, P=${r.parallelism}): ${r.ok ? 'ok' : 'FAILED'} after ${r.runs} runs ${JSON.stringify(r.kills)}` +
-          `${pk ? `, ${r.resequencedFiles ?? 0} files re-sequenced, ${r.droppedCompactions ?? 0} compactions dropped` : ''}` +
-          `${r.ok ? '' : ` — ${r.problems.join('; ')}`}`,
-      );
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
+  const { tally, sum } = await runTrials({
+    trials,
+    concurrency,
+    seed0,
+    runTrial: (trial, seed) =>
+      runTrial({ trial, seed, records, checkpointEvery, crashRate, s3, s3Prefix, workDir, keep: options.keep, pk, dynamic }),
+    describe: (r) => (pk ? `, ${r.resequencedFiles ?? 0} files re-sequenced, ${r.droppedCompactions ?? 0} compactions dropped` : ''),
+    log,
+  });
   if (!options.keep) await rm(workDir, { recursive: true, force: true });
-  const kills = {};
-  for (const r of results) for (const [k, n] of Object.entries(r.kills)) kills[k] = (kills[k] ?? 0) + n;
   return {
     storage: s3 ? (s3.childEndpoint ? 's3 through FaultProxy' : 's3') : 'local',
     table: dynamic ? 'primary-key, dynamic buckets' : pk ? 'primary-key' : 'append',
-    trials,
-    passed: results.filter((r) => r.ok).length,
-    failed: results.filter((r) => !r.ok).map((r) => ({ trial: r.trial, seed: r.seed, problems: r.problems })),
     records,
     checkpointEvery,
-    runs: results.reduce((a, r) => a + r.runs, 0),
-    kills,
-    lost: results.reduce((a, r) => a + r.lost, 0),
-    duplicated: results.reduce((a, r) => a + r.duplicated, 0),
-    corrupt: results.reduce((a, r) => a + r.corrupt, 0),
-    compactSnapshots: results.reduce((a, r) => a + (r.compactions ?? 0), 0),
+    ...tally,
+    corrupt: sum('corrupt'),
+    compactSnapshots: sum('compactions'),
     // What the commit's sequence-order guard cost: files rewritten, compactions dropped and redone.
-    resequencedFiles: results.reduce((a, r) => a + (r.resequencedFiles ?? 0), 0),
-    droppedCompactions: results.reduce((a, r) => a + (r.droppedCompactions ?? 0), 0),
-    seconds: Math.round((Date.now() - started) / 100) / 10,
+    resequencedFiles: sum('resequencedFiles'),
+    droppedCompactions: sum('droppedCompactions'),
   };
 }
 

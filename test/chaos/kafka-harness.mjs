@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { seededRandom as rng } from '../support/seeded-random.mjs';
-import { checksum, childEnv, crashPointsOf, runOnce } from './ingest-process.mjs';
+import { CHAOS_FIELDS, checksum, childEnv, crashPlan, crashPointsOf, runOnce, runOutcome, runTrials } from './ingest-process.mjs';
 
 const PARTITIONS = 3;
 
@@ -149,11 +149,7 @@ export async function runKafkaTrial(config) {
     await mkdir(dir, { recursive: true });
     await broker.createTopic(topic, PARTITIONS);
     const schema = buildInitialSchema({
-      fields: [
-        { name: 'id', type: 'BIGINT NOT NULL' },
-        { name: 'payload', type: 'STRING' },
-        { name: 'checksum', type: 'STRING' },
-      ],
+      fields: CHAOS_FIELDS,
       ...(pk ? { primaryKeys: ['id'] } : {}),
       options: {
         bucket: pk ? String(2 + Math.floor(rand() * 3)) : '-1',
@@ -222,39 +218,27 @@ export async function runKafkaTrial(config) {
         problems.push(`not done after ${maxRuns} runs`);
         break;
       }
-      const calm = runs > maxRuns - 5;
       const finalRun = producerDone;
-      const r = rand();
-      let crashAt;
-      let killAfter;
-      if (runs === 1) crashAt = `${CRASH_POINTS[trial % CRASH_POINTS.length]}:1`;
-      else if (!calm && r < crashRate * 0.53) {
-        const point = CRASH_POINTS[Math.floor(rand() * CRASH_POINTS.length)];
-        crashAt = `${point}:${1 + Math.floor(rand() * 3)}`;
-      } else if (!calm && r < crashRate) killAfter = Math.floor(200 + rand() * 2500);
+      const { crashAt, killAfter } = crashPlan({
+        run: runs,
+        trial,
+        points: CRASH_POINTS,
+        maxRuns,
+        crashRate,
+        rand,
+        maxCount: 3,
+        killMs: [200, 2500],
+      });
       const res = await runOnce(args, childEnv(undefined, crashAt), killAfter);
       // Checkpoints this run completed (their lines are printed after the commit).
       for (const m of res.err.matchAll(/^checkpoint \d+: \d+ records, (.*) \(\d+ ms\)$/gm)) {
         const ids = [...m[1].matchAll(/snapshot (\d+)/g)].map((x) => Number(x[1]));
         if (ids.length > 0) checkpointSnapshots.push(Math.max(...ids));
       }
-      if (res.signal === 'SIGKILL') {
-        const key = crashAt ? crashAt.split(':')[0] : 'random-kill';
-        kills[key] = (kills[key] ?? 0) + 1;
-        continue;
-      }
-      if (res.code !== 0) {
-        problems.push(
-          `run ${runs} (crash ${crashAt ?? 'none'}) exited with ${res.code}: ${res.err.trim().split('\n').slice(-3).join(' | ')}`,
-        );
-        break;
-      }
-      try {
-        summary = JSON.parse(res.out.trim().split('\n').pop() ?? '');
-      } catch {
-        problems.push(`run ${runs}: no JSON summary on stdout`);
-        break;
-      }
+      const outcome = runOutcome(res, crashAt, runs, kills, problems);
+      if (outcome === 'killed') continue;
+      if (outcome === 'failed') break;
+      summary = outcome;
       if (summary.status !== 'source-done') problems.push(`run ${runs}: status ${summary.status}`);
       if (finalRun) done = true;
     }
@@ -337,48 +321,29 @@ export async function runKafkaChaos(options) {
   const broker = options.broker ?? (await KafkaTestBroker.start());
   const seed0 = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   const workDir = await mkdtemp(join(tmpdir(), 'tidemark-kafka-chaos-'));
-  const results = [];
-  let next = 0;
-  const started = Date.now();
-  const worker = async () => {
-    while (next < trials) {
-      const trial = next++;
-      const seed = (seed0 + trial * 7919) >>> 0;
-      let r;
-      try {
-        r = await runKafkaTrial({ trial, seed, records, checkpointEvery, crashRate, pk, broker, workDir, keep: options.keep });
-      } catch (e) {
-        r = { ok: false, trial, seed, runs: 0, kills: {}, lost: 0, duplicated: 0, problems: [`harness error: ${e?.stack ?? e}`] };
-      }
-      results.push(r);
-      log(
-        `trial ${trial} (seed ${seed}, P=${r.parallelism}): ${r.ok ? 'ok' : 'FAILED'} after ${r.runs} runs ${JSON.stringify(r.kills)}, ` +
-          `${r.checkpointsChecked ?? 0} checkpoints checked${r.ok ? '' : ` — ${r.problems.join('; ')}`}`,
-      );
-    }
-  };
+  let run;
   try {
-    await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
+    run = await runTrials({
+      trials,
+      concurrency,
+      seed0,
+      runTrial: (trial, seed) =>
+        runKafkaTrial({ trial, seed, records, checkpointEvery, crashRate, pk, broker, workDir, keep: options.keep }),
+      describe: (r) => `, ${r.checkpointsChecked ?? 0} checkpoints checked`,
+      log,
+    });
   } finally {
     if (!options.broker) await broker.stop();
     if (!options.keep) await rm(workDir, { recursive: true, force: true });
   }
-  const kills = {};
-  for (const r of results) for (const [k, n] of Object.entries(r.kills)) kills[k] = (kills[k] ?? 0) + n;
+  const { tally, sum } = run;
   return {
     source: 'kafka (librdkafka mock cluster, 3 brokers, 3 partitions per topic)',
     storage: 'local',
     table: pk ? 'primary-key, deletion vectors, debezium-json' : 'append, json',
-    trials,
-    passed: results.filter((r) => r.ok).length,
-    failed: results.filter((r) => !r.ok).map((r) => ({ trial: r.trial, seed: r.seed, problems: r.problems })),
     records,
     checkpointEvery,
-    runs: results.reduce((a, r) => a + r.runs, 0),
-    kills,
-    checkpointsChecked: results.reduce((a, r) => a + (r.checkpointsChecked ?? 0), 0),
-    lost: results.reduce((a, r) => a + r.lost, 0),
-    duplicated: results.reduce((a, r) => a + r.duplicated, 0),
-    seconds: Math.round((Date.now() - started) / 100) / 10,
+    ...tally,
+    checkpointsChecked: sum('checkpointsChecked'),
   };
 }

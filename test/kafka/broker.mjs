@@ -11,18 +11,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { aptGet } from '../support/apt-get.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const brokerSource = path.join(here, 'mock-broker.c');
 const HEADER = '/usr/include/librdkafka/rdkafka_mock.h';
-
-function aptGet(args, log) {
-  const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
-  const [cmd, ...rest] = [...sudo, 'apt-get', ...args];
-  log(`${[cmd, ...rest].join(' ')}`);
-  const r = spawnSync(cmd, rest, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-  return r.status === 0;
-}
 
 const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 

@@ -5,7 +5,14 @@
  * skip with a visible notice, except under CI=true, where they fail.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { buildInitialSchema } from '@tidemark/core';
+import { serializeSchema } from '@tidemark/format';
+import type { FileIO } from '@tidemark/storage';
 import { KafkaTestBroker, kafkaBrokerBinary } from '../kafka/broker.mjs';
 
 export { API_KEYS, ERROR_CODES, KafkaTestBroker } from '../kafka/broker.mjs';
@@ -52,4 +59,45 @@ export async function producerFor(broker: KafkaTestBroker): Promise<Producer> {
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
   return producer;
+}
+
+/** What a Kafka suite shares: its broker, a connected producer and a scratch directory. */
+export interface KafkaSuite {
+  readonly broker: KafkaTestBroker;
+  readonly producer: Producer;
+  readonly dir: string;
+}
+
+/** Starts a broker, a producer and a scratch dir before the suite's tests, and ends them after. */
+export function kafkaSuite(name: string, options: { brokers?: number } = {}): KafkaSuite {
+  const suite = {} as { broker: KafkaTestBroker; producer: Producer; dir: string };
+  beforeAll(async () => {
+    suite.broker = await startKafka(options);
+    suite.producer = await producerFor(suite.broker);
+    suite.dir = await mkdtemp(join(tmpdir(), `tidemark-${name}-`));
+  });
+  afterAll(async () => {
+    await suite.producer?.disconnect();
+    await suite.broker?.stop();
+    if (suite.dir) await rm(suite.dir, { recursive: true, force: true });
+  });
+  return suite;
+}
+
+/** Writes schema 0 of a table `id BIGINT NOT NULL, v STRING` (options added to bucket -1, parquet). */
+export async function idValueTable(
+  io: FileIO,
+  location: string,
+  spec: { primaryKeys?: string[]; options?: Record<string, string> } = {},
+): Promise<string> {
+  const schema = buildInitialSchema({
+    fields: [
+      { name: 'id', type: 'BIGINT NOT NULL' },
+      { name: 'v', type: 'STRING' },
+    ],
+    ...(spec.primaryKeys ? { primaryKeys: spec.primaryKeys } : {}),
+    options: { bucket: '-1', 'file.format': 'parquet', ...spec.options },
+  });
+  await io.write(`${location}/schema/schema-0`, serializeSchema(schema));
+  return location;
 }
