@@ -165,6 +165,8 @@ class IngestRun {
   /** The source position everything before which is committed. */
   private committed: SourceOffset;
   private nextId: bigint;
+  /** The position moved past source data that made no records since the last checkpoint. */
+  private moved = false;
   private abandoned: bigint | null = null;
 
   constructor(
@@ -212,12 +214,17 @@ class IngestRun {
         const next = await this.nextOrIdleCheckpoint(records);
         if (next.done) break;
         const rec = next.value;
-        await this.writers.add(rec);
-        this.position = rec.offset;
-        this.sinceCheckpoint++;
-        this.records++;
-        this.options.observer?.recordRead?.();
-        if (this.checkpointDue()) await this.checkpoint(false);
+        if (rec.positionOnly === true) {
+          this.position = rec.offset;
+          this.moved = true;
+        } else {
+          await this.writers.add(rec);
+          this.position = rec.offset;
+          this.sinceCheckpoint++;
+          this.records++;
+          this.options.observer?.recordRead?.();
+          if (this.checkpointDue()) await this.checkpoint(false);
+        }
         if (signal?.aborted) return true;
       }
     } finally {
@@ -238,7 +245,7 @@ class IngestRun {
     const next = records.next();
     // A checkpoint below may fail while `next` is pending: its own failure then surfaces nowhere else.
     next.catch(() => undefined);
-    while (interval !== undefined && this.sinceCheckpoint > 0 && !this.options.source.bounded) {
+    while (interval !== undefined && (this.sinceCheckpoint > 0 || this.moved) && !this.options.source.bounded) {
       let timer: NodeJS.Timeout | undefined;
       const tick = new Promise<'tick'>(
         (resolve) => (timer = setTimeout(resolve, Math.max(0, this.lastCheckpointAt + interval - Date.now()), 'tick')),
@@ -263,7 +270,7 @@ class IngestRun {
    */
   private async finish(stopped: boolean): Promise<void> {
     const done = !stopped && this.options.source.bounded;
-    if (this.sinceCheckpoint > 0) await this.checkpoint(done);
+    if (this.sinceCheckpoint > 0 || this.moved) await this.checkpoint(done);
     for (let extra = 0; this.owed && extra < 3; extra++) await this.checkpoint(done);
   }
 
@@ -294,6 +301,7 @@ class IngestRun {
     this.options.onCheckpoint?.(info);
     this.options.observer?.checkpointCommitted?.(info);
     this.sinceCheckpoint = 0;
+    this.moved = false;
     this.lastCheckpointAt = Date.now();
   }
 

@@ -15,6 +15,13 @@ export interface SourceRecord<T> {
   readonly offset: SourceOffset;
   /** Where the record is in the source, for error messages (e.g. `/data/in.jsonl line 17`). */
   readonly position?: string;
+  /**
+   * True for a record that only moves the source position past data that makes no rows (Kafka
+   * tombstones a format skips, transaction markers): not written, its offset committed with the
+   * next checkpoint (or the last, at the end of the source), so the committed position and the
+   * lag reach the end of the source.
+   */
+  readonly positionOnly?: boolean;
 }
 
 /** Options of {@link ReplayableSource.open}. */

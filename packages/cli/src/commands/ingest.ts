@@ -191,6 +191,10 @@ function withProgress<T>(source: ReplayableSource<T>, progress: ProgressReporter
       let position = typeof from === 'number' ? from : 0;
       progress.add(0, position);
       for await (const record of source.open(from, options)) {
+        if (record.positionOnly === true) {
+          yield record;
+          continue;
+        }
         const offset = record.offset;
         const bytes = typeof offset === 'number' && offset > position ? offset - position : 0;
         if (typeof offset === 'number') position = offset;

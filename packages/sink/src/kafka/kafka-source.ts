@@ -269,8 +269,11 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
         }
         pending = startFetch();
         for (const r of results) {
-          if (r.kind !== 'messages' || r.messages.length === 0) continue;
+          if (r.kind !== 'messages' || (r.messages.length === 0 && r.nextOffset <= positions.get(r.topic)!.get(r.partition)!.next))
+            continue;
           const pos = positions.get(r.topic)!.get(r.partition)!;
+          const before = pos.next;
+          let handedOut = pos.next;
           for (const m of r.messages) {
             if (m.offset < pos.next) continue;
             const where = `kafka ${r.topic}/${r.partition} offset ${m.offset}`;
@@ -285,12 +288,25 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
                 pos.skip = i + 1;
               }
               yield { value: rows[i]!, offset: offsetOf(positions), position: where };
+              handedOut = pos.next;
               if (signal?.aborted) return;
             }
             if (rows.length === 0 || first >= rows.length) {
               pos.next = m.offset + 1;
               pos.skip = 0;
             }
+          }
+          // Messages that made no records (tombstones, transaction markers, aborted messages) at
+          // the end of what was fetched: the position moves past them too.
+          if (pos.skip === 0 && r.nextOffset > pos.next) pos.next = r.nextOffset;
+          if (pos.next !== handedOut && pos.next !== before) {
+            yield {
+              value: {},
+              offset: offsetOf(positions),
+              position: `kafka ${r.topic}/${r.partition} offset ${pos.next - 1}`,
+              positionOnly: true,
+            };
+            if (signal?.aborted) return;
           }
         }
       }
