@@ -53,6 +53,8 @@ export {
   type IngestResumeInfo,
   type IngestSummary,
 } from './ingest-driver.js';
+export { IngestMetrics, type IngestHealth, type IngestMetricsOptions, type IngestState } from './ingest-metrics.js';
+export { startMetricsServer, type MetricsServer, type MetricsServerOptions } from './metrics-server.js';
 
 // ---- CDC sources (debezium-json, canal-json, maxwell-json) ----
 export {
