@@ -89,7 +89,7 @@ export function runOutcome(res, crashAt, run, kills, problems) {
     return 'killed';
   }
   if (res.code !== 0) {
-    problems.push(`run ${run} (crash ${crashAt ?? 'none'}) exited with ${res.code}: ${res.err.trim().split('\n').slice(-3).join(' | ')}`);
+    problems.push(`run ${run} (crash ${crashAt ?? 'none'}) exited with ${res.code}: ${res.err.trim().split('\n').slice(-12).join(' | ')}`);
     return 'failed';
   }
   const last = res.out.trim().split('\n').pop() ?? '';
