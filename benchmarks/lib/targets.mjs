@@ -1,6 +1,6 @@
 /**
  * The performance scoreboard: one row per figure the project set itself a target for, read from
- * the result files the benchmarks wrote (commit, read, read-data, write, compact, maintenance),
+ * the result files the benchmarks wrote (commit, read, read-data, write, compact, maintenance, kafka),
  * with the run date of each so a reader sees whether they were measured in one `npm run bench`.
  * `npm run bench` writes it as `results/targets.{json,md}` after the benchmarks ran (and
  * `node benchmarks/run.mjs --summary` rebuilds it from the files present).
