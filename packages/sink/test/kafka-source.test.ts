@@ -230,7 +230,12 @@ describe('KafkaSource (in-memory client)', () => {
     expect(summary.records).toBe(1);
     expect(summary.offset).toEqual({ t: { 0: 2, 1: 1 } });
     expect(commits.at(-1)).toEqual({ t: { 0: 2, 1: 1 } });
-    expect(k.commits.at(-1)!.map((c) => [c.partition, c.offset]).sort()).toEqual([
+    expect(
+      k.commits
+        .at(-1)!
+        .map((c) => [c.partition, c.offset])
+        .sort(),
+    ).toEqual([
       [0, 2],
       [1, 1],
     ]);
