@@ -77,13 +77,14 @@ describe.skipIf(!run)('tidemark ingest --source kafka://', () => {
       [['--source', uri('t'), '--format', 'canal-json'], /--format canal-json needs a primary-key table/],
       [['--source', uri('t'), '--kafka-user', 'u'], /without a SASL mechanism/],
     ];
-    for (const [extra, message] of cases) {
-      const r = await runTidemark(['ingest', table, ...state, ...extra]);
+    const results = await Promise.all(cases.map(([extra]) => runTidemark(['ingest', table, ...state, ...extra], { timeoutMs: 300_000 })));
+    cases.forEach(([extra, message], i) => {
+      const r = results[i]!;
       expect(r.code, `${extra.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(message);
       expect(r.stderr).not.toContain('secret');
-    }
-  });
+    });
+  }, 600_000);
 
   it('a missing topic is a one-line error naming it', async () => {
     // The mock creates any topic a client asks about (as a Kafka broker answering Metadata v0-3
