@@ -91,6 +91,8 @@ export const OPTION = {
   DYNAMIC_BUCKET_TARGET_ROW_NUM: 'dynamic-bucket.target-row-num',
   DYNAMIC_BUCKET_INITIAL_BUCKETS: 'dynamic-bucket.initial-buckets',
   DYNAMIC_BUCKET_MAX_BUCKETS: 'dynamic-bucket.max-buckets',
+  DISABLE_EXPLICIT_TYPE_CASTING: 'disable-explicit-type-casting',
+  ALTER_COLUMN_NULL_TO_NOT_NULL_DISABLED: 'alter-column-null-to-not-null.disabled',
 } as const;
 
 /** Older spellings Paimon still reads for `ignore-delete` (its fallback keys). */
@@ -449,6 +451,16 @@ export class CoreOptions {
   /** `write-buffer-spillable`, or null when unset (Paimon then spills on object stores and in batch). */
   get writeBufferSpillable(): boolean | null {
     return this.get(OPTION.WRITE_BUFFER_SPILLABLE) === undefined ? null : this.bool(OPTION.WRITE_BUFFER_SPILLABLE, false);
+  }
+
+  /** `disable-explicit-type-casting` (default false): a column type change must be an implicit (lossless) cast. */
+  get disableExplicitTypeCasting(): boolean {
+    return this.bool(OPTION.DISABLE_EXPLICIT_TYPE_CASTING, false);
+  }
+
+  /** `alter-column-null-to-not-null.disabled` (default true): a nullable column cannot become NOT NULL. */
+  get alterColumnNullToNotNullDisabled(): boolean {
+    return this.bool(OPTION.ALTER_COLUMN_NULL_TO_NOT_NULL_DISABLED, true);
   }
 
   /** `write-only` (default false): commits neither compact nor expire snapshots. */

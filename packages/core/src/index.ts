@@ -321,6 +321,7 @@ export {
   TimeTravelError,
 } from './errors.js';
 export { CorruptTableError, InvalidReadOptionError, UnsupportedTableFeatureError } from './scan/errors.js';
+export { CastValueError } from './cast/errors.js';
 export {
   CommitConflictError,
   CommitInputError,
