@@ -29,6 +29,7 @@ import { canonical } from './read/aggregated-columns.js';
 import { mergeEngineOptions } from './read/merge-engine.js';
 import { ConversionFailure, toInternal } from './write/value-conversion.js';
 import { applyAssignments, parseAssignments } from './write/row-update.js';
+import { refuseIgnoredAssignments, refuseIgnoredRows } from './write/update-effect.js';
 import { NotSupportedError, WriteValidationError } from './write/write-errors.js';
 import type { CommitMessage, Committable } from './commit-message.js';
 import {
@@ -520,7 +521,9 @@ export class Table {
    *
    * @throws NotSupportedError on append tables without deletion vectors (naming the option), and
    *   for merge engines whose writes are not plain replacements (aggregation, first-row).
-   * @throws WriteValidationError naming the column for an unknown, refused or mistyped assignment.
+   * @throws WriteValidationError naming the column for an unknown, refused or mistyped assignment,
+   *   and for one the merge engine would ignore: a null on a partial-update table, a lower or null
+   *   `sequence.field` (or sequence group) value than a matched row's.
    * @throws PredicateError for a predicate that does not parse or names an unknown column.
    */
   update(change: UpdateChange, options: DeleteOptions & { readonly dryRun: true }): Promise<RowChangeDryRun>;
@@ -564,17 +567,20 @@ export class Table {
       schema.primaryKeys.map((k) => [k, 'is part of the primary key and cannot be updated; delete the row and insert the new one']),
     );
     const assignments = parseAssignments(schema.fields, change.set, refused);
+    refuseIgnoredAssignments(schema.fields, merge, assignments);
     const skippedDryRun = await this.dryRunSkipped(options);
     if (skippedDryRun) return { deleted: 0, result: skippedDryRun, plan: this.primaryKeyPlan(null, []), dryRun: true };
     const snapshotId = await this.snapshotManager.latestId();
     const found = snapshotId === null ? [] : await this.findRows(snapshotId, change.where, options.onProgress);
+    const updated = applyAssignments(found, schema.fields, assignments);
+    refuseIgnoredRows(schema.fields, schema.primaryKeys, merge, assignments, found, updated);
     const plan = this.primaryKeyPlan(snapshotId, found);
     const matched = plan.rowsMatched;
     if (options.dryRun) return { deleted: 0, result: null, plan, dryRun: true };
     if (matched === 0) return { deleted: 0, result: { status: 'empty' }, plan, dryRun: false };
     options.onProgress?.({ phase: 'writing', done: 0, unit: 'files' });
     const result = await this.writeAndCommit(
-      new arrow.Table(applyAssignments(found, schema.fields, assignments)),
+      new arrow.Table(updated),
       options,
       (commit, committable, record) => {
         options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
