@@ -1,0 +1,115 @@
+/**
+ * The bad-input corpus, continued for the cases of "trust at the edges": misuse that used to report
+ * success while changing nothing (or the wrong thing), run through the CLI's `main()` in this process
+ * (the process boundary is not under test here; test/cli-exit.test.ts covers it). Each case builds
+ * its own table, then asserts the exit code (1 failed, 2 bad usage), the one-line message naming the
+ * column, option or id, no stack trace, and that the table is exactly as before, file for file.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runMain, type MainResult } from './support/cli-main.js';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tidemark-corpus-trust-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Every file under `root` with its size and content hash, sorted by path. */
+function fileState(root: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out.push(`${relative(root, p)} ${statSync(p).size} ${createHash('sha1').update(readFileSync(p)).digest('hex')}`);
+    }
+  };
+  walk(root);
+  return out.sort();
+}
+
+/** Runs `tidemark <args>` and expects it to succeed without a word on stderr. */
+async function ok(args: string[], stdin?: string): Promise<MainResult> {
+  const r = await runMain(args, stdin !== undefined ? { stdin } : {});
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  return r;
+}
+
+const KV = JSON.stringify([
+  { name: 'k', type: 'INT NOT NULL' },
+  { name: 'v', type: 'STRING' },
+  { name: 's', type: 'BIGINT' },
+]);
+
+/** A primary-key table (k, v, s) with `options`, holding rows k=1 (v 'a', s 5) and k=2 (v 'b', s 9). */
+async function keyValueTable(table: string, ...options: string[]): Promise<void> {
+  await ok(['create', table, '--schema', KV, '--primary-key', 'k', ...options.flatMap((o) => ['--option', o])]);
+  await ok(['write', table], '{"k":1,"v":"a","s":5}\n{"k":2,"v":"b","s":9}\n');
+}
+
+interface Case {
+  readonly name: string;
+  /** Builds the case's table at `table`. */
+  readonly setup: (table: string) => Promise<void>;
+  readonly args: (table: string) => string[];
+  readonly stdin?: string;
+  readonly code: 1 | 2;
+  readonly message: RegExp;
+}
+
+const cases: Case[] = [
+  // update: assignments the merge engine would ignore
+  {
+    name: 'update sets a column to null on a partial-update table',
+    setup: (t) => keyValueTable(t, 'merge-engine=partial-update'),
+    args: (t) => ['update', t, '--where', 'k = 1', '--set', '{"v": null}'],
+    code: 1,
+    message: /^tidemark update: column 'v': cannot be set to null: merge engine partial-update never overwrites a value with null/m,
+  },
+  {
+    name: 'update lowers the sequence.field value',
+    setup: (t) => keyValueTable(t, 'sequence.field=s'),
+    args: (t) => ['update', t, '--where', 'k = 2', '--set', '{"s": 3, "v": "x"}'],
+    code: 1,
+    message: /^tidemark update: column 's': in the row with k=2, the new value 3 is lower than the current 9 .*would change nothing$/m,
+  },
+  {
+    name: 'update sets the sequence.field to null',
+    setup: (t) => keyValueTable(t, 'sequence.field=s'),
+    args: (t) => ['update', t, '--where', 'k = 1', '--set', '{"s": null}', '--dry-run'],
+    code: 1,
+    message: /^tidemark update: column 's': in the row with k=1, the new value null sorts before the current 5/m,
+  },
+  // consumers
+  {
+    name: 'consumers reset of an unknown consumer id',
+    setup: async (t) => {
+      await keyValueTable(t);
+      await ok(['stream', t, '--consumer-id', 'known', '--max-snapshots', '1']);
+    },
+    args: (t) => ['consumers', 'reset', t, 'typo', '--snapshot', '1'],
+    code: 2,
+    message: /^tidemark consumers: consumer 'typo' does not exist \(consumers: known\); pass --create to create it$/m,
+  },
+];
+
+describe.concurrent('bad input (trust at the edges): clear error, right exit code, table unchanged', () => {
+  for (const [i, c] of cases.entries()) {
+    it(c.name, async () => {
+      const table = join(dir, 'cases', String(i), 'wh', 'db.db', 't');
+      await c.setup(table);
+      const before = fileState(table);
+      const r = await runMain(c.args(table), c.stdin !== undefined ? { stdin: c.stdin } : {});
+      expect(r.stderr).toMatch(c.message);
+      expect(r.code).toBe(c.code);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(r.stderr).not.toMatch(/unexpected error:/);
+      expect(fileState(table)).toEqual(before);
+    });
+  }
+});
