@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMain, type MainResult } from './support/cli-main.js';
 
@@ -112,4 +113,34 @@ describe.concurrent('bad input (trust at the edges): clear error, right exit cod
       expect(fileState(table)).toEqual(before);
     });
   }
+});
+
+let duckdb = true;
+try {
+  await import('@duckdb/node-api');
+} catch (e) {
+  duckdb = false;
+  console.warn(`[tidemark] SKIPPED the empty-result sql test: @duckdb/node-api cannot be loaded (${(e as Error).message})`);
+}
+
+describe('inputs that used to fail or do nothing now do what the docs say', () => {
+  it.skipIf(!duckdb)('sql with an empty result prints the header (or an empty result) in every format and exits 0', async () => {
+    const t = join(dir, 'sql', 'wh', 'db.db', 't');
+    await keyValueTable(t);
+    const query = 'SELECT k AS key_col, v AS value_col FROM t WHERE false';
+    const sql = (...rest: string[]): Promise<MainResult> => ok(['sql', query, '--table', `t=${t}`, ...rest]);
+    expect((await sql()).stdout).toBe('');
+    expect((await sql('--format', 'jsonl')).stdout).toBe('');
+    expect((await sql('--format', 'csv')).stdout).toBe('key_col,value_col\r\n');
+    expect((await sql('--format', 'table')).stdout).toMatch(/key_col.*value_col/);
+    const parquet = join(dir, 'sql', 'empty.parquet');
+    await sql('--format', 'parquet', '--output', parquet);
+    const fromParquet = (await ok(['sql', 'SELECT count(*) AS n, min(key_col) AS m FROM read_parquet(' + `'${parquet}')`])).stdout;
+    expect(JSON.parse(fromParquet)).toEqual({ n: 0, m: null });
+    const arrowFile = join(dir, 'sql', 'empty.arrow');
+    await sql('--format', 'arrow', '--output', arrowFile);
+    const ipc = tableFromIPC(readFileSync(arrowFile));
+    expect(ipc.numRows).toBe(0);
+    expect(ipc.schema.fields.map((f) => f.name)).toEqual(['key_col', 'value_col']);
+  });
 });
