@@ -124,6 +124,22 @@ try {
 }
 
 describe('inputs that used to fail or do nothing now do what the docs say', () => {
+  it('time travel to the write snapshot of a deletion-vector table says on stderr why it shows no rows', async () => {
+    const t = join(dir, 'dv-travel', 'wh', 'db.db', 't');
+    await keyValueTable(t, 'deletion-vectors.enabled=true', 'bucket=1');
+    const snapshots = (await ok(['snapshots', t, '--json'])).stdout.trim().split('\n');
+    expect(snapshots.map((l) => (JSON.parse(l) as { kind: string }).kind)).toEqual(['APPEND', 'COMPACT']);
+    const travel = await runMain(['count', t, '--snapshot', '1']);
+    expect(travel.code).toBe(0);
+    expect(travel.stdout.trim()).toBe('0'); // as in Java
+    expect(travel.stderr).toMatch(
+      /^tidemark: warning: .*snapshot 1 has 2 rows in 1 level-0 file that are not visible to batch reads of a deletion-vector table until compacted .*COMPACT snapshot/,
+    );
+    expect(travel.stderr.trim().split('\n')).toHaveLength(1);
+    const compacted = await ok(['count', t, '--snapshot', '2']);
+    expect(compacted.stdout.trim()).toBe('2');
+  });
+
   it.skipIf(!duckdb)('sql with an empty result prints the header (or an empty result) in every format and exits 0', async () => {
     const t = join(dir, 'sql', 'wh', 'db.db', 't');
     await keyValueTable(t);

@@ -159,7 +159,7 @@ async function registerTable(
   ctx: CommandContext,
   quiet: boolean,
 ): Promise<void> {
-  const table = await openTableNamingNeighbours(ref.location);
+  const table = await openTableNamingNeighbours(ref.location, ctx);
   try {
     const read = table.newRead(ref.at);
     const plan = await read.plan();

@@ -31,6 +31,7 @@ import { makeBatch, takeBatch } from './arrow-take.js';
 import { valueReader } from './arrow-values.js';
 import { mergeEngineOptions } from './merge-engine.js';
 import { readMergeSplit, readRawSplits, type SplitReadContext } from './split-readers.js';
+import { noticeSkippedLevel0 } from './dv-level0-notice.js';
 
 /** The parts of a table a read needs (a `Table` provides them). */
 export interface ReadContext {
@@ -289,6 +290,7 @@ export class TableRead extends AbstractRead {
     const scan = new FileStoreScan(ctx, this.table.schemaManager);
     const filter = this.scanFilter(schema, selected.predicate, merge === null);
     const plan = await scan.plan(snapshot, filter);
+    if (isPk && merge === null) noticeSkippedLevel0(ctx, plan, travels);
     const keyFields = isPk ? trimmedPrimaryKeys(schema).map((n) => schema.fields.find((f) => f.name === n)!) : [];
     const sequenceFields = (merge?.sequenceFields ?? []).map((n) => schema.fields.find((f) => f.name === n)!);
     const groupFields = (merge?.sequenceGroups ?? [])
