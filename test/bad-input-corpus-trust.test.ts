@@ -124,6 +124,24 @@ try {
 }
 
 describe('inputs that used to fail or do nothing now do what the docs say', () => {
+  it('compact --full --partition --dry-run plans the one file of a partition whose rows are deleted by vector', async () => {
+    const t = join(dir, 'dv-full', 'wh', 'db.db', 't');
+    const schema = JSON.stringify([
+      { name: 'id', type: 'INT NOT NULL' },
+      { name: 'day', type: 'STRING NOT NULL' },
+    ]);
+    await ok(['create', t, '--schema', schema, '--partition', 'day', '--option', 'deletion-vectors.enabled=true']);
+    const rows = Array.from({ length: 500 }, (_, i) => JSON.stringify({ id: i, day: '2024-05-01' })).join('\n');
+    await ok(['write', t], rows + '\n');
+    await ok(['delete', t, '--where', 'id < 200']);
+    const dry = await ok(['compact', t, '--full', '--partition', 'day=2024-05-01', '--dry-run', '--json']);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ dryRun: true, filesBefore: 1, rows: 300 });
+    await ok(['compact', t, '--full', '--partition', 'day=2024-05-01']);
+    expect((await ok(['count', t])).stdout.trim()).toBe('300');
+    const again = await ok(['compact', t, '--full', '--dry-run', '--json']);
+    expect(JSON.parse(again.stdout)).toMatchObject({ filesBefore: 0 });
+  });
+
   it('time travel to the write snapshot of a deletion-vector table says on stderr why it shows no rows', async () => {
     const t = join(dir, 'dv-travel', 'wh', 'db.db', 't');
     await keyValueTable(t, 'deletion-vectors.enabled=true', 'bucket=1');
