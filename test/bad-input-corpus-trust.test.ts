@@ -11,7 +11,9 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMain, type MainResult } from './support/cli-main.js';
+import { Readable } from 'node:stream';
+import { main } from '@tidemark/cli';
+import { runMain, TextCapture, type MainResult } from './support/cli-main.js';
 
 let dir: string;
 beforeAll(() => {
@@ -124,6 +126,41 @@ try {
 }
 
 describe('inputs that used to fail or do nothing now do what the docs say', () => {
+  it('a dynamic-bucket write whose base snapshot expires before its commit re-plans and commits', async () => {
+    const t = join(dir, 'dyn-replan', 'wh', 'db.db', 't');
+    await ok(['create', t, '--schema', KV, '--primary-key', 'k', '--option', 'bucket=-1']);
+    await ok(['write', t], '{"k":0,"v":"first"}\n');
+    // One full chunk (10,000 rows) reaches the writer, which assigns its buckets against snapshot 1;
+    // then, while the input is held open, other writes land and expiration removes snapshot 1.
+    const head = Array.from({ length: 10_000 }, (_, i) => JSON.stringify({ k: i + 1, v: 'x' })).join('\n') + '\n';
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let headRead!: () => void;
+    const headWasRead = new Promise<void>((r) => (headRead = r));
+    const stdin = Readable.from(
+      (async function* () {
+        yield head;
+        // The reader asks for more only once the chunk is written: the assignment has happened.
+        headRead();
+        await released;
+        yield '{"k":20000,"v":"last"}\n';
+      })(),
+    );
+    const stdout = new TextCapture();
+    const stderr = new TextCapture();
+    const running = main(['write', t], { signal: new AbortController().signal, env: {}, stdout, stderr, stdin });
+    await headWasRead;
+    await ok(['write', t], '{"k":30000,"v":"other"}\n');
+    await ok(['write', t], '{"k":30001,"v":"other"}\n');
+    await ok(['expire-snapshots', t, '--retain-min', '1', '--retain-max', '1']);
+    release();
+    const code = await running;
+    expect(stderr.text).toBe('');
+    expect(code).toBe(0);
+    expect(stdout.text).toMatch(/^committed snapshot \d+ \(10001 rows\)$/m);
+    expect((await ok(['count', t])).stdout.trim()).toBe(String(10_001 + 3));
+  });
+
   it('compact --full --partition --dry-run plans the one file of a partition whose rows are deleted by vector', async () => {
     const t = join(dir, 'dv-full', 'wh', 'db.db', 't');
     const schema = JSON.stringify([

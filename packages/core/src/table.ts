@@ -30,6 +30,7 @@ import { mergeEngineOptions } from './read/merge-engine.js';
 import { ConversionFailure, toInternal } from './write/value-conversion.js';
 import { applyAssignments, parseAssignments } from './write/row-update.js';
 import { refuseIgnoredAssignments, refuseIgnoredRows } from './write/update-effect.js';
+import { replanOnBucketConflict } from './write/bucket-replan.js';
 import { NotSupportedError, WriteValidationError } from './write/write-errors.js';
 import type { CommitMessage, Committable } from './commit-message.js';
 import {
@@ -41,8 +42,7 @@ import {
 } from './commit/file-store-commit.js';
 import { sharedCommitKnowledge, type LivePlan } from './commit/commit-knowledge.js';
 import { commitNotApplied } from './commit/commit-errors.js';
-import { retryWaitMs, sleep } from './commit/commit-retry.js';
-import { DynamicBucketConflictError, snapshotIndexEntries } from './commit/index-changes.js';
+import { snapshotIndexEntries } from './commit/index-changes.js';
 import { BucketDvMaintainer } from './deletion-vectors/bucket-dv-maintainer.js';
 import { deleteFromAppendTable } from './deletion-vectors/append-delete.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
@@ -678,15 +678,7 @@ export class Table {
     // Dynamic buckets: a commit that lost a race for a new key's bucket is refused before anything
     // is visible, and its files are deleted; writing the rows again plans against the new latest
     // snapshot, where the key has its bucket. Rows are in memory (arrays, Arrow), so this is safe.
-    const maxReplans = this.context.options.commitMaxRetries;
-    for (let replan = 0; ; replan++) {
-      try {
-        return await this.writeOnceThen(rows, commit, writeOptions);
-      } catch (e) {
-        if (!(e instanceof DynamicBucketConflictError) || replan >= maxReplans) throw e;
-        await sleep(retryWaitMs(replan, this.context.options.commitMinRetryWaitMs, this.context.options.commitMaxRetryWaitMs));
-      }
-    }
+    return replanOnBucketConflict(this.context.options, () => this.writeOnceThen(rows, commit, writeOptions));
   }
 
   private async writeOnceThen<T>(
