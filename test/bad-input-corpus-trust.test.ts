@@ -126,6 +126,23 @@ try {
 }
 
 describe('inputs that used to fail or do nothing now do what the docs say', () => {
+  it('remove-orphan-files racing expire-snapshots: both succeed and every remaining snapshot reads', async () => {
+    const t = join(dir, 'orphan-race', 'wh', 'db.db', 't');
+    await ok(['create', t, '--schema', KV, '--option', 'write-only=true']);
+    for (let i = 0; i < 24; i++) await ok(['write', t], `{"k":${i},"v":"v${i}"}\n`);
+    for (const retain of [20, 16, 12, 8, 4, 1]) {
+      const [expired, cleaned] = await Promise.all([
+        runMain(['expire-snapshots', t, '--retain-min', '1', '--retain-max', String(retain)]),
+        runMain(['remove-orphan-files', t, '--older-than', '0']),
+      ]);
+      expect(expired.stderr).toBe('');
+      expect(cleaned.stderr.replace(/^tidemark: warning: --older-than is under 1 hour.*\n/m, '')).toBe('');
+      expect([expired.code, cleaned.code]).toEqual([0, 0]);
+    }
+    expect((await ok(['verify', t, '--all'])).code).toBe(0);
+    expect((await ok(['count', t])).stdout.trim()).toBe('24');
+  });
+
   it('a dynamic-bucket write whose base snapshot expires before its commit re-plans and commits', async () => {
     const t = join(dir, 'dyn-replan', 'wh', 'db.db', 't');
     await ok(['create', t, '--schema', KV, '--primary-key', 'k', '--option', 'bucket=-1']);
