@@ -290,7 +290,6 @@ export class TableRead extends AbstractRead {
     const scan = new FileStoreScan(ctx, this.table.schemaManager);
     const filter = this.scanFilter(schema, selected.predicate, merge === null);
     const plan = await scan.plan(snapshot, filter);
-    if (isPk && merge === null) noticeSkippedLevel0(ctx, plan, travels);
     const keyFields = isPk ? trimmedPrimaryKeys(schema).map((n) => schema.fields.find((f) => f.name === n)!) : [];
     const sequenceFields = (merge?.sequenceFields ?? []).map((n) => schema.fields.find((f) => f.name === n)!);
     const groupFields = (merge?.sequenceGroups ?? [])
@@ -301,10 +300,14 @@ export class TableRead extends AbstractRead {
       plan,
       schema,
       rowFilter: filter.statsPredicate ?? null,
-      readSplits: (ctx, splits) => {
-        if (!isPk) return readRawSplits(ctx, splits, { keyValue: false, skipLevel0: false, applyDeletionVectors: true });
-        if (merge === null) return readRawSplits(ctx, splits, { keyValue: true, skipLevel0: true, applyDeletionVectors: true });
-        return readMergeSplits(ctx, splits, keyFields, merge, merge.engine === 'first-row', sequenceFields, groupFields);
+      readSplits: (splitCtx, splits) => {
+        if (!isPk) return readRawSplits(splitCtx, splits, { keyValue: false, skipLevel0: false, applyDeletionVectors: true });
+        if (merge === null) {
+          // Said when rows are read, not when a writer or a compaction only plans.
+          noticeSkippedLevel0(ctx, plan, travels);
+          return readRawSplits(splitCtx, splits, { keyValue: true, skipLevel0: true, applyDeletionVectors: true });
+        }
+        return readMergeSplits(splitCtx, splits, keyFields, merge, merge.engine === 'first-row', sequenceFields, groupFields);
       },
     };
   }
