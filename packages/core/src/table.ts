@@ -31,6 +31,7 @@ import { ConversionFailure, toInternal } from './write/value-conversion.js';
 import { applyAssignments, parseAssignments } from './write/row-update.js';
 import { refuseIgnoredAssignments, refuseIgnoredRows } from './write/update-effect.js';
 import { replanOnBucketConflict } from './write/bucket-replan.js';
+import { completeDroppedCompaction, compactsLevel0AtCommit } from './write/dropped-compaction.js';
 import { NotSupportedError, WriteValidationError } from './write/write-errors.js';
 import type { CommitMessage, Committable } from './commit-message.js';
 import {
@@ -390,7 +391,13 @@ export class Table {
       if (todo.length === 0) return skipped(tableCommit.commitUser, identifier);
     }
     const writeOptions = { ...extraWriteOptions, ...(options.rowKindField !== undefined ? { rowKindField: options.rowKindField } : {}) };
-    return this.writeThen(rows, (messages, record) => commit(tableCommit, { identifier, messages }, record), writeOptions);
+    const written = await this.writeThen(
+      rows,
+      async (messages, record) => ({ messages, result: await commit(tableCommit, { identifier, messages }, record) }),
+      writeOptions,
+    );
+    // After the writer's files are committed: an error from here on must not discard them.
+    return completeDroppedCompaction(this, tableCommit, { identifier, messages: written.messages }, written.result);
   }
 
   /**
@@ -906,7 +913,10 @@ interface WriterRecord {
  * (files are protected until a snapshot references them), one round trip sooner.
  */
 async function commitClearing(commit: TableCommit, committable: CommittableInput, record: WriterRecord): Promise<CommitResult> {
-  const result = await commit.commit(committable, { clearsRecords: record.ids });
+  const ctx = commit.fileStoreCommit.context;
+  // Such a table's dropped compaction is done again by the write (writeAndCommit): no warning.
+  const completes = compactsLevel0AtCommit({ context: ctx, isPrimaryKeyTable: ctx.schema.primaryKeys.length > 0 });
+  const result = await commit.commit(committable, { clearsRecords: record.ids, ...(completes ? { logDroppedCompaction: false } : {}) });
   if (result.status === 'committed') record.cleared();
   return result;
 }

@@ -3,14 +3,17 @@ import { access, stat } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import { Readable } from 'node:stream';
 import { LocalFileIO } from '@tidemark/storage';
-import { CorruptFileError, readParquetFile, type DataField, type DataType } from '@tidemark/format';
+import { BATCH_COMMIT_IDENTIFIER, CorruptFileError, readParquetFile, type DataField, type DataType } from '@tidemark/format';
 import {
   commitNotApplied,
+  completeDroppedCompaction,
+  compactsLevel0AtCommit,
   parseRowKind,
   replanOnBucketConflict,
   rowKindToString,
   WriteValidationError,
   type CommitResult,
+  type Committable,
   type OverwritePlan,
   type Table,
   type TableCommit,
@@ -101,6 +104,7 @@ export const writeCommand = defineCommand({
       } finally {
         await input?.close();
       }
+      outcome = await finishCompaction(attempt, outcome);
       await printOutcome(ctx, table.location, outcome, o.overwrite, o.json);
     });
   },
@@ -145,7 +149,19 @@ interface WriteOutcome {
   readonly rows: number;
   readonly kinds: ReadonlyMap<string, number>;
   readonly result?: CommitResult;
+  /** What was committed (for a compaction the commit dropped). */
+  readonly committable?: Committable;
   readonly plan?: OverwritePlan;
+}
+
+/**
+ * A compaction the commit dropped (a concurrent writer committed to the same buckets first) done
+ * again, so that the rows are visible when the command returns. Runs after the writer's files are
+ * committed: an error from here on must not discard them.
+ */
+async function finishCompaction(a: WriteAttempt, outcome: WriteOutcome): Promise<WriteOutcome> {
+  if (outcome.result === undefined || outcome.committable === undefined) return outcome;
+  return { ...outcome, result: await completeDroppedCompaction(a.table, a.commit, outcome.committable, outcome.result) };
 }
 
 /** Reads the whole input into a new writer, then commits it (or, in a dry run, plans the overwrite). */
@@ -163,10 +179,12 @@ async function writeOnce(ctx: CommandContext, a: WriteAttempt): Promise<WriteOut
     progress.finish();
     if (a.dryRun) return { rows, kinds, plan: await a.commit.planOverwrite(writer.routedRows(), partition) };
     const messages = await writer.prepareCommit();
-    const committable = { messages, ...(a.identifier !== undefined ? { identifier: a.identifier } : {}) };
+    const committable = { messages, identifier: a.identifier ?? BATCH_COMMIT_IDENTIFIER };
     try {
-      const result = a.overwrite ? await a.commit.overwrite(committable, partition) : await a.commit.commit(committable);
-      return { rows, kinds, result };
+      // A dropped compaction of such a table is done again (finishCompaction): not a warning.
+      const quiet = compactsLevel0AtCommit(a.table) ? { logDroppedCompaction: false } : {};
+      const result = a.overwrite ? await a.commit.overwrite(committable, partition) : await a.commit.commit(committable, quiet);
+      return { rows, kinds, result, committable };
     } catch (e) {
       // A refused commit (e.g. rows outside the --partition overwritten) leaves no data file.
       if (commitNotApplied(e)) await writer.discard(messages).catch(() => undefined);

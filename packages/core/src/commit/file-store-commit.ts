@@ -108,6 +108,12 @@ export interface CommitCallOptions {
    * writes the LATEST hint, not one more afterwards). Otherwise they are left to their writers.
    */
   readonly clearsRecords?: readonly string[];
+  /**
+   * Log a dropped compaction through the committer's logger (default true). Callers that compact
+   * the buckets again themselves (one-shot writes of deletion-vector and `lookup` tables, see
+   * `completeDroppedCompaction`) turn it off: `compactionDropped` in the result reports it.
+   */
+  readonly logDroppedCompaction?: boolean;
 }
 
 /** Per-call options of {@link FileStoreCommit.overwrite}. */
@@ -498,9 +504,10 @@ export class FileStoreCommit {
       ids.push(await this.commitAppendPart(parts, base, first, guard, options.kind, clearsRecords));
       recordsCleared ||= !parts.compactionFollows;
     }
-    let compactionDropped = await this.dropResequencedCompaction(parts, guard, base);
+    const log = options.logDroppedCompaction !== false ? this.logger : null;
+    let compactionDropped = await this.dropResequencedCompaction(parts, guard, base, log);
     if (parts.compactEntries.length > 0 || parts.compactIndex.entries.length > 0) {
-      const compacted = await this.commitCompactionPart(parts, base, start, ids, clearsRecords);
+      const compacted = await this.commitCompactionPart(parts, base, start, ids, clearsRecords, log);
       if (compacted.snapshotId !== undefined) ids.push(compacted.snapshotId);
       compactionDropped = compacted.dropped ?? compactionDropped;
       recordsCleared ||= compacted.snapshotId !== undefined;
@@ -602,6 +609,7 @@ export class FileStoreCommit {
     parts: CommitParts,
     guard: SequenceOrderGuard | undefined,
     base: SnapshotBase,
+    log: CommitLogger | null,
   ): Promise<string | undefined> {
     const { compactEntries, compactChangelog } = parts;
     if (guard === undefined || guard.rewrittenBuckets.size === 0 || compactEntries.length === 0) return undefined;
@@ -627,7 +635,7 @@ export class FileStoreCommit {
     // checkpoint (deletion vectors, `lookup`) must compact these buckets again, or batch reads,
     // which skip level 0 there, miss the re-sequenced rows.
     const buckets = [...new Set(dropped.map((e) => `bucket ${e.bucket}`))].join(', ');
-    this.logger.warn(`dropped the compaction of commit ${base.identifier} in ${buckets}: its files there were re-sequenced`);
+    log?.warn(`dropped the compaction of commit ${base.identifier} in ${buckets}: its files there were re-sequenced`);
     return `the compaction of ${buckets} was dropped: the commit's files there were re-sequenced above a concurrent commit's`;
   }
 
@@ -642,6 +650,7 @@ export class FileStoreCommit {
     start: AttemptStart | undefined,
     ids: readonly number[],
     clearsRecords: readonly string[],
+    log: CommitLogger | null,
   ): Promise<{ readonly snapshotId?: number; readonly dropped?: string }> {
     const { compactEntries, compactChangelog, compactIndex } = parts;
     try {
@@ -663,7 +672,7 @@ export class FileStoreCommit {
       // A writer's compaction that lost its inputs to a concurrent compaction: the data it
       // came with is committed, and compaction is optional, so the write stands without it.
       if (!(e instanceof CommitConflictError) || ids.length === 0) throw e;
-      this.logger.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
+      log?.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
       await this.deleteBestEffort([
         ...this.compactOutputs(compactEntries, parts.appendEntries),
         ...this.changelogPaths(compactChangelog),
