@@ -40,7 +40,18 @@ describe.concurrent.each(storageBackends('concurrent dv writes'))('$name', (back
         { name: 'k', type: 'INT NOT NULL' },
         { name: 'v', type: 'STRING' },
       ]);
-      const created = await cli(['create', table, '--schema', schema, '--primary-key', 'k', '--option', 'deletion-vectors.enabled=true', '--option', 'bucket=2']);
+      const created = await cli([
+        'create',
+        table,
+        '--schema',
+        schema,
+        '--primary-key',
+        'k',
+        '--option',
+        'deletion-vectors.enabled=true',
+        '--option',
+        'bucket=2',
+      ]);
       expect(created.code, created.stderr).toBe(0);
       expect((await cli(['write', table], { stdin: input('base') })).code).toBe(0);
       for (let round = 1; round <= ROUNDS; round++) {

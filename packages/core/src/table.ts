@@ -586,14 +586,10 @@ export class Table {
     if (options.dryRun) return { deleted: 0, result: null, plan, dryRun: true };
     if (matched === 0) return { deleted: 0, result: { status: 'empty' }, plan, dryRun: false };
     options.onProgress?.({ phase: 'writing', done: 0, unit: 'files' });
-    const result = await this.writeAndCommit(
-      new arrow.Table(updated),
-      options,
-      (commit, committable, record) => {
-        options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
-        return commitClearing(commit, committable, record);
-      },
-    );
+    const result = await this.writeAndCommit(new arrow.Table(updated), options, (commit, committable, record) => {
+      options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
+      return commitClearing(commit, committable, record);
+    });
     return { deleted: result.status === 'committed' ? matched : 0, result, plan, dryRun: false };
   }
 

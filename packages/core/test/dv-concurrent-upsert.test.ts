@@ -106,7 +106,13 @@ describe('completeDroppedCompaction', () => {
     await writer.write(rows('level-0'));
     const messages = await writer.prepareCommit();
     expect(messages.every((m) => (m.compactAfter?.length ?? 0) > 0)).toBe(true);
-    const appendOnly = messages.map((m) => ({ ...m, compactBefore: [], compactAfter: [], compactNewIndexFiles: [], compactDeletedIndexFiles: [] }));
+    const appendOnly = messages.map((m) => ({
+      ...m,
+      compactBefore: [],
+      compactAfter: [],
+      compactNewIndexFiles: [],
+      compactDeletedIndexFiles: [],
+    }));
     const committed = await table.newCommit().commit({ messages: appendOnly });
     await writer.close();
     expect(committed).toMatchObject({ status: 'committed', snapshotIds: [1] });
@@ -137,17 +143,26 @@ describe('completeDroppedCompaction', () => {
         },
       },
     };
-    const run = completeDroppedCompaction(retrying, alwaysLoses, { identifier: BATCH_COMMIT_IDENTIFIER, messages }, {
-      status: 'committed',
-      snapshotId: 1,
-      snapshotIds: [1],
-      compactionDropped: 'dropped',
-    });
+    const run = completeDroppedCompaction(
+      retrying,
+      alwaysLoses,
+      { identifier: BATCH_COMMIT_IDENTIFIER, messages },
+      {
+        status: 'committed',
+        snapshotId: 1,
+        snapshotIds: [1],
+        compactionDropped: 'dropped',
+      },
+    );
     await expect(run).rejects.toBeInstanceOf(CompactionNotCommittedError);
-    await expect(run).rejects.toThrow(/snapshot 1 holds the write's rows, but its compaction lost to concurrent commits 3 times .*'tidemark compact'/);
+    await expect(run).rejects.toThrow(
+      /snapshot 1 holds the write's rows, but its compaction lost to concurrent commits 3 times .*'tidemark compact'/,
+    );
     expect(attempts).toBe(3);
     // Each attempt's compaction output was deleted again; only in-flight records come and go.
-    expect((await listAll(io, location)).filter((f) => !f.includes('/inflight/'))).toEqual(filesBefore.filter((f) => !f.includes('/inflight/')));
+    expect((await listAll(io, location)).filter((f) => !f.includes('/inflight/'))).toEqual(
+      filesBefore.filter((f) => !f.includes('/inflight/')),
+    );
   });
 });
 

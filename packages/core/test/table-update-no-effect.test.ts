@@ -64,9 +64,17 @@ describe('update refuses what the merge engine would ignore', () => {
       { k: 1, v: 'a', s: 5n, w: 'x' },
       { k: 2, v: 'b', s: 9n, w: 'y' },
     ]);
-    await refused(t, { where: 'k = 1', set: { s: 4 } }, /column 's': in the row with k=1, the new value 4 is lower than the current 5 and with sequence\.field 's' .*would change nothing/);
+    await refused(
+      t,
+      { where: 'k = 1', set: { s: 4 } },
+      /column 's': in the row with k=1, the new value 4 is lower than the current 5 and with sequence\.field 's' .*would change nothing/,
+    );
     await refused(t, { where: 'k >= 1', set: { s: 7 } }, /column 's': in the row with k=2, the new value 7 is lower than the current 9/);
-    await refused(t, { where: 'k = 1', set: { s: null, v: 'q' } }, /column 's': in the row with k=1, the new value null sorts before the current 5 .*sequence\.field 's'/);
+    await refused(
+      t,
+      { where: 'k = 1', set: { s: null, v: 'q' } },
+      /column 's': in the row with k=1, the new value null sorts before the current 5 .*sequence\.field 's'/,
+    );
     expect((await t.update({ where: 'k = 1', set: { v: 'same-sequence' } })).updated).toBe(1);
     expect((await t.update({ where: 'k = 2', set: { s: 10, v: 'higher' } })).updated).toBe(1);
     expect(await rows(t)).toEqual([
@@ -78,7 +86,11 @@ describe('update refuses what the merge engine would ignore', () => {
   it('sequence.field with descending order: a higher new value is the older one', async () => {
     const t = await table({ 'sequence.field': 's', 'sequence.field.sort-order': 'descending' });
     await t.append([{ k: 1, v: 'a', s: 5n, w: 'x' }]);
-    await refused(t, { where: 'k = 1', set: { s: 6 } }, /column 's': in the row with k=1, the new value 6 is higher than the current 5 and with sequence\.field 's' sorted descending/);
+    await refused(
+      t,
+      { where: 'k = 1', set: { s: 6 } },
+      /column 's': in the row with k=1, the new value 6 is higher than the current 5 and with sequence\.field 's' sorted descending/,
+    );
     expect((await t.update({ where: 'k = 1', set: { s: 3, v: 'b' } })).updated).toBe(1);
     expect(await rows(t)).toEqual([{ k: 1, v: 'b', s: 3n, w: 'x' }]);
   });
@@ -95,10 +107,22 @@ describe('update refuses what the merge engine would ignore', () => {
       { k: 1, v: 'a', s: 5n, w: null },
       { k: 2, v: 'b', s: null, w: null },
     ]);
-    await refused(t, { where: 'k = 1', set: { s: 2, w: 'old' } }, /column 's': in the row with k=1, the new value 2 of sequence field 's' is lower than the current 5 .*sequence group of 'w'/);
-    await refused(t, { where: 'k = 1', set: { s: null } }, /column 's': in the row with k=1, sequence field 's' would be null .*sequence group of 'w'/);
+    await refused(
+      t,
+      { where: 'k = 1', set: { s: 2, w: 'old' } },
+      /column 's': in the row with k=1, the new value 2 of sequence field 's' is lower than the current 5 .*sequence group of 'w'/,
+    );
+    await refused(
+      t,
+      { where: 'k = 1', set: { s: null } },
+      /column 's': in the row with k=1, sequence field 's' would be null .*sequence group of 'w'/,
+    );
     // Row 2 has no group sequence: a record without one never updates the group.
-    await refused(t, { where: 'k = 2', set: { w: 'new' } }, /column 'w': in the row with k=2, sequence field 's' is null .*sequence group of 'w' \(set 's' too\)/);
+    await refused(
+      t,
+      { where: 'k = 2', set: { w: 'new' } },
+      /column 'w': in the row with k=2, sequence field 's' is null .*sequence group of 'w' \(set 's' too\)/,
+    );
     expect((await t.update({ where: 'k = 2', set: { w: 'new', s: 1 } })).updated).toBe(1);
     expect(await rows(t)).toEqual([
       { k: 1, v: 'a', s: 5n, w: null },

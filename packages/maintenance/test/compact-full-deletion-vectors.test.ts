@@ -42,9 +42,7 @@ async function ids(t: Table): Promise<number[]> {
 async function filesWithVectors(t: Table): Promise<number> {
   const latest = await t.snapshotManager.latest();
   const entries = await snapshotIndexEntries(t.fileIO, t.paths, latest);
-  return entries
-    .filter((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS)
-    .reduce((s, e) => s + (e.dvRanges?.length ?? 0), 0);
+  return entries.filter((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS).reduce((s, e) => s + (e.dvRanges?.length ?? 0), 0);
 }
 
 describe('full compaction purges rows deleted by vector', () => {

@@ -123,7 +123,11 @@ async function alreadyCommitted(
   const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
   if (todo.length > 0) return false;
   const reason = `commit identifier ${identifier} of commit user '${commit.commitUser}' was already committed`;
-  if (json) await printLine(ctx, JSON.stringify({ command: 'write', table: location, ...(dryRun ? { dryRun } : {}), status: 'skipped', rows: 0, reason }));
+  if (json)
+    await printLine(
+      ctx,
+      JSON.stringify({ command: 'write', table: location, ...(dryRun ? { dryRun } : {}), status: 'skipped', rows: 0, reason }),
+    );
   else await printLine(ctx, `skipped: ${reason}`);
   return true;
 }
@@ -234,7 +238,13 @@ async function writeInput(
 }
 
 /** Prints what the write did: the committed snapshot, a skip, an empty input or the dry run's plan. */
-async function printOutcome(ctx: CommandContext, location: string, outcome: WriteOutcome, overwrite: boolean, json: boolean): Promise<void> {
+async function printOutcome(
+  ctx: CommandContext,
+  location: string,
+  outcome: WriteOutcome,
+  overwrite: boolean,
+  json: boolean,
+): Promise<void> {
   const { rows, kinds, result, plan } = outcome;
   if (plan !== undefined) {
     await printPlan(ctx, location, rows, plan, json);

@@ -535,7 +535,9 @@ export class FileStoreCommit {
     user: string,
     parts: CommitParts,
     guard: SequenceOrderGuard | undefined,
-  ): Promise<{ readonly result: CommitResult; readonly start?: undefined } | { readonly result?: undefined; readonly start: AttemptStart }> {
+  ): Promise<
+    { readonly result: CommitResult; readonly start?: undefined } | { readonly result?: undefined; readonly start: AttemptStart }
+  > {
     let start: AttemptStart | undefined;
     if (!parts.empty) {
       await this.ensureConditionalWrites();

@@ -122,7 +122,8 @@ export async function completeDroppedCompaction(
   );
 }
 
-type CompactOutcome = { readonly status: 'done'; readonly snapshotIds: readonly number[] } | { readonly status: 'lost'; readonly reason: string };
+type CompactOutcome =
+  { readonly status: 'done'; readonly snapshotIds: readonly number[] } | { readonly status: 'lost'; readonly reason: string };
 
 /** One attempt: a fresh writer compacts `buckets` from the latest snapshot, and the compaction is committed. */
 async function compactOnce(
