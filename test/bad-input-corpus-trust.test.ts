@@ -5,35 +5,21 @@
  * its own table, then asserts the exit code (1 failed, 2 bad usage), the one-line message naming the
  * column, option or id, no stack trace, and that the table is exactly as before, file for file.
  */
-import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Readable } from 'node:stream';
 import { main } from '@tidemark/cli';
 import { runMain, TextCapture, type MainResult } from './support/cli-main.js';
+import { fileState } from './support/file-state.js';
 
 let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'tidemark-corpus-trust-'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Every file under `root` with its size and content hash, sorted by path. */
-function fileState(root: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out.push(`${relative(root, p)} ${statSync(p).size} ${createHash('sha1').update(readFileSync(p)).digest('hex')}`);
-    }
-  };
-  walk(root);
-  return out.sort();
-}
 
 /** Runs `tidemark <args>` and expects it to succeed without a word on stderr. */
 async function ok(args: string[], stdin?: string): Promise<MainResult> {
