@@ -245,6 +245,13 @@ export function sameAsPreviousRow(data: arrow.Data, type: DataType): (r: number)
   };
 }
 
+/** Approximate in-memory size of the rows of a batch ({@link dataByteSize} of its columns). */
+export function batchByteSize(batch: arrow.RecordBatch): number {
+  let s = 0;
+  for (const c of batch.data.children) s += dataByteSize(c);
+  return s;
+}
+
 /** Approximate in-memory size of the rows of `data` (what the rows cost, not the shared buffers). */
 export function dataByteSize(data: arrow.Data): number {
   const n = data.length;

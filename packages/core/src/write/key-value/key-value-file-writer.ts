@@ -26,6 +26,7 @@ import { valueReader } from '../../read/arrow-values.js';
 import { isRetraction } from '../../read/merge-engine.js';
 import { dataByteSize } from '../arrow-columns.js';
 import { creationTimeOf, parquetCompressionOf } from '../file-format.js';
+import { FileSizeEstimate } from '../file-size-estimate.js';
 import { FileStatsCollector } from '../value-stats.js';
 import { keyValueColumns, trimmedKeyFields, type KeyValue, type KeyValueColumns } from './key-value.js';
 
@@ -74,9 +75,7 @@ export class KeyValueFileWriter {
   private pending: Piece[] = [];
   private pendingRows = 0;
   private pendingBytes = 0;
-  /** Written Parquet bytes / Arrow bytes so far; starts pessimistic (1) so files stay below target. */
-  private ratioNum = 1;
-  private ratioDen = 1;
+  private readonly estimate = new FileSizeEstimate();
   private readonly files: DataFileMeta[] = [];
   private closed = false;
 
@@ -109,8 +108,8 @@ export class KeyValueFileWriter {
     this.pending.push({ ...records, rows, bytes });
     this.pendingRows += rows;
     this.pendingBytes += bytes;
-    while (this.pendingRows > 1 && this.estimate(this.pendingBytes) >= this.target) {
-      const perRow = this.estimate(this.pendingBytes) / this.pendingRows;
+    while (this.pendingRows > 1 && this.estimate.fileBytes(this.pendingBytes) >= this.target) {
+      const perRow = this.estimate.fileBytes(this.pendingBytes) / this.pendingRows;
       await this.writeFile(Math.max(1, Math.min(this.pendingRows, Math.floor(this.target / perRow))));
     }
   }
@@ -137,10 +136,6 @@ export class KeyValueFileWriter {
     this.pendingBytes = 0;
     await this.settings.fileIO.deleteMany(this.files.map((f) => this.settings.pathOf(f.fileName)));
     this.files.length = 0;
-  }
-
-  private estimate(arrowBytes: number): number {
-    return (arrowBytes * this.ratioNum) / this.ratioDen;
   }
 
   /** Takes the first `rows` buffered rows off the queue (each piece becomes a batch of the file). */
@@ -212,8 +207,7 @@ export class KeyValueFileWriter {
     if (this.settings.beforeFile) await this.settings.beforeFile();
     // Row groups of a large file (a full compaction's output) encode on every worker at once.
     const bytes = await encodeParquetRowGroupsAsync(batches, { compression: this.compression });
-    this.ratioNum += bytes.length;
-    this.ratioDen += arrowBytes;
+    this.estimate.record(bytes.length, arrowBytes);
     await this.settings.fileIO.write(this.settings.pathOf(fileName), bytes);
     const { valueStats: vs, valueStatsCols } = valueStats.result();
     const now = (this.settings.now ?? Date.now)();
