@@ -100,15 +100,29 @@ export function takeChunks(sources: readonly arrow.Data[], indices: TakeIndices,
   const template = sources[0];
   const stride = template?.stride ?? 1;
   const ArrayType = (template?.values?.constructor ?? (type as { ArrayType?: unknown }).ArrayType) as {
-    new (length: number): ArrayLike<unknown>;
+    new (length: number): ArrayLike<unknown> & { buffer: ArrayBufferLike };
   };
   const out = new ArrayType(n * stride);
-  for (let k = 0; k < n; k++) {
-    const src = sources[indices.chunks[k]!]!;
-    const r = indices.rows[k]!;
-    const values = src.values as ArrayLike<unknown>;
-    if (stride === 1) (out as unknown as number[])[k] = (values as unknown as number[])[r]!;
-    else (out as Uint8Array).set((values as Uint8Array).subarray(r * stride, (r + 1) * stride), k * stride);
+  const bytesPer = (out as unknown as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1;
+  if (stride === 1 && bytesPer !== 8) {
+    const target = out as unknown as number[];
+    for (let k = 0; k < n; k++) target[k] = (sources[indices.chunks[k]!]!.values as unknown as number[])[indices.rows[k]!]!;
+  } else {
+    // Copied as 32-bit words (or bytes): no BigInt per 64-bit value, NaN bits kept, no view per row.
+    const aligned = sources.every((src) => ((src.values as { byteOffset: number }).byteOffset & 3) === 0);
+    const unit = aligned && (bytesPer * stride) % 4 === 0 ? 4 : 1;
+    const per = (bytesPer * stride) / unit;
+    const target = unit === 4 ? new Uint32Array(out.buffer) : new Uint8Array(out.buffer);
+    const views = sources.map((src) => {
+      const v = src.values as ArrayLike<unknown> & { buffer: ArrayBufferLike; byteOffset: number; byteLength: number };
+      return unit === 4 ? new Uint32Array(v.buffer, v.byteOffset, v.byteLength >> 2) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+    });
+    for (let k = 0; k < n; k++) {
+      const from = views[indices.chunks[k]!]!;
+      const at = indices.rows[k]! * per;
+      const to = k * per;
+      for (let j = 0; j < per; j++) target[to + j] = from[at + j]!;
+    }
   }
   return arrow.makeData({ type, length: n, nullCount, nullBitmap, data: out } as never);
 }
