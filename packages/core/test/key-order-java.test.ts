@@ -32,23 +32,18 @@ function floatToIntBits(f: number): number {
   return new Int32Array(new Float32Array([f]).buffer)[0]!;
 }
 
-/** Java's `Double.compare`, as its source states it. */
-function javaDoubleCompare(d1: number, d2: number): number {
-  if (d1 < d2) return -1;
-  if (d1 > d2) return 1;
-  const a = doubleToLongBits(d1);
-  const b = doubleToLongBits(d2);
-  return a === b ? 0 : a < b ? -1 : 1;
+/** Java's `Double.compare` / `Float.compare` as their source states them, over `bitsOf` (doubleToLongBits / floatToIntBits). */
+function javaCompare(bitsOf: (v: number) => bigint | number): (a: number, b: number) => number {
+  return (d1, d2) => {
+    if (d1 < d2) return -1;
+    if (d1 > d2) return 1;
+    const a = bitsOf(d1);
+    const b = bitsOf(d2);
+    return a === b ? 0 : a < b ? -1 : 1;
+  };
 }
-
-/** Java's `Float.compare`, as its source states it. */
-function javaFloatCompare(f1: number, f2: number): number {
-  if (f1 < f2) return -1;
-  if (f1 > f2) return 1;
-  const a = floatToIntBits(f1);
-  const b = floatToIntBits(f2);
-  return a === b ? 0 : a < b ? -1 : 1;
-}
+const javaDoubleCompare = javaCompare(doubleToLongBits);
+const javaFloatCompare = javaCompare(floatToIntBits);
 
 /** Doubles as raw bits: specials, NaNs with payloads and signs, subnormals, random patterns. */
 function doubleBits(rand: (n: number) => number, count: number): BigUint64Array {

@@ -55,6 +55,9 @@ interface AppendSlot extends BucketSlot {
   uploading?: Promise<void>;
 }
 
+/** What the open file takes over from a whole data file joined to it: its row count and statistics. */
+type WholeFile = { readonly rowCount: number; readonly valueStats: SimpleStats; readonly valueStatsCols: readonly string[] | null };
+
 /** A data file being encoded group by group (`streamRowGroupRows`). */
 interface OpenFile {
   readonly stream: ParquetRowGroupStream;
@@ -221,12 +224,7 @@ export class AppendFileStoreWrite extends FileStoreWrite<AppendSlot> {
    * first when the file would take it past `target-file-size` (a file is never split, so its
    * statistics, merged here, cover exactly its rows).
    */
-  private async beginWholeFile(
-    partition: Uint8Array,
-    bucket: number,
-    file: { readonly rowCount: number; readonly valueStats: SimpleStats; readonly valueStatsCols: readonly string[] | null },
-    arrowBytes: number,
-  ): Promise<OpenFile> {
+  private async beginWholeFile(partition: Uint8Array, bucket: number, file: WholeFile, arrowBytes: number): Promise<OpenFile> {
     const buf = this.slotAt(partition, bucket);
     await this.streamBuffered(buf);
     if (buf.open && this.estimate.fileBytes(buf.open.arrowBytes + arrowBytes) > this.options.targetFileSize) await this.closeOpenFile(buf);
@@ -237,10 +235,7 @@ export class AppendFileStoreWrite extends FileStoreWrite<AppendSlot> {
   }
 
   /** See `TableWrite.ipcFileBlocker`. */
-  ipcFileBlocker(
-    file: { readonly rowCount: number; readonly valueStats: SimpleStats; readonly valueStatsCols: readonly string[] | null },
-    sample: IpcStreamSegment,
-  ): string | null {
+  ipcFileBlocker(file: WholeFile, sample: IpcStreamSegment): string | null {
     if (!this.streaming) return NOT_STREAMING;
     // A larger row group would have to be cut, i.e. decoded here: the Arrow path does that.
     const groupRows = this.writeOptions.streamRowGroupRows!;
@@ -262,16 +257,7 @@ export class AppendFileStoreWrite extends FileStoreWrite<AppendSlot> {
   }
 
   /** See `TableWrite.startIpcFile`. */
-  async startIpcFile(
-    partition: Uint8Array,
-    bucket: number,
-    file: {
-      readonly rowCount: number;
-      readonly fileSize: number;
-      readonly valueStats: SimpleStats;
-      readonly valueStatsCols: readonly string[] | null;
-    },
-  ): Promise<void> {
+  async startIpcFile(partition: Uint8Array, bucket: number, file: WholeFile & { readonly fileSize: number }): Promise<void> {
     if (!this.streaming) throw notStreaming('startIpcFile');
     await this.beginWholeFile(partition, bucket, file, this.estimate.arrowBytes(file.fileSize));
   }

@@ -300,20 +300,19 @@ export class MergedBuffer {
 
   /** Sequence numbers of rows [start, end). */
   sequences(start = 0, end = this.length): BigInt64Array {
-    const out = this.sorted.sequencesOf(this.picked.subarray(start, end));
-    for (let i = start; i < end; i++) {
-      const m = this.mergedAt[i]!;
-      if (m >= 0) out[i - start] = this.mergedRows[m]!.sequence;
-    }
-    return out;
+    return this.withMerged(this.sorted.sequencesOf(this.picked.subarray(start, end)), start, end, (row) => row.sequence);
   }
 
   /** Row kinds of rows [start, end). */
   kinds(start = 0, end = this.length): Int8Array {
-    const out = this.sorted.kindsOf(this.picked.subarray(start, end));
+    return this.withMerged(this.sorted.kindsOf(this.picked.subarray(start, end)), start, end, (row) => row.kind);
+  }
+
+  /** `out` (rows [start, end) from their records) with the merged rows' own values put in. */
+  private withMerged<T extends BigInt64Array | Int8Array>(out: T, start: number, end: number, of: (row: MergedRow) => T[number]): T {
     for (let i = start; i < end; i++) {
       const m = this.mergedAt[i]!;
-      if (m >= 0) out[i - start] = this.mergedRows[m]!.kind;
+      if (m >= 0) out[i - start] = of(this.mergedRows[m]!);
     }
     return out;
   }
