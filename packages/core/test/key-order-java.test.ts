@@ -14,6 +14,8 @@
 import { describe, expect, it } from 'vitest';
 import * as arrow from 'apache-arrow';
 import { bucketOfValues, parseTypeString, serializeBinaryRow, type DataField } from '@tidemark/format';
+import { MemoryFileIO } from '@tidemark/storage';
+import { FileSystemCatalog, openTable } from '../src/index.js';
 import { compareFloats, compareKeys } from '../src/key-order.js';
 import { mergeEngineOptions } from '../src/read/merge-engine.js';
 import { KeyValueSortBuffer } from '../src/write/key-value/sort-buffer.js';
@@ -149,5 +151,57 @@ describe('float keys in Java order', () => {
     const floatNan = new Float32Array(new Uint32Array([0xffc00001]).buffer)[0]!;
     expect(serializeBinaryRow([float], [floatNan])).toEqual(serializeBinaryRow([float], [NaN]));
     expect(serializeBinaryRow([double], [-0])).not.toEqual(serializeBinaryRow([double], [0]));
+  });
+
+  it('a writer routes -0.0 to its own bucket, also right after a 0.0 row', async () => {
+    // With 7 buckets Java puts 0.0 in bucket 1 and -0.0 in bucket 5 (their BinaryRows differ).
+    const double = parseTypeString('DOUBLE NOT NULL');
+    expect([bucketOfValues([double], [0], 7), bucketOfValues([double], [-0], 7)]).toEqual([1, 5]);
+    const io = new MemoryFileIO();
+    const catalog = new FileSystemCatalog(`memory://key-order-${process.pid}/wh`, { fileIO: io });
+    for (const primaryKeys of [['k'], []]) {
+      const name = `db.t${primaryKeys.length}`;
+      await catalog.createTable(name, {
+        fields: [{ name: 'k', type: 'DOUBLE NOT NULL' }],
+        primaryKeys,
+        options: { bucket: '7', ...(primaryKeys.length === 0 ? { 'bucket-key': 'k' } : {}) },
+      });
+      const writer = (await openTable(catalog.tableLocation(name), { fileIO: io })).newBatchWrite({ recordInflight: false });
+      await writer.write([{ k: 0 }, { k: -0 }, { k: -0 }, { k: 0 }]);
+      const buckets = (await writer.prepareCommit()).map((m) => [m.bucket, m.newFiles.reduce((n, f) => n + f.rowCount, 0)]);
+      expect(buckets.sort(), name).toEqual(
+        primaryKeys.length > 0
+          ? [
+              [1, 1],
+              [5, 1],
+            ]
+          : [
+              [1, 2],
+              [5, 2],
+            ],
+      );
+      await writer.close();
+    }
+  });
+
+  it('a DOUBLE partition of -0.0 is its own partition (k=-0.0), also right after 0.0', async () => {
+    const io = new MemoryFileIO();
+    const catalog = new FileSystemCatalog(`memory://key-order-part-${process.pid}/wh`, { fileIO: io });
+    await catalog.createTable('db.p', {
+      fields: [
+        { name: 'p', type: 'DOUBLE NOT NULL' },
+        { name: 'n', type: 'INT' },
+      ],
+      partitionKeys: ['p'],
+    });
+    const table = await openTable(catalog.tableLocation('db.p'), { fileIO: io });
+    const writer = table.newBatchWrite({ recordInflight: false });
+    await writer.write([
+      { p: 0, n: 1 },
+      { p: -0, n: 2 },
+    ]);
+    const messages = await writer.prepareCommit();
+    expect(messages.map((m) => table.context.paths.partitionPath(m.partition)).sort()).toEqual(['p=-0.0/', 'p=0.0/']);
+    await writer.close();
   });
 });

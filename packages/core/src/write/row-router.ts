@@ -202,7 +202,8 @@ export function partKey(values: readonly Value[]): string {
       if (v === null) return 'N';
       if (v instanceof Uint8Array) return 'b' + Buffer.from(v).toString('hex');
       if (typeof v === 'object') return 'o' + JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
-      return typeof v + ':' + String(v);
+      // String(-0) is '0': -0.0 is a partition of its own (`k=-0.0`), as in Java.
+      return typeof v + ':' + (Object.is(v, -0) ? '-0' : String(v));
     })
     .join('\u0000');
 }
