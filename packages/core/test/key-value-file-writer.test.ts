@@ -51,6 +51,15 @@ function writer(
 }
 
 describe('KeyValueFileWriter', () => {
+  it('records the smallest and largest sequence number of unordered records (negative, beyond 32 bits)', async () => {
+    const io = new MemoryFileIO();
+    const w = writer(io, 'memory://kv/seq');
+    const sequences = [7, -3, 2 ** 33 + 1, 2 ** 33, -(2 ** 40), 0, 2 ** 32 - 1];
+    await w.writeKeyValues(sequences.map((seq, i) => kv(`k${i}`, i, null, seq)));
+    const [meta] = await w.close();
+    expect([meta!.minSequenceNumber, meta!.maxSequenceNumber]).toEqual([-(2n ** 40n), 2n ** 33n + 1n]);
+  });
+
   it('writes the primary-key layout with Java field ids and fills DataFileMeta like Java', async () => {
     const io = new MemoryFileIO();
     const w = writer(io, 'memory://kv/b0', { level: 3, fileSource: 1 });

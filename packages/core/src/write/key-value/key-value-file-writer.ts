@@ -192,12 +192,10 @@ export class KeyValueFileWriter {
       const seq = arrow.makeData({ type: new arrow.Int64(), length: n, nullCount: 0, data: p.sequence });
       const kind = arrow.makeData({ type: new arrow.Int8(), length: n, nullCount: 0, data: p.kinds });
       batches.push(makeBatch(this.fileSchema, [...keyColumns, seq, kind, ...p.columns], n));
-      for (let i = 0; i < n; i++) {
-        const s = p.sequence[i]!;
-        if (minSeq === null || s < minSeq) minSeq = s;
-        if (maxSeq === null || s > maxSeq) maxSeq = s;
-        if (isRetraction(p.kinds[i]!)) deletes++;
-      }
+      const [lo, hi] = int64Range(p.sequence);
+      if (minSeq === null || lo < minSeq) minSeq = lo;
+      if (maxSeq === null || hi > maxSeq) maxSeq = hi;
+      for (let i = 0; i < n; i++) if (isRetraction(p.kinds[i]!)) deletes++;
     }
     const first = parts[0]!;
     const last = parts[parts.length - 1]!;
@@ -245,4 +243,23 @@ export class KeyValueFileWriter {
   private keyOf(piece: Piece, row: number): Value[] {
     return this.keyPositions.map((i, k) => valueReader(piece.columns[i]!, this.keyFields[k]!.type)(row));
   }
+}
+
+/**
+ * The smallest and largest value of a non-empty BigInt64Array, compared as 32-bit halves (signed
+ * high, unsigned low) so that no BigInt is made per element.
+ */
+function int64Range(values: BigInt64Array): [bigint, bigint] {
+  const halves = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
+  let min = 0;
+  let max = 0;
+  for (let i = 1; i < values.length; i++) {
+    const hi = halves[2 * i + 1]!;
+    const lo = halves[2 * i]! >>> 0;
+    const minHi = halves[2 * min + 1]!;
+    if (hi < minHi || (hi === minHi && lo < halves[2 * min]! >>> 0)) min = i;
+    const maxHi = halves[2 * max + 1]!;
+    if (hi > maxHi || (hi === maxHi && lo > halves[2 * max]! >>> 0)) max = i;
+  }
+  return [values[min]!, values[max]!];
 }
