@@ -10,6 +10,8 @@ import type { FileIO } from '@tidemark/storage';
 import {
   FILE_SOURCE_APPEND,
   FILE_SOURCE_COMPACT,
+  KEY_FIELD_PREFIX,
+  SEQUENCE_NUMBER_FIELD_NAME,
   encodeParquetRowGroupsAsync,
   keyValueFileFields,
   serializeBinaryRow,
@@ -72,6 +74,11 @@ export class KeyValueFileWriter {
   private readonly fileSchema: arrow.Schema;
   private readonly valueSchema: arrow.Schema;
   private readonly target: number;
+  /**
+   * Columns whose values are distinct within a file: `_SEQUENCE_NUMBER`, and the key column of a
+   * single-field key (a file holds a key once). A dictionary of them is built only to be dropped.
+   */
+  private readonly plainColumns: readonly string[];
   private pending: Piece[] = [];
   private pendingRows = 0;
   private pendingBytes = 0;
@@ -88,6 +95,7 @@ export class KeyValueFileWriter {
     this.fileSchema = toArrowSchema(keyValueFileFields(this.keyFields, schema.fields));
     this.valueSchema = toArrowSchema(schema.fields);
     this.target = settings.targetFileSize ?? this.options.targetFileSize;
+    this.plainColumns = [SEQUENCE_NUMBER_FIELD_NAME, ...(this.keyFields.length === 1 ? [KEY_FIELD_PREFIX + this.keyFields[0]!.name] : [])];
   }
 
   /** Files completed so far (all of them after {@link close}). */
@@ -204,7 +212,7 @@ export class KeyValueFileWriter {
     const fileName = this.settings.newFileName();
     if (this.settings.beforeFile) await this.settings.beforeFile();
     // Row groups of a large file (a full compaction's output) encode on every worker at once.
-    const bytes = await encodeParquetRowGroupsAsync(batches, { compression: this.compression });
+    const bytes = await encodeParquetRowGroupsAsync(batches, { compression: this.compression, plainColumns: this.plainColumns });
     this.estimate.record(bytes.length, arrowBytes);
     await this.settings.fileIO.write(this.settings.pathOf(fileName), bytes);
     const { valueStats: vs, valueStatsCols } = valueStats.result();
