@@ -61,23 +61,25 @@ export function takeChunks(sources: readonly arrow.Data[], indices: TakeIndices,
     return arrow.makeData({ type, length: n, nullCount, nullBitmap, valueOffsets: offsets, child });
   }
   if (arrow.DataType.isUtf8(type) || arrow.DataType.isBinary(type)) {
+    // Each chunk's buffers looked up once, not per row.
+    const allOffsets = sources.map((src) => src.valueOffsets as Int32Array);
+    const allValues = sources.map((src) => src.values as Uint8Array);
     const offsets = new Int32Array(n + 1);
     let total = 0;
     for (let k = 0; k < n; k++) {
-      const src = sources[indices.chunks[k]!]!;
+      const vo = allOffsets[indices.chunks[k]!]!;
       const r = indices.rows[k]!;
-      const vo = src.valueOffsets as Int32Array;
       total += vo[r + 1]! - vo[r]!;
       offsets[k + 1] = total;
     }
     const bytes = new Uint8Array(total);
     for (let k = 0; k < n; k++) {
-      const src = sources[indices.chunks[k]!]!;
+      const c = indices.chunks[k]!;
+      const vo = allOffsets[c]!;
       const r = indices.rows[k]!;
-      const vo = src.valueOffsets as Int32Array;
       const from = vo[r]!;
       const len = vo[r + 1]! - from;
-      const values = src.values as Uint8Array;
+      const values = allValues[c]!;
       // Short values: a byte loop avoids allocating a subarray view per row.
       if (len <= 32) for (let j = 0, at = offsets[k]!; j < len; j++) bytes[at + j] = values[from + j]!;
       else bytes.set(values.subarray(from, from + len), offsets[k]!);
@@ -106,7 +108,21 @@ export function takeChunks(sources: readonly arrow.Data[], indices: TakeIndices,
   const bytesPer = (out as unknown as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1;
   if (stride === 1 && bytesPer !== 8) {
     const target = out as unknown as number[];
-    for (let k = 0; k < n; k++) target[k] = (sources[indices.chunks[k]!]!.values as unknown as number[])[indices.rows[k]!]!;
+    const all = sources.map((src) => src.values as unknown as number[]);
+    for (let k = 0; k < n; k++) target[k] = all[indices.chunks[k]!]![indices.rows[k]!]!;
+  } else if (bytesPer * stride === 8 && sources.every((src) => ((src.values as { byteOffset: number }).byteOffset & 3) === 0)) {
+    // 64-bit values (BIGINT, DOUBLE, TIMESTAMP): two words each.
+    const target = new Uint32Array(out.buffer);
+    const views = sources.map((src) => {
+      const v = src.values as { buffer: ArrayBufferLike; byteOffset: number; byteLength: number };
+      return new Uint32Array(v.buffer, v.byteOffset, v.byteLength >> 2);
+    });
+    for (let k = 0; k < n; k++) {
+      const from = views[indices.chunks[k]!]!;
+      const at = 2 * indices.rows[k]!;
+      target[2 * k] = from[at]!;
+      target[2 * k + 1] = from[at + 1]!;
+    }
   } else {
     // Copied as 32-bit words (or bytes): no BigInt per 64-bit value, NaN bits kept, no view per row.
     const aligned = sources.every((src) => ((src.values as { byteOffset: number }).byteOffset & 3) === 0);

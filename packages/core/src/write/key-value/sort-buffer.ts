@@ -143,7 +143,7 @@ export class SortedKeyValues {
   slice(start: number, end: number): KeyValueColumns {
     const records = this.order.subarray(start, end);
     return {
-      columns: this.fields.map((_, c) => this.gather(c, records)),
+      columns: this.gather(records),
       sequence: this.sequencesOf(records),
       kinds: this.kindsOf(records),
     };
@@ -234,15 +234,15 @@ export class SortedKeyValues {
     return out;
   }
 
-  /** Column `c` of records, gathered from the chunks. */
-  gather(c: number, records: Uint32Array): arrow.Data {
+  /** Every column of records, gathered from the chunks (one set of positions for all columns). */
+  gather(records: Uint32Array): arrow.Data[] {
     const chunks = new Uint32Array(records.length);
     const rows = new Uint32Array(records.length);
     for (let i = 0; i < records.length; i++) {
       chunks[i] = this.chunkOf[records[i]!]!;
       rows[i] = this.rowOf[records[i]!]!;
     }
-    return takeChunks(this.chunks[c]!, { chunks, rows }, this.arrowTypes[c]!);
+    return this.fields.map((_, c) => takeChunks(this.chunks[c]!, { chunks, rows }, this.arrowTypes[c]!));
   }
 
   /**
@@ -322,7 +322,7 @@ export class MergedBuffer {
     const records = this.picked.subarray(start, end);
     let anyMerged = false;
     for (let i = start; i < end && !anyMerged; i++) anyMerged = this.mergedAt[i]! >= 0;
-    if (!anyMerged) return this.sortedColumns((c) => this.sorted.gather(c, records));
+    if (!anyMerged) return this.sorted.gather(records);
     return this.sortedColumns((c) => this.mergedColumn(c, start, end));
   }
 
