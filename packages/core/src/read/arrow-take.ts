@@ -61,30 +61,7 @@ export function takeChunks(sources: readonly arrow.Data[], indices: TakeIndices,
     return arrow.makeData({ type, length: n, nullCount, nullBitmap, valueOffsets: offsets, child });
   }
   if (arrow.DataType.isUtf8(type) || arrow.DataType.isBinary(type)) {
-    // Each chunk's buffers looked up once, not per row.
-    const allOffsets = sources.map((src) => src.valueOffsets as Int32Array);
-    const allValues = sources.map((src) => src.values as Uint8Array);
-    const offsets = new Int32Array(n + 1);
-    let total = 0;
-    for (let k = 0; k < n; k++) {
-      const vo = allOffsets[indices.chunks[k]!]!;
-      const r = indices.rows[k]!;
-      total += vo[r + 1]! - vo[r]!;
-      offsets[k + 1] = total;
-    }
-    const bytes = new Uint8Array(total);
-    for (let k = 0; k < n; k++) {
-      const c = indices.chunks[k]!;
-      const vo = allOffsets[c]!;
-      const r = indices.rows[k]!;
-      const from = vo[r]!;
-      const len = vo[r + 1]! - from;
-      const values = allValues[c]!;
-      // Short values: a byte loop avoids allocating a subarray view per row.
-      if (len <= 32) for (let j = 0, at = offsets[k]!; j < len; j++) bytes[at + j] = values[from + j]!;
-      else bytes.set(values.subarray(from, from + len), offsets[k]!);
-    }
-    return arrow.makeData({ type, length: n, nullCount, nullBitmap, valueOffsets: offsets, data: bytes } as never);
+    return arrow.makeData({ type, length: n, nullCount, nullBitmap, ...takeVariableWidth(sources, indices) } as never);
   }
   if (arrow.DataType.isBool(type)) {
     const bits = new Uint8Array(((n + 63) & ~63) >> 3);
@@ -99,6 +76,41 @@ export function takeChunks(sources: readonly arrow.Data[], indices: TakeIndices,
     return arrow.makeData({ type, length: n });
   }
   // Fixed-width: ints, floats, decimals, dates, times, timestamps, fixed-size binary.
+  return arrow.makeData({ type, length: n, nullCount, nullBitmap, data: takeFixedWidth(sources, indices, type) } as never);
+}
+
+/** The offsets and bytes of the gathered rows of string or binary chunks. */
+function takeVariableWidth(sources: readonly arrow.Data[], indices: TakeIndices): { valueOffsets: Int32Array; data: Uint8Array } {
+  const n = indices.rows.length;
+  // Each chunk's buffers looked up once, not per row.
+  const allOffsets = sources.map((src) => src.valueOffsets as Int32Array);
+  const allValues = sources.map((src) => src.values as Uint8Array);
+  const offsets = new Int32Array(n + 1);
+  let total = 0;
+  for (let k = 0; k < n; k++) {
+    const vo = allOffsets[indices.chunks[k]!]!;
+    const r = indices.rows[k]!;
+    total += vo[r + 1]! - vo[r]!;
+    offsets[k + 1] = total;
+  }
+  const bytes = new Uint8Array(total);
+  for (let k = 0; k < n; k++) {
+    const c = indices.chunks[k]!;
+    const vo = allOffsets[c]!;
+    const r = indices.rows[k]!;
+    const from = vo[r]!;
+    const len = vo[r + 1]! - from;
+    const values = allValues[c]!;
+    // Short values: a byte loop avoids allocating a subarray view per row.
+    if (len <= 32) for (let j = 0, at = offsets[k]!; j < len; j++) bytes[at + j] = values[from + j]!;
+    else bytes.set(values.subarray(from, from + len), offsets[k]!);
+  }
+  return { valueOffsets: offsets, data: bytes };
+}
+
+/** The values of the gathered rows of fixed-width chunks, in the chunks' typed array type. */
+function takeFixedWidth(sources: readonly arrow.Data[], indices: TakeIndices, type: arrow.DataType): ArrayLike<unknown> {
+  const n = indices.rows.length;
   const template = sources[0];
   const stride = template?.stride ?? 1;
   const ArrayType = (template?.values?.constructor ?? (type as { ArrayType?: unknown }).ArrayType) as {
@@ -140,7 +152,7 @@ export function takeChunks(sources: readonly arrow.Data[], indices: TakeIndices,
       for (let j = 0; j < per; j++) target[to + j] = from[at + j]!;
     }
   }
-  return arrow.makeData({ type, length: n, nullCount, nullBitmap, data: out } as never);
+  return out;
 }
 
 function gatherValidity(sources: readonly arrow.Data[], indices: TakeIndices): { bitmap: Uint8Array; nullCount: number } {
