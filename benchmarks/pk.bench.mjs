@@ -219,6 +219,15 @@ function phaseSection(json) {
   rows.push(['encode workers', fmtInt(u.workerCpuMs), fmtInt(a.workerCpuMs), fmtInt(u.workerCpuMs - a.workerCpuMs)]);
   rows.push(['V8 helper threads (GC, compiler)', fmtInt(u.helperCpuMs), fmtInt(a.helperCpuMs), fmtInt(u.helperCpuMs - a.helperCpuMs)]);
   rows.push(['total', fmtInt(u.cpuMs), fmtInt(a.cpuMs), fmtInt(u.cpuMs - a.cpuMs)]);
+  const diff = (n) => (u.phases[n] ?? 0) - (a.phases[n] ?? 0);
+  const buffer = ['sort keys', 'sort', 'merge', 'gather', 'file write'].reduce((sum, n) => sum + diff(n), 0);
+  const extra = u.cpuMs - a.cpuMs;
+  const summary =
+    `The upsert's extra CPU in this round, ${fmtInt(extra)} ms: the primary-key write buffer and its files (sort keys, sort, merge, gather, file write) ${fmtInt(buffer)} ms, ` +
+    `garbage collection ${fmtInt(diff('gc') + u.helperCpuMs - a.helperCpuMs)} ms (main thread and V8's helper threads), the encode workers ${fmtInt(u.workerCpuMs - a.workerCpuMs)} ms ` +
+    `(three more columns: _KEY_, _SEQUENCE_NUMBER, _VALUE_KIND, on fewer rows), the rest of the main thread ${fmtInt(u.mainCpuMs - a.mainCpuMs - buffer - diff('gc'))} ms. ` +
+    `Routing rows to buckets (hashing each row's key as a BinaryRow) takes ${fmtInt(u.phases.route ?? 0)} and ${fmtInt(a.phases.route ?? 0)} ms of the main thread` +
+    (largestPhase(u.phases) === 'route' && largestPhase(a.phases) === 'route' ? ', the largest phase of both writers.' : '.');
   const other = (u.otherTop ?? [])
     .filter((o) => o.ms >= 1)
     .map((o) => `${o.fn} ${fmtInt(o.ms)} ms`)
@@ -229,9 +238,15 @@ function phaseSection(json) {
     markdownTable(['CPU ms', 'upsert', 'append', 'upsert − append'], rows),
     '',
     "Main-thread phases are the profile's shares of the main thread's measured CPU, each sample given to the nearest phase function on its stack (benchmarks/lib/pk-tasks.mjs `PHASES`): convert = input to table batches, route = (partition, bucket) of each row, sort keys / sort / merge / gather = the primary-key write buffer, stats = file statistics, encode = the main thread's share of Parquet encoding, gc = the main thread's garbage collection, vm = V8 outside JavaScript, other = unclaimed frames.",
+    '',
+    summary,
     ...(other ? ['', `Unclaimed main-thread frames of the upsert, by self time: ${other}.`] : []),
     '',
   ];
+}
+
+function largestPhase(phases) {
+  return Object.entries(phases).reduce((best, e) => (best === null || e[1] > best[1] ? e : best), null)?.[0];
 }
 
 function parseArgs(argv) {
