@@ -22,6 +22,9 @@ import {
   type FieldAggregation,
 } from './aggregate-functions.js';
 
+/** Key comparison lives in key-order.ts; re-exported for the modules that import it from here. */
+export { compareKeys };
+
 /** `_VALUE_KIND` values. */
 export const ROW_KIND_INSERT = 0;
 export const ROW_KIND_UPDATE_BEFORE = 1;
