@@ -29,6 +29,9 @@ import { canonical } from './read/aggregated-columns.js';
 import { mergeEngineOptions } from './read/merge-engine.js';
 import { ConversionFailure, toInternal } from './write/value-conversion.js';
 import { applyAssignments, parseAssignments } from './write/row-update.js';
+import { refuseIgnoredAssignments, refuseIgnoredRows } from './write/update-effect.js';
+import { replanOnBucketConflict } from './write/bucket-replan.js';
+import { completeDroppedCompaction, compactsLevel0AtCommit } from './write/dropped-compaction.js';
 import { NotSupportedError, WriteValidationError } from './write/write-errors.js';
 import type { CommitMessage, Committable } from './commit-message.js';
 import {
@@ -40,12 +43,14 @@ import {
 } from './commit/file-store-commit.js';
 import { sharedCommitKnowledge, type LivePlan } from './commit/commit-knowledge.js';
 import { commitNotApplied } from './commit/commit-errors.js';
-import { retryWaitMs, sleep } from './commit/commit-retry.js';
-import { DynamicBucketConflictError, snapshotIndexEntries } from './commit/index-changes.js';
+import { snapshotIndexEntries } from './commit/index-changes.js';
 import { BucketDvMaintainer } from './deletion-vectors/bucket-dv-maintainer.js';
 import { deleteFromAppendTable } from './deletion-vectors/append-delete.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
-import { createTag, deleteTag, listTags, type CreateTagOptions } from './tags.js';
+import { createTag, deleteTag, listTags, tagDurationOf, type CreateTagOptions } from './tags.js';
+import { listPartitionEntries, type PartitionEntry } from './partition/partition-entries.js';
+import { dropPartitions, type DropPartitionsOptions, type DropPartitionsSummary } from './partition/drop-partitions.js';
+import { expirePartitions, type ExpirePartitionsOptions, type ExpirePartitionsSummary } from './partition/partition-expire.js';
 import { TableWrite, type CompactManagerContext, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
 import { writerCompactManager } from './compact/writer-compaction.js';
 import { SchemaManager } from './schema-manager.js';
@@ -58,7 +63,7 @@ import { TagManager } from './tag-manager.js';
 import { IncrementalRead, TableRead, type IncrementalReadOptions, type ReadOptions } from './read/table-read.js';
 import { StreamRead, type StreamReadOptions } from './read/stream-read.js';
 import { ConsumerManager } from './consumer-manager.js';
-import { AutoExpireState, expireAfterCommit } from './expire/auto-expire.js';
+import { afterCommitJobs, type AfterCommitJobs } from './commit/after-commit.js';
 import { partitionRowsOf, type OverwritePlan, type RowChangePlan, type RowChangeProgress } from './row-change-plan.js';
 
 /** Options of {@link openTable}. */
@@ -297,8 +302,11 @@ export class Table {
    * Like Java Paimon, every commit that creates a snapshot is followed by snapshot expiration
    * with the table's options (`snapshot.num-retained.min` 10, `snapshot.num-retained.max`,
    * `snapshot.time-retained` 1 h, `snapshot.expire.limit` 50), unless the table option
-   * `write-only` is `true` or `options.expire` is false. A failed expiration never fails the
-   * commit: it is logged through `options.logger`.
+   * `write-only` is `true` or `options.expire` is false. Before it come the table's automatic
+   * tags (`tag.automatic-creation`, `tag.num-retained-max`, tag retention) and, at most once per
+   * `partition.expiration-check-interval`, partition expiration (`partition.expiration-time`),
+   * also not for `write-only` tables. A failed job never fails the commit: it is logged through
+   * `options.logger`.
    *
    * @throws InvalidOptionError when the table option `write-only` is neither `true` nor `false`.
    */
@@ -389,7 +397,13 @@ export class Table {
       if (todo.length === 0) return skipped(tableCommit.commitUser, identifier);
     }
     const writeOptions = { ...extraWriteOptions, ...(options.rowKindField !== undefined ? { rowKindField: options.rowKindField } : {}) };
-    return this.writeThen(rows, (messages, record) => commit(tableCommit, { identifier, messages }, record), writeOptions);
+    const written = await this.writeThen(
+      rows,
+      async (messages, record) => ({ messages, result: await commit(tableCommit, { identifier, messages }, record) }),
+      writeOptions,
+    );
+    // After the writer's files are committed: an error from here on must not discard them.
+    return completeDroppedCompaction(this, tableCommit, { identifier, messages: written.messages }, written.result);
   }
 
   /**
@@ -520,7 +534,9 @@ export class Table {
    *
    * @throws NotSupportedError on append tables without deletion vectors (naming the option), and
    *   for merge engines whose writes are not plain replacements (aggregation, first-row).
-   * @throws WriteValidationError naming the column for an unknown, refused or mistyped assignment.
+   * @throws WriteValidationError naming the column for an unknown, refused or mistyped assignment,
+   *   and for one the merge engine would ignore: a null on a partial-update table, a lower or null
+   *   `sequence.field` (or sequence group) value than a matched row's.
    * @throws PredicateError for a predicate that does not parse or names an unknown column.
    */
   update(change: UpdateChange, options: DeleteOptions & { readonly dryRun: true }): Promise<RowChangeDryRun>;
@@ -564,23 +580,22 @@ export class Table {
       schema.primaryKeys.map((k) => [k, 'is part of the primary key and cannot be updated; delete the row and insert the new one']),
     );
     const assignments = parseAssignments(schema.fields, change.set, refused);
+    refuseIgnoredAssignments(schema.fields, merge, assignments);
     const skippedDryRun = await this.dryRunSkipped(options);
     if (skippedDryRun) return { deleted: 0, result: skippedDryRun, plan: this.primaryKeyPlan(null, []), dryRun: true };
     const snapshotId = await this.snapshotManager.latestId();
     const found = snapshotId === null ? [] : await this.findRows(snapshotId, change.where, options.onProgress);
+    const updated = applyAssignments(found, schema.fields, assignments);
+    refuseIgnoredRows(schema.fields, schema.primaryKeys, merge, assignments, found, updated);
     const plan = this.primaryKeyPlan(snapshotId, found);
     const matched = plan.rowsMatched;
     if (options.dryRun) return { deleted: 0, result: null, plan, dryRun: true };
     if (matched === 0) return { deleted: 0, result: { status: 'empty' }, plan, dryRun: false };
     options.onProgress?.({ phase: 'writing', done: 0, unit: 'files' });
-    const result = await this.writeAndCommit(
-      new arrow.Table(applyAssignments(found, schema.fields, assignments)),
-      options,
-      (commit, committable, record) => {
-        options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
-        return commitClearing(commit, committable, record);
-      },
-    );
+    const result = await this.writeAndCommit(new arrow.Table(updated), options, (commit, committable, record) => {
+      options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
+      return commitClearing(commit, committable, record);
+    });
     return { deleted: result.status === 'committed' ? matched : 0, result, plan, dryRun: false };
   }
 
@@ -672,15 +687,7 @@ export class Table {
     // Dynamic buckets: a commit that lost a race for a new key's bucket is refused before anything
     // is visible, and its files are deleted; writing the rows again plans against the new latest
     // snapshot, where the key has its bucket. Rows are in memory (arrays, Arrow), so this is safe.
-    const maxReplans = this.context.options.commitMaxRetries;
-    for (let replan = 0; ; replan++) {
-      try {
-        return await this.writeOnceThen(rows, commit, writeOptions);
-      } catch (e) {
-        if (!(e instanceof DynamicBucketConflictError) || replan >= maxReplans) throw e;
-        await sleep(retryWaitMs(replan, this.context.options.commitMinRetryWaitMs, this.context.options.commitMaxRetryWaitMs));
-      }
-    }
+    return replanOnBucketConflict(this.context.options, () => this.writeOnceThen(rows, commit, writeOptions));
   }
 
   private async writeOnceThen<T>(
@@ -710,9 +717,31 @@ export class Table {
     }
   }
 
-  /** Creates tag `name` on the latest snapshot (or `options.snapshotId`). */
+  /**
+   * Creates tag `name` on the latest snapshot (or `options.snapshotId`), retained for
+   * `options.timeRetained`, else for the table option `tag.default-time-retained` when set.
+   */
   createTag(name: string, options: CreateTagOptions = {}): Promise<Tag> {
-    return createTag(this.fileIO, this.paths, name, options);
+    const retained = this.context.options.tagDefaultTimeRetainedMs;
+    const timeRetained = options.timeRetained ?? (retained === null ? undefined : tagDurationOf(retained));
+    return createTag(this.fileIO, this.paths, name, { ...options, ...(timeRetained !== undefined ? { timeRetained } : {}) });
+  }
+
+  /** Each partition of the latest snapshot (or `snapshotId`) with its records, files, size and last update (Paimon's `$partitions`). */
+  async partitions(options: { readonly snapshotId?: number; readonly signal?: AbortSignal } = {}): Promise<PartitionEntry[]> {
+    const snapshots = new SnapshotManager(this.fileIO, this.paths);
+    const snapshot = options.snapshotId !== undefined ? await snapshots.snapshotInChain(options.snapshotId) : await snapshots.latest();
+    return snapshot === null ? [] : listPartitionEntries(this.context, snapshot, options);
+  }
+
+  /** Drops the partitions matching `specs` in one OVERWRITE snapshot (see `dropPartitions`). */
+  dropPartitions(specs: readonly Readonly<Record<string, string>>[], options: DropPartitionsOptions = {}): Promise<DropPartitionsSummary> {
+    return dropPartitions(this.context, specs, options);
+  }
+
+  /** Drops the expired partitions (see `expirePartitions`; settings from the table options unless given). */
+  expirePartitions(options: ExpirePartitionsOptions = {}): Promise<ExpirePartitionsSummary> {
+    return expirePartitions(this.context, options);
   }
 
   /** Deletes tag `name`; throws TagNotFoundError when it does not exist. */
@@ -745,7 +774,8 @@ export interface NewCommitOptions extends FileStoreCommitOptions {
   readonly commitUser?: string;
   /**
    * Expire snapshots after each commit that creates one (default true; never when the table
-   * option `write-only` is `true`). See {@link Table.newCommit}.
+   * option `write-only` is `true`). Automatic tags and partition expiration follow the table
+   * options whatever this says. See {@link Table.newCommit}.
    */
   readonly expire?: boolean;
 }
@@ -908,23 +938,21 @@ interface WriterRecord {
  * (files are protected until a snapshot references them), one round trip sooner.
  */
 async function commitClearing(commit: TableCommit, committable: CommittableInput, record: WriterRecord): Promise<CommitResult> {
-  const result = await commit.commit(committable, { clearsRecords: record.ids });
+  const ctx = commit.fileStoreCommit.context;
+  // Such a table's dropped compaction is done again by the write (writeAndCommit): no warning.
+  const completes = compactsLevel0AtCommit({ context: ctx, isPrimaryKeyTable: ctx.schema.primaryKeys.length > 0 });
+  const result = await commit.commit(committable, { clearsRecords: record.ids, ...(completes ? { logDroppedCompaction: false } : {}) });
   if (result.status === 'committed') record.cleared();
   return result;
 }
 
 /**
- * What expiration runs learned, per table context: expiration only moves the earliest snapshot
- * forward, so what any committer of the table saw stays a safe bound for the others.
- */
-const expireStates = new WeakMap<TableContext, AutoExpireState>();
-
-/**
  * The commit path every writer uses (tables, the sink's committer, compaction): a committer for
  * the table of `context`, bound to one commit user. Its {@link FileStoreCommit} verifies on S3,
  * before the first snapshot, that the store refuses a second `If-None-Match: *` PUT; after each
- * commit that created a snapshot it expires snapshots with the table's options (unless the table
- * is `write-only` or `options.expire` is false). See {@link Table.newCommit}.
+ * commit that created a snapshot it runs the table's automatic tags, partition expiration and
+ * snapshot expiration (commit/after-commit.ts; none when the table is `write-only`, no snapshot
+ * expiration when `options.expire` is false). See {@link Table.newCommit}.
  *
  * @throws InvalidOptionError when the table option `write-only` is neither `true` nor `false`.
  */
@@ -932,38 +960,19 @@ export function newTableCommit(context: TableContext, options: NewCommitOptions 
   const commitUser = options.commitUser ?? randomUUID();
   const { expire, ...storeOptions } = options;
   const inner = new FileStoreCommit(context, { checkBaseDataFiles: true, shareWithTable: true, ...storeOptions });
-  const logger = options.logger ?? context.logger;
-  // Shared by the committers of one table context (each `table.append` / `delete` / `update`
-  // makes its own): what one run learned spares the next one-shot write its expiration requests.
-  let state = expireStates.get(context);
-  if (state === undefined) {
-    state = new AutoExpireState();
-    expireStates.set(context, state);
-  }
-  const known = state;
-  const clock = options.now ?? Date.now;
-  const autoExpire =
-    expire !== false && !context.options.writeOnly
-      ? async (): Promise<void> => {
-          const created = inner.lastCreated;
-          // Most commits cannot expire anything (too few snapshots, or all too young): no requests then.
-          if (created !== null && created.schemaId === context.schema.id) {
-            if (!known.mayExpire(created.id, created.schemaId, context.options, clock())) return;
-          }
-          const summary = await expireAfterCommit(context, { now: clock, logger });
-          if (summary === null || created === null) return;
-          const earliest = summary.earliestSnapshotId;
-          const next = earliest === null ? null : await inner.snapshots.tryGet(earliest + 1).catch(() => null);
-          known.learn(earliest, next?.timeMillis ?? null, created.schemaId, context.options);
-        }
-      : null;
-  return new TableCommit(inner, commitUser, () => Promise.resolve(), autoExpire);
+  const jobs = afterCommitJobs(context, inner, {
+    expireSnapshots: expire !== false,
+    now: options.now ?? Date.now,
+    logger: options.logger ?? context.logger,
+  });
+  return new TableCommit(inner, commitUser, () => Promise.resolve(), jobs);
 }
 
 /**
  * A {@link FileStoreCommit} bound to one commit user (from {@link newTableCommit}). After each
- * call that created a snapshot it runs `autoExpire` (snapshot expiration, see {@link Table.newCommit}),
- * unless the call passes `expire: false`; `autoExpire` must not throw (failures are logged).
+ * call that created a snapshot it runs the after-commit jobs (automatic tags, partition and
+ * snapshot expiration, see {@link Table.newCommit}); a call passing `expire: false` skips the
+ * snapshot expiration. The jobs never throw (failures are logged).
  */
 export class TableCommit {
   constructor(
@@ -971,7 +980,7 @@ export class TableCommit {
     readonly fileStoreCommit: FileStoreCommit,
     readonly commitUser: string,
     private readonly beforeCommit: () => Promise<void> = () => Promise.resolve(),
-    private readonly autoExpire: (() => Promise<void>) | null = null,
+    private readonly jobs: AfterCommitJobs | null = null,
   ) {}
 
   /**
@@ -985,8 +994,9 @@ export class TableCommit {
   ): Promise<CommitResult> {
     const { expire, ...callOptions } = options;
     await this.beforeCommit();
-    const result = await this.fileStoreCommit.commit(normalize(committable), { ...callOptions, commitUser: this.commitUser });
-    await this.afterCommit([result], expire);
+    const input = normalize(committable);
+    const result = await this.fileStoreCommit.commit(input, { ...callOptions, commitUser: this.commitUser });
+    await this.afterCommit([result], input.identifier, expire);
     return result;
   }
 
@@ -1000,8 +1010,9 @@ export class TableCommit {
   ): Promise<CommitResult> {
     const { expire, ...callOptions } = options;
     await this.beforeCommit();
-    const result = await this.fileStoreCommit.overwrite(normalize(committable), { ...callOptions, commitUser: this.commitUser });
-    await this.afterCommit([result], expire);
+    const input = normalize(committable);
+    const result = await this.fileStoreCommit.overwrite(input, { ...callOptions, commitUser: this.commitUser });
+    await this.afterCommit([result], input.identifier, expire);
     return result;
   }
 
@@ -1034,16 +1045,18 @@ export class TableCommit {
     const { expire, ...callOptions } = options;
     await this.beforeCommit();
     const results = await this.fileStoreCommit.filterAndCommit(committables, this.commitUser, callOptions);
-    await this.afterCommit(results, expire);
+    const last =
+      committables.length === 0 ? null : committables.reduce((a, c) => (c.identifier > a ? c.identifier : a), committables[0]!.identifier);
+    await this.afterCommit(results, last, expire);
     return results;
   }
 
-  /** Runs the automatic expiration when a snapshot was created and neither side disabled it. */
-  private async afterCommit(results: readonly CommitResult[], expire: boolean | undefined): Promise<void> {
-    if (this.autoExpire === null || expire === false) return;
+  /** Runs the after-commit jobs when a snapshot was created. */
+  private async afterCommit(results: readonly CommitResult[], identifier: bigint | null, expire: boolean | undefined): Promise<void> {
+    if (this.jobs === null) return;
     if (!results.some((r) => r.status === 'committed')) return;
     // Best effort by contract; guard anyway so that a commit that succeeded is never reported as failed.
-    await this.autoExpire().catch(() => undefined);
+    await this.jobs.run({ identifier, expireSnapshots: expire !== false }).catch(() => undefined);
   }
 }
 
