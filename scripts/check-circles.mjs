@@ -38,8 +38,6 @@ const KNOWN_CIRCLES = [
   ['packages/core/src/table.ts', 'packages/core/src/deletion-vectors/append-delete.ts'],
   // The aggregate functions take merge-engine's KeyValueRecord (type); merge-engine builds them.
   ['packages/core/src/read/merge-engine.ts', 'packages/core/src/read/aggregate-functions.ts'],
-  // The per-table run of `maintain` takes its config types from maintain.ts, which runs it.
-  ['packages/cli/src/commands/maintain.ts', 'packages/cli/src/commands/maintain-table.ts'],
 ];
 
 const SOURCE_ROOTS = ['storage', 'orc', 'format', 'core', 'sink', 'maintenance', 'cli', 'tidemark'].map((p) => `packages/${p}/src`);
