@@ -25,21 +25,11 @@ import {
   SHARED_MACHINE_NOTE,
 } from './lib/report.mjs';
 import { runStandalone } from './lib/standalone.mjs';
-import { createUpsertTable } from './lib/upsert-table.mjs';
+import { createUpsertTable, upsertRows } from './lib/upsert-table.mjs';
 
 export const name = 'changelog';
 
 const PRODUCERS = ['none', 'input', 'lookup', 'full-compaction'];
-
-function batch(commit, rows) {
-  const out = [];
-  const space = rows * 4;
-  for (let i = 0; i < rows; i++) {
-    const k = (commit * 7919 + i * 13) % space;
-    out.push(i % 20 === 19 && commit > 0 ? { k, v: null, n: null, op: '-D' } : { k, v: `c${commit}-r${i}`, n: BigInt(i), op: '+U' });
-  }
-  return out;
-}
 
 /**
  * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number }} [options]
@@ -65,7 +55,7 @@ export async function run(options = {}) {
           const commit = t.newCommit();
           const t0 = performance.now();
           for (let i = 0; i < (warmup ? 2 : commits); i++) {
-            await writer.write(batch(i, warmup ? 500 : rows));
+            await writer.write(upsertRows(i, warmup ? 500 : rows, { deletes: true }));
             await commit.commit({ identifier: BigInt(i + 1), messages: await writer.prepareCommit() });
           }
           const writeMs = performance.now() - t0;

@@ -26,15 +26,9 @@ import {
 } from './lib/report.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 import { percentile } from './lib/stats.mjs';
-import { createUpsertTable } from './lib/upsert-table.mjs';
+import { createUpsertTable, upsertRows } from './lib/upsert-table.mjs';
 
 export const name = 'streaming';
-
-function upserts(commit, rows) {
-  const out = [];
-  for (let i = 0; i < rows; i++) out.push({ k: (commit * 7919 + i * 13) % (rows * 4), v: `c${commit}-r${i}`, n: BigInt(i) });
-  return out;
-}
 
 /**
  * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number, poll?: number }} [options]
@@ -64,7 +58,7 @@ export async function run(options = {}) {
         }
       })();
       for (let i = 0; i < commits; i++) {
-        const r = await t.append(upserts(i, 10));
+        const r = await t.append(upsertRows(i, 10));
         // The APPEND snapshot (a writer compaction may add a COMPACT one, which has no changes).
         committedAt.set((r.snapshotIds ?? [r.snapshotId])[0], true);
         await sleep(150);
@@ -95,7 +89,7 @@ export async function run(options = {}) {
         log(`${b.backend}: 10 commits of ${rows} upserts, changelog-producer = ${producer}`);
         const tt = await createUpsertTable(core, io, b.root, `bench.ov_${producer}`, producer);
         const t0 = performance.now();
-        for (let i = 0; i < 10; i++) await tt.append(upserts(i, rows));
+        for (let i = 0; i < 10; i++) await tt.append(upsertRows(i, rows));
         row[producer] = { ms: performance.now() - t0, bytes: await parquetBytes(io, tt.location) };
       }
       overhead.push(row);

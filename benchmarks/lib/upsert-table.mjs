@@ -17,3 +17,20 @@ export async function createUpsertTable(core, io, warehouse, tableName, producer
   });
   return core.openTable(catalog.tableLocation(tableName), { fileIO: io });
 }
+
+/**
+ * The `rows` upserts of commit `commit`: keys spread over 4 × rows, so later commits update earlier
+ * keys. With `deletes`, every 20th row of a commit after the first deletes its key instead, and
+ * every row names its kind (`op`).
+ */
+export function upsertRows(commit, rows, { deletes = false } = {}) {
+  const out = [];
+  const space = rows * 4;
+  for (let i = 0; i < rows; i++) {
+    const k = (commit * 7919 + i * 13) % space;
+    const row = { k, v: `c${commit}-r${i}`, n: BigInt(i) };
+    if (!deletes) out.push(row);
+    else out.push(i % 20 === 19 && commit > 0 ? { k, v: null, n: null, op: '-D' } : { ...row, op: '+U' });
+  }
+  return out;
+}
