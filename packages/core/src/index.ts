@@ -47,7 +47,8 @@ export {
   type FileSystemCatalogOptions,
   type Identifier,
 } from './catalog.js';
-export { SchemaValidationError, buildInitialSchema, type ColumnSpec, type TableSpec } from './schema-builder.js';
+export { buildInitialSchema, type ColumnSpec, type TableSpec } from './schema-builder.js';
+export { SchemaValidationError } from './schema-validation.js';
 export {
   SchemaChangeError,
   SchemaChanges,

@@ -23,7 +23,8 @@ import {
 import { tableOptions } from './core-options.js';
 import { TidemarkUserError } from './errors.js';
 import { SchemaManager } from './schema-manager.js';
-import { reassignNestedIds, validateOptions } from './schema-builder.js';
+import { reassignNestedIds } from './schema-builder.js';
+import { validateTableSchema } from './schema-validation.js';
 import { SnapshotManager } from './snapshot-manager.js';
 import type { TablePaths } from './table-paths.js';
 
@@ -182,7 +183,7 @@ export async function applySchemaChanges(
   }
   const next = draft.toSchema(schema.id + 1, context.timeMillis ?? Date.now());
   try {
-    validateOptions(next);
+    validateTableSchema(next);
   } catch (e) {
     throw new SchemaChangeError(`the changed schema is invalid: ${(e as Error).message}`, undefined, { cause: e });
   }
