@@ -168,6 +168,7 @@ export type { WriteValue } from './write/value-conversion.js';
 export type { CommitMessage, Committable } from './commit-message.js';
 export {
   FileStoreCommit,
+  alreadyCommittedReason,
   type CommitAttemptReport,
   type CommitCallOptions,
   type CommitLogger,

@@ -322,7 +322,12 @@ class Parser {
       if (ci.length === 1) return ci[0]!;
     }
     const names = this.fields.map((f) => f.name).join(', ');
-    throw new PredicateError(`unknown column '${name}' at position ${t.pos + 1} in predicate; columns are: ${names}`);
+    // "paid" is a column name in SQL; a shell user usually meant the string.
+    const hint =
+      quoted && this.text[t.pos] === '"'
+        ? ` ("${name}" in double quotes names a column; a string takes single quotes: '${name.replaceAll("'", "''")}')`
+        : '';
+    throw new PredicateError(`unknown column '${name}' at position ${t.pos + 1} in predicate${hint}; columns are: ${names}`);
   }
 
   private convert(lit: RawLiteral, field: DataField): unknown {

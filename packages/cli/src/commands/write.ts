@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { LocalFileIO } from '@tidemark/storage';
 import { CorruptFileError, readParquetFile, type DataField, type DataType } from '@tidemark/format';
 import {
+  alreadyCommittedReason,
   commitNotApplied,
   parseRowKind,
   rowKindToString,
@@ -63,7 +64,7 @@ export const writeCommand = defineCommand({
     const inputArg = o.input ?? '-';
     if (format === 'parquet' && inputArg === '-') throw new UsageError("'--format parquet' needs '--input <file>'", 'write');
     const inputPath = inputArg === '-' ? undefined : resolvePath(ctx.cwd, inputArg);
-    if (inputPath !== undefined) await checkInputFile(inputPath);
+    if (inputPath !== undefined) await checkInputFile(inputPath, format);
 
     const rowKindField = o['row-kind-field'];
     await withTable(args.named['table']!, ctx, async (table) => {
@@ -72,9 +73,9 @@ export const writeCommand = defineCommand({
       const identifier = o['commit-identifier'] !== undefined ? BigInt(o['commit-identifier']) : undefined;
       if (identifier !== undefined) {
         // Checked before reading the input, so a retried job writes no data files at all.
-        const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
-        if (todo.length === 0) {
-          const reason = `commit identifier ${identifier} of commit user '${commit.commitUser}' was already committed`;
+        const last = await commit.lastCommittedIdentifier();
+        if (last !== null && identifier <= last) {
+          const reason = alreadyCommittedReason(identifier, commit.commitUser, last);
           const dry = o['dry-run'] ? { dryRun: true } : {};
           if (o.json)
             await printLine(ctx, JSON.stringify({ command: 'write', table: table.location, ...dry, status: 'skipped', rows: 0, reason }));
@@ -183,7 +184,7 @@ async function printPlan(ctx: CommandContext, location: string, rows: number, pl
 }
 
 /** Refuses a missing or unreadable input up front, naming it, before the table is touched. */
-async function checkInputFile(path: string): Promise<void> {
+async function checkInputFile(path: string, format: string): Promise<void> {
   let st;
   try {
     st = await stat(path);
@@ -194,6 +195,11 @@ async function checkInputFile(path: string): Promise<void> {
     });
   }
   if (st.isDirectory()) throw new InputError(`input file ${path} is a directory`);
+  // Parquet is read from its end (the footer) by byte ranges: a pipe or device has neither.
+  if (format === 'parquet' && !st.isFile()) {
+    throw new InputError(`input file ${path} is not a regular file: '--format parquet' reads a file by byte ranges`);
+  }
+  if (format === 'parquet' && st.size === 0) throw new InputError(`input file ${path} is empty, not a Parquet file`);
   try {
     await access(path, fsConstants.R_OK);
   } catch (e) {
