@@ -21,7 +21,7 @@ import { CliError, UsageError } from '../errors.js';
 import { InputError, readCsv, readJsonLines, type RowChunk } from '../input/row-input.js';
 import { parseKeyValues } from './create.js';
 import type { ProgressReporter } from '../output/progress.js';
-import { overwritePlanJson, printOverwritePlan } from './row-change-output.js';
+import { overwritePlanJson, partitionText, plural, printList, printOverwritePlan } from './row-change-output.js';
 import { dryRunOption, jsonOption, printLine, progressFor, quietOption, tableArgument, withTable } from './shared.js';
 
 /** `tidemark write`: append or overwrite rows. */
@@ -30,14 +30,15 @@ export const writeCommand = defineCommand({
   summary: 'write rows from a file or stdin and commit them as one snapshot',
   usage: {
     synopsis: [
-      'write <table> [--input <file> | -] [--format jsonl|csv|parquet] [--row-kind-field F] [--overwrite [--partition k=v]... [--dry-run]] [--commit-user U --commit-identifier N] [--json]',
+      'write <table> [--input <file> | -] [--format jsonl|csv|parquet] [--row-kind-field F] [--overwrite [--partition k=v]...] [--dry-run] [--commit-user U --commit-identifier N] [--json]',
     ],
     description:
       'JSON lines input uses the value formats `tidemark read --format jsonl` prints. On a primary-key table every row is an upsert ' +
       '(the latest row per key wins); with --row-kind-field F, field F of each row holds its kind: +I or +U (upsert), -U or -D ' +
       '(retract / delete the key); F is not a column. Prints the new snapshot id, or that the identifier was already committed by that user. ' +
-      'With --overwrite --dry-run the input is read and checked but nothing is written: it prints the partitions that would be ' +
-      'replaced, with their current data files and rows, and the rows each would get.',
+      'With --dry-run the input is read and checked as the real write checks it, but nothing is written: it prints the rows per ' +
+      'partition it would append, or with --overwrite the partitions that would be replaced, with their current data files and ' +
+      'rows, and the rows each would get.',
     positionals: [tableArgument],
     options: {
       input: { type: 'string', valueName: 'file|-', description: 'input file, or - for stdin (default -)' },
@@ -49,13 +50,13 @@ export const writeCommand = defineCommand({
       },
       overwrite: { type: 'boolean', description: 'replace the partitions written (or the given --partition)' },
       partition: { type: 'multiple', valueName: 'k=v', description: 'static partition to overwrite' },
-      'dry-run': { ...dryRunOption, description: 'with --overwrite: report the partitions it would replace, writing nothing' },
+      'dry-run': { ...dryRunOption, description: 'check the input and report what it would append (or replace), writing nothing' },
       'commit-user': { type: 'string', valueName: 'U', description: 'commit user, for idempotent retries' },
       'commit-identifier': { type: 'integer', min: 0, valueName: 'N', description: 'commit identifier; skipped if U already committed it' },
       quiet: quietOption,
       json: jsonOption,
     },
-    requires: { partition: 'overwrite', 'dry-run': 'overwrite', 'commit-identifier': 'commit-user', 'commit-user': 'commit-identifier' },
+    requires: { partition: 'overwrite', 'commit-identifier': 'commit-user', 'commit-user': 'commit-identifier' },
   },
   async run(args, ctx) {
     const o = args.options;
@@ -92,6 +93,7 @@ export const writeCommand = defineCommand({
       const kinds = new Map<string, number>();
       let result: CommitResult | undefined;
       let plan: OverwritePlan | undefined;
+      let appendPlan: ReturnType<TableWrite['routedRows']> | undefined;
       try {
         if (format === 'parquet') {
           for await (const batch of readParquetInput(inputPath!)) {
@@ -115,8 +117,10 @@ export const writeCommand = defineCommand({
           }
         }
         progress.finish();
-        if (dryRun) {
+        if (dryRun && o.overwrite) {
           plan = await commit.planOverwrite(writer.routedRows(), partition.size > 0 ? { partition: Object.fromEntries(partition) } : {});
+        } else if (dryRun) {
+          appendPlan = writer.routedRows();
         } else {
           const messages = await writer.prepareCommit();
           const committable = { messages, ...(identifier !== undefined ? { identifier } : {}) };
@@ -139,6 +143,11 @@ export const writeCommand = defineCommand({
       }
       if (plan !== undefined) {
         await printPlan(ctx, table.location, rows, plan, o.json);
+        return;
+      }
+      if (appendPlan !== undefined) {
+        const partitions = appendPlan.map((p) => ({ partition: table.paths.partitionSpec(p.partition), rowsWritten: p.rows }));
+        await printAppendPlan(ctx, table.location, rows, partitions, o.json);
         return;
       }
       if (result === undefined) return;
@@ -166,6 +175,33 @@ export const writeCommand = defineCommand({
     });
   },
 });
+
+/** Prints what `write --dry-run` (without --overwrite) would append, text or `--json`. */
+async function printAppendPlan(
+  ctx: CommandContext,
+  location: string,
+  rows: number,
+  partitions: ReadonlyArray<{ partition: Record<string, string>; rowsWritten: number }>,
+  json: boolean,
+): Promise<void> {
+  const sorted = [...partitions].sort((a, b) => partitionText(a.partition).localeCompare(partitionText(b.partition)));
+  if (json) {
+    const summary = { command: 'write', table: location, dryRun: true, status: 'dry-run', rows, overwrite: false, partitions: sorted };
+    await writeJsonSummary(ctx.stdout, summary, ctx.signal);
+    return;
+  }
+  await printLine(
+    ctx,
+    rows === 0
+      ? 'dry run: the input has no rows; a real run would create no snapshot; nothing was written'
+      : `dry run: ${plural(rows, 'row')} checked; would append them to ${plural(sorted.length, 'partition')} as one snapshot; nothing was written`,
+  );
+  await printList(
+    ctx,
+    sorted.map((p) => `partition ${partitionText(p.partition)}: ${plural(p.rowsWritten, 'row')}`),
+    'partition',
+  );
+}
 
 /** Prints the plan of `write --overwrite --dry-run`, text or `--json`. */
 async function printPlan(ctx: CommandContext, location: string, rows: number, plan: OverwritePlan, json: boolean): Promise<void> {
