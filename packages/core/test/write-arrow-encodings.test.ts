@@ -100,7 +100,7 @@ describe('values the column type cannot hold exactly are refused, naming column 
   for (const [what, columns, message] of cases) {
     it(what, async () => {
       const t = await table({ fields });
-      await expect(t.append(arrow.tableFromArrays(columns as never))).rejects.toThrow(message);
+      await expect(t.append(arrow.tableFromArrays(columns as Record<string, unknown[]>))).rejects.toThrow(message);
       expect(await t.snapshotManager.latestId()).toBeNull();
     });
   }
