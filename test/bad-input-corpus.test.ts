@@ -4,15 +4,29 @@
  * one-line message naming the file, line, column or option, no stack trace, and that the table is
  * exactly as before: same files (path, size and content hash, so snapshots, hints, manifests and
  * data files included) and no file left behind.
+ *
+ * Setting the table up and the follow-up checks of fixed inputs run the CLI in this process
+ * (`main()`): there the process boundary is not what is tested, and at a load of 20 a process
+ * start alone can take seconds. Every test's time budget scales with the commands it runs.
  */
 import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runTidemark, type ProcessResult } from './support/cli-process.js';
+import { runMain, type MainResult } from './support/cli-main.js';
+import { runTidemark } from './support/cli-process.js';
 
-const GUARD = { timeoutMs: 30_000 };
+/**
+ * Hang guard of one binary run: a killed process fails its case. Generous, since on a loaded
+ * machine (CI at load 20) a node start and a command can take tens of seconds; a real hang never
+ * ends, so only the bound matters, not its size.
+ */
+const PROCESS_BUDGET_MS = 120_000;
+/** Budget of one command run in this process (a few seconds alone; many times that under load). */
+const COMMAND_BUDGET_MS = 30_000;
+/** A test's timeout: its commands' budgets plus room for its own file checks. */
+const budget = (commands: number, each = COMMAND_BUDGET_MS): number => commands * each + 30_000;
 let dir: string;
 let table: string;
 
@@ -30,8 +44,9 @@ function fileState(root: string): string[] {
   return out.sort();
 }
 
-async function ok(args: string[], stdin?: string): Promise<ProcessResult> {
-  const r = await runTidemark(args, { cwd: dir, ...GUARD, ...(stdin !== undefined ? { stdin } : {}) });
+/** Runs a command that must succeed, in this process. */
+async function ok(args: string[], stdin?: string): Promise<MainResult> {
+  const r = await runMain(args, { cwd: dir, ...(stdin !== undefined ? { stdin } : {}) });
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   return r;
@@ -58,7 +73,7 @@ beforeAll(async () => {
   await ok(['write', table], '{"id":3,"p":null}\n{"id":4,"p":""}\n');
   await ok(['write', table], '{"id":5,"p":"a"}\n');
   await ok(['tag', 'create', table, 't3']);
-});
+}, budget(6));
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -388,83 +403,111 @@ describe.concurrent('bad input: clear error, right exit code, table unchanged', 
         const dirs: CaseDirs = { dir: caseDir, table: caseTable, file: (name, content) => file(name, content, caseDir) };
         const before = fileState(caseTable);
         expect(before).toEqual(fileState(table)); // the copy is the populated table, file for file
-        const r = await runTidemark(c.args(dirs), { cwd: caseDir, ...GUARD, ...(c.stdin !== undefined ? { stdin: c.stdin } : {}) });
+        const r = await runTidemark(c.args(dirs), {
+          cwd: caseDir,
+          timeoutMs: PROCESS_BUDGET_MS,
+          ...(c.stdin !== undefined ? { stdin: c.stdin } : {}),
+        });
         expect(r.timedOut).toBe(false);
         expect(r.stderr).toMatch(c.message);
         expect(r.code).toBe(c.code);
         expect(r.stderr).not.toMatch(/\n\s+at /);
         expect(r.stderr).not.toMatch(/unexpected error:/);
         expect(fileState(caseTable)).toEqual(before);
-        // Cases running side by side each take longer than alone: the timeout is a hang guard, not a speed check.
       },
-      180_000,
+      // One binary run; cases running side by side each take longer than alone: a hang guard, not a speed check.
+      budget(1, PROCESS_BUDGET_MS),
     );
   }
 });
 
 describe('inputs that used to go wrong now do what the docs say', () => {
-  it('a UTF-8 byte order mark is skipped (jsonl and csv)', async () => {
-    const t = join(dir, 'wh', 'db.db', 'bom');
-    await ok(['create', t, '--schema', '[{"name":"id","type":"INT"},{"name":"s","type":"STRING"}]']);
-    await ok(['write', t, '--input', file('bom.jsonl', '\ufeff{"id":1,"s":"é"}\n')]);
-    await ok(['write', t, '--format', 'csv', '--input', file('bom.csv', '\ufeffid,s\n2,ü\n')]);
-    const r = await ok(['read', t]);
-    expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual(['{"id":1,"s":"é"}', '{"id":2,"s":"ü"}']);
-  });
+  it(
+    'a UTF-8 byte order mark is skipped (jsonl and csv)',
+    async () => {
+      const t = join(dir, 'wh', 'db.db', 'bom');
+      await ok(['create', t, '--schema', '[{"name":"id","type":"INT"},{"name":"s","type":"STRING"}]']);
+      await ok(['write', t, '--input', file('bom.jsonl', '\ufeff{"id":1,"s":"é"}\n')]);
+      await ok(['write', t, '--format', 'csv', '--input', file('bom.csv', '\ufeffid,s\n2,ü\n')]);
+      const r = await ok(['read', t]);
+      expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual(['{"id":1,"s":"é"}', '{"id":2,"s":"ü"}']);
+    },
+    budget(4),
+  );
 
-  it('overwriting the default partition replaces NULL only, not blank or look-alike values', async () => {
-    const t = join(dir, 'wh', 'db.db', 'dflt');
-    await ok(['create', t, '--schema', '[{"name":"id","type":"INT"},{"name":"p","type":"STRING"}]', '--partition', 'p']);
-    const rows = [null, '', ' ', '\t', '__DEFAULT_PARTITION__', 'x'].map((p, i) => JSON.stringify({ id: i, p }));
-    await ok(['write', t], rows.join('\n') + '\n');
-    await ok(['write', t, '--overwrite', '--partition', 'p=__DEFAULT_PARTITION__'], '{"id":10,"p":null}\n');
-    const r = await ok(['read', t]);
-    const got = r.stdout
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { id: number; p: string | null });
-    expect(got.sort((a, b) => a.id - b.id)).toEqual([
-      { id: 1, p: '' },
-      { id: 2, p: ' ' },
-      { id: 3, p: '\t' },
-      { id: 4, p: '__DEFAULT_PARTITION__' },
-      { id: 5, p: 'x' },
-      { id: 10, p: null },
-    ]);
-  });
+  it(
+    'overwriting the default partition replaces NULL only, not blank or look-alike values',
+    async () => {
+      const t = join(dir, 'wh', 'db.db', 'dflt');
+      await ok(['create', t, '--schema', '[{"name":"id","type":"INT"},{"name":"p","type":"STRING"}]', '--partition', 'p']);
+      const rows = [null, '', ' ', '\t', '__DEFAULT_PARTITION__', 'x'].map((p, i) => JSON.stringify({ id: i, p }));
+      await ok(['write', t], rows.join('\n') + '\n');
+      await ok(['write', t, '--overwrite', '--partition', 'p=__DEFAULT_PARTITION__'], '{"id":10,"p":null}\n');
+      const r = await ok(['read', t]);
+      const got = r.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { id: number; p: string | null });
+      expect(got.sort((a, b) => a.id - b.id)).toEqual([
+        { id: 1, p: '' },
+        { id: 2, p: ' ' },
+        { id: 3, p: '\t' },
+        { id: 4, p: '__DEFAULT_PARTITION__' },
+        { id: 5, p: 'x' },
+        { id: 10, p: null },
+      ]);
+    },
+    budget(4),
+  );
 
-  it('--partition values are given as in directory names (a%2Fb is a/b)', async () => {
-    const t = join(dir, 'wh', 'db.db', 'esc');
-    await ok(['create', t, '--schema', '[{"name":"id","type":"INT"},{"name":"p","type":"STRING"}]', '--partition', 'p']);
-    await ok(['write', t], '{"id":1,"p":"a/b"}\n{"id":2,"p":"c"}\n');
-    await ok(['write', t, '--overwrite', '--partition', 'p=a%2Fb'], '{"id":3,"p":"a/b"}\n');
-    const r = await ok(['read', t]);
-    expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual(['{"id":2,"p":"c"}', '{"id":3,"p":"a/b"}']);
-  });
+  it(
+    '--partition values are given as in directory names (a%2Fb is a/b)',
+    async () => {
+      const t = join(dir, 'wh', 'db.db', 'esc');
+      await ok(['create', t, '--schema', '[{"name":"id","type":"INT"},{"name":"p","type":"STRING"}]', '--partition', 'p']);
+      await ok(['write', t], '{"id":1,"p":"a/b"}\n{"id":2,"p":"c"}\n');
+      await ok(['write', t, '--overwrite', '--partition', 'p=a%2Fb'], '{"id":3,"p":"a/b"}\n');
+      const r = await ok(['read', t]);
+      expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual(['{"id":2,"p":"c"}', '{"id":3,"p":"a/b"}']);
+    },
+    budget(4),
+  );
 
-  it('alter-type keeps or drops NOT NULL only when told', async () => {
-    const t = join(dir, 'wh', 'db.db', 'nn');
-    await ok(['create', t, '--schema', '[{"name":"id","type":"INT NOT NULL"}]']);
-    await ok(['alter', t, 'alter-type', 'id', 'BIGINT', 'NOT', 'NULL']);
-    const refused = await runTidemark(['write', t], { stdin: '{"id":null}\n', ...GUARD });
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/input line 1, column 'id'/);
-    await ok(['alter', t, 'alter-type', 'id', 'BIGINT', 'NULL']);
-    await ok(['write', t], '{"id":null}\n');
-  });
+  it(
+    'alter-type keeps or drops NOT NULL only when told',
+    async () => {
+      const t = join(dir, 'wh', 'db.db', 'nn');
+      await ok(['create', t, '--schema', '[{"name":"id","type":"INT NOT NULL"}]']);
+      await ok(['alter', t, 'alter-type', 'id', 'BIGINT', 'NOT', 'NULL']);
+      const refused = await runMain(['write', t], { cwd: dir, stdin: '{"id":null}\n' });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/input line 1, column 'id'/);
+      await ok(['alter', t, 'alter-type', 'id', 'BIGINT', 'NULL']);
+      await ok(['write', t], '{"id":null}\n');
+    },
+    budget(5),
+  );
 
-  it('expire-snapshots --dry-run reports the earliest snapshot the real run leaves', async () => {
-    const t = join(dir, 'wh', 'db.db', 'exp');
-    await ok(['create', t, '--schema', '[{"name":"id","type":"INT"}]']);
-    for (let i = 0; i < 5; i++) await ok(['write', t], `{"id":${i}}\n`);
-    const dry = await ok(['expire-snapshots', t, '--retain-min', '1', '--retain-max', '2', '--dry-run', '--json']);
-    expect(JSON.parse(dry.stdout)).toMatchObject({ dryRun: true, earliestSnapshotId: 4 });
-    const real = await ok(['expire-snapshots', t, '--retain-min', '1', '--retain-max', '2', '--json']);
-    expect(JSON.parse(real.stdout)).toMatchObject({ dryRun: false, earliestSnapshotId: 4 });
-  });
+  it(
+    'expire-snapshots --dry-run reports the earliest snapshot the real run leaves',
+    async () => {
+      const t = join(dir, 'wh', 'db.db', 'exp');
+      await ok(['create', t, '--schema', '[{"name":"id","type":"INT"}]']);
+      for (let i = 0; i < 5; i++) await ok(['write', t], `{"id":${i}}\n`);
+      const dry = await ok(['expire-snapshots', t, '--retain-min', '1', '--retain-max', '2', '--dry-run', '--json']);
+      expect(JSON.parse(dry.stdout)).toMatchObject({ dryRun: true, earliestSnapshotId: 4 });
+      const real = await ok(['expire-snapshots', t, '--retain-min', '1', '--retain-max', '2', '--json']);
+      expect(JSON.parse(real.stdout)).toMatchObject({ dryRun: false, earliestSnapshotId: 4 });
+    },
+    budget(8),
+  );
 
-  it('a directory for a new table in a fresh database is fine', async () => {
-    mkdirSync(join(dir, 'wh2'), { recursive: true });
-    await ok(['create', join(dir, 'wh2', 'x.db', 't'), '--schema', '[{"name":"id","type":"INT"}]']);
-  });
+  it(
+    'a directory for a new table in a fresh database is fine',
+    async () => {
+      mkdirSync(join(dir, 'wh2'), { recursive: true });
+      await ok(['create', join(dir, 'wh2', 'x.db', 't'), '--schema', '[{"name":"id","type":"INT"}]']);
+    },
+    budget(1),
+  );
 });
