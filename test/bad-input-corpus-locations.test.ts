@@ -35,16 +35,20 @@ describe('a scheme without //', () => {
 
 describe.skipIf(!s3Available('s3a:// locations'))('s3a:// on the S3 server', () => {
   useCliS3Env();
-  it('a table created and written through s3a:// reads back through s3://', async () => {
-    const key = `${s3TestBucket()}/${uniquePrefix('s3a')}/db.db/t`;
-    expect((await runMain(['create', `s3a://${key}`, '--schema', schema])).code).toBe(0);
-    const w = await runMain(['write', `s3a://${key}`], { stdin: '{"id":1}\n{"id":2}\n' });
-    expect(w.stderr).toBe('');
-    expect(w.code).toBe(0);
-    const r = await runMain(['read', `s3://${key}`]);
-    expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual(['{"id":1}', '{"id":2}']);
-    const again = await runMain(['read', `s3a://${key}`, '--format', 'csv']);
-    expect(again.stdout.split(/\r?\n/).filter(Boolean).sort()).toEqual(['1', '2', 'id']);
-    expect(existsSync(join(dir, 's3a:'))).toBe(false);
-  });
+  it(
+    'a table created and written through s3a:// reads back through s3://',
+    async () => {
+      const key = `${s3TestBucket()}/${uniquePrefix('s3a')}/db.db/t`;
+      expect((await runMain(['create', `s3a://${key}`, '--schema', schema])).code).toBe(0);
+      const w = await runMain(['write', `s3a://${key}`], { stdin: '{"id":1}\n{"id":2}\n' });
+      expect(w.stderr).toBe('');
+      expect(w.code).toBe(0);
+      const r = await runMain(['read', `s3://${key}`]);
+      expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual(['{"id":1}', '{"id":2}']);
+      const again = await runMain(['read', `s3a://${key}`, '--format', 'csv']);
+      expect(again.stdout.split(/\r?\n/).filter(Boolean).sort()).toEqual(['1', '2', 'id']);
+      expect(existsSync(join(dir, 's3a:'))).toBe(false);
+    },
+    4 * 30_000 + 30_000,
+  );
 });

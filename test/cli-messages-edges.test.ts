@@ -73,7 +73,7 @@ beforeAll(async () => {
   await ok(['create', dv, '--schema', '[{"name":"id","type":"INT"}]', '--option', 'deletion-vectors.enabled=true']);
   await ok(['write', dv], jsonl(Array.from({ length: 10 }, (_, id) => ({ id }))));
   await ok(['delete', dv, '--where', 'id < 4']);
-});
+}, 13 * 30_000); // thirteen commands, each given 30 s on a loaded machine
 
 describe('inspect', () => {
   it('a primary-key table holds records before merging, not rows', async () => {
@@ -209,11 +209,11 @@ describe('damaged Parquet input', () => {
   ] as const) {
     it(`${name}: one line naming the file and the damage, promptly`, async () => {
       const file = damaged(name, offset, delta);
-      const r = await runTidemark(['write', append, '--format', 'parquet', '--input', file], { timeoutMs: 60_000 });
+      const r = await runTidemark(['write', append, '--format', 'parquet', '--input', file], { timeoutMs: 120_000 });
       expect(r.timedOut).toBe(false);
       expect(r.stderr).toContain(`tidemark write: input ${file}: cannot decode Parquet footer (damaged metadata): ${detail}`);
       expect(r.stderr).not.toMatch(/is not a function|Cannot read properties|unexpected error/);
       expect(r.code).toBe(1);
-    });
+    }, 180_000);
   }
 });

@@ -30,17 +30,20 @@ function files(root: string): string[] {
 
 const jsonl = (rows: object[]): string => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
 
-beforeAll(async () => {
-  const schema = '[{"name":"id","type":"INT NOT NULL"},{"name":"day","type":"STRING"},{"name":"status","type":"STRING"}]';
-  expect((await runMain(['create', table, '--schema', schema, '--partition', 'day'])).code).toBe(0);
-  const w = await runMain(['write', table], {
-    stdin: jsonl([
-      { id: 1, day: 'a', status: 'paid' },
-      { id: 2, day: 'b', status: 'open' },
-    ]),
-  });
-  expect(w.code).toBe(0);
-});
+beforeAll(
+  async () => {
+    const schema = '[{"name":"id","type":"INT NOT NULL"},{"name":"day","type":"STRING"},{"name":"status","type":"STRING"}]';
+    expect((await runMain(['create', table, '--schema', schema, '--partition', 'day'])).code).toBe(0);
+    const w = await runMain(['write', table], {
+      stdin: jsonl([
+        { id: 1, day: 'a', status: 'paid' },
+        { id: 2, day: 'b', status: 'open' },
+      ]),
+    });
+    expect(w.code).toBe(0);
+  },
+  2 * 30_000 + 30_000,
+);
 
 describe('write --dry-run', () => {
   it('checks every row, reports what it would append per partition and writes nothing', async () => {

@@ -26,12 +26,13 @@ describe.skipIf(!s3Available('S3 server env lines') || dataDir === undefined)('s
       `printf '{"id":7}\\n' | node '${TIDEMARK_BIN}' write '${location}'`,
       `node '${TIDEMARK_BIN}' read '${location}'`,
     ].join(' && ');
-    const r = await run('bash', ['-c', shell], { env: { ...bareEnv, TIDEMARK_NO_PROGRESS: '1' }, timeout: 120_000 }).catch(
+    // Four processes in a row: a hang guard of 2 minutes each at most.
+    const r = await run('bash', ['-c', shell], { env: { ...bareEnv, TIDEMARK_NO_PROGRESS: '1' }, timeout: 480_000 }).catch(
       (e: { stdout?: string; stderr?: string; message: string }) => e,
     );
     expect('stderr' in r ? r.stderr : '').toBe('');
     expect(r.stdout).toContain('{"id":7}\n');
-  });
+  }, 540_000);
 
   it('name the endpoint both ways and export every variable', async () => {
     const { stdout } = await run('bash', [script, 'status', dataDir!]);
