@@ -4,13 +4,12 @@
  * SDK or OpenSSL text), and no S3 command prints the AWS SDK's Node-version warning. The binary,
  * not `main()`, because the warning is a process-level one.
  */
-import { createServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runTidemark } from './support/cli-process.js';
+import { closedPort } from './support/net-ports.js';
 import { cliS3Variables, s3Available, s3TestBucket, s3TestEnv, uniquePrefix } from './support/s3.js';
 
 const home = mkdtempSync(join(tmpdir(), 'tidemark-s3-setup-home-'));
@@ -24,14 +23,6 @@ function userEnv(set: Record<string, string>): Record<string, string | undefined
       .map((k) => [k, undefined]),
   );
   return { ...cleared, HOME: home, AWS_EC2_METADATA_DISABLED: 'true', ...set };
-}
-
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 /** Hang guard of one binary run (a loaded machine can take tens of seconds to start node). */

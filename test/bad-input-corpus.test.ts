@@ -9,13 +9,13 @@
  * (`main()`): there the process boundary is not what is tested, and at a load of 20 a process
  * start alone can take seconds. Every test's time budget scales with the commands it runs.
  */
-import { createHash } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMain, type MainResult } from './support/cli-main.js';
 import { runTidemark } from './support/cli-process.js';
+import { fileState } from './support/file-state.js';
 
 /**
  * Hang guard of one binary run: a killed process fails its case. Generous, since on a loaded
@@ -29,20 +29,6 @@ const COMMAND_BUDGET_MS = 30_000;
 const budget = (commands: number, each = COMMAND_BUDGET_MS): number => commands * each + 30_000;
 let dir: string;
 let table: string;
-
-/** Every file under `root` with its size and content hash, sorted by path. */
-function fileState(root: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out.push(`${relative(root, p)} ${statSync(p).size} ${createHash('sha1').update(readFileSync(p)).digest('hex')}`);
-    }
-  };
-  walk(root);
-  return out.sort();
-}
 
 /** Runs a command that must succeed, in this process. */
 async function ok(args: string[], stdin?: string): Promise<MainResult> {
@@ -422,92 +408,68 @@ describe.concurrent('bad input: clear error, right exit code, table unchanged', 
 });
 
 describe('inputs that used to go wrong now do what the docs say', () => {
-  it(
-    'a UTF-8 byte order mark is skipped (jsonl and csv)',
-    async () => {
-      const t = join(dir, 'wh', 'db.db', 'bom');
-      await ok(['create', t, '--schema', '[{"name":"id","type":"INT"},{"name":"s","type":"STRING"}]']);
-      await ok(['write', t, '--input', file('bom.jsonl', '\ufeff{"id":1,"s":"é"}\n')]);
-      await ok(['write', t, '--format', 'csv', '--input', file('bom.csv', '\ufeffid,s\n2,ü\n')]);
-      const r = await ok(['read', t]);
-      expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual(['{"id":1,"s":"é"}', '{"id":2,"s":"ü"}']);
-    },
-    budget(4),
-  );
+  it('a UTF-8 byte order mark is skipped (jsonl and csv)', { timeout: budget(4) }, async () => {
+    const t = join(dir, 'wh', 'db.db', 'bom');
+    await ok(['create', t, '--schema', '[{"name":"id","type":"INT"},{"name":"s","type":"STRING"}]']);
+    await ok(['write', t, '--input', file('bom.jsonl', '\ufeff{"id":1,"s":"é"}\n')]);
+    await ok(['write', t, '--format', 'csv', '--input', file('bom.csv', '\ufeffid,s\n2,ü\n')]);
+    const r = await ok(['read', t]);
+    expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual(['{"id":1,"s":"é"}', '{"id":2,"s":"ü"}']);
+  });
 
-  it(
-    'overwriting the default partition replaces NULL only, not blank or look-alike values',
-    async () => {
-      const t = join(dir, 'wh', 'db.db', 'dflt');
-      await ok(['create', t, '--schema', '[{"name":"id","type":"INT"},{"name":"p","type":"STRING"}]', '--partition', 'p']);
-      const rows = [null, '', ' ', '\t', '__DEFAULT_PARTITION__', 'x'].map((p, i) => JSON.stringify({ id: i, p }));
-      await ok(['write', t], rows.join('\n') + '\n');
-      await ok(['write', t, '--overwrite', '--partition', 'p=__DEFAULT_PARTITION__'], '{"id":10,"p":null}\n');
-      const r = await ok(['read', t]);
-      const got = r.stdout
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as { id: number; p: string | null });
-      expect(got.sort((a, b) => a.id - b.id)).toEqual([
-        { id: 1, p: '' },
-        { id: 2, p: ' ' },
-        { id: 3, p: '\t' },
-        { id: 4, p: '__DEFAULT_PARTITION__' },
-        { id: 5, p: 'x' },
-        { id: 10, p: null },
-      ]);
-    },
-    budget(4),
-  );
+  it('overwriting the default partition replaces NULL only, not blank or look-alike values', { timeout: budget(4) }, async () => {
+    const t = join(dir, 'wh', 'db.db', 'dflt');
+    await ok(['create', t, '--schema', '[{"name":"id","type":"INT"},{"name":"p","type":"STRING"}]', '--partition', 'p']);
+    const rows = [null, '', ' ', '\t', '__DEFAULT_PARTITION__', 'x'].map((p, i) => JSON.stringify({ id: i, p }));
+    await ok(['write', t], rows.join('\n') + '\n');
+    await ok(['write', t, '--overwrite', '--partition', 'p=__DEFAULT_PARTITION__'], '{"id":10,"p":null}\n');
+    const r = await ok(['read', t]);
+    const got = r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { id: number; p: string | null });
+    expect(got.sort((a, b) => a.id - b.id)).toEqual([
+      { id: 1, p: '' },
+      { id: 2, p: ' ' },
+      { id: 3, p: '\t' },
+      { id: 4, p: '__DEFAULT_PARTITION__' },
+      { id: 5, p: 'x' },
+      { id: 10, p: null },
+    ]);
+  });
 
-  it(
-    '--partition values are given as in directory names (a%2Fb is a/b)',
-    async () => {
-      const t = join(dir, 'wh', 'db.db', 'esc');
-      await ok(['create', t, '--schema', '[{"name":"id","type":"INT"},{"name":"p","type":"STRING"}]', '--partition', 'p']);
-      await ok(['write', t], '{"id":1,"p":"a/b"}\n{"id":2,"p":"c"}\n');
-      await ok(['write', t, '--overwrite', '--partition', 'p=a%2Fb'], '{"id":3,"p":"a/b"}\n');
-      const r = await ok(['read', t]);
-      expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual(['{"id":2,"p":"c"}', '{"id":3,"p":"a/b"}']);
-    },
-    budget(4),
-  );
+  it('--partition values are given as in directory names (a%2Fb is a/b)', { timeout: budget(4) }, async () => {
+    const t = join(dir, 'wh', 'db.db', 'esc');
+    await ok(['create', t, '--schema', '[{"name":"id","type":"INT"},{"name":"p","type":"STRING"}]', '--partition', 'p']);
+    await ok(['write', t], '{"id":1,"p":"a/b"}\n{"id":2,"p":"c"}\n');
+    await ok(['write', t, '--overwrite', '--partition', 'p=a%2Fb'], '{"id":3,"p":"a/b"}\n');
+    const r = await ok(['read', t]);
+    expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual(['{"id":2,"p":"c"}', '{"id":3,"p":"a/b"}']);
+  });
 
-  it(
-    'alter-type keeps or drops NOT NULL only when told',
-    async () => {
-      const t = join(dir, 'wh', 'db.db', 'nn');
-      await ok(['create', t, '--schema', '[{"name":"id","type":"INT NOT NULL"}]']);
-      await ok(['alter', t, 'alter-type', 'id', 'BIGINT', 'NOT', 'NULL']);
-      const refused = await runMain(['write', t], { cwd: dir, stdin: '{"id":null}\n' });
-      expect(refused.code).toBe(1);
-      expect(refused.stderr).toMatch(/input line 1, column 'id'/);
-      await ok(['alter', t, 'alter-type', 'id', 'BIGINT', 'NULL']);
-      await ok(['write', t], '{"id":null}\n');
-    },
-    budget(5),
-  );
+  it('alter-type keeps or drops NOT NULL only when told', { timeout: budget(5) }, async () => {
+    const t = join(dir, 'wh', 'db.db', 'nn');
+    await ok(['create', t, '--schema', '[{"name":"id","type":"INT NOT NULL"}]']);
+    await ok(['alter', t, 'alter-type', 'id', 'BIGINT', 'NOT', 'NULL']);
+    const refused = await runMain(['write', t], { cwd: dir, stdin: '{"id":null}\n' });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/input line 1, column 'id'/);
+    await ok(['alter', t, 'alter-type', 'id', 'BIGINT', 'NULL']);
+    await ok(['write', t], '{"id":null}\n');
+  });
 
-  it(
-    'expire-snapshots --dry-run reports the earliest snapshot the real run leaves',
-    async () => {
-      const t = join(dir, 'wh', 'db.db', 'exp');
-      await ok(['create', t, '--schema', '[{"name":"id","type":"INT"}]']);
-      for (let i = 0; i < 5; i++) await ok(['write', t], `{"id":${i}}\n`);
-      const dry = await ok(['expire-snapshots', t, '--retain-min', '1', '--retain-max', '2', '--dry-run', '--json']);
-      expect(JSON.parse(dry.stdout)).toMatchObject({ dryRun: true, earliestSnapshotId: 4 });
-      const real = await ok(['expire-snapshots', t, '--retain-min', '1', '--retain-max', '2', '--json']);
-      expect(JSON.parse(real.stdout)).toMatchObject({ dryRun: false, earliestSnapshotId: 4 });
-    },
-    budget(8),
-  );
+  it('expire-snapshots --dry-run reports the earliest snapshot the real run leaves', { timeout: budget(8) }, async () => {
+    const t = join(dir, 'wh', 'db.db', 'exp');
+    await ok(['create', t, '--schema', '[{"name":"id","type":"INT"}]']);
+    for (let i = 0; i < 5; i++) await ok(['write', t], `{"id":${i}}\n`);
+    const dry = await ok(['expire-snapshots', t, '--retain-min', '1', '--retain-max', '2', '--dry-run', '--json']);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ dryRun: true, earliestSnapshotId: 4 });
+    const real = await ok(['expire-snapshots', t, '--retain-min', '1', '--retain-max', '2', '--json']);
+    expect(JSON.parse(real.stdout)).toMatchObject({ dryRun: false, earliestSnapshotId: 4 });
+  });
 
-  it(
-    'a directory for a new table in a fresh database is fine',
-    async () => {
-      mkdirSync(join(dir, 'wh2'), { recursive: true });
-      await ok(['create', join(dir, 'wh2', 'x.db', 't'), '--schema', '[{"name":"id","type":"INT"}]']);
-    },
-    budget(1),
-  );
+  it('a directory for a new table in a fresh database is fine', { timeout: budget(1) }, async () => {
+    mkdirSync(join(dir, 'wh2'), { recursive: true });
+    await ok(['create', join(dir, 'wh2', 'x.db', 't'), '--schema', '[{"name":"id","type":"INT"}]']);
+  });
 });

@@ -4,29 +4,16 @@
  * partition, and nothing is written: the table's files are exactly as before. `LIKE` in a
  * `--where` on the same table. Run in this process through `main()`.
  */
-import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMain } from './support/cli-main.js';
+import { fileState } from './support/file-state.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tidemark-write-dry-'));
 const table = join(dir, 'wh', 'db.db', 'orders');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function files(root: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out.push(`${relative(root, p)} ${statSync(p).size} ${createHash('sha1').update(readFileSync(p)).digest('hex')}`);
-    }
-  };
-  walk(root);
-  return out.sort();
-}
 
 const jsonl = (rows: object[]): string => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
 
@@ -47,7 +34,7 @@ beforeAll(
 
 describe('write --dry-run', () => {
   it('checks every row, reports what it would append per partition and writes nothing', async () => {
-    const before = files(table);
+    const before = fileState(table);
     const input = jsonl([
       { id: 3, day: 'a', status: 'paid' },
       { id: 4, day: 'c', status: 'partly paid' },
@@ -61,7 +48,7 @@ describe('write --dry-run', () => {
         '  partition day=a: 1 row\n' +
         '  partition day=c: 2 rows\n',
     );
-    expect(files(table)).toEqual(before);
+    expect(fileState(table)).toEqual(before);
     const json = await runMain(['write', table, '--dry-run', '--json'], { stdin: input });
     expect(JSON.parse(json.stdout)).toEqual({
       command: 'write',
@@ -75,11 +62,11 @@ describe('write --dry-run', () => {
         { partition: { day: 'c' }, rowsWritten: 2 },
       ],
     });
-    expect(files(table)).toEqual(before);
+    expect(fileState(table)).toEqual(before);
   });
 
   it('fails on a bad row naming its line, like the real write, and writes nothing', async () => {
-    const before = files(table);
+    const before = fileState(table);
     const input = join(dir, 'bad.jsonl');
     writeFileSync(
       input,
@@ -91,16 +78,16 @@ describe('write --dry-run', () => {
     const r = await runMain(['write', table, '--dry-run', '--input', input]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^tidemark write: input line 2, column 'id': .*NULL/);
-    expect(files(table)).toEqual(before);
+    expect(fileState(table)).toEqual(before);
   });
 
   it('checks a Parquet file the same way', async () => {
     const parquet = join(dir, 'rows.parquet');
     expect((await runMain(['read', table, '--format', 'parquet', '--output', parquet])).code).toBe(0);
-    const before = files(table);
+    const before = fileState(table);
     const r = await runMain(['write', table, '--format', 'parquet', '--input', parquet, '--dry-run']);
     expect(r.stdout.split('\n')[0]).toBe('dry run: 2 rows checked; would append them to 2 partitions as one snapshot; nothing was written');
-    expect(files(table)).toEqual(before);
+    expect(fileState(table)).toEqual(before);
   });
 });
 

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { S3FileIO, StorageConfigError, resolveS3Config, type S3Options } from '../src/index.js';
+import { closedPort } from '../../../test/support/net-ports.js';
 
 const AWS_VARIABLES = Object.keys(process.env).filter((k) => k.startsWith('AWS_') || k === 'HADOOP_CONF_DIR');
 const home = mkdtempSync(join(tmpdir(), 'tidemark-s3-setup-'));
@@ -31,15 +32,6 @@ afterAll(() => {
   }
   rmSync(home, { recursive: true, force: true });
 });
-
-/** A port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 const keys = { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'secret-example' };
 const fast = { maxAttempts: 2, retryBaseDelayMs: 1 };
