@@ -24,6 +24,7 @@ export {
   type OpenTableOptions,
   type TableOverwriteOptions,
 } from './table.js';
+export type { AfterCommitCall, AfterCommitJobs } from './commit/after-commit.js';
 export type {
   DeletionVectorFilePlan,
   OverwritePartitionPlan,
@@ -78,6 +79,10 @@ export {
   warnUnknownOptions,
   type ChangelogProducer,
   type OptionsLogger,
+  type PartitionExpireStrategy,
+  type TagCreationMode,
+  type TagCreationPeriod,
+  type TagPeriodFormatter,
   type StatsMode,
 } from './core-options.js';
 export { FileStorePathFactory, PartitionPathError, metadataPaths, type PartitionRef, type PathFactoryOptions } from './path-factory.js';
@@ -95,7 +100,27 @@ export {
 export { SchemaManager } from './schema-manager.js';
 export { SnapshotManager, listNumberedFiles, parseNumberedName, type LatestProbe } from './snapshot-manager.js';
 export { TagManager } from './tag-manager.js';
-export { createTag, deleteTag, listTags, validateTagName, type CreateTagOptions } from './tags.js';
+export { createTag, deleteTag, listTags, tagDurationOf, validateTagName, type CreateTagOptions } from './tags.js';
+export { TagAutoCreation, type AutoTagEvent, type TagAutoCreationRunOptions } from './auto-tag/tag-auto-creation.js';
+export { AutoTagState, runAutoTags, type AutoTagRunOptions, type AutoTagSummary } from './auto-tag/tag-auto-manager.js';
+
+// ---- partitions: listing, dropping, expiration ---------------------------------------------
+export { listPartitionEntries, type PartitionEntry } from './partition/partition-entries.js';
+export {
+  PartitionNotFoundError,
+  dropPartitions,
+  type DropPartitionsOptions,
+  type DropPartitionsSummary,
+  type DroppedPartition,
+} from './partition/drop-partitions.js';
+export {
+  expirePartitions,
+  type ExpirePartitionsOptions,
+  type ExpirePartitionsSummary,
+  type ExpiredPartition,
+  type SkippedPartition,
+} from './partition/partition-expire.js';
+export type { DatePattern } from './partition/date-pattern.js';
 export { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
 export { parseTimestampMillis, resolveSnapshot, type SnapshotSources, type TimeTravelOptions } from './time-travel.js';
 
@@ -175,6 +200,7 @@ export {
   type CommitResult,
   type FileStoreCommitOptions,
   type OverwriteCallOptions,
+  type DropPartitionsCallOptions,
 } from './commit/file-store-commit.js';
 export { commitOptionsFromTable, commitOptionsOf, type CommitOptions } from './commit/commit-options.js';
 /** Building blocks (compaction, the sink's duplicate check): fold a snapshot's manifests to its live files. */
@@ -323,6 +349,7 @@ export {
   TimeTravelError,
 } from './errors.js';
 export { CorruptTableError, InvalidReadOptionError, UnsupportedTableFeatureError } from './scan/errors.js';
+export { CastValueError } from './cast/errors.js';
 export {
   CommitConflictError,
   CommitInputError,

@@ -20,7 +20,8 @@ import {
   type DataType,
   type TableSchema,
 } from '@tidemark/format';
-import { tableOptions } from './core-options.js';
+import { typeChangeRefusal } from './cast/cast-rules.js';
+import { tableOptions, type CoreOptions } from './core-options.js';
 import { TidemarkUserError } from './errors.js';
 import { SchemaManager } from './schema-manager.js';
 import { reassignNestedIds } from './schema-builder.js';
@@ -198,8 +199,11 @@ class SchemaDraft {
   comment: string | undefined;
   readonly partitionKeys: string[];
   readonly primaryKeys: string[];
+  /** The options before any change: Paimon checks type changes against them. */
+  readonly baseOptions: CoreOptions;
 
   constructor(schema: TableSchema) {
+    this.baseOptions = tableOptions(schema);
     this.fields = [...schema.fields];
     this.highest = schema.highestFieldId;
     for (const [k, v] of Object.entries(schema.options)) setOwn(this.options, k, v);
@@ -298,7 +302,7 @@ class SchemaDraft {
         { column: name },
       );
     }
-    checkWidening(name, field.type, target);
+    checkTypeChange(name, field.type, target, this.baseOptions);
     this.fields[i] = { ...field, type: target };
   }
 
@@ -437,53 +441,26 @@ function resolveType(type: string | DataType, column: string, what: string): Dat
 }
 
 /**
- * Refuses every type change except the lossless widenings the reader can cast old files to:
- * TINYINT → SMALLINT → INT → BIGINT, TINYINT/SMALLINT/INT/FLOAT → DOUBLE, DECIMAL(p,s) →
- * DECIMAL(p2,s) with p2 ≥ p, VARCHAR(n)/CHAR(n) → VARCHAR(m) with m ≥ n (STRING included),
- * BINARY(n)/VARBINARY(n) → VARBINARY(m) with m ≥ n, TIMESTAMP(p) → TIMESTAMP(p2) with p2 ≥ p (also
- * WITH LOCAL TIME ZONE). NOT NULL may be relaxed to nullable but never tightened.
+ * Refuses a column type change Paimon's `SchemaManager` refuses: a nullable column becoming NOT NULL
+ * (unless `alter-column-null-to-not-null.disabled` is false), and any change without both cast
+ * support (`DataTypeCasts.supportsCast`, explicit casts unless `disable-explicit-type-casting`) and
+ * a cast rule to read old values with (`CastExecutors.resolve`). See docs/writing.md, "Schema
+ * evolution", for the table of changes.
  */
-function checkWidening(column: string, from: DataType, to: DataType): void {
+function checkTypeChange(column: string, from: DataType, to: DataType, options: CoreOptions): void {
   const fromStr = typeToString(from);
   const toStr = typeToString(to);
-  if (from.nullable && !to.nullable) {
-    throw new SchemaChangeError(`cannot change column '${column}' from ${fromStr} to ${toStr}: a nullable column cannot become NOT NULL`, {
-      column,
-    });
-  }
-  if (!isWidening(from, to)) {
+  if (from.nullable && !to.nullable && options.alterColumnNullToNotNullDisabled) {
     throw new SchemaChangeError(
-      `cannot change column '${column}' from ${fromStr} to ${toStr}: only lossless widening is supported ` +
-        `(TINYINT→SMALLINT→INT→BIGINT, integers/FLOAT→DOUBLE, larger DECIMAL precision at the same scale, ` +
-        `longer VARCHAR/VARBINARY, higher TIMESTAMP precision)`,
+      `cannot change column '${column}' from ${fromStr} to ${toStr}: a nullable column cannot become NOT NULL ` +
+        `(set 'alter-column-null-to-not-null.disabled' = 'false' to allow it, as in Paimon)`,
       { column },
     );
   }
-}
-
-const INT_RANK: Readonly<Record<string, number>> = { TINYINT: 0, SMALLINT: 1, INT: 2, BIGINT: 3 };
-
-function isWidening(from: DataType, to: DataType): boolean {
-  const fi = INT_RANK[from.root];
-  const ti = INT_RANK[to.root];
-  if (fi !== undefined && ti !== undefined) return fi <= ti;
-  if (to.root === 'DOUBLE') return from.root === 'DOUBLE' || from.root === 'FLOAT' || (fi !== undefined && fi <= 2);
-  if (from.root === 'FLOAT' && to.root === 'FLOAT') return true;
-  if (from.root === 'DECIMAL' && to.root === 'DECIMAL') return from.scale === to.scale && from.precision <= to.precision;
-  if ((from.root === 'VARCHAR' || from.root === 'CHAR') && to.root === 'VARCHAR') return from.length <= to.length;
-  if (from.root === 'CHAR' && to.root === 'CHAR') return from.length === to.length;
-  if ((from.root === 'VARBINARY' || from.root === 'BINARY') && to.root === 'VARBINARY') return from.length <= to.length;
-  if (from.root === 'BINARY' && to.root === 'BINARY') return from.length === to.length;
-  if ((from.root === 'TIMESTAMP' || from.root === 'TIMESTAMP_LTZ') && to.root === from.root) {
-    return from.precision <= to.precision;
+  const refusal = typeChangeRefusal(from, to, { disableExplicitTypeCasting: options.disableExplicitTypeCasting });
+  if (refusal !== null) {
+    throw new SchemaChangeError(`cannot change column '${column}' from ${fromStr} to ${toStr}: ${refusal}`, { column });
   }
-  if (from.root === 'TIME' && to.root === 'TIME') return from.precision === to.precision;
-  if (from.root === to.root && (from.root === 'BOOLEAN' || from.root === 'DATE')) return true;
-  // Composite types: only a nullability relaxation of an otherwise identical type.
-  if (from.root === to.root && (from.root === 'ARRAY' || from.root === 'MAP' || from.root === 'MULTISET' || from.root === 'ROW')) {
-    return typeToString({ ...from, nullable: true } as DataType) === typeToString({ ...to, nullable: true } as DataType);
-  }
-  return false;
 }
 
 /**

@@ -46,7 +46,10 @@ import { DynamicBucketConflictError, snapshotIndexEntries } from './commit/index
 import { BucketDvMaintainer } from './deletion-vectors/bucket-dv-maintainer.js';
 import { deleteFromAppendTable } from './deletion-vectors/append-delete.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
-import { createTag, deleteTag, listTags, type CreateTagOptions } from './tags.js';
+import { createTag, deleteTag, listTags, tagDurationOf, type CreateTagOptions } from './tags.js';
+import { listPartitionEntries, type PartitionEntry } from './partition/partition-entries.js';
+import { dropPartitions, type DropPartitionsOptions, type DropPartitionsSummary } from './partition/drop-partitions.js';
+import { expirePartitions, type ExpirePartitionsOptions, type ExpirePartitionsSummary } from './partition/partition-expire.js';
 import { TableWrite, type CompactManagerContext, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
 import { writerCompactManager } from './compact/writer-compaction.js';
 import { SchemaManager } from './schema-manager.js';
@@ -59,7 +62,7 @@ import { TagManager } from './tag-manager.js';
 import { IncrementalRead, TableRead, type IncrementalReadOptions, type ReadOptions } from './read/table-read.js';
 import { StreamRead, type StreamReadOptions } from './read/stream-read.js';
 import { ConsumerManager } from './consumer-manager.js';
-import { AutoExpireState, expireAfterCommit } from './expire/auto-expire.js';
+import { afterCommitJobs, type AfterCommitJobs } from './commit/after-commit.js';
 import { partitionRowsOf, type OverwritePlan, type RowChangePlan, type RowChangeProgress } from './row-change-plan.js';
 
 /** Options of {@link openTable}. */
@@ -298,8 +301,11 @@ export class Table {
    * Like Java Paimon, every commit that creates a snapshot is followed by snapshot expiration
    * with the table's options (`snapshot.num-retained.min` 10, `snapshot.num-retained.max`,
    * `snapshot.time-retained` 1 h, `snapshot.expire.limit` 50), unless the table option
-   * `write-only` is `true` or `options.expire` is false. A failed expiration never fails the
-   * commit: it is logged through `options.logger`.
+   * `write-only` is `true` or `options.expire` is false. Before it come the table's automatic
+   * tags (`tag.automatic-creation`, `tag.num-retained-max`, tag retention) and, at most once per
+   * `partition.expiration-check-interval`, partition expiration (`partition.expiration-time`),
+   * also not for `write-only` tables. A failed job never fails the commit: it is logged through
+   * `options.logger`.
    *
    * @throws InvalidOptionError when the table option `write-only` is neither `true` nor `false`.
    */
@@ -709,9 +715,31 @@ export class Table {
     }
   }
 
-  /** Creates tag `name` on the latest snapshot (or `options.snapshotId`). */
+  /**
+   * Creates tag `name` on the latest snapshot (or `options.snapshotId`), retained for
+   * `options.timeRetained`, else for the table option `tag.default-time-retained` when set.
+   */
   createTag(name: string, options: CreateTagOptions = {}): Promise<Tag> {
-    return createTag(this.fileIO, this.paths, name, options);
+    const retained = this.context.options.tagDefaultTimeRetainedMs;
+    const timeRetained = options.timeRetained ?? (retained === null ? undefined : tagDurationOf(retained));
+    return createTag(this.fileIO, this.paths, name, { ...options, ...(timeRetained !== undefined ? { timeRetained } : {}) });
+  }
+
+  /** Each partition of the latest snapshot (or `snapshotId`) with its records, files, size and last update (Paimon's `$partitions`). */
+  async partitions(options: { readonly snapshotId?: number; readonly signal?: AbortSignal } = {}): Promise<PartitionEntry[]> {
+    const snapshots = new SnapshotManager(this.fileIO, this.paths);
+    const snapshot = options.snapshotId !== undefined ? await snapshots.snapshotInChain(options.snapshotId) : await snapshots.latest();
+    return snapshot === null ? [] : listPartitionEntries(this.context, snapshot, options);
+  }
+
+  /** Drops the partitions matching `specs` in one OVERWRITE snapshot (see `dropPartitions`). */
+  dropPartitions(specs: readonly Readonly<Record<string, string>>[], options: DropPartitionsOptions = {}): Promise<DropPartitionsSummary> {
+    return dropPartitions(this.context, specs, options);
+  }
+
+  /** Drops the expired partitions (see `expirePartitions`; settings from the table options unless given). */
+  expirePartitions(options: ExpirePartitionsOptions = {}): Promise<ExpirePartitionsSummary> {
+    return expirePartitions(this.context, options);
   }
 
   /** Deletes tag `name`; throws TagNotFoundError when it does not exist. */
@@ -744,7 +772,8 @@ export interface NewCommitOptions extends FileStoreCommitOptions {
   readonly commitUser?: string;
   /**
    * Expire snapshots after each commit that creates one (default true; never when the table
-   * option `write-only` is `true`). See {@link Table.newCommit}.
+   * option `write-only` is `true`). Automatic tags and partition expiration follow the table
+   * options whatever this says. See {@link Table.newCommit}.
    */
   readonly expire?: boolean;
 }
@@ -913,17 +942,12 @@ async function commitClearing(commit: TableCommit, committable: CommittableInput
 }
 
 /**
- * What expiration runs learned, per table context: expiration only moves the earliest snapshot
- * forward, so what any committer of the table saw stays a safe bound for the others.
- */
-const expireStates = new WeakMap<TableContext, AutoExpireState>();
-
-/**
  * The commit path every writer uses (tables, the sink's committer, compaction): a committer for
  * the table of `context`, bound to one commit user. Its {@link FileStoreCommit} verifies on S3,
  * before the first snapshot, that the store refuses a second `If-None-Match: *` PUT; after each
- * commit that created a snapshot it expires snapshots with the table's options (unless the table
- * is `write-only` or `options.expire` is false). See {@link Table.newCommit}.
+ * commit that created a snapshot it runs the table's automatic tags, partition expiration and
+ * snapshot expiration (commit/after-commit.ts; none when the table is `write-only`, no snapshot
+ * expiration when `options.expire` is false). See {@link Table.newCommit}.
  *
  * @throws InvalidOptionError when the table option `write-only` is neither `true` nor `false`.
  */
@@ -931,38 +955,19 @@ export function newTableCommit(context: TableContext, options: NewCommitOptions 
   const commitUser = options.commitUser ?? randomUUID();
   const { expire, ...storeOptions } = options;
   const inner = new FileStoreCommit(context, { checkBaseDataFiles: true, shareWithTable: true, ...storeOptions });
-  const logger = options.logger ?? context.logger;
-  // Shared by the committers of one table context (each `table.append` / `delete` / `update`
-  // makes its own): what one run learned spares the next one-shot write its expiration requests.
-  let state = expireStates.get(context);
-  if (state === undefined) {
-    state = new AutoExpireState();
-    expireStates.set(context, state);
-  }
-  const known = state;
-  const clock = options.now ?? Date.now;
-  const autoExpire =
-    expire !== false && !context.options.writeOnly
-      ? async (): Promise<void> => {
-          const created = inner.lastCreated;
-          // Most commits cannot expire anything (too few snapshots, or all too young): no requests then.
-          if (created !== null && created.schemaId === context.schema.id) {
-            if (!known.mayExpire(created.id, created.schemaId, context.options, clock())) return;
-          }
-          const summary = await expireAfterCommit(context, { now: clock, logger });
-          if (summary === null || created === null) return;
-          const earliest = summary.earliestSnapshotId;
-          const next = earliest === null ? null : await inner.snapshots.tryGet(earliest + 1).catch(() => null);
-          known.learn(earliest, next?.timeMillis ?? null, created.schemaId, context.options);
-        }
-      : null;
-  return new TableCommit(inner, commitUser, () => Promise.resolve(), autoExpire);
+  const jobs = afterCommitJobs(context, inner, {
+    expireSnapshots: expire !== false,
+    now: options.now ?? Date.now,
+    logger: options.logger ?? context.logger,
+  });
+  return new TableCommit(inner, commitUser, () => Promise.resolve(), jobs);
 }
 
 /**
  * A {@link FileStoreCommit} bound to one commit user (from {@link newTableCommit}). After each
- * call that created a snapshot it runs `autoExpire` (snapshot expiration, see {@link Table.newCommit}),
- * unless the call passes `expire: false`; `autoExpire` must not throw (failures are logged).
+ * call that created a snapshot it runs the after-commit jobs (automatic tags, partition and
+ * snapshot expiration, see {@link Table.newCommit}); a call passing `expire: false` skips the
+ * snapshot expiration. The jobs never throw (failures are logged).
  */
 export class TableCommit {
   constructor(
@@ -970,7 +975,7 @@ export class TableCommit {
     readonly fileStoreCommit: FileStoreCommit,
     readonly commitUser: string,
     private readonly beforeCommit: () => Promise<void> = () => Promise.resolve(),
-    private readonly autoExpire: (() => Promise<void>) | null = null,
+    private readonly jobs: AfterCommitJobs | null = null,
   ) {}
 
   /**
@@ -984,8 +989,9 @@ export class TableCommit {
   ): Promise<CommitResult> {
     const { expire, ...callOptions } = options;
     await this.beforeCommit();
-    const result = await this.fileStoreCommit.commit(normalize(committable), { ...callOptions, commitUser: this.commitUser });
-    await this.afterCommit([result], expire);
+    const input = normalize(committable);
+    const result = await this.fileStoreCommit.commit(input, { ...callOptions, commitUser: this.commitUser });
+    await this.afterCommit([result], input.identifier, expire);
     return result;
   }
 
@@ -999,8 +1005,9 @@ export class TableCommit {
   ): Promise<CommitResult> {
     const { expire, ...callOptions } = options;
     await this.beforeCommit();
-    const result = await this.fileStoreCommit.overwrite(normalize(committable), { ...callOptions, commitUser: this.commitUser });
-    await this.afterCommit([result], expire);
+    const input = normalize(committable);
+    const result = await this.fileStoreCommit.overwrite(input, { ...callOptions, commitUser: this.commitUser });
+    await this.afterCommit([result], input.identifier, expire);
     return result;
   }
 
@@ -1038,16 +1045,18 @@ export class TableCommit {
     const { expire, ...callOptions } = options;
     await this.beforeCommit();
     const results = await this.fileStoreCommit.filterAndCommit(committables, this.commitUser, callOptions);
-    await this.afterCommit(results, expire);
+    const last =
+      committables.length === 0 ? null : committables.reduce((a, c) => (c.identifier > a ? c.identifier : a), committables[0]!.identifier);
+    await this.afterCommit(results, last, expire);
     return results;
   }
 
-  /** Runs the automatic expiration when a snapshot was created and neither side disabled it. */
-  private async afterCommit(results: readonly CommitResult[], expire: boolean | undefined): Promise<void> {
-    if (this.autoExpire === null || expire === false) return;
+  /** Runs the after-commit jobs when a snapshot was created. */
+  private async afterCommit(results: readonly CommitResult[], identifier: bigint | null, expire: boolean | undefined): Promise<void> {
+    if (this.jobs === null) return;
     if (!results.some((r) => r.status === 'committed')) return;
     // Best effort by contract; guard anyway so that a commit that succeeded is never reported as failed.
-    await this.autoExpire().catch(() => undefined);
+    await this.jobs.run({ identifier, expireSnapshots: expire !== false }).catch(() => undefined);
   }
 }
 

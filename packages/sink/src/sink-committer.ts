@@ -73,6 +73,8 @@ export interface SinkCommitterOptions {
    * table option `write-only` is `true`). Best effort: a failed run is logged, never fails the commit.
    */
   readonly autoExpire?: boolean;
+  /** Clock of the snapshot times (and so of automatic tags and partition expiration); default `Date.now` (tests). */
+  readonly now?: () => number;
 }
 
 interface PendingCheckpoint {
@@ -105,11 +107,12 @@ export class SinkCommitter {
     this.crash = options.crash ?? NO_CRASH;
     this.context = tableContext(options.fileIO, options.tableLocation, options.schema, options.logger ? { logger: options.logger } : {});
     const commitContext = { ...this.context, fileIO: withSnapshotCrashHook(options.fileIO, this.crash) };
-    // The table's commit path: conditional-write check on S3, then automatic expiration after each snapshot.
+    // The table's commit path: conditional-write check on S3, then automatic tags, partition and snapshot expiration after each snapshot.
     this.commit = newTableCommit(commitContext, {
       commitUser: this.commitUser,
       ...(options.autoExpire === false ? { expire: false } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.now ? { now: options.now } : {}),
     });
     this.locator = new DataFileLocator(this.context.paths, options.schema);
   }

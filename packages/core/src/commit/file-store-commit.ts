@@ -128,6 +128,15 @@ export interface OverwriteCallOptions {
   readonly force?: boolean;
 }
 
+/** Per-call options of {@link FileStoreCommit.dropPartitions}. */
+export interface DropPartitionsCallOptions {
+  readonly commitUser: string;
+  /** Commit identifier (default Long.MAX, a batch commit). */
+  readonly identifier?: bigint;
+  /** Snapshot properties. */
+  readonly properties?: Readonly<Record<string, string>>;
+}
+
 /**
  * One snapshot attempt of a commit, as reported to {@link FileStoreCommitOptions.onAttempt}: what
  * it tried, how it ended and the backoff drawn after it.
@@ -599,7 +608,6 @@ export class FileStoreCommit {
     const skipped = await this.skipIfCommitted(committable.identifier, user);
     if (skipped) return skipped;
     const adds: ManifestEntry[] = [];
-    const newIndex = indexChangesOf(committable.messages);
     for (const m of committable.messages) {
       if (
         (m.deletedFiles?.length ?? 0) > 0 ||
@@ -617,8 +625,67 @@ export class FileStoreCommit {
       options,
     );
     if (target === null) return { status: 'empty' };
-    const filter = target.filter;
+    return this.replacePartitions(committable, user, target.filter, adds, options.force === true);
+  }
 
+  /**
+   * Drops partitions: Paimon's drop-partition commit, one OVERWRITE snapshot that deletes every
+   * live data and index file of each partition matching one of `partitions` and adds nothing.
+   * Older snapshots keep reading the files until snapshot expiration and orphan cleanup reclaim
+   * them. Each partition is a spec naming some or all partition keys, values as in directory
+   * names (`partition.default-name` for NULL), or an exact serialized partition row (as in
+   * manifest entries). `empty` when no live file matches.
+   *
+   * @throws CommitInputError for an empty list or spec, a spec naming a non-partition column, or an unpartitioned table.
+   */
+  async dropPartitions(
+    partitions: readonly (Readonly<Record<string, string>> | Uint8Array)[],
+    options: DropPartitionsCallOptions,
+  ): Promise<CommitResult> {
+    const user = checkUser(options.commitUser);
+    if (this.partitionTypes.length === 0)
+      throw new CommitInputError(`table ${this.paths.root} is not partitioned: it has no partitions to drop`);
+    if (partitions.length === 0) throw new CommitInputError('dropping partitions needs at least one partition');
+    const rows = new Set<string>();
+    const specs: Array<Readonly<Record<string, string>>> = [];
+    for (const p of partitions) {
+      if (p instanceof Uint8Array) {
+        rows.add(partitionKey(p));
+        continue;
+      }
+      if (Object.keys(p).length === 0) throw new CommitInputError('a partition spec to drop must name at least one partition key');
+      this.checkSpecKeys(p, 'drop partition spec');
+      specs.push(p);
+    }
+    const cache = new Map<string, boolean>();
+    const filter = (p: Uint8Array): boolean => {
+      const key = partitionKey(p);
+      let hit = cache.get(key);
+      if (hit === undefined) {
+        hit = rows.has(key) || specs.some((spec) => this.matchesSpec(p, spec));
+        cache.set(key, hit);
+      }
+      return hit;
+    };
+    const identifier = options.identifier ?? BATCH_COMMIT_IDENTIFIER;
+    return this.replacePartitions(
+      { identifier, messages: [], ...(options.properties ? { properties: options.properties } : {}) },
+      user,
+      filter,
+      [],
+      false,
+    );
+  }
+
+  /** One OVERWRITE snapshot: the live files and index files of the partitions `filter` accepts are deleted, `adds` added. */
+  private async replacePartitions(
+    committable: Committable,
+    user: string,
+    filter: (p: Uint8Array) => boolean,
+    adds: readonly ManifestEntry[],
+    force: boolean,
+  ): Promise<CommitResult> {
+    const newIndex = indexChangesOf(committable.messages);
     const compute = async (latest: Snapshot | null): Promise<ManifestEntry[]> => {
       const live = latest === null ? [] : [...(await liveEntries(this.fileIO, this.paths, latest, filter, this.cache)).values()];
       return [...live.map((e): ManifestEntry => ({ ...e, kind: 'DELETE' })), ...adds];
@@ -635,7 +702,7 @@ export class FileStoreCommit {
     };
     // The input changelog of an overwrite holds the new rows, as Java's overwrite commit does.
     const overwriteChangelog = changelogEntriesOf(committable.messages);
-    if (adds.length === 0 && !options.force) {
+    if (adds.length === 0 && !force) {
       const latest = await this.snapshots.latest();
       if ((await compute(latest)).length === 0 && (await index(latest)).entries.length === 0) return { status: 'empty' };
     }
@@ -674,13 +741,7 @@ export class FileStoreCommit {
       return { mode: 'dynamic', filter: (p) => targets.has(partitionKey(p)) };
     }
     if (!hasSpec) return { mode: 'table', filter: () => true };
-    for (const k of Object.keys(spec)) {
-      if (!this.schema.partitionKeys.includes(k)) {
-        throw new CommitInputError(
-          `overwrite partition spec names '${k}', which is not a partition key of ${this.paths.root} (partition keys: ${this.schema.partitionKeys.join(', ') || 'none'})`,
-        );
-      }
-    }
+    this.checkSpecKeys(spec, 'overwrite partition spec');
     const cache = new Map<string, boolean>();
     const filter = (p: Uint8Array): boolean => {
       const key = partitionKey(p);
@@ -1378,6 +1439,16 @@ export class FileStoreCommit {
       this.logger.warn(
         `snapshot ${id} committed, but updating the LATEST hint in ${this.paths.snapshotDir} failed: ${(e as Error)?.message ?? String(e)}`,
       );
+    }
+  }
+
+  private checkSpecKeys(spec: Readonly<Record<string, string>>, what: string): void {
+    for (const k of Object.keys(spec)) {
+      if (!this.schema.partitionKeys.includes(k)) {
+        throw new CommitInputError(
+          `${what} names '${k}', which is not a partition key of ${this.paths.root} (partition keys: ${this.schema.partitionKeys.join(', ') || 'none'})`,
+        );
+      }
     }
   }
 

@@ -5,6 +5,7 @@
  * predicate's are used; any other column is "unknown" and never prunes.
  */
 import type { DataField, DataType, ParquetColumnChunkStats, ParquetRowGroupInfo, ParquetStatValue } from '@tidemark/format';
+import { formatStatsSurviveCast } from '../cast/cast-rules.js';
 import { mightMatch, predicateColumns, type ColumnStats, type Predicate } from '../predicate.js';
 
 /**
@@ -22,8 +23,8 @@ export function rowGroupFilter(
     const i = readFields.findIndex((f) => f.name === column);
     const fileField = i < 0 ? undefined : fileFields[i];
     const readType = i < 0 ? undefined : readFields[i]!.type;
-    // A type changed by schema evolution may order differently (or be cast): leave it unknown.
-    if (!fileField || !readType || fileField.type.root !== readType.root || !PRUNABLE.has(readType.root)) continue;
+    // A type changed by schema evolution may order differently or change values: leave it unknown.
+    if (!fileField || !readType || !formatStatsSurviveCast(fileField.type, readType) || !PRUNABLE.has(readType.root)) continue;
     usable.set(column, { physical: fileField.name, type: readType });
   }
   if (usable.size === 0) return null;
