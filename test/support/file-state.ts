@@ -1,4 +1,8 @@
-/** What a table directory holds, to assert that a failed or dry-run command left it as it was. */
+/**
+ * The state of a directory tree as a list a test can compare before and after a command: each
+ * file's path, size and content hash. A command that must leave a table as it was leaves this list
+ * unchanged (snapshots, hints, manifests and data files included, and no file left behind).
+ */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';

@@ -87,7 +87,7 @@ export function tableLocation(arg: string, ctx: CommandContext): string {
 
 /** Opens the table named by `arg`, runs `fn`, and closes the table's FileIO afterwards. */
 export async function withTable<T>(arg: string, ctx: CommandContext, fn: (table: Table) => Promise<T>): Promise<T> {
-  const table = await openTableNamingNeighbours(tableLocation(arg, ctx));
+  const table = await openTableNamingNeighbours(tableLocation(arg, ctx), ctx);
   try {
     return await fn(table);
   } finally {
@@ -97,14 +97,20 @@ export async function withTable<T>(arg: string, ctx: CommandContext, fn: (table:
 
 /**
  * Opens the table at `location`; when there is none, the error names the tables that do exist
- * nearby (a typo in a table or database name is the usual cause).
+ * nearby (a typo in a table or database name is the usual cause). With `ctx`, the table's notices
+ * (unknown options, rows a read cannot show) go to the command's stderr.
  */
-export async function openTableNamingNeighbours(location: string): Promise<Table> {
+export async function openTableNamingNeighbours(location: string, ctx?: CommandContext): Promise<Table> {
   try {
-    return await openTable(location);
+    return await openTable(location, ctx ? { logger: stderrLogger(ctx) } : {});
   } catch (e) {
     throw await withNeighboursNamed(e, location);
   }
+}
+
+/** A logger printing each notice as one `tidemark: warning:` line on the command's stderr. */
+export function stderrLogger(ctx: CommandContext): { warn(message: string): void } {
+  return { warn: (m) => void ctx.stderr.write(`tidemark: warning: ${m}\n`) };
 }
 
 /** `e`, or when it says there is no table at `location`, the same message naming the tables nearby. */
