@@ -257,6 +257,14 @@ async function levelZeroFiles(t: Table, snapshotId: number): Promise<number> {
   return n;
 }
 
+/** `tidemark compact <table> --json [extra]` succeeds quietly and leaves no level-0 file. */
+async function cliCompact(t: Table, ...extra: string[]): Promise<void> {
+  const r = await runMain(['compact', t.location, '--json', ...extra]);
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  expect(await levelZeroFiles(t, (await t.snapshotManager.latestId())!)).toBe(0);
+}
+
 /** Draws ops of one write (`count` draws over `keys` keys) and applies them to the model. */
 function drawOps(engine: Engine, rand: () => number, model: Map<number, Row>, deleted: Set<number>, keys: number, count: number): Op[] {
   const ops: Op[] = [];
@@ -356,6 +364,44 @@ describe.each(storageBackends('dv merge engines'))('deletion vectors with merge 
     }
 
     /**
+     * Runs the sink over `source` (writers compacting at each checkpoint) and checks the snapshot
+     * each checkpoint committed against the model's rows at its source offset (`expected`, keyed
+     * by the offset as JSON), with level 0 empty. Returns how many checkpoints were checked.
+     */
+    async function ingestAndCheck(
+      t: Table,
+      source: ReplayableSource<Record<string, unknown>>,
+      every: number,
+      rowKindField: string,
+      expected: ReadonlyMap<string, Row[]>,
+    ): Promise<number> {
+      const infos: CheckpointInfo[] = [];
+      const summary = await runIngest({
+        table: t.location,
+        fileIO: env.wh.io,
+        source,
+        stateStore: new FileIOCheckpointStore(env.wh.io, `${t.location}-state`),
+        checkpointEvery: every,
+        parallelism: 2,
+        rowKindField,
+        onCheckpoint: (i) => infos.push(i),
+      });
+      expect(summary.status).toBe('source-done');
+      let checked = 0;
+      for (const info of infos) {
+        const committed = info.commits.filter((x) => x.result.status === 'committed');
+        const last = committed[committed.length - 1]?.result;
+        if (last?.status !== 'committed') continue;
+        expect(await levelZeroFiles(t, last.snapshotId)).toBe(0);
+        const want = expected.get(JSON.stringify(info.offset));
+        expect(want, `checkpoint offset ${JSON.stringify(info.offset)}`).toBeDefined();
+        expect(await rowsAt(t, last.snapshotId), `checkpoint ${info.checkpointId}`).toEqual(want);
+        checked++;
+      }
+      return checked;
+    }
+
+    /**
      * Eight random writes, each compacted by its writer; every commit's last snapshot must read
      * like the model with level 0 empty. Returns the model's rows at each such snapshot.
      */
@@ -394,13 +440,9 @@ describe.each(storageBackends('dv merge engines'))('deletion vectors with merge 
       const rand = seededRandom(31);
       const model = new Map<number, Row>();
       const compact = async (...extra: string[]): Promise<void> => {
-        const r = await runMain(['compact', t.location, '--json', ...extra]);
-        expect(r.stderr).toBe('');
-        expect(r.code).toBe(0);
+        await cliCompact(t, ...extra);
         engine.compacted?.();
-        const latest = (await t.snapshotManager.latestId())!;
-        expect(await levelZeroFiles(t, latest)).toBe(0);
-        expect(await rowsAt(t, latest), `after compact ${extra.join(' ')}`).toEqual(modelRows(model));
+        expect(await rowsAt(t), `after compact ${extra.join(' ')}`).toEqual(modelRows(model));
       };
       // A first write much larger than the later ones: their files are compacted alone into levels
       // above it (the size ratio keeps them apart), which must merge the records they replace.
@@ -426,7 +468,7 @@ describe.each(storageBackends('dv merge engines'))('deletion vectors with merge 
       const model = new Map<number, Row>();
       const every = 15;
       const records: Record<string, unknown>[] = [];
-      const expected = new Map<number, Row[]>();
+      const expected = new Map<string, Row[]>();
       for (let c = 0; c < 8; c++) {
         // One checkpoint's records (the writers compact at its end), padded with fresh keys.
         const ops = drawOps(engine, rand, model, new Set(), 30, every);
@@ -436,30 +478,9 @@ describe.each(storageBackends('dv merge engines'))('deletion vectors with merge 
           ops.push(pad);
         }
         for (const o of ops) records.push({ ...jsonRow(o.row), op: o.op });
-        expected.set(records.length, modelRows(model));
+        expected.set(JSON.stringify(records.length), modelRows(model));
       }
-      const infos: CheckpointInfo[] = [];
-      const summary = await runIngest({
-        table: t.location,
-        fileIO: env.wh.io,
-        source: new ArraySource(records),
-        stateStore: new FileIOCheckpointStore(env.wh.io, `${t.location}-state`),
-        checkpointEvery: every,
-        parallelism: 2,
-        rowKindField: 'op',
-        onCheckpoint: (i) => infos.push(i),
-      });
-      expect(summary.status).toBe('source-done');
-      let checked = 0;
-      for (const info of infos) {
-        const committed = info.commits.filter((x) => x.result.status === 'committed');
-        const last = committed[committed.length - 1]?.result;
-        if (last?.status !== 'committed') continue;
-        expect(await levelZeroFiles(t, last.snapshotId)).toBe(0);
-        expect(await rowsAt(t, last.snapshotId), `checkpoint ${info.checkpointId}`).toEqual(expected.get(info.offset as number));
-        checked++;
-      }
-      expect(checked).toBe(8);
+      expect(await ingestAndCheck(t, new ArraySource(records), every, 'op', expected)).toBe(8);
     });
 
     it('sink from a Debezium CDC file into an aggregation table: updates retract their before image', async () => {
@@ -519,30 +540,7 @@ describe.each(storageBackends('dv merge engines'))('deletion vectors with merge 
       onTestFinished(() => rm(dir, { recursive: true, force: true }));
       const file = join(dir, 'events.jsonl');
       await writeFile(file, lines.join('\n') + '\n');
-      const infos: CheckpointInfo[] = [];
-      const summary = await runIngest({
-        table: t.location,
-        fileIO: env.wh.io,
-        source: new CdcJsonLinesSource(file, 'debezium-json'),
-        stateStore: new FileIOCheckpointStore(env.wh.io, `${t.location}-state`),
-        checkpointEvery: 20,
-        parallelism: 2,
-        rowKindField: CDC_ROW_KIND_FIELD,
-        onCheckpoint: (i) => infos.push(i),
-      });
-      expect(summary.status).toBe('source-done');
-      let checked = 0;
-      for (const info of infos) {
-        const committed = info.commits.filter((x) => x.result.status === 'committed');
-        const last = committed[committed.length - 1]?.result;
-        if (last?.status !== 'committed') continue;
-        expect(await levelZeroFiles(t, last.snapshotId)).toBe(0);
-        const want = expected.get(JSON.stringify(info.offset));
-        expect(want, `checkpoint offset ${JSON.stringify(info.offset)}`).toBeDefined();
-        expect(await rowsAt(t, last.snapshotId), `checkpoint ${info.checkpointId}`).toEqual(want);
-        checked++;
-      }
-      expect(checked).toBeGreaterThan(5);
+      expect(await ingestAndCheck(t, new CdcJsonLinesSource(file, 'debezium-json'), 20, CDC_ROW_KIND_FIELD, expected)).toBeGreaterThan(5);
       expect(await rowsAt(t)).toEqual(modelRows(model));
     });
 
@@ -564,10 +562,7 @@ describe.each(storageBackends('dv merge engines'))('deletion vectors with merge 
               .sort((a, b) => key(a).localeCompare(key(b)));
           const expected = (): PkMorRow[] => [...model.values()].sort((a, b) => key(a).localeCompare(key(b)));
           const compact = async (...extra: string[]): Promise<void> => {
-            const r = await runMain(['compact', t.location, '--json', ...extra]);
-            expect(r.stderr).toBe('');
-            expect(r.code).toBe(0);
-            expect(await levelZeroFiles(t, (await t.snapshotManager.latestId())!)).toBe(0);
+            await cliCompact(t, ...extra);
             expect(await rows()).toEqual(expected());
           };
           // Java's level-0 rows of snapshots 5/6 show once compacted (pk-mor's latest rows).
