@@ -281,6 +281,7 @@ describe.each([
   { mode: 'fixed buckets', toSpec: (s: TableSpec) => s, dv: false },
   { mode: 'dynamic buckets', toSpec: dynamic, dv: false },
   { mode: 'deletion vectors', toSpec: withDeletionVectors, dv: true },
+  { mode: 'deletion vectors, dynamic buckets', toSpec: (s: TableSpec) => withDeletionVectors(dynamic(s)), dv: true },
 ])('primary-key writes against an in-memory model ($mode, every snapshot)', ({ toSpec, dv }) => {
   for (const scenario of makeScenarios(dv)) {
     const engine = scenario.spec.options?.['merge-engine'] ?? 'deduplicate';
