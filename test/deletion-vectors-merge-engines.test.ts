@@ -611,5 +611,23 @@ describe.each(storageBackends('dv merge engines'))('deletion vectors with merge 
       expect((err as Error).message).toContain("'deletion-vectors.enabled' = 'true'");
       await expect(env.catalog.tableExists(name)).resolves.toBe(false);
     });
+
+    it('refuses to turn deletion vectors on for a first-row table, and its schema stays as it was', async () => {
+      const name = `db.refused${++n}`;
+      await env.catalog.createTable(name, {
+        fields: [
+          { name: 'k', type: 'INT NOT NULL' },
+          { name: 'v', type: 'STRING' },
+        ],
+        primaryKeys: ['k'],
+        options: { 'merge-engine': 'first-row' },
+      });
+      const t = await openTable(env.catalog.tableLocation(name), { fileIO: env.wh.io });
+      const r = await runMain(['alter', t.location, 'set-option', 'deletion-vectors.enabled=true']);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain("'merge-engine'");
+      expect(r.stderr).toContain("'deletion-vectors.enabled' = 'true'");
+      expect((await t.schemaManager.latest()).id).toBe(0);
+    });
   });
 });
