@@ -4,6 +4,7 @@
  */
 import type { JobNotPlanned, PartitionReport, TableReport, TimelineSnapshot } from '@tidemark/maintenance';
 import { formatBytes, formatDuration } from '../output/progress.js';
+import { bucketsText, counted as plural, formatCount, liveRowsText, nothingToMergeText } from './inspect-words.js';
 
 /** Widest line the summary prints. */
 export const INSPECT_TEXT_WIDTH = 100;
@@ -30,11 +31,6 @@ const ansi =
   (t) =>
     `\x1b[${open}m${t}\x1b[0m`;
 const coloured: Palette = { bold: ansi('1'), dim: ansi('2'), bar: ansi('36'), warn: ansi('33') };
-
-/** `1234567` → `1,234,567`. */
-export function formatCount(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
-}
 
 /**
  * A sparkline of `values`, one character each. Zero draws the lowest block and any other value at
@@ -64,10 +60,6 @@ function fit(text: string, width: number, middle = false): string {
 function pad(text: string, width: number): string {
   const n = [...text].length;
   return n >= width ? text : text + ' '.repeat(width - n);
-}
-
-function plural(n: number, word: string): string {
-  return `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /** Groups the timeline into at most `width` columns (sums per column), so long histories fit. */
@@ -178,8 +170,8 @@ const liveDataSection: Section = (report, out) => {
   const live = report.liveFiles;
   out.line(
     'live data',
-    `${plural(live.files, 'file')} · ${formatBytes(live.bytes)} · ${plural(live.rows, 'row')} · ` +
-      `${plural(live.partitions, 'partition')} · ${plural(live.buckets, 'bucket')}`,
+    `${plural(live.files, 'file')} · ${formatBytes(live.bytes)} · ${liveRowsText(report)} · ` +
+      `${plural(live.partitions, 'partition')} · ${bucketsText(report)}`,
   );
   const levels = Object.entries(live.levels);
   if (report.primaryKeys.length > 0 && levels.length > 0) out.sub('levels', levels.map(([l, n]) => `L${l}: ${formatCount(n)}`).join('  '));
@@ -245,7 +237,7 @@ const manifestsSection: Section = (report, out) => {
   const m = report.manifests;
   out.line(
     'manifests',
-    `${plural(m.count, 'manifest')} · ${formatBytes(m.bytes)} · ${plural(m.entries, 'entry').replace(/entrys$/, 'entries')}` +
+    `${plural(m.count, 'manifest')} · ${formatBytes(m.bytes)} · ${plural(m.entries, 'entry', 'entries')}` +
       (m.deleteEntries > 0 ? ` (${formatCount(m.deleteEntries)} DELETE)` : '') +
       ` · lists ${formatBytes(m.listBytes)}`,
   );
@@ -266,7 +258,7 @@ const maintenanceSection: Section = (report, out) => {
     out.c.dim(fit(`not planned: ${j.reason.replace(`${report.table}: `, '')}`, INSPECT_TEXT_WIDTH - LABEL));
   out.sub('expire', isPlanned(o.expire) ? expireText(o.expire) : notPlanned(o.expire));
   out.sub('orphans', isPlanned(o.orphans) ? orphansText(o.orphans, out.c) : notPlanned(o.orphans));
-  out.sub('compaction', isPlanned(o.compaction) ? compactionText(o.compaction) : notPlanned(o.compaction));
+  out.sub('compaction', isPlanned(o.compaction) ? compactionText(o.compaction, report.fileSizes.smallFiles) : notPlanned(o.compaction));
   out.sub('manifests', isPlanned(o.manifests) ? manifestMergeText(o.manifests) : notPlanned(o.manifests));
 };
 
@@ -285,8 +277,8 @@ function orphansText(r: Planned<'orphans'>, c: Palette): string {
   return `${r.files > 0 ? c.warn(plural(r.files, 'file')) : 'no files'}, ${formatBytes(r.bytes)}, older than ${r.olderThan.replace(/\.\d+Z$/, 'Z')}`;
 }
 
-function compactionText(k: Planned<'compaction'>): string {
-  if (k.files === 0) return 'nothing to merge';
+function compactionText(k: Planned<'compaction'>, smallFiles: number): string {
+  if (k.files === 0) return fit(nothingToMergeText(k, smallFiles), INSPECT_TEXT_WIDTH - LABEL);
   return (
     `${plural(k.files, 'file')} (${formatBytes(k.bytes)}) in ${plural(k.windows, k.mode === 'append' ? 'window' : 'bucket')}, ` +
     `${plural(k.partitions, 'partition')}${k.remainingWindows > 0 ? `; ${formatCount(k.remainingWindows)} more in later runs` : ''}`

@@ -13,6 +13,11 @@
  * change); for `lookup`, the newest record of a level ≥ 1 among the inputs, else the key's record
  * in the levels below the output level, looked up, and changelog is only produced for keys with
  * level-0 records (the new data).
+ *
+ * Without `emit` no changelog is produced and only the merge is left: for `lookup`, each key's
+ * level-0 records merged with its looked-up old value, as Java's lookup wrapper merges them in
+ * every compaction of a deletion-vector table (whose reads take a key's one record in levels ≥ 1
+ * as it is, so that record must hold everything merged so far).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type * as arrow from 'apache-arrow';
@@ -66,8 +71,8 @@ export interface ChangelogMergeOptions {
   readonly rowDeduplicateIgnoreFields?: readonly string[];
   /** `lookup`: finds old values of keys whose inputs are all of level 0. */
   readonly lookup?: KeyLookup;
-  /** Receives the changelog rows of each window, in key order. */
-  readonly emit: (changelog: KeyValueSegment) => Promise<void>;
+  /** Receives the changelog rows of each window, in key order; absent, no changelog is produced. */
+  readonly emit?: (changelog: KeyValueSegment) => Promise<void>;
 }
 
 const isAdd = (kind: number): boolean => !isRetraction(kind);
@@ -101,7 +106,7 @@ export function changelogWindowMerge(o: ChangelogMergeOptions): WindowMerge {
         o.producer === 'full-compaction' ? mergeFullCompactionKey(ctx, start, end) : mergeKey(ctx, start, end, found.get(g) ?? null);
       if (result !== null) results.push(result);
     });
-    if (changelog.rows.length > 0) {
+    if (o.emit !== undefined && changelog.rows.length > 0) {
       let rows = changelog.rows;
       if (o.rowDeduplicate) rows = withoutUnchangedPairs(held, rows, compared);
       if (rows.length > 0) await o.emit(segmentOf(held, rows));
@@ -133,7 +138,7 @@ class HeldWindow {
 
 /**
  * `lookup`: the old values of the keys whose records are all of level 0, looked up in the levels
- * below the output; each becomes a chunk of its own. Returns them by key group.
+ * below the output. Returns them by key group.
  */
 async function lookUpOldValues(
   o: ChangelogMergeOptions,
@@ -155,13 +160,24 @@ async function lookUpOldValues(
   if (wanted.length === 0) return found;
   const hits = await o.lookup!(wanted.map((g) => sorted[groups[g]![0]]!.key));
   const present = hits.map((hit, j) => ({ hit, g: wanted[j]! })).filter((x): x is { hit: LookupHit; g: number } => x.hit !== null);
+  if (present.length === 0) return found;
+  // The old values become one chunk; its level is never asked (they are not in `sorted`).
   const { held } = window;
-  for (const { hit, g } of present) {
-    const before = held.records.length;
-    const columns = o.schema.fields.map((f, c) => buildColumn(f.type, [hit.row[c] ?? null]));
-    window.add(columns, [hit.sequence], [hit.kind], 1, hit.level);
-    found.set(g, held.records[before]!);
-  }
+  const before = held.records.length;
+  const columns = o.schema.fields.map((f, c) =>
+    buildColumn(
+      f.type,
+      present.map(({ hit }) => hit.row[c] ?? null),
+    ),
+  );
+  window.add(
+    columns,
+    present.map(({ hit }) => hit.sequence),
+    present.map(({ hit }) => hit.kind),
+    present.length,
+    present[0]!.hit.level,
+  );
+  present.forEach(({ g }, j) => found.set(g, held.records[before + j]!));
   return found;
 }
 
@@ -200,7 +216,7 @@ function mergeFullCompactionKey({ o, window, merger, changelog, sorted }: KeyMer
   for (let i = start; i < end; i++) if (window.level(sorted[i]!) === o.maxLevel) top = sorted[i]!;
   const result = merger.merge(sorted, start, end);
   // A key whose only record is the max-level one did not change.
-  if (!(top !== null && end - start === 1)) changelog.change(top, result);
+  if (o.emit !== undefined && !(top !== null && end - start === 1)) changelog.change(top, result);
   return result !== null && !isAdd(result.kind) ? null : result;
 }
 
@@ -228,7 +244,7 @@ function mergeKey(
   sortRecords(candidates, o.merge);
   const result = merger.merge(candidates, 0, candidates.length);
   // First-row keeps a key's first value: only a new key is a change (Java's first-row wrapper).
-  if (fresh && (o.merge.engine !== 'first-row' || high === null)) changelog.change(high, result);
+  if (o.emit !== undefined && fresh && (o.merge.engine !== 'first-row' || high === null)) changelog.change(high, result);
   return result !== null && o.dropDelete && !isAdd(result.kind) ? null : result;
 }
 
