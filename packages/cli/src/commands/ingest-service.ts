@@ -6,6 +6,7 @@
  */
 import {
   IngestMetrics,
+  combineObservers,
   startMetricsServer,
   type CheckpointInfo,
   type IngestObserver,
@@ -186,12 +187,10 @@ export class IngestService {
     );
   }
 
-  /** The metrics' observer, with the restore logged too. */
+  /** The metrics (when served), and the restore logged. */
   private observer(): IngestObserver {
-    const m = this.metrics;
-    return {
-      resumed: (info) => {
-        m?.resumed(info);
+    return combineObservers(this.metrics, {
+      resumed: (info) =>
         this.line(() =>
           this.log.info(
             'reading',
@@ -204,17 +203,7 @@ export class IngestService {
             },
             null,
           ),
-        );
-      },
-      ...(m
-        ? {
-            recordRead: () => m.recordRead(),
-            checkpointCommitted: (info: CheckpointInfo) => m.checkpointCommitted(info),
-            commitAttempt: (a) => m.commitAttempt(a),
-            stopping: () => m.stopping(),
-            ended: (outcome) => m.ended(outcome),
-          }
-        : {}),
-    };
+        ),
+    });
   }
 }
