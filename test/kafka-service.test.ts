@@ -20,21 +20,13 @@ import {
   type SourceOpenOptions,
   type SourceRecord,
 } from '@tidemark/sink';
+import { scrapeMetrics } from './support/cli-service.js';
 import { freshTopic, idValueTable, kafkaAvailable, kafkaSuite } from './support/kafka.js';
 
 const run = kafkaAvailable('Kafka service tests');
 
-/** The samples of a Prometheus text exposition, by `name{labels}`. */
-async function scrape(server: MetricsServer): Promise<Map<string, number>> {
-  const res = await fetch(`${server.url}/metrics`);
-  expect(res.status).toBe(200);
-  const out = new Map<string, number>();
-  for (const line of (await res.text()).split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    out.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return out;
+function scrape(server: MetricsServer): Promise<Map<string, number>> {
+  return scrapeMetrics(`${server.url}/metrics`);
 }
 
 /** `source` with `at()` awaited before its `index`-th record (counting from 0) is handed on. */
