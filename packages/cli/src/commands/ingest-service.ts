@@ -76,11 +76,14 @@ export class IngestService {
     return new IngestService(ctx, options, log, metrics, server);
   }
 
+  /** Warnings as log lines (text or JSON), for the pipeline and its source. */
+  readonly logger = { warn: (m: string): void => this.line(() => this.log.warn(m)) };
+
   /** The logger, checkpoint callback, observer and stop settings to give `runIngest`. */
   hooks(): IngestServiceHooks {
     const T = this.options.stopTimeoutMs;
     return {
-      logger: { warn: (m) => this.line(() => this.log.warn(m)) },
+      logger: this.logger,
       onCheckpoint: (info) => this.line(() => this.checkpointLine(info)),
       observer: this.observer(),
       signal: this.ctx.signal,
