@@ -2,7 +2,7 @@
  * `tidemark ingest --source kafka://...` run as a service (the built binary, and `main()` in this
  * process where the end of a run must be held open): the metrics endpoint scraped while it follows
  * a topic a producer keeps writing to (records, a lag gauge per topic/partition, health and
- * readiness); SIGTERM mid-stream exits 0 and the next run resumes exactly (every message once),
+ * readiness); SIGTERM or SIGINT mid-stream exits 0 and the next run resumes exactly (every message once),
  * also when the stop overruns `--stop-timeout`; after `--until-end` the lag of every partition is
  * 0; `--log-format json` keeps every stderr line JSON, the Kafka client's retry warnings included,
  * and never shows the SASL password. Needs `npx turbo run build`.
@@ -33,8 +33,13 @@ const COLUMNS = JSON.stringify([
   { name: 'v', type: 'STRING' },
 ]);
 
-/** Produces messages `{id, v}` with increasing ids (id i to partition i mod 3) until stopped. */
+/**
+ * Produces messages `{id, v}` with increasing ids (id i to partition i mod 3), 20 every 50 ms,
+ * until stopped or `LIMIT` were produced: a loaded machine slows the service, and the work left
+ * for the resuming run must not grow with that delay.
+ */
 class KeepProducing {
+  static readonly LIMIT = 4_000;
   produced = 0;
   private stopped = false;
   private readonly done: Promise<void>;
@@ -48,12 +53,12 @@ class KeepProducing {
   }
 
   private async loop(): Promise<void> {
-    while (!this.stopped) {
+    while (!this.stopped && this.produced < KeepProducing.LIMIT) {
       const messages = [];
       for (let i = this.produced; i < this.produced + 20; i++) messages.push({ partition: i % PARTITIONS, value: row(i) });
       await this.k.producer.send({ topic: this.topic, messages });
       this.produced += messages.length;
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 50));
     }
   }
 
@@ -131,81 +136,84 @@ describe.skipIf(!run)('tidemark ingest --source kafka:// as a service', { timeou
     return { total, second };
   }
 
-  it('serves metrics and health while following a topic; SIGTERM mid-stream exits 0 and the next run resumes exactly', async () => {
-    const p = await pipeline('sigterm');
-    const producer = new KeepProducing(k, p.topic);
-    const service = new ServiceProcess(
-      [
-        'ingest',
-        p.table,
-        '--source',
-        uri(p.topic),
-        '--state',
-        p.state,
-        '--checkpoint-every',
-        '200',
-        '--checkpoint-interval',
-        '1s',
-        '--metrics-port',
-        '0',
-        '--log-format',
-        'json',
-        '--stop-timeout',
-        '120s',
-      ],
-      {},
-      HANG_MS,
-    );
-    const url = (await service.event('serving metrics'))['url'] as string;
-    await service.event('checkpoint committed', 2);
-    const committed = service.events.filter((e) => e.msg === 'checkpoint committed');
-    const recordsBefore = committed.reduce((n, e) => n + (e['records'] as number), 0);
-    const lastOffset = committed.at(-1)!['offset'] as Record<string, Record<string, number>>;
-    const mid = await scrapeMetrics(url);
-    const health = await fetch(url.replace('/metrics', '/healthz'));
-    const ready = await fetch(url.replace('/metrics', '/readyz'));
-    service.kill('SIGTERM');
-    const r = await service.exited;
-    expect(r.timedOut).toBe(false);
-    expect(r.code, r.stderr).toBe(0);
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'serves metrics and health while following a topic; %s mid-stream exits 0 and the next run resumes exactly',
+    async (signal) => {
+      const p = await pipeline(signal.toLowerCase());
+      const producer = new KeepProducing(k, p.topic);
+      const service = new ServiceProcess(
+        [
+          'ingest',
+          p.table,
+          '--source',
+          uri(p.topic),
+          '--state',
+          p.state,
+          '--checkpoint-every',
+          '200',
+          '--checkpoint-interval',
+          '1s',
+          '--metrics-port',
+          '0',
+          '--log-format',
+          'json',
+          '--stop-timeout',
+          '120s',
+        ],
+        {},
+        HANG_MS,
+      );
+      const url = (await service.event('serving metrics'))['url'] as string;
+      await service.event('checkpoint committed', 2);
+      const committed = service.events.filter((e) => e.msg === 'checkpoint committed');
+      const recordsBefore = committed.reduce((n, e) => n + (e['records'] as number), 0);
+      const lastOffset = committed.at(-1)!['offset'] as Record<string, Record<string, number>>;
+      const mid = await scrapeMetrics(url);
+      const health = await fetch(url.replace('/metrics', '/healthz'));
+      const ready = await fetch(url.replace('/metrics', '/readyz'));
+      service.kill(signal);
+      const r = await service.exited;
+      expect(r.timedOut).toBe(false);
+      expect(r.code, r.stderr).toBe(0);
 
-    // Mid-stream: the records read so far counted; for each partition of the topic, the end, the
-    // committed offset (at least what the last logged checkpoint committed) and their difference.
-    expect(mid.get('tidemark_ingest_records_total')).toBeGreaterThanOrEqual(recordsBefore);
-    expect(mid.get('tidemark_ingest_checkpoints_total')).toBeGreaterThanOrEqual(2);
-    for (let partition = 0; partition < PARTITIONS; partition++) {
-      const label = `{partition="${p.topic}/${partition}"}`;
-      const end = mid.get(`tidemark_ingest_source_end_offset${label}`)!;
-      const at = mid.get(`tidemark_ingest_committed_offset${label}`)!;
-      expect(at).toBeGreaterThanOrEqual(lastOffset[p.topic]![partition]!);
-      expect(end).toBeGreaterThanOrEqual(at);
-      expect(mid.get(`tidemark_ingest_source_lag${label}`)).toBe(end - at);
-    }
-    expect([...mid.keys()].filter((key) => key.startsWith('tidemark_ingest_source_lag{'))).toHaveLength(PARTITIONS);
-    expect(mid.get('tidemark_ingest_state{state="running"}')).toBe(1);
-    expect(mid.has('process_cpu_seconds_total')).toBe(true);
-    expect(health.status).toBe(200);
-    expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ state: 'running', ready: true, live: true });
+      // Mid-stream: the records read so far counted; for each partition of the topic, the end, the
+      // committed offset (at least what the last logged checkpoint committed) and their difference.
+      expect(mid.get('tidemark_ingest_records_total')).toBeGreaterThanOrEqual(recordsBefore);
+      expect(mid.get('tidemark_ingest_checkpoints_total')).toBeGreaterThanOrEqual(2);
+      for (let partition = 0; partition < PARTITIONS; partition++) {
+        const label = `{partition="${p.topic}/${partition}"}`;
+        const end = mid.get(`tidemark_ingest_source_end_offset${label}`)!;
+        const at = mid.get(`tidemark_ingest_committed_offset${label}`)!;
+        expect(at).toBeGreaterThanOrEqual(lastOffset[p.topic]![partition]!);
+        expect(end).toBeGreaterThanOrEqual(at);
+        expect(mid.get(`tidemark_ingest_source_lag${label}`)).toBe(end - at);
+      }
+      expect([...mid.keys()].filter((key) => key.startsWith('tidemark_ingest_source_lag{'))).toHaveLength(PARTITIONS);
+      expect(mid.get('tidemark_ingest_state{state="running"}')).toBe(1);
+      expect(mid.has('process_cpu_seconds_total')).toBe(true);
+      expect(health.status).toBe(200);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ state: 'running', ready: true, live: true });
 
-    // The stop: logged, the last checkpoint committed in time (nothing abandoned), JSON lines only.
-    expect(service.notJson).toEqual([]);
-    expect(service.events.find((e) => e.msg === 'stopping')).toMatchObject({ level: 'info', signal: 'SIGTERM' });
-    const first = summaryOf(r.stdout);
-    expect(first.status).toBe('stopped');
-    expect(first.stopTimedOut).toBeUndefined();
-    expect(first.abandonedCheckpoint).toBeUndefined();
-    const checkpoints = service.events.filter((e) => e.msg === 'checkpoint committed');
-    expect(first.offset).toEqual(checkpoints.at(-1)!['offset']);
-    expect(first.records).toBe(checkpoints.reduce((n, e) => n + (e['records'] as number), 0));
-    // The table holds exactly the messages before the committed offsets, once.
-    expect(await tableIds(p.table)).toEqual(idsBefore(first.offset[p.topic]!));
+      // The stop: logged, the last checkpoint committed in time (nothing abandoned), JSON lines only.
+      expect(service.notJson).toEqual([]);
+      expect(service.events.find((e) => e.msg === 'stopping')).toMatchObject({ level: 'info', signal });
+      const first = summaryOf(r.stdout);
+      expect(first.status).toBe('stopped');
+      expect(first.stopTimedOut).toBeUndefined();
+      expect(first.abandonedCheckpoint).toBeUndefined();
+      const checkpoints = service.events.filter((e) => e.msg === 'checkpoint committed');
+      expect(first.offset).toEqual(checkpoints.at(-1)!['offset']);
+      expect(first.records).toBe(checkpoints.reduce((n, e) => n + (e['records'] as number), 0));
+      // The table holds exactly the messages before the committed offsets, once.
+      expect(await tableIds(p.table)).toEqual(idsBefore(first.offset[p.topic]!));
 
-    // The producer went on meanwhile; the next run reads exactly what the first did not commit.
-    const { total, second } = await resumeExactly(p, producer);
-    expect(second.restoredFrom).toBe(first.lastCheckpointId);
-    expect(second.records).toBe(total - first.records);
-  });
+      // The producer went on meanwhile; the next run reads exactly what the first did not commit.
+      const { total, second } = await resumeExactly(p, producer);
+      expect(second.restoredFrom).toBe(first.lastCheckpointId);
+      expect(second.records).toBe(total - first.records);
+    },
+  );
 
   it('a stop that overruns --stop-timeout still exits 0, and the next run resumes exactly', async () => {
     const p = await pipeline('overrun');
