@@ -130,41 +130,11 @@ describe.skipIf(!hasOpenssl)('ingest --source kafka://: TLS and SASL settings re
     openssl(dir, 'req', '-x509', ...EC, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=test-ca');
     openssl(dir, 'req', ...EC, '-keyout', 'broker.key', '-out', 'broker.csr', '-subj', '/CN=127.0.0.1');
     await writeFile(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
-    openssl(
-      dir,
-      'x509',
-      '-req',
-      '-in',
-      'broker.csr',
-      '-CA',
-      'ca.pem',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      'broker.pem',
-      '-days',
-      '2',
-      '-extfile',
-      'ext.cnf',
-    );
+    const sign = (csr: string, out: string, ...extra: string[]): void =>
+      openssl(dir, 'x509', '-req', '-in', csr, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', out, '-days', '2', ...extra);
+    sign('broker.csr', 'broker.pem', '-extfile', 'ext.cnf');
     openssl(dir, 'req', ...EC, '-keyout', 'client-plain.key', '-out', 'client.csr', '-subj', '/CN=ingest-client');
-    openssl(
-      dir,
-      'x509',
-      '-req',
-      '-in',
-      'client.csr',
-      '-CA',
-      'ca.pem',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      'client.pem',
-      '-days',
-      '2',
-    );
+    sign('client.csr', 'client.pem');
     openssl(dir, 'pkey', '-in', 'client-plain.key', '-aes256', '-passout', `pass:${PASSPHRASE}`, '-out', 'client.key');
     await writeFile(join(dir, 'password'), `${PASSWORD}\n`);
     const read = (f: string) => readFile(join(dir, f), 'utf8');

@@ -4,41 +4,16 @@
  * observer everything, so a service that logs and serves metrics misses no event.
  */
 import { describe, expect, it } from 'vitest';
-import { buildInitialSchema, type BucketCompactionReport } from '@tidemark/core';
-import { serializeSchema } from '@tidemark/format';
-import { MemoryFileIO } from '@tidemark/storage';
-import { ArraySource } from './helpers.js';
+import type { BucketCompactionReport } from '@tidemark/core';
+import { ArraySource, memoryTable, pkDvTable, promSamples } from './helpers.js';
 import { IngestMetrics, combineObservers, runIngest, type CheckpointInfo, type IngestObserver } from '../src/index.js';
-
-/** A primary-key table with deletion vectors: its writers compact level 0 away at every checkpoint. */
-async function pkTable(): Promise<{ io: MemoryFileIO; location: string }> {
-  const io = new MemoryFileIO();
-  const location = `memory://compaction-metrics-${process.pid}-${Math.random().toString(16).slice(2)}/db.db/t`;
-  const schema = buildInitialSchema({
-    fields: [
-      { name: 'id', type: 'BIGINT NOT NULL' },
-      { name: 'v', type: 'STRING' },
-    ],
-    primaryKeys: ['id'],
-    options: { bucket: '2', 'deletion-vectors.enabled': 'true' },
-  });
-  await io.write(`${location}/schema/schema-0`, serializeSchema(schema));
-  return { io, location };
-}
-
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    out.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return out;
-}
 
 describe('compaction durations of an ingest pipeline', () => {
   it('every compaction a writer finished is observed once and lands in the duration histogram', async () => {
-    const { io, location } = await pkTable();
+    const { io, location } = await pkDvTable(
+      `memory://compaction-metrics-${process.pid}-${Math.random().toString(16).slice(2)}/db.db/t`,
+      2,
+    );
     const metrics = new IngestMetrics();
     const reports: BucketCompactionReport[] = [];
     const checkpoints: CheckpointInfo[] = [];
@@ -50,7 +25,7 @@ describe('compaction durations of an ingest pipeline', () => {
       checkpointEvery: 10,
       observer: combineObservers(metrics, { compacted: (r) => reports.push(r), checkpointCommitted: (c) => checkpoints.push(c) }),
     });
-    const m = samples(await metrics.registry.metrics());
+    const m = promSamples(await metrics.registry.metrics());
     // 6 checkpoints, each writing to both buckets: from the second on, level 0 is compacted away in each.
     const carried = checkpoints.reduce((n, c) => n + c.compaction.buckets, 0);
     expect(carried).toBeGreaterThanOrEqual(10);
@@ -63,18 +38,10 @@ describe('compaction durations of an ingest pipeline', () => {
   });
 
   it('an append table has no compactions to time', async () => {
-    const io = new MemoryFileIO();
-    const location = `memory://compaction-metrics-append-${process.pid}/db.db/t`;
-    const schema = buildInitialSchema({
-      fields: [
-        { name: 'id', type: 'BIGINT NOT NULL' },
-        { name: 'v', type: 'STRING' },
-      ],
-    });
-    await io.write(`${location}/schema/schema-0`, serializeSchema(schema));
+    const { io, location } = await memoryTable();
     const metrics = new IngestMetrics();
     await runIngest({ table: location, fileIO: io, source: new ArraySource(30), commitUser: 'a', checkpointEvery: 10, observer: metrics });
-    expect(samples(await metrics.registry.metrics()).get('tidemark_ingest_compaction_duration_seconds_count')).toBe(0);
+    expect(promSamples(await metrics.registry.metrics()).get('tidemark_ingest_compaction_duration_seconds_count')).toBe(0);
   });
 
   it('combineObservers calls each observer in order, binds methods, and leaves out what none has', () => {
