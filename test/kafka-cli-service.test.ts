@@ -110,6 +110,16 @@ const summaryOf = (stdout: string): Summary => JSON.parse(stdout.trim().split('\
 describe.skipIf(!run)('tidemark ingest --source kafka:// as a service', { timeout: HANG_MS * 2 }, () => {
   const k = kafkaSuite('kafka-cli-service', { brokers: 1 });
   const uri = (topic: string): string => `kafka://${k.broker.bootstrap}/${topic}`;
+  /** `ingest` of pipeline `p`'s topic into its table with its state, then `extra`. */
+  const ingest = (p: { table: string; state: string; topic: string }, ...extra: string[]): string[] => [
+    'ingest',
+    p.table,
+    '--source',
+    uri(p.topic),
+    '--state',
+    p.state,
+    ...extra,
+  ];
 
   /** A fresh append table and a topic of 3 partitions. */
   async function pipeline(name: string): Promise<{ table: string; state: string; topic: string }> {
@@ -124,7 +134,7 @@ describe.skipIf(!run)('tidemark ingest --source kafka:// as a service', { timeou
   /** Stops the producer, ingests the topic to its end, and checks every message is in the table once. */
   async function resumeExactly(p: { table: string; state: string; topic: string }, producer: KeepProducing) {
     const total = await producer.stop();
-    const again = await runTidemark(['ingest', p.table, '--source', uri(p.topic), '--state', p.state, '--until-end'], {
+    const again = await runTidemark(ingest(p, '--until-end'), {
       timeoutMs: HANG_MS,
     });
     expect(again.code, again.stderr).toBe(0);
@@ -142,13 +152,8 @@ describe.skipIf(!run)('tidemark ingest --source kafka:// as a service', { timeou
       const p = await pipeline(signal.toLowerCase());
       const producer = new KeepProducing(k, p.topic);
       const service = new ServiceProcess(
-        [
-          'ingest',
-          p.table,
-          '--source',
-          uri(p.topic),
-          '--state',
-          p.state,
+        ingest(
+          p,
           '--checkpoint-every',
           '200',
           '--checkpoint-interval',
@@ -159,7 +164,7 @@ describe.skipIf(!run)('tidemark ingest --source kafka:// as a service', { timeou
           'json',
           '--stop-timeout',
           '120s',
-        ],
+        ),
         {},
         HANG_MS,
       );
@@ -219,24 +224,7 @@ describe.skipIf(!run)('tidemark ingest --source kafka:// as a service', { timeou
     const p = await pipeline('overrun');
     const producer = new KeepProducing(k, p.topic);
     // 0 s: whatever the pipeline does when the signal comes, the stop is already overdue.
-    const service = new ServiceProcess(
-      [
-        'ingest',
-        p.table,
-        '--source',
-        uri(p.topic),
-        '--state',
-        p.state,
-        '--checkpoint-every',
-        '100',
-        '--log-format',
-        'json',
-        '--stop-timeout',
-        '0s',
-      ],
-      {},
-      HANG_MS,
-    );
+    const service = new ServiceProcess(ingest(p, '--checkpoint-every', '100', '--log-format', 'json', '--stop-timeout', '0s'), {}, HANG_MS);
     await service.event('checkpoint committed');
     service.kill('SIGTERM');
     const r = await service.exited;
@@ -318,11 +306,7 @@ describe.skipIf(!run)('tidemark ingest --source kafka:// as a service', { timeou
     });
     // The next fetches fail with retriable errors: the source retries and warns.
     await k.broker.pushErrors(API_KEYS.Fetch, [ERROR_CODES.NOT_LEADER_OR_FOLLOWER!, ERROR_CODES.REQUEST_TIMED_OUT!]);
-    const service = new ServiceProcess(
-      ['ingest', p.table, '--source', uri(p.topic), '--state', p.state, '--until-end', '--log-format', 'json'],
-      {},
-      HANG_MS,
-    );
+    const service = new ServiceProcess(ingest(p, '--until-end', '--log-format', 'json'), {}, HANG_MS);
     const r = await service.exited;
     expect(r.code, r.stderr).toBe(0);
     expect(service.notJson).toEqual([]);
@@ -337,21 +321,7 @@ describe.skipIf(!run)('tidemark ingest --source kafka:// as a service', { timeou
     const p = await pipeline('json-sasl');
     const secret = 'pa55-Very-Secret-json';
     const service = new ServiceProcess(
-      [
-        'ingest',
-        p.table,
-        '--source',
-        uri(p.topic),
-        '--state',
-        p.state,
-        '--until-end',
-        '--log-format',
-        'json',
-        '--kafka-sasl',
-        'scram-sha-512',
-        '--kafka-user',
-        'svc',
-      ],
+      ingest(p, '--until-end', '--log-format', 'json', '--kafka-sasl', 'scram-sha-512', '--kafka-user', 'svc'),
       { TIDEMARK_KAFKA_PASSWORD: secret, TIDEMARK_DEBUG: '1' },
       HANG_MS,
     );
