@@ -4,7 +4,10 @@
  * samples of a Prometheus scrape.
  */
 import { spawn } from 'node:child_process';
+import { promSamples } from '../../packages/sink/test/helpers.js';
 import { TIDEMARK_BIN, type ProcessResult } from './cli-process.js';
+
+export { promSamples };
 
 /** One JSON log line of `--log-format json`. */
 export type LogEvent = { time: string; level: string; msg: string } & Record<string, unknown>;
@@ -81,17 +84,6 @@ export class ServiceProcess {
   kill(signal: NodeJS.Signals): void {
     this.child.kill(signal);
   }
-}
-
-/** The samples of a Prometheus text exposition, by `name{labels}`. */
-export function promSamples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    out.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return out;
 }
 
 /** GETs a metrics endpoint and returns its samples (throws unless it answers 200). */
