@@ -3,7 +3,7 @@
  * requests (ApiVersions, SaslHandshake, SaslAuthenticate) behind TLS that asks for a client
  * certificate records what the client presented: the certificate of `--kafka-cert`/`--kafka-key`
  * (the key encrypted, its passphrase from TIDEMARK_KAFKA_KEY_PASSPHRASE), trust in `--kafka-ca`,
- * the client id, and the SASL PLAIN user and password; then it refuses the credentials, and the
+ * the client id, and the SASL PLAIN user and password (SCRAM's mechanism and user); then it refuses the credentials, and the
  * run fails with an error that says so and shows neither the password nor the passphrase. The same
  * from `TIDEMARK_KAFKA_*` variables alone, and a flag wins over its variable. Needs `openssl`.
  */
@@ -61,16 +61,18 @@ function answer(apiKey: number, body: Buffer, seen: Seen): Buffer | null {
   }
   if (apiKey === SASL_HANDSHAKE) {
     seen.mechanism = body.subarray(2, 2 + body.readInt16BE(0)).toString();
-    return Buffer.concat([int16(0), int32(1), str('PLAIN')]);
+    // Whatever the client asks for is enabled.
+    return Buffer.concat([int16(0), int32(1), str(seen.mechanism)]);
   }
   if (apiKey === SASL_AUTHENTICATE) {
-    // PLAIN: authzid \0 user \0 password.
-    const auth = body
-      .subarray(4, 4 + body.readInt32BE(0))
-      .toString()
-      .split('\0');
-    seen.user = auth[1];
-    seen.password = auth[2];
+    const auth = body.subarray(4, 4 + body.readInt32BE(0)).toString();
+    if (seen.mechanism === 'PLAIN') {
+      // authzid \0 user \0 password.
+      [, seen.user, seen.password] = auth.split('\0');
+    } else {
+      // SCRAM's client-first message: n,,n=<user>,r=<nonce> (the password never crosses the wire).
+      seen.user = /^n,,n=([^,]*),r=/.exec(auth)?.[1];
+    }
     return Buffer.concat([int16(SASL_AUTHENTICATION_FAILED), str('Authentication failed: invalid credentials'), int32(0)]);
   }
   return null;
@@ -222,6 +224,19 @@ describe.skipIf(!hasOpenssl)('ingest --source kafka://: TLS and SASL settings re
     expect(broker.seen[0]).toMatchObject({ authorized: true, clientCertCN: 'ingest-client', user: 'svc-env', password: PASSWORD });
     expect(new Set(broker.seen.flatMap((s) => s.clientIds))).toEqual(new Set(['from-env']));
     for (const secret of [PASSWORD, PASSPHRASE]) expect(r.out).not.toContain(secret);
+  });
+
+  it.each(['scram-sha-256', 'scram-sha-512'])('--kafka-sasl %s: the mechanism and the user reach the broker', async (mechanism) => {
+    broker.seen.length = 0;
+    const r = await run([...ingest(`st-${mechanism}`), '--kafka-ca', 'ca.pem', '--kafka-sasl', mechanism, '--kafka-user', 'svc-scram'], {
+      TIDEMARK_KAFKA_CERT: 'client.pem',
+      TIDEMARK_KAFKA_KEY: 'client-plain.key',
+      TIDEMARK_KAFKA_PASSWORD: PASSWORD,
+    });
+    expect(r.code, r.out).toBe(1);
+    expect(r.out).toMatch(/refused the SASL credentials/);
+    expect(broker.seen[0]).toMatchObject({ authorized: true, mechanism: mechanism.toUpperCase(), user: 'svc-scram' });
+    expect(r.out).not.toContain(PASSWORD);
   });
 
   it('--kafka-tls without --kafka-ca trusts only the system CAs: a TLS error naming the brokers, no credentials sent', async () => {
