@@ -20,7 +20,6 @@ import {
   checkRowKindField,
   type CheckpointCompaction,
   type CheckpointInfo,
-  type IngestObserver,
   type IngestOptions,
   type IngestSettings,
   type IngestSummary,
