@@ -15,7 +15,7 @@ import { readManifestEntries, readManifestList } from '@tidemark/format';
 import { ChangelogManager, type ChangeBatch, type Table } from '@tidemark/core';
 import { compactPrimaryKeyTable, expireSnapshots, removeOrphanFiles, verifyTable } from '@tidemark/maintenance';
 import { storageBackends } from './support/backends.js';
-import { createUpsertTable, suiteCatalog } from './support/suite-catalog.js';
+import { createUpsertTable, suiteCatalog, upsertRowsAt } from './support/suite-catalog.js';
 
 type Row = { k: number; v: string | null; op: string };
 
@@ -68,15 +68,7 @@ function rowsOf(b: ChangeBatch): Array<{ kind: string; k: number; v: string | nu
   });
 }
 
-async function state(t: Table, snapshotId: number): Promise<string[]> {
-  return (await t.newRead({ snapshotId }).toArrowTable())
-    .toArray()
-    .map((r) => {
-      const o = r.toJSON() as { k: number; v: string };
-      return `${o.k}=${o.v}`;
-    })
-    .sort();
-}
+const state = upsertRowsAt;
 
 /**
  * Replays the stream of snapshots 1..latest and compares the model with the table at each id of

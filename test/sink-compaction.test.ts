@@ -29,7 +29,7 @@ import {
   type SourceRecord,
 } from '@tidemark/sink';
 import { storageBackends } from './support/backends.js';
-import { createUpsertTable, suiteCatalog } from './support/suite-catalog.js';
+import { createUpsertTable, suiteCatalog, upsertRowsAt } from './support/suite-catalog.js';
 import { seededRandom } from './support/seeded-random.mjs';
 
 type Op = { k: number; v: string | null; op: '+I' | '+U' | '-D' };
@@ -78,15 +78,7 @@ class OpsSource implements ReplayableSource<Record<string, unknown>> {
   }
 }
 
-async function rowsAt(t: Table, snapshotId: number): Promise<string[]> {
-  return (await t.newRead({ snapshotId }).toArrowTable())
-    .toArray()
-    .map((r) => {
-      const o = r.toJSON() as { k: number; v: string };
-      return `${o.k}=${o.v}`;
-    })
-    .sort();
-}
+const rowsAt = upsertRowsAt;
 
 /** Live data files of snapshot `id` by level. */
 async function levels(t: Table, snapshotId: number): Promise<Map<number, number>> {

@@ -65,3 +65,14 @@ export async function createUpsertTable(env: SuiteCatalog, options: Readonly<Rec
   });
   return openTable(env.catalog.tableLocation(name), { fileIO: env.wh.io });
 }
+
+/** The rows of an upsert table ({@link createUpsertTable}) at `snapshotId`, as sorted `k=v` strings. */
+export async function upsertRowsAt(t: Table, snapshotId: number): Promise<string[]> {
+  return (await t.newRead({ snapshotId }).toArrowTable())
+    .toArray()
+    .map((r) => {
+      const o = r.toJSON() as { k: number; v: string };
+      return `${o.k}=${o.v}`;
+    })
+    .sort();
+}
