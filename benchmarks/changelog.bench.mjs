@@ -13,23 +13,23 @@
  * changelog rows, and the time of streaming the whole change history once.
  * S3 rows need S3_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, S3_BUCKET.
  */
-import { benchWarehouses, parquetBytes, removeWarehouse, storageOptions } from './lib/bench-storage.mjs';
-import { environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
-import { parseNumberArgs, runIfMain, s3FromEnv } from './lib/standalone.mjs';
+import { benchWarehouses, parquetBytes, withWarehouseIO } from './lib/bench-storage.mjs';
+import {
+  describedResultJson,
+  fmtInt,
+  fmtNum,
+  markdownTable,
+  problemsSection,
+  runLine,
+  s3Note,
+  SHARED_MACHINE_NOTE,
+} from './lib/report.mjs';
+import { runStandalone } from './lib/standalone.mjs';
+import { createUpsertTable, upsertRows } from './lib/upsert-table.mjs';
 
 export const name = 'changelog';
 
 const PRODUCERS = ['none', 'input', 'lookup', 'full-compaction'];
-
-function batch(commit, rows) {
-  const out = [];
-  const space = rows * 4;
-  for (let i = 0; i < rows; i++) {
-    const k = (commit * 7919 + i * 13) % space;
-    out.push(i % 20 === 19 && commit > 0 ? { k, v: null, n: null, op: '-D' } : { k, v: `c${commit}-r${i}`, n: BigInt(i), op: '+U' });
-  }
-  return out;
-}
 
 /**
  * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number }} [options]
@@ -38,87 +38,70 @@ export async function run(options = {}) {
   const log = options.log ?? ((m) => console.error(m));
   const commits = options.commits ?? 8;
   const rows = options.rows ?? 5000;
-  const storage = await import('@tidemark/storage');
   const core = await import('@tidemark/core');
   const started = performance.now();
-  const backends = benchWarehouses(name, options.s3);
   const results = [];
   const problems = [];
-  for (const b of backends) {
-    const io = storage.resolveFileIO(b.root, storageOptions(b.s3));
-    try {
-      const catalog = new core.FileSystemCatalog(b.root, { fileIO: io });
-      // Warm-up (Parquet workers, JIT, connections), not measured: the first table would pay for it.
-      for (const producer of ['warmup', ...PRODUCERS]) {
-        const warmup = producer === 'warmup';
-        const tableName = `bench.cl_${producer.replace('-', '_')}`;
-        await catalog.createTable(tableName, {
-          fields: [
-            { name: 'k', type: 'INT NOT NULL' },
-            { name: 'v', type: 'STRING' },
-            { name: 'n', type: 'BIGINT' },
-          ],
-          primaryKeys: ['k'],
-          options: { bucket: '2', 'changelog-producer': warmup ? 'lookup' : producer },
-        });
-        const t = await core.openTable(catalog.tableLocation(tableName), { fileIO: io });
-        log(`${b.backend}: ${commits} commits of ${rows} upserts, changelog-producer = ${producer}`);
-        const writer = t.newBatchWrite({ rowKindField: 'op' });
-        const commit = t.newCommit();
-        const t0 = performance.now();
-        for (let i = 0; i < (warmup ? 2 : commits); i++) {
-          await writer.write(batch(i, warmup ? 500 : rows));
-          await commit.commit({ identifier: BigInt(i + 1), messages: await writer.prepareCommit() });
+  for (const b of benchWarehouses(name, options.s3)) {
+    await withWarehouseIO(b, async (io) => {
+      try {
+        // Warm-up (Parquet workers, JIT, connections), not measured: the first table would pay for it.
+        for (const producer of ['warmup', ...PRODUCERS]) {
+          const warmup = producer === 'warmup';
+          const tableName = `bench.cl_${producer.replace('-', '_')}`;
+          const t = await createUpsertTable(core, io, b.root, tableName, warmup ? 'lookup' : producer);
+          log(`${b.backend}: ${commits} commits of ${rows} upserts, changelog-producer = ${producer}`);
+          const writer = t.newBatchWrite({ rowKindField: 'op' });
+          const commit = t.newCommit();
+          const t0 = performance.now();
+          for (let i = 0; i < (warmup ? 2 : commits); i++) {
+            await writer.write(upsertRows(i, warmup ? 500 : rows, { deletes: true }));
+            await commit.commit({ identifier: BigInt(i + 1), messages: await writer.prepareCommit() });
+          }
+          const writeMs = performance.now() - t0;
+          await writer.close();
+          if (warmup) continue;
+          let changelogRows = 0;
+          let streamed = 0;
+          const latest = (await t.snapshotManager.latestId()) ?? 0;
+          for await (const s of t.snapshotManager.iterateForward()) changelogRows += Number(s.changelogRecordCount ?? 0);
+          const t1 = performance.now();
+          for await (const c of t.newStreamRead({ from: 'earliest', to: latest, pollIntervalMs: 1 })) streamed += c.batch.numRows;
+          const streamMs = performance.now() - t1;
+          results.push({
+            backend: b.backend,
+            producer,
+            commits,
+            rows,
+            snapshots: latest,
+            writeMs,
+            bytes: await parquetBytes(io, t.location),
+            changelogRows,
+            streamed,
+            streamMs,
+          });
         }
-        const writeMs = performance.now() - t0;
-        await writer.close();
-        if (warmup) continue;
-        let changelogRows = 0;
-        let streamed = 0;
-        const latest = (await t.snapshotManager.latestId()) ?? 0;
-        for await (const s of t.snapshotManager.iterateForward()) changelogRows += Number(s.changelogRecordCount ?? 0);
-        const t1 = performance.now();
-        for await (const c of t.newStreamRead({ from: 'earliest', to: latest, pollIntervalMs: 1 })) streamed += c.batch.numRows;
-        const streamMs = performance.now() - t1;
-        results.push({
-          backend: b.backend,
-          producer,
-          commits,
-          rows,
-          snapshots: latest,
-          writeMs,
-          bytes: await parquetBytes(io, t.location),
-          changelogRows,
-          streamed,
-          streamMs,
-        });
+      } catch (e) {
+        problems.push(`${b.backend}: ${e?.message ?? String(e)}`);
       }
-    } catch (e) {
-      problems.push(`${b.backend}: ${e?.message ?? String(e)}`);
-    } finally {
-      await removeWarehouse(io, b.root);
-      await io.close?.();
-    }
+    });
   }
-  const json = {
+  const json = describedResultJson(
     name,
-    description: 'Write+compaction cost of each changelog producer as a ratio to none, on the same upsert workload.',
-    environment: environment(),
-    totalSeconds: (performance.now() - started) / 1000,
-    results,
-    problems,
-    s3: options.s3 ? { endpoint: options.s3.endpoint } : null,
-  };
+    'Write+compaction cost of each changelog producer as a ratio to none, on the same upsert workload.',
+    options,
+    started,
+    { results, problems },
+  );
   return { name, json, markdown: toMarkdown(json) };
 }
 
 function toMarkdown(json) {
-  const e = json.environment;
   const base = (r) => json.results.find((x) => x.backend === r.backend && x.producer === 'none');
   return [
     '# Changelog producer benchmark',
     '',
-    `${e.date} · Node ${e.node} · ${e.cpu} × ${e.cores} · ${e.memoryGiB} GiB · took ${fmtNum(json.totalSeconds, 0)} s.`,
+    runLine(json.environment, json.totalSeconds),
     '',
     markdownTable(
       [
@@ -151,14 +134,10 @@ function toMarkdown(json) {
     '- One long-lived writer per table (2 buckets) commits each batch (upserts over a key space of 4 × rows, every 20th row a delete after the first commit), with writer compaction as by default. `none` and `input` compact by universal compaction only; `lookup` compacts all level-0 files at every commit and looks up old values in the levels below the output; `full-compaction` compacts every bucket fully at every commit.',
     '- write+compact = all writes, `prepareCommit` (flush and compaction) and commits. Parquet = every Parquet file under the table at the end (data and changelog; compacted-away files remain until expiration).',
     '- changelog rows = sum of `changelogRecordCount` over the snapshots; stream all = one `newStreamRead` over the whole history (delta files for `none`).',
-    json.s3
-      ? `- s3 = Ceph RGW at ${json.s3.endpoint} on the same machine (loopback network, shared CPU).`
-      : '- S3 rows skipped: no S3 server configured.',
-    '- Machine: 2 cores shared with other agents running builds and tests at the same time; treat single figures as ±30 %.',
+    s3Note(json.s3),
+    SHARED_MACHINE_NOTE,
     ...problemsSection(json.problems),
   ].join('\n');
 }
 
-const ARGS = { '--commits': 'commits', '--rows': 'rows' };
-
-await runIfMain(import.meta.url, () => run({ ...parseNumberArgs(process.argv.slice(2), ARGS), s3: s3FromEnv() }));
+await runStandalone(import.meta.url, run, { '--commits': 'commits', '--rows': 'rows' });

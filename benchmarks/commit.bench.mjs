@@ -23,20 +23,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { runChild } from './lib/measure.mjs';
 import { cpuWindow } from './lib/process-cpu.mjs';
-import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
-import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
+import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection, runLine } from './lib/report.mjs';
+import { runStandalone } from './lib/standalone.mjs';
+import { percentile } from './lib/stats.mjs';
 
 export const name = 'commit';
 
 const TASKS = new URL('./lib/commit-tasks.mjs', import.meta.url);
 const TIMEOUT_MS = 600_000;
 const WARMUP = 5;
-
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
-}
 
 function dist(values) {
   const mean = values.reduce((a, b) => a + b, 0) / values.length;
@@ -530,7 +525,7 @@ function toMarkdown(json) {
   return [
     '# Commit benchmark',
     '',
-    `${e.date} · Node ${e.node} · ${e.cpu} × ${e.cores} · ${e.memoryGiB} GiB · took ${fmtNum(json.totalSeconds, 0)} s. ` +
+    `${runLine(e, json.totalSeconds)} ` +
       'The 2 cores were shared with several other agents running builds, tests and benchmarks at the same time: treat single figures as ±30 %.',
     '',
     `## Serial small appends (${s0 ? `${s0.commits} appends of ${s0.rowsPerCommit} rows, one process` : '–'})`,
@@ -656,19 +651,11 @@ function toMarkdown(json) {
   ].join('\n');
 }
 
-function parseArgs(argv) {
-  const opts = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--commits') opts.commits = Number(argv[++i]);
-    else if (a === '--rows') opts.rows = Number(argv[++i]);
-    else if (a === '--writers') opts.writers = argv[++i].split(',').map(Number);
-    else if (a === '--writer-commits') opts.writerCommits = Number(argv[++i]);
-    else if (a === '--s3-only') opts.s3Only = true;
-    else if (a === '--contention-only') opts.contentionOnly = true;
-    else throw new Error(`unknown argument ${a}`);
-  }
-  return opts;
-}
-
-await runIfMain(import.meta.url, () => run({ ...parseArgs(process.argv.slice(2)), s3: s3FromEnv() }));
+await runStandalone(import.meta.url, run, {
+  '--commits': 'commits',
+  '--rows': 'rows',
+  '--writers': ['writers', 'numbers'],
+  '--writer-commits': 'writerCommits',
+  '--s3-only': ['s3Only', 'flag'],
+  '--contention-only': ['contentionOnly', 'flag'],
+});

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { median, medianRun, runChild } from './lib/measure.mjs';
 import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable } from './lib/report.mjs';
 import { describeTimeline } from './lib/pool-timeline.mjs';
-import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
+import { runStandalone } from './lib/standalone.mjs';
 
 export const name = 'compact';
 
@@ -306,14 +306,4 @@ function timelineSection(results) {
   return out;
 }
 
-function parseArgs(argv) {
-  const opts = {};
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--runs') opts.runs = Number(argv[++i]);
-    else if (argv[i] === '--timeline') opts.timeline = Number(argv[++i]);
-    else throw new Error(`unknown option ${argv[i]} (use --runs, --timeline)`);
-  }
-  return opts;
-}
-
-await runIfMain(import.meta.url, () => run({ ...parseArgs(process.argv.slice(2)), s3: s3FromEnv() }));
+await runStandalone(import.meta.url, run, { '--runs': 'runs', '--timeline': 'timeline' });

@@ -10,49 +10,19 @@
  *
  * Imports the BUILT packages.
  */
-import { randomUUID } from 'node:crypto';
-import path from 'node:path';
-
-import { benchWarehouses, fileIOFor, removeWarehouse } from './lib/bench-storage.mjs';
-import { environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
-import { parseNumberArgs, runIfMain, s3FromEnv } from './lib/standalone.mjs';
+import { benchWarehouses, uniqueRoot, withFileIO } from './lib/bench-storage.mjs';
+import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note } from './lib/report.mjs';
+import { countRequests } from './lib/request-counter.mjs';
+import { runStandalone } from './lib/standalone.mjs';
 import { seededRandom } from '../test/support/seeded-random.mjs';
-import { instrumentFileIO } from '../test/support/instrumented-file-io.mjs';
 
 export const name = 'dv-delete';
-
-/** A FileIO wrapper counting requests (by what they touch) and sequential round trips. */
-function counting(io) {
-  let stats = fresh();
-  function fresh() {
-    return { requests: 0, roundTrips: 0, index: 0, manifest: 0, data: 0 };
-  }
-  const proxy = instrumentFileIO(io, {
-    start(request) {
-      stats.requests++;
-      const s = String(request.path ?? '');
-      if (s.includes('/index/')) stats.index++;
-      else if (s.includes('/manifest/')) stats.manifest++;
-      else if (s.includes('/bucket-')) stats.data++;
-      if (request.newRoundTrip) stats.roundTrips++;
-    },
-  });
-  return {
-    io: proxy,
-    take() {
-      const s = stats;
-      stats = fresh();
-      return s;
-    },
-  };
-}
 
 /** Runs the workload on one backend; returns per-kind sums and the read-back figures. */
 async function workload(root, s3, steps, seed) {
   const core = await import('@tidemark/core');
-  const raw = await fileIOFor(root, s3);
-  const { io, take } = counting(raw);
-  try {
+  return withFileIO(root, s3, async (raw) => {
+    const { io, take } = countRequests(raw, { classify: requestClass, classes: ['index', 'manifest', 'data'] });
     const catalog = new core.FileSystemCatalog(`${root}/wh`, { fileIO: io });
     await catalog.createTable('db.t', {
       fields: [
@@ -109,10 +79,15 @@ async function workload(root, s3, steps, seed) {
     for (const id of ids) rows += (await table.newRead({ snapshotId: id }).toArrowTable()).numRows;
     add(`read ${ids.length} snapshots`, performance.now() - t0, take());
     return { kinds: Object.values(kinds), rowsRead: rows };
-  } finally {
-    await removeWarehouse(raw, root).catch(() => undefined);
-    await raw.close?.();
-  }
+  });
+}
+
+/** What a request touches, by its path: deletion-vector index files, manifests or data files. */
+function requestClass(path) {
+  if (path.includes('/index/')) return 'index';
+  if (path.includes('/manifest/')) return 'manifest';
+  if (path.includes('/bucket-')) return 'data';
+  return undefined;
 }
 
 /**
@@ -129,8 +104,7 @@ export async function run(options = {}) {
   for (const b of benchWarehouses(name, options.s3)) {
     const n = b.s3 ? s3Steps : steps;
     log(`${b.backend}: ${n} workload steps (seed ${seed}), then every snapshot read back`);
-    const root = b.s3 ? `${b.root}/${randomUUID()}` : path.join(b.root, randomUUID());
-    const r = await workload(root, b.s3, n, seed);
+    const r = await workload(uniqueRoot(b), b.s3, n, seed);
     for (const k of r.kinds) {
       results.push({ backend: b.backend, ...k });
       log(
@@ -138,19 +112,14 @@ export async function run(options = {}) {
       );
     }
   }
-  const json = {
-    name,
-    date: new Date().toISOString(),
-    environment: environment(),
+  const json = resultJson(name, options, started, {
     machine: 'shared: 2 cores used by several agents at once; times are indicative (±30 %), request counts are exact',
     steps,
     s3Steps,
     seed,
     results,
     problems,
-    seconds: (performance.now() - started) / 1000,
-    s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined,
-  };
+  });
   return { name, json, markdown: markdown(json) };
 }
 
@@ -178,14 +147,10 @@ function markdown(json) {
     ),
     '',
     '- A round trip starts whenever a request is issued while none is in flight: requests issued together count once.',
-    json.s3
-      ? `- s3 = Ceph RGW at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.`
-      : '- S3 rows skipped: no S3 server configured.',
+    s3Note(json.s3),
     '- The machine was shared with other jobs while this ran; treat times as ±30 % (request counts are exact).',
     ...problemsSection(json.problems),
   ].join('\n');
 }
 
-const ARGS = { '--steps': 'steps', '--s3-steps': 's3Steps', '--seed': 'seed' };
-
-await runIfMain(import.meta.url, () => run({ ...parseNumberArgs(process.argv.slice(2), ARGS), s3: s3FromEnv() }));
+await runStandalone(import.meta.url, run, { '--steps': 'steps', '--s3-steps': 's3Steps', '--seed': 'seed' });

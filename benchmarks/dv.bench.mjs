@@ -12,10 +12,10 @@
  */
 import { rm } from 'node:fs/promises';
 
-import { benchWarehouses } from './lib/bench-storage.mjs';
-import { runChild } from './lib/measure.mjs';
-import { environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
-import { parseNumberArgs, runIfMain, s3FromEnv } from './lib/standalone.mjs';
+import { benchBackends } from './lib/bench-storage.mjs';
+import { taskRunner } from './lib/measure.mjs';
+import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note } from './lib/report.mjs';
+import { runStandalone } from './lib/standalone.mjs';
 
 export const name = 'dv';
 
@@ -35,10 +35,8 @@ export async function run(options = {}) {
   const reads = [];
   const problems = [];
 
-  const backends = benchWarehouses(name, options.s3).map((b) => ({ ...b, rows: b.s3 ? s3Rows : rows }));
-
-  for (const b of backends) {
-    const task = (what, args) => runChild(TASKS, what, { ...args, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+  for (const b of benchBackends(name, options.s3, (b) => ({ rows: b.s3 ? s3Rows : rows }))) {
+    const task = taskRunner(TASKS, b, TIMEOUT_MS);
     log(`${b.backend}: ${commits} batch writes of ${fmtInt(b.rows)} rows, with and without deletion vectors`);
     const plain = await task('write', { warehouse: `${b.root}/plain`, dv: false, commits, rows: b.rows });
     const dv = await task('write', { warehouse: `${b.root}/dv`, dv: true, commits, rows: b.rows });
@@ -77,10 +75,7 @@ export async function run(options = {}) {
     if (!b.s3) await rm(b.root, { recursive: true, force: true });
   }
 
-  const json = {
-    name,
-    date: new Date().toISOString(),
-    environment: environment(),
+  const json = resultJson(name, options, started, {
     machine: 'shared: 2 cores used by several agents at once; figures are indicative (±30 %)',
     commits,
     rows,
@@ -88,9 +83,7 @@ export async function run(options = {}) {
     writes,
     reads,
     problems,
-    seconds: (performance.now() - started) / 1000,
-    s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined,
-  };
+  });
   return { name, json, markdown: markdown(json) };
 }
 
@@ -154,14 +147,10 @@ function markdown(json) {
     '',
     '- Writes: each batch write is 30 % updates of earlier keys; 2 buckets. With DVs, every write compacts its level-0 files up before it completes (lookup of each key in the higher levels, replaced rows marked in deletion vectors); without, writers compact by universal compaction only.',
     '- Reads: writes of halving size (the first one `rows` rows), so that size-ratio compaction keeps each in its own run; the DV table keeps one sorted run per write in levels >= 1 (compaction trigger raised), read without merging; the merge-on-read table is `write-only` with the same writes in level 0, merged by key at read time.',
-    json.s3
-      ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.`
-      : '- S3 rows skipped: no S3 server configured.',
+    s3Note(json.s3),
     '- The machine was shared with other jobs while this ran; treat single figures as ±30 %.',
     ...problemsSection(json.problems),
   ].join('\n');
 }
 
-const ARGS = { '--commits': 'commits', '--rows': 'rows', '--s3-rows': 's3Rows' };
-
-await runIfMain(import.meta.url, () => run({ ...parseNumberArgs(process.argv.slice(2), ARGS), s3: s3FromEnv() }));
+await runStandalone(import.meta.url, run, { '--commits': 'commits', '--rows': 'rows', '--s3-rows': 's3Rows' });

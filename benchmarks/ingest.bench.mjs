@@ -16,6 +16,8 @@ import { FileStoreCommit, TablePaths, TableWrite, buildInitialSchema } from '@ti
 import { JsonLinesFileSource, LocalDirCheckpointStore, runIngest } from '@tidemark/sink';
 import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable } from './lib/report.mjs';
 import { runIfMain } from './lib/standalone.mjs';
+import { ingestRow } from './lib/ingest-rows.mjs';
+import { percentile } from './lib/stats.mjs';
 
 export const name = 'ingest';
 
@@ -36,10 +38,6 @@ async function makeTable(io, dir) {
   const schema = buildInitialSchema(spec);
   await io.write(`${dir}/schema/schema-0`, serializeSchema(schema));
   return schema;
-}
-
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
 async function batchWrite(io, dir, source) {
@@ -107,16 +105,9 @@ export async function run({ log = console.error } = {}) {
   for (const [label, fn] of cases) {
     log(`[ingest] ${label}`);
     const r = await fn();
-    const ck = [...(r.checkpointMs ?? [])].sort((a, b) => a - b);
     const cm = [...r.commitMs].sort((a, b) => a - b);
     rows.push({
-      case: label,
-      records: RECORDS,
-      seconds: r.seconds,
-      'records/s': RECORDS / r.seconds,
-      checkpoints: ck.length,
-      'checkpoint p50 ms': ck.length ? percentile(ck, 50) : null,
-      'checkpoint max ms': ck.length ? ck[ck.length - 1] : null,
+      ...ingestRow(label, RECORDS, r),
       'commit p50 ms': percentile(cm, 50),
       'commit max ms': cm[cm.length - 1],
     });

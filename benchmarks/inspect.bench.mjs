@@ -14,7 +14,7 @@ import path from 'node:path';
 
 import { repeat, medianRun } from './lib/measure.mjs';
 import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
-import { runIfMain } from './lib/standalone.mjs';
+import { runStandalone } from './lib/standalone.mjs';
 import { ensureSyntheticTable } from './lib/synthetic-table.mjs';
 
 export const name = 'inspect';
@@ -98,13 +98,4 @@ function toMarkdown(json) {
   ].join('\n');
 }
 
-function parseArgs(argv) {
-  const out = {};
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--files') out.files = argv[++i].split(',').map(Number);
-    else if (argv[i] === '--runs') out.runs = Number(argv[++i]);
-  }
-  return out;
-}
-
-await runIfMain(import.meta.url, () => run(parseArgs(process.argv.slice(2))));
+await runStandalone(import.meta.url, run, { '--files': ['files', 'numbers'], '--runs': 'runs' }, { s3: false });

@@ -24,9 +24,10 @@ import { cp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { runChild } from './lib/measure.mjs';
-import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
-import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
+import { benchBackends } from './lib/bench-storage.mjs';
+import { runChild, taskRunner } from './lib/measure.mjs';
+import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection, s3Note } from './lib/report.mjs';
+import { runStandalone } from './lib/standalone.mjs';
 
 export const name = 'maintenance';
 
@@ -61,8 +62,7 @@ export async function run(options = {}) {
   const objects = options.objects ?? [10_000];
   const s3Objects = options.s3Objects ?? [10_000];
   const s3Snapshots = options.s3Snapshots ?? 3_000;
-  const compactFiles = options.compactFiles ?? 100;
-  const compactRows = options.compactRows ?? 5_000;
+  const compact = { files: options.compactFiles ?? 100, rows: options.compactRows ?? 5_000 };
   const started = performance.now();
   // The machine is shared: the 1-minute load average at the start and the end says how much.
   const loadAtStart = os.loadavg()[0];
@@ -70,10 +70,49 @@ export async function run(options = {}) {
   const orphans = [];
   const compaction = [];
   const problems = [];
+  const templates = historyTemplates(log);
+  const backends = benchBackends(name, options.s3, (b) => ({
+    objects: b.s3 ? s3Objects : objects,
+    snapshots: b.s3 ? s3Snapshots : snapshots,
+  }));
+  for (const b of backends) {
+    const task = taskRunner(TASKS, b, TIMEOUT_MS);
+    const table = `${b.root}/bench.db/m`;
+    await copyHistory(task, b, table, await templates.of(b.snapshots), log);
+    expire.push(await measureExpiration(task, b, table, problems, log));
+    if (!expireOnly) {
+      orphans.push(...(await measureOrphanScans(task, b, table, problems, log)));
+      compaction.push(await measureCompaction(task, b, compact, log));
+    }
+    if (!b.s3) await rm(b.root, { recursive: true, force: true });
+  }
 
-  // --- the history templates (built once, then copied) ------------------------------------
+  const json = {
+    name: runName,
+    expireOnly,
+    date: new Date().toISOString(),
+    environment: environment(),
+    snapshots,
+    s3Snapshots,
+    builds: templates.builds,
+    expire,
+    orphans,
+    compaction,
+    problems,
+    seconds: (performance.now() - started) / 1000,
+    loadAverage: [loadAtStart, os.loadavg()[0]],
+    s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined,
+  };
+  return { name: runName, json, markdown: markdown(json) };
+}
+
+/**
+ * The overwrite histories, built once per snapshot count with FileStoreCommit and kept under
+ * benchmarks/work/ as templates; `builds` records the ones built in this run (count -> ms).
+ */
+function historyTemplates(log) {
   const builds = {};
-  const templateFor = async (n) => {
+  const of = async (n) => {
     const template = path.join(WORK_DIR, `maintenance-history-${n}`);
     const table = path.join(template, 'bench.db', 'm');
     if (!(await exists(path.join(table, 'snapshot', `snapshot-${n}`)))) {
@@ -87,150 +126,115 @@ export async function run(options = {}) {
     }
     return { template, table };
   };
+  return { builds, of };
+}
 
-  const backends = [{ backend: 'local', root: path.join(WORK_DIR, `maintenance-${process.pid}`), s3: undefined, objects, snapshots }];
-  if (options.s3) {
-    backends.push({
-      backend: 's3 (RGW)',
-      root: `s3://${options.s3.bucket}/bench/maintenance-${Date.now().toString(36)}`,
-      s3: options.s3,
-      objects: s3Objects,
-      snapshots: s3Snapshots,
-    });
+/** Puts a copy of the history template at `table` (uploaded to S3, copied on local disk). */
+async function copyHistory(task, b, table, { template, table: templateTable }, log) {
+  if (b.s3) {
+    log(`${b.backend}: uploading the history (${b.snapshots} snapshots)`);
+    const up = await task('upload', { dir: templateTable, target: table });
+    log(`uploaded ${up.objects} objects in ${(up.uploadMs / 1000).toFixed(1)} s`);
+  } else {
+    await cp(template, b.root, { recursive: true });
   }
+}
 
-  for (const b of backends) {
-    const table = `${b.root}/bench.db/m`;
-    const { template, table: templateTable } = await templateFor(b.snapshots);
-    // --- expiration ------------------------------------------------------------------------
-    if (b.s3) {
-      log(`${b.backend}: uploading the history (${b.snapshots} snapshots)`);
-      const up = await runChild(TASKS, 'upload', { dir: templateTable, target: table, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
-      log(`uploaded ${up.objects} objects in ${(up.uploadMs / 1000).toFixed(1)} s`);
-    } else {
-      await cp(template, b.root, { recursive: true });
-    }
-    log(`${b.backend}: expiring ${b.snapshots - RETAIN} snapshots`);
-    const e = await runChild(TASKS, 'expire', { table, retainMin: RETAIN, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
-    // Right after the run, under the same load: the store alone, for the reads and the batched
-    // deletes expiration needs.
-    const st = await runChild(
-      TASKS,
-      'store-rate',
-      { table, s3: b.s3, gets: STORE_GETS, deleteKeys: STORE_DELETE_KEYS },
-      { timeoutMs: TIMEOUT_MS },
-    );
-    const gets = e.requests.read + e.requests.readRange + e.requests.exists;
-    if (e.snapshotsExpired !== b.snapshots - RETAIN)
-      problems.push(`${b.backend}: expired ${e.snapshotsExpired} snapshots, expected ${b.snapshots - RETAIN}`);
-    const getsAt = (n) => st.getRates.find((r) => r.inFlight === n)?.getsPerSec;
-    const deletesAt = (n) => st.deleteRates.find((r) => r.inFlight === n)?.keysPerSec;
-    // Expiration keeps 16 snapshots' reads (a few requests each) and 4 DeleteObjects requests in flight.
-    const storeGets = Math.max(...st.getRates.map((r) => r.getsPerSec));
-    const storeDeletes = Math.max(...st.deleteRates.map((r) => r.keysPerSec));
-    const getsPerFile = gets / e.filesDeleted;
-    expire.push({
-      backend: b.backend,
-      snapshots: e.snapshotsExpired,
-      filesDeleted: e.filesDeleted,
-      seconds: e.ms / 1000,
-      filesPerSec: e.filesDeleted / (e.ms / 1000),
-      snapshotsPerSec: e.snapshotsExpired / (e.ms / 1000),
-      peakRssMiB: e.peakRssMiB,
-      importRssMiB: e.importRssMiB,
-      requests: e.requests,
-      phases: e.phases,
-      clientCpuMs: e.clientCpuMs,
-      serverCpuMs: e.serverCpuMs,
-      store: st,
-      storeGetsPerSec: storeGets,
-      storeDeleteKeysPerSec: storeDeletes,
-      getsPerFile,
-      // If reads were all it did, at the store's best GET rate.
-      readBoundFilesPerSec: storeGets / getsPerFile,
-      // If deletes were all it did (every file is one key of a DeleteObjects request).
-      deleteBoundFilesPerSec: storeDeletes,
-      // Reads and deletes one after the other, each at the store's best rate: the bound when the
-      // store (or the machine's CPU it shares) serves one kind at a time.
-      serialBoundFilesPerSec: 1 / (getsPerFile / storeGets + 1 / storeDeletes),
-      // CPU (client + S3 server) per file deleted, from the store-alone costs per GET and per
-      // deleted key, and what the machine's cores allow at that cost if they did nothing else.
-      ...cpuBound(st, getsPerFile),
-    });
-    log(
-      `${b.backend}: store alone: GETs/s ${[1, 8, 32].map((n) => `${n} in flight ${fmtInt(getsAt(n) ?? 0)}`).join(', ')}; ` +
-        `DeleteObjects keys/s ${[1, 4].map((n) => `${n} in flight ${fmtInt(deletesAt(n) ?? 0)}`).join(', ')}; ` +
-        `${fmtNum(getsPerFile, 2)} reads per file`,
-    );
-    log(`${b.backend}: ${fmtInt(e.filesDeleted)} files in ${(e.ms / 1000).toFixed(1)} s, peak RSS ${fmtNum(e.peakRssMiB)} MiB`);
-    log(`${b.backend}: requests ${JSON.stringify(e.requests)}; phases start at ${JSON.stringify(e.phases)}`);
-    if (expireOnly) {
-      if (!b.s3) await rm(b.root, { recursive: true, force: true });
-      continue;
-    }
-
-    // --- orphan scan -----------------------------------------------------------------------
-    let have = 0;
-    for (const n of b.objects) {
-      log(`${b.backend}: adding ${n - have} objects (total ${n})`);
-      await runChild(TASKS, 'orphan-objects', { table, count: n - have, s3: b.s3, offset: have }, { timeoutMs: TIMEOUT_MS });
-      have = n;
-      const o = await runChild(TASKS, 'orphans', { table, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
-      if (o.filesDeleted !== 0) problems.push(`${b.backend}: the orphan scan deleted ${o.filesDeleted} files (all are younger than 1 day)`);
-      orphans.push({
-        backend: b.backend,
-        objects: o.filesScanned,
-        seconds: o.ms / 1000,
-        objectsPerSec: o.filesScanned / (o.ms / 1000),
-        peakRssMiB: o.peakRssMiB,
-        importRssMiB: o.importRssMiB,
-      });
-      log(`${b.backend}: scanned ${fmtInt(o.filesScanned)} objects in ${(o.ms / 1000).toFixed(1)} s, peak RSS ${fmtNum(o.peakRssMiB)} MiB`);
-    }
-
-    // --- compaction vs raw rewrite ----------------------------------------------------------
-    log(`${b.backend}: compaction of ${compactFiles} files x ${compactRows} rows`);
-    const data = await runChild(
-      TASKS,
-      'compact-data',
-      { warehouse: `${b.root}/c`, files: compactFiles, rows: compactRows, s3: b.s3 },
-      { timeoutMs: TIMEOUT_MS },
-    );
-    const raw = await runChild(TASKS, 'raw-rewrite', { files: data.files, target: `${b.root}/raw`, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
-    const c = await runChild(TASKS, 'compact', { table: data.table, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
-    const mb = (n) => n / 1e6;
-    compaction.push({
-      backend: b.backend,
-      files: c.filesBefore,
-      filesAfter: c.filesAfter,
-      inputMB: mb(c.bytesRead),
-      compactMBps: mb(c.bytesRead) / (c.ms / 1000),
-      rawMBps: mb(raw.bytesRead) / (raw.ms / 1000),
-      compactSeconds: c.ms / 1000,
-      rawSeconds: raw.ms / 1000,
-      compactPeakRssMiB: c.peakRssMiB,
-      rawPeakRssMiB: raw.peakRssMiB,
-    });
-    if (!b.s3) await rm(b.root, { recursive: true, force: true });
-  }
-
-  const json = {
-    name: runName,
-    expireOnly,
-    date: new Date().toISOString(),
-    environment: environment(),
-    snapshots,
-    s3Snapshots,
-    builds,
-    expire,
-    orphans,
-    compaction,
-    problems,
-    seconds: (performance.now() - started) / 1000,
-    loadAverage: [loadAtStart, os.loadavg()[0]],
-    s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined,
+/** Expires all but {@link RETAIN} snapshots of the history, then measures the store alone under the same load. */
+async function measureExpiration(task, b, table, problems, log) {
+  log(`${b.backend}: expiring ${b.snapshots - RETAIN} snapshots`);
+  const e = await task('expire', { table, retainMin: RETAIN });
+  // Right after the run, under the same load: the store alone, for the reads and the batched
+  // deletes expiration needs.
+  const st = await task('store-rate', { table, gets: STORE_GETS, deleteKeys: STORE_DELETE_KEYS });
+  const gets = e.requests.read + e.requests.readRange + e.requests.exists;
+  if (e.snapshotsExpired !== b.snapshots - RETAIN)
+    problems.push(`${b.backend}: expired ${e.snapshotsExpired} snapshots, expected ${b.snapshots - RETAIN}`);
+  const getsAt = (n) => st.getRates.find((r) => r.inFlight === n)?.getsPerSec;
+  const deletesAt = (n) => st.deleteRates.find((r) => r.inFlight === n)?.keysPerSec;
+  // Expiration keeps 16 snapshots' reads (a few requests each) and 4 DeleteObjects requests in flight.
+  const storeGets = Math.max(...st.getRates.map((r) => r.getsPerSec));
+  const storeDeletes = Math.max(...st.deleteRates.map((r) => r.keysPerSec));
+  const getsPerFile = gets / e.filesDeleted;
+  log(
+    `${b.backend}: store alone: GETs/s ${[1, 8, 32].map((n) => `${n} in flight ${fmtInt(getsAt(n) ?? 0)}`).join(', ')}; ` +
+      `DeleteObjects keys/s ${[1, 4].map((n) => `${n} in flight ${fmtInt(deletesAt(n) ?? 0)}`).join(', ')}; ` +
+      `${fmtNum(getsPerFile, 2)} reads per file`,
+  );
+  log(`${b.backend}: ${fmtInt(e.filesDeleted)} files in ${(e.ms / 1000).toFixed(1)} s, peak RSS ${fmtNum(e.peakRssMiB)} MiB`);
+  log(`${b.backend}: requests ${JSON.stringify(e.requests)}; phases start at ${JSON.stringify(e.phases)}`);
+  return {
+    backend: b.backend,
+    snapshots: e.snapshotsExpired,
+    filesDeleted: e.filesDeleted,
+    seconds: e.ms / 1000,
+    filesPerSec: e.filesDeleted / (e.ms / 1000),
+    snapshotsPerSec: e.snapshotsExpired / (e.ms / 1000),
+    peakRssMiB: e.peakRssMiB,
+    importRssMiB: e.importRssMiB,
+    requests: e.requests,
+    phases: e.phases,
+    clientCpuMs: e.clientCpuMs,
+    serverCpuMs: e.serverCpuMs,
+    store: st,
+    storeGetsPerSec: storeGets,
+    storeDeleteKeysPerSec: storeDeletes,
+    getsPerFile,
+    // If reads were all it did, at the store's best GET rate.
+    readBoundFilesPerSec: storeGets / getsPerFile,
+    // If deletes were all it did (every file is one key of a DeleteObjects request).
+    deleteBoundFilesPerSec: storeDeletes,
+    // Reads and deletes one after the other, each at the store's best rate: the bound when the
+    // store (or the machine's CPU it shares) serves one kind at a time.
+    serialBoundFilesPerSec: 1 / (getsPerFile / storeGets + 1 / storeDeletes),
+    // CPU (client + S3 server) per file deleted, from the store-alone costs per GET and per
+    // deleted key, and what the machine's cores allow at that cost if they did nothing else.
+    ...cpuBound(st, getsPerFile),
   };
-  return { name: runName, json, markdown: markdown(json) };
+}
+
+/** Orphan scans of the table with `b.objects` young orphan objects added (each count in turn). */
+async function measureOrphanScans(task, b, table, problems, log) {
+  const rows = [];
+  let have = 0;
+  for (const n of b.objects) {
+    log(`${b.backend}: adding ${n - have} objects (total ${n})`);
+    await task('orphan-objects', { table, count: n - have, offset: have });
+    have = n;
+    const o = await task('orphans', { table });
+    if (o.filesDeleted !== 0) problems.push(`${b.backend}: the orphan scan deleted ${o.filesDeleted} files (all are younger than 1 day)`);
+    rows.push({
+      backend: b.backend,
+      objects: o.filesScanned,
+      seconds: o.ms / 1000,
+      objectsPerSec: o.filesScanned / (o.ms / 1000),
+      peakRssMiB: o.peakRssMiB,
+      importRssMiB: o.importRssMiB,
+    });
+    log(`${b.backend}: scanned ${fmtInt(o.filesScanned)} objects in ${(o.ms / 1000).toFixed(1)} s, peak RSS ${fmtNum(o.peakRssMiB)} MiB`);
+  }
+  return rows;
+}
+
+/** Full append compaction of `files` small files against a raw parquet-wasm rewrite of the same files. */
+async function measureCompaction(task, b, { files, rows }, log) {
+  log(`${b.backend}: compaction of ${files} files x ${rows} rows`);
+  const data = await task('compact-data', { warehouse: `${b.root}/c`, files, rows });
+  const raw = await task('raw-rewrite', { files: data.files, target: `${b.root}/raw` });
+  const c = await task('compact', { table: data.table });
+  const mb = (n) => n / 1e6;
+  return {
+    backend: b.backend,
+    files: c.filesBefore,
+    filesAfter: c.filesAfter,
+    inputMB: mb(c.bytesRead),
+    compactMBps: mb(c.bytesRead) / (c.ms / 1000),
+    rawMBps: mb(raw.bytesRead) / (raw.ms / 1000),
+    compactSeconds: c.ms / 1000,
+    rawSeconds: raw.ms / 1000,
+    compactPeakRssMiB: c.peakRssMiB,
+    rawPeakRssMiB: raw.peakRssMiB,
+  };
 }
 
 /** Cores of the machine, shared by the client and the S3 server. */
@@ -404,9 +408,10 @@ export function markdown(json) {
     json.s3 && json.s3Snapshots < json.snapshots
       ? `- S3 expiration runs on a ${fmtInt(json.s3Snapshots)}-snapshot history (set with --s3-snapshots).`
       : null,
-    json.s3
-      ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client. The server is shared with other agents' tests too: its CPU (radosgw + ceph-osd, read from /proc) counts their requests as well, so the server CPU figures are upper bounds of this run's share, and wall-clock rates vary by 2-3x between runs minutes apart.`
-      : '- S3 rows skipped: no S3 server configured.',
+    s3Note(
+      json.s3,
+      ". The server is shared with other agents' tests too: its CPU (radosgw + ceph-osd, read from /proc) counts their requests as well, so the server CPU figures are upper bounds of this run's share, and wall-clock rates vary by 2-3x between runs minutes apart",
+    ),
     '- Peak RSS is the whole child process (Node + WASM runtime included); orphan rows at several object counts (--objects 10000,100000) show it does not grow with the count.',
     `- Machine: 2 shared cores with other jobs running (other agents were building and testing during this run${
       json.loadAverage
@@ -458,19 +463,10 @@ function orphanAndCompaction(json) {
   ];
 }
 
-function parseArgs(argv) {
-  const opts = {};
-  const list = (s) => s.split(',').map(Number);
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--snapshots') opts.snapshots = Number(argv[++i]);
-    else if (a === '--s3-snapshots') opts.s3Snapshots = Number(argv[++i]);
-    else if (a === '--objects') opts.objects = list(argv[++i]);
-    else if (a === '--s3-objects') opts.s3Objects = list(argv[++i]);
-    else if (a === '--only') opts.only = argv[++i];
-    else throw new Error(`unknown argument ${a}`);
-  }
-  return opts;
-}
-
-await runIfMain(import.meta.url, () => run({ ...parseArgs(process.argv.slice(2)), s3: s3FromEnv() }));
+await runStandalone(import.meta.url, run, {
+  '--snapshots': 'snapshots',
+  '--s3-snapshots': 's3Snapshots',
+  '--objects': ['objects', 'numbers'],
+  '--s3-objects': ['s3Objects', 'numbers'],
+  '--only': ['only', 'string'],
+});

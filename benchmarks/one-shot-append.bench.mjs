@@ -10,13 +10,11 @@
  *
  * Imports the BUILT packages.
  */
-import { randomUUID } from 'node:crypto';
-import path from 'node:path';
-
-import { benchWarehouses, fileIOFor, removeWarehouse } from './lib/bench-storage.mjs';
-import { environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
-import { parseNumberArgs, runIfMain, s3FromEnv } from './lib/standalone.mjs';
-import { instrumentFileIO } from '../test/support/instrumented-file-io.mjs';
+import { benchWarehouses, uniqueRoot, withFileIO } from './lib/bench-storage.mjs';
+import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note } from './lib/report.mjs';
+import { countRequests } from './lib/request-counter.mjs';
+import { runStandalone } from './lib/standalone.mjs';
+import { mean, percentile } from './lib/stats.mjs';
 
 export const name = 'one-shot-append';
 
@@ -28,37 +26,11 @@ const APIS = ['table.append (one-shot)', 'newBatchWrite + long-lived newCommit']
 /** Calls per window at the start and at the end of the run. */
 const WINDOW = 20;
 
-function counting(io) {
-  let stats = { requests: 0, roundTrips: 0 };
-  const proxy = instrumentFileIO(io, {
-    start(request) {
-      stats.requests++;
-      if (request.newRoundTrip) stats.roundTrips++;
-    },
-  });
-  return {
-    io: proxy,
-    take() {
-      const s = stats;
-      stats = { requests: 0, roundTrips: 0 };
-      return s;
-    },
-  };
-}
-
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-
 /** `appends` appends of `rows` rows through one API on a fresh table; per-call figures. */
 async function series(root, s3, spec, api, appends, rows) {
   const core = await import('@tidemark/core');
-  const raw = await fileIOFor(root, s3);
-  const { io, take } = counting(raw);
-  try {
+  return withFileIO(root, s3, async (raw) => {
+    const { io, take } = countRequests(raw);
     const catalog = new core.FileSystemCatalog(`${root}/wh`, { fileIO: io });
     await catalog.createTable('db.t', {
       fields: [
@@ -89,10 +61,7 @@ async function series(root, s3, spec, api, appends, rows) {
       calls.push({ ms: performance.now() - t0, snapshots: result.snapshotIds.length, ...take() });
     }
     return calls;
-  } finally {
-    await removeWarehouse(raw, root).catch(() => undefined);
-    await raw.close?.();
-  }
+  });
 }
 
 /**
@@ -111,10 +80,9 @@ export async function run(options = {}) {
     for (const { table, spec } of TABLES) {
       for (const api of APIS) {
         log(`${b.backend} / ${table} / ${api}: ${n} appends of ${rows} rows`);
-        const root = b.s3 ? `${b.root}/${randomUUID()}` : path.join(b.root, randomUUID());
         let calls;
         try {
-          calls = await series(root, b.s3, spec, api, n, rows);
+          calls = await series(uniqueRoot(b), b.s3, spec, api, n, rows);
         } catch (e) {
           problems.push(`${b.backend} / ${table} / ${api}: ${e?.message ?? e}`);
           continue;
@@ -160,10 +128,7 @@ export async function run(options = {}) {
       }
     }
   }
-  const json = {
-    name,
-    date: new Date().toISOString(),
-    environment: environment(),
+  const json = resultJson(name, options, started, {
     machine: 'shared: 2 cores used by several agents at once; times are indicative (±30 %), request counts are exact',
     appends,
     s3Appends,
@@ -171,9 +136,7 @@ export async function run(options = {}) {
     window: WINDOW,
     results,
     problems,
-    seconds: (performance.now() - started) / 1000,
-    s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined,
-  };
+  });
   return { name, json, markdown: markdown(json) };
 }
 
@@ -214,14 +177,10 @@ function markdown(json) {
     '- A round trip starts whenever a request is issued while none is in flight: requests issued together count once.',
     '- Round trips p50 is over the calls without a writer compaction; a primary-key writer compacts every few appends (a COMPACT snapshot and its reads and writes), which the means include.',
     '- Every ~30th commit merges manifests, and the base check then stats the live files of the touched buckets that no earlier commit of the table had checked: the max column.',
-    json.s3
-      ? `- s3 = Ceph RGW at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.`
-      : '- S3 rows skipped: no S3 server configured.',
+    s3Note(json.s3),
     '- The machine was shared with other jobs while this ran; treat times as ±30 % (request counts are exact).',
     ...problemsSection(json.problems),
   ].join('\n');
 }
 
-const ARGS = { '--appends': 'appends', '--s3-appends': 's3Appends', '--rows': 'rows' };
-
-await runIfMain(import.meta.url, () => run({ ...parseNumberArgs(process.argv.slice(2), ARGS), s3: s3FromEnv() }));
+await runStandalone(import.meta.url, run, { '--appends': 'appends', '--s3-appends': 's3Appends', '--rows': 'rows' });

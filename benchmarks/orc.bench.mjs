@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 
 import { medianRun, runChild } from './lib/measure.mjs';
 import { WORK_DIR, environment, fmtInt, fmtNum, fmtRate, markdownTable } from './lib/report.mjs';
-import { runIfMain } from './lib/standalone.mjs';
+import { runStandalone } from './lib/standalone.mjs';
 
 export const name = 'orc';
 
@@ -140,20 +140,4 @@ function markdown(json) {
   ].join('\n');
 }
 
-function parseArgs(argv) {
-  const opts = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
-    if (a === '--runs') opts.runs = Number(next());
-    else if (a === '--datasets') opts.datasets = next().split(',');
-    else throw new Error(`unknown option ${a} (use --runs, --datasets)`);
-  }
-  return opts;
-}
-
-await runIfMain(import.meta.url, () => run(parseArgs(process.argv.slice(2))));
+await runStandalone(import.meta.url, run, { '--runs': 'runs', '--datasets': ['datasets', 'strings'] }, { s3: false });

@@ -12,10 +12,10 @@
  */
 import { rm } from 'node:fs/promises';
 
-import { benchWarehouses } from './lib/bench-storage.mjs';
-import { runChild } from './lib/measure.mjs';
-import { environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
-import { parseNumberArgs, runIfMain, s3FromEnv } from './lib/standalone.mjs';
+import { benchBackends } from './lib/bench-storage.mjs';
+import { taskRunner } from './lib/measure.mjs';
+import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note, SHARED_MACHINE_NOTE } from './lib/report.mjs';
+import { runStandalone } from './lib/standalone.mjs';
 
 export const name = 'pk-compact';
 
@@ -34,15 +34,14 @@ export async function run(options = {}) {
   const results = [];
   const problems = [];
 
-  const backends = benchWarehouses(name, options.s3).map((b) => ({ ...b, rows: b.s3 ? s3Rows : rows }));
-
-  for (const b of backends) {
+  for (const b of benchBackends(name, options.s3, (b) => ({ rows: b.s3 ? s3Rows : rows }))) {
+    const task = taskRunner(TASKS, b, TIMEOUT_MS);
     log(`${b.backend}: ${runs} runs of ${fmtInt(b.rows)} rows in one bucket`);
-    const data = await runChild(TASKS, 'data', { warehouse: `${b.root}/wh`, runs, rows: b.rows, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
-    const before = await runChild(TASKS, 'read', { table: data.table, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
-    const raw = await runChild(TASKS, 'raw-rewrite', { files: data.files, target: `${b.root}/raw`, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
-    const c = await runChild(TASKS, 'compact', { table: data.table, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
-    const after = await runChild(TASKS, 'read', { table: data.table, s3: b.s3 }, { timeoutMs: TIMEOUT_MS });
+    const data = await task('data', { warehouse: `${b.root}/wh`, runs, rows: b.rows });
+    const before = await task('read', { table: data.table });
+    const raw = await task('raw-rewrite', { files: data.files, target: `${b.root}/raw` });
+    const c = await task('compact', { table: data.table });
+    const after = await task('read', { table: data.table });
     if (after.rows !== before.rows) problems.push(`${b.backend}: read ${before.rows} rows before and ${after.rows} after compaction`);
     const mb = (n) => n / 1e6;
     results.push({
@@ -73,18 +72,7 @@ export async function run(options = {}) {
     if (!b.s3) await rm(b.root, { recursive: true, force: true });
   }
 
-  const json = {
-    name,
-    date: new Date().toISOString(),
-    environment: environment(),
-    runs,
-    rows,
-    s3Rows,
-    results,
-    problems,
-    seconds: (performance.now() - started) / 1000,
-    s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined,
-  };
+  const json = resultJson(name, options, started, { runs, rows, s3Rows, results, problems });
   return { name, json, markdown: markdown(json) };
 }
 
@@ -154,16 +142,12 @@ function markdown(json) {
     '',
     `- Data: ${json.runs} level-0 files of ${fmtInt(json.rows)} rows locally${json.s3 ? ` (${fmtInt(json.s3Rows)} on S3)` : ''}, written directly in the key-value layout; keys drawn from twice the row count, so runs overlap and later runs update keys of earlier ones; 5 % of the records of later runs are deletes.`,
     '- Compaction merges the runs by key and sequence number through the merge engine (deduplicate), drops deletes (output is the top level) and writes the survivors; the raw rewrite only decodes and re-encodes each file.',
-    json.s3
-      ? `- s3 = Ceph RGW (memstore OSD) at ${json.s3.endpoint} on the same machine: loopback network, CPU shared with the client.`
-      : '- S3 rows skipped: no S3 server configured.',
-    '- Machine: 2 shared cores with other jobs running; treat single figures as ±30 %.',
+    s3Note(json.s3),
+    SHARED_MACHINE_NOTE,
     ...problemsSection(json.problems),
   ]
     .filter((l) => l !== null)
     .join('\n');
 }
 
-const ARGS = { '--runs': 'runs', '--rows': 'rows', '--s3-rows': 's3Rows' };
-
-await runIfMain(import.meta.url, () => run({ ...parseNumberArgs(process.argv.slice(2), ARGS), s3: s3FromEnv() }));
+await runStandalone(import.meta.url, run, { '--runs': 'runs', '--rows': 'rows', '--s3-rows': 's3Rows' });

@@ -10,8 +10,8 @@
  * Imports the BUILT packages (run the build first).
  */
 import { runDataRead, dataReadMarkdown } from './lib/data-read.mjs';
-import { environment } from './lib/report.mjs';
-import { runIfMain } from './lib/standalone.mjs';
+import { environment, runLine } from './lib/report.mjs';
+import { runStandalone } from './lib/standalone.mjs';
 
 export const name = 'read-data';
 
@@ -25,28 +25,8 @@ export async function run(options = {}) {
   const dataRead = await runDataRead({ rows: options.rows, files: options.files, runs: options.runs ?? 3, log });
   const env = environment();
   const json = { benchmark: name, environment: env, ...dataRead, totalSeconds: (performance.now() - started) / 1000 };
-  const markdown = [
-    '# Data-read benchmark',
-    '',
-    `${env.date} · Node ${env.node} · ${env.cpu} × ${env.cores} · ${env.memoryGiB} GiB · took ${Math.round(json.totalSeconds)} s.`,
-    '',
-    ...dataReadMarkdown(dataRead),
-  ].join('\n');
+  const markdown = ['# Data-read benchmark', '', runLine(env, json.totalSeconds), '', ...dataReadMarkdown(dataRead)].join('\n');
   return { name, json, markdown };
 }
 
-function parseArgs(argv) {
-  const opts = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const v = argv[++i];
-    if (v === undefined) throw new Error(`${a} needs a value`);
-    if (a === '--rows') opts.rows = Number(v);
-    else if (a === '--files') opts.files = Number(v);
-    else if (a === '--runs') opts.runs = Number(v);
-    else throw new Error(`unknown option ${a} (use --rows, --files, --runs)`);
-  }
-  return opts;
-}
-
-await runIfMain(import.meta.url, () => run(parseArgs(process.argv.slice(2))));
+await runStandalone(import.meta.url, run, { '--rows': 'rows', '--files': 'files', '--runs': 'runs' }, { s3: false });

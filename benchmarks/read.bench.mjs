@@ -24,7 +24,7 @@ import path from 'node:path';
 
 import { median, medianRun, runChild } from './lib/measure.mjs';
 import { WORK_DIR, environment, fmtInt, fmtNum, fmtRate, markdownTable } from './lib/report.mjs';
-import { runIfMain } from './lib/standalone.mjs';
+import { runStandalone } from './lib/standalone.mjs';
 import { ensureSyntheticTable } from './lib/synthetic-table.mjs';
 
 export const name = 'read';
@@ -577,23 +577,15 @@ function headline(r) {
   );
 }
 
-function parseArgs(argv) {
-  const opts = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
-    if (a === '--sizes') opts.sizes = next().split(',');
-    else if (a === '--runs') opts.runs = Number(next());
-    else if (a === '--read-max-files') opts.readMaxFiles = Number(next());
-    else if (a === '--large-read-runs') opts.largeReadRuns = Number(next());
-    else if (a === '--plan-only') opts.planOnly = true;
-    else throw new Error(`unknown option ${a} (use --sizes, --runs, --read-max-files, --large-read-runs, --plan-only)`);
-  }
-  return opts;
-}
-
-await runIfMain(import.meta.url, () => run(parseArgs(process.argv.slice(2))));
+await runStandalone(
+  import.meta.url,
+  run,
+  {
+    '--sizes': ['sizes', 'strings'],
+    '--runs': 'runs',
+    '--read-max-files': 'readMaxFiles',
+    '--large-read-runs': 'largeReadRuns',
+    '--plan-only': ['planOnly', 'flag'],
+  },
+  { s3: false },
+);

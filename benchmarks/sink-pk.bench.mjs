@@ -18,6 +18,7 @@ import { buildInitialSchema, liveEntries, openTable } from '@tidemark/core';
 import { LocalDirCheckpointStore, runIngest } from '@tidemark/sink';
 import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable } from './lib/report.mjs';
 import { runIfMain } from './lib/standalone.mjs';
+import { ingestRow } from './lib/ingest-rows.mjs';
 
 export const name = 'sink-pk';
 
@@ -49,10 +50,6 @@ async function makeTable(io, dir, options) {
     options: { bucket: '4', 'file.format': 'parquet', ...options },
   });
   await io.write(`${dir}/schema/schema-0`, serializeSchema(schema));
-}
-
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
 async function ingest(io, dir, options) {
@@ -109,15 +106,8 @@ export async function run({ log = console.error } = {}) {
   for (const [label, options] of cases) {
     log(`[sink-pk] ${label}`);
     const r = await ingest(io, path.join(work, `t${rows.length}`), options);
-    const ck = [...r.checkpointMs].sort((a, b) => a - b);
     rows.push({
-      case: label,
-      records: RECORDS,
-      seconds: r.seconds,
-      'records/s': RECORDS / r.seconds,
-      checkpoints: ck.length,
-      'checkpoint p50 ms': percentile(ck, 50),
-      'checkpoint max ms': ck[ck.length - 1],
+      ...ingestRow(label, RECORDS, r),
       'level-0 files': r.level0,
       'live data files': r.files,
       'COMPACT snapshots': r.compactSnapshots,

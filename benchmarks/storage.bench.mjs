@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { LocalFileIO, S3FileIO, joinPath } from '@tidemark/storage';
 import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable } from './lib/report.mjs';
 import { runIfMain, s3FromEnv } from './lib/standalone.mjs';
+import { percentile } from './lib/stats.mjs';
 
 export const name = 'storage';
 
@@ -19,11 +20,6 @@ const WARMUP = 20;
 const LIST_KEYS = 10_000;
 const LIST_REPEATS = 5;
 const WRITE_CONCURRENCY = 32;
-
-function percentile(sorted, p) {
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
-}
 
 function latencyRow(backend, operation, samples) {
   const sorted = [...samples].sort((a, b) => a - b);

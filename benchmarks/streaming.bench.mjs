@@ -13,37 +13,22 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { benchWarehouses, parquetBytes, removeWarehouse, storageOptions } from './lib/bench-storage.mjs';
-import { environment, fmtInt, fmtNum, markdownTable, problemsSection } from './lib/report.mjs';
-import { parseNumberArgs, runIfMain, s3FromEnv } from './lib/standalone.mjs';
+import { benchWarehouses, parquetBytes, withWarehouseIO } from './lib/bench-storage.mjs';
+import {
+  describedResultJson,
+  fmtInt,
+  fmtNum,
+  markdownTable,
+  problemsSection,
+  runLine,
+  s3Note,
+  SHARED_MACHINE_NOTE,
+} from './lib/report.mjs';
+import { runStandalone } from './lib/standalone.mjs';
+import { percentile } from './lib/stats.mjs';
+import { createUpsertTable, upsertRows } from './lib/upsert-table.mjs';
 
 export const name = 'streaming';
-
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
-}
-
-async function createTable(core, io, warehouse, tableName, producer) {
-  const catalog = new core.FileSystemCatalog(warehouse, { fileIO: io });
-  await catalog.createTable(tableName, {
-    fields: [
-      { name: 'k', type: 'INT NOT NULL' },
-      { name: 'v', type: 'STRING' },
-      { name: 'n', type: 'BIGINT' },
-    ],
-    primaryKeys: ['k'],
-    options: { bucket: '2', 'changelog-producer': producer },
-  });
-  return core.openTable(catalog.tableLocation(tableName), { fileIO: io });
-}
-
-function upserts(commit, rows) {
-  const out = [];
-  for (let i = 0; i < rows; i++) out.push({ k: (commit * 7919 + i * 13) % (rows * 4), v: `c${commit}-r${i}`, n: BigInt(i) });
-  return out;
-}
 
 /**
  * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number, poll?: number }} [options]
@@ -53,20 +38,17 @@ export async function run(options = {}) {
   const commits = options.commits ?? 40;
   const rows = options.rows ?? 2000;
   const poll = options.poll ?? 100;
-  const storage = await import('@tidemark/storage');
   const core = await import('@tidemark/core');
   const started = performance.now();
-  const backends = benchWarehouses(name, options.s3);
   const latency = [];
   const overhead = [];
   const problems = [];
 
-  for (const b of backends) {
-    const io = storage.resolveFileIO(b.root, storageOptions(b.s3));
-    try {
+  for (const b of benchWarehouses(name, options.s3)) {
+    await withWarehouseIO(b, async (io) => {
       // --- commit → tailing reader latency ----------------------------------------------------
       log(`${b.backend}: ${commits} commits with a tailing reader (poll ${poll} ms)`);
-      const t = await createTable(core, io, b.root, 'bench.tail', 'input');
+      const t = await createUpsertTable(core, io, b.root, 'bench.tail', 'input');
       const committedAt = new Map();
       const receivedAt = new Map();
       const ac = new AbortController();
@@ -76,7 +58,7 @@ export async function run(options = {}) {
         }
       })();
       for (let i = 0; i < commits; i++) {
-        const r = await t.append(upserts(i, 10));
+        const r = await t.append(upsertRows(i, 10));
         // The APPEND snapshot (a writer compaction may add a COMPACT one, which has no changes).
         committedAt.set((r.snapshotIds ?? [r.snapshotId])[0], true);
         await sleep(150);
@@ -105,38 +87,31 @@ export async function run(options = {}) {
       const row = { backend: b.backend, commits: 10, rowsPerCommit: rows };
       for (const producer of ['none', 'input']) {
         log(`${b.backend}: 10 commits of ${rows} upserts, changelog-producer = ${producer}`);
-        const tt = await createTable(core, io, b.root, `bench.ov_${producer}`, producer);
+        const tt = await createUpsertTable(core, io, b.root, `bench.ov_${producer}`, producer);
         const t0 = performance.now();
-        for (let i = 0; i < 10; i++) await tt.append(upserts(i, rows));
+        for (let i = 0; i < 10; i++) await tt.append(upsertRows(i, rows));
         row[producer] = { ms: performance.now() - t0, bytes: await parquetBytes(io, tt.location) };
       }
       overhead.push(row);
-    } finally {
-      await removeWarehouse(io, b.root);
-      await io.close?.();
-    }
+    });
   }
 
-  const json = {
+  const json = describedResultJson(
     name,
-    description: 'Commit-to-reader latency of a streaming read (p50/p99) and the write overhead of changelog-producer = input.',
-    environment: environment(),
-    totalSeconds: (performance.now() - started) / 1000,
-    latency,
-    overhead,
-    problems,
-    s3: options.s3 ? { endpoint: options.s3.endpoint } : null,
-  };
+    'Commit-to-reader latency of a streaming read (p50/p99) and the write overhead of changelog-producer = input.',
+    options,
+    started,
+    { latency, overhead, problems },
+  );
   return { name, json, markdown: toMarkdown(json) };
 }
 
 function toMarkdown(json) {
-  const e = json.environment;
   const ms = (v) => fmtNum(v, v >= 100 ? 0 : 1);
   return [
     '# Streaming benchmark',
     '',
-    `${e.date} · Node ${e.node} · ${e.cpu} × ${e.cores} · ${e.memoryGiB} GiB · took ${fmtNum(json.totalSeconds, 0)} s.`,
+    runLine(json.environment, json.totalSeconds),
     '',
     '## Commit → tailing reader latency',
     '',
@@ -161,14 +136,10 @@ function toMarkdown(json) {
     '',
     '- Latency: a primary-key table (2 buckets, changelog-producer = input) gets small upserts (10 rows) every 150 ms; a `newStreamRead` in the same process polls the snapshot directory every "poll ms". The figure runs from the snapshot `timeMillis` (taken just before `snapshot-N` is created) to the stream handing out the last batch of that snapshot (wall clock, same machine): it includes creating the snapshot file, up to one poll interval, reading the snapshot, its changelog manifest list and manifests, and the changelog Parquet files. Writer and reader share one event loop.',
     '- Overhead: the same upsert commits written to a table without and with the input changelog (writer compaction on, as by default). Bytes = all Parquet files under the table (data + changelog) after the 10 commits.',
-    json.s3
-      ? `- s3 = Ceph RGW at ${json.s3.endpoint} on the same 2-core machine (loopback network, shared CPU).`
-      : '- S3 rows skipped: no S3 server configured.',
-    '- Machine: 2 shared cores with other jobs running; treat single figures as ±30 %.',
+    s3Note(json.s3),
+    SHARED_MACHINE_NOTE,
     ...problemsSection(json.problems),
   ].join('\n');
 }
 
-const ARGS = { '--commits': 'commits', '--rows': 'rows', '--poll': 'poll' };
-
-await runIfMain(import.meta.url, () => run({ ...parseNumberArgs(process.argv.slice(2), ARGS), s3: s3FromEnv() }));
+await runStandalone(import.meta.url, run, { '--commits': 'commits', '--rows': 'rows', '--poll': 'poll' });

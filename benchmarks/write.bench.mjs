@@ -18,8 +18,8 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 
 import { median, runChild } from './lib/measure.mjs';
-import { WORK_DIR, environment, fmtInt, fmtNum, fmtRate, markdownTable, problemsSection } from './lib/report.mjs';
-import { runIfMain } from './lib/standalone.mjs';
+import { WORK_DIR, environment, fmtInt, fmtNum, fmtRate, markdownTable, problemsSection, runLine } from './lib/report.mjs';
+import { runStandalone } from './lib/standalone.mjs';
 
 export const name = 'write';
 
@@ -223,7 +223,7 @@ export function toMarkdown(json) {
   return [
     '# Write benchmark',
     '',
-    `${e.date} · Node ${e.node} · ${e.cpu} × ${e.cores} · ${e.memoryGiB} GiB · took ${fmtNum(json.totalSeconds, 0)} s.`,
+    runLine(e, json.totalSeconds),
     '',
     'Cells: rows/s · MiB/s of in-memory Arrow input (median run). Ratio = tidemark wall time ÷ raw parquet-wasm wall time in the same round (median over rounds; all per-round ratios in the JSON), also given as ratio of the median times and of the fastest times (the runs least disturbed by other load); the target is at most 1.1, and tidemark ÷ DuckDB COPY at most 2 (at least half the speed of DuckDB). CPU time = user + system time of the writer process during the timed part (all its threads); it is much less disturbed by other load on this shared machine than wall time, so the CPU ratio is the most reliable overhead figure.',
     '',
@@ -301,17 +301,14 @@ export function toMarkdown(json) {
   ].join('\n');
 }
 
-function parseArgs(argv) {
-  const opts = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--sizes') opts.sizes = argv[++i].split(',');
-    else if (a === '--runs') opts.runs = Number(argv[++i]);
-    else if (a === '--large-runs') opts.largeRuns = Number(argv[++i]);
-    else if (a === '--no-partitioned') opts.partitioned = false;
-    else throw new Error(`unknown argument ${a}`);
-  }
-  return opts;
-}
-
-await runIfMain(import.meta.url, () => run(parseArgs(process.argv.slice(2))));
+await runStandalone(
+  import.meta.url,
+  run,
+  {
+    '--sizes': ['sizes', 'strings'],
+    '--runs': 'runs',
+    '--large-runs': 'largeRuns',
+    '--no-partitioned': ['partitioned', 'off'],
+  },
+  { s3: false },
+);

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run lint` (and the lint stage of `npm test`): build every package, typecheck the packages'
 // sources with every test (tsconfig.eslint.json) and eslint (type-aware) on one program
-// (scripts/typecheck-eslint.mjs), the API report check and prettier --check. Only the API report
+// (scripts/typecheck-eslint.mjs), the API report check, prettier --check and the import circle check
+// (scripts/check-circles.mjs, whose list of known circles is printed every run). Only the API report
 // needs the build (it reads dist/*.d.ts), so the other checks run beside the build instead of after
 // it: each is one single-threaded process, and run one after another they left a core idle for
 // about a minute and a half of every `npm test`. The packages' own `typecheck` task is not run:
@@ -13,8 +14,11 @@ import { fileURLToPath } from 'node:url';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Runs one check with its output captured; resolves to { name, code, output, seconds }. */
-function check(name, cmd, args, env, children) {
+/**
+ * Runs one check with its output captured; resolves to { name, code, output, seconds, printAlways }.
+ * Output is printed when the check fails, or always with `printAlways`.
+ */
+function check(name, cmd, args, env, children, printAlways = false) {
   const t0 = Date.now();
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -24,7 +28,7 @@ function check(name, cmd, args, env, children) {
     child.stderr.on('data', (d) => (output += d));
     const done = (code, extra = '') => {
       children.delete(child);
-      resolve({ name, code, output: output + extra, seconds: (Date.now() - t0) / 1000 });
+      resolve({ name, code, output: output + extra, seconds: (Date.now() - t0) / 1000, printAlways });
     };
     child.on('error', (err) => done(1, `\n${cmd}: ${err.message}\n`));
     child.on('close', (code, signal) => done(code ?? (signal ? 128 : 1)));
@@ -39,7 +43,7 @@ function check(name, cmd, args, env, children) {
 export async function lint({ env = process.env, log = (m) => console.log(m), children = new Set() } = {}) {
   const report = (r) => {
     log(`[lint] ${r.name}: ${r.code === 0 ? 'ok' : `FAILED (exit code ${r.code})`} in ${r.seconds.toFixed(1)} s`);
-    if (r.code !== 0 && r.output.trim()) log(r.output.trimEnd());
+    if ((r.code !== 0 || r.printAlways) && r.output.trim()) log(r.output.trimEnd());
     return r;
   };
   const build = check('build (npx turbo run build)', 'npx', ['turbo', 'run', 'build', '--output-logs=errors-only'], env, children)
@@ -53,6 +57,7 @@ export async function lint({ env = process.env, log = (m) => console.log(m), chi
     // tsc -p tsconfig.eslint.json and eslint ., on one TypeScript program (see the script).
     check('typecheck and eslint (scripts/typecheck-eslint.mjs)', 'node', ['scripts/typecheck-eslint.mjs'], env, children),
     check('prettier --check', 'npx', ['prettier', '--check', '.'], env, children),
+    check('import circles (scripts/check-circles.mjs)', 'node', ['scripts/check-circles.mjs'], env, children, true),
   ].map((p) => p.then(report));
   const [buildResults, ...rest] = await Promise.all([build, ...others]);
   const results = [...buildResults, ...rest];

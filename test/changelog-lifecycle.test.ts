@@ -12,10 +12,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readManifestEntries, readManifestList } from '@tidemark/format';
-import { ChangelogManager, openTable, type ChangeBatch, type Table } from '@tidemark/core';
+import { ChangelogManager, type ChangeBatch, type Table } from '@tidemark/core';
 import { compactPrimaryKeyTable, expireSnapshots, removeOrphanFiles, verifyTable } from '@tidemark/maintenance';
 import { storageBackends } from './support/backends.js';
-import { suiteCatalog } from './support/suite-catalog.js';
+import { createUpsertTable, suiteCatalog, upsertRowsAt } from './support/suite-catalog.js';
 
 type Row = { k: number; v: string | null; op: string };
 
@@ -68,15 +68,7 @@ function rowsOf(b: ChangeBatch): Array<{ kind: string; k: number; v: string | nu
   });
 }
 
-async function state(t: Table, snapshotId: number): Promise<string[]> {
-  return (await t.newRead({ snapshotId }).toArrowTable())
-    .toArray()
-    .map((r) => {
-      const o = r.toJSON() as { k: number; v: string };
-      return `${o.k}=${o.v}`;
-    })
-    .sort();
-}
+const state = upsertRowsAt;
 
 /**
  * Replays the stream of snapshots 1..latest and compares the model with the table at each id of
@@ -128,20 +120,7 @@ async function changelogFiles(t: Table, c: { changelogManifestList?: string | nu
 describe.each(storageBackends('changelog lifecycle'))('changelogs on $name', { timeout: 180_000 }, (backend) => {
   describe.skipIf(!backend.available)(`(${backend.name})`, () => {
     const env = suiteCatalog(backend);
-    let n = 0;
-
-    async function create(options: Record<string, string>): Promise<Table> {
-      const name = `db.t${++n}`;
-      await env.catalog.createTable(name, {
-        fields: [
-          { name: 'k', type: 'INT NOT NULL' },
-          { name: 'v', type: 'STRING' },
-        ],
-        primaryKeys: ['k'],
-        options: { bucket: '2', ...options },
-      });
-      return openTable(env.catalog.tableLocation(name), { fileIO: env.wh.io });
-    }
+    const create = (options: Record<string, string>): Promise<Table> => createUpsertTable(env, options);
 
     it('input: the stream replays into the table at every commit', async () => {
       const t = await create({ 'changelog-producer': 'input' });

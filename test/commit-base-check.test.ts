@@ -3,31 +3,24 @@
  * bit-flipped, or a live data file of the bucket written to deleted or truncated. The refusal
  * names the damaged file, creates no snapshot and leaves no data file behind.
  */
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTidemark } from './support/cli-process.js';
+import { createPristineCliTable, type PristineCliTable } from './support/pristine-cli-table.js';
 
 const GUARD = { timeoutMs: 30_000 };
-let dir: string;
-let pristine: string;
+let table: PristineCliTable;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'tidemark-base-check-'));
-  pristine = join(dir, 'pristine', 'db.db', 't');
-  expect(
-    (
-      await runTidemark(
-        ['create', pristine, '--schema', '[{"name":"id","type":"BIGINT"},{"name":"p","type":"STRING"}]', '--partition', 'p'],
-        GUARD,
-      )
-    ).code,
-  ).toBe(0);
-  for (let i = 1; i <= 3; i++) expect((await runTidemark(['write', pristine], { stdin: `{"id":${i},"p":"a"}\n`, ...GUARD })).code).toBe(0);
+  table = await createPristineCliTable(
+    'tidemark-base-check-',
+    [1, 2, 3].map((i) => `{"id":${i},"p":"a"}\n`),
+    GUARD,
+  );
 });
 
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => table.remove());
 
 function listing(root: string): string[] {
   return (readdirSync(root, { recursive: true }) as string[]).sort();
@@ -82,8 +75,7 @@ function flip(p: string): string {
 describe('write on a damaged table', () => {
   for (const [what, harm, message] of damage) {
     it(`refuses with ${what}`, async () => {
-      const t = join(dir, what.replace(/\W+/g, '-'), 'db.db', 't');
-      cpSync(pristine, t, { recursive: true });
+      const t = table.copy(what.replace(/\W+/g, '-'));
       const damaged = harm(t);
       const before = listing(t);
       const r = await runTidemark(['write', t], { stdin: '{"id":9,"p":"a"}\n', ...GUARD });
@@ -100,8 +92,7 @@ describe('write on a damaged table', () => {
   }
 
   it('commits on the intact table', async () => {
-    const t = join(dir, 'intact', 'db.db', 't');
-    cpSync(pristine, t, { recursive: true });
+    const t = table.copy('intact');
     const r = await runTidemark(['write', t], { stdin: '{"id":9,"p":"a"}\n', ...GUARD });
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe('committed snapshot 4 (1 row)\n');

@@ -5,8 +5,7 @@
  * ConditionalWriteNotSupportedError before any snapshot is written, and the table is unchanged;
  * the same ingestion straight to the server succeeds.
  */
-import http from 'node:http';
-import type net from 'node:net';
+import type http from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,65 +15,26 @@ import { FileSystemCatalog, SnapshotManager, metadataPaths } from '@tidemark/cor
 import { JsonLinesFileSource, runIngest } from '@tidemark/sink';
 import { cliS3Variables, s3Available, s3TestEnv, s3TestOptions, s3TestRoot } from './support/s3.js';
 import { runMain, setProcessEnv } from './support/cli-main.js';
+import { ForwardingProxy } from './support/forwarding-proxy.mjs';
 
 /** Forwards everything to the server, but turns a refused conditional PUT (412) into a 200. */
-class IgnoringConditionalPutsProxy {
-  private readonly server = http.createServer((req, res) => this.handle(req, res));
-  private readonly upstream: URL;
-  private readonly agent = new http.Agent({ keepAlive: true });
-  private readonly sockets = new Set<net.Socket>();
+class IgnoringConditionalPutsProxy extends ForwardingProxy {
   /** Conditional PUTs the server refused and this proxy reported as written. */
   faked = 0;
 
-  constructor(upstream: string) {
-    this.upstream = new URL(upstream);
-    this.server.on('connection', (s) => {
-      this.sockets.add(s);
-      s.on('close', () => this.sockets.delete(s));
+  protected override intercept(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): void {
+    const conditional = req.method === 'PUT' && req.headers['if-none-match'] !== undefined;
+    this.forward(req, body, (upRes) => {
+      if (conditional && upRes.statusCode === 412) {
+        upRes.resume();
+        this.faked++;
+        res.writeHead(200, { 'content-length': '0', etag: '"00000000000000000000000000000000"' });
+        res.end();
+        return;
+      }
+      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+      upRes.pipe(res);
     });
-  }
-
-  async listen(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as net.AddressInfo).port}`;
-  }
-
-  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const conditional = req.method === 'PUT' && req.headers['if-none-match'] !== undefined;
-      // Headers go upstream unchanged: the SigV4 signature covers them.
-      const up = http.request(
-        {
-          host: this.upstream.hostname,
-          port: this.upstream.port,
-          method: req.method,
-          path: req.url,
-          headers: req.headers,
-          agent: this.agent,
-        },
-        (upRes) => {
-          if (conditional && upRes.statusCode === 412) {
-            upRes.resume();
-            this.faked++;
-            res.writeHead(200, { 'content-length': '0', etag: '"00000000000000000000000000000000"' });
-            res.end();
-            return;
-          }
-          res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-          upRes.pipe(res);
-        },
-      );
-      up.on('error', () => req.socket.destroy());
-      up.end(Buffer.concat(chunks));
-    });
-  }
-
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    this.agent.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
 

@@ -9,11 +9,10 @@ import { spawnSync } from 'node:child_process';
 import { cp, mkdtemp, readdir, rm, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type * as arrow from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
 import { alterTable, openTable, SchemaChanges, type Table } from '@tidemark/core';
 import { compactPrimaryKeyTable, expireSnapshots, removeOrphanFiles, verifyTable } from '@tidemark/maintenance';
-import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2 } from './support/fixture-rows.js';
+import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2, sortedRows, sortedTableRows } from './support/fixture-rows.js';
 import { repoRoot, sharedFixturesDir } from './support/fixtures.js';
 
 const fixtures = sharedFixturesDir('paimon-orc', 'maintenance of ORC tables (maintenance-orc.test.ts)');
@@ -24,13 +23,6 @@ const dirs: string[] = [];
 afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
-
-function sorted(t: arrow.Table): unknown[][] {
-  const out: unknown[][] = [];
-  for (let i = 0; i < t.numRows; i++) out.push(t.schema.fields.map((_, c) => t.getChildAt(c)!.get(i) ?? null));
-  return out.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
-}
-const sortedRows = (rows: unknown[][]): unknown[][] => [...rows].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 
 async function copyTable(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'tidemark-orc-'));
@@ -91,8 +83,8 @@ describe.skipIf(fixtures === null)('maintenance of a Java-written ORC table', ()
     table = await alterOptions(table, { 'manifest.format': 'avro' });
     const summary = await compactPrimaryKeyTable(table, { full: true });
     expect(summary.snapshotId).toBe(6);
-    expect(sorted(await table.newRead().toArrowTable())).toEqual(sortedRows(PK_MOR_LATEST));
-    expect(sorted(await table.newRead({ snapshotId: 2 }).toArrowTable())).toEqual(sortedRows(PK_MOR_SNAPSHOT_2));
+    expect(sortedTableRows(await table.newRead().toArrowTable())).toEqual(sortedRows(PK_MOR_LATEST));
+    expect(sortedTableRows(await table.newRead({ snapshotId: 2 }).toArrowTable())).toEqual(sortedRows(PK_MOR_SNAPSHOT_2));
     const plan = await table.newRead().plan();
     const names = plan.splits.flatMap((s) => s.files.map((f) => f.meta.fileName));
     // Merged outputs are Parquet; files that only moved up a level keep their ORC name.
@@ -111,7 +103,7 @@ describe.skipIf(fixtures === null)('maintenance of a Java-written ORC table', ()
     expect(expired.snapshotsExpired).toBe(4);
     expect(expired.filesDeleted).toBeGreaterThan(0);
     expect(await table.snapshotManager.earliestId()).toBe(5);
-    expect(sorted(await table.newRead().toArrowTable())).toEqual(sortedRows(PK_MOR_LATEST));
+    expect(sortedTableRows(await table.newRead().toArrowTable())).toEqual(sortedRows(PK_MOR_LATEST));
     const before = await listing(location);
     const orphans = await removeOrphanFiles(table, { olderThanMs: Date.now() });
     expect(orphans.filesDeleted).toBe(0);
@@ -119,7 +111,7 @@ describe.skipIf(fixtures === null)('maintenance of a Java-written ORC table', ()
     // Data files only snapshot 2 needed (Tony's, Alice's old value) are gone after expiring it.
     const orcFiles = before.filter((f) => f.endsWith('.orc'));
     expect(orcFiles.length).toBeLessThan(7);
-    expect(sorted(await (await openTable(location)).newRead().toArrowTable())).toEqual(sortedRows(PK_MOR_LATEST));
+    expect(sortedTableRows(await (await openTable(location)).newRead().toArrowTable())).toEqual(sortedRows(PK_MOR_LATEST));
   });
 
   it('verify decodes every ORC data file of every snapshot and finds no problem; a truncated file is reported', async () => {

@@ -8,13 +8,12 @@ import { spawnSync } from 'node:child_process';
 import { cp, mkdtemp, readdir, rm, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import type * as arrow from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
 import { openTable, type Table } from '@tidemark/core';
 import { FILE_SOURCE_COMPACT, readManifestEntries, readManifestList, type ManifestEntry } from '@tidemark/format';
 import { compactPrimaryKeyTable } from '@tidemark/maintenance';
-import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2 } from './support/fixture-rows.js';
+import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2, sortedRows, sortedTableRows } from './support/fixture-rows.js';
 import { fixturesDir, repoRoot } from './support/fixtures.js';
 import { s3Available, s3TestOptions, s3TestRoot } from './support/s3.js';
 
@@ -26,13 +25,6 @@ afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
-function sorted(t: arrow.Table): unknown[][] {
-  const out: unknown[][] = [];
-  for (let i = 0; i < t.numRows; i++) out.push(t.schema.fields.map((_, c) => t.getChildAt(c)!.get(i) ?? null));
-  return out.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
-}
-const sortedRows = (rows: unknown[][]): unknown[][] => [...rows].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
-
 async function checkCompacted(location: string, io: FileIO): Promise<void> {
   const table = await openTable(location, { fileIO: io });
   const summary = await compactPrimaryKeyTable(table, { full: true });
@@ -40,9 +32,9 @@ async function checkCompacted(location: string, io: FileIO): Promise<void> {
   expect(summary.snapshotId).toBe(6);
   expect(summary.windows).toBeGreaterThan(0);
   expect((await table.snapshotManager.snapshot(6)).commitKind).toBe('COMPACT');
-  expect(sorted(await table.newRead().toArrowTable())).toEqual(sortedRows(PK_MOR_LATEST));
-  expect(sorted(await table.newRead({ snapshotId: 5 }).toArrowTable())).toEqual(sortedRows(PK_MOR_LATEST));
-  expect(sorted(await table.newRead({ snapshotId: 2 }).toArrowTable())).toEqual(sortedRows(PK_MOR_SNAPSHOT_2));
+  expect(sortedTableRows(await table.newRead().toArrowTable())).toEqual(sortedRows(PK_MOR_LATEST));
+  expect(sortedTableRows(await table.newRead({ snapshotId: 5 }).toArrowTable())).toEqual(sortedRows(PK_MOR_LATEST));
+  expect(sortedTableRows(await table.newRead({ snapshotId: 2 }).toArrowTable())).toEqual(sortedRows(PK_MOR_SNAPSHOT_2));
   const plan = await table.newRead().plan();
   for (const split of plan.splits) {
     expect(split.files.map((f) => f.meta.level)).toEqual(split.files.map(() => 5));

@@ -29,7 +29,7 @@ import {
   type SourceRecord,
 } from '@tidemark/sink';
 import { storageBackends } from './support/backends.js';
-import { suiteCatalog } from './support/suite-catalog.js';
+import { createUpsertTable, suiteCatalog, upsertRowsAt } from './support/suite-catalog.js';
 import { seededRandom } from './support/seeded-random.mjs';
 
 type Op = { k: number; v: string | null; op: '+I' | '+U' | '-D' };
@@ -78,15 +78,7 @@ class OpsSource implements ReplayableSource<Record<string, unknown>> {
   }
 }
 
-async function rowsAt(t: Table, snapshotId: number): Promise<string[]> {
-  return (await t.newRead({ snapshotId }).toArrowTable())
-    .toArray()
-    .map((r) => {
-      const o = r.toJSON() as { k: number; v: string };
-      return `${o.k}=${o.v}`;
-    })
-    .sort();
-}
+const rowsAt = upsertRowsAt;
 
 /** Live data files of snapshot `id` by level. */
 async function levels(t: Table, snapshotId: number): Promise<Map<number, number>> {
@@ -123,21 +115,9 @@ function checkpointSnapshots(infos: readonly CheckpointInfo[]): Array<{ snapshot
 describe.each(storageBackends('sink compaction'))('sink writers compact on $name', (backend) => {
   describe.skipIf(!backend.available)(`(${backend.name})`, () => {
     const env = suiteCatalog(backend);
-    let n = 0;
-
-    async function create(options: Record<string, string>): Promise<Table> {
-      const name = `db.t${++n}`;
-      await env.catalog.createTable(name, {
-        fields: [
-          { name: 'k', type: 'INT NOT NULL' },
-          { name: 'v', type: 'STRING' },
-        ],
-        primaryKeys: ['k'],
-        // Every snapshot kept, so the table can be read at every checkpoint.
-        options: { bucket: '2', 'snapshot.num-retained.min': '1000', 'snapshot.num-retained.max': '1000', ...options },
-      });
-      return openTable(env.catalog.tableLocation(name), { fileIO: env.wh.io });
-    }
+    // Every snapshot kept, so the table can be read at every checkpoint.
+    const create = (options: Record<string, string>): Promise<Table> =>
+      createUpsertTable(env, { 'snapshot.num-retained.min': '1000', 'snapshot.num-retained.max': '1000', ...options });
 
     async function ingest(t: Table, ops: readonly Op[], extra: { before?: (i: number) => Promise<void> } = {}) {
       const infos: CheckpointInfo[] = [];

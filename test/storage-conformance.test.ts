@@ -6,8 +6,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import http from 'node:http';
-import type net from 'node:net';
+import type http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -23,6 +22,7 @@ import {
   type FileStatus,
 } from '@tidemark/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ForwardingProxy } from './support/forwarding-proxy.mjs';
 import { s3Available, s3TestBucket, s3TestEnv, s3TestOptions, uniquePrefix } from './support/s3.js';
 
 interface Backend {
@@ -459,80 +459,34 @@ type DropMode = 'after-forward' | 'before-forward';
  * ('after-forward': the write happened or was refused, but the client cannot know), or kills the
  * connection without forwarding ('before-forward': nothing happened).
  */
-class LossyProxy {
-  private server = http.createServer((req, res) => this.handle(req, res));
-  private readonly upstream: URL;
-  private readonly agent = new http.Agent({ keepAlive: true });
+class LossyProxy extends ForwardingProxy {
   private armed: DropMode | undefined;
-  private readonly sockets = new Set<net.Socket>();
   /** What happened to each dropped request: the upstream status, or 'not-forwarded'. */
   readonly dropped: Array<number | 'not-forwarded'> = [];
   conditionalPuts = 0;
-
-  constructor(upstream: string) {
-    this.upstream = new URL(upstream);
-    this.server.on('connection', (s) => {
-      this.sockets.add(s);
-      s.on('close', () => this.sockets.delete(s));
-    });
-  }
-
-  async listen(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    const { port } = this.server.address() as net.AddressInfo;
-    return `http://127.0.0.1:${port}`;
-  }
 
   arm(mode: DropMode): void {
     this.armed = mode;
   }
 
-  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const conditionalPut = req.method === 'PUT' && req.headers['if-none-match'] !== undefined;
-      if (conditionalPut) this.conditionalPuts++;
-      const mode = conditionalPut ? this.armed : undefined;
-      if (mode !== undefined) this.armed = undefined;
-      if (mode === 'before-forward') {
-        this.dropped.push('not-forwarded');
+  protected override intercept(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): void {
+    const conditionalPut = req.method === 'PUT' && req.headers['if-none-match'] !== undefined;
+    if (conditionalPut) this.conditionalPuts++;
+    const mode = conditionalPut ? this.armed : undefined;
+    if (mode !== undefined) this.armed = undefined;
+    if (mode === 'before-forward') {
+      this.dropped.push('not-forwarded');
+      req.socket.destroy();
+      return;
+    }
+    if (mode !== 'after-forward') return super.intercept(req, res, body);
+    this.forward(req, body, (upRes) => {
+      upRes.resume();
+      upRes.on('end', () => {
+        this.dropped.push(upRes.statusCode ?? 0);
         req.socket.destroy();
-        return;
-      }
-      // Headers go upstream unchanged: the SigV4 signature covers the Host header the client sent.
-      const up = http.request(
-        {
-          host: this.upstream.hostname,
-          port: this.upstream.port,
-          method: req.method,
-          path: req.url,
-          headers: req.headers,
-          agent: this.agent,
-        },
-        (upRes) => {
-          if (mode === 'after-forward') {
-            upRes.resume();
-            upRes.on('end', () => {
-              this.dropped.push(upRes.statusCode ?? 0);
-              req.socket.destroy();
-            });
-            return;
-          }
-          res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-          upRes.pipe(res);
-        },
-      );
-      up.on('error', () => req.socket.destroy());
-      up.end(body);
+      });
     });
-  }
-
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    this.agent.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
 

@@ -3,39 +3,25 @@
  * leaves a damaged table alone.
  */
 import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTidemark } from './support/cli-process.js';
+import { createPristineCliTable, type PristineCliTable } from './support/pristine-cli-table.js';
 
 const GUARD = { timeoutMs: 30_000 };
-let dir: string;
+let table: PristineCliTable;
 let pristine: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'tidemark-verify-'));
-  pristine = join(dir, 'pristine', 'db.db', 't');
-  expect(
-    (
-      await runTidemark(
-        ['create', pristine, '--schema', '[{"name":"id","type":"BIGINT"},{"name":"p","type":"STRING"}]', '--partition', 'p'],
-        GUARD,
-      )
-    ).code,
-  ).toBe(0);
-  for (let i = 1; i <= 3; i++) {
-    expect((await runTidemark(['write', pristine], { stdin: `{"id":${i},"p":"a"}\n{"id":${i * 10},"p":"b"}\n`, ...GUARD })).code).toBe(0);
-  }
+  const writes = [1, 2, 3].map((i) => `{"id":${i},"p":"a"}\n{"id":${i * 10},"p":"b"}\n`);
+  table = await createPristineCliTable('tidemark-verify-', writes, GUARD);
+  pristine = table.pristine;
 });
 
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => table.remove());
 
-function copy(name: string): string {
-  const t = join(dir, name, 'db.db', 't');
-  cpSync(pristine, t, { recursive: true });
-  return t;
-}
+const copy = (name: string): string => table.copy(name);
 
 function state(root: string): string[] {
   return (

@@ -24,6 +24,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { instrumentFileIO } from '../../test/support/instrumented-file-io.mjs';
+import { storageOptions } from './bench-storage.mjs';
 import { childMain } from './measure.mjs';
 import { TABLE_FIELDS, makeBatch } from './write-data.mjs';
 
@@ -51,20 +52,6 @@ async function startProfiler() {
 }
 
 const SNAPSHOT_FILE = /\/snapshot\/snapshot-\d+$/;
-
-function storageOptions(s3) {
-  return s3
-    ? {
-        s3: {
-          endpoint: s3.endpoint,
-          region: s3.region,
-          accessKeyId: s3.accessKeyId,
-          secretAccessKey: s3.secretAccessKey,
-          forcePathStyle: true,
-        },
-      }
-    : {};
-}
 
 /**
  * Wraps a FileIO to count requests per method and per request kind, lost snapshot races, and

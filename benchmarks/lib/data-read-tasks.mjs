@@ -21,17 +21,8 @@ import { readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import { childMain, rssMiB } from './measure.mjs';
+import { sumInt64 } from './stats.mjs';
 import { TABLE_FIELDS, makeBatch } from './write-data.mjs';
-
-function sumInt64(vector) {
-  let sum = 0n;
-  if (!vector) return sum;
-  for (const data of vector.data) {
-    const values = data.values;
-    for (let i = 0; i < data.length; i++) sum += values[i];
-  }
-  return sum;
-}
 
 /** CPU time (user + system, every thread of the process: workers included) since `start`, in ms. */
 function cpuSince(start) {

@@ -31,26 +31,9 @@
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
+import { fileIOFor } from './bench-storage.mjs';
 import { childMain } from './measure.mjs';
-
-function storageOptions(s3) {
-  return s3
-    ? {
-        s3: {
-          endpoint: s3.endpoint,
-          region: s3.region,
-          accessKeyId: s3.accessKeyId,
-          secretAccessKey: s3.secretAccessKey,
-          forcePathStyle: true,
-        },
-      }
-    : {};
-}
-
-async function fileIOFor(location, s3) {
-  const storage = await import('@tidemark/storage');
-  return location.startsWith('s3://') ? new storage.S3FileIO(storageOptions(s3).s3) : new storage.LocalFileIO();
-}
+import { rawParquetRewrite } from './raw-rewrite.mjs';
 
 /**
  * Counts the storage requests a FileIO makes, by kind. `deleteMany` is counted as the requests S3
@@ -453,27 +436,7 @@ const tasks = {
     };
   },
 
-  async 'raw-rewrite'({ files, target, s3 }) {
-    const pw = await import('parquet-wasm');
-    const io = await fileIOFor(target, s3);
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    let bytesRead = 0;
-    let bytesWritten = 0;
-    for (const [i, f] of files.entries()) {
-      const bytes = await io.read(f.path);
-      bytesRead += bytes.length;
-      const table = pw.readParquet(bytes);
-      const props = new pw.WriterPropertiesBuilder().setCompression(pw.Compression.ZSTD).build();
-      const out = pw.writeParquet(table, props);
-      bytesWritten += out.length;
-      await io.write(`${target}/raw-${i}.parquet`, out);
-    }
-    const ms = performance.now() - t0;
-    const cpu = process.cpuUsage(c0);
-    await io.close();
-    return { files: files.length, bytesRead, bytesWritten, ms, cpuMs: (cpu.user + cpu.system) / 1000 };
-  },
+  'raw-rewrite': rawParquetRewrite,
 };
 
 await childMain(tasks);

@@ -73,6 +73,14 @@ export async function childMain(tasks) {
   process.stdout.write('\n' + JSON.stringify({ ...result, importRssMiB, peakRssMiB }, bigintReplacer) + '\n');
 }
 
+/**
+ * Runs the tasks of `script` for one warehouse `{ s3 }`: `(task, args)` runs `task` in a fresh
+ * child with `args` and the warehouse's S3 settings, killed after `timeoutMs`.
+ */
+export function taskRunner(script, b, timeoutMs) {
+  return (task, args) => runChild(script, task, { ...args, s3: b.s3 }, { timeoutMs });
+}
+
 /** Current RSS in MiB (for "after imports" baselines taken inside a task). */
 export function rssMiB() {
   return process.memoryUsage().rss / 2 ** 20;

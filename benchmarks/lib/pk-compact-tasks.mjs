@@ -18,6 +18,7 @@ import * as arrow from 'apache-arrow';
 
 import { fileIOFor } from './bench-storage.mjs';
 import { childMain } from './measure.mjs';
+import { rawParquetRewrite } from './raw-rewrite.mjs';
 import { seededRandom } from '../../test/support/seeded-random.mjs';
 
 const tasks = {
@@ -144,25 +145,7 @@ const tasks = {
     return { filesBefore: s.filesBefore, filesAfter: s.filesAfter, bytesRead: s.bytesRead, bytesWritten: s.bytesWritten, rows: s.rows, ms };
   },
 
-  async 'raw-rewrite'({ files, target, s3 }) {
-    const pw = await import('parquet-wasm');
-    const io = await fileIOFor(target, s3);
-    const t0 = performance.now();
-    let bytesRead = 0;
-    let bytesWritten = 0;
-    for (const [i, f] of files.entries()) {
-      const bytes = await io.read(f.path);
-      bytesRead += bytes.length;
-      const table = pw.readParquet(bytes);
-      const props = new pw.WriterPropertiesBuilder().setCompression(pw.Compression.ZSTD).build();
-      const out = pw.writeParquet(table, props);
-      bytesWritten += out.length;
-      await io.write(`${target}/raw-${i}.parquet`, out);
-    }
-    const ms = performance.now() - t0;
-    await io.close();
-    return { files: files.length, bytesRead, bytesWritten, ms };
-  },
+  'raw-rewrite': rawParquetRewrite,
 };
 
 await childMain(tasks);

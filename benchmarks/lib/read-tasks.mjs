@@ -33,21 +33,11 @@ import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks
 import v8 from 'node:v8';
 
 import { childMain, rssMiB } from './measure.mjs';
+import { sumInt64 } from './stats.mjs';
 
 async function livePaths(listFile, limit) {
   const all = (await readFile(listFile, 'utf8')).split('\n').filter(Boolean);
   return limit !== undefined && all.length > limit ? all.slice(0, limit) : all;
-}
-
-/** Sum of an Int64 Arrow column (all chunks), as a bigint. */
-function sumInt64(vector) {
-  let sum = 0n;
-  if (!vector) return sum;
-  for (const data of vector.data) {
-    const values = data.values;
-    for (let i = 0; i < data.length; i++) sum += values[i];
-  }
-  return sum;
 }
 
 /** Files and rows of a plan, whatever container shape `plan()` returns. */

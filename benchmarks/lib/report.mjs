@@ -72,3 +72,52 @@ export async function writeResults(name, json, markdown) {
 export function problemsSection(problems) {
   return problems.length ? ['', '## Problems', '', ...problems.map((p) => `- ${p}`)] : [];
 }
+
+/**
+ * The markdown note on the S3 rows: where the server ran (`json.s3` of a result), or that they were
+ * skipped. `detail` is added to the sentence (e.g. what the S3 figures include).
+ */
+export function s3Note(s3, detail = '') {
+  return s3
+    ? `- s3 = Ceph RGW (memstore OSD) at ${s3.endpoint} on the same machine: loopback network, CPU shared with the client${detail}.`
+    : '- S3 rows skipped: no S3 server configured.';
+}
+
+/** The markdown note on the machine every result carries. */
+export const SHARED_MACHINE_NOTE =
+  '- Machine: 2 cores shared with other jobs running (other agents, tests, S3 servers); treat single figures as ±30 %.';
+
+/**
+ * The JSON of a result: its name, date and environment, the benchmark's own `fields` (in their
+ * order), the run's seconds since `started` and the S3 endpoint when the harness gave one.
+ */
+export function resultJson(name, options, started, fields) {
+  return {
+    name,
+    date: new Date().toISOString(),
+    environment: environment(),
+    ...fields,
+    seconds: (performance.now() - started) / 1000,
+    s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined,
+  };
+}
+
+/**
+ * The JSON of a result that describes itself (`description`) and counts its time as
+ * `totalSeconds`: the benchmark's own `fields` follow, then the S3 endpoint (null without S3).
+ */
+export function describedResultJson(name, description, options, started, fields) {
+  return {
+    name,
+    description,
+    environment: environment(),
+    totalSeconds: (performance.now() - started) / 1000,
+    ...fields,
+    s3: options.s3 ? { endpoint: options.s3.endpoint } : null,
+  };
+}
+
+/** The line under a result's title: date, Node, CPU, memory and how long the run took. */
+export function runLine(e, seconds) {
+  return `${e.date} · Node ${e.node} · ${e.cpu} × ${e.cores} · ${e.memoryGiB} GiB · took ${fmtNum(seconds, 0)} s.`;
+}

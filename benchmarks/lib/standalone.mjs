@@ -39,17 +39,46 @@ export async function runIfMain(moduleUrl, runBenchmark) {
 }
 
 /**
- * Parses `--flag N` pairs into options: `flags` maps each flag to its option name
- * (`{ '--rows': 'rows' }`). Any other argument is an error naming it and the flags there are.
+ * Parses a benchmark's flags into options. `flags` maps each flag to its option name, for a
+ * number (`{ '--rows': 'rows' }`), or to `[name, kind]` with kind `number`, `numbers` (comma
+ * separated), `string`, `strings` (comma separated), `flag` (true, takes no value) or `off` (false,
+ * takes no value: `--no-<thing>`). Any other
+ * argument, or a missing or non-numeric value, is an error naming it and the flags there are.
  */
-export function parseNumberArgs(argv, flags) {
+export function parseArgs(argv, flags) {
   const opts = {};
   for (let i = 0; i < argv.length; i++) {
-    const key = flags[argv[i]];
-    if (key === undefined) throw new Error(`unknown argument ${argv[i]} (expected ${Object.keys(flags).join(', ')})`);
-    const value = Number(argv[++i]);
-    if (!Number.isFinite(value)) throw new Error(`${argv[i - 1]} needs a number, got ${argv[i]}`);
-    opts[key] = value;
+    const flag = argv[i];
+    const spec = flags[flag];
+    if (spec === undefined) throw new Error(`unknown argument ${flag} (expected ${Object.keys(flags).join(', ')})`);
+    const [key, kind] = typeof spec === 'string' ? [spec, 'number'] : spec;
+    if (kind === 'flag' || kind === 'off') {
+      opts[key] = kind === 'flag';
+      continue;
+    }
+    const raw = argv[++i];
+    if (raw === undefined) throw new Error(`${flag} needs a value`);
+    const number = (v) => {
+      const n = Number(v);
+      if (v === '' || !Number.isFinite(n)) throw new Error(`${flag} needs a number, got ${raw}`);
+      return n;
+    };
+    if (kind === 'number') opts[key] = number(raw);
+    else if (kind === 'numbers') opts[key] = raw.split(',').map(number);
+    else if (kind === 'strings') opts[key] = raw.split(',');
+    else opts[key] = raw;
   }
   return opts;
+}
+
+/** {@link parseArgs} with numbers only (`{ '--rows': 'rows' }`). */
+export const parseNumberArgs = parseArgs;
+
+/**
+ * The standalone entry of a benchmark module: when it is the script node was started with, runs
+ * `run` with the options parsed from the command line ({@link parseArgs} with `flags`) and, unless
+ * `s3: false`, the S3 settings of the environment; then writes and prints the result.
+ */
+export async function runStandalone(moduleUrl, run, flags, { s3 = true } = {}) {
+  await runIfMain(moduleUrl, () => run({ ...parseArgs(process.argv.slice(2), flags), ...(s3 ? { s3: s3FromEnv() } : {}) }));
 }

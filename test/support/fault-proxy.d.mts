@@ -1,7 +1,9 @@
 /** Types of fault-proxy.mjs (plain JavaScript so that the chaos harness can load it). */
+import { ForwardingProxy } from './forwarding-proxy.mjs';
+
 export type FaultKind = 'slowdown' | 'internal' | 'reset-before' | 'reset-mid-body' | 'truncate-body' | 'latency';
 export declare const FAULT_KINDS: readonly FaultKind[];
-export declare class FaultProxy {
+export declare class FaultProxy extends ForwardingProxy {
   constructor(upstream: string, options?: { rate?: number; kinds?: readonly FaultKind[]; seed?: number; latencyMs?: [number, number] });
   /** Requests seen. */
   readonly requests: number;
@@ -11,6 +13,4 @@ export declare class FaultProxy {
   readonly faults: number;
   /** From now on, requests are never answered nor forwarded, until close() destroys their connections. */
   stall(): void;
-  listen(port?: number): Promise<string>;
-  close(): Promise<void>;
 }

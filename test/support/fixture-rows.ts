@@ -2,6 +2,7 @@
  * Expected rows of the Java-written fixture tables, as listed in
  * `../shared/fixtures/paimon/README.md`, shared by the suites that read them (core API and CLI).
  */
+import type * as arrow from 'apache-arrow';
 
 /** One row of `pk_table_scan_and_read_mor`: `f0` STRING, `f1` INT, `f2` INT, `f3` DOUBLE. */
 export type PkMorRow = [string, number, number, number];
@@ -35,3 +36,15 @@ export const PK_MOR_SNAPSHOT_2: PkMorRow[] = [
   ['Lucy', 20, 1, 14.1],
   ['Paul', 20, 1, 18.1],
 ];
+
+/** Rows in one order (by their JSON), to compare a read with a fixture's expected rows. */
+export function sortedRows(rows: readonly unknown[][]): unknown[][] {
+  return [...rows].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+}
+
+/** The rows of `t` as arrays of cell values (null for a missing one), in the order of {@link sortedRows}. */
+export function sortedTableRows(t: arrow.Table): unknown[][] {
+  const out: unknown[][] = [];
+  for (let i = 0; i < t.numRows; i++) out.push(t.schema.fields.map((_, c) => t.getChildAt(c)!.get(i) ?? null));
+  return sortedRows(out);
+}

@@ -10,7 +10,7 @@
  * ```
  */
 import { afterAll, beforeAll } from 'vitest';
-import { FileSystemCatalog } from '@tidemark/core';
+import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
 import type { BackendWarehouse, StorageBackend } from './backends.js';
 
 /** The suite's warehouse and catalog; read them inside tests and hooks (they exist from `beforeAll` on). */
@@ -42,4 +42,37 @@ export function suiteCatalog(backend: StorageBackend): SuiteCatalog {
       return opened(catalog);
     },
   };
+}
+
+const upsertTables = new WeakMap<SuiteCatalog, number>();
+
+/**
+ * Creates and opens `db.t<n>` in the suite's catalog (n counting up per suite): the small upsert
+ * table of the changelog and sink suites, `k INT NOT NULL` (the primary key) and `v STRING` in 2
+ * buckets, with `options` on top.
+ */
+export async function createUpsertTable(env: SuiteCatalog, options: Readonly<Record<string, string>>): Promise<Table> {
+  const n = (upsertTables.get(env) ?? 0) + 1;
+  upsertTables.set(env, n);
+  const name = `db.t${n}`;
+  await env.catalog.createTable(name, {
+    fields: [
+      { name: 'k', type: 'INT NOT NULL' },
+      { name: 'v', type: 'STRING' },
+    ],
+    primaryKeys: ['k'],
+    options: { bucket: '2', ...options },
+  });
+  return openTable(env.catalog.tableLocation(name), { fileIO: env.wh.io });
+}
+
+/** The rows of an upsert table ({@link createUpsertTable}) at `snapshotId`, as sorted `k=v` strings. */
+export async function upsertRowsAt(t: Table, snapshotId: number): Promise<string[]> {
+  return (await t.newRead({ snapshotId }).toArrowTable())
+    .toArray()
+    .map((r) => {
+      const o = r.toJSON() as { k: number; v: string };
+      return `${o.k}=${o.v}`;
+    })
+    .sort();
 }

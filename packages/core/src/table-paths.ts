@@ -84,6 +84,11 @@ export class TablePaths {
     return joinPath(this.root, 'index');
   }
 
+  /** `statistics/`: table statistics files (in the table root, as manifests are). */
+  get statisticsDir(): string {
+    return joinPath(this.root, 'statistics');
+  }
+
   /** `schema/schema-<id>` */
   schemaPath(id: number): string {
     return joinPath(this.schemaDir, `${SCHEMA_PREFIX}${id}`);
@@ -112,6 +117,11 @@ export class TablePaths {
   /** `index/<name>` for deletion vector and hash index files. */
   indexPath(name: string): string {
     return joinPath(this.indexDir, name);
+  }
+
+  /** `statistics/<name>` */
+  statisticsPath(name: string): string {
+    return joinPath(this.statisticsDir, name);
   }
 
   /** `tag/tag-<name>` */

@@ -41,134 +41,166 @@ export function encodeBinaryRow(types: readonly DataType[], values: readonly Val
   if (types.length !== values.length) {
     throw new FormatError(`BinaryRow: ${types.length} types but ${values.length} values`);
   }
-  const arity = types.length;
-  const fixedSize = nullBitsSizeInBytes(arity) + 8 * arity;
-  const chunks: Uint8Array[] = [];
-  let cursor = fixedSize;
-  const fixed = new Uint8Array(fixedSize);
-  const view = new DataView(fixed.buffer);
-  fixed[0] = rowKind;
-
-  const appendVar = (bytes: Uint8Array, reserve: number): number => {
-    const offset = cursor;
-    const chunk = new Uint8Array(reserve);
-    chunk.set(bytes);
-    chunks.push(chunk);
-    cursor += reserve;
-    return offset;
-  };
-  const setOffsetAndSize = (slot: number, offset: number, size: number): void => {
-    view.setUint32(slot, size, true);
-    view.setUint32(slot + 4, offset, true);
-  };
-
-  for (let i = 0; i < arity; i++) {
+  const row = new BinaryRowBuffer(types.length, rowKind);
+  for (let i = 0; i < types.length; i++) {
     const type = types[i] as DataType;
     const v = values[i] ?? null;
-    const slot = nullBitsSizeInBytes(arity) + 8 * i;
-    const fail = (): never => {
-      throw new FormatError(`BinaryRow field ${i}: value ${describe(v)} does not match type ${typeToString(type)}`);
-    };
-    if (v === null) {
-      fixed[1 + (i >> 3)]! |= 1 << (i & 7);
-      // Java still reserves the variable-part space of non-compact decimals and timestamps.
-      if (type.root === 'DECIMAL' && type.precision > MAX_COMPACT_DECIMAL_PRECISION) {
-        setOffsetAndSize(slot, appendVar(new Uint8Array(0), 16), 0);
-      } else if ((type.root === 'TIMESTAMP' || type.root === 'TIMESTAMP_LTZ') && type.precision > MAX_COMPACT_TIMESTAMP_PRECISION) {
-        setOffsetAndSize(slot, appendVar(new Uint8Array(0), 8), 0);
-      }
-      continue;
-    }
-    switch (type.root) {
-      case 'BOOLEAN':
-        if (typeof v !== 'boolean') fail();
-        fixed[slot] = v ? 1 : 0;
-        break;
-      case 'TINYINT':
-        if (typeof v !== 'number' || !Number.isInteger(v) || v < -128 || v > 127) fail();
-        view.setInt8(slot, v as number);
-        break;
-      case 'SMALLINT':
-        if (typeof v !== 'number' || !Number.isInteger(v) || v < -32768 || v > 32767) fail();
-        view.setInt16(slot, v as number, true);
-        break;
-      case 'INT':
-      case 'DATE':
-      case 'TIME':
-        if (typeof v !== 'number' || !Number.isInteger(v) || v < -2147483648 || v > 2147483647) fail();
-        view.setInt32(slot, v as number, true);
-        break;
-      case 'BIGINT':
-        if (typeof v !== 'bigint' || BigInt.asIntN(64, v) !== v) fail();
-        view.setBigInt64(slot, v as bigint, true);
-        break;
-      case 'FLOAT':
-        if (typeof v !== 'number') fail();
-        // A float's bits go in as they are (Java's putFloat), -0.0 included; every NaN as Java's
-        // Float.NaN, so that all NaNs are one key to the bucket hash, as to the key order.
-        if (Number.isNaN(v)) view.setUint32(slot, JAVA_FLOAT_NAN_BITS, true);
-        else view.setFloat32(slot, v as number, true);
-        break;
-      case 'DOUBLE':
-        if (typeof v !== 'number') fail();
-        if (Number.isNaN(v)) {
-          view.setUint32(slot, 0, true);
-          view.setUint32(slot + 4, JAVA_DOUBLE_NAN_HIGH_BITS, true);
-        } else view.setFloat64(slot, v as number, true);
-        break;
-      case 'DECIMAL': {
-        if (!isDecimal(v)) return fail();
-        const unscaled = rescale(v, type.scale, i);
-        if (type.precision <= MAX_COMPACT_DECIMAL_PRECISION) {
-          if (BigInt.asIntN(64, unscaled) !== unscaled) fail();
-          view.setBigInt64(slot, unscaled, true);
-        } else {
-          const bytes = bigIntToBytes(unscaled);
-          if (bytes.length > 16) fail();
-          setOffsetAndSize(slot, appendVar(bytes, 16), bytes.length);
-        }
-        break;
-      }
-      case 'TIMESTAMP':
-      case 'TIMESTAMP_LTZ': {
-        if (!isTimestamp(v) || !Number.isSafeInteger(v.millis)) return fail();
-        if (type.precision <= MAX_COMPACT_TIMESTAMP_PRECISION) {
-          view.setBigInt64(slot, BigInt(v.millis), true);
-        } else {
-          const millis = new Uint8Array(8);
-          new DataView(millis.buffer).setBigInt64(0, BigInt(v.millis), true);
-          setOffsetAndSize(slot, appendVar(millis, 8), v.nanoOfMillis);
-        }
-        break;
-      }
-      case 'CHAR':
-      case 'VARCHAR':
-      case 'BINARY':
-      case 'VARBINARY': {
-        const isString = type.root === 'CHAR' || type.root === 'VARCHAR';
-        if (isString ? typeof v !== 'string' : !(v instanceof Uint8Array)) fail();
-        const bytes = isString ? utf8Encoder.encode(v as string) : (v as Uint8Array);
-        if (bytes.length <= MAX_FIX_PART_DATA_SIZE) {
-          fixed.set(bytes, slot);
-          fixed[slot + 7] = 0x80 | bytes.length;
-        } else {
-          setOffsetAndSize(slot, appendVar(bytes, roundToWord(bytes.length)), bytes.length);
-        }
-        break;
-      }
-      default:
-        throw new SchemaError(`BinaryRow field ${i}: type ${typeToString(type)} is not supported in BinaryRow`);
+    if (v === null) row.setNull(i, type);
+    else writeField(row, i, type, v);
+  }
+  return row.toBytes();
+}
+
+/** The fixed part of a row being encoded (header, null bits, slots) and the chunks of its variable part. */
+class BinaryRowBuffer {
+  readonly fixed: Uint8Array;
+  readonly view: DataView;
+  private readonly nullBits: number;
+  private readonly chunks: Uint8Array[] = [];
+  /** Where the next variable-part chunk starts, from the row's start. */
+  private cursor: number;
+
+  constructor(arity: number, rowKind: number) {
+    this.nullBits = nullBitsSizeInBytes(arity);
+    this.cursor = this.nullBits + 8 * arity;
+    this.fixed = new Uint8Array(this.cursor);
+    this.view = new DataView(this.fixed.buffer);
+    this.fixed[0] = rowKind;
+  }
+
+  /** Byte offset of field `i`'s 8-byte slot. */
+  slot(i: number): number {
+    return this.nullBits + 8 * i;
+  }
+
+  setNull(i: number, type: DataType): void {
+    this.fixed[1 + (i >> 3)]! |= 1 << (i & 7);
+    // Java still reserves the variable-part space of non-compact decimals and timestamps.
+    if (type.root === 'DECIMAL' && type.precision > MAX_COMPACT_DECIMAL_PRECISION) {
+      this.setVar(this.slot(i), new Uint8Array(0), 16, 0);
+    } else if ((type.root === 'TIMESTAMP' || type.root === 'TIMESTAMP_LTZ') && type.precision > MAX_COMPACT_TIMESTAMP_PRECISION) {
+      this.setVar(this.slot(i), new Uint8Array(0), 8, 0);
     }
   }
-  if (chunks.length === 0) return fixed;
-  const out = new Uint8Array(cursor);
-  out.set(fixed);
-  let pos = fixedSize;
-  for (const c of chunks) {
-    out.set(c, pos);
-    pos += c.length;
+
+  /** Appends `bytes` to the variable part in a chunk of `reserve` bytes; the slot gets `size` and the chunk's offset. */
+  setVar(slot: number, bytes: Uint8Array, reserve: number, size: number): void {
+    const chunk = new Uint8Array(reserve);
+    chunk.set(bytes);
+    this.chunks.push(chunk);
+    this.view.setUint32(slot, size, true);
+    this.view.setUint32(slot + 4, this.cursor, true);
+    this.cursor += reserve;
   }
-  return out;
+
+  toBytes(): Uint8Array {
+    if (this.chunks.length === 0) return this.fixed;
+    const out = new Uint8Array(this.cursor);
+    out.set(this.fixed);
+    let pos = this.fixed.length;
+    for (const c of this.chunks) {
+      out.set(c, pos);
+      pos += c.length;
+    }
+    return out;
+  }
+}
+
+/** Writes the non-null value `v` of field `i` into its slot (and the variable part), checking it fits `type`. */
+function writeField(row: BinaryRowBuffer, i: number, type: DataType, v: NonNullable<Value>): void {
+  const slot = row.slot(i);
+  const view = row.view;
+  const fail = (): never => {
+    throw new FormatError(`BinaryRow field ${i}: value ${describe(v)} does not match type ${typeToString(type)}`);
+  };
+  switch (type.root) {
+    case 'BOOLEAN':
+      if (typeof v !== 'boolean') fail();
+      row.fixed[slot] = v ? 1 : 0;
+      return;
+    case 'TINYINT':
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < -128 || v > 127) fail();
+      view.setInt8(slot, v as number);
+      return;
+    case 'SMALLINT':
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < -32768 || v > 32767) fail();
+      view.setInt16(slot, v as number, true);
+      return;
+    case 'INT':
+    case 'DATE':
+    case 'TIME':
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < -2147483648 || v > 2147483647) fail();
+      view.setInt32(slot, v as number, true);
+      return;
+    case 'BIGINT':
+      if (typeof v !== 'bigint' || BigInt.asIntN(64, v) !== v) fail();
+      view.setBigInt64(slot, v as bigint, true);
+      return;
+    case 'FLOAT':
+      if (typeof v !== 'number') fail();
+      // A float's bits go in as they are (Java's putFloat), -0.0 included; every NaN as Java's
+      // Float.NaN, so that all NaNs are one key to the bucket hash, as to the key order.
+      if (Number.isNaN(v)) view.setUint32(slot, JAVA_FLOAT_NAN_BITS, true);
+      else view.setFloat32(slot, v as number, true);
+      return;
+    case 'DOUBLE':
+      if (typeof v !== 'number') fail();
+      if (Number.isNaN(v)) {
+        view.setUint32(slot, 0, true);
+        view.setUint32(slot + 4, JAVA_DOUBLE_NAN_HIGH_BITS, true);
+      } else view.setFloat64(slot, v as number, true);
+      return;
+    case 'DECIMAL':
+      if (!isDecimal(v)) return fail();
+      return writeDecimal(row, slot, type.precision, rescale(v, type.scale, i), fail);
+    case 'TIMESTAMP':
+    case 'TIMESTAMP_LTZ':
+      if (!isTimestamp(v) || !Number.isSafeInteger(v.millis)) return fail();
+      return writeTimestamp(row, slot, type.precision, v);
+    case 'CHAR':
+    case 'VARCHAR':
+      if (typeof v !== 'string') fail();
+      return writeBytes(row, slot, utf8Encoder.encode(v as string));
+    case 'BINARY':
+    case 'VARBINARY':
+      if (!(v instanceof Uint8Array)) fail();
+      return writeBytes(row, slot, v as Uint8Array);
+    default:
+      throw new SchemaError(`BinaryRow field ${i}: type ${typeToString(type)} is not supported in BinaryRow`);
+  }
+}
+
+/** A decimal's unscaled value: inline as a long up to precision 18, else its bytes in 16 reserved ones. */
+function writeDecimal(row: BinaryRowBuffer, slot: number, precision: number, unscaled: bigint, fail: () => never): void {
+  if (precision <= MAX_COMPACT_DECIMAL_PRECISION) {
+    if (BigInt.asIntN(64, unscaled) !== unscaled) fail();
+    row.view.setBigInt64(slot, unscaled, true);
+    return;
+  }
+  const bytes = bigIntToBytes(unscaled);
+  if (bytes.length > 16) fail();
+  row.setVar(slot, bytes, 16, bytes.length);
+}
+
+/** A timestamp: epoch millis inline up to precision 3, else millis in the variable part and nanos in the slot. */
+function writeTimestamp(row: BinaryRowBuffer, slot: number, precision: number, v: Timestamp): void {
+  if (precision <= MAX_COMPACT_TIMESTAMP_PRECISION) {
+    row.view.setBigInt64(slot, BigInt(v.millis), true);
+    return;
+  }
+  const millis = new Uint8Array(8);
+  new DataView(millis.buffer).setBigInt64(0, BigInt(v.millis), true);
+  row.setVar(slot, millis, 8, v.nanoOfMillis);
+}
+
+/** Strings and binaries: up to 7 bytes inside the slot (length in its last byte), longer ones in the variable part. */
+function writeBytes(row: BinaryRowBuffer, slot: number, bytes: Uint8Array): void {
+  if (bytes.length <= MAX_FIX_PART_DATA_SIZE) {
+    row.fixed.set(bytes, slot);
+    row.fixed[slot + 7] = 0x80 | bytes.length;
+  } else {
+    row.setVar(slot, bytes, roundToWord(bytes.length), bytes.length);
+  }
 }
 
 /**

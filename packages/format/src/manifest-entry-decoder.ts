@@ -19,7 +19,7 @@ import { readManifestRecords } from './manifest-records.js';
 import { MANIFEST_FORMAT_VERSION } from './manifest-schemas.js';
 import { ByteArena, EncodedSimpleStats, StatsLayout } from './manifest-stats.js';
 import { isOrc } from './orc-records.js';
-import type { DataFileMeta, FileKind, ManifestEntry } from './manifest-entry.js';
+import type { DataFileMeta, FileKind, ManifestEntry } from './data-file-meta.js';
 
 /** Options of {@link decodeManifestEntriesFast}. */
 export interface ManifestEntryDecodeOptions {

@@ -10,8 +10,18 @@
 import * as arrow from 'apache-arrow';
 
 import { stitchParquetColumns } from './parquet-concat.js';
-import type { ParquetWorkerPool } from './parquet-worker-pool.js';
-import { parquetEncodeSettings, prepareParquetInput, type ParquetWriteOptions } from './parquet-writer.js';
+import { parquetEncodeSettings, prepareParquetInput, type ParquetEncodeSettings, type ParquetWriteOptions } from './parquet-writer.js';
+
+/**
+ * What a column split needs of the encode workers: how many there are, and an encode of Arrow
+ * IPC bytes into a Parquet file. The worker pool is one; declared here so that the pool can use
+ * the split without the split importing the pool back.
+ */
+export interface ParquetIpcEncoder {
+  /** Workers encoding at once. */
+  readonly size: number;
+  encodeIpc(ipc: Uint8Array, settings: ParquetEncodeSettings): Promise<Uint8Array>;
+}
 
 /**
  * Groups of fewer rows are encoded whole: the stitched file needs one more (tiny) job and a footer
@@ -79,7 +89,7 @@ const templates = new WeakMap<arrow.Schema, Map<string, Promise<Uint8Array>>>();
  *   cannot be stitched.
  */
 export function encodeColumnSplit(
-  pool: ParquetWorkerPool,
+  pool: ParquetIpcEncoder,
   batches: readonly arrow.RecordBatch[],
   options: ParquetWriteOptions = {},
 ): Promise<Uint8Array> | null {
@@ -102,7 +112,7 @@ export function encodeColumnSplit(
   return Promise.all([template, Promise.all(parts)]).then(([t, p]) => stitchParquetColumns(t, p));
 }
 
-function templateFile(pool: ParquetWorkerPool, schema: arrow.Schema, options: ParquetWriteOptions): Promise<Uint8Array> {
+function templateFile(pool: ParquetIpcEncoder, schema: arrow.Schema, options: ParquetWriteOptions): Promise<Uint8Array> {
   const settings = parquetEncodeSettings(options);
   const key = `${settings.codec}/${settings.createdBy}/${(settings.plainColumns ?? []).join(',')}`;
   let bySettings = templates.get(schema);

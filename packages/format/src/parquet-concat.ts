@@ -539,98 +539,158 @@ function i64(s: TStruct, id: number): bigint | undefined {
 export function stitchParquetColumns(template: Uint8Array, parts: readonly ParquetColumnPart[]): Uint8Array {
   const base = splitFile(template, -1).meta;
   const fields = topLevelFields(base, 'the template file');
-  const owner: { part: number; at: number }[] = [];
-  for (const [p, part] of parts.entries()) {
-    for (const [at, f] of part.fields.entries()) {
-      if (!Number.isInteger(f) || f < 0 || f >= fields.length)
-        throw new FormatError(`Parquet column part ${p}: no field ${f} in the schema`);
-      if (owner[f] !== undefined) throw new FormatError(`Parquet column part ${p}: field ${f} is also in part ${owner[f]!.part}`);
-      owner[f] = { part: p, at };
-    }
-  }
-  for (let f = 0; f < fields.length; f++)
-    if (owner[f] === undefined) throw new FormatError(`Parquet column parts: no part holds field ${f}`);
-
-  const split = parts.map((p, i) => {
-    const s = splitFile(p.bytes, i);
-    const own = topLevelFields(s.meta, `Parquet column part ${i}`);
-    if (own.length !== p.fields.length) {
-      throw new FormatError(`Parquet column part ${i} has ${own.length} top-level fields, expected ${p.fields.length}`);
-    }
-    for (const [at, f] of p.fields.entries()) {
-      const a = encodeValue({ t: T_LIST, elem: T_STRUCT, v: own[at]!.elements });
-      const b = encodeValue({ t: T_LIST, elem: T_STRUCT, v: fields[f]!.elements });
-      if (!sameBytes(a, b))
-        throw new FormatError(`Parquet column part ${i}: field ${f} is encoded with another schema than the template's`);
-    }
-    const groups = field(s.meta, FMD_ROW_GROUPS);
-    const list = groups?.t === T_LIST ? groups.v : [];
-    const group = list[0];
-    if (list.length !== 1 || group?.t !== T_STRUCT)
-      throw new FormatError(`Parquet column part ${i} has ${list.length} row groups, expected 1`);
-    const columns = field(group.v, RG_COLUMNS);
-    const chunks = (columns?.t === T_LIST ? columns.v : []).map((c) => {
-      if (c.t !== T_STRUCT) throw new FormatError(`Parquet column part ${i}: a column chunk is not a struct`);
-      return c.v;
-    });
-    const leaves = own.reduce((n, f) => n + f.leaves, 0);
-    if (chunks.length !== leaves)
-      throw new FormatError(`Parquet column part ${i} has ${chunks.length} column chunks for ${leaves} columns`);
-    // The chunks of each of the part's fields, in order.
-    const byField: TStruct[][] = [];
-    let c = 0;
-    for (const f of own) {
-      byField.push(chunks.slice(c, c + f.leaves));
-      c += f.leaves;
-    }
-    return { ...s, group: group.v, byField, rows: i64(group.v, RG_NUM_ROWS) };
-  });
+  const owner = fieldOwners(parts, fields.length);
+  const split = parts.map((p, i) => splitPart(p, i, fields));
   const rows = split[0]?.rows;
   for (const [i, s] of split.entries()) {
     if (s.rows === undefined || s.rows !== rows) throw new FormatError(`Parquet column part ${i} has ${s.rows} rows, part 0 has ${rows}`);
   }
   if (rows === undefined) throw new FormatError('stitchParquetColumns needs at least one part');
+  const layout = layOutChunks(fields.length, owner, split);
+  const index = writePageIndexes(layout.indexes, layout.position);
+  const footer = stitchedFooter(base, split, layout.columns, rows);
+  return assembleFile(
+    layout.copies.map((c) => c.from.subarray(c.start, c.start + c.length)),
+    layout.position,
+    index,
+    footer,
+  );
+}
 
-  // Lay the chunks out in the schema's column order, as one writer would have written them.
+/** Which part holds each field, and where in the part: every field exactly once. */
+function fieldOwners(parts: readonly ParquetColumnPart[], fieldCount: number): { part: number; at: number }[] {
+  const owner: { part: number; at: number }[] = [];
+  for (const [p, part] of parts.entries()) {
+    for (const [at, f] of part.fields.entries()) {
+      if (!Number.isInteger(f) || f < 0 || f >= fieldCount) throw new FormatError(`Parquet column part ${p}: no field ${f} in the schema`);
+      if (owner[f] !== undefined) throw new FormatError(`Parquet column part ${p}: field ${f} is also in part ${owner[f]!.part}`);
+      owner[f] = { part: p, at };
+    }
+  }
+  for (let f = 0; f < fieldCount; f++) if (owner[f] === undefined) throw new FormatError(`Parquet column parts: no part holds field ${f}`);
+  return owner;
+}
+
+/** A part split into pages and footer, checked against the template, with its one row group's chunks per field. */
+interface SplitPart {
+  readonly bytes: Uint8Array;
+  readonly dataEnd: number;
+  readonly group: TStruct;
+  /** The column chunks of each of the part's fields, in order. */
+  readonly byField: TStruct[][];
+  readonly rows: bigint | undefined;
+}
+
+function splitPart(p: ParquetColumnPart, i: number, fields: readonly { elements: TValue[] }[]): SplitPart {
+  const s = splitFile(p.bytes, i);
+  const own = topLevelFields(s.meta, `Parquet column part ${i}`);
+  if (own.length !== p.fields.length) {
+    throw new FormatError(`Parquet column part ${i} has ${own.length} top-level fields, expected ${p.fields.length}`);
+  }
+  for (const [at, f] of p.fields.entries()) {
+    const a = encodeValue({ t: T_LIST, elem: T_STRUCT, v: own[at]!.elements });
+    const b = encodeValue({ t: T_LIST, elem: T_STRUCT, v: fields[f]!.elements });
+    if (!sameBytes(a, b)) throw new FormatError(`Parquet column part ${i}: field ${f} is encoded with another schema than the template's`);
+  }
+  const groups = field(s.meta, FMD_ROW_GROUPS);
+  const list = groups?.t === T_LIST ? groups.v : [];
+  const group = list[0];
+  if (list.length !== 1 || group?.t !== T_STRUCT)
+    throw new FormatError(`Parquet column part ${i} has ${list.length} row groups, expected 1`);
+  const columns = field(group.v, RG_COLUMNS);
+  const chunks = (columns?.t === T_LIST ? columns.v : []).map((c) => {
+    if (c.t !== T_STRUCT) throw new FormatError(`Parquet column part ${i}: a column chunk is not a struct`);
+    return c.v;
+  });
+  const leaves = own.reduce((n, f) => n + f.leaves, 0);
+  if (chunks.length !== leaves) throw new FormatError(`Parquet column part ${i} has ${chunks.length} column chunks for ${leaves} columns`);
+  const byField: TStruct[][] = [];
+  let c = 0;
+  for (const f of own) {
+    byField.push(chunks.slice(c, c + f.leaves));
+    c += f.leaves;
+  }
+  return { bytes: s.bytes, dataEnd: s.dataEnd, group: group.v, byField, rows: i64(group.v, RG_NUM_ROWS) };
+}
+
+/** A column chunk's page index bytes, to be written again behind the stitched row group. */
+interface ChunkIndexes {
+  readonly chunk: TStruct;
+  readonly columnIndex: Uint8Array | null;
+  readonly offsetIndex: TStruct | null;
+}
+
+/**
+ * Lays the chunks out in the schema's column order, as one writer would have written them: the
+ * byte ranges to copy, the chunks' metadata with their offsets moved to the new positions, and
+ * the end of the pages.
+ */
+function layOutChunks(
+  fieldCount: number,
+  owner: readonly { part: number; at: number }[],
+  split: readonly SplitPart[],
+): { copies: { from: Uint8Array; start: number; length: number }[]; columns: TValue[]; indexes: ChunkIndexes[]; position: number } {
   const copies: { from: Uint8Array; start: number; length: number }[] = [];
   const columns: TValue[] = [];
-  const indexes: { chunk: TStruct; columnIndex: Uint8Array | null; offsetIndex: TStruct | null }[] = [];
+  const indexes: ChunkIndexes[] = [];
   let position = 4;
-  for (let f = 0; f < fields.length; f++) {
+  for (let f = 0; f < fieldCount; f++) {
     const { part, at } = owner[f]!;
     const s = split[part]!;
     for (const chunk of s.byField[at]!) {
-      const m = field(chunk, CC_META);
-      if (m?.t !== T_STRUCT) throw new FormatError(`Parquet column part ${part}: a column chunk has no metadata`);
-      const data = i64(m.v, CMD_DATA_PAGE_OFFSET);
-      const dict = i64(m.v, CMD_DICTIONARY_PAGE_OFFSET);
-      const size = i64(m.v, CMD_TOTAL_COMPRESSED_SIZE);
-      if (data === undefined || size === undefined)
-        throw new FormatError(`Parquet column part ${part}: a column chunk lacks its offset or size`);
-      const start = Number(dict !== undefined && dict > 0n && dict < data ? dict : data);
-      const length = Number(size);
-      if (start < 4 || start + length > s.dataEnd) {
-        throw new FormatError(`Parquet column part ${part}: a column chunk at ${start} (+${length}) lies outside the part's pages`);
-      }
-      const by = BigInt(position - start);
+      const { start, length, indexes: chunkIndexes } = relocateChunk(chunk, s, part, position);
       copies.push({ from: s.bytes, start, length });
-      shiftI64(chunk, CC_FILE_OFFSET, by);
-      for (const id of [CMD_DATA_PAGE_OFFSET, CMD_INDEX_PAGE_OFFSET, CMD_DICTIONARY_PAGE_OFFSET]) shiftI64(m.v, id, by);
-      dropFields(m.v, [CMD_BLOOM_FILTER_OFFSET, CMD_BLOOM_FILTER_LENGTH]);
-      const columnIndex = indexBytes(s.bytes, chunk, CC_COLUMN_INDEX_OFFSET, CC_COLUMN_INDEX_LENGTH);
-      const offsetBytes = indexBytes(s.bytes, chunk, CC_OFFSET_INDEX_OFFSET, CC_OFFSET_INDEX_LENGTH);
-      let offsetIndex: TStruct | null = null;
-      if (offsetBytes) {
-        offsetIndex = new Reader(offsetBytes).struct();
-        const pages = field(offsetIndex, OI_PAGE_LOCATIONS);
-        for (const p of pages?.t === T_LIST ? pages.v : []) if (p.t === T_STRUCT) shiftI64(p.v, PL_OFFSET, by);
-      }
-      indexes.push({ chunk, columnIndex, offsetIndex });
+      indexes.push(chunkIndexes);
       columns.push({ t: T_STRUCT, v: chunk });
       position += length;
     }
   }
-  // Page indexes behind the row group, column indexes first, as parquet-rs writes them.
+  return { copies, columns, indexes, position };
+}
+
+/**
+ * Moves one column chunk (its metadata, in place) to `position` of the stitched file; returns the
+ * byte range of its pages in the part and its page indexes (offset index moved too). Bloom filters
+ * are dropped.
+ */
+function relocateChunk(
+  chunk: TStruct,
+  s: SplitPart,
+  part: number,
+  position: number,
+): { start: number; length: number; indexes: ChunkIndexes } {
+  const m = field(chunk, CC_META);
+  if (m?.t !== T_STRUCT) throw new FormatError(`Parquet column part ${part}: a column chunk has no metadata`);
+  const data = i64(m.v, CMD_DATA_PAGE_OFFSET);
+  const dict = i64(m.v, CMD_DICTIONARY_PAGE_OFFSET);
+  const size = i64(m.v, CMD_TOTAL_COMPRESSED_SIZE);
+  if (data === undefined || size === undefined)
+    throw new FormatError(`Parquet column part ${part}: a column chunk lacks its offset or size`);
+  const start = Number(dict !== undefined && dict > 0n && dict < data ? dict : data);
+  const length = Number(size);
+  if (start < 4 || start + length > s.dataEnd) {
+    throw new FormatError(`Parquet column part ${part}: a column chunk at ${start} (+${length}) lies outside the part's pages`);
+  }
+  const by = BigInt(position - start);
+  shiftI64(chunk, CC_FILE_OFFSET, by);
+  for (const id of [CMD_DATA_PAGE_OFFSET, CMD_INDEX_PAGE_OFFSET, CMD_DICTIONARY_PAGE_OFFSET]) shiftI64(m.v, id, by);
+  dropFields(m.v, [CMD_BLOOM_FILTER_OFFSET, CMD_BLOOM_FILTER_LENGTH]);
+  const columnIndex = indexBytes(s.bytes, chunk, CC_COLUMN_INDEX_OFFSET, CC_COLUMN_INDEX_LENGTH);
+  const offsetBytes = indexBytes(s.bytes, chunk, CC_OFFSET_INDEX_OFFSET, CC_OFFSET_INDEX_LENGTH);
+  let offsetIndex: TStruct | null = null;
+  if (offsetBytes) {
+    offsetIndex = new Reader(offsetBytes).struct();
+    const pages = field(offsetIndex, OI_PAGE_LOCATIONS);
+    for (const p of pages?.t === T_LIST ? pages.v : []) if (p.t === T_STRUCT) shiftI64(p.v, PL_OFFSET, by);
+  }
+  return { start, length, indexes: { chunk, columnIndex, offsetIndex } };
+}
+
+/**
+ * Page indexes behind the row group (the pages end at `position`), column indexes first, as
+ * parquet-rs writes them; the chunks' metadata is pointed at them.
+ */
+function writePageIndexes(indexes: readonly ChunkIndexes[], position: number): Uint8Array {
   const index = new Writer();
   for (const e of indexes) {
     if (!e.columnIndex) continue;
@@ -644,8 +704,14 @@ export function stitchParquetColumns(template: Uint8Array, parts: readonly Parqu
     set(e.chunk, CC_OFFSET_INDEX_OFFSET, { t: T_I64, v: BigInt(position + start) });
     set(e.chunk, CC_OFFSET_INDEX_LENGTH, { t: T_I32, v: index.length - start });
   }
+  return index.bytes();
+}
 
-  // The first part's row group keeps its fields (sorting columns, say); the sizes add up.
+/**
+ * The footer: the template's file metadata with one row group of all the columns. The first
+ * part's row group keeps its fields (sorting columns, say); the sizes add up.
+ */
+function stitchedFooter(base: TStruct, split: readonly SplitPart[], columns: TValue[], rows: bigint): Uint8Array {
   const group = split[0]!.group.map((f) => ({ ...f }));
   set(group, RG_COLUMNS, { t: T_LIST, elem: T_STRUCT, v: columns });
   for (const id of [RG_TOTAL_BYTE_SIZE, RG_TOTAL_COMPRESSED_SIZE]) {
@@ -661,11 +727,5 @@ export function stitchParquetColumns(template: Uint8Array, parts: readonly Parqu
   set(meta, FMD_ROW_GROUPS, { t: T_LIST, elem: T_STRUCT, v: [{ t: T_STRUCT, v: group }] });
   const w = new Writer();
   w.struct(meta);
-  const footer = w.bytes();
-  return assembleFile(
-    copies.map((c) => c.from.subarray(c.start, c.start + c.length)),
-    position,
-    index.bytes(),
-    footer,
-  );
+  return w.bytes();
 }

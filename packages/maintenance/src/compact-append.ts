@@ -12,42 +12,34 @@
 import { randomUUID } from 'node:crypto';
 import {
   BucketDvMaintainer,
-  CommitConflictError,
   MaintenanceArgumentError,
-  clearInflightFiles,
-  recordInflightPrefixes,
-  snapshotIndexEntries,
-  type DvIndexIncrement,
-  MaintenanceError,
   checkAborted,
-  TableWrite,
-  parsePredicate,
   partitionKey,
-  predicateColumns,
-  readDataFileSegments,
-  withSchema,
   type CommitMessage,
   type DataSplit,
-  type PlannedFile,
+  type DvIndexIncrement,
   type Table,
 } from '@tidemark/core';
-import {
-  BATCH_COMMIT_IDENTIFIER,
-  CorruptFileError,
-  FILE_SOURCE_COMPACT,
-  INDEX_FILE_PREFIX,
-  INDEX_TYPE_DELETION_VECTORS,
-  readDeletionVectorsAt,
-  deserializeBinaryRow,
-  sharedParquetWorkerPool,
-  parallelRowGroupRows,
-  type DataFileMeta,
-  type DataType,
-  type DeletionVector,
-  type TableSchema,
-} from '@tidemark/format';
+import { sharedParquetWorkerPool, type DataFileMeta, type TableSchema } from '@tidemark/format';
+import { outputGroupRows, rewriteWindow, type Window } from './append-window-rewrite.js';
 import { compactPickOptions, pickCompactWindows } from './compact-plan.js';
-import { anyOutputLive, splitByLiveInputs, type CompactionFiles } from './compaction-liveness.js';
+import {
+  CompactionProgress,
+  checkPartitionWhere,
+  commitAllOrNothing,
+  commitDroppingLost,
+  deletionVectorEntries,
+  planCompaction,
+  runIndexFiles,
+  type CompactGaveUp,
+  type CompactProgress,
+  type CompactionCommitOutcome,
+  type CompactionUnits,
+  type RunIndexFiles,
+} from './compaction-run.js';
+
+export { outputGroupRows };
+export type { CompactGaveUp, CompactProgress };
 
 /** Default bound on the input files one run rewrites. */
 export const DEFAULT_COMPACT_MAX_FILES_PER_RUN = 1000;
@@ -101,17 +93,6 @@ export interface CompactAppendOptions {
   readonly commitUser?: string;
 }
 
-/** Progress of a compaction run. */
-export interface CompactProgress {
-  readonly phase: 'planning' | 'rewriting' | 'committing';
-  /** Input files rewritten so far. */
-  readonly filesDone: number;
-  readonly filesTotal: number;
-  readonly bytesRead: number;
-  readonly bytesTotal: number;
-  readonly bytesWritten: number;
-}
-
 /** One planned window: the files of one bucket that are rewritten together. */
 export interface CompactWindowPlan {
   readonly partition: Readonly<Record<string, string>>;
@@ -119,15 +100,6 @@ export interface CompactWindowPlan {
   readonly files: readonly string[];
   readonly bytes: number;
   readonly rows: number;
-}
-
-/** Why (part of) a run was not committed. */
-export interface CompactGaveUp {
-  readonly reason: string;
-  /** Windows dropped because their inputs were no longer live. */
-  readonly windows: number;
-  /** New data files deleted again (never referenced by a snapshot). */
-  readonly outputFilesDeleted: number;
 }
 
 /** Result of {@link compactAppendTable}. */
@@ -158,18 +130,15 @@ export interface CompactAppendSummary {
   readonly gaveUp?: CompactGaveUp;
 }
 
-interface Window {
-  readonly split: DataSplit;
-  readonly files: readonly PlannedFile[];
-  readonly bytes: number;
-  /** Live rows of the window: its files' rows minus those their deletion vectors delete. */
-  readonly rows: number;
-  outputs: DataFileMeta[];
-  /**
-   * The writer of `outputs`, kept open until the COMPACT commit is decided: its in-flight record
-   * keeps orphan cleanup away from the outputs until a snapshot references them.
-   */
-  writer?: TableWrite;
+/** What every step of one run reads: the table, its latest schema and the run's bounds. */
+interface AppendCompactionRun {
+  readonly table: Table;
+  readonly options: CompactAppendOptions;
+  readonly schema: TableSchema;
+  readonly maxFiles: number;
+  readonly maxBytes: number;
+  /** Inputs whose row groups all hold this many rows are copied (infinity without `copyRowGroups`). */
+  readonly copyMinRows: number;
 }
 
 /**
@@ -182,6 +151,37 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
   const started = Date.now();
   const dryRun = options.dryRun ?? false;
   checkAborted(options.signal);
+  const run = await openRun(table, options);
+  // Every input is decoded and the output encoded on the worker pool: start its threads now so that
+  // loading parquet-wasm in them overlaps the planning (about 0.15 s of CPU; they idle unref'd
+  // when there turns out to be nothing to compact).
+  if (!dryRun) sharedParquetWorkerPool().warm(Number.POSITIVE_INFINITY);
+  const plan = await planCompaction(table, options);
+  const all = planWindows(run, plan.splits);
+  const windows = firstWindowsWithin(all, run.maxFiles, run.maxBytes);
+  const summary = (parts: SummaryParts, done: readonly Window[]): CompactAppendSummary =>
+    summarize(parts, done, { started, remainingWindows: all.length - windows.length, baseSnapshotId: plan.snapshotId, dryRun });
+  if (dryRun) return summary({ snapshotId: null, bytesRead: 0, plan: windows.map(windowPlan) }, windows);
+  if (windows.length === 0) return summary({ snapshotId: null }, []);
+
+  const progress = new CompactionProgress(
+    options.onProgress,
+    windows.reduce((s, w) => s + w.files.length, 0),
+    windows.reduce((s, w) => s + w.bytes, 0),
+  );
+  progress.report('rewriting');
+  try {
+    await rewriteWindows(run, windows, progress);
+    progress.report('committing');
+    const { snapshotId, committed, gaveUp } = await commitWindows(run, plan.snapshotId, windows);
+    return summary({ snapshotId, ...(gaveUp !== undefined ? { gaveUp } : {}) }, committed);
+  } finally {
+    for (const w of windows) await w.writer?.close().catch(() => undefined);
+  }
+}
+
+/** Reads the latest schema and the bounds of the run; refuses tables and options it cannot compact. */
+async function openRun(table: Table, options: CompactAppendOptions): Promise<AppendCompactionRun> {
   const schema = await table.schemaManager.latest();
   if (schema.primaryKeys.length > 0) {
     throw new MaintenanceArgumentError(`${table.location} is a primary-key table; compactAppendTable compacts append tables only`);
@@ -189,35 +189,17 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
   const maxFiles = positive(options.maxFilesPerRun, 'maxFilesPerRun') ?? DEFAULT_COMPACT_MAX_FILES_PER_RUN;
   const maxBytes = positive(options.maxBytesPerRun, 'maxBytesPerRun') ?? Number.POSITIVE_INFINITY;
   const minRows = positive(options.copyRowGroupsMinRows, 'copyRowGroupsMinRows') ?? DEFAULT_COPY_ROW_GROUPS_MIN_ROWS;
-  const copyMinRows = options.copyRowGroups === true ? minRows : Number.POSITIVE_INFINITY;
-  if (options.where !== undefined) {
-    const columns = [...predicateColumns(parsePredicate(options.where, schema.fields))];
-    const other = columns.filter((c) => !schema.partitionKeys.includes(c));
-    if (other.length > 0) {
-      throw new MaintenanceArgumentError(
-        `compaction 'where' may name partition columns only (${schema.partitionKeys.join(', ') || 'the table has none'}); it names ${other.join(', ')}`,
-      );
-    }
-  }
+  checkPartitionWhere(schema, options.where);
+  return { table, options, schema, maxFiles, maxBytes, copyMinRows: options.copyRowGroups === true ? minRows : Number.POSITIVE_INFINITY };
+}
 
-  // ---- plan ----
-  // Every input is decoded and the output encoded on the worker pool: start its threads now so that
-  // loading parquet-wasm in them overlaps the planning (about 0.15 s of CPU; they idle unref'd
-  // when there turns out to be nothing to compact).
-  if (!dryRun) sharedParquetWorkerPool().warm(Number.POSITIVE_INFINITY);
-  const plan = await table
-    .newRead({
-      ...(options.partition !== undefined ? { partition: options.partition } : {}),
-      ...(options.where !== undefined ? { where: options.where } : {}),
-    })
-    .plan();
-  const pick = { ...compactPickOptions(schema, options.full ?? false), maxFileNum: maxFiles };
+/** Packs each split's small files into windows (files with deletion vectors lose them in the rewrite). */
+function planWindows(run: AppendCompactionRun, splits: readonly DataSplit[]): Window[] {
+  const pick = { ...compactPickOptions(run.schema, run.options.full ?? false), maxFileNum: run.maxFiles };
   const all: Window[] = [];
-  for (const split of plan.splits) {
-    // Files with deletion vectors are rewritten without their deleted rows, and lose their vectors.
-    const files = split.files;
+  for (const split of splits) {
     const picked = pickCompactWindows(
-      files.map((f) => ({
+      split.files.map((f) => ({
         f,
         fileSize: f.meta.fileSize,
         minSequenceNumber: f.meta.minSequenceNumber,
@@ -236,21 +218,32 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
       });
     }
   }
-  const windows: Window[] = [];
-  let plannedFiles = 0;
-  let plannedBytes = 0;
-  for (const w of all) {
-    if (plannedFiles + w.files.length > maxFiles || plannedBytes + w.bytes > maxBytes) break;
-    windows.push(w);
-    plannedFiles += w.files.length;
-    plannedBytes += w.bytes;
-  }
-  const remainingWindows = all.length - windows.length;
+  return all;
+}
 
-  const summary = (
-    parts: Partial<CompactAppendSummary> & Pick<CompactAppendSummary, 'snapshotId'>,
-    done: readonly Window[],
-  ): CompactAppendSummary => ({
+/** The first windows within the run's bounds on files and bytes (whole windows only). */
+function firstWindowsWithin(all: readonly Window[], maxFiles: number, maxBytes: number): Window[] {
+  const windows: Window[] = [];
+  let files = 0;
+  let bytes = 0;
+  for (const w of all) {
+    if (files + w.files.length > maxFiles || bytes + w.bytes > maxBytes) break;
+    windows.push(w);
+    files += w.files.length;
+    bytes += w.bytes;
+  }
+  return windows;
+}
+
+type SummaryParts = Partial<CompactAppendSummary> & Pick<CompactAppendSummary, 'snapshotId'>;
+
+/** The summary of the windows `done` (committed ones, or planned ones in a dry run), with `parts` on top. */
+function summarize(
+  parts: SummaryParts,
+  done: readonly Window[],
+  run: { readonly started: number; readonly remainingWindows: number; readonly baseSnapshotId: number | null; readonly dryRun: boolean },
+): CompactAppendSummary {
+  return {
     filesBefore: done.reduce((s, w) => s + w.files.length, 0),
     filesAfter: done.reduce((s, w) => s + w.outputs.length, 0),
     bytesRead: done.reduce((s, w) => s + w.bytes, 0),
@@ -258,133 +251,71 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
     rows: done.reduce((s, w) => s + w.rows, 0),
     partitions: new Set(done.map((w) => w.split.partitionPath)).size,
     windows: done.length,
-    remainingWindows,
-    durationMs: Date.now() - started,
-    baseSnapshotId: plan.snapshotId,
-    dryRun,
+    remainingWindows: run.remainingWindows,
+    durationMs: Date.now() - run.started,
+    baseSnapshotId: run.baseSnapshotId,
+    dryRun: run.dryRun,
     ...parts,
-  });
+  };
+}
 
-  if (dryRun) {
-    return summary(
-      {
-        snapshotId: null,
-        bytesRead: 0,
-        plan: windows.map((w) => ({
-          partition: w.split.partitionSpec,
-          bucket: w.split.bucket,
-          files: w.files.map((f) => f.meta.fileName),
-          bytes: w.bytes,
-          rows: w.rows,
-        })),
-      },
-      windows,
-    );
-  }
-  if (windows.length === 0) return summary({ snapshotId: null }, []);
+function windowPlan(w: Window): CompactWindowPlan {
+  return {
+    partition: w.split.partitionSpec,
+    bucket: w.split.bucket,
+    files: w.files.map((f) => f.meta.fileName),
+    bytes: w.bytes,
+    rows: w.rows,
+  };
+}
 
-  // ---- rewrite ----
-  const progress = { filesDone: 0, bytesRead: 0, bytesWritten: 0 };
-  const report = (phase: CompactProgress['phase']): void =>
-    options.onProgress?.({ phase, ...progress, filesTotal: plannedFiles, bytesTotal: plannedBytes });
-  report('rewriting');
+/** Rewrites every window (its writer stays open on the window until the commit is decided); on failure deletes what was written. */
+async function rewriteWindows(run: AppendCompactionRun, windows: readonly Window[], progress: CompactionProgress): Promise<void> {
+  const { table, schema, options } = run;
   try {
-    return await rewriteAndCommit();
+    for (const w of windows) {
+      await rewriteWindow(table, schema, w, {
+        signal: options.signal,
+        copyMinRows: run.copyMinRows,
+        passRows: options.passDecodedRows ?? true,
+        onFile: (file) => progress.fileRead(file.meta.fileSize),
+      });
+      progress.bytesWritten += w.outputs.reduce((t, f) => t + f.fileSize, 0);
+    }
+    checkAborted(options.signal);
+  } catch (e) {
+    await deleteOutputs(table, windows);
+    throw e;
+  }
+}
+
+/**
+ * Commits the windows. Windows whose files had deletion vectors go with the rewritten DV files in
+ * one attempt (a conflict gives the whole run up: vectors changed meanwhile may delete rows the
+ * rewrite carried over); otherwise windows whose inputs another commit removed are dropped and the
+ * rest committed again.
+ */
+async function commitWindows(
+  run: AppendCompactionRun,
+  baseSnapshotId: number | null,
+  windows: readonly Window[],
+): Promise<CompactionCommitOutcome<Window>> {
+  const { table, options } = run;
+  const commitUser = options.commitUser ?? randomUUID();
+  const dv = await dropVectorsOf(table, baseSnapshotId, windows);
+  if (dv === null) return commitDroppingLost(table, commitUser, windows, windowUnits(table));
+  try {
+    return await commitAllOrNothing(table, commitUser, windows, windowUnits(table, dv.index), dv.files);
   } finally {
-    for (const w of windows) await w.writer?.close().catch(() => undefined);
-  }
-
-  /**
-   * Commits windows whose files had deletion vectors, with the rewritten DV files, in one attempt:
-   * a conflict (another commit changed those vectors or files) gives the whole run up cleanly,
-   * since vectors changed meanwhile may delete rows the rewrite carried over.
-   */
-  async function commitWithVectors(dv: DvChanges): Promise<CompactAppendSummary> {
-    const commit = table.newCommit({ commitUser: options.commitUser ?? randomUUID() });
-    try {
-      const result = await commit.commit({ identifier: BATCH_COMMIT_IDENTIFIER, messages: messagesOf(windows, dv.index) });
-      return summary({ snapshotId: result.status === 'committed' ? result.snapshotId : null }, windows);
-    } catch (e) {
-      if (await anyOutputLive(table, windows, outputsOf)) throw e;
-      const outputs = windows.reduce((s, w) => s + w.outputs.length, 0);
-      await deleteOutputs(table, windows);
-      await dv.discard();
-      if (!(e instanceof CommitConflictError)) throw e;
-      return summary({ snapshotId: null, gaveUp: { reason: e.message, windows: windows.length, outputFilesDeleted: outputs } }, []);
-    }
-  }
-
-  async function rewriteAndCommit(): Promise<CompactAppendSummary> {
-    try {
-      for (const w of windows) {
-        await rewriteWindow(table, schema, w, options.signal, copyMinRows, options.passDecodedRows ?? true, (file) => {
-          progress.filesDone++;
-          progress.bytesRead += file.meta.fileSize;
-          report('rewriting');
-        });
-        progress.bytesWritten += w.outputs.reduce((t, f) => t + f.fileSize, 0);
-      }
-      checkAborted(options.signal);
-    } catch (e) {
-      await deleteOutputs(table, windows);
-      throw e;
-    }
-
-    // ---- commit ----
-    report('committing');
-    const dv = await dropVectorsOf(table, plan.snapshotId, windows);
-    if (dv !== null) {
-      try {
-        return await commitWithVectors(dv);
-      } finally {
-        await dv.release();
-      }
-    }
-    const commit = table.newCommit({ commitUser: options.commitUser ?? randomUUID() });
-    let pending = windows;
-    let dropped = 0;
-    let droppedOutputs = 0;
-    let lastConflict = '';
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const result = await commit.commit({ identifier: BATCH_COMMIT_IDENTIFIER, messages: messagesOf(pending) });
-        const snapshotId = result.status === 'committed' ? result.snapshotId : null;
-        return summary(
-          {
-            snapshotId,
-            ...(dropped > 0 ? { gaveUp: { reason: lastConflict, windows: dropped, outputFilesDeleted: droppedOutputs } } : {}),
-          },
-          pending,
-        );
-      } catch (e) {
-        if (!(e instanceof CommitConflictError) || attempt >= 3) {
-          // Our files are unreferenced unless a snapshot create had an unknown outcome and landed.
-          if (!(await anyOutputLive(table, pending, outputsOf))) await deleteOutputs(table, pending);
-          throw e;
-        }
-        lastConflict = e.message;
-        const { keep, lost } = await splitByLiveInputs(table, pending, inputsOf);
-        // A conflict that is not about our inputs (should not happen): give up on everything.
-        const drop = lost.length === 0 ? keep : lost;
-        dropped += drop.length;
-        droppedOutputs += drop.reduce((s, w) => s + w.outputs.length, 0);
-        await deleteOutputs(table, drop);
-        pending = lost.length === 0 ? [] : keep;
-        if (pending.length === 0) {
-          return summary({ snapshotId: null, gaveUp: { reason: lastConflict, windows: dropped, outputFilesDeleted: droppedOutputs } }, []);
-        }
-      }
-    }
+    await dv.files.release();
   }
 }
 
 /** The deletion-vector changes of a compaction: vectors of rewritten files dropped, per bucket. */
 interface DvChanges {
   readonly index: Map<string, DvIndexIncrement>;
-  /** Deletes the index files written (when nothing committed them). */
-  discard(): Promise<void>;
-  /** Clears the in-flight record of the index files. */
-  release(): Promise<void>;
+  /** The index files written. */
+  readonly files: RunIndexFiles;
 }
 
 /**
@@ -404,222 +335,19 @@ async function dropVectorsOf(table: Table, snapshotId: number | null, windows: r
     }
   }
   if (gone.size === 0 || snapshotId === null) return null;
-  const uuid = randomUUID();
-  const prefix = `${INDEX_FILE_PREFIX}${uuid}-`;
-  const recordId = `compact-dv-${uuid}`;
-  await recordInflightPrefixes(table.fileIO, table.location, recordId, [prefix]);
-  const written: string[] = [];
-  let n = 0;
-  const write = async (bytes: Uint8Array): Promise<string> => {
-    const name = `${prefix}${n++}`;
-    written.push(name);
-    await table.fileIO.write(table.paths.indexPath(name), bytes);
-    return name;
-  };
+  const files = runIndexFiles(table);
   const o = table.context.options;
   const unaware = o.bucket === -1;
-  const entries = (await snapshotIndexEntries(table.fileIO, table.paths, await table.snapshotManager.snapshot(snapshotId))).filter(
-    (e) => e.indexType === INDEX_TYPE_DELETION_VECTORS,
-  );
+  const entries = await deletionVectorEntries(table, snapshotId);
   const index = new Map<string, DvIndexIncrement>();
   for (const [key, g] of gone) {
     const slot = entries.filter((e) => e.bucket === g.split.bucket && partitionKey(e.partition) === partitionKey(g.split.partition));
     const base = unaware ? slot.filter((e) => (e.dvRanges ?? []).some((r) => g.files.has(r.dataFileName))) : slot;
     const m = await BucketDvMaintainer.restore(table.fileIO, table.paths, base, o.deletionVectorsBitmap64);
     for (const f of g.files) m.removeDeletionVectorOf(f);
-    index.set(key, await m.prepareCommit(write, false, unaware ? o.deletionVectorIndexFileTargetSize : undefined));
+    index.set(key, await m.prepareCommit(files.write, false, unaware ? o.deletionVectorIndexFileTargetSize : undefined));
   }
-  return {
-    index,
-    discard: async () => {
-      await table.fileIO.deleteMany(written.map((w) => table.paths.indexPath(w))).catch(() => undefined);
-    },
-    release: async () => {
-      await clearInflightFiles(table.fileIO, table.location, recordId).catch(() => undefined);
-    },
-  };
-}
-
-/** Reads a window's rows (each file with its own schema, mapped to `schema`) and writes them anew. */
-async function rewriteWindow(
-  table: Table,
-  schema: TableSchema,
-  w: Window,
-  signal: AbortSignal | undefined,
-  copyMinRows: number,
-  passRows: boolean,
-  onFile: (file: PlannedFile) => void,
-): Promise<void> {
-  const first = w.files.reduce((m, f) => (f.meta.minSequenceNumber < m ? f.meta.minSequenceNumber : m), w.files[0]!.meta.minSequenceNumber);
-  const last = w.files.reduce((m, f) => (f.meta.maxSequenceNumber > m ? f.meta.maxSequenceNumber : m), w.files[0]!.meta.maxSequenceNumber);
-  const writer = new TableWrite(withSchema(table.context, schema), {
-    startSequence: () => first,
-    // Output row groups are encoded while later inputs still decode: reading and writing share the cores.
-    streamRowGroupRows: outputGroupRows(w.rows),
-  });
-  let messages: CommitMessage[];
-  try {
-    // The files' row groups decode on the worker pool ahead of the writer (whose files encode
-    // there too), so input and output share both cores; rows keep their order.
-    const files = w.files.map((file) => ({
-      planned: file,
-      path: file.path,
-      fileSize: file.meta.fileSize,
-      rowCount: file.meta.rowCount,
-      schema: file.meta.schemaId === schema.id ? schema : table.schemaManager.schema(file.meta.schemaId),
-    }));
-    checkAborted(signal);
-    // Files are done in order; a file without rows yields no batch and is done with the next one.
-    let done = 0;
-    const doneUpTo = (end: number): void => {
-      for (; done < end; done++) onFile(files[done]!.planned);
-    };
-    // The window's vectors share its bucket's DV index file(s): one ranged read each, up front.
-    const vectors = readDeletionVectorsAt(
-      table.fileIO,
-      w.files.map((f) => w.split.deletionFiles.get(f.meta.fileName)).filter((r) => r !== undefined),
-    );
-    vectors.catch(() => undefined); // awaited at the window's first file
-    // Inputs in the table's schema go from the decode workers to the encode workers as IPC bytes
-    // (their statistics from their manifest entries): this thread only hands them on.
-    const passable = (f: (typeof files)[number]): boolean =>
-      passRows && f.schema === schema && !w.split.deletionFiles.has(f.planned.meta.fileName);
-    const { partition, bucket } = w.split;
-    const decode = async (run: readonly (typeof files)[number][]): Promise<void> => {
-      let current: (typeof files)[number] | undefined;
-      let dv: DeletionVector | null = null;
-      let passing = false;
-      for await (const group of readDataFileSegments(table.fileIO, run, schema.fields, { keyValue: false, passIpc: passable })) {
-        const file = group.file;
-        if (file !== current) {
-          doneUpTo(files.indexOf(file));
-          checkAborted(signal);
-          current = file;
-          dv = (await vectors).get(file.planned.meta.fileName) ?? null;
-          passing = false;
-          if (group.ipc !== null) {
-            const meta = file.planned.meta;
-            const source = {
-              rowCount: meta.rowCount,
-              fileSize: meta.fileSize,
-              valueStats: meta.valueStats,
-              valueStatsCols: meta.valueStatsCols,
-            };
-            passing = writer.ipcFileBlocker(source, group.ipc) === null;
-            if (passing) await writer.startIpcFile(partition, bucket, source);
-          }
-        }
-        if (passing) {
-          if (group.ipc !== null) await writer.writeIpc(partition, bucket, group.ipc);
-          else for (const b of group.batches) await writer.writeIpc(partition, bucket, b.batch);
-          continue;
-        }
-        let firstRow = group.firstRow;
-        for (const { batch } of group.ipc !== null ? group.evolve() : group.batches) {
-          if (dv === null) {
-            await writer.write(batch);
-          } else {
-            // Runs of rows the vector keeps; deleted rows are not carried over.
-            let start = 0;
-            for (let i = 0; i <= batch.numRows; i++) {
-              if (i < batch.numRows && !dv.isDeleted(firstRow + i)) continue;
-              if (i > start) await writer.write(batch.slice(start, i));
-              start = i + 1;
-            }
-          }
-          firstRow += batch.numRows;
-        }
-      }
-    };
-    // Inputs whose row groups are already as large as a rewrite would cut them are copied without
-    // decoding (their bytes read one file ahead); runs of the other files are decoded and written
-    // anew. The rows keep their order either way.
-    const copyable = (f: (typeof files)[number]): boolean =>
-      f.schema === schema &&
-      f.rowCount >= copyMinRows &&
-      f.path.endsWith('.parquet') &&
-      !w.split.deletionFiles.has(f.planned.meta.fileName);
-    const reads = new Map<number, Promise<Uint8Array>>();
-    const readAhead = (from: number): void => {
-      const i = files.findIndex((f, k) => k >= from && copyable(f));
-      if (i < 0 || reads.has(i)) return;
-      const read = table.fileIO.read(files[i]!.path);
-      read.catch(() => undefined); // awaited when the copy comes up
-      reads.set(i, read);
-    };
-    for (let i = 0; i < files.length;) {
-      const file = files[i]!;
-      if (!copyable(file)) {
-        let end = i + 1;
-        while (end < files.length && !copyable(files[end]!)) end++;
-        readAhead(end);
-        await decode(files.slice(i, end));
-        i = end;
-        continue;
-      }
-      readAhead(i);
-      const bytes = await reads.get(i)!;
-      reads.delete(i);
-      readAhead(i + 1);
-      const meta = file.planned.meta;
-      const source = { bytes, rowCount: meta.rowCount, valueStats: meta.valueStats, valueStatsCols: meta.valueStatsCols };
-      let blocker: string | null;
-      try {
-        blocker = await writer.rowGroupCopyBlocker(source, copyMinRows);
-      } catch (e) {
-        throw new CorruptFileError(file.path, `cannot read the Parquet footer: ${(e as Error).message}`, { cause: e });
-      }
-      if (blocker === null) {
-        doneUpTo(i);
-        checkAborted(signal);
-        await writer.writeRowGroupsOf(w.split.partition, w.split.bucket, source);
-      } else await decode([file]);
-      i++;
-    }
-    doneUpTo(files.length);
-    messages = await writer.prepareCommit();
-  } catch (e) {
-    await writer.abort().catch(() => undefined);
-    await writer.close().catch(() => undefined);
-    throw e;
-  }
-  w.writer = writer;
-  const outputs = messages.flatMap((m) => m.newFiles);
-  w.outputs = outputs.map((f) => ({ ...f, fileSource: FILE_SOURCE_COMPACT }));
-  const where = `${table.location}: compaction of bucket ${w.split.bucket} of partition '${w.split.partitionPath}'`;
-  const wrong = messages.find((m) => m.bucket !== w.split.bucket || !samePartition(m.partition, w.split.partition, schema));
-  if (wrong !== undefined) {
-    throw new MaintenanceError(
-      `${where} routed rows to bucket ${wrong.bucket} (was the bucket key or bucket count changed?); nothing was committed`,
-    );
-  }
-  const rows = outputs.reduce((s, f) => s + f.rowCount, 0);
-  if (rows !== w.rows) throw new MaintenanceError(`${where} wrote ${rows} rows for ${w.rows} input rows; nothing was committed`);
-  // The outputs cover the inputs' whole sequence range, so later writers continue after it.
-  const tail = w.outputs[w.outputs.length - 1];
-  if (tail !== undefined && tail.maxSequenceNumber < last) w.outputs[w.outputs.length - 1] = { ...tail, maxSequenceNumber: last };
-}
-
-/**
- * Rows per row group of a window's output: the groups the writer would cut for the workers had it
- * all rows at once ({@link parallelRowGroupRows}: one per worker, at least about 131,072 rows,
- * equal sizes), so the output's layout and size are what they were when the whole window was
- * buffered first; only now the first groups encode while the window's later files still decode.
- * Smaller groups would overlap more, but every group pays its own dictionary pages: 8 groups of
- * 125,000 rows instead of 2 of 500,000 made a 1M-row output 29 % larger and took more CPU time.
- */
-export function outputGroupRows(rows: number, workers = sharedParquetWorkerPool().size): number {
-  return parallelRowGroupRows(rows, workers);
-}
-
-function samePartition(a: Uint8Array, b: Uint8Array, schema: TableSchema): boolean {
-  if (Buffer.compare(a, b) === 0) return true;
-  const types: DataType[] = schema.partitionKeys.map((k) => schema.fields.find((f) => f.name === k)!.type);
-  const json = (p: Uint8Array): string =>
-    JSON.stringify(deserializeBinaryRow(p, types), (_k, v: unknown) =>
-      typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v,
-    );
-  return json(a) === json(b);
+  return { index, files };
 }
 
 /** One commit message per (partition, bucket), in the manifest's partition bytes. */
@@ -652,12 +380,14 @@ function messagesOf(windows: readonly Window[], index: ReadonlyMap<string, DvInd
   });
 }
 
-/** What the shared liveness checks look at: the files a window read, and the files it wrote. */
-function inputsOf(w: Window): CompactionFiles {
-  return { split: w.split, files: w.files.map((f) => f.meta) };
-}
-function outputsOf(w: Window): CompactionFiles {
-  return { split: w.split, files: w.outputs };
+/** How the shared COMPACT commit sees a window: the files it read, and the files it wrote. */
+function windowUnits(table: Table, index?: ReadonlyMap<string, DvIndexIncrement>): CompactionUnits<Window> {
+  return {
+    messagesOf: (windows) => messagesOf(windows, index),
+    inputsOf: (w) => ({ split: w.split, files: w.files.map((f) => f.meta) }),
+    outputsOf: (w) => ({ split: w.split, files: w.outputs }),
+    deleteOutputs: (windows) => deleteOutputs(table, windows),
+  };
 }
 
 async function deleteOutputs(table: Table, windows: readonly Window[]): Promise<void> {

@@ -14,44 +14,45 @@
 import { randomUUID } from 'node:crypto';
 import {
   BucketDvMaintainer,
-  CommitConflictError,
   Levels,
   LookupLevels,
-  clearInflightFiles,
-  recordInflightPrefixes,
-  snapshotIndexEntries,
-  trimmedKeyFields,
-  type DeletionVectorCompaction,
-  type DvIndexIncrement,
+  MaintenanceArgumentError,
   binaryRowKeyComparator,
+  checkAborted,
   compactStrategy,
   compactionSettings,
   coreOptions,
+  isUsefulUnit,
   openBucketRewriter,
-  parsePredicate,
   partitionKey,
   pickFullCompaction,
-  isUsefulUnit,
-  predicateColumns,
   runCompactTask,
-  MaintenanceArgumentError,
-  checkAborted,
+  trimmedKeyFields,
   type BucketRewriter,
   type CommitMessage,
+  type CompactStrategy,
   type CompactUnit,
+  type CompactionSettings,
   type DataSplit,
+  type DeletionVectorCompaction,
+  type DvIndexIncrement,
+  type KeyComparator,
   type Table,
 } from '@tidemark/core';
+import type { DataFileMeta, DataType, IndexManifestEntry, TableSchema } from '@tidemark/format';
+import type { CompactAppendSummary, CompactWindowPlan } from './compact-append.js';
 import {
-  BATCH_COMMIT_IDENTIFIER,
-  INDEX_FILE_PREFIX,
-  INDEX_TYPE_DELETION_VECTORS,
-  type DataFileMeta,
-  type DataType,
-  type IndexManifestEntry,
-} from '@tidemark/format';
-import type { CompactAppendSummary, CompactProgress, CompactWindowPlan } from './compact-append.js';
-import { anyOutputLive, splitByLiveInputs } from './compaction-liveness.js';
+  CompactionProgress,
+  checkPartitionWhere,
+  commitAllOrNothing,
+  commitDroppingLost,
+  deletionVectorEntries,
+  planCompaction,
+  runIndexFiles,
+  type CompactProgress,
+  type CompactionUnits,
+  type RunIndexFiles,
+} from './compaction-run.js';
 
 /** Options of {@link compactPrimaryKeyTable}. */
 export interface CompactPrimaryKeyOptions {
@@ -102,6 +103,20 @@ interface BucketJob {
   index: DvIndexIncrement | null;
 }
 
+/** What every step of one run reads: the table, its latest schema and the settings derived from it. */
+interface PkCompactionRun {
+  readonly table: Table;
+  readonly options: CompactPrimaryKeyOptions;
+  readonly schema: TableSchema;
+  readonly full: boolean;
+  readonly withVectors: boolean;
+  readonly bitmap64: boolean;
+  readonly producesChangelog: boolean;
+  readonly settings: CompactionSettings;
+  readonly strategy: CompactStrategy;
+  readonly compare: KeyComparator;
+}
+
 /**
  * Compacts a primary-key table. See the module comment for the concurrency rules.
  *
@@ -115,60 +130,87 @@ interface BucketJob {
  */
 export async function compactPrimaryKeyTable(table: Table, options: CompactPrimaryKeyOptions = {}): Promise<CompactPrimaryKeySummary> {
   const started = Date.now();
-  const dryRun = options.dryRun ?? false;
-  const full = options.full ?? false;
   checkAborted(options.signal);
+  const run = await openRun(table, options);
+  const plan = await planCompaction(table, options);
+  const jobs = planBucketJobs(run, plan.splits);
+  const summary = (parts: SummaryParts, done: readonly BucketJob[]): CompactPrimaryKeySummary =>
+    summarize(parts, done, { started, baseSnapshotId: plan.snapshotId, dryRun: options.dryRun ?? false });
+  if (options.dryRun ?? false) return dryRunSummary(summary({ snapshotId: null }, []), jobs);
+  if (jobs.length === 0) return summary({ snapshotId: null }, []);
+
+  const progress = new CompactionProgress(
+    options.onProgress,
+    jobs.reduce((s, j) => s + j.unit.files.length, 0),
+    jobs.reduce((s, j) => s + j.bytes, 0),
+  );
+  progress.report('rewriting');
+  const dvFiles = run.withVectors ? await deletionVectorFiles(table, plan.snapshotId) : null;
+  try {
+    await rewriteBuckets(run, jobs, dvFiles, progress);
+    progress.report('committing');
+    const pending = jobs.filter((j) => j.before.length > 0);
+    if (pending.length === 0) return summary({ snapshotId: null }, []);
+    const commitUser = options.commitUser ?? randomUUID();
+    const { snapshotId, committed, gaveUp } =
+      dvFiles === null
+        ? await commitDroppingLost(table, commitUser, pending, BUCKET_JOBS)
+        : await commitAllOrNothing(table, commitUser, pending, BUCKET_JOBS, dvFiles.index);
+    return summary({ snapshotId, ...(gaveUp !== undefined ? { gaveUp } : {}) }, committed);
+  } finally {
+    await dvFiles?.index.release();
+    for (const j of jobs) await j.rewriter?.close().catch(() => undefined);
+  }
+}
+
+/** Reads the latest schema and the settings of the run; refuses tables and options it cannot compact. */
+async function openRun(table: Table, options: CompactPrimaryKeyOptions): Promise<PkCompactionRun> {
   const schema = await table.schemaManager.latest();
   if (schema.primaryKeys.length === 0) {
     throw new MaintenanceArgumentError(`${table.location} is an append table; compactPrimaryKeyTable compacts primary-key tables only`);
   }
   const tableOptions = coreOptions(schema);
-  const withVectors = tableOptions.deletionVectorsEnabled;
   if (tableOptions.bucket === -2) {
     throw new MaintenanceArgumentError(`${table.location}: compaction of postponed buckets (bucket = -2) is not supported`);
   }
-  if (options.where !== undefined) {
-    const columns = [...predicateColumns(parsePredicate(options.where, schema.fields))];
-    const other = columns.filter((c) => !schema.partitionKeys.includes(c));
-    if (other.length > 0) {
-      throw new MaintenanceArgumentError(
-        `compaction 'where' may name partition columns only (${schema.partitionKeys.join(', ') || 'the table has none'}); ` +
-          `it names ${other.join(', ')}`,
-      );
-    }
-  }
+  checkPartitionWhere(schema, options.where);
   const settings = compactionSettings(schema);
-  const strategy = compactStrategy(settings);
   const keyTypes: DataType[] = schema.primaryKeys
     .filter((k) => !schema.partitionKeys.includes(k))
     .map((k) => schema.fields.find((f) => f.name === k)!.type);
-  const compare = binaryRowKeyComparator(keyTypes);
   const producer = tableOptions.changelogProducer;
-  const producesChangelog = producer === 'lookup' || producer === 'full-compaction';
+  return {
+    table,
+    options,
+    schema,
+    full: options.full ?? false,
+    withVectors: tableOptions.deletionVectorsEnabled,
+    bitmap64: tableOptions.deletionVectorsBitmap64,
+    producesChangelog: producer === 'lookup' || producer === 'full-compaction',
+    settings,
+    strategy: compactStrategy(settings),
+    compare: binaryRowKeyComparator(keyTypes),
+  };
+}
 
-  // ---- plan ----
-  const plan = await table
-    .newRead({
-      ...(options.partition !== undefined ? { partition: options.partition } : {}),
-      ...(options.where !== undefined ? { where: options.where } : {}),
-    })
-    .plan();
+/** Arranges each split's files in levels and keeps the buckets where a full or universal compaction picks something useful. */
+function planBucketJobs(run: PkCompactionRun, splits: readonly DataSplit[]): BucketJob[] {
   const jobs: BucketJob[] = [];
-  for (const split of plan.splits) {
-    const where = `${table.location}: bucket ${split.bucket} of partition '${split.partitionPath}'`;
+  for (const split of splits) {
+    const where = `${run.table.location}: bucket ${split.bucket} of partition '${split.partitionPath}'`;
     const levels = new Levels(
       split.files.map((f) => f.meta),
-      settings.numLevels,
-      compare,
+      run.settings.numLevels,
+      run.compare,
       where,
     );
     const runs = levels.levelSortedRuns();
     // A full compaction purges the rows deleted by vector: files with one are rewritten, as in Java.
     const hasVector = (f: DataFileMeta): boolean => split.deletionFiles.has(f.fileName);
-    const unit = full ? pickFullCompaction(levels.numberOfLevels, runs, hasVector) : strategy.pick(levels.numberOfLevels, runs);
+    const unit = run.full ? pickFullCompaction(levels.numberOfLevels, runs, hasVector) : run.strategy.pick(levels.numberOfLevels, runs);
     if (!isUsefulUnit(unit)) continue;
     // Reads of deletion-vector tables do not merge: no retraction may stay in levels >= 1.
-    const dropDelete = unit.outputLevel !== 0 && (withVectors || unit.outputLevel >= levels.nonEmptyHighestLevel);
+    const dropDelete = unit.outputLevel !== 0 && (run.withVectors || unit.outputLevel >= levels.nonEmptyHighestLevel);
     jobs.push({
       split,
       unit,
@@ -183,162 +225,125 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
       index: null,
     });
   }
-  const filesTotal = jobs.reduce((s, j) => s + j.unit.files.length, 0);
-  const bytesTotal = jobs.reduce((s, j) => s + j.bytes, 0);
+  return jobs;
+}
 
-  const summary = (
-    parts: Partial<CompactPrimaryKeySummary> & Pick<CompactPrimaryKeySummary, 'snapshotId'>,
-    done: readonly BucketJob[],
-  ): CompactPrimaryKeySummary => {
-    const upgraded = done.reduce((s, j) => s + j.after.filter((a) => j.before.some((b) => b.fileName === a.fileName)).length, 0);
-    return {
-      filesBefore: done.reduce((s, j) => s + j.before.length, 0),
-      filesAfter: done.reduce((s, j) => s + j.after.length, 0),
-      filesUpgraded: upgraded,
-      bytesRead: done.reduce((s, j) => s + rewrittenBytes(j), 0),
-      bytesWritten: done.reduce((s, j) => s + newFiles(j).reduce((t, f) => t + f.fileSize, 0), 0),
-      rows: done.reduce((s, j) => s + j.before.reduce((t, f) => t + f.rowCount, 0), 0),
-      partitions: new Set(done.map((j) => j.split.partitionPath)).size,
-      windows: done.length,
-      remainingWindows: 0,
-      durationMs: Date.now() - started,
-      baseSnapshotId: plan.snapshotId,
-      dryRun,
-      ...parts,
-    };
+type SummaryParts = Partial<CompactPrimaryKeySummary> & Pick<CompactPrimaryKeySummary, 'snapshotId'>;
+
+/** The summary of the buckets `done` (committed ones), with `parts` on top. */
+function summarize(
+  parts: SummaryParts,
+  done: readonly BucketJob[],
+  run: { readonly started: number; readonly baseSnapshotId: number | null; readonly dryRun: boolean },
+): CompactPrimaryKeySummary {
+  const upgraded = done.reduce((s, j) => s + j.after.filter((a) => j.before.some((b) => b.fileName === a.fileName)).length, 0);
+  return {
+    filesBefore: done.reduce((s, j) => s + j.before.length, 0),
+    filesAfter: done.reduce((s, j) => s + j.after.length, 0),
+    filesUpgraded: upgraded,
+    bytesRead: done.reduce((s, j) => s + rewrittenBytes(j), 0),
+    bytesWritten: done.reduce((s, j) => s + newFiles(j).reduce((t, f) => t + f.fileSize, 0), 0),
+    rows: done.reduce((s, j) => s + j.before.reduce((t, f) => t + f.rowCount, 0), 0),
+    partitions: new Set(done.map((j) => j.split.partitionPath)).size,
+    windows: done.length,
+    remainingWindows: 0,
+    durationMs: Date.now() - run.started,
+    baseSnapshotId: run.baseSnapshotId,
+    dryRun: run.dryRun,
+    ...parts,
   };
+}
 
-  if (dryRun) {
-    return {
-      ...summary({ snapshotId: null }, []),
-      filesBefore: filesTotal,
-      partitions: new Set(jobs.map((j) => j.split.partitionPath)).size,
-      windows: jobs.length,
-      plan: jobs.map((j) => ({
-        partition: j.split.partitionSpec,
-        bucket: j.split.bucket,
-        files: j.unit.files.map((f) => f.fileName),
-        bytes: j.bytes,
-        rows: j.rows,
-        outputLevel: j.unit.outputLevel,
-      })),
-    };
-  }
-  if (jobs.length === 0) return summary({ snapshotId: null }, []);
+/** A dry run's summary: the planned buckets instead of compacted ones. */
+function dryRunSummary(empty: CompactPrimaryKeySummary, jobs: readonly BucketJob[]): CompactPrimaryKeySummary {
+  return {
+    ...empty,
+    filesBefore: jobs.reduce((s, j) => s + j.unit.files.length, 0),
+    partitions: new Set(jobs.map((j) => j.split.partitionPath)).size,
+    windows: jobs.length,
+    plan: jobs.map((j) => ({
+      partition: j.split.partitionSpec,
+      bucket: j.split.bucket,
+      files: j.unit.files.map((f) => f.fileName),
+      bytes: j.bytes,
+      rows: j.rows,
+      outputLevel: j.unit.outputLevel,
+    })),
+  };
+}
 
-  // ---- rewrite ----
-  const progress = { filesDone: 0, bytesRead: 0, bytesWritten: 0 };
-  const report = (phase: CompactProgress['phase']): void => options.onProgress?.({ phase, ...progress, filesTotal, bytesTotal });
-  report('rewriting');
+/**
+ * Rewrites every planned bucket (its rewriter stays open on the job until the commit is decided).
+ * On any failure, abort included, deletes what was written and throws.
+ */
+async function rewriteBuckets(
+  run: PkCompactionRun,
+  jobs: readonly BucketJob[],
+  dvFiles: DvFiles | null,
+  progress: CompactionProgress,
+): Promise<void> {
   try {
-    return await rewriteAndCommit();
-  } finally {
-    for (const j of jobs) await j.rewriter?.close().catch(() => undefined);
-  }
-
-  async function rewriteAndCommit(): Promise<CompactPrimaryKeySummary> {
-    const dvFiles = withVectors ? await deletionVectorFiles(table, plan.snapshotId) : null;
-    try {
-      return await rewriteAndCommitWith(dvFiles);
-    } finally {
-      await dvFiles?.release();
+    for (const j of jobs) {
+      checkAborted(run.options.signal);
+      await rewriteBucket(run, j, dvFiles, progress);
+      progress.bytesWritten += newFiles(j).reduce((t, f) => t + f.fileSize, 0);
     }
-  }
-
-  async function rewriteAndCommitWith(dvFiles: DvFiles | null): Promise<CompactPrimaryKeySummary> {
-    try {
-      for (const j of jobs) {
-        checkAborted(options.signal);
-        let dv: DeletionVectorCompaction | undefined;
-        if (dvFiles !== null) {
-          const slot = dvFiles.entries.filter(
-            (e) => e.bucket === j.split.bucket && partitionKey(e.partition) === partitionKey(j.split.partition),
-          );
-          const maintainer = await BucketDvMaintainer.restore(table.fileIO, table.paths, slot, tableOptions.deletionVectorsBitmap64);
-          const lookup = new LookupLevels(j.levels, {
-            fileIO: table.fileIO,
-            pathOf: (name) => table.paths.dataFilePath(j.split.partitionPath, j.split.bucket, name),
-            schemaOf: (id) => (id === schema.id ? Promise.resolve(schema) : table.schemaManager.schema(id)),
-            readFields: schema.fields,
-            keyFields: trimmedKeyFields(schema),
-            isDeleted: (name, pos) => maintainer.isDeleted(name, pos),
-          });
-          dv = { maintainer, lookup };
-        }
-        j.rewriter = await openBucketRewriter(table, schema, j.split, {
-          ...(dv !== undefined ? { deletionVectors: dv } : {}),
-          ...(producesChangelog ? { levels: j.levels } : {}),
-          ...(options.signal !== undefined ? { signal: options.signal } : {}),
-          onFileRead: (file) => {
-            progress.filesDone++;
-            progress.bytesRead += file.fileSize;
-            report('rewriting');
-          },
-        });
-        const result = await runCompactTask(j.unit, j.rewriter, {
-          minFileSize: settings.compactionFileSize,
-          maxLevel: j.maxLevel,
-          dropDelete: j.dropDelete,
-          compare,
-          ...(full ? { rewriteInPlace: (f: DataFileMeta) => j.split.deletionFiles.has(f.fileName) } : {}),
-        });
-        j.before = result.before;
-        j.after = result.after;
-        j.changelog = result.changelog ?? [];
-        // Every compaction of a DV bucket replaces its DV file, so concurrent ones meet at commit.
-        if (dv !== undefined && dvFiles !== null) j.index = await dv.maintainer.prepareCommit(dvFiles.write, true);
-        progress.bytesWritten += newFiles(j).reduce((t, f) => t + f.fileSize, 0);
-      }
-      checkAborted(options.signal);
-    } catch (e) {
-      await deleteOutputs(jobs);
-      await dvFiles?.discard();
-      // An abort stops the merge-read with a core error: report it as the maintenance abort.
-      checkAborted(options.signal);
-      throw e;
-    }
-
-    // ---- commit ----
-    report('committing');
-    const commit = table.newCommit({ commitUser: options.commitUser ?? randomUUID() });
-    let pending = jobs.filter((j) => j.before.length > 0);
-    let dropped = 0;
-    let droppedOutputs = 0;
-    let lastConflict = '';
-    const gaveUp = (): Partial<CompactPrimaryKeySummary> =>
-      dropped > 0 ? { gaveUp: { reason: lastConflict, windows: dropped, outputFilesDeleted: droppedOutputs } } : {};
-    if (pending.length === 0) return summary({ snapshotId: null }, []);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const result = await commit.commit({ identifier: BATCH_COMMIT_IDENTIFIER, messages: messagesOf(pending) });
-        return summary({ snapshotId: result.status === 'committed' ? result.snapshotId : null, ...gaveUp() }, pending);
-      } catch (e) {
-        if (!(e instanceof CommitConflictError) || attempt >= 3 || dvFiles !== null) {
-          // Our files are unreferenced unless a snapshot create had an unknown outcome and landed.
-          if (!(await anyOutputLive(table, pending, (j) => ({ split: j.split, files: newFiles(j) })))) {
-            await deleteOutputs(pending);
-            await dvFiles?.discard();
-            // Vectors planned against another state cannot be kept per bucket: give the run up.
-            if (dvFiles !== null && e instanceof CommitConflictError) {
-              const outputs = pending.reduce((s, j) => s + newFiles(j).length, 0);
-              return summary({ snapshotId: null, gaveUp: { reason: e.message, windows: pending.length, outputFilesDeleted: outputs } }, []);
-            }
-          }
-          throw e;
-        }
-        lastConflict = e.message;
-        const { keep, lost } = await splitByLiveInputs(table, pending, (j) => ({ split: j.split, files: j.before }));
-        // A conflict that is not about our inputs (should not happen): give up on everything.
-        const drop = lost.length === 0 ? keep : lost;
-        dropped += drop.length;
-        droppedOutputs += drop.reduce((s, j) => s + newFiles(j).length, 0);
-        await deleteOutputs(drop);
-        pending = lost.length === 0 ? [] : keep;
-        if (pending.length === 0) return summary({ snapshotId: null, ...gaveUp() }, []);
-      }
-    }
+    checkAborted(run.options.signal);
+  } catch (e) {
+    await deleteOutputs(jobs);
+    await dvFiles?.index.discard();
+    // An abort stops the merge-read with a core error: report it as the maintenance abort.
+    checkAborted(run.options.signal);
+    throw e;
   }
 }
+
+/** Merges one bucket's picked files into its output level (and, with vectors, rewrites the bucket's DV index file). */
+async function rewriteBucket(run: PkCompactionRun, j: BucketJob, dvFiles: DvFiles | null, progress: CompactionProgress): Promise<void> {
+  const dv = dvFiles === null ? undefined : await deletionVectorCompaction(run, j, dvFiles);
+  j.rewriter = await openBucketRewriter(run.table, run.schema, j.split, {
+    ...(dv !== undefined ? { deletionVectors: dv } : {}),
+    ...(run.producesChangelog ? { levels: j.levels } : {}),
+    ...(run.options.signal !== undefined ? { signal: run.options.signal } : {}),
+    onFileRead: (file) => progress.fileRead(file.fileSize),
+  });
+  const result = await runCompactTask(j.unit, j.rewriter, {
+    minFileSize: run.settings.compactionFileSize,
+    maxLevel: j.maxLevel,
+    dropDelete: j.dropDelete,
+    compare: run.compare,
+    ...(run.full ? { rewriteInPlace: (f: DataFileMeta) => j.split.deletionFiles.has(f.fileName) } : {}),
+  });
+  j.before = result.before;
+  j.after = result.after;
+  j.changelog = result.changelog ?? [];
+  // Every compaction of a DV bucket replaces its DV file, so concurrent ones meet at commit.
+  if (dv !== undefined && dvFiles !== null) j.index = await dv.maintainer.prepareCommit(dvFiles.index.write, true);
+}
+
+/** The bucket's vectors as of the plan, and lookups into its levels that mark the rows the compacted keys replace. */
+async function deletionVectorCompaction(run: PkCompactionRun, j: BucketJob, dvFiles: DvFiles): Promise<DeletionVectorCompaction> {
+  const { table, schema } = run;
+  const slot = dvFiles.entries.filter((e) => e.bucket === j.split.bucket && partitionKey(e.partition) === partitionKey(j.split.partition));
+  const maintainer = await BucketDvMaintainer.restore(table.fileIO, table.paths, slot, run.bitmap64);
+  const lookup = new LookupLevels(j.levels, {
+    fileIO: table.fileIO,
+    pathOf: (name) => table.paths.dataFilePath(j.split.partitionPath, j.split.bucket, name),
+    schemaOf: (id) => (id === schema.id ? Promise.resolve(schema) : table.schemaManager.schema(id)),
+    readFields: schema.fields,
+    keyFields: trimmedKeyFields(schema),
+    isDeleted: (name, pos) => maintainer.isDeleted(name, pos),
+  });
+  return { maintainer, lookup };
+}
+
+/** How the shared COMPACT commit sees a bucket job. */
+const BUCKET_JOBS: CompactionUnits<BucketJob> = {
+  messagesOf,
+  inputsOf: (j) => ({ split: j.split, files: j.before }),
+  outputsOf: (j) => ({ split: j.split, files: newFiles(j) }),
+  deleteOutputs,
+};
 
 /** Output files written anew (not inputs that only changed level). */
 function newFiles(j: BucketJob): DataFileMeta[] {
@@ -365,46 +370,14 @@ function messagesOf(jobs: readonly BucketJob[]): CommitMessage[] {
   }));
 }
 
-/** DV index files a compaction run writes (`index-<uuid>-<n>`, recorded in flight), and the base snapshot's DV entries. */
+/** The base snapshot's DV entries, and the DV index files the run writes. */
 interface DvFiles {
   readonly entries: readonly IndexManifestEntry[];
-  write(bytes: Uint8Array): Promise<string>;
-  /** Deletes the files written (when nothing committed them). */
-  discard(): Promise<void>;
-  release(): Promise<void>;
+  readonly index: RunIndexFiles;
 }
 
 async function deletionVectorFiles(table: Table, snapshotId: number | null): Promise<DvFiles> {
-  const entries =
-    snapshotId === null
-      ? []
-      : (await snapshotIndexEntries(table.fileIO, table.paths, await table.snapshotManager.snapshot(snapshotId))).filter(
-          (e) => e.indexType === INDEX_TYPE_DELETION_VECTORS,
-        );
-  const uuid = randomUUID();
-  const prefix = `${INDEX_FILE_PREFIX}${uuid}-`;
-  const recordId = `compact-dv-${uuid}`;
-  const written: string[] = [];
-  let recorded = false;
-  return {
-    entries,
-    async write(bytes) {
-      if (!recorded) {
-        await recordInflightPrefixes(table.fileIO, table.location, recordId, [prefix]);
-        recorded = true;
-      }
-      const name = `${prefix}${written.length}`;
-      written.push(name);
-      await table.fileIO.write(table.paths.indexPath(name), bytes);
-      return name;
-    },
-    async discard() {
-      await table.fileIO.deleteMany(written.map((n) => table.paths.indexPath(n))).catch(() => undefined);
-    },
-    async release() {
-      if (recorded) await clearInflightFiles(table.fileIO, table.location, recordId).catch(() => undefined);
-    },
-  };
+  return { entries: await deletionVectorEntries(table, snapshotId), index: runIndexFiles(table) };
 }
 
 /** Deletes every file the rewriters of `jobs` wrote (never an input that only changed level). */

@@ -12,6 +12,7 @@ import {
   readIndexManifest,
   readManifestEntries,
   readManifestList,
+  type ManifestEntry,
   type ManifestFileMeta,
   type Snapshot,
 } from '@tidemark/format';
@@ -67,18 +68,9 @@ export async function collectLiveFileStats(
   smallFileBytes: number,
   signal?: AbortSignal,
 ): Promise<LiveFileStats> {
-  const stats = {
-    partitions: new Map<string, PartitionAgg>(),
-    files: 0,
-    bytes: 0,
-    rows: 0,
-    deletedRows: 0 as number | null,
-    smallFiles: 0,
-    histogram: bins.map(() => 0),
-    levels: new Map<number, number>(),
-  };
+  const stats = new LiveFileTally(bins, smallFileBytes);
   if (snapshot === null) {
-    return { ...stats, manifests: { count: 0, bytes: 0, entries: 0, deleteEntries: 0, listBytes: 0 } };
+    return { ...stats.result(), manifests: { count: 0, bytes: 0, entries: 0, deleteEntries: 0, listBytes: 0 } };
   }
   const io = table.fileIO;
   const paths = table.paths;
@@ -88,18 +80,7 @@ export async function collectLiveFileStats(
   ]);
   const manifests: ManifestFileMeta[] = [...base, ...delta];
   const listBytes = await listSizes(table, snapshot);
-
-  // Pass 1: identities deleted by later manifests (a count, in case a file is added twice at the same level).
-  const deleted = new Map<string, number>();
-  for (const m of manifests) {
-    if (m.numDeletedFiles === 0) continue;
-    checkAborted(signal);
-    for await (const e of readManifestEntries(io, paths.manifestPath(m.fileName))) {
-      if (e.kind !== 'DELETE') continue;
-      const id = fileEntryIdentity(e);
-      deleted.set(id, (deleted.get(id) ?? 0) + 1);
-    }
-  }
+  const deleted = await deletedIdentities(table, manifests, signal);
 
   // Pass 2: every ADD that no DELETE cancels is live.
   let entries = 0;
@@ -108,60 +89,14 @@ export async function collectLiveFileStats(
     checkAborted(signal);
     for await (const e of readManifestEntries(io, paths.manifestPath(m.fileName))) {
       entries++;
-      if (e.kind === 'DELETE') {
-        deleteEntries++;
-        continue;
-      }
-      if (deleted.size > 0) {
-        const id = fileEntryIdentity(e);
-        const n = deleted.get(id);
-        if (n !== undefined) {
-          if (n <= 1) deleted.delete(id);
-          else deleted.set(id, n - 1);
-          continue;
-        }
-      }
-      const size = e.file.fileSize;
-      const rows = e.file.rowCount;
-      const bin = fileSizeBin(bins, size);
-      const small = size < smallFileBytes ? 1 : 0;
-      const key = partitionKey(e.partition);
-      let p = stats.partitions.get(key);
-      if (p === undefined) {
-        p = {
-          partition: e.partition,
-          files: 0,
-          bytes: 0,
-          rows: 0,
-          smallFiles: 0,
-          histogram: bins.map(() => 0),
-          buckets: new Map(),
-          totalBuckets: e.totalBuckets,
-        };
-        stats.partitions.set(key, p);
-      }
-      p.files++;
-      p.bytes += size;
-      p.rows += rows;
-      p.smallFiles += small;
-      p.histogram[bin]!++;
-      p.totalBuckets = Math.max(p.totalBuckets, e.totalBuckets);
-      let b = p.buckets.get(e.bucket);
-      if (b === undefined) p.buckets.set(e.bucket, (b = { files: 0, bytes: 0, rows: 0 }));
-      b.files++;
-      b.bytes += size;
-      b.rows += rows;
-      stats.files++;
-      stats.bytes += size;
-      stats.rows += rows;
-      stats.smallFiles += small;
-      stats.histogram[bin]!++;
-      stats.levels.set(e.file.level, (stats.levels.get(e.file.level) ?? 0) + 1);
+      if (e.kind === 'DELETE') deleteEntries++;
+      else if (!cancelled(deleted, e)) stats.add(e);
     }
   }
-  stats.deletedRows = await deletedRowCount(table, snapshot);
+  const deletedRows = await deletedRowCount(table, snapshot);
   return {
-    ...stats,
+    ...stats.result(),
+    deletedRows,
     manifests: {
       count: manifests.length,
       bytes: manifests.reduce((s, m) => s + m.fileSize, 0),
@@ -170,6 +105,104 @@ export async function collectLiveFileStats(
       listBytes,
     },
   };
+}
+
+/** Pass 1: identities deleted by later manifests (a count, in case a file is added twice at the same level). */
+async function deletedIdentities(
+  table: MaintainedTable,
+  manifests: readonly ManifestFileMeta[],
+  signal: AbortSignal | undefined,
+): Promise<Map<string, number>> {
+  const deleted = new Map<string, number>();
+  for (const m of manifests) {
+    if (m.numDeletedFiles === 0) continue;
+    checkAborted(signal);
+    for await (const e of readManifestEntries(table.fileIO, table.paths.manifestPath(m.fileName))) {
+      if (e.kind !== 'DELETE') continue;
+      const id = fileEntryIdentity(e);
+      deleted.set(id, (deleted.get(id) ?? 0) + 1);
+    }
+  }
+  return deleted;
+}
+
+/** Whether a DELETE of `deleted` cancels the ADD `e` (using up one count of it). */
+function cancelled(deleted: Map<string, number>, e: ManifestEntry): boolean {
+  if (deleted.size === 0) return false;
+  const id = fileEntryIdentity(e);
+  const n = deleted.get(id);
+  if (n === undefined) return false;
+  if (n <= 1) deleted.delete(id);
+  else deleted.set(id, n - 1);
+  return true;
+}
+
+/** The sums over live files: the table's, each partition's and each bucket's. */
+class LiveFileTally {
+  readonly partitions = new Map<string, PartitionAgg>();
+  files = 0;
+  bytes = 0;
+  rows = 0;
+  smallFiles = 0;
+  readonly histogram: number[];
+  readonly levels = new Map<number, number>();
+
+  constructor(
+    private readonly bins: readonly FileSizeBin[],
+    private readonly smallFileBytes: number,
+  ) {
+    this.histogram = bins.map(() => 0);
+  }
+
+  /** Counts one live file. */
+  add(e: ManifestEntry): void {
+    const size = e.file.fileSize;
+    const rows = e.file.rowCount;
+    const bin = fileSizeBin(this.bins, size);
+    const small = size < this.smallFileBytes ? 1 : 0;
+    const p = this.partition(e);
+    p.files++;
+    p.bytes += size;
+    p.rows += rows;
+    p.smallFiles += small;
+    p.histogram[bin]!++;
+    p.totalBuckets = Math.max(p.totalBuckets, e.totalBuckets);
+    let b = p.buckets.get(e.bucket);
+    if (b === undefined) p.buckets.set(e.bucket, (b = { files: 0, bytes: 0, rows: 0 }));
+    b.files++;
+    b.bytes += size;
+    b.rows += rows;
+    this.files++;
+    this.bytes += size;
+    this.rows += rows;
+    this.smallFiles += small;
+    this.histogram[bin]!++;
+    this.levels.set(e.file.level, (this.levels.get(e.file.level) ?? 0) + 1);
+  }
+
+  private partition(e: ManifestEntry): PartitionAgg {
+    const key = partitionKey(e.partition);
+    let p = this.partitions.get(key);
+    if (p === undefined) {
+      p = {
+        partition: e.partition,
+        files: 0,
+        bytes: 0,
+        rows: 0,
+        smallFiles: 0,
+        histogram: this.bins.map(() => 0),
+        buckets: new Map(),
+        totalBuckets: e.totalBuckets,
+      };
+      this.partitions.set(key, p);
+    }
+    return p;
+  }
+
+  result(): Omit<LiveFileStats, 'manifests'> {
+    const { partitions, files, bytes, rows, smallFiles, histogram, levels } = this;
+    return { partitions, files, bytes, rows, deletedRows: 0, smallFiles, histogram, levels };
+  }
 }
 
 /**

@@ -128,6 +128,44 @@ interface MetadataSource {
  */
 export async function removeOrphanFiles(table: MaintainedTable, options: RemoveOrphanFilesOptions = {}): Promise<RemoveOrphanFilesSummary> {
   const started = Date.now();
+  const settings = cleanupSettings(options);
+  const schema = await latestSchema(table);
+  const used = new UsedFiles(table.fileIO, table.paths, options.signal, settings.expiringSnapshotWaitMs);
+  const sweep = new OrphanSweep(table.fileIO, used, options, settings);
+  // Used set first, then the listing; every batch catches up before deleting.
+  await used.catchUp();
+  sweep.progress('used-files', used.size);
+  const classifier = new CandidateClassifier(
+    table.paths.root,
+    schema.partitionKeys,
+    coreOptions(schema).dataFilePathDirectory ?? undefined,
+  );
+  await sweep.deleteUnused(table.paths.root, classifier);
+  await used.catchUp();
+  await sweep.deleteStaleInflightRecords(table.paths.root);
+  const { filesScanned, inflightRecordsDeleted, filesDeleted, bytesFreed, deletedList } = sweep;
+  return {
+    filesScanned,
+    inflightRecordsDeleted,
+    filesDeleted,
+    bytesFreed,
+    durationMs: Date.now() - started,
+    dryRun: settings.dryRun,
+    ...(settings.listDeleted ? { deleted: deletedList } : {}),
+  };
+}
+
+/** The checked options of one run. */
+interface CleanupSettings {
+  readonly now: number;
+  /** Files modified at or after this are kept (the older-than time, or the in-progress grace if later). */
+  readonly threshold: number;
+  readonly dryRun: boolean;
+  readonly listDeleted: boolean;
+  readonly expiringSnapshotWaitMs: number;
+}
+
+function cleanupSettings(options: RemoveOrphanFilesOptions): CleanupSettings {
   const now = (options.now ?? Date.now)();
   const olderThan = options.olderThanMs ?? now - DEFAULT_ORPHAN_OLDER_THAN_MS;
   if (!Number.isFinite(olderThan)) throw new MaintenanceArgumentError(`olderThanMs must be epoch millis, got ${olderThan}`);
@@ -138,98 +176,106 @@ export async function removeOrphanFiles(table: MaintainedTable, options: RemoveO
   }
   const grace = options.inProgressGraceMs ?? DEFAULT_IN_PROGRESS_GRACE_MS;
   if (!Number.isFinite(grace) || grace < 0) throw new MaintenanceArgumentError(`inProgressGraceMs must be >= 0, got ${grace}`);
-  const threshold = Math.min(olderThan, now - grace);
-  const dryRun = options.dryRun ?? false;
-  const listDeleted = dryRun && options.listDeleted !== false;
-  const io = table.fileIO;
-  const root = table.paths.root;
-  const schema = await latestSchema(table);
   const wait = options.expiringSnapshotWaitMs ?? DEFAULT_EXPIRING_SNAPSHOT_WAIT_MS;
   if (!Number.isFinite(wait) || wait < 0) throw new MaintenanceArgumentError(`expiringSnapshotWaitMs must be >= 0, got ${wait}`);
-  const used = new UsedFiles(io, table.paths, options.signal, wait);
-
-  let filesScanned = 0;
-  let filesDeleted = 0;
-  let bytesFreed = 0;
-  let inflightRecordsDeleted = 0;
-  const deletedList: string[] = [];
-  const progress = (phase: string, done: number): void => options.onProgress?.({ phase, done, bytesFreed });
-
-  // Used set first, then the listing; every batch catches up before deleting.
-  await used.catchUp();
-  progress('used-files', used.size);
-
-  const classifier = new CandidateClassifier(root, schema.partitionKeys, coreOptions(schema).dataFilePathDirectory ?? undefined);
-  let batch: FileStatus[] = [];
-  const flush = async (): Promise<void> => {
-    if (batch.length === 0) return;
-    checkAborted(options.signal);
-    await used.catchUp();
-    const doomed = batch.filter((st) => !used.isUsed(st.path));
-    batch = [];
-    if (doomed.length === 0) return;
-    if (!dryRun) await io.deleteMany(doomed.map((st) => st.path));
-    for (const st of doomed) {
-      filesDeleted++;
-      bytesFreed += st.size;
-      if (listDeleted) deletedList.push(st.path);
-    }
-    progress('deleting', filesDeleted);
+  const dryRun = options.dryRun ?? false;
+  return {
+    now,
+    threshold: Math.min(olderThan, now - grace),
+    dryRun,
+    listDeleted: dryRun && options.listDeleted !== false,
+    expiringSnapshotWaitMs: wait,
   };
+}
 
-  for await (const st of io.list(root, { recursive: true })) {
-    filesScanned++;
-    if (filesScanned % 1000 === 0) {
-      checkAborted(options.signal);
-      progress('listing', filesScanned);
+/** The listing and deletion of one run, with its counts. */
+class OrphanSweep {
+  filesScanned = 0;
+  filesDeleted = 0;
+  bytesFreed = 0;
+  inflightRecordsDeleted = 0;
+  readonly deletedList: string[] = [];
+  private batch: FileStatus[] = [];
+
+  constructor(
+    private readonly io: FileIO,
+    private readonly used: UsedFiles,
+    private readonly options: RemoveOrphanFilesOptions,
+    private readonly settings: CleanupSettings,
+  ) {}
+
+  progress(phase: string, done: number): void {
+    this.options.onProgress?.({ phase, done, bytesFreed: this.bytesFreed });
+  }
+
+  /** Lists the table directory and deletes, in batches, the old candidates nothing uses. */
+  async deleteUnused(root: string, classifier: CandidateClassifier): Promise<void> {
+    for await (const st of this.io.list(root, { recursive: true })) {
+      this.filesScanned++;
+      if (this.filesScanned % 1000 === 0) {
+        checkAborted(this.options.signal);
+        this.progress('listing', this.filesScanned);
+      }
+      if (!this.isOldCandidate(st, classifier) || this.used.isUsed(st.path)) continue;
+      this.batch.push(st);
+      if (this.batch.length >= BATCH) await this.flush();
     }
+    await this.flush();
+  }
+
+  /** A file cleanup may delete if unused: of a kind it knows, old enough, and not a live metadata file. */
+  private isOldCandidate(st: FileStatus, classifier: CandidateClassifier): boolean {
     const kind = classifier.classify(st.path);
-    if (kind === null) continue;
+    if (kind === null) return false;
     const mtime = st.lastModified.getTime();
-    if (mtime >= threshold) continue;
+    if (mtime >= this.settings.threshold) return false;
     const name = baseName(st.path);
     const isTemp = name.startsWith('.') && name.endsWith('.tmp');
-    if (isTemp && mtime >= now - TEMP_FILE_MIN_AGE_MS) continue;
-    if (kind === 'metadata-dir' && !isTemp && !isUnknownMetadataFile(name)) continue;
-    if (used.isUsed(st.path)) continue;
-    batch.push(st);
-    if (batch.length >= BATCH) await flush();
+    if (isTemp && mtime >= this.settings.now - TEMP_FILE_MIN_AGE_MS) return false;
+    return kind !== 'metadata-dir' || isTemp || isUnknownMetadataFile(name);
   }
-  await flush();
 
-  // Stale in-flight records, older than 7 days: prefix records regardless (their writer is
-  // certainly gone), files-only records when every file they list is committed or gone.
-  await used.catchUp();
-  for (const rec of used.inflightRecords) {
-    checkAborted(options.signal);
-    const age = now - Math.max(rec.record.createdAt, rec.lastModified.getTime());
-    if (age < INFLIGHT_RECORD_MAX_AGE_MS) continue;
-    let stale = true;
-    if (rec.record.prefixes.length === 0) {
-      for (const f of rec.record.files) {
-        if (used.isCommittedName(baseName(f))) continue;
-        if (await io.exists(joinPath(root, f))) {
-          stale = false;
-          break;
-        }
-      }
+  /** Deletes the batch's files still unused after catching up with commits made meanwhile. */
+  private async flush(): Promise<void> {
+    if (this.batch.length === 0) return;
+    checkAborted(this.options.signal);
+    await this.used.catchUp();
+    const doomed = this.batch.filter((st) => !this.used.isUsed(st.path));
+    this.batch = [];
+    if (doomed.length === 0) return;
+    if (!this.settings.dryRun) await this.io.deleteMany(doomed.map((st) => st.path));
+    for (const st of doomed) {
+      this.filesDeleted++;
+      this.bytesFreed += st.size;
+      if (this.settings.listDeleted) this.deletedList.push(st.path);
     }
-    if (!stale) continue;
-    if (!dryRun) await io.delete(rec.path);
-    else if (listDeleted) deletedList.push(rec.path);
-    inflightRecordsDeleted++;
-    filesDeleted++;
+    this.progress('deleting', this.filesDeleted);
   }
 
-  return {
-    filesScanned,
-    inflightRecordsDeleted,
-    filesDeleted,
-    bytesFreed,
-    durationMs: Date.now() - started,
-    dryRun,
-    ...(listDeleted ? { deleted: deletedList } : {}),
-  };
+  /**
+   * Stale in-flight records, older than 7 days: prefix records regardless (their writer is
+   * certainly gone), files-only records when every file they list is committed or gone.
+   */
+  async deleteStaleInflightRecords(root: string): Promise<void> {
+    for (const rec of this.used.inflightRecords) {
+      checkAborted(this.options.signal);
+      const age = this.settings.now - Math.max(rec.record.createdAt, rec.lastModified.getTime());
+      if (age < INFLIGHT_RECORD_MAX_AGE_MS) continue;
+      if (rec.record.prefixes.length === 0 && (await this.anyUncommittedFileExists(root, rec.record.files))) continue;
+      if (!this.settings.dryRun) await this.io.delete(rec.path);
+      else if (this.settings.listDeleted) this.deletedList.push(rec.path);
+      this.inflightRecordsDeleted++;
+      this.filesDeleted++;
+    }
+  }
+
+  private async anyUncommittedFileExists(root: string, files: readonly string[]): Promise<boolean> {
+    for (const f of files) {
+      if (this.used.isCommittedName(baseName(f))) continue;
+      if (await this.io.exists(joinPath(root, f))) return true;
+    }
+    return false;
+  }
 }
 
 /** Names in `snapshot/` and `changelog/` that are not snapshot files or hints. */

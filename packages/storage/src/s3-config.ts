@@ -265,113 +265,12 @@ function positiveInt(value: number | undefined, option: string, min = 1): number
  */
 export function resolveS3Config(options: S3Options = {}, env: NodeJS.ProcessEnv = process.env): S3Config {
   const sources: Record<string, S3SettingSource> = {};
-
-  let site = new Map<string, string>();
-  let siteFile: string | undefined;
-  if (options.coreSiteXml !== undefined) {
-    siteFile = options.coreSiteXml;
-    site = readCoreSiteXml(siteFile);
-  } else if (nonEmpty(env.HADOOP_CONF_DIR)) {
-    const candidate = join(env.HADOOP_CONF_DIR!.trim(), 'core-site.xml');
-    if (existsSync(candidate)) {
-      siteFile = candidate;
-      site = readCoreSiteXml(candidate);
-    }
-  }
-  const siteGet = (key: string) => nonEmpty(site.get(key));
-  const siteName = (key: string) => `${key} in ${siteFile}`;
-
-  // Endpoint
-  let endpoint: string | undefined;
-  let endpointSetting: string | undefined;
-  const sslEnabled = siteGet('fs.s3a.connection.ssl.enabled');
-  if (nonEmpty(options.endpoint)) {
-    endpoint = normalizeEndpoint(options.endpoint!.trim(), null, 'S3 option endpoint');
-    [sources.endpoint, endpointSetting] = ['options', 'the S3 option endpoint'];
-  } else if (siteGet('fs.s3a.endpoint')) {
-    const ssl = sslEnabled === undefined ? true : parseBool(sslEnabled, siteName('fs.s3a.connection.ssl.enabled'));
-    endpoint = normalizeEndpoint(siteGet('fs.s3a.endpoint')!, ssl, siteName('fs.s3a.endpoint'));
-    [sources.endpoint, endpointSetting] = ['core-site.xml', siteName('fs.s3a.endpoint')];
-  } else {
-    for (const variable of ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'] as const) {
-      if (!nonEmpty(env[variable])) continue;
-      endpoint = normalizeEndpoint(env[variable]!.trim(), null, variable);
-      [sources.endpoint, endpointSetting] = ['env', variable];
-      break;
-    }
-  }
-
-  // Region
-  let region: string;
-  if (nonEmpty(options.region)) [region, sources.region] = [options.region!.trim(), 'options'];
-  else if (siteGet('fs.s3a.endpoint.region')) [region, sources.region] = [siteGet('fs.s3a.endpoint.region')!, 'core-site.xml'];
-  else if (nonEmpty(env.AWS_REGION)) [region, sources.region] = [env.AWS_REGION!.trim(), 'env'];
-  else if (nonEmpty(env.AWS_DEFAULT_REGION)) [region, sources.region] = [env.AWS_DEFAULT_REGION!.trim(), 'env'];
-  else [region, sources.region] = [DEFAULT_REGION, 'default'];
-
-  // Path style
-  let forcePathStyle: boolean;
-  if (options.forcePathStyle !== undefined) [forcePathStyle, sources.forcePathStyle] = [options.forcePathStyle, 'options'];
-  else if (siteGet('fs.s3a.path.style.access')) {
-    forcePathStyle = parseBool(siteGet('fs.s3a.path.style.access')!, siteName('fs.s3a.path.style.access'));
-    sources.forcePathStyle = 'core-site.xml';
-  } else [forcePathStyle, sources.forcePathStyle] = [endpoint !== undefined && !isAwsEndpoint(endpoint), 'inferred'];
-
-  // Credentials, as a unit from the highest source that names an access key.
-  const credentialSources: Array<[S3SettingSource, string, string | undefined, string | undefined, string | undefined, string, string]> = [
-    [
-      'options',
-      'S3 options',
-      nonEmpty(options.accessKeyId),
-      nonEmpty(options.secretAccessKey),
-      nonEmpty(options.sessionToken),
-      'accessKeyId',
-      'secretAccessKey',
-    ],
-    [
-      'core-site.xml',
-      `${siteFile ?? 'core-site.xml'}`,
-      siteGet('fs.s3a.access.key'),
-      siteGet('fs.s3a.secret.key'),
-      siteGet('fs.s3a.session.token'),
-      'fs.s3a.access.key',
-      'fs.s3a.secret.key',
-    ],
-    [
-      'env',
-      'the environment',
-      nonEmpty(env.AWS_ACCESS_KEY_ID),
-      nonEmpty(env.AWS_SECRET_ACCESS_KEY),
-      nonEmpty(env.AWS_SESSION_TOKEN),
-      'AWS_ACCESS_KEY_ID',
-      'AWS_SECRET_ACCESS_KEY',
-    ],
-  ];
-  let credentials: Credentials | undefined;
-  for (const [source, where, keyId, secret, token, keyName, secretName] of credentialSources) {
-    if (keyId === undefined && secret === undefined) continue;
-    if (keyId === undefined) throw new StorageConfigError(`${secretName} is set in ${where} but ${keyName} is not`);
-    if (secret === undefined) throw new StorageConfigError(`${keyName} is set in ${where} but ${secretName} is not`);
-    credentials =
-      token === undefined
-        ? { accessKeyId: keyId, secretAccessKey: secret }
-        : { accessKeyId: keyId, secretAccessKey: secret, sessionToken: token };
-    sources.credentials = source;
-    break;
-  }
-
-  let conditionalWriteCheck: 'probe' | 'skip';
-  if (options.conditionalWriteCheck !== undefined) {
-    if (options.conditionalWriteCheck !== 'probe' && options.conditionalWriteCheck !== 'skip') {
-      throw new StorageConfigError(
-        `S3 option conditionalWriteCheck must be 'probe' or 'skip', got '${String(options.conditionalWriteCheck)}'`,
-      );
-    }
-    [conditionalWriteCheck, sources.conditionalWriteCheck] = [options.conditionalWriteCheck, 'options'];
-  } else if (['1', 'true', 'yes'].includes((env.TIDEMARK_S3_SKIP_CONDITIONAL_CHECK ?? '').trim().toLowerCase())) {
-    [conditionalWriteCheck, sources.conditionalWriteCheck] = ['skip', 'env'];
-  } else [conditionalWriteCheck, sources.conditionalWriteCheck] = ['probe', 'default'];
-
+  const site = coreSite(options, env);
+  const { endpoint, endpointSetting } = resolveEndpoint(options, site, env, sources);
+  const region = resolveRegion(options, site, env, sources);
+  const forcePathStyle = resolvePathStyle(options, site, endpoint, sources);
+  const credentials = resolveCredentials(options, site, env, sources);
+  const conditionalWriteCheck = resolveConditionalWriteCheck(options, env, sources);
   const partSize = positiveInt(options.partSize, 'partSize', MIN_PART_SIZE) ?? DEFAULT_PART_SIZE;
   const requestTimeoutMs = positiveInt(options.requestTimeoutMs, 'requestTimeoutMs');
   const retryBaseDelayMs = options.retryBaseDelayMs ?? 100;
@@ -395,4 +294,143 @@ export function resolveS3Config(options: S3Options = {}, env: NodeJS.ProcessEnv 
     },
     credentials,
   );
+}
+
+/** Which source each resolved setting came from (filled in by the steps of {@link resolveS3Config}). */
+type SettingSources = Record<string, S3SettingSource>;
+
+/** The Hadoop core-site.xml settings in effect: a key's non-empty value, and how to name it in an error. */
+interface CoreSite {
+  readonly file: string | undefined;
+  get(key: string): string | undefined;
+  name(key: string): string;
+}
+
+/** `options.coreSiteXml`, else `$HADOOP_CONF_DIR/core-site.xml` if present, else none. */
+function coreSite(options: S3Options, env: NodeJS.ProcessEnv): CoreSite {
+  let site = new Map<string, string>();
+  let file: string | undefined;
+  if (options.coreSiteXml !== undefined) {
+    file = options.coreSiteXml;
+    site = readCoreSiteXml(file);
+  } else if (nonEmpty(env.HADOOP_CONF_DIR)) {
+    const candidate = join(env.HADOOP_CONF_DIR!.trim(), 'core-site.xml');
+    if (existsSync(candidate)) {
+      file = candidate;
+      site = readCoreSiteXml(candidate);
+    }
+  }
+  return { file, get: (key) => nonEmpty(site.get(key)), name: (key) => `${key} in ${file}` };
+}
+
+function resolveEndpoint(
+  options: S3Options,
+  site: CoreSite,
+  env: NodeJS.ProcessEnv,
+  sources: SettingSources,
+): { endpoint: string | undefined; endpointSetting: string | undefined } {
+  if (nonEmpty(options.endpoint)) {
+    sources.endpoint = 'options';
+    return { endpoint: normalizeEndpoint(options.endpoint!.trim(), null, 'S3 option endpoint'), endpointSetting: 'the S3 option endpoint' };
+  }
+  if (site.get('fs.s3a.endpoint')) {
+    const sslEnabled = site.get('fs.s3a.connection.ssl.enabled');
+    const ssl = sslEnabled === undefined ? true : parseBool(sslEnabled, site.name('fs.s3a.connection.ssl.enabled'));
+    sources.endpoint = 'core-site.xml';
+    return {
+      endpoint: normalizeEndpoint(site.get('fs.s3a.endpoint')!, ssl, site.name('fs.s3a.endpoint')),
+      endpointSetting: site.name('fs.s3a.endpoint'),
+    };
+  }
+  for (const variable of ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'] as const) {
+    if (!nonEmpty(env[variable])) continue;
+    sources.endpoint = 'env';
+    return { endpoint: normalizeEndpoint(env[variable]!.trim(), null, variable), endpointSetting: variable };
+  }
+  return { endpoint: undefined, endpointSetting: undefined };
+}
+
+function resolveRegion(options: S3Options, site: CoreSite, env: NodeJS.ProcessEnv, sources: SettingSources): string {
+  let region: string;
+  if (nonEmpty(options.region)) [region, sources.region] = [options.region!.trim(), 'options'];
+  else if (site.get('fs.s3a.endpoint.region')) [region, sources.region] = [site.get('fs.s3a.endpoint.region')!, 'core-site.xml'];
+  else if (nonEmpty(env.AWS_REGION)) [region, sources.region] = [env.AWS_REGION!.trim(), 'env'];
+  else if (nonEmpty(env.AWS_DEFAULT_REGION)) [region, sources.region] = [env.AWS_DEFAULT_REGION!.trim(), 'env'];
+  else [region, sources.region] = [DEFAULT_REGION, 'default'];
+  return region;
+}
+
+/** Set, or inferred: a non-AWS endpoint implies path-style addressing. */
+function resolvePathStyle(options: S3Options, site: CoreSite, endpoint: string | undefined, sources: SettingSources): boolean {
+  if (options.forcePathStyle !== undefined) {
+    sources.forcePathStyle = 'options';
+    return options.forcePathStyle;
+  }
+  if (site.get('fs.s3a.path.style.access')) {
+    sources.forcePathStyle = 'core-site.xml';
+    return parseBool(site.get('fs.s3a.path.style.access')!, site.name('fs.s3a.path.style.access'));
+  }
+  sources.forcePathStyle = 'inferred';
+  return endpoint !== undefined && !isAwsEndpoint(endpoint);
+}
+
+/** Credentials, as a unit from the highest source that names an access key; none leaves the SDK's provider chain. */
+function resolveCredentials(options: S3Options, site: CoreSite, env: NodeJS.ProcessEnv, sources: SettingSources): Credentials | undefined {
+  const credentialSources: Array<[S3SettingSource, string, string | undefined, string | undefined, string | undefined, string, string]> = [
+    [
+      'options',
+      'S3 options',
+      nonEmpty(options.accessKeyId),
+      nonEmpty(options.secretAccessKey),
+      nonEmpty(options.sessionToken),
+      'accessKeyId',
+      'secretAccessKey',
+    ],
+    [
+      'core-site.xml',
+      `${site.file ?? 'core-site.xml'}`,
+      site.get('fs.s3a.access.key'),
+      site.get('fs.s3a.secret.key'),
+      site.get('fs.s3a.session.token'),
+      'fs.s3a.access.key',
+      'fs.s3a.secret.key',
+    ],
+    [
+      'env',
+      'the environment',
+      nonEmpty(env.AWS_ACCESS_KEY_ID),
+      nonEmpty(env.AWS_SECRET_ACCESS_KEY),
+      nonEmpty(env.AWS_SESSION_TOKEN),
+      'AWS_ACCESS_KEY_ID',
+      'AWS_SECRET_ACCESS_KEY',
+    ],
+  ];
+  for (const [source, where, keyId, secret, token, keyName, secretName] of credentialSources) {
+    if (keyId === undefined && secret === undefined) continue;
+    if (keyId === undefined) throw new StorageConfigError(`${secretName} is set in ${where} but ${keyName} is not`);
+    if (secret === undefined) throw new StorageConfigError(`${keyName} is set in ${where} but ${secretName} is not`);
+    sources.credentials = source;
+    return token === undefined
+      ? { accessKeyId: keyId, secretAccessKey: secret }
+      : { accessKeyId: keyId, secretAccessKey: secret, sessionToken: token };
+  }
+  return undefined;
+}
+
+function resolveConditionalWriteCheck(options: S3Options, env: NodeJS.ProcessEnv, sources: SettingSources): 'probe' | 'skip' {
+  if (options.conditionalWriteCheck !== undefined) {
+    if (options.conditionalWriteCheck !== 'probe' && options.conditionalWriteCheck !== 'skip') {
+      throw new StorageConfigError(
+        `S3 option conditionalWriteCheck must be 'probe' or 'skip', got '${String(options.conditionalWriteCheck)}'`,
+      );
+    }
+    sources.conditionalWriteCheck = 'options';
+    return options.conditionalWriteCheck;
+  }
+  if (['1', 'true', 'yes'].includes((env.TIDEMARK_S3_SKIP_CONDITIONAL_CHECK ?? '').trim().toLowerCase())) {
+    sources.conditionalWriteCheck = 'env';
+    return 'skip';
+  }
+  sources.conditionalWriteCheck = 'default';
+  return 'probe';
 }

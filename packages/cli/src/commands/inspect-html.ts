@@ -40,32 +40,47 @@ function jsonData(report: TableReport): string {
 
 /** Renders `report` as one self-contained HTML page. */
 export function renderInspectHtml(report: TableReport): string {
+  const body = SECTIONS.flatMap((section) => section(report));
+  return (
+    '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">' +
+    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">` +
+    '<meta name="viewport" content="width=device-width, initial-scale=1">' +
+    `<title>${escapeXml(`tidemark inspect: ${report.table}`)}</title><style>${CSS}</style></head><body>\n` +
+    body.join('\n') +
+    `\n<script type="application/json" id="tidemark-report">${jsonData(report)}</script>\n</body></html>\n`
+  );
+}
+
+/** One part of the page: its HTML fragments, in order. */
+type Section = (report: TableReport) => string[];
+
+/** Title, the kind of table, and the cards of the main figures. */
+const headerSection: Section = (report) => {
   const t = report.timeline;
   const live = report.liveFiles;
   const fs = report.fileSizes;
   const kind = report.primaryKeys.length > 0 ? `primary-key table (${report.primaryKeys.join(', ')})` : 'append table';
   const partitioning = report.partitionKeys.length > 0 ? `partitioned by ${report.partitionKeys.join(', ')}` : 'unpartitioned';
-  const body: string[] = [];
-
-  body.push(`<h1>tidemark inspect</h1><p class="sub">${escapeXml(report.table)}<br>`);
-  body.push(
+  const body = [
+    `<h1>tidemark inspect</h1><p class="sub">${escapeXml(report.table)}<br>`,
     `${escapeXml(`${kind}, ${partitioning}, bucket ${report.bucket}, schema ${report.schemaId}`)} · report made ${escapeXml(report.generatedAt)}</p>`,
-  );
-  body.push(
     `<div class="cards">${card(count(t.retained), 'snapshots retained')}${card(count(live.files), 'live data files')}` +
       `${card(formatBytes(live.bytes), 'live data')}${card(liveRowsText(report), 'in live files')}${card(count(live.partitions), 'partitions')}` +
       `${card(bucketsText(report), 'buckets holding files')}` +
       `${card(count(fs.smallFiles), `files below ${formatBytes(Math.round(fs.smallFileBytes))}`, fs.smallFiles > 0)}` +
       `${card(count(report.manifests.count), `manifests, ${formatBytes(report.manifests.bytes)}`)}</div>`,
-  );
-
+  ];
   const levels = Object.entries(live.levels);
   if (report.primaryKeys.length > 0 && levels.length > 0) {
     body.push(`<p id="levels">Files per LSM level: ${levels.map(([l, n]) => `L${escapeXml(l)} ${count(n)}`).join(' · ')}</p>`);
   }
+  return body;
+};
 
-  // ---- timeline ----
-  body.push('<h2>Snapshot timeline</h2>');
+/** The snapshot timeline chart with its legend, then the tags. */
+const timelineSection: Section = (report) => {
+  const t = report.timeline;
+  const body = ['<h2>Snapshot timeline</h2>'];
   if (t.snapshots.length === 0) {
     body.push('<p class="muted">The table has no snapshots yet.</p>');
   } else {
@@ -82,15 +97,19 @@ export function renderInspectHtml(report: TableReport): string {
   if (report.tags.length > 0) {
     body.push(`<p>Tags: ${report.tags.map((x) => `${escapeXml(x.name)} → #${x.snapshotId}`).join(', ')}</p>`);
   }
+  return body;
+};
 
-  // ---- file sizes ----
-  body.push('<h2>Data-file sizes</h2>');
-  body.push(
+/** The histogram of data-file sizes, then the largest partitions with one histogram each. */
+const fileSizesSection: Section = (report) => {
+  const fs = report.fileSizes;
+  const body = [
+    '<h2>Data-file sizes</h2>',
     `<p>target-file-size ${escapeXml(formatBytes(fs.targetFileSize))}; files below ${escapeXml(formatBytes(Math.round(fs.smallFileBytes)))} ` +
-      `(target × compaction.small-file-ratio) are small: ${count(fs.smallFiles)} of ${counted(live.files, 'file')}. ` +
+      `(target × compaction.small-file-ratio) are small: ${count(fs.smallFiles)} of ${counted(report.liveFiles.files, 'file')}. ` +
       'Compaction merges them where a bucket holds enough of them (see below).</p>',
-  );
-  body.push(histogramChart('file-sizes', fs.bins, fs.histogram));
+    histogramChart('file-sizes', fs.bins, fs.histogram),
+  ];
   if (report.partitionKeys.length > 0 && report.largestPartitions.length > 0) {
     body.push('<h2>Largest partitions</h2>');
     body.push(partitionsChart(report.largestPartitions));
@@ -104,104 +123,105 @@ export function renderInspectHtml(report: TableReport): string {
     });
     body.push('</div>');
   }
+  return body;
+};
 
-  // ---- buckets ----
-  body.push('<h2>Bucket skew</h2>');
+/** The table of skewed partitions, and charts of the worst ones bucket by bucket. */
+const bucketSkewSection: Section = (report) => {
+  const body = ['<h2>Bucket skew</h2>'];
   if (report.bucketSkew.length === 0) {
     body.push('<p class="muted">No partition spreads over two or more buckets.</p>');
-  } else {
-    body.push('<table><tr><th>partition</th><th>buckets</th><th>largest / mean</th><th>largest bucket</th></tr>');
-    for (const s of report.bucketSkew) {
-      body.push(
-        `<tr><td>${escapeXml(s.path === '' ? '(unpartitioned)' : s.path)}</td><td class="num">${s.buckets}</td>` +
-          `<td class="num">${s.ratio.toFixed(2)}×</td><td>bucket ${s.largest.bucket}, ${escapeXml(formatBytes(s.largest.bytes))}</td></tr>`,
-      );
-    }
-    body.push('</table>');
-    report.bucketSkew.slice(0, SKEW_CHARTS).forEach((s, i) => {
-      const label = `${s.path === '' ? 'The table' : s.path}: bytes per bucket (dashed: the mean, ${formatBytes(Math.round(s.meanBytes))})`;
-      body.push(`<p>${escapeXml(label)}</p>${bucketChart(`buckets-${i}`, s)}`);
-    });
+    return body;
   }
+  body.push('<table><tr><th>partition</th><th>buckets</th><th>largest / mean</th><th>largest bucket</th></tr>');
+  for (const s of report.bucketSkew) {
+    body.push(
+      `<tr><td>${escapeXml(s.path === '' ? '(unpartitioned)' : s.path)}</td><td class="num">${s.buckets}</td>` +
+        `<td class="num">${s.ratio.toFixed(2)}×</td><td>bucket ${s.largest.bucket}, ${escapeXml(formatBytes(s.largest.bytes))}</td></tr>`,
+    );
+  }
+  body.push('</table>');
+  report.bucketSkew.slice(0, SKEW_CHARTS).forEach((s, i) => {
+    const label = `${s.path === '' ? 'The table' : s.path}: bytes per bucket (dashed: the mean, ${formatBytes(Math.round(s.meanBytes))})`;
+    body.push(`<p>${escapeXml(label)}</p>${bucketChart(`buckets-${i}`, s)}`);
+  });
+  return body;
+};
 
-  // ---- manifests ----
+const manifestsSection: Section = (report) => {
   const m = report.manifests;
-  body.push('<h2>Manifests</h2>');
-  body.push(
+  return [
+    '<h2>Manifests</h2>',
     `<div class="cards">${card(count(m.count), 'data manifests')}${card(formatBytes(m.bytes), 'manifest bytes')}` +
       `${card(count(m.entries), 'entries')}${card(count(m.deleteEntries), 'DELETE entries', m.deleteEntries > 0)}` +
       `${card(formatBytes(m.listBytes), 'manifest lists')}</div>`,
-  );
+  ];
+};
 
-  // ---- maintenance ----
-  body.push('<h2>What maintenance would do now</h2>');
+type Maintenance = NonNullable<TableReport['maintenance']>;
+type Planned<K extends keyof Maintenance> = Exclude<Maintenance[K], JobNotPlanned>;
+
+/** One table row per maintenance job: what it would do now. */
+const maintenanceSection: Section = (report) => {
   const o = report.maintenance;
-  if (o === null) {
-    body.push('<p class="muted">Not planned (the report was made with --skip-maintenance).</p>');
-  } else {
-    const rows: string[] = [];
-    const e = o.expire;
-    rows.push(
-      `<tr id="job-expire"><th>expire-snapshots</th><td>${
-        e.status !== 'planned'
-          ? notPlanned(e)
-          : e.snapshots === 0
-            ? 'nothing to expire'
-            : escapeXml(
-                `${counted(e.snapshots, 'snapshot')} (#${e.fromSnapshotId}–#${e.toSnapshotId}), ${counted(e.files, 'file')}, ${formatBytes(e.bytes)}`,
-              )
-      }${
-        e.status === 'planned'
-          ? `<br><span class="muted">${escapeXml(
-              `snapshot.num-retained.min ${e.retainMin}, .max ${e.retainMax >= 2_147_483_647 ? 'unlimited' : e.retainMax}, ` +
-                `snapshot.time-retained ${formatDuration(e.timeRetainedMs)}, snapshot.expire.limit ${e.expireLimit}`,
-            )}</span>`
-          : ''
-      }</td></tr>`,
-    );
-    const r = o.orphans;
-    rows.push(
-      `<tr id="job-orphans"><th>remove-orphan-files</th><td>${
-        r.status !== 'planned'
-          ? notPlanned(r)
-          : escapeXml(
-              `${counted(r.files, 'file')}, ${formatBytes(r.bytes)} older than ${r.olderThan} (${counted(r.filesScanned, 'object')} listed)`,
-            )
-      }</td></tr>`,
-    );
-    const k = o.compaction;
-    rows.push(
-      `<tr id="job-compact"><th>compact</th><td>${
-        k.status !== 'planned'
-          ? notPlanned(k)
-          : k.files === 0
-            ? escapeXml(nothingToMergeText(k, fs.smallFiles))
-            : escapeXml(
-                `${counted(k.files, 'file')} (${formatBytes(k.bytes)}, ${counted(k.rows, k.mode === 'append' ? 'row' : 'record')}) in ` +
-                  `${counted(k.windows, k.mode === 'append' ? 'window' : 'bucket')} over ${counted(k.partitions, 'partition')}` +
-                  (k.remainingWindows > 0 ? `; ${counted(k.remainingWindows, 'more window', 'more windows')} in later runs` : ''),
-              )
-      }</td></tr>`,
-    );
-    const mm = o.manifests;
-    rows.push(
-      `<tr id="job-compact-manifests"><th>compact-manifests</th><td>${
-        mm.status !== 'planned'
-          ? notPlanned(mm)
-          : mm.manifestsToMerge === 0
-            ? 'nothing to merge'
-            : `${counted(mm.manifestsToMerge, 'manifest')} to merge`
-      }</td></tr>`,
-    );
-    body.push(`<table>${rows.join('')}</table>`);
-  }
+  if (o === null)
+    return ['<h2>What maintenance would do now</h2>', '<p class="muted">Not planned (the report was made with --skip-maintenance).</p>'];
+  const row = (id: string, job: string, cell: string): string => `<tr id="${id}"><th>${job}</th><td>${cell}</td></tr>`;
+  const rows = [
+    row('job-expire', 'expire-snapshots', o.expire.status === 'planned' ? expireCell(o.expire) : notPlanned(o.expire)),
+    row('job-orphans', 'remove-orphan-files', o.orphans.status === 'planned' ? orphansCell(o.orphans) : notPlanned(o.orphans)),
+    row(
+      'job-compact',
+      'compact',
+      o.compaction.status === 'planned' ? compactionCell(o.compaction, report.fileSizes.smallFiles) : notPlanned(o.compaction),
+    ),
+    row(
+      'job-compact-manifests',
+      'compact-manifests',
+      o.manifests.status === 'planned' ? manifestMergeCell(o.manifests) : notPlanned(o.manifests),
+    ),
+  ];
+  return ['<h2>What maintenance would do now</h2>', `<table>${rows.join('')}</table>`];
+};
 
-  return (
-    '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">' +
-    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">` +
-    '<meta name="viewport" content="width=device-width, initial-scale=1">' +
-    `<title>${escapeXml(`tidemark inspect: ${report.table}`)}</title><style>${CSS}</style></head><body>\n` +
-    body.join('\n') +
-    `\n<script type="application/json" id="tidemark-report">${jsonData(report)}</script>\n</body></html>\n`
+function expireCell(e: Planned<'expire'>): string {
+  const what =
+    e.snapshots === 0
+      ? 'nothing to expire'
+      : escapeXml(
+          `${counted(e.snapshots, 'snapshot')} (#${e.fromSnapshotId}–#${e.toSnapshotId}), ${counted(e.files, 'file')}, ${formatBytes(e.bytes)}`,
+        );
+  const settings =
+    `snapshot.num-retained.min ${e.retainMin}, .max ${e.retainMax >= 2_147_483_647 ? 'unlimited' : e.retainMax}, ` +
+    `snapshot.time-retained ${formatDuration(e.timeRetainedMs)}, snapshot.expire.limit ${e.expireLimit}`;
+  return `${what}<br><span class="muted">${escapeXml(settings)}</span>`;
+}
+
+function orphansCell(r: Planned<'orphans'>): string {
+  return escapeXml(
+    `${counted(r.files, 'file')}, ${formatBytes(r.bytes)} older than ${r.olderThan} (${counted(r.filesScanned, 'object')} listed)`,
   );
 }
+
+function compactionCell(k: Planned<'compaction'>, smallFiles: number): string {
+  if (k.files === 0) return escapeXml(nothingToMergeText(k, smallFiles));
+  return escapeXml(
+    `${counted(k.files, 'file')} (${formatBytes(k.bytes)}, ${counted(k.rows, k.mode === 'append' ? 'row' : 'record')}) in ` +
+      `${counted(k.windows, k.mode === 'append' ? 'window' : 'bucket')} over ${counted(k.partitions, 'partition')}` +
+      (k.remainingWindows > 0 ? `; ${counted(k.remainingWindows, 'more window', 'more windows')} in later runs` : ''),
+  );
+}
+
+function manifestMergeCell(mm: Planned<'manifests'>): string {
+  return mm.manifestsToMerge === 0 ? 'nothing to merge' : `${counted(mm.manifestsToMerge, 'manifest')} to merge`;
+}
+
+/** The page's sections, top to bottom. */
+const SECTIONS: readonly Section[] = [
+  headerSection,
+  timelineSection,
+  fileSizesSection,
+  bucketSkewSection,
+  manifestsSection,
+  maintenanceSection,
+];

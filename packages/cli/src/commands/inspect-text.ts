@@ -91,27 +91,49 @@ function isPlanned<T extends { status: string }>(job: T | JobNotPlanned): job is
   return job.status === 'planned';
 }
 
+/** Where the sections of the summary write: its lines so far, in one palette. */
+class TextSummary {
+  readonly lines: string[] = [];
+
+  constructor(readonly c: Palette) {}
+
+  /** A line with a bold label. */
+  line(label: string, text: string): void {
+    this.lines.push(`${this.c.bold(pad(label, LABEL))}${text}`);
+  }
+
+  /** An indented line under the last {@link line}, with a dim label. */
+  sub(label: string, text: string): void {
+    this.lines.push(`  ${this.c.dim(pad(label, LABEL - 2))}${text}`);
+  }
+}
+
+type Section = (report: TableReport, out: TextSummary) => void;
+
 /**
  * Renders `report` as the terminal summary.
  *
  * @param colour - emit ANSI colours (only for a terminal; never when output is piped).
  */
 export function renderInspectText(report: TableReport, colour = false): string {
-  const c = colour ? coloured : plain;
-  const lines: string[] = [];
-  const line = (label: string, text: string): void => void lines.push(`${c.bold(pad(label, LABEL))}${text}`);
-  const sub = (label: string, text: string): void => void lines.push(`  ${c.dim(pad(label, LABEL - 2))}${text}`);
+  const out = new TextSummary(colour ? coloured : plain);
+  for (const section of SECTIONS) section(report, out);
+  return out.lines.join('\n') + '\n';
+}
 
-  // ---- the table ----
-  line('table', fit(report.table, INSPECT_TEXT_WIDTH - LABEL, true));
+const tableSection: Section = (report, out) => {
+  out.line('table', fit(report.table, INSPECT_TEXT_WIDTH - LABEL, true));
   const kind = report.primaryKeys.length > 0 ? `primary-key table (${report.primaryKeys.join(', ')})` : 'append table';
   const parts = report.partitionKeys.length > 0 ? `partitioned by ${report.partitionKeys.join(', ')}` : 'unpartitioned';
-  line('', fit(`${kind}, ${parts}, bucket ${report.bucket}, schema ${report.schemaId}`, INSPECT_TEXT_WIDTH - LABEL));
+  out.line('', fit(`${kind}, ${parts}, bucket ${report.bucket}, schema ${report.schemaId}`, INSPECT_TEXT_WIDTH - LABEL));
+};
 
-  // ---- timeline ----
+/** Snapshots retained, their kinds and sparklines of the rows each added and removed; then the tags. */
+const timelineSection: Section = (report, out) => {
+  const { c } = out;
   const t = report.timeline;
   if (t.retained === 0) {
-    line('snapshots', 'none yet');
+    out.line('snapshots', 'none yet');
   } else {
     const shown = t.snapshots;
     const first = shown[0];
@@ -120,41 +142,46 @@ export function renderInspectText(report: TableReport, colour = false): string {
       first && last
         ? `, ${first.timeMillis === last.timeMillis ? iso(first.timeMillis) : `${iso(first.timeMillis)} … ${iso(last.timeMillis)}`}`
         : '';
-    line(
+    out.line(
       'snapshots',
       fit(`${formatCount(t.retained)} retained (#${t.earliestSnapshotId} … #${t.latestSnapshotId})${span}`, INSPECT_TEXT_WIDTH - LABEL),
     );
-    if (t.omitted > 0) sub('', c.dim(`timeline shows the newest ${formatCount(shown.length)}; ${formatCount(t.omitted)} older not read`));
+    if (t.omitted > 0)
+      out.sub('', c.dim(`timeline shows the newest ${formatCount(shown.length)}; ${formatCount(t.omitted)} older not read`));
     const kinds = Object.entries(t.byKind)
       .map(([k, n]) => `${k} ${formatCount(n)}`)
       .join(' · ');
-    sub('kinds', fit(kinds, INSPECT_TEXT_WIDTH - LABEL));
+    out.sub('kinds', fit(kinds, INSPECT_TEXT_WIDTH - LABEL));
     const cols = columns(shown, SPARK_WIDTH);
     const per = cols.length < shown.length ? c.dim(` (${Math.ceil(shown.length / cols.length)} per column)`) : '';
-    sub('commits', `${cols.map(columnKind).join('')}${per}`);
+    out.sub('commits', `${cols.map(columnKind).join('')}${per}`);
     const added = cols.map((g) => g.reduce((s, x) => s + x.rowsAdded, 0));
     const removed = cols.map((g) => g.reduce((s, x) => s + x.rowsRemoved, 0));
-    sub('rows added', `${c.bar(sparkline(added))} max ${formatCount(Math.max(0, ...added))}`);
-    sub('rows removed', `${c.bar(sparkline(removed))} max ${formatCount(Math.max(0, ...removed))}`);
+    out.sub('rows added', `${c.bar(sparkline(added))} max ${formatCount(Math.max(0, ...added))}`);
+    out.sub('rows removed', `${c.bar(sparkline(removed))} max ${formatCount(Math.max(0, ...removed))}`);
   }
   if (report.tags.length > 0) {
     const tags = report.tags.map((x) => `${x.name}→#${x.snapshotId}`).join(', ');
-    sub('tags', fit(`${report.tags.length}: ${tags}`, INSPECT_TEXT_WIDTH - LABEL));
+    out.sub('tags', fit(`${report.tags.length}: ${tags}`, INSPECT_TEXT_WIDTH - LABEL));
   }
+};
 
-  // ---- live data ----
+const liveDataSection: Section = (report, out) => {
   const live = report.liveFiles;
-  line(
+  out.line(
     'live data',
     `${plural(live.files, 'file')} · ${formatBytes(live.bytes)} · ${liveRowsText(report)} · ` +
       `${plural(live.partitions, 'partition')} · ${bucketsText(report)}`,
   );
   const levels = Object.entries(live.levels);
-  if (report.primaryKeys.length > 0 && levels.length > 0) sub('levels', levels.map(([l, n]) => `L${l}: ${formatCount(n)}`).join('  '));
+  if (report.primaryKeys.length > 0 && levels.length > 0) out.sub('levels', levels.map(([l, n]) => `L${l}: ${formatCount(n)}`).join('  '));
+};
 
-  // ---- file sizes ----
+/** Small files against target-file-size, and the histogram of file sizes. */
+const fileSizesSection: Section = (report, out) => {
+  const { c } = out;
   const fs = report.fileSizes;
-  line(
+  out.line(
     'file sizes',
     `target-file-size ${formatBytes(fs.targetFileSize)}; ` +
       (fs.smallFiles > 0
@@ -167,100 +194,112 @@ export function renderInspectText(report: TableReport, colour = false): string {
     const n = fs.histogram[i] ?? 0;
     // Labels give upper edges, so the target is marked on the last bin below it.
     const target = fs.bins[i + 1]?.minFraction === 1 ? c.dim(' ← target-file-size') : '';
-    sub(fit(binLabel(b.minBytes, b.maxBytes), LABEL - 3), `${c.bar(bar(n, maxBin, barWidth))} ${formatCount(n)}${target}`);
+    out.sub(fit(binLabel(b.minBytes, b.maxBytes), LABEL - 3), `${c.bar(bar(n, maxBin, barWidth))} ${formatCount(n)}${target}`);
   });
+};
 
-  // ---- partitions ----
-  if (report.largestPartitions.length > 0 && report.partitionKeys.length > 0) {
-    line('partitions', `largest ${report.largestPartitions.length} of ${formatCount(live.partitions)} by bytes`);
-    const maxBytes = Math.max(0, ...report.largestPartitions.map((p) => p.bytes));
-    const nameWidth = 26;
-    const figures = report.largestPartitions.map(
-      (p) => `${formatBytes(p.bytes)} ${plural(p.files, 'file')}${p.smallFiles > 0 ? ` (${formatCount(p.smallFiles)} small)` : ''}`,
+/** The largest partitions by bytes, as bars of one scale. */
+const partitionsSection: Section = (report, out) => {
+  if (report.largestPartitions.length === 0 || report.partitionKeys.length === 0) return;
+  out.line('partitions', `largest ${report.largestPartitions.length} of ${formatCount(report.liveFiles.partitions)} by bytes`);
+  const maxBytes = Math.max(0, ...report.largestPartitions.map((p) => p.bytes));
+  const nameWidth = 26;
+  const figures = report.largestPartitions.map(
+    (p) => `${formatBytes(p.bytes)} ${plural(p.files, 'file')}${p.smallFiles > 0 ? ` (${formatCount(p.smallFiles)} small)` : ''}`,
+  );
+  // One bar width for every row, so the bars compare; the figures follow them.
+  const width = Math.max(4, INSPECT_TEXT_WIDTH - 2 - nameWidth - 1 - Math.max(...figures.map((f) => [...f].length)) - 1);
+  report.largestPartitions.forEach((p, i) => {
+    out.lines.push(
+      `  ${pad(fit(partitionLabel(p), nameWidth), nameWidth)} ${out.c.bar(pad(bar(p.bytes, maxBytes, width), width))} ${figures[i]}`,
     );
-    // One bar width for every row, so the bars compare; the figures follow them.
-    const width = Math.max(4, INSPECT_TEXT_WIDTH - 2 - nameWidth - 1 - Math.max(...figures.map((f) => [...f].length)) - 1);
-    report.largestPartitions.forEach((p, i) => {
-      lines.push(
-        `  ${pad(fit(partitionLabel(p), nameWidth), nameWidth)} ${c.bar(pad(bar(p.bytes, maxBytes, width), width))} ${figures[i]}`,
-      );
-    });
-  }
+  });
+};
 
-  // ---- buckets ----
+/** The partition whose buckets differ most in size, with a sparkline of its buckets. */
+const bucketSkewSection: Section = (report, out) => {
+  const { c } = out;
   if (report.bucketSkew.length === 0) {
-    line('bucket skew', c.dim('no partition spreads over two or more buckets'));
-  } else {
-    const worst = report.bucketSkew[0]!;
-    const text =
-      `${worst.ratio.toFixed(1)}× in ${partitionLabel(worst)}: bucket ${worst.largest.bucket} holds ${formatBytes(worst.largest.bytes)}, ` +
-      `mean ${formatBytes(Math.round(worst.meanBytes))} over ${worst.buckets} buckets`;
-    const shown = fit(text, INSPECT_TEXT_WIDTH - LABEL);
-    line('bucket skew', worst.ratio >= 2 ? c.warn(shown) : shown);
-    const sizes = worst.sizes.slice(0, SPARK_WIDTH);
-    sub('by bucket', `${c.bar(sparkline(sizes.map((b) => b.bytes)))}${worst.sizes.length > sizes.length ? '…' : ''}`);
+    out.line('bucket skew', c.dim('no partition spreads over two or more buckets'));
+    return;
   }
+  const worst = report.bucketSkew[0]!;
+  const text =
+    `${worst.ratio.toFixed(1)}× in ${partitionLabel(worst)}: bucket ${worst.largest.bucket} holds ${formatBytes(worst.largest.bytes)}, ` +
+    `mean ${formatBytes(Math.round(worst.meanBytes))} over ${worst.buckets} buckets`;
+  const shown = fit(text, INSPECT_TEXT_WIDTH - LABEL);
+  out.line('bucket skew', worst.ratio >= 2 ? c.warn(shown) : shown);
+  const sizes = worst.sizes.slice(0, SPARK_WIDTH);
+  out.sub('by bucket', `${c.bar(sparkline(sizes.map((b) => b.bytes)))}${worst.sizes.length > sizes.length ? '…' : ''}`);
+};
 
-  // ---- manifests ----
+const manifestsSection: Section = (report, out) => {
   const m = report.manifests;
-  line(
+  out.line(
     'manifests',
     `${plural(m.count, 'manifest')} · ${formatBytes(m.bytes)} · ${plural(m.entries, 'entry', 'entries')}` +
       (m.deleteEntries > 0 ? ` (${formatCount(m.deleteEntries)} DELETE)` : '') +
       ` · lists ${formatBytes(m.listBytes)}`,
   );
+};
 
-  // ---- maintenance ----
+type Maintenance = NonNullable<TableReport['maintenance']>;
+
+/** What each maintenance job would do now, one line per job. */
+const maintenanceSection: Section = (report, out) => {
   const o = report.maintenance;
   if (o === null) {
-    line('maintenance', c.dim('not planned (--skip-maintenance)'));
-  } else {
-    line('maintenance', 'what each job would do now (dry runs)');
-    // Job errors start with the table location, which the summary already shows.
-    const notPlanned = (j: JobNotPlanned): string =>
-      c.dim(fit(`not planned: ${j.reason.replace(`${report.table}: `, '')}`, INSPECT_TEXT_WIDTH - LABEL));
-    const e = o.expire;
-    sub(
-      'expire',
-      !isPlanned(e)
-        ? notPlanned(e)
-        : e.snapshots === 0
-          ? `nothing (retain min ${e.retainMin}, ${formatDuration(e.timeRetainedMs)})`
-          : fit(
-              `${plural(e.snapshots, 'snapshot')} (#${e.fromSnapshotId}–#${e.toSnapshotId}), ${plural(e.files, 'file')}, ${formatBytes(e.bytes)}` +
-                ` (retain min ${e.retainMin}, ${formatDuration(e.timeRetainedMs)})`,
-              INSPECT_TEXT_WIDTH - LABEL,
-            ),
-    );
-    const r = o.orphans;
-    sub(
-      'orphans',
-      !isPlanned(r)
-        ? notPlanned(r)
-        : `${r.files > 0 ? c.warn(plural(r.files, 'file')) : 'no files'}, ${formatBytes(r.bytes)}, older than ${r.olderThan.replace(/\.\d+Z$/, 'Z')}`,
-    );
-    const k = o.compaction;
-    sub(
-      'compaction',
-      !isPlanned(k)
-        ? notPlanned(k)
-        : k.files === 0
-          ? fit(nothingToMergeText(k, fs.smallFiles), INSPECT_TEXT_WIDTH - LABEL)
-          : `${plural(k.files, 'file')} (${formatBytes(k.bytes)}) in ${plural(k.windows, k.mode === 'append' ? 'window' : 'bucket')}, ` +
-            `${plural(k.partitions, 'partition')}${k.remainingWindows > 0 ? `; ${formatCount(k.remainingWindows)} more in later runs` : ''}`,
-    );
-    const mm = o.manifests;
-    sub(
-      'manifests',
-      !isPlanned(mm)
-        ? notPlanned(mm)
-        : mm.manifestsToMerge === 0
-          ? 'nothing to merge'
-          : `${plural(mm.manifestsToMerge, 'manifest')} to merge`,
-    );
+    out.line('maintenance', out.c.dim('not planned (--skip-maintenance)'));
+    return;
   }
-  return lines.join('\n') + '\n';
+  out.line('maintenance', 'what each job would do now (dry runs)');
+  // Job errors start with the table location, which the summary already shows.
+  const notPlanned = (j: JobNotPlanned): string =>
+    out.c.dim(fit(`not planned: ${j.reason.replace(`${report.table}: `, '')}`, INSPECT_TEXT_WIDTH - LABEL));
+  out.sub('expire', isPlanned(o.expire) ? expireText(o.expire) : notPlanned(o.expire));
+  out.sub('orphans', isPlanned(o.orphans) ? orphansText(o.orphans, out.c) : notPlanned(o.orphans));
+  out.sub('compaction', isPlanned(o.compaction) ? compactionText(o.compaction, report.fileSizes.smallFiles) : notPlanned(o.compaction));
+  out.sub('manifests', isPlanned(o.manifests) ? manifestMergeText(o.manifests) : notPlanned(o.manifests));
+};
+
+type Planned<K extends keyof Maintenance> = Exclude<Maintenance[K], JobNotPlanned>;
+
+function expireText(e: Planned<'expire'>): string {
+  if (e.snapshots === 0) return `nothing (retain min ${e.retainMin}, ${formatDuration(e.timeRetainedMs)})`;
+  return fit(
+    `${plural(e.snapshots, 'snapshot')} (#${e.fromSnapshotId}–#${e.toSnapshotId}), ${plural(e.files, 'file')}, ${formatBytes(e.bytes)}` +
+      ` (retain min ${e.retainMin}, ${formatDuration(e.timeRetainedMs)})`,
+    INSPECT_TEXT_WIDTH - LABEL,
+  );
 }
+
+function orphansText(r: Planned<'orphans'>, c: Palette): string {
+  return `${r.files > 0 ? c.warn(plural(r.files, 'file')) : 'no files'}, ${formatBytes(r.bytes)}, older than ${r.olderThan.replace(/\.\d+Z$/, 'Z')}`;
+}
+
+function compactionText(k: Planned<'compaction'>, smallFiles: number): string {
+  if (k.files === 0) return fit(nothingToMergeText(k, smallFiles), INSPECT_TEXT_WIDTH - LABEL);
+  return (
+    `${plural(k.files, 'file')} (${formatBytes(k.bytes)}) in ${plural(k.windows, k.mode === 'append' ? 'window' : 'bucket')}, ` +
+    `${plural(k.partitions, 'partition')}${k.remainingWindows > 0 ? `; ${formatCount(k.remainingWindows)} more in later runs` : ''}`
+  );
+}
+
+function manifestMergeText(mm: Planned<'manifests'>): string {
+  return mm.manifestsToMerge === 0 ? 'nothing to merge' : `${plural(mm.manifestsToMerge, 'manifest')} to merge`;
+}
+
+/** The summary's sections, top to bottom. */
+const SECTIONS: readonly Section[] = [
+  tableSection,
+  timelineSection,
+  liveDataSection,
+  fileSizesSection,
+  partitionsSection,
+  bucketSkewSection,
+  manifestsSection,
+  maintenanceSection,
+];
 
 /** `2024-05-01T10:00:00Z` (seconds precision keeps the line short). */
 function iso(ms: number): string {

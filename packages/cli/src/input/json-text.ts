@@ -24,111 +24,141 @@ export class JsonInputError extends CliError {}
  * @throws JsonInputError for malformed input.
  */
 export function parseJsonText(text: string, where: string): ParsedJson {
-  let pos = 0;
-  const fail = (why: string): never => {
-    throw new JsonInputError(`${where}: invalid JSON at character ${pos + 1}: ${why}`);
-  };
-  const ws = (): void => {
-    while (pos < text.length && (text[pos] === ' ' || text[pos] === '\t' || text[pos] === '\n' || text[pos] === '\r')) pos++;
-  };
-  const value = (depth: number): ParsedJson => {
-    if (depth > 512) fail('nested too deeply');
-    ws();
-    const c = text[pos];
-    if (c === '{') {
-      pos++;
-      const out = new Map<string, ParsedJson>();
-      ws();
-      if (text[pos] === '}') {
-        pos++;
-        return out;
-      }
-      for (;;) {
-        ws();
-        if (text[pos] !== '"') fail('expected a string key');
-        const key = string();
-        ws();
-        if (text[pos] !== ':') fail("expected ':'");
-        pos++;
-        if (out.has(key)) fail(`duplicate key ${JSON.stringify(key)}`);
-        out.set(key, value(depth + 1));
-        ws();
-        if (text[pos] === ',') {
-          pos++;
-          continue;
-        }
-        if (text[pos] === '}') {
-          pos++;
-          return out;
-        }
-        fail("expected ',' or '}'");
-      }
-    }
-    if (c === '[') {
-      pos++;
-      const out: ParsedJson[] = [];
-      ws();
-      if (text[pos] === ']') {
-        pos++;
-        return out;
-      }
-      for (;;) {
-        out.push(value(depth + 1));
-        ws();
-        if (text[pos] === ',') {
-          pos++;
-          continue;
-        }
-        if (text[pos] === ']') {
-          pos++;
-          return out;
-        }
-        fail("expected ',' or ']'");
-      }
-    }
-    if (c === '"') return string();
-    if (text.startsWith('true', pos)) return ((pos += 4), true);
-    if (text.startsWith('false', pos)) return ((pos += 5), false);
-    if (text.startsWith('null', pos)) return ((pos += 4), null);
+  return new JsonTextParser(text, where).document();
+}
+
+/** Simple escapes of a JSON string: the character after `\\`, and what it stands for. */
+const SIMPLE_ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+
+/** A recursive-descent parse of one JSON text, keeping number texts and key order. */
+class JsonTextParser {
+  private pos = 0;
+
+  constructor(
+    private readonly text: string,
+    private readonly where: string,
+  ) {}
+
+  /** The whole text: one value, with nothing but white space after it. */
+  document(): ParsedJson {
+    const v = this.value(0);
+    this.ws();
+    if (this.pos !== this.text.length) this.fail('unexpected trailing characters');
+    return v;
+  }
+
+  private fail(why: string): never {
+    throw new JsonInputError(`${this.where}: invalid JSON at character ${this.pos + 1}: ${why}`);
+  }
+
+  private ws(): void {
+    const { text } = this;
+    while (
+      this.pos < text.length &&
+      (text[this.pos] === ' ' || text[this.pos] === '\t' || text[this.pos] === '\n' || text[this.pos] === '\r')
+    )
+      this.pos++;
+  }
+
+  private value(depth: number): ParsedJson {
+    if (depth > 512) this.fail('nested too deeply');
+    this.ws();
+    const { text } = this;
+    const c = text[this.pos];
+    if (c === '{') return this.object(depth);
+    if (c === '[') return this.array(depth);
+    if (c === '"') return this.string();
+    if (text.startsWith('true', this.pos)) return ((this.pos += 4), true);
+    if (text.startsWith('false', this.pos)) return ((this.pos += 5), false);
+    if (text.startsWith('null', this.pos)) return ((this.pos += 4), null);
     const m = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-    m.lastIndex = pos;
+    m.lastIndex = this.pos;
     const num = m.exec(text);
     if (num && num[0] !== '' && num[0] !== '-') {
-      pos += num[0].length;
+      this.pos += num[0].length;
       return new NumberText(num[0]);
     }
-    return fail(c === undefined ? 'unexpected end of input' : `unexpected character ${JSON.stringify(c)}`);
-  };
-  const string = (): string => {
-    const start = pos;
-    pos++;
+    return this.fail(c === undefined ? 'unexpected end of input' : `unexpected character ${JSON.stringify(c)}`);
+  }
+
+  /** `{…}` at the position: keys in order, a duplicate key refused. */
+  private object(depth: number): Map<string, ParsedJson> {
+    this.pos++;
+    const out = new Map<string, ParsedJson>();
+    this.ws();
+    if (this.text[this.pos] === '}') {
+      this.pos++;
+      return out;
+    }
+    for (;;) {
+      this.ws();
+      if (this.text[this.pos] !== '"') this.fail('expected a string key');
+      const key = this.string();
+      this.ws();
+      if (this.text[this.pos] !== ':') this.fail("expected ':'");
+      this.pos++;
+      if (out.has(key)) this.fail(`duplicate key ${JSON.stringify(key)}`);
+      out.set(key, this.value(depth + 1));
+      if (this.endOfList('}')) return out;
+    }
+  }
+
+  /** `[…]` at the position. */
+  private array(depth: number): ParsedJson[] {
+    this.pos++;
+    const out: ParsedJson[] = [];
+    this.ws();
+    if (this.text[this.pos] === ']') {
+      this.pos++;
+      return out;
+    }
+    for (;;) {
+      out.push(this.value(depth + 1));
+      if (this.endOfList(']')) return out;
+    }
+  }
+
+  /** After an element: true at the closing `close` (taken), false at a `,` (taken); else an error. */
+  private endOfList(close: '}' | ']'): boolean {
+    this.ws();
+    if (this.text[this.pos] === ',') {
+      this.pos++;
+      return false;
+    }
+    if (this.text[this.pos] === close) {
+      this.pos++;
+      return true;
+    }
+    return this.fail(`expected ',' or '${close}'`);
+  }
+
+  /** A string at the position (at its opening quote). */
+  private string(): string {
+    const { text } = this;
+    const start = this.pos;
+    this.pos++;
     let out = '';
     for (;;) {
-      const c = text[pos];
-      if (c === undefined) return fail('unterminated string');
+      const c = text[this.pos];
+      if (c === undefined) return this.fail('unterminated string');
       if (c === '"') {
-        pos++;
+        this.pos++;
         return out;
       }
       if (c === '\\') {
-        const e = text[pos + 1];
-        const simple: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
-        if (e !== undefined && simple[e] !== undefined) {
-          out += simple[e];
-          pos += 2;
-        } else if (e === 'u' && /^[0-9a-fA-F]{4}$/.test(text.slice(pos + 2, pos + 6))) {
-          out += String.fromCharCode(parseInt(text.slice(pos + 2, pos + 6), 16));
-          pos += 6;
-        } else fail('invalid escape');
+        const e = text[this.pos + 1];
+        if (e !== undefined && SIMPLE_ESCAPES[e] !== undefined) {
+          out += SIMPLE_ESCAPES[e];
+          this.pos += 2;
+        } else if (e === 'u' && /^[0-9a-fA-F]{4}$/.test(text.slice(this.pos + 2, this.pos + 6))) {
+          out += String.fromCharCode(parseInt(text.slice(this.pos + 2, this.pos + 6), 16));
+          this.pos += 6;
+        } else this.fail('invalid escape');
         continue;
       }
-      if (c < ' ') fail(`control character in string starting at ${start + 1}`);
+      if (c < ' ') this.fail(`control character in string starting at ${start + 1}`);
       out += c;
-      pos++;
+      this.pos++;
     }
-  };
-  const v = value(0);
-  ws();
-  if (pos !== text.length) fail('unexpected trailing characters');
-  return v;
+  }
 }

@@ -72,10 +72,6 @@ export function createValueFormatter(field: Field, paimonType?: PaimonTypeHint):
 
 function compile(field: Field, hint: PaimonTypeHint | undefined): ValueFormatter {
   const type = field.type as ArrowDataType;
-  const nullable =
-    (f: ValueFormatter): ValueFormatter =>
-    (d, i) =>
-      d.getValid(i) ? f(d, i) : null;
   switch (type.typeId) {
     case Type.Null:
       return () => null;
@@ -89,11 +85,8 @@ function compile(field: Field, hint: PaimonTypeHint | undefined): ValueFormatter
         const v = d.values[i] as number | bigint;
         return typeof v === 'bigint' ? bigintToJson(v) : v;
       };
-    case Type.Float: {
-      const precision = (type as unknown as { precision: number }).precision;
-      if (precision === 0) return fallback(field); // HALF: no Paimon type maps here
-      return precision === 1 ? (d, i) => floatToJson(shortestFloat32(d.values[i] as number)) : (d, i) => floatToJson(d.values[i] as number);
-    }
+    case Type.Float:
+      return floatFormatter(field);
     case Type.Decimal: {
       const { scale, bitWidth } = type as unknown as { scale: number; bitWidth: number };
       const words = bitWidth / 32;
@@ -109,109 +102,144 @@ function compile(field: Field, hint: PaimonTypeHint | undefined): ValueFormatter
       const width = (type as unknown as { byteWidth: number }).byteWidth;
       return (d, i) => toBase64((d.values as Uint8Array).subarray(i * width, (i + 1) * width));
     }
-    case Type.Date: {
-      const unit = (type as unknown as { unit: DateUnit }).unit;
-      return unit === DateUnit.DAY
-        ? (d, i) => formatDate(Number(d.values[i]))
-        : (d, i) => formatDate(Number(floorDiv(BigInt(d.values[i] as number | bigint), 86_400_000n)));
-    }
+    case Type.Date:
+      return dateFormatter(type);
     case Type.Time: {
       const digits = unitDigits((type as unknown as { unit: TimeUnit }).unit);
       const p = precisionFrom(field, hint, 'TIME') ?? digits;
       return (d, i) => formatTimeOfDay(BigInt(d.values[i] as number | bigint), digits, p);
     }
-    case Type.Timestamp: {
-      const { unit, timezone } = type as unknown as { unit: TimeUnit; timezone: string | null };
-      const digits = unitDigits(unit);
-      const p = precisionFrom(field, hint, 'TIMESTAMP') ?? digits;
-      const ltz = isLocalZoned(field, hint, timezone);
-      const perSecond = 10n ** BigInt(digits);
-      return (d, i) => {
-        const v = BigInt(d.values[i] as bigint);
-        const seconds = floorDiv(v, perSecond);
-        const fraction = v - seconds * perSecond;
-        const days = floorDiv(seconds, 86_400n);
-        const secondOfDay = seconds - days * 86_400n;
-        const time = formatTimeOfDay(secondOfDay * perSecond + fraction, digits, p);
-        return `${formatDate(Number(days))}T${time}${ltz ? 'Z' : ''}`;
-      };
-    }
+    case Type.Timestamp:
+      return timestampFormatter(field, hint);
     case Type.List:
-    case Type.LargeList: {
-      const child = field.type.children[0]!;
-      const childFormat = nullable(compile(child, hint?.element));
-      return (d, i) => {
-        const offsets = d.valueOffsets as Int32Array | BigInt64Array;
-        const begin = Number(offsets[i]);
-        const end = Number(offsets[i + 1]);
-        const childData = d.children[0]!;
-        const out: JsonValue[] = [];
-        for (let j = begin; j < end; j++) out.push(childFormat(childData, j));
-        return out;
-      };
-    }
-    case Type.FixedSizeList: {
-      const size = (type as unknown as { listSize: number }).listSize;
-      const childFormat = nullable(compile(field.type.children[0]!, hint?.element));
-      return (d, i) => {
-        const childData = d.children[0]!;
-        const out: JsonValue[] = [];
-        for (let j = i * size; j < (i + 1) * size; j++) out.push(childFormat(childData, j));
-        return out;
-      };
-    }
-    case Type.Struct: {
-      const children = field.type.children as Field[];
-      const formats = children.map((c, k) =>
-        nullable(compile(c, hint?.fields?.find((f) => f.name === c.name)?.type ?? hint?.fields?.[k]?.type)),
-      );
-      return (d, i) => {
-        const out: JsonObject = new Map();
-        children.forEach((c, k) => out.set(c.name, formats[k]!(d.children[k]!, i)));
-        return out;
-      };
-    }
-    case Type.Map: {
-      const entries = field.type.children[0]! as Field;
-      const [keyField, valueField] = entries.type.children as Field[];
-      // MULTISET<T> is MAP<T, INT NOT NULL> on disk.
-      const keyHint = hint?.root === 'MULTISET' ? hint.element : hint?.key;
-      const valueHint = hint?.root === 'MULTISET' ? undefined : hint?.value;
-      const keyFormat = nullable(compile(keyField!, keyHint));
-      const valueFormat = nullable(compile(valueField!, valueHint));
-      const stringKeys = isStringType(keyField!.type as ArrowDataType);
-      return (d, i) => {
-        const offsets = d.valueOffsets as Int32Array;
-        const entryData = d.children[0]!;
-        const keys = entryData.children[0]!;
-        const values = entryData.children[1]!;
-        if (stringKeys) {
-          const out: JsonObject = new Map();
-          for (let j = offsets[i]!; j < offsets[i + 1]!; j++) out.set(keyFormat(keys, j) as string, valueFormat(values, j));
-          return out;
-        }
-        const out: JsonValue[] = [];
-        for (let j = offsets[i]!; j < offsets[i + 1]!; j++) out.push([keyFormat(keys, j), valueFormat(values, j)]);
-        return out;
-      };
-    }
-    case Type.Dictionary: {
-      const valueField = new Field(field.name, (type as unknown as { dictionary: ArrowDataType }).dictionary, true, field.metadata);
-      const valueFormat = nullable(compile(valueField, hint));
-      return (d, i) => {
-        const key = Number(d.values[i]);
-        const chunks = d.dictionary?.data ?? [];
-        let rest = key;
-        for (const chunk of chunks) {
-          if (rest < chunk.length) return valueFormat(chunk, rest);
-          rest -= chunk.length;
-        }
-        throw new RangeError(`dictionary index ${key} out of range in column '${field.name}'`);
-      };
-    }
+    case Type.LargeList:
+      return listFormatter(field, hint);
+    case Type.FixedSizeList:
+      return fixedSizeListFormatter(field, hint);
+    case Type.Struct:
+      return structFormatter(field, hint);
+    case Type.Map:
+      return mapFormatter(field, hint);
+    case Type.Dictionary:
+      return dictionaryFormatter(field, hint);
     default:
       return fallback(field);
   }
+}
+
+/** A formatter that gives null for a null slot (children of nested values carry their own validity). */
+function nullable(f: ValueFormatter): ValueFormatter {
+  return (d, i) => (d.getValid(i) ? f(d, i) : null);
+}
+
+function floatFormatter(field: Field): ValueFormatter {
+  const precision = (field.type as unknown as { precision: number }).precision;
+  if (precision === 0) return fallback(field); // HALF: no Paimon type maps here
+  return precision === 1 ? (d, i) => floatToJson(shortestFloat32(d.values[i] as number)) : (d, i) => floatToJson(d.values[i] as number);
+}
+
+function dateFormatter(type: ArrowDataType): ValueFormatter {
+  const unit = (type as unknown as { unit: DateUnit }).unit;
+  return unit === DateUnit.DAY
+    ? (d, i) => formatDate(Number(d.values[i]))
+    : (d, i) => formatDate(Number(floorDiv(BigInt(d.values[i] as number | bigint), 86_400_000n)));
+}
+
+/** `YYYY-MM-DDTHH:MM:SS[.f…]`, with `Z` for TIMESTAMP_LTZ, at the column's Paimon precision. */
+function timestampFormatter(field: Field, hint: PaimonTypeHint | undefined): ValueFormatter {
+  const { unit, timezone } = field.type as unknown as { unit: TimeUnit; timezone: string | null };
+  const digits = unitDigits(unit);
+  const p = precisionFrom(field, hint, 'TIMESTAMP') ?? digits;
+  const ltz = isLocalZoned(field, hint, timezone);
+  const perSecond = 10n ** BigInt(digits);
+  return (d, i) => {
+    const v = BigInt(d.values[i] as bigint);
+    const seconds = floorDiv(v, perSecond);
+    const fraction = v - seconds * perSecond;
+    const days = floorDiv(seconds, 86_400n);
+    const secondOfDay = seconds - days * 86_400n;
+    const time = formatTimeOfDay(secondOfDay * perSecond + fraction, digits, p);
+    return `${formatDate(Number(days))}T${time}${ltz ? 'Z' : ''}`;
+  };
+}
+
+function listFormatter(field: Field, hint: PaimonTypeHint | undefined): ValueFormatter {
+  const childFormat = nullable(compile(field.type.children[0]!, hint?.element));
+  return (d, i) => {
+    const offsets = d.valueOffsets as Int32Array | BigInt64Array;
+    const begin = Number(offsets[i]);
+    const end = Number(offsets[i + 1]);
+    const childData = d.children[0]!;
+    const out: JsonValue[] = [];
+    for (let j = begin; j < end; j++) out.push(childFormat(childData, j));
+    return out;
+  };
+}
+
+function fixedSizeListFormatter(field: Field, hint: PaimonTypeHint | undefined): ValueFormatter {
+  const size = (field.type as unknown as { listSize: number }).listSize;
+  const childFormat = nullable(compile(field.type.children[0]!, hint?.element));
+  return (d, i) => {
+    const childData = d.children[0]!;
+    const out: JsonValue[] = [];
+    for (let j = i * size; j < (i + 1) * size; j++) out.push(childFormat(childData, j));
+    return out;
+  };
+}
+
+/** ROW: an object with the fields in declaration order, each typed by the hint's field of that name (or position). */
+function structFormatter(field: Field, hint: PaimonTypeHint | undefined): ValueFormatter {
+  const children = field.type.children as Field[];
+  const formats = children.map((c, k) =>
+    nullable(compile(c, hint?.fields?.find((f) => f.name === c.name)?.type ?? hint?.fields?.[k]?.type)),
+  );
+  return (d, i) => {
+    const out: JsonObject = new Map();
+    children.forEach((c, k) => out.set(c.name, formats[k]!(d.children[k]!, i)));
+    return out;
+  };
+}
+
+/** MAP and MULTISET: an object when the keys are strings, else `[key, value]` pairs. */
+function mapFormatter(field: Field, hint: PaimonTypeHint | undefined): ValueFormatter {
+  const entries = field.type.children[0]! as Field;
+  const [keyField, valueField] = entries.type.children as Field[];
+  // MULTISET<T> is MAP<T, INT NOT NULL> on disk.
+  const keyHint = hint?.root === 'MULTISET' ? hint.element : hint?.key;
+  const valueHint = hint?.root === 'MULTISET' ? undefined : hint?.value;
+  const keyFormat = nullable(compile(keyField!, keyHint));
+  const valueFormat = nullable(compile(valueField!, valueHint));
+  const stringKeys = isStringType(keyField!.type as ArrowDataType);
+  return (d, i) => {
+    const offsets = d.valueOffsets as Int32Array;
+    const entryData = d.children[0]!;
+    const keys = entryData.children[0]!;
+    const values = entryData.children[1]!;
+    if (stringKeys) {
+      const out: JsonObject = new Map();
+      for (let j = offsets[i]!; j < offsets[i + 1]!; j++) out.set(keyFormat(keys, j) as string, valueFormat(values, j));
+      return out;
+    }
+    const out: JsonValue[] = [];
+    for (let j = offsets[i]!; j < offsets[i + 1]!; j++) out.push([keyFormat(keys, j), valueFormat(values, j)]);
+    return out;
+  };
+}
+
+/** A dictionary-encoded column: the value its index names, across the dictionary's chunks. */
+function dictionaryFormatter(field: Field, hint: PaimonTypeHint | undefined): ValueFormatter {
+  const valueField = new Field(field.name, (field.type as unknown as { dictionary: ArrowDataType }).dictionary, true, field.metadata);
+  const valueFormat = nullable(compile(valueField, hint));
+  return (d, i) => {
+    const key = Number(d.values[i]);
+    const chunks = d.dictionary?.data ?? [];
+    let rest = key;
+    for (const chunk of chunks) {
+      if (rest < chunk.length) return valueFormat(chunk, rest);
+      rest -= chunk.length;
+    }
+    throw new RangeError(`dictionary index ${key} out of range in column '${field.name}'`);
+  };
 }
 
 /** Types no Paimon type maps to (Float16, views, unions, intervals, durations): Arrow's own getter. */

@@ -37,6 +37,7 @@ import {
   longToFloat,
   parseBigDecimal,
   wrapInt,
+  type BigDecimalValue,
 } from './java-numbers.js';
 
 /** An internal value including nested ones (ARRAY / ROW as arrays, MAP as `[key, value]` pairs). */
@@ -127,159 +128,168 @@ function intoIntegral(n: bigint, to: DataType): number | bigint {
   return wrapInt(n, to.root === 'TINYINT' ? 8 : to.root === 'SMALLINT' ? 16 : 32);
 }
 
+/** How a value of one type becomes a value of another type, given the types. */
+type ExecutorFactory = (from: DataType, to: DataType) => CastExecutor;
+
+const precisionOf = (t: DataType): number => (t as { precision: number }).precision;
+/** `d` as a value of the DECIMAL type `to` (null when it does not fit, as Java's `Decimal.fromBigDecimal`). */
+function intoDecimal(d: BigDecimalValue, to: DataType): Decimal | null {
+  const { precision, scale } = to as { precision: number; scale: number };
+  return decimalFromBigDecimal(d, precision, scale);
+}
+
+/**
+ * The executor of each cast rule (Paimon's `CastExecutors`, one rule class each): null for the
+ * rules DataTypeCasts never allows (string to ARRAY / MAP / ROW).
+ */
+const EXECUTORS: Readonly<Record<CastRuleName, ExecutorFactory | null>> = {
+  NumericPrimitiveCastRule: (from, to) => numericPrimitive(from, to),
+  DecimalToNumericPrimitiveCastRule: (from, to) => {
+    const p = precisionOf(from);
+    if (to.root === 'FLOAT') return (v) => Math.fround(decimalDoubleValue(v as Decimal, p));
+    if (to.root === 'DOUBLE') return (v) => decimalDoubleValue(v as Decimal, p);
+    return (v) => intoIntegral(decimalToLong(v as Decimal), to);
+  },
+  NumericPrimitiveToDecimalCastRule: (from, to) =>
+    isIntegral(from)
+      ? (v) => intoDecimal({ unscaled: BigInt(v as number | bigint), scale: 0 }, to)
+      : (v) => intoDecimal(bigDecimalOfDouble(v as number), to),
+  DecimalToDecimalCastRule: (_from, to) => (v) => intoDecimal(v as Decimal, to),
+  NumericPrimitiveToTimestamp: (_from, to) => {
+    // Seconds since the epoch; for TIMESTAMP_LTZ Java stores the local wall clock of that instant.
+    return (v) => {
+      const millis = BigInt.asIntN(64, BigInt(v as number | bigint) * 1000n);
+      const ms = timestampOf(Number(millis)).millis;
+      return timestampOf(to.root === 'TIMESTAMP_LTZ' ? instantToLocal(ms) : ms);
+    };
+  },
+  BooleanToNumericCastRule: (_from, to) => {
+    if (to.root === 'DECIMAL') return (v) => intoDecimal({ unscaled: v ? 1n : 0n, scale: 0 }, to);
+    if (to.root === 'BIGINT') return (v) => (v ? 1n : 0n);
+    return (v) => (v ? 1 : 0);
+  },
+  NumericToBooleanCastRule: () => (v) => v !== 0 && v !== 0n,
+  NumericToStringCastRule: (from, to) => (v) => toCharacterString(numberText(v, from), to),
+  BooleanToStringCastRule: (_from, to) => (v) => toCharacterString(v ? 'true' : 'false', to),
+  TimestampToStringCastRule: (from, to) => {
+    const p = precisionOf(from);
+    const ltz = from.root === 'TIMESTAMP_LTZ';
+    return (v) => toCharacterString(formatTimestamp(ltz ? ltzToTimestamp(v as Timestamp) : (v as Timestamp), p), to);
+  },
+  TimeToStringCastRule: (from, to) => {
+    const p = precisionOf(from);
+    return (v) => toCharacterString(formatTime(v as number, p), to);
+  },
+  DateToStringCastRule: (_from, to) => (v) => toCharacterString(formatDate(v as number), to),
+  StringToStringCastRule: (_from, to) => (v) => toCharacterString(v as string, to),
+  ArrayToStringCastRule: (from) => nestedToString(from),
+  MapToStringCastRule: (from) => nestedToString(from),
+  RowToStringCastRule: (from) => nestedToString(from),
+  StringToBooleanCastRule: () => {
+    return (v) => {
+      const lower = (v as string).toLowerCase();
+      if (lower === 't' || lower === 'true' || lower === 'y' || lower === 'yes' || lower === '1') return true;
+      if (lower === 'f' || lower === 'false' || lower === 'n' || lower === 'no' || lower === '0') return false;
+      throw new Error(`Cannot parse '${v as string}' as BOOLEAN.`);
+    };
+  },
+  StringToDecimalCastRule: (_from, to) => (v) => intoDecimal(parseBigDecimal(v as string), to),
+  StringToNumericPrimitiveCastRule: (_from, to) => {
+    switch (to.root) {
+      case 'TINYINT':
+        return (v) => Number(javaParseIntegral(v as string, 8));
+      case 'SMALLINT':
+        return (v) => Number(javaParseIntegral(v as string, 16));
+      case 'INT':
+        return (v) => Number(javaParseIntegral(v as string, 32));
+      case 'BIGINT':
+        return (v) => javaParseIntegral(v as string, 64);
+      case 'FLOAT':
+        return (v) => javaParseFloat(v as string);
+      default:
+        return (v) => javaParseDouble(v as string);
+    }
+  },
+  StringToDateCastRule: () => numericOrParsed(parseDate),
+  StringToTimeCastRule: () => numericOrParsed(parseTime),
+  StringToTimestampCastRule: (_from, to) => {
+    const p = precisionOf(to);
+    if (to.root === 'TIMESTAMP_LTZ') {
+      return (v) => {
+        const wall = parseTimestampText(v as string, p);
+        return timestampOf(localToInstant(wall.millis), wall.nanoOfMillis);
+      };
+    }
+    return (v) => {
+      const s = v as string;
+      if (!isNumeric(s)) return parseTimestampText(s, p);
+      // Epoch milliseconds, cut to the precision.
+      const millis = Number(javaParseIntegral(s, 64));
+      const unit = p >= 3 ? 1 : 10 ** (3 - p);
+      return timestampOf(Math.floor(millis / unit) * unit);
+    };
+  },
+  StringToBinaryCastRule: (_from, to) => (v) => toBinaryString(utf8.encode(v as string), to),
+  TimestampToTimestampCastRule: (from, to) => {
+    const convert =
+      from.root === 'TIMESTAMP' && to.root === 'TIMESTAMP_LTZ'
+        ? timestampToLtz
+        : from.root === 'TIMESTAMP_LTZ' && to.root === 'TIMESTAMP'
+          ? ltzToTimestamp
+          : (t: Timestamp) => t;
+    const p = precisionOf(to);
+    if (precisionOf(from) <= p) return (v) => convert(v as Timestamp);
+    return (v) => truncateTimestamp(convert(v as Timestamp), p);
+  },
+  TimestampToDateCastRule: (from) => {
+    if (from.root === 'TIMESTAMP_LTZ') return (v) => Math.floor(instantToLocal((v as Timestamp).millis) / MILLIS_PER_DAY);
+    return (v) => Math.trunc((v as Timestamp).millis / MILLIS_PER_DAY) | 0;
+  },
+  TimestampToTimeCastRule: (from) => {
+    if (from.root === 'TIMESTAMP_LTZ') {
+      return (v) => {
+        const wall = instantToLocal((v as Timestamp).millis);
+        return wall - Math.floor(wall / MILLIS_PER_DAY) * MILLIS_PER_DAY;
+      };
+    }
+    return (v) => ((v as Timestamp).millis % MILLIS_PER_DAY) | 0;
+  },
+  DateToTimestampCastRule: (_from, to) => {
+    if (to.root === 'TIMESTAMP_LTZ') return (v) => timestampOf(localToInstant((v as number) * MILLIS_PER_DAY));
+    return (v) => timestampOf((v as number) * MILLIS_PER_DAY);
+  },
+  TimeToTimestampCastRule: (_from, to) => {
+    if (to.root === 'TIMESTAMP_LTZ') return (v) => timestampOf(localToInstant(instantToLocal(v as number)));
+    return (v) => timestampOf(v as number);
+  },
+  TimestampToNumericPrimitiveCastRule: (_from, to) => {
+    // Seconds, truncated toward zero (Java's long division); INT wraps.
+    if (to.root === 'BIGINT') return (v) => BigInt(Math.trunc((v as Timestamp).millis / 1000));
+    return (v) => wrapInt(BigInt(Math.trunc((v as Timestamp).millis / 1000)), 32);
+  },
+  BinaryToBinaryCastRule: (_from, to) => (v) => toBinaryString(v as Uint8Array, to),
+  BinaryToStringCastRule: () => (v) => utf8Decoder.decode(v as Uint8Array),
+  StringToArrayCastRule: null,
+  StringToMapCastRule: null,
+  StringToRowCastRule: null,
+};
+
+/**
+ * DATE and TIME from text: digits only are the value itself (days, milliseconds of the day),
+ * other text goes through `parse` (null: no match).
+ */
+function numericOrParsed(parse: (s: string) => number | null): CastExecutor {
+  return (v) => {
+    const s = v as string;
+    if (isNumeric(s)) return Number(javaParseIntegral(s, 32));
+    const parsed = parse(s);
+    if (parsed === null) throw new JavaDateTimeError(`For input string: '${s}'.`);
+    return parsed;
+  };
+}
+
 function executorOf(rule: CastRuleName, from: DataType, to: DataType): CastExecutor | null {
-  const decimalTarget = to as { precision: number; scale: number };
-  const precisionOf = (t: DataType): number => (t as { precision: number }).precision;
-  switch (rule) {
-    case 'NumericPrimitiveCastRule':
-      return numericPrimitive(from, to);
-    case 'DecimalToNumericPrimitiveCastRule': {
-      const p = precisionOf(from);
-      if (to.root === 'FLOAT') return (v) => Math.fround(decimalDoubleValue(v as Decimal, p));
-      if (to.root === 'DOUBLE') return (v) => decimalDoubleValue(v as Decimal, p);
-      return (v) => intoIntegral(decimalToLong(v as Decimal), to);
-    }
-    case 'NumericPrimitiveToDecimalCastRule':
-      return isIntegral(from)
-        ? (v) => decimalFromBigDecimal({ unscaled: BigInt(v as number | bigint), scale: 0 }, decimalTarget.precision, decimalTarget.scale)
-        : (v) => decimalFromBigDecimal(bigDecimalOfDouble(v as number), decimalTarget.precision, decimalTarget.scale);
-    case 'DecimalToDecimalCastRule':
-      return (v) => decimalFromBigDecimal(v as Decimal, decimalTarget.precision, decimalTarget.scale);
-    case 'NumericPrimitiveToTimestamp':
-      // Seconds since the epoch; for TIMESTAMP_LTZ Java stores the local wall clock of that instant.
-      return (v) => {
-        const millis = BigInt.asIntN(64, BigInt(v as number | bigint) * 1000n);
-        const ms = timestampOf(Number(millis)).millis;
-        return timestampOf(to.root === 'TIMESTAMP_LTZ' ? instantToLocal(ms) : ms);
-      };
-    case 'BooleanToNumericCastRule':
-      if (to.root === 'DECIMAL')
-        return (v) => decimalFromBigDecimal({ unscaled: v ? 1n : 0n, scale: 0 }, decimalTarget.precision, decimalTarget.scale);
-      if (to.root === 'BIGINT') return (v) => (v ? 1n : 0n);
-      return (v) => (v ? 1 : 0);
-    case 'NumericToBooleanCastRule':
-      return (v) => v !== 0 && v !== 0n;
-    case 'NumericToStringCastRule':
-      return (v) => toCharacterString(numberText(v, from), to);
-    case 'BooleanToStringCastRule':
-      return (v) => toCharacterString(v ? 'true' : 'false', to);
-    case 'TimestampToStringCastRule': {
-      const p = precisionOf(from);
-      const ltz = from.root === 'TIMESTAMP_LTZ';
-      return (v) => toCharacterString(formatTimestamp(ltz ? ltzToTimestamp(v as Timestamp) : (v as Timestamp), p), to);
-    }
-    case 'TimeToStringCastRule': {
-      const p = precisionOf(from);
-      return (v) => toCharacterString(formatTime(v as number, p), to);
-    }
-    case 'DateToStringCastRule':
-      return (v) => toCharacterString(formatDate(v as number), to);
-    case 'StringToStringCastRule':
-      return (v) => toCharacterString(v as string, to);
-    case 'ArrayToStringCastRule':
-    case 'MapToStringCastRule':
-    case 'RowToStringCastRule':
-      return nestedToString(from);
-    case 'StringToBooleanCastRule':
-      return (v) => {
-        const lower = (v as string).toLowerCase();
-        if (lower === 't' || lower === 'true' || lower === 'y' || lower === 'yes' || lower === '1') return true;
-        if (lower === 'f' || lower === 'false' || lower === 'n' || lower === 'no' || lower === '0') return false;
-        throw new Error(`Cannot parse '${v as string}' as BOOLEAN.`);
-      };
-    case 'StringToDecimalCastRule':
-      return (v) => decimalFromBigDecimal(parseBigDecimal(v as string), decimalTarget.precision, decimalTarget.scale);
-    case 'StringToNumericPrimitiveCastRule':
-      switch (to.root) {
-        case 'TINYINT':
-          return (v) => Number(javaParseIntegral(v as string, 8));
-        case 'SMALLINT':
-          return (v) => Number(javaParseIntegral(v as string, 16));
-        case 'INT':
-          return (v) => Number(javaParseIntegral(v as string, 32));
-        case 'BIGINT':
-          return (v) => javaParseIntegral(v as string, 64);
-        case 'FLOAT':
-          return (v) => javaParseFloat(v as string);
-        default:
-          return (v) => javaParseDouble(v as string);
-      }
-    case 'StringToDateCastRule':
-      return (v) => {
-        const s = v as string;
-        if (isNumeric(s)) return Number(javaParseIntegral(s, 32));
-        const d = parseDate(s);
-        if (d === null) throw new JavaDateTimeError(`For input string: '${s}'.`);
-        return d;
-      };
-    case 'StringToTimeCastRule':
-      return (v) => {
-        const s = v as string;
-        if (isNumeric(s)) return Number(javaParseIntegral(s, 32));
-        const t = parseTime(s);
-        if (t === null) throw new JavaDateTimeError(`For input string: '${s}'.`);
-        return t;
-      };
-    case 'StringToTimestampCastRule': {
-      const p = precisionOf(to);
-      if (to.root === 'TIMESTAMP_LTZ') {
-        return (v) => {
-          const wall = parseTimestampText(v as string, p);
-          return timestampOf(localToInstant(wall.millis), wall.nanoOfMillis);
-        };
-      }
-      return (v) => {
-        const s = v as string;
-        if (!isNumeric(s)) return parseTimestampText(s, p);
-        // Epoch milliseconds, cut to the precision.
-        const millis = Number(javaParseIntegral(s, 64));
-        const unit = p >= 3 ? 1 : 10 ** (3 - p);
-        return timestampOf(Math.floor(millis / unit) * unit);
-      };
-    }
-    case 'StringToBinaryCastRule':
-      return (v) => toBinaryString(utf8.encode(v as string), to);
-    case 'TimestampToTimestampCastRule': {
-      const convert =
-        from.root === 'TIMESTAMP' && to.root === 'TIMESTAMP_LTZ'
-          ? timestampToLtz
-          : from.root === 'TIMESTAMP_LTZ' && to.root === 'TIMESTAMP'
-            ? ltzToTimestamp
-            : (t: Timestamp) => t;
-      const p = precisionOf(to);
-      if (precisionOf(from) <= p) return (v) => convert(v as Timestamp);
-      return (v) => truncateTimestamp(convert(v as Timestamp), p);
-    }
-    case 'TimestampToDateCastRule':
-      if (from.root === 'TIMESTAMP_LTZ') return (v) => Math.floor(instantToLocal((v as Timestamp).millis) / MILLIS_PER_DAY);
-      return (v) => Math.trunc((v as Timestamp).millis / MILLIS_PER_DAY) | 0;
-    case 'TimestampToTimeCastRule':
-      if (from.root === 'TIMESTAMP_LTZ') {
-        return (v) => {
-          const wall = instantToLocal((v as Timestamp).millis);
-          return wall - Math.floor(wall / MILLIS_PER_DAY) * MILLIS_PER_DAY;
-        };
-      }
-      return (v) => ((v as Timestamp).millis % MILLIS_PER_DAY) | 0;
-    case 'DateToTimestampCastRule':
-      if (to.root === 'TIMESTAMP_LTZ') return (v) => timestampOf(localToInstant((v as number) * MILLIS_PER_DAY));
-      return (v) => timestampOf((v as number) * MILLIS_PER_DAY);
-    case 'TimeToTimestampCastRule':
-      if (to.root === 'TIMESTAMP_LTZ') return (v) => timestampOf(localToInstant(instantToLocal(v as number)));
-      return (v) => timestampOf(v as number);
-    case 'TimestampToNumericPrimitiveCastRule': {
-      // Seconds, truncated toward zero (Java's long division); INT wraps.
-      if (to.root === 'BIGINT') return (v) => BigInt(Math.trunc((v as Timestamp).millis / 1000));
-      return (v) => wrapInt(BigInt(Math.trunc((v as Timestamp).millis / 1000)), 32);
-    }
-    case 'BinaryToBinaryCastRule':
-      return (v) => toBinaryString(v as Uint8Array, to);
-    case 'BinaryToStringCastRule':
-      return (v) => utf8Decoder.decode(v as Uint8Array);
-    default:
-      // String → ARRAY / MAP / ROW: DataTypeCasts never allows them.
-      return null;
-  }
+  return EXECUTORS[rule]?.(from, to) ?? null;
 }
 
 /** `ArrayToStringCastRule`, `MapToStringCastRule`, `RowToStringCastRule`: `[a, b]`, `{k -> v}`, `{a, b}`. */

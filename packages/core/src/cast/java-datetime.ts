@@ -269,81 +269,141 @@ export function parseTimestampText(text: string, precision: number): Timestamp {
   const fail = (why: string): never => {
     throw new JavaDateTimeError(`Text '${text}' could not be parsed${why ? `: ${why}` : ''}`);
   };
-  let pos = 0;
-  const fields = new Map<string, number>();
-  const set = (field: string, v: number): boolean => {
-    const old = fields.get(field);
-    if (old !== undefined && old !== v) return false;
-    fields.set(field, v);
-    return true;
-  };
-  const digitRun = (from: number, max: number): number => {
-    let i = from;
-    while (i < text.length && i - from < max && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
-    return i - from;
-  };
-  // yyyy: exactly four digits, or '+' and more than four (year-of-era, so >= 1).
-  {
-    const plus = text[pos] === '+';
-    const minus = text[pos] === '-';
-    const start = pos + (plus || minus ? 1 : 0);
-    const n = digitRun(start, 19);
-    if (n < 4 || (plus && n <= 4) || (!plus && !minus && n > 4)) fail(`at index ${pos}`);
-    const v = Number(text.slice(start, start + n)) * (minus ? -1 : 1);
-    if (v < 1 || v > 999_999_999) fail(`Invalid value for YearOfEra: ${v}`);
-    fields.set('year', v);
-    pos = start + n;
+  const t = resolveTimestampFields(new TimestampTextScanner(text, fail).scan(), fail);
+  let nano = t.nano;
+  if (precision === 0) nano = 0;
+  else if (precision !== 9) {
+    const unit = 10 ** (9 - precision);
+    nano = Math.floor(nano / unit) * unit;
   }
-  const literal = (c: string): boolean => {
-    if (text[pos] !== c) return false;
-    pos++;
+  const days = daysFromCivil(t.year, t.month, t.day) + t.excessDay;
+  return timestampOf(
+    days * MILLIS_PER_DAY + t.hour * 3600000 + t.minute * 60000 + t.second * 1000 + Math.floor(nano / 1_000_000),
+    nano % 1_000_000,
+  );
+}
+
+/** The parse of the timestamp pattern: the fields the text sets (year always), by name. */
+class TimestampTextScanner {
+  private pos = 0;
+  private readonly fields = new Map<string, number>();
+
+  constructor(
+    private readonly text: string,
+    private readonly fail: (why: string) => never,
+  ) {}
+
+  scan(): Map<string, number> {
+    this.year();
+    if (!this.literal('-')) this.fail(`at index ${this.pos}`);
+    this.twoThenOne('month');
+    if (!this.literal('-')) this.fail(`at index ${this.pos}`);
+    this.twoThenOne('day');
+    if (this.pos < this.text.length) this.timeSection();
+    if (this.pos < this.text.length) this.fail(`unparsed text found at index ${this.pos}`);
+    return this.fields;
+  }
+
+  /** yyyy: exactly four digits, or '+' and more than four (year-of-era, so >= 1). */
+  private year(): void {
+    const { text } = this;
+    const plus = text[this.pos] === '+';
+    const minus = text[this.pos] === '-';
+    const start = this.pos + (plus || minus ? 1 : 0);
+    const n = this.digitRun(start, 19);
+    if (n < 4 || (plus && n <= 4) || (!plus && !minus && n > 4)) this.fail(`at index ${this.pos}`);
+    const v = Number(text.slice(start, start + n)) * (minus ? -1 : 1);
+    if (v < 1 || v > 999_999_999) this.fail(`Invalid value for YearOfEra: ${v}`);
+    this.fields.set('year', v);
+    this.pos = start + n;
+  }
+
+  /** The optional time section ` HH:mm:ss[.n]` is all or nothing: a partial match is rolled back. */
+  private timeSection(): void {
+    const savePos = this.pos;
+    const saveFields = new Map(this.fields);
+    const ok =
+      this.literal(' ') &&
+      this.twoThenOne('hour') &&
+      this.literal(':') &&
+      this.twoThenOne('minute') &&
+      this.literal(':') &&
+      this.twoThenOne('second') &&
+      this.fraction();
+    if (!ok) {
+      this.pos = savePos;
+      this.fields.clear();
+      for (const [k, v] of saveFields) this.fields.set(k, v);
+    }
+  }
+
+  /** `[.n]`: up to nine digits of nanoseconds. */
+  private fraction(): true {
+    if (this.text[this.pos] !== '.') return true;
+    this.pos++;
+    const n = this.digitRun(this.pos, 9);
+    this.set('nano', n > 0 ? Number(this.text.slice(this.pos, this.pos + n).padEnd(9, '0')) : 0);
+    this.pos += n;
     return true;
-  };
+  }
+
   /**
    * `[XX][X]`: an optional two-digit value, then an optional variable-width one (1..19 digits, '-'
    * allowed); each is its own optional section, so a value that conflicts with one already parsed
    * for the field is rolled back, not an error.
    */
-  const twoThenOne = (field: string): true => {
-    const n2 = digitRun(pos, 2);
-    if (n2 === 2 && set(field, Number(text.slice(pos, pos + 2)))) pos += 2;
-    const neg = text[pos] === '-';
-    const start = pos + (neg ? 1 : 0);
-    const n1 = digitRun(start, 19);
-    if (n1 >= 1 && set(field, Number(text.slice(start, start + n1)) * (neg ? -1 : 1))) pos = start + n1;
+  private twoThenOne(field: string): true {
+    const { text } = this;
+    const n2 = this.digitRun(this.pos, 2);
+    if (n2 === 2 && this.set(field, Number(text.slice(this.pos, this.pos + 2)))) this.pos += 2;
+    const neg = text[this.pos] === '-';
+    const start = this.pos + (neg ? 1 : 0);
+    const n1 = this.digitRun(start, 19);
+    if (n1 >= 1 && this.set(field, Number(text.slice(start, start + n1)) * (neg ? -1 : 1))) this.pos = start + n1;
     return true;
-  };
-  if (!literal('-')) fail(`at index ${pos}`);
-  twoThenOne('month');
-  if (!literal('-')) fail(`at index ${pos}`);
-  twoThenOne('day');
-  // The optional time section is all or nothing.
-  if (pos < text.length) {
-    const savePos = pos;
-    const saveFields = new Map(fields);
-    const ok =
-      literal(' ') &&
-      twoThenOne('hour') &&
-      literal(':') &&
-      twoThenOne('minute') &&
-      literal(':') &&
-      twoThenOne('second') &&
-      (() => {
-        if (text[pos] !== '.') return true;
-        pos++;
-        const n = digitRun(pos, 9);
-        set('nano', n > 0 ? Number(text.slice(pos, pos + n).padEnd(9, '0')) : 0);
-        pos += n;
-        return true;
-      })();
-    if (!ok) {
-      pos = savePos;
-      fields.clear();
-      for (const [k, v] of saveFields) fields.set(k, v);
-    }
   }
-  if (pos < text.length) fail(`unparsed text found at index ${pos}`);
 
+  private literal(c: string): boolean {
+    if (this.text[this.pos] !== c) return false;
+    this.pos++;
+    return true;
+  }
+
+  /** Sets a field; false when it already holds another value. */
+  private set(field: string, v: number): boolean {
+    const old = this.fields.get(field);
+    if (old !== undefined && old !== v) return false;
+    this.fields.set(field, v);
+    return true;
+  }
+
+  /** Digits from `from`, at most `max`. */
+  private digitRun(from: number, max: number): number {
+    const { text } = this;
+    let i = from;
+    while (i < text.length && i - from < max && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
+    return i - from;
+  }
+}
+
+/** A resolved wall-clock date and time; `excessDay` is 1 for `24:00:00` (the next day's midnight). */
+interface ResolvedTimestamp {
+  readonly year: number;
+  readonly month: number;
+  readonly day: number;
+  readonly hour: number;
+  readonly minute: number;
+  readonly second: number;
+  readonly nano: number;
+  readonly excessDay: number;
+}
+
+/**
+ * java.time's SMART resolving of the parsed fields: a full date clamps the day to the month, an
+ * hour resolves the time (24:00:00 is the next day), every field is range-checked, and missing
+ * fields default to the start of their period.
+ */
+function resolveTimestampFields(fields: ReadonlyMap<string, number>, fail: (why: string) => never): ResolvedTimestamp {
   const range = (field: string, lo: number, hi: number, name: string): void => {
     const v = fields.get(field);
     if (v !== undefined && (v < lo || v > hi)) fail(`Invalid value for ${name} (valid values ${lo} - ${hi}): ${v}`);
@@ -352,11 +412,10 @@ export function parseTimestampText(text: string, precision: number): Timestamp {
   let month = fields.get('month');
   let day = fields.get('day');
   let hour = fields.get('hour');
-  let minute = fields.get('minute');
-  let second = fields.get('second');
-  let nano = fields.get('nano');
+  const minute = fields.get('minute');
+  const second = fields.get('second');
+  const nano = fields.get('nano');
   let excessDay = 0;
-  // SMART resolving: a full date clamps the day to the month; an hour resolves the time (24:00:00 = next day).
   if (month !== undefined && day !== undefined) {
     range('month', 1, 12, 'MonthOfYear');
     range('day', 1, 31, 'DayOfMonth');
@@ -383,21 +442,8 @@ export function parseTimestampText(text: string, precision: number): Timestamp {
   range('second', 0, 59, 'SecondOfMinute');
   month ??= 1;
   day ??= 1;
-  hour ??= 0;
-  minute ??= 0;
-  second ??= 0;
-  nano ??= 0;
   if (day > monthLength(year, month)) fail(`Invalid date '${monthName(month)} ${day}'`);
-  if (precision === 0) nano = 0;
-  else if (precision !== 9) {
-    const unit = 10 ** (9 - precision);
-    nano = Math.floor(nano / unit) * unit;
-  }
-  const days = daysFromCivil(year, month, day) + excessDay;
-  return timestampOf(
-    days * MILLIS_PER_DAY + hour * 3600000 + minute * 60000 + second * 1000 + Math.floor(nano / 1_000_000),
-    nano % 1_000_000,
-  );
+  return { year, month, day, hour: hour ?? 0, minute: minute ?? 0, second: second ?? 0, nano: nano ?? 0, excessDay };
 }
 
 function monthName(m: number): string {

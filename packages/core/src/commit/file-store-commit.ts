@@ -246,6 +246,59 @@ interface AttemptStart {
   readonly probe?: LatestProbe;
 }
 
+/** Delta manifests and their list written for some entries (kept across attempts while the entries stay the same). */
+interface WrittenDelta {
+  readonly entries: readonly ManifestEntry[];
+  readonly files: string[];
+  readonly list: { readonly name: string; readonly size: number };
+}
+
+/** What one call of `tryCommit` carries from attempt to attempt. */
+interface CommitLoop {
+  readonly input: AttemptInput;
+  readonly guard: SequenceOrderGuard | undefined;
+  readonly start: AttemptStart;
+  readonly writer: ManifestWriter;
+  readonly started: number;
+  /** Set by a snapshot create with an unknown outcome: the latest snapshot id it built on. */
+  uncertainAfter: number | null;
+  lastError: unknown;
+  delta: WrittenDelta | null;
+  changelogList: { readonly name: string; readonly size: number } | undefined;
+  /** Files kept across attempts (the delta and the changelog); everything else is per attempt. */
+  readonly keep: Set<string>;
+  keepRecord: boolean;
+  recordCleared: boolean;
+  /** A base list written while backing off, for the snapshot the next attempt probably builds on. */
+  prebuilt: BaseList | undefined;
+  /** The snapshot that took the id of the last attempt, as read while losing it (null: not read). */
+  winner: Snapshot | null;
+  /**
+   * Files of attempts that lost their snapshot id (no snapshot can reference them): deleted
+   * together when the loop ends, in one request, instead of one DELETE per lost attempt.
+   */
+  readonly discarded: Set<string>;
+  /** The latest schema id this loop read (a retry checks only that the next id is still absent). */
+  schemaKnown: number | null;
+  /** Attempts that lost their snapshot id (or had an unknown outcome), and catch-ups that did not count as such. */
+  lost: number;
+  caughtUp: number;
+}
+
+/** One attempt as it ended. */
+interface AttemptDone {
+  readonly retry: number;
+  readonly latest: Snapshot | null;
+  readonly snapshot: Snapshot;
+  readonly entries: readonly ManifestEntry[];
+  readonly outcome: 'created' | 'already-exists' | 'error';
+  /** The id was found taken before the create: this writer fell behind, it did not collide. */
+  readonly behind: boolean;
+  /** Files written by this attempt alone. */
+  readonly attemptFiles: readonly string[];
+  readonly attemptMs: number;
+}
+
 /** The index changes the messages carry (ADD new, DELETE replaced) and each partition's hash-index base. */
 function indexChangesOf(messages: readonly CommitMessage[]): IndexChanges {
   const entries: IndexManifestEntry[] = [];
@@ -1090,10 +1143,27 @@ export class FileStoreCommit {
   private async tryCommit(input: AttemptInput, begun?: AttemptStart): Promise<number> {
     // Before anything is written: on a store that silently overwrites, two committers could both "win".
     await this.ensureConditionalWrites();
+    const loop = this.openLoop(input, begun);
+    try {
+      // Before any manifest exists; a failure here fails the commit with nothing written.
+      await loop.start.recorded;
+      for (let retry = 0; ; retry++) {
+        const id = await this.attempt(loop, retry);
+        if (id !== null) return id;
+      }
+    } catch (e) {
+      await this.abandonLoop(loop);
+      throw e;
+    } finally {
+      if (this.recordInflight && !loop.keepRecord && !loop.recordCleared) await this.clearStartedRecord(loop.start);
+    }
+  }
+
+  /** The state of one {@link tryCommit} call: its manifest writer, and what each attempt leaves to the next. */
+  private openLoop(input: AttemptInput, begun?: AttemptStart): CommitLoop {
     const guard = input.sequenceGuard;
     // A start made by the caller recorded the guard's prefix already.
     const start = begun ?? this.beginAttempts(guard ? [guard.filePrefix] : []);
-    const { names, recordId } = start;
     const writer = new ManifestWriter(
       this.fileIO,
       this.paths,
@@ -1102,198 +1172,261 @@ export class FileStoreCommit {
         targetFileSize: this.options.manifestTargetFileSize,
         avro: { codec: this.options.manifestCodec, zstdLevel: this.options.zstdLevel },
       },
-      names,
+      start.names,
       this.cache,
     );
-    const started = this.now();
-    let uncertainAfter: number | null = null;
-    let lastError: unknown;
-    let delta: { entries: readonly ManifestEntry[]; files: string[]; list: { name: string; size: number } } | null = null;
-    let changelogList: { name: string; size: number } | undefined;
-    /** Files kept across attempts (the delta and the changelog); everything else is per attempt. */
-    const keep = new Set<string>();
-    let keepRecord = false;
-    let recordCleared = false;
-    /** A base list written while backing off, for the snapshot the next attempt probably builds on. */
-    let prebuilt: BaseList | undefined;
-    /** The snapshot that took the id of the last attempt, as read while losing it (null: not read). */
-    let winner: Snapshot | null = null;
-    /**
-     * Files of attempts that lost their snapshot id (no snapshot can reference them): deleted
-     * together when the loop ends, in one request, instead of one DELETE per lost attempt.
-     */
-    const discarded = new Set<string>();
-    /** The latest schema id this loop read (a retry checks only that the next id is still absent). */
-    let schemaKnown: number | null = null;
-    /** Files this call has written so far (manifests, re-sequenced data files): whether an attempt wrote any. */
-    const filesWritten = (): number => writer.filesWritten + (guard?.written.length ?? 0);
-    const readSchemaId = (): Promise<number | null> => {
-      const p = this.latestSchemaId(schemaKnown).then((id) => (schemaKnown = id));
-      p.catch(() => undefined);
-      return p;
+    return {
+      input,
+      guard,
+      start,
+      writer,
+      started: this.now(),
+      uncertainAfter: null,
+      lastError: undefined,
+      delta: null,
+      changelogList: undefined,
+      keep: new Set(),
+      keepRecord: false,
+      recordCleared: false,
+      prebuilt: undefined,
+      winner: null,
+      discarded: new Set(),
+      schemaKnown: null,
+      lost: 0,
+      caughtUp: 0,
     };
-    try {
-      // Before any manifest exists; a failure here fails the commit with nothing written.
-      await start.recorded;
-      /** Attempts that lost their snapshot id (or had an unknown outcome), and catch-ups that did not count as such. */
-      let lost = 0;
-      let caughtUp = 0;
-      for (let retry = 0; ; retry++) {
-        const attemptStarted = this.now();
-        // The latest schema id is read with the probe (one round trip with it), not after it. The
-        // first attempt's probe ran with the in-flight record: its schema id is read below.
-        let schemaId: Promise<number | null> | undefined;
-        let probe: LatestProbe;
-        /** Files written (manifests, re-sequenced data files) when this attempt probed (null: the probe ran before the call's checks). */
-        let atProbe: number | null = null;
-        if (retry === 0 && start.probe !== undefined) {
-          probe = start.probe;
-        } else {
-          schemaId = readSchemaId();
-          probe = await this.readLatest(winner ?? undefined);
-          atProbe = filesWritten();
-        }
-        winner = null;
-        const latest = probe.latest;
-        for (const s of probe.read.values()) this.activity.saw(s.id, s.commitUser);
-        if (latest !== null) this.activity.saw(latest.id, latest.commitUser);
-        if (uncertainAfter !== null) {
-          const own = await this.findOwnSnapshot(uncertainAfter, probe, input);
-          if (own !== null) {
-            await Promise.all([this.finish(own, recordId, input.clearsRecords), this.deleteDiscarded(writer, discarded)]);
-            recordCleared = true;
-            this.rememberCommitted(input, own);
-            return own;
-          }
-        }
-        let entries = input.delta.kind === 'fixed' ? input.delta.entries : await input.delta.compute(latest);
-        // After an unknown outcome our files may be referenced by a snapshot still in transit:
-        // rewriting is still correct (that snapshot cannot land on a newer base), deleting is not.
-        if (guard) entries = await guard.apply(latest, entries);
-        if (input.checkConflicts) {
-          await checkConflicts(this.fileIO, this.paths, latest, entries, {
-            allowBucketChange: input.allowBucketChange,
-            source: this.cache,
-          });
-        }
-        // The schema id, the base check, the delta upload and the base list are independent: one
-        // round trip for all of them (the snapshot create waits for every one).
-        schemaId ??= readSchemaId();
-        const checked = latest !== null ? this.baseCheck.check(latest, entries) : Promise.resolve();
-        checked.catch(() => undefined);
-        let deltaUploaded: Promise<unknown> = Promise.resolve();
-        if (delta === null || !sameEntries(delta.entries, entries)) {
-          if (delta !== null && uncertainAfter === null) {
-            for (const n of [...delta.files, delta.list.name]) keep.delete(n);
-            await writer.deleteWritten([...delta.files, delta.list.name]);
-          }
-          const { metas, pending } = await writer.writeEntriesDeferred(entries);
-          const list = await writer.writeListDeferred(metas);
-          delta = { entries, files: metas.map((m) => m.fileName), list: { name: list.name, size: list.size } };
-          for (const n of [...delta.files, list.name]) keep.add(n);
-          deltaUploaded = settleAll([pending, list.pending]);
-          deltaUploaded.catch(() => undefined);
-        }
-        // The changelog is fixed: its manifests are written once and kept across attempts.
-        if (changelogList === undefined && input.changelog !== undefined && input.changelog.length > 0) {
-          const metas = await writer.writeEntries(input.changelog);
-          changelogList = await writer.writeList(metas);
-          for (const n of [...metas.map((m) => m.fileName), changelogList.name]) keep.add(n);
-        }
-        const [, , snapshot] = await settleAll([
-          checked,
-          deltaUploaded,
-          this.buildSnapshot(latest, entries, delta.list, writer, input, schemaId, changelogList, prebuilt),
-        ]);
-        // Built for a snapshot that was not the latest after all: nothing will reference it.
-        if (prebuilt !== undefined && prebuilt.forId !== (latest?.id ?? null) && uncertainAfter === null) {
-          this.discard(writer, prebuilt.files, discarded);
-        }
-        prebuilt = undefined;
-        const attemptFiles = writer.written.filter((n) => !keep.has(n) && !discarded.has(n));
+  }
 
-        let outcome: 'created' | 'already-exists' | 'error';
-        /** The id was found taken before the create: this writer fell behind, it did not collide. */
-        let behind = false;
-        try {
-          // An attempt that wrote nothing since its probe (a retry on the base list written while
-          // backing off) read the absent id a moment ago: a second GET of it would find the same.
-          const probedJustNow = atProbe !== null && filesWritten() === atProbe;
-          winner = probedJustNow ? null : await this.takenMeanwhile(snapshot.id, input.commitUser);
-          behind = winner !== null;
-          outcome = behind
-            ? 'already-exists'
-            : await this.fileIO.createIfAbsent(this.paths.snapshotPath(snapshot.id), serializeSnapshot(snapshot));
-        } catch (e) {
-          // Unknown outcome: the snapshot may exist. Keep every file and check on the next attempt.
-          outcome = 'error';
-          lastError = e;
-          uncertainAfter ??= latest?.id ?? 0;
-        }
-        const attemptMs = this.now() - attemptStarted;
-        if (outcome === 'created') {
-          advanceSequenceMaxima(this.sequenceMaxima, latest, snapshot, entries);
-          this.baseCheck.committed(entries);
-          this.knowledge.advanceLivePlan(latest, snapshot, entries);
-          this.knownLatest = snapshot.id;
-          this.created = snapshot;
-          this.activity.saw(snapshot.id, input.commitUser);
-          this.backoff.succeeded(attemptMs);
-          this.report(input, retry, snapshot.id, outcome, attemptMs, 0);
-          await Promise.all([this.finish(snapshot.id, recordId, input.clearsRecords), this.deleteDiscarded(writer, discarded)]);
-          recordCleared = true;
-          this.rememberCommitted(input, snapshot.id);
-          if (guard && uncertainAfter === null) await this.deleteBestEffort(guard.obsoleteAfter(entries));
-          return snapshot.id;
-        }
-        // Another writer created this id: the next probe starts at it (ids are contiguous).
-        if (outcome === 'already-exists') this.knownLatest = snapshot.id;
-        if (uncertainAfter === null) this.discard(writer, attemptFiles, discarded);
-        const elapsed = this.now() - started;
-        // Falling behind is not a collision: the first commit.max-retries times it costs no retry
-        // and no sleep (the catch-up below is all the next attempt needs). Counted as retries, a
-        // writer slower than the others used up its retries in a few seconds of catching up.
-        const catchUp = behind && caughtUp < this.options.maxRetries;
-        if (catchUp) caughtUp++;
-        else lost++;
-        if (lost > this.options.maxRetries || elapsed >= this.options.timeoutMs) {
-          this.report(input, retry, snapshot.id, outcome, attemptMs, 0);
-          const why =
-            outcome === 'error'
-              ? `the last attempt failed: ${(lastError as Error)?.message ?? String(lastError)}`
-              : `snapshot ${snapshot.id} was created by another writer`;
-          throw new CommitRetryExhaustedError(
-            `commit of identifier ${input.identifier} by '${input.commitUser}' to ${this.paths.root} gave up after ${retry + 1} attempts in ${elapsed} ms (commit.max-retries = ${this.options.maxRetries}, commit.timeout = ${this.options.timeoutMs} ms); ${why}`,
-            { cause: lastError },
-          );
-        }
-        const waitMs = catchUp ? 0 : this.backoff.lost(lost - 1, attemptMs, this.activity.others(input.commitUser));
-        this.report(input, retry, snapshot.id, outcome, attemptMs, waitMs);
-        const wait = sleep(waitMs);
-        // While backing off, read and check what the winner added (its snapshot, manifest lists,
-        // manifests and data files): the next attempt then finds it in the cache and the base
-        // check's memory, so its window between reading the latest snapshot and creating the
-        // next one shrinks to a few round trips. A failure here is left to that attempt to report.
-        const warm = outcome === 'already-exists' ? this.prefetch(snapshot.id, entries, writer, winner) : Promise.resolve(undefined);
-        const [, warmed] = await Promise.all([wait, warm]);
-        prebuilt = warmed?.base;
-        winner = warmed?.winner ?? null;
-      }
+  /** Files the loop has written so far (manifests, re-sequenced data files): whether an attempt wrote any. */
+  private loopFilesWritten(loop: CommitLoop): number {
+    return loop.writer.filesWritten + (loop.guard?.written.length ?? 0);
+  }
+
+  /** The latest schema id (a retry checks only that the id after the last one read is still absent). */
+  private readSchemaId(loop: CommitLoop): Promise<number | null> {
+    const p = this.latestSchemaId(loop.schemaKnown).then((id) => (loop.schemaKnown = id));
+    p.catch(() => undefined);
+    return p;
+  }
+
+  /**
+   * One attempt: probe the latest snapshot, write what a snapshot on top of it needs, create it.
+   * Returns its id, or null after a lost race (having backed off); throws when the loop gives up.
+   */
+  private async attempt(loop: CommitLoop, retry: number): Promise<number | null> {
+    const attemptStarted = this.now();
+    const { probe, schemaId: probedSchemaId, atProbe } = await this.probeForAttempt(loop, retry);
+    loop.winner = null;
+    const latest = probe.latest;
+    for (const s of probe.read.values()) this.activity.saw(s.id, s.commitUser);
+    if (latest !== null) this.activity.saw(latest.id, latest.commitUser);
+    if (loop.uncertainAfter !== null) {
+      const own = await this.findOwnSnapshot(loop.uncertainAfter, probe, loop.input);
+      if (own !== null) return this.landedBefore(loop, own);
+    }
+    const entries = await this.attemptEntries(loop, latest);
+    // The schema id, the base check, the delta upload and the base list are independent: one
+    // round trip for all of them (the snapshot create waits for every one).
+    const schemaId = probedSchemaId ?? this.readSchemaId(loop);
+    const checked = latest !== null ? this.baseCheck.check(latest, entries) : Promise.resolve();
+    checked.catch(() => undefined);
+    const { delta, uploaded } = await this.writeDelta(loop, entries);
+    await this.writeChangelogOnce(loop);
+    const [, , snapshot] = await settleAll([
+      checked,
+      uploaded,
+      this.buildSnapshot(latest, entries, delta.list, loop.writer, loop.input, schemaId, loop.changelogList, loop.prebuilt),
+    ]);
+    // Built for a snapshot that was not the latest after all: nothing will reference it.
+    if (loop.prebuilt !== undefined && loop.prebuilt.forId !== (latest?.id ?? null) && loop.uncertainAfter === null) {
+      this.discard(loop.writer, loop.prebuilt.files, loop.discarded);
+    }
+    loop.prebuilt = undefined;
+    const attemptFiles = loop.writer.written.filter((n) => !loop.keep.has(n) && !loop.discarded.has(n));
+    const { outcome, behind } = await this.createSnapshot(loop, snapshot, latest, atProbe);
+    const done: AttemptDone = { retry, latest, snapshot, entries, outcome, behind, attemptFiles, attemptMs: this.now() - attemptStarted };
+    if (outcome === 'created') return this.onCreated(loop, done);
+    await this.afterLostAttempt(loop, done);
+    return null;
+  }
+
+  /**
+   * The latest snapshot an attempt builds on, with the latest schema id read in the same round trip
+   * and the files written when it was read. The first attempt's probe ran with the in-flight
+   * record (its schema id is read later, and `atProbe` is null: the probe ran before the call's checks).
+   */
+  private async probeForAttempt(
+    loop: CommitLoop,
+    retry: number,
+  ): Promise<{ probe: LatestProbe; schemaId: Promise<number | null> | undefined; atProbe: number | null }> {
+    if (retry === 0 && loop.start.probe !== undefined) return { probe: loop.start.probe, schemaId: undefined, atProbe: null };
+    const schemaId = this.readSchemaId(loop);
+    const probe = await this.readLatest(loop.winner ?? undefined);
+    return { probe, schemaId, atProbe: this.loopFilesWritten(loop) };
+  }
+
+  /** An earlier attempt with an unknown outcome did land as `own`: the commit is done. */
+  private async landedBefore(loop: CommitLoop, own: number): Promise<number> {
+    await Promise.all([this.finish(own, loop.start.recordId, loop.input.clearsRecords), this.deleteDiscarded(loop.writer, loop.discarded)]);
+    loop.recordCleared = true;
+    this.rememberCommitted(loop.input, own);
+    return own;
+  }
+
+  /** The entries of the snapshot on top of `latest`: computed, re-sequenced by the guard, checked for conflicts. */
+  private async attemptEntries(loop: CommitLoop, latest: Snapshot | null): Promise<readonly ManifestEntry[]> {
+    const { input, guard } = loop;
+    let entries = input.delta.kind === 'fixed' ? input.delta.entries : await input.delta.compute(latest);
+    // After an unknown outcome our files may be referenced by a snapshot still in transit:
+    // rewriting is still correct (that snapshot cannot land on a newer base), deleting is not.
+    if (guard) entries = await guard.apply(latest, entries);
+    if (input.checkConflicts) {
+      await checkConflicts(this.fileIO, this.paths, latest, entries, {
+        allowBucketChange: input.allowBucketChange,
+        source: this.cache,
+      });
+    }
+    return entries;
+  }
+
+  /**
+   * The delta manifests and list of `entries`: those of the last attempt when it had the same
+   * entries, else written anew (the last attempt's deleted unless an outcome is unknown). Their
+   * uploads finish in `uploaded`.
+   */
+  private async writeDelta(
+    loop: CommitLoop,
+    entries: readonly ManifestEntry[],
+  ): Promise<{ readonly delta: WrittenDelta; readonly uploaded: Promise<unknown> }> {
+    const { writer, keep } = loop;
+    const last = loop.delta;
+    if (last !== null && sameEntries(last.entries, entries)) return { delta: last, uploaded: Promise.resolve() };
+    if (last !== null && loop.uncertainAfter === null) {
+      for (const n of [...last.files, last.list.name]) keep.delete(n);
+      await writer.deleteWritten([...last.files, last.list.name]);
+    }
+    const { metas, pending } = await writer.writeEntriesDeferred(entries);
+    const list = await writer.writeListDeferred(metas);
+    const delta: WrittenDelta = { entries, files: metas.map((m) => m.fileName), list: { name: list.name, size: list.size } };
+    loop.delta = delta;
+    for (const n of [...delta.files, list.name]) keep.add(n);
+    const uploaded = settleAll([pending, list.pending]);
+    uploaded.catch(() => undefined);
+    return { delta, uploaded };
+  }
+
+  /** The changelog is fixed: its manifests are written once and kept across attempts. */
+  private async writeChangelogOnce(loop: CommitLoop): Promise<void> {
+    const changelog = loop.input.changelog;
+    if (loop.changelogList !== undefined || changelog === undefined || changelog.length === 0) return;
+    const metas = await loop.writer.writeEntries(changelog);
+    loop.changelogList = await loop.writer.writeList(metas);
+    for (const n of [...metas.map((m) => m.fileName), loop.changelogList.name]) loop.keep.add(n);
+  }
+
+  /**
+   * Creates the snapshot, unless its id was found taken first (`behind`: this writer fell behind,
+   * it did not collide). An error is an unknown outcome: the snapshot may exist, so every file is
+   * kept and the next attempt checks.
+   */
+  private async createSnapshot(
+    loop: CommitLoop,
+    snapshot: Snapshot,
+    latest: Snapshot | null,
+    atProbe: number | null,
+  ): Promise<{ outcome: AttemptDone['outcome']; behind: boolean }> {
+    try {
+      // An attempt that wrote nothing since its probe (a retry on the base list written while
+      // backing off) read the absent id a moment ago: a second GET of it would find the same.
+      const probedJustNow = atProbe !== null && this.loopFilesWritten(loop) === atProbe;
+      loop.winner = probedJustNow ? null : await this.takenMeanwhile(snapshot.id, loop.input.commitUser);
+      if (loop.winner !== null) return { outcome: 'already-exists', behind: true };
+      return {
+        outcome: await this.fileIO.createIfAbsent(this.paths.snapshotPath(snapshot.id), serializeSnapshot(snapshot)),
+        behind: false,
+      };
     } catch (e) {
-      // Nothing we wrote is referenced by a snapshot unless a create had an unknown outcome.
-      if (uncertainAfter === null) {
-        await writer.deleteWritten([...writer.written]);
-        if (guard) await this.deleteBestEffort(guard.written);
-      } else {
-        // Unknown outcome: our files stay, and so does their record (a create still in transit may
-        // yet land); orphan cleanup prunes the record after 7 days. Those of attempts lost before
-        // it are referenced by no snapshot.
-        keepRecord = true;
-        await this.deleteDiscarded(writer, discarded);
-      }
-      throw e;
-    } finally {
-      if (this.recordInflight && !keepRecord && !recordCleared) await this.clearStartedRecord(start);
+      loop.lastError = e;
+      loop.uncertainAfter ??= latest?.id ?? 0;
+      return { outcome: 'error', behind: false };
+    }
+  }
+
+  /** The snapshot exists: what this committer knows advances, the in-flight record goes, and so do obsolete files. */
+  private async onCreated(loop: CommitLoop, done: AttemptDone): Promise<number> {
+    const { input, guard } = loop;
+    const { latest, snapshot, entries } = done;
+    advanceSequenceMaxima(this.sequenceMaxima, latest, snapshot, entries);
+    this.baseCheck.committed(entries);
+    this.knowledge.advanceLivePlan(latest, snapshot, entries);
+    this.knownLatest = snapshot.id;
+    this.created = snapshot;
+    this.activity.saw(snapshot.id, input.commitUser);
+    this.backoff.succeeded(done.attemptMs);
+    this.report(input, done.retry, snapshot.id, done.outcome, done.attemptMs, 0);
+    await Promise.all([
+      this.finish(snapshot.id, loop.start.recordId, input.clearsRecords),
+      this.deleteDiscarded(loop.writer, loop.discarded),
+    ]);
+    loop.recordCleared = true;
+    this.rememberCommitted(input, snapshot.id);
+    if (guard && loop.uncertainAfter === null) await this.deleteBestEffort(guard.obsoleteAfter(entries));
+    return snapshot.id;
+  }
+
+  /**
+   * After a lost race or an unknown outcome: gives up when retries or time ran out, else backs
+   * off, reading what the winner added meanwhile.
+   */
+  private async afterLostAttempt(loop: CommitLoop, done: AttemptDone): Promise<void> {
+    const { input } = loop;
+    const { snapshot, outcome } = done;
+    // Another writer created this id: the next probe starts at it (ids are contiguous).
+    if (outcome === 'already-exists') this.knownLatest = snapshot.id;
+    if (loop.uncertainAfter === null) this.discard(loop.writer, done.attemptFiles, loop.discarded);
+    const elapsed = this.now() - loop.started;
+    // Falling behind is not a collision: the first commit.max-retries times it costs no retry
+    // and no sleep (the catch-up below is all the next attempt needs). Counted as retries, a
+    // writer slower than the others used up its retries in a few seconds of catching up.
+    const catchUp = done.behind && loop.caughtUp < this.options.maxRetries;
+    if (catchUp) loop.caughtUp++;
+    else loop.lost++;
+    if (loop.lost > this.options.maxRetries || elapsed >= this.options.timeoutMs) {
+      this.report(input, done.retry, snapshot.id, outcome, done.attemptMs, 0);
+      const why =
+        outcome === 'error'
+          ? `the last attempt failed: ${(loop.lastError as Error)?.message ?? String(loop.lastError)}`
+          : `snapshot ${snapshot.id} was created by another writer`;
+      throw new CommitRetryExhaustedError(
+        `commit of identifier ${input.identifier} by '${input.commitUser}' to ${this.paths.root} gave up after ${done.retry + 1} attempts in ${elapsed} ms (commit.max-retries = ${this.options.maxRetries}, commit.timeout = ${this.options.timeoutMs} ms); ${why}`,
+        { cause: loop.lastError },
+      );
+    }
+    const waitMs = catchUp ? 0 : this.backoff.lost(loop.lost - 1, done.attemptMs, this.activity.others(input.commitUser));
+    this.report(input, done.retry, snapshot.id, outcome, done.attemptMs, waitMs);
+    const wait = sleep(waitMs);
+    // While backing off, read and check what the winner added (its snapshot, manifest lists,
+    // manifests and data files): the next attempt then finds it in the cache and the base
+    // check's memory, so its window between reading the latest snapshot and creating the
+    // next one shrinks to a few round trips. A failure here is left to that attempt to report.
+    const warm =
+      outcome === 'already-exists' ? this.prefetch(snapshot.id, done.entries, loop.writer, loop.winner) : Promise.resolve(undefined);
+    const [, warmed] = await Promise.all([wait, warm]);
+    loop.prebuilt = warmed?.base;
+    loop.winner = warmed?.winner ?? null;
+  }
+
+  /** The loop failed: deletes what it wrote, unless a create with an unknown outcome may yet reference it. */
+  private async abandonLoop(loop: CommitLoop): Promise<void> {
+    if (loop.uncertainAfter === null) {
+      await loop.writer.deleteWritten([...loop.writer.written]);
+      if (loop.guard) await this.deleteBestEffort(loop.guard.written);
+    } else {
+      // Unknown outcome: our files stay, and so does their record (a create still in transit may
+      // yet land); orphan cleanup prunes the record after 7 days. Those of attempts lost before
+      // it are referenced by no snapshot.
+      loop.keepRecord = true;
+      await this.deleteDiscarded(loop.writer, loop.discarded);
     }
   }
 

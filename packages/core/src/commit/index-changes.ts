@@ -217,9 +217,58 @@ export async function resolveHashIndexChanges(
 ): Promise<IndexManifestEntry[]> {
   if (changes.replacesPartitions) return [...changes.entries];
   const snapshots = new SnapshotManager(fileIO, paths);
+  await checkAssignmentsCurrent(fileIO, paths, snapshots, latest, changes);
+  const ours = changes.entries.filter((e) => e.kind === 'ADD' && e.indexType === INDEX_TYPE_HASH);
+  if (ours.length === 0) return [...changes.entries];
 
-  // Keys this commit routed to their indexed bucket were placed by the base's index: an overwrite
-  // since then may have put them elsewhere (or dropped the index), so all of it is re-planned.
+  const r: HashResolution = {
+    fileIO,
+    paths,
+    latest,
+    changes,
+    write,
+    baseNames: baseIndexNames(fileIO, paths, snapshots),
+    latestEntries: null,
+    replaced: new Map(),
+    dropped: new Set(),
+  };
+  const conflicts: Array<{ partition: string; count: number }> = [];
+  for (const [part, entries] of byPartition(ours)) {
+    const count = await resolvePartition(r, part, entries);
+    if (count > 0) conflicts.push({ partition: part, count });
+  }
+  if (conflicts.length > 0) throw collisionError(paths, latest, conflicts);
+  return changes.entries.filter((e) => !r.dropped.has(e)).map((e) => r.replaced.get(e) ?? e);
+}
+
+/** What the steps of {@link resolveHashIndexChanges} share: the commit, and the entries they replace or drop. */
+interface HashResolution {
+  readonly fileIO: FileIO;
+  readonly paths: FileStorePathFactory;
+  readonly latest: Snapshot | null;
+  readonly changes: IndexChanges;
+  readonly write: WriteHashIndexFile;
+  /** Names of the index files of a base snapshot (null: expired, unknown). */
+  readonly baseNames: (id: number | null | undefined) => Promise<Set<string> | null>;
+  /** The hash index entries of `latest`, read on first need. */
+  latestEntries: IndexManifestEntry[] | null;
+  /** Our entries replaced by merged files. */
+  readonly replaced: Map<IndexManifestEntry, IndexManifestEntry>;
+  /** Our entries another of this commit's files of the same bucket supersedes. */
+  readonly dropped: Set<IndexManifestEntry>;
+}
+
+/**
+ * Keys this commit routed to their indexed bucket were placed by the base's index: an overwrite
+ * since then may have put them elsewhere (or dropped the index), so all of it is re-planned.
+ */
+async function checkAssignmentsCurrent(
+  fileIO: FileIO,
+  paths: FileStorePathFactory,
+  snapshots: SnapshotManager,
+  latest: Snapshot | null,
+  changes: IndexChanges,
+): Promise<void> {
   const stale = new Map<string, { baseId: number | null; why: 'overwritten' | 'expired' }>();
   for (const [part, baseId] of changes.hashIndexBase) {
     if (latest === null || baseId === latest.id) continue;
@@ -227,111 +276,144 @@ export async function resolveHashIndexChanges(
     if (why !== null) stale.set(part, { baseId, why });
   }
   if (stale.size > 0) throw await staleAssignmentError(paths, snapshots, latest!, stale);
+}
 
-  const ours = changes.entries.filter((e) => e.kind === 'ADD' && e.indexType === INDEX_TYPE_HASH);
-  if (ours.length === 0) return [...changes.entries];
-
+function byPartition(entries: readonly IndexManifestEntry[]): Map<string, IndexManifestEntry[]> {
   const parts = new Map<string, IndexManifestEntry[]>();
-  for (const e of ours) {
+  for (const e of entries) {
     const k = partitionKey(e.partition);
     const list = parts.get(k) ?? [];
     list.push(e);
     parts.set(k, list);
   }
-  const baseCache = new Map<number, Set<string> | null>();
-  const baseNames = async (id: number | null | undefined): Promise<Set<string> | null> => {
+  return parts;
+}
+
+/** The index file names of base snapshots, each read once; an expired base is unknown (null). */
+function baseIndexNames(
+  fileIO: FileIO,
+  paths: FileStorePathFactory,
+  snapshots: SnapshotManager,
+): (id: number | null | undefined) => Promise<Set<string> | null> {
+  const cache = new Map<number, Set<string> | null>();
+  return async (id) => {
     if (id === null) return new Set();
     if (id === undefined) return null;
-    if (!baseCache.has(id)) {
+    if (!cache.has(id)) {
       const s = await snapshots.tryGet(id);
       // An expired base is unknown: every file of the partition is then examined.
-      baseCache.set(id, s === null ? null : new Set((await snapshotIndexEntries(fileIO, paths, s)).map((e) => e.fileName)));
+      cache.set(id, s === null ? null : new Set((await snapshotIndexEntries(fileIO, paths, s)).map((e) => e.fileName)));
     }
-    return baseCache.get(id)!;
+    return cache.get(id)!;
   };
+}
 
-  const replaced = new Map<IndexManifestEntry, IndexManifestEntry>();
-  const dropped = new Set<IndexManifestEntry>();
-  let latestEntries: IndexManifestEntry[] | null = null;
-  const conflicts: Array<{ partition: string; count: number }> = [];
-  for (const [part, entries] of parts) {
-    const baseId = changes.hashIndexBase.get(part);
-    const writers = new Set(entries.map((e) => writerPrefix(e.fileName)));
-    // Files of several assigners in one commit (writers that did not share one): check them
-    // against each other too.
-    const latestId = latest?.id ?? null;
-    if (baseId === latestId && writers.size === 1) continue;
-    latestEntries ??= (await snapshotIndexEntries(fileIO, paths, latest)).filter((e) => e.indexType === INDEX_TYPE_HASH);
-    const known = baseId === latestId ? new Set(latestEntries.map((e) => e.fileName)) : await baseNames(baseId);
-    // Index files written by the same assigner as ours hold only hashes it placed consistently
-    // (a long-lived writer's earlier commits): no need to read them.
-    const ownFile = (name: string): boolean => writers.size === 1 && writers.has(writerPrefix(name));
-    const changed = latestEntries.filter(
-      (e) => partitionKey(e.partition) === part && (known === null || !known.has(e.fileName)) && !ownFile(e.fileName),
-    );
-    if (changed.length === 0 && writers.size === 1) continue;
+/**
+ * Checks one partition's new hash index files against those other commits (and other writers of
+ * this one) wrote since its base, merging where both rewrote a bucket's index. Returns the number
+ * of key hashes placed in two buckets.
+ */
+async function resolvePartition(r: HashResolution, part: string, entries: readonly IndexManifestEntry[]): Promise<number> {
+  const baseId = r.changes.hashIndexBase.get(part);
+  const writers = new Set(entries.map((e) => writerPrefix(e.fileName)));
+  // Files of several assigners in one commit (writers that did not share one): check them
+  // against each other too.
+  const latestId = r.latest?.id ?? null;
+  if (baseId === latestId && writers.size === 1) return 0;
+  const latestEntries = (r.latestEntries ??= (await snapshotIndexEntries(r.fileIO, r.paths, r.latest)).filter(
+    (e) => e.indexType === INDEX_TYPE_HASH,
+  ));
+  const known = baseId === latestId ? new Set(latestEntries.map((e) => e.fileName)) : await r.baseNames(baseId);
+  // Index files written by the same assigner as ours hold only hashes it placed consistently
+  // (a long-lived writer's earlier commits): no need to read them.
+  const ownFile = (name: string): boolean => writers.size === 1 && writers.has(writerPrefix(name));
+  const changed = latestEntries.filter(
+    (e) => partitionKey(e.partition) === part && (known === null || !known.has(e.fileName)) && !ownFile(e.fileName),
+  );
+  if (changed.length === 0 && writers.size === 1) return 0;
 
-    // Hashes this commit added per bucket: its new files minus the file they replaced.
-    const byBucket = new Map<number, IndexManifestEntry[]>();
-    for (const e of entries) byBucket.set(e.bucket, [...(byBucket.get(e.bucket) ?? []), e]);
-    const added = new Map<number, Int32Array>();
-    for (const [bucket, list] of byBucket) {
-      const base = changes.entries.find(
-        (d) => d.kind === 'DELETE' && d.indexType === INDEX_TYPE_HASH && d.bucket === bucket && partitionKey(d.partition) === part,
-      );
-      const old = base === undefined ? new Set<number>() : new Set(await readHashes(fileIO, paths, base));
-      const fresh = new Set<number>();
-      for (const e of list) for (const h of await readHashes(fileIO, paths, e)) if (!old.has(h)) fresh.add(h);
-      added.set(bucket, Int32Array.from(fresh));
-      if (list.length > 1) {
-        // Several writers of this commit rewrote one bucket: one file with all their hashes (the
-        // last ADD of a slot wins, so the others drop out).
-        const all = new Set(old);
-        for (const h of fresh) all.add(h);
-        const last = list[list.length - 1]!;
-        replaced.set(last, indexManifestEntryOf('ADD', last.partition, bucket, await write(Int32Array.from(all))));
-        for (const e of list.slice(0, -1)) dropped.add(e);
-      }
+  const byBucket = new Map<number, IndexManifestEntry[]>();
+  for (const e of entries) byBucket.set(e.bucket, [...(byBucket.get(e.bucket) ?? []), e]);
+  const added = await addedHashes(r, part, byBucket);
+  let collisions = collisionsAmong(added);
+  const addedAnywhere = new Map<number, number>();
+  for (const [bucket, hashes] of added) for (const h of hashes) addedAnywhere.set(h, bucket);
+  for (const other of changed) {
+    const theirs = await readHashes(r.fileIO, r.paths, other);
+    for (const h of theirs) {
+      const b = addedAnywhere.get(h);
+      if (b !== undefined && b !== other.bucket) collisions++;
     }
-    const addedAnywhere = new Map<number, number>();
-    let collisions = 0;
-    for (const [bucket, hashes] of added) {
-      for (const h of hashes) {
-        const other = addedAnywhere.get(h);
-        if (other !== undefined && other !== bucket) collisions++;
-        addedAnywhere.set(h, bucket);
-      }
-    }
-
-    for (const other of changed) {
-      const theirs = await readHashes(fileIO, paths, other);
-      for (const h of theirs) {
-        const b = addedAnywhere.get(h);
-        if (b !== undefined && b !== other.bucket) collisions++;
-      }
-      const mine = byBucket.get(other.bucket)?.at(-1);
-      if (mine === undefined || collisions > 0) continue;
-      // Both rewrote this bucket's index: keep their hashes and add ours.
-      const merged = new Set<number>(theirs);
-      for (const h of added.get(other.bucket) ?? []) merged.add(h);
-      const file = await write(Int32Array.from(merged));
-      replaced.set(mine, indexManifestEntryOf('ADD', mine.partition, mine.bucket, file));
-    }
-    if (collisions > 0) conflicts.push({ partition: part, count: collisions });
+    const mine = byBucket.get(other.bucket)?.at(-1);
+    if (mine === undefined || collisions > 0) continue;
+    // Both rewrote this bucket's index: keep their hashes and add ours.
+    const merged = new Set<number>(theirs);
+    for (const h of added.get(other.bucket) ?? []) merged.add(h);
+    const file = await r.write(Int32Array.from(merged));
+    r.replaced.set(mine, indexManifestEntryOf('ADD', mine.partition, mine.bucket, file));
   }
-  if (conflicts.length > 0) {
-    const total = conflicts.reduce((n, c) => n + c.count, 0);
-    throw new DynamicBucketConflictError(
-      `dynamic bucket conflict in ${paths.root}: ${total} key(s) this commit placed in new buckets are also in other buckets, placed by ` +
-        'commits that landed since its bucket assignment or by another writer of this commit ' +
-        `(latest snapshot ${latest?.id ?? '(none)'}); ` +
-        're-plan the write against the latest snapshot',
-      conflicts.map((c) => c.partition),
-      total,
-      latest?.id ?? null,
+  return collisions;
+}
+
+/**
+ * Hashes this commit added per bucket: its new files minus the file they replaced. Where several
+ * writers of this commit rewrote one bucket, their files become one with all their hashes (the
+ * last ADD of a slot wins, so the others drop out).
+ */
+async function addedHashes(
+  r: HashResolution,
+  part: string,
+  byBucket: ReadonlyMap<number, IndexManifestEntry[]>,
+): Promise<Map<number, Int32Array>> {
+  const added = new Map<number, Int32Array>();
+  for (const [bucket, list] of byBucket) {
+    const base = r.changes.entries.find(
+      (d) => d.kind === 'DELETE' && d.indexType === INDEX_TYPE_HASH && d.bucket === bucket && partitionKey(d.partition) === part,
     );
+    const old = base === undefined ? new Set<number>() : new Set(await readHashes(r.fileIO, r.paths, base));
+    const fresh = new Set<number>();
+    for (const e of list) for (const h of await readHashes(r.fileIO, r.paths, e)) if (!old.has(h)) fresh.add(h);
+    added.set(bucket, Int32Array.from(fresh));
+    if (list.length > 1) {
+      const all = new Set(old);
+      for (const h of fresh) all.add(h);
+      const last = list[list.length - 1]!;
+      r.replaced.set(last, indexManifestEntryOf('ADD', last.partition, bucket, await r.write(Int32Array.from(all))));
+      for (const e of list.slice(0, -1)) r.dropped.add(e);
+    }
   }
-  return changes.entries.filter((e) => !dropped.has(e)).map((e) => replaced.get(e) ?? e);
+  return added;
+}
+
+/** Hashes this commit's writers added to two different buckets, in bucket order. */
+function collisionsAmong(added: ReadonlyMap<number, Int32Array>): number {
+  const seen = new Map<number, number>();
+  let collisions = 0;
+  for (const [bucket, hashes] of added) {
+    for (const h of hashes) {
+      const other = seen.get(h);
+      if (other !== undefined && other !== bucket) collisions++;
+      seen.set(h, bucket);
+    }
+  }
+  return collisions;
+}
+
+function collisionError(
+  paths: FileStorePathFactory,
+  latest: Snapshot | null,
+  conflicts: ReadonlyArray<{ partition: string; count: number }>,
+): DynamicBucketConflictError {
+  const total = conflicts.reduce((n, c) => n + c.count, 0);
+  return new DynamicBucketConflictError(
+    `dynamic bucket conflict in ${paths.root}: ${total} key(s) this commit placed in new buckets are also in other buckets, placed by ` +
+      'commits that landed since its bucket assignment or by another writer of this commit ' +
+      `(latest snapshot ${latest?.id ?? '(none)'}); ` +
+      're-plan the write against the latest snapshot',
+    conflicts.map((c) => c.partition),
+    total,
+    latest?.id ?? null,
+  );
 }
 
 /**

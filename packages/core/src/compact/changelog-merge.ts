@@ -20,6 +20,7 @@
  * as it is, so that record must hold everything merged so far).
  */
 import { isDeepStrictEqual } from 'node:util';
+import type * as arrow from 'apache-arrow';
 import type { DataField, TableSchema, Value } from '@tidemark/format';
 import { chunkedAggregationInput } from '../read/aggregated-columns.js';
 import { valueReader } from '../read/arrow-values.js';
@@ -85,110 +86,166 @@ export function changelogWindowMerge(o: ChangelogMergeOptions): WindowMerge {
   const ignored = new Set(o.rowDeduplicateIgnoreFields ?? []);
   const compared = schema.fields.map((f, i) => (ignored.has(f.name) ? -1 : i)).filter((i) => i >= 0);
   return async (segments) => {
-    const held = new KeyValueChunks(schema.fields, keyFields, sequenceFields);
-    const levelOf: number[] = [];
-    for (const s of segments) {
-      held.add(s.columns, s.sequence, s.kinds, s.rows);
-      levelOf.push(s.level ?? 0);
-    }
-    const level = (r: KeyValueRecord): number => levelOf[r.chunk]!;
+    const window = new HeldWindow(new KeyValueChunks(schema.fields, keyFields, sequenceFields), segments);
+    const { held } = window;
     // Sorted in place; records appended later (looked-up values) stay out of this order.
     const sorted = sortRecords(held.records, merge).slice();
     const groups: Array<[number, number]> = [];
     forEachKey(sorted, (start, end) => groups.push([start, end]));
-
-    const found = new Map<number, KeyValueRecord>();
-    if (o.producer === 'lookup' && o.lookup !== undefined) {
-      const wanted: number[] = [];
-      groups.forEach(([start, end], g) => {
-        let old = false;
-        let fresh = false;
-        for (let i = start; i < end; i++) {
-          if (level(sorted[i]!) > 0) old = true;
-          else fresh = true;
-        }
-        if (fresh && !old) wanted.push(g);
-      });
-      if (wanted.length > 0) {
-        const hits = await o.lookup(wanted.map((g) => sorted[groups[g]![0]]!.key));
-        const present = hits.map((hit, j) => ({ hit, g: wanted[j]! })).filter((x): x is { hit: LookupHit; g: number } => x.hit !== null);
-        if (present.length > 0) {
-          // The old values become one chunk; its level is never asked (they are not in `sorted`).
-          const before = held.records.length;
-          const columns = schema.fields.map((f, c) =>
-            buildColumn(
-              f.type,
-              present.map(({ hit }) => hit.row[c] ?? null),
-            ),
-          );
-          held.add(
-            columns,
-            present.map(({ hit }) => hit.sequence),
-            present.map(({ hit }) => hit.kind),
-            present.length,
-          );
-          levelOf.push(present[0]!.hit.level);
-          present.forEach(({ g }, j) => found.set(g, held.records[before + j]!));
-        }
-      }
-    }
-
+    const found = o.producer === 'lookup' && o.lookup !== undefined ? await lookUpOldValues(o, window, sorted, groups) : new Map();
     const merger = new KeyMerger(merge, {
       names: schema.fields.map((f) => f.name),
       types,
       input: chunkedAggregationInput(held.chunks, types),
     });
+    const changelog = new ChangelogRows();
+    const ctx: KeyMergeContext = { o, window, merger, changelog, sorted };
     const results: MergedRow[] = [];
-    const changelog: MergedRow[] = [];
-    const as = (row: MergedRow | KeyValueRecord, kind: number): MergedRow =>
-      'record' in row ? { ...row, kind } : { record: row, kind, sequence: row.sequence };
-    const changes = (before: KeyValueRecord | null, after: MergedRow | null): void => {
-      if (before === null || !isAdd(before.kind)) {
-        if (after !== null && isAdd(after.kind)) changelog.push(as(after, ROW_KIND_INSERT));
-      } else if (after === null || !isAdd(after.kind)) {
-        changelog.push(as(before, ROW_KIND_DELETE));
-      } else {
-        changelog.push(as(before, ROW_KIND_UPDATE_BEFORE), as(after, ROW_KIND_UPDATE_AFTER));
-      }
-    };
-
     groups.forEach(([start, end], g) => {
-      let result: MergedRow | null;
-      if (o.producer === 'full-compaction') {
-        let top: KeyValueRecord | null = null;
-        for (let i = start; i < end; i++) if (level(sorted[i]!) === o.maxLevel) top = sorted[i]!;
-        result = merger.merge(sorted, start, end);
-        // A key whose only record is the max-level one did not change.
-        if (o.emit !== undefined && !(top !== null && end - start === 1)) changes(top, result);
-        if (result !== null && !isAdd(result.kind)) result = null;
-      } else {
-        let high: KeyValueRecord | null = null;
-        const candidates: KeyValueRecord[] = [];
-        for (let i = start; i < end; i++) {
-          const r = sorted[i]!;
-          if (level(r) > 0) high = r;
-          else candidates.push(r);
-        }
-        const fresh = candidates.length > 0;
-        high ??= found.get(g) ?? null;
-        // Older records of levels ≥ 1 are superseded by the newest one (it holds their merge).
-        if (high !== null) candidates.push(high);
-        sortRecords(candidates, merge);
-        result = merger.merge(candidates, 0, candidates.length);
-        // First-row keeps a key's first value: only a new key is a change (Java's first-row wrapper).
-        if (o.emit !== undefined && fresh && (merge.engine !== 'first-row' || high === null)) changes(high, result);
-        if (result !== null && o.dropDelete && !isAdd(result.kind)) result = null;
-      }
+      const result =
+        o.producer === 'full-compaction' ? mergeFullCompactionKey(ctx, start, end) : mergeKey(ctx, start, end, found.get(g) ?? null);
       if (result !== null) results.push(result);
     });
-
-    if (o.emit !== undefined && changelog.length > 0) {
-      let rows = changelog;
+    if (o.emit !== undefined && changelog.rows.length > 0) {
+      let rows = changelog.rows;
       if (o.rowDeduplicate) rows = withoutUnchangedPairs(held, rows, compared);
       if (rows.length > 0) await o.emit(segmentOf(held, rows));
     }
     return results.length === 0 ? null : segmentOf(held, results);
   };
+}
+
+/** The records of one window, with the level of each chunk (chunks carry the level). */
+class HeldWindow {
+  private readonly levelOf: number[] = [];
+
+  constructor(
+    readonly held: KeyValueChunks,
+    segments: Iterable<KeyValueSegment & { readonly level?: number }>,
+  ) {
+    for (const s of segments) this.add(s.columns, s.sequence, s.kinds, s.rows, s.level ?? 0);
+  }
+
+  add(columns: readonly arrow.Data[], sequence: ArrayLike<bigint>, kinds: ArrayLike<number>, rows: number, level: number): void {
+    this.held.add(columns, sequence, kinds, rows);
+    this.levelOf.push(level);
+  }
+
+  level(r: KeyValueRecord): number {
+    return this.levelOf[r.chunk]!;
+  }
+}
+
+/**
+ * `lookup`: the old values of the keys whose records are all of level 0, looked up in the levels
+ * below the output. Returns them by key group.
+ */
+async function lookUpOldValues(
+  o: ChangelogMergeOptions,
+  window: HeldWindow,
+  sorted: readonly KeyValueRecord[],
+  groups: ReadonlyArray<readonly [number, number]>,
+): Promise<Map<number, KeyValueRecord>> {
+  const found = new Map<number, KeyValueRecord>();
+  const wanted: number[] = [];
+  groups.forEach(([start, end], g) => {
+    let old = false;
+    let fresh = false;
+    for (let i = start; i < end; i++) {
+      if (window.level(sorted[i]!) > 0) old = true;
+      else fresh = true;
+    }
+    if (fresh && !old) wanted.push(g);
+  });
+  if (wanted.length === 0) return found;
+  const hits = await o.lookup!(wanted.map((g) => sorted[groups[g]![0]]!.key));
+  const present = hits.map((hit, j) => ({ hit, g: wanted[j]! })).filter((x): x is { hit: LookupHit; g: number } => x.hit !== null);
+  if (present.length === 0) return found;
+  // The old values become one chunk; its level is never asked (they are not in `sorted`).
+  const { held } = window;
+  const before = held.records.length;
+  const columns = o.schema.fields.map((f, c) =>
+    buildColumn(
+      f.type,
+      present.map(({ hit }) => hit.row[c] ?? null),
+    ),
+  );
+  window.add(
+    columns,
+    present.map(({ hit }) => hit.sequence),
+    present.map(({ hit }) => hit.kind),
+    present.length,
+    present[0]!.hit.level,
+  );
+  present.forEach(({ g }, j) => found.set(g, held.records[before + j]!));
+  return found;
+}
+
+/** The changelog of a window: what each key's merge changed, as Paimon's producers emit it. */
+class ChangelogRows {
+  readonly rows: MergedRow[] = [];
+
+  /** The change from a key's old value `before` to its merged value `after` (either may be absent or a retraction). */
+  change(before: KeyValueRecord | null, after: MergedRow | null): void {
+    if (before === null || !isAdd(before.kind)) {
+      if (after !== null && isAdd(after.kind)) this.rows.push(as(after, ROW_KIND_INSERT));
+    } else if (after === null || !isAdd(after.kind)) {
+      this.rows.push(as(before, ROW_KIND_DELETE));
+    } else {
+      this.rows.push(as(before, ROW_KIND_UPDATE_BEFORE), as(after, ROW_KIND_UPDATE_AFTER));
+    }
+  }
+}
+
+function as(row: MergedRow | KeyValueRecord, kind: number): MergedRow {
+  return 'record' in row ? { ...row, kind } : { record: row, kind, sequence: row.sequence };
+}
+
+/** What merging one key of a window needs: the window sorted by key, the merger and the changelog. */
+interface KeyMergeContext {
+  readonly o: ChangelogMergeOptions;
+  readonly window: HeldWindow;
+  readonly merger: KeyMerger;
+  readonly changelog: ChangelogRows;
+  readonly sorted: readonly KeyValueRecord[];
+}
+
+/** `full-compaction`: the change is from the key's max-level record to the merge of all its records. */
+function mergeFullCompactionKey({ o, window, merger, changelog, sorted }: KeyMergeContext, start: number, end: number): MergedRow | null {
+  let top: KeyValueRecord | null = null;
+  for (let i = start; i < end; i++) if (window.level(sorted[i]!) === o.maxLevel) top = sorted[i]!;
+  const result = merger.merge(sorted, start, end);
+  // A key whose only record is the max-level one did not change.
+  if (o.emit !== undefined && !(top !== null && end - start === 1)) changelog.change(top, result);
+  return result !== null && !isAdd(result.kind) ? null : result;
+}
+
+/**
+ * `input` / `lookup`: the level-0 records merged onto the newest record of the levels below (or
+ * the looked-up old value); the change is from that record to the merge.
+ */
+function mergeKey(
+  { o, window, merger, changelog, sorted }: KeyMergeContext,
+  start: number,
+  end: number,
+  lookedUp: KeyValueRecord | null,
+): MergedRow | null {
+  let high: KeyValueRecord | null = null;
+  const candidates: KeyValueRecord[] = [];
+  for (let i = start; i < end; i++) {
+    const r = sorted[i]!;
+    if (window.level(r) > 0) high = r;
+    else candidates.push(r);
+  }
+  const fresh = candidates.length > 0;
+  high ??= lookedUp;
+  // Older records of levels ≥ 1 are superseded by the newest one (it holds their merge).
+  if (high !== null) candidates.push(high);
+  sortRecords(candidates, o.merge);
+  const result = merger.merge(candidates, 0, candidates.length);
+  // First-row keeps a key's first value: only a new key is a change (Java's first-row wrapper).
+  if (o.emit !== undefined && fresh && (o.merge.engine !== 'first-row' || high === null)) changelog.change(high, result);
+  return result !== null && o.dropDelete && !isAdd(result.kind) ? null : result;
 }
 
 /** The rows as a segment of Arrow columns. */

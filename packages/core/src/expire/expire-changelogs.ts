@@ -12,49 +12,31 @@
  * the changelog metadata files in batches, oldest batch first, each after EARLIEST was moved past
  * it, then the EARLIEST hint. A changelog whose snapshot is tagged keeps its files (the tag names
  * them).
+ *
+ * The steps, each a function below: settings, leftovers of an interrupted run, the range bounds,
+ * the read of the expiring changelogs, their files and manifests, their metadata files in batches.
  */
-import { NotFoundError } from '@tidemark/storage';
+import { NotFoundError, type FileIO } from '@tidemark/storage';
 import { readManifestEntries, type Snapshot } from '@tidemark/format';
 import { ChangelogManager } from '../changelog-manager.js';
 import { ConsumerManager } from '../consumer-manager.js';
 import { tableOptions } from '../core-options.js';
 import { SnapshotManager } from '../snapshot-manager.js';
 import { TagManager } from '../tag-manager.js';
+import type { TablePaths } from '../table-paths.js';
 import { METADATA_READ_CONCURRENCY, idRange, mapOrdered, rampingWindow } from './bounded-map.js';
-import { MaintenanceArgumentError } from './maintenance-errors.js';
+import { changelogExpireSettings, type ExpireChangelogsOptions, type RetentionSettings } from './expire-settings.js';
+import { FileDeleter, type FileRef } from './file-deleter.js';
 import {
   DataFileLocator,
   checkAborted,
   latestSchema,
   tryReadManifestList,
   type MaintainedTable,
-  type MaintenanceRunOptions,
   type MaintenanceSummary,
 } from './table-files.js';
 
-/** Options of {@link expireChangelogs}; unset values come from the table options. */
-export interface ExpireChangelogsOptions extends MaintenanceRunOptions {
-  /** `changelog.num-retained.min` (default: the snapshot setting). */
-  readonly retainMin?: number;
-  /** `changelog.num-retained.max` (default: the snapshot setting). */
-  readonly retainMax?: number;
-  /** Epoch millis: changelogs committed before it may go. Default `now − changelog.time-retained`. */
-  readonly olderThanMs?: number;
-  /** At most this many changelogs per run (`snapshot.expire.limit`). */
-  readonly expireLimit?: number;
-  /**
-   * Changelog metadata files deleted per batch (default 1,000, one S3 DeleteObjects request). The
-   * EARLIEST hint is written once per batch; a kill in the middle of a batch leaves at most this
-   * many leftover files below it, which the next run deletes.
-   */
-  readonly batchSize?: number;
-}
-
-/** A file to delete, with its size as the metadata gives it. */
-interface FileRef {
-  readonly path: string;
-  readonly size: number;
-}
+export { changelogDecoupled, type ExpireChangelogsOptions } from './expire-settings.js';
 
 /** Result of {@link expireChangelogs}. */
 export interface ExpireChangelogsSummary extends MaintenanceSummary {
@@ -63,20 +45,15 @@ export interface ExpireChangelogsSummary extends MaintenanceSummary {
   readonly earliestChangelogId: number | null;
 }
 
-/**
- * Whether the changelog of a table outlives its snapshots: it has a changelog producer and a
- * `changelog.*` retention above the snapshot one (Java's `isChangelogDecoupled`).
- */
-export function changelogDecoupled(o: ReturnType<typeof tableOptions>): boolean {
-  if (o.changelogProducer === 'none') return false;
-  const min = o.changelogNumRetainedMin;
-  const max = o.changelogNumRetainedMax;
-  const time = o.changelogTimeRetainedMs;
-  return (
-    (max !== null && max > o.snapshotNumRetainedMax) ||
-    (min !== null && min > o.snapshotNumRetainedMin) ||
-    (time !== null && time > o.snapshotTimeRetainedMs)
-  );
+/** What the steps of one changelog expiration share. */
+interface ChangelogRun {
+  readonly io: FileIO;
+  readonly paths: TablePaths;
+  readonly settings: RetentionSettings;
+  readonly changelogs: ChangelogManager;
+  readonly deleter: FileDeleter;
+  readonly signal: AbortSignal | undefined;
+  readonly summary: (changelogsExpired: number, earliestChangelogId: number | null) => ExpireChangelogsSummary;
 }
 
 /**
@@ -87,101 +64,118 @@ export function changelogDecoupled(o: ReturnType<typeof tableOptions>): boolean 
 export async function expireChangelogs(table: MaintainedTable, options: ExpireChangelogsOptions = {}): Promise<ExpireChangelogsSummary> {
   const started = Date.now();
   const now = (options.now ?? Date.now)();
-  const io = table.fileIO;
-  const paths = table.paths;
   const schema = await latestSchema(table);
-  const o = tableOptions(schema);
-  const retainMin = options.retainMin ?? o.changelogNumRetainedMin ?? o.snapshotNumRetainedMin;
-  const retainMax = options.retainMax ?? o.changelogNumRetainedMax ?? o.snapshotNumRetainedMax;
-  const limit = options.expireLimit ?? o.snapshotExpireLimit;
-  const olderThan = options.olderThanMs ?? now - (o.changelogTimeRetainedMs ?? o.snapshotTimeRetainedMs);
-  if (!Number.isInteger(retainMin) || retainMin < 1) {
-    throw new MaintenanceArgumentError(`changelog.num-retained.min must be an integer >= 1, got ${retainMin}`);
-  }
-  if (!Number.isInteger(retainMax) || retainMax < retainMin) {
-    throw new MaintenanceArgumentError(
-      `changelog.num-retained.max must be an integer >= changelog.num-retained.min (${retainMin}), got ${retainMax}`,
-    );
-  }
-  const batchSize = options.batchSize ?? 1000;
-  if (!Number.isInteger(batchSize) || batchSize < 1)
-    throw new MaintenanceArgumentError(`batchSize must be an integer >= 1, got ${batchSize}`);
+  const run = startRun(table, options, changelogExpireSettings(options, tableOptions(schema), now), started);
+
+  const { id: earliest, leftoversBelow } = await run.changelogs.earliestProbe();
+  if (earliest === null) return run.summary(0, null);
+  if (leftoversBelow) await deleteLeftoverChangelogs(run, earliest);
+  const latest = (await run.changelogs.latestId())!;
+  const bounds = await rangeBounds(run, earliest, latest);
+  if (bounds === null) return run.summary(0, earliest);
+  const { expiring, end } = await readExpiringChangelogs(run, bounds);
+  if (end <= earliest) return run.summary(0, earliest);
+  await deleteChangelogFiles(run, new DataFileLocator(run.paths, schema), expiring);
+  await deleteChangelogMetadata(run, expiring, end, latest);
+  return run.summary(expiring.length, end <= latest ? end : null);
+}
+
+function startRun(table: MaintainedTable, options: ExpireChangelogsOptions, settings: RetentionSettings, started: number): ChangelogRun {
+  const io = table.fileIO;
   const dryRun = options.dryRun ?? false;
-  const deleted: string[] = [];
-  let filesDeleted = 0;
-  let bytesFreed = 0;
-  const changelogs = new ChangelogManager(io, paths);
-  const summary = (changelogsExpired: number, earliestChangelogId: number | null): ExpireChangelogsSummary => ({
-    changelogsExpired,
-    earliestChangelogId,
-    filesDeleted,
-    bytesFreed,
-    durationMs: Date.now() - started,
-    dryRun,
-    ...(dryRun ? { deleted } : {}),
-  });
-
-  const { id: earliest, leftoversBelow } = await changelogs.earliestProbe();
-  if (earliest === null) return summary(0, null);
-  /** Deletes (or, in a dry run, lists) a stream of files as one batched `deleteMany`. */
-  const remove = async (files: Iterable<FileRef> | AsyncIterable<FileRef>): Promise<void> => {
-    const counted = async function* (): AsyncGenerator<string> {
-      for await (const f of files) {
-        if (filesDeleted % 1000 === 0) checkAborted(options.signal);
-        if (dryRun) deleted.push(f.path);
-        filesDeleted++;
-        bytesFreed += f.size;
-        yield f.path;
-      }
-    };
-    if (dryRun) for await (const _ of counted());
-    else await io.deleteMany(counted());
+  // A dry run lists what it would delete (`listDeleted` is not consulted here); progress is not reported.
+  const deleter = new FileDeleter(io, { dryRun, listDeleted: dryRun, signal: options.signal });
+  return {
+    io,
+    paths: table.paths,
+    settings,
+    changelogs: new ChangelogManager(io, table.paths),
+    deleter,
+    signal: options.signal,
+    summary: (changelogsExpired, earliestChangelogId) => ({ changelogsExpired, earliestChangelogId, ...deleter.summary(started) }),
   };
-  // Changelog files below a trusted EARLIEST are leftovers of a run killed inside a batch (step 3):
-  // what they referenced went before their batch started, so they go first, in any order.
-  if (leftoversBelow) {
-    await remove(
-      (async function* () {
-        for await (const id of changelogs.leftoverIds(earliest)) yield { path: paths.changelogMetaPath(id), size: 0 };
-      })(),
-    );
-  }
-  const latest = (await changelogs.latestId())!;
-  const snapshots = new SnapshotManager(io, paths);
-  const [latestSnapshot, earliestSnapshot] = await Promise.all([snapshots.latestId(), snapshots.earliestId()]);
-  if (latestSnapshot === null) return summary(0, earliest);
+}
 
-  // Counts include the snapshots: changelog n is as old as snapshot n would be.
-  const min = Math.max(latestSnapshot - retainMax + 1, earliest);
-  let maxExclusive = Math.min(latestSnapshot - retainMin + 1, latest + 1, earliest + limit);
-  if (earliestSnapshot !== null) maxExclusive = Math.min(maxExclusive, earliestSnapshot);
-  const consumerMin = await new ConsumerManager(io, paths).minNextSnapshot();
-  if (consumerMin !== null) maxExclusive = Math.min(maxExclusive, consumerMin);
-  // The changelogs are read with bounded concurrency, in a window that widens while they keep
-  // expiring, and folded in id order: the range ends at the first one too young.
-  let end = maxExclusive;
+/**
+ * Changelog files below a trusted EARLIEST are leftovers of a run killed inside a batch (see
+ * {@link deleteChangelogMetadata}): what they referenced went before their batch started, so they
+ * go first, in any order.
+ */
+async function deleteLeftoverChangelogs(run: ChangelogRun, earliest: number): Promise<void> {
+  const { changelogs, paths } = run;
+  await run.deleter.deleteAll(
+    'leftover-changelogs',
+    (async function* () {
+      for await (const id of changelogs.leftoverIds(earliest)) yield { path: paths.changelogMetaPath(id), size: 0 };
+    })(),
+  );
+}
+
+/** Candidates `[earliest, maxExclusive)`; below `min` a changelog expires regardless of age. */
+export interface ChangelogBounds {
+  readonly earliest: number;
+  readonly min: number;
+  readonly maxExclusive: number;
+}
+
+/** Reads what bounds the range (the snapshots and the consumers); null when the table has no snapshots. */
+async function rangeBounds(run: ChangelogRun, earliest: number, latest: number): Promise<ChangelogBounds | null> {
+  const snapshots = new SnapshotManager(run.io, run.paths);
+  const [latestSnapshot, earliestSnapshot] = await Promise.all([snapshots.latestId(), snapshots.earliestId()]);
+  if (latestSnapshot === null) return null;
+  const consumerMin = await new ConsumerManager(run.io, run.paths).minNextSnapshot();
+  return changelogBounds({ earliest, latest, latestSnapshot, earliestSnapshot, consumerMin }, run.settings);
+}
+
+/**
+ * Paimon's bounds of the changelogs that may expire. Counts include the snapshots: changelog n
+ * is as old as snapshot n would be. None at or after the earliest snapshot, nor one a consumer
+ * still needs, nor more than the expire limit.
+ */
+export function changelogBounds(
+  a: { earliest: number; latest: number; latestSnapshot: number; earliestSnapshot: number | null; consumerMin: number | null },
+  s: Pick<RetentionSettings, 'retainMin' | 'retainMax' | 'limit'>,
+): ChangelogBounds {
+  const min = Math.max(a.latestSnapshot - s.retainMax + 1, a.earliest);
+  let maxExclusive = Math.min(a.latestSnapshot - s.retainMin + 1, a.latest + 1, a.earliest + s.limit);
+  if (a.earliestSnapshot !== null) maxExclusive = Math.min(maxExclusive, a.earliestSnapshot);
+  if (a.consumerMin !== null) maxExclusive = Math.min(maxExclusive, a.consumerMin);
+  return { earliest: a.earliest, min, maxExclusive };
+}
+
+/**
+ * The changelogs that expire (those still there) and the first one kept (`end`). They are read
+ * with bounded concurrency, in a window that widens while they keep expiring, and folded in id
+ * order: the range ends at the first one too young.
+ */
+async function readExpiringChangelogs(run: ChangelogRun, b: ChangelogBounds): Promise<{ expiring: Snapshot[]; end: number }> {
+  let end = b.maxExclusive;
   const expiring: Snapshot[] = [];
-  for await (const { id, c } of mapOrdered(idRange(earliest, maxExclusive), rampingWindow(METADATA_READ_CONCURRENCY), async (id) => {
-    checkAborted(options.signal);
-    return { id, c: await changelogs.tryGet(id) };
+  for await (const { id, c } of mapOrdered(idRange(b.earliest, b.maxExclusive), rampingWindow(METADATA_READ_CONCURRENCY), async (id) => {
+    checkAborted(run.signal);
+    return { id, c: await run.changelogs.tryGet(id) };
   })) {
-    if (id >= min && c !== null && c.timeMillis >= olderThan) {
+    if (id >= b.min && c !== null && c.timeMillis >= run.settings.olderThan) {
       end = id;
       break;
     }
     if (c !== null) expiring.push(c);
   }
-  if (end <= earliest) return summary(0, earliest);
+  return { expiring, end };
+}
 
+/**
+ * Steps 1 and 2: the changelog files, streamed into one batched deletion while the manifests are
+ * read, then their manifests and manifest lists (names bounded by the expire limit, as the
+ * changelogs). A changelog whose snapshot is tagged keeps its files.
+ */
+async function deleteChangelogFiles(run: ChangelogRun, locator: DataFileLocator, expiring: readonly Snapshot[]): Promise<void> {
+  const { io, paths } = run;
   const tagged = new Set((await new TagManager(io, paths).list()).map((t) => t.tag.id));
-  const locator = new DataFileLocator(paths, schema);
-
-  // 1. Changelog files, streamed into one batched deletion while the manifests are read; 2. their
-  //    manifests and manifest lists (names bounded by the expire limit, as the changelogs).
   const manifests: FileRef[] = [];
   const lists: FileRef[] = [];
   const readFiles = async (c: Snapshot): Promise<FileRef[]> => {
-    checkAborted(options.signal);
+    checkAborted(run.signal);
     const list = await tryReadManifestList(io, paths, c.changelogManifestList);
     if (list === null) return []; // removed by an interrupted earlier run
     const files: FileRef[] = [];
@@ -201,45 +195,66 @@ export async function expireChangelogs(table: MaintainedTable, options: ExpireCh
     return files;
   };
   const withFiles = expiring.filter((c) => !!c.changelogManifestList && !tagged.has(c.id));
-  await remove(
+  await run.deleter.deleteAll(
+    'changelog-files',
     (async function* () {
       for await (const files of mapOrdered(withFiles, METADATA_READ_CONCURRENCY, readFiles)) yield* files;
     })(),
   );
-  await remove(manifests);
-  await remove(lists);
+  await run.deleter.deleteAll('changelog-manifests', manifests);
+  await run.deleter.deleteAll('changelog-manifest-lists', lists);
+}
 
-  // 3. Changelog metadata, in batches of `batchSize`, oldest batch first. EARLIEST is moved past a
-  //    batch before the batch is deleted (one DeleteObjects request has no order), so a kill leaves
-  //    a contiguous range from EARLIEST on and leftovers below it, which the next run deletes; the
-  //    batch's newest file goes last, alone, so that "changelog EARLIEST-1 exists" tells the next
-  //    run that a batch was cut short. When the hint cannot name a changelog that exists (the whole
-  //    changelog expires), the last batch goes one file at a time, oldest first, as readers then
-  //    find the earliest changelog by listing.
+/** One batch of changelog metadata files, and the id EARLIEST moves to before it goes. */
+export interface ChangelogBatch {
+  readonly changelogs: readonly Snapshot[];
+  readonly hintId: number;
+  /**
+   * The hint cannot name a changelog that exists (the whole changelog expires): the batch goes
+   * one file at a time, oldest first, as readers then find the earliest changelog by listing.
+   */
+  readonly oneByOne: boolean;
+}
+
+/** Splits the expiring changelogs into batches of `batchSize`, oldest first. */
+export function* changelogBatches(
+  expiring: readonly Snapshot[],
+  end: number,
+  latest: number,
+  batchSize: number,
+): Generator<ChangelogBatch> {
   for (let from = 0; from < expiring.length; from += batchSize) {
-    checkAborted(options.signal);
-    const batch = expiring.slice(from, from + batchSize);
     const hintId = expiring[from + batchSize]?.id ?? end;
-    const batchPaths = batch.map((c) => paths.changelogMetaPath(c.id));
-    filesDeleted += batch.length;
-    if (dryRun) {
-      deleted.push(...batchPaths);
-      continue;
-    }
-    if (hintId > latest) {
-      for (const c of batch) {
-        checkAborted(options.signal);
+    yield { changelogs: expiring.slice(from, from + batchSize), hintId, oneByOne: hintId > latest };
+  }
+}
+
+/**
+ * Steps 3 and 4: the changelog metadata, in batches, oldest batch first, then the EARLIEST hint.
+ * EARLIEST is moved past a batch before the batch is deleted (one DeleteObjects request has no
+ * order), so a kill leaves a contiguous range from EARLIEST on and leftovers below it, which the
+ * next run deletes; the batch's newest file goes last, alone, so that "changelog EARLIEST-1
+ * exists" tells the next run that a batch was cut short.
+ */
+async function deleteChangelogMetadata(run: ChangelogRun, expiring: readonly Snapshot[], end: number, latest: number): Promise<void> {
+  const { io, paths, changelogs, deleter } = run;
+  for (const batch of changelogBatches(expiring, end, latest, run.settings.batchSize)) {
+    checkAborted(run.signal);
+    const batchPaths = batch.changelogs.map((c) => paths.changelogMetaPath(c.id));
+    deleter.record(batchPaths);
+    if (deleter.dryRun) continue;
+    if (batch.oneByOne) {
+      for (const c of batch.changelogs) {
+        checkAborted(run.signal);
         await changelogs.delete(c.id);
       }
       continue;
     }
-    await changelogs.writeEarliestHint(hintId);
+    await changelogs.writeEarliestHint(batch.hintId);
     const last = batchPaths.pop()!;
     if (batchPaths.length > 0) await io.deleteMany(batchPaths);
     await io.delete(last);
   }
-  // 4. EARLIEST hint (already `end` after a batch that named it).
-  if (!dryRun) await changelogs.writeEarliestHint(end);
-  const left = end <= latest ? end : null;
-  return summary(expiring.length, left);
+  // EARLIEST hint (already `end` after a batch that named it).
+  if (!deleter.dryRun) await changelogs.writeEarliestHint(end);
 }

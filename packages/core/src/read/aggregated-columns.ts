@@ -80,61 +80,82 @@ export function buildAggregatedColumn(
   paimonType: DataType,
   input: AggregationInput,
 ): arrow.Data {
-  const n = cells.length;
-  if (cells.every((c) => c === null || 'ref' in c)) {
-    // Null cells point at one extra all-null chunk.
-    const all = [...sources, nullData(type, 1)];
-    const chunks = new Uint32Array(n);
-    const rows = new Uint32Array(n);
-    cells.forEach((c, k) => {
-      if (c === null) chunks[k] = sources.length;
-      else {
-        chunks[k] = c.ref.chunk;
-        rows[k] = c.ref.row;
-      }
-    });
-    return takeChunks(all, { chunks, rows }, type);
-  }
-  const bitmap = new Uint8Array(((n + 63) & ~63) >> 3);
+  if (cells.every((c) => c === null || 'ref' in c)) return takeReferencedCells(cells, sources, type);
+  const validity = validityOf(cells);
+  if (paimonType.root === 'ARRAY' || paimonType.root === 'MAP') return nestedColumn(cells, column, sources, type, validity, input);
+  const values: Value[] = cells.map((c) => (c === null ? null : 'ref' in c ? input.value(c.ref, column) : 'value' in c ? c.value : null));
+  return scalarColumn(values, type, paimonType, validity);
+}
+
+/** Null count and validity bitmap (undefined when nothing is null) of a column's cells. */
+interface Validity {
+  readonly nullCount: number;
+  readonly nullBitmap: Uint8Array | undefined;
+}
+
+function validityOf(cells: readonly AggregatedCell[]): Validity {
+  const bitmap = new Uint8Array(((cells.length + 63) & ~63) >> 3);
   let nullCount = 0;
   cells.forEach((c, k) => {
     if (c === null) nullCount++;
     else bitmap[k >> 3]! |= 1 << (k & 7);
   });
-  const nullBitmap = nullCount === 0 ? undefined : bitmap;
+  return { nullCount, nullBitmap: nullCount === 0 ? undefined : bitmap };
+}
 
-  if (paimonType.root === 'ARRAY' || paimonType.root === 'MAP') {
-    const offsets = new Int32Array(n + 1);
-    const childChunks: number[] = [];
-    const childRows: number[] = [];
-    cells.forEach((c, k) => {
-      const els = c === null ? [] : 'ref' in c ? input.elements(c.ref, column) : 'elements' in c ? c.elements : [];
-      for (const e of els) {
-        childChunks.push(e.chunk);
-        childRows.push(e.index);
-      }
-      offsets[k + 1] = offsets[k]! + els.length;
-    });
-    const child = takeChunks(
-      sources.map((s) => s.children[0]!),
-      { chunks: childChunks, rows: childRows },
-      type.children[0]!.type as arrow.DataType,
-    );
-    return arrow.makeData({ type, length: n, nullCount, nullBitmap, valueOffsets: offsets, child } as never);
-  }
+/** Every cell is an input value as it was (or null): taken from the input chunks, nulls from one extra all-null chunk. */
+function takeReferencedCells(cells: readonly AggregatedCell[], sources: readonly arrow.Data[], type: arrow.DataType): arrow.Data {
+  const n = cells.length;
+  const all = [...sources, nullData(type, 1)];
+  const chunks = new Uint32Array(n);
+  const rows = new Uint32Array(n);
+  cells.forEach((c, k) => {
+    if (c === null) chunks[k] = sources.length;
+    else if ('ref' in c) {
+      chunks[k] = c.ref.chunk;
+      rows[k] = c.ref.row;
+    }
+  });
+  return takeChunks(all, { chunks, rows }, type);
+}
 
-  const values: Value[] = cells.map((c) => (c === null ? null : 'ref' in c ? input.value(c.ref, column) : 'value' in c ? c.value : null));
+/** ARRAY and MAP cells: offsets over the elements the cells name, taken from the input's child chunks. */
+function nestedColumn(
+  cells: readonly AggregatedCell[],
+  column: number,
+  sources: readonly arrow.Data[],
+  type: arrow.DataType,
+  { nullCount, nullBitmap }: Validity,
+  input: AggregationInput,
+): arrow.Data {
+  const n = cells.length;
+  const offsets = new Int32Array(n + 1);
+  const childChunks: number[] = [];
+  const childRows: number[] = [];
+  cells.forEach((c, k) => {
+    const els = c === null ? [] : 'ref' in c ? input.elements(c.ref, column) : 'elements' in c ? c.elements : [];
+    for (const e of els) {
+      childChunks.push(e.chunk);
+      childRows.push(e.index);
+    }
+    offsets[k + 1] = offsets[k]! + els.length;
+  });
+  const child = takeChunks(
+    sources.map((s) => s.children[0]!),
+    { chunks: childChunks, rows: childRows },
+    type.children[0]!.type as arrow.DataType,
+  );
+  return arrow.makeData({ type, length: n, nullCount, nullBitmap, valueOffsets: offsets, child } as never);
+}
+
+/** A column of scalar values of Paimon type `paimonType` (the types aggregate functions produce). */
+function scalarColumn(values: readonly Value[], type: arrow.DataType, paimonType: DataType, validity: Validity): arrow.Data {
+  const n = values.length;
+  const { nullCount, nullBitmap } = validity;
   switch (paimonType.root) {
     case 'VARCHAR':
-    case 'CHAR': {
-      const encoder = new TextEncoder();
-      const encoded = values.map((v) => (v === null ? new Uint8Array(0) : encoder.encode(v as string)));
-      const offsets = new Int32Array(n + 1);
-      encoded.forEach((b, k) => (offsets[k + 1] = offsets[k]! + b.length));
-      const bytes = new Uint8Array(offsets[n]!);
-      encoded.forEach((b, k) => bytes.set(b, offsets[k]!));
-      return arrow.makeData({ type, length: n, nullCount, nullBitmap, valueOffsets: offsets, data: bytes } as never);
-    }
+    case 'CHAR':
+      return stringColumn(values, type, validity);
     case 'BOOLEAN': {
       const bits = new Uint8Array(((n + 63) & ~63) >> 3);
       values.forEach((v, k) => {
@@ -142,18 +163,8 @@ export function buildAggregatedColumn(
       });
       return arrow.makeData({ type, length: n, nullCount, nullBitmap, data: bits } as never);
     }
-    case 'DECIMAL': {
-      const words = new Uint32Array(n * 4);
-      values.forEach((v, k) => {
-        if (v === null) return;
-        let x = BigInt.asUintN(128, (v as { unscaled: bigint }).unscaled);
-        for (let w = 0; w < 4; w++) {
-          words[k * 4 + w] = Number(x & 0xffffffffn);
-          x >>= 32n;
-        }
-      });
-      return arrow.makeData({ type, length: n, nullCount, nullBitmap, data: words } as never);
-    }
+    case 'DECIMAL':
+      return decimalColumn(values, type, validity);
     case 'BIGINT': {
       const out = new BigInt64Array(n);
       values.forEach((v, k) => (out[k] = v === null ? 0n : (v as bigint)));
@@ -178,4 +189,30 @@ export function buildAggregatedColumn(
     default:
       throw new TypeError(`cannot build an aggregated column of type ${paimonType.root}`);
   }
+}
+
+function stringColumn(values: readonly Value[], type: arrow.DataType, { nullCount, nullBitmap }: Validity): arrow.Data {
+  const n = values.length;
+  const encoder = new TextEncoder();
+  const encoded = values.map((v) => (v === null ? new Uint8Array(0) : encoder.encode(v as string)));
+  const offsets = new Int32Array(n + 1);
+  encoded.forEach((b, k) => (offsets[k + 1] = offsets[k]! + b.length));
+  const bytes = new Uint8Array(offsets[n]!);
+  encoded.forEach((b, k) => bytes.set(b, offsets[k]!));
+  return arrow.makeData({ type, length: n, nullCount, nullBitmap, valueOffsets: offsets, data: bytes } as never);
+}
+
+/** DECIMAL as 128-bit two's complement, four little-endian 32-bit words per value. */
+function decimalColumn(values: readonly Value[], type: arrow.DataType, { nullCount, nullBitmap }: Validity): arrow.Data {
+  const n = values.length;
+  const words = new Uint32Array(n * 4);
+  values.forEach((v, k) => {
+    if (v === null) return;
+    let x = BigInt.asUintN(128, (v as { unscaled: bigint }).unscaled);
+    for (let w = 0; w < 4; w++) {
+      words[k * 4 + w] = Number(x & 0xffffffffn);
+      x >>= 32n;
+    }
+  });
+  return arrow.makeData({ type, length: n, nullCount, nullBitmap, data: words } as never);
 }

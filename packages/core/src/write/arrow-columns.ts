@@ -21,30 +21,11 @@ const utf8 = new TextEncoder();
  */
 export function buildColumn(type: DataType, values: readonly WriteValue[], indices?: ArrayLike<number>): arrow.Data {
   const n = indices ? indices.length : values.length;
-  const at = indices ? (i: number) => values[indices[i]!] ?? null : (i: number) => values[i] ?? null;
-  const arrowType = toArrowType(type);
-  const bitmap = new Uint8Array((n + 7) >> 3);
-  let nullCount = 0;
-  const valid = (i: number, v: WriteValue): boolean => {
-    if (v === null) {
-      nullCount++;
-      return false;
-    }
-    bitmap[i >> 3]! |= 1 << (i & 7);
-    return true;
-  };
-  const finish = (props: Record<string, unknown>): arrow.Data =>
-    arrow.makeData({ type: arrowType, length: n, nullCount, nullBitmap: nullCount > 0 ? bitmap : new Uint8Array(0), ...props } as never);
-
+  const at: ValueAt = indices ? (i) => values[indices[i]!] ?? null : (i) => values[i] ?? null;
+  const col = new ColumnNulls(toArrowType(type), n);
   switch (type.root) {
-    case 'BOOLEAN': {
-      const data = new Uint8Array((n + 7) >> 3);
-      for (let i = 0; i < n; i++) {
-        const v = at(i);
-        if (valid(i, v) && v === true) data[i >> 3]! |= 1 << (i & 7);
-      }
-      return finish({ data });
-    }
+    case 'BOOLEAN':
+      return buildBooleans(col, at);
     case 'TINYINT':
     case 'SMALLINT':
     case 'INT':
@@ -52,50 +33,13 @@ export function buildColumn(type: DataType, values: readonly WriteValue[], indic
     case 'TIME':
     case 'FLOAT':
     case 'DOUBLE':
-    case 'BIGINT': {
-      // The internal values are already the Arrow values (numbers; bigints for BIGINT).
-      const Ctor =
-        type.root === 'TINYINT'
-          ? Int8Array
-          : type.root === 'SMALLINT'
-            ? Int16Array
-            : type.root === 'FLOAT'
-              ? Float32Array
-              : type.root === 'DOUBLE'
-                ? Float64Array
-                : type.root === 'BIGINT'
-                  ? BigInt64Array
-                  : Int32Array;
-      const data = new Ctor(n);
-      const slots = data as unknown as { [i: number]: number | bigint };
-      for (let i = 0; i < n; i++) {
-        const v = at(i);
-        if (valid(i, v)) slots[i] = v as number | bigint;
-      }
-      return finish({ data });
-    }
-    case 'DECIMAL': {
-      const data = new Uint32Array(4 * n);
-      for (let i = 0; i < n; i++) {
-        const v = at(i);
-        if (valid(i, v)) writeInt128(data, i, (v as Decimal).unscaled);
-      }
-      return finish({ data });
-    }
+    case 'BIGINT':
+      return buildNumbers(col, at, type.root);
+    case 'DECIMAL':
+      return buildDecimals(col, at);
     case 'TIMESTAMP':
-    case 'TIMESTAMP_LTZ': {
-      const data = new BigInt64Array(n);
-      const p = type.precision;
-      for (let i = 0; i < n; i++) {
-        const v = at(i);
-        if (!valid(i, v)) continue;
-        const t = v as Timestamp;
-        if (p <= 3) data[i] = BigInt(t.millis);
-        else if (p <= 6) data[i] = BigInt(t.millis) * 1000n + BigInt(Math.floor(t.nanoOfMillis / 1000));
-        else data[i] = BigInt(t.millis) * 1_000_000n + BigInt(t.nanoOfMillis);
-      }
-      return finish({ data });
-    }
+    case 'TIMESTAMP_LTZ':
+      return buildTimestamps(col, at, type.precision);
     case 'CHAR':
     case 'VARCHAR': {
       const strings = new Array<string | null>(n);
@@ -103,67 +47,178 @@ export function buildColumn(type: DataType, values: readonly WriteValue[], indic
       return utf8Vector(strings).data[0]!;
     }
     case 'BINARY':
-    case 'VARBINARY': {
-      const valueOffsets = new Int32Array(n + 1);
-      let total = 0;
-      for (let i = 0; i < n; i++) {
-        const v = at(i);
-        if (valid(i, v)) total += (v as Uint8Array).length;
-        valueOffsets[i + 1] = total;
-      }
-      const data = new Uint8Array(total);
-      for (let i = 0; i < n; i++) {
-        const v = at(i);
-        if (v !== null) data.set(v as Uint8Array, valueOffsets[i]!);
-      }
-      return finish({ valueOffsets, data });
-    }
-    case 'ARRAY': {
-      const valueOffsets = new Int32Array(n + 1);
-      const flat: WriteValue[] = [];
-      for (let i = 0; i < n; i++) {
-        const v = at(i);
-        if (valid(i, v)) for (const e of v as readonly WriteValue[]) flat.push(e);
-        valueOffsets[i + 1] = flat.length;
-      }
-      return finish({ valueOffsets, child: buildColumn(type.element, flat) });
-    }
+    case 'VARBINARY':
+      return buildBinaries(col, at);
+    case 'ARRAY':
+      return buildArrays(col, at, type.element);
     case 'MAP':
-    case 'MULTISET': {
-      const keyType = type.root === 'MAP' ? type.key : type.element;
-      const valueType: DataType = type.root === 'MAP' ? type.value : { root: 'INT', nullable: false };
-      const valueOffsets = new Int32Array(n + 1);
-      const keys: WriteValue[] = [];
-      const vals: WriteValue[] = [];
-      for (let i = 0; i < n; i++) {
-        const v = at(i);
-        if (valid(i, v)) {
-          for (const e of v as readonly (readonly WriteValue[])[]) {
-            keys.push(e[0] ?? null);
-            vals.push(e[1] ?? null);
-          }
-        }
-        valueOffsets[i + 1] = keys.length;
-      }
-      const entriesType = (arrowType as arrow.Map_).children[0]!.type as arrow.Struct;
-      const child = arrow.makeData({
-        type: entriesType,
-        length: keys.length,
-        nullCount: 0,
-        children: [buildColumn(keyType, keys), buildColumn(valueType, vals)],
-      });
-      return finish({ valueOffsets, child });
-    }
-    case 'ROW': {
-      const columns = type.fields.map(() => new Array<WriteValue>(n));
-      for (let i = 0; i < n; i++) {
-        const v = at(i);
-        const row = valid(i, v) ? (v as readonly WriteValue[]) : undefined;
-        for (let f = 0; f < columns.length; f++) columns[f]![i] = row ? (row[f] ?? null) : null;
-      }
-      return finish({ children: type.fields.map((f, idx) => buildColumn(f.type, columns[idx]!)) });
-    }
+    case 'MULTISET':
+      return type.root === 'MAP'
+        ? buildMaps(col, at, type.key, type.value)
+        : buildMaps(col, at, type.element, { root: 'INT', nullable: false });
+    case 'ROW':
+      return buildRows(col, at, type.fields);
   }
+}
+
+/** The internal value of row `i` of the column being built. */
+type ValueAt = (i: number) => WriteValue;
+
+/** The validity of a column being built (a bit per non-null row), and the Arrow data it ends in. */
+class ColumnNulls {
+  private readonly bitmap: Uint8Array;
+  private nullCount = 0;
+
+  constructor(
+    readonly arrowType: arrow.DataType,
+    readonly length: number,
+  ) {
+    this.bitmap = new Uint8Array((length + 7) >> 3);
+  }
+
+  /** Records whether row `i` (value `v`) is valid; true when it is. */
+  valid(i: number, v: WriteValue): boolean {
+    if (v === null) {
+      this.nullCount++;
+      return false;
+    }
+    this.bitmap[i >> 3]! |= 1 << (i & 7);
+    return true;
+  }
+
+  finish(props: Record<string, unknown>): arrow.Data {
+    const { arrowType: type, length, nullCount } = this;
+    return arrow.makeData({ type, length, nullCount, nullBitmap: nullCount > 0 ? this.bitmap : new Uint8Array(0), ...props } as never);
+  }
+}
+
+function buildBooleans(col: ColumnNulls, at: ValueAt): arrow.Data {
+  const n = col.length;
+  const data = new Uint8Array((n + 7) >> 3);
+  for (let i = 0; i < n; i++) {
+    const v = at(i);
+    if (col.valid(i, v) && v === true) data[i >> 3]! |= 1 << (i & 7);
+  }
+  return col.finish({ data });
+}
+
+/** The internal values are already the Arrow values (numbers; bigints for BIGINT). */
+function buildNumbers(
+  col: ColumnNulls,
+  at: ValueAt,
+  root: 'TINYINT' | 'SMALLINT' | 'INT' | 'DATE' | 'TIME' | 'FLOAT' | 'DOUBLE' | 'BIGINT',
+): arrow.Data {
+  const n = col.length;
+  const Ctor =
+    root === 'TINYINT'
+      ? Int8Array
+      : root === 'SMALLINT'
+        ? Int16Array
+        : root === 'FLOAT'
+          ? Float32Array
+          : root === 'DOUBLE'
+            ? Float64Array
+            : root === 'BIGINT'
+              ? BigInt64Array
+              : Int32Array;
+  const data = new Ctor(n);
+  const slots = data as unknown as { [i: number]: number | bigint };
+  for (let i = 0; i < n; i++) {
+    const v = at(i);
+    if (col.valid(i, v)) slots[i] = v as number | bigint;
+  }
+  return col.finish({ data });
+}
+
+function buildDecimals(col: ColumnNulls, at: ValueAt): arrow.Data {
+  const n = col.length;
+  const data = new Uint32Array(4 * n);
+  for (let i = 0; i < n; i++) {
+    const v = at(i);
+    if (col.valid(i, v)) writeInt128(data, i, (v as Decimal).unscaled);
+  }
+  return col.finish({ data });
+}
+
+/** Epoch millis, micros or nanos by precision. */
+function buildTimestamps(col: ColumnNulls, at: ValueAt, p: number): arrow.Data {
+  const n = col.length;
+  const data = new BigInt64Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = at(i);
+    if (!col.valid(i, v)) continue;
+    const t = v as Timestamp;
+    if (p <= 3) data[i] = BigInt(t.millis);
+    else if (p <= 6) data[i] = BigInt(t.millis) * 1000n + BigInt(Math.floor(t.nanoOfMillis / 1000));
+    else data[i] = BigInt(t.millis) * 1_000_000n + BigInt(t.nanoOfMillis);
+  }
+  return col.finish({ data });
+}
+
+function buildBinaries(col: ColumnNulls, at: ValueAt): arrow.Data {
+  const n = col.length;
+  const valueOffsets = new Int32Array(n + 1);
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    const v = at(i);
+    if (col.valid(i, v)) total += (v as Uint8Array).length;
+    valueOffsets[i + 1] = total;
+  }
+  const data = new Uint8Array(total);
+  for (let i = 0; i < n; i++) {
+    const v = at(i);
+    if (v !== null) data.set(v as Uint8Array, valueOffsets[i]!);
+  }
+  return col.finish({ valueOffsets, data });
+}
+
+function buildArrays(col: ColumnNulls, at: ValueAt, element: DataType): arrow.Data {
+  const n = col.length;
+  const valueOffsets = new Int32Array(n + 1);
+  const flat: WriteValue[] = [];
+  for (let i = 0; i < n; i++) {
+    const v = at(i);
+    if (col.valid(i, v)) for (const e of v as readonly WriteValue[]) flat.push(e);
+    valueOffsets[i + 1] = flat.length;
+  }
+  return col.finish({ valueOffsets, child: buildColumn(element, flat) });
+}
+
+/** Maps, and multisets as maps of element to count. */
+function buildMaps(col: ColumnNulls, at: ValueAt, keyType: DataType, valueType: DataType): arrow.Data {
+  const n = col.length;
+  const valueOffsets = new Int32Array(n + 1);
+  const keys: WriteValue[] = [];
+  const vals: WriteValue[] = [];
+  for (let i = 0; i < n; i++) {
+    const v = at(i);
+    if (col.valid(i, v)) {
+      for (const e of v as readonly (readonly WriteValue[])[]) {
+        keys.push(e[0] ?? null);
+        vals.push(e[1] ?? null);
+      }
+    }
+    valueOffsets[i + 1] = keys.length;
+  }
+  const entriesType = (col.arrowType as arrow.Map_).children[0]!.type as arrow.Struct;
+  const child = arrow.makeData({
+    type: entriesType,
+    length: keys.length,
+    nullCount: 0,
+    children: [buildColumn(keyType, keys), buildColumn(valueType, vals)],
+  });
+  return col.finish({ valueOffsets, child });
+}
+
+function buildRows(col: ColumnNulls, at: ValueAt, fields: readonly { readonly type: DataType }[]): arrow.Data {
+  const n = col.length;
+  const columns = fields.map(() => new Array<WriteValue>(n));
+  for (let i = 0; i < n; i++) {
+    const v = at(i);
+    const row = col.valid(i, v) ? (v as readonly WriteValue[]) : undefined;
+    for (let f = 0; f < columns.length; f++) columns[f]![i] = row ? (row[f] ?? null) : null;
+  }
+  return col.finish({ children: fields.map((f, idx) => buildColumn(f.type, columns[idx]!)) });
 }
 
 /** Writes a bigint as 128-bit little-endian two's complement into 4 words at `index`. */

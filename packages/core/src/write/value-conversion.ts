@@ -78,122 +78,157 @@ export function toInternal(type: DataType, v: unknown): WriteValue {
       return fail(type, v);
     case 'TINYINT':
     case 'SMALLINT':
-    case 'INT': {
-      const [lo, hi] = INT_RANGES[type.root]!;
-      let n: number;
-      if (typeof v === 'number') n = v;
-      else if (typeof v === 'bigint') n = v >= BigInt(lo) && v <= BigInt(hi) ? Number(v) : NaN;
-      else if (typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v)) n = Number(v);
-      else return fail(type, v);
-      if (!Number.isInteger(n) || n < lo || n > hi) fail(type, v, `an integer in ${lo}..${hi}`);
-      return n;
-    }
-    case 'BIGINT': {
-      let b: bigint;
-      if (typeof v === 'bigint') b = v;
-      else if (typeof v === 'number') {
-        if (!Number.isSafeInteger(v)) fail(type, v, 'numbers must be safe integers; pass a bigint');
-        b = BigInt(v);
-      } else if (typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v)) b = BigInt(v.trim());
-      else return fail(type, v);
-      if (BigInt.asIntN(64, b) !== b) fail(type, v, 'out of the 64-bit range');
-      return b;
-    }
+    case 'INT':
+      return toSmallInteger(type, v);
+    case 'BIGINT':
+      return toBigint(type, v);
     case 'FLOAT':
-    case 'DOUBLE': {
-      let n: number;
-      if (typeof v === 'number') n = v;
-      else if (typeof v === 'string' && v.trim() !== '' && (!Number.isNaN(Number(v)) || v.trim() === 'NaN')) n = Number(v);
-      else return fail(type, v);
-      if (type.root === 'FLOAT') {
-        if (Number.isFinite(n) && Math.abs(n) > FLOAT_MAX) fail(type, v, 'out of the float32 range');
-        return Math.fround(n);
-      }
-      return n;
-    }
+    case 'DOUBLE':
+      return toFloating(type, v);
     case 'DECIMAL':
       return toDecimal(type, v);
     case 'CHAR':
     case 'VARCHAR':
-      if (typeof v !== 'string') return fail(type, v);
-      // UTF-8 cannot hold a lone surrogate: the encoder would store U+FFFD instead.
-      if (!(v as unknown as { isWellFormed(): boolean }).isWellFormed()) fail(type, v, 'a lone UTF-16 surrogate has no UTF-8 form');
-      if (type.length < MAX_LENGTH && v.length > type.length && codePointCount(v) > type.length) {
-        fail(type, v, `longer than ${type.length} characters`);
-      }
-      return v;
+      return toText(type, v);
     case 'BINARY':
-    case 'VARBINARY': {
-      const bytes = v instanceof Uint8Array ? v : v instanceof ArrayBuffer ? new Uint8Array(v) : undefined;
-      if (!bytes) return fail(type, v);
-      if (type.length < MAX_LENGTH && bytes.length > type.length) fail(type, v, `longer than ${type.length} bytes`);
-      return bytes;
-    }
-    case 'DATE': {
-      let d: number;
-      if (typeof v === 'number') d = v;
-      else if (v instanceof Date) d = Math.floor(v.getTime() / MS_PER_DAY);
-      else if (typeof v === 'string') d = parseDate(v) ?? NaN;
-      else return fail(type, v);
-      if (!Number.isInteger(d)) fail(type, v, "days since 1970-01-01, a Date or 'YYYY-MM-DD'");
-      return d;
-    }
-    case 'TIME': {
-      let ms: number;
-      if (typeof v === 'number') ms = v;
-      else if (typeof v === 'string') ms = parseTime(v) ?? NaN;
-      else return fail(type, v);
-      if (!Number.isInteger(ms) || ms < 0 || ms >= MS_PER_DAY) fail(type, v, "milliseconds of the day or 'HH:mm:ss'");
-      // Digits below the precision are refused, as DECIMAL refuses extra scale: never cut silently.
-      if (truncateTime(ms, type.precision) !== ms) fail(type, v, `more than ${type.precision} fractional second digits`);
-      return ms;
-    }
+    case 'VARBINARY':
+      return toBytes(type, v);
+    case 'DATE':
+      return toDate(type, v);
+    case 'TIME':
+      return toTime(type, v);
     case 'TIMESTAMP':
-    case 'TIMESTAMP_LTZ': {
-      const t = toTimestamp(type, v);
-      const cut = truncateTimestamp(t, type.precision);
-      if (cut.millis !== t.millis || cut.nanoOfMillis !== t.nanoOfMillis)
-        fail(type, v, `more than ${type.precision} fractional second digits`);
-      return t;
-    }
-    case 'ARRAY': {
+    case 'TIMESTAMP_LTZ':
+      return toExactTimestamp(type, v);
+    case 'ARRAY':
       if (!Array.isArray(v)) return fail(type, v);
       return v.map((e, i) => nested(type.element, e, `[${i}]`));
-    }
-    case 'MAP': {
-      const entries = mapEntries(type, v);
-      return entries.map(([k, val], i) => {
-        const key = nested(type.key, k, `[${i}].key`);
-        if (key === null) throw new ConversionFailure('map keys must not be null', `[${i}].key`);
-        return [key, nested(type.value, val, `[${i}].value`)];
-      });
-    }
-    case 'MULTISET': {
-      let entries: [unknown, unknown][];
-      if (Array.isArray(v)) {
-        const counts = new Map<unknown, number>();
-        for (const e of v) counts.set(e, (counts.get(e) ?? 0) + 1);
-        entries = [...counts];
-      } else entries = mapEntries(type, v);
-      return entries.map(([k, c], i) => {
-        const key = nested(type.element, k, `[${i}]`);
-        if (key === null) throw new ConversionFailure('multiset elements must not be null', `[${i}]`);
-        return [key, nested({ root: 'INT', nullable: false }, c, `[${i}].count`)];
-      });
-    }
-    case 'ROW': {
-      if (Array.isArray(v)) {
-        if (v.length !== type.fields.length) fail(type, v, `${type.fields.length} fields`);
-        return type.fields.map((f, i) => nested(f.type, v[i], f.name));
-      }
-      if (typeof v !== 'object' || v instanceof Date || v instanceof Uint8Array) return fail(type, v);
-      const obj = v as Record<string, unknown>;
-      for (const k of Object.keys(obj)) {
-        if (!type.fields.some((f) => f.name === k)) throw new ConversionFailure(`unknown field '${k}'`, k);
-      }
-      return type.fields.map((f) => nested(f.type, obj[f.name], f.name));
-    }
+    case 'MAP':
+      return toMap(type, v);
+    case 'MULTISET':
+      return toMultiset(type, v);
+    case 'ROW':
+      return toRow(type, v);
   }
+}
+
+type TypeOf<R extends DataType['root']> = DataType & { readonly root: R };
+
+function toSmallInteger(type: DataType, v: unknown): number {
+  const [lo, hi] = INT_RANGES[type.root]!;
+  let n: number;
+  if (typeof v === 'number') n = v;
+  else if (typeof v === 'bigint') n = v >= BigInt(lo) && v <= BigInt(hi) ? Number(v) : NaN;
+  else if (typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v)) n = Number(v);
+  else return fail(type, v);
+  if (!Number.isInteger(n) || n < lo || n > hi) fail(type, v, `an integer in ${lo}..${hi}`);
+  return n;
+}
+
+function toBigint(type: DataType, v: unknown): bigint {
+  let b: bigint;
+  if (typeof v === 'bigint') b = v;
+  else if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v)) fail(type, v, 'numbers must be safe integers; pass a bigint');
+    b = BigInt(v);
+  } else if (typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v)) b = BigInt(v.trim());
+  else return fail(type, v);
+  if (BigInt.asIntN(64, b) !== b) fail(type, v, 'out of the 64-bit range');
+  return b;
+}
+
+function toFloating(type: DataType, v: unknown): number {
+  let n: number;
+  if (typeof v === 'number') n = v;
+  else if (typeof v === 'string' && v.trim() !== '' && (!Number.isNaN(Number(v)) || v.trim() === 'NaN')) n = Number(v);
+  else return fail(type, v);
+  if (type.root === 'FLOAT') {
+    if (Number.isFinite(n) && Math.abs(n) > FLOAT_MAX) fail(type, v, 'out of the float32 range');
+    return Math.fround(n);
+  }
+  return n;
+}
+
+function toText(type: TypeOf<'CHAR' | 'VARCHAR'>, v: unknown): string {
+  if (typeof v !== 'string') return fail(type, v);
+  // UTF-8 cannot hold a lone surrogate: the encoder would store U+FFFD instead.
+  if (!(v as unknown as { isWellFormed(): boolean }).isWellFormed()) fail(type, v, 'a lone UTF-16 surrogate has no UTF-8 form');
+  if (type.length < MAX_LENGTH && v.length > type.length && codePointCount(v) > type.length) {
+    fail(type, v, `longer than ${type.length} characters`);
+  }
+  return v;
+}
+
+function toBytes(type: TypeOf<'BINARY' | 'VARBINARY'>, v: unknown): Uint8Array {
+  const bytes = v instanceof Uint8Array ? v : v instanceof ArrayBuffer ? new Uint8Array(v) : undefined;
+  if (!bytes) return fail(type, v);
+  if (type.length < MAX_LENGTH && bytes.length > type.length) fail(type, v, `longer than ${type.length} bytes`);
+  return bytes;
+}
+
+function toDate(type: DataType, v: unknown): number {
+  let d: number;
+  if (typeof v === 'number') d = v;
+  else if (v instanceof Date) d = Math.floor(v.getTime() / MS_PER_DAY);
+  else if (typeof v === 'string') d = parseDate(v) ?? NaN;
+  else return fail(type, v);
+  if (!Number.isInteger(d)) fail(type, v, "days since 1970-01-01, a Date or 'YYYY-MM-DD'");
+  return d;
+}
+
+function toTime(type: TypeOf<'TIME'>, v: unknown): number {
+  let ms: number;
+  if (typeof v === 'number') ms = v;
+  else if (typeof v === 'string') ms = parseTime(v) ?? NaN;
+  else return fail(type, v);
+  if (!Number.isInteger(ms) || ms < 0 || ms >= MS_PER_DAY) fail(type, v, "milliseconds of the day or 'HH:mm:ss'");
+  // Digits below the precision are refused, as DECIMAL refuses extra scale: never cut silently.
+  if (truncateTime(ms, type.precision) !== ms) fail(type, v, `more than ${type.precision} fractional second digits`);
+  return ms;
+}
+
+function toExactTimestamp(type: TypeOf<'TIMESTAMP' | 'TIMESTAMP_LTZ'>, v: unknown): WriteValue {
+  const t = toTimestamp(type, v);
+  const cut = truncateTimestamp(t, type.precision);
+  if (cut.millis !== t.millis || cut.nanoOfMillis !== t.nanoOfMillis) fail(type, v, `more than ${type.precision} fractional second digits`);
+  return t;
+}
+
+function toMap(type: TypeOf<'MAP'>, v: unknown): WriteValue {
+  return mapEntries(type, v).map(([k, val], i) => {
+    const key = nested(type.key, k, `[${i}].key`);
+    if (key === null) throw new ConversionFailure('map keys must not be null', `[${i}].key`);
+    return [key, nested(type.value, val, `[${i}].value`)];
+  });
+}
+
+/** A multiset as an array of elements (counted here) or as entries of element and count. */
+function toMultiset(type: TypeOf<'MULTISET'>, v: unknown): WriteValue {
+  let entries: [unknown, unknown][];
+  if (Array.isArray(v)) {
+    const counts = new Map<unknown, number>();
+    for (const e of v) counts.set(e, (counts.get(e) ?? 0) + 1);
+    entries = [...counts];
+  } else entries = mapEntries(type, v);
+  return entries.map(([k, c], i) => {
+    const key = nested(type.element, k, `[${i}]`);
+    if (key === null) throw new ConversionFailure('multiset elements must not be null', `[${i}]`);
+    return [key, nested({ root: 'INT', nullable: false }, c, `[${i}].count`)];
+  });
+}
+
+/** A row as an array of its fields' values, or as an object by field name. */
+function toRow(type: TypeOf<'ROW'>, v: unknown): WriteValue {
+  if (Array.isArray(v)) {
+    if (v.length !== type.fields.length) fail(type, v, `${type.fields.length} fields`);
+    return type.fields.map((f, i) => nested(f.type, v[i], f.name));
+  }
+  if (typeof v !== 'object' || v instanceof Date || v instanceof Uint8Array) return fail(type, v);
+  const obj = v as Record<string, unknown>;
+  for (const k of Object.keys(obj)) {
+    if (!type.fields.some((f) => f.name === k)) throw new ConversionFailure(`unknown field '${k}'`, k);
+  }
+  return type.fields.map((f) => nested(f.type, obj[f.name], f.name));
 }
 
 function nested(type: DataType, v: unknown, path: string): WriteValue {
