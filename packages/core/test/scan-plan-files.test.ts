@@ -169,6 +169,50 @@ describe('PlanFiles', () => {
   });
 });
 
+describe('PlanFiles memory', () => {
+  it('keeps the blocks of mostly live files, and copies out the live records of blocks mostly filtered out', async () => {
+    const rng = seededRandom(33);
+    const ops = randomOps(13, 3000).map((e) => ({
+      ...e,
+      kind: 'ADD' as const,
+      file: { ...e.file, fileName: `${e.file.fileName}-${rng()}` },
+    }));
+    const bytes = await writeManifestFile(ops, { blockSize: 8192 });
+    for (const keepEvery of [1, 4]) {
+      const files = new PlanFiles();
+      const blocks: Buffer[] = [];
+      const added: DataFileMeta[] = [];
+      let i = 0;
+      for await (const block of readAvroBlocks(bytes, { path: 'm' })) {
+        blocks.push(block.data);
+        ManifestEntryWalker.forHeader(block.header)!.walk(block.data, block.count, block.index, 'm', (w) => {
+          // Every `keepEvery`-th entry passes (as a partition filter would let it).
+          if (i++ % keepEvery === 0) {
+            const file = w.fileAt(block.data, w.fileStart);
+            expect(files.addWalked(w, block.data, 0, w.plainIdentity ? null : fullFileIdentity(file))).toBe(true);
+            added.push(ops[i - 1]!.file);
+          }
+          return true;
+        });
+      }
+      const { rows } = files.finish(1);
+      const blockBytes = blocks.reduce((n, b) => n + b.length, 0);
+      if (keepEvery === 1) {
+        // Every block is kept as it is (no copy): the plan holds the blocks.
+        expect(files.bytesHeld).toBe(blocks.reduce((n, b) => n + b.buffer.byteLength, 0));
+      } else {
+        // A quarter of each block is live: those records are copied into one arena chunk (1 MiB),
+        // the blocks let go.
+        expect(blockBytes).toBeGreaterThan(100_000);
+        expect(files.bytesHeld).toBe(1 << 20);
+        for (const b of blocks) b.fill(0xee);
+      }
+      const got = Array.from(rows, (r) => fileFields(files.meta(r)));
+      expect(got).toEqual(added.map(fileFields));
+    }
+  });
+});
+
 describe('BucketFile', () => {
   it('derives the location from the bucket directory, or takes the external path', () => {
     const file = newDataFileMeta({ fileName: 'data-1.parquet', fileSize: 1, rowCount: 1, schemaId: 0 });

@@ -2,7 +2,9 @@
  * The live files of a plan as columns, not objects: while planning folds ADD/DELETE entries, each
  * added file becomes a row of typed arrays (its group = partition and bucket, level, first
  * sequence number, rows, total buckets, where its bytes are) and the raw Avro bytes of its `_FILE`
- * record are copied into a chunked byte arena. Nothing is decoded into a {@link DataFileMeta} until
+ * record stay where they are, in the decompressed manifest block, which the plan keeps (a block
+ * mostly of files that are filtered out or deleted has its live records copied into a chunked
+ * arena instead, so a plan holds about its live records' bytes). Nothing is decoded into a {@link DataFileMeta} until
  * a caller asks for a file ({@link PlanFiles.meta}), so a plan of a million files holds a few
  * typed arrays and the record bytes instead of a million small object graphs that the collector
  * copies and marks while the plan grows.
@@ -17,6 +19,12 @@ import type { DataFileMeta, ManifestEntryWalker } from '@tidemark/format';
 
 /** Bytes per arena chunk; a record larger than this gets a chunk of its own. */
 const CHUNK_BYTES = 1 << 20;
+/**
+ * A block whose live records take less than this share of it has them copied into the arena once
+ * it is folded; kept blocks (and records deleted later) may hold at most 1 ÷ this times the live
+ * bytes until {@link PlanFiles.finish} copies the live records of the others.
+ */
+const KEEP_BLOCK_SHARE = 0.5;
 const MIN_ROWS = 64;
 const MIN_CELLS = 64;
 const EMPTY = 0;
@@ -25,6 +33,7 @@ const DELETED = -1;
 const NO_WALKER = 0;
 
 const utf8 = new TextEncoder();
+const EMPTY_CHUNK = Buffer.alloc(0);
 
 /** FNV-1a over `bytes[start, end)`, mixed with a group and level, cut to 30 bits. */
 export function identityHash(bytes: Uint8Array, start: number, end: number, group: number, level: number): number {
@@ -57,15 +66,26 @@ export interface GroupedRows {
 
 /** Columns and record bytes of the files added while folding one plan. */
 export class PlanFiles {
+  /** Kept manifest blocks and arena chunks: the buffers rows' records are in. */
   private readonly chunks: Buffer[] = [];
+  /** The arena chunk being filled. */
   private chunk: Buffer | null = null;
+  /** Index of {@link chunk} in {@link chunks} (kept blocks may come after it). */
+  private chunkIndex = -1;
   private chunkPos = 0;
+  /** Index in {@link chunks} of the block being folded, -1 before its first kept record. */
+  private blockChunk = -1;
+  private block: Buffer | null = null;
+  /** First row added from the block being folded. */
+  private blockFirstRow = 0;
+  /** Bytes of the buffers in {@link chunks}. */
+  private heldBytes = 0;
 
   private capacity = 0;
   /** Rows appended (live and deleted). */
   private rowCount = 0;
   private live = 0;
-  private deadBytes = 0;
+  /** Record bytes of the live rows. */
   private liveBytes = 0;
 
   /** Arena chunk and offset of each row's `_FILE` record (or name, for object rows); small integers, so indexing stays fast. */
@@ -120,6 +140,11 @@ export class PlanFiles {
     return this.live;
   }
 
+  /** Bytes of the kept blocks and arena chunks the records are in (what the plan holds besides its columns). */
+  get bytesHeld(): number {
+    return this.heldBytes;
+  }
+
   /**
    * Adds the file of the entry `walker` just walked in `block`, in `group`, unless a file with its
    * identity is live there; returns false then (nothing changes). `identity` is
@@ -142,12 +167,12 @@ export class PlanFiles {
     } else if (this.byIdentity.has(`${group}|${identity}`)) return false;
     const fileStart = walker.fileStart;
     const len = walker.fileEnd - fileStart;
-    const row = this.append(len);
-    const chunk = this.chunk!;
-    const offset = this.recOff[row]!;
-    // Records are a few hundred bytes: a loop beats making a subarray view to hand to set().
-    if (len <= 512) for (let i = 0; i < len; i++) chunk[offset + i] = block[fileStart + i]!;
-    else chunk.set(block.subarray(fileStart, fileStart + len), offset);
+    // The record stays in the block: the block is kept (see endBlock).
+    if (block !== this.block) this.startBlock(block);
+    if (this.blockChunk < 0) this.keepBlock(block);
+    const row = this.addRow(len);
+    this.recChunk[row] = this.blockChunk;
+    this.recOff[row] = fileStart;
     this.nameOff[row] = nameStart - fileStart;
     this.nameLen[row] = nameEnd - nameStart;
     this.groups[row] = group;
@@ -195,7 +220,8 @@ export class PlanFiles {
 
   /** Appends a decoded file without looking for its identity (incremental plans do not fold); it cannot be deleted. */
   appendObject(file: DataFileMeta, name: Uint8Array, group: number, totalBuckets: number): void {
-    const row = this.append(name.length);
+    const row = this.addRow(name.length);
+    this.reserve(row, name.length);
     this.chunk!.set(name, this.recOff[row]!);
     this.nameOff[row] = 0;
     this.nameLen[row] = name.length;
@@ -287,7 +313,8 @@ export class PlanFiles {
     this.hashes = new Int32Array(0);
     this.cells = new Int32Array(0);
     this.byIdentity.clear();
-    if (this.deadBytes > this.liveBytes / 4) this.compactArena();
+    this.endBlock();
+    if (this.heldBytes * KEEP_BLOCK_SHARE > this.liveBytes) this.compactArena();
     const n = this.rowCount;
     this.recChunk = this.recChunk.slice(0, n);
     this.recOff = this.recOff.slice(0, n);
@@ -330,30 +357,82 @@ export class PlanFiles {
     return walkers.length;
   }
 
-  /** A new row with `len` arena bytes reserved for its record. */
-  private append(len: number): number {
+  /** A new live row whose record is `len` bytes (its place is set by the caller). */
+  private addRow(len: number): number {
     if (this.rowCount === this.capacity) this.grow();
     const row = this.rowCount++;
-    if (this.chunk === null || this.chunkPos + len > this.chunk.length) {
-      this.chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, len));
-      this.chunks.push(this.chunk);
-      this.chunkPos = 0;
-    }
-    this.recChunk[row] = this.chunks.length - 1;
-    this.recOff[row] = this.chunkPos;
     this.recLen[row] = len;
-    this.chunkPos += len;
     this.alive[row] = 1;
     this.live++;
     this.liveBytes += len;
     return row;
   }
 
+  /** Places `row`'s record in `len` bytes of the arena. */
+  private reserve(row: number, len: number): void {
+    if (this.chunk === null || this.chunkPos + len > this.chunk.length) {
+      this.chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, len));
+      this.chunkIndex = this.chunks.length;
+      this.chunks.push(this.chunk);
+      this.heldBytes += this.chunk.length;
+      this.chunkPos = 0;
+    }
+    this.recChunk[row] = this.chunkIndex;
+    this.recOff[row] = this.chunkPos;
+    this.chunkPos += len;
+  }
+
+  /**
+   * Keeps the block being folded. What it holds is its whole buffer (a block of an uncompressed
+   * manifest is a view of the file's bytes: the file is counted once, with its first block).
+   */
+  private keepBlock(block: Buffer): void {
+    const last = this.chunks.length === 0 ? null : this.chunks[this.chunks.length - 1]!;
+    if (last === null || last.buffer !== block.buffer) this.heldBytes += block.buffer.byteLength;
+    this.blockChunk = this.chunks.length;
+    this.chunks.push(block);
+  }
+
+  /** A new block is walked: the last one is done with. */
+  private startBlock(block: Buffer): void {
+    this.endBlock();
+    this.block = block;
+    this.blockChunk = -1;
+    this.blockFirstRow = this.rowCount;
+  }
+
+  /**
+   * Ends the block being folded: when its live records take less than {@link KEEP_BLOCK_SHARE}
+   * of it (most of its entries filtered out or deleted), they are copied into the arena and the
+   * block is let go.
+   */
+  private endBlock(): void {
+    const block = this.block;
+    const at = this.blockChunk;
+    this.block = null;
+    this.blockChunk = -1;
+    if (block === null || at < 0) return;
+    let bytes = 0;
+    for (let r = this.blockFirstRow; r < this.rowCount; r++) if (this.alive[r] === 1 && this.recChunk[r] === at) bytes += this.recLen[r]!;
+    if (bytes >= block.length * KEEP_BLOCK_SHARE) return;
+    for (let r = this.blockFirstRow; r < this.rowCount; r++) {
+      if (this.alive[r] !== 1 || this.recChunk[r] !== at) continue;
+      const from = this.recOff[r]!;
+      const len = this.recLen[r]!;
+      this.reserve(r, len);
+      block.copy(this.chunk!, this.recOff[r]!, from, from + len);
+    }
+    // The block's slot stays (indexes of later chunks do not move), empty. Its buffer is still
+    // counted when other kept blocks view it.
+    this.chunks[at] = EMPTY_CHUNK;
+    const owned = block.buffer.byteLength === block.length;
+    if (owned || !this.chunks.some((c) => c.buffer === block.buffer)) this.heldBytes -= block.buffer.byteLength;
+  }
+
   private kill(row: number): void {
     this.alive[row] = 0;
     this.live--;
     this.liveBytes -= this.recLen[row]!;
-    this.deadBytes += this.recLen[row]!;
     this.objects.delete(row);
   }
 
@@ -470,26 +549,19 @@ export class PlanFiles {
     this.usedCells = live;
   }
 
-  /** Copies the records of live rows into new chunks, leaving those of deleted rows behind. */
+  /** Copies the records of live rows into new arena chunks, leaving blocks and the records of deleted rows behind. */
   private compactArena(): void {
     const old = this.chunks.splice(0);
     this.chunk = null;
     this.chunkPos = 0;
+    this.heldBytes = 0;
     for (let r = 0; r < this.rowCount; r++) {
       if (this.alive[r] !== 1) continue;
       const len = this.recLen[r]!;
       const src = old[this.recChunk[r]!]!;
       const from = this.recOff[r]!;
-      if (this.chunk === null || this.chunkPos + len > this.chunk.length) {
-        this.chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, len));
-        this.chunks.push(this.chunk);
-        this.chunkPos = 0;
-      }
-      src.copy(this.chunk, this.chunkPos, from, from + len);
-      this.recChunk[r] = this.chunks.length - 1;
-      this.recOff[r] = this.chunkPos;
-      this.chunkPos += len;
+      this.reserve(r, len);
+      src.copy(this.chunk!, this.recOff[r]!, from, from + len);
     }
-    this.deadBytes = 0;
   }
 }
