@@ -168,6 +168,8 @@ const tasks = {
     const baseRssMiB = rssMiB();
     const baseHeapMiB = process.memoryUsage().heapUsed / 2 ** 20;
     const baseArrayBuffersMiB = process.memoryUsage().arrayBuffers / 2 ** 20;
+    // Native buffers (e.g. zstd output a plan may keep) count in `external`, not in `arrayBuffers`.
+    const baseExternalMiB = process.memoryUsage().external / 2 ** 20;
     const t0 = performance.now();
     const table = await core.openTable(root);
     const t1 = performance.now();
@@ -190,6 +192,7 @@ const tasks = {
     const mem = process.memoryUsage();
     const retainedHeapMiB = mem.heapUsed / 2 ** 20 - baseHeapMiB;
     const retainedArrayBuffersMiB = mem.arrayBuffers / 2 ** 20 - baseArrayBuffersMiB;
+    const retainedExternalMiB = mem.external / 2 ** 20 - baseExternalMiB;
     // GC entries arrive asynchronously: wait for them (after the memory figures, which the wait
     // would change), then count the pauses that started within plan().
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -213,6 +216,7 @@ const tasks = {
       baseRssMiB,
       retainedHeapMiB,
       retainedArrayBuffersMiB,
+      retainedExternalMiB,
       keepAlive: plan ? 1 : 0,
     };
   },
