@@ -448,42 +448,18 @@ export class PlanFiles {
   /** Makes room for `size` rows (default: twice as many as now). */
   private grow(size = Math.max(MIN_ROWS, this.capacity * 2)): void {
     const n = this.rowCount;
-    let f64 = new Float64Array(size);
-    f64.set(this.minSeqs.subarray(0, n));
-    this.minSeqs = f64;
-    f64 = new Float64Array(size);
-    f64.set(this.rows.subarray(0, n));
-    this.rows = f64;
-    let u32 = new Uint32Array(size);
-    u32.set(this.recChunk.subarray(0, n));
-    this.recChunk = u32;
-    u32 = new Uint32Array(size);
-    u32.set(this.recOff.subarray(0, n));
-    this.recOff = u32;
-    u32 = new Uint32Array(size);
-    u32.set(this.recLen.subarray(0, n));
-    this.recLen = u32;
-    u32 = new Uint32Array(size);
-    u32.set(this.nameOff.subarray(0, n));
-    this.nameOff = u32;
-    u32 = new Uint32Array(size);
-    u32.set(this.nameLen.subarray(0, n));
-    this.nameLen = u32;
-    let i32 = new Int32Array(size);
-    i32.set(this.groups.subarray(0, n));
-    this.groups = i32;
-    i32 = new Int32Array(size);
-    i32.set(this.levels.subarray(0, n));
-    this.levels = i32;
-    i32 = new Int32Array(size);
-    i32.set(this.totals.subarray(0, n));
-    this.totals = i32;
-    const u16 = new Uint16Array(size);
-    u16.set(this.walkerOf.subarray(0, n));
-    this.walkerOf = u16;
-    const u8 = new Uint8Array(size);
-    u8.set(this.alive.subarray(0, n));
-    this.alive = u8;
+    this.minSeqs = resized(this.minSeqs, size, n);
+    this.rows = resized(this.rows, size, n);
+    this.recChunk = resized(this.recChunk, size, n);
+    this.recOff = resized(this.recOff, size, n);
+    this.recLen = resized(this.recLen, size, n);
+    this.nameOff = resized(this.nameOff, size, n);
+    this.nameLen = resized(this.nameLen, size, n);
+    this.groups = resized(this.groups, size, n);
+    this.levels = resized(this.levels, size, n);
+    this.totals = resized(this.totals, size, n);
+    this.walkerOf = resized(this.walkerOf, size, n);
+    this.alive = resized(this.alive, size, n);
     this.capacity = size;
   }
 
@@ -564,4 +540,13 @@ export class PlanFiles {
       src.copy(this.chunk!, this.recOff[r]!, from, from + len);
     }
   }
+}
+
+type Column = Float64Array | Uint32Array | Int32Array | Uint16Array | Uint8Array;
+
+/** A column of `size` rows holding the first `n` of `column`. */
+function resized<T extends Column>(column: T, size: number, n: number): T {
+  const out = new (column.constructor as new (length: number) => T)(size);
+  out.set(column.subarray(0, n) as ArrayLike<number>);
+  return out;
 }
