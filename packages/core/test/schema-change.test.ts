@@ -136,6 +136,7 @@ describe('alterTable: each change kind', () => {
       fields: [
         { name: 'id', type: 'INT', description: 'the id' },
         { name: 'k', type: 'STRING' },
+        { name: 'kk', type: 'STRING' },
       ],
       options: { bucket: '2', 'bucket-key': 'k', 'fields.k.stats-mode': 'full', 'fields.kk.stats-mode': 'none' },
     });
@@ -145,8 +146,9 @@ describe('alterTable: each change kind', () => {
     expect(fields.map((f) => [f['id'], f['name'], f['type'], f['description']])).toEqual([
       [0, 'ident', 'INT', 'the id'],
       [1, 'key2', 'STRING', undefined],
+      [2, 'kk', 'STRING', undefined],
     ]);
-    expect(json['highestFieldId']).toBe(1);
+    expect(json['highestFieldId']).toBe(2);
     expect(json['options']).toEqual({
       bucket: '2',
       'bucket-key': 'key2',
@@ -396,6 +398,40 @@ describe('alterTable: refusals (nothing is written)', () => {
       SchemaChanges.setOption('snapshot.num-retained.min', '2'),
     ]);
     expect(s.options).toEqual({ bucket: '2', 'bucket-key': 'a', 'snapshot.num-retained.min': '2' });
+  });
+
+  it('deletion-vectors.enabled changes once the table has snapshots only with deletion-vectors.modifiable (as Paimon)', async () => {
+    const pk = await setup(PK);
+    // An empty table may switch freely: no record exists that could read twice.
+    await alterTable(pk.io, pk.paths, [SchemaChanges.setOption('deletion-vectors.enabled', 'true')]);
+    await alterTable(pk.io, pk.paths, [SchemaChanges.removeOption('deletion-vectors.enabled')]);
+    await writeSnapshots(pk.io, pk.paths, [1], { latest: '1' });
+    const e = await expectRefused(
+      pk.io,
+      pk.paths,
+      [SchemaChanges.setOption('deletion-vectors.enabled', 'true')],
+      /cannot change option 'deletion-vectors.enabled' from false to true.*duplicates.*compact --full.*'deletion-vectors.modifiable' = 'true'/,
+    );
+    expect(e.subject).toEqual({ option: 'deletion-vectors.enabled' });
+    // Same value, or opting in (in the same change list too), is allowed.
+    await alterTable(pk.io, pk.paths, [SchemaChanges.setOption('deletion-vectors.enabled', 'false')]);
+    const on = await alterTable(pk.io, pk.paths, [
+      SchemaChanges.setOption('deletion-vectors.modifiable', 'true'),
+      SchemaChanges.setOption('deletion-vectors.enabled', 'true'),
+    ]);
+    expect(on.options['deletion-vectors.enabled']).toBe('true');
+
+    // Append tables: turning deletion vectors on is safe, turning them off would resurrect deleted rows.
+    const append = await setup({ fields: [{ name: 'a', type: 'INT' }], options: {} });
+    await writeSnapshots(append.io, append.paths, [1], { latest: '1' });
+    await alterTable(append.io, append.paths, [SchemaChanges.setOption('deletion-vectors.enabled', 'true')]);
+    await expectRefused(
+      append.io,
+      append.paths,
+      [SchemaChanges.removeOption('deletion-vectors.enabled')],
+      /'deletion-vectors.enabled' from true to false.*rows its deletion vectors delete would reappear/,
+    );
+    await expectRefused(append.io, append.paths, [SchemaChanges.setOption('deletion-vectors.enabled', 'false')], /would reappear/);
   });
 
   it('an empty change list and a missing table are refused', async () => {

@@ -47,7 +47,7 @@ export const ingestCommand = defineCommand({
       'several processes sharing a topic, each with its own --state) and followed until stopped (Ctrl-C or SIGTERM), or read to the end ' +
       'they had at start with --until-end; the offsets live in the checkpoint, and after each commit they are reported to a consumer ' +
       'group for lag monitoring only. Client settings: the --kafka-* flags or TIDEMARK_KAFKA_* variables. ' +
-            'Prints one JSON summary line when done. ' +
+      'Prints one JSON summary line when done. ' +
       'As a service: SIGTERM or SIGINT finishes the current checkpoint (or abandons it when the stop takes longer than ' +
       '--stop-timeout) and exits 0; the next run resumes exactly. --metrics-port serves Prometheus metrics and health ' +
       'endpoints; --log-format json writes one JSON object per log line.',
