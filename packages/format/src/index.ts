@@ -159,6 +159,7 @@ export {
 export { EMPTY_ROW_BYTES, EMPTY_SIMPLE_STATS, type ManifestIO, type SimpleStats } from './manifest-fields.js';
 export { ByteArena, EncodedSimpleStats, type StatsLayout } from './manifest-stats.js';
 export type { ManifestEntryDecodeOptions } from './manifest-entry-decoder.js';
+export { ManifestEntryWalker } from './manifest-entry-walker.js';
 export {
   decodeManifestList,
   manifestFileMetaFromAvro,

@@ -52,37 +52,37 @@ export interface ManifestEntryDecodeOptions {
 /** Turns one avsc-decoded record into an entry (the slow path, for schemas not compiled here). */
 export type ManifestEntryFromRecord = (record: AvroRecord, path: string) => ManifestEntry;
 
-// Slots of the fields the models read. Top level:
-const T_VERSION = 0;
-const T_KIND = 1;
-const T_PARTITION = 2;
-const T_BUCKET = 3;
-const T_TOTAL_BUCKETS = 4;
-const T_FILE = 5;
-const TOP_NAMES = ['_VERSION', '_KIND', '_PARTITION', '_BUCKET', '_TOTAL_BUCKETS', '_FILE'];
+// Slots of the fields the models read (exported for the walker in manifest-entry-walker.ts). Top level:
+export const T_VERSION = 0;
+export const T_KIND = 1;
+export const T_PARTITION = 2;
+export const T_BUCKET = 3;
+export const T_TOTAL_BUCKETS = 4;
+export const T_FILE = 5;
+export const TOP_NAMES = ['_VERSION', '_KIND', '_PARTITION', '_BUCKET', '_TOTAL_BUCKETS', '_FILE'];
 // `_FILE`:
-const F_NAME = 0;
-const F_SIZE = 1;
-const F_ROWS = 2;
-const F_MIN_KEY = 3;
-const F_MAX_KEY = 4;
-const F_KEY_STATS = 5;
-const F_VALUE_STATS = 6;
-const F_MIN_SEQ = 7;
-const F_MAX_SEQ = 8;
-const F_SCHEMA_ID = 9;
-const F_LEVEL = 10;
-const F_EXTRA_FILES = 11;
-const F_CREATION_TIME = 12;
-const F_DELETE_ROWS = 13;
-const F_EMBEDDED_INDEX = 14;
-const F_SOURCE = 15;
-const F_STATS_COLS = 16;
-const F_EXTERNAL_PATH = 17;
-const F_FIRST_ROW_ID = 18;
-const F_WRITE_COLS = 19;
-const F_WRITE_COLS_SEQ = 20;
-const FILE_NAMES = [
+export const F_NAME = 0;
+export const F_SIZE = 1;
+export const F_ROWS = 2;
+export const F_MIN_KEY = 3;
+export const F_MAX_KEY = 4;
+export const F_KEY_STATS = 5;
+export const F_VALUE_STATS = 6;
+export const F_MIN_SEQ = 7;
+export const F_MAX_SEQ = 8;
+export const F_SCHEMA_ID = 9;
+export const F_LEVEL = 10;
+export const F_EXTRA_FILES = 11;
+export const F_CREATION_TIME = 12;
+export const F_DELETE_ROWS = 13;
+export const F_EMBEDDED_INDEX = 14;
+export const F_SOURCE = 15;
+export const F_STATS_COLS = 16;
+export const F_EXTERNAL_PATH = 17;
+export const F_FIRST_ROW_ID = 18;
+export const F_WRITE_COLS = 19;
+export const F_WRITE_COLS_SEQ = 20;
+export const FILE_NAMES = [
   '_FILE_NAME',
   '_FILE_SIZE',
   '_ROW_COUNT',
@@ -107,7 +107,7 @@ const FILE_NAMES = [
 ];
 
 /** One field of the writer schema: its type and the slot it fills (-1: skipped). */
-interface FieldStep {
+export interface FieldStep {
   readonly type: AvroBinaryType;
   readonly slot: number;
   /** Stats fields only. */
@@ -115,7 +115,7 @@ interface FieldStep {
 }
 
 /** A writer schema compiled for entry decoding. */
-interface EntryLayout {
+export interface EntryLayout {
   readonly top: readonly FieldStep[];
   readonly file: readonly FieldStep[];
   /** Index in `top` of `_FILE`, -1 when absent. */
@@ -126,7 +126,7 @@ const layoutCache = new Map<string, EntryLayout | null>();
 const LAYOUT_CACHE_LIMIT = 64;
 
 /** The compiled layout of a writer schema, or null to use avsc. Cached by schema text. */
-function entryLayout(schemaText: string, schema: unknown): EntryLayout | null {
+export function entryLayout(schemaText: string, schema: unknown): EntryLayout | null {
   let layout = layoutCache.get(schemaText);
   if (layout === undefined) {
     layout = compileLayout(schema);
@@ -269,7 +269,7 @@ function stringList(c: AvroCursor, type: AvroBinaryType): unknown {
 }
 
 /** Decodes the entries of one block with a compiled layout. */
-class BlockDecoder {
+export class BlockDecoder {
   private readonly top: unknown[] = TOP_NAMES.map(() => null);
   private readonly file: unknown[] = FILE_NAMES.map(() => null);
   /** How each `_FILE` field of the layout is read with these options (`MODE_*`). */
@@ -321,6 +321,16 @@ class BlockDecoder {
     if (c.pos !== data.length) {
       throw new CorruptFileError(this.path, `block ${blockIndex} has ${data.length - c.pos} bytes left after its ${count} records`);
     }
+  }
+
+  /**
+   * The `_FILE` record of this layout at `buf[pos..]`, one that a walk already checked: what
+   * {@link entries} would give for it with these options (with `lazyStats` and without `copyBytes`
+   * or an arena, stats and key rows view `buf`).
+   */
+  fileAt(buf: Buffer, pos: number): DataFileMeta {
+    this.readFile(new AvroCursor(buf, pos, buf.length), this.layout.file);
+    return this.fileMeta();
   }
 
   /** One entry, or null when a filter dropped it (its bytes are skipped). */

@@ -1,30 +1,14 @@
 /**
  * The result of scan planning: live data files grouped into splits, one per (partition, bucket).
  */
-import { joinPath } from '@tidemark/storage';
 import type { DataFileMeta, DeletionVectorRange, Value } from '@tidemark/format';
+import { PlannedSplit } from './planned-split.js';
 
 /** A data file of a split with its full location. */
 export interface PlannedFile {
   readonly meta: DataFileMeta;
   /** Full location (`<bucket dir>/<file name>`, or `_EXTERNAL_PATH`). */
   readonly path: string;
-}
-
-/**
- * A planned file whose location is derived on first use from its bucket directory, so planning
- * neither builds nor keeps one path string per file.
- */
-export class BucketFile implements PlannedFile {
-  constructor(
-    readonly meta: DataFileMeta,
-    /** Full location of the file's bucket directory. */
-    private readonly bucketPath: string,
-  ) {}
-
-  get path(): string {
-    return this.meta.externalPath || joinPath(this.bucketPath, this.meta.fileName);
-  }
 }
 
 /** Where one data file's deletion vector is stored. */
@@ -51,7 +35,11 @@ export interface DataSplit {
   readonly totalBuckets: number;
   /** Full location of `bucket-<n>`. */
   readonly bucketPath: string;
-  /** Live files, ordered by level, then min sequence number, then name. */
+  /**
+   * Live files, ordered by level, then min sequence number, then name. Splits of a plan decode
+   * their files when this is read and keep them only while the caller holds them (the plan keeps
+   * its files as columns), so read it once per use and compare files by name, not by object.
+   */
   readonly files: readonly PlannedFile[];
   /** Deletion vectors by data file name; empty when the table has none for this bucket. */
   readonly deletionFiles: ReadonlyMap<string, DeletionFileRef>;
@@ -112,7 +100,17 @@ export class ScanPlan {
   /** Total rows of the planned files (before merging and deletion vectors). */
   get rowCount(): number {
     let n = 0;
-    for (const s of this.splits) for (const f of s.files) n += f.meta.rowCount;
+    for (const s of this.splits) {
+      if (s instanceof PlannedSplit) n += s.rowCount;
+      else for (const f of s.files) n += f.meta.rowCount;
+    }
+    return n;
+  }
+
+  /** Number of planned files (without decoding them). */
+  get fileCount(): number {
+    let n = 0;
+    for (const s of this.splits) n += s instanceof PlannedSplit ? s.fileCount : s.files.length;
     return n;
   }
 }

@@ -5,24 +5,20 @@
  * into the live files of each (partition, bucket), which become the splits, and attach deletion
  * vectors from the index manifest.
  *
- * Speed and memory: entries are decoded straight from the Avro bytes with their stats left encoded
- * (decoded only for a stats filter); the partition and bucket of an entry are checked on its raw
- * bytes before the rest is decoded, once per distinct partition; several manifests are fetched
- * ahead and two decoded at once (folded in manifest order); an entry is dropped as soon as it is
- * folded, so the plan holds about one small object graph per live file and no manifest block.
+ * Speed and memory: entries are walked in the Avro block bytes without building an object per
+ * entry (`ManifestEntryWalker`), and a live file is kept as a row of the plan's columns with the
+ * raw bytes of its `_FILE` record (`PlanFiles`), decoded into a `DataFileMeta` only when a caller
+ * reads the split's files; manifests are fetched ahead and their blocks decompressed (off the main
+ * thread) while the fold walks the block before.
  */
 import type { FileIO } from '@tidemark/storage';
 import {
   INDEX_TYPE_DELETION_VECTORS,
   deserializeBinaryRow,
   parsePartitionPath,
-  decodeManifestEntryBatches,
-  ByteArena,
   readIndexManifest,
   readManifestList,
   type DataField,
-  type ManifestDecodeOptions,
-  type ManifestEntry,
   type ManifestFileMeta,
   type Snapshot,
   type TableSchema,
@@ -33,29 +29,12 @@ import type { SchemaManager } from '../schema-manager.js';
 import type { TablePaths } from '../table-paths.js';
 import type { FileStorePathFactory } from '../path-factory.js';
 import { isTableContext, tableContext, type TableContext } from '../table-context.js';
-import { EntryCompactor } from './compact-meta.js';
-import { BucketFiles } from './live-files.js';
 import { ScanPlan, type DataSplit, type DeletionFileRef } from './data-split.js';
+import { manifestPieces } from './manifest-blocks.js';
+import { PlanFold, type FoldContext } from './plan-fold.js';
+import { PlannedSplit } from './planned-split.js';
 import { CorruptTableError } from './errors.js';
 import { ValueStatsEvolution } from './value-stats.js';
-
-/**
- * Manifests whose bytes are fetched at once, ahead of the one being folded: on an object store
- * planning is otherwise one round trip per manifest in a row. Bounds the bytes held to this many
- * manifests (each at most `manifest.target-file-size`, 8 MiB by default, usually far less).
- */
-const MANIFEST_WINDOW = 8;
-
-/**
- * Manifests decoded at once (the one being folded included), so zstd decompression of the next
- * runs off the main thread while entries of this one are decoded. Fewer than are fetched: entries
- * decoded far ahead of the fold outlive young-generation collections and are copied and promoted
- * before being dropped; folded soon after decoding, they die young.
- */
-const DECODE_WINDOW = 2;
-
-/** Bucket number of `bucket-postpone` files (written by postpone-bucket tables, invisible to batch reads). */
-const POSTPONE_BUCKET = -2;
 
 /** Filters applied while planning. All are optional; none means every live file. */
 export interface ScanFilter {
@@ -65,6 +44,11 @@ export interface ScanFilter {
   readonly partitionSpec?: Readonly<Record<string, string>>;
   /** Only this bucket. */
   readonly bucket?: number;
+  /**
+   * Only the buckets this accepts, given a file's bucket and the bucket count it was written with
+   * (bucket pruning of a filter that fixes the bucket key); asked before the file is decoded.
+   */
+  readonly bucketSelector?: ((bucket: number, totalBuckets: number) => boolean) | null;
   /**
    * Predicate used only to skip files by their value stats (never to filter rows). Callers must
    * pass only conjuncts that are safe for the table kind (key columns for merge-on-read tables).
@@ -111,108 +95,15 @@ export class FileStoreScan {
    */
   async plan(snapshot: Snapshot | null, filter: ScanFilter = {}): Promise<ScanPlan> {
     if (snapshot === null) return new ScanPlan(null, []);
-    const [base, delta] = await Promise.all([
-      readManifestList(this.fileIO, this.paths.manifestPath(snapshot.baseManifestList)),
-      readManifestList(this.fileIO, this.paths.manifestPath(snapshot.deltaManifestList)),
-    ]);
+    // The index manifest is independent of the data manifests: read along with them.
+    const deletionFiles = this.loadDeletionFiles(snapshot);
+    deletionFiles.catch(() => undefined); // awaited below
+    const [base, delta] = await Promise.all([this.manifestList(snapshot.baseManifestList), this.manifestList(snapshot.deltaManifestList)]);
     // Whole manifests are skipped by their partition and bucket stats before any is read.
     const metas = [...base, ...delta].filter((m) => this.manifestMightMatch(m, filter));
-    const run = new PlanRun(this, filter);
-    // DELETEs whose ADD has not been seen (yet), by full identity: none in a sound table.
-    const orphanDeletes = new Map<string, ManifestEntry>();
-    let last: BucketFiles | null = null;
-    for await (const { meta, entries } of this.decodeAhead(metas, run)) {
-      for (const entry of entries) {
-        // Entries come in runs of one partition and bucket: the bucket is looked up once per run.
-        const files =
-          last !== null && entry.partition === run.lastPartition && entry.bucket === run.lastBucket
-            ? last
-            : (last = run.bucketFiles(entry.partition, entry.bucket, entry.totalBuckets));
-        if (entry.kind === 'ADD') {
-          if ((orphanDeletes.size > 0 && orphanDeletes.has(run.identity(entry))) || !files.add(entry.file, entry.totalBuckets)) {
-            throw new CorruptTableError(
-              `snapshot ${snapshot.id}: manifest ${meta.fileName} adds data file '${entry.file.fileName}' (bucket ${entry.bucket}, level ${entry.file.level}) which is already added`,
-            );
-          }
-        } else if (!files.delete(entry.file)) {
-          orphanDeletes.set(run.identity(entry), entry);
-        }
-      }
-    }
-    const leftover = orphanDeletes.values().next().value;
-    if (leftover !== undefined) {
-      const e = leftover;
-      throw new CorruptTableError(
-        `snapshot ${snapshot.id}: manifest entries delete data file '${e.file.fileName}' (bucket ${e.bucket}, level ${e.file.level}) that no manifest of the snapshot adds; the table metadata is corrupt`,
-      );
-    }
-    const deletionFiles = await this.loadDeletionFiles(snapshot);
-    return new ScanPlan(snapshot.id, this.splits(snapshot.id, run, deletionFiles));
-  }
-
-  /**
-   * The kept (filtered, compacted) entries of each of `metas`, in manifest order, fetched up to
-   * {@link MANIFEST_WINDOW} and decoded up to {@link DECODE_WINDOW} manifests at once (folding needs
-   * manifest order; reading and decoding do not). Stopping early waits for the work in flight.
-   */
-  private async *decodeAhead(
-    metas: readonly ManifestFileMeta[],
-    run: PlanRun,
-  ): AsyncGenerator<{ meta: ManifestFileMeta; entries: ManifestEntry[] }> {
-    const reads: Array<Promise<Uint8Array>> = [];
-    const decodes: Array<Promise<ManifestEntry[]>> = [];
-    let nextRead = 0;
-    const fill = (): void => {
-      while (nextRead < metas.length && reads.length < MANIFEST_WINDOW) {
-        const p = this.fileIO.read(this.paths.manifestPath(metas[nextRead++]!.fileName));
-        p.catch(() => undefined); // awaited in order below
-        reads.push(p);
-      }
-      while (reads.length > 0 && decodes.length < DECODE_WINDOW) {
-        const meta = metas[nextRead - reads.length]!;
-        const p = this.decodeManifest(meta, run, false, reads.shift()!);
-        p.catch(() => undefined);
-        decodes.push(p);
-      }
-    };
-    try {
-      for (let i = 0; i < metas.length; i++) {
-        fill();
-        const entries = await decodes.shift()!;
-        yield { meta: metas[i]!, entries };
-      }
-    } finally {
-      await Promise.allSettled([...reads, ...decodes]);
-    }
-  }
-
-  /**
-   * Reads one manifest (or takes its bytes being read) and returns its entries that pass the
-   * filter, compacted (ADDs only with `addsOnly`).
-   */
-  private async decodeManifest(
-    meta: ManifestFileMeta,
-    run: PlanRun,
-    addsOnly: boolean,
-    reading?: Promise<Uint8Array>,
-  ): Promise<ManifestEntry[]> {
-    const path = this.paths.manifestPath(meta.fileName);
-    const bytes = await (reading ?? this.fileIO.read(path));
-    const kept: ManifestEntry[] = [];
-    const statsPredicate = run.filter.statsPredicate;
-    for await (const batch of decodeManifestEntryBatches(bytes, path, run.decodeOptions)) {
-      for (const entry of batch) {
-        if (addsOnly && entry.kind !== 'ADD') continue;
-        if (statsPredicate) {
-          const schema = this.schemaCache.get(entry.file.schemaId) ?? (await this.fileSchema(entry.file.schemaId));
-          const stats = this.statsEvolution.stats(entry.file, schema);
-          if (stats && !mightMatch(statsPredicate, stats)) continue;
-        }
-        // Byte fields are already in the run's arena; only string lists are left to share.
-        kept.push(run.compactor.sharedLists(entry));
-      }
-    }
-    return kept;
+    const fold = await this.fold(metas, filter, snapshot.id, false);
+    fold.finish();
+    return new ScanPlan(snapshot.id, this.splits(snapshot.id, fold, await deletionFiles));
   }
 
   /**
@@ -220,18 +111,54 @@ export class FileStoreScan {
    * folding across snapshots and no deletion vectors; DELETE entries are ignored.
    */
   async planDelta(snapshots: readonly Snapshot[], filter: ScanFilter = {}): Promise<ScanPlan> {
-    const run = new PlanRun(this, filter);
+    const metas: ManifestFileMeta[] = [];
     for (const snapshot of snapshots) {
-      const metas = await readManifestList(this.fileIO, this.paths.manifestPath(snapshot.deltaManifestList));
-      for (const meta of metas) {
-        if (meta.numAddedFiles === 0 || !this.manifestMightMatch(meta, filter)) continue;
-        for (const entry of await this.decodeManifest(meta, run, true)) {
-          run.bucketFiles(entry.partition, entry.bucket, entry.totalBuckets).append(entry.file, entry.totalBuckets);
-        }
-      }
+      const list = await this.manifestList(snapshot.deltaManifestList);
+      for (const meta of list) if (meta.numAddedFiles > 0 && this.manifestMightMatch(meta, filter)) metas.push(meta);
     }
     const last = snapshots.length === 0 ? null : snapshots[snapshots.length - 1]!.id;
-    return new ScanPlan(last, this.splits(last ?? 0, run, new Map()));
+    const fold = await this.fold(metas, filter, last ?? 0, true);
+    return new ScanPlan(last, this.splits(last ?? 0, fold, new Map()));
+  }
+
+  /** Folds the entries of `metas` (in order) into a plan's live files. */
+  private async fold(metas: readonly ManifestFileMeta[], filter: ScanFilter, snapshotId: number, addsOnly: boolean): Promise<PlanFold> {
+    const statsPredicate = filter.statsPredicate ?? null;
+    const ctx: FoldContext = {
+      partitionMatches: (bytes) => this.partitionMatches(bytes, filter),
+      loadedSchema: (id) => this.schemaCache.get(id),
+      loadSchema: (id) => this.fileSchema(id),
+      statsMightMatch: (file, schema) => {
+        const stats = this.statsEvolution.stats(file, schema);
+        return stats === null || statsPredicate === null || mightMatch(statsPredicate, stats);
+      },
+    };
+    const fold = new PlanFold(ctx, {
+      snapshotId,
+      ...(filter.bucket !== undefined ? { bucket: filter.bucket } : {}),
+      bucketSelector: filter.bucketSelector ?? null,
+      stats: statsPredicate !== null,
+      addsOnly,
+      expectedFiles: metas.reduce((n, m) => n + m.numAddedFiles, 0),
+    });
+    const pieces = manifestPieces(
+      metas,
+      (name) => this.manifestBytes(name),
+      (name) => this.paths.manifestPath(name),
+    );
+    for await (const piece of pieces) {
+      if (piece.walker !== null) await fold.foldBlock(piece.walker, piece.block, piece.meta.fileName, piece.path);
+      else await fold.foldEntries(piece.entries, piece.meta.fileName);
+    }
+    return fold;
+  }
+
+  private manifestList(name: string): Promise<ManifestFileMeta[]> {
+    return readManifestList(this.fileIO, this.paths.manifestPath(name));
+  }
+
+  private manifestBytes(name: string): Promise<Uint8Array> {
+    return this.fileIO.read(this.paths.manifestPath(name));
   }
 
   private manifestMightMatch(meta: ManifestFileMeta, filter: ScanFilter): boolean {
@@ -338,24 +265,33 @@ export class FileStoreScan {
     return out;
   }
 
-  /** The splits of a run's buckets that hold live files, ordered by partition bytes and bucket. */
-  private splits(snapshotId: number, run: PlanRun, deletionFiles: Map<string, Map<string, DeletionFileRef>>): DataSplit[] {
+  /** The splits of a fold's groups that hold live files, ordered by partition bytes and bucket. */
+  private splits(snapshotId: number, fold: PlanFold, deletionFiles: Map<string, Map<string, DeletionFileRef>>): DataSplit[] {
+    const files = fold.files;
+    const { rows, starts } = files.finish(fold.groups.length);
+    const groups = fold.groups.map((g, index) => ({ ...g, index, key: `${g.partition.hex}|${padBucket(g.bucket)}` }));
+    groups.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const splits: DataSplit[] = [];
-    for (const { key, partition, bucket, files } of run.buckets()) {
-      if (files.size === 0) continue;
-      const info = this.partitionInfo(partition);
-      splits.push({
-        snapshotId,
-        partition,
-        partitionValues: info.values,
-        partitionSpec: info.spec,
-        partitionPath: info.path,
-        bucket,
-        totalBuckets: files.totalBuckets,
-        bucketPath: files.bucketPath,
-        files: files.files(),
-        deletionFiles: deletionFiles.get(key) ?? new Map(),
-      });
+    for (const { partition, bucket, index, key } of groups) {
+      const from = starts[index]!;
+      const to = starts[index + 1]!;
+      if (from === to) continue;
+      const info = this.partitionInfo(partition.bytes);
+      const groupRows = rows.subarray(from, to);
+      // The first file added gives the split's total buckets; read before the rows are ordered.
+      const firstAdded = groupRows[0]!;
+      splits.push(
+        new PlannedSplit(
+          snapshotId,
+          { partition: partition.bytes, partitionValues: info.values, partitionSpec: info.spec, partitionPath: info.path },
+          bucket,
+          this.bucketPath(partition.bytes, bucket),
+          deletionFiles.get(key) ?? new Map(),
+          files,
+          files.ordered(groupRows),
+          firstAdded,
+        ),
+      );
     }
     return splits;
   }
@@ -373,94 +309,4 @@ function padBucket(bucket: number): string {
 
 function splitKey(partition: Uint8Array, bucket: number): string {
   return `${Buffer.from(partition.buffer, partition.byteOffset, partition.byteLength).toString('hex')}|${padBucket(bucket)}`;
-}
-
-/** What a planning run knows of one distinct partition row. */
-interface PartitionState {
-  /** Number of the partition in the run (short identity strings). */
-  readonly id: number;
-  /** Whether the partition passes the run's partition filter. */
-  readonly accept: boolean;
-  readonly hex: string;
-  /** Live files by bucket. */
-  readonly buckets: Map<number, BucketFiles>;
-}
-
-/**
- * State of one planning run shared by the manifests decoded at once: the compactor (shared rows),
- * the verdict of the partition filter, a short id per distinct partition row and the live files
- * of each (partition, bucket).
- */
-class PlanRun {
-  readonly compactor = new EntryCompactor();
-  readonly decodeOptions: ManifestDecodeOptions;
-  private readonly partitions = new Map<Uint8Array, PartitionState>();
-  /** Partition and bucket of the last {@link bucketFiles} call. */
-  lastPartition: Uint8Array | null = null;
-  lastBucket = 0;
-
-  constructor(
-    private readonly scan: FileStoreScan,
-    readonly filter: ScanFilter,
-  ) {
-    const bucket = filter.bucket;
-    this.decodeOptions = {
-      copyBytes: false,
-      lazyStats: true,
-      arena: new ByteArena(),
-      partition: (block, start, end) => {
-        const shared = this.compactor.partitionAt(block, start, end);
-        return this.partition(shared).accept ? shared : undefined;
-      },
-      acceptBucket: (b) => b !== POSTPONE_BUCKET && (bucket === undefined || b === bucket),
-    };
-  }
-
-  private partition(shared: Uint8Array): PartitionState {
-    let p = this.partitions.get(shared);
-    if (p === undefined) {
-      p = {
-        id: this.partitions.size,
-        accept: this.scan.partitionMatches(shared, this.filter),
-        hex: Buffer.from(shared).toString('hex'),
-        buckets: new Map(),
-      };
-      this.partitions.set(shared, p);
-    }
-    return p;
-  }
-
-  /** The live files of a (shared) partition row and bucket, opened by an entry with `totalBuckets`. */
-  bucketFiles(partition: Uint8Array, bucket: number, totalBuckets: number): BucketFiles {
-    const p = this.partition(partition);
-    let files = p.buckets.get(bucket);
-    if (files === undefined) {
-      files = new BucketFiles(this.scan.bucketPath(partition, bucket), totalBuckets);
-      p.buckets.set(bucket, files);
-    }
-    this.lastPartition = partition;
-    this.lastBucket = bucket;
-    return files;
-  }
-
-  /** Every (partition, bucket) opened in this run, ordered by the split key (partition hex, then bucket). */
-  buckets(): Array<{ key: string; partition: Uint8Array; bucket: number; files: BucketFiles }> {
-    const out: Array<{ key: string; partition: Uint8Array; bucket: number; files: BucketFiles }> = [];
-    for (const [partition, p] of this.partitions) {
-      for (const [bucket, files] of p.buckets) out.push({ key: `${p.hex}|${padBucket(bucket)}`, partition, bucket, files });
-    }
-    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  }
-
-  /**
-   * Identity of an entry for ADD/DELETE folding, as `fileEntryIdentity` but with the partition's
-   * id in this run instead of its hex bytes (entries' partitions are the shared rows).
-   */
-  identity(entry: ManifestEntry): string {
-    const f = entry.file;
-    const head = `${this.partition(entry.partition).id}|${entry.bucket}|${f.level}|`;
-    if (f.extraFiles.length === 0 && f.embeddedIndex === null && f.externalPath === null) return `${head}N${f.fileName}`;
-    const index = f.embeddedIndex === null ? null : Buffer.from(f.embeddedIndex).toString('hex');
-    return `${head}J${JSON.stringify([f.fileName, f.extraFiles, index, f.externalPath])}`;
-  }
 }
