@@ -86,12 +86,16 @@ export {
 } from './core-options.js';
 export { FileStorePathFactory, PartitionPathError, metadataPaths, type PartitionRef, type PathFactoryOptions } from './path-factory.js';
 export {
+  BRANCH_PREFIX,
   EARLIEST_HINT,
   LATEST_HINT,
+  MAIN_BRANCH,
   SCHEMA_PREFIX,
   SNAPSHOT_PREFIX,
   TAG_PREFIX,
   TablePaths,
+  branchMetadataRoot,
+  branchesDir,
   type TablePathsOptions,
 } from './table-paths.js';
 
@@ -121,6 +125,18 @@ export {
 } from './partition/partition-expire.js';
 export type { DatePattern } from './partition/date-pattern.js';
 export { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
+
+// ---- branches ------------------------------------------------------------------------------
+export {
+  BranchManager,
+  type BranchInfo,
+  type CreateBranchOptions,
+  type CreateBranchResult,
+  type DeleteBranchResult,
+} from './branch/branch-manager.js';
+export { fastForwardBranch, type FastForwardOptions, type FastForwardResult } from './branch/fast-forward.js';
+export { checkBranchReference, isMainBranch, validateBranchName } from './branch/branch-names.js';
+export { BranchAlreadyExistsError, BranchNotFoundError, BranchStateError, InvalidBranchNameError } from './branch/branch-errors.js';
 export { parseTimestampMillis, resolveSnapshot, type SnapshotSources, type TimeTravelOptions } from './time-travel.js';
 
 // ---- reading -------------------------------------------------------------------------------
