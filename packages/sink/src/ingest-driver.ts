@@ -40,6 +40,8 @@ import { tableFingerprint } from './table-identity.js';
 export interface IngestOptions {
   /** Table location (path, `file://`, `s3://`). */
   readonly table: string;
+  /** Branch to write (default `main`). */
+  readonly branch?: string;
   readonly fileIO?: FileIO;
   readonly storage?: ResolveFileIOOptions;
   readonly source: ReplayableSource<RowObject>;
@@ -307,6 +309,7 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
   const store = options.stateStore;
   const crash = options.crash ?? NO_CRASH;
   const table: Table = await openTable(options.table, {
+    ...(options.branch !== undefined ? { branch: options.branch } : {}),
     ...(options.fileIO ? { fileIO: options.fileIO } : {}),
     ...(options.storage ? { storage: options.storage } : {}),
   });
@@ -316,11 +319,12 @@ async function runIngestOnce(options: IngestOptions): Promise<IngestSummary> {
   try {
     const rowKindField = options.rowKindField;
     if (rowKindField !== undefined) checkRowKindField(options.table, schema, rowKindField);
-    const fingerprint = await tableFingerprint(io, table.location);
+    const fingerprint = await tableFingerprint(io, table.location, table.branch);
     const make = (user: string): SinkCommitter =>
       new SinkCommitter({
         fileIO: io,
         tableLocation: table.location,
+        branch: table.branch,
         schema,
         table: { location: options.table, fingerprint },
         commitUser: user,
