@@ -2,7 +2,7 @@ import { ChangelogManager } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { stringifyJson, type JsonValue } from '../output/value-format.js';
-import { isoTime, printLine, snapshotOption, tableArgument, textTable, withTable } from './shared.js';
+import { isoTime, printLine, snapshotOption, tableArgument, textTable, withTable, branchOption } from './shared.js';
 
 const actions = ['list', 'reset', 'delete'];
 
@@ -26,6 +26,7 @@ export const consumersCommand = defineCommand({
       { name: 'id', description: 'consumer id (reset, delete)', required: false },
     ],
     options: {
+      branch: branchOption,
       snapshot: { ...snapshotOption, description: 'reset: the next snapshot the consumer reads' },
       json: { type: 'boolean', description: 'list as JSON lines; reset and delete print one JSON object' },
     },
@@ -41,7 +42,7 @@ export const consumersCommand = defineCommand({
     if (action !== 'reset' && snapshot !== undefined) {
       throw new UsageError("option '--snapshot' only applies to 'consumers reset'", 'consumers');
     }
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       const consumers = table.consumers();
       if (action === 'reset') {
         const n = args.options.snapshot!;

@@ -18,7 +18,16 @@ import {
 } from '@tidemark/sink';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
-import { printLine, progressFor, quietOption, tableArgument, tableLocation, withNeighboursNamed, withTable } from './shared.js';
+import {
+  branchOption,
+  printLine,
+  progressFor,
+  quietOption,
+  tableArgument,
+  tableLocation,
+  withNeighboursNamed,
+  withTable,
+} from './shared.js';
 
 /** `tidemark ingest`: exactly-once ingestion of a JSON-lines source. */
 export const ingestCommand = defineCommand({
@@ -62,6 +71,7 @@ export const ingestCommand = defineCommand({
         description: 'source format (default jsonl: one row per line)',
       },
       quiet: quietOption,
+      branch: branchOption,
     },
     conflicts: [['format', 'row-kind-field']],
   },
@@ -79,7 +89,7 @@ export const ingestCommand = defineCommand({
     const format = args.options.format ?? 'jsonl';
     const cdc = format === 'jsonl' ? null : (format as CdcFormat);
     if (cdc !== null) {
-      const hasKey = await withTable(tableArg, ctx, async (t) => t.isPrimaryKeyTable);
+      const hasKey = await withTable({ table: tableArg, branch: args.options.branch }, ctx, async (t) => t.isPrimaryKeyTable);
       if (!hasKey) {
         throw new UsageError(`--format ${cdc} needs a primary-key table (its updates and deletes address rows by key)`, 'ingest');
       }
@@ -95,6 +105,7 @@ export const ingestCommand = defineCommand({
       const source = cdc !== null ? new CdcJsonLinesSource(sourcePath, cdc) : new JsonLinesFileSource(sourcePath);
       const summary = await runIngest({
         table: tableLocation(tableArg, ctx),
+        ...(args.options.branch !== undefined ? { branch: args.options.branch } : {}),
         source: withProgress(source, progress),
         ...(store ? { stateStore: store } : { commitUser: commitUser!, startFresh: args.options['start-fresh'] === true }),
         checkpointEvery: args.options['checkpoint-every'] ?? 10_000,

@@ -21,7 +21,7 @@ import { InputError, readCsv, readJsonLines, type RowChunk } from '../input/row-
 import { parseKeyValues } from './create.js';
 import type { ProgressReporter } from '../output/progress.js';
 import { overwritePlanJson, printOverwritePlan } from './row-change-output.js';
-import { dryRunOption, jsonOption, printLine, progressFor, quietOption, tableArgument, withTable } from './shared.js';
+import { dryRunOption, jsonOption, printLine, progressFor, quietOption, tableArgument, withTable, branchOption } from './shared.js';
 
 /** `tidemark write`: append or overwrite rows. */
 export const writeCommand = defineCommand({
@@ -39,6 +39,7 @@ export const writeCommand = defineCommand({
       'replaced, with their current data files and rows, and the rows each would get.',
     positionals: [tableArgument],
     options: {
+      branch: branchOption,
       input: { type: 'string', valueName: 'file|-', description: 'input file, or - for stdin (default -)' },
       format: { type: 'string', valueName: 'fmt', choices: ['jsonl', 'csv', 'parquet'], description: 'input format (default jsonl)' },
       'row-kind-field': {
@@ -66,7 +67,7 @@ export const writeCommand = defineCommand({
     if (inputPath !== undefined) await checkInputFile(inputPath);
 
     const rowKindField = o['row-kind-field'];
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       if (rowKindField !== undefined) checkRowKindField(table.schema().fields, rowKindField, table.isPrimaryKeyTable, table.location);
       const commit = table.newCommit(o['commit-user'] !== undefined ? { commitUser: o['commit-user'] } : {});
       const identifier = o['commit-identifier'] !== undefined ? BigInt(o['commit-identifier']) : undefined;
