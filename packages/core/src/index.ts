@@ -86,7 +86,6 @@ export {
 } from './core-options.js';
 export { FileStorePathFactory, PartitionPathError, metadataPaths, type PartitionRef, type PathFactoryOptions } from './path-factory.js';
 export {
-  BRANCH_PREFIX,
   EARLIEST_HINT,
   LATEST_HINT,
   MAIN_BRANCH,
@@ -94,8 +93,6 @@ export {
   SNAPSHOT_PREFIX,
   TAG_PREFIX,
   TablePaths,
-  branchMetadataRoot,
-  branchesDir,
   type TablePathsOptions,
 } from './table-paths.js';
 
@@ -134,8 +131,7 @@ export {
   type CreateBranchResult,
   type DeleteBranchResult,
 } from './branch/branch-manager.js';
-export { fastForwardBranch, type FastForwardOptions, type FastForwardResult } from './branch/fast-forward.js';
-export { checkBranchReference, isMainBranch, validateBranchName } from './branch/branch-names.js';
+export type { FastForwardOptions, FastForwardResult } from './branch/fast-forward.js';
 export { BranchAlreadyExistsError, BranchNotFoundError, BranchStateError, InvalidBranchNameError } from './branch/branch-errors.js';
 export { parseTimestampMillis, resolveSnapshot, type SnapshotSources, type TimeTravelOptions } from './time-travel.js';
 
