@@ -1,6 +1,6 @@
 /**
  * The performance scoreboard: one row per figure the project set itself a target for, read from
- * the result files the benchmarks wrote (commit, read, read-data, write, compact, maintenance),
+ * the result files the benchmarks wrote (commit, read, read-data, write, compact, maintenance, kafka),
  * with the run date of each so a reader sees whether they were measured in one `npm run bench`.
  * `npm run bench` writes it as `results/targets.{json,md}` after the benchmarks ran (and
  * `node benchmarks/run.mjs --summary` rebuilds it from the files present).
@@ -158,6 +158,18 @@ function compaction(compact) {
  *
  * @returns {{ rows: TargetRow[], dates: Record<string, string | null> }}
  */
+/** Kafka ingest against the same records from a JSON-lines file, measured in one run. */
+function kafkaIngest(kafka) {
+  const r = kafka?.ratios;
+  if (r?.append === undefined || r?.['pk-dv'] === undefined) return null;
+  return {
+    figure: 'Kafka ingest / file ingest, records/s (append, primary key + DV)',
+    now: `${fmtNum(r.append, 2)} and ${fmtNum(r['pk-dv'], 2)}`,
+    target: '≥ 0.8',
+    met: r.append >= 0.8 && r['pk-dv'] >= 0.8,
+  };
+}
+
 export function buildTargets(dir) {
   const sources = {
     commit: load(dir, 'commit'),
@@ -166,6 +178,7 @@ export function buildTargets(dir) {
     write: load(dir, 'write'),
     compact: load(dir, 'compact'),
     maintenance: load(dir, 'maintenance'),
+    kafka: load(dir, 'kafka'),
   };
   const build = [
     ['commit', commitRequests],
@@ -176,6 +189,7 @@ export function buildTargets(dir) {
     ['maintenance', expiration],
     ['commit', commitLatency],
     ['compact', compaction],
+    ['kafka', kafkaIngest],
   ];
   const rows = [];
   for (const [source, fn] of build) {

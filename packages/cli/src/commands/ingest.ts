@@ -14,30 +14,25 @@ import {
   type CheckpointStateStore,
   type ReplayableSource,
   type SourceOffset,
+  type SourceOpenOptions,
   type SourceRecord,
 } from '@tidemark/sink';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
-import {
-  branchOption,
-  printLine,
-  progressFor,
-  quietOption,
-  tableArgument,
-  tableLocation,
-  withNeighboursNamed,
-  withTable,
-} from './shared.js';
+import { parseDuration } from '../options/duration.js';
+import { KAFKA_ONLY_OPTIONS, kafkaIngestOptions, kafkaSourceFromArgs } from './ingest-kafka.js';
+import { branchOption, printLine, progressFor, quietOption, tableArgument, tableLocation, withNeighboursNamed, withTable } from './shared.js';
 
-/** `tidemark ingest`: exactly-once ingestion of a JSON-lines source. */
+/** `tidemark ingest`: exactly-once ingestion of a JSON-lines file, a CDC file or Kafka topics. */
 export const ingestCommand = defineCommand({
   name: 'ingest',
-  summary: 'ingest a JSON-lines file exactly once, resumable after a crash',
+  summary: 'ingest a JSON-lines file or Kafka topics exactly once, resumable after a crash',
   usage: {
     synopsis: [
       'ingest <table> --source <file.jsonl> --state <dir-or-uri> [--checkpoint-every N] [--parallelism P] [--row-kind-field F]',
       'ingest <table> --source <file.jsonl> --commit-user U [--start-fresh] [--checkpoint-every N] [--parallelism P] [--row-kind-field F]',
       'ingest <table> --source <file> --format debezium-json|canal-json|maxwell-json (--state <dir-or-uri> | --commit-user U) [...]',
+      'ingest <table> --source kafka://<host:port>[,...]/<topic>[,...] --format json|debezium-json|canal-json|maxwell-json (--state <dir-or-uri> | --commit-user U) [--group-id G] [--start earliest|latest|group|<time>] [--partitions p,q | --split i/N] [--until-end] [--checkpoint-interval 10s] [...]',
     ],
     description:
       'Safe to kill at any moment; rerun with the same arguments until it reports the source done. ' +
@@ -46,12 +41,21 @@ export const ingestCommand = defineCommand({
       '(+I, -U, +U or -D) and is not a column. With --format debezium-json, canal-json or maxwell-json (the names of ' +
       "Paimon's CDC actions) each line is a change event of that CDC tool, turned into row kinds (inserts +I, updates " +
       '-U before and +U after, deletes -D); a schema-change event stops the ingestion with an error naming its line. ' +
+      'With --source kafka://..., the topics are read by explicit partition assignment (all partitions, or --partitions / --split for ' +
+      'several processes sharing a topic, each with its own --state) and followed until stopped (Ctrl-C or SIGTERM), or read to the end ' +
+      'they had at start with --until-end; the offsets live in the checkpoint, and after each commit they are reported to a consumer ' +
+      'group for lag monitoring only. Client settings: the --kafka-* flags or TIDEMARK_KAFKA_* variables. ' +
       'Prints one JSON summary line when done.',
     positionals: [tableArgument],
     options: {
-      source: { type: 'string', valueName: 'file.jsonl', description: 'JSON-lines input' },
+      source: { type: 'string', valueName: 'file-or-uri', description: 'JSON-lines or CDC file, or kafka://<brokers>/<topics>' },
       state: { type: 'string', valueName: 'dir-or-uri', description: 'where checkpoints are kept' },
       'checkpoint-every': { type: 'integer', min: 1, valueName: 'N', description: 'records per checkpoint' },
+      'checkpoint-interval': {
+        type: 'string',
+        valueName: 'dur',
+        description: 'also checkpoint this long after the last one (e.g. 10s; an idle Kafka topic included)',
+      },
       parallelism: { type: 'integer', min: 1, valueName: 'P', description: 'parallel writers' },
       'commit-user': {
         type: 'string',
@@ -67,9 +71,10 @@ export const ingestCommand = defineCommand({
       format: {
         type: 'string',
         valueName: 'fmt',
-        choices: ['jsonl', ...CDC_FORMATS],
-        description: 'source format (default jsonl: one row per line)',
+        choices: ['jsonl', 'json', ...CDC_FORMATS],
+        description: 'source format (default jsonl: one row per line; json for Kafka is the same)',
       },
+      ...kafkaIngestOptions,
       quiet: quietOption,
       branch: branchOption,
     },
@@ -87,28 +92,47 @@ export const ingestCommand = defineCommand({
     if (args.options['start-fresh'] && commitUser === undefined)
       throw new UsageError("'--start-fresh' only applies with '--commit-user'", 'ingest');
     const format = args.options.format ?? 'jsonl';
-    const cdc = format === 'jsonl' ? null : (format as CdcFormat);
-    if (cdc !== null) {
-      const hasKey = await withTable({ table: tableArg, branch: args.options.branch }, ctx, async (t) => t.isPrimaryKeyTable);
-      if (!hasKey) {
-        throw new UsageError(`--format ${cdc} needs a primary-key table (its updates and deletes address rows by key)`, 'ingest');
-      }
+    const kafka = args.options.source.startsWith('kafka://');
+    if (!kafka) {
+      const given = KAFKA_ONLY_OPTIONS.find((k) => args.options[k] !== undefined && args.options[k] !== false);
+      if (given !== undefined) throw new UsageError(`option '--${given}' applies to kafka:// sources only`, 'ingest');
     }
-    const rowKindField = cdc !== null ? CDC_ROW_KIND_FIELD : args.options['row-kind-field'];
-    const sourcePath = resolvePath(ctx.cwd, args.options.source);
+    const cdc = format === 'jsonl' || format === 'json' ? null : (format as CdcFormat);
+    const primaryKeys = await withTable({ table: tableArg, branch: args.options.branch }, ctx, async (t) => t.schema().primaryKeys);
+    if (cdc !== null && primaryKeys.length === 0) {
+      throw new UsageError(`--format ${cdc} needs a primary-key table (its updates and deletes address rows by key)`, 'ingest');
+    }
+    if (kafka && args.options['row-kind-field'] !== undefined) {
+      throw new UsageError(
+        "'--row-kind-field' does not apply to Kafka: on a primary-key table a message is an upsert and a tombstone a delete",
+        'ingest',
+      );
+    }
+    // Kafka records of a primary-key table carry their row kind (upserts, tombstone deletes), as CDC records do.
+    const rowKindField = cdc !== null || (kafka && primaryKeys.length > 0) ? CDC_ROW_KIND_FIELD : args.options['row-kind-field'];
+    const interval = args.options['checkpoint-interval'];
+    const checkpointIntervalMs = interval === undefined ? undefined : parseDuration(interval, 'checkpoint-interval');
     const crash = crashHookFromEnv(ctx.env);
     const store: CheckpointStateStore | undefined =
       args.options.state === undefined ? undefined : openCheckpointStore(tableLocation(args.options.state, ctx));
-    const sourceSize = (await stat(sourcePath).catch(() => undefined))?.size;
+    let sourceSize: number | undefined;
+    let source: ReplayableSource<Record<string, unknown>> & { close?: () => Promise<void> };
+    if (kafka) {
+      source = await kafkaSourceFromArgs(args.options.source, format, args.options, primaryKeys, ctx);
+    } else {
+      const sourcePath = resolvePath(ctx.cwd, args.options.source);
+      sourceSize = (await stat(sourcePath).catch(() => undefined))?.size;
+      source = cdc !== null ? new CdcJsonLinesSource(sourcePath, cdc) : new JsonLinesFileSource(sourcePath);
+    }
     const progress = progressFor(ctx, 'ingesting', 'records', undefined, sourceSize, { quiet: args.options.quiet, showRate: true });
     try {
-      const source = cdc !== null ? new CdcJsonLinesSource(sourcePath, cdc) : new JsonLinesFileSource(sourcePath);
       const summary = await runIngest({
         table: tableLocation(tableArg, ctx),
         ...(args.options.branch !== undefined ? { branch: args.options.branch } : {}),
         source: withProgress(source, progress),
         ...(store ? { stateStore: store } : { commitUser: commitUser!, startFresh: args.options['start-fresh'] === true }),
         checkpointEvery: args.options['checkpoint-every'] ?? 10_000,
+        ...(checkpointIntervalMs !== undefined ? { checkpointIntervalMs } : {}),
         parallelism: args.options.parallelism ?? 1,
         ...(rowKindField !== undefined ? { rowKindField } : {}),
         crash,
@@ -151,6 +175,7 @@ export const ingestCommand = defineCommand({
       throw await withNeighboursNamed(e, tableLocation(tableArg, ctx));
     } finally {
       progress.finish();
+      await source.close?.();
       await store?.close();
     }
   },
@@ -164,10 +189,14 @@ function withProgress<T>(source: ReplayableSource<T>, progress: ProgressReporter
   return {
     id: source.id,
     bounded: source.bounded,
-    async *open(from: SourceOffset): AsyncIterable<SourceRecord<T>> {
+    async *open(from: SourceOffset, options?: SourceOpenOptions): AsyncIterable<SourceRecord<T>> {
       let position = typeof from === 'number' ? from : 0;
       progress.add(0, position);
-      for await (const record of source.open(from)) {
+      for await (const record of source.open(from, options)) {
+        if (record.positionOnly === true) {
+          yield record;
+          continue;
+        }
         const offset = record.offset;
         const bytes = typeof offset === 'number' && offset > position ? offset - position : 0;
         if (typeof offset === 'number') position = offset;
@@ -175,5 +204,8 @@ function withProgress<T>(source: ReplayableSource<T>, progress: ProgressReporter
         yield record;
       }
     },
+    // A partitioned source's lag and committed-offset reports pass through unchanged.
+    ...(source.backlog ? { backlog: source.backlog.bind(source) } : {}),
+    ...(source.committed ? { committed: source.committed.bind(source) } : {}),
   };
 }
