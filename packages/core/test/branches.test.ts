@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryFileIO, type FileIO, type FileStatus, type ListOptions } from '@tidemark/storage';
+import { MemoryFileIO, type FileIO } from '@tidemark/storage';
 import { parseSnapshot } from '@tidemark/format';
 import {
   BranchAlreadyExistsError,
@@ -13,6 +13,7 @@ import {
   TagNotFoundError,
   alterTable,
 } from '../src/index.js';
+import { CountingFileIO } from './helpers.js';
 
 let n = 0;
 
@@ -43,8 +44,8 @@ async function tree(io: FileIO, dir: string): Promise<Map<string, string>> {
 }
 
 /** main: snapshot 1 (ids 1, 2), tag t1, schema 1 (+ column x), snapshot 2 (id 3). */
-async function mainWithHistory(): Promise<{ io: FileIO; loc: string; main: Table; catalog: FileSystemCatalog }> {
-  const { io, loc, catalog } = await setup();
+async function mainWithHistory(storage?: FileIO): Promise<{ io: FileIO; loc: string; main: Table; catalog: FileSystemCatalog }> {
+  const { io, loc, catalog } = await setup(storage);
   const main = await Table.open(loc, { fileIO: io });
   await main.append([
     { id: 1, v: 'a' },
@@ -55,6 +56,19 @@ async function mainWithHistory(): Promise<{ io: FileIO; loc: string; main: Table
   const main1 = await Table.open(loc, { fileIO: io });
   await main1.append([{ id: 3, v: 'c', x: 30 }]);
   return { io, loc, main: main1, catalog };
+}
+
+/** mainWithHistory, then dev from t1 with its own schema 1 (+ w), a row changed and a tag d2; main tags m2. */
+async function diverged(storage?: FileIO): Promise<{ io: FileIO; loc: string; main: Table; dev: Table }> {
+  const env = await mainWithHistory(storage);
+  const { io, loc, main } = env;
+  await main.branches().create('dev', { tag: 't1' });
+  await alterTable(io, (await Table.open(loc, { fileIO: io, branch: 'dev' })).paths, [SchemaChanges.addColumn('w', 'STRING')]);
+  const dev = await Table.open(loc, { fileIO: io, branch: 'dev' });
+  await dev.append([{ id: 2, v: 'B', w: 'dev' }]);
+  await dev.createTag('d2');
+  await main.createTag('m2');
+  return { io, loc, main, dev };
 }
 
 describe('branch names', () => {
@@ -231,19 +245,6 @@ describe('branch delete', () => {
 });
 
 describe('branch fast-forward', () => {
-  /** main as in mainWithHistory; dev from t1 with its own schema 1 (+ w), a row changed and a tag. */
-  async function diverged() {
-    const env = await mainWithHistory();
-    const { io, loc, main } = env;
-    await main.branches().create('dev', { tag: 't1' });
-    await alterTable(io, (await Table.open(loc, { fileIO: io, branch: 'dev' })).paths, [SchemaChanges.addColumn('w', 'STRING')]);
-    const dev = await Table.open(loc, { fileIO: io, branch: 'dev' });
-    await dev.append([{ id: 2, v: 'B', w: 'dev' }]);
-    await dev.createTag('d2');
-    await main.createTag('m2');
-    return { ...env, dev };
-  }
-
   it("replaces main's history from the branch's earliest snapshot on, as Java's fastForward", async () => {
     const { io, loc, main, dev } = await diverged();
     const devFiles = await tree(io, `${loc}/branch/branch-dev`);
@@ -299,7 +300,7 @@ describe('branch fast-forward', () => {
     for (;;) {
       step++;
       const faulty = new FailingFileIO();
-      const env = await setupDiverged(faulty);
+      const env = await diverged(faulty);
       // The branch starts at snapshot 1: main ends up with exactly the branch's metadata files.
       const expected = metadata(await tree(faulty, `${env.loc}/branch/branch-dev`));
       const expectedRows = await rows(await Table.open(env.loc, { fileIO: faulty, branch: 'dev' }));
@@ -329,75 +330,34 @@ describe('branch fast-forward', () => {
   });
 });
 
-/** {@link diverged}'s table on a given FileIO (same content, other ids). */
-async function setupDiverged(io: FileIO): Promise<{ loc: string; main: Table }> {
-  const { loc } = await setup(io);
-  const main = await Table.open(loc, { fileIO: io });
-  await main.append([
-    { id: 1, v: 'a' },
-    { id: 2, v: 'b' },
-  ]);
-  await main.createTag('t1');
-  await alterTable(io, main.paths, [SchemaChanges.addColumn('x', 'INT')]);
-  const main1 = await Table.open(loc, { fileIO: io });
-  await main1.append([{ id: 3, v: 'c', x: 30 }]);
-  await main1.branches().create('dev', { tag: 't1' });
-  await alterTable(io, (await Table.open(loc, { fileIO: io, branch: 'dev' })).paths, [SchemaChanges.addColumn('w', 'STRING')]);
-  const dev = await Table.open(loc, { fileIO: io, branch: 'dev' });
-  await dev.append([{ id: 2, v: 'B', w: 'dev' }]);
-  await dev.createTag('d2');
-  await main1.createTag('m2');
-  return { loc, main: main1 };
-}
-
 class InjectedFailure extends Error {}
 
 /** Memory storage whose `failAt`-th mutating call (write, create, delete) fails before doing anything. */
-class FailingFileIO implements FileIO {
-  readonly kind = 'memory';
-  private readonly inner = new MemoryFileIO();
+class FailingFileIO extends CountingFileIO {
   mutations = 0;
   failAt = Infinity;
 
   private mutate(): void {
     if (++this.mutations >= this.failAt) throw new InjectedFailure(`injected failure at mutation ${this.mutations}`);
   }
-  read(p: string) {
-    return this.inner.read(p);
-  }
-  readRange(p: string, o: number, l: number) {
-    return this.inner.readRange(p, o, l);
-  }
-  stat(p: string) {
-    return this.inner.stat(p);
-  }
-  exists(p: string) {
-    return this.inner.exists(p);
-  }
-  async write(p: string, d: Uint8Array | string) {
+  override async write(p: string, d: Uint8Array | string) {
     this.mutate();
-    return this.inner.write(p, d);
+    return super.write(p, d);
   }
-  async createIfAbsent(p: string, d: Uint8Array | string) {
+  override async createIfAbsent(p: string, d: Uint8Array | string) {
     this.mutate();
-    return this.inner.createIfAbsent(p, d);
+    return super.createIfAbsent(p, d);
   }
-  async delete(p: string) {
+  override async delete(p: string) {
     this.mutate();
-    return this.inner.delete(p);
+    return super.delete(p);
   }
-  async deleteMany(paths: Iterable<string> | AsyncIterable<string>) {
+  override async deleteMany(paths: Iterable<string> | AsyncIterable<string>) {
     let count = 0;
     for await (const p of paths) {
       await this.delete(p);
       count++;
     }
     return count;
-  }
-  list(dir: string, options?: ListOptions): AsyncIterable<FileStatus> {
-    return this.inner.list(dir, options);
-  }
-  close() {
-    return this.inner.close();
   }
 }
