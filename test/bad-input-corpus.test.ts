@@ -5,30 +5,16 @@
  * exactly as before: same files (path, size and content hash, so snapshots, hints, manifests and
  * data files included) and no file left behind.
  */
-import { createHash } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTidemark, type ProcessResult } from './support/cli-process.js';
+import { fileState } from './support/file-state.js';
 
 const GUARD = { timeoutMs: 30_000 };
 let dir: string;
 let table: string;
-
-/** Every file under `root` with its size and content hash, sorted by path. */
-function fileState(root: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out.push(`${relative(root, p)} ${statSync(p).size} ${createHash('sha1').update(readFileSync(p)).digest('hex')}`);
-    }
-  };
-  walk(root);
-  return out.sort();
-}
 
 async function ok(args: string[], stdin?: string): Promise<ProcessResult> {
   const r = await runTidemark(args, { cwd: dir, ...GUARD, ...(stdin !== undefined ? { stdin } : {}) });

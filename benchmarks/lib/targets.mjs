@@ -1,6 +1,6 @@
 /**
  * The performance scoreboard: one row per figure the project set itself a target for, read from
- * the result files the benchmarks wrote (commit, read, read-data, write, compact, maintenance, kafka),
+ * the result files the benchmarks wrote (commit, read, read-data, write, compact, maintenance, kafka, pk),
  * with the run date of each so a reader sees whether they were measured in one `npm run bench`.
  * `npm run bench` writes it as `results/targets.{json,md}` after the benchmarks ran (and
  * `node benchmarks/run.mjs --summary` rebuilds it from the files present).
@@ -153,6 +153,20 @@ function compaction(compact) {
   };
 }
 
+/** Primary-key upserts against appends of the same rows, speed and CPU, from one run. */
+function primaryKeyWrite(pk) {
+  if (!pk?.upsert || !pk?.append) return null;
+  const speed = 1 / pk.upsertOverAppendTime;
+  const cpu = pk.upsert.cpuMs / pk.append.cpuMs;
+  const load = pk.loadAverage ? ` (load average ${fmtNum(pk.loadAverage[0], 1)})` : '';
+  return {
+    figure: `upsert into a primary-key table (${fmtRate(pk.rows)} rows, 30 % updates, 4 buckets, write-only) vs append of the same rows`,
+    now: `${fmtRate(pk.upsert.rowsPerSec)} vs ${fmtRate(pk.append.rowsPerSec)} rows/s: ${fmtNum(speed, 2)} × append speed, CPU ${fmtNum(cpu, 2)} ×${load}`,
+    target: '≥ 0.7 × append speed (CPU ≤ 1.4 ×)',
+    met: speed >= 0.7 && cpu <= 1.4,
+  };
+}
+
 /**
  * Builds the scoreboard from the result files in `dir`.
  *
@@ -179,6 +193,7 @@ export function buildTargets(dir) {
     compact: load(dir, 'compact'),
     maintenance: load(dir, 'maintenance'),
     kafka: load(dir, 'kafka'),
+    pk: load(dir, 'pk'),
   };
   const build = [
     ['commit', commitRequests],
@@ -190,6 +205,7 @@ export function buildTargets(dir) {
     ['commit', commitLatency],
     ['compact', compaction],
     ['kafka', kafkaIngest],
+    ['pk', primaryKeyWrite],
   ];
   const rows = [];
   for (const [source, fn] of build) {

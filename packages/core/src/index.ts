@@ -282,6 +282,14 @@ export {
   withHashIndexChanges,
 } from './write/dynamic-bucket-assigner.js';
 export { type PrimaryKeyBucketMode, primaryKeyBucketMode } from './write/bucket-mode.js';
+export { replanOnBucketConflict } from './write/bucket-replan.js';
+export {
+  CompactionNotCommittedError,
+  completeDroppedCompaction,
+  compactsLevel0AtCommit,
+  type DroppedCompactionCommitter,
+  type DroppedCompactionTable,
+} from './write/dropped-compaction.js';
 export { KeyValueChunks, MergedKeyValues } from './read/merged-columns.js';
 export { RowKind, type RowKindValue, rowKindToString, parseRowKind } from './write/key-value/row-kind.js';
 export { type KeyValue, type KeyValueColumns, trimmedKeyFields, keyValueColumns } from './write/key-value/key-value.js';

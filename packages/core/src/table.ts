@@ -29,6 +29,9 @@ import { canonical } from './read/aggregated-columns.js';
 import { mergeEngineOptions } from './read/merge-engine.js';
 import { ConversionFailure, toInternal } from './write/value-conversion.js';
 import { applyAssignments, parseAssignments } from './write/row-update.js';
+import { refuseIgnoredAssignments, refuseIgnoredRows } from './write/update-effect.js';
+import { replanOnBucketConflict } from './write/bucket-replan.js';
+import { completeDroppedCompaction, compactsLevel0AtCommit } from './write/dropped-compaction.js';
 import { NotSupportedError, WriteValidationError } from './write/write-errors.js';
 import type { CommitMessage, Committable } from './commit-message.js';
 import {
@@ -40,8 +43,7 @@ import {
 } from './commit/file-store-commit.js';
 import { sharedCommitKnowledge, type LivePlan } from './commit/commit-knowledge.js';
 import { commitNotApplied } from './commit/commit-errors.js';
-import { retryWaitMs, sleep } from './commit/commit-retry.js';
-import { DynamicBucketConflictError, snapshotIndexEntries } from './commit/index-changes.js';
+import { snapshotIndexEntries } from './commit/index-changes.js';
 import { BucketDvMaintainer } from './deletion-vectors/bucket-dv-maintainer.js';
 import { deleteFromAppendTable } from './deletion-vectors/append-delete.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
@@ -412,7 +414,13 @@ export class Table {
       if (todo.length === 0) return skipped(tableCommit.commitUser, identifier);
     }
     const writeOptions = { ...extraWriteOptions, ...(options.rowKindField !== undefined ? { rowKindField: options.rowKindField } : {}) };
-    return this.writeThen(rows, (messages, record) => commit(tableCommit, { identifier, messages }, record), writeOptions);
+    const written = await this.writeThen(
+      rows,
+      async (messages, record) => ({ messages, result: await commit(tableCommit, { identifier, messages }, record) }),
+      writeOptions,
+    );
+    // After the writer's files are committed: an error from here on must not discard them.
+    return completeDroppedCompaction(this, tableCommit, { identifier, messages: written.messages }, written.result);
   }
 
   /**
@@ -543,7 +551,9 @@ export class Table {
    *
    * @throws NotSupportedError on append tables without deletion vectors (naming the option), and
    *   for merge engines whose writes are not plain replacements (aggregation, first-row).
-   * @throws WriteValidationError naming the column for an unknown, refused or mistyped assignment.
+   * @throws WriteValidationError naming the column for an unknown, refused or mistyped assignment,
+   *   and for one the merge engine would ignore: a null on a partial-update table, a lower or null
+   *   `sequence.field` (or sequence group) value than a matched row's.
    * @throws PredicateError for a predicate that does not parse or names an unknown column.
    */
   update(change: UpdateChange, options: DeleteOptions & { readonly dryRun: true }): Promise<RowChangeDryRun>;
@@ -587,23 +597,22 @@ export class Table {
       schema.primaryKeys.map((k) => [k, 'is part of the primary key and cannot be updated; delete the row and insert the new one']),
     );
     const assignments = parseAssignments(schema.fields, change.set, refused);
+    refuseIgnoredAssignments(schema.fields, merge, assignments);
     const skippedDryRun = await this.dryRunSkipped(options);
     if (skippedDryRun) return { deleted: 0, result: skippedDryRun, plan: this.primaryKeyPlan(null, []), dryRun: true };
     const snapshotId = await this.snapshotManager.latestId();
     const found = snapshotId === null ? [] : await this.findRows(snapshotId, change.where, options.onProgress);
+    const updated = applyAssignments(found, schema.fields, assignments);
+    refuseIgnoredRows(schema.fields, schema.primaryKeys, merge, assignments, found, updated);
     const plan = this.primaryKeyPlan(snapshotId, found);
     const matched = plan.rowsMatched;
     if (options.dryRun) return { deleted: 0, result: null, plan, dryRun: true };
     if (matched === 0) return { deleted: 0, result: { status: 'empty' }, plan, dryRun: false };
     options.onProgress?.({ phase: 'writing', done: 0, unit: 'files' });
-    const result = await this.writeAndCommit(
-      new arrow.Table(applyAssignments(found, schema.fields, assignments)),
-      options,
-      (commit, committable, record) => {
-        options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
-        return commitClearing(commit, committable, record);
-      },
-    );
+    const result = await this.writeAndCommit(new arrow.Table(updated), options, (commit, committable, record) => {
+      options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
+      return commitClearing(commit, committable, record);
+    });
     return { deleted: result.status === 'committed' ? matched : 0, result, plan, dryRun: false };
   }
 
@@ -695,15 +704,7 @@ export class Table {
     // Dynamic buckets: a commit that lost a race for a new key's bucket is refused before anything
     // is visible, and its files are deleted; writing the rows again plans against the new latest
     // snapshot, where the key has its bucket. Rows are in memory (arrays, Arrow), so this is safe.
-    const maxReplans = this.context.options.commitMaxRetries;
-    for (let replan = 0; ; replan++) {
-      try {
-        return await this.writeOnceThen(rows, commit, writeOptions);
-      } catch (e) {
-        if (!(e instanceof DynamicBucketConflictError) || replan >= maxReplans) throw e;
-        await sleep(retryWaitMs(replan, this.context.options.commitMinRetryWaitMs, this.context.options.commitMaxRetryWaitMs));
-      }
-    }
+    return replanOnBucketConflict(this.context.options, () => this.writeOnceThen(rows, commit, writeOptions));
   }
 
   private async writeOnceThen<T>(
@@ -967,7 +968,10 @@ interface WriterRecord {
  * (files are protected until a snapshot references them), one round trip sooner.
  */
 async function commitClearing(commit: TableCommit, committable: CommittableInput, record: WriterRecord): Promise<CommitResult> {
-  const result = await commit.commit(committable, { clearsRecords: record.ids });
+  const ctx = commit.fileStoreCommit.context;
+  // Such a table's dropped compaction is done again by the write (writeAndCommit): no warning.
+  const completes = compactsLevel0AtCommit({ context: ctx, isPrimaryKeyTable: ctx.schema.primaryKeys.length > 0 });
+  const result = await commit.commit(committable, { clearsRecords: record.ids, ...(completes ? { logDroppedCompaction: false } : {}) });
   if (result.status === 'committed') record.cleared();
   return result;
 }

@@ -243,16 +243,32 @@ const dynamic = (spec: TableSpec): TableSpec => ({
   options: { ...spec.options, bucket: '-1', 'dynamic-bucket.target-row-num': '5' },
 });
 
+/**
+ * Deletion vectors: batch reads skip level 0, so only the snapshot a commit ends with (its
+ * writer's COMPACT) reads like the model; write-only scenarios never compact and are left out, as
+ * is first-row (refused with deletion vectors). Only the deduplicate engine for now: under
+ * partial-update and aggregation the writer's lookup compaction does not merge a new record with
+ * the key's older row (a column the new record leaves null reads null).
+ */
+const withDeletionVectors = (spec: TableSpec): TableSpec => ({ ...spec, options: { ...spec.options, 'deletion-vectors.enabled': 'true' } });
+
 describe.each([
-  { mode: 'fixed buckets', toSpec: (s: TableSpec) => s },
-  { mode: 'dynamic buckets', toSpec: dynamic },
-])('primary-key writes against an in-memory model ($mode, every snapshot)', ({ toSpec }) => {
+  { mode: 'fixed buckets', toSpec: (s: TableSpec) => s, dv: false },
+  { mode: 'dynamic buckets', toSpec: dynamic, dv: false },
+  { mode: 'deletion vectors', toSpec: withDeletionVectors, dv: true },
+])('primary-key writes against an in-memory model ($mode, every snapshot)', ({ toSpec, dv }) => {
   for (const scenario of makeScenarios()) {
+    const engine = scenario.spec.options?.['merge-engine'] ?? 'deduplicate';
+    if (dv && (scenario.spec.options?.['write-only'] === 'true' || engine !== 'deduplicate')) continue;
     it(scenario.name, async () => {
       const rand = seededRandom(7 + scenario.name.length);
       const table = await createTable(toSpec(scenario.spec));
       const model = new Map<number, Row>();
-      const expected: Row[][] = [];
+      /** The rows each snapshot reads (null: not checked, a deletion-vector table's APPEND snapshot). */
+      const expected: (Row[] | null)[] = [];
+      const expect_ = (ids: readonly number[]): void => {
+        ids.forEach((_, i) => expected.push(dv && i < ids.length - 1 ? null : sorted([...model.values()])));
+      };
       const commits = 7;
       for (let c = 0; c < commits; c++) {
         const ops: Op[] = [];
@@ -270,7 +286,7 @@ describe.each([
         const result = await table.append(input, { rowKindField: 'op' });
         expect(result.status).toBe('committed');
         // A writer's compaction adds a COMPACT snapshot that must read like the APPEND before it.
-        if (result.status === 'committed') for (const _ of result.snapshotIds) expected.push(sorted([...model.values()]));
+        if (result.status === 'committed') expect_(result.snapshotIds);
         // Table.delete as its own commit now and then (not for first-row, which ignores deletes).
         if (scenario.tableDelete && c % 3 === 1) {
           const present = [...model.keys()].slice(0, 3);
@@ -279,13 +295,14 @@ describe.each([
           if (present.length > 0) {
             expect(r.status).toBe('committed');
             for (const k of present) scenario.apply(model, { kind: '-D', row: { ...model.get(k)! } });
-            if (r.status === 'committed') for (const _ of r.snapshotIds) expected.push(sorted([...model.values()]));
+            if (r.status === 'committed') expect_(r.snapshotIds);
           }
         }
       }
       const latest = await table.snapshotManager.latestId();
       expect(latest).toBe(expected.length);
       for (let id = 1; id <= expected.length; id++) {
+        if (expected[id - 1] === null) continue;
         expect(sorted(await readSnapshot(table, id, scenario.allLevels ?? false)), `snapshot ${id}`).toEqual(expected[id - 1]);
       }
       expect(expected[expected.length - 1]!.length).toBeGreaterThan(3);

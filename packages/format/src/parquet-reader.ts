@@ -308,13 +308,32 @@ export class ParquetDataFile {
     return ranges;
   }
 
-  private async decodeHere(groups: readonly number[], options: ParquetDecodeOptions, what: string): Promise<arrow.RecordBatch[]> {
-    let file: pw.ParquetFile;
+  /**
+   * The file's physical Arrow schema, as {@link decode}'s batches have it, from the footer: what a
+   * file without rows still tells (e.g. the columns of an empty query result).
+   * @throws CorruptFileError when the footer does not decode.
+   */
+  async arrowSchema(): Promise<arrow.Schema> {
+    const file = await this.openWasm();
     try {
-      file = await guardWasmRead(this.path, () => pw.ParquetFile.fromFile(this.blob as unknown as Blob));
+      return arrow.tableFromIPC(file.schema().intoIPCStream()).schema;
+    } catch (err) {
+      throw corrupt(this.path, 'cannot read the Arrow schema of the Parquet footer', err);
+    } finally {
+      file.free();
+    }
+  }
+
+  private async openWasm(): Promise<pw.ParquetFile> {
+    try {
+      return await guardWasmRead(this.path, () => pw.ParquetFile.fromFile(this.blob as unknown as Blob));
     } catch (err) {
       throw corrupt(this.path, 'cannot read Parquet footer', err);
     }
+  }
+
+  private async decodeHere(groups: readonly number[], options: ParquetDecodeOptions, what: string): Promise<arrow.RecordBatch[]> {
+    const file = await this.openWasm();
     try {
       const table = await guardWasmRead(this.path, () =>
         file.read({

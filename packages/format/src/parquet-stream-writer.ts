@@ -45,12 +45,13 @@ export async function* encodeParquetStream(
     return;
   }
   const settings = prepareParquetInput(new arrow.Table(schema), options).settings;
-  const builder = new pw.WriterPropertiesBuilder()
+  let builder = new pw.WriterPropertiesBuilder()
     .setCompression(settings.codec)
     .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
     .setCreatedBy(settings.createdBy)
     // parquet-rs emits bytes only when a row group is full: this bounds what it buffers.
     .setMaxRowGroupSize(settings.rowGroupSize ?? groupRows);
+  for (const column of settings.plainColumns ?? []) builder = builder.setColumnDictionaryEnabled(column, false);
   let pending: arrow.RecordBatch[] | undefined = first.value;
   const input = new ReadableStream<pw.RecordBatch>({
     async pull(controller) {

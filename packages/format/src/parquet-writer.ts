@@ -23,6 +23,12 @@ export interface ParquetWriteOptions {
   readonly rowGroupSize?: number;
   /** Written into the footer's `created_by`. */
   readonly createdBy?: string;
+  /**
+   * Top-level columns written without dictionary encoding: columns whose values are all distinct
+   * (a primary-key file's `_SEQUENCE_NUMBER`, a single-field key), where building a dictionary
+   * only to drop it costs CPU and leaves a useless dictionary page.
+   */
+  readonly plainColumns?: readonly string[];
 }
 
 const CODECS: Record<ParquetCompression, pw.Compression> = {
@@ -54,6 +60,8 @@ export interface ParquetEncodeSettings {
   readonly codec: number;
   readonly rowGroupSize?: number;
   readonly createdBy: string;
+  /** See {@link ParquetWriteOptions.plainColumns}. */
+  readonly plainColumns?: readonly string[];
 }
 
 /** Arrow data turned into the IPC stream parquet-wasm reads, plus its writer settings. @internal */
@@ -94,6 +102,7 @@ export function parquetEncodeSettings(options: ParquetWriteOptions = {}): Parque
     codec,
     createdBy: options.createdBy ?? 'tidemark',
     ...(options.rowGroupSize !== undefined ? { rowGroupSize: options.rowGroupSize } : {}),
+    ...(options.plainColumns !== undefined && options.plainColumns.length > 0 ? { plainColumns: [...options.plainColumns] } : {}),
   };
 }
 
@@ -107,6 +116,7 @@ export function encodeParquetIpc(ipc: Uint8Array, settings: ParquetEncodeSetting
     .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
     .setCreatedBy(settings.createdBy);
   if (settings.rowGroupSize !== undefined) builder = builder.setMaxRowGroupSize(settings.rowGroupSize);
+  for (const column of settings.plainColumns ?? []) builder = builder.setColumnDictionaryEnabled(column, false);
   // writeParquet consumes (frees) the wasm table.
   const wasmTable = pw.Table.fromIPCStream(ipc);
   return pw.writeParquet(wasmTable, builder.build());

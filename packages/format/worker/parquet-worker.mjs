@@ -131,6 +131,7 @@ function encode(job) {
       .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
       .setCreatedBy(job.settings.createdBy);
     if (job.settings.rowGroupSize !== undefined) builder = builder.setMaxRowGroupSize(job.settings.rowGroupSize);
+    for (const column of job.settings.plainColumns ?? []) builder = builder.setColumnDictionaryEnabled(column, false);
     // writeParquet consumes (frees) the wasm table.
     bytes = pw.writeParquet(pw.Table.fromIPCStream(ipc), builder.build());
   } catch (e) {

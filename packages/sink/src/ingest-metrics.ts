@@ -4,7 +4,8 @@
  * at scrape time). Pass an {@link IngestMetrics} as `observer` to `runIngest` and serve it with
  * `startMetricsServer`, or register its `registry` with a server of your own.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CommitAttemptReport } from '@tidemark/core';
 import type { SourceOffset } from './checkpoint-state.js';
 import type { CheckpointInfo, IngestObserver, IngestResumeInfo, IngestSummary } from './ingest-options.js';
@@ -43,6 +44,14 @@ export interface IngestMetricsOptions {
   readonly now?: () => number;
 }
 
+type PromClient = typeof import('prom-client');
+let promClient: PromClient | undefined;
+/** prom-client, loaded on first use: every `tidemark` command imports this package, few serve metrics. */
+function prom(): PromClient {
+  promClient ??= createRequire(import.meta.url)('prom-client') as PromClient;
+  return promClient;
+}
+
 const SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 /** The metrics of one pipeline; an {@link IngestObserver}. See docs/exactly-once.md for each metric. */
@@ -72,6 +81,7 @@ export class IngestMetrics implements IngestObserver {
   private readonly backlogErrors: Counter;
 
   constructor(options: IngestMetricsOptions = {}) {
+    const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = prom();
     const registry = options.registry ?? new Registry();
     this.registry = registry;
     this.now = options.now ?? Date.now;
@@ -150,7 +160,7 @@ export class IngestMetrics implements IngestObserver {
 
   /** A gauge per source partition, from the backlog read at scrape time. */
   private backlogGauge(name: string, help: string, value: (b: SourceBacklog) => number): void {
-    const gauge: Gauge<'partition'> = new Gauge({
+    const gauge: Gauge<'partition'> = new (prom().Gauge)({
       name,
       help,
       labelNames: ['partition'],

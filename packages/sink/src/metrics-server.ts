@@ -26,8 +26,8 @@ export interface MetricsServer {
 }
 
 /**
- * Serves `metrics` over HTTP. The server does not keep the process alive by itself (it is
- * unref'd): a pipeline that ended lets the process exit even if nobody calls `close`.
+ * Serves `metrics` over HTTP. The server does not keep the process alive by itself (it and its
+ * connections are unref'd): a pipeline that ended lets the process exit even if nobody calls `close`.
  *
  * @throws SinkUsageError when the port cannot be listened on (in use, not permitted).
  */
@@ -38,6 +38,8 @@ export async function startMetricsServer(metrics: IngestMetrics, options: Metric
       res.end(`metrics failed: ${e instanceof Error ? e.message : String(e)}\n`);
     });
   });
+  // Neither the listening socket nor a scraper's keep-alive connection holds the process open.
+  server.on('connection', (socket) => socket.unref());
   await listen(server, options);
   server.unref();
   const address = server.address() as AddressInfo;

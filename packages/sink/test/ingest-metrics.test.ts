@@ -1,6 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildInitialSchema } from '@tidemark/core';
 import { serializeSchema } from '@tidemark/format';
@@ -18,20 +16,11 @@ import {
   type SourceOpenOptions,
   type SourceRecord,
 } from '../src/index.js';
-import { memoryTable, tableIds } from './helpers.js';
+import { memoryTable, tableIds, tempFiles } from './helpers.js';
 
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
-
-async function jsonLines(rows: readonly object[]): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'tidemark-metrics-'));
-  dirs.push(dir);
-  const path = join(dir, 'in.jsonl');
-  await writeFile(path, rows.map((r) => JSON.stringify(r) + '\n').join(''));
-  return path;
-}
+const temp = tempFiles('tidemark-metrics-');
+afterAll(() => temp.cleanup());
+const jsonLines = (rows: readonly object[]): Promise<string> => temp.file('in.jsonl', rows.map((r) => JSON.stringify(r) + '\n').join(''));
 
 /** The samples of a Prometheus text exposition, by `name{labels}`. */
 function samples(text: string): Map<string, number> {

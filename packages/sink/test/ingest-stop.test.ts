@@ -47,6 +47,31 @@ function stopAt(stop: AbortController, point: CrashPoint, count: number): { hit(
   };
 }
 
+/**
+ * 25 records into a fresh table, stopped with a timeout of 0 when `point` is
+ * reached the `count`-th time, then run again without a stop; the table after the first run holds
+ * exactly what it reports committed.
+ */
+async function stopThenResume(point: CrashPoint, count: number, mode: 'state-store' | 'self-contained' = 'state-store') {
+  const { io, location } = await memoryTable();
+  const stop = new AbortController();
+  const options: IngestOptions = {
+    table: location,
+    fileIO: io,
+    source: new ArraySource(25),
+    ...(mode === 'state-store' ? { stateStore: new FileIOCheckpointStore(io, `${location}-state`) } : { commitUser: 'stop-test' }),
+    checkpointEvery: 10,
+    batchSize: 2,
+    signal: stop.signal,
+    stopTimeoutMs: 0,
+    crash: stopAt(stop, point, count),
+  };
+  const stopped = await runIngest(options);
+  expect(await tableIds(io, location)).toEqual([...Array(stopped.offset as number).keys()]);
+  const resumed = await runIngest({ ...options, signal: new AbortController().signal, crash: undefined });
+  return { io, location, stopped, resumed };
+}
+
 describe('runIngest: a stop with a timeout', () => {
   it('without a timeout, the last checkpoint commits what was read', async () => {
     const { io, location } = await memoryTable();
@@ -65,69 +90,25 @@ describe('runIngest: a stop with a timeout', () => {
   });
 
   it('past the timeout, a checkpoint not yet durable is abandoned and its files deleted; the next run reads it again', async () => {
-    const { io, location } = await memoryTable();
-    const stop = new AbortController();
-    const store = new FileIOCheckpointStore(io, `${location}-state`);
-    const options: IngestOptions = {
-      table: location,
-      fileIO: io,
-      source: new ArraySource(25),
-      stateStore: store,
-      checkpointEvery: 10,
-      batchSize: 2,
-      signal: stop.signal,
-      stopTimeoutMs: 0,
-      // The stop arrives while checkpoint 2 is prepared: its files exist, its state does not.
-      crash: stopAt(stop, 'after-prepare-commit', 2),
-    };
-    const s = await runIngest(options);
-    expect(s).toMatchObject({ status: 'stopped', abandonedCheckpoint: 2n, offset: 10, lastCheckpointId: 1n });
-    expect(await tableIds(io, location)).toEqual([...Array(10).keys()]);
+    // The stop arrives while checkpoint 2 is prepared: its files exist, its state does not.
+    const { io, location, stopped, resumed } = await stopThenResume('after-prepare-commit', 2);
+    expect(stopped).toMatchObject({ status: 'stopped', abandonedCheckpoint: 2n, offset: 10, lastCheckpointId: 1n });
     expect(await unreferencedDataFiles(io, location)).toEqual([]);
-    const again = await runIngest({ ...options, signal: new AbortController().signal, crash: undefined });
-    expect(again).toMatchObject({ status: 'source-done', restoredFrom: 1n, recoveredCheckpoints: 0, records: 15, offset: 25 });
+    expect(resumed).toMatchObject({ status: 'source-done', restoredFrom: 1n, recoveredCheckpoints: 0, records: 15, offset: 25 });
     expect(await tableIds(io, location)).toEqual([...Array(25).keys()]);
   });
 
   it('past the timeout, a checkpoint whose state is durable is left for the next run to commit', async () => {
-    const { io, location } = await memoryTable();
-    const stop = new AbortController();
-    const store = new FileIOCheckpointStore(io, `${location}-state`);
-    const options: IngestOptions = {
-      table: location,
-      fileIO: io,
-      source: new ArraySource(25),
-      stateStore: store,
-      checkpointEvery: 10,
-      signal: stop.signal,
-      stopTimeoutMs: 0,
-      crash: stopAt(stop, 'after-state-durable', 2),
-    };
-    const s = await runIngest(options);
-    expect(s).toMatchObject({ status: 'stopped', abandonedCheckpoint: 2n, offset: 10, lastCheckpointId: 1n });
-    expect(await tableIds(io, location)).toEqual([...Array(10).keys()]);
-    const again = await runIngest({ ...options, signal: new AbortController().signal, crash: undefined });
-    expect(again).toMatchObject({ status: 'source-done', restoredFrom: 2n, recoveredCheckpoints: 1, records: 5, offset: 25 });
+    const { io, location, stopped, resumed } = await stopThenResume('after-state-durable', 2);
+    expect(stopped).toMatchObject({ status: 'stopped', abandonedCheckpoint: 2n, offset: 10, lastCheckpointId: 1n });
+    expect(resumed).toMatchObject({ status: 'source-done', restoredFrom: 2n, recoveredCheckpoints: 1, records: 5, offset: 25 });
     expect(await tableIds(io, location)).toEqual([...Array(25).keys()]);
   });
 
   it('self-contained mode: an abandoned checkpoint is read again from the offset in the table', async () => {
-    const { io, location } = await memoryTable();
-    const stop = new AbortController();
-    const options: IngestOptions = {
-      table: location,
-      fileIO: io,
-      source: new ArraySource(25),
-      commitUser: 'stop-test',
-      checkpointEvery: 10,
-      signal: stop.signal,
-      stopTimeoutMs: 0,
-      crash: stopAt(stop, 'after-prepare-commit', 3),
-    };
-    const s = await runIngest(options);
-    expect(s).toMatchObject({ status: 'stopped', abandonedCheckpoint: 3n, offset: 20 });
-    const again = await runIngest({ ...options, signal: new AbortController().signal, crash: undefined });
-    expect(again).toMatchObject({ status: 'source-done', restoredFrom: 2n, records: 5 });
+    const { io, location, stopped, resumed } = await stopThenResume('after-prepare-commit', 3, 'self-contained');
+    expect(stopped).toMatchObject({ status: 'stopped', abandonedCheckpoint: 3n, offset: 20 });
+    expect(resumed).toMatchObject({ status: 'source-done', restoredFrom: 2n, records: 5 });
     expect(await tableIds(io, location)).toEqual([...Array(25).keys()]);
     expect(await unreferencedDataFiles(io, location)).toEqual([]);
   });

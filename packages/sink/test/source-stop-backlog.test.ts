@@ -1,6 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   CdcJsonLinesSource,
@@ -12,20 +10,11 @@ import {
   type SourceOpenOptions,
   type SourceRecord,
 } from '../src/index.js';
-import { memoryTable, tableIds } from './helpers.js';
+import { memoryTable, tableIds, tempFiles } from './helpers.js';
 
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
-
-async function tempFile(name: string, text: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'tidemark-source-'));
-  dirs.push(dir);
-  const path = join(dir, name);
-  await writeFile(path, text);
-  return path;
-}
+const temp = tempFiles('tidemark-source-');
+afterAll(() => temp.cleanup());
+const tempFile = (name: string, text: string): Promise<string> => temp.file(name, text);
 
 /**
  * An endless source: `n` records, then it waits for more that never come, until the open signal

@@ -10,17 +10,19 @@ import {
   crashHookFromEnv,
   openCheckpointStore,
   runIngest,
-  type CheckpointInfo,
   type CheckpointStateStore,
+  type IngestSummary,
   type ReplayableSource,
   type SourceOffset,
   type SourceOpenOptions,
   type SourceRecord,
 } from '@tidemark/sink';
-import { defineCommand } from '../command.js';
+import { defineCommand, ExitCode } from '../command.js';
 import { UsageError } from '../errors.js';
 import { parseDuration } from '../options/duration.js';
 import { KAFKA_ONLY_OPTIONS, kafkaIngestOptions, kafkaSourceFromArgs } from './ingest-kafka.js';
+import { LOG_FORMATS, type LogFields, type LogFormat } from '../output/log.js';
+import { DEFAULT_STOP_TIMEOUT_MS, IngestService, type IngestServiceOptions } from './ingest-service.js';
 import { branchOption, printLine, progressFor, quietOption, tableArgument, tableLocation, withNeighboursNamed, withTable } from './shared.js';
 
 /** `tidemark ingest`: exactly-once ingestion of a JSON-lines file, a CDC file or Kafka topics. */
@@ -45,7 +47,10 @@ export const ingestCommand = defineCommand({
       'several processes sharing a topic, each with its own --state) and followed until stopped (Ctrl-C or SIGTERM), or read to the end ' +
       'they had at start with --until-end; the offsets live in the checkpoint, and after each commit they are reported to a consumer ' +
       'group for lag monitoring only. Client settings: the --kafka-* flags or TIDEMARK_KAFKA_* variables. ' +
-      'Prints one JSON summary line when done.',
+      'Prints one JSON summary line when done. ' +
+      'As a service: SIGTERM or SIGINT finishes the current checkpoint (or abandons it when the stop takes longer than ' +
+      '--stop-timeout) and exits 0; the next run resumes exactly. --metrics-port serves Prometheus metrics and health ' +
+      'endpoints; --log-format json writes one JSON object per log line.',
     positionals: [tableArgument],
     options: {
       source: { type: 'string', valueName: 'file-or-uri', description: 'JSON-lines or CDC file, or kafka://<brokers>/<topics>' },
@@ -77,9 +82,22 @@ export const ingestCommand = defineCommand({
       ...kafkaIngestOptions,
       quiet: quietOption,
       branch: branchOption,
+      'metrics-port': {
+        type: 'integer',
+        min: 0,
+        valueName: 'P',
+        description: 'serve Prometheus metrics on port P (/metrics, health: /healthz, /readyz)',
+      },
+      'log-format': { type: 'string', valueName: 'fmt', choices: LOG_FORMATS, description: 'log lines on stderr (default text)' },
+      'stop-timeout': {
+        type: 'string',
+        valueName: 'duration',
+        description: `longest time from SIGTERM/SIGINT to exit (default ${DEFAULT_STOP_TIMEOUT_MS / 1000}s)`,
+      },
     },
     conflicts: [['format', 'row-kind-field']],
   },
+  stopsGracefully: true,
   async run(args, ctx) {
     const [tableArg] = args.positionals;
     if (tableArg === undefined) throw new UsageError('missing <table>', 'ingest');
@@ -91,16 +109,12 @@ export const ingestCommand = defineCommand({
     }
     if (args.options['start-fresh'] && commitUser === undefined)
       throw new UsageError("'--start-fresh' only applies with '--commit-user'", 'ingest');
+    const serviceOptions = serviceSettings(args.options);
     const format = args.options.format ?? 'jsonl';
     const kafka = args.options.source.startsWith('kafka://');
     if (!kafka) {
       const given = KAFKA_ONLY_OPTIONS.find((k) => args.options[k] !== undefined && args.options[k] !== false);
       if (given !== undefined) throw new UsageError(`option '--${given}' applies to kafka:// sources only`, 'ingest');
-    }
-    const cdc = format === 'jsonl' || format === 'json' ? null : (format as CdcFormat);
-    const primaryKeys = await withTable({ table: tableArg, branch: args.options.branch }, ctx, async (t) => t.schema().primaryKeys);
-    if (cdc !== null && primaryKeys.length === 0) {
-      throw new UsageError(`--format ${cdc} needs a primary-key table (its updates and deletes address rows by key)`, 'ingest');
     }
     if (kafka && args.options['row-kind-field'] !== undefined) {
       throw new UsageError(
@@ -108,78 +122,108 @@ export const ingestCommand = defineCommand({
         'ingest',
       );
     }
-    // Kafka records of a primary-key table carry their row kind (upserts, tombstone deletes), as CDC records do.
-    const rowKindField = cdc !== null || (kafka && primaryKeys.length > 0) ? CDC_ROW_KIND_FIELD : args.options['row-kind-field'];
+    const cdc = format === 'jsonl' || format === 'json' ? null : (format as CdcFormat);
     const interval = args.options['checkpoint-interval'];
     const checkpointIntervalMs = interval === undefined ? undefined : parseDuration(interval, 'checkpoint-interval');
     const crash = crashHookFromEnv(ctx.env);
-    const store: CheckpointStateStore | undefined =
-      args.options.state === undefined ? undefined : openCheckpointStore(tableLocation(args.options.state, ctx));
-    let sourceSize: number | undefined;
-    let source: ReplayableSource<Record<string, unknown>> & { close?: () => Promise<void> };
-    if (kafka) {
-      source = await kafkaSourceFromArgs(args.options.source, format, args.options, primaryKeys, ctx);
-    } else {
-      const sourcePath = resolvePath(ctx.cwd, args.options.source);
-      sourceSize = (await stat(sourcePath).catch(() => undefined))?.size;
-      source = cdc !== null ? new CdcJsonLinesSource(sourcePath, cdc) : new JsonLinesFileSource(sourcePath);
-    }
-    const progress = progressFor(ctx, 'ingesting', 'records', undefined, sourceSize, { quiet: args.options.quiet, showRate: true });
+    const sourcePath = kafka ? undefined : resolvePath(ctx.cwd, args.options.source);
+    const sourceSize = sourcePath === undefined ? undefined : (await stat(sourcePath).catch(() => undefined))?.size;
+    // JSON log lines are for collectors: no progress line between them.
+    const quiet = args.options.quiet || serviceOptions.logFormat === 'json';
+    const progress = progressFor(ctx, 'ingesting', 'records', undefined, sourceSize, { quiet, showRate: true });
+    let service: IngestService | undefined;
+    let store: CheckpointStateStore | undefined;
+    let source: (ReplayableSource<Record<string, unknown>> & { close?: () => Promise<void> }) | undefined;
     try {
-      const summary = await runIngest({
-        table: tableLocation(tableArg, ctx),
-        ...(args.options.branch !== undefined ? { branch: args.options.branch } : {}),
-        source: withProgress(source, progress),
-        ...(store ? { stateStore: store } : { commitUser: commitUser!, startFresh: args.options['start-fresh'] === true }),
-        checkpointEvery: args.options['checkpoint-every'] ?? 10_000,
-        ...(checkpointIntervalMs !== undefined ? { checkpointIntervalMs } : {}),
-        parallelism: args.options.parallelism ?? 1,
-        ...(rowKindField !== undefined ? { rowKindField } : {}),
-        crash,
-        signal: ctx.signal,
-        logger: { warn: (m) => void ctx.stderr.write(`tidemark: warning: ${m}\n`) },
-        onCheckpoint: (info: CheckpointInfo) => {
-          progress.finish();
-          // Re-sequenced files and dropped compactions cost a rewrite and a repeated compaction:
-          // shown so that a pipeline (and the chaos harness) can tell how often they happen.
-          const committed = info.commits
-            .map((c) => {
-              if (c.result.status !== 'committed') return c.result.status;
-              const reseq = c.result.resequencedFiles ?? 0;
-              return `snapshot ${c.result.snapshotId}${reseq > 0 ? ` (${reseq} files re-sequenced)` : ''}${
-                c.result.compactionDropped !== undefined ? ' (compaction dropped)' : ''
-              }`;
-            })
-            .join(', ');
-          ctx.stderr.write(
-            `checkpoint ${info.checkpointId}: ${info.records} records, ${committed || 'nothing to commit'} (${info.durationMs} ms)\n`,
-          );
-        },
-      });
-      await printLine(
-        ctx,
-        JSON.stringify({
-          status: summary.status,
-          mode: summary.mode,
-          commitUser: summary.commitUser,
-          restoredFrom: summary.restoredFrom === null ? null : Number(summary.restoredFrom),
-          recoveredCheckpoints: summary.recoveredCheckpoints,
-          records: summary.records,
-          checkpoints: summary.checkpoints,
-          lastCheckpointId: summary.lastCheckpointId === null ? null : Number(summary.lastCheckpointId),
-          offset: summary.offset,
-          snapshotId: summary.snapshotId,
+      // First: in JSON format it turns process warnings (the storage client's) into JSON lines.
+      service = await IngestService.start(ctx, { ...serviceOptions, beforeLine: () => progress.finish() });
+      if (args.options.state !== undefined) store = openCheckpointStore(tableLocation(args.options.state, ctx));
+      const primaryKeys = await withTable({ table: tableArg, branch: args.options.branch }, ctx, async (t) => t.schema().primaryKeys);
+      if (cdc !== null && primaryKeys.length === 0) {
+        throw new UsageError(`--format ${cdc} needs a primary-key table (its updates and deletes address rows by key)`, 'ingest');
+      }
+      // Kafka records of a primary-key table carry their row kind (upserts, tombstone deletes), as CDC records do.
+      const rowKindField = cdc !== null || (kafka && primaryKeys.length > 0) ? CDC_ROW_KIND_FIELD : args.options['row-kind-field'];
+      source =
+        sourcePath === undefined
+          ? await kafkaSourceFromArgs(args.options.source, format, args.options, primaryKeys, ctx)
+          : cdc !== null
+            ? new CdcJsonLinesSource(sourcePath, cdc)
+            : new JsonLinesFileSource(sourcePath);
+      const summary = await service.run(
+        runIngest({
+          table: tableLocation(tableArg, ctx),
+          ...(args.options.branch !== undefined ? { branch: args.options.branch } : {}),
+          source: withProgress(source, progress),
+          ...(store ? { stateStore: store } : { commitUser: commitUser!, startFresh: args.options['start-fresh'] === true }),
+          checkpointEvery: args.options['checkpoint-every'] ?? 10_000,
+          ...(checkpointIntervalMs !== undefined ? { checkpointIntervalMs } : {}),
+          parallelism: args.options.parallelism ?? 1,
+          ...(rowKindField !== undefined ? { rowKindField } : {}),
+          crash,
+          ...service.hooks(),
         }),
       );
+      progress.finish();
+      const line = summaryJson(summary);
+      service.log.info('ingest ended', line, null);
+      await printLine(ctx, JSON.stringify(line));
     } catch (e) {
-      throw await withNeighboursNamed(e, tableLocation(tableArg, ctx));
+      const error = await withNeighboursNamed(e, tableLocation(tableArg, ctx));
+      // Text: main prints the error. JSON: one error event, for the collector.
+      if (service?.log.format !== 'json' || error instanceof UsageError) throw error;
+      progress.finish();
+      service.log.error(error instanceof Error ? error.message : String(error), {
+        error: error instanceof Error ? error.name : typeof error,
+      });
+      return ExitCode.Failed;
     } finally {
       progress.finish();
-      await source.close?.();
+      await source?.close?.();
+      await service?.close();
       await store?.close();
     }
   },
 });
+
+/** `--log-format`, `--metrics-port` and `--stop-timeout`, checked. */
+function serviceSettings(options: {
+  readonly 'log-format'?: string;
+  readonly 'metrics-port'?: number;
+  readonly 'stop-timeout'?: string;
+}): Omit<IngestServiceOptions, 'beforeLine'> {
+  const port = options['metrics-port'];
+  if (port !== undefined && port > 65_535)
+    throw new UsageError(`option '--metrics-port' must be a TCP port (0 to 65535); got ${port}`, 'ingest');
+  const timeout = options['stop-timeout'];
+  return {
+    logFormat: (options['log-format'] ?? 'text') as LogFormat,
+    ...(port !== undefined ? { metricsPort: port } : {}),
+    stopTimeoutMs: timeout === undefined ? DEFAULT_STOP_TIMEOUT_MS : parseDuration(timeout, '--stop-timeout'),
+  };
+}
+
+/**
+ * The summary printed on stdout. `null`: the stop outlasted `--stop-timeout` with a checkpoint in
+ * progress (the next run resumes from the last committed one).
+ */
+function summaryJson(summary: IngestSummary | null): LogFields {
+  if (summary === null) return { status: 'stopped', stopTimedOut: true };
+  const id = (v: bigint | null): number | null => (v === null ? null : Number(v));
+  return {
+    status: summary.status,
+    mode: summary.mode,
+    commitUser: summary.commitUser,
+    restoredFrom: id(summary.restoredFrom),
+    recoveredCheckpoints: summary.recoveredCheckpoints,
+    records: summary.records,
+    checkpoints: summary.checkpoints,
+    lastCheckpointId: id(summary.lastCheckpointId),
+    ...(summary.abandonedCheckpoint !== null ? { abandonedCheckpoint: id(summary.abandonedCheckpoint) } : {}),
+    offset: summary.offset,
+    snapshotId: summary.snapshotId,
+  };
+}
 
 /**
  * `source` with each record counted on `progress`; JSON-lines offsets are byte positions, so the

@@ -96,7 +96,7 @@ export interface TableRef {
  */
 export async function withTable<T>(ref: string | TableRef, ctx: CommandContext, fn: (table: Table) => Promise<T>): Promise<T> {
   const { table: arg, branch } = typeof ref === 'string' ? { table: ref, branch: undefined } : ref;
-  const table = await openTableNamingNeighbours(tableLocation(arg, ctx), branch);
+  const table = await openTableNamingNeighbours(tableLocation(arg, ctx), ctx, branch);
   try {
     return await fn(table);
   } finally {
@@ -106,14 +106,20 @@ export async function withTable<T>(ref: string | TableRef, ctx: CommandContext, 
 
 /**
  * Opens the table at `location` (on `branch` when given); when there is none, the error names the
- * tables that do exist nearby (a typo in a table or database name is the usual cause).
+ * tables that do exist nearby (a typo in a table or database name is the usual cause). With `ctx`,
+ * the table's notices (unknown options, rows a read cannot show) go to the command's stderr.
  */
-export async function openTableNamingNeighbours(location: string, branch?: string): Promise<Table> {
+export async function openTableNamingNeighbours(location: string, ctx?: CommandContext, branch?: string): Promise<Table> {
   try {
-    return await openTable(location, branch !== undefined ? { branch } : {});
+    return await openTable(location, { ...(ctx ? { logger: stderrLogger(ctx) } : {}), ...(branch !== undefined ? { branch } : {}) });
   } catch (e) {
     throw await withNeighboursNamed(e, location);
   }
+}
+
+/** A logger printing each notice as one `tidemark: warning:` line on the command's stderr. */
+export function stderrLogger(ctx: CommandContext): { warn(message: string): void } {
+  return { warn: (m) => void ctx.stderr.write(`tidemark: warning: ${m}\n`) };
 }
 
 /** `e`, or when it says there is no table at `location`, the same message naming the tables nearby. */

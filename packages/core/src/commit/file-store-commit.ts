@@ -108,6 +108,12 @@ export interface CommitCallOptions {
    * writes the LATEST hint, not one more afterwards). Otherwise they are left to their writers.
    */
   readonly clearsRecords?: readonly string[];
+  /**
+   * Log a dropped compaction through the committer's logger (default true). Callers that compact
+   * the buckets again themselves (one-shot writes of deletion-vector and `lookup` tables, see
+   * `completeDroppedCompaction`) turn it off: `compactionDropped` in the result reports it.
+   */
+  readonly logDroppedCompaction?: boolean;
 }
 
 /** Per-call options of {@link FileStoreCommit.overwrite}. */
@@ -274,6 +280,69 @@ function changelogEntriesOf(messages: readonly CommitMessage[]): ManifestEntry[]
   return out;
 }
 
+/** The identity every snapshot of one commit call carries. */
+interface SnapshotBase {
+  readonly commitUser: string;
+  readonly identifier: bigint;
+  readonly watermark: bigint | undefined;
+  readonly properties: Readonly<Record<string, string>> | undefined;
+}
+
+/**
+ * What one {@link FileStoreCommit.commit} call commits, sorted from its messages: the append part
+ * (new and deleted files, changelog, index changes) and the compaction part (which a re-sequenced
+ * bucket or a lost race may drop, hence mutable).
+ */
+interface CommitParts {
+  readonly appendEntries: readonly ManifestEntry[];
+  readonly compactEntries: ManifestEntry[];
+  readonly changelogEntries: readonly ManifestEntry[];
+  /** Changelog of compactions goes with the COMPACT snapshot (Java `compactChangelog`). */
+  readonly compactChangelog: ManifestEntry[];
+  readonly index: IndexChanges;
+  compactIndex: IndexChanges;
+  /** Messages planned against a hash index are checked at commit even without index changes. */
+  readonly checkIndex: boolean;
+  /** Nothing to commit (and not forced). */
+  readonly empty: boolean;
+  /** The call creates an append-side snapshot. */
+  readonly appendPart: boolean;
+  /** A COMPACT snapshot follows the append part. */
+  readonly compactionFollows: boolean;
+}
+
+function commitPartsOf(messages: readonly CommitMessage[], force: boolean): CommitParts {
+  const appendEntries: ManifestEntry[] = [];
+  const compactEntries: ManifestEntry[] = [];
+  const changelogEntries = changelogEntriesOf(messages);
+  const compactChangelog: ManifestEntry[] = [];
+  for (const m of messages) {
+    for (const f of m.compactChangelogFiles ?? []) compactChangelog.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
+  }
+  for (const m of messages) {
+    for (const f of m.newFiles) appendEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
+    for (const f of m.deletedFiles ?? []) appendEntries.push(entry('DELETE', m, f));
+    for (const f of m.compactBefore ?? []) compactEntries.push(entry('DELETE', m, f));
+    for (const f of m.compactAfter ?? []) compactEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_COMPACT)));
+  }
+  const index = indexChangesOf(messages);
+  const compactIndex = compactIndexChangesOf(messages);
+  const hasIndex = index.entries.length > 0;
+  const hasCompaction = compactEntries.length > 0 || compactIndex.entries.length > 0;
+  return {
+    appendEntries,
+    compactEntries,
+    changelogEntries,
+    compactChangelog,
+    index,
+    compactIndex,
+    checkIndex: hasIndex || index.hashIndexBase.size > 0,
+    empty: appendEntries.length === 0 && !hasCompaction && changelogEntries.length === 0 && !hasIndex && !force,
+    appendPart: appendEntries.length > 0 || hasIndex || changelogEntries.length > 0 || !hasCompaction,
+    compactionFollows: hasCompaction,
+  };
+}
+
 function withSource(f: DataFileMeta, source: number): DataFileMeta {
   return f.fileSource === null || f.fileSource === undefined ? { ...f, fileSource: source } : f;
 }
@@ -417,37 +486,69 @@ export class FileStoreCommit {
    */
   async commit(committable: Committable, options: CommitCallOptions): Promise<CommitResult> {
     const user = checkUser(options.commitUser);
-    const appendEntries: ManifestEntry[] = [];
-    const compactEntries: ManifestEntry[] = [];
-    const changelogEntries = changelogEntriesOf(committable.messages);
-    // Changelog of compactions goes with the COMPACT snapshot (Java `compactChangelog`).
-    const compactChangelog: ManifestEntry[] = [];
-    for (const m of committable.messages) {
-      for (const f of m.compactChangelogFiles ?? []) compactChangelog.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
-    }
-    for (const m of committable.messages) {
-      for (const f of m.newFiles) appendEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
-      for (const f of m.deletedFiles ?? []) appendEntries.push(entry('DELETE', m, f));
-      for (const f of m.compactBefore ?? []) compactEntries.push(entry('DELETE', m, f));
-      for (const f of m.compactAfter ?? []) compactEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_COMPACT)));
-    }
-    const index = indexChangesOf(committable.messages);
-    let compactIndex = compactIndexChangesOf(committable.messages);
-    const hasIndex = index.entries.length > 0;
-    // Messages planned against a hash index are checked at commit even without index changes.
-    const checkIndex = hasIndex || index.hashIndexBase.size > 0;
-    const hasCompaction = compactEntries.length > 0 || compactIndex.entries.length > 0;
-    const empty = appendEntries.length === 0 && !hasCompaction && changelogEntries.length === 0 && !hasIndex && !options.force;
-    // One round trip for the latest snapshot (which the idempotency check and the first attempt
-    // share) and the in-flight record of the first snapshot.
-    const appendPart = appendEntries.length > 0 || hasIndex || changelogEntries.length > 0 || !hasCompaction;
+    const parts = commitPartsOf(committable.messages, options.force === true);
     // Primary-key tables: new files are kept above sequence numbers committed meanwhile.
     const guard =
-      appendPart && appendEntries.some((e) => e.kind === 'ADD') && SequenceOrderGuard.appliesTo(this.schema)
+      parts.appendPart && parts.appendEntries.some((e) => e.kind === 'ADD') && SequenceOrderGuard.appliesTo(this.schema)
         ? new SequenceOrderGuard(this.context, this.sequenceMaxima, this.cache)
         : undefined;
+    const begun = await this.beginCommit(committable, options, user, parts, guard);
+    if (begun.result !== undefined) return begun.result;
+    let start: AttemptStart | undefined = begun.start;
+
+    const base: SnapshotBase = {
+      commitUser: user,
+      identifier: committable.identifier,
+      watermark: committable.watermark,
+      properties: committable.properties,
+    };
+    const ids: number[] = [];
+    // The callers' records go with the last snapshot of the call: the COMPACT one when there is a
+    // compaction (it may still be dropped; they are cleared below then).
+    const clearsRecords = options.clearsRecords ?? [];
+    let recordsCleared = clearsRecords.length === 0;
+    if (parts.appendPart) {
+      const first = start;
+      start = undefined;
+      ids.push(await this.commitAppendPart(parts, base, first, guard, options.kind, clearsRecords));
+      recordsCleared ||= !parts.compactionFollows;
+    }
+    const log = options.logDroppedCompaction !== false ? this.logger : null;
+    let compactionDropped = await this.dropResequencedCompaction(parts, guard, base, log);
+    if (parts.compactEntries.length > 0 || parts.compactIndex.entries.length > 0) {
+      const compacted = await this.commitCompactionPart(parts, base, start, ids, clearsRecords, log);
+      if (compacted.snapshotId !== undefined) ids.push(compacted.snapshotId);
+      compactionDropped = compacted.dropped ?? compactionDropped;
+      recordsCleared ||= compacted.snapshotId !== undefined;
+    }
+    if (!recordsCleared) await Promise.all(clearsRecords.map((id) => this.clearRecord(id)));
+    const resequencedFiles = guard?.rewrites ?? 0;
+    return {
+      status: 'committed',
+      snapshotId: ids[ids.length - 1]!,
+      snapshotIds: ids,
+      ...(compactionDropped !== undefined ? { compactionDropped } : {}),
+      ...(resequencedFiles > 0 ? { resequencedFiles } : {}),
+    };
+  }
+
+  /**
+   * The first step of {@link commit}: starts the first attempt (its in-flight record) together
+   * with the latest-snapshot probe, which the idempotency check shares. Returns the call's result
+   * when there is nothing to commit (empty, or the identifier already committed), else the started
+   * attempt with its probe.
+   */
+  private async beginCommit(
+    committable: Committable,
+    options: CommitCallOptions,
+    user: string,
+    parts: CommitParts,
+    guard: SequenceOrderGuard | undefined,
+  ): Promise<
+    { readonly result: CommitResult; readonly start?: undefined } | { readonly result?: undefined; readonly start: AttemptStart }
+  > {
     let start: AttemptStart | undefined;
-    if (!empty) {
+    if (!parts.empty) {
       await this.ensureConditionalWrites();
       start = this.beginAttempts(guard ? [guard.filePrefix] : []);
     }
@@ -463,7 +564,7 @@ export class FileStoreCommit {
     if (committable.identifier !== BATCH_COMMIT_IDENTIFIER) {
       const last = await this.lastCommitted(user, probe);
       const completes = options.completesCompaction === true;
-      const refused = completes ? cannotComplete(committable.identifier, user, appendPart, last) : null;
+      const refused = completes ? cannotComplete(committable.identifier, user, parts.appendPart, last) : null;
       if (refused !== null) {
         if (start !== undefined) await this.clearStartedRecord(start);
         throw new CommitInputError(refused);
@@ -472,117 +573,124 @@ export class FileStoreCommit {
       // its COMPACT landed already, which is then skipped like any committed identifier.
       skipped = this.skipResult(committable.identifier, user, last?.identifier ?? null, completes && last?.kind !== 'COMPACT');
     }
-    if (skipped !== null || empty) {
+    if (skipped !== null || parts.empty) {
       if (start !== undefined) await this.clearStartedRecord(start);
-      return skipped ?? { status: 'empty' };
+      return { result: skipped ?? { status: 'empty' } };
     }
-    start = { ...start!, probe };
+    return { start: { ...start!, probe } };
+  }
 
-    const base = {
-      commitUser: user,
-      identifier: committable.identifier,
-      watermark: committable.watermark,
-      properties: committable.properties,
-    };
-    const ids: number[] = [];
-    // The callers' records go with the last snapshot of the call: the COMPACT one when there is a
-    // compaction (it may still be dropped; they are cleared below then).
-    const clearsRecords = options.clearsRecords ?? [];
-    const compactionFollows = compactEntries.length > 0 || compactIndex.entries.length > 0;
-    let recordsCleared = clearsRecords.length === 0;
-    if (appendPart) {
-      // Row-level deletes and deletion vectors commit as OVERWRITE with conflict checks, as in Java.
-      const hasDeletes =
-        appendEntries.some((e) => e.kind === 'DELETE') || index.entries.some((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS);
-      const kind = options.kind ?? (hasDeletes ? 'OVERWRITE' : 'APPEND');
-      const first = start;
-      start = undefined;
-      ids.push(
-        await this.tryCommit(
-          {
-            ...base,
-            index: checkIndex ? async () => index : undefined,
-            delta: { kind: 'fixed', entries: appendEntries },
-            ...(changelogEntries.length > 0 ? { changelog: changelogEntries } : {}),
-            commitKind: kind,
-            checkConflicts: hasDeletes || kind !== 'APPEND',
-            allowBucketChange: kind === 'OVERWRITE',
-            ...(guard ? { sequenceGuard: guard } : {}),
-            ...(!compactionFollows ? { clearsRecords } : {}),
-          },
-          first,
-        ),
+  /** The APPEND (or, with row-level deletes and deletion vectors, OVERWRITE) snapshot of a commit. */
+  private async commitAppendPart(
+    parts: CommitParts,
+    base: SnapshotBase,
+    start: AttemptStart | undefined,
+    guard: SequenceOrderGuard | undefined,
+    kindOption: CommitKind | undefined,
+    clearsRecords: readonly string[],
+  ): Promise<number> {
+    const { appendEntries, index, changelogEntries } = parts;
+    // Row-level deletes and deletion vectors commit as OVERWRITE with conflict checks, as in Java.
+    const hasDeletes =
+      appendEntries.some((e) => e.kind === 'DELETE') || index.entries.some((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS);
+    const kind = kindOption ?? (hasDeletes ? 'OVERWRITE' : 'APPEND');
+    return this.tryCommit(
+      {
+        ...base,
+        index: parts.checkIndex ? async () => index : undefined,
+        delta: { kind: 'fixed', entries: appendEntries },
+        ...(changelogEntries.length > 0 ? { changelog: changelogEntries } : {}),
+        commitKind: kind,
+        checkConflicts: hasDeletes || kind !== 'APPEND',
+        allowBucketChange: kind === 'OVERWRITE',
+        ...(guard ? { sequenceGuard: guard } : {}),
+        ...(!parts.compactionFollows ? { clearsRecords } : {}),
+      },
+      start,
+    );
+  }
+
+  /**
+   * Drops the compaction of the buckets whose files the append part re-sequenced: it merged our
+   * records at their old sequence numbers (and names files that are no longer committed);
+   * compaction is optional. Removes them from `parts` and deletes their outputs; returns why, or
+   * undefined when nothing was dropped.
+   */
+  private async dropResequencedCompaction(
+    parts: CommitParts,
+    guard: SequenceOrderGuard | undefined,
+    base: SnapshotBase,
+    log: CommitLogger | null,
+  ): Promise<string | undefined> {
+    const { compactEntries, compactChangelog } = parts;
+    if (guard === undefined || guard.rewrittenBuckets.size === 0 || compactEntries.length === 0) return undefined;
+    const rewritten = (e: { readonly partition: Uint8Array; readonly bucket: number }): boolean =>
+      guard.rewrittenBuckets.has(bucketKey(e.partition, e.bucket));
+    const dropped = compactEntries.filter(rewritten);
+    if (dropped.length === 0) return undefined;
+    const kept = compactEntries.filter((e) => !dropped.includes(e));
+    const droppedIndex = parts.compactIndex.entries.filter(rewritten);
+    const droppedChangelog = compactChangelog.filter(rewritten);
+    await this.deleteBestEffort([
+      ...this.compactOutputs(dropped, parts.appendEntries),
+      ...this.changelogPaths(droppedChangelog),
+      ...this.indexOutputs(droppedIndex),
+    ]);
+    compactEntries.length = 0;
+    compactEntries.push(...kept);
+    parts.compactIndex = { ...parts.compactIndex, entries: parts.compactIndex.entries.filter((e) => !droppedIndex.includes(e)) };
+    const keptChangelog = compactChangelog.filter((e) => !droppedChangelog.includes(e));
+    compactChangelog.length = 0;
+    compactChangelog.push(...keptChangelog);
+    // Reported like a compaction lost to a race: a writer that compacts level 0 at every
+    // checkpoint (deletion vectors, `lookup`) must compact these buckets again, or batch reads,
+    // which skip level 0 there, miss the re-sequenced rows.
+    const buckets = [...new Set(dropped.map((e) => `bucket ${e.bucket}`))].join(', ');
+    log?.warn(`dropped the compaction of commit ${base.identifier} in ${buckets}: its files there were re-sequenced`);
+    return `the compaction of ${buckets} was dropped: the commit's files there were re-sequenced above a concurrent commit's`;
+  }
+
+  /**
+   * The COMPACT snapshot of a commit. When the append part landed (`ids` not empty) and the
+   * compaction lost its inputs to a concurrent one, it is dropped (its outputs deleted) and the
+   * reason returned: the data it came with is committed, and compaction is optional.
+   */
+  private async commitCompactionPart(
+    parts: CommitParts,
+    base: SnapshotBase,
+    start: AttemptStart | undefined,
+    ids: readonly number[],
+    clearsRecords: readonly string[],
+    log: CommitLogger | null,
+  ): Promise<{ readonly snapshotId?: number; readonly dropped?: string }> {
+    const { compactEntries, compactChangelog, compactIndex } = parts;
+    try {
+      const snapshotId = await this.tryCommit(
+        {
+          ...base,
+          ...(compactIndex.entries.length > 0 ? { index: async () => compactIndex } : {}),
+          delta: { kind: 'fixed', entries: compactEntries },
+          ...(compactChangelog.length > 0 ? { changelog: compactChangelog } : {}),
+          commitKind: 'COMPACT',
+          checkConflicts: true,
+          allowBucketChange: false,
+          clearsRecords,
+        },
+        start,
       );
-      recordsCleared ||= !compactionFollows;
+      return { snapshotId };
+    } catch (e) {
+      // A writer's compaction that lost its inputs to a concurrent compaction: the data it
+      // came with is committed, and compaction is optional, so the write stands without it.
+      if (!(e instanceof CommitConflictError) || ids.length === 0) throw e;
+      log?.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
+      await this.deleteBestEffort([
+        ...this.compactOutputs(compactEntries, parts.appendEntries),
+        ...this.changelogPaths(compactChangelog),
+        ...this.indexOutputs(compactIndex.entries),
+      ]);
+      return { dropped: e.message };
     }
-    let compactionDropped: string | undefined;
-    if (guard !== undefined && guard.rewrittenBuckets.size > 0 && compactEntries.length > 0) {
-      // A compaction of a re-sequenced bucket merged our records at their old sequence numbers
-      // (and names files that are no longer committed): drop it; compaction is optional.
-      const dropped = compactEntries.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
-      if (dropped.length > 0) {
-        const kept = compactEntries.filter((e) => !dropped.includes(e));
-        const droppedIndex = compactIndex.entries.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
-        const droppedChangelog = compactChangelog.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
-        await this.deleteBestEffort([
-          ...this.compactOutputs(dropped, appendEntries),
-          ...this.changelogPaths(droppedChangelog),
-          ...this.indexOutputs(droppedIndex),
-        ]);
-        compactEntries.length = 0;
-        compactEntries.push(...kept);
-        compactIndex = { ...compactIndex, entries: compactIndex.entries.filter((e) => !droppedIndex.includes(e)) };
-        const keptChangelog = compactChangelog.filter((e) => !droppedChangelog.includes(e));
-        compactChangelog.length = 0;
-        compactChangelog.push(...keptChangelog);
-        // Reported like a compaction lost to a race: a writer that compacts level 0 at every
-        // checkpoint (deletion vectors, `lookup`) must compact these buckets again, or batch reads,
-        // which skip level 0 there, miss the re-sequenced rows.
-        const buckets = [...new Set(dropped.map((e) => `bucket ${e.bucket}`))].join(', ');
-        compactionDropped = `the compaction of ${buckets} was dropped: the commit's files there were re-sequenced above a concurrent commit's`;
-        this.logger.warn(`dropped the compaction of commit ${base.identifier} in ${buckets}: its files there were re-sequenced`);
-      }
-    }
-    if (compactEntries.length > 0 || compactIndex.entries.length > 0) {
-      try {
-        ids.push(
-          await this.tryCommit(
-            {
-              ...base,
-              ...(compactIndex.entries.length > 0 ? { index: async () => compactIndex } : {}),
-              delta: { kind: 'fixed', entries: compactEntries },
-              ...(compactChangelog.length > 0 ? { changelog: compactChangelog } : {}),
-              commitKind: 'COMPACT',
-              checkConflicts: true,
-              allowBucketChange: false,
-              clearsRecords,
-            },
-            start,
-          ),
-        );
-        recordsCleared = true;
-      } catch (e) {
-        // A writer's compaction that lost its inputs to a concurrent compaction: the data it
-        // came with is committed, and compaction is optional, so the write stands without it.
-        if (!(e instanceof CommitConflictError) || ids.length === 0) throw e;
-        this.logger.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
-        await this.deleteBestEffort([
-          ...this.compactOutputs(compactEntries, appendEntries),
-          ...this.changelogPaths(compactChangelog),
-          ...this.indexOutputs(compactIndex.entries),
-        ]);
-        compactionDropped = e.message;
-      }
-    }
-    if (!recordsCleared) await Promise.all(clearsRecords.map((id) => this.clearRecord(id)));
-    const resequencedFiles = guard?.rewrites ?? 0;
-    return {
-      status: 'committed',
-      snapshotId: ids[ids.length - 1]!,
-      snapshotIds: ids,
-      ...(compactionDropped !== undefined ? { compactionDropped } : {}),
-      ...(resequencedFiles > 0 ? { resequencedFiles } : {}),
-    };
   }
 
   /**

@@ -16,7 +16,7 @@
  */
 import type { DataFileMeta, Value } from '@tidemark/format';
 import { valueReader } from '../read/arrow-values.js';
-import { compareKeys } from '../read/merge-engine.js';
+import { compareKeys } from '../key-order.js';
 import type { BucketDvMaintainer } from '../deletion-vectors/bucket-dv-maintainer.js';
 import { upgradeResult, type CompactResult } from './compact-task.js';
 import type { LookupLevels } from './lookup-levels.js';

@@ -182,7 +182,8 @@ export function isValidAt(data: arrow.Data, i: number): boolean {
 /**
  * A test whether row `r` (≥ 1) of an atomic-typed column holds the same raw value as row `r - 1`
  * (both null, or equal bits / equal bytes), without decoding either. Equal raw values always give
- * equal `valueReader` results; the converse may fail (NaN), which only costs a decode. Types
+ * equal `valueReader` results and the same BinaryRow; the converse may fail (NaNs of other bits),
+ * which only costs a decode. Types
  * not handled here (nested) never compare equal.
  */
 export function sameAsPreviousRow(data: arrow.Data, type: DataType): (r: number) => boolean {
@@ -198,13 +199,19 @@ export function sameAsPreviousRow(data: arrow.Data, type: DataType): (r: number)
       };
       break;
     }
+    case 'FLOAT':
+    case 'DOUBLE': {
+      // By bits: 0.0 === -0.0, but they are two keys in different buckets (key-order.ts).
+      const v = data.values as Float32Array | Float64Array;
+      const w = new Uint32Array(v.buffer, v.byteOffset, v.byteLength >> 2);
+      same = type.root === 'FLOAT' ? (r) => w[r] === w[r - 1] : (r) => w[2 * r] === w[2 * r - 2] && w[2 * r + 1] === w[2 * r - 1];
+      break;
+    }
     case 'TINYINT':
     case 'SMALLINT':
     case 'INT':
     case 'DATE':
     case 'TIME':
-    case 'FLOAT':
-    case 'DOUBLE':
     case 'BIGINT':
     case 'TIMESTAMP':
     case 'TIMESTAMP_LTZ': {
@@ -243,6 +250,13 @@ export function sameAsPreviousRow(data: arrow.Data, type: DataType): (r: number)
     if (prev !== isValidAt(data, r)) return false;
     return !prev || same(r);
   };
+}
+
+/** Approximate in-memory size of the rows of a batch ({@link dataByteSize} of its columns). */
+export function batchByteSize(batch: arrow.RecordBatch): number {
+  let s = 0;
+  for (const c of batch.data.children) s += dataByteSize(c);
+  return s;
 }
 
 /** Approximate in-memory size of the rows of `data` (what the rows cost, not the shared buffers). */
