@@ -13,7 +13,10 @@
  * - everything live in `Y`'s earliest snapshot and in each of `Y`'s tags;
  * - everything `Y`'s snapshots from its earliest up to `upTo` reference directly: their manifest
  *   lists, the manifests of their base, delta and changelog lists, their index manifests and index
- *   files, and the data and changelog files their delta and changelog manifests add.
+ *   files, and the data and changelog files their delta and changelog manifests add;
+ * - the changelog manifest lists, manifests and files of `Y`'s long-lived changelogs
+ *   (`changelog/changelog-<id>`) up to `upTo`: a changelog kept from a snapshot both branches had
+ *   names the same files.
  *
  * That covers every file shared with `Y`: shared files came through a snapshot both branches have
  * under the same id, so a file `Y` still uses is either live at `Y`'s earliest snapshot or added
@@ -23,6 +26,7 @@
  */
 import { NotFoundError, type FileIO } from '@tidemark/storage';
 import { readManifestEntries, type ManifestFileMeta, type Snapshot } from '@tidemark/format';
+import { ChangelogManager } from '../changelog-manager.js';
 import { SnapshotManager } from '../snapshot-manager.js';
 import { TagManager } from '../tag-manager.js';
 import { MAIN_BRANCH, type TablePaths } from '../table-paths.js';
@@ -39,6 +43,8 @@ interface BranchUse {
   readonly wholes: ReadonlyArray<{ readonly s: Snapshot; readonly what: string }>;
   /** Snapshots after the earliest, up to the job's bound: what they add counts. */
   readonly adders: readonly Snapshot[];
+  /** Long-lived changelogs up to the job's bound: their changelog list counts. */
+  readonly changelogs: readonly Snapshot[];
 }
 
 /**
@@ -90,7 +96,16 @@ export class OtherBranches {
           if (s !== null) wholes.push({ s, what: `snapshot ${earliest} of branch '${branch}'` });
         }
       }
-      uses.push({ branch, wholes, adders });
+      const changelogManager = new ChangelogManager(io, p);
+      // Files below EARLIEST are leftovers of an interrupted changelog expiration: their files went first.
+      const changelogEarliest = (await changelogManager.earliestId()) ?? Number.MAX_SAFE_INTEGER;
+      const changelogIds: number[] = [];
+      for await (const id of changelogManager.listIds()) if (id >= changelogEarliest && id <= upTo) changelogIds.push(id);
+      const changelogs: Snapshot[] = [];
+      for await (const c of mapOrdered(changelogIds, METADATA_READ_CONCURRENCY, (id) => changelogManager.tryGet(id))) {
+        if (c?.changelogManifestList) changelogs.push(c); // null: expired meanwhile
+      }
+      uses.push({ branch, wholes, adders, changelogs });
     }
     return new OtherBranches(io, paths, uses);
   }
@@ -114,6 +129,14 @@ export class OtherBranches {
           for (const e of index) out.add(e.fileName);
         }
         if (s.statistics) out.add(s.statistics);
+      }
+      for (const c of u.changelogs) {
+        checkAborted(signal);
+        const listName = c.changelogManifestList!;
+        out.add(listName);
+        const list = await tryReadManifestList(this.io, this.paths, listName);
+        if (list === null) throw this.missing(`changelog ${c.id} of branch '${u.branch}'`, listName);
+        for (const m of list) out.add(m.fileName);
       }
     }
     return out;
@@ -151,8 +174,21 @@ export class OtherBranches {
         const lists = [s.deltaManifestList, ...(s.changelogManifestList ? [s.changelogManifestList] : [])];
         await this.dropAdded(s, lists, `snapshot ${s.id} of branch '${u.branch}'`, candidates, locator);
       }
+      for (const c of u.changelogs) {
+        if (candidates.size === 0) return before;
+        checkAborted(signal);
+        await this.dropAdded(c, [c.changelogManifestList!], `changelog ${c.id} of branch '${u.branch}'`, candidates, locator);
+      }
     }
     return before - candidates.size;
+  }
+
+  /** The files of `files` no other branch may still read (see {@link keepUsed}), in their order. */
+  async unused<F extends { readonly path: string }>(files: readonly F[], locator: DataFileLocator, signal?: AbortSignal): Promise<F[]> {
+    if (files.length === 0) return [];
+    const candidates = new Set(files.map((f) => f.path));
+    await this.keepUsed(candidates, locator, signal);
+    return files.filter((f) => candidates.has(f.path));
   }
 
   /** Removes from `candidates` the files the manifests of `lists` add. */

@@ -15,6 +15,7 @@
  */
 import { NotFoundError } from '@tidemark/storage';
 import { readManifestEntries, type Snapshot } from '@tidemark/format';
+import { OtherBranches } from '../branch/other-branches.js';
 import { ChangelogManager } from '../changelog-manager.js';
 import { ConsumerManager } from '../consumer-manager.js';
 import { tableOptions } from '../core-options.js';
@@ -201,13 +202,23 @@ export async function expireChangelogs(table: MaintainedTable, options: ExpireCh
     return files;
   };
   const withFiles = expiring.filter((c) => !!c.changelogManifestList && !tagged.has(c.id));
-  await remove(
-    (async function* () {
-      for await (const files of mapOrdered(withFiles, METADATA_READ_CONCURRENCY, readFiles)) yield* files;
-    })(),
-  );
-  await remove(manifests);
-  await remove(lists);
+  const read = (async function* () {
+    for await (const files of mapOrdered(withFiles, METADATA_READ_CONCURRENCY, readFiles)) yield* files;
+  })();
+  // Another branch made from (or fast-forwarded to) one of these snapshots names the same files:
+  // then the files (bounded by the expire limit) are collected and tested against it first.
+  const others = await OtherBranches.read(io, paths, end - 1, options.signal);
+  if (others === null) await remove(read);
+  else {
+    const files: FileRef[] = [];
+    for await (const f of read) files.push(f);
+    await remove(await others.unused(files, locator, options.signal));
+  }
+  const used = others === null ? null : await others.metadataNames(options.signal);
+  const unusedMetadata = (refs: FileRef[]): FileRef[] =>
+    used === null ? refs : refs.filter((f) => !used.has(f.path.slice(f.path.lastIndexOf('/') + 1)));
+  await remove(unusedMetadata(manifests));
+  await remove(unusedMetadata(lists));
 
   // 3. Changelog metadata, in batches of `batchSize`, oldest batch first. EARLIEST is moved past a
   //    batch before the batch is deleted (one DeleteObjects request has no order), so a kill leaves

@@ -34,6 +34,7 @@
  */
 import { NotFoundError, joinPath, type FileIO } from '@tidemark/storage';
 import { readManifestEntries, type ManifestFileMeta, type Snapshot, type Tag } from '@tidemark/format';
+import { OtherBranches } from '../branch/other-branches.js';
 import { ChangelogManager } from '../changelog-manager.js';
 import { ConsumerManager } from '../consumer-manager.js';
 import { tableOptions } from '../core-options.js';
@@ -460,6 +461,9 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
     for (const n of names) skip.add(n);
     endLists ??= lists; // keepers[0]
   }
+  // Other branches share the files of the snapshots they were made or fast-forwarded from.
+  const others = await OtherBranches.read(io, paths, end, options.signal);
+  if (others !== null) for (const n of await others.metadataNames(options.signal)) skip.add(n);
 
   // 1. Data files deleted by snapshots (earliest, end]. Never delete what the first retained
   //    snapshot still has (covers unusual histories such as rollbacks), nor what a tag has: per
@@ -476,6 +480,7 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
     await unmarkLive(io, paths, locator, await liveLists(io, paths, tag, `tag '${name}'`), governed, `tag '${name}'`);
     for (const k of candidates) if (!governed.has(k)) marked.delete(k);
   }
+  if (others !== null && marked.size > 0) await others.keepUsed(marked, locator, options.signal);
   await deleteAll(
     'data-files',
     (function* () {
@@ -489,7 +494,7 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
 
   // 2. Changelog files of the expired snapshots (tagged snapshots keep theirs).
   checkAborted(options.signal);
-  await deleteAll('changelog-files', changelogFiles);
+  await deleteAll('changelog-files', others === null ? changelogFiles : await others.unused(changelogFiles, locator, options.signal));
   changelogFiles.length = 0;
 
   // 3. Manifests, index files, statistics, then manifest lists and index manifests.
