@@ -37,7 +37,9 @@ import { NotFoundError, joinPath, type FileIO, type FileStatus } from '@tidemark
 import { escapePathName, readManifestEntries, type Snapshot } from '@tidemark/format';
 import {
   INFLIGHT_RECORD_MAX_AGE_MS,
+  BranchManager,
   ChangelogManager,
+  MAIN_BRANCH,
   SnapshotManager,
   TagManager,
   coreOptions,
@@ -146,7 +148,8 @@ export async function removeOrphanFiles(table: MaintainedTable, options: RemoveO
   const schema = await latestSchema(table);
   const wait = options.expiringSnapshotWaitMs ?? DEFAULT_EXPIRING_SNAPSHOT_WAIT_MS;
   if (!Number.isFinite(wait) || wait < 0) throw new MaintenanceArgumentError(`expiringSnapshotWaitMs must be >= 0, got ${wait}`);
-  const used = new UsedFiles(io, table.paths, options.signal, wait);
+  // The used set starts at main whichever branch the table was opened on: every branch counts.
+  const used = new UsedFiles(io, metadataPaths(root, MAIN_BRANCH), options.signal, wait);
 
   let filesScanned = 0;
   let filesDeleted = 0;
@@ -343,13 +346,8 @@ class UsedFiles {
   /** The main branch and every branch under `branch/branch-<name>/`. */
   private async sources(): Promise<MetadataSource[]> {
     const out: MetadataSource[] = [{ paths: this.paths, what: 'main' }];
-    const branches = new Set<string>();
-    for await (const st of this.io.list(joinPath(this.paths.root, 'branch'), { recursive: true })) {
-      const rel = st.path.slice(joinPath(this.paths.root, 'branch').length + 1);
-      const first = rel.split('/')[0]!;
-      if (first.startsWith('branch-') && first.length > 'branch-'.length) branches.add(first.slice('branch-'.length));
-    }
-    for (const b of branches) out.push({ paths: metadataPaths(this.paths.root, b), what: `branch '${b}'` });
+    for (const b of await new BranchManager(this.io, this.paths.root).names())
+      out.push({ paths: metadataPaths(this.paths.root, b), what: `branch '${b}'` });
     return out;
   }
 
