@@ -418,10 +418,16 @@ class UsedFiles {
    * files, and (when they still exist, e.g. kept by a tag) its other manifest lists.
    */
   private async addChangelog(c: Snapshot, what: string, stillExists: () => Promise<boolean>): Promise<void> {
-    // Its base and delta lists normally went with its snapshot: they count only while they exist.
-    const existing = async (name: string): Promise<string> => (name && (await this.io.exists(this.paths.manifestPath(name))) ? name : '');
-    const [base, delta] = await Promise.all([existing(c.baseManifestList), existing(c.deltaManifestList)]);
-    await this.addSnapshot({ ...c, baseManifestList: base, deltaManifestList: delta }, what, stillExists);
+    // Its base and delta lists and its index manifest normally went with its snapshot (as in
+    // Java, only the changelog list stays): they count only while they exist.
+    const existing = async (name: string | null | undefined): Promise<string> =>
+      name && (await this.io.exists(this.paths.manifestPath(name))) ? name : '';
+    const [base, delta, index] = await Promise.all([
+      existing(c.baseManifestList),
+      existing(c.deltaManifestList),
+      existing(c.indexManifest),
+    ]);
+    await this.addSnapshot({ ...c, baseManifestList: base, deltaManifestList: delta, indexManifest: index }, what, stillExists);
   }
 
   /**
