@@ -84,7 +84,8 @@ describe.each(storageBackends('branches java tables'))('a branch of the Java pk-
     const javaText = await readFile(join(source, 'snapshot/snapshot-2'), 'utf8');
     const oursText = Buffer.from(await warehouse.io.read(`${root}/snapshot/snapshot-3`)).toString('utf8');
     expect(layout(oursText)).toBe(layout(javaText));
-    const [java, ours] = [JSON.parse(javaText), JSON.parse(oursText)] as Array<Record<string, unknown>>;
+    const java = JSON.parse(javaText) as Record<string, unknown>;
+    const ours = JSON.parse(oursText) as Record<string, unknown>;
     for (const k of Object.keys(java).filter((k) => !only13.includes(k)))
       expect([k, typeof ours[k], ours[k] === null]).toEqual([k, typeof java[k], java[k] === null]);
     expect(ours).toMatchObject({
