@@ -361,3 +361,26 @@ class FailingFileIO extends CountingFileIO {
     return count;
   }
 }
+
+describe('automatic tags on a branch', () => {
+  it("the branch's options create and expire the branch's tags; main's stay", async () => {
+    const { io, loc, main } = await mainWithHistory();
+    await main.branches().create('dev');
+    await alterTable(io, (await Table.open(loc, { fileIO: io, branch: 'dev' })).paths, [
+      SchemaChanges.setOption('tag.automatic-creation', 'batch'),
+      SchemaChanges.setOption('tag.num-retained-max', '1'),
+    ]);
+    const dev = await Table.open(loc, { fileIO: io, branch: 'dev' });
+    await dev.append([{ id: 7, v: 'g' }]);
+    await dev.createTag('manual');
+    // The next batch write tags its snapshot and, at most one tag being kept, drops 'manual'.
+    await dev.append([{ id: 8, v: 'h' }]);
+    const devTags = await dev.listTags();
+    expect(devTags.map((t) => [t.name.replace(/\d{4}-\d{2}-\d{2}$/, '<date>'), t.tag.id])).toEqual([['batch-write-<date>', 2]]);
+    expect((await main.listTags()).map((t) => t.name)).toEqual(['t1']);
+    // Main, without the options, tags nothing on its own writes.
+    await main.append([{ id: 9, v: 'i', x: 90 }]);
+    expect((await main.listTags()).map((t) => t.name)).toEqual(['t1']);
+    expect((await dev.listTags()).map((t) => t.name)).toEqual(devTags.map((t) => t.name));
+  });
+});
