@@ -3,7 +3,7 @@
  * turns the outcome into an exit code (0 done, 1 failed, 2 bad usage, 130 interrupted).
  */
 import { readFileSync } from 'node:fs';
-import { closest, formatUsage, parseArgs } from './args.js';
+import { closest, formatShortUsage, formatUsage, parseArgs } from './args.js';
 import { ExitCode } from './command.js';
 import type { Command } from './command.js';
 import { commands as defaultCommands } from './commands/index.js';
@@ -88,7 +88,7 @@ async function dispatch(argv: readonly string[], ctx: CommandContext, registry: 
 function report(err: unknown, command: Command, ctx: CommandContext): number {
   const prefix = `tidemark ${command.name}`;
   if (err instanceof UsageError) {
-    ctx.stderr.write(`${prefix}: ${err.message}\n\n${formatUsage(command.summary, command.usage)}`);
+    ctx.stderr.write(`${prefix}: ${err.message}\n${formatShortUsage(command.name, command.usage)}`);
     return ExitCode.Usage;
   }
   if (

@@ -290,6 +290,8 @@ export type StatsMode =
   | { readonly kind: 'full' }
   | { readonly kind: 'truncate'; readonly length: number };
 
+/** `merge-engine` values (Paimon's `MergeEngine`). */
+export const MERGE_ENGINES = ['deduplicate', 'partial-update', 'aggregation', 'first-row'] as const;
 /** `partition.expiration-strategy` values tidemark implements. */
 export type PartitionExpireStrategy = 'values-time' | 'update-time';
 
@@ -994,6 +996,19 @@ export class CoreOptions {
       this.dynamicPartitionOverwrite,
       this.partitionLegacyName,
       this.compactionMinFileNum,
+      this.changelogProducer,
+      this.ignoreDelete,
+      this.sequenceFieldSortOrder,
+      this.numSortedRunCompactionTrigger,
+      this.numSortedRunStopTrigger,
+      this.numLevels,
+      this.fullCompactionDeltaCommits,
+      this.deletionVectorsEnabled,
+      this.deletionVectorsBitmap64,
+      this.writeOnly,
+      this.changelogNumRetainedMin,
+      this.changelogNumRetainedMax,
+      this.changelogTimeRetainedMs,
       this.partitionExpirationTimeMs,
       this.partitionExpirationCheckIntervalMs,
       this.partitionExpirationStrategy,
@@ -1010,6 +1025,43 @@ export class CoreOptions {
       this.tagAutomaticCompletion,
       this.sinkWatermarkTimeZone,
     ];
+    const engine = this.mergeEngine;
+    if (!(MERGE_ENGINES as readonly string[]).includes(engine)) {
+      throw new InvalidOptionError(
+        OPTION.MERGE_ENGINE,
+        this.get(OPTION.MERGE_ENGINE) ?? engine,
+        MERGE_ENGINES.map((e) => `'${e}'`).join(', '),
+      );
+    }
+    // Paimon's SchemaValidation: at least one snapshot is kept, and the bounds are ordered.
+    const min = this.snapshotNumRetainedMin;
+    if (min < 1) {
+      throw new InvalidOptionError(
+        OPTION.SNAPSHOT_NUM_RETAINED_MIN,
+        String(min),
+        'at least 1',
+        `table option '${OPTION.SNAPSHOT_NUM_RETAINED_MIN}' = '${min}' must be at least 1`,
+      );
+    }
+    const max = this.snapshotNumRetainedMax;
+    if (min > max) {
+      throw new InvalidOptionError(
+        OPTION.SNAPSHOT_NUM_RETAINED_MIN,
+        String(min),
+        `at most '${OPTION.SNAPSHOT_NUM_RETAINED_MAX}'`,
+        `table option '${OPTION.SNAPSHOT_NUM_RETAINED_MIN}' = '${min}' must not be larger than '${OPTION.SNAPSHOT_NUM_RETAINED_MAX}' = '${max}'`,
+      );
+    }
+    const changelogMin = this.changelogNumRetainedMin ?? min;
+    const changelogMax = this.changelogNumRetainedMax ?? max;
+    if (changelogMin > changelogMax) {
+      throw new InvalidOptionError(
+        OPTION.CHANGELOG_NUM_RETAINED_MIN,
+        String(changelogMin),
+        `at most '${OPTION.CHANGELOG_NUM_RETAINED_MAX}'`,
+        `table option '${OPTION.CHANGELOG_NUM_RETAINED_MIN}' (${changelogMin}) must not be larger than '${OPTION.CHANGELOG_NUM_RETAINED_MAX}' (${changelogMax})`,
+      );
+    }
     // Paimon's schema validation refuses these pairs: a table created here must open there.
     if (this.deletionVectorsEnabled) {
       const producer = this.changelogProducer;

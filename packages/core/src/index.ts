@@ -48,7 +48,8 @@ export {
   type FileSystemCatalogOptions,
   type Identifier,
 } from './catalog.js';
-export { SchemaValidationError, buildInitialSchema, type ColumnSpec, type TableSpec } from './schema-builder.js';
+export { buildInitialSchema, type ColumnSpec, type TableSpec } from './schema-builder.js';
+export { SchemaValidationError } from './schema-validation.js';
 export {
   SchemaChangeError,
   SchemaChanges,
@@ -204,6 +205,7 @@ export type { WriteValue } from './write/value-conversion.js';
 export type { CommitMessage, Committable } from './commit-message.js';
 export {
   FileStoreCommit,
+  alreadyCommittedReason,
   type CommitAttemptReport,
   type CommitCallOptions,
   type CommitLogger,

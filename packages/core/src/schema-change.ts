@@ -24,7 +24,8 @@ import { typeChangeRefusal } from './cast/cast-rules.js';
 import { tableOptions, type CoreOptions } from './core-options.js';
 import { TidemarkUserError } from './errors.js';
 import { SchemaManager } from './schema-manager.js';
-import { reassignNestedIds, validateOptions } from './schema-builder.js';
+import { reassignNestedIds } from './schema-builder.js';
+import { validateTableSchema } from './schema-validation.js';
 import { SnapshotManager } from './snapshot-manager.js';
 import type { TablePaths } from './table-paths.js';
 
@@ -183,7 +184,7 @@ export async function applySchemaChanges(
   }
   const next = draft.toSchema(schema.id + 1, context.timeMillis ?? Date.now());
   try {
-    validateOptions(next);
+    validateTableSchema(next);
   } catch (e) {
     throw new SchemaChangeError(`the changed schema is invalid: ${(e as Error).message}`, undefined, { cause: e });
   }

@@ -36,6 +36,7 @@ import { NotSupportedError, WriteValidationError } from './write/write-errors.js
 import type { CommitMessage, Committable } from './commit-message.js';
 import {
   FileStoreCommit,
+  alreadyCommittedReason,
   type CommitCallOptions,
   type CommitResult,
   type FileStoreCommitOptions,
@@ -410,8 +411,8 @@ export class Table {
     });
     const identifier = toIdentifier(options.identifier);
     if (identifier !== BATCH_COMMIT_IDENTIFIER) {
-      const todo = await tableCommit.filterCommitted([{ identifier, messages: [] }]);
-      if (todo.length === 0) return skipped(tableCommit.commitUser, identifier);
+      const skip = await skippedAs(tableCommit, identifier);
+      if (skip !== null) return skip;
     }
     const writeOptions = { ...extraWriteOptions, ...(options.rowKindField !== undefined ? { rowKindField: options.rowKindField } : {}) };
     const written = await this.writeThen(
@@ -515,9 +516,7 @@ export class Table {
   private async dryRunSkipped(options: DeleteOptions): Promise<CommitResult | null> {
     if (!options.dryRun || options.identifier === undefined || options.commitUser === undefined) return null;
     const identifier = toIdentifier(options.identifier);
-    const commit = this.newCommit({ commitUser: options.commitUser, expire: false });
-    const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
-    return todo.length === 0 ? skipped(commit.commitUser, identifier) : null;
+    return skippedAs(this.newCommit({ commitUser: options.commitUser, expire: false }), identifier);
   }
 
   /** The rows of the snapshot matching `where`, counted on `onProgress` as they are found. */
@@ -1059,6 +1058,11 @@ export class TableCommit {
     return this.fileStoreCommit.planOverwrite(written, options);
   }
 
+  /** The last identifier this user committed (every identifier up to it counts as committed), or null. */
+  lastCommittedIdentifier(): Promise<bigint | null> {
+    return this.fileStoreCommit.lastCommittedIdentifier(this.commitUser);
+  }
+
   /** The committables this user has not committed yet, sorted by identifier. */
   filterCommitted(committables: readonly Committable[]): Promise<Committable[]> {
     return this.fileStoreCommit.filterCommitted(committables, this.commitUser);
@@ -1140,8 +1144,12 @@ function toIdentifier(id: bigint | number | undefined): bigint {
   return BigInt(id);
 }
 
-function skipped(user: string, identifier: bigint): CommitResult {
-  return { status: 'skipped', reason: `commit identifier ${identifier} of commit user '${user}' was already committed` };
+/** The `skipped` result when the commit's user already committed `identifier` (or a later one), else null. */
+async function skippedAs(commit: TableCommit, identifier: bigint): Promise<CommitResult | null> {
+  const last = await commit.lastCommittedIdentifier();
+  return last !== null && identifier <= last
+    ? { status: 'skipped', reason: alreadyCommittedReason(identifier, commit.commitUser, last) }
+    : null;
 }
 
 function bucketKey(partition: Uint8Array, bucket: number): string {

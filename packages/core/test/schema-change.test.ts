@@ -136,6 +136,7 @@ describe('alterTable: each change kind', () => {
       fields: [
         { name: 'id', type: 'INT', description: 'the id' },
         { name: 'k', type: 'STRING' },
+        { name: 'kk', type: 'STRING' },
       ],
       options: { bucket: '2', 'bucket-key': 'k', 'fields.k.stats-mode': 'full', 'fields.kk.stats-mode': 'none' },
     });
@@ -145,8 +146,9 @@ describe('alterTable: each change kind', () => {
     expect(fields.map((f) => [f['id'], f['name'], f['type'], f['description']])).toEqual([
       [0, 'ident', 'INT', 'the id'],
       [1, 'key2', 'STRING', undefined],
+      [2, 'kk', 'STRING', undefined],
     ]);
-    expect(json['highestFieldId']).toBe(1);
+    expect(json['highestFieldId']).toBe(2);
     expect(json['options']).toEqual({
       bucket: '2',
       'bucket-key': 'key2',

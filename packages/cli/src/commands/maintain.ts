@@ -163,7 +163,12 @@ export const maintainCommand = defineCommand({
       } else {
         await printLine(
           ctx,
-          `maintained ${results.length} table(s), ${failed} failed: ${lifecycleTotals(totals, dryRun)}${totals.snapshotsExpired} snapshot(s) expired, ${totals.filesDeleted} file(s) ${dryRun ? 'would be ' : ''}deleted, ${formatBytes(totals.bytesFreed)} freed`,
+          dryRun
+            ? `dry run over ${results.length} table(s), ${failed} failed: ${lifecycleTotals(totals, dryRun)}` +
+                `${totals.snapshotsExpired} snapshot(s) would expire, ${totals.filesDeleted} file(s) would be deleted, ` +
+                `${formatBytes(totals.bytesFreed)} would be freed; nothing was changed`
+            : `maintained ${results.length} table(s), ${failed} failed: ${lifecycleTotals(totals, dryRun)}` +
+                `${totals.snapshotsExpired} snapshot(s) expired, ${totals.filesDeleted} file(s) deleted, ${formatBytes(totals.bytesFreed)} freed`,
         );
       }
       return failed > 0 ? ExitCode.Failed : ExitCode.Ok;

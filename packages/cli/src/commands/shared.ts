@@ -4,6 +4,7 @@
  */
 import { resolve as resolvePath } from 'node:path';
 import type { RecordBatch } from 'apache-arrow';
+import { parseLocation } from '@tidemark/storage';
 import { openTable, TableNotFoundError, type Table } from '@tidemark/core';
 import type { OptionSpec, PositionalSpec } from '../args.js';
 import type { CommandContext } from '../context.js';
@@ -15,7 +16,7 @@ import { nearbyTablesHint } from './nearby-tables.js';
 /** The `<table>` positional every table command takes. */
 export const tableArgument: PositionalSpec = {
   name: 'table',
-  description: 'table directory: a local path, file://… or s3://bucket/…/db.db/table',
+  description: 'table directory: a local path, file://… or s3://bucket/…/db.db/table (s3a:// too)',
 };
 
 export const jsonOption = { type: 'boolean', description: 'print one JSON summary object to stdout' } as const satisfies OptionSpec;
@@ -81,7 +82,13 @@ function hasScheme(location: string): boolean {
 export function tableLocation(arg: string, ctx: CommandContext): string {
   // An empty argument (an unset shell variable) would otherwise mean the working directory.
   if (arg.trim() === '') throw new UsageError('the table location is empty');
-  return hasScheme(arg) ? arg : resolvePath(ctx.cwd, arg);
+  if (hasScheme(arg)) return arg;
+  try {
+    parseLocation(arg); // refuses `s3:bucket/path`, which would otherwise be a local directory `s3:bucket`
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  return resolvePath(ctx.cwd, arg);
 }
 
 /** A command's `<table>` argument with its `--branch` option. */

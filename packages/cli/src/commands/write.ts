@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { LocalFileIO } from '@tidemark/storage';
 import { BATCH_COMMIT_IDENTIFIER, CorruptFileError, readParquetFile, type DataField, type DataType } from '@tidemark/format';
 import {
+  alreadyCommittedReason,
   commitNotApplied,
   completeDroppedCompaction,
   compactsLevel0AtCommit,
@@ -27,7 +28,7 @@ import { InputError, readCsv, readJsonLines, type RowChunk } from '../input/row-
 import { replayableInput, type ReplayableInput } from '../input/replayable-input.js';
 import { parseKeyValues } from './create.js';
 import type { ProgressReporter } from '../output/progress.js';
-import { overwritePlanJson, printOverwritePlan } from './row-change-output.js';
+import { overwritePlanJson, partitionText, plural, printList, printOverwritePlan } from './row-change-output.js';
 import { dryRunOption, jsonOption, printLine, progressFor, quietOption, tableArgument, withTable, branchOption } from './shared.js';
 
 /** `tidemark write`: append or overwrite rows. */
@@ -36,14 +37,15 @@ export const writeCommand = defineCommand({
   summary: 'write rows from a file or stdin and commit them as one snapshot',
   usage: {
     synopsis: [
-      'write <table> [--input <file> | -] [--format jsonl|csv|parquet] [--row-kind-field F] [--overwrite [--partition k=v]... [--dry-run]] [--commit-user U --commit-identifier N] [--json]',
+      'write <table> [--input <file> | -] [--format jsonl|csv|parquet] [--row-kind-field F] [--overwrite [--partition k=v]...] [--dry-run] [--commit-user U --commit-identifier N] [--json]',
     ],
     description:
       'JSON lines input uses the value formats `tidemark read --format jsonl` prints. On a primary-key table every row is an upsert ' +
       '(the latest row per key wins); with --row-kind-field F, field F of each row holds its kind: +I or +U (upsert), -U or -D ' +
       '(retract / delete the key); F is not a column. Prints the new snapshot id, or that the identifier was already committed by that user. ' +
-      'With --overwrite --dry-run the input is read and checked but nothing is written: it prints the partitions that would be ' +
-      'replaced, with their current data files and rows, and the rows each would get.',
+      'With --dry-run the input is read and checked as the real write checks it, but nothing is written: it prints the rows per ' +
+      'partition it would append, or with --overwrite the partitions that would be replaced, with their current data files and ' +
+      'rows, and the rows each would get.',
     positionals: [tableArgument],
     options: {
       branch: branchOption,
@@ -56,13 +58,13 @@ export const writeCommand = defineCommand({
       },
       overwrite: { type: 'boolean', description: 'replace the partitions written (or the given --partition)' },
       partition: { type: 'multiple', valueName: 'k=v', description: 'static partition to overwrite' },
-      'dry-run': { ...dryRunOption, description: 'with --overwrite: report the partitions it would replace, writing nothing' },
+      'dry-run': { ...dryRunOption, description: 'check the input and report what it would append (or replace), writing nothing' },
       'commit-user': { type: 'string', valueName: 'U', description: 'commit user, for idempotent retries' },
       'commit-identifier': { type: 'integer', min: 0, valueName: 'N', description: 'commit identifier; skipped if U already committed it' },
       quiet: quietOption,
       json: jsonOption,
     },
-    requires: { partition: 'overwrite', 'dry-run': 'overwrite', 'commit-identifier': 'commit-user', 'commit-user': 'commit-identifier' },
+    requires: { partition: 'overwrite', 'commit-identifier': 'commit-user', 'commit-user': 'commit-identifier' },
   },
   async run(args, ctx) {
     const o = args.options;
@@ -71,7 +73,7 @@ export const writeCommand = defineCommand({
     const inputArg = o.input ?? '-';
     if (format === 'parquet' && inputArg === '-') throw new UsageError("'--format parquet' needs '--input <file>'", 'write');
     const inputPath = inputArg === '-' ? undefined : resolvePath(ctx.cwd, inputArg);
-    if (inputPath !== undefined) await checkInputFile(inputPath);
+    if (inputPath !== undefined) await checkInputFile(inputPath, format);
 
     const rowKindField = o['row-kind-field'];
     await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
@@ -106,7 +108,7 @@ export const writeCommand = defineCommand({
         await input?.close();
       }
       outcome = await finishCompaction(attempt, outcome);
-      await printOutcome(ctx, table.location, outcome, o.overwrite, o.json);
+      await printOutcome(ctx, table.location, table.paths, outcome, o.overwrite, o.json);
     });
   },
 });
@@ -121,9 +123,9 @@ async function alreadyCommitted(
   dryRun: boolean,
 ): Promise<boolean> {
   // Checked before reading the input, so a retried job writes no data files at all.
-  const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
-  if (todo.length > 0) return false;
-  const reason = `commit identifier ${identifier} of commit user '${commit.commitUser}' was already committed`;
+  const last = await commit.lastCommittedIdentifier();
+  if (last === null || identifier > last) return false;
+  const reason = alreadyCommittedReason(identifier, commit.commitUser, last);
   if (json)
     await printLine(
       ctx,
@@ -157,6 +159,8 @@ interface WriteOutcome {
   /** What was committed (for a compaction the commit dropped). */
   readonly committable?: Committable;
   readonly plan?: OverwritePlan;
+  /** A dry run without overwrite: the rows it would append per partition. */
+  readonly appendPlan?: ReadonlyArray<{ readonly partition: Uint8Array; readonly rows: number }>;
 }
 
 /**
@@ -182,7 +186,8 @@ async function writeOnce(ctx: CommandContext, a: WriteAttempt): Promise<WriteOut
   try {
     const { rows, kinds } = await writeInput(ctx, a, writer, progress, inputSize);
     progress.finish();
-    if (a.dryRun) return { rows, kinds, plan: await a.commit.planOverwrite(writer.routedRows(), partition) };
+    if (a.dryRun && a.overwrite) return { rows, kinds, plan: await a.commit.planOverwrite(writer.routedRows(), partition) };
+    if (a.dryRun) return { rows, kinds, appendPlan: writer.routedRows() };
     const messages = await writer.prepareCommit();
     const committable = { messages, identifier: a.identifier ?? BATCH_COMMIT_IDENTIFIER };
     try {
@@ -242,13 +247,24 @@ async function writeInput(
 async function printOutcome(
   ctx: CommandContext,
   location: string,
+  paths: Pick<Table['paths'], 'partitionSpec'>,
   outcome: WriteOutcome,
   overwrite: boolean,
   json: boolean,
 ): Promise<void> {
-  const { rows, kinds, result, plan } = outcome;
+  const { rows, kinds, result, plan, appendPlan } = outcome;
   if (plan !== undefined) {
     await printPlan(ctx, location, rows, plan, json);
+    return;
+  }
+  if (appendPlan !== undefined) {
+    await printAppendPlan(
+      ctx,
+      location,
+      rows,
+      appendPlan.map((p) => ({ partition: paths.partitionSpec(p.partition), rowsWritten: p.rows })),
+      json,
+    );
     return;
   }
   if (result === undefined) return;
@@ -274,6 +290,33 @@ async function printOutcome(
   }
 }
 
+/** Prints what `write --dry-run` (without --overwrite) would append, text or `--json`. */
+async function printAppendPlan(
+  ctx: CommandContext,
+  location: string,
+  rows: number,
+  partitions: ReadonlyArray<{ partition: Record<string, string>; rowsWritten: number }>,
+  json: boolean,
+): Promise<void> {
+  const sorted = [...partitions].sort((a, b) => partitionText(a.partition).localeCompare(partitionText(b.partition)));
+  if (json) {
+    const summary = { command: 'write', table: location, dryRun: true, status: 'dry-run', rows, overwrite: false, partitions: sorted };
+    await writeJsonSummary(ctx.stdout, summary, ctx.signal);
+    return;
+  }
+  await printLine(
+    ctx,
+    rows === 0
+      ? 'dry run: the input has no rows; a real run would create no snapshot; nothing was written'
+      : `dry run: ${plural(rows, 'row')} checked; would append them to ${plural(sorted.length, 'partition')} as one snapshot; nothing was written`,
+  );
+  await printList(
+    ctx,
+    sorted.map((p) => `partition ${partitionText(p.partition)}: ${plural(p.rowsWritten, 'row')}`),
+    'partition',
+  );
+}
+
 /** Prints the plan of `write --overwrite --dry-run`, text or `--json`. */
 async function printPlan(ctx: CommandContext, location: string, rows: number, plan: OverwritePlan, json: boolean): Promise<void> {
   if (json) {
@@ -291,7 +334,7 @@ async function printPlan(ctx: CommandContext, location: string, rows: number, pl
 }
 
 /** Refuses a missing or unreadable input up front, naming it, before the table is touched. */
-async function checkInputFile(path: string): Promise<void> {
+async function checkInputFile(path: string, format: string): Promise<void> {
   let st;
   try {
     st = await stat(path);
@@ -302,6 +345,11 @@ async function checkInputFile(path: string): Promise<void> {
     });
   }
   if (st.isDirectory()) throw new InputError(`input file ${path} is a directory`);
+  // Parquet is read from its end (the footer) by byte ranges: a pipe or device has neither.
+  if (format === 'parquet' && !st.isFile()) {
+    throw new InputError(`input file ${path} is not a regular file: '--format parquet' reads a file by byte ranges`);
+  }
+  if (format === 'parquet' && st.size === 0) throw new InputError(`input file ${path} is empty, not a Parquet file`);
   try {
     await access(path, fsConstants.R_OK);
   } catch (e) {

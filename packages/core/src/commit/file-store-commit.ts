@@ -365,6 +365,18 @@ function sameEntries(a: readonly ManifestEntry[], b: readonly ManifestEntry[]): 
  * de-duplicated by {@link commit}: as in Paimon, every batch job uses a fresh commitUser, so a
  * Long.MAX identifier can never have been committed by it before.
  */
+/**
+ * Why a commit of `identifier` by `user` is skipped, `last` being the last identifier that user
+ * committed: equal, it was committed; lower, it counts as committed (Paimon's `filterCommitted`
+ * takes every identifier up to the last), which a retried job with a stale identifier should hear.
+ */
+export function alreadyCommittedReason(identifier: bigint, user: string, last: bigint): string {
+  return identifier >= last
+    ? `commit identifier ${identifier} of commit user '${user}' was already committed`
+    : `commit identifier ${identifier} of commit user '${user}' is below ${last}, the last identifier it committed: ` +
+        'identifiers of a commit user must increase, and every one up to the last counts as committed (as in Paimon)';
+}
+
 export class FileStoreCommit {
   readonly options: CommitOptions;
   readonly snapshots: SnapshotManager;
@@ -933,12 +945,10 @@ export class FileStoreCommit {
     const todo = new Set(await this.filterCommitted(committables, commitUser));
     const sorted = [...committables].sort(byIdentifier);
     const results: CommitResult[] = [];
+    const last = todo.size < sorted.length ? await this.lastCommittedIdentifier(checkUser(commitUser)) : null;
     for (const c of sorted) {
       if (!todo.has(c)) {
-        results.push({
-          status: 'skipped',
-          reason: `commit identifier ${c.identifier} of commit user '${commitUser}' was already committed`,
-        });
+        results.push({ status: 'skipped', reason: alreadyCommittedReason(c.identifier, commitUser, last ?? c.identifier) });
         continue;
       }
       // Batch identifiers bypass commit()'s own check, so recovery must not re-commit them either.
@@ -956,10 +966,7 @@ export class FileStoreCommit {
   private skipResult(identifier: bigint, user: string, last: bigint | null, completesCompaction = false): CommitResult | null {
     if (identifier === BATCH_COMMIT_IDENTIFIER || last === null || identifier > last) return null;
     if (completesCompaction && identifier === last) return null;
-    return {
-      status: 'skipped',
-      reason: `commit identifier ${identifier} of commit user '${user}' was already committed (its last committed identifier is ${last})`,
-    };
+    return { status: 'skipped', reason: alreadyCommittedReason(identifier, user, last) };
   }
 
   /**
@@ -987,10 +994,11 @@ export class FileStoreCommit {
   }
 
   /**
-   * The last identifier `user` committed (newest snapshot of that user), or null. `probe` (a
-   * latest snapshot just read) saves finding the latest again and reading the snapshots it read.
+   * The last identifier `user` committed (newest snapshot of that user), or null: every identifier
+   * up to it counts as committed. `probe` (a latest snapshot just read, internal) saves finding the
+   * latest again and reading the snapshots it read.
    */
-  private async lastCommittedIdentifier(user: string, probe?: LatestProbe): Promise<bigint | null> {
+  async lastCommittedIdentifier(user: string, probe?: LatestProbe): Promise<bigint | null> {
     return (await this.lastCommitted(user, probe))?.identifier ?? null;
   }
 

@@ -42,6 +42,8 @@ export function orcPredicate(
       }
       case 'not':
         return null; // statistics bound values, not a condition's negation
+      case 'like':
+        return null; // left to the row filter and the prefix check on file statistics
       case 'isNull': {
         const column = physical(p.column);
         return column === null ? null : { op: p.negated ? 'isNotNull' : 'isNull', column };
