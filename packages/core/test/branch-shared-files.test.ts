@@ -188,4 +188,27 @@ describe('files shared by branches', () => {
     }
     expect(files).toBe(1);
   });
+
+  it('after a fast-forward, expiring either side keeps the snapshots both now share', async () => {
+    const { io, loc } = await setup();
+    const main = await Table.open(loc, { fileIO: io });
+    await main.append([{ id: 1, v: 'a' }], { expire: false });
+    await main.createTag('t');
+    await main.branches().create('dev', { tag: 't' });
+    const dev = await Table.open(loc, { fileIO: io, branch: 'dev' });
+    await dev.append([{ id: 2, v: 'b' }], { expire: false });
+    await dev.append([{ id: 1, v: 'A' }], { expire: false });
+    await main.branches().fastForward('dev');
+    const ff = await Table.open(loc, { fileIO: io });
+    await ff.append([{ id: 3, v: 'c' }], { expire: false });
+    await ff.deleteTag('t');
+    await dev.deleteTag('t');
+    const devRows = await rows(dev);
+    expect((await expireAllButLatest(ff)).snapshotsExpired).toBeGreaterThan(0);
+    expect(await allRead(io, loc, 'dev')).toBe((await dev.snapshotManager.sortedIds()).length);
+    expect(await rows(await Table.open(loc, { fileIO: io, branch: 'dev' }))).toEqual(devRows);
+    expect((await expireAllButLatest(dev)).snapshotsExpired).toBeGreaterThan(0);
+    expect(await allRead(io, loc, 'main')).toBe(1);
+    expect(await rows(await Table.open(loc, { fileIO: io }))).toEqual([...devRows, { id: 3, v: 'c' }]);
+  });
 });

@@ -83,7 +83,7 @@ export class OtherBranches {
       }));
       const adders: Snapshot[] = [];
       if (earliest !== null && latest !== null) {
-        for await (const s of mapOrdered(idRange(earliest, Math.min(latest, upTo)), METADATA_READ_CONCURRENCY, (id) =>
+        for await (const s of mapOrdered(idRange(earliest, Math.min(latest, upTo) + 1), METADATA_READ_CONCURRENCY, (id) =>
           snapshots.tryGet(id),
         )) {
           if (s === null) continue; // expired meanwhile: the next earliest covers it
