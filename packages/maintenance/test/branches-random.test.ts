@@ -164,9 +164,9 @@ async function runHistory(seed: number, steps: number): Promise<string[]> {
 }
 
 describe('random histories with branches', () => {
-  // Seed 20 expires main past the latest snapshot of a branch main was fast-forwarded to (the
-  // newest snapshot another branch shares must count too).
-  it.each(Array.from({ length: 24 }, (_, i) => i + 1))(
+  // Seed 5 expires main past the latest snapshot of a branch main was fast-forwarded to (the
+  // newest snapshot another branch shares must count too); 24 seeds pass too, in twice the time.
+  it.each([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])(
     'seed %i: every branch and tag reads as the model after every step',
     async (seed) => {
       const log = await runHistory(seed, 60);
