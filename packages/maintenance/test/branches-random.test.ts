@@ -3,12 +3,16 @@
  * (with compactions) on any branch, tags made and deleted on any branch, branches made from a tag
  * of any branch, snapshot expiration of any branch down to one snapshot, fast-forward of main,
  * branch deletion, rollback to a tag, and orphan cleanup with no age threshold opened on any branch. After each step
- * the latest rows of every branch and the rows of every tag are the model's, and every snapshot of
- * every branch still reads: no job on one branch deleted a file another branch needs.
+ * the latest rows of every branch and the rows of every tag are the model's, every snapshot of
+ * every branch still reads, and every changelog file a snapshot or long-lived changelog names
+ * exists: no job on one branch deleted a file another branch needs. A second kind of table writes
+ * hash index files at every commit and keeps its changelog longer than its snapshots (changelog
+ * expiration runs now and then too); its seed 2 fails without the branch-aware changelog expiration.
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO, type FileIO } from '@tidemark/storage';
-import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
+import { readManifestEntries, readManifestList, type Snapshot } from '@tidemark/format';
+import { ChangelogManager, DataFileLocator, FileSystemCatalog, expireChangelogs, openTable, type Table } from '@tidemark/core';
 import { expireSnapshots, removeOrphanFiles } from '../src/index.js';
 
 type Rows = ReadonlyMap<number, string>;
@@ -42,11 +46,45 @@ class Model {
   readonly tags = new Map<string, Map<string, Rows>>();
 }
 
-async function runHistory(seed: number, steps: number): Promise<string[]> {
+/** The changelog manifests and files of `s` (a snapshot or long-lived changelog of `t`) all exist. */
+async function changelogComplete(t: Table, s: Snapshot, what: string): Promise<number> {
+  if (!s.changelogManifestList) return 0;
+  const locator = new DataFileLocator(t.paths, t.schema());
+  let files = 0;
+  for (const m of await readManifestList(t.fileIO, t.paths.manifestPath(s.changelogManifestList))) {
+    for await (const e of readManifestEntries(t.fileIO, t.paths.manifestPath(m.fileName))) {
+      expect(await t.fileIO.exists(locator.dataFile(e)), `${what}: ${locator.dataFile(e)}`).toBe(true);
+      files++;
+    }
+  }
+  return files;
+}
+
+/** Every snapshot and long-lived changelog (`changelog/changelog-<id>`) of `t` still has its changelog files. */
+async function changelogsComplete(t: Table, branch: string): Promise<number> {
+  const changelogs = new ChangelogManager(t.fileIO, t.paths);
+  const earliest = await changelogs.earliestId();
+  let files = 0;
+  for await (const id of changelogs.listIds()) {
+    if (earliest === null || id < earliest) continue;
+    files += await changelogComplete(t, (await changelogs.tryGet(id))!, `changelog ${id} of ${branch}`);
+  }
+  for (const id of await t.snapshotManager.sortedIds())
+    files += await changelogComplete(t, await t.snapshotManager.snapshot(id), `snapshot ${id} of ${branch}`);
+  return files;
+}
+
+/** Table options of the histories: plain, and one whose commits write hash index files and whose changelog outlives the snapshots. */
+const KINDS: Record<string, Record<string, string>> = {
+  plain: { bucket: '1' },
+  'changelog and index': { bucket: '-1', 'changelog-producer': 'input', 'changelog.time-retained': '100d' },
+};
+
+async function runHistory(seed: number, steps: number, kind: keyof typeof KINDS = 'plain'): Promise<string[]> {
   const random = prng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const io: FileIO = new MemoryFileIO();
-  const catalog = new FileSystemCatalog(`memory://branches-random-${process.pid}-${seed}/wh`, { fileIO: io });
+  const catalog = new FileSystemCatalog(`memory://branches-random-${process.pid}-${kind.replace(/ /g, '-')}-${seed}/wh`, { fileIO: io });
   await catalog.createTable('db.t', {
     fields: [
       { name: 'id', type: 'INT' },
@@ -54,7 +92,7 @@ async function runHistory(seed: number, steps: number): Promise<string[]> {
     ],
     primaryKeys: ['id'],
     // A full compaction every other commit: later snapshots delete the files of earlier ones.
-    options: { bucket: '1', 'full-compaction.delta-commits': '2' },
+    options: { 'full-compaction.delta-commits': '2', ...KINDS[kind] },
   });
   const loc = catalog.tableLocation('db.t');
   const open = (branch: string): Promise<Table> => openTable(loc, { fileIO: io, branch });
@@ -74,6 +112,7 @@ async function runHistory(seed: number, steps: number): Promise<string[]> {
       const tags = await t.listTags();
       expect(tags.map((x) => x.name).sort(), `${b} tags`).toEqual([...model.tags.get(b)!.keys()].sort());
       for (const { name } of tags) expect(await read(t, { tag: name }), `${b} tag ${name}`).toEqual(sorted(model.tags.get(b)!.get(name)!));
+      await changelogsComplete(t, b);
       for (const id of await t.snapshotManager.sortedIds()) {
         await read(t, { snapshotId: id }).catch((e: Error) => {
           throw new Error(`snapshot ${id} of ${b} after ${log.join('; ')}: ${e.message}`);
@@ -118,7 +157,10 @@ async function runHistory(seed: number, steps: number): Promise<string[]> {
       log.push(`branch ${name} from ${b}:${tag}`);
     } else if (op === 'expire' && model.rows.has(b)) {
       const retain = 1 + Math.floor(random() * 2);
-      await expireSnapshots(await open(b), { retainMin: 1, retainMax: retain, olderThanMs: Date.now() + 1000 });
+      const t = await open(b);
+      await expireSnapshots(t, { retainMin: 1, retainMax: retain, olderThanMs: Date.now() + 1000 });
+      // Long-lived changelogs expire on their own schedule: now and then all but the last one.
+      if (kind !== 'plain' && random() < 0.5) await expireChangelogs(t, { retainMin: 1, retainMax: 1, olderThanMs: Date.now() + 1000 });
       log.push(`expire ${b} to ${retain}`);
     } else if (op === 'fast-forward') {
       const source = withSnapshots.filter((x) => x !== 'main');
@@ -173,6 +215,15 @@ describe('random histories with branches', () => {
       // The history did what it is for: branches, expirations and cleanups that deleted files.
       expect(log.some((l) => l.startsWith('branch '))).toBe(true);
       expect(log.some((l) => /^orphans .*\([1-9]/.test(l) || l.startsWith('expire '))).toBe(true);
+    },
+    120_000,
+  );
+
+  it.each([1, 2, 3, 4, 5, 6])(
+    'with hash index files and long-lived changelogs, seed %i',
+    async (seed) => {
+      const log = await runHistory(seed, 60, 'changelog and index');
+      expect(log.some((l) => l.startsWith('branch '))).toBe(true);
     },
     120_000,
   );
