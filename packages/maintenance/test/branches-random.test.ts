@@ -14,20 +14,9 @@ import { MemoryFileIO, type FileIO } from '@tidemark/storage';
 import { readManifestEntries, readManifestList, type Snapshot } from '@tidemark/format';
 import { ChangelogManager, DataFileLocator, FileSystemCatalog, expireChangelogs, openTable, type Table } from '@tidemark/core';
 import { expireSnapshots, removeOrphanFiles } from '../src/index.js';
+import { seededRandom } from '../../../test/support/seeded-random.mjs';
 
 type Rows = ReadonlyMap<number, string>;
-
-/** Deterministic PRNG (mulberry32), so a failing seed replays. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sorted = (rows: Rows): Array<{ id: number; v: string }> => [...rows].sort((a, b) => a[0] - b[0]).map(([id, v]) => ({ id, v }));
 
@@ -81,7 +70,7 @@ const KINDS: Record<string, Record<string, string>> = {
 };
 
 async function runHistory(seed: number, steps: number, kind: keyof typeof KINDS = 'plain'): Promise<string[]> {
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const io: FileIO = new MemoryFileIO();
   const catalog = new FileSystemCatalog(`memory://branches-random-${process.pid}-${kind.replace(/ /g, '-')}-${seed}/wh`, { fileIO: io });
