@@ -62,6 +62,23 @@ function expireAllButLatest(t: Table): ReturnType<typeof expireSnapshots> {
   return expireSnapshots(t, { retainMin: 1, retainMax: 1, olderThanMs: Date.now() + 1 });
 }
 
+/**
+ * `setup(extraOptions)`, then main appends each of `rows` (one commit each, no expiration), tags
+ * the result `tag` and branch `dev` is made from the tag.
+ */
+async function forkedAt(
+  tag: string,
+  rows: ReadonlyArray<{ id: number; v: string }>,
+  extraOptions: Record<string, string> = {},
+): Promise<{ io: FileIO; loc: string; main: Table; dev: Table }> {
+  const { io, loc } = await setup(extraOptions);
+  const main = await Table.open(loc, { fileIO: io });
+  for (const r of rows) await main.append([r], { expire: false });
+  await main.createTag(tag);
+  await main.branches().create('dev', { tag });
+  return { io, loc, main, dev: await Table.open(loc, { fileIO: io, branch: 'dev' }) };
+}
+
 /** Every object under the table, to compare before and after. */
 async function objects(io: FileIO, loc: string): Promise<Set<string>> {
   const out = new Set<string>();
@@ -71,13 +88,10 @@ async function objects(io: FileIO, loc: string): Promise<Set<string>> {
 
 describe('files shared by branches', () => {
   it("main's rollback past the tag a branch was made from keeps the branch's files", async () => {
-    const { io, loc } = await setup();
-    const main = await Table.open(loc, { fileIO: io });
-    await main.append([{ id: 1, v: 'a' }], { expire: false });
-    await main.append([{ id: 2, v: 'b' }], { expire: false });
-    await main.createTag('t2');
-    await main.branches().create('dev', { tag: 't2' });
-    const dev = await Table.open(loc, { fileIO: io, branch: 'dev' });
+    const { io, loc, main, dev } = await forkedAt('t2', [
+      { id: 1, v: 'a' },
+      { id: 2, v: 'b' },
+    ]);
     const devRows = await rows(dev);
     expect(devRows).toHaveLength(2);
     // Snapshots 2-4 (each append is followed by a compaction) go; of the two files they added,
@@ -89,13 +103,8 @@ describe('files shared by branches', () => {
   });
 
   it("a branch's rollback deletes what only the branch wrote", async () => {
-    const { io, loc } = await setup();
-    const main = await Table.open(loc, { fileIO: io });
-    await main.append([{ id: 1, v: 'a' }], { expire: false });
-    await main.createTag('t1');
-    await main.branches().create('dev', { tag: 't1' });
+    const { io, loc, dev } = await forkedAt('t1', [{ id: 1, v: 'a' }]);
     const before = await objects(io, loc);
-    const dev = await Table.open(loc, { fileIO: io, branch: 'dev' });
     await dev.append([{ id: 1, v: 'A' }], { expire: false });
     const r = await dev.rollbackTo('t1');
     expect(r.deletedDataFiles).toBeGreaterThan(0);
@@ -107,13 +116,10 @@ describe('files shared by branches', () => {
   });
 
   it("main's snapshot expiration past the tag a branch was made from keeps the branch's files", async () => {
-    const { io, loc } = await setup();
-    const main = await Table.open(loc, { fileIO: io });
-    await main.append([{ id: 1, v: 'a' }], { expire: false });
-    await main.append([{ id: 2, v: 'b' }], { expire: false });
-    await main.createTag('t');
-    await main.branches().create('dev', { tag: 't' });
-    const dev = await Table.open(loc, { fileIO: io, branch: 'dev' });
+    const { io, loc, main, dev } = await forkedAt('t', [
+      { id: 1, v: 'a' },
+      { id: 2, v: 'b' },
+    ]);
     await dev.append([{ id: 3, v: 'c' }], { expire: false });
     const devRows = await rows(dev);
     await main.append([{ id: 2, v: 'B' }], { expire: false });
@@ -132,12 +138,7 @@ describe('files shared by branches', () => {
   });
 
   it("a branch's snapshot expiration past its fork keeps main's files", async () => {
-    const { io, loc } = await setup();
-    const main = await Table.open(loc, { fileIO: io });
-    await main.append([{ id: 1, v: 'a' }], { expire: false });
-    await main.createTag('t');
-    await main.branches().create('dev', { tag: 't' });
-    const dev = await Table.open(loc, { fileIO: io, branch: 'dev' });
+    const { io, loc, main, dev } = await forkedAt('t', [{ id: 1, v: 'a' }]);
     await dev.append([{ id: 1, v: 'A' }], { expire: false });
     await dev.append([{ id: 2, v: 'b' }], { expire: false });
     await dev.deleteTag('t');
@@ -157,15 +158,12 @@ describe('files shared by branches', () => {
 
   it('changelog expiration on main keeps the changelog of the snapshot a branch was made from', async () => {
     // The changelog outlives the snapshots (decoupled): expiration keeps changelog-<id> files.
-    const { io, loc } = await setup({
+    const rows3 = [1, 2, 3].map((i) => ({ id: i, v: String(i) }));
+    const { io, loc, main } = await forkedAt('t', rows3, {
       'changelog-producer': 'input',
       'changelog.time-retained': '100d',
       'full-compaction.delta-commits': '100',
     });
-    const main = await Table.open(loc, { fileIO: io });
-    for (let i = 1; i <= 3; i++) await main.append([{ id: i, v: String(i) }], { expire: false });
-    await main.createTag('t');
-    await main.branches().create('dev', { tag: 't' });
     await main.append([{ id: 4, v: '4' }], { expire: false });
     await main.deleteTag('t');
     expect((await expireAllButLatest(main)).snapshotsExpired).toBe(3);
@@ -190,12 +188,7 @@ describe('files shared by branches', () => {
   });
 
   it('after a fast-forward, expiring either side keeps the snapshots both now share', async () => {
-    const { io, loc } = await setup();
-    const main = await Table.open(loc, { fileIO: io });
-    await main.append([{ id: 1, v: 'a' }], { expire: false });
-    await main.createTag('t');
-    await main.branches().create('dev', { tag: 't' });
-    const dev = await Table.open(loc, { fileIO: io, branch: 'dev' });
+    const { io, loc, main, dev } = await forkedAt('t', [{ id: 1, v: 'a' }]);
     await dev.append([{ id: 2, v: 'b' }], { expire: false });
     await dev.append([{ id: 1, v: 'A' }], { expire: false });
     await main.branches().fastForward('dev');
