@@ -114,6 +114,9 @@ const IMMUTABLE_WHEN_NOT_EMPTY = new Set([
   'row-tracking.enabled',
 ]);
 
+const DELETION_VECTORS_ENABLED = 'deletion-vectors.enabled';
+const DELETION_VECTORS_MODIFIABLE = 'deletion-vectors.modifiable';
+
 /** Column names Paimon reserves for its own system columns. */
 const RESERVED_NAMES = new Set(['_SEQUENCE_NUMBER', '_VALUE_KIND', '_ROW_ID', '_LEVEL']);
 const RESERVED_PREFIX = '_KEY_';
@@ -239,7 +242,39 @@ class SchemaDraft {
         { option: key },
       );
     }
+    await this.checkDeletionVectorMode(key, old, value, hasSnapshots);
     setOwn(this.options, key, value);
+  }
+
+  /**
+   * Paimon refuses to switch `deletion-vectors.enabled` unless `deletion-vectors.modifiable` is
+   * true: on a primary-key table, records already compacted into levels >= 1 carry no deletion
+   * vectors and would read as duplicates; on an append table, turning it off resurrects the rows
+   * its deletion vectors delete. Turning it on for an append table or on an empty table is safe,
+   * so those stay allowed.
+   */
+  private async checkDeletionVectorMode(
+    key: string,
+    old: string | undefined,
+    value: string | undefined,
+    hasSnapshots: () => Promise<boolean>,
+  ): Promise<void> {
+    if (key !== DELETION_VECTORS_ENABLED) return;
+    const before = (old ?? 'false').toLowerCase() === 'true';
+    const after = (value ?? 'false').toLowerCase() === 'true';
+    if (before === after) return;
+    if ((this.options[DELETION_VECTORS_MODIFIABLE] ?? 'false').toLowerCase() === 'true') return;
+    if (after && this.primaryKeys.length === 0) return;
+    if (!(await hasSnapshots())) return;
+    const risk =
+      this.primaryKeys.length > 0
+        ? 'records already compacted into levels above 0 would read as duplicates or resurface'
+        : 'rows its deletion vectors delete would reappear';
+    throw new SchemaChangeError(
+      `cannot change option '${DELETION_VECTORS_ENABLED}' from ${before} to ${after} on a table with snapshots: ${risk}. ` +
+        `Run 'tidemark compact --full' first, then set '${DELETION_VECTORS_MODIFIABLE}' = 'true' to allow the change (as in Paimon)`,
+      { option: DELETION_VECTORS_ENABLED },
+    );
   }
 
   async removeOption(key: string, hasSnapshots: () => Promise<boolean>): Promise<void> {
@@ -248,6 +283,7 @@ class SchemaDraft {
     if (present && IMMUTABLE_WHEN_NOT_EMPTY.has(key) && (await hasSnapshots())) {
       throw new SchemaChangeError(`cannot remove option '${key}': it cannot change once the table has snapshots`, { option: key });
     }
+    if (present) await this.checkDeletionVectorMode(key, this.options[key], undefined, hasSnapshots);
     delete this.options[key];
   }
 

@@ -400,6 +400,40 @@ describe('alterTable: refusals (nothing is written)', () => {
     expect(s.options).toEqual({ bucket: '2', 'bucket-key': 'a', 'snapshot.num-retained.min': '2' });
   });
 
+  it('deletion-vectors.enabled changes once the table has snapshots only with deletion-vectors.modifiable (as Paimon)', async () => {
+    const pk = await setup(PK);
+    // An empty table may switch freely: no record exists that could read twice.
+    await alterTable(pk.io, pk.paths, [SchemaChanges.setOption('deletion-vectors.enabled', 'true')]);
+    await alterTable(pk.io, pk.paths, [SchemaChanges.removeOption('deletion-vectors.enabled')]);
+    await writeSnapshots(pk.io, pk.paths, [1], { latest: '1' });
+    const e = await expectRefused(
+      pk.io,
+      pk.paths,
+      [SchemaChanges.setOption('deletion-vectors.enabled', 'true')],
+      /cannot change option 'deletion-vectors.enabled' from false to true.*duplicates.*compact --full.*'deletion-vectors.modifiable' = 'true'/,
+    );
+    expect(e.subject).toEqual({ option: 'deletion-vectors.enabled' });
+    // Same value, or opting in (in the same change list too), is allowed.
+    await alterTable(pk.io, pk.paths, [SchemaChanges.setOption('deletion-vectors.enabled', 'false')]);
+    const on = await alterTable(pk.io, pk.paths, [
+      SchemaChanges.setOption('deletion-vectors.modifiable', 'true'),
+      SchemaChanges.setOption('deletion-vectors.enabled', 'true'),
+    ]);
+    expect(on.options['deletion-vectors.enabled']).toBe('true');
+
+    // Append tables: turning deletion vectors on is safe, turning them off would resurrect deleted rows.
+    const append = await setup({ fields: [{ name: 'a', type: 'INT' }], options: {} });
+    await writeSnapshots(append.io, append.paths, [1], { latest: '1' });
+    await alterTable(append.io, append.paths, [SchemaChanges.setOption('deletion-vectors.enabled', 'true')]);
+    await expectRefused(
+      append.io,
+      append.paths,
+      [SchemaChanges.removeOption('deletion-vectors.enabled')],
+      /'deletion-vectors.enabled' from true to false.*rows its deletion vectors delete would reappear/,
+    );
+    await expectRefused(append.io, append.paths, [SchemaChanges.setOption('deletion-vectors.enabled', 'false')], /would reappear/);
+  });
+
   it('an empty change list and a missing table are refused', async () => {
     const { io, paths } = await setup(BASIC);
     await expectRefused(io, paths, [], /no schema changes/);

@@ -125,14 +125,27 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
       },
     };
   }
+  const mergesOldValues = dv !== undefined && mergesReplacedRecords(merge);
   const rewriter = new MergeTreeCompactRewriter(
     {
       read,
       newSink: (level) => newSink(level, () => ctx.newFileName()),
       ...(changelog !== undefined ? { changelog } : {}),
       merge: (dropDelete, outputLevel) => {
-        const plain = windowMerge(schema, merge, dropDelete);
-        return dv === undefined ? plain : lookupWindowMerge(plain, outputLevel, read, dv);
+        if (dv === undefined) return windowMerge(schema, merge, dropDelete);
+        // The record a level-0 key replaces is marked deleted: its values must live on in the merge.
+        const inner = mergesOldValues
+          ? changelogWindowMerge({
+              schema,
+              merge,
+              producer: 'lookup',
+              maxLevel: dv.lookup.maxLevel,
+              dropDelete,
+              rowDeduplicate: false,
+              lookup: (keys) => lookupAll(dv.lookup, keys, outputLevel + 1),
+            })
+          : windowMerge(schema, merge, dropDelete);
+        return lookupWindowMerge(inner, outputLevel, read, dv);
       },
       deleteFiles: async (files) => {
         await ctx.fileIO.deleteMany(files.map((f) => ctx.pathOf(f.fileName)));
@@ -140,7 +153,17 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
     },
     onClose,
   );
-  return dv === undefined ? rewriter : new LookupCompactRewriter(rewriter, read, dv);
+  return dv === undefined ? rewriter : new LookupCompactRewriter(rewriter, read, dv, mergesOldValues);
+}
+
+/**
+ * Whether the merge of a key's new records with the record it had in levels ≥ 1 can differ from
+ * the newest new record (Java's lookup compaction merges them always). Only a deduplicate table
+ * without `sequence.field` keeps the newest record whatever came before: level-0 records are newer
+ * than every record above them, and it drops retractions on input under `ignore-delete`.
+ */
+function mergesReplacedRecords(merge: MergeEngineOptions): boolean {
+  return merge.engine !== 'deduplicate' || (merge.sequenceFields?.length ?? 0) > 0;
 }
 
 /**

@@ -82,6 +82,11 @@ export class LookupLevels {
     });
   }
 
+  /** The bucket's max level (a lookup from above it finds nothing). */
+  get maxLevel(): number {
+    return this.levels.maxLevel;
+  }
+
   /**
    * The live record of `key` in the lowest level ≥ `startLevel` that has one, or null.
    * `startLevel` is at least 1 (level 0 is never looked up: its files overlap).
