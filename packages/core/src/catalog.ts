@@ -180,6 +180,16 @@ function checkName(kind: string, name: string): void {
   if (kind === 'table' && name.startsWith('.')) throw new InvalidIdentifierError(`invalid table name '${name}': must not start with '.'`);
 }
 
+/** Paimon's suffix of a table name that addresses one of its branches (`t$branch_dev`). */
+const BRANCH_SUFFIX = '$branch_';
+
+/** `t$branch_dev` → table `t`, branch `dev`. */
+function splitBranch(id: Identifier): { table: Identifier; branch?: string } {
+  const at = id.table.indexOf(BRANCH_SUFFIX);
+  if (at <= 0) return { table: id };
+  return { table: { database: id.database, table: id.table.slice(0, at) }, branch: id.table.slice(at + BRANCH_SUFFIX.length) };
+}
+
 /** Settings of a {@link FileSystemCatalog}. */
 export interface FileSystemCatalogOptions {
   /** FileIO to use; by default one is resolved from the warehouse location (and closed by {@link FileSystemCatalog.close}). */
@@ -363,13 +373,14 @@ export class FileSystemCatalog {
   }
 
   /**
-   * Opens a table of this catalog. The table shares the catalog's FileIO: close the catalog, not
-   * the table.
+   * Opens a table of this catalog; `db.t$branch_dev` (Paimon's name of a branch) opens branch
+   * `dev` of table `db.t`. The table shares the catalog's FileIO: close the catalog, not the table.
    *
    * @throws TableNotFoundError when there is no table.
    */
   async getTable(identifier: string | Identifier): Promise<Table> {
-    return Table.open(this.tableLocation(identifier), { fileIO: this.fileIO });
+    const { table, branch } = splitBranch(parseIdentifier(identifier));
+    return Table.open(this.tableLocation(table), { fileIO: this.fileIO, ...(branch !== undefined ? { branch } : {}) });
   }
 
   /** Closes the FileIO if the catalog resolved it itself. */

@@ -89,6 +89,7 @@ export { FileStorePathFactory, PartitionPathError, metadataPaths, type Partition
 export {
   EARLIEST_HINT,
   LATEST_HINT,
+  MAIN_BRANCH,
   SCHEMA_PREFIX,
   SNAPSHOT_PREFIX,
   TAG_PREFIX,
@@ -122,6 +123,17 @@ export {
 } from './partition/partition-expire.js';
 export type { DatePattern } from './partition/date-pattern.js';
 export { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
+
+// ---- branches ------------------------------------------------------------------------------
+export {
+  BranchManager,
+  type BranchInfo,
+  type CreateBranchOptions,
+  type CreateBranchResult,
+  type DeleteBranchResult,
+} from './branch/branch-manager.js';
+export type { FastForwardOptions, FastForwardResult } from './branch/fast-forward.js';
+export { BranchAlreadyExistsError, BranchNotFoundError, BranchStateError, InvalidBranchNameError } from './branch/branch-errors.js';
 export { parseTimestampMillis, resolveSnapshot, type SnapshotSources, type TimeTravelOptions } from './time-travel.js';
 
 // ---- reading -------------------------------------------------------------------------------

@@ -4,7 +4,8 @@
  * live in the target, their manifests and manifest lists), and LATEST is updated.
  *
  * Not safe against concurrent commits (as in Paimon): stop writers while rolling back. A dry run
- * reads the same files and deletes nothing.
+ * reads the same files and deletes nothing. Files another branch still reads are kept (Paimon
+ * does not look at other branches; see `branch/other-branches.ts`).
  */
 import type { FileIO } from '@tidemark/storage';
 import { readManifestEntries, readManifestList, serializeSnapshot, type Snapshot } from '@tidemark/format';
@@ -15,6 +16,7 @@ import { TagManager } from './tag-manager.js';
 import { RollbackError } from './commit/commit-errors.js';
 import { dataManifests, liveEntries } from './commit/manifest-fold.js';
 import { DataFileLocator, latestSchema, tryReadIndexManifest, type MaintenanceProgress } from './expire/table-files.js';
+import { OtherBranches } from './branch/other-branches.js';
 
 /** Options of {@link rollbackTo}. */
 export interface RollbackOptions {
@@ -157,6 +159,15 @@ export async function rollbackTo(
       }
     } catch {
       // Missing delta manifests: nothing more to learn from this snapshot.
+    }
+  }
+  // Files another branch still reads stay (a branch made from a tag here shares its files).
+  const others = await OtherBranches.read(fileIO, paths, latestId);
+  if (others !== null) {
+    await others.keepUsed(dataFiles, locator);
+    for (const name of await others.metadataNames()) {
+      doomedManifests.delete(name);
+      doomedIndexFiles.delete(name);
     }
   }
   const result = {

@@ -28,6 +28,20 @@ export const TAG_PREFIX = 'tag-';
 export const LATEST_HINT = 'LATEST';
 /** Name of the hint file holding the earliest snapshot id. */
 export const EARLIEST_HINT = 'EARLIEST';
+/** The default branch: its metadata is the table root itself. */
+export const MAIN_BRANCH = 'main';
+/** Directory name prefix of a branch under `branch/` (`branch-<name>`). */
+export const BRANCH_PREFIX = 'branch-';
+
+/** `<root>/branch`: the directory holding every branch other than main. */
+export function branchesDir(root: string): string {
+  return joinPath(root, 'branch');
+}
+
+/** Metadata root of `branch`: the table root for main, else `<root>/branch/branch-<name>` (Java's `BranchManager.branchPath`). */
+export function branchMetadataRoot(root: string, branch: string): string {
+  return branch === MAIN_BRANCH ? root : joinPath(branchesDir(root), `${BRANCH_PREFIX}${branch}`);
+}
 
 /** Locations of one table's files. */
 export class TablePaths {
@@ -40,8 +54,8 @@ export class TablePaths {
     readonly root: string,
     private readonly options: TablePathsOptions = {},
   ) {
-    this.branch = options.branch ?? 'main';
-    this.metadataRoot = this.branch === 'main' ? root : joinPath(root, 'branch', `branch-${this.branch}`);
+    this.branch = options.branch ?? MAIN_BRANCH;
+    this.metadataRoot = branchMetadataRoot(root, this.branch);
   }
 
   get schemaDir(): string {

@@ -55,6 +55,10 @@ import { expirePartitions, type ExpirePartitionsOptions, type ExpirePartitionsSu
 import { TableWrite, type CompactManagerContext, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
 import { writerCompactManager } from './compact/writer-compaction.js';
 import { SchemaManager } from './schema-manager.js';
+import { BranchManager } from './branch/branch-manager.js';
+import { BranchNotFoundError } from './branch/branch-errors.js';
+import { checkBranchReference, isMainBranch } from './branch/branch-names.js';
+import { TableNotFoundError } from './errors.js';
 import { SnapshotManager } from './snapshot-manager.js';
 import type { FileStorePathFactory } from './path-factory.js';
 import { metadataPaths } from './path-factory.js';
@@ -73,7 +77,10 @@ export interface OpenTableOptions {
   readonly fileIO?: FileIO;
   /** Settings for resolving the FileIO (e.g. S3 credentials) when `fileIO` is not given. */
   readonly storage?: ResolveFileIOOptions;
-  /** Branch to read (default `main`). */
+  /**
+   * Branch to read and write (default `main`): its snapshots, schemas and tags live under
+   * `branch/branch-<name>/`, its data files in the table's directories.
+   */
   readonly branch?: string;
   /** Receives warnings about unknown table options (default `console.warn`). */
   readonly logger?: OptionsLogger;
@@ -119,11 +126,21 @@ export class Table {
    */
   static async open(location: string, options: OpenTableOptions = {}): Promise<Table> {
     const root = location.replace(/\/+$/, '') || location;
+    const branch = options.branch;
+    if (branch !== undefined) checkBranchReference(branch);
     const fileIO = options.fileIO ?? resolveFileIO(root, options.storage ?? {});
-    const schemaManager = new SchemaManager(fileIO, metadataPaths(root, options.branch || undefined));
-    const schema = await schemaManager.latest();
+    const schemaManager = new SchemaManager(fileIO, metadataPaths(root, branch));
+    let schema: TableSchema;
+    try {
+      schema = await schemaManager.latest();
+    } catch (e) {
+      // A branch without schema files: say so when the table itself exists.
+      if (!(e instanceof TableNotFoundError) || isMainBranch(branch)) throw e;
+      if ((await new SchemaManager(fileIO, metadataPaths(root)).latestId()) === null) throw new TableNotFoundError(root);
+      throw new BranchNotFoundError(branch!, root, await new BranchManager(fileIO, root).names());
+    }
     const context = tableContext(fileIO, root, schema, {
-      ...(options.branch ? { branch: options.branch } : {}),
+      ...(branch !== undefined ? { branch } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
     });
     return new Table(context, new SchemaManager(fileIO, context.paths));
@@ -760,6 +777,19 @@ export class Table {
    */
   rollbackTo(target: number | string, options: RollbackOptions = {}): Promise<RollbackResult> {
     return rollbackTo(this.fileIO, this.paths, target, options);
+  }
+
+  /** The branch this table reads and writes (`main` unless opened with `branch`). */
+  get branch(): string {
+    return this.paths.branch;
+  }
+
+  /**
+   * The table's branches, seen from this one: {@link BranchManager.create} makes a branch from
+   * this branch's schemas or tags, {@link BranchManager.fastForward} moves this branch.
+   */
+  branches(): BranchManager {
+    return new BranchManager(this.fileIO, this.location, this.branch);
   }
 
   /** Releases the FileIO's clients. Call when done with a table opened without a `fileIO`. */

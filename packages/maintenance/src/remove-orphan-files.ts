@@ -37,7 +37,9 @@ import { NotFoundError, joinPath, type FileIO, type FileStatus } from '@tidemark
 import { escapePathName, readManifestEntries, type Snapshot } from '@tidemark/format';
 import {
   INFLIGHT_RECORD_MAX_AGE_MS,
+  BranchManager,
   ChangelogManager,
+  MAIN_BRANCH,
   SnapshotManager,
   TagManager,
   coreOptions,
@@ -130,7 +132,8 @@ export async function removeOrphanFiles(table: MaintainedTable, options: RemoveO
   const started = Date.now();
   const settings = cleanupSettings(options);
   const schema = await latestSchema(table);
-  const used = new UsedFiles(table.fileIO, table.paths, options.signal, settings.expiringSnapshotWaitMs);
+  // The used set starts at main whichever branch the table was opened on: every branch counts.
+  const used = new UsedFiles(table.fileIO, metadataPaths(table.paths.root, MAIN_BRANCH), options.signal, settings.expiringSnapshotWaitMs);
   const sweep = new OrphanSweep(table.fileIO, used, options, settings);
   // Used set first, then the listing; every batch catches up before deleting.
   await used.catchUp();
@@ -389,13 +392,8 @@ class UsedFiles {
   /** The main branch and every branch under `branch/branch-<name>/`. */
   private async sources(): Promise<MetadataSource[]> {
     const out: MetadataSource[] = [{ paths: this.paths, what: 'main' }];
-    const branches = new Set<string>();
-    for await (const st of this.io.list(joinPath(this.paths.root, 'branch'), { recursive: true })) {
-      const rel = st.path.slice(joinPath(this.paths.root, 'branch').length + 1);
-      const first = rel.split('/')[0]!;
-      if (first.startsWith('branch-') && first.length > 'branch-'.length) branches.add(first.slice('branch-'.length));
-    }
-    for (const b of branches) out.push({ paths: metadataPaths(this.paths.root, b), what: `branch '${b}'` });
+    for (const b of await new BranchManager(this.io, this.paths.root).names())
+      out.push({ paths: metadataPaths(this.paths.root, b), what: `branch '${b}'` });
     return out;
   }
 
@@ -466,10 +464,16 @@ class UsedFiles {
    * files, and (when they still exist, e.g. kept by a tag) its other manifest lists.
    */
   private async addChangelog(c: Snapshot, what: string, stillExists: () => Promise<boolean>): Promise<void> {
-    // Its base and delta lists normally went with its snapshot: they count only while they exist.
-    const existing = async (name: string): Promise<string> => (name && (await this.io.exists(this.paths.manifestPath(name))) ? name : '');
-    const [base, delta] = await Promise.all([existing(c.baseManifestList), existing(c.deltaManifestList)]);
-    await this.addSnapshot({ ...c, baseManifestList: base, deltaManifestList: delta }, what, stillExists);
+    // Its base and delta lists and its index manifest normally went with its snapshot (as in
+    // Java, only the changelog list stays): they count only while they exist.
+    const existing = async (name: string | null | undefined): Promise<string> =>
+      name && (await this.io.exists(this.paths.manifestPath(name))) ? name : '';
+    const [base, delta, index] = await Promise.all([
+      existing(c.baseManifestList),
+      existing(c.deltaManifestList),
+      existing(c.indexManifest),
+    ]);
+    await this.addSnapshot({ ...c, baseManifestList: base, deltaManifestList: delta, indexManifest: index }, what, stillExists);
   }
 
   /**

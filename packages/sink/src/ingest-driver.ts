@@ -135,6 +135,7 @@ async function runIngestOnce(options: IngestOptions, stop: StopClock): Promise<I
 
 function openIngestTable(options: IngestOptions): Promise<Table> {
   return openTable(options.table, {
+    ...(options.branch !== undefined ? { branch: options.branch } : {}),
     ...(options.fileIO ? { fileIO: options.fileIO } : {}),
     ...(options.storage ? { storage: options.storage } : {}),
   });

@@ -16,6 +16,8 @@ import type { CheckpointStateStore } from './state-store.js';
 export interface IngestOptions {
   /** Table location (path, `file://`, `s3://`). */
   readonly table: string;
+  /** Branch to write (default `main`). */
+  readonly branch?: string;
   readonly fileIO?: FileIO;
   readonly storage?: ResolveFileIOOptions;
   readonly source: ReplayableSource<RowObject>;

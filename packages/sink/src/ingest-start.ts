@@ -30,11 +30,12 @@ export interface PipelineStart {
 export async function resumePipeline(options: IngestOptions, table: Table, crash: CrashHook): Promise<PipelineStart> {
   const store = options.stateStore;
   const io = table.fileIO;
-  const fingerprint = await tableFingerprint(io, table.location);
+  const fingerprint = await tableFingerprint(io, table.location, table.branch);
   const make = (user: string): SinkCommitter =>
     new SinkCommitter({
       fileIO: io,
       tableLocation: table.location,
+      branch: table.branch,
       schema: table.schema(),
       table: { location: options.table, fingerprint },
       commitUser: user,

@@ -60,6 +60,8 @@ export interface CheckpointCommit {
 export interface SinkCommitterOptions {
   readonly fileIO: FileIO;
   readonly tableLocation: string;
+  /** Branch to commit to (default `main`). */
+  readonly branch?: string;
   readonly schema: TableSchema;
   readonly table: TableIdentity;
   readonly commitUser: string;
@@ -108,7 +110,10 @@ export class SinkCommitter {
     this.commitUser = options.commitUser;
     this.io = options.fileIO;
     this.crash = options.crash ?? NO_CRASH;
-    this.context = tableContext(options.fileIO, options.tableLocation, options.schema, options.logger ? { logger: options.logger } : {});
+    this.context = tableContext(options.fileIO, options.tableLocation, options.schema, {
+      ...(options.branch !== undefined ? { branch: options.branch } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
     const commitContext = { ...this.context, fileIO: withSnapshotCrashHook(options.fileIO, this.crash) };
     // The table's commit path: conditional-write check on S3, then automatic tags, partition and snapshot expiration after each snapshot.
     this.commit = newTableCommit(commitContext, {
@@ -352,7 +357,7 @@ export class SinkCommitter {
         `state of checkpoint ${state.checkpointId} belongs to commit user '${state.commitUser}', not '${this.commitUser}'`,
       );
     }
-    const last = await lastSnapshotOf(this.io, this.options.tableLocation, this.commitUser);
+    const last = await lastSnapshotOf(this.io, this.options.tableLocation, this.commitUser, this.context.paths.branch);
     if (last !== null && last.commitIdentifier > state.checkpointId) {
       throw new IdentifierRegressionError(
         `the table's snapshot ${last.id} was committed by '${this.commitUser}' with identifier ${last.commitIdentifier}, newer than the latest checkpoint state ${state.checkpointId}: the state is older than the table (restored from an old checkpoint?). Resuming would re-read source data that is already committed`,
@@ -395,7 +400,7 @@ export class SinkCommitter {
    * Clears in-flight records of this commitUser (their files were never committed).
    */
   async restoreFromTable(): Promise<{ checkpointId: bigint | null; source: SourcePosition | null }> {
-    const last = await lastSnapshotOf(this.io, this.options.tableLocation, this.commitUser);
+    const last = await lastSnapshotOf(this.io, this.options.tableLocation, this.commitUser, this.context.paths.branch);
     await this.clearOwnInflightRecords();
     if (last === null) return { checkpointId: null, source: null };
     this.lastCommitted = last.commitIdentifier;

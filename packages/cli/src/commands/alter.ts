@@ -1,9 +1,8 @@
-import { resolveFileIO } from '@tidemark/storage';
 import { typeToString } from '@tidemark/format';
-import { alterTable, metadataPaths } from '@tidemark/core';
+import { alterTable } from '@tidemark/core';
 import { ALTER_ACTIONS, alterChanges } from './alter-changes.js';
 import { defineCommand } from '../command.js';
-import { jsonOption, printLine, tableArgument, tableLocation } from './shared.js';
+import { branchOption, jsonOption, printLine, tableArgument, withTable } from './shared.js';
 
 /** `tidemark alter`: schema evolution. */
 export const alterCommand = defineCommand({
@@ -27,16 +26,16 @@ export const alterCommand = defineCommand({
       first: { type: 'boolean', description: 'add-column / move-column: place first' },
       comment: { type: 'string', valueName: 'text', description: 'add-column: column comment' },
       json: jsonOption,
+      branch: branchOption,
     },
     conflicts: [['after', 'first']],
   },
   async run(args, ctx) {
     const [tableArg, action, ...rest] = args.positionals;
     const changes = alterChanges(action!, rest, args.options);
-    const location = tableLocation(tableArg!, ctx);
-    const fileIO = resolveFileIO(location);
-    try {
-      const schema = await alterTable(fileIO, metadataPaths(location), changes);
+    await withTable({ table: tableArg!, branch: args.options.branch }, ctx, async (table) => {
+      const schema = await alterTable(table.fileIO, table.paths, changes);
+      const location = table.location;
       if (args.options.json) {
         const fields = schema.fields.map((f) => ({ name: f.name, type: typeToString(f.type) }));
         await printLine(ctx, JSON.stringify({ command: 'alter', table: location, action, schemaId: schema.id, fields }));
@@ -46,8 +45,6 @@ export const alterCommand = defineCommand({
         ctx,
         `altered ${location}: schema ${schema.id} (${schema.fields.map((f) => `${f.name} ${typeToString(f.type)}`).join(', ')})`,
       );
-    } finally {
-      await fileIO.close();
-    }
+    });
   },
 });

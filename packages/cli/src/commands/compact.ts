@@ -9,7 +9,7 @@ import { UsageError } from '../errors.js';
 import { writeJsonSummary } from '../output/progress.js';
 import { parseKeyValues } from './create.js';
 import { CompactProgressBar, compactJson, compactText, runJob } from './maintenance-shared.js';
-import { dryRunOption, jsonOption, printLine, tableArgument, withTable } from './shared.js';
+import { dryRunOption, jsonOption, printLine, tableArgument, withTable, branchOption } from './shared.js';
 
 /** `tidemark compact`: append tables bin-pack small files, primary-key tables run LSM compaction. */
 export const compactCommand = defineCommand({
@@ -26,6 +26,7 @@ export const compactCommand = defineCommand({
       'Either way the result is committed as one COMPACT snapshot; writes may continue meanwhile.',
     positionals: [tableArgument],
     options: {
+      branch: branchOption,
       partition: { type: 'multiple', valueName: 'k=v', description: 'only this partition (repeat the option for each key)' },
       where: { type: 'string', valueName: 'predicate', description: 'only partitions matching this predicate on partition columns' },
       full: {
@@ -51,7 +52,7 @@ export const compactCommand = defineCommand({
   async run(args, ctx) {
     const partition = parseKeyValues(args.options.partition, '--partition', 'compact');
     const dryRun = args.options['dry-run'];
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       const keys = table.schema().partitionKeys;
       for (const k of partition.keys()) {
         if (!keys.includes(k))

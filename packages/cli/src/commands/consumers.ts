@@ -2,7 +2,7 @@ import { ChangelogManager } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { stringifyJson, type JsonValue } from '../output/value-format.js';
-import { isoTime, printLine, snapshotOption, tableArgument, textTable, withTable } from './shared.js';
+import { isoTime, printLine, snapshotOption, tableArgument, textTable, withTable, branchOption } from './shared.js';
 
 const actions = ['list', 'reset', 'delete'];
 
@@ -27,6 +27,7 @@ export const consumersCommand = defineCommand({
       { name: 'id', description: 'consumer id (reset, delete)', required: false },
     ],
     options: {
+      branch: branchOption,
       snapshot: { ...snapshotOption, description: 'reset: the next snapshot the consumer reads' },
       create: { type: 'boolean', description: 'reset: create the consumer when it does not exist' },
       json: { type: 'boolean', description: 'list as JSON lines; reset and delete print one JSON object' },
@@ -44,7 +45,7 @@ export const consumersCommand = defineCommand({
       throw new UsageError("option '--snapshot' only applies to 'consumers reset'", 'consumers');
     }
     if (action !== 'reset' && args.options.create) throw new UsageError("option '--create' only applies to 'consumers reset'", 'consumers');
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       const consumers = table.consumers();
       if (action === 'reset') {
         const n = args.options.snapshot!;

@@ -3,7 +3,7 @@ import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { parseInstant } from '../options/duration.js';
 import { writeJsonSummary } from '../output/progress.js';
-import { jsonOption, printLine, rowProgress, snapshotOption, tableArgument, withTable, quietOption } from './shared.js';
+import { jsonOption, printLine, rowProgress, snapshotOption, tableArgument, withTable, quietOption, branchOption } from './shared.js';
 
 /** `tidemark count`: the number of rows, from manifest row counts when no row has to be read. */
 export const countCommand = defineCommand({
@@ -17,6 +17,7 @@ export const countCommand = defineCommand({
       'the rows are read and counted. With --json prints {"rows", "snapshotId", "method"} where method is "manifests" or "scan".',
     positionals: [tableArgument],
     options: {
+      branch: branchOption,
       where: { type: 'string', valueName: 'predicate', description: 'count only rows matching this filter' },
       snapshot: { ...snapshotOption, description: 'count this snapshot' },
       timestamp: { type: 'string', valueName: 'T', description: 'count the latest snapshot at or before T (ISO-8601 or epoch ms)' },
@@ -30,7 +31,7 @@ export const countCommand = defineCommand({
     const o = args.options;
     if (o.where !== undefined && o.where.trim() === '') throw new UsageError("option '--where' is empty", 'count');
     const timestamp = o.timestamp !== undefined ? parseInstant(o.timestamp, '--timestamp') : undefined;
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       const at = {
         ...(o.snapshot !== undefined ? { snapshotId: o.snapshot } : {}),
         ...(timestamp !== undefined ? { timestamp } : {}),

@@ -6,7 +6,7 @@ import { defineCommand } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { InputError, readCsv, readJsonLines } from '../input/row-input.js';
 import { outcomeOf, printRowChange, RowChangeProgressBar } from './row-change-output.js';
-import { dryRunOption, jsonOption, quietOption, tableArgument, withTable } from './shared.js';
+import { dryRunOption, jsonOption, quietOption, tableArgument, withTable, branchOption } from './shared.js';
 
 /** `tidemark delete`: delete keys of a primary-key table, by predicate or from a file of keys. */
 export const deleteCommand = defineCommand({
@@ -26,6 +26,7 @@ export const deleteCommand = defineCommand({
       'deletion vectors, as the real run then does them.',
     positionals: [tableArgument],
     options: {
+      branch: branchOption,
       where: {
         type: 'string',
         valueName: 'predicate',
@@ -47,7 +48,7 @@ export const deleteCommand = defineCommand({
     if (o.where === undefined && o.input === undefined) {
       throw new UsageError("give the keys to delete with '--where <predicate>' or '--input <file>'", 'delete');
     }
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       const schema = table.schema();
       if (!table.isPrimaryKeyTable && !table.context.options.deletionVectorsEnabled) {
         throw new CliError(

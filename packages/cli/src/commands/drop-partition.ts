@@ -3,7 +3,7 @@ import { UsageError } from '../errors.js';
 import { writeJsonSummary } from '../output/progress.js';
 import { dropJson, dropText, printPartitions } from './lifecycle-output.js';
 import { runJob } from './maintenance-shared.js';
-import { dryRunOption, jsonOption, printLine, tableArgument, withTable } from './shared.js';
+import { dryRunOption, jsonOption, printLine, tableArgument, withTable, branchOption } from './shared.js';
 
 /** `--partition k=v[,k2=v2]` values as partition specs. */
 export function parsePartitionSpecs(values: readonly string[], command: string): Array<Record<string, string>> {
@@ -32,6 +32,7 @@ export const dropPartitionCommand = defineCommand({
       'still reads them; snapshot expiration and orphan cleanup reclaim the files. A --partition that matches nothing is an error.',
     positionals: [tableArgument],
     options: {
+      branch: branchOption,
       partition: { type: 'multiple', valueName: 'k=v[,k2=v2]', description: 'a partition to drop' },
       'dry-run': { ...dryRunOption, description: 'list the partitions that would be dropped, with their records, files and size' },
       json: jsonOption,
@@ -41,7 +42,7 @@ export const dropPartitionCommand = defineCommand({
     if (args.options.partition.length === 0) throw new UsageError("give at least one '--partition k=v'", 'drop-partition');
     const specs = parsePartitionSpecs(args.options.partition, 'drop-partition');
     const dryRun = args.options['dry-run'];
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       const s = await runJob(ctx, () => table.dropPartitions(specs, { dryRun, signal: ctx.signal, now: ctx.now }));
       if (args.options.json) {
         await writeJsonSummary(ctx.stdout, dropJson('drop-partition', table.location, s), ctx.signal);

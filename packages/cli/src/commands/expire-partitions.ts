@@ -5,7 +5,7 @@ import { parseDuration } from '../options/duration.js';
 import { writeJsonSummary } from '../output/progress.js';
 import { expirePartitionsJson, expirePartitionsText, printPartitions } from './lifecycle-output.js';
 import { runJob } from './maintenance-shared.js';
-import { dryRunOption, jsonOption, printLine, tableArgument, withTable } from './shared.js';
+import { dryRunOption, jsonOption, printLine, tableArgument, withTable, branchOption } from './shared.js';
 
 /** Runs a partition expiration for a command, warnings about skipped partitions going to stderr. */
 export function expireTablePartitions(
@@ -40,6 +40,7 @@ export const expirePartitionsCommand = defineCommand({
       'partition.expiration-max-num 100). A partition whose time cannot be read is skipped with a warning. Durations: 12h, 7d, 30d.',
     positionals: [tableArgument],
     options: {
+      branch: branchOption,
       'expiration-time': {
         type: 'string',
         valueName: 'duration',
@@ -65,7 +66,7 @@ export const expirePartitionsCommand = defineCommand({
     const o = args.options;
     const expirationTimeMs = o['expiration-time'] !== undefined ? parseDuration(o['expiration-time'], '--expiration-time') : undefined;
     const dryRun = o['dry-run'];
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       const s = await expireTablePartitions(table, ctx, 'expire-partitions', {
         ...(expirationTimeMs !== undefined ? { expirationTimeMs } : {}),
         ...(o.strategy !== undefined ? { strategy: o.strategy as 'values-time' | 'update-time' } : {}),

@@ -4,7 +4,7 @@ import { UsageError } from '../errors.js';
 import { parseOlderThan } from '../options/duration.js';
 import { writeJsonSummary } from '../output/progress.js';
 import { dryRunFiles, expireJson, expireText, PhaseProgress, printDryRun, runJob } from './maintenance-shared.js';
-import { dryRunOption, jsonOption, printLine, tableArgument, withTable } from './shared.js';
+import { dryRunOption, jsonOption, printLine, tableArgument, withTable, branchOption } from './shared.js';
 
 /** `tidemark expire-snapshots`. */
 export const expireSnapshotsCommand = defineCommand({
@@ -20,6 +20,7 @@ export const expireSnapshotsCommand = defineCommand({
       'Durations: 90s, 30m, 1h, 1d, 7d; times: ISO-8601 or epoch ms.',
     positionals: [tableArgument],
     options: {
+      branch: branchOption,
       'retain-min': { type: 'integer', min: 1, valueName: 'N', description: 'always keep at least N snapshots' },
       'retain-max': { type: 'integer', min: 1, valueName: 'N', description: 'keep at most N snapshots' },
       'older-than': {
@@ -45,7 +46,7 @@ export const expireSnapshotsCommand = defineCommand({
     const cutoff = olderThan !== undefined ? parseOlderThan(olderThan, '--older-than', now).cutoffMs : undefined;
     const dryRun = args.options['dry-run'];
     const arg = args.named['table']!;
-    await withTable(arg, ctx, async (table) => {
+    await withTable({ table: arg, branch: args.options.branch }, ctx, async (table) => {
       const progress = new PhaseProgress(ctx, 'expiring snapshots');
       const summary = await runJob(ctx, () =>
         expireSnapshots(table, {

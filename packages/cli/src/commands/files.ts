@@ -1,7 +1,7 @@
 import type { FileInfo } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import { bigintToJson, stringifyJson, type JsonValue } from '../output/value-format.js';
-import { jsonOption, printLine, snapshotOption, tableArgument, textTable, withTable } from './shared.js';
+import { jsonOption, printLine, snapshotOption, tableArgument, textTable, withTable, branchOption } from './shared.js';
 
 /** `tidemark files`: list live data files. */
 export const filesCommand = defineCommand({
@@ -11,12 +11,13 @@ export const filesCommand = defineCommand({
     synopsis: ['files <table> [--snapshot N] [--json]'],
     positionals: [tableArgument],
     options: {
+      branch: branchOption,
       snapshot: { ...snapshotOption, description: 'list the files of this snapshot (default latest)' },
       json: { ...jsonOption, description: 'print JSON lines, one file per line' },
     },
   },
   async run(args, ctx) {
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       const snapshot = args.options.snapshot;
       const plan = await table.newRead(snapshot !== undefined ? { snapshotId: snapshot } : {}).plan();
       const files = plan.files();

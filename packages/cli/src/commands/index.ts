@@ -1,6 +1,7 @@
 /** Every `tidemark` subcommand, in the order `tidemark --help` lists them. */
 import type { Command } from '../command.js';
 import { alterCommand } from './alter.js';
+import { branchCommand } from './branch.js';
 import { consumersCommand } from './consumers.js';
 import { compactManifestsCommand } from './compact-manifests.js';
 import { compactCommand } from './compact.js';
@@ -46,6 +47,7 @@ export const commands: readonly Command[] = [
   deleteCommand,
   updateCommand,
   tagCommand,
+  branchCommand,
   rollbackCommand,
   alterCommand,
   expireSnapshotsCommand,

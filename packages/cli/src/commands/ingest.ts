@@ -23,7 +23,7 @@ import { parseDuration } from '../options/duration.js';
 import { KAFKA_ONLY_OPTIONS, kafkaIngestOptions, kafkaSourceFromArgs } from './ingest-kafka.js';
 import { commandLog, LOG_FORMATS, type LogFields, type LogFormat } from '../output/log.js';
 import { DEFAULT_STOP_TIMEOUT_MS, IngestService, type IngestServiceOptions } from './ingest-service.js';
-import { printLine, progressFor, quietOption, tableArgument, tableLocation, withNeighboursNamed, withTable } from './shared.js';
+import { branchOption, printLine, progressFor, quietOption, tableArgument, tableLocation, withNeighboursNamed, withTable } from './shared.js';
 
 /** `tidemark ingest`: exactly-once ingestion of a JSON-lines file, a CDC file or Kafka topics. */
 export const ingestCommand = defineCommand({
@@ -81,6 +81,7 @@ export const ingestCommand = defineCommand({
       },
       ...kafkaIngestOptions,
       quiet: quietOption,
+      branch: branchOption,
       'metrics-port': {
         type: 'integer',
         min: 0,
@@ -137,7 +138,7 @@ export const ingestCommand = defineCommand({
       // First: in JSON format it turns process warnings (the storage client's) into JSON lines.
       service = await IngestService.start(ctx, { ...serviceOptions, beforeLine: () => progress.finish() });
       if (args.options.state !== undefined) store = openCheckpointStore(tableLocation(args.options.state, ctx));
-      const primaryKeys = await withTable(tableArg, ctx, async (t) => t.schema().primaryKeys);
+      const primaryKeys = await withTable({ table: tableArg, branch: args.options.branch }, ctx, async (t) => t.schema().primaryKeys);
       if (cdc !== null && primaryKeys.length === 0) {
         throw new UsageError(`--format ${cdc} needs a primary-key table (its updates and deletes address rows by key)`, 'ingest');
       }
@@ -153,6 +154,7 @@ export const ingestCommand = defineCommand({
       const summary = await service.run(
         runIngest({
           table: tableLocation(tableArg, ctx),
+          ...(args.options.branch !== undefined ? { branch: args.options.branch } : {}),
           source: withProgress(source, progress),
           ...(store ? { stateStore: store } : { commitUser: commitUser!, startFresh: args.options['start-fresh'] === true }),
           checkpointEvery: args.options['checkpoint-every'] ?? 10_000,

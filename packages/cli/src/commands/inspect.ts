@@ -11,7 +11,7 @@ import { writeText } from '../output/writers.js';
 import { renderInspectHtml } from './inspect-html.js';
 import { renderInspectText } from './inspect-text.js';
 import { runJob } from './maintenance-shared.js';
-import { progressFor, tableArgument, withTable } from './shared.js';
+import { branchOption, progressFor, tableArgument, withTable } from './shared.js';
 
 const PHASES: readonly InspectPhase[] = ['timeline', 'files', 'expire', 'orphans', 'compaction', 'manifests'];
 
@@ -28,6 +28,7 @@ export const inspectCommand = defineCommand({
       'terminal only); --json prints the report object instead; --html writes one self-contained HTML page with SVG charts.',
     positionals: [tableArgument],
     options: {
+      branch: branchOption,
       html: { type: 'string', valueName: 'file', description: 'also write the report as a self-contained HTML page to this file' },
       json: { type: 'boolean', description: 'print the report as one JSON object instead of the summary' },
       'older-than': {
@@ -52,7 +53,7 @@ export const inspectCommand = defineCommand({
       if (orphanOlderThanMs > now) throw new UsageError("option '--older-than' is in the future", 'inspect');
     }
     const htmlFile = args.options.html !== undefined ? reportPath(args.options.html, ctx) : undefined;
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       const progress = new InspectProgress(ctx);
       const report = await runJob(ctx, () =>
         inspectTable(table, {

@@ -28,7 +28,7 @@ import { formatBytes, writeJsonSummary } from '../output/progress.js';
 import { jobsFor, readConfig } from './maintain-config.js';
 import type { JobName, MaintainTotals, TableResult } from './maintain-run.js';
 import { maintainTable } from './maintain-table.js';
-import { dryRunOption, jsonOption, printLine, tableLocation } from './shared.js';
+import { branchOption, dryRunOption, jsonOption, printLine, tableLocation } from './shared.js';
 
 /** The partition and tag counts of the closing line, when there are any. */
 function lifecycleTotals(t: MaintainTotals, dryRun: boolean): string {
@@ -65,6 +65,7 @@ export const maintainCommand = defineCommand({
       },
       'dry-run': dryRunOption,
       json: jsonOption,
+      branch: { ...branchOption, description: 'maintain this branch of each table (orphan cleanup always keeps every branch)' },
     },
   },
   async run(args, ctx) {
@@ -73,6 +74,7 @@ export const maintainCommand = defineCommand({
       throw new UsageError('give either one or more <table> arguments or --warehouse <uri>', 'maintain');
     const config = args.options.config !== undefined ? await readConfig(args.options.config, ctx) : {};
     const dryRun = args.options['dry-run'];
+    const branch = args.options.branch;
     const started = Date.now();
 
     // Targets: [key used for per-table settings, location, opener].
@@ -87,14 +89,15 @@ export const maintainCommand = defineCommand({
             targets.push({
               name: `${db}.${t}`,
               location: c.tableLocation(`${db}.${t}`),
-              open: () => c.getTable(`${db}.${t}`),
+              open: () =>
+                branch === undefined ? c.getTable(`${db}.${t}`) : openTable(c.tableLocation(`${db}.${t}`), { fileIO: c.fileIO, branch }),
               owned: false,
             });
         }
       } else {
         for (const arg of args.positionals) {
           const location = tableLocation(arg, ctx);
-          targets.push({ name: arg, location, open: () => openTable(location), owned: true });
+          targets.push({ name: arg, location, open: () => openTable(location, branch !== undefined ? { branch } : {}), owned: true });
         }
       }
       const known = new Set(targets.flatMap((t) => [t.name, t.location]));

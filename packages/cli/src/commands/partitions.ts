@@ -1,7 +1,7 @@
 import { defineCommand } from '../command.js';
 import { formatBytes } from '../output/progress.js';
 import { stringifyJson, type JsonValue } from '../output/value-format.js';
-import { isoTime, printLine, snapshotOption, tableArgument, textTable, withTable } from './shared.js';
+import { isoTime, printLine, snapshotOption, tableArgument, textTable, withTable, branchOption } from './shared.js';
 
 /** `tidemark partitions`: Paimon's `$partitions` system table. */
 export const partitionsCommand = defineCommand({
@@ -14,12 +14,13 @@ export const partitionsCommand = defineCommand({
       'data files, their size, and the creation time of the newest file (UTC).',
     positionals: [tableArgument],
     options: {
+      branch: branchOption,
       snapshot: { ...snapshotOption, description: 'list the partitions of this snapshot (default latest)' },
       json: { type: 'boolean', description: 'one JSON object per partition' },
     },
   },
   async run(args, ctx) {
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       const entries = await table.partitions({
         ...(args.options.snapshot !== undefined ? { snapshotId: args.options.snapshot } : {}),
         signal: ctx.signal,

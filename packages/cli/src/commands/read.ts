@@ -3,7 +3,7 @@ import { UsageError } from '../errors.js';
 import { parseInstant } from '../options/duration.js';
 import { changeBatchSchema, type ChangeBatch, type Table } from '@tidemark/core';
 import { emitResult, outputOption, resultFormatOption, type ResultFormat } from './emit-result.js';
-import { quietOption, snapshotOption, tableArgument, withTable } from './shared.js';
+import { quietOption, snapshotOption, tableArgument, withTable, branchOption } from './shared.js';
 
 async function* batchesOf(changes: AsyncIterable<ChangeBatch>): AsyncGenerator<import('apache-arrow').RecordBatch> {
   for await (const c of changes) yield c.batch;
@@ -32,6 +32,7 @@ export const readCommand = defineCommand({
       '(+I, -U, +U, -D): the changelog files with a changelog producer, else the files APPEND snapshots added.',
     positionals: [tableArgument],
     options: {
+      branch: branchOption,
       snapshot: { ...snapshotOption, description: 'read this snapshot id' },
       timestamp: { type: 'string', valueName: 'T', description: 'read the latest snapshot at or before T (ISO-8601 or epoch ms)' },
       tag: { type: 'string', valueName: 'NAME', description: 'read the snapshot of this tag' },
@@ -65,7 +66,7 @@ export const readCommand = defineCommand({
     if (o.changes) {
       if (o.from === undefined) throw new UsageError("option '--changes' needs '--from <snapshot>'", 'read');
       const from = o.from;
-      await withTable(args.named['table']!, ctx, async (table) => {
+      await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
         const latest = await table.snapshotManager.latestId();
         const to = o.to ?? latest;
         if (to === null || latest === null) throw new UsageError('the table has no snapshots', 'read');
@@ -86,7 +87,7 @@ export const readCommand = defineCommand({
       });
       return;
     }
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       const selection = {
         ...(o.columns.length > 0 ? { columns: o.columns } : {}),
         ...(o.where !== undefined ? { where: o.where } : {}),

@@ -1,7 +1,7 @@
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { PhaseProgress } from './maintenance-shared.js';
-import { dryRunOption, jsonOption, printLine, quietOption, tableArgument, withTable } from './shared.js';
+import { dryRunOption, jsonOption, printLine, quietOption, tableArgument, withTable, branchOption } from './shared.js';
 
 /** `tidemark rollback --to <snapshot-id|tag>`. */
 export const rollbackCommand = defineCommand({
@@ -11,6 +11,7 @@ export const rollbackCommand = defineCommand({
     synopsis: ['rollback <table> --to <snapshot-id|tag> [--force] [--dry-run] [--quiet] [--json]'],
     positionals: [tableArgument],
     options: {
+      branch: branchOption,
       to: { type: 'string', valueName: 'snapshot-id|tag', description: 'target snapshot id (digits) or tag name' },
       force: { type: 'boolean', description: 'roll back even though a tag points at a later snapshot' },
       'dry-run': { ...dryRunOption, description: 'report the snapshots, tags and files the rollback would remove, removing none' },
@@ -25,7 +26,7 @@ export const rollbackCommand = defineCommand({
     const target = /^\d+$/.test(to) ? Number(to) : to;
     if (typeof target === 'number' && !Number.isSafeInteger(target))
       throw new UsageError(`option '--to' is not a valid snapshot id: ${to}`, 'rollback');
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       const progress = new PhaseProgress(ctx, 'rolling back', { snapshots: 'snapshots', manifests: 'snapshots read' });
       const silent = args.options.quiet || args.options.json;
       const r = await table

@@ -1,6 +1,6 @@
 import { serializeSchema, typeToString } from '@tidemark/format';
 import { defineCommand } from '../command.js';
-import { jsonOption, tableArgument, textTable, withTable } from './shared.js';
+import { jsonOption, tableArgument, textTable, withTable, branchOption } from './shared.js';
 
 /** `tidemark schema`: print the current table schema. */
 export const schemaCommand = defineCommand({
@@ -9,10 +9,13 @@ export const schemaCommand = defineCommand({
   usage: {
     synopsis: ['schema <table> [--json]'],
     positionals: [tableArgument],
-    options: { json: { ...jsonOption, description: 'print the schema JSON as stored' } },
+    options: {
+      json: { ...jsonOption, description: 'print the schema JSON as stored' },
+      branch: branchOption,
+    },
   },
   async run(args, ctx) {
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       const schema = await table.schemaManager.latest();
       if (args.options.json) {
         ctx.stdout.write(serializeSchema(schema) + '\n');

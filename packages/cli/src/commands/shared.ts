@@ -25,6 +25,12 @@ export const dryRunOption = {
   description: 'show what would be done without changing anything',
 } as const satisfies OptionSpec;
 export const snapshotOption = { type: 'integer', min: 1, valueName: 'N', description: 'snapshot id' } as const satisfies OptionSpec;
+/** `--branch`: the branch a table command reads or writes (its metadata under `branch/branch-<name>/`). */
+export const branchOption = {
+  type: 'string',
+  valueName: 'name',
+  description: 'work on this branch of the table (default main)',
+} as const satisfies OptionSpec;
 
 /** A progress bar on `ctx.stderr`, drawn only when it is a terminal and `TIDEMARK_NO_PROGRESS` is unset. */
 export function progressFor(
@@ -85,9 +91,19 @@ export function tableLocation(arg: string, ctx: CommandContext): string {
   return resolvePath(ctx.cwd, arg);
 }
 
-/** Opens the table named by `arg`, runs `fn`, and closes the table's FileIO afterwards. */
-export async function withTable<T>(arg: string, ctx: CommandContext, fn: (table: Table) => Promise<T>): Promise<T> {
-  const table = await openTableNamingNeighbours(tableLocation(arg, ctx), ctx);
+/** A command's `<table>` argument with its `--branch` option. */
+export interface TableRef {
+  readonly table: string;
+  readonly branch?: string | undefined;
+}
+
+/**
+ * Opens the table named by `ref` (the `<table>` argument, or it with the command's `--branch`),
+ * runs `fn`, and closes the table's FileIO afterwards.
+ */
+export async function withTable<T>(ref: string | TableRef, ctx: CommandContext, fn: (table: Table) => Promise<T>): Promise<T> {
+  const { table: arg, branch } = typeof ref === 'string' ? { table: ref, branch: undefined } : ref;
+  const table = await openTableNamingNeighbours(tableLocation(arg, ctx), ctx, branch);
   try {
     return await fn(table);
   } finally {
@@ -96,13 +112,13 @@ export async function withTable<T>(arg: string, ctx: CommandContext, fn: (table:
 }
 
 /**
- * Opens the table at `location`; when there is none, the error names the tables that do exist
- * nearby (a typo in a table or database name is the usual cause). With `ctx`, the table's notices
- * (unknown options, rows a read cannot show) go to the command's stderr.
+ * Opens the table at `location` (on `branch` when given); when there is none, the error names the
+ * tables that do exist nearby (a typo in a table or database name is the usual cause). With `ctx`,
+ * the table's notices (unknown options, rows a read cannot show) go to the command's stderr.
  */
-export async function openTableNamingNeighbours(location: string, ctx?: CommandContext): Promise<Table> {
+export async function openTableNamingNeighbours(location: string, ctx?: CommandContext, branch?: string): Promise<Table> {
   try {
-    return await openTable(location, ctx ? { logger: stderrLogger(ctx) } : {});
+    return await openTable(location, { ...(ctx ? { logger: stderrLogger(ctx) } : {}), ...(branch !== undefined ? { branch } : {}) });
   } catch (e) {
     throw await withNeighboursNamed(e, location);
   }

@@ -1,7 +1,7 @@
 import type { Snapshot } from '@tidemark/format';
 import { defineCommand } from '../command.js';
 import { bigintToJson, stringifyJson, type JsonValue } from '../output/value-format.js';
-import { isoTime, jsonOption, printLine, tableArgument, textTable, withTable } from './shared.js';
+import { isoTime, jsonOption, printLine, tableArgument, textTable, withTable, branchOption } from './shared.js';
 
 /** `tidemark snapshots`: list snapshots. */
 export const snapshotsCommand = defineCommand({
@@ -14,10 +14,13 @@ export const snapshotsCommand = defineCommand({
       'commitUser, commitIdentifier (a number within ±(2^53-1), else a string of digits, so 9223372036854775807 ' +
       'stays exact), totalRecordCount, deltaRecordCount and schemaId.',
     positionals: [tableArgument],
-    options: { json: { ...jsonOption, description: 'print JSON lines, one snapshot per line' } },
+    options: {
+      json: { ...jsonOption, description: 'print JSON lines, one snapshot per line' },
+      branch: branchOption,
+    },
   },
   async run(args, ctx) {
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       const snapshots: Snapshot[] = [];
       for (const id of await table.snapshotManager.sortedIds()) {
         const s = await table.snapshotManager.tryGet(id);

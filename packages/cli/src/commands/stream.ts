@@ -3,7 +3,7 @@ import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { parseDuration, parseInstant } from '../options/duration.js';
 import { writeRecordBatches } from '../output/writers.js';
-import { tableArgument, withTable } from './shared.js';
+import { tableArgument, withTable, branchOption } from './shared.js';
 
 const streamUsage = {
   synopsis: ['stream <table> [--from earliest|latest|N|T] [--consumer-id ID] [--max-snapshots N] [--poll-interval D] [--format jsonl]'],
@@ -15,6 +15,7 @@ const streamUsage = {
     'last snapshot whose rows were all printed; expiration keeps the snapshots the consumer still needs.',
   positionals: [tableArgument],
   options: {
+    branch: branchOption,
     from: { type: 'string', valueName: 'start', description: 'earliest, latest (default), a snapshot id or a time (ISO-8601 or epoch ms)' },
     'consumer-id': { type: 'string', valueName: 'ID', description: 'record progress under this consumer id and resume from it' },
     'max-snapshots': { type: 'integer', min: 1, valueName: 'N', description: 'stop after N snapshots (snapshots without changes count)' },
@@ -45,7 +46,7 @@ function defineStream(name: string, summary: string) {
       const o = args.options;
       const from = parseStart(o.from);
       const poll = o['poll-interval'] !== undefined ? parseDuration(o['poll-interval'], '--poll-interval') : 1000;
-      await withTable(args.named['table']!, ctx, async (table) => {
+      await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
         const types = new Map<string, import('@tidemark/format').DataType>(table.schema().fields.map((f) => [f.name, f.type]));
         const stream = table.newStreamRead({
           from,

@@ -3,7 +3,7 @@ import { defineCommand } from '../command.js';
 import { parseDuration } from '../options/duration.js';
 import { UsageError } from '../errors.js';
 import { stringifyJson, type JsonValue } from '../output/value-format.js';
-import { isoTime, printLine, snapshotOption, tableArgument, textTable, withTable } from './shared.js';
+import { isoTime, printLine, snapshotOption, tableArgument, textTable, withTable, branchOption } from './shared.js';
 
 const actions = ['create', 'delete', 'list'];
 
@@ -26,6 +26,7 @@ export const tagCommand = defineCommand({
       { name: 'name', description: 'tag name (create, delete)', required: false },
     ],
     options: {
+      branch: branchOption,
       snapshot: { ...snapshotOption, description: 'tag this snapshot (default latest)' },
       'time-retained': { type: 'string', valueName: 'duration', description: 'keep the tag this long (default tag.default-time-retained)' },
       json: { type: 'boolean', description: 'list as JSON lines; create and delete print one JSON object' },
@@ -44,7 +45,7 @@ export const tagCommand = defineCommand({
     const retainedMs =
       args.options['time-retained'] !== undefined ? parseDuration(args.options['time-retained'], '--time-retained') : undefined;
     const tableArg = args.named['table']!;
-    await withTable(tableArg, ctx, async (table) => {
+    await withTable({ table: tableArg, branch: args.options.branch }, ctx, async (table) => {
       if (action === 'create') {
         const tag = await table.createTag(name!, {
           ...(args.options.snapshot !== undefined ? { snapshotId: args.options.snapshot } : {}),

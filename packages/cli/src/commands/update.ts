@@ -2,7 +2,7 @@ import type { RowObject } from '@tidemark/core';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { outcomeOf, printRowChange, RowChangeProgressBar } from './row-change-output.js';
-import { dryRunOption, jsonOption, quietOption, tableArgument, withTable } from './shared.js';
+import { dryRunOption, jsonOption, quietOption, tableArgument, withTable, branchOption } from './shared.js';
 
 /** `tidemark update`: set columns of the rows matching a predicate, as one snapshot. */
 export const updateCommand = defineCommand({
@@ -21,6 +21,7 @@ export const updateCommand = defineCommand({
       'files whose rows would be marked deleted).',
     positionals: [tableArgument],
     options: {
+      branch: branchOption,
       where: { type: 'string', valueName: 'predicate', description: 'rows to update, e.g. "dt = \'2024-05-01\' AND id < 10"' },
       set: { type: 'string', valueName: 'json', description: 'new values, e.g. \'{"status": "done", "retries": 0}\'' },
       'commit-user': { type: 'string', valueName: 'U', description: 'commit user, for idempotent retries' },
@@ -36,7 +37,7 @@ export const updateCommand = defineCommand({
     if (o.where === undefined) throw new UsageError("give the rows to update with '--where <predicate>'", 'update');
     if (o.set === undefined) throw new UsageError('give the new values with \'--set {"column": value}\'', 'update');
     const set = parseSet(o.set);
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       const progress = new RowChangeProgressBar(ctx, 'updating', o.quiet || o.json);
       const options = {
         ...(o['commit-user'] !== undefined ? { commitUser: o['commit-user'] } : {}),

@@ -2,7 +2,7 @@ import { verifyTable, type VerifySummary } from '@tidemark/maintenance';
 import { ExitCode, defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { writeJsonSummary, type ProgressReporter } from '../output/progress.js';
-import { jsonOption, printLine, progressFor, snapshotOption, tableArgument, withTable } from './shared.js';
+import { branchOption, jsonOption, printLine, progressFor, snapshotOption, tableArgument, withTable } from './shared.js';
 
 /** `tidemark verify`: a read-only consistency check of a table. */
 export const verifyCommand = defineCommand({
@@ -16,6 +16,7 @@ export const verifyCommand = defineCommand({
       'there is any, 0 when the table is intact. Never writes or deletes anything.',
     positionals: [tableArgument],
     options: {
+      branch: branchOption,
       snapshot: { ...snapshotOption, description: 'check this snapshot (default: the latest)' },
       all: { type: 'boolean', description: 'check every retained snapshot' },
       'metadata-only': { type: 'boolean', description: 'check data files by existence and size only, without decoding them' },
@@ -25,7 +26,7 @@ export const verifyCommand = defineCommand({
   async run(args, ctx) {
     const o = args.options;
     if (o.all && o.snapshot !== undefined) throw new UsageError("give either '--snapshot' or '--all', not both", 'verify');
-    return withTable(args.named['table']!, ctx, async (table) => {
+    return withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       // Decoding every live data file can take long on a big table: a bar on a terminal, as the maintenance jobs draw.
       let bar: ProgressReporter | undefined;
       const summary = await verifyTable(table, {

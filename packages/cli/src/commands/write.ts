@@ -29,7 +29,7 @@ import { replayableInput, type ReplayableInput } from '../input/replayable-input
 import { parseKeyValues } from './create.js';
 import type { ProgressReporter } from '../output/progress.js';
 import { overwritePlanJson, partitionText, plural, printList, printOverwritePlan } from './row-change-output.js';
-import { dryRunOption, jsonOption, printLine, progressFor, quietOption, tableArgument, withTable } from './shared.js';
+import { dryRunOption, jsonOption, printLine, progressFor, quietOption, tableArgument, withTable, branchOption } from './shared.js';
 
 /** `tidemark write`: append or overwrite rows. */
 export const writeCommand = defineCommand({
@@ -48,6 +48,7 @@ export const writeCommand = defineCommand({
       'rows, and the rows each would get.',
     positionals: [tableArgument],
     options: {
+      branch: branchOption,
       input: { type: 'string', valueName: 'file|-', description: 'input file, or - for stdin (default -)' },
       format: { type: 'string', valueName: 'fmt', choices: ['jsonl', 'csv', 'parquet'], description: 'input format (default jsonl)' },
       'row-kind-field': {
@@ -75,7 +76,7 @@ export const writeCommand = defineCommand({
     if (inputPath !== undefined) await checkInputFile(inputPath, format);
 
     const rowKindField = o['row-kind-field'];
-    await withTable(args.named['table']!, ctx, async (table) => {
+    await withTable({ table: args.named['table']!, branch: args.options.branch }, ctx, async (table) => {
       if (rowKindField !== undefined) checkRowKindField(table.schema().fields, rowKindField, table.isPrimaryKeyTable, table.location);
       const commit = table.newCommit(o['commit-user'] !== undefined ? { commitUser: o['commit-user'] } : {});
       const identifier = o['commit-identifier'] !== undefined ? BigInt(o['commit-identifier']) : undefined;

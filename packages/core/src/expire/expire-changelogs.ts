@@ -18,6 +18,7 @@
  */
 import { NotFoundError, type FileIO } from '@tidemark/storage';
 import { readManifestEntries, type Snapshot } from '@tidemark/format';
+import { OtherBranches } from '../branch/other-branches.js';
 import { ChangelogManager } from '../changelog-manager.js';
 import { ConsumerManager } from '../consumer-manager.js';
 import { tableOptions } from '../core-options.js';
@@ -75,7 +76,7 @@ export async function expireChangelogs(table: MaintainedTable, options: ExpireCh
   if (bounds === null) return run.summary(0, earliest);
   const { expiring, end } = await readExpiringChangelogs(run, bounds);
   if (end <= earliest) return run.summary(0, earliest);
-  await deleteChangelogFiles(run, new DataFileLocator(run.paths, schema), expiring);
+  await deleteChangelogFiles(run, new DataFileLocator(run.paths, schema), expiring, end);
   await deleteChangelogMetadata(run, expiring, end, latest);
   return run.summary(expiring.length, end <= latest ? end : null);
 }
@@ -169,7 +170,12 @@ async function readExpiringChangelogs(run: ChangelogRun, b: ChangelogBounds): Pr
  * read, then their manifests and manifest lists (names bounded by the expire limit, as the
  * changelogs). A changelog whose snapshot is tagged keeps its files.
  */
-async function deleteChangelogFiles(run: ChangelogRun, locator: DataFileLocator, expiring: readonly Snapshot[]): Promise<void> {
+async function deleteChangelogFiles(
+  run: ChangelogRun,
+  locator: DataFileLocator,
+  expiring: readonly Snapshot[],
+  end: number,
+): Promise<void> {
   const { io, paths } = run;
   const tagged = new Set((await new TagManager(io, paths).list()).map((t) => t.tag.id));
   const manifests: FileRef[] = [];
@@ -195,14 +201,23 @@ async function deleteChangelogFiles(run: ChangelogRun, locator: DataFileLocator,
     return files;
   };
   const withFiles = expiring.filter((c) => !!c.changelogManifestList && !tagged.has(c.id));
-  await run.deleter.deleteAll(
-    'changelog-files',
-    (async function* () {
-      for await (const files of mapOrdered(withFiles, METADATA_READ_CONCURRENCY, readFiles)) yield* files;
-    })(),
-  );
-  await run.deleter.deleteAll('changelog-manifests', manifests);
-  await run.deleter.deleteAll('changelog-manifest-lists', lists);
+  const read = (async function* () {
+    for await (const files of mapOrdered(withFiles, METADATA_READ_CONCURRENCY, readFiles)) yield* files;
+  })();
+  // Another branch made from (or fast-forwarded to) one of these snapshots names the same files:
+  // then the files (bounded by the expire limit) are collected and tested against it first.
+  const others = await OtherBranches.read(io, paths, end - 1, run.signal);
+  if (others === null) await run.deleter.deleteAll('changelog-files', read);
+  else {
+    const files: FileRef[] = [];
+    for await (const f of read) files.push(f);
+    await run.deleter.deleteAll('changelog-files', await others.unused(files, locator, run.signal));
+  }
+  const used = others === null ? null : await others.metadataNames(run.signal);
+  const unusedMetadata = (refs: FileRef[]): FileRef[] =>
+    used === null ? refs : refs.filter((f) => !used.has(f.path.slice(f.path.lastIndexOf('/') + 1)));
+  await run.deleter.deleteAll('changelog-manifests', unusedMetadata(manifests));
+  await run.deleter.deleteAll('changelog-manifest-lists', unusedMetadata(lists));
 }
 
 /** One batch of changelog metadata files, and the id EARLIEST moves to before it goes. */

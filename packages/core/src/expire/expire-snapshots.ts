@@ -39,6 +39,7 @@
  */
 import { NotFoundError, type FileIO } from '@tidemark/storage';
 import type { Snapshot } from '@tidemark/format';
+import { OtherBranches } from '../branch/other-branches.js';
 import { ChangelogManager } from '../changelog-manager.js';
 import { ConsumerManager } from '../consumer-manager.js';
 import { tableOptions } from '../core-options.js';
@@ -150,8 +151,11 @@ async function expireSnapshotFiles(table: MaintainedTable, options: ExpireSnapsh
   if (range.end <= range.earliest) return keepEarliest(run, earliestId);
   firstRetained(paths, range); // before the tags are listed
   const tags = await run.tags();
-  const retained = await readRetainedMetadata(run, range, tags);
-  const ctx = { ...run, locator };
+  const own = await readRetainedMetadata(run, range, tags);
+  // Other branches share the files of the snapshots they were made or fast-forwarded from.
+  const others = await OtherBranches.read(io, paths, range.end, run.signal);
+  const retained = others === null ? own : { ...own, names: new Set([...own.names, ...(await others.metadataNames(run.signal))]) };
+  const ctx = { ...run, locator, others };
   await deleteDataFiles(ctx, range, retained, tags);
   await deleteChangelogFiles(ctx, range);
   await deleteManifests(ctx, range, retained);

@@ -6,6 +6,7 @@
  */
 import { NotFoundError, type FileIO } from '@tidemark/storage';
 import { readManifestEntries, type ManifestFileMeta, type Snapshot, type Tag } from '@tidemark/format';
+import type { OtherBranches } from '../branch/other-branches.js';
 import type { TablePaths } from '../table-paths.js';
 import { METADATA_READ_CONCURRENCY, mapOrdered } from './bounded-map.js';
 import type { ExpiringRange, MarkedFile } from './expiring-range.js';
@@ -26,6 +27,8 @@ export interface DeletionContext {
   readonly locator: DataFileLocator;
   readonly deleter: FileDeleter;
   readonly signal?: AbortSignal | undefined;
+  /** The table's other branches, when it has any: their files are kept by every step. */
+  readonly others?: OtherBranches | null;
 }
 
 /** What the first retained snapshot and the tags reference: kept by every step. */
@@ -102,6 +105,7 @@ export async function deleteDataFiles(
     await unmarkLive(io, paths, locator, await liveLists(io, paths, tag, `tag '${name}'`), governed, `tag '${name}'`);
     for (const k of candidates) if (!governed.has(k)) marked.delete(k);
   }
+  if (ctx.others && marked.size > 0) await ctx.others.keepUsed(marked, locator, ctx.signal);
   await ctx.deleter.deleteAll(
     'data-files',
     (function* () {
@@ -124,7 +128,8 @@ export function governedByTag(marked: ReadonlyMap<string, MarkedFile>, tagId: nu
 /** Step 2: changelog files of the expired snapshots (the read pass left out those of tagged snapshots). */
 export async function deleteChangelogFiles(ctx: DeletionContext, range: ExpiringRange): Promise<void> {
   checkAborted(ctx.signal);
-  await ctx.deleter.deleteAll('changelog-files', range.changelogFiles);
+  const files = ctx.others ? await ctx.others.unused(range.changelogFiles, ctx.locator, ctx.signal) : range.changelogFiles;
+  await ctx.deleter.deleteAll('changelog-files', files);
   range.changelogFiles.length = 0;
 }
 
