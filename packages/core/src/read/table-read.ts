@@ -26,6 +26,7 @@ import type { TagManager } from '../tag-manager.js';
 import { parseTimestampMillis, resolveSnapshot, type TimeTravelOptions } from '../time-travel.js';
 import { ScanPlan, type DataSplit } from '../scan/data-split.js';
 import { InvalidReadOptionError } from '../scan/errors.js';
+import { bucketSelector } from '../scan/bucket-filter.js';
 import { FileStoreScan, type ScanFilter } from '../scan/file-store-scan.js';
 import { makeBatch, takeBatch } from './arrow-take.js';
 import { valueReader } from './arrow-values.js';
@@ -232,6 +233,7 @@ abstract class AbstractRead {
       statsPredicate: predicate ? (statsSafe ? predicate : partitionOnly(predicate, [...pk, ...schema.partitionKeys])) : null,
       ...(this.selection.partition ? { partitionSpec: this.selection.partition } : {}),
       ...(this.selection.bucket !== undefined ? { bucket: this.selection.bucket } : {}),
+      bucketSelector: bucketSelector(schema, predicate),
     };
   }
 }

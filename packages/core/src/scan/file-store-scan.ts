@@ -33,6 +33,7 @@ import type { SchemaManager } from '../schema-manager.js';
 import type { TablePaths } from '../table-paths.js';
 import type { FileStorePathFactory } from '../path-factory.js';
 import { isTableContext, tableContext, type TableContext } from '../table-context.js';
+import type { BucketSelector } from './bucket-filter.js';
 import { EntryCompactor } from './compact-meta.js';
 import { BucketFiles } from './live-files.js';
 import { ScanPlan, type DataSplit, type DeletionFileRef } from './data-split.js';
@@ -65,6 +66,8 @@ export interface ScanFilter {
   readonly partitionSpec?: Readonly<Record<string, string>>;
   /** Only this bucket. */
   readonly bucket?: number;
+  /** Only the buckets this accepts (bucket pruning of a filter that fixes the bucket key, see `bucketSelector`). */
+  readonly bucketSelector?: BucketSelector | null;
   /**
    * Predicate used only to skip files by their value stats (never to filter rows). Callers must
    * pass only conjuncts that are safe for the table kind (key columns for merge-on-read tables).
@@ -200,9 +203,11 @@ export class FileStoreScan {
     const bytes = await (reading ?? this.fileIO.read(path));
     const kept: ManifestEntry[] = [];
     const statsPredicate = run.filter.statsPredicate;
+    const selector = run.filter.bucketSelector;
     for await (const batch of decodeManifestEntryBatches(bytes, path, run.decodeOptions)) {
       for (const entry of batch) {
         if (addsOnly && entry.kind !== 'ADD') continue;
+        if (selector && !selector(entry.bucket, entry.totalBuckets)) continue;
         if (statsPredicate) {
           const schema = this.schemaCache.get(entry.file.schemaId) ?? (await this.fileSchema(entry.file.schemaId));
           const stats = this.statsEvolution.stats(entry.file, schema);
