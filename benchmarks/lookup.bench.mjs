@@ -6,7 +6,8 @@
  * table with `tidemark count --where "id IN (…4,000 keys)"` (run in-process through the CLI).
  *
  * Tables (lib/lookup-tasks.mjs): 500k rows in 8 buckets on local disk, once fully compacted (one
- * file per bucket) and once as the writers left it (appends of 100k rows, writer compaction); on
+ * file per bucket) and once as a `write-only` writer left it (5 appends of 100k rows, no
+ * compaction: 5 overlapping level-0 files per bucket); on
  * the S3 server 10M rows, fully compacted. Built tables are kept (local: benchmarks/work/lookup-cache,
  * S3: bench/lookup-cache/ in the bucket) and reused while their READY marker exists.
  *
@@ -82,10 +83,10 @@ export async function run(options = {}) {
   };
 
   const compacted = path.join(CACHE, `pk-${rows}-b8-full`);
-  const written = path.join(CACHE, `pk-${rows}-b8-written`);
+  const written = path.join(CACHE, `pk-${rows}-b8-level0`);
   const delMaster = path.join(CACHE, `pk-${deleteRows}-b8-full`);
   await build('local, compacted', { location: compacted, rows });
-  await build('local, as written', { location: written, rows, compact: false });
+  await build('local, as written', { location: written, rows, compact: false, options: { 'write-only': 'true' } });
   await build('delete table', { location: delMaster, rows: deleteRows });
   await measure(`${fmtRate(rows)} rows, 8 buckets, compacted`, 'local', compacted, { rows });
   await measure(`${fmtRate(rows)} rows, 8 buckets, as written`, 'local', written, { rows });

@@ -23,6 +23,7 @@ import type { Predicate } from '../predicate.js';
 import { readDataFiles, type DataFileToRead, type ReadDataFileOptions } from './data-file-reader.js';
 import { isRetraction, type MergeEngineOptions } from './merge-engine.js';
 import { KeyValueChunks } from './merged-columns.js';
+import { matchingRows } from './row-filter.js';
 
 /** What split readers need besides the split. */
 export interface SplitReadContext {
@@ -33,7 +34,11 @@ export interface SplitReadContext {
   readonly readFields: readonly DataField[];
   /** Rows per output batch of merged splits. */
   readonly batchSize?: number;
-  /** Row groups whose statistics prove no row satisfies this are skipped (names read fields). */
+  /**
+   * Row groups whose statistics prove no row satisfies this are skipped (names read fields). For
+   * {@link readMergeSplit} it must name key and partition columns only (as skipping by another
+   * column could drop a key's newer record): rows it rejects are dropped before the merge.
+   */
   readonly rowFilter?: Predicate | null;
   /** Row groups decoded ahead of the consumer (see `readDataFiles`). */
   readonly readAhead?: number;
@@ -174,8 +179,16 @@ export async function* readMergeSplit(
   for (const k of [...keyFields, ...sequenceFields, ...extraFields]) if (!mergeFields.some((f) => f.id === k.id)) mergeFields.push(k);
   const held = new KeyValueChunks(mergeFields, keyFields, sequenceFields);
   const files = split.files.filter((f) => !(skipLevel0 && f.meta.level === 0)).map((f) => toRead(ctx, split, f, null));
+  // Records of one key share its key columns: rows the key-only filter drops cannot change the
+  // merged row of a key it keeps, so they are dropped before the merge (a lookup merges its keys only).
+  const keyFilter = ctx.rowFilter ?? null;
   for await (const { evolved } of readDataFiles(ctx.fileIO, files, mergeFields, { keyValue: true, ...readOptions(ctx) })) {
-    held.add(evolved.batch.data.children, evolved.sequence!, evolved.valueKind!, evolved.batch.numRows);
+    const keep = keyFilter === null ? null : matchingRows(evolved.batch, mergeFields, keyFilter);
+    if (keep === null) held.add(evolved.batch.data.children, evolved.sequence!, evolved.valueKind!, evolved.batch.numRows);
+    else if (keep.length > 0) {
+      const kept = takeBatch(evolved.batch, keep);
+      held.add(kept.data.children, takeTyped(evolved.sequence!, keep), takeTyped(evolved.valueKind!, keep), keep.length);
+    }
   }
   if (held.size === 0) return;
   const schema = new arrow.Schema(ctx.readFields.map((f) => toArrowField(f)));
@@ -185,4 +198,10 @@ export async function* readMergeSplit(
     const end = Math.min(merged.length, start + size);
     yield makeBatch(schema, merged.columns(start, end), end - start);
   }
+}
+
+function takeTyped<T extends BigInt64Array | Int8Array>(values: T, rows: readonly number[]): T {
+  const out = new (values.constructor as new (n: number) => T)(rows.length);
+  rows.forEach((r, i) => (out[i] = values[r]!));
+  return out;
 }

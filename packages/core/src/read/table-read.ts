@@ -16,7 +16,7 @@ import {
   type TableSchema,
 } from '@tidemark/format';
 import { TimeTravelError } from '../errors.js';
-import { evaluate, partitionOnly, predicateColumns, type Predicate } from '../predicate.js';
+import { partitionOnly, predicateColumns, type Predicate } from '../predicate.js';
 import { parsePredicate } from '../predicate-parser.js';
 import type { SchemaManager } from '../schema-manager.js';
 import type { SnapshotManager } from '../snapshot-manager.js';
@@ -29,8 +29,8 @@ import { InvalidReadOptionError } from '../scan/errors.js';
 import { bucketSelector } from '../scan/bucket-filter.js';
 import { FileStoreScan, type ScanFilter } from '../scan/file-store-scan.js';
 import { makeBatch, takeBatch } from './arrow-take.js';
-import { valueReader } from './arrow-values.js';
 import { mergeEngineOptions } from './merge-engine.js';
+import { matchingRows } from './row-filter.js';
 import { readMergeSplit, readRawSplits, type SplitReadContext } from './split-readers.js';
 
 /** The parts of a table a read needs (a `Table` provides them). */
@@ -373,11 +373,6 @@ async function* readMergeSplits(
 
 /** Keeps the rows of `batch` (columns = `fields`) for which `predicate` is TRUE. */
 export function filterBatch(batch: arrow.RecordBatch, predicate: Predicate, fields: readonly DataField[]): arrow.RecordBatch {
-  const readers = new Map<string, (i: number) => unknown>();
-  fields.forEach((f, i) => readers.set(f.name, valueReader(batch.data.children[i]!, f.type)));
-  const keep: number[] = [];
-  let row = 0;
-  const get = (c: string): unknown => readers.get(c)?.(row) ?? null;
-  for (row = 0; row < batch.numRows; row++) if (evaluate(predicate, get) === true) keep.push(row);
-  return keep.length === batch.numRows ? batch : takeBatch(batch, keep);
+  const keep = matchingRows(batch, fields, predicate);
+  return keep === null ? batch : takeBatch(batch, keep);
 }

@@ -1,0 +1,148 @@
+/**
+ * The rows of a decoded batch a predicate keeps. Conjuncts that test a column against literals
+ * (`c = v`, `c IN (…)`) on integer, date and string columns run over the Arrow buffers without
+ * decoding a value per row (a key lookup tests every row of the row groups it reads); the rest of
+ * the predicate is evaluated row by row on the survivors, with SQL three-valued logic.
+ */
+import type * as arrow from 'apache-arrow';
+import type { DataField } from '@tidemark/format';
+import { evaluate, type Predicate } from '../predicate.js';
+import { valueReader } from './arrow-values.js';
+
+/**
+ * The rows of `batch` (its columns are `fields`, in order) for which `predicate` is TRUE, ascending;
+ * null when that is every row.
+ */
+export function matchingRows(batch: arrow.RecordBatch, fields: readonly DataField[], predicate: Predicate): number[] | null {
+  const n = batch.numRows;
+  const conjuncts = predicate.kind === 'and' ? predicate.children : [predicate];
+  let rows: number[] | null = null;
+  const rest: Predicate[] = [];
+  for (const c of conjuncts) {
+    const column = c.kind === 'compare' || c.kind === 'in' ? fields.findIndex((f) => f.name === c.column) : -1;
+    const test = column < 0 ? null : literalTest(c, batch.data.children[column]!, fields[column]!);
+    if (test === null) {
+      rest.push(c);
+      continue;
+    }
+    const kept: number[] = [];
+    if (rows === null) {
+      for (let i = 0; i < n; i++) if (test(i)) kept.push(i);
+    } else for (const i of rows) if (test(i)) kept.push(i);
+    rows = kept;
+    if (rows.length === 0) return rows;
+  }
+  if (rest.length > 0) {
+    const readers = new Map<string, (i: number) => unknown>();
+    fields.forEach((f, i) => readers.set(f.name, valueReader(batch.data.children[i]!, f.type)));
+    let row = 0;
+    const get = (c: string): unknown => readers.get(c)?.(row) ?? null;
+    const kept: number[] = [];
+    const check = (i: number): void => {
+      row = i;
+      if (rest.every((p) => evaluate(p, get) === true)) kept.push(i);
+    };
+    if (rows === null) for (let i = 0; i < n; i++) check(i);
+    else for (const i of rows) check(i);
+    rows = kept;
+  }
+  return rows === null || rows.length === n ? null : rows;
+}
+
+/**
+ * A test of row i for `c = v` / `c IN (…)` (not negated) straight on the column's buffers, or null
+ * when the column type or the literals need the general evaluation. A NULL row never passes.
+ */
+function literalTest(p: Predicate, data: arrow.Data, field: DataField): ((i: number) => boolean) | null {
+  let literals: readonly unknown[];
+  if (p.kind === 'compare' && p.op === '=') literals = [p.value];
+  else if (p.kind === 'in' && !p.negated) literals = p.values;
+  else return null;
+  const valid = data.nullCount === 0 ? null : (i: number): boolean => data.getValid(i);
+  let test: ((i: number) => boolean) | null;
+  switch (field.type.root) {
+    case 'TINYINT':
+    case 'SMALLINT':
+    case 'INT':
+    case 'DATE':
+    case 'TIME':
+      test = integerTest(data.values as Int32Array, literals);
+      break;
+    case 'BIGINT':
+      test = bigintTest(data.values as BigInt64Array, literals);
+      break;
+    case 'CHAR':
+    case 'VARCHAR':
+      test = stringTest(data, literals);
+      break;
+    default:
+      return null;
+  }
+  if (test === null || valid === null) return test;
+  const inner = test;
+  return (i) => valid(i) && inner(i);
+}
+
+/** Integer literals as the numbers an integer column can hold (others can equal no row), or null for a literal of another kind. */
+function integerLiterals(literals: readonly unknown[]): Set<number> | null {
+  const out = new Set<number>();
+  for (const v of literals) {
+    if (v === null || v === undefined) continue;
+    const n = typeof v === 'bigint' ? Number(v) : v;
+    if (typeof n !== 'number') return null;
+    if (Number.isInteger(n) && (typeof v !== 'bigint' || BigInt(n) === v)) out.add(n);
+  }
+  return out;
+}
+
+function integerTest(values: ArrayLike<number>, literals: readonly unknown[]): ((i: number) => boolean) | null {
+  const set = integerLiterals(literals);
+  if (set === null) return null;
+  if (set.size === 1) {
+    const only = set.values().next().value!;
+    return (i) => values[i] === only;
+  }
+  return (i) => set.has(values[i]!);
+}
+
+function bigintTest(values: BigInt64Array, literals: readonly unknown[]): ((i: number) => boolean) | null {
+  const set = new Set<bigint>();
+  for (const v of literals) {
+    if (v === null || v === undefined) continue;
+    if (typeof v === 'bigint') set.add(v);
+    else if (typeof v === 'number') {
+      if (Number.isSafeInteger(v)) set.add(BigInt(v));
+      else if (Number.isInteger(v)) return null; // an inexact double: leave it to compareValues
+    } else return null;
+  }
+  if (set.size === 1) {
+    // Compare the two 32-bit halves: reading a BigInt64Array allocates a bigint per row.
+    const only = set.values().next().value!;
+    const halves = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
+    const lo = Number(BigInt.asIntN(32, only));
+    const hi = Number(BigInt.asIntN(32, only >> 32n));
+    return (i) => halves[2 * i] === lo && halves[2 * i + 1] === hi;
+  }
+  return (i) => set.has(values[i]!);
+}
+
+function stringTest(data: arrow.Data, literals: readonly unknown[]): ((i: number) => boolean) | null {
+  const wanted = new Set<string>();
+  const lengths = new Set<number>();
+  const encoder = new TextEncoder();
+  for (const v of literals) {
+    if (v === null || v === undefined) continue;
+    if (typeof v !== 'string') return null;
+    wanted.add(v);
+    lengths.add(encoder.encode(v).length);
+  }
+  const offsets = data.valueOffsets as Int32Array;
+  const bytes = data.values as Uint8Array;
+  const decoder = new TextDecoder();
+  // Only rows of a wanted byte length are decoded.
+  return (i) => {
+    const start = offsets[i]!;
+    const end = offsets[i + 1]!;
+    return lengths.has(end - start) && wanted.has(decoder.decode(bytes.subarray(start, end)));
+  };
+}
