@@ -135,6 +135,12 @@ export class ParquetDataFile {
     return this.decodedFooter;
   }
 
+  /** Bytes this object keeps (the file's tail with the footer): what a cache of opened files counts. */
+  get retainedBytes(): number {
+    const tail = this.blob.tail;
+    return tail.byteLength + (this.footerTail === tail ? 0 : this.footerTail.byteLength);
+  }
+
   /**
    * Reads and parses the footer (usually from the one prefetched read of the file's tail).
    * @throws CorruptFileError for a size or row count that differs from `fileSize` / `rowCount`,

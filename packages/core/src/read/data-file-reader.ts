@@ -31,6 +31,7 @@ import type { Predicate } from '../predicate.js';
 import { makeBatch, nullData } from './arrow-take.js';
 import { DEFAULT_READ_AHEAD, readAhead } from './read-ahead.js';
 import { orcPredicate } from './orc-predicate.js';
+import type { ReadCache } from './read-cache.js';
 import { rowGroupFilter } from './row-group-filter.js';
 
 /** One batch of a data file, evolved to the read fields. */
@@ -67,6 +68,13 @@ export interface ReadDataFileOptions {
   readonly readAhead?: number;
   /** Where parquet-wasm runs: a pool, or `false` for this thread (default: the shared pool). */
   readonly pool?: ParquetWorkerPool | false;
+  /** Keeps opened Parquet files (their footers) between reads. */
+  readonly cache?: ReadCache;
+  /**
+   * Key lookups: keep the decoded row groups in `cache` (bounded by `lookup.cache-max-memory-size`),
+   * so that the next lookup of a key in them decodes nothing.
+   */
+  readonly keepDecoded?: boolean;
 }
 
 /** A decoded batch of one of the files given to {@link readDataFiles}. */
@@ -187,7 +195,7 @@ async function* decodeUnits<F extends DataFileToRead>(
     fill();
     let opened: OpenedFile;
     try {
-      opened = await head.opened;
+      opened = keepingDecoded(await head.opened, head.file, readFields, options);
     } catch (err) {
       // Fail in order: after the units of the files before it.
       yield () => Promise.reject(err instanceof Error ? err : new Error(String(err)));
@@ -206,6 +214,43 @@ async function* decodeUnits<F extends DataFileToRead>(
       } else yield () => opened.decode(group).then((batches) => ({ file, firstRow: opened.firstRow(group), batches }));
     }
   }
+}
+
+/**
+ * `opened` whose row groups, once decoded, stay in the read cache when the read is a key lookup
+ * (a file never changes under its name; the key names how it was read).
+ */
+function keepingDecoded(opened: OpenedFile, file: DataFileToRead, readFields: readonly DataField[], options: ReadDataFileOptions): OpenedFile {
+  const cache = options.cache;
+  if (cache === undefined || options.keepDecoded !== true) return opened;
+  const how = `${options.keyValue ? 'kv' : 'plain'}|${options.batchSize ?? ''}|${readShape(readFields)}`;
+  return {
+    groups: opened.groups,
+    firstRow: (group) => opened.firstRow(group),
+    decode: (group) => cache.decoded(`${file.path}#${group}#${how}`, () => opened.decode(group), evolvedBytes),
+  };
+}
+
+const shapes = new WeakMap<readonly DataField[], string>();
+
+/** The read fields as a string: ids and types (what decoding a file into them depends on). */
+function readShape(fields: readonly DataField[]): string {
+  let shape = shapes.get(fields);
+  if (shape === undefined) shapes.set(fields, (shape = JSON.stringify(fields.map((f) => [f.id, f.type]))));
+  return shape;
+}
+
+function evolvedBytes(batches: readonly EvolvedBatch[]): number {
+  let total = 0;
+  const visit = (d: arrow.Data): void => {
+    for (const b of [d.values, d.valueOffsets, d.nullBitmap] as Array<ArrayBufferView | undefined>) total += b?.byteLength ?? 0;
+    for (const c of d.children) visit(c);
+  };
+  for (const b of batches) {
+    for (const c of b.batch.data.children) visit(c);
+    total += (b.sequence?.byteLength ?? 0) + (b.valueKind?.byteLength ?? 0);
+  }
+  return total;
 }
 
 interface OpenedFile {
@@ -233,10 +278,13 @@ async function openFile(
   const format = dataFileFormat(file.path, coreOptions(schema).fileFormat);
   const layout = fileLayout(schema, readFields, options.keyValue);
   if (format === 'orc') return openOrc(io, file, layout, readFields, options);
-  const data = await ParquetDataFile.open(io, file.path, {
-    ...(file.fileSize !== undefined ? { fileSize: file.fileSize } : {}),
-    ...(file.rowCount !== undefined ? { rowCount: file.rowCount } : {}),
-  });
+  const open = (): Promise<ParquetDataFile> =>
+    ParquetDataFile.open(io, file.path, {
+      ...(file.fileSize !== undefined ? { fileSize: file.fileSize } : {}),
+      ...(file.rowCount !== undefined ? { rowCount: file.rowCount } : {}),
+    });
+  // Data files never change under their name: a footer read once serves every later read.
+  const data = await (options.cache ? options.cache.parquetFile(file.path, open) : open());
   const keep = options.rowFilter ? rowGroupFilter(options.rowFilter, readFields, layout.fileFields) : null;
   const groups: number[] = [];
   data.rowGroups.forEach((g, i) => {

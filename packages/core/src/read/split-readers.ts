@@ -23,6 +23,7 @@ import type { Predicate } from '../predicate.js';
 import { readDataFiles, type DataFileToRead, type ReadDataFileOptions } from './data-file-reader.js';
 import { isRetraction, type MergeEngineOptions } from './merge-engine.js';
 import { KeyValueChunks } from './merged-columns.js';
+import type { ReadCache } from './read-cache.js';
 import { matchingRows } from './row-filter.js';
 
 /** What split readers need besides the split. */
@@ -44,6 +45,10 @@ export interface SplitReadContext {
   readonly readAhead?: number;
   /** Where parquet-wasm runs (default: the shared worker pool). */
   readonly pool?: ParquetWorkerPool | false;
+  /** Keeps deletion vectors and data-file footers between reads (a long-lived table's reads). */
+  readonly cache?: ReadCache;
+  /** A key lookup: decoded row groups are kept in `cache` too (see `ReadDataFileOptions.keepDecoded`). */
+  readonly keepDecoded?: boolean;
 }
 
 /** Options of {@link readRawSplit}. */
@@ -128,7 +133,7 @@ function splitVectors(ctx: SplitReadContext, split: DataSplit, options: RawSplit
     .map((f) => split.deletionFiles.get(f.meta.fileName));
   const refs = wanted.filter((r) => r !== undefined);
   if (refs.length === 0) return null;
-  const p = readDeletionVectorsAt(ctx.fileIO, refs);
+  const p = ctx.cache ? ctx.cache.deletionVectors(ctx.fileIO, refs) : readDeletionVectorsAt(ctx.fileIO, refs);
   // Awaited when the split's first batch arrives; a read that fails before then is reported there.
   p.catch(() => undefined);
   return p;
@@ -156,6 +161,8 @@ function readOptions(ctx: SplitReadContext): Omit<ReadDataFileOptions, 'keyValue
     ...(ctx.rowFilter ? { rowFilter: ctx.rowFilter } : {}),
     ...(ctx.readAhead !== undefined ? { readAhead: ctx.readAhead } : {}),
     ...(ctx.pool !== undefined ? { pool: ctx.pool } : {}),
+    ...(ctx.cache !== undefined ? { cache: ctx.cache } : {}),
+    ...(ctx.keepDecoded !== undefined ? { keepDecoded: ctx.keepDecoded } : {}),
   };
 }
 

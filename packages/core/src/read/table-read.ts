@@ -26,10 +26,11 @@ import type { TagManager } from '../tag-manager.js';
 import { parseTimestampMillis, resolveSnapshot, type TimeTravelOptions } from '../time-travel.js';
 import { ScanPlan, type DataSplit } from '../scan/data-split.js';
 import { InvalidReadOptionError } from '../scan/errors.js';
-import { bucketSelector } from '../scan/bucket-filter.js';
+import { bucketSelector, fixesColumns } from '../scan/bucket-filter.js';
 import { FileStoreScan, type ScanFilter } from '../scan/file-store-scan.js';
 import { makeBatch, takeBatch } from './arrow-take.js';
 import { mergeEngineOptions } from './merge-engine.js';
+import { sharedReadCache } from './read-cache.js';
 import { matchingRows } from './row-filter.js';
 import { readMergeSplit, readRawSplits, type SplitReadContext } from './split-readers.js';
 
@@ -104,6 +105,8 @@ interface PreparedRead {
   readonly predicate: Predicate | null;
   /** The part of the predicate that may skip row groups by their statistics. */
   readonly rowFilter: Predicate | null;
+  /** The filter fixes the whole primary key: decoded row groups are kept for the next lookup. */
+  readonly keyLookup?: boolean;
   readSplits(ctx: SplitReadContext, splits: readonly DataSplit[]): AsyncGenerator<arrow.RecordBatch>;
 }
 
@@ -165,6 +168,8 @@ abstract class AbstractRead {
       ...(readAhead !== undefined ? { readAhead } : {}),
       ...(this.selection.decodePool !== undefined ? { pool: this.selection.decodePool } : {}),
       rowFilter: p.rowFilter,
+      cache: sharedReadCache(this.table.context),
+      ...(p.keyLookup === true ? { keepDecoded: true } : {}),
     };
     const outSchema = toArrowSchema(p.outputFields);
     let remaining = limit ?? Infinity;
@@ -279,16 +284,24 @@ export class TableRead extends AbstractRead {
   }
 
   protected async prepare(): Promise<PreparedRead> {
-    const snapshot = await this.snapshot();
+    const cache = sharedReadCache(this.table.context);
     // Like Java: a read of the latest state uses the table's latest schema (so a column added by
     // ALTER is readable at once, as nulls); time travel reads with the snapshot's own schema.
     const travels = this.options.snapshotId !== undefined || this.options.timestamp !== undefined || this.options.tag !== undefined;
-    const schema = snapshot && travels ? await this.table.schemaManager.schema(snapshot.schemaId) : await this.table.schemaManager.latest();
+    let snapshot: Snapshot | null;
+    let schema: TableSchema;
+    if (travels) {
+      snapshot = await this.snapshot();
+      schema = snapshot ? await this.table.schemaManager.schema(snapshot.schemaId) : await this.table.schemaManager.latest();
+    } else {
+      // The newest snapshot and schema, each checked from the newest ids this table saw: one round trip.
+      [snapshot, schema] = await Promise.all([cache.latestSnapshot(this.table.snapshotManager), cache.latestSchema(this.table.schemaManager)]);
+    }
     const selected = this.selectFields(schema);
     const isPk = schema.primaryKeys.length > 0;
     const ctx = withSchema(this.table.context, schema);
     const merge = isPk && !ctx.options.deletionVectorsEnabled ? mergeEngineOptions(schema) : null;
-    const scan = new FileStoreScan(ctx, this.table.schemaManager);
+    const scan = new FileStoreScan(ctx, this.table.schemaManager, { cache });
     const filter = this.scanFilter(schema, selected.predicate, merge === null);
     const plan = await scan.plan(snapshot, filter);
     const keyFields = isPk ? trimmedPrimaryKeys(schema).map((n) => schema.fields.find((f) => f.name === n)!) : [];
@@ -301,6 +314,7 @@ export class TableRead extends AbstractRead {
       plan,
       schema,
       rowFilter: filter.statsPredicate ?? null,
+      keyLookup: isPk && fixesColumns(selected.predicate, trimmedPrimaryKeys(schema)),
       readSplits: (ctx, splits) => {
         if (!isPk) return readRawSplits(ctx, splits, { keyValue: false, skipLevel0: false, applyDeletionVectors: true });
         if (merge === null) return readRawSplits(ctx, splits, { keyValue: true, skipLevel0: true, applyDeletionVectors: true });
@@ -349,7 +363,9 @@ export class IncrementalRead extends AbstractRead {
     const schema = await this.table.schemaManager.schema(toSnapshot.schemaId);
     const selected = this.selectFields(schema);
     const isPk = schema.primaryKeys.length > 0;
-    const scan = new FileStoreScan(withSchema(this.table.context, schema), this.table.schemaManager);
+    const scan = new FileStoreScan(withSchema(this.table.context, schema), this.table.schemaManager, {
+      cache: sharedReadCache(this.table.context),
+    });
     const filter = this.scanFilter(schema, selected.predicate, true);
     const plan = await scan.planDelta(snapshots, filter);
     return {

@@ -73,6 +73,13 @@ export function bucketSelector(schema: TableSchema, predicate: Predicate | null)
   };
 }
 
+/** Whether `predicate` fixes every column of `columns` to a list of values (a key lookup when they are the key). */
+export function fixesColumns(predicate: Predicate | null, columns: readonly string[]): boolean {
+  if (predicate === null || columns.length === 0) return false;
+  const fixed = fixedValues(predicate);
+  return columns.every((c) => fixed.has(c));
+}
+
 /**
  * Columns the predicate fixes to a list of values, from its top-level conjuncts: `c = v`,
  * `c IN (…)` and an OR of those over one column. A NULL literal matches no row, so it adds no value.

@@ -21,6 +21,7 @@ import {
   readIndexManifest,
   readManifestList,
   type DataField,
+  type IndexManifestEntry,
   type ManifestDecodeOptions,
   type ManifestEntry,
   type ManifestFileMeta,
@@ -33,6 +34,7 @@ import type { SchemaManager } from '../schema-manager.js';
 import type { TablePaths } from '../table-paths.js';
 import type { FileStorePathFactory } from '../path-factory.js';
 import { isTableContext, tableContext, type TableContext } from '../table-context.js';
+import type { ReadCache } from '../read/read-cache.js';
 import type { BucketSelector } from './bucket-filter.js';
 import { EntryCompactor } from './compact-meta.js';
 import { BucketFiles } from './live-files.js';
@@ -75,6 +77,12 @@ export interface ScanFilter {
   readonly statsPredicate?: Predicate | null;
 }
 
+/** Options of {@link FileStoreScan}. */
+export interface FileStoreScanOptions {
+  /** Keeps manifest lists, manifests and index manifests between plans (see `ReadCache`). */
+  readonly cache?: ReadCache | null;
+}
+
 /** Plans scans of one table; `readSchema` is the schema partition values and stats are mapped to. */
 export class FileStoreScan {
   private readonly partitionFields: DataField[];
@@ -85,18 +93,28 @@ export class FileStoreScan {
   private readonly paths: FileStorePathFactory;
   private readonly schemas: SchemaManager;
   private readonly readSchema: TableSchema;
+  private readonly cache: ReadCache | null;
 
-  /** Plans scans with `context.schema` as the read schema; `schemas` reads the schemas files were written with. */
-  constructor(context: TableContext, schemas: SchemaManager);
+  /**
+   * Plans scans with `context.schema` as the read schema; `schemas` reads the schemas files were
+   * written with; `options.cache` keeps the metadata files read (a long-lived table's reads).
+   */
+  constructor(context: TableContext, schemas: SchemaManager, options?: FileStoreScanOptions);
   /** Shorthand: the context is built from the storage, the paths' root and branch, and the read schema. */
   constructor(fileIO: FileIO, paths: TablePaths, schemas: SchemaManager, readSchema: TableSchema);
-  constructor(first: TableContext | FileIO, second: SchemaManager | TablePaths, third?: SchemaManager, fourth?: TableSchema) {
+  constructor(
+    first: TableContext | FileIO,
+    second: SchemaManager | TablePaths,
+    third?: SchemaManager | FileStoreScanOptions,
+    fourth?: TableSchema,
+  ) {
     const ctx = isTableContext(first)
       ? first
       : tableContext(first, (second as TablePaths).root, fourth!, { branch: (second as TablePaths).branch });
     this.fileIO = ctx.fileIO;
     this.paths = ctx.paths;
-    this.schemas = isTableContext(first) ? (second as SchemaManager) : third!;
+    this.schemas = isTableContext(first) ? (second as SchemaManager) : (third as SchemaManager);
+    this.cache = isTableContext(first) ? ((third as FileStoreScanOptions | undefined)?.cache ?? null) : null;
     this.readSchema = ctx.schema;
     const readSchema = ctx.schema;
     this.partitionFields = readSchema.partitionKeys.map((k) => {
@@ -114,10 +132,7 @@ export class FileStoreScan {
    */
   async plan(snapshot: Snapshot | null, filter: ScanFilter = {}): Promise<ScanPlan> {
     if (snapshot === null) return new ScanPlan(null, []);
-    const [base, delta] = await Promise.all([
-      readManifestList(this.fileIO, this.paths.manifestPath(snapshot.baseManifestList)),
-      readManifestList(this.fileIO, this.paths.manifestPath(snapshot.deltaManifestList)),
-    ]);
+    const [base, delta] = await Promise.all([this.manifestList(snapshot.baseManifestList), this.manifestList(snapshot.deltaManifestList)]);
     // Whole manifests are skipped by their partition and bucket stats before any is read.
     const metas = [...base, ...delta].filter((m) => this.manifestMightMatch(m, filter));
     const run = new PlanRun(this, filter);
@@ -167,7 +182,7 @@ export class FileStoreScan {
     let nextRead = 0;
     const fill = (): void => {
       while (nextRead < metas.length && reads.length < MANIFEST_WINDOW) {
-        const p = this.fileIO.read(this.paths.manifestPath(metas[nextRead++]!.fileName));
+        const p = this.manifestBytes(metas[nextRead++]!.fileName);
         p.catch(() => undefined); // awaited in order below
         reads.push(p);
       }
@@ -200,7 +215,7 @@ export class FileStoreScan {
     reading?: Promise<Uint8Array>,
   ): Promise<ManifestEntry[]> {
     const path = this.paths.manifestPath(meta.fileName);
-    const bytes = await (reading ?? this.fileIO.read(path));
+    const bytes = await (reading ?? this.manifestBytes(meta.fileName));
     const kept: ManifestEntry[] = [];
     const statsPredicate = run.filter.statsPredicate;
     const selector = run.filter.bucketSelector;
@@ -227,7 +242,7 @@ export class FileStoreScan {
   async planDelta(snapshots: readonly Snapshot[], filter: ScanFilter = {}): Promise<ScanPlan> {
     const run = new PlanRun(this, filter);
     for (const snapshot of snapshots) {
-      const metas = await readManifestList(this.fileIO, this.paths.manifestPath(snapshot.deltaManifestList));
+      const metas = await this.manifestList(snapshot.deltaManifestList);
       for (const meta of metas) {
         if (meta.numAddedFiles === 0 || !this.manifestMightMatch(meta, filter)) continue;
         for (const entry of await this.decodeManifest(meta, run, true)) {
@@ -237,6 +252,16 @@ export class FileStoreScan {
     }
     const last = snapshots.length === 0 ? null : snapshots[snapshots.length - 1]!.id;
     return new ScanPlan(last, this.splits(last ?? 0, run, new Map()));
+  }
+
+  private manifestList(name: string): Promise<ManifestFileMeta[]> {
+    const read = (): Promise<ManifestFileMeta[]> => readManifestList(this.fileIO, this.paths.manifestPath(name));
+    return this.cache === null ? read() : this.cache.manifestList(name, read);
+  }
+
+  private manifestBytes(name: string): Promise<Uint8Array> {
+    const read = (): Promise<Uint8Array> => this.fileIO.read(this.paths.manifestPath(name));
+    return this.cache === null ? read() : this.cache.manifest(name, read);
   }
 
   private manifestMightMatch(meta: ManifestFileMeta, filter: ScanFilter): boolean {
@@ -331,7 +356,9 @@ export class FileStoreScan {
   private async loadDeletionFiles(snapshot: Snapshot): Promise<Map<string, Map<string, DeletionFileRef>>> {
     const out = new Map<string, Map<string, DeletionFileRef>>();
     if (!snapshot.indexManifest) return out;
-    const entries = await readIndexManifest(this.fileIO, this.paths.manifestPath(snapshot.indexManifest));
+    const name = snapshot.indexManifest;
+    const read = (): Promise<IndexManifestEntry[]> => readIndexManifest(this.fileIO, this.paths.manifestPath(name));
+    const entries = await (this.cache === null ? read() : this.cache.indexManifest(name, read));
     for (const e of entries) {
       if (e.kind !== 'ADD' || e.indexType !== INDEX_TYPE_DELETION_VECTORS || !e.dvRanges) continue;
       const key = splitKey(e.partition, e.bucket);
