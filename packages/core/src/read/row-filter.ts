@@ -115,15 +115,25 @@ function bigintTest(values: BigInt64Array, literals: readonly unknown[]): ((i: n
       else if (Number.isInteger(v)) return null; // an inexact double: leave it to compareValues
     } else return null;
   }
+  // Compare the two 32-bit halves: reading a BigInt64Array allocates a bigint per row.
+  const halves = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
+  const split = (v: bigint): [number, number] => [Number(BigInt.asIntN(32, v)), Number(BigInt.asIntN(32, v >> 32n))];
   if (set.size === 1) {
-    // Compare the two 32-bit halves: reading a BigInt64Array allocates a bigint per row.
-    const only = set.values().next().value!;
-    const halves = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
-    const lo = Number(BigInt.asIntN(32, only));
-    const hi = Number(BigInt.asIntN(32, only >> 32n));
+    const [lo, hi] = split(set.values().next().value!);
     return (i) => halves[2 * i] === lo && halves[2 * i + 1] === hi;
   }
-  return (i) => set.has(values[i]!);
+  // Low half → the high halves wanted with it.
+  const byLow = new Map<number, number[]>();
+  for (const v of set) {
+    const [lo, hi] = split(v);
+    const list = byLow.get(lo);
+    if (list === undefined) byLow.set(lo, [hi]);
+    else list.push(hi);
+  }
+  return (i) => {
+    const his = byLow.get(halves[2 * i]!);
+    return his !== undefined && his.includes(halves[2 * i + 1]!);
+  };
 }
 
 function stringTest(data: arrow.Data, literals: readonly unknown[]): ((i: number) => boolean) | null {
