@@ -28,6 +28,13 @@ export {
   type ParquetReadOptions,
   type ParquetRowGroupExtent,
 } from './parquet-reader.js';
+export {
+  decodeColumnIndex,
+  decodeOffsetIndex,
+  type ParquetColumnPages,
+  type ParquetPageLocation,
+  type ParquetPageStats,
+} from './parquet-page-index.js';
 export { fileIOSource, openOrcFile, readOrcFile, type OrcFileReadOptions } from './orc-data-file.js';
 export type { OrcLiteral, OrcPredicate } from '@tidemark/orc';
 export { isOrc, readOrcRecords } from './orc-records.js';

@@ -15,6 +15,13 @@ import { toArrowField } from './arrow-types.js';
 import { CorruptFileError, FormatError } from './errors.js';
 import { scanIpcStream, type IpcStreamSegment } from './ipc-stream.js';
 import { decodeParquetFooter, footerError, type ParquetFooter, type ParquetRowGroupInfo } from './parquet-footer.js';
+import {
+  decodeColumnIndex,
+  decodeOffsetIndex,
+  type ParquetColumnPages,
+  type ParquetPageLocation,
+  type ParquetPageStats,
+} from './parquet-page-index.js';
 import { sharedParquetWorkerPool, type ParquetWorkerPool } from './parquet-worker-pool.js';
 import { RangeBlob } from './range-blob.js';
 import { guardWasmRead } from './wasm-trap-guard.js';
@@ -84,6 +91,12 @@ export interface ParquetRowGroupExtent {
 
 /** Options of {@link ParquetDataFile.decode}. */
 export interface ParquetDecodeOptions {
+  /**
+   * Only these rows of the (one) row group decoded, `start` inclusive and `end` exclusive, counted
+   * from the group's first row: with the file's offset index, only the pages holding them are
+   * read and decoded.
+   */
+  readonly rows?: { readonly start: number; readonly end: number };
   /** Top-level physical column names to read (file order is kept); all columns when absent. */
   readonly columns?: readonly string[];
   /** Rows per batch; defaults to one batch per row group. */
@@ -185,7 +198,7 @@ export class ParquetDataFile {
    *   than its footer records; FormatError for a column or row group the file does not have.
    */
   async decode(groups: readonly number[], options: ParquetDecodeOptions = {}): Promise<arrow.RecordBatch[]> {
-    const expected = this.expectedRows(groups);
+    const expected = this.expectedRows(groups, options.rows);
     if (groups.length === 0 || expected === 0) return [];
     if (options.columns) this.checkColumns(options.columns);
     const pool = options.pool === false ? null : (options.pool ?? sharedParquetWorkerPool());
@@ -242,14 +255,90 @@ export class ParquetDataFile {
     return batches;
   }
 
-  private expectedRows(groups: readonly number[]): number {
+  private expectedRows(groups: readonly number[], rows?: { readonly start: number; readonly end: number }): number {
     let expected = 0;
     for (const g of groups) {
       const extent = this.rowGroups[g];
       if (extent === undefined) throw new FormatError(`${this.path}: row group ${g} does not exist (file has ${this.rowGroups.length})`);
       expected += extent.rows;
     }
-    return expected;
+    if (rows === undefined) return expected;
+    if (
+      groups.length !== 1 ||
+      !Number.isInteger(rows.start) ||
+      !Number.isInteger(rows.end) ||
+      rows.start < 0 ||
+      rows.end > expected ||
+      rows.start > rows.end
+    ) {
+      throw new FormatError(`${this.path}: rows ${rows.start}..${rows.end} must lie in one row group of ${expected} rows`);
+    }
+    return rows.end - rows.start;
+  }
+
+  /**
+   * The pages of column `column` (a top-level column with one leaf) in row group `group`: where
+   * each is and, when the file has a column index, its bounds. Null when the file has no offset
+   * index for the chunk. Read from the tail already held when it lies there (page indexes are
+   * written right before the footer), else with ranged reads; kept for later calls.
+   */
+  columnPages(group: number, column: string): Promise<ParquetColumnPages | null> {
+    const key = `${group}|${column}`;
+    let pages = this.pageIndexes.get(key);
+    if (pages === undefined) {
+      pages = this.readColumnPages(group, column);
+      pages.catch(() => this.pageIndexes.delete(key));
+      this.pageIndexes.set(key, pages);
+    }
+    return pages;
+  }
+
+  private readonly pageIndexes = new Map<string, Promise<ParquetColumnPages | null>>();
+
+  private async readColumnPages(group: number, column: string): Promise<ParquetColumnPages | null> {
+    const rowGroup = this.metadata.row_groups[group];
+    if (rowGroup === undefined)
+      throw new FormatError(`${this.path}: row group ${group} does not exist (file has ${this.rowGroups.length})`);
+    const chunks = rowGroup.columns.filter((c) => c.meta_data?.path_in_schema[0] === column);
+    const chunk = chunks[0];
+    const meta = chunk?.meta_data;
+    if (chunks.length !== 1 || chunk === undefined || meta === undefined || meta.path_in_schema.length !== 1) return null;
+    if (chunk.offset_index_offset === undefined || chunk.offset_index_length === undefined) return null;
+    const element = this.metadata.schema.find((e, i) => i > 0 && e.name === column && !e.num_children);
+    if (element === undefined) return null;
+    const [offsetBytes, columnBytes] = await Promise.all([
+      this.bytesAt(Number(chunk.offset_index_offset), chunk.offset_index_length),
+      chunk.column_index_offset !== undefined && chunk.column_index_length !== undefined
+        ? this.bytesAt(Number(chunk.column_index_offset), chunk.column_index_length)
+        : Promise.resolve(null),
+    ]);
+    let pages: ParquetPageLocation[];
+    let stats: ParquetPageStats[] | null;
+    try {
+      pages = decodeOffsetIndex(offsetBytes);
+      stats = columnBytes === null ? null : decodeColumnIndex(columnBytes, element);
+    } catch (err) {
+      throw corrupt(this.path, `cannot decode the page index of column '${column}' in row group ${group}`, err);
+    }
+    if (stats !== null && stats.length !== pages.length) stats = null;
+    const chunkStart = Number(meta.dictionary_page_offset ?? meta.data_page_offset);
+    const firstPage = pages[0]?.offset ?? chunkStart;
+    return {
+      column,
+      element,
+      rows: this.rowGroups[group]!.rows,
+      pages,
+      stats,
+      dictionary: firstPage > chunkStart ? { offset: chunkStart, size: firstPage - chunkStart } : null,
+    };
+  }
+
+  /** `length` bytes at `offset`: from the tail held when they lie in it, else one ranged read. */
+  private async bytesAt(offset: number, length: number): Promise<Uint8Array> {
+    const tail = this.blob.tail;
+    const tailStart = this.blob.size - tail.length;
+    if (offset >= tailStart && offset + length <= this.blob.size) return tail.subarray(offset - tailStart, offset - tailStart + length);
+    return this.io.readRange(this.path, offset, length);
   }
 
   private async decodeOnPool(
@@ -262,10 +351,18 @@ export class ParquetDataFile {
       {
         path: this.path,
         size: this.blob.size,
-        ranges: await this.rangesFor(groups, options.columns),
+        ranges:
+          options.rows === undefined
+            ? await this.rangesFor(groups, options.columns)
+            : await this.pageRangesFor(groups[0]!, options.rows, options.columns),
         rowGroups: groups,
+        ...(options.rows !== undefined ? { offset: options.rows.start, limit: options.rows.end - options.rows.start } : {}),
         ...(options.columns ? { columns: options.columns } : {}),
-        batchSize: options.batchSize ?? Math.max(1, ...groups.map((g) => this.rowGroups[g]!.rows)),
+        batchSize:
+          options.batchSize ??
+          (options.rows !== undefined
+            ? Math.max(1, options.rows.end - options.rows.start)
+            : Math.max(1, ...groups.map((g) => this.rowGroups[g]!.rows))),
         readRange: (start, length) => this.io.readRange(this.path, start, length),
       },
       (detail, cause) => corrupt(this.path, `cannot decode ${what}`, Object.assign(new Error(detail), cause ? { cause } : {})),
@@ -314,6 +411,55 @@ export class ParquetDataFile {
     return ranges;
   }
 
+  /**
+   * The tail plus, for each projected column of `group`, the dictionary page and the pages holding
+   * `rows` (by the offset index; a chunk without one is taken whole), coalesced and read in parallel.
+   */
+  private async pageRangesFor(
+    group: number,
+    rows: { readonly start: number; readonly end: number },
+    columns: readonly string[] | undefined,
+  ): Promise<{ start: number; bytes: Uint8Array }[]> {
+    const tail = this.blob.tail;
+    const tailStart = this.blob.size - tail.length;
+    const ranges: { start: number; bytes: Uint8Array }[] = [{ start: tailStart, bytes: new Uint8Array(tail) }];
+    if (tailStart === 0) return ranges;
+    const wanted = columns ? new Set(columns) : null;
+    const spans: [number, number][] = [];
+    const add = (start: number, end: number): void => {
+      const to = Math.min(end, tailStart);
+      if (to > start) spans.push([start, to]);
+    };
+    for (const chunk of this.metadata.row_groups[group]?.columns ?? []) {
+      const m = chunk.meta_data;
+      if (!m || (wanted && !wanted.has(m.path_in_schema[0]!))) continue;
+      const chunkStart = Number(m.dictionary_page_offset ?? m.data_page_offset);
+      const pages =
+        m.path_in_schema.length === 1 && chunk.offset_index_offset !== undefined
+          ? await this.columnPages(group, m.path_in_schema[0]!)
+          : null;
+      if (pages === null || pages.pages.length === 0) {
+        add(chunkStart, chunkStart + Number(m.total_compressed_size));
+        continue;
+      }
+      if (pages.dictionary !== null) add(pages.dictionary.offset, pages.dictionary.offset + pages.dictionary.size);
+      pages.pages.forEach((p, i) => {
+        const next = pages.pages[i + 1]?.firstRow ?? pages.rows;
+        if (p.firstRow < rows.end && next > rows.start) add(p.offset, p.offset + p.size);
+      });
+    }
+    spans.sort((a, b) => a[0] - b[0]);
+    const merged: [number, number][] = [];
+    for (const s of spans) {
+      const last = merged[merged.length - 1];
+      if (last && s[0] <= last[1] + COALESCE_GAP_BYTES) last[1] = Math.max(last[1], s[1]);
+      else merged.push([s[0], s[1]]);
+    }
+    const read = await Promise.all(merged.map(([a, b]) => this.io.readRange(this.path, a, b - a)));
+    read.forEach((bytes, i) => ranges.push({ start: merged[i]![0], bytes }));
+    return ranges;
+  }
+
   private async decodeHere(groups: readonly number[], options: ParquetDecodeOptions, what: string): Promise<arrow.RecordBatch[]> {
     let file: pw.ParquetFile;
     try {
@@ -327,6 +473,7 @@ export class ParquetDataFile {
           rowGroups: [...groups],
           batchSize: options.batchSize ?? Math.max(1, ...groups.map((g) => this.rowGroups[g]!.rows)),
           ...(options.columns ? { columns: [...options.columns] } : {}),
+          ...(options.rows !== undefined ? { offset: options.rows.start, limit: options.rows.end - options.rows.start } : {}),
         }),
       );
       return arrow.tableFromIPC(table.intoIPCStream()).batches;

@@ -45,9 +45,11 @@ export async function* encodeParquetStream(
     return;
   }
   const settings = prepareParquetInput(new arrow.Table(schema), options).settings;
+  // Page-level statistics: the column index lets a key lookup read only the pages of a large row
+  // group that can hold its key (parquet-mr, which Java Paimon writes with, writes one too).
   const builder = new pw.WriterPropertiesBuilder()
     .setCompression(settings.codec)
-    .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
+    .setStatisticsEnabled(pw.EnabledStatistics.Page)
     .setCreatedBy(settings.createdBy)
     // parquet-rs emits bytes only when a row group is full: this bounds what it buffers.
     .setMaxRowGroupSize(settings.rowGroupSize ?? groupRows);

@@ -102,9 +102,11 @@ export function parquetEncodeSettings(options: ParquetWriteOptions = {}): Parque
  * @internal
  */
 export function encodeParquetIpc(ipc: Uint8Array, settings: ParquetEncodeSettings): Uint8Array {
+  // Page-level statistics: the column index lets a key lookup read only the pages of a large row
+  // group that can hold its key (parquet-mr, which Java Paimon writes with, writes one too).
   let builder = new pw.WriterPropertiesBuilder()
     .setCompression(settings.codec)
-    .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
+    .setStatisticsEnabled(pw.EnabledStatistics.Page)
     .setCreatedBy(settings.createdBy);
   if (settings.rowGroupSize !== undefined) builder = builder.setMaxRowGroupSize(settings.rowGroupSize);
   // writeParquet consumes (frees) the wasm table.

@@ -32,6 +32,7 @@ import { makeBatch, nullData } from './arrow-take.js';
 import { DEFAULT_READ_AHEAD, readAhead } from './read-ahead.js';
 import { orcPredicate } from './orc-predicate.js';
 import type { ReadCache } from './read-cache.js';
+import { PAGE_SELECT_MIN_ROWS, pageRowRanges, type RowRange } from './page-filter.js';
 import { rowGroupFilter } from './row-group-filter.js';
 
 /** One batch of a data file, evolved to the read fields. */
@@ -203,15 +204,15 @@ async function* decodeUnits<F extends DataFileToRead>(
     }
     const file = head.file;
     const pass = opened.decodeToIpc !== undefined && passIpc !== undefined && passIpc(file);
-    for (const group of opened.groups) {
-      if (pass) {
+    for (const unit of opened.units) {
+      if (pass && unit.rows === undefined) {
         yield () =>
-          opened.decodeToIpc!(group).then((decoded) =>
+          opened.decodeToIpc!(unit).then((decoded) =>
             'ipc' in decoded
-              ? { file, firstRow: opened.firstRow(group), batches: [], segment: decoded }
-              : { file, firstRow: opened.firstRow(group), batches: decoded.batches },
+              ? { file, firstRow: opened.firstRow(unit), batches: [], segment: decoded }
+              : { file, firstRow: opened.firstRow(unit), batches: decoded.batches },
           );
-      } else yield () => opened.decode(group).then((batches) => ({ file, firstRow: opened.firstRow(group), batches }));
+      } else yield () => opened.decode(unit).then((batches) => ({ file, firstRow: opened.firstRow(unit), batches }));
     }
   }
 }
@@ -220,14 +221,24 @@ async function* decodeUnits<F extends DataFileToRead>(
  * `opened` whose row groups, once decoded, stay in the read cache when the read is a key lookup
  * (a file never changes under its name; the key names how it was read).
  */
-function keepingDecoded(opened: OpenedFile, file: DataFileToRead, readFields: readonly DataField[], options: ReadDataFileOptions): OpenedFile {
+function keepingDecoded(
+  opened: OpenedFile,
+  file: DataFileToRead,
+  readFields: readonly DataField[],
+  options: ReadDataFileOptions,
+): OpenedFile {
   const cache = options.cache;
   if (cache === undefined || options.keepDecoded !== true) return opened;
   const how = `${options.keyValue ? 'kv' : 'plain'}|${options.batchSize ?? ''}|${readShape(readFields)}`;
   return {
-    groups: opened.groups,
-    firstRow: (group) => opened.firstRow(group),
-    decode: (group) => cache.decoded(`${file.path}#${group}#${how}`, () => opened.decode(group), evolvedBytes),
+    units: opened.units,
+    firstRow: (unit) => opened.firstRow(unit),
+    decode: (unit) =>
+      cache.decoded(
+        `${file.path}#${unit.group}${unit.rows === undefined ? '' : `:${unit.rows.start}-${unit.rows.end}`}#${how}`,
+        () => opened.decode(unit),
+        evolvedBytes,
+      ),
   };
 }
 
@@ -253,18 +264,24 @@ function evolvedBytes(batches: readonly EvolvedBatch[]): number {
   return total;
 }
 
+/** A row group to read, or the rows of one (`rows`, from the group's first row) that its page index leaves. */
+interface ReadUnit {
+  readonly group: number;
+  readonly rows?: RowRange;
+}
+
 interface OpenedFile {
-  /** Row groups to read (non-empty, not pruned), in file order. */
-  readonly groups: readonly number[];
-  /** Position in the file of a group's first row. */
-  firstRow(group: number): number;
-  decode(group: number): Promise<EvolvedBatch[]>;
+  /** What to read (non-empty, not pruned), in file order. */
+  readonly units: readonly ReadUnit[];
+  /** Position in the file of a unit's first row. */
+  firstRow(unit: ReadUnit): number;
+  decode(unit: ReadUnit): Promise<EvolvedBatch[]>;
   /**
    * Parquet files: the group as the decode worker's IPC stream, with how to evolve it, when the
    * stream is plain and the pool has workers; else its evolved batches.
    */
   decodeToIpc?(
-    group: number,
+    unit: ReadUnit,
   ): Promise<{ readonly ipc: IpcStreamSegment; readonly evolve: () => EvolvedBatch[] } | { readonly batches: EvolvedBatch[] }>;
 }
 
@@ -286,21 +303,30 @@ async function openFile(
   // Data files never change under their name: a footer read once serves every later read.
   const data = await (options.cache ? options.cache.parquetFile(file.path, open) : open());
   const keep = options.rowFilter ? rowGroupFilter(options.rowFilter, readFields, layout.fileFields) : null;
-  const groups: number[] = [];
-  data.rowGroups.forEach((g, i) => {
-    if (g.rows > 0 && (keep === null || keep(data.footer.rowGroups[i]!))) groups.push(i);
-  });
+  const units: ReadUnit[] = [];
+  for (const [i, g] of data.rowGroups.entries()) {
+    if (g.rows === 0 || (keep !== null && !keep(data.footer.rowGroups[i]!))) continue;
+    // A large group: only the rows whose pages may hold what the filter wants.
+    const ranges =
+      options.rowFilter && g.rows >= PAGE_SELECT_MIN_ROWS
+        ? await pageRowRanges(data, i, options.rowFilter, readFields, layout.fileFields)
+        : null;
+    if (ranges === null) units.push({ group: i });
+    else for (const rows of ranges) units.push({ group: i, rows });
+  }
   const decodeOptions = {
     columns: layout.physical,
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
     ...(options.pool !== undefined ? { pool: options.pool } : {}),
   };
   return {
-    groups,
-    firstRow: (group) => data.rowGroups[group]!.firstRow,
-    decode: async (group) =>
-      (await data.decode([group], decodeOptions)).map((raw) => evolve(raw, file.path, layout, readFields, options.keyValue)),
-    decodeToIpc: async (group) => {
+    units,
+    firstRow: (unit) => data.rowGroups[unit.group]!.firstRow + (unit.rows?.start ?? 0),
+    decode: async ({ group, rows }) =>
+      (await data.decode([group], rows === undefined ? decodeOptions : { ...decodeOptions, rows })).map((raw) =>
+        evolve(raw, file.path, layout, readFields, options.keyValue),
+      ),
+    decodeToIpc: async ({ group }) => {
       const evolveAll = (raws: readonly arrow.RecordBatch[]): EvolvedBatch[] =>
         raws.map((raw) => evolve(raw, file.path, layout, readFields, options.keyValue));
       const decoded = await data.decodeToIpc([group], decodeOptions);
@@ -329,7 +355,7 @@ function openOrc(
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
   };
   return {
-    groups: [0],
+    units: [{ group: 0 }],
     firstRow: () => 0,
     decode: async () => {
       const out: EvolvedBatch[] = [];

@@ -295,7 +295,10 @@ export class TableRead extends AbstractRead {
       schema = snapshot ? await this.table.schemaManager.schema(snapshot.schemaId) : await this.table.schemaManager.latest();
     } else {
       // The newest snapshot and schema, each checked from the newest ids this table saw: one round trip.
-      [snapshot, schema] = await Promise.all([cache.latestSnapshot(this.table.snapshotManager), cache.latestSchema(this.table.schemaManager)]);
+      [snapshot, schema] = await Promise.all([
+        cache.latestSnapshot(this.table.snapshotManager),
+        cache.latestSchema(this.table.schemaManager),
+      ]);
     }
     const selected = this.selectFields(schema);
     const isPk = schema.primaryKeys.length > 0;

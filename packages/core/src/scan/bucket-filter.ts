@@ -8,7 +8,15 @@
  * Never for dynamic buckets (`bucket` = -1: a key's bucket is assigned, not hashed), postpone
  * buckets, or a filter that leaves a bucket-key column open.
  */
-import { bucketOf, encodeBinaryRow, trimmedPrimaryKeys, type DataField, type DataType, type TableSchema, type Value } from '@tidemark/format';
+import {
+  bucketOf,
+  encodeBinaryRow,
+  trimmedPrimaryKeys,
+  type DataField,
+  type DataType,
+  type TableSchema,
+  type Value,
+} from '@tidemark/format';
 import { tableOptions } from '../core-options.js';
 import type { Predicate } from '../predicate.js';
 
