@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryFileIO, type FileIO } from '@tidemark/storage';
 import { FileSystemCatalog, SchemaChanges, alterTable, openTable, type Table } from '../src/index.js';
 import { ReadCache, sharedReadCache } from '../src/read/read-cache.js';
-import { instrumentFileIO } from '../../../test/support/instrumented-file-io.mjs';
+import { countingRequests } from './helpers.js';
 
 function category(path: string): string {
   if (path.includes('/index/')) return 'index';
@@ -21,21 +21,7 @@ function category(path: string): string {
 }
 
 function counting(inner: FileIO): { io: FileIO; take(): Record<string, number> } {
-  let counts: Record<string, number> = {};
-  const io = instrumentFileIO(inner, {
-    start(request) {
-      const key = request.path !== undefined ? category(request.path) : 'many';
-      counts[key] = (counts[key] ?? 0) + 1;
-    },
-  });
-  return {
-    io,
-    take: () => {
-      const c = counts;
-      counts = {};
-      return c;
-    },
-  };
+  return countingRequests(inner, (request) => (request.path !== undefined ? category(request.path) : 'many'));
 }
 
 let n = 0;

@@ -399,15 +399,7 @@ export class ParquetDataFile {
         if (end > start) spans.push([start, end]);
       }
     }
-    spans.sort((a, b) => a[0] - b[0]);
-    const merged: [number, number][] = [];
-    for (const s of spans) {
-      const last = merged[merged.length - 1];
-      if (last && s[0] <= last[1] + COALESCE_GAP_BYTES) last[1] = Math.max(last[1], s[1]);
-      else merged.push([s[0], s[1]]);
-    }
-    const read = await Promise.all(merged.map(([a, b]) => this.io.readRange(this.path, a, b - a)));
-    read.forEach((bytes, i) => ranges.push({ start: merged[i]![0], bytes }));
+    ranges.push(...(await this.readCoalesced(spans)));
     return ranges;
   }
 
@@ -448,6 +440,12 @@ export class ParquetDataFile {
         if (p.firstRow < rows.end && next > rows.start) add(p.offset, p.offset + p.size);
       });
     }
+    ranges.push(...(await this.readCoalesced(spans)));
+    return ranges;
+  }
+
+  /** The byte spans `[start, end)` read with ranged reads in parallel, those closer than {@link COALESCE_GAP_BYTES} as one. */
+  private async readCoalesced(spans: [number, number][]): Promise<{ start: number; bytes: Uint8Array }[]> {
     spans.sort((a, b) => a[0] - b[0]);
     const merged: [number, number][] = [];
     for (const s of spans) {
@@ -456,8 +454,7 @@ export class ParquetDataFile {
       else merged.push([s[0], s[1]]);
     }
     const read = await Promise.all(merged.map(([a, b]) => this.io.readRange(this.path, a, b - a)));
-    read.forEach((bytes, i) => ranges.push({ start: merged[i]![0], bytes }));
-    return ranges;
+    return read.map((bytes, i) => ({ start: merged[i]![0], bytes }));
   }
 
   private async decodeHere(groups: readonly number[], options: ParquetDecodeOptions, what: string): Promise<arrow.RecordBatch[]> {
