@@ -10,7 +10,7 @@ import type { DataField } from '@tidemark/format';
 import { FileSystemCatalog, evaluate, openTable, parsePredicate, type Predicate, type Table, type TableSpec } from '../src/index.js';
 import { valueReader } from '../src/read/arrow-values.js';
 import { canonical } from '../src/read/aggregated-columns.js';
-import { matchingRows } from '../src/read/row-filter.js';
+import { matchingRows, sortedKeyRows } from '../src/read/row-filter.js';
 import { seededRandom } from '../../../test/support/seeded-random.mjs';
 
 const FIELDS: DataField[] = [
@@ -101,6 +101,38 @@ describe('matchingRows', () => {
       }
       const got = matchingRows(batch, FIELDS, predicate);
       expect(got ?? [...Array(batch.numRows).keys()], canonical(predicate)).toEqual(model);
+    }
+  });
+});
+
+describe('sortedKeyRows', () => {
+  it('finds by binary search in a key-sorted batch exactly the rows a full test keeps (BIGINT over the 32-bit halves, INT)', () => {
+    const random = seededRandom(7919);
+    for (let trial = 0; trial < 300; trial++) {
+      const big = random() < 0.5;
+      const n = Math.floor(random() * 200);
+      // Keys around 0 and around ±2^32 and ±2^63, with repeats (several records of a key).
+      const pool = big
+        ? [0n, 1n, -1n, 4294967295n, 4294967296n, -4294967296n, 9223372036854775807n, -9223372036854775808n, 123456789012n, -5n]
+        : [0, 1, -1, 2147483647, -2147483648, 65536, -65536, 7];
+      const keys = Array.from({ length: n }, () => pool[Math.floor(random() * pool.length)]!).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const field: DataField = { id: 0, name: 'k', type: big ? { root: 'BIGINT', nullable: false } : { root: 'INT', nullable: false } };
+      const batch =
+        new arrow.Table({ k: arrow.vectorFromArray(keys as never[], big ? new arrow.Int64() : new arrow.Int32()) }).batches[0] ?? null;
+      if (batch === null) continue;
+      const literals = Array.from({ length: 1 + Math.floor(random() * 5) }, () => {
+        const v = pool[Math.floor(random() * pool.length)]!;
+        const r = random();
+        if (r < 0.2) return typeof v === 'bigint' && v >= -(2n ** 53n) && v <= 2n ** 53n ? Number(v) : v;
+        if (r < 0.3) return big ? 999n : 999;
+        if (r < 0.35) return 2.5;
+        return v;
+      });
+      const predicate = { kind: 'in', column: 'k', type: field.type, values: literals, negated: false } as const;
+      const got = sortedKeyRows(batch, [field], field, literals);
+      expect(got, `${literals.map(String).join(',')} in ${keys.map(String).join(',')}`).toEqual(
+        matchingRows(batch, [field], predicate) ?? [...Array(n).keys()],
+      );
     }
   });
 });

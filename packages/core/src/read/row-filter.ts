@@ -156,3 +156,77 @@ function stringTest(data: arrow.Data, literals: readonly unknown[]): ((i: number
     return lengths.has(end - start) && wanted.has(decoder.decode(bytes.subarray(start, end)));
   };
 }
+
+/**
+ * The rows of `batch` whose key equals one of `literals`, found by binary search in a batch
+ * sorted by its key `field` (a single-column primary key: data files are sorted by key), in
+ * ascending order; null when the key type is not searched here (the caller tests every row). Costs
+ * O(literals × log rows) instead of a test of every row.
+ */
+export function sortedKeyRows(
+  batch: arrow.RecordBatch,
+  fields: readonly DataField[],
+  field: DataField,
+  literals: readonly unknown[],
+): number[] | null {
+  const column = fields.findIndex((f) => f.id === field.id);
+  if (column < 0) return null;
+  const data = batch.data.children[column]!;
+  if (data.nullCount > 0) return null;
+  const n = batch.numRows;
+  // compare(i, k): sign of (row i's key − wanted key k).
+  let wanted: readonly unknown[];
+  let compare: (i: number, k: unknown) => number;
+  switch (field.type.root) {
+    case 'TINYINT':
+    case 'SMALLINT':
+    case 'INT':
+    case 'DATE':
+    case 'TIME': {
+      const set = integerLiterals(literals);
+      if (set === null) return null;
+      const values = data.values as ArrayLike<number>;
+      wanted = [...set].sort((a, b) => a - b);
+      compare = (i, k) => values[i]! - (k as number);
+      break;
+    }
+    case 'BIGINT': {
+      const keys: bigint[] = [];
+      for (const v of literals) {
+        if (typeof v === 'bigint') keys.push(v);
+        else if (typeof v === 'number' && Number.isSafeInteger(v)) keys.push(BigInt(v));
+        else if (v !== null && v !== undefined && !(typeof v === 'number' && !Number.isInteger(v))) return null;
+      }
+      const values = data.values as BigInt64Array;
+      const halves = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
+      // Signed 64-bit order without a bigint per probe: high halves signed, then low halves unsigned.
+      wanted = [...new Set(keys)]
+        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+        .map((k) => [Number(BigInt.asIntN(32, k >> 32n)), Number(BigInt.asUintN(32, k))]);
+      compare = (i, k) => {
+        const [hi, lo] = k as [number, number];
+        const d = halves[2 * i + 1]! - hi;
+        return d !== 0 ? d : (halves[2 * i]! >>> 0) - lo;
+      };
+      break;
+    }
+    default:
+      return null;
+  }
+  const out: number[] = [];
+  let from = 0;
+  for (const k of wanted) {
+    // First row at or after `from` whose key is not below k.
+    let lo = from;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compare(mid, k) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    let i = lo;
+    while (i < n && compare(i, k) === 0) out.push(i++);
+    from = i;
+  }
+  return out;
+}

@@ -24,7 +24,8 @@ import { readDataFiles, type DataFileToRead, type ReadDataFileOptions } from './
 import { isRetraction, type MergeEngineOptions } from './merge-engine.js';
 import { KeyValueChunks } from './merged-columns.js';
 import type { ReadCache } from './read-cache.js';
-import { matchingRows } from './row-filter.js';
+import { fixedValues } from '../scan/bucket-filter.js';
+import { matchingRows, sortedKeyRows } from './row-filter.js';
 
 /** What split readers need besides the split. */
 export interface SplitReadContext {
@@ -189,12 +190,22 @@ export async function* readMergeSplit(
   // Records of one key share its key columns: rows the key-only filter drops cannot change the
   // merged row of a key it keeps, so they are dropped before the merge (a lookup merges its keys only).
   const keyFilter = ctx.rowFilter ?? null;
+  // A filter fixing a single-column key to some values: its rows are found by binary search (files are sorted by key).
+  const keyValues = keyFilter !== null && keyFields.length === 1 ? fixedValues(keyFilter).get(keyFields[0]!.name) : undefined;
   for await (const { evolved } of readDataFiles(ctx.fileIO, files, mergeFields, { keyValue: true, ...readOptions(ctx) })) {
-    const keep = keyFilter === null ? null : matchingRows(evolved.batch, mergeFields, keyFilter);
-    if (keep === null) held.add(evolved.batch.data.children, evolved.sequence!, evolved.valueKind!, evolved.batch.numRows);
+    let { batch, sequence, valueKind } = evolved;
+    const found = keyValues === undefined ? null : sortedKeyRows(batch, mergeFields, keyFields[0]!, keyValues);
+    if (found !== null) {
+      if (found.length === 0) continue;
+      batch = takeBatch(batch, found);
+      sequence = takeTyped(sequence!, found);
+      valueKind = takeTyped(valueKind!, found);
+    }
+    const keep = keyFilter === null ? null : matchingRows(batch, mergeFields, keyFilter);
+    if (keep === null) held.add(batch.data.children, sequence!, valueKind!, batch.numRows);
     else if (keep.length > 0) {
-      const kept = takeBatch(evolved.batch, keep);
-      held.add(kept.data.children, takeTyped(evolved.sequence!, keep), takeTyped(evolved.valueKind!, keep), keep.length);
+      const kept = takeBatch(batch, keep);
+      held.add(kept.data.children, takeTyped(sequence!, keep), takeTyped(valueKind!, keep), keep.length);
     }
   }
   if (held.size === 0) return;

@@ -91,8 +91,9 @@ export function fixesColumns(predicate: Predicate | null, columns: readonly stri
 /**
  * Columns the predicate fixes to a list of values, from its top-level conjuncts: `c = v`,
  * `c IN (…)` and an OR of those over one column. A NULL literal matches no row, so it adds no value.
+ * A row the predicate keeps holds, in each such column, a value equal to one of the list's.
  */
-function fixedValues(predicate: Predicate): Map<string, unknown[]> {
+export function fixedValues(predicate: Predicate): Map<string, unknown[]> {
   const out = new Map<string, unknown[]>();
   for (const conjunct of predicate.kind === 'and' ? predicate.children : [predicate]) {
     const fixed = equalities(conjunct);
