@@ -114,6 +114,34 @@ describe('reads through the page index of large row groups', () => {
     expect(await ids(table, `id >= ${(ROWS - 3) * 2}`)).toEqual([ROWS - 3, ROWS - 2, ROWS - 1].map((i) => expectRow(i)).sort());
   });
 
+  it('primary-key table with deletion vectors: a key probe of the pages keeps deleted rows deleted', async () => {
+    const io = new MemoryFileIO();
+    const table = await tableOf(
+      {
+        fields: [
+          { name: 'id', type: 'BIGINT NOT NULL' },
+          { name: 'name', type: 'STRING' },
+          { name: 'amount', type: 'DOUBLE' },
+        ],
+        primaryKeys: ['id'],
+        options: { bucket: '1', 'deletion-vectors.enabled': 'true', 'lookup.cache-max-memory-size': '1 b' },
+      },
+      io,
+    );
+    await table.append(rowsOf(ROWS));
+    const deleted = [3, 150_001, 131_077, ROWS - 2];
+    // Deleting keys of the compacted file marks its rows in a deletion vector.
+    await table.delete(deleted.map((i) => ({ id: BigInt(i * 2) })));
+    const big = (await table.newRead().plan()).splits.flatMap((s) => s.files).find((f) => f.meta.rowCount === ROWS);
+    expect(big?.meta.level).toBeGreaterThan(0);
+    for (const i of [...deleted, 4, 150_000, 131_078, 200_000, ROWS - 1]) {
+      expect(await ids(table, `id = ${i * 2}`), `id ${i * 2}`).toEqual(deleted.includes(i) ? [] : [expectRow(i)]);
+    }
+    expect(await ids(table, `id IN (${[2, 3, 4, 131_077, 131_078].map((i) => i * 2).join(', ')})`)).toEqual(
+      [2, 4, 131_078].map((i) => expectRow(i)).sort(),
+    );
+  });
+
   it('append table with deletion vectors: rows deleted by vector stay deleted in the pages read', async () => {
     const io = new MemoryFileIO();
     const table = await tableOf(

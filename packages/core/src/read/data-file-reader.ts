@@ -34,6 +34,7 @@ import { orcPredicate } from './orc-predicate.js';
 import type { ReadCache } from './read-cache.js';
 import { PAGE_SELECT_MIN_ROWS, pageRowRanges, type RowRange } from './page-filter.js';
 import { rowGroupFilter } from './row-group-filter.js';
+import { sortedKeyRows } from './row-filter.js';
 
 /** One batch of a data file, evolved to the read fields. */
 export interface EvolvedBatch {
@@ -76,6 +77,12 @@ export interface ReadDataFileOptions {
    * so that the next lookup of a key in them decodes nothing.
    */
   readonly keepDecoded?: boolean;
+  /**
+   * Primary-key files (sorted by key) read for these values of a single-column key (a read field):
+   * in the pages a row range of a large group was narrowed to, the key column is decoded first and
+   * the other columns only for the rows holding one of the values.
+   */
+  readonly keyProbe?: { readonly field: DataField; readonly values: readonly unknown[] };
 }
 
 /** A decoded batch of one of the files given to {@link readDataFiles}. */
@@ -117,6 +124,9 @@ export async function* readDataFiles<F extends DataFileToRead>(
   for await (const unit of readAhead(decodeUnits(io, files, readFields, options, window), window)) {
     let firstRow = unit.firstRow;
     for (const evolved of unit.batches) {
+      // A key probe returns separate stretches of the unit: each says where it starts.
+      const at = (evolved as ProbedBatch).at;
+      if (at !== undefined) firstRow = unit.firstRow + at;
       yield { file: unit.file, evolved, firstRow };
       firstRow += evolved.batch.numRows;
     }
@@ -233,12 +243,15 @@ function keepingDecoded(
   return {
     units: opened.units,
     firstRow: (unit) => opened.firstRow(unit),
+    // A key probe of narrowed pages returns the rows of its keys only: nothing to keep for others.
     decode: (unit) =>
-      cache.decoded(
-        `${file.path}#${unit.group}${unit.rows === undefined ? '' : `:${unit.rows.start}-${unit.rows.end}`}#${how}`,
-        () => opened.decode(unit),
-        evolvedBytes,
-      ),
+      unit.rows !== undefined && options.keyProbe !== undefined
+        ? opened.decode(unit)
+        : cache.decoded(
+            `${file.path}#${unit.group}${unit.rows === undefined ? '' : `:${unit.rows.start}-${unit.rows.end}`}#${how}`,
+            () => opened.decode(unit),
+            evolvedBytes,
+          ),
   };
 }
 
@@ -262,6 +275,11 @@ function evolvedBytes(batches: readonly EvolvedBatch[]): number {
     total += (b.sequence?.byteLength ?? 0) + (b.valueKind?.byteLength ?? 0);
   }
   return total;
+}
+
+/** A batch of a key probe: `at` rows after the first row of its unit. */
+interface ProbedBatch extends EvolvedBatch {
+  readonly at?: number;
 }
 
 /** A row group to read, or the rows of one (`rows`, from the group's first row) that its page index leaves. */
@@ -322,10 +340,29 @@ async function openFile(
   return {
     units,
     firstRow: (unit) => data.rowGroups[unit.group]!.firstRow + (unit.rows?.start ?? 0),
-    decode: async ({ group, rows }) =>
-      (await data.decode([group], rows === undefined ? decodeOptions : { ...decodeOptions, rows })).map((raw) =>
-        evolve(raw, file.path, layout, readFields, options.keyValue),
-      ),
+    decode: async ({ group, rows }) => {
+      const decodeRows = async (r: RowRange | undefined): Promise<EvolvedBatch[]> =>
+        (await data.decode([group], r === undefined ? decodeOptions : { ...decodeOptions, rows: r })).map((raw) =>
+          evolve(raw, file.path, layout, readFields, options.keyValue),
+        );
+      const probe = rows === undefined ? null : keyProbeOf(options, readFields, layout);
+      if (probe === null) return decodeRows(rows);
+      // The key column of the narrowed pages first, then every column of the rows holding a wanted key.
+      const keys = await data.decode([group], { ...decodeOptions, columns: [probe.fileField.name], rows: rows! });
+      const out: ProbedBatch[] = [];
+      let offset = 0;
+      for (const raw of keys) {
+        const found = sortedKeyRows(conformToPaimonTypes(raw, [probe.fileField]), [probe.fileField], probe.fileField, probe.values) ?? [
+          ...Array(raw.numRows).keys(),
+        ];
+        for (const run of contiguous(found)) {
+          const start = rows!.start + offset + run.start;
+          for (const b of await decodeRows({ start, end: rows!.start + offset + run.end })) out.push({ ...b, at: start - rows!.start });
+        }
+        offset += raw.numRows;
+      }
+      return out;
+    },
     decodeToIpc: async ({ group }) => {
       const evolveAll = (raws: readonly arrow.RecordBatch[]): EvolvedBatch[] =>
         raws.map((raw) => evolve(raw, file.path, layout, readFields, options.keyValue));
@@ -336,6 +373,34 @@ async function openFile(
       return { ipc, evolve: () => evolveAll(arrow.tableFromIPC(ipc.bytes).batches) };
     },
   };
+}
+
+/**
+ * The key probe of a read of primary-key files, with the file's field of the key: null when the
+ * read has none, or the file stores the key in another type (an evolved column, cast on read).
+ */
+function keyProbeOf(
+  options: ReadDataFileOptions,
+  readFields: readonly DataField[],
+  layout: FileLayout,
+): { fileField: DataField; values: readonly unknown[] } | null {
+  const probe = options.keyProbe;
+  if (probe === undefined || !options.keyValue) return null;
+  const i = readFields.findIndex((f) => f.id === probe.field.id);
+  const fileField = i < 0 ? undefined : layout.fileFields[i];
+  if (fileField === undefined || JSON.stringify(fileField.type) !== JSON.stringify(probe.field.type)) return null;
+  return { fileField, values: probe.values };
+}
+
+/** Ascending row numbers as runs of consecutive rows. */
+function contiguous(rows: readonly number[]): RowRange[] {
+  const out: RowRange[] = [];
+  for (const r of rows) {
+    const last = out[out.length - 1];
+    if (last !== undefined && last.end === r) out[out.length - 1] = { start: last.start, end: r + 1 };
+    else out.push({ start: r, end: r + 1 });
+  }
+  return out;
 }
 
 /** An ORC file is one unit, decoded on this thread (the worker pool runs parquet-wasm only). */

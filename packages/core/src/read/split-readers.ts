@@ -50,6 +50,8 @@ export interface SplitReadContext {
   readonly cache?: ReadCache;
   /** A key lookup: decoded row groups are kept in `cache` too (see `ReadDataFileOptions.keepDecoded`). */
   readonly keepDecoded?: boolean;
+  /** A lookup of a single-column key: its values (see `ReadDataFileOptions.keyProbe`). */
+  readonly keyProbe?: { readonly field: DataField; readonly values: readonly unknown[] };
 }
 
 /** Options of {@link readRawSplit}. */
@@ -164,6 +166,7 @@ function readOptions(ctx: SplitReadContext): Omit<ReadDataFileOptions, 'keyValue
     ...(ctx.pool !== undefined ? { pool: ctx.pool } : {}),
     ...(ctx.cache !== undefined ? { cache: ctx.cache } : {}),
     ...(ctx.keepDecoded !== undefined ? { keepDecoded: ctx.keepDecoded } : {}),
+    ...(ctx.keyProbe !== undefined ? { keyProbe: ctx.keyProbe } : {}),
   };
 }
 

@@ -26,7 +26,7 @@ import type { TagManager } from '../tag-manager.js';
 import { parseTimestampMillis, resolveSnapshot, type TimeTravelOptions } from '../time-travel.js';
 import { ScanPlan, type DataSplit } from '../scan/data-split.js';
 import { InvalidReadOptionError } from '../scan/errors.js';
-import { bucketSelector, fixesColumns } from '../scan/bucket-filter.js';
+import { bucketSelector, fixedValues, fixesColumns } from '../scan/bucket-filter.js';
 import { FileStoreScan, type ScanFilter } from '../scan/file-store-scan.js';
 import { makeBatch, takeBatch } from './arrow-take.js';
 import { mergeEngineOptions } from './merge-engine.js';
@@ -107,6 +107,8 @@ interface PreparedRead {
   readonly rowFilter: Predicate | null;
   /** The filter fixes the whole primary key: decoded row groups are kept for the next lookup. */
   readonly keyLookup?: boolean;
+  /** The filter fixes a single-column primary key to these values. */
+  readonly keyProbe?: { readonly field: DataField; readonly values: readonly unknown[] };
   readSplits(ctx: SplitReadContext, splits: readonly DataSplit[]): AsyncGenerator<arrow.RecordBatch>;
 }
 
@@ -170,6 +172,7 @@ abstract class AbstractRead {
       rowFilter: p.rowFilter,
       cache: sharedReadCache(this.table.context),
       ...(p.keyLookup === true ? { keepDecoded: true } : {}),
+      ...(p.keyProbe !== undefined ? { keyProbe: p.keyProbe } : {}),
     };
     const outSchema = toArrowSchema(p.outputFields);
     let remaining = limit ?? Infinity;
@@ -318,6 +321,7 @@ export class TableRead extends AbstractRead {
       schema,
       rowFilter: filter.statsPredicate ?? null,
       keyLookup: isPk && fixesColumns(selected.predicate, trimmedPrimaryKeys(schema)),
+      ...keyProbeOf(selected.predicate, keyFields, selected.readFields),
       readSplits: (ctx, splits) => {
         if (!isPk) return readRawSplits(ctx, splits, { keyValue: false, skipLevel0: false, applyDeletionVectors: true });
         if (merge === null) return readRawSplits(ctx, splits, { keyValue: true, skipLevel0: true, applyDeletionVectors: true });
@@ -379,6 +383,18 @@ export class IncrementalRead extends AbstractRead {
       readSplits: (ctx, splits) => readRawSplits(ctx, splits, { keyValue: isPk, skipLevel0: false, applyDeletionVectors: false }),
     };
   }
+}
+
+/** The values a filter fixes a single-column primary key to, with the key's read field. */
+function keyProbeOf(
+  predicate: Predicate | null,
+  keyFields: readonly DataField[],
+  readFields: readonly DataField[],
+): Pick<PreparedRead, 'keyProbe'> {
+  if (predicate === null || keyFields.length !== 1) return {};
+  const field = readFields.find((f) => f.id === keyFields[0]!.id);
+  const values = fixedValues(predicate).get(keyFields[0]!.name);
+  return field === undefined || values === undefined ? {} : { keyProbe: { field, values } };
 }
 
 /** Merge-on-read of each split in turn (each bucket is merged in memory; its files decode in parallel). */
