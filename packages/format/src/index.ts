@@ -9,6 +9,7 @@ export {
   KEY_FIELD_ID_START,
   KEY_FIELD_PREFIX,
   keyValueFileFields,
+  keyValuePlainColumns,
   PARQUET_FIELD_ID_KEY,
   SEQUENCE_NUMBER_FIELD_ID,
   SEQUENCE_NUMBER_FIELD_NAME,

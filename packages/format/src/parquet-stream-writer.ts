@@ -8,7 +8,7 @@ import * as arrow from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 
 import { FormatError } from './errors.js';
-import { encodeParquetIpc, prepareParquetInput, type ParquetWriteOptions } from './parquet-writer.js';
+import { encodeParquetIpc, parquetWriterProperties, prepareParquetInput, type ParquetWriteOptions } from './parquet-writer.js';
 
 /** Options of {@link encodeParquetStream}. */
 export interface ParquetStreamOptions extends ParquetWriteOptions {
@@ -45,14 +45,8 @@ export async function* encodeParquetStream(
     return;
   }
   const settings = prepareParquetInput(new arrow.Table(schema), options).settings;
-  // Page-level statistics: the column index lets a key lookup read only the pages of a large row
-  // group that can hold its key (parquet-mr, which Java Paimon writes with, writes one too).
-  const builder = new pw.WriterPropertiesBuilder()
-    .setCompression(settings.codec)
-    .setStatisticsEnabled(pw.EnabledStatistics.Page)
-    .setCreatedBy(settings.createdBy)
-    // parquet-rs emits bytes only when a row group is full: this bounds what it buffers.
-    .setMaxRowGroupSize(settings.rowGroupSize ?? groupRows);
+  // parquet-rs emits bytes only when a row group is full: the group size bounds what it buffers.
+  const properties = parquetWriterProperties(settings, groupRows);
   let pending: arrow.RecordBatch[] | undefined = first.value;
   const input = new ReadableStream<pw.RecordBatch>({
     async pull(controller) {
@@ -70,7 +64,7 @@ export async function* encodeParquetStream(
       await source.return?.(undefined);
     },
   });
-  const output = await pw.transformParquetStream(input, builder.build());
+  const output = await pw.transformParquetStream(input, properties);
   const reader = (output as ReadableStream<Uint8Array>).getReader();
   try {
     for (;;) {

@@ -23,6 +23,13 @@ export interface ParquetWriteOptions {
   readonly rowGroupSize?: number;
   /** Written into the footer's `created_by`. */
   readonly createdBy?: string;
+  /**
+   * Top-level columns written without a dictionary (plain, then compressed): columns whose values
+   * are unique in the file, such as a single-column primary key and the sequence number of
+   * key-value files, gain nothing from one, and a reader that wants a few rows of a large row
+   * group would otherwise decode the whole dictionary page (up to 1 MiB) to read them.
+   */
+  readonly plainColumns?: readonly string[];
 }
 
 const CODECS: Record<ParquetCompression, pw.Compression> = {
@@ -54,6 +61,8 @@ export interface ParquetEncodeSettings {
   readonly codec: number;
   readonly rowGroupSize?: number;
   readonly createdBy: string;
+  /** See {@link ParquetWriteOptions.plainColumns}. */
+  readonly plainColumns?: readonly string[];
 }
 
 /** Arrow data turned into the IPC stream parquet-wasm reads, plus its writer settings. @internal */
@@ -94,7 +103,25 @@ export function parquetEncodeSettings(options: ParquetWriteOptions = {}): Parque
     codec,
     createdBy: options.createdBy ?? 'tidemark',
     ...(options.rowGroupSize !== undefined ? { rowGroupSize: options.rowGroupSize } : {}),
+    ...(options.plainColumns !== undefined && options.plainColumns.length > 0 ? { plainColumns: [...options.plainColumns] } : {}),
   };
+}
+
+/**
+ * parquet-wasm's writer properties for `settings`: the codec, page-level statistics (the column
+ * index lets a key lookup read only the pages of a large row group that can hold its key;
+ * parquet-mr, which Java Paimon writes with, writes one too), no dictionary for the plain columns.
+ * @internal
+ */
+export function parquetWriterProperties(settings: ParquetEncodeSettings, rowGroupSize?: number): pw.WriterProperties {
+  let builder = new pw.WriterPropertiesBuilder()
+    .setCompression(settings.codec)
+    .setStatisticsEnabled(pw.EnabledStatistics.Page)
+    .setCreatedBy(settings.createdBy);
+  const groupRows = settings.rowGroupSize ?? rowGroupSize;
+  if (groupRows !== undefined) builder = builder.setMaxRowGroupSize(groupRows);
+  for (const column of settings.plainColumns ?? []) builder = builder.setColumnDictionaryEnabled(column, false);
+  return builder.build();
 }
 
 /**
@@ -102,16 +129,9 @@ export function parquetEncodeSettings(options: ParquetWriteOptions = {}): Parque
  * @internal
  */
 export function encodeParquetIpc(ipc: Uint8Array, settings: ParquetEncodeSettings): Uint8Array {
-  // Page-level statistics: the column index lets a key lookup read only the pages of a large row
-  // group that can hold its key (parquet-mr, which Java Paimon writes with, writes one too).
-  let builder = new pw.WriterPropertiesBuilder()
-    .setCompression(settings.codec)
-    .setStatisticsEnabled(pw.EnabledStatistics.Page)
-    .setCreatedBy(settings.createdBy);
-  if (settings.rowGroupSize !== undefined) builder = builder.setMaxRowGroupSize(settings.rowGroupSize);
   // writeParquet consumes (frees) the wasm table.
   const wasmTable = pw.Table.fromIPCStream(ipc);
-  return pw.writeParquet(wasmTable, builder.build());
+  return pw.writeParquet(wasmTable, parquetWriterProperties(settings));
 }
 
 /**

@@ -133,6 +133,8 @@ function encode(job) {
       .setStatisticsEnabled(pw.EnabledStatistics.Page)
       .setCreatedBy(job.settings.createdBy);
     if (job.settings.rowGroupSize !== undefined) builder = builder.setMaxRowGroupSize(job.settings.rowGroupSize);
+    // No dictionary for columns unique in the file (ParquetWriteOptions.plainColumns).
+    for (const column of job.settings.plainColumns ?? []) builder = builder.setColumnDictionaryEnabled(column, false);
     // writeParquet consumes (frees) the wasm table.
     bytes = pw.writeParquet(pw.Table.fromIPCStream(ipc), builder.build());
   } catch (e) {

@@ -12,6 +12,7 @@ import {
   FILE_SOURCE_COMPACT,
   encodeParquetRowGroupsAsync,
   keyValueFileFields,
+  keyValuePlainColumns,
   serializeBinaryRow,
   toArrowSchema,
   type DataField,
@@ -67,6 +68,8 @@ export class KeyValueFileWriter {
   private readonly options: CoreOptions;
   private readonly compression: ParquetCompression;
   private readonly keyFields: DataField[];
+  /** Columns written without a dictionary (`keyValuePlainColumns`). */
+  private readonly plainColumns: string[];
   private readonly keyPositions: number[];
   private readonly fileSchema: arrow.Schema;
   private readonly valueSchema: arrow.Schema;
@@ -85,6 +88,7 @@ export class KeyValueFileWriter {
     this.options = settings.options ?? coreOptions(schema);
     this.compression = parquetCompressionOf(this.options);
     this.keyFields = trimmedKeyFields(schema);
+    this.plainColumns = keyValuePlainColumns(this.keyFields);
     this.keyPositions = this.keyFields.map((k) => schema.fields.findIndex((f) => f.id === k.id));
     this.fileSchema = toArrowSchema(keyValueFileFields(this.keyFields, schema.fields));
     this.valueSchema = toArrowSchema(schema.fields);
@@ -211,7 +215,7 @@ export class KeyValueFileWriter {
     const fileName = this.settings.newFileName();
     if (this.settings.beforeFile) await this.settings.beforeFile();
     // Row groups of a large file (a full compaction's output) encode on every worker at once.
-    const bytes = await encodeParquetRowGroupsAsync(batches, { compression: this.compression });
+    const bytes = await encodeParquetRowGroupsAsync(batches, { compression: this.compression, plainColumns: this.plainColumns });
     this.ratioNum += bytes.length;
     this.ratioDen += arrowBytes;
     await this.settings.fileIO.write(this.settings.pathOf(fileName), bytes);
