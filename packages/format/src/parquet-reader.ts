@@ -114,6 +114,42 @@ export interface ParquetDecodeOptions {
  */
 const COALESCE_GAP_BYTES = 64 * 1024;
 
+/** Bytes of page spans an opened file keeps at most for later page reads ({@link SpanCache}). */
+const KEPT_SPAN_BYTES = 2 * 1024 * 1024;
+
+/** Byte spans of a file by position, least recently used out first beyond `maxBytes`. */
+class SpanCache {
+  private readonly spans = new Map<string, Uint8Array>();
+  bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get(start: number, end: number): Uint8Array | undefined {
+    const key = `${start}+${end}`;
+    const hit = this.spans.get(key);
+    if (hit !== undefined) {
+      this.spans.delete(key);
+      this.spans.set(key, hit);
+    }
+    return hit;
+  }
+
+  put(start: number, bytes: Uint8Array): void {
+    if (bytes.byteLength > this.maxBytes / 4) return;
+    const key = `${start}+${start + bytes.byteLength}`;
+    const old = this.spans.get(key);
+    if (old !== undefined) this.bytes -= old.byteLength;
+    this.spans.delete(key);
+    this.spans.set(key, bytes);
+    this.bytes += bytes.byteLength;
+    for (const [k, v] of this.spans) {
+      if (this.bytes <= this.maxBytes) break;
+      this.spans.delete(k);
+      this.bytes -= v.byteLength;
+    }
+  }
+}
+
 /**
  * An opened Parquet data file: its decoded footer (row groups with statistics, from one ranged
  * read of the tail) and the decoding of chosen row groups and columns, on a worker thread or on
@@ -151,7 +187,7 @@ export class ParquetDataFile {
   /** Bytes this object keeps (the file's tail with the footer): what a cache of opened files counts. */
   get retainedBytes(): number {
     const tail = this.blob.tail;
-    return tail.byteLength + (this.footerTail === tail ? 0 : this.footerTail.byteLength);
+    return tail.byteLength + (this.footerTail === tail ? 0 : this.footerTail.byteLength) + this.keptSpans.bytes;
   }
 
   /**
@@ -363,7 +399,14 @@ export class ParquetDataFile {
           (options.rows !== undefined
             ? Math.max(1, options.rows.end - options.rows.start)
             : Math.max(1, ...groups.map((g) => this.rowGroups[g]!.rows))),
-        readRange: (start, length) => this.io.readRange(this.path, start, length),
+        // Bytes the decoder wants beyond the ranges given (a small chunk read whole): kept too.
+        readRange: async (start, length) => {
+          const kept = this.keptSpans.get(start, start + length);
+          if (kept !== undefined) return new Uint8Array(kept);
+          const bytes = await this.io.readRange(this.path, start, length);
+          if (options.rows !== undefined) this.keptSpans.put(start, bytes.slice());
+          return bytes;
+        },
       },
       (detail, cause) => corrupt(this.path, `cannot decode ${what}`, Object.assign(new Error(detail), cause ? { cause } : {})),
     );
@@ -430,7 +473,8 @@ export class ParquetDataFile {
         m.path_in_schema.length === 1 && chunk.offset_index_offset !== undefined
           ? await this.columnPages(group, m.path_in_schema[0]!)
           : null;
-      if (pages === null || pages.pages.length === 0) {
+      // A small chunk (a constant or low-cardinality column) is taken whole, as the decoder reads it.
+      if (pages === null || pages.pages.length === 0 || Number(m.total_compressed_size) <= COALESCE_GAP_BYTES) {
         add(chunkStart, chunkStart + Number(m.total_compressed_size));
         continue;
       }
@@ -440,9 +484,31 @@ export class ParquetDataFile {
         if (p.firstRow < rows.end && next > rows.start) add(p.offset, p.offset + p.size);
       });
     }
-    ranges.push(...(await this.readCoalesced(spans)));
-    return ranges;
+    // Spans read before (a dictionary page, the key page a probe just read) come from memory.
+    const missing: [number, number][] = [];
+    for (const [a, b] of spans) {
+      const kept = this.keptSpans.get(a, b);
+      // A copy: the worker takes (detaches) the buffers it is given.
+      if (kept !== undefined) ranges.push({ start: a, bytes: new Uint8Array(kept) });
+      else missing.push([a, b]);
+    }
+    const read = await this.readCoalesced(missing);
+    for (const [a, b] of missing) {
+      const from = read.find((r) => r.start <= a && r.start + r.bytes.length >= b);
+      if (from !== undefined) this.keptSpans.put(a, from.bytes.slice(a - from.start, b - from.start));
+    }
+    ranges.push(...read);
+    // Kept spans and fresh reads that touch are one range: the decoder reads a small chunk whole
+    // (its dictionary and pages at once) and finds it only within one range.
+    return joinTouching(ranges);
   }
+
+  /**
+   * Page spans of this file that page reads fetched, kept for later ones (bounded): a key lookup
+   * decodes the key page twice (to find the row, then the row's columns) and every lookup in a
+   * column chunk reads its dictionary page.
+   */
+  private readonly keptSpans = new SpanCache(KEPT_SPAN_BYTES);
 
   /** The byte spans `[start, end)` read with ranged reads in parallel, those closer than {@link COALESCE_GAP_BYTES} as one. */
   private async readCoalesced(spans: [number, number][]): Promise<{ start: number; bytes: Uint8Array }[]> {
@@ -486,6 +552,25 @@ export class ParquetDataFile {
       }
     }
   }
+}
+
+/** `ranges` with those that overlap or touch joined into one (copied into a new buffer). */
+function joinTouching(ranges: { start: number; bytes: Uint8Array }[]): { start: number; bytes: Uint8Array }[] {
+  const sorted = [...ranges].sort((a, b) => a.start - b.start);
+  const out: { start: number; parts: { start: number; bytes: Uint8Array }[]; end: number }[] = [];
+  for (const r of sorted) {
+    const last = out[out.length - 1];
+    if (last !== undefined && r.start <= last.end) {
+      last.parts.push(r);
+      last.end = Math.max(last.end, r.start + r.bytes.length);
+    } else out.push({ start: r.start, parts: [r], end: r.start + r.bytes.length });
+  }
+  return out.map(({ start, parts, end }) => {
+    if (parts.length === 1) return parts[0]!;
+    const bytes = new Uint8Array(end - start);
+    for (const p of parts) bytes.set(p.bytes, p.start - start);
+    return { start, bytes };
+  });
 }
 
 function describeGroups(groups: readonly number[]): string {

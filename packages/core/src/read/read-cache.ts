@@ -32,6 +32,8 @@ const ENTRY_BYTES = 256;
 interface Slot {
   readonly value: Promise<unknown>;
   size: number;
+  /** Measures the settled value again (an opened file grows by the page spans it keeps). */
+  remeasure?: () => number;
 }
 
 /** Promises by key, least recently used out first once the settled values exceed `maxBytes`. */
@@ -51,6 +53,12 @@ class LruPool {
       // Most recently used last.
       this.slots.delete(key);
       this.slots.set(key, hit);
+      if (hit.remeasure !== undefined) {
+        const size = hit.remeasure();
+        this.bytes += size - hit.size;
+        hit.size = size;
+        this.evict();
+      }
       return hit.value as Promise<V>;
     }
     const value = load();
@@ -60,6 +68,7 @@ class LruPool {
       (v) => {
         if (this.slots.get(key) !== slot) return;
         slot.size = sizeOf(v);
+        slot.remeasure = () => sizeOf(v);
         this.bytes += slot.size;
         this.evict();
       },
