@@ -8,6 +8,7 @@
 // Extra arguments go to vitest: `npm test -- test/storage-conformance.test.ts`.
 // Environment: TIDEMARK_S3=off runs without an S3 server (the S3 suites then skip, loudly);
 // TIDEMARK_CHROMIUM=off skips installing Chromium for the HTML report test (it then skips, loudly; in CI it fails);
+// TIDEMARK_KAFKA=off skips building the Kafka test broker (the Kafka suites then skip, loudly; in CI they fail);
 // a preset S3_ENDPOINT (with AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, S3_BUCKET) is used as is.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -16,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { S3_ENV_KEYS, ensureS3Server } from '../test/s3/server.mjs';
 import { ensureChromium } from '../test/chromium/chromium.mjs';
+import { ensureKafkaBroker } from '../test/kafka/broker.mjs';
 import { lint } from './lint.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -127,6 +129,22 @@ function findOrInstallChromium() {
   say('WARNING: chromium could not be installed; the HTML report test will be SKIPPED');
 }
 
+/** The Kafka test broker (librdkafka's mock cluster, test/kafka/): packages with apt-get, then gcc. */
+function buildKafkaBroker() {
+  if (process.env.TIDEMARK_KAFKA === 'off') {
+    say('TIDEMARK_KAFKA=off: not building the Kafka test broker; the Kafka suites will skip (or fail, in CI)');
+    return;
+  }
+  const { binary, reason } = ensureKafkaBroker(say);
+  if (binary) {
+    say(`Kafka test broker: ${binary}`);
+    childEnv.TIDEMARK_KAFKA_BROKER = binary;
+    return;
+  }
+  if (process.env.CI === 'true') throw new Error(`the Kafka test broker could not be built, and CI=true needs it: ${reason}`);
+  say(`WARNING: the Kafka test broker could not be built (${reason}); the Kafka suites will be SKIPPED`);
+}
+
 /** Reads vitest's JSON report into the one closing line CI looks for ("N passed, N failed, N skipped"). */
 function summarize(reportFile, code) {
   let report;
@@ -146,11 +164,13 @@ const since = (t0) => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
 
 async function main() {
   const t0 = Date.now();
-  // npm ci and the services (S3 server, Chromium) need nothing from each other: the server and
-  // Chromium scripts use Node's built-ins only. The services come up one after the other, as either
-  // may run apt-get, which holds the dpkg lock.
+  // npm ci and the services (S3 server, Chromium, the Kafka broker) need nothing from each other:
+  // their scripts use Node's built-ins only. The services come up one after the other, as each may
+  // run apt-get, which holds the dpkg lock.
   const installed = install().then(() => say(`dependencies ready after ${since(t0)}`));
-  const services = startS3().then(() => findOrInstallChromium());
+  const services = startS3()
+    .then(() => findOrInstallChromium())
+    .then(() => buildKafkaBroker());
   // A failure of either is reported by the Promise.all below, not as an unhandled rejection.
   installed.catch(() => undefined);
   services.catch(() => undefined);

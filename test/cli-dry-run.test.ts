@@ -336,9 +336,10 @@ describe('--dry-run on the command line', () => {
     }
   });
 
-  it('write --dry-run needs --overwrite', async () => {
-    const r = await runMain(['write', 'wh/db.db/t', '--dry-run']);
+  // write --dry-run alone checks an append (test/cli-write-dry-run.test.ts); --partition still needs --overwrite.
+  it('write --dry-run --partition needs --overwrite', async () => {
+    const r = await runMain(['write', 'wh/db.db/t', '--dry-run', '--partition', 'dt=x']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("option '--dry-run' requires '--overwrite'");
+    expect(r.stderr).toContain("option '--partition' requires '--overwrite'");
   });
 });

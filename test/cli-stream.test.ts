@@ -142,7 +142,7 @@ describe('change-stream commands', () => {
     const orphans = await run(['remove-orphan-files', table, '--older-than', '0', '--json']);
     expect(orphans.code, orphans.stderr).toBe(0);
     expect(JSON.parse(orphans.stdout)).toMatchObject({ filesDeleted: 0 });
-    expect((await run(['consumers', 'reset', table, 'c1', '--snapshot', '1'])).code).toBe(0);
+    expect((await run(['consumers', 'reset', table, 'c1', '--snapshot', '1', '--create'])).code).toBe(0);
     const streamed = await run(['stream', table, '--consumer-id', 'c1', '--max-snapshots', '3']);
     expect(streamed.code, streamed.stderr).toBe(0);
     expect(jsonLines(streamed.stdout)).toEqual([

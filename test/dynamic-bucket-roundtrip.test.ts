@@ -14,8 +14,9 @@ import {
   readIndexManifest,
   readManifestEntries,
   readManifestList,
+  serializeSchema,
 } from '@tidemark/format';
-import { readDataFile, type Table } from '@tidemark/core';
+import { buildInitialSchema, readDataFile, type Table } from '@tidemark/core';
 import { storageBackends } from './support/backends.js';
 import { suiteCatalog } from './support/suite-catalog.js';
 
@@ -188,14 +189,20 @@ describe.each(storageBackends('dynamic bucket round trip'))('dynamic buckets on 
       const postpone = await create({ bucket: '-2' });
       await expect(postpone.append([{ k: 1, dt: 'a', v: 'x' }])).rejects.toThrow(/-2/);
       const name = `db.t${++n}`;
-      await env.catalog.createTable(name, {
+      const spec = {
         fields: [
           { name: 'k', type: 'INT NOT NULL' },
           { name: 'dt', type: 'STRING NOT NULL' },
         ],
         primaryKeys: ['k'],
         partitionKeys: ['dt'],
-      });
+      };
+      await expect(env.catalog.createTable(name, spec)).rejects.toThrow(/partition key\(s\) dt/);
+      expect(await env.catalog.tableExists(name)).toBe(false);
+      // Java writes such a table (cross-partition upserts); tidemark refuses to write it.
+      const location = env.catalog.tableLocation(name);
+      const javaSchema = { ...buildInitialSchema({ ...spec, primaryKeys: ['k', 'dt'] }), primaryKeys: ['k'] };
+      await env.catalog.fileIO.write(`${location}/schema/schema-0`, serializeSchema(javaSchema));
       const cross = await env.catalog.getTable(name);
       await expect(cross.append([{ k: 1, dt: 'a' }])).rejects.toThrow(/partition key\(s\) dt/);
       expect(await cross.snapshotManager.latestId()).toBeNull();

@@ -1,7 +1,8 @@
 /**
- * tidemark as a user outside the repository gets it: every workspace package is packed with
- * `npm pack`, the tarballs are installed into a fresh project in the temp directory (no workspace
- * links, third-party dependencies from the npm cache or registry), and there the README's command-line
+ * tidemark as a user outside the repository gets it: the README's "Installing" commands run as
+ * written (its tarball directory and project path swapped for temporary ones), so a step the README
+ * gets wrong fails here; every workspace package must be packed and installed into the fresh project
+ * (no workspace links, third-party dependencies from the npm cache or registry), and there the README's command-line
  * steps and its "In code" example run as written (only its warehouse location is swapped for a local one), `npx tidemark
  * --help` answers, the installed CLI reads the table the example wrote, and `tidemark sql` says how
  * to install DuckDB, which is an optional peer dependency and so not installed.
@@ -11,14 +12,17 @@
 import { execFile } from 'node:child_process';
 import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('..', import.meta.url));
-const PACKAGES = ['storage', 'orc', 'format', 'core', 'sink', 'maintenance', 'cli', 'tidemark'];
+/** Every workspace package (`packages/<name>`), from the root package.json. */
+const PACKAGES = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { workspaces: string[] }).workspaces.map((w) =>
+  w.replace(/^packages\//, ''),
+);
 
 const dir = mkdtempSync(join(tmpdir(), 'tidemark-packed-'));
 const tarballs = join(dir, 'tarballs');
@@ -35,16 +39,57 @@ function readmeBlock(heading: string, lang: string): string {
   return block![1]!;
 }
 
+/** The README's commands of a ```sh block: continuation lines joined, comments and blank lines dropped. */
+function shellCommands(block: string): string[] {
+  return block
+    .replace(/\\\n\s*/g, '')
+    .split('\n')
+    .map((l) => l.replace(/\s+#.*$/, '').trim())
+    .filter((l) => l !== '');
+}
+
+/** Output of the README's `npx tidemark --help` install step. */
+let installedHelp = '';
+
+// The README's "Installing" steps as written, from the clone (this checkout, already built) on:
+// its tarball directory and project path are swapped for temporary ones, nothing else.
 beforeAll(async () => {
-  const workspaces = PACKAGES.flatMap((p) => ['-w', `packages/${p}`]);
-  mkdirSync(tarballs, { recursive: true });
-  await run('npm', ['pack', ...workspaces, '--pack-destination', tarballs, '--silent'], { cwd: repo });
-}, 120_000);
+  const steps = shellCommands(readmeBlock('\n## Installing', 'sh'));
+  expect(steps.slice(0, 2)).toEqual(['git clone <this repository> tidemark && cd tidemark', 'npm ci && npx turbo run build']);
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'packed-install-check', private: true, type: 'module' }));
+  let cwd = repo;
+  for (const step of steps.slice(2)) {
+    const command = step.replaceAll('/tmp/tidemark-packages', tarballs).replaceAll('/path/to/your/project', project);
+    const cd = /^cd (\S+)$/.exec(command);
+    if (cd) {
+      cwd = resolvePath(cwd, cd[1]!);
+      continue;
+    }
+    // Outside the repository npm must not look for workspaces; the cache serves what it holds.
+    const outside = !cwd.startsWith(repo);
+    const env = {
+      ...process.env,
+      TIDEMARK_NO_PROGRESS: '1',
+      npm_config_prefer_offline: 'true',
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      npm_config_loglevel: 'error',
+      ...(outside ? { npm_config_workspaces: 'false' } : {}),
+    };
+    const r = await run('sh', ['-c', command], { cwd, env, maxBuffer: 16 << 20 }).catch((e: { stderr?: string; message: string }) => {
+      throw new Error(`README install step failed: ${step}\n${e.stderr ?? e.message}`);
+    });
+    if (/^npx tidemark --help$/.test(command)) installedHelp = r.stdout;
+  }
+  expect(cwd).toBe(project);
+}, 360_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the packed packages installed outside the repository', () => {
   it('install from their tarballs alone, run the README example and the tidemark command', async () => {
+    // The README packs every workspace package (they depend on each other).
     const packed = readdirSync(tarballs).filter((f) => f.endsWith('.tgz'));
     expect(packed.sort()).toEqual(
       ['tidemark-0.1.0.tgz', ...PACKAGES.filter((p) => p !== 'tidemark').map((p) => `tidemark-${p}-0.1.0.tgz`)].sort(),
@@ -62,15 +107,6 @@ describe('the packed packages installed outside the repository', () => {
       ).toEqual([]);
     }
 
-    // A fresh project outside the repository.
-    rmSync(project, { recursive: true, force: true });
-    mkdirSync(project, { recursive: true });
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'packed-install-check', private: true, type: 'module' }));
-    await run(
-      'npm',
-      ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...packed.map((t) => join(tarballs, t))],
-      { cwd: project, env: { ...process.env, npm_config_workspaces: 'false' }, maxBuffer: 16 << 20 },
-    );
     // Real copies, not links back into the repository.
     for (const name of ['tidemark', '@tidemark/core', '@tidemark/cli']) {
       const installed = join(project, 'node_modules', name);
@@ -88,9 +124,8 @@ describe('the packed packages installed outside the repository', () => {
     const ex = await run(process.execPath, ['example.mjs'], { cwd: project });
     expect(JSON.parse(ex.stdout.trim())).toEqual({ rows: 1, id: '1', day: '2024-05-01' });
 
-    const help = await run('npx', ['--no-install', 'tidemark', '--help'], { cwd: project });
-    expect(help.stdout).toMatch(/^Usage: tidemark <command>/);
-    expect(help.stdout).toContain('  sql ');
+    expect(installedHelp).toMatch(/^Usage: tidemark <command>/);
+    expect(installedHelp).toContain('  sql ');
     const read = await run('npx', ['--no-install', 'tidemark', 'read', join(warehouse, 'shop.db/orders')], {
       cwd: project,
       env: { ...process.env, TIDEMARK_NO_PROGRESS: '1' },

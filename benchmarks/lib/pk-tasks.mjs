@@ -20,6 +20,7 @@ import path from 'node:path';
 
 import * as arrow from 'apache-arrow';
 
+import { profilePhases, threadCpu, threadCpuSplit } from './cpu-phases.mjs';
 import { childMain, rssMiB } from './measure.mjs';
 
 const FIELDS = [
@@ -90,12 +91,32 @@ async function dataFiles(dir) {
   return { files: out.length, bytes };
 }
 
+/**
+ * Phases of a write, by the functions that start them (the nearest one on a sample's stack
+ * decides): converting input, routing, sorting and merging a primary-key write buffer, gathering
+ * the merged rows into columns, file statistics, encoding (the main thread's part: the worker
+ * pool encodes the rest, counted as off-main CPU), and the commit.
+ */
+const PHASES = [
+  ['commit', /@.*\/core\/dist\/commit\//],
+  ['encode', /^(encodeParquet\w*|addIpc|add|finish)@.*parquet-/],
+  ['stats', /@.*value-stats\.js$/],
+  ['convert', /^toBatches@/],
+  ['route', /^split@.*row-router\.js$/],
+  ['sort', /^(sortRecords|sortByWords|resolveTies)@/],
+  ['sort keys', /^add@.*merged-columns\.js$|^encode@.*normalized-key\.js$/],
+  ['merge', /^(mergeRecords@|merge@.*sort-buffer\.js$)/],
+  ['gather', /^(columns|sequences|kinds)@.*(merged-columns|sort-buffer)\.js$/],
+  ['changelog', /^writeChangelog@/],
+  ['file write', /^writeFile@/],
+];
+
 function cpuSince(start) {
   const d = process.cpuUsage(start);
   return (d.user + d.system) / 1000;
 }
 
-async function writeTable({ ipcPath, rows, warehouse, primaryKey, writeBufferSize }) {
+async function writeTable({ ipcPath, rows, warehouse, primaryKey, writeBufferSize, profile }) {
   const core = await import('@tidemark/core');
   const input = await loadInput(ipcPath, rows);
   await rm(warehouse, { recursive: true, force: true });
@@ -107,14 +128,21 @@ async function writeTable({ ipcPath, rows, warehouse, primaryKey, writeBufferSiz
   const table = await core.openTable(catalog.tableLocation('bench.t'));
   const baseRssMiB = rssMiB();
   const cpu0 = process.cpuUsage();
+  const threads0 = await threadCpu();
   const t0 = performance.now();
+  let t1 = 0;
   const writer = table.newBatchWrite({ recordInflight: false });
-  for (const batch of input.batches) await writer.write(batch);
-  const messages = await writer.prepareCommit();
-  const t1 = performance.now();
-  const result = await table.newCommit({ recordInflight: false, expire: false }).commit({ messages });
+  const timed = async () => {
+    for (const batch of input.batches) await writer.write(batch);
+    const messages = await writer.prepareCommit();
+    t1 = performance.now();
+    return table.newCommit({ recordInflight: false, expire: false }).commit({ messages });
+  };
+  const profiled = profile ? await profilePhases(timed, PHASES) : null;
+  const result = profiled ? profiled.result : await timed();
   const ms = performance.now() - t0;
   const cpuMs = cpuSince(cpu0);
+  const threads = threadCpuSplit(threads0, await threadCpu());
   // The high-water mark of the write alone: the read-back below holds every key.
   const writePeakRssMiB = process.resourceUsage().maxRSS / 1024;
   await writer.close();
@@ -132,6 +160,11 @@ async function writeTable({ ipcPath, rows, warehouse, primaryKey, writeBufferSiz
     writeMs: t1 - t0,
     commitMs: ms - (t1 - t0),
     cpuMs,
+    // Main thread; threads started by the write (the encode pool's workers); V8's helper threads.
+    mainCpuMs: threads?.mainMs ?? null,
+    workerCpuMs: threads?.newThreadsMs ?? null,
+    helperCpuMs: threads?.oldThreadsMs ?? null,
+    ...(profiled ? { phases: profiled.phases, otherTop: profiled.otherTop } : {}),
     baseRssMiB,
     writePeakRssMiB,
     ...files,

@@ -1,6 +1,6 @@
 /**
  * The performance scoreboard: one row per figure the project set itself a target for, read from
- * the result files the benchmarks wrote (commit, read, read-data, write, compact, maintenance, lookup),
+ * the result files the benchmarks wrote (commit, read, read-data, write, compact, maintenance, kafka, pk, lookup),
  * with the run date of each so a reader sees whether they were measured in one `npm run bench`.
  * `npm run bench` writes it as `results/targets.{json,md}` after the benchmarks ran (and
  * `node benchmarks/run.mjs --summary` rebuilds it from the files present).
@@ -205,11 +205,37 @@ function keyListDelete(lookup) {
   };
 }
 
+/** Primary-key upserts against appends of the same rows, speed and CPU, from one run. */
+function primaryKeyWrite(pk) {
+  if (!pk?.upsert || !pk?.append) return null;
+  const speed = 1 / pk.upsertOverAppendTime;
+  const cpu = pk.upsert.cpuMs / pk.append.cpuMs;
+  const load = pk.loadAverage ? ` (load average ${fmtNum(pk.loadAverage[0], 1)})` : '';
+  return {
+    figure: `upsert into a primary-key table (${fmtRate(pk.rows)} rows, 30 % updates, 4 buckets, write-only) vs append of the same rows`,
+    now: `${fmtRate(pk.upsert.rowsPerSec)} vs ${fmtRate(pk.append.rowsPerSec)} rows/s: ${fmtNum(speed, 2)} × append speed, CPU ${fmtNum(cpu, 2)} ×${load}`,
+    target: '≥ 0.7 × append speed (CPU ≤ 1.4 ×)',
+    met: speed >= 0.7 && cpu <= 1.4,
+  };
+}
+
 /**
  * Builds the scoreboard from the result files in `dir`.
  *
  * @returns {{ rows: TargetRow[], dates: Record<string, string | null> }}
  */
+/** Kafka ingest against the same records from a JSON-lines file, measured in one run. */
+function kafkaIngest(kafka) {
+  const r = kafka?.ratios;
+  if (r?.append === undefined || r?.['pk-dv'] === undefined) return null;
+  return {
+    figure: 'Kafka ingest / file ingest, records/s (append, primary key + DV)',
+    now: `${fmtNum(r.append, 2)} and ${fmtNum(r['pk-dv'], 2)}`,
+    target: '≥ 0.8',
+    met: r.append >= 0.8 && r['pk-dv'] >= 0.8,
+  };
+}
+
 export function buildTargets(dir) {
   const sources = {
     commit: load(dir, 'commit'),
@@ -218,6 +244,8 @@ export function buildTargets(dir) {
     write: load(dir, 'write'),
     compact: load(dir, 'compact'),
     maintenance: load(dir, 'maintenance'),
+    kafka: load(dir, 'kafka'),
+    pk: load(dir, 'pk'),
     lookup: load(dir, 'lookup'),
   };
   const build = [
@@ -229,6 +257,8 @@ export function buildTargets(dir) {
     ['maintenance', expiration],
     ['commit', commitLatency],
     ['compact', compaction],
+    ['kafka', kafkaIngest],
+    ['pk', primaryKeyWrite],
     ['lookup', oneKeyLocal],
     ['lookup', oneKeyS3],
     ['lookup', manyKeys],

@@ -14,6 +14,7 @@
 // writers and that the hash index names every key once, in the bucket its row lives in.
 //
 //   npm run chaos -- --trials 500 [--records 300] [--checkpoint-every 50] [--concurrency 3] [--s3 [--faults 0.05]] [--pk | --dynamic]
+//   npm run chaos -- --kafka [--pk] --trials 200 ...   (ingest from Kafka topics: test/chaos/kafka-harness.mjs)
 //
 // --faults RATE sends the children's S3 requests through test/support/fault-proxy.mjs, which injects
 // SlowDown/500 answers, resets, truncated bodies and latency spikes into that share of requests.
@@ -21,21 +22,16 @@
 // The children import the packages from dist: run `npx turbo run build` first. With --s3 the table
 // and the checkpoint state live on the S3 server described by S3_ENDPOINT, S3_BUCKET,
 // AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_REGION), which are passed on to the child.
-import { spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 // Seeded so that a failing trial can be replayed with its seed.
 import { seededRandom as rng } from '../support/seeded-random.mjs';
+import { CHAOS_FIELDS, checksum, childEnv, crashPlan, crashPointsOf, runOnce, runOutcome, runTrials } from './ingest-process.mjs';
 
-const repo = fileURLToPath(new URL('../..', import.meta.url));
-const cli = join(repo, 'packages', 'cli', 'bin', 'tidemark.js');
-
-function checksum(id, payload) {
-  return createHash('sha256').update(`${id}:${payload}`).digest('hex').slice(0, 16);
-}
+export { checksum, childEnv, crashPointsOf, runOnce };
 
 /** S3 settings from the environment the test runner exports, or undefined. */
 export function s3EnvFromProcess(env = process.env) {
@@ -59,40 +55,6 @@ function s3Options(s3) {
   };
 }
 
-function childEnv(s3, crashAt) {
-  const env = { ...process.env, TIDEMARK_NO_PROGRESS: '1' };
-  delete env.TIDEMARK_CRASH_AT;
-  if (crashAt) env.TIDEMARK_CRASH_AT = crashAt;
-  if (s3) {
-    Object.assign(env, {
-      // With --faults the children talk to S3 through the fault-injecting proxy.
-      AWS_ENDPOINT_URL_S3: s3.childEndpoint ?? s3.endpoint,
-      AWS_REGION: s3.region,
-      AWS_ACCESS_KEY_ID: s3.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    });
-  }
-  return env;
-}
-
-/** One run of the ingest CLI; resolves with how it ended. */
-function runOnce(args, env, killAfterMs) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, 'ingest', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    let timer;
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    if (killAfterMs !== undefined) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, out, err });
-    });
-  });
-}
-
 /**
  * Table options of a primary-key trial: the writers compact at (almost) every checkpoint, so that
  * crashes land around checkpoints that carry a compaction. Trials take turns between plain
@@ -109,11 +71,6 @@ export function pkCompaction(trial) {
     default:
       return base;
   }
-}
-
-/** The crash points a trial can reach: only primary-key writers compact. */
-export function crashPointsOf(points, pk) {
-  return pk ? points : points.filter((p) => p !== 'before-compact-snapshot');
 }
 
 /**
@@ -199,11 +156,7 @@ export async function runTrial(config) {
   let runs = 0;
   try {
     const schema = buildInitialSchema({
-      fields: [
-        { name: 'id', type: 'BIGINT NOT NULL' },
-        { name: 'payload', type: 'STRING' },
-        { name: 'checksum', type: 'STRING' },
-      ],
+      fields: CHAOS_FIELDS,
       ...(pk ? { primaryKeys: ['id'] } : {}),
       options: {
         bucket: pk ? String(2 + Math.floor(rand() * 3)) : '-1',
@@ -267,43 +220,24 @@ export async function runTrial(config) {
         problems.push(`not done after ${maxRuns} runs`);
         break;
       }
-      // The last few runs crash less, so every trial terminates.
-      const calm = runs > maxRuns - 5;
-      const r = rand();
-      let crashAt;
-      let killAfter;
-      if (runs === 1) {
-        // Each trial's first run crashes at a named point in turn, so every point is covered
-        // whatever the seed (the first checkpoint is always reached).
-        crashAt = `${CRASH_POINTS[trial % CRASH_POINTS.length]}:1`;
-      } else if (!calm && r < crashRate * 0.53) {
-        const point = CRASH_POINTS[Math.floor(rand() * CRASH_POINTS.length)];
-        crashAt = `${point}:${1 + Math.floor(rand() * Math.max(1, Math.ceil(K / checkpointEvery)))}`;
-      } else if (!calm && r < crashRate) {
-        killAfter = Math.floor(50 + rand() * 1500);
-      }
+      const { crashAt, killAfter } = crashPlan({
+        run: runs,
+        trial,
+        points: CRASH_POINTS,
+        maxRuns,
+        crashRate,
+        rand,
+        maxCount: Math.max(1, Math.ceil(K / checkpointEvery)),
+        killMs: [50, 1500],
+      });
       const res = await runOnce(args, childEnv(s3, crashAt), killAfter);
       // Checkpoint lines of every run, killed ones included: what re-sequencing cost.
       for (const m of res.err.matchAll(/\((\d+) files re-sequenced\)/g)) resequencedFiles += Number(m[1]);
       droppedCompactions += res.err.match(/\(compaction dropped\)/g)?.length ?? 0;
-      if (res.signal === 'SIGKILL') {
-        const key = crashAt ? crashAt.split(':')[0] : 'random-kill';
-        kills[key] = (kills[key] ?? 0) + 1;
-        continue;
-      }
-      if (res.code !== 0) {
-        problems.push(
-          `run ${runs} (crash ${crashAt ?? 'none'}) exited with ${res.code}: ${res.err.trim().split('\n').slice(-3).join(' | ')}`,
-        );
-        break;
-      }
-      const last = res.out.trim().split('\n').pop() ?? '';
-      try {
-        summary = JSON.parse(last);
-      } catch {
-        problems.push(`run ${runs}: no JSON summary on stdout: ${last}`);
-        break;
-      }
+      const outcome = runOutcome(res, crashAt, runs, kills, problems);
+      if (outcome === 'killed') continue;
+      if (outcome === 'failed') break;
+      summary = outcome;
       if (summary.status === 'source-done') done = true;
       else problems.push(`run ${runs}: status ${summary.status}`);
     }
@@ -427,59 +361,27 @@ export async function runChaos(options) {
   const seed0 = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   const workDir = await mkdtemp(join(tmpdir(), 'tidemark-chaos-'));
   const s3Prefix = `tests/chaos-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
-  const results = [];
-  let next = 0;
-  const started = Date.now();
-  const worker = async () => {
-    while (next < trials) {
-      const trial = next++;
-      const seed = (seed0 + trial * 7919) >>> 0;
-      let r;
-      try {
-        r = await runTrial({ trial, seed, records, checkpointEvery, crashRate, s3, s3Prefix, workDir, keep: options.keep, pk, dynamic });
-      } catch (e) {
-        r = {
-          ok: false,
-          trial,
-          seed,
-          runs: 0,
-          kills: {},
-          lost: 0,
-          duplicated: 0,
-          corrupt: 0,
-          problems: [`harness error: ${e?.stack ?? e}`],
-        };
-      }
-      results.push(r);
-      log(
-        `trial ${trial} (seed ${seed}, P=${r.parallelism}): ${r.ok ? 'ok' : 'FAILED'} after ${r.runs} runs ${JSON.stringify(r.kills)}` +
-          `${pk ? `, ${r.resequencedFiles ?? 0} files re-sequenced, ${r.droppedCompactions ?? 0} compactions dropped` : ''}` +
-          `${r.ok ? '' : ` — ${r.problems.join('; ')}`}`,
-      );
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
+  const { tally, sum } = await runTrials({
+    trials,
+    concurrency,
+    seed0,
+    runTrial: (trial, seed) =>
+      runTrial({ trial, seed, records, checkpointEvery, crashRate, s3, s3Prefix, workDir, keep: options.keep, pk, dynamic }),
+    describe: (r) => (pk ? `, ${r.resequencedFiles ?? 0} files re-sequenced, ${r.droppedCompactions ?? 0} compactions dropped` : ''),
+    log,
+  });
   if (!options.keep) await rm(workDir, { recursive: true, force: true });
-  const kills = {};
-  for (const r of results) for (const [k, n] of Object.entries(r.kills)) kills[k] = (kills[k] ?? 0) + n;
   return {
     storage: s3 ? (s3.childEndpoint ? 's3 through FaultProxy' : 's3') : 'local',
     table: dynamic ? 'primary-key, dynamic buckets' : pk ? 'primary-key' : 'append',
-    trials,
-    passed: results.filter((r) => r.ok).length,
-    failed: results.filter((r) => !r.ok).map((r) => ({ trial: r.trial, seed: r.seed, problems: r.problems })),
     records,
     checkpointEvery,
-    runs: results.reduce((a, r) => a + r.runs, 0),
-    kills,
-    lost: results.reduce((a, r) => a + r.lost, 0),
-    duplicated: results.reduce((a, r) => a + r.duplicated, 0),
-    corrupt: results.reduce((a, r) => a + r.corrupt, 0),
-    compactSnapshots: results.reduce((a, r) => a + (r.compactions ?? 0), 0),
+    ...tally,
+    corrupt: sum('corrupt'),
+    compactSnapshots: sum('compactions'),
     // What the commit's sequence-order guard cost: files rewritten, compactions dropped and redone.
-    resequencedFiles: results.reduce((a, r) => a + (r.resequencedFiles ?? 0), 0),
-    droppedCompactions: results.reduce((a, r) => a + (r.droppedCompactions ?? 0), 0),
-    seconds: Math.round((Date.now() - started) / 100) / 10,
+    resequencedFiles: sum('resequencedFiles'),
+    droppedCompactions: sum('droppedCompactions'),
   };
 }
 
@@ -495,6 +397,7 @@ function parseCli(argv) {
     pk: false,
     dynamic: false,
     faults: 0,
+    kafka: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -514,9 +417,10 @@ function parseCli(argv) {
     else if (a === '--keep') o.keep = true;
     else if (a === '--pk') o.pk = true;
     else if (a === '--dynamic') o.dynamic = true;
+    else if (a === '--kafka') o.kafka = true;
     else
       throw new Error(
-        `unknown option ${a} (use --trials N --records K --checkpoint-every C --concurrency J --seed S --s3 [--faults RATE] --keep --pk --dynamic)`,
+        `unknown option ${a} (use --trials N --records K --checkpoint-every C --concurrency J --seed S --s3 [--faults RATE] --keep --pk --dynamic --kafka)`,
       );
   }
   return o;
@@ -524,6 +428,16 @@ function parseCli(argv) {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const o = parseCli(process.argv.slice(2));
+  if (o.kafka) {
+    if (o.s3 || o.dynamic) {
+      console.error('chaos: --kafka runs on local disk with --pk or append tables (no --s3, --dynamic)');
+      process.exit(2);
+    }
+    const { runKafkaChaos } = await import('./kafka-harness.mjs');
+    const tally = await runKafkaChaos({ ...o, log: (m) => console.error(`[chaos kafka] ${m}`) });
+    console.log(JSON.stringify(tally, null, 2));
+    process.exit(tally.passed === tally.trials ? 0 : 1);
+  }
   const s3 = o.s3 ? s3EnvFromProcess() : undefined;
   if (o.s3 && !s3) {
     console.error('chaos: --s3 needs S3_ENDPOINT, S3_BUCKET, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (see test/s3/start-server.sh)');

@@ -4,6 +4,7 @@
 // cache; an installed browser is reused, so only the first run pays.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
+import { aptGet } from '../support/apt-get.mjs';
 
 /** Where the browser is looked for, in order, after $CHROMIUM_PATH. */
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
@@ -21,14 +22,6 @@ function executable(path) {
 export function findChromium(env = process.env) {
   if (env.CHROMIUM_PATH) return executable(env.CHROMIUM_PATH) ? env.CHROMIUM_PATH : undefined;
   return CANDIDATES.find(executable);
-}
-
-function aptGet(args, log) {
-  const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
-  const [cmd, ...rest] = [...sudo, 'apt-get', ...args];
-  log(`${[cmd, ...rest].join(' ')}`);
-  const r = spawnSync(cmd, rest, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-  return r.status === 0;
 }
 
 /**

@@ -11,11 +11,11 @@ export const serverScript = path.join(path.dirname(fileURLToPath(import.meta.url
 /** The variables start-server.sh prints, in the order they are exported to children. */
 export const S3_ENV_KEYS = ['S3_ENDPOINT', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_REGION', 'S3_BUCKET', 'S3_DATA_DIR'];
 
-/** Parses the KEY=VALUE lines start-server.sh prints (values may be shell-quoted with printf %q). */
+/** Parses the `export KEY=VALUE` lines start-server.sh prints (values may be shell-quoted with printf %q). */
 export function parseEnvLines(text) {
   const env = {};
   for (const line of text.split('\n')) {
-    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
+    const m = /^(?:export\s+)?([A-Z0-9_]+)=(.*)$/.exec(line.trim());
     if (!m) continue;
     const raw = m[2];
     env[m[1]] = /^'.*'$/.test(raw) ? raw.slice(1, -1) : raw.replace(/\\(.)/g, '$1');

@@ -4,20 +4,28 @@
 # RGW is used because it implements conditional PUTs (If-None-Match: *, If-Match) atomically, which
 # the commit protocol depends on; see shared/docs/s3-test-server.md for the measurements.
 #
-#   start-server.sh start <port> <datadir>   start (or reuse) a server; prints env lines on stdout
-#   start-server.sh stop  <datadir>          stop rgw, then osd, then mon (SIGKILL after 5 s each)
-#   start-server.sh purge <datadir>          stop and remove the data dir
-#   start-server.sh status <datadir>         print the env lines and exit 0 if a server is running there
+#   start-server.sh start [port] [datadir]   start (or reuse) a server; prints env lines on stdout
+#   start-server.sh stop  [datadir]          stop rgw, then osd, then mon (SIGKILL after 5 s each)
+#   start-server.sh purge [datadir]          stop and remove the data dir
+#   start-server.sh status [datadir]         print the env lines and exit 0 if a server is running there
 #
-# stdout carries only the env lines (KEY=VALUE, shell-quoted), so `eval "$(... start ...)"` works;
-# progress goes to stderr. Settings (environment): S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET
+# The data dir defaults to .s3-data at the repository root (where `npm test` looks for a server).
+# Without a port, `start` reuses the server running on the data dir, else takes the first free
+# pair from 7480 (`npm run s3:start` passes no arguments).
+#
+# stdout carries only the env lines (`export KEY=VALUE`, shell-quoted), so `eval "$(... start ...)"`
+# points both the tests (S3_ENDPOINT) and the tidemark command and library (AWS_ENDPOINT_URL_S3,
+# AWS_*) at the server; progress goes to stderr. Settings (environment): S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET
 # ("" = create no bucket), MON_PORT (default port+1), OSD_STORE=memstore|bluestore, OSD_SIZE_GB.
 set -euo pipefail
 
 MARKER=.s3-rgw-datadir
 log() { printf '[s3-server] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
-usage() { die "usage: $0 start <port> <datadir> | stop <datadir> | purge <datadir> | status <datadir>"; }
+usage() { die "usage: $0 start [port] [datadir] | stop [datadir] | purge [datadir] | status [datadir]"; }
+
+DEFAULT_DATA_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)/.s3-data"
+DEFAULT_PORT=7480
 
 abs_dir() { mkdir -p "$1" && (cd "$1" && pwd -P); }
 
@@ -78,12 +86,15 @@ print_env() {
   local d=$1
   # shellcheck disable=SC1091
   . "$d/settings"
-  printf 'S3_ENDPOINT=%s\n' "http://127.0.0.1:$PORT"
-  printf 'AWS_ACCESS_KEY_ID=%s\n' "$(shell_quote "$ACCESS_KEY")"
-  printf 'AWS_SECRET_ACCESS_KEY=%s\n' "$(shell_quote "$SECRET_KEY")"
-  printf 'AWS_REGION=us-east-1\n'
-  printf 'S3_BUCKET=%s\n' "$(shell_quote "$BUCKET")"
-  printf 'S3_DATA_DIR=%s\n' "$(shell_quote "$d")"
+  # S3_ENDPOINT is what the test suites read; AWS_ENDPOINT_URL_S3 is what tidemark (and the AWS
+  # SDK) read: without it the command sends its requests to AWS.
+  printf 'export S3_ENDPOINT=%s\n' "http://127.0.0.1:$PORT"
+  printf 'export AWS_ENDPOINT_URL_S3=%s\n' "http://127.0.0.1:$PORT"
+  printf 'export AWS_ACCESS_KEY_ID=%s\n' "$(shell_quote "$ACCESS_KEY")"
+  printf 'export AWS_SECRET_ACCESS_KEY=%s\n' "$(shell_quote "$SECRET_KEY")"
+  printf 'export AWS_REGION=us-east-1\n'
+  printf 'export S3_BUCKET=%s\n' "$(shell_quote "$BUCKET")"
+  printf 'export S3_DATA_DIR=%s\n' "$(shell_quote "$d")"
 }
 
 # Signs and sends S3 requests with SigV4 using only node's standard library (no npm packages).
@@ -270,10 +281,22 @@ fresh_start() {
 }
 
 cmd_start() {
-  [ $# = 2 ] || usage
-  local port=$1 d
+  [ $# -le 2 ] || usage
+  local port=${1:-} d
+  d=$(abs_dir "${2:-$DEFAULT_DATA_DIR}")
+  if [ -z "$port" ]; then
+    if is_running "$d"; then
+      log "reusing the server already running on $d"
+      print_env "$d"
+      return 0
+    fi
+    port=$DEFAULT_PORT
+    while port_in_use "$port" || port_in_use "$((port + 1))"; do
+      port=$((port + 2))
+      [ "$port" -lt $((DEFAULT_PORT + 100)) ] || die "no free pair of ports from $DEFAULT_PORT to $port: pass one"
+    done
+  fi
   [[ "$port" =~ ^[0-9]+$ ]] || die "port must be a number, got '$port'"
-  d=$(abs_dir "$2")
   local mon=${MON_PORT:-$((port + 1))}
   local access=${S3_ACCESS_KEY:-testaccesskey}
   local secret=${S3_SECRET_KEY:-testsecretkey0123456789}
@@ -320,6 +343,7 @@ cmd_start() {
   fi
   printf '%s\n' "$wanted" >"$d/settings"
   log "ready on http://127.0.0.1:$port after $((SECONDS - t0)) s"
+  log "point a shell at it with: eval \"\$(bash $0 status $d)\""
   print_env "$d"
 }
 
@@ -332,7 +356,8 @@ is_running() {
 }
 
 cmd_status() {
-  [ $# = 1 ] || usage
+  [ $# -le 1 ] || usage
+  set -- "${1:-$DEFAULT_DATA_DIR}"
   [ -d "$1" ] || exit 1
   local d
   d=$(abs_dir "$1")
@@ -341,7 +366,8 @@ cmd_status() {
 }
 
 cmd_stop() {
-  [ $# = 1 ] || usage
+  [ $# -le 1 ] || usage
+  set -- "${1:-$DEFAULT_DATA_DIR}"
   [ -d "$1" ] || { log "$1 does not exist; nothing to stop"; return 0; }
   local d
   d=$(abs_dir "$1")
@@ -351,7 +377,8 @@ cmd_stop() {
 }
 
 cmd_purge() {
-  [ $# = 1 ] || usage
+  [ $# -le 1 ] || usage
+  set -- "${1:-$DEFAULT_DATA_DIR}"
   [ -d "$1" ] || return 0
   local d
   d=$(abs_dir "$1")

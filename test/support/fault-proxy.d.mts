@@ -9,6 +9,8 @@ export declare class FaultProxy {
   readonly injected: Record<FaultKind, number>;
   /** Total faults injected. */
   readonly faults: number;
+  /** From now on, requests are never answered nor forwarded, until close() destroys their connections. */
+  stall(): void;
   listen(port?: number): Promise<string>;
   close(): Promise<void>;
 }

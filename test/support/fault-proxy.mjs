@@ -36,6 +36,8 @@ export class FaultProxy {
     /** @type {Record<string, number>} */
     this.injected = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0]));
     this.requests = 0;
+    /** While true, requests get no answer at all (a store that stopped answering); see stall(). */
+    this.stalled = false;
     this.agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
     this.sockets = new Set();
     this.server = http.createServer((req, res) => this.handle(req, res));
@@ -62,6 +64,14 @@ export class FaultProxy {
     await new Promise((resolve) => this.server.close(() => resolve(undefined)));
   }
 
+  /**
+   * From now on, requests are never answered nor forwarded (a hung store or network): they wait
+   * until close() destroys their connections.
+   */
+  stall() {
+    this.stalled = true;
+  }
+
   /** @returns {FaultKind | undefined} */
   draw() {
     if (this.rate <= 0 || this.random() >= this.rate) return undefined;
@@ -70,6 +80,7 @@ export class FaultProxy {
 
   handle(req, res) {
     this.requests++;
+    if (this.stalled) return;
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('error', () => undefined);

@@ -53,8 +53,8 @@ export function s3Available(suite = 'S3 tests'): boolean {
     warned.add(suite);
     console.warn(
       `[tidemark] SKIPPED ${suite}: no S3 server configured (S3_ENDPOINT, S3_BUCKET, AWS_ACCESS_KEY_ID, ` +
-        'AWS_SECRET_ACCESS_KEY are unset). Run `npm test`, which starts one, or eval the env printed by ' +
-        '`bash test/s3/start-server.sh start 7480 .s3-data`.',
+        'AWS_SECRET_ACCESS_KEY are unset). Run `npm test`, which starts one, or start one with ' +
+        '`eval "$(npm run --silent s3:start)"` in this shell.',
     );
   }
   return false;

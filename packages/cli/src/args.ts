@@ -218,6 +218,16 @@ export function closest(name: string, candidates: readonly string[]): string | u
 }
 
 /** Renders the `--help` text of a command from its declaration. */
+/**
+ * What a usage error prints under its message: the synopsis and where the rest is, not the whole
+ * help (a mistyped flag should not bury its one-line error under every option).
+ */
+export function formatShortUsage(command: string, usage: CommandUsage): string {
+  const lines = usage.synopsis.map((s, i) => `${i === 0 ? 'Usage:' : '      '} tidemark ${s}`);
+  lines.push(`Run 'tidemark ${command} --help' for every option.`);
+  return lines.join('\n') + '\n';
+}
+
 export function formatUsage(summary: string, usage: CommandUsage): string {
   const lines: string[] = [];
   usage.synopsis.forEach((s, i) => lines.push(`${i === 0 ? 'Usage:' : '      '} tidemark ${s}`));

@@ -14,6 +14,8 @@ export const ExitCode = {
   Usage: 2,
   /** Stopped by Ctrl-C (128 + SIGINT), after cleaning up. */
   Interrupted: 130,
+  /** A second SIGTERM to a command that stops gracefully: ended at once (128 + SIGTERM). */
+  Terminated: 143,
 } as const;
 
 /** One subcommand: its name, one-line summary, argument declaration and implementation. */
@@ -22,6 +24,13 @@ export interface Command<S extends OptionSpecs = OptionSpecs> {
   /** One line for `tidemark --help`. */
   readonly summary: string;
   readonly usage: CommandUsage<S>;
+  /**
+   * The command stops cleanly when `ctx.signal` aborts and says so itself (long-running services
+   * such as `ingest`): SIGTERM then aborts the signal as Ctrl-C does, instead of ending the
+   * process, and {@link main} prints nothing when either arrives. A second signal ends the
+   * process at once.
+   */
+  readonly stopsGracefully?: boolean;
   /**
    * Runs the command with already-validated arguments. Returns the exit code (undefined = 0).
    * Throw {@link UsageError} for argument problems found late (exit 2) and errors with

@@ -28,9 +28,13 @@ export class UsageError extends CliError {
   }
 }
 
-/** The run was interrupted (Ctrl-C) and stopped before finishing. */
+/** The run was interrupted (Ctrl-C, or SIGTERM for a command that stops gracefully) and stopped before finishing. */
 export class InterruptedError extends CliError {
-  constructor(message = 'interrupted') {
+  constructor(
+    message = 'interrupted',
+    /** The signal that interrupted it. */
+    readonly signal: 'SIGINT' | 'SIGTERM' = 'SIGINT',
+  ) {
     super(message);
   }
 }

@@ -3,7 +3,7 @@
  * turns the outcome into an exit code (0 done, 1 failed, 2 bad usage, 130 interrupted).
  */
 import { readFileSync } from 'node:fs';
-import { closest, formatUsage, parseArgs } from './args.js';
+import { closest, formatShortUsage, formatUsage, parseArgs } from './args.js';
 import { ExitCode } from './command.js';
 import type { Command } from './command.js';
 import { commands as defaultCommands } from './commands/index.js';
@@ -20,28 +20,34 @@ export interface MainOptions extends Partial<CommandContext> {
 /**
  * Runs `tidemark` with `argv` (the arguments after the program name) and resolves with the exit
  * code; never rejects for command failures. When no `signal` is given, Ctrl-C (SIGINT) aborts the
- * signal handed to the command, and a second Ctrl-C exits at once.
+ * signal handed to the command, and a second Ctrl-C exits at once; so does SIGTERM for a command
+ * that stops gracefully ({@link Command.stopsGracefully}).
  */
 export async function main(argv: readonly string[], options: MainOptions = {}): Promise<number> {
   const registry = options.commands ?? defaultCommands;
-  let removeSigint = (): void => {};
+  let removeHandlers = (): void => {};
   let signal = options.signal;
   if (!signal) {
     const controller = new AbortController();
     signal = controller.signal;
-    const onSigint = (): void => {
-      if (controller.signal.aborted) process.exit(ExitCode.Interrupted);
-      ctx.stderr.write('\ntidemark: interrupted; stopping cleanly (press Ctrl-C again to exit at once)\n');
-      controller.abort(new InterruptedError());
+    const graceful = registry.find((c) => c.name === argv[0])?.stopsGracefully === true;
+    const on = (name: 'SIGINT' | 'SIGTERM', code: number): (() => void) => {
+      const handler = (): void => {
+        if (controller.signal.aborted) process.exit(code);
+        if (!graceful) ctx.stderr.write('\ntidemark: interrupted; stopping cleanly (press Ctrl-C again to exit at once)\n');
+        controller.abort(new InterruptedError('interrupted', name));
+      };
+      process.on(name, handler);
+      return () => process.off(name, handler);
     };
-    process.on('SIGINT', onSigint);
-    removeSigint = () => process.off('SIGINT', onSigint);
+    const removers = [on('SIGINT', ExitCode.Interrupted), ...(graceful ? [on('SIGTERM', ExitCode.Terminated)] : [])];
+    removeHandlers = () => removers.forEach((remove) => remove());
   }
   const ctx = createContext({ ...options, signal });
   try {
     return await dispatch(argv, ctx, registry);
   } finally {
-    removeSigint();
+    removeHandlers();
   }
 }
 
@@ -82,7 +88,7 @@ async function dispatch(argv: readonly string[], ctx: CommandContext, registry: 
 function report(err: unknown, command: Command, ctx: CommandContext): number {
   const prefix = `tidemark ${command.name}`;
   if (err instanceof UsageError) {
-    ctx.stderr.write(`${prefix}: ${err.message}\n\n${formatUsage(command.summary, command.usage)}`);
+    ctx.stderr.write(`${prefix}: ${err.message}\n${formatShortUsage(command.name, command.usage)}`);
     return ExitCode.Usage;
   }
   if (

@@ -90,7 +90,8 @@ describe('tidemark inspect', () => {
     expect(piped.stdout).toMatch(/^ {2}rows added +▃▄▅▆▇█ max 6$/m);
     expect(piped.stdout).toMatch(/^ {2}rows removed +▁▁▁▁▁▁ max 0$/m);
     expect(piped.stdout).toMatch(/^ {2}commits +AAAAAA$/m);
-    expect(piped.stdout).toMatch(/^live data +6 files · .* · 21 rows · 2 partitions · 2 buckets$/m);
+    // An append table with bucket -1 has no buckets to count (every file sits in bucket-0).
+    expect(piped.stdout).toMatch(/^live data +6 files · .* · 21 rows · 2 partitions · unbucketed$/m);
     // Nine size bins, each with its count; every file here is tiny, so all sit in the first bin.
     const bins = lines.filter((l) => /^ {2}[<≥] /.test(l));
     expect(bins).toHaveLength(9);

@@ -49,7 +49,7 @@ function report(snapshots: TimelineSnapshot[], partition = 'dt=2024-05-01/'): Ta
       byKind,
     },
     tags: [{ name: '<b>release</b>', snapshotId: 3 }],
-    liveFiles: { files: 42, bytes: 300 * 1024 * 1024, rows: 1_000_000, partitions: 1, buckets: 4, levels: { '0': 42 } },
+    liveFiles: { files: 42, bytes: 300 * 1024 * 1024, rows: 1_000_000, deletedRows: 0, partitions: 1, buckets: 4, levels: { '0': 42 } },
     fileSizes: { targetFileSize: 128 * 1024 * 1024, smallFileBytes: 0.7 * 128 * 1024 * 1024, bins, histogram, smallFiles: 40 },
     largestPartitions: [
       {
@@ -87,6 +87,7 @@ function report(snapshots: TimelineSnapshot[], partition = 'dt=2024-05-01/'): Ta
         windows: 8,
         partitions: 1,
         remainingWindows: 2,
+        trigger: { option: 'compaction.min.file-num', value: 5 },
       },
       manifests: { status: 'planned', manifestsToMerge: 12 },
     },

@@ -13,6 +13,7 @@ import { parseSchema, serializeSchema, type TableSchema } from '@tidemark/format
 import { TableNotFoundError, TidemarkUserError } from './errors.js';
 import { SchemaManager } from './schema-manager.js';
 import { buildInitialSchema, type TableSpec } from './schema-builder.js';
+import { coreOptions, warnUnknownOptions, type OptionsLogger } from './core-options.js';
 import { parseNumberedName } from './snapshot-manager.js';
 import { SCHEMA_PREFIX } from './table-paths.js';
 import { metadataPaths } from './path-factory.js';
@@ -24,6 +25,8 @@ export interface CreateTableOptions {
   readonly ignoreIfExists?: boolean;
   /** Name used in errors (default: the location). */
   readonly name?: string;
+  /** Where unknown option keys are reported (default: `console.warn` with a `[tidemark]` prefix). */
+  readonly logger?: OptionsLogger;
 }
 
 /**
@@ -53,6 +56,10 @@ export async function createTable(
     if (options.ignoreIfExists) return parseSchema(await fileIO.read(schemaPath), schemaPath);
     throw new TableAlreadyExistsError(name, location);
   }
+  // Paimon stores keys it does not know; a misspelt one (deletion-vector.enabled) would leave the
+  // table silently without the feature, so it is reported now, with the nearest known key. The
+  // scope is the one opening the table uses, so one process reports a key once.
+  warnUnknownOptions(coreOptions(schema), `${location.replace(/\/+$/, '') || location} (schema 0)`, options.logger);
   return schema;
 }
 
@@ -330,7 +337,11 @@ export class FileSystemCatalog {
    * @returns the schema written.
    * @throws SchemaValidationError for an invalid definition; TableAlreadyExistsError unless `ignoreIfExists`.
    */
-  async createTable(identifier: string | Identifier, spec: TableSpec, options: { ignoreIfExists?: boolean } = {}): Promise<TableSchema> {
+  async createTable(
+    identifier: string | Identifier,
+    spec: TableSpec,
+    options: Pick<CreateTableOptions, 'ignoreIfExists' | 'logger'> = {},
+  ): Promise<TableSchema> {
     const id = parseIdentifier(identifier);
     const local = this.localPath(this.databaseLocation(id.database));
     if (local !== undefined) await fs.mkdir(local, { recursive: true });

@@ -13,6 +13,7 @@
  */
 import type { AvroCodecName, TableSchema } from '@tidemark/format';
 import { TidemarkUserError } from './errors.js';
+import { compileDatePattern, type DatePattern } from './partition/date-pattern.js';
 
 /** An option value that does not parse (bad size, duration, number or enum). */
 export class InvalidOptionError extends TidemarkUserError {
@@ -92,6 +93,26 @@ export const OPTION = {
   DYNAMIC_BUCKET_TARGET_ROW_NUM: 'dynamic-bucket.target-row-num',
   DYNAMIC_BUCKET_INITIAL_BUCKETS: 'dynamic-bucket.initial-buckets',
   DYNAMIC_BUCKET_MAX_BUCKETS: 'dynamic-bucket.max-buckets',
+  PARTITION_EXPIRATION_TIME: 'partition.expiration-time',
+  PARTITION_EXPIRATION_CHECK_INTERVAL: 'partition.expiration-check-interval',
+  PARTITION_EXPIRATION_STRATEGY: 'partition.expiration-strategy',
+  PARTITION_EXPIRATION_MAX_NUM: 'partition.expiration-max-num',
+  PARTITION_EXPIRATION_BATCH_SIZE: 'partition.expiration-batch-size',
+  PARTITION_TIMESTAMP_FORMATTER: 'partition.timestamp-formatter',
+  PARTITION_TIMESTAMP_PATTERN: 'partition.timestamp-pattern',
+  END_INPUT_CHECK_PARTITION_EXPIRE: 'end-input.check-partition-expire',
+  TAG_AUTOMATIC_CREATION: 'tag.automatic-creation',
+  TAG_CREATION_PERIOD: 'tag.creation-period',
+  TAG_CREATION_PERIOD_DURATION: 'tag.creation-period-duration',
+  TAG_CREATION_DELAY: 'tag.creation-delay',
+  TAG_PERIOD_FORMATTER: 'tag.period-formatter',
+  TAG_NUM_RETAINED_MAX: 'tag.num-retained-max',
+  TAG_DEFAULT_TIME_RETAINED: 'tag.default-time-retained',
+  TAG_AUTOMATIC_COMPLETION: 'tag.automatic-completion',
+  TAG_BATCH_CUSTOMIZED_NAME: 'tag.batch.customized-name',
+  SINK_WATERMARK_TIME_ZONE: 'sink.watermark-time-zone',
+  DISABLE_EXPLICIT_TYPE_CASTING: 'disable-explicit-type-casting',
+  ALTER_COLUMN_NULL_TO_NOT_NULL_DISABLED: 'alter-column-null-to-not-null.disabled',
 } as const;
 
 /** Older spellings Paimon still reads for `ignore-delete` (its fallback keys). */
@@ -157,7 +178,6 @@ const OTHER_PAIMON_OPTIONS = [
   'incremental-between-scan-mode',
   'incremental-between-timestamp',
   'incremental-to-auto-tag',
-  'end-input.check-partition-expire',
   'commit.callbacks',
   'commit.user-prefix',
   'commit.force-create-snapshot',
@@ -196,12 +216,6 @@ const OTHER_PAIMON_OPTIONS = [
   'owner',
   'comment',
   'query-auth.enabled',
-  'partition.expiration-strategy',
-  'partition.expiration-time',
-  'partition.expiration-check-interval',
-  'partition.expiration-max-num',
-  'partition.timestamp-formatter',
-  'partition.timestamp-pattern',
   'partition.end-input-to-done',
   'partition.mark-done-action',
   'partition.mark-done-action.custom.class',
@@ -216,6 +230,8 @@ const OTHER_PAIMON_OPTIONS = [
   'deletion-vectors.bitmap64',
   'deletion-vectors.modifiable',
   'snapshot.expire.limit',
+  'tag.callbacks',
+  'tag.create-success-file',
 ];
 
 /**
@@ -239,7 +255,7 @@ const OPEN_PREFIXES = [
   'sink.',
   'log.',
   'consumer.',
-  'tag.',
+  'tag.callback.',
   'orc.',
   'parquet.',
   'avro.',
@@ -274,6 +290,20 @@ export type StatsMode =
   | { readonly kind: 'counts' }
   | { readonly kind: 'full' }
   | { readonly kind: 'truncate'; readonly length: number };
+
+/** `merge-engine` values (Paimon's `MergeEngine`). */
+export const MERGE_ENGINES = ['deduplicate', 'partial-update', 'aggregation', 'first-row'] as const;
+/** `partition.expiration-strategy` values tidemark implements. */
+export type PartitionExpireStrategy = 'values-time' | 'update-time';
+
+/** `tag.automatic-creation` values. */
+export type TagCreationMode = 'none' | 'process-time' | 'watermark' | 'batch';
+
+/** `tag.creation-period` values. */
+export type TagCreationPeriod = 'daily' | 'hourly' | 'two-hours';
+
+/** `tag.period-formatter` values. */
+export type TagPeriodFormatter = 'with_dashes' | 'without_dashes' | 'without_dashes_and_spaces';
 
 /** `changelog-producer` values. */
 export type ChangelogProducer = 'none' | 'input' | 'full-compaction' | 'lookup';
@@ -458,6 +488,16 @@ export class CoreOptions {
   /** `write-buffer-spillable`, or null when unset (Paimon then spills on object stores and in batch). */
   get writeBufferSpillable(): boolean | null {
     return this.get(OPTION.WRITE_BUFFER_SPILLABLE) === undefined ? null : this.bool(OPTION.WRITE_BUFFER_SPILLABLE, false);
+  }
+
+  /** `disable-explicit-type-casting` (default false): a column type change must be an implicit (lossless) cast. */
+  get disableExplicitTypeCasting(): boolean {
+    return this.bool(OPTION.DISABLE_EXPLICIT_TYPE_CASTING, false);
+  }
+
+  /** `alter-column-null-to-not-null.disabled` (default true): a nullable column cannot become NOT NULL. */
+  get alterColumnNullToNotNullDisabled(): boolean {
+    return this.bool(OPTION.ALTER_COLUMN_NULL_TO_NOT_NULL_DISABLED, true);
   }
 
   /** `write-only` (default false): commits neither compact nor expire snapshots. */
@@ -779,6 +819,165 @@ export class CoreOptions {
     return this.bool(OPTION.DYNAMIC_PARTITION_OVERWRITE, true);
   }
 
+  // ---- partition expiration ----------------------------------------------------------------
+
+  /** `partition.expiration-time` in milliseconds: partitions older than this are dropped; null = never. */
+  get partitionExpirationTimeMs(): number | null {
+    return this.optDur(OPTION.PARTITION_EXPIRATION_TIME);
+  }
+
+  /** `partition.expiration-check-interval` in milliseconds (1 h): how often a committer looks for expired partitions. */
+  get partitionExpirationCheckIntervalMs(): number {
+    return this.dur(OPTION.PARTITION_EXPIRATION_CHECK_INTERVAL, 3_600_000);
+  }
+
+  /** `partition.expiration-strategy` (default values-time): partition time from the values, or from the last file creation. */
+  get partitionExpirationStrategy(): PartitionExpireStrategy {
+    if (this.get(OPTION.PARTITION_EXPIRATION_STRATEGY)?.trim().toLowerCase() === 'custom') {
+      throw new InvalidOptionError(
+        OPTION.PARTITION_EXPIRATION_STRATEGY,
+        'custom',
+        "'values-time' or 'update-time'",
+        "table option 'partition.expiration-strategy' = 'custom' needs a Java strategy class, which tidemark cannot load: use 'values-time' or 'update-time'",
+      );
+    }
+    return this.enumOf<PartitionExpireStrategy>(OPTION.PARTITION_EXPIRATION_STRATEGY, 'values-time', ['values-time', 'update-time']);
+  }
+
+  /** `partition.expiration-max-num` (default 100): most partitions one expiration drops. */
+  get partitionExpirationMaxNum(): number {
+    return this.int(OPTION.PARTITION_EXPIRATION_MAX_NUM, 100, 1);
+  }
+
+  /** `partition.expiration-batch-size`: partitions per drop commit, or null for one commit. */
+  get partitionExpirationBatchSize(): number | null {
+    return this.optInt(OPTION.PARTITION_EXPIRATION_BATCH_SIZE, 1);
+  }
+
+  /**
+   * `partition.timestamp-formatter` (a Java `DateTimeFormatter` pattern), compiled; null when
+   * unset (Java's default `yyyy-MM-dd[ HH:mm:ss]` parsing then applies).
+   */
+  get partitionTimestampFormatter(): DatePattern | null {
+    return this.cached(OPTION.PARTITION_TIMESTAMP_FORMATTER, () => {
+      const v = this.get(OPTION.PARTITION_TIMESTAMP_FORMATTER);
+      if (v === undefined) return null;
+      try {
+        return compileDatePattern(v);
+      } catch (e) {
+        throw new InvalidOptionError(
+          OPTION.PARTITION_TIMESTAMP_FORMATTER,
+          v,
+          'a Java DateTimeFormatter pattern',
+          `table option '${OPTION.PARTITION_TIMESTAMP_FORMATTER}' = '${v}' is not a usable date pattern: ${(e as Error).message}`,
+        );
+      }
+    });
+  }
+
+  /** `partition.timestamp-pattern` (`$dt $hour:00:00`), or null to read the first partition value. */
+  get partitionTimestampPattern(): string | null {
+    return this.get(OPTION.PARTITION_TIMESTAMP_PATTERN) ?? null;
+  }
+
+  /** `end-input.check-partition-expire` (default false): a batch commit (identifier Long.MAX) checks for expired partitions at once. */
+  get endInputCheckPartitionExpire(): boolean {
+    return this.bool(OPTION.END_INPUT_CHECK_PARTITION_EXPIRE, false);
+  }
+
+  // ---- automatic tags ------------------------------------------------------------------------
+
+  /** `tag.automatic-creation` (default none). */
+  get tagAutomaticCreation(): TagCreationMode {
+    return this.enumOf<TagCreationMode>(OPTION.TAG_AUTOMATIC_CREATION, 'none', ['none', 'process-time', 'watermark', 'batch']);
+  }
+
+  /** `tag.creation-period` (default daily). */
+  get tagCreationPeriod(): TagCreationPeriod {
+    return this.enumOf<TagCreationPeriod>(OPTION.TAG_CREATION_PERIOD, 'daily', ['daily', 'hourly', 'two-hours']);
+  }
+
+  /** `tag.creation-period-duration` in milliseconds, or null; when set it replaces `tag.creation-period`. */
+  get tagCreationPeriodDurationMs(): number | null {
+    const ms = this.optDur(OPTION.TAG_CREATION_PERIOD_DURATION);
+    if (ms !== null && ms <= 0)
+      throw new InvalidOptionError(
+        OPTION.TAG_CREATION_PERIOD_DURATION,
+        String(this.get(OPTION.TAG_CREATION_PERIOD_DURATION)),
+        'a positive duration',
+      );
+    return ms;
+  }
+
+  /** Length of one tag period in milliseconds (`tag.creation-period-duration`, else `tag.creation-period`). */
+  get tagPeriodMs(): number {
+    return this.tagCreationPeriodDurationMs ?? { daily: 86_400_000, hourly: 3_600_000, 'two-hours': 7_200_000 }[this.tagCreationPeriod];
+  }
+
+  /**
+   * `tag.creation-delay` in milliseconds (default 0): how long after a period ends its tag waits
+   * for late data. Must be shorter than one period, as in Paimon.
+   */
+  get tagCreationDelayMs(): number {
+    const delay = this.dur(OPTION.TAG_CREATION_DELAY, 0);
+    if (this.tagAutomaticCreation !== 'none' && this.tagAutomaticCreation !== 'batch' && delay >= this.tagPeriodMs) {
+      throw new InvalidOptionError(
+        OPTION.TAG_CREATION_DELAY,
+        String(this.get(OPTION.TAG_CREATION_DELAY)),
+        'a delay shorter than one tag period',
+        `table option '${OPTION.TAG_CREATION_DELAY}' = '${String(this.get(OPTION.TAG_CREATION_DELAY))}' must be shorter than one tag period (${this.tagPeriodMs / 60_000} min), as Paimon requires`,
+      );
+    }
+    return delay;
+  }
+
+  /** `tag.period-formatter` (default with_dashes): `2024-03-05 10`, `20240305 10` or `2024030510`. */
+  get tagPeriodFormatter(): TagPeriodFormatter {
+    return this.enumOf<TagPeriodFormatter>(OPTION.TAG_PERIOD_FORMATTER, 'with_dashes', [
+      'with_dashes',
+      'without_dashes',
+      'without_dashes_and_spaces',
+    ]);
+  }
+
+  /** `tag.num-retained-max`: most automatic tags kept (batch mode: most tags), or null for no limit. */
+  get tagNumRetainedMax(): number | null {
+    return this.optInt(OPTION.TAG_NUM_RETAINED_MAX, 1);
+  }
+
+  /** `tag.default-time-retained` in milliseconds: retention written into new tags (automatic and manual), or null. */
+  get tagDefaultTimeRetainedMs(): number | null {
+    return this.optDur(OPTION.TAG_DEFAULT_TIME_RETAINED);
+  }
+
+  /** `tag.automatic-completion` (default false): create the tags of periods without a commit too. */
+  get tagAutomaticCompletion(): boolean {
+    return this.bool(OPTION.TAG_AUTOMATIC_COMPLETION, false);
+  }
+
+  /** `tag.batch.customized-name`: the tag name of `batch` mode instead of `batch-write-<date>`, or null. */
+  get tagBatchCustomizedName(): string | null {
+    const v = this.get(OPTION.TAG_BATCH_CUSTOMIZED_NAME);
+    return v === undefined || v.trim() === '' ? null : v;
+  }
+
+  /** `sink.watermark-time-zone` (default UTC): the zone watermarks are read in for `watermark` tags. */
+  get sinkWatermarkTimeZone(): string {
+    return this.cached(OPTION.SINK_WATERMARK_TIME_ZONE, () => {
+      const v = this.str(OPTION.SINK_WATERMARK_TIME_ZONE, 'UTC').trim();
+      try {
+        new Intl.DateTimeFormat('en-US', { timeZone: v });
+      } catch {
+        throw new InvalidOptionError(OPTION.SINK_WATERMARK_TIME_ZONE, v, "a time zone such as 'UTC' or 'Europe/Berlin'");
+      }
+      return v;
+    });
+  }
+
+  private optDur(k: string): number | null {
+    return this.get(k) === undefined ? null : this.dur(k, 0);
+  }
+
   /**
    * Parses the options checked when a table is created or altered (layout, sizes, commit and
    * expiration settings), so that a bad value is refused before it is stored.
@@ -806,7 +1005,72 @@ export class CoreOptions {
       this.dynamicPartitionOverwrite,
       this.partitionLegacyName,
       this.compactionMinFileNum,
+      this.changelogProducer,
+      this.ignoreDelete,
+      this.sequenceFieldSortOrder,
+      this.numSortedRunCompactionTrigger,
+      this.numSortedRunStopTrigger,
+      this.numLevels,
+      this.fullCompactionDeltaCommits,
+      this.deletionVectorsEnabled,
+      this.deletionVectorsBitmap64,
+      this.writeOnly,
+      this.changelogNumRetainedMin,
+      this.changelogNumRetainedMax,
+      this.changelogTimeRetainedMs,
+      this.partitionExpirationTimeMs,
+      this.partitionExpirationCheckIntervalMs,
+      this.partitionExpirationStrategy,
+      this.partitionExpirationMaxNum,
+      this.partitionExpirationBatchSize,
+      this.partitionTimestampFormatter,
+      this.endInputCheckPartitionExpire,
+      this.tagAutomaticCreation,
+      this.tagPeriodMs,
+      this.tagCreationDelayMs,
+      this.tagPeriodFormatter,
+      this.tagNumRetainedMax,
+      this.tagDefaultTimeRetainedMs,
+      this.tagAutomaticCompletion,
+      this.sinkWatermarkTimeZone,
     ];
+    const engine = this.mergeEngine;
+    if (!(MERGE_ENGINES as readonly string[]).includes(engine)) {
+      throw new InvalidOptionError(
+        OPTION.MERGE_ENGINE,
+        this.get(OPTION.MERGE_ENGINE) ?? engine,
+        MERGE_ENGINES.map((e) => `'${e}'`).join(', '),
+      );
+    }
+    // Paimon's SchemaValidation: at least one snapshot is kept, and the bounds are ordered.
+    const min = this.snapshotNumRetainedMin;
+    if (min < 1) {
+      throw new InvalidOptionError(
+        OPTION.SNAPSHOT_NUM_RETAINED_MIN,
+        String(min),
+        'at least 1',
+        `table option '${OPTION.SNAPSHOT_NUM_RETAINED_MIN}' = '${min}' must be at least 1`,
+      );
+    }
+    const max = this.snapshotNumRetainedMax;
+    if (min > max) {
+      throw new InvalidOptionError(
+        OPTION.SNAPSHOT_NUM_RETAINED_MIN,
+        String(min),
+        `at most '${OPTION.SNAPSHOT_NUM_RETAINED_MAX}'`,
+        `table option '${OPTION.SNAPSHOT_NUM_RETAINED_MIN}' = '${min}' must not be larger than '${OPTION.SNAPSHOT_NUM_RETAINED_MAX}' = '${max}'`,
+      );
+    }
+    const changelogMin = this.changelogNumRetainedMin ?? min;
+    const changelogMax = this.changelogNumRetainedMax ?? max;
+    if (changelogMin > changelogMax) {
+      throw new InvalidOptionError(
+        OPTION.CHANGELOG_NUM_RETAINED_MIN,
+        String(changelogMin),
+        `at most '${OPTION.CHANGELOG_NUM_RETAINED_MAX}'`,
+        `table option '${OPTION.CHANGELOG_NUM_RETAINED_MIN}' (${changelogMin}) must not be larger than '${OPTION.CHANGELOG_NUM_RETAINED_MAX}' (${changelogMax})`,
+      );
+    }
     // Paimon's schema validation refuses these pairs: a table created here must open there.
     if (this.deletionVectorsEnabled) {
       const producer = this.changelogProducer;

@@ -9,6 +9,7 @@
 export { Table, openTable, readTable, type AppendOptions, type OpenTableOptions, type TableOverwriteOptions } from './table.js';
 export { TableCommit, newTableCommit, type AutoExpireCallOption, type CommittableInput, type NewCommitOptions } from './table-commit.js';
 export type { DeleteOptions, DeleteResult, RowChangeDryRun, UpdateChange, UpdateResult } from './row-change/row-change-table.js';
+export type { AfterCommitCall, AfterCommitJobs } from './commit/after-commit.js';
 export type {
   DeletionVectorFilePlan,
   OverwritePartitionPlan,
@@ -32,7 +33,8 @@ export {
   type FileSystemCatalogOptions,
   type Identifier,
 } from './catalog.js';
-export { SchemaValidationError, buildInitialSchema, type ColumnSpec, type TableSpec } from './schema-builder.js';
+export { buildInitialSchema, type ColumnSpec, type TableSpec } from './schema-builder.js';
+export { SchemaValidationError } from './schema-validation.js';
 export {
   SchemaChangeError,
   SchemaChanges,
@@ -62,6 +64,10 @@ export {
   warnUnknownOptions,
   type ChangelogProducer,
   type OptionsLogger,
+  type PartitionExpireStrategy,
+  type TagCreationMode,
+  type TagCreationPeriod,
+  type TagPeriodFormatter,
   type StatsMode,
 } from './core-options.js';
 export { FileStorePathFactory, PartitionPathError, metadataPaths, type PartitionRef, type PathFactoryOptions } from './path-factory.js';
@@ -79,7 +85,27 @@ export {
 export { SchemaManager } from './schema-manager.js';
 export { SnapshotManager, listNumberedFiles, parseNumberedName, type LatestProbe } from './snapshot-manager.js';
 export { TagManager } from './tag-manager.js';
-export { createTag, deleteTag, listTags, validateTagName, type CreateTagOptions } from './tags.js';
+export { createTag, deleteTag, listTags, tagDurationOf, validateTagName, type CreateTagOptions } from './tags.js';
+export { TagAutoCreation, type AutoTagEvent, type TagAutoCreationRunOptions } from './auto-tag/tag-auto-creation.js';
+export { AutoTagState, runAutoTags, type AutoTagRunOptions, type AutoTagSummary } from './auto-tag/tag-auto-manager.js';
+
+// ---- partitions: listing, dropping, expiration ---------------------------------------------
+export { listPartitionEntries, type PartitionEntry } from './partition/partition-entries.js';
+export {
+  PartitionNotFoundError,
+  dropPartitions,
+  type DropPartitionsOptions,
+  type DropPartitionsSummary,
+  type DroppedPartition,
+} from './partition/drop-partitions.js';
+export {
+  expirePartitions,
+  type ExpirePartitionsOptions,
+  type ExpirePartitionsSummary,
+  type ExpiredPartition,
+  type SkippedPartition,
+} from './partition/partition-expire.js';
+export type { DatePattern } from './partition/date-pattern.js';
 export { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
 export { parseTimestampMillis, resolveSnapshot, type SnapshotSources, type TimeTravelOptions } from './time-travel.js';
 
@@ -152,12 +178,14 @@ export type { WriteValue } from './write/value-conversion.js';
 export type { CommitMessage, Committable } from './commit-message.js';
 export {
   FileStoreCommit,
+  alreadyCommittedReason,
   type CommitAttemptReport,
   type CommitCallOptions,
   type CommitLogger,
   type CommitResult,
   type FileStoreCommitOptions,
   type OverwriteCallOptions,
+  type DropPartitionsCallOptions,
 } from './commit/file-store-commit.js';
 export { commitOptionsFromTable, commitOptionsOf, type CommitOptions } from './commit/commit-options.js';
 /** Building blocks (compaction, the sink's duplicate check): fold a snapshot's manifests to its live files. */
@@ -229,6 +257,14 @@ export {
   withHashIndexChanges,
 } from './write/dynamic-bucket-assigner.js';
 export { type PrimaryKeyBucketMode, primaryKeyBucketMode } from './write/bucket-mode.js';
+export { replanOnBucketConflict } from './write/bucket-replan.js';
+export {
+  CompactionNotCommittedError,
+  completeDroppedCompaction,
+  compactsLevel0AtCommit,
+  type DroppedCompactionCommitter,
+  type DroppedCompactionTable,
+} from './write/dropped-compaction.js';
 export { KeyValueChunks, MergedKeyValues } from './read/merged-columns.js';
 export { RowKind, type RowKindValue, rowKindToString, parseRowKind } from './write/key-value/row-kind.js';
 export { type KeyValue, type KeyValueColumns, trimmedKeyFields, keyValueColumns } from './write/key-value/key-value.js';
@@ -307,6 +343,7 @@ export {
   TimeTravelError,
 } from './errors.js';
 export { CorruptTableError, InvalidReadOptionError, UnsupportedTableFeatureError } from './scan/errors.js';
+export { CastValueError } from './cast/errors.js';
 export {
   CommitConflictError,
   CommitInputError,

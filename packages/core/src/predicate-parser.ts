@@ -9,6 +9,7 @@
  *              | column [NOT] IN '(' literal (',' literal)* ')'
  *              | column [NOT] BETWEEN literal AND literal
  *              | column IS [NOT] NULL
+ *              | column [NOT] LIKE 'pattern' [ESCAPE 'c']   (% any run, _ one character; \\ escapes by default)
  *              | column                       (a BOOLEAN column, meaning column = TRUE)
  *   literal   := [-]integer | [-]decimal | [-]float (1.5e3) | 'string' ('' escapes a quote)
  *              | TRUE | FALSE | NULL | DATE 'YYYY-MM-DD' | TIME 'HH:MM:SS[.fff]'
@@ -24,7 +25,7 @@
  */
 import type { DataField, DataType, RowType } from '@tidemark/format';
 import { PredicateError } from './errors.js';
-import { and, not, or, type CompareOp, type Predicate } from './predicate.js';
+import { and, likeMatcher, not, or, type CompareOp, type Predicate } from './predicate.js';
 
 type TokenKind = 'ident' | 'qident' | 'string' | 'number' | 'op' | 'lparen' | 'rparen' | 'comma' | 'minus' | 'eof';
 
@@ -223,9 +224,12 @@ class Parser {
         this.expectKeyword('NULL');
         return { kind: 'isNull', column, type, negated };
       }
-      const negated = this.isKeyword(t, 'NOT') && (this.isKeyword(this.peek(1), 'IN') || this.isKeyword(this.peek(1), 'BETWEEN'));
+      const negated =
+        this.isKeyword(t, 'NOT') &&
+        (this.isKeyword(this.peek(1), 'IN') || this.isKeyword(this.peek(1), 'BETWEEN') || this.isKeyword(this.peek(1), 'LIKE'));
       if (negated) this.next();
       if (this.acceptKeyword('IN')) return this.inList(left.field, negated);
+      if (this.acceptKeyword('LIKE')) return this.like(left.field, negated);
       if (this.acceptKeyword('BETWEEN')) {
         const lo = this.convert(this.literal(), left.field);
         this.expectKeyword('AND');
@@ -235,7 +239,7 @@ class Parser {
       }
       if (t.kind !== 'op') {
         if (type.root === 'BOOLEAN') return { kind: 'compare', op: '=', column, type, value: true };
-        this.fail(t, `expected a comparison, IN, BETWEEN or IS [NOT] NULL after column '${column}'`);
+        this.fail(t, `expected a comparison, IN, BETWEEN, LIKE or IS [NOT] NULL after column '${column}'`);
       }
     } else if (t.kind !== 'op') {
       this.fail(t, 'expected a comparison operator');
@@ -260,6 +264,27 @@ class Parser {
   private compare(op: CompareOp, field: DataField, lit: RawLiteral): Predicate {
     const value = this.convert(lit, field);
     return { kind: 'compare', op, column: field.name, type: field.type, value };
+  }
+
+  /** `column [NOT] LIKE 'pattern' [ESCAPE 'c']` on a string column (backslash escapes by default). */
+  private like(field: DataField, negated: boolean): Predicate {
+    if (field.type.root !== 'VARCHAR' && field.type.root !== 'CHAR') {
+      throw new PredicateError(`LIKE needs a CHAR or VARCHAR column, but '${field.name}' is ${field.type.root}`);
+    }
+    const pattern = this.next();
+    if (pattern.kind !== 'string') this.fail(pattern, "LIKE needs a 'string' pattern");
+    let escape = '\\';
+    if (this.acceptKeyword('ESCAPE')) {
+      const e = this.next();
+      if (e.kind !== 'string' || [...e.text].length !== 1) this.fail(e, "ESCAPE takes one character in quotes, e.g. ESCAPE '!',");
+      escape = e.text;
+    }
+    try {
+      likeMatcher(pattern.text, escape);
+    } catch (e) {
+      throw new PredicateError(`LIKE pattern '${pattern.text}' at position ${pattern.pos + 1}: ${(e as Error).message}`);
+    }
+    return { kind: 'like', column: field.name, type: field.type, pattern: pattern.text, escape, negated };
   }
 
   private inList(field: DataField, negated: boolean): Predicate {
@@ -322,7 +347,12 @@ class Parser {
       if (ci.length === 1) return ci[0]!;
     }
     const names = this.fields.map((f) => f.name).join(', ');
-    throw new PredicateError(`unknown column '${name}' at position ${t.pos + 1} in predicate; columns are: ${names}`);
+    // "paid" is a column name in SQL; a shell user usually meant the string.
+    const hint =
+      quoted && this.text[t.pos] === '"'
+        ? ` ("${name}" in double quotes names a column; a string takes single quotes: '${name.replaceAll("'", "''")}')`
+        : '';
+    throw new PredicateError(`unknown column '${name}' at position ${t.pos + 1} in predicate${hint}; columns are: ${names}`);
   }
 
   private convert(lit: RawLiteral, field: DataField): unknown {

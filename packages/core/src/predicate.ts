@@ -40,6 +40,20 @@ export interface IsNullPredicate {
   readonly negated: boolean;
 }
 
+/**
+ * `column [NOT] LIKE pattern` on a string column: `%` matches any run of characters, `_` one
+ * character (a code point), `escape` before either (or itself) makes it literal; case-sensitive.
+ */
+export interface LikePredicate {
+  readonly kind: 'like';
+  readonly column: string;
+  readonly type: DataType;
+  readonly pattern: string;
+  /** The escape character (default backslash). */
+  readonly escape: string;
+  readonly negated: boolean;
+}
+
 /** All of `children` hold. */
 export interface AndPredicate {
   readonly kind: 'and';
@@ -59,7 +73,7 @@ export interface NotPredicate {
 }
 
 /** A filter expression. Leaves name their column and carry its type (for comparing values). */
-export type Predicate = ComparePredicate | InPredicate | IsNullPredicate | AndPredicate | OrPredicate | NotPredicate;
+export type Predicate = ComparePredicate | InPredicate | IsNullPredicate | LikePredicate | AndPredicate | OrPredicate | NotPredicate;
 
 /** Three-valued logic result: `null` is SQL UNKNOWN. */
 export type Truth = boolean | null;
@@ -256,6 +270,12 @@ function evalWith(pred: Predicate, get: RowGetter): Truth {
       const n = isNull(get(pred.column));
       return pred.negated ? !n : n;
     }
+    case 'like': {
+      const v = get(pred.column);
+      if (isNull(v)) return null;
+      const r = likeMatcher(pred.pattern, pred.escape).test(v as string);
+      return pred.negated ? !r : r;
+    }
     case 'and': {
       let unknown = false;
       for (const c of pred.children) {
@@ -277,6 +297,49 @@ function evalWith(pred: Predicate, get: RowGetter): Truth {
     case 'not':
       return negate(evalWith(pred.child, get));
   }
+}
+
+const likeCache = new Map<string, { regexp: RegExp; prefix: string }>();
+
+/** The parts of a LIKE pattern, compiled once per (pattern, escape). */
+function compileLike(pattern: string, escape: string): { regexp: RegExp; prefix: string } {
+  const key = `${escape}\u0000${pattern}`;
+  let c = likeCache.get(key);
+  if (c === undefined) {
+    let source = '';
+    let prefix = '';
+    let literalSoFar = true;
+    const chars = [...pattern];
+    for (let i = 0; i < chars.length; i++) {
+      let ch = chars[i]!;
+      let literal = true;
+      if (ch === escape) {
+        if (i + 1 >= chars.length) throw new Error('it ends with the escape character; escape the escape to match it');
+        ch = chars[++i]!;
+      } else if (ch === '%' || ch === '_') literal = false;
+      if (literal) {
+        source += ch.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+        if (literalSoFar) prefix += ch;
+      } else {
+        source += ch === '%' ? '.*' : '.';
+        literalSoFar = false;
+      }
+    }
+    c = { regexp: new RegExp(`^${source}$`, 'su'), prefix };
+    if (likeCache.size > 1000) likeCache.clear();
+    likeCache.set(key, c);
+  }
+  return c;
+}
+
+/**
+ * A RegExp matching the strings a LIKE `pattern` matches, whole (`%` any run, `_` one code point,
+ * `escape` making the next character literal).
+ *
+ * @throws Error for a pattern ending with the escape character.
+ */
+export function likeMatcher(pattern: string, escape = '\\'): RegExp {
+  return compileLike(pattern, escape).regexp;
 }
 
 function negate(t: Truth): Truth {
@@ -513,7 +576,7 @@ function possible(pred: Predicate, stats: (c: string) => ColumnStats | undefined
 }
 
 function possibleLeaf(
-  pred: ComparePredicate | InPredicate | IsNullPredicate,
+  pred: ComparePredicate | InPredicate | IsNullPredicate | LikePredicate,
   s: ColumnStats | undefined,
   rowCount: number | null,
 ): Possible {
@@ -537,6 +600,15 @@ function possibleLeaf(
     if (pred.kind === 'compare') {
       if (isNull(pred.value)) return { t: false, f: false, n: true };
       tf = bounded ? compareRange(pred.op, min, max, pred.value) : { t: true, f: true };
+    } else if (pred.kind === 'like') {
+      // Only the literal prefix bounds the values: a match starts with it, so it lies in
+      // [prefix, prefix + anything]; whether every row matches is never known from bounds.
+      const prefix = compileLike(pred.pattern, pred.escape).prefix;
+      const t =
+        !bounded ||
+        prefix === '' ||
+        (compareStrings(max as string, prefix) >= 0 && (compareStrings(min as string, prefix) <= 0 || (min as string).startsWith(prefix)));
+      tf = pred.negated ? { t: true, f: t } : { t, f: true };
     } else {
       const vals = pred.values.filter((v) => !isNull(v));
       const hasNull = vals.length < pred.values.length;

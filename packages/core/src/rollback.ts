@@ -87,7 +87,7 @@ export async function rollbackTo(
   const laterTags = (await tags.list()).filter((t) => t.tag.id > retained.id);
   if (laterTags.length > 0 && !options.force) {
     throw new RollbackError(
-      `cannot roll back to snapshot ${retained.id}: tag(s) ${laterTags.map((t) => `'${t.name}' (snapshot ${t.tag.id})`).join(', ')} point at later snapshots; delete them or pass force`,
+      `cannot roll back to snapshot ${retained.id}: tag(s) ${laterTags.map((t) => `'${t.name}' (snapshot ${t.tag.id})`).join(', ')} point at later snapshots; delete them, or pass --force (force: true in code), which deletes them too`,
     );
   }
 

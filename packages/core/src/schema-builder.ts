@@ -3,11 +3,7 @@
  * Paimon's `Schema.Builder` + `SchemaManager.createTable` do it.
  */
 import { CURRENT_SCHEMA_VERSION, parseTypeString, typeToString, type DataField, type DataType, type TableSchema } from '@tidemark/format';
-import { tableOptions } from './core-options.js';
-import { TidemarkUserError } from './errors.js';
-
-/** A table definition is invalid (unknown key column, bad type, inconsistent bucket options …). */
-export class SchemaValidationError extends TidemarkUserError {}
+import { SchemaValidationError, validateTableSchema } from './schema-validation.js';
 
 /** One column of a table definition. */
 export interface ColumnSpec {
@@ -107,36 +103,8 @@ export function buildInitialSchema(spec: TableSpec, timeMillis: number = Date.no
     timeMillis,
     ...(spec.comment !== undefined ? { comment: spec.comment } : {}),
   };
-  validateOptions(schema);
+  validateTableSchema(schema);
   return schema;
-}
-
-/** Checks option values and the bucket / bucket-key rules of a schema. */
-export function validateOptions(schema: TableSchema): void {
-  const opts = tableOptions(schema);
-  try {
-    opts.validate();
-  } catch (e) {
-    throw new SchemaValidationError((e as Error).message, { cause: e });
-  }
-  const names = new Set(schema.fields.map((f) => f.name));
-  for (const k of opts.bucketKey) {
-    if (!names.has(k)) throw new SchemaValidationError(`option 'bucket-key' names unknown column '${k}'`);
-    if (schema.partitionKeys.includes(k)) {
-      throw new SchemaValidationError(`bucket key '${k}' must not be a partition key`);
-    }
-    if (schema.primaryKeys.length > 0 && !schema.primaryKeys.includes(k)) {
-      throw new SchemaValidationError(`bucket key '${k}' must be part of the primary key (${schema.primaryKeys.join(', ')})`);
-    }
-  }
-  if (schema.primaryKeys.length === 0 && opts.bucket > 0 && opts.bucketKey.length === 0) {
-    throw new SchemaValidationError(
-      `append table with 'bucket' = ${opts.bucket} needs option 'bucket-key' (the columns that choose a row's bucket)`,
-    );
-  }
-  if (schema.primaryKeys.length === 0 && opts.bucket === -1 && opts.bucketKey.length > 0) {
-    throw new SchemaValidationError(`option 'bucket-key' needs a fixed 'bucket' count (bucket is -1)`);
-  }
 }
 
 const PARTITION_TYPES = new Set<string>([

@@ -20,10 +20,12 @@ import {
   type DataType,
   type TableSchema,
 } from '@tidemark/format';
-import { tableOptions } from './core-options.js';
+import { typeChangeRefusal } from './cast/cast-rules.js';
+import { tableOptions, type CoreOptions } from './core-options.js';
 import { TidemarkUserError } from './errors.js';
 import { SchemaManager } from './schema-manager.js';
-import { reassignNestedIds, validateOptions } from './schema-builder.js';
+import { reassignNestedIds } from './schema-builder.js';
+import { validateTableSchema } from './schema-validation.js';
 import { SnapshotManager } from './snapshot-manager.js';
 import type { TablePaths } from './table-paths.js';
 
@@ -112,6 +114,9 @@ const IMMUTABLE_WHEN_NOT_EMPTY = new Set([
   'row-tracking.enabled',
 ]);
 
+const DELETION_VECTORS_ENABLED = 'deletion-vectors.enabled';
+const DELETION_VECTORS_MODIFIABLE = 'deletion-vectors.modifiable';
+
 /** Column names Paimon reserves for its own system columns. */
 const RESERVED_NAMES = new Set(['_SEQUENCE_NUMBER', '_VALUE_KIND', '_ROW_ID', '_LEVEL']);
 const RESERVED_PREFIX = '_KEY_';
@@ -182,7 +187,7 @@ export async function applySchemaChanges(
   }
   const next = draft.toSchema(schema.id + 1, context.timeMillis ?? Date.now());
   try {
-    validateOptions(next);
+    validateTableSchema(next);
   } catch (e) {
     throw new SchemaChangeError(`the changed schema is invalid: ${(e as Error).message}`, undefined, { cause: e });
   }
@@ -197,8 +202,11 @@ class SchemaDraft {
   comment: string | undefined;
   readonly partitionKeys: string[];
   readonly primaryKeys: string[];
+  /** The options before any change: Paimon checks type changes against them. */
+  readonly baseOptions: CoreOptions;
 
   constructor(schema: TableSchema) {
+    this.baseOptions = tableOptions(schema);
     this.fields = [...schema.fields];
     this.highest = schema.highestFieldId;
     for (const [k, v] of Object.entries(schema.options)) setOwn(this.options, k, v);
@@ -234,7 +242,39 @@ class SchemaDraft {
         { option: key },
       );
     }
+    await this.checkDeletionVectorMode(key, old, value, hasSnapshots);
     setOwn(this.options, key, value);
+  }
+
+  /**
+   * Paimon refuses to switch `deletion-vectors.enabled` unless `deletion-vectors.modifiable` is
+   * true: on a primary-key table, records already compacted into levels >= 1 carry no deletion
+   * vectors and would read as duplicates; on an append table, turning it off resurrects the rows
+   * its deletion vectors delete. Turning it on for an append table or on an empty table is safe,
+   * so those stay allowed.
+   */
+  private async checkDeletionVectorMode(
+    key: string,
+    old: string | undefined,
+    value: string | undefined,
+    hasSnapshots: () => Promise<boolean>,
+  ): Promise<void> {
+    if (key !== DELETION_VECTORS_ENABLED) return;
+    const before = (old ?? 'false').toLowerCase() === 'true';
+    const after = (value ?? 'false').toLowerCase() === 'true';
+    if (before === after) return;
+    if ((this.options[DELETION_VECTORS_MODIFIABLE] ?? 'false').toLowerCase() === 'true') return;
+    if (after && this.primaryKeys.length === 0) return;
+    if (!(await hasSnapshots())) return;
+    const risk =
+      this.primaryKeys.length > 0
+        ? 'records already compacted into levels above 0 would read as duplicates or resurface'
+        : 'rows its deletion vectors delete would reappear';
+    throw new SchemaChangeError(
+      `cannot change option '${DELETION_VECTORS_ENABLED}' from ${before} to ${after} on a table with snapshots: ${risk}. ` +
+        `Run 'tidemark compact --full' first, then set '${DELETION_VECTORS_MODIFIABLE}' = 'true' to allow the change (as in Paimon)`,
+      { option: DELETION_VECTORS_ENABLED },
+    );
   }
 
   async removeOption(key: string, hasSnapshots: () => Promise<boolean>): Promise<void> {
@@ -243,6 +283,7 @@ class SchemaDraft {
     if (present && IMMUTABLE_WHEN_NOT_EMPTY.has(key) && (await hasSnapshots())) {
       throw new SchemaChangeError(`cannot remove option '${key}': it cannot change once the table has snapshots`, { option: key });
     }
+    if (present) await this.checkDeletionVectorMode(key, this.options[key], undefined, hasSnapshots);
     delete this.options[key];
   }
 
@@ -297,7 +338,7 @@ class SchemaDraft {
         { column: name },
       );
     }
-    checkWidening(name, field.type, target);
+    checkTypeChange(name, field.type, target, this.baseOptions);
     this.fields[i] = { ...field, type: target };
   }
 
@@ -436,53 +477,26 @@ function resolveType(type: string | DataType, column: string, what: string): Dat
 }
 
 /**
- * Refuses every type change except the lossless widenings the reader can cast old files to:
- * TINYINT → SMALLINT → INT → BIGINT, TINYINT/SMALLINT/INT/FLOAT → DOUBLE, DECIMAL(p,s) →
- * DECIMAL(p2,s) with p2 ≥ p, VARCHAR(n)/CHAR(n) → VARCHAR(m) with m ≥ n (STRING included),
- * BINARY(n)/VARBINARY(n) → VARBINARY(m) with m ≥ n, TIMESTAMP(p) → TIMESTAMP(p2) with p2 ≥ p (also
- * WITH LOCAL TIME ZONE). NOT NULL may be relaxed to nullable but never tightened.
+ * Refuses a column type change Paimon's `SchemaManager` refuses: a nullable column becoming NOT NULL
+ * (unless `alter-column-null-to-not-null.disabled` is false), and any change without both cast
+ * support (`DataTypeCasts.supportsCast`, explicit casts unless `disable-explicit-type-casting`) and
+ * a cast rule to read old values with (`CastExecutors.resolve`). See docs/writing.md, "Schema
+ * evolution", for the table of changes.
  */
-function checkWidening(column: string, from: DataType, to: DataType): void {
+function checkTypeChange(column: string, from: DataType, to: DataType, options: CoreOptions): void {
   const fromStr = typeToString(from);
   const toStr = typeToString(to);
-  if (from.nullable && !to.nullable) {
-    throw new SchemaChangeError(`cannot change column '${column}' from ${fromStr} to ${toStr}: a nullable column cannot become NOT NULL`, {
-      column,
-    });
-  }
-  if (!isWidening(from, to)) {
+  if (from.nullable && !to.nullable && options.alterColumnNullToNotNullDisabled) {
     throw new SchemaChangeError(
-      `cannot change column '${column}' from ${fromStr} to ${toStr}: only lossless widening is supported ` +
-        `(TINYINT→SMALLINT→INT→BIGINT, integers/FLOAT→DOUBLE, larger DECIMAL precision at the same scale, ` +
-        `longer VARCHAR/VARBINARY, higher TIMESTAMP precision)`,
+      `cannot change column '${column}' from ${fromStr} to ${toStr}: a nullable column cannot become NOT NULL ` +
+        `(set 'alter-column-null-to-not-null.disabled' = 'false' to allow it, as in Paimon)`,
       { column },
     );
   }
-}
-
-const INT_RANK: Readonly<Record<string, number>> = { TINYINT: 0, SMALLINT: 1, INT: 2, BIGINT: 3 };
-
-function isWidening(from: DataType, to: DataType): boolean {
-  const fi = INT_RANK[from.root];
-  const ti = INT_RANK[to.root];
-  if (fi !== undefined && ti !== undefined) return fi <= ti;
-  if (to.root === 'DOUBLE') return from.root === 'DOUBLE' || from.root === 'FLOAT' || (fi !== undefined && fi <= 2);
-  if (from.root === 'FLOAT' && to.root === 'FLOAT') return true;
-  if (from.root === 'DECIMAL' && to.root === 'DECIMAL') return from.scale === to.scale && from.precision <= to.precision;
-  if ((from.root === 'VARCHAR' || from.root === 'CHAR') && to.root === 'VARCHAR') return from.length <= to.length;
-  if (from.root === 'CHAR' && to.root === 'CHAR') return from.length === to.length;
-  if ((from.root === 'VARBINARY' || from.root === 'BINARY') && to.root === 'VARBINARY') return from.length <= to.length;
-  if (from.root === 'BINARY' && to.root === 'BINARY') return from.length === to.length;
-  if ((from.root === 'TIMESTAMP' || from.root === 'TIMESTAMP_LTZ') && to.root === from.root) {
-    return from.precision <= to.precision;
+  const refusal = typeChangeRefusal(from, to, { disableExplicitTypeCasting: options.disableExplicitTypeCasting });
+  if (refusal !== null) {
+    throw new SchemaChangeError(`cannot change column '${column}' from ${fromStr} to ${toStr}: ${refusal}`, { column });
   }
-  if (from.root === 'TIME' && to.root === 'TIME') return from.precision === to.precision;
-  if (from.root === to.root && (from.root === 'BOOLEAN' || from.root === 'DATE')) return true;
-  // Composite types: only a nullability relaxation of an otherwise identical type.
-  if (from.root === to.root && (from.root === 'ARRAY' || from.root === 'MAP' || from.root === 'MULTISET' || from.root === 'ROW')) {
-    return typeToString({ ...from, nullable: true } as DataType) === typeToString({ ...to, nullable: true } as DataType);
-  }
-  return false;
 }
 
 /**

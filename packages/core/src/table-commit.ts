@@ -8,13 +8,14 @@ import { BATCH_COMMIT_IDENTIFIER } from '@tidemark/format';
 import type { Committable } from './commit-message.js';
 import {
   FileStoreCommit,
+  alreadyCommittedReason,
   type CommitCallOptions,
   type CommitResult,
   type FileStoreCommitOptions,
   type OverwriteCallOptions,
 } from './commit/file-store-commit.js';
 import type { TableContext } from './table-context.js';
-import { AutoExpireState, expireAfterCommit } from './expire/auto-expire.js';
+import { afterCommitJobs, type AfterCommitJobs } from './commit/after-commit.js';
 import type { OverwritePlan } from './row-change-plan.js';
 
 /** Options of {@link Table.newCommit}. */
@@ -23,7 +24,8 @@ export interface NewCommitOptions extends FileStoreCommitOptions {
   readonly commitUser?: string;
   /**
    * Expire snapshots after each commit that creates one (default true; never when the table
-   * option `write-only` is `true`). See {@link Table.newCommit}.
+   * option `write-only` is `true`). Automatic tags and partition expiration follow the table
+   * options whatever this says. See {@link Table.newCommit}.
    */
   readonly expire?: boolean;
 }
@@ -38,17 +40,12 @@ export interface AutoExpireCallOption {
 }
 
 /**
- * What expiration runs learned, per table context: expiration only moves the earliest snapshot
- * forward, so what any committer of the table saw stays a safe bound for the others.
- */
-const expireStates = new WeakMap<TableContext, AutoExpireState>();
-
-/**
  * The commit path every writer uses (tables, the sink's committer, compaction): a committer for
  * the table of `context`, bound to one commit user. Its {@link FileStoreCommit} verifies on S3,
  * before the first snapshot, that the store refuses a second `If-None-Match: *` PUT; after each
- * commit that created a snapshot it expires snapshots with the table's options (unless the table
- * is `write-only` or `options.expire` is false). See {@link Table.newCommit}.
+ * commit that created a snapshot it runs the table's automatic tags, partition expiration and
+ * snapshot expiration (commit/after-commit.ts; none when the table is `write-only`, no snapshot
+ * expiration when `options.expire` is false). See {@link Table.newCommit}.
  *
  * @throws InvalidOptionError when the table option `write-only` is neither `true` nor `false`.
  */
@@ -56,38 +53,19 @@ export function newTableCommit(context: TableContext, options: NewCommitOptions 
   const commitUser = options.commitUser ?? randomUUID();
   const { expire, ...storeOptions } = options;
   const inner = new FileStoreCommit(context, { checkBaseDataFiles: true, shareWithTable: true, ...storeOptions });
-  const logger = options.logger ?? context.logger;
-  // Shared by the committers of one table context (each `table.append` / `delete` / `update`
-  // makes its own): what one run learned spares the next one-shot write its expiration requests.
-  let state = expireStates.get(context);
-  if (state === undefined) {
-    state = new AutoExpireState();
-    expireStates.set(context, state);
-  }
-  const known = state;
-  const clock = options.now ?? Date.now;
-  const autoExpire =
-    expire !== false && !context.options.writeOnly
-      ? async (): Promise<void> => {
-          const created = inner.lastCreated;
-          // Most commits cannot expire anything (too few snapshots, or all too young): no requests then.
-          if (created !== null && created.schemaId === context.schema.id) {
-            if (!known.mayExpire(created.id, created.schemaId, context.options, clock())) return;
-          }
-          const summary = await expireAfterCommit(context, { now: clock, logger });
-          if (summary === null || created === null) return;
-          const earliest = summary.earliestSnapshotId;
-          const next = earliest === null ? null : await inner.snapshots.tryGet(earliest + 1).catch(() => null);
-          known.learn(earliest, next?.timeMillis ?? null, created.schemaId, context.options);
-        }
-      : null;
-  return new TableCommit(inner, commitUser, () => Promise.resolve(), autoExpire);
+  const jobs = afterCommitJobs(context, inner, {
+    expireSnapshots: expire !== false,
+    now: options.now ?? Date.now,
+    logger: options.logger ?? context.logger,
+  });
+  return new TableCommit(inner, commitUser, () => Promise.resolve(), jobs);
 }
 
 /**
  * A {@link FileStoreCommit} bound to one commit user (from {@link newTableCommit}). After each
- * call that created a snapshot it runs `autoExpire` (snapshot expiration, see {@link Table.newCommit}),
- * unless the call passes `expire: false`; `autoExpire` must not throw (failures are logged).
+ * call that created a snapshot it runs the after-commit jobs (automatic tags, partition and
+ * snapshot expiration, see {@link Table.newCommit}); a call passing `expire: false` skips the
+ * snapshot expiration. The jobs never throw (failures are logged).
  */
 export class TableCommit {
   constructor(
@@ -95,7 +73,7 @@ export class TableCommit {
     readonly fileStoreCommit: FileStoreCommit,
     readonly commitUser: string,
     private readonly beforeCommit: () => Promise<void> = () => Promise.resolve(),
-    private readonly autoExpire: (() => Promise<void>) | null = null,
+    private readonly jobs: AfterCommitJobs | null = null,
   ) {}
 
   /**
@@ -109,8 +87,9 @@ export class TableCommit {
   ): Promise<CommitResult> {
     const { expire, ...callOptions } = options;
     await this.beforeCommit();
-    const result = await this.fileStoreCommit.commit(normalize(committable), { ...callOptions, commitUser: this.commitUser });
-    await this.afterCommit([result], expire);
+    const input = normalize(committable);
+    const result = await this.fileStoreCommit.commit(input, { ...callOptions, commitUser: this.commitUser });
+    await this.afterCommit([result], input.identifier, expire);
     return result;
   }
 
@@ -124,8 +103,9 @@ export class TableCommit {
   ): Promise<CommitResult> {
     const { expire, ...callOptions } = options;
     await this.beforeCommit();
-    const result = await this.fileStoreCommit.overwrite(normalize(committable), { ...callOptions, commitUser: this.commitUser });
-    await this.afterCommit([result], expire);
+    const input = normalize(committable);
+    const result = await this.fileStoreCommit.overwrite(input, { ...callOptions, commitUser: this.commitUser });
+    await this.afterCommit([result], input.identifier, expire);
     return result;
   }
 
@@ -140,6 +120,11 @@ export class TableCommit {
     options: Pick<OverwriteCallOptions, 'partition' | 'dynamic'> = {},
   ): Promise<OverwritePlan> {
     return this.fileStoreCommit.planOverwrite(written, options);
+  }
+
+  /** The last identifier this user committed (every identifier up to it counts as committed), or null. */
+  lastCommittedIdentifier(): Promise<bigint | null> {
+    return this.fileStoreCommit.lastCommittedIdentifier(this.commitUser);
   }
 
   /** The committables this user has not committed yet, sorted by identifier. */
@@ -158,16 +143,18 @@ export class TableCommit {
     const { expire, ...callOptions } = options;
     await this.beforeCommit();
     const results = await this.fileStoreCommit.filterAndCommit(committables, this.commitUser, callOptions);
-    await this.afterCommit(results, expire);
+    const last =
+      committables.length === 0 ? null : committables.reduce((a, c) => (c.identifier > a ? c.identifier : a), committables[0]!.identifier);
+    await this.afterCommit(results, last, expire);
     return results;
   }
 
-  /** Runs the automatic expiration when a snapshot was created and neither side disabled it. */
-  private async afterCommit(results: readonly CommitResult[], expire: boolean | undefined): Promise<void> {
-    if (this.autoExpire === null || expire === false) return;
+  /** Runs the after-commit jobs when a snapshot was created. */
+  private async afterCommit(results: readonly CommitResult[], identifier: bigint | null, expire: boolean | undefined): Promise<void> {
+    if (this.jobs === null) return;
     if (!results.some((r) => r.status === 'committed')) return;
     // Best effort by contract; guard anyway so that a commit that succeeded is never reported as failed.
-    await this.autoExpire().catch(() => undefined);
+    await this.jobs.run({ identifier, expireSnapshots: expire !== false }).catch(() => undefined);
   }
 }
 
@@ -187,6 +174,14 @@ export function toIdentifier(id: bigint | number | undefined): bigint {
 }
 
 /** The result of a call whose commit user already committed `identifier`. */
+/** The `skipped` result when the commit's user already committed `identifier` (or a later one), else null. */
+export async function skippedAs(commit: TableCommit, identifier: bigint): Promise<CommitResult | null> {
+  const last = await commit.lastCommittedIdentifier();
+  return last !== null && identifier <= last
+    ? { status: 'skipped', reason: alreadyCommittedReason(identifier, commit.commitUser, last) }
+    : null;
+}
+
 export function skippedResult(user: string, identifier: bigint): CommitResult {
   return { status: 'skipped', reason: `commit identifier ${identifier} of commit user '${user}' was already committed` };
 }

@@ -17,7 +17,10 @@ import { sharedCommitKnowledge, type LivePlan } from './commit/commit-knowledge.
 import { snapshotIndexEntries } from './commit/index-changes.js';
 import { BucketDvMaintainer } from './deletion-vectors/bucket-dv-maintainer.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
-import { createTag, deleteTag, listTags, type CreateTagOptions } from './tags.js';
+import { createTag, deleteTag, listTags, tagDurationOf, type CreateTagOptions } from './tags.js';
+import { listPartitionEntries, type PartitionEntry } from './partition/partition-entries.js';
+import { dropPartitions, type DropPartitionsOptions, type DropPartitionsSummary } from './partition/drop-partitions.js';
+import { expirePartitions, type ExpirePartitionsOptions, type ExpirePartitionsSummary } from './partition/partition-expire.js';
 import { TableWrite, type CompactManagerContext, type RowObject, type TableWriteOptions, type WriteInput } from './write/table-write.js';
 import { writerCompactManager } from './compact/writer-compaction.js';
 import { SchemaManager } from './schema-manager.js';
@@ -280,8 +283,11 @@ export class Table {
    * Like Java Paimon, every commit that creates a snapshot is followed by snapshot expiration
    * with the table's options (`snapshot.num-retained.min` 10, `snapshot.num-retained.max`,
    * `snapshot.time-retained` 1 h, `snapshot.expire.limit` 50), unless the table option
-   * `write-only` is `true` or `options.expire` is false. A failed expiration never fails the
-   * commit: it is logged through `options.logger`.
+   * `write-only` is `true` or `options.expire` is false. Before it come the table's automatic
+   * tags (`tag.automatic-creation`, `tag.num-retained-max`, tag retention) and, at most once per
+   * `partition.expiration-check-interval`, partition expiration (`partition.expiration-time`),
+   * also not for `write-only` tables. A failed job never fails the commit: it is logged through
+   * `options.logger`.
    *
    * @throws InvalidOptionError when the table option `write-only` is neither `true` nor `false`.
    */
@@ -406,7 +412,9 @@ export class Table {
    *
    * @throws NotSupportedError on append tables without deletion vectors (naming the option), and
    *   for merge engines whose writes are not plain replacements (aggregation, first-row).
-   * @throws WriteValidationError naming the column for an unknown, refused or mistyped assignment.
+   * @throws WriteValidationError naming the column for an unknown, refused or mistyped assignment,
+   *   and for one the merge engine would ignore: a null on a partial-update table, a lower or null
+   *   `sequence.field` (or sequence group) value than a matched row's.
    * @throws PredicateError for a predicate that does not parse or names an unknown column.
    */
   update(change: UpdateChange, options: DeleteOptions & { readonly dryRun: true }): Promise<RowChangeDryRun>;
@@ -417,9 +425,31 @@ export class Table {
     return r.dryRun ? dryRunOutcome(r) : { updated: r.deleted, result: r.result!, plan: r.plan, dryRun: false };
   }
 
-  /** Creates tag `name` on the latest snapshot (or `options.snapshotId`). */
+  /**
+   * Creates tag `name` on the latest snapshot (or `options.snapshotId`), retained for
+   * `options.timeRetained`, else for the table option `tag.default-time-retained` when set.
+   */
   createTag(name: string, options: CreateTagOptions = {}): Promise<Tag> {
-    return createTag(this.fileIO, this.paths, name, options);
+    const retained = this.context.options.tagDefaultTimeRetainedMs;
+    const timeRetained = options.timeRetained ?? (retained === null ? undefined : tagDurationOf(retained));
+    return createTag(this.fileIO, this.paths, name, { ...options, ...(timeRetained !== undefined ? { timeRetained } : {}) });
+  }
+
+  /** Each partition of the latest snapshot (or `snapshotId`) with its records, files, size and last update (Paimon's `$partitions`). */
+  async partitions(options: { readonly snapshotId?: number; readonly signal?: AbortSignal } = {}): Promise<PartitionEntry[]> {
+    const snapshots = new SnapshotManager(this.fileIO, this.paths);
+    const snapshot = options.snapshotId !== undefined ? await snapshots.snapshotInChain(options.snapshotId) : await snapshots.latest();
+    return snapshot === null ? [] : listPartitionEntries(this.context, snapshot, options);
+  }
+
+  /** Drops the partitions matching `specs` in one OVERWRITE snapshot (see `dropPartitions`). */
+  dropPartitions(specs: readonly Readonly<Record<string, string>>[], options: DropPartitionsOptions = {}): Promise<DropPartitionsSummary> {
+    return dropPartitions(this.context, specs, options);
+  }
+
+  /** Drops the expired partitions (see `expirePartitions`; settings from the table options unless given). */
+  expirePartitions(options: ExpirePartitionsOptions = {}): Promise<ExpirePartitionsSummary> {
+    return expirePartitions(this.context, options);
   }
 
   /** Deletes tag `name`; throws TagNotFoundError when it does not exist. */

@@ -1,10 +1,11 @@
 /**
  * Creating, deleting and listing tags (`tag/tag-<name>`, docs/format.md, "Time travel and tags"). A tag file is the
- * tagged snapshot's JSON plus `tagCreateTime`; it is created with create-if-absent so two writers
- * cannot overwrite each other's tag. Reading tags (and time travel by tag) is {@link TagManager}.
+ * tagged snapshot's JSON, plus `tagCreateTime` and `tagTimeRetained` when the tag has a retention
+ * (as Java writes it); it is created with create-if-absent so two writers cannot overwrite each
+ * other's tag. Reading tags (and time travel by tag) is {@link TagManager}.
  */
 import type { FileIO } from '@tidemark/storage';
-import { serializeTag, type Tag, type TagDuration } from '@tidemark/format';
+import { serializeTag, type Snapshot, type Tag, type TagDuration } from '@tidemark/format';
 import { SnapshotNotFoundError, TagNotFoundError } from './errors.js';
 import { SnapshotManager } from './snapshot-manager.js';
 import type { TablePaths } from './table-paths.js';
@@ -15,7 +16,11 @@ import { CommitInputError, TagAlreadyExistsError } from './commit/commit-errors.
 export interface CreateTagOptions {
   /** Snapshot to tag; default the latest. */
   readonly snapshotId?: number;
-  /** `tagTimeRetained`: how long the tag should be kept after creation. */
+  /**
+   * `tagTimeRetained`: how long the tag should be kept after creation (expired by `tidemark
+   * maintain` and by commits of tables with automatic tags). Without it the tag file has no
+   * `tagCreateTime` either, as in Java.
+   */
   readonly timeRetained?: TagDuration;
   /** Clock (tests). */
   readonly now?: () => number;
@@ -35,6 +40,29 @@ function localNow(nowMs: number): { millis: number; nanoOfMillis: number } {
   return { millis: nowMs - offsetMin * 60_000, nanoOfMillis: 0 };
 }
 
+/** A retention in milliseconds as a tag's `tagTimeRetained`. */
+export function tagDurationOf(ms: number): TagDuration {
+  return { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1_000_000 };
+}
+
+/**
+ * The tag of `snapshot` as Java's `TagManager` writes it: the snapshot JSON alone, or, with a
+ * retention, plus `tagCreateTime` (now, local wall clock) and `tagTimeRetained`. Java leaves the
+ * creation time out without a retention, so that Paimon 0.7 readers can still read the tag.
+ */
+export function tagOf(snapshot: Snapshot, timeRetained: TagDuration | undefined, nowMs: number): Tag {
+  return timeRetained === undefined ? { ...snapshot } : { ...snapshot, tagCreateTime: localNow(nowMs), tagTimeRetained: timeRetained };
+}
+
+/**
+ * Writes tag `name` of `snapshot` with create-if-absent, without validating the name (automatic
+ * tags may be numeric, e.g. `20240305`). `exists` when a tag of that name is already there.
+ */
+export async function writeTag(fileIO: FileIO, paths: TablePaths, name: string, tag: Tag): Promise<'created' | 'exists'> {
+  const result = await fileIO.createIfAbsent(paths.tagPath(name), serializeTag(tag));
+  return result === 'already-exists' ? 'exists' : 'created';
+}
+
 /**
  * Creates tag `name` for a snapshot (latest by default).
  *
@@ -51,13 +79,8 @@ export async function createTag(fileIO: FileIO, paths: TablePaths, name: string,
     snapshot = await snapshots.latest();
     if (snapshot === null) throw new SnapshotNotFoundError(1, null, null);
   }
-  const tag: Tag = {
-    ...snapshot,
-    tagCreateTime: localNow((options.now ?? Date.now)()),
-    ...(options.timeRetained !== undefined ? { tagTimeRetained: options.timeRetained } : {}),
-  };
-  const result = await fileIO.createIfAbsent(paths.tagPath(name), serializeTag(tag));
-  if (result === 'already-exists') {
+  const tag = tagOf(snapshot, options.timeRetained, (options.now ?? Date.now)());
+  if ((await writeTag(fileIO, paths, name, tag)) === 'exists') {
     const existing = await new TagManager(fileIO, paths).tryGet(name).catch(() => null);
     throw new TagAlreadyExistsError(name, existing?.id ?? null);
   }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryFileIO, type FileIO } from '@tidemark/storage';
-import { readManifestList } from '@tidemark/format';
-import { FileSystemCatalog, InvalidOptionError, SnapshotManager, type Table, type TableSpec } from '../src/index.js';
+import { readManifestList, serializeSchema } from '@tidemark/format';
+import { FileSystemCatalog, InvalidOptionError, SnapshotManager, Table, type TableSpec } from '../src/index.js';
 
 let n = 0;
 const SPEC: TableSpec = {
@@ -287,7 +287,12 @@ describe('automatic snapshot expiration after commits', () => {
   });
 
   it('rejects an invalid write-only value when creating a committer', async () => {
-    const t = await createTable({ 'write-only': 'yes' });
+    await expect(createTable({ 'write-only': 'yes' })).rejects.toThrow(/'write-only' has invalid value 'yes'/);
+    // A table written elsewhere can still carry the value: its committer refuses it.
+    const valid = await createTable({});
+    const schema = { ...valid.schema(), id: 1, options: { 'write-only': 'yes' } };
+    await valid.fileIO.write(`${valid.location}/schema/schema-1`, serializeSchema(schema));
+    const t = await Table.open(valid.location, { fileIO: valid.fileIO });
     expect(() => t.newCommit()).toThrow(InvalidOptionError);
     expect(() => t.newCommit()).toThrow(/write-only/);
   });

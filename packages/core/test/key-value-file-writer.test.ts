@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { parquetMetadata } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
 import { LocalFileIO, MemoryFileIO } from '@tidemark/storage';
 import { deserializeBinaryRow, readParquetFooter, type DataType, type TableSchema } from '@tidemark/format';
@@ -51,6 +52,41 @@ function writer(
 }
 
 describe('KeyValueFileWriter', () => {
+  it('writes _SEQUENCE_NUMBER (distinct in a file) without a dictionary, other columns with one', async () => {
+    const io = new MemoryFileIO();
+    const w = writer(io, 'memory://kv/plain');
+    await w.writeKeyValues(Array.from({ length: 50 }, (_, i) => kv(`k${i}`, i, i % 3, 1000 + i)));
+    const [meta] = await w.close();
+    const bytes = await io.read(`memory://kv/plain/${meta!.fileName}`);
+    const footer = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
+    const dictionary = new Map(
+      footer.row_groups[0]!.columns.map((c) => [c.meta_data!.path_in_schema.join('.'), c.meta_data!.dictionary_page_offset !== undefined]),
+    );
+    expect(dictionary.get('_SEQUENCE_NUMBER')).toBe(false);
+    expect(dictionary.get('f3')).toBe(true);
+    // A key of three fields repeats its fields' values: they keep their dictionaries.
+    expect(dictionary.get('_KEY_f2')).toBe(true);
+    // A single-field key is distinct in a file.
+    const single = writer(io, 'memory://kv/plain1', { schema: { ...schema, partitionKeys: [], primaryKeys: ['f2'] } });
+    await single.writeKeyValues(
+      Array.from({ length: 50 }, (_, i) => ({ key: [i], sequence: BigInt(i), rowKind: RowKind.INSERT, value: ['x', 10, i, null] })),
+    );
+    const [one] = await single.close();
+    const oneBytes = await io.read(`memory://kv/plain1/${one!.fileName}`);
+    const oneFooter = parquetMetadata(oneBytes.buffer.slice(oneBytes.byteOffset, oneBytes.byteOffset + oneBytes.byteLength) as ArrayBuffer);
+    const keyChunk = oneFooter.row_groups[0]!.columns.find((c) => c.meta_data!.path_in_schema[0] === '_KEY_f2')!;
+    expect(keyChunk.meta_data!.dictionary_page_offset).toBeUndefined();
+  });
+
+  it('records the smallest and largest sequence number of unordered records (negative, beyond 32 bits)', async () => {
+    const io = new MemoryFileIO();
+    const w = writer(io, 'memory://kv/seq');
+    const sequences = [7, -3, 2 ** 33 + 1, 2 ** 33, -(2 ** 40), 0, 2 ** 32 - 1];
+    await w.writeKeyValues(sequences.map((seq, i) => kv(`k${i}`, i, null, seq)));
+    const [meta] = await w.close();
+    expect([meta!.minSequenceNumber, meta!.maxSequenceNumber]).toEqual([-(2n ** 40n), 2n ** 33n + 1n]);
+  });
+
   it('writes the primary-key layout with Java field ids and fills DataFileMeta like Java', async () => {
     const io = new MemoryFileIO();
     const w = writer(io, 'memory://kv/b0', { level: 3, fileSource: 1 });

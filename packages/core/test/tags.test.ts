@@ -22,13 +22,24 @@ describe('tags', () => {
       ['first', 1],
       ['release', 3],
     ]);
-    // The tag file is the snapshot JSON plus tagCreateTime, read back by the existing TagManager.
+    // Without a retention the tag file is the snapshot JSON alone, as Java's TagManager writes it
+    // (a tagCreateTime would make the tag unreadable to Paimon 0.7).
     const read = await new TagManager(t.io, t.paths).tag('first');
     const snap = await t.snapshots.snapshot(1);
-    expect(read).toMatchObject({ ...snap });
-    expect(read.tagCreateTime).toBeDefined();
+    expect(read).toEqual(snap);
     const text = new TextDecoder().decode(await t.io.read(t.paths.tagPath('first')));
-    expect(text).toMatch(/"tagCreateTime" : \[/);
+    expect(text).not.toContain('tagCreateTime');
+    expect(text).not.toContain('tagTimeRetained');
+    // With one, both members follow the snapshot's, creation time in local wall-clock time.
+    const now = Date.UTC(2024, 2, 5, 10, 20, 30);
+    await createTag(t.io, t.paths, 'kept', { snapshotId: 2, timeRetained: { seconds: 86_400, nanos: 0 }, now: () => now });
+    const kept = await new TagManager(t.io, t.paths).tag('kept');
+    expect(kept.tagCreateTime).toEqual({ millis: now - new Date(now).getTimezoneOffset() * 60_000, nanoOfMillis: 0 });
+    expect(kept.tagTimeRetained).toEqual({ seconds: 86_400, nanos: 0 });
+    expect(new TextDecoder().decode(await t.io.read(t.paths.tagPath('kept')))).toMatch(
+      /"tagCreateTime" : \[ 2024, 3, \d+, \d+, \d+, 30 \],\n {2}"tagTimeRetained" : 86400\.000000000\n}$/,
+    );
+    await deleteTag(t.io, t.paths, 'kept');
     await deleteTag(t.io, t.paths, 'first');
     expect((await listTags(t.io, t.paths)).map((x) => x.name)).toEqual(['release']);
     await expect(deleteTag(t.io, t.paths, 'first')).rejects.toThrow(/tag 'first' does not exist; available tags: 'release'/);

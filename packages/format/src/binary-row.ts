@@ -10,6 +10,11 @@ import { typeToString } from './type-json.js';
 import type { DataType } from './types.js';
 import { isDecimal, isTimestamp, type Decimal, type Timestamp, type Value } from './values.js';
 
+/** Java's `Float.NaN` (`floatToIntBits`), the one NaN a BinaryRow holds here. */
+const JAVA_FLOAT_NAN_BITS = 0x7fc00000;
+/** The high word of Java's `Double.NaN` (`doubleToLongBits`: 0x7ff8000000000000). */
+const JAVA_DOUBLE_NAN_HIGH_BITS = 0x7ff80000;
+
 /** Bytes of header + null bitset for a row of `arity` fields. */
 export function nullBitsSizeInBytes(arity: number): number {
   return Math.floor((arity + 63 + 8) / 64) * 8;
@@ -99,11 +104,17 @@ export function encodeBinaryRow(types: readonly DataType[], values: readonly Val
         break;
       case 'FLOAT':
         if (typeof v !== 'number') fail();
-        view.setFloat32(slot, v as number, true);
+        // A float's bits go in as they are (Java's putFloat), -0.0 included; every NaN as Java's
+        // Float.NaN, so that all NaNs are one key to the bucket hash, as to the key order.
+        if (Number.isNaN(v)) view.setUint32(slot, JAVA_FLOAT_NAN_BITS, true);
+        else view.setFloat32(slot, v as number, true);
         break;
       case 'DOUBLE':
         if (typeof v !== 'number') fail();
-        view.setFloat64(slot, v as number, true);
+        if (Number.isNaN(v)) {
+          view.setUint32(slot, 0, true);
+          view.setUint32(slot + 4, JAVA_DOUBLE_NAN_HIGH_BITS, true);
+        } else view.setFloat64(slot, v as number, true);
         break;
       case 'DECIMAL': {
         if (!isDecimal(v)) return fail();

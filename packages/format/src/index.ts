@@ -38,6 +38,7 @@ export {
 } from './parquet-page-index.js';
 export { fileIOSource, openOrcFile, readOrcFile, type OrcFileReadOptions } from './orc-data-file.js';
 export type { OrcLiteral, OrcPredicate } from '@tidemark/orc';
+export { zoneOffsetSeconds } from '@tidemark/orc';
 export { isOrc, readOrcRecords } from './orc-records.js';
 export { readManifestRecords } from './manifest-records.js';
 export {

@@ -104,7 +104,7 @@ export function encodeColumnSplit(
 
 function templateFile(pool: ParquetWorkerPool, schema: arrow.Schema, options: ParquetWriteOptions): Promise<Uint8Array> {
   const settings = parquetEncodeSettings(options);
-  const key = `${settings.codec}/${settings.createdBy}`;
+  const key = `${settings.codec}/${settings.createdBy}/${(settings.plainColumns ?? []).join(',')}`;
   let bySettings = templates.get(schema);
   if (!bySettings) templates.set(schema, (bySettings = new Map()));
   let file = bySettings.get(key);

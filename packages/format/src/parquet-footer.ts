@@ -115,8 +115,22 @@ export function decodeParquetFooter(path: string, tail: Uint8Array, metadataLeng
  * @internal
  */
 export function footerError(path: string, err: unknown): CorruptFileError {
-  const detail = (err instanceof Error ? err.message : String(err)).replace(/thrift unhandled type:?/i, 'unknown Thrift field type');
-  return new CorruptFileError(path, `cannot decode Parquet footer (damaged metadata): ${detail}`, { cause: err });
+  return new CorruptFileError(path, `cannot decode Parquet footer (damaged metadata): ${damageDetail(err)}`, { cause: err });
+}
+
+/**
+ * What a decoder's failure on damaged bytes says, in the file's terms. A JavaScript TypeError or
+ * RangeError ("metadata.field_5?.map is not a function", "Offset is outside the bounds of the
+ * DataView") is the decoder tripping over garbage, not a message for the user; its text stays in
+ * the error's cause (`TIDEMARK_DEBUG=1`).
+ * @internal
+ */
+export function damageDetail(err: unknown): string {
+  if (err instanceof TypeError) return 'its fields do not have the types Parquet defines';
+  if (err instanceof RangeError) return 'a length or offset in it points outside the bytes it has';
+  return (err instanceof Error ? err.message : String(err))
+    .replace(/^Error: /, '')
+    .replace(/thrift unhandled type:?/i, 'unknown Thrift field type');
 }
 
 /** Converts an INT96 (julian day + signed nanos of day) to nanoseconds since the epoch, exactly. */

@@ -14,7 +14,7 @@ import { castData } from './arrow-cast.js';
 import { toArrowField } from './arrow-types.js';
 import { CorruptFileError, FormatError } from './errors.js';
 import { scanIpcStream, type IpcStreamSegment } from './ipc-stream.js';
-import { decodeParquetFooter, footerError, type ParquetFooter, type ParquetRowGroupInfo } from './parquet-footer.js';
+import { damageDetail, decodeParquetFooter, footerError, type ParquetFooter, type ParquetRowGroupInfo } from './parquet-footer.js';
 import {
   decodeColumnIndex,
   decodeOffsetIndex,
@@ -210,22 +210,27 @@ export class ParquetDataFile {
     }
     const footerTail = metadataLength + 8 > tail.length ? await blob.slice(blob.size - metadataLength - 8).bytes() : tail;
     let metadata: FileMetaData;
+    let firstRow = 0;
+    let rowGroups: Array<{ rows: number; firstRow: number }>;
+    let names: Set<string>;
+    // A damaged footer can decode into the wrong shapes (a number where a list belongs): whatever
+    // fails while reading it is the footer's damage, reported as such.
     try {
       metadata = parquetMetadata(footerTail.subarray(footerTail.length - 8 - metadataLength));
+      rowGroups = metadata.row_groups.map((g) => {
+        const rows = Number(g.num_rows);
+        const extent = { rows, firstRow };
+        firstRow += rows;
+        return extent;
+      });
+      names = topLevelNames(metadata);
     } catch (err) {
       throw footerError(path, err);
     }
-    let firstRow = 0;
-    const rowGroups = metadata.row_groups.map((g) => {
-      const rows = Number(g.num_rows);
-      const extent = { rows, firstRow };
-      firstRow += rows;
-      return extent;
-    });
     if (options.rowCount !== undefined && firstRow !== options.rowCount) {
       throw new CorruptFileError(path, `the file's footer holds ${firstRow} rows, but its manifest entry records ${options.rowCount}`);
     }
-    return new ParquetDataFile(io, path, blob, metadata, footerTail, metadataLength, rowGroups, topLevelNames(metadata));
+    return new ParquetDataFile(io, path, blob, metadata, footerTail, metadataLength, rowGroups, names);
   }
 
   /**
@@ -523,13 +528,32 @@ export class ParquetDataFile {
     return read.map((bytes, i) => ({ start: merged[i]![0], bytes }));
   }
 
-  private async decodeHere(groups: readonly number[], options: ParquetDecodeOptions, what: string): Promise<arrow.RecordBatch[]> {
-    let file: pw.ParquetFile;
+  /**
+   * The file's physical Arrow schema, as {@link decode}'s batches have it, from the footer: what a
+   * file without rows still tells (e.g. the columns of an empty query result).
+   * @throws CorruptFileError when the footer does not decode.
+   */
+  async arrowSchema(): Promise<arrow.Schema> {
+    const file = await this.openWasm();
     try {
-      file = await guardWasmRead(this.path, () => pw.ParquetFile.fromFile(this.blob as unknown as Blob));
+      return arrow.tableFromIPC(file.schema().intoIPCStream()).schema;
+    } catch (err) {
+      throw corrupt(this.path, 'cannot read the Arrow schema of the Parquet footer', err);
+    } finally {
+      file.free();
+    }
+  }
+
+  private async openWasm(): Promise<pw.ParquetFile> {
+    try {
+      return await guardWasmRead(this.path, () => pw.ParquetFile.fromFile(this.blob as unknown as Blob));
     } catch (err) {
       throw corrupt(this.path, 'cannot read Parquet footer', err);
     }
+  }
+
+  private async decodeHere(groups: readonly number[], options: ParquetDecodeOptions, what: string): Promise<arrow.RecordBatch[]> {
+    const file = await this.openWasm();
     try {
       const table = await guardWasmRead(this.path, () =>
         file.read({
@@ -584,7 +608,9 @@ function topLevelNames(metadata: FileMetaData): Set<string> {
   let i = 1;
   const skip = (): void => {
     const e = schema[i++];
-    for (let k = 0; k < (e?.num_children ?? 0); k++) skip();
+    // A damaged num_children would otherwise walk billions of absent elements.
+    if (e === undefined) throw new Error(`the schema lists ${schema.length} elements but its elements announce more children`);
+    for (let k = 0; k < (e.num_children ?? 0); k++) skip();
   };
   for (let k = 0; k < (schema[0]?.num_children ?? 0); k++) {
     const e = schema[i];
@@ -675,5 +701,5 @@ function corrupt(path: string, what: string, err: unknown): Error {
       cause: err,
     });
   }
-  return new CorruptFileError(path, `${what}: ${detail}`, { cause: err });
+  return new CorruptFileError(path, `${what}: ${damageDetail(err)}`, { cause: err });
 }

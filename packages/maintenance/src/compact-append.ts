@@ -217,7 +217,12 @@ export async function compactAppendTable(table: Table, options: CompactAppendOpt
     // Files with deletion vectors are rewritten without their deleted rows, and lose their vectors.
     const files = split.files;
     const picked = pickCompactWindows(
-      files.map((f) => ({ f, fileSize: f.meta.fileSize, minSequenceNumber: f.meta.minSequenceNumber })),
+      files.map((f) => ({
+        f,
+        fileSize: f.meta.fileSize,
+        minSequenceNumber: f.meta.minSequenceNumber,
+        hasDeletionVector: split.deletionFiles.has(f.meta.fileName),
+      })),
       pick,
     );
     for (const w of picked) {

@@ -10,6 +10,8 @@ import type { TableSchema } from '@tidemark/format';
 export interface CompactCandidate {
   readonly fileSize: number;
   readonly minSequenceNumber: bigint;
+  /** The file has a deletion vector: a full compaction rewrites it whatever its size, alone if need be. */
+  readonly hasDeletionVector?: boolean;
 }
 
 /** Settings of the window picker. */
@@ -20,7 +22,10 @@ export interface CompactPickOptions {
   readonly smallFileRatio: number;
   /** `compaction.min.file-num` (5): a window needs at least this many files. */
   readonly minFileNum: number;
-  /** Rewrite every small file (windows of two or more files, no minimum count). */
+  /**
+   * Rewrite every small file (windows of two or more files, no minimum count) and every file with
+   * a deletion vector (purging its deleted rows; such a file may make a window alone).
+   */
   readonly full?: boolean;
   /** No window holds more files than this. */
   readonly maxFileNum?: number;
@@ -47,14 +52,17 @@ export function compactPickOptions(schema: Pick<TableSchema, 'options' | 'primar
  * is closed once it has `minFileNum` files and the next file would push it past the target size;
  * while it has fewer files and reaches twice the target size, its oldest file is dropped (the
  * window slides, as Paimon's picker does). A trailing window is kept when it has `minFileNum` files
- * (two in `full` mode). Windows of a single file are never produced: rewriting one file gains nothing.
+ * (two in `full` mode). Windows of a single file are not produced, as rewriting one file gains
+ * nothing, except in `full` mode for a file with a deletion vector: as in Java's full compaction,
+ * files with vectors are always rewritten (whatever their size), which purges their deleted rows.
  */
 export function pickCompactWindows<T extends CompactCandidate>(files: readonly T[], options: CompactPickOptions): T[][] {
   const threshold = options.targetFileSize * options.smallFileRatio;
-  const minFiles = Math.max(2, options.full ? 2 : options.minFileNum);
+  const full = options.full === true;
+  const minFiles = Math.max(2, full ? 2 : options.minFileNum);
   const maxFiles = options.maxFileNum ?? Number.POSITIVE_INFINITY;
   const candidates = files
-    .filter((f) => f.fileSize < threshold)
+    .filter((f) => f.fileSize < threshold || (full && f.hasDeletionVector === true))
     .sort((a, b) => (a.minSequenceNumber < b.minSequenceNumber ? -1 : a.minSequenceNumber > b.minSequenceNumber ? 1 : 0));
   const windows: T[][] = [];
   if (maxFiles < minFiles) return windows;
@@ -72,6 +80,6 @@ export function pickCompactWindows<T extends CompactCandidate>(files: readonly T
       bytes -= window.shift()!.fileSize;
     }
   }
-  if (window.length >= minFiles) windows.push(window);
+  if (window.length >= minFiles || (full && window.length === 1 && window[0]!.hasDeletionVector === true)) windows.push(window);
   return windows;
 }

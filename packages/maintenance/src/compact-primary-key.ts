@@ -163,7 +163,9 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
       where,
     );
     const runs = levels.levelSortedRuns();
-    const unit = full ? pickFullCompaction(levels.numberOfLevels, runs) : strategy.pick(levels.numberOfLevels, runs);
+    // A full compaction purges the rows deleted by vector: files with one are rewritten, as in Java.
+    const hasVector = (f: DataFileMeta): boolean => split.deletionFiles.has(f.fileName);
+    const unit = full ? pickFullCompaction(levels.numberOfLevels, runs, hasVector) : strategy.pick(levels.numberOfLevels, runs);
     if (!isUsefulUnit(unit)) continue;
     // Reads of deletion-vector tables do not merge: no retraction may stay in levels >= 1.
     const dropDelete = unit.outputLevel !== 0 && (withVectors || unit.outputLevel >= levels.nonEmptyHighestLevel);
@@ -278,6 +280,7 @@ export async function compactPrimaryKeyTable(table: Table, options: CompactPrima
           maxLevel: j.maxLevel,
           dropDelete: j.dropDelete,
           compare,
+          ...(full ? { rewriteInPlace: (f: DataFileMeta) => j.split.deletionFiles.has(f.fileName) } : {}),
         });
         j.before = result.before;
         j.after = result.after;

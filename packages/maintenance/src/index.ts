@@ -20,8 +20,10 @@ export {
   type MaintenanceSummary,
 } from '@tidemark/core';
 export {
+  DEFAULT_EXPIRING_SNAPSHOT_WAIT_MS,
   DEFAULT_IN_PROGRESS_GRACE_MS,
   DEFAULT_ORPHAN_OLDER_THAN_MS,
+  OrphanCleanupStoppedError,
   TEMP_FILE_MIN_AGE_MS,
   removeOrphanFiles,
   type RemoveOrphanFilesOptions,

@@ -4,7 +4,7 @@
  * maintenance job would do now. The "would do" parts are the jobs' own dry runs, so the report
  * and the jobs never disagree. Read-only: nothing is written or deleted.
  */
-import { MaintenanceArgumentError, checkAborted, coreOptions, expireSnapshots, tableOptions, type Table } from '@tidemark/core';
+import { MaintenanceArgumentError, OPTION, checkAborted, coreOptions, expireSnapshots, tableOptions, type Table } from '@tidemark/core';
 import { compactAppendTable, type CompactAppendSummary } from './compact-append.js';
 import { compactManifests } from './compact-manifests.js';
 import { compactPrimaryKeyTable } from './compact-primary-key.js';
@@ -117,6 +117,7 @@ export async function inspectTable(table: Table, options: InspectTableOptions = 
       files: stats.files,
       bytes: stats.bytes,
       rows: stats.rows,
+      deletedRows: stats.deletedRows,
       partitions: stats.partitions.size,
       buckets: [...stats.partitions.values()].reduce((s, p) => s + p.buckets.size, 0),
       levels: Object.fromEntries([...stats.levels.entries()].sort((a, b) => a[0] - b[0]).map(([l, n]) => [String(l), n])),
@@ -230,6 +231,9 @@ async function outlook(
       windows: r.windows,
       partitions: r.partitions,
       remainingWindows: r.remainingWindows,
+      trigger: pk
+        ? { option: OPTION.NUM_SORTED_RUN_COMPACTION_TRIGGER, value: table.context.options.numSortedRunCompactionTrigger }
+        : { option: OPTION.COMPACTION_MIN_FILE_NUM, value: table.context.options.compactionMinFileNum },
     };
   });
 

@@ -6,7 +6,15 @@
  * one of those DELETEs cancels it. File names are unique, so "ADD not deleted" is exactly the live
  * set the folding reader computes, without holding it.
  */
-import { fileEntryIdentity, readManifestEntries, readManifestList, type ManifestFileMeta, type Snapshot } from '@tidemark/format';
+import {
+  INDEX_TYPE_DELETION_VECTORS,
+  fileEntryIdentity,
+  readIndexManifest,
+  readManifestEntries,
+  readManifestList,
+  type ManifestFileMeta,
+  type Snapshot,
+} from '@tidemark/format';
 import { checkAborted, partitionKey, type MaintainedTable } from '@tidemark/core';
 import { fileSizeBin, type FileSizeBin } from './file-size-bins.js';
 import type { BucketSize, ManifestReport } from './table-report.js';
@@ -39,6 +47,8 @@ export interface LiveFileStats {
   files: number;
   bytes: number;
   rows: number;
+  /** Rows of live files marked deleted by deletion vectors; null when a vector does not record its count. */
+  deletedRows: number | null;
   smallFiles: number;
   readonly histogram: number[];
   readonly levels: Map<number, number>;
@@ -62,6 +72,7 @@ export async function collectLiveFileStats(
     files: 0,
     bytes: 0,
     rows: 0,
+    deletedRows: 0 as number | null,
     smallFiles: 0,
     histogram: bins.map(() => 0),
     levels: new Map<number, number>(),
@@ -148,6 +159,7 @@ export async function collectLiveFileStats(
       stats.levels.set(e.file.level, (stats.levels.get(e.file.level) ?? 0) + 1);
     }
   }
+  stats.deletedRows = await deletedRowCount(table, snapshot);
   return {
     ...stats,
     manifests: {
@@ -158,6 +170,23 @@ export async function collectLiveFileStats(
       listBytes,
     },
   };
+}
+
+/**
+ * Rows the snapshot's deletion vectors mark deleted (their recorded cardinalities; the index holds
+ * vectors of live files only), or null when a vector written before Paimon recorded counts has none.
+ */
+async function deletedRowCount(table: MaintainedTable, s: Snapshot): Promise<number | null> {
+  if (s.indexManifest === undefined) return 0;
+  let deleted = 0;
+  for (const e of await readIndexManifest(table.fileIO, table.paths.manifestPath(s.indexManifest))) {
+    if (e.kind !== 'ADD' || e.indexType !== INDEX_TYPE_DELETION_VECTORS) continue;
+    for (const r of e.dvRanges ?? []) {
+      if (r.cardinality === null) return null;
+      deleted += r.cardinality;
+    }
+  }
+  return deleted;
 }
 
 /** Sizes of the snapshot's base and delta manifest lists (from the snapshot, else from the store). */

@@ -24,7 +24,11 @@
  * - Hidden temporary files (`.<name>.<uuid>.tmp`) are deleted only when they are also older than
  *   one hour, whatever the threshold: a younger one may be a write in progress.
  * - Any read error other than "not found" for an object that has disappeared aborts the run
- *   before it deletes anything further.
+ *   before it deletes anything further. A snapshot whose files are missing while the snapshot
+ *   itself still exists is what a concurrent expiration leaves for a while (it deletes manifest
+ *   lists and manifests before the snapshot files): the run waits for the snapshot to go (or to
+ *   fall below EARLIEST), up to `expiringSnapshotWaitMs`, and carries on with the snapshots that
+ *   remain; one that stays stops the run with {@link OrphanCleanupStoppedError}.
  *
  * Memory: the used set holds the names of the files referenced by snapshots and tags (live files
  * plus the history of retained snapshots); candidates are streamed and deleted in batches.
@@ -44,7 +48,7 @@ import {
 } from '@tidemark/core';
 import {
   MaintenanceArgumentError,
-  MaintenanceError,
+  TidemarkUserError,
   checkAborted,
   latestSchema,
   manifestListNames,
@@ -68,6 +72,15 @@ export const DEFAULT_IN_PROGRESS_GRACE_MS = 0;
 export const TEMP_FILE_MIN_AGE_MS = 3_600_000;
 /** Candidates per delete batch (one S3 DeleteObjects request). */
 const BATCH = 1000;
+/** Default of {@link RemoveOrphanFilesOptions.expiringSnapshotWaitMs}. */
+export const DEFAULT_EXPIRING_SNAPSHOT_WAIT_MS = 60_000;
+
+/**
+ * Orphan cleanup stopped, before deleting anything further, because a snapshot or tag still
+ * exists while files it references cannot be read: a concurrent `expire-snapshots` that is
+ * deleting it (run the cleanup again once it has finished) or a damaged table (`tidemark verify`).
+ */
+export class OrphanCleanupStoppedError extends TidemarkUserError {}
 
 /** Options of {@link removeOrphanFiles}. */
 export interface RemoveOrphanFilesOptions extends MaintenanceRunOptions {
@@ -85,6 +98,12 @@ export interface RemoveOrphanFilesOptions extends MaintenanceRunOptions {
    * visible, and a cleanup deleting them in between corrupts that commit.
    */
   readonly inProgressGraceMs?: number;
+  /**
+   * How long a snapshot whose referenced files are gone may take to disappear itself, as it does
+   * when a concurrent expiration is deleting it (default {@link DEFAULT_EXPIRING_SNAPSHOT_WAIT_MS});
+   * after that the run stops with {@link OrphanCleanupStoppedError}.
+   */
+  readonly expiringSnapshotWaitMs?: number;
 }
 
 /** Result of {@link removeOrphanFiles}. */
@@ -105,7 +124,7 @@ interface MetadataSource {
  * Deletes files under `table` that nothing uses and that are older than `olderThanMs`.
  *
  * @throws MaintenanceArgumentError when `olderThanMs` is in the future.
- * @throws MaintenanceError when metadata that is still referenced cannot be read.
+ * @throws OrphanCleanupStoppedError when a snapshot or tag that stays references files that cannot be read.
  */
 export async function removeOrphanFiles(table: MaintainedTable, options: RemoveOrphanFilesOptions = {}): Promise<RemoveOrphanFilesSummary> {
   const started = Date.now();
@@ -125,7 +144,9 @@ export async function removeOrphanFiles(table: MaintainedTable, options: RemoveO
   const io = table.fileIO;
   const root = table.paths.root;
   const schema = await latestSchema(table);
-  const used = new UsedFiles(io, table.paths, options.signal);
+  const wait = options.expiringSnapshotWaitMs ?? DEFAULT_EXPIRING_SNAPSHOT_WAIT_MS;
+  if (!Number.isFinite(wait) || wait < 0) throw new MaintenanceArgumentError(`expiringSnapshotWaitMs must be >= 0, got ${wait}`);
+  const used = new UsedFiles(io, table.paths, options.signal, wait);
 
   let filesScanned = 0;
   let filesDeleted = 0;
@@ -280,6 +301,8 @@ class UsedFiles {
     private readonly io: FileIO,
     private readonly paths: TablePaths,
     private readonly signal: AbortSignal | undefined,
+    /** How long a snapshot with missing files may take to disappear (see the module doc). */
+    private readonly expiringWaitMs: number,
   ) {}
 
   get size(): number {
@@ -342,7 +365,10 @@ class UsedFiles {
       checkAborted(this.signal);
       const s = await snapshots.tryGet(id);
       if (s === null) continue; // expired meanwhile
-      await this.addSnapshot(s, `snapshot ${id} of ${source.what}`, () => this.io.exists(source.paths.snapshotPath(id)));
+      // Expiration moves EARLIEST past a batch before deleting its snapshot files.
+      const live = async (): Promise<boolean> =>
+        (await this.io.exists(source.paths.snapshotPath(id))) && ((await snapshots.earliestId()) ?? id) <= id;
+      await this.addSnapshot(s, `snapshot ${id} of ${source.what}`, live);
       seen.add(id);
     }
     // After the snapshots: expiration writes changelog-<id> before it deletes snapshot-<id>, so
@@ -372,6 +398,18 @@ class UsedFiles {
     }
   }
 
+  /** Whether `stillExists` turns false within `expiringWaitMs` (polled with a growing pause). */
+  private async disappears(stillExists: () => Promise<boolean>): Promise<boolean> {
+    const deadline = Date.now() + this.expiringWaitMs;
+    for (let pause = 25; ; pause = Math.min(pause * 2, 1000)) {
+      if (!(await stillExists())) return true;
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      checkAborted(this.signal);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+    }
+  }
+
   private use(name: string): void {
     this.names.add(name);
     this.committed.add(name);
@@ -389,14 +427,17 @@ class UsedFiles {
   }
 
   /**
-   * Adds everything `s` references. A missing file is fine when `s` itself has disappeared
-   * (expired meanwhile); otherwise the table is damaged and the run aborts rather than guess.
+   * Adds everything `s` references. A missing file is fine when `s` itself disappears (expired
+   * meanwhile: expiration deletes a snapshot's files before the snapshot, so it is given
+   * `expiringWaitMs` to go); otherwise the run stops rather than guess.
    */
   private async addSnapshot(s: Snapshot, what: string, stillExists: () => Promise<boolean>): Promise<void> {
     const gone = async (name: string): Promise<boolean> => {
-      if (!(await stillExists())) return true;
-      throw new MaintenanceError(
-        `${what} of ${this.paths.root} references '${name}', which cannot be read; orphan cleanup stopped before deleting anything it cannot account for`,
+      if (await this.disappears(stillExists)) return true;
+      throw new OrphanCleanupStoppedError(
+        `${what} of ${this.paths.root} references '${name}', which cannot be read, and the snapshot is still there: ` +
+          'either a concurrent expire-snapshots is deleting it (run remove-orphan-files again once it has finished) ' +
+          "or the table is damaged (run 'tidemark verify'); orphan cleanup stopped before deleting anything it cannot account for",
       );
     };
     if (s.statistics) this.use(s.statistics);

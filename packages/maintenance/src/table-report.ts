@@ -96,7 +96,13 @@ export interface FileSizeReport {
 export interface LiveFilesReport {
   readonly files: number;
   readonly bytes: number;
+  /**
+   * Records in the live files: for a primary-key table every version of a key and its deletes
+   * (a read merges them), for any table also the rows {@link deletedRows} marks deleted.
+   */
   readonly rows: number;
+  /** Rows marked deleted by deletion vectors (0 without them); null when a vector does not record its count. */
+  readonly deletedRows: number | null;
   readonly partitions: number;
   /** Distinct (partition, bucket) pairs holding files. */
   readonly buckets: number;
@@ -162,6 +168,12 @@ export interface CompactionPlan {
   readonly partitions: number;
   /** Windows left for later runs by the per-run file bound. */
   readonly remainingWindows: number;
+  /**
+   * The option deciding when a window is worth merging (`compaction.min.file-num` for append
+   * tables, `num-sorted-run.compaction-trigger` for primary-key tables) and its value: small files
+   * below it are not merged yet.
+   */
+  readonly trigger: { readonly option: string; readonly value: number };
 }
 
 /** What manifest compaction would rewrite. */

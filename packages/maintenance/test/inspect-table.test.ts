@@ -141,6 +141,7 @@ describe('inspectTable', () => {
       files: 5,
       bytes: sum(liveFiles),
       rows: [...live.keys()].reduce((s, p) => s + rowCount.get(p)!, 0),
+      deletedRows: 0,
       partitions: 2,
       buckets: 2,
       levels: { '0': 5 },
@@ -182,6 +183,7 @@ describe('inspectTable', () => {
       windows: 1,
       partitions: 1,
       remainingWindows: 0,
+      trigger: { option: 'compaction.min.file-num', value: 3 },
     });
     expect(m.orphans).toMatchObject({ status: 'planned', files: 2, bytes: 200, olderThan: new Date(now - HOUR / 2).toISOString() });
     // Expiration keeps snapshot.num-retained.min = 3 of 9; what the real job then does matches the plan.

@@ -9,3 +9,4 @@ export type { OrcLiteral, OrcPredicate } from './predicate.js';
 export { TypeKind as OrcTypeKind, type ColumnStatistics as OrcColumnStatistics } from './proto.js';
 export { UNION_NULL_BRANCH, type OrcTypeNode } from './schema.js';
 export { TAIL_PREFETCH_BYTES } from './tail.js';
+export { isUtcZone, zoneOffsetSeconds } from './timezone.js';

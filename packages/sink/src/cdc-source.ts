@@ -18,7 +18,7 @@
 import { resolve as resolvePath } from 'node:path';
 import type { SourceOffset } from './checkpoint-state.js';
 import { SourceError } from './errors.js';
-import { JsonLinesFileSource, type ReplayableSource, type SourceRecord } from './source.js';
+import { JsonLinesFileSource, type ReplayableSource, type SourceBacklog, type SourceOpenOptions, type SourceRecord } from './source.js';
 
 /** The CDC formats, with the names Paimon's CDC actions use. */
 export const CDC_FORMATS = ['debezium-json', 'canal-json', 'maxwell-json'] as const;
@@ -187,20 +187,11 @@ export class CdcJsonLinesSource implements ReplayableSource<Record<string, unkno
     this.id = `${format}:${resolvePath(path)}`;
   }
 
-  async *open(from: SourceOffset): AsyncIterable<SourceRecord<Record<string, unknown>>> {
-    let start: SourceOffset = from;
-    let skip = 0;
-    if (isObject(from)) {
-      const byte = (from as Row)['byte'];
-      const n = (from as Row)['skip'];
-      if (typeof byte !== 'number' || typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
-        throw new SourceError(`offset ${JSON.stringify(from)} is not an offset of ${this.format} source ${this.path}`);
-      }
-      start = byte;
-      skip = n;
-    }
-    let eventStart = typeof start === 'number' ? start : 0;
-    for await (const rec of this.lines.open(start)) {
+  async *open(from: SourceOffset, options: SourceOpenOptions = {}): AsyncIterable<SourceRecord<Record<string, unknown>>> {
+    const { byte: start, skip: first } = this.position(from);
+    let skip = first;
+    let eventStart = start ?? 0;
+    for await (const rec of this.lines.open(start, options)) {
       const where = rec.position ?? this.path;
       const changes = cdcChanges(this.format, rec.value, where);
       for (let i = skip; i < changes.length; i++) {
@@ -211,5 +202,21 @@ export class CdcJsonLinesSource implements ReplayableSource<Record<string, unkno
       skip = 0;
       eventStart = rec.offset as number;
     }
+  }
+
+  /** The file's backlog in bytes: an offset inside an event counts from the event's line. */
+  async backlog(committed: SourceOffset): Promise<readonly SourceBacklog[]> {
+    return this.lines.backlog(this.position(committed).byte);
+  }
+
+  /** The line an offset of this source starts at (null: the start) and the records of its event to skip. */
+  private position(from: SourceOffset): { byte: number | null; skip: number } {
+    if (!isObject(from)) return { byte: from as number | null, skip: 0 };
+    const byte = from['byte'];
+    const n = from['skip'];
+    if (typeof byte !== 'number' || typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
+      throw new SourceError(`offset ${JSON.stringify(from)} is not an offset of ${this.format} source ${this.path}`);
+    }
+    return { byte, skip: n };
   }
 }

@@ -43,8 +43,18 @@ export {
   type SinkCommitterOptions,
   type SourcePosition,
 } from './sink-committer.js';
-export { JsonLinesFileSource, type ReplayableSource, type SourceRecord } from './source.js';
-export { runIngest, type CheckpointInfo, type IngestOptions, type IngestSummary } from './ingest-driver.js';
+export { JsonLinesFileSource, type ReplayableSource, type SourceBacklog, type SourceOpenOptions, type SourceRecord } from './source.js';
+export {
+  runIngest,
+  type CheckpointCompaction,
+  type CheckpointInfo,
+  type IngestObserver,
+  type IngestOptions,
+  type IngestResumeInfo,
+  type IngestSummary,
+} from './ingest-driver.js';
+export { IngestMetrics, type IngestHealth, type IngestMetricsOptions, type IngestState } from './ingest-metrics.js';
+export { startMetricsServer, type MetricsServer, type MetricsServerOptions } from './metrics-server.js';
 
 // ---- CDC sources (debezium-json, canal-json, maxwell-json) ----
 export {
@@ -57,3 +67,23 @@ export {
   cdcChanges,
   CdcJsonLinesSource,
 } from './cdc-source.js';
+
+// ---- Kafka source ----
+export { KafkaSource, defaultGroupId, type KafkaSourceOptions, type KafkaStart } from './kafka/kafka-source.js';
+export {
+  SASL_MECHANISMS,
+  type FetchRequest,
+  type FetchResult,
+  type KafkaClient,
+  type KafkaClientFactory,
+  type KafkaConnectionSettings,
+  type KafkaMessage,
+  type KafkaSaslMechanism,
+  type KafkaSaslSettings,
+  type KafkaTlsSettings,
+  type PartitionWatermarks,
+} from './kafka/kafka-client.js';
+export { KafkaOffsetOutOfRangeError, KafkaRequestError, KafkaSettingsError, KafkaTopicMissingError } from './kafka/kafka-errors.js';
+export { KAFKA_FORMATS, type KafkaFormat } from './kafka/kafka-format.js';
+export { parsePartitionList, parseSplit, type KafkaAssignment } from './kafka/kafka-offsets.js';
+export { kafkajsClient } from './kafka/kafkajs-client.js';

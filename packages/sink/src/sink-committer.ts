@@ -20,6 +20,7 @@ import {
   liveEntries,
   partitionKey,
   recordInflightFiles,
+  type CommitAttemptReport,
   type CommitLogger,
   type CommitMessage,
   type CommitResult,
@@ -73,6 +74,10 @@ export interface SinkCommitterOptions {
    * table option `write-only` is `true`). Best effort: a failed run is logged, never fails the commit.
    */
   readonly autoExpire?: boolean;
+  /** Clock of the snapshot times (and so of automatic tags and partition expiration); default `Date.now` (tests). */
+  readonly now?: () => number;
+  /** Called after every snapshot attempt of this committer's commits (metrics: attempts and retries). */
+  readonly onCommitAttempt?: (attempt: CommitAttemptReport) => void;
 }
 
 interface PendingCheckpoint {
@@ -105,11 +110,13 @@ export class SinkCommitter {
     this.crash = options.crash ?? NO_CRASH;
     this.context = tableContext(options.fileIO, options.tableLocation, options.schema, options.logger ? { logger: options.logger } : {});
     const commitContext = { ...this.context, fileIO: withSnapshotCrashHook(options.fileIO, this.crash) };
-    // The table's commit path: conditional-write check on S3, then automatic expiration after each snapshot.
+    // The table's commit path: conditional-write check on S3, then automatic tags, partition and snapshot expiration after each snapshot.
     this.commit = newTableCommit(commitContext, {
       commitUser: this.commitUser,
       ...(options.autoExpire === false ? { expire: false } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.onCommitAttempt ? { onAttempt: options.onCommitAttempt } : {}),
     });
     this.locator = new DataFileLocator(this.context.paths, options.schema);
   }
@@ -265,7 +272,7 @@ export class SinkCommitter {
     if (committable.messages.length === 0 && !force) {
       result = { status: 'empty' };
     } else {
-      result = await this.commit.commit(committable, { force });
+      result = await this.commitOrDropCompaction(id, committable, p, force);
       if (result.status === 'skipped') {
         throw new IdentifierRegressionError(
           `cannot commit checkpoint ${id}: ${result.reason}. The table is ahead of this pipeline's state (restored from an old checkpoint, or another pipeline uses commitUser '${this.commitUser}'); refusing to drop checkpoint ${id}'s data silently`,
@@ -277,6 +284,33 @@ export class SinkCommitter {
     this.pending.delete(id);
     this.lastCommitted = id;
     return { checkpointId: id, result, durationMs: Date.now() - started };
+  }
+
+  /**
+   * Commits a checkpoint. One that carries only a compaction (a writer redoing a dropped one: no
+   * new files) has no APPEND snapshot for a conflict to fall back on: when a concurrent commit
+   * replaced its inputs (another pipeline compacting the same bucket), the compaction is dropped
+   * as after an APPEND (its outputs deleted, `compactionDropped` reported, so the writers redo it)
+   * and the checkpoint is recorded by an empty snapshot with its identifier and offsets.
+   */
+  private async commitOrDropCompaction(id: bigint, committable: Committable, p: PendingCheckpoint, force: boolean): Promise<CommitResult> {
+    try {
+      return await this.commit.commit(committable, { force });
+    } catch (e) {
+      const compactionOnly = committable.messages.every(
+        (m) =>
+          m.newFiles.length === 0 &&
+          (m.deletedFiles?.length ?? 0) === 0 &&
+          (m.newChangelogFiles?.length ?? 0) === 0 &&
+          (m.newIndexFiles?.length ?? 0) === 0 &&
+          (m.deletedIndexFiles?.length ?? 0) === 0,
+      );
+      if (!(e instanceof CommitConflictError) || !compactionOnly || !p.committables.some(hasCompaction)) throw e;
+      this.options.logger?.warn(`dropped the compaction of checkpoint ${id} (commit user '${this.commitUser}'): ${e.message}`);
+      await this.discardCompaction(p.committables);
+      const recorded = await this.commit.commit({ identifier: id, messages: [], properties: committable.properties }, { force: true });
+      return recorded.status === 'committed' ? { ...recorded, compactionDropped: e.message } : recorded;
+    }
   }
 
   private async verifyFilesExist(id: bigint, committables: readonly SinkCommittable[]): Promise<void> {
@@ -383,9 +417,28 @@ export class SinkCommitter {
    * effort: a file that cannot be deleted is left to orphan cleanup. Returns how many were deleted.
    */
   async discardUncommitted(state: CheckpointState, committedUpTo: bigint | null): Promise<number> {
+    return this.deleteFilesOf(state.pending.filter((c) => committedUpTo === null || c.checkpointId > committedUpTo));
+  }
+
+  /**
+   * Forgets pending checkpoint `checkpointId`, whose state is not durable, and deletes its files
+   * (a checkpoint abandoned by a stop that took too long). Best effort, as {@link discardUncommitted}.
+   *
+   * @throws SinkUsageError when its state is durable (the next restore commits it then).
+   */
+  async discardPending(checkpointId: bigint): Promise<number> {
+    const p = this.pending.get(checkpointId);
+    if (p === undefined) return 0;
+    if (this.lastDurable !== null && checkpointId <= this.lastDurable) {
+      throw new SinkUsageError(`checkpoint ${checkpointId} is durable; the next restore commits it`);
+    }
+    this.pending.delete(checkpointId);
+    return this.deleteFilesOf(p.committables);
+  }
+
+  private async deleteFilesOf(committables: readonly SinkCommittable[]): Promise<number> {
     const locations: string[] = [];
-    for (const c of state.pending) {
-      if (committedUpTo !== null && c.checkpointId <= committedUpTo) continue;
+    for (const c of committables) {
       for (const { message, file } of committableFiles(c))
         locations.push(this.locator.fileLocation(message.partition, message.bucket, file));
       for (const f of committableIndexFiles(c)) locations.push(this.locator.indexLocation(f));

@@ -15,6 +15,35 @@ export interface SourceRecord<T> {
   readonly offset: SourceOffset;
   /** Where the record is in the source, for error messages (e.g. `/data/in.jsonl line 17`). */
   readonly position?: string;
+  /**
+   * True for a record that only moves the source position past data that makes no rows (Kafka
+   * tombstones a format skips, transaction markers): not written, its offset committed with the
+   * next checkpoint (or the last, at the end of the source), so the committed position and the
+   * lag reach the end of the source.
+   */
+  readonly positionOnly?: boolean;
+}
+
+/** Options of {@link ReplayableSource.open}. */
+export interface SourceOpenOptions {
+  /**
+   * Once aborted, the iteration ends promptly (without an error), also while it waits for new
+   * records: the pipeline is stopping and will checkpoint what it has read.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * How far one partition of a source is ahead of the pipeline's committed position (the lag is
+ * `end - committed`, in the source's unit: messages for Kafka, bytes for a file).
+ */
+export interface SourceBacklog {
+  /** The partition, e.g. `orders/3` (topic/partition) or a file's path. */
+  readonly partition: string;
+  /** Its end (high watermark): the offset the next record written to it will end at or after. */
+  readonly end: number;
+  /** The position in it everything before which is committed. */
+  readonly committed: number;
 }
 
 /** A source whose records can be read again from any offset it produced. */
@@ -24,7 +53,19 @@ export interface ReplayableSource<T = Record<string, unknown>> {
   /** True when the source ends (a file); false for endless sources. */
   readonly bounded: boolean;
   /** Reads records from `from` (null = the beginning), in order, each with the offset after it. */
-  open(from: SourceOffset): AsyncIterable<SourceRecord<T>>;
+  open(from: SourceOffset, options?: SourceOpenOptions): AsyncIterable<SourceRecord<T>>;
+  /**
+   * Optional: each partition's end and the position in it of the offset `committed` (as stored in
+   * a checkpoint; null = nothing committed), for lag metrics. Asked while the pipeline runs, so it
+   * must not disturb an open iteration.
+   */
+  backlog?(committed: SourceOffset): Promise<readonly SourceBacklog[]>;
+  /**
+   * Called after everything before `offset` is committed to the table (after each checkpoint's
+   * commit and after a restore), e.g. to report offsets to a Kafka consumer group. Best effort:
+   * the driver logs a failure and goes on; restores never read what this reported.
+   */
+  committed?(offset: SourceOffset, pipeline: { readonly table: string; readonly commitUser: string }): Promise<void>;
 }
 
 /**
@@ -45,24 +86,10 @@ export class JsonLinesFileSource implements ReplayableSource<Record<string, unkn
     this.id = `jsonl:${resolvePath(path)}`;
   }
 
-  async *open(from: SourceOffset): AsyncIterable<SourceRecord<Record<string, unknown>>> {
-    const start = from === null ? 0 : from;
-    if (typeof start !== 'number' || !Number.isSafeInteger(start) || start < 0) {
-      throw new SourceError(`offset ${JSON.stringify(from)} is not a byte offset of JSON-lines source ${this.path}`);
-    }
-    let size: number;
-    try {
-      const st = await stat(this.path);
-      if (!st.isFile())
-        throw new SourceError(`JSON-lines source ${this.path} is ${st.isDirectory() ? 'a directory' : 'not a regular file'}`);
-      size = st.size;
-    } catch (e) {
-      if (e instanceof SourceError) throw e;
-      const code = (e as { code?: string }).code;
-      throw new SourceError(`cannot open JSON-lines source ${this.path}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`, {
-        cause: e,
-      });
-    }
+  async *open(from: SourceOffset, options: SourceOpenOptions = {}): AsyncIterable<SourceRecord<Record<string, unknown>>> {
+    const start = this.byteOffset(from);
+    const size = await this.size();
+    const signal = options.signal;
     if (start > size)
       throw new SourceError(`offset ${start} is past the end of ${this.path} (${size} bytes): was the file truncated or replaced?`);
     if (start === size) return;
@@ -74,6 +101,7 @@ export class JsonLinesFileSource implements ReplayableSource<Record<string, unkn
       let buf = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
       let i: number;
       while ((i = buf.indexOf(10)) >= 0) {
+        if (signal?.aborted) return;
         const bytes = buf.subarray(0, i);
         pos += i + 1;
         buf = buf.subarray(i + 1);
@@ -83,11 +111,40 @@ export class JsonLinesFileSource implements ReplayableSource<Record<string, unkn
       }
       carry = Buffer.from(buf);
     }
-    if (carry.length > 0) {
+    if (carry.length > 0 && !signal?.aborted) {
       line++;
       const value = this.parse(carry, pos, line);
       pos += carry.length;
       if (value !== undefined) yield { value, offset: pos, position: `${this.path} line ${line}` };
+    }
+  }
+
+  /** The file's size against the byte offset of `committed` (one partition: the file). */
+  async backlog(committed: SourceOffset): Promise<readonly SourceBacklog[]> {
+    return [{ partition: resolvePath(this.path), end: await this.size(), committed: this.byteOffset(committed) }];
+  }
+
+  /** The byte position of an offset this source produced (null: the start). */
+  private byteOffset(from: SourceOffset): number {
+    const start = from === null ? 0 : from;
+    if (typeof start !== 'number' || !Number.isSafeInteger(start) || start < 0) {
+      throw new SourceError(`offset ${JSON.stringify(from)} is not a byte offset of JSON-lines source ${this.path}`);
+    }
+    return start;
+  }
+
+  private async size(): Promise<number> {
+    try {
+      const st = await stat(this.path);
+      if (!st.isFile())
+        throw new SourceError(`JSON-lines source ${this.path} is ${st.isDirectory() ? 'a directory' : 'not a regular file'}`);
+      return st.size;
+    } catch (e) {
+      if (e instanceof SourceError) throw e;
+      const code = (e as { code?: string }).code;
+      throw new SourceError(`cannot open JSON-lines source ${this.path}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`, {
+        cause: e,
+      });
     }
   }
 

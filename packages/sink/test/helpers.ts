@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import { buildInitialSchema, openTable, readDataFile, type Table } from '@tidemark/core';
 import { decodeHashIndex, keyHash, parseTypeString, readIndexManifest, serializeSchema, type TableSchema } from '@tidemark/format';
@@ -113,4 +116,21 @@ export async function indexedBuckets(io: FileIO, table: Table, options: { unique
 export function expectIndexedWhereStored(bucketOf: ReadonlyMap<number, number>, indexed: ReadonlyMap<number, number>): void {
   const INT = [parseTypeString('INT NOT NULL')];
   for (const [k, b] of bucketOf) expect(indexed.get(keyHash(INT, [k])), `key ${k}`).toBe(b);
+}
+
+/** Files written in fresh temporary directories; `cleanup` (for afterAll) removes them all. */
+export function tempFiles(prefix: string): { file(name: string, text: string): Promise<string>; cleanup(): Promise<void> } {
+  const dirs: string[] = [];
+  return {
+    async file(name, text) {
+      const dir = await mkdtemp(join(tmpdir(), prefix));
+      dirs.push(dir);
+      const path = join(dir, name);
+      await writeFile(path, text);
+      return path;
+    },
+    async cleanup() {
+      for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+    },
+  };
 }

@@ -16,6 +16,8 @@ export interface ParsedLocation {
 }
 
 const SCHEME_RE = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//;
+/** A scheme tidemark reads, written without its `//` (`s3:bucket/key`). */
+const SLASHLESS_RE = /^(s3a?|memory):(?!\/\/)/i;
 
 /** Splits `scheme://authority/rest` or a plain path into a prefix that must be kept verbatim and a path part. */
 function splitPrefix(location: string): { prefix: string; rest: string } {
@@ -61,18 +63,29 @@ export function joinPath(base: string, ...parts: string[]): string {
 
 /**
  * Parses a location into scheme and parts. Plain paths and `file://` URIs give `{ scheme: 'file', path }`;
- * `s3://bucket/key` gives `{ scheme: 's3', bucket, key }`; `memory://name/key` gives
+ * `s3://bucket/key` (or `s3a://`) gives `{ scheme: 's3', bucket, key }`; `memory://name/key` gives
  * `{ scheme: 'memory', bucket: name, key }`.
  *
- * @throws StorageConfigError for an unsupported scheme or an S3/memory location without a bucket/name.
+ * @throws StorageConfigError for an unsupported scheme, a known scheme without `//` (`s3:bucket/key`),
+ *   or an S3/memory location without a bucket/name.
  */
 export function parseLocation(uri: string): ParsedLocation {
   const m = SCHEME_RE.exec(uri);
   if (!m) {
     if (uri === '') throw new StorageConfigError('Empty location: expected a path or a file://, s3:// or memory:// URI');
+    const slashless = SLASHLESS_RE.exec(uri);
+    if (slashless) {
+      // `s3:bucket/path` would otherwise write to a local directory named `s3:bucket`.
+      const meant = `${slashless[1]!.toLowerCase()}://${uri.slice(slashless[0].length).replace(/^\/+/, '')}`;
+      throw new StorageConfigError(
+        `Location ${uri} is not a valid location: write ${meant}, or ./${uri} for a local directory of that name`,
+      );
+    }
     return { scheme: 'file', path: uri };
   }
-  const scheme = m[1]!.toLowerCase();
+  const raw = m[1]!.toLowerCase();
+  // Hadoop, Flink and Spark configurations name S3 `s3a://`: the same objects.
+  const scheme = raw === 's3a' ? 's3' : raw;
   if (scheme === 'file') {
     let path: string;
     try {
@@ -89,10 +102,12 @@ export function parseLocation(uri: string): ParsedLocation {
     const key = slash < 0 ? '' : afterScheme.slice(slash + 1).replace(/^\/+/, '');
     if (bucket === '') {
       throw new StorageConfigError(
-        `Location ${uri} has no ${scheme === 's3' ? 'bucket' : 'store name'}: expected ${scheme}://<${scheme === 's3' ? 'bucket' : 'name'}>/<key>`,
+        `Location ${uri} has no ${scheme === 's3' ? 'bucket' : 'store name'}: expected ${raw}://<${scheme === 's3' ? 'bucket' : 'name'}>/<key>`,
       );
     }
     return { scheme, bucket, key };
   }
-  throw new StorageConfigError(`Unsupported location scheme '${scheme}://' in ${uri}: expected a plain path, file://, s3:// or memory://`);
+  throw new StorageConfigError(
+    `Unsupported location scheme '${raw}://' in ${uri}: expected a plain path, file://, s3:// (or s3a://) or memory://`,
+  );
 }

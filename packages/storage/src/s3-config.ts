@@ -66,6 +66,8 @@ export interface S3ConfigFields {
   readonly requestTimeoutMs: number | undefined;
   readonly conditionalWriteCheck: 'probe' | 'skip';
   readonly retryBaseDelayMs: number;
+  /** The option, variable or file key that named {@link endpoint} (for error messages), if any. */
+  readonly endpointSetting: string | undefined;
   /** Where each setting came from. */
   readonly sources: Readonly<Record<string, S3SettingSource>>;
 }
@@ -205,9 +207,17 @@ function parseBool(value: string, what: string): boolean {
   throw new StorageConfigError(`${what} must be true or false, got '${value}'`);
 }
 
-/** `host:port` in fs.s3a.endpoint has no scheme; Hadoop picks it from fs.s3a.connection.ssl.enabled. */
-function normalizeEndpoint(endpoint: string, sslEnabled: boolean, what: string): string {
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint) ? endpoint : `${sslEnabled ? 'https' : 'http'}://${endpoint}`;
+/**
+ * The endpoint as a URL. `host:port` in fs.s3a.endpoint has no scheme; Hadoop picks it from
+ * fs.s3a.connection.ssl.enabled (`sslEnabled`). Elsewhere (`sslEnabled` null) a missing scheme is
+ * refused: the SDK would take it for https and fail with OpenSSL's text against a plain-HTTP server.
+ */
+function normalizeEndpoint(endpoint: string, sslEnabled: boolean | null, what: string): string {
+  const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint);
+  if (!hasScheme && sslEnabled === null) {
+    throw new StorageConfigError(`${what} = '${endpoint}' has no scheme: write http://${endpoint} (or https:// for TLS)`);
+  }
+  const withScheme = hasScheme ? endpoint : `${sslEnabled ? 'https' : 'http'}://${endpoint}`;
   try {
     new URL(withScheme);
   } catch {
@@ -273,20 +283,22 @@ export function resolveS3Config(options: S3Options = {}, env: NodeJS.ProcessEnv 
 
   // Endpoint
   let endpoint: string | undefined;
+  let endpointSetting: string | undefined;
   const sslEnabled = siteGet('fs.s3a.connection.ssl.enabled');
   if (nonEmpty(options.endpoint)) {
-    endpoint = normalizeEndpoint(options.endpoint!.trim(), true, 'S3 option endpoint');
-    sources.endpoint = 'options';
+    endpoint = normalizeEndpoint(options.endpoint!.trim(), null, 'S3 option endpoint');
+    [sources.endpoint, endpointSetting] = ['options', 'the S3 option endpoint'];
   } else if (siteGet('fs.s3a.endpoint')) {
     const ssl = sslEnabled === undefined ? true : parseBool(sslEnabled, siteName('fs.s3a.connection.ssl.enabled'));
     endpoint = normalizeEndpoint(siteGet('fs.s3a.endpoint')!, ssl, siteName('fs.s3a.endpoint'));
-    sources.endpoint = 'core-site.xml';
-  } else if (nonEmpty(env.AWS_ENDPOINT_URL_S3)) {
-    endpoint = normalizeEndpoint(env.AWS_ENDPOINT_URL_S3!.trim(), true, 'AWS_ENDPOINT_URL_S3');
-    sources.endpoint = 'env';
-  } else if (nonEmpty(env.AWS_ENDPOINT_URL)) {
-    endpoint = normalizeEndpoint(env.AWS_ENDPOINT_URL!.trim(), true, 'AWS_ENDPOINT_URL');
-    sources.endpoint = 'env';
+    [sources.endpoint, endpointSetting] = ['core-site.xml', siteName('fs.s3a.endpoint')];
+  } else {
+    for (const variable of ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'] as const) {
+      if (!nonEmpty(env[variable])) continue;
+      endpoint = normalizeEndpoint(env[variable]!.trim(), null, variable);
+      [sources.endpoint, endpointSetting] = ['env', variable];
+      break;
+    }
   }
 
   // Region
@@ -378,6 +390,7 @@ export function resolveS3Config(options: S3Options = {}, env: NodeJS.ProcessEnv 
       requestTimeoutMs,
       conditionalWriteCheck,
       retryBaseDelayMs,
+      endpointSetting,
       sources,
     },
     credentials,

@@ -15,6 +15,7 @@ import type { CreateResult, FileIO, FileStatus, ListOptions } from './file-io.js
 import { parseLocation } from './path.js';
 import { S3Config, resolveS3Config, type S3Options } from './s3-config.js';
 import { S3ObjectRequests, type ObjectResponse } from './s3-object-requests.js';
+import { s3SetupError } from './s3-setup-errors.js';
 
 /**
  * The AWS SDK client, loaded on first use: it adds about 0.06 s of CPU to the 0.76 s a `tidemark`
@@ -25,6 +26,10 @@ import { S3ObjectRequests, type ObjectResponse } from './s3-object-requests.js';
 type AwsSdk = typeof import('@aws-sdk/client-s3');
 let awsSdk: AwsSdk | undefined;
 function sdk(): AwsSdk {
+  // The SDK warns on every process under Node 20 that its releases after January 2027 need Node
+  // 22: eight lines on stderr of every S3 command, about the SDK's future, not this run. A user
+  // who set the variable keeps their choice.
+  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
   return (awsSdk ??= createRequire(import.meta.url)('@aws-sdk/client-s3') as AwsSdk);
 }
 
@@ -293,6 +298,8 @@ export class S3FileIO implements FileIO {
   private mapError(err: unknown, path: string, op: string): Error {
     if (err instanceof StorageError) return err;
     if (isNotFound(err)) return new NotFoundError(path, { cause: err });
+    const setup = s3SetupError(err, this.config);
+    if (setup !== undefined) return setup;
     // A refusal the user can act on (credentials, permissions, bucket name) vs. a network or server failure.
     const status = httpStatus(err);
     const userError = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;

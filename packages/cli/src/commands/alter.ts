@@ -8,13 +8,14 @@ import { jsonOption, printLine, tableArgument, tableLocation } from './shared.js
 /** `tidemark alter`: schema evolution. */
 export const alterCommand = defineCommand({
   name: 'alter',
-  summary: 'evolve the schema: add, drop, rename or widen columns; set or remove options',
+  summary: 'evolve the schema: add, drop, rename or retype columns; set or remove options',
   usage: {
     synopsis: Object.values(ALTER_ACTIONS).map((a) => `alter <table> ${a.usage}`),
     description:
       'Each change writes a new schema-<n> with create-if-absent; existing data files keep their schema and are read ' +
       'through the field ids. Types may be unquoted words (DECIMAL(12, 2) NOT NULL). set-option takes `key value` or ' +
-      '`key=value [key=value ...]`. Widening: INT→BIGINT, FLOAT→DOUBLE, larger DECIMAL precision, longer VARCHAR. ' +
+      '`key=value [key=value ...]`. alter-type accepts the changes Paimon casts (INT→BIGINT, INT→STRING, STRING→BYTES, ' +
+      "DOUBLE→INT, TIMESTAMP→DATE, …; docs/writing.md lists them); old files are read with Paimon's cast rules. " +
       'On a NOT NULL column give `<type> NOT NULL` to keep the constraint or `<type> NULL` to drop it.',
     positionals: [
       tableArgument,

@@ -13,12 +13,13 @@ export const consumersCommand = defineCommand({
   usage: {
     synopsis: [
       'consumers list <table> [--json]',
-      'consumers reset <table> <id> --snapshot N [--json]',
+      'consumers reset <table> <id> --snapshot N [--create] [--json]',
       'consumers delete <table> <id> [--json]',
     ],
     description:
       'A consumer (consumer/consumer-<id>) holds the next snapshot a streaming read with that id will read; ' +
-      'expiration keeps that snapshot and later ones. reset moves it (the next read starts with snapshot N); ' +
+      'expiration keeps that snapshot and later ones. reset moves it (the next read starts with snapshot N); an unknown id ' +
+      'is refused unless --create is given, as a new consumer holds back expiration; ' +
       'delete removes it, releasing the snapshots it held.',
     positionals: [
       { name: 'action', description: 'list, reset or delete' },
@@ -27,6 +28,7 @@ export const consumersCommand = defineCommand({
     ],
     options: {
       snapshot: { ...snapshotOption, description: 'reset: the next snapshot the consumer reads' },
+      create: { type: 'boolean', description: 'reset: create the consumer when it does not exist' },
       json: { type: 'boolean', description: 'list as JSON lines; reset and delete print one JSON object' },
     },
   },
@@ -41,6 +43,7 @@ export const consumersCommand = defineCommand({
     if (action !== 'reset' && snapshot !== undefined) {
       throw new UsageError("option '--snapshot' only applies to 'consumers reset'", 'consumers');
     }
+    if (action !== 'reset' && args.options.create) throw new UsageError("option '--create' only applies to 'consumers reset'", 'consumers');
     await withTable(args.named['table']!, ctx, async (table) => {
       const consumers = table.consumers();
       if (action === 'reset') {
@@ -55,6 +58,12 @@ export const consumersCommand = defineCommand({
         const latest = await table.snapshotManager.latestId();
         if (earliest !== null && n < earliest) throw new UsageError(`snapshot ${n} has expired (earliest is ${earliest})`, 'consumers');
         if (n > (latest ?? 0) + 1) throw new UsageError(`snapshot ${n} is beyond the next snapshot ${(latest ?? 0) + 1}`, 'consumers');
+        // A consumer holds back expiration until it expires itself: a mistyped id must not make one.
+        if (!args.options.create && (await consumers.nextSnapshot(id!)) === null) {
+          const known = (await consumers.list()).map((c) => c.id);
+          const listed = known.length === 0 ? 'the table has none' : `consumers: ${known.join(', ')}`;
+          throw new UsageError(`consumer '${id!}' does not exist (${listed}); pass --create to create it`, 'consumers');
+        }
         await consumers.resetConsumer(id!, n);
         if (args.options.json)
           await printLine(ctx, JSON.stringify({ command: 'consumers', action, table: table.location, id, nextSnapshot: n }));

@@ -41,7 +41,8 @@ export const createCommand = defineCommand({
     const fileIO = resolveFileIO(location);
     let schema;
     try {
-      schema = await createTable(fileIO, location, spec, { name: args.named['table']! });
+      const logger = { warn: (m: string) => void ctx.stderr.write(`tidemark create: warning: ${m}\n`) };
+      schema = await createTable(fileIO, location, spec, { name: args.named['table']!, logger });
     } finally {
       await fileIO.close();
     }

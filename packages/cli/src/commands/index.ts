@@ -9,6 +9,9 @@ import { createCommand } from './create.js';
 import { deleteCommand } from './delete.js';
 import { updateCommand } from './update.js';
 import { expireSnapshotsCommand } from './expire-snapshots.js';
+import { expirePartitionsCommand } from './expire-partitions.js';
+import { dropPartitionCommand } from './drop-partition.js';
+import { partitionsCommand } from './partitions.js';
 import { filesCommand } from './files.js';
 import { ingestCommand } from './ingest.js';
 import { inspectCommand } from './inspect.js';
@@ -36,6 +39,7 @@ export const commands: readonly Command[] = [
   snapshotsCommand,
   schemaCommand,
   filesCommand,
+  partitionsCommand,
   inspectCommand,
   createCommand,
   writeCommand,
@@ -45,6 +49,8 @@ export const commands: readonly Command[] = [
   rollbackCommand,
   alterCommand,
   expireSnapshotsCommand,
+  expirePartitionsCommand,
+  dropPartitionCommand,
   removeOrphanFilesCommand,
   compactCommand,
   compactManifestsCommand,

@@ -10,25 +10,31 @@ import {
   crashHookFromEnv,
   openCheckpointStore,
   runIngest,
-  type CheckpointInfo,
   type CheckpointStateStore,
+  type IngestSummary,
   type ReplayableSource,
   type SourceOffset,
+  type SourceOpenOptions,
   type SourceRecord,
 } from '@tidemark/sink';
-import { defineCommand } from '../command.js';
+import { defineCommand, ExitCode } from '../command.js';
 import { UsageError } from '../errors.js';
+import { parseDuration } from '../options/duration.js';
+import { KAFKA_ONLY_OPTIONS, kafkaIngestOptions, kafkaSourceFromArgs } from './ingest-kafka.js';
+import { LOG_FORMATS, type LogFields, type LogFormat } from '../output/log.js';
+import { DEFAULT_STOP_TIMEOUT_MS, IngestService, type IngestServiceOptions } from './ingest-service.js';
 import { printLine, progressFor, quietOption, tableArgument, tableLocation, withNeighboursNamed, withTable } from './shared.js';
 
-/** `tidemark ingest`: exactly-once ingestion of a JSON-lines source. */
+/** `tidemark ingest`: exactly-once ingestion of a JSON-lines file, a CDC file or Kafka topics. */
 export const ingestCommand = defineCommand({
   name: 'ingest',
-  summary: 'ingest a JSON-lines file exactly once, resumable after a crash',
+  summary: 'ingest a JSON-lines file or Kafka topics exactly once, resumable after a crash',
   usage: {
     synopsis: [
       'ingest <table> --source <file.jsonl> --state <dir-or-uri> [--checkpoint-every N] [--parallelism P] [--row-kind-field F]',
       'ingest <table> --source <file.jsonl> --commit-user U [--start-fresh] [--checkpoint-every N] [--parallelism P] [--row-kind-field F]',
       'ingest <table> --source <file> --format debezium-json|canal-json|maxwell-json (--state <dir-or-uri> | --commit-user U) [...]',
+      'ingest <table> --source kafka://<host:port>[,...]/<topic>[,...] --format json|debezium-json|canal-json|maxwell-json (--state <dir-or-uri> | --commit-user U) [--group-id G] [--start earliest|latest|group|<time>] [--partitions p,q | --split i/N] [--until-end] [--checkpoint-interval 10s] [...]',
     ],
     description:
       'Safe to kill at any moment; rerun with the same arguments until it reports the source done. ' +
@@ -37,12 +43,24 @@ export const ingestCommand = defineCommand({
       '(+I, -U, +U or -D) and is not a column. With --format debezium-json, canal-json or maxwell-json (the names of ' +
       "Paimon's CDC actions) each line is a change event of that CDC tool, turned into row kinds (inserts +I, updates " +
       '-U before and +U after, deletes -D); a schema-change event stops the ingestion with an error naming its line. ' +
-      'Prints one JSON summary line when done.',
+      'With --source kafka://..., the topics are read by explicit partition assignment (all partitions, or --partitions / --split for ' +
+      'several processes sharing a topic, each with its own --state) and followed until stopped (Ctrl-C or SIGTERM), or read to the end ' +
+      'they had at start with --until-end; the offsets live in the checkpoint, and after each commit they are reported to a consumer ' +
+      'group for lag monitoring only. Client settings: the --kafka-* flags or TIDEMARK_KAFKA_* variables. ' +
+      'Prints one JSON summary line when done. ' +
+      'As a service: SIGTERM or SIGINT finishes the current checkpoint (or abandons it when the stop takes longer than ' +
+      '--stop-timeout) and exits 0; the next run resumes exactly. --metrics-port serves Prometheus metrics and health ' +
+      'endpoints; --log-format json writes one JSON object per log line.',
     positionals: [tableArgument],
     options: {
-      source: { type: 'string', valueName: 'file.jsonl', description: 'JSON-lines input' },
+      source: { type: 'string', valueName: 'file-or-uri', description: 'JSON-lines or CDC file, or kafka://<brokers>/<topics>' },
       state: { type: 'string', valueName: 'dir-or-uri', description: 'where checkpoints are kept' },
       'checkpoint-every': { type: 'integer', min: 1, valueName: 'N', description: 'records per checkpoint' },
+      'checkpoint-interval': {
+        type: 'string',
+        valueName: 'dur',
+        description: 'also checkpoint this long after the last one (e.g. 10s; an idle Kafka topic included)',
+      },
       parallelism: { type: 'integer', min: 1, valueName: 'P', description: 'parallel writers' },
       'commit-user': {
         type: 'string',
@@ -58,13 +76,27 @@ export const ingestCommand = defineCommand({
       format: {
         type: 'string',
         valueName: 'fmt',
-        choices: ['jsonl', ...CDC_FORMATS],
-        description: 'source format (default jsonl: one row per line)',
+        choices: ['jsonl', 'json', ...CDC_FORMATS],
+        description: 'source format (default jsonl: one row per line; json for Kafka is the same)',
       },
+      ...kafkaIngestOptions,
       quiet: quietOption,
+      'metrics-port': {
+        type: 'integer',
+        min: 0,
+        valueName: 'P',
+        description: 'serve Prometheus metrics on port P (/metrics, health: /healthz, /readyz)',
+      },
+      'log-format': { type: 'string', valueName: 'fmt', choices: LOG_FORMATS, description: 'log lines on stderr (default text)' },
+      'stop-timeout': {
+        type: 'string',
+        valueName: 'duration',
+        description: `longest time from SIGTERM/SIGINT to exit (default ${DEFAULT_STOP_TIMEOUT_MS / 1000}s)`,
+      },
     },
     conflicts: [['format', 'row-kind-field']],
   },
+  stopsGracefully: true,
   async run(args, ctx) {
     const [tableArg] = args.positionals;
     if (tableArg === undefined) throw new UsageError('missing <table>', 'ingest');
@@ -76,74 +108,120 @@ export const ingestCommand = defineCommand({
     }
     if (args.options['start-fresh'] && commitUser === undefined)
       throw new UsageError("'--start-fresh' only applies with '--commit-user'", 'ingest');
+    const serviceOptions = serviceSettings(args.options);
     const format = args.options.format ?? 'jsonl';
-    const cdc = format === 'jsonl' ? null : (format as CdcFormat);
-    if (cdc !== null) {
-      const hasKey = await withTable(tableArg, ctx, async (t) => t.isPrimaryKeyTable);
-      if (!hasKey) {
+    const kafka = args.options.source.startsWith('kafka://');
+    if (!kafka) {
+      const given = KAFKA_ONLY_OPTIONS.find((k) => args.options[k] !== undefined && args.options[k] !== false);
+      if (given !== undefined) throw new UsageError(`option '--${given}' applies to kafka:// sources only`, 'ingest');
+    }
+    if (kafka && args.options['row-kind-field'] !== undefined) {
+      throw new UsageError(
+        "'--row-kind-field' does not apply to Kafka: on a primary-key table a message is an upsert and a tombstone a delete",
+        'ingest',
+      );
+    }
+    const cdc = format === 'jsonl' || format === 'json' ? null : (format as CdcFormat);
+    const interval = args.options['checkpoint-interval'];
+    const checkpointIntervalMs = interval === undefined ? undefined : parseDuration(interval, 'checkpoint-interval');
+    const crash = crashHookFromEnv(ctx.env);
+    const sourcePath = kafka ? undefined : resolvePath(ctx.cwd, args.options.source);
+    const sourceSize = sourcePath === undefined ? undefined : (await stat(sourcePath).catch(() => undefined))?.size;
+    // JSON log lines are for collectors: no progress line between them.
+    const quiet = args.options.quiet || serviceOptions.logFormat === 'json';
+    const progress = progressFor(ctx, 'ingesting', 'records', undefined, sourceSize, { quiet, showRate: true });
+    let service: IngestService | undefined;
+    let store: CheckpointStateStore | undefined;
+    let source: (ReplayableSource<Record<string, unknown>> & { close?: () => Promise<void> }) | undefined;
+    try {
+      // First: in JSON format it turns process warnings (the storage client's) into JSON lines.
+      service = await IngestService.start(ctx, { ...serviceOptions, beforeLine: () => progress.finish() });
+      if (args.options.state !== undefined) store = openCheckpointStore(tableLocation(args.options.state, ctx));
+      const primaryKeys = await withTable(tableArg, ctx, async (t) => t.schema().primaryKeys);
+      if (cdc !== null && primaryKeys.length === 0) {
         throw new UsageError(`--format ${cdc} needs a primary-key table (its updates and deletes address rows by key)`, 'ingest');
       }
-    }
-    const rowKindField = cdc !== null ? CDC_ROW_KIND_FIELD : args.options['row-kind-field'];
-    const sourcePath = resolvePath(ctx.cwd, args.options.source);
-    const crash = crashHookFromEnv(ctx.env);
-    const store: CheckpointStateStore | undefined =
-      args.options.state === undefined ? undefined : openCheckpointStore(tableLocation(args.options.state, ctx));
-    const sourceSize = (await stat(sourcePath).catch(() => undefined))?.size;
-    const progress = progressFor(ctx, 'ingesting', 'records', undefined, sourceSize, { quiet: args.options.quiet, showRate: true });
-    try {
-      const source = cdc !== null ? new CdcJsonLinesSource(sourcePath, cdc) : new JsonLinesFileSource(sourcePath);
-      const summary = await runIngest({
-        table: tableLocation(tableArg, ctx),
-        source: withProgress(source, progress),
-        ...(store ? { stateStore: store } : { commitUser: commitUser!, startFresh: args.options['start-fresh'] === true }),
-        checkpointEvery: args.options['checkpoint-every'] ?? 10_000,
-        parallelism: args.options.parallelism ?? 1,
-        ...(rowKindField !== undefined ? { rowKindField } : {}),
-        crash,
-        signal: ctx.signal,
-        logger: { warn: (m) => void ctx.stderr.write(`tidemark: warning: ${m}\n`) },
-        onCheckpoint: (info: CheckpointInfo) => {
-          progress.finish();
-          // Re-sequenced files and dropped compactions cost a rewrite and a repeated compaction:
-          // shown so that a pipeline (and the chaos harness) can tell how often they happen.
-          const committed = info.commits
-            .map((c) => {
-              if (c.result.status !== 'committed') return c.result.status;
-              const reseq = c.result.resequencedFiles ?? 0;
-              return `snapshot ${c.result.snapshotId}${reseq > 0 ? ` (${reseq} files re-sequenced)` : ''}${
-                c.result.compactionDropped !== undefined ? ' (compaction dropped)' : ''
-              }`;
-            })
-            .join(', ');
-          ctx.stderr.write(
-            `checkpoint ${info.checkpointId}: ${info.records} records, ${committed || 'nothing to commit'} (${info.durationMs} ms)\n`,
-          );
-        },
-      });
-      await printLine(
-        ctx,
-        JSON.stringify({
-          status: summary.status,
-          mode: summary.mode,
-          commitUser: summary.commitUser,
-          restoredFrom: summary.restoredFrom === null ? null : Number(summary.restoredFrom),
-          recoveredCheckpoints: summary.recoveredCheckpoints,
-          records: summary.records,
-          checkpoints: summary.checkpoints,
-          lastCheckpointId: summary.lastCheckpointId === null ? null : Number(summary.lastCheckpointId),
-          offset: summary.offset,
-          snapshotId: summary.snapshotId,
+      // Kafka records of a primary-key table carry their row kind (upserts, tombstone deletes), as CDC records do.
+      const rowKindField = cdc !== null || (kafka && primaryKeys.length > 0) ? CDC_ROW_KIND_FIELD : args.options['row-kind-field'];
+      source =
+        sourcePath === undefined
+          ? await kafkaSourceFromArgs(args.options.source, format, args.options, primaryKeys, ctx)
+          : cdc !== null
+            ? new CdcJsonLinesSource(sourcePath, cdc)
+            : new JsonLinesFileSource(sourcePath);
+      const summary = await service.run(
+        runIngest({
+          table: tableLocation(tableArg, ctx),
+          source: withProgress(source, progress),
+          ...(store ? { stateStore: store } : { commitUser: commitUser!, startFresh: args.options['start-fresh'] === true }),
+          checkpointEvery: args.options['checkpoint-every'] ?? 10_000,
+          ...(checkpointIntervalMs !== undefined ? { checkpointIntervalMs } : {}),
+          parallelism: args.options.parallelism ?? 1,
+          ...(rowKindField !== undefined ? { rowKindField } : {}),
+          crash,
+          ...service.hooks(),
         }),
       );
+      progress.finish();
+      const line = summaryJson(summary);
+      service.log.info('ingest ended', line, null);
+      await printLine(ctx, JSON.stringify(line));
     } catch (e) {
-      throw await withNeighboursNamed(e, tableLocation(tableArg, ctx));
+      const error = await withNeighboursNamed(e, tableLocation(tableArg, ctx));
+      // Text: main prints the error. JSON: one error event, for the collector.
+      if (service?.log.format !== 'json' || error instanceof UsageError) throw error;
+      progress.finish();
+      service.log.error(error instanceof Error ? error.message : String(error), {
+        error: error instanceof Error ? error.name : typeof error,
+      });
+      return ExitCode.Failed;
     } finally {
       progress.finish();
+      await source?.close?.();
+      await service?.close();
       await store?.close();
     }
   },
 });
+
+/** `--log-format`, `--metrics-port` and `--stop-timeout`, checked. */
+function serviceSettings(options: {
+  readonly 'log-format'?: string;
+  readonly 'metrics-port'?: number;
+  readonly 'stop-timeout'?: string;
+}): Omit<IngestServiceOptions, 'beforeLine'> {
+  const port = options['metrics-port'];
+  if (port !== undefined && port > 65_535)
+    throw new UsageError(`option '--metrics-port' must be a TCP port (0 to 65535); got ${port}`, 'ingest');
+  const timeout = options['stop-timeout'];
+  return {
+    logFormat: (options['log-format'] ?? 'text') as LogFormat,
+    ...(port !== undefined ? { metricsPort: port } : {}),
+    stopTimeoutMs: timeout === undefined ? DEFAULT_STOP_TIMEOUT_MS : parseDuration(timeout, '--stop-timeout'),
+  };
+}
+
+/**
+ * The summary printed on stdout. `null`: the stop outlasted `--stop-timeout` with a checkpoint in
+ * progress (the next run resumes from the last committed one).
+ */
+function summaryJson(summary: IngestSummary | null): LogFields {
+  if (summary === null) return { status: 'stopped', stopTimedOut: true };
+  const id = (v: bigint | null): number | null => (v === null ? null : Number(v));
+  return {
+    status: summary.status,
+    mode: summary.mode,
+    commitUser: summary.commitUser,
+    restoredFrom: id(summary.restoredFrom),
+    recoveredCheckpoints: summary.recoveredCheckpoints,
+    records: summary.records,
+    checkpoints: summary.checkpoints,
+    lastCheckpointId: id(summary.lastCheckpointId),
+    ...(summary.abandonedCheckpoint !== null ? { abandonedCheckpoint: id(summary.abandonedCheckpoint) } : {}),
+    offset: summary.offset,
+    snapshotId: summary.snapshotId,
+  };
+}
 
 /**
  * `source` with each record counted on `progress`; JSON-lines offsets are byte positions, so the
@@ -153,10 +231,14 @@ function withProgress<T>(source: ReplayableSource<T>, progress: ProgressReporter
   return {
     id: source.id,
     bounded: source.bounded,
-    async *open(from: SourceOffset): AsyncIterable<SourceRecord<T>> {
+    async *open(from: SourceOffset, options?: SourceOpenOptions): AsyncIterable<SourceRecord<T>> {
       let position = typeof from === 'number' ? from : 0;
       progress.add(0, position);
-      for await (const record of source.open(from)) {
+      for await (const record of source.open(from, options)) {
+        if (record.positionOnly === true) {
+          yield record;
+          continue;
+        }
         const offset = record.offset;
         const bytes = typeof offset === 'number' && offset > position ? offset - position : 0;
         if (typeof offset === 'number') position = offset;
@@ -164,5 +246,8 @@ function withProgress<T>(source: ReplayableSource<T>, progress: ProgressReporter
         yield record;
       }
     },
+    // A partitioned source's lag and committed-offset reports pass through unchanged.
+    ...(source.backlog ? { backlog: source.backlog.bind(source) } : {}),
+    ...(source.committed ? { committed: source.committed.bind(source) } : {}),
   };
 }

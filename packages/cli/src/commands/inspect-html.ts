@@ -6,6 +6,7 @@
 import type { JobNotPlanned, TableReport } from '@tidemark/maintenance';
 import { formatBytes, formatDuration } from '../output/progress.js';
 import { KIND_COLOURS, bucketChart, escapeXml, histogramChart, partitionsChart, timelineChart } from './inspect-svg.js';
+import { bucketsText, counted, formatCount as count, liveRowsText, nothingToMergeText } from './inspect-words.js';
 
 /** Skewed partitions drawn bucket by bucket (the rest are listed in the JSON). */
 const SKEW_CHARTS = 3;
@@ -23,10 +24,6 @@ svg .value{font-size:10px;fill:#333}svg .axis-label{fill:#666;font-size:10px}
 table{border-collapse:collapse}td,th{padding:3px 10px;text-align:left;border-bottom:1px solid #eee}td.num{text-align:right}
 .muted{color:#888}
 `;
-
-function count(v: number): string {
-  return Math.round(v).toLocaleString('en-US');
-}
 
 function card(value: string, label: string, warn = false): string {
   return `<div class="card${warn ? ' warn' : ''}"><b>${escapeXml(value)}</b><span>${escapeXml(label)}</span></div>`;
@@ -56,7 +53,8 @@ export function renderInspectHtml(report: TableReport): string {
   );
   body.push(
     `<div class="cards">${card(count(t.retained), 'snapshots retained')}${card(count(live.files), 'live data files')}` +
-      `${card(formatBytes(live.bytes), 'live data')}${card(count(live.rows), 'rows')}${card(count(live.partitions), 'partitions')}` +
+      `${card(formatBytes(live.bytes), 'live data')}${card(liveRowsText(report), 'in live files')}${card(count(live.partitions), 'partitions')}` +
+      `${card(bucketsText(report), 'buckets holding files')}` +
       `${card(count(fs.smallFiles), `files below ${formatBytes(Math.round(fs.smallFileBytes))}`, fs.smallFiles > 0)}` +
       `${card(count(report.manifests.count), `manifests, ${formatBytes(report.manifests.bytes)}`)}</div>`,
   );
@@ -89,7 +87,8 @@ export function renderInspectHtml(report: TableReport): string {
   body.push('<h2>Data-file sizes</h2>');
   body.push(
     `<p>target-file-size ${escapeXml(formatBytes(fs.targetFileSize))}; files below ${escapeXml(formatBytes(Math.round(fs.smallFileBytes)))} ` +
-      `(target × compaction.small-file-ratio) are compaction candidates: ${count(fs.smallFiles)} of ${count(live.files)}.</p>`,
+      `(target × compaction.small-file-ratio) are small: ${count(fs.smallFiles)} of ${counted(live.files, 'file')}. ` +
+      'Compaction merges them where a bucket holds enough of them (see below).</p>',
   );
   body.push(histogramChart('file-sizes', fs.bins, fs.histogram));
   if (report.partitionKeys.length > 0 && report.largestPartitions.length > 0) {
@@ -99,7 +98,7 @@ export function renderInspectHtml(report: TableReport): string {
     report.largestPartitions.forEach((p, i) => {
       const label = p.path === '' ? '(unpartitioned)' : p.path.replace(/\/$/, '');
       body.push(
-        `<figure class="partition-histogram"><figcaption>${escapeXml(label)}: ${count(p.files)} files, ${count(p.smallFiles)} small</figcaption>` +
+        `<figure class="partition-histogram"><figcaption>${escapeXml(label)}: ${counted(p.files, 'file')}, ${count(p.smallFiles)} small</figcaption>` +
           `${histogramChart(`partition-sizes-${i}`, fs.bins, p.histogram, true)}</figure>`,
       );
     });
@@ -149,7 +148,7 @@ export function renderInspectHtml(report: TableReport): string {
           : e.snapshots === 0
             ? 'nothing to expire'
             : escapeXml(
-                `${count(e.snapshots)} snapshots (#${e.fromSnapshotId}–#${e.toSnapshotId}), ${count(e.files)} files, ${formatBytes(e.bytes)}`,
+                `${counted(e.snapshots, 'snapshot')} (#${e.fromSnapshotId}–#${e.toSnapshotId}), ${counted(e.files, 'file')}, ${formatBytes(e.bytes)}`,
               )
       }${
         e.status === 'planned'
@@ -166,7 +165,7 @@ export function renderInspectHtml(report: TableReport): string {
         r.status !== 'planned'
           ? notPlanned(r)
           : escapeXml(
-              `${count(r.files)} files, ${formatBytes(r.bytes)} older than ${r.olderThan} (${count(r.filesScanned)} objects listed)`,
+              `${counted(r.files, 'file')}, ${formatBytes(r.bytes)} older than ${r.olderThan} (${counted(r.filesScanned, 'object')} listed)`,
             )
       }</td></tr>`,
     );
@@ -176,11 +175,11 @@ export function renderInspectHtml(report: TableReport): string {
         k.status !== 'planned'
           ? notPlanned(k)
           : k.files === 0
-            ? 'nothing to merge'
+            ? escapeXml(nothingToMergeText(k, fs.smallFiles))
             : escapeXml(
-                `${count(k.files)} files (${formatBytes(k.bytes)}, ${count(k.rows)} rows) in ${count(k.windows)} ` +
-                  `${k.mode === 'append' ? 'windows' : 'buckets'} over ${count(k.partitions)} partitions` +
-                  (k.remainingWindows > 0 ? `; ${count(k.remainingWindows)} more windows in later runs` : ''),
+                `${counted(k.files, 'file')} (${formatBytes(k.bytes)}, ${counted(k.rows, k.mode === 'append' ? 'row' : 'record')}) in ` +
+                  `${counted(k.windows, k.mode === 'append' ? 'window' : 'bucket')} over ${counted(k.partitions, 'partition')}` +
+                  (k.remainingWindows > 0 ? `; ${counted(k.remainingWindows, 'more window', 'more windows')} in later runs` : ''),
               )
       }</td></tr>`,
     );
@@ -191,7 +190,7 @@ export function renderInspectHtml(report: TableReport): string {
           ? notPlanned(mm)
           : mm.manifestsToMerge === 0
             ? 'nothing to merge'
-            : `${count(mm.manifestsToMerge)} manifests to merge`
+            : `${counted(mm.manifestsToMerge, 'manifest')} to merge`
       }</td></tr>`,
     );
     body.push(`<table>${rows.join('')}</table>`);

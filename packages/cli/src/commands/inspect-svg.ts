@@ -5,6 +5,7 @@
  */
 import type { BucketSkew, FileSizeBin, PartitionReport, TimelineSnapshot } from '@tidemark/maintenance';
 import { formatBytes } from '../output/progress.js';
+import { counted, formatCount as count } from './inspect-words.js';
 
 /** Colour of each commit kind (colour-blind-safe Tableau 10 hues). */
 export const KIND_COLOURS: Readonly<Record<string, string>> = {
@@ -24,10 +25,6 @@ export function escapeXml(text: string): string {
 /** A number rounded for coordinates (keeps the SVG small and stable). */
 function n(v: number): string {
   return String(Math.round(v * 10) / 10);
-}
-
-function count(v: number): string {
-  return Math.round(v).toLocaleString('en-US');
 }
 
 function isoSeconds(ms: number): string {
@@ -74,8 +71,8 @@ export function timelineChart(snapshots: readonly TimelineSnapshot[]): string {
     const up = (s.rowsAdded / max) * half;
     const down = (s.rowsRemoved / max) * half;
     const title =
-      `#${s.id} ${s.kind} ${isoSeconds(s.timeMillis)}\n+${count(s.rowsAdded)} rows in ${count(s.filesAdded)} files (${formatBytes(s.bytesAdded)})\n` +
-      `−${count(s.rowsRemoved)} rows in ${count(s.filesRemoved)} files (${formatBytes(s.bytesRemoved)})`;
+      `#${s.id} ${s.kind} ${isoSeconds(s.timeMillis)}\n+${counted(s.rowsAdded, 'row')} in ${counted(s.filesAdded, 'file')} (${formatBytes(s.bytesAdded)})\n` +
+      `−${counted(s.rowsRemoved, 'row')} in ${counted(s.filesRemoved, 'file')} (${formatBytes(s.bytesRemoved)})`;
     parts.push(
       `<g class="snapshot" data-id="${s.id}" data-kind="${escapeXml(s.kind)}"><title>${escapeXml(title)}</title>` +
         `<rect class="added" x="${n(x)}" y="${n(zero - up)}" width="${n(barW)}" height="${n(up)}" fill="${KIND_COLOURS[s.kind] ?? '#999'}"/>` +
@@ -130,7 +127,7 @@ export function histogramChart(id: string, bins: readonly FileSizeBin[], counts:
     const range = b.maxBytes === null ? `≥ ${formatBytes(b.minBytes)}` : `${formatBytes(b.minBytes)} – ${formatBytes(b.maxBytes)}`;
     parts.push(
       `<rect class="bin" data-count="${c}" x="${n(x)}" y="${n(top + plotH - h)}" width="${n(step * 0.8)}" height="${n(h)}" fill="${BAR_COLOUR}">` +
-        `<title>${escapeXml(`${range}: ${count(c)} files`)}</title></rect>`,
+        `<title>${escapeXml(`${range}: ${counted(c, 'file')}`)}</title></rect>`,
     );
     if (c > 0) parts.push(text(x + step * 0.4, top + plotH - h - 3, count(c), 'text-anchor="middle" class="value"'));
     if (!small) parts.push(text(x + step * 0.4, H - bottom + 16, binLabel(b), 'text-anchor="middle" class="tick"'));
@@ -160,7 +157,7 @@ export function partitionsChart(partitions: readonly PartitionReport[]): string 
     const w = Math.max(1, (p.bytes / max) * plotW);
     const label = p.path === '' ? '(unpartitioned)' : p.path.replace(/\/$/, '');
     const shown = [...label].length > 40 ? [...label].slice(0, 39).join('') + '…' : label;
-    const figures = `${formatBytes(p.bytes)} · ${count(p.files)} files · ${count(p.rows)} rows`;
+    const figures = `${formatBytes(p.bytes)} · ${counted(p.files, 'file')} · ${counted(p.rows, 'row')}`;
     return (
       `<g class="partition-row">${text(labelW - 6, y + 15, shown, 'text-anchor="end"')}` +
       `<rect class="partition" x="${labelW}" y="${y + 3}" width="${n(w)}" height="${row - 6}" fill="${BAR_COLOUR}">` +
@@ -189,12 +186,12 @@ export function bucketChart(id: string, skew: BucketSkew): string {
     const x = left + i * step + (step - barW) / 2;
     parts.push(
       `<rect class="bucket" data-bucket="${b.bucket}" x="${n(x)}" y="${n(top + plotH - h)}" width="${n(barW)}" height="${n(h)}" fill="${BAR_COLOUR}">` +
-        `<title>${escapeXml(`bucket ${b.bucket}: ${formatBytes(b.bytes)}, ${count(b.files)} files, ${count(b.rows)} rows`)}</title></rect>`,
+        `<title>${escapeXml(`bucket ${b.bucket}: ${formatBytes(b.bytes)}, ${counted(b.files, 'file')}, ${counted(b.rows, 'row')}`)}</title></rect>`,
     );
     if (skew.sizes.length <= 32) parts.push(text(x + barW / 2, H - 8, String(b.bucket), 'text-anchor="middle" class="tick"'));
   });
   const y = top + plotH - (skew.meanBytes / max) * plotH;
   parts.push(`<line class="mean" x1="${left}" y1="${n(y)}" x2="${W - 10}" y2="${n(y)}" stroke="#e15759" stroke-dasharray="4 3"/>`);
   parts.push(text(left - 6, top + 8, formatBytes(max), 'text-anchor="end" class="tick"'));
-  return svg(id, W, H, `bytes per bucket, ${skew.sizes.length} buckets`, parts.join(''));
+  return svg(id, W, H, `bytes per bucket, ${counted(skew.sizes.length, 'bucket')}`, parts.join(''));
 }

@@ -4,6 +4,7 @@
  */
 import type { JobNotPlanned, PartitionReport, TableReport, TimelineSnapshot } from '@tidemark/maintenance';
 import { formatBytes, formatDuration } from '../output/progress.js';
+import { bucketsText, counted as plural, formatCount, liveRowsText, nothingToMergeText } from './inspect-words.js';
 
 /** Widest line the summary prints. */
 export const INSPECT_TEXT_WIDTH = 100;
@@ -30,11 +31,6 @@ const ansi =
   (t) =>
     `\x1b[${open}m${t}\x1b[0m`;
 const coloured: Palette = { bold: ansi('1'), dim: ansi('2'), bar: ansi('36'), warn: ansi('33') };
-
-/** `1234567` → `1,234,567`. */
-export function formatCount(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
-}
 
 /**
  * A sparkline of `values`, one character each. Zero draws the lowest block and any other value at
@@ -64,10 +60,6 @@ function fit(text: string, width: number, middle = false): string {
 function pad(text: string, width: number): string {
   const n = [...text].length;
   return n >= width ? text : text + ' '.repeat(width - n);
-}
-
-function plural(n: number, word: string): string {
-  return `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /** Groups the timeline into at most `width` columns (sums per column), so long histories fit. */
@@ -154,8 +146,8 @@ export function renderInspectText(report: TableReport, colour = false): string {
   const live = report.liveFiles;
   line(
     'live data',
-    `${plural(live.files, 'file')} · ${formatBytes(live.bytes)} · ${plural(live.rows, 'row')} · ` +
-      `${plural(live.partitions, 'partition')} · ${plural(live.buckets, 'bucket')}`,
+    `${plural(live.files, 'file')} · ${formatBytes(live.bytes)} · ${liveRowsText(report)} · ` +
+      `${plural(live.partitions, 'partition')} · ${bucketsText(report)}`,
   );
   const levels = Object.entries(live.levels);
   if (report.primaryKeys.length > 0 && levels.length > 0) sub('levels', levels.map(([l, n]) => `L${l}: ${formatCount(n)}`).join('  '));
@@ -213,7 +205,7 @@ export function renderInspectText(report: TableReport, colour = false): string {
   const m = report.manifests;
   line(
     'manifests',
-    `${plural(m.count, 'manifest')} · ${formatBytes(m.bytes)} · ${plural(m.entries, 'entry').replace(/entrys$/, 'entries')}` +
+    `${plural(m.count, 'manifest')} · ${formatBytes(m.bytes)} · ${plural(m.entries, 'entry', 'entries')}` +
       (m.deleteEntries > 0 ? ` (${formatCount(m.deleteEntries)} DELETE)` : '') +
       ` · lists ${formatBytes(m.listBytes)}`,
   );
@@ -253,7 +245,7 @@ export function renderInspectText(report: TableReport, colour = false): string {
       !isPlanned(k)
         ? notPlanned(k)
         : k.files === 0
-          ? 'nothing to merge'
+          ? fit(nothingToMergeText(k, fs.smallFiles), INSPECT_TEXT_WIDTH - LABEL)
           : `${plural(k.files, 'file')} (${formatBytes(k.bytes)}) in ${plural(k.windows, k.mode === 'append' ? 'window' : 'bucket')}, ` +
             `${plural(k.partitions, 'partition')}${k.remainingWindows > 0 ? `; ${formatCount(k.remainingWindows)} more in later runs` : ''}`,
     );

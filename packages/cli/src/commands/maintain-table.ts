@@ -1,9 +1,9 @@
 /**
  * The jobs `tidemark maintain` runs on one table, in order: verify (when asked), compaction,
- * snapshot expiration, orphan cleanup and manifest compaction. A failing job is reported and the
- * next one runs; a table that fails verification is left alone.
+ * automatic tags, partition expiration, snapshot expiration, orphan cleanup and manifest
+ * compaction. A failing job is reported and the next one runs; a table that fails verification
+ * is left alone. Tags come before snapshot expiration so that a new tag keeps its snapshot.
  */
-import type { Table } from '@tidemark/core';
 import {
   DEFAULT_IN_PROGRESS_GRACE_MS,
   compactAppendTable,
@@ -13,10 +13,10 @@ import {
   removeOrphanFiles,
   verifyTable,
 } from '@tidemark/maintenance';
-import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseDuration, parseOlderThan } from '../options/duration.js';
-import type { MaintainExpireConfig, MaintainJobsConfig, MaintainOrphansConfig } from './maintain.js';
+import type { MaintainExpireConfig, MaintainOrphansConfig } from './maintain-config.js';
+import type { JobName, TableRun } from './maintain-run.js';
 import {
   CompactProgressBar,
   compactJson,
@@ -32,51 +32,15 @@ import {
   runJob,
 } from './maintenance-shared.js';
 import { verifyText } from './verify.js';
-
-/** A job of `maintain`, as named in its JSON summary. */
-export type JobName = 'verify' | 'compact' | 'expire' | 'orphans' | 'compactManifests';
-/** What a job reports in the JSON summary (its own summary, or `{ error }`). */
-export type JobOutcome = Record<string, unknown>;
-
-/** One table's line of the JSON summary. */
-export interface TableResult {
-  readonly table: string;
-  ok: boolean;
-  error?: string;
-  readonly jobs: Partial<Record<JobName, JobOutcome>>;
-}
-
-/** Sums over every table of the run. */
-export interface MaintainTotals {
-  snapshotsExpired: number;
-  filesDeleted: number;
-  bytesFreed: number;
-}
-
-/** One table being maintained, with where its outcome goes. */
-export interface TableRun {
-  readonly ctx: CommandContext;
-  /** The table's key for per-table settings (`db.table` or the argument), shown in progress bars. */
-  readonly name: string;
-  readonly location: string;
-  readonly table: Table;
-  readonly jobs: MaintainJobsConfig;
-  readonly dryRun: boolean;
-  /** `--verify`: verify even when the config does not ask for it. */
-  readonly verify: boolean;
-  readonly result: TableResult;
-  readonly totals: MaintainTotals;
-  /** Prints one line about the table (nothing with --json). */
-  say(line: string): Promise<void>;
-  /** Records and reports a failed job; rethrows when the run was interrupted. */
-  fail(job: JobName, e: unknown): void;
-}
+import { expireOldPartitions, maintainTags } from './maintain-lifecycle.js';
 
 /** Runs the table's jobs in order (see the module comment). */
 export async function maintainTable(run: TableRun): Promise<void> {
   const { jobs } = run;
   if ((jobs.verify === true || run.verify) && !(await verified(run))) return;
   if (jobs.compact !== false) await attempt(run, 'compact', () => compact(run));
+  if (jobs.tags !== false) await attempt(run, 'tags', () => maintainTags(run));
+  if (jobs.partitions !== false) await attempt(run, 'partitions', () => expireOldPartitions(run));
   if (jobs.expire !== false) await attempt(run, 'expire', () => expire(run));
   if (jobs.orphans !== false) await attempt(run, 'orphans', () => removeOrphans(run));
   if (jobs.compactManifests === true) await attempt(run, 'compactManifests', () => compactTableManifests(run));

@@ -77,13 +77,15 @@ export function outcomeOf(
   return { count: 'deleted' in r ? r.deleted : r.updated, result: r.result, plan: r.plan, dryRun: false };
 }
 
-const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
+/** `1 row`, `2 rows`. */
+export const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
 /** Text output lists at most this many partitions or files; `--json` has all of them. */
 export const TEXT_LIST_LIMIT = 20;
 
 /** Prints `lines` indented, at most {@link TEXT_LIST_LIMIT} of them, then how many more `--json` lists. */
-async function printList(ctx: CommandContext, lines: readonly string[], what: string): Promise<void> {
+/** Prints `lines` indented, at most a screenful; `--json` has them all. */
+export async function printList(ctx: CommandContext, lines: readonly string[], what: string): Promise<void> {
   for (const line of lines.slice(0, TEXT_LIST_LIMIT)) await printLine(ctx, `  ${line}`);
   if (lines.length > TEXT_LIST_LIMIT)
     await printLine(ctx, `  … and ${plural(lines.length - TEXT_LIST_LIMIT, what)} more (--json lists them all)`);

@@ -4,6 +4,7 @@
  */
 import { resolve as resolvePath } from 'node:path';
 import type { RecordBatch } from 'apache-arrow';
+import { parseLocation } from '@tidemark/storage';
 import { openTable, TableNotFoundError, type Table } from '@tidemark/core';
 import type { OptionSpec, PositionalSpec } from '../args.js';
 import type { CommandContext } from '../context.js';
@@ -15,7 +16,7 @@ import { nearbyTablesHint } from './nearby-tables.js';
 /** The `<table>` positional every table command takes. */
 export const tableArgument: PositionalSpec = {
   name: 'table',
-  description: 'table directory: a local path, file://… or s3://bucket/…/db.db/table',
+  description: 'table directory: a local path, file://… or s3://bucket/…/db.db/table (s3a:// too)',
 };
 
 export const jsonOption = { type: 'boolean', description: 'print one JSON summary object to stdout' } as const satisfies OptionSpec;
@@ -75,12 +76,18 @@ function hasScheme(location: string): boolean {
 export function tableLocation(arg: string, ctx: CommandContext): string {
   // An empty argument (an unset shell variable) would otherwise mean the working directory.
   if (arg.trim() === '') throw new UsageError('the table location is empty');
-  return hasScheme(arg) ? arg : resolvePath(ctx.cwd, arg);
+  if (hasScheme(arg)) return arg;
+  try {
+    parseLocation(arg); // refuses `s3:bucket/path`, which would otherwise be a local directory `s3:bucket`
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  return resolvePath(ctx.cwd, arg);
 }
 
 /** Opens the table named by `arg`, runs `fn`, and closes the table's FileIO afterwards. */
 export async function withTable<T>(arg: string, ctx: CommandContext, fn: (table: Table) => Promise<T>): Promise<T> {
-  const table = await openTableNamingNeighbours(tableLocation(arg, ctx));
+  const table = await openTableNamingNeighbours(tableLocation(arg, ctx), ctx);
   try {
     return await fn(table);
   } finally {
@@ -90,14 +97,20 @@ export async function withTable<T>(arg: string, ctx: CommandContext, fn: (table:
 
 /**
  * Opens the table at `location`; when there is none, the error names the tables that do exist
- * nearby (a typo in a table or database name is the usual cause).
+ * nearby (a typo in a table or database name is the usual cause). With `ctx`, the table's notices
+ * (unknown options, rows a read cannot show) go to the command's stderr.
  */
-export async function openTableNamingNeighbours(location: string): Promise<Table> {
+export async function openTableNamingNeighbours(location: string, ctx?: CommandContext): Promise<Table> {
   try {
-    return await openTable(location);
+    return await openTable(location, ctx ? { logger: stderrLogger(ctx) } : {});
   } catch (e) {
     throw await withNeighboursNamed(e, location);
   }
+}
+
+/** A logger printing each notice as one `tidemark: warning:` line on the command's stderr. */
+export function stderrLogger(ctx: CommandContext): { warn(message: string): void } {
+  return { warn: (m) => void ctx.stderr.write(`tidemark: warning: ${m}\n`) };
 }
 
 /** `e`, or when it says there is no table at `location`, the same message naming the tables nearby. */

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { createWriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import type { DataField, TableSchema } from '@tidemark/format';
-import { encodeParquetStream, readParquetFile } from '@tidemark/format';
+import { encodeParquetStream, ParquetDataFile, readParquetFile } from '@tidemark/format';
 import { parseLocation, LocalFileIO } from '@tidemark/storage';
 import type { ScanPlan, Table, TableRead } from '@tidemark/core';
 import { defineCommand } from '../command.js';
@@ -83,16 +83,18 @@ export const sqlCommand = defineCommand({
       try {
         const batches = readParquetFile(io, result)[Symbol.asyncIterator]();
         const first = await batches.next();
-        if (first.done) throw new CliError('DuckDB wrote no result schema');
+        // An empty result has no batch to take the schema from; the file's footer still has it.
+        const schema = first.done ? await (await ParquetDataFile.open(io, result)).arrowSchema() : first.value.schema;
         await emitResult(ctx, {
           command: 'sql',
           format: (args.options.format ?? 'jsonl') as ResultFormat,
           output: args.options.output,
           batches: (async function* () {
+            if (first.done) return;
             yield first.value;
             for (let n = await batches.next(); !n.done; n = await batches.next()) yield n.value;
           })(),
-          schema: first.value.schema,
+          schema,
           quiet: args.options.quiet,
         });
       } finally {
@@ -157,7 +159,7 @@ async function registerTable(
   ctx: CommandContext,
   quiet: boolean,
 ): Promise<void> {
-  const table = await openTableNamingNeighbours(ref.location);
+  const table = await openTableNamingNeighbours(ref.location, ctx);
   try {
     const read = table.newRead(ref.at);
     const plan = await read.plan();

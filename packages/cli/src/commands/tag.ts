@@ -1,4 +1,6 @@
+import { tagDurationOf } from '@tidemark/core';
 import { defineCommand } from '../command.js';
+import { parseDuration } from '../options/duration.js';
 import { UsageError } from '../errors.js';
 import { stringifyJson, type JsonValue } from '../output/value-format.js';
 import { isoTime, printLine, snapshotOption, tableArgument, textTable, withTable } from './shared.js';
@@ -10,7 +12,14 @@ export const tagCommand = defineCommand({
   name: 'tag',
   summary: 'create, delete or list tags',
   usage: {
-    synopsis: ['tag create <table> <name> [--snapshot N] [--json]', 'tag delete <table> <name> [--json]', 'tag list <table> [--json]'],
+    synopsis: [
+      'tag create <table> <name> [--snapshot N] [--time-retained <duration>] [--json]',
+      'tag delete <table> <name> [--json]',
+      'tag list <table> [--json]',
+    ],
+    description:
+      'A tag created with --time-retained (or on a table setting tag.default-time-retained) records its creation time and is ' +
+      'deleted by `tidemark maintain` (and by commits of tables with tag.* options) once that time has passed. Durations: 12h, 7d.',
     positionals: [
       { name: 'action', description: 'create, delete or list' },
       tableArgument,
@@ -18,6 +27,7 @@ export const tagCommand = defineCommand({
     ],
     options: {
       snapshot: { ...snapshotOption, description: 'tag this snapshot (default latest)' },
+      'time-retained': { type: 'string', valueName: 'duration', description: 'keep the tag this long (default tag.default-time-retained)' },
       json: { type: 'boolean', description: 'list as JSON lines; create and delete print one JSON object' },
     },
   },
@@ -29,13 +39,25 @@ export const tagCommand = defineCommand({
     if (action === 'list' && name !== undefined) throw new UsageError(`unexpected argument '${name}'`, 'tag');
     if (action !== 'create' && args.options.snapshot !== undefined)
       throw new UsageError(`option '--snapshot' only applies to 'tag create'`, 'tag');
+    if (action !== 'create' && args.options['time-retained'] !== undefined)
+      throw new UsageError(`option '--time-retained' only applies to 'tag create'`, 'tag');
+    const retainedMs =
+      args.options['time-retained'] !== undefined ? parseDuration(args.options['time-retained'], '--time-retained') : undefined;
     const tableArg = args.named['table']!;
     await withTable(tableArg, ctx, async (table) => {
       if (action === 'create') {
-        const tag = await table.createTag(name!, args.options.snapshot !== undefined ? { snapshotId: args.options.snapshot } : {});
+        const tag = await table.createTag(name!, {
+          ...(args.options.snapshot !== undefined ? { snapshotId: args.options.snapshot } : {}),
+          ...(retainedMs !== undefined ? { timeRetained: tagDurationOf(retainedMs) } : {}),
+          now: ctx.now,
+        });
+        const retained = tag.tagTimeRetained ? tag.tagTimeRetained.seconds + tag.tagTimeRetained.nanos / 1e9 : null;
         if (args.options.json)
-          await printLine(ctx, JSON.stringify({ command: 'tag', action, table: table.location, name, snapshotId: tag.id }));
-        else await printLine(ctx, `created tag '${name!}' on snapshot ${tag.id}`);
+          await printLine(
+            ctx,
+            JSON.stringify({ command: 'tag', action, table: table.location, name, snapshotId: tag.id, timeRetainedSeconds: retained }),
+          );
+        else await printLine(ctx, `created tag '${name!}' on snapshot ${tag.id}${retained !== null ? `, retained for ${retained}s` : ''}`);
       } else if (action === 'delete') {
         await table.deleteTag(name!);
         if (args.options.json) await printLine(ctx, JSON.stringify({ command: 'tag', action, table: table.location, name }));
@@ -49,6 +71,7 @@ export const tagCommand = defineCommand({
               ['snapshotId', tag.id],
               ['snapshotTime', isoTime(tag.timeMillis)],
               ['createTime', tag.tagCreateTime ? createTime(tag.tagCreateTime.millis) : null],
+              ['timeRetainedSeconds', tag.tagTimeRetained ? tag.tagTimeRetained.seconds + tag.tagTimeRetained.nanos / 1e9 : null],
             ]);
             await printLine(ctx, stringifyJson(o));
           }

@@ -108,6 +108,12 @@ export interface CommitCallOptions {
    * writes the LATEST hint, not one more afterwards). Otherwise they are left to their writers.
    */
   readonly clearsRecords?: readonly string[];
+  /**
+   * Log a dropped compaction through the committer's logger (default true). Callers that compact
+   * the buckets again themselves (one-shot writes of deletion-vector and `lookup` tables, see
+   * `completeDroppedCompaction`) turn it off: `compactionDropped` in the result reports it.
+   */
+  readonly logDroppedCompaction?: boolean;
 }
 
 /** Per-call options of {@link FileStoreCommit.overwrite}. */
@@ -126,6 +132,15 @@ export interface OverwriteCallOptions {
   readonly dynamic?: boolean;
   /** Create a snapshot even when nothing is deleted or added. */
   readonly force?: boolean;
+}
+
+/** Per-call options of {@link FileStoreCommit.dropPartitions}. */
+export interface DropPartitionsCallOptions {
+  readonly commitUser: string;
+  /** Commit identifier (default Long.MAX, a batch commit). */
+  readonly identifier?: bigint;
+  /** Snapshot properties. */
+  readonly properties?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -265,6 +280,69 @@ function changelogEntriesOf(messages: readonly CommitMessage[]): ManifestEntry[]
   return out;
 }
 
+/** The identity every snapshot of one commit call carries. */
+interface SnapshotBase {
+  readonly commitUser: string;
+  readonly identifier: bigint;
+  readonly watermark: bigint | undefined;
+  readonly properties: Readonly<Record<string, string>> | undefined;
+}
+
+/**
+ * What one {@link FileStoreCommit.commit} call commits, sorted from its messages: the append part
+ * (new and deleted files, changelog, index changes) and the compaction part (which a re-sequenced
+ * bucket or a lost race may drop, hence mutable).
+ */
+interface CommitParts {
+  readonly appendEntries: readonly ManifestEntry[];
+  readonly compactEntries: ManifestEntry[];
+  readonly changelogEntries: readonly ManifestEntry[];
+  /** Changelog of compactions goes with the COMPACT snapshot (Java `compactChangelog`). */
+  readonly compactChangelog: ManifestEntry[];
+  readonly index: IndexChanges;
+  compactIndex: IndexChanges;
+  /** Messages planned against a hash index are checked at commit even without index changes. */
+  readonly checkIndex: boolean;
+  /** Nothing to commit (and not forced). */
+  readonly empty: boolean;
+  /** The call creates an append-side snapshot. */
+  readonly appendPart: boolean;
+  /** A COMPACT snapshot follows the append part. */
+  readonly compactionFollows: boolean;
+}
+
+function commitPartsOf(messages: readonly CommitMessage[], force: boolean): CommitParts {
+  const appendEntries: ManifestEntry[] = [];
+  const compactEntries: ManifestEntry[] = [];
+  const changelogEntries = changelogEntriesOf(messages);
+  const compactChangelog: ManifestEntry[] = [];
+  for (const m of messages) {
+    for (const f of m.compactChangelogFiles ?? []) compactChangelog.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
+  }
+  for (const m of messages) {
+    for (const f of m.newFiles) appendEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
+    for (const f of m.deletedFiles ?? []) appendEntries.push(entry('DELETE', m, f));
+    for (const f of m.compactBefore ?? []) compactEntries.push(entry('DELETE', m, f));
+    for (const f of m.compactAfter ?? []) compactEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_COMPACT)));
+  }
+  const index = indexChangesOf(messages);
+  const compactIndex = compactIndexChangesOf(messages);
+  const hasIndex = index.entries.length > 0;
+  const hasCompaction = compactEntries.length > 0 || compactIndex.entries.length > 0;
+  return {
+    appendEntries,
+    compactEntries,
+    changelogEntries,
+    compactChangelog,
+    index,
+    compactIndex,
+    checkIndex: hasIndex || index.hashIndexBase.size > 0,
+    empty: appendEntries.length === 0 && !hasCompaction && changelogEntries.length === 0 && !hasIndex && !force,
+    appendPart: appendEntries.length > 0 || hasIndex || changelogEntries.length > 0 || !hasCompaction,
+    compactionFollows: hasCompaction,
+  };
+}
+
 function withSource(f: DataFileMeta, source: number): DataFileMeta {
   return f.fileSource === null || f.fileSource === undefined ? { ...f, fileSource: source } : f;
 }
@@ -287,6 +365,18 @@ function sameEntries(a: readonly ManifestEntry[], b: readonly ManifestEntry[]): 
  * de-duplicated by {@link commit}: as in Paimon, every batch job uses a fresh commitUser, so a
  * Long.MAX identifier can never have been committed by it before.
  */
+/**
+ * Why a commit of `identifier` by `user` is skipped, `last` being the last identifier that user
+ * committed: equal, it was committed; lower, it counts as committed (Paimon's `filterCommitted`
+ * takes every identifier up to the last), which a retried job with a stale identifier should hear.
+ */
+export function alreadyCommittedReason(identifier: bigint, user: string, last: bigint): string {
+  return identifier >= last
+    ? `commit identifier ${identifier} of commit user '${user}' was already committed`
+    : `commit identifier ${identifier} of commit user '${user}' is below ${last}, the last identifier it committed: ` +
+        'identifiers of a commit user must increase, and every one up to the last counts as committed (as in Paimon)';
+}
+
 export class FileStoreCommit {
   readonly options: CommitOptions;
   readonly snapshots: SnapshotManager;
@@ -408,37 +498,69 @@ export class FileStoreCommit {
    */
   async commit(committable: Committable, options: CommitCallOptions): Promise<CommitResult> {
     const user = checkUser(options.commitUser);
-    const appendEntries: ManifestEntry[] = [];
-    const compactEntries: ManifestEntry[] = [];
-    const changelogEntries = changelogEntriesOf(committable.messages);
-    // Changelog of compactions goes with the COMPACT snapshot (Java `compactChangelog`).
-    const compactChangelog: ManifestEntry[] = [];
-    for (const m of committable.messages) {
-      for (const f of m.compactChangelogFiles ?? []) compactChangelog.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
-    }
-    for (const m of committable.messages) {
-      for (const f of m.newFiles) appendEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_APPEND)));
-      for (const f of m.deletedFiles ?? []) appendEntries.push(entry('DELETE', m, f));
-      for (const f of m.compactBefore ?? []) compactEntries.push(entry('DELETE', m, f));
-      for (const f of m.compactAfter ?? []) compactEntries.push(entry('ADD', m, withSource(f, FILE_SOURCE_COMPACT)));
-    }
-    const index = indexChangesOf(committable.messages);
-    let compactIndex = compactIndexChangesOf(committable.messages);
-    const hasIndex = index.entries.length > 0;
-    // Messages planned against a hash index are checked at commit even without index changes.
-    const checkIndex = hasIndex || index.hashIndexBase.size > 0;
-    const hasCompaction = compactEntries.length > 0 || compactIndex.entries.length > 0;
-    const empty = appendEntries.length === 0 && !hasCompaction && changelogEntries.length === 0 && !hasIndex && !options.force;
-    // One round trip for the latest snapshot (which the idempotency check and the first attempt
-    // share) and the in-flight record of the first snapshot.
-    const appendPart = appendEntries.length > 0 || hasIndex || changelogEntries.length > 0 || !hasCompaction;
+    const parts = commitPartsOf(committable.messages, options.force === true);
     // Primary-key tables: new files are kept above sequence numbers committed meanwhile.
     const guard =
-      appendPart && appendEntries.some((e) => e.kind === 'ADD') && SequenceOrderGuard.appliesTo(this.schema)
+      parts.appendPart && parts.appendEntries.some((e) => e.kind === 'ADD') && SequenceOrderGuard.appliesTo(this.schema)
         ? new SequenceOrderGuard(this.context, this.sequenceMaxima, this.cache)
         : undefined;
+    const begun = await this.beginCommit(committable, options, user, parts, guard);
+    if (begun.result !== undefined) return begun.result;
+    let start: AttemptStart | undefined = begun.start;
+
+    const base: SnapshotBase = {
+      commitUser: user,
+      identifier: committable.identifier,
+      watermark: committable.watermark,
+      properties: committable.properties,
+    };
+    const ids: number[] = [];
+    // The callers' records go with the last snapshot of the call: the COMPACT one when there is a
+    // compaction (it may still be dropped; they are cleared below then).
+    const clearsRecords = options.clearsRecords ?? [];
+    let recordsCleared = clearsRecords.length === 0;
+    if (parts.appendPart) {
+      const first = start;
+      start = undefined;
+      ids.push(await this.commitAppendPart(parts, base, first, guard, options.kind, clearsRecords));
+      recordsCleared ||= !parts.compactionFollows;
+    }
+    const log = options.logDroppedCompaction !== false ? this.logger : null;
+    let compactionDropped = await this.dropResequencedCompaction(parts, guard, base, log);
+    if (parts.compactEntries.length > 0 || parts.compactIndex.entries.length > 0) {
+      const compacted = await this.commitCompactionPart(parts, base, start, ids, clearsRecords, log);
+      if (compacted.snapshotId !== undefined) ids.push(compacted.snapshotId);
+      compactionDropped = compacted.dropped ?? compactionDropped;
+      recordsCleared ||= compacted.snapshotId !== undefined;
+    }
+    if (!recordsCleared) await Promise.all(clearsRecords.map((id) => this.clearRecord(id)));
+    const resequencedFiles = guard?.rewrites ?? 0;
+    return {
+      status: 'committed',
+      snapshotId: ids[ids.length - 1]!,
+      snapshotIds: ids,
+      ...(compactionDropped !== undefined ? { compactionDropped } : {}),
+      ...(resequencedFiles > 0 ? { resequencedFiles } : {}),
+    };
+  }
+
+  /**
+   * The first step of {@link commit}: starts the first attempt (its in-flight record) together
+   * with the latest-snapshot probe, which the idempotency check shares. Returns the call's result
+   * when there is nothing to commit (empty, or the identifier already committed), else the started
+   * attempt with its probe.
+   */
+  private async beginCommit(
+    committable: Committable,
+    options: CommitCallOptions,
+    user: string,
+    parts: CommitParts,
+    guard: SequenceOrderGuard | undefined,
+  ): Promise<
+    { readonly result: CommitResult; readonly start?: undefined } | { readonly result?: undefined; readonly start: AttemptStart }
+  > {
     let start: AttemptStart | undefined;
-    if (!empty) {
+    if (!parts.empty) {
       await this.ensureConditionalWrites();
       start = this.beginAttempts(guard ? [guard.filePrefix] : []);
     }
@@ -454,7 +576,7 @@ export class FileStoreCommit {
     if (committable.identifier !== BATCH_COMMIT_IDENTIFIER) {
       const last = await this.lastCommitted(user, probe);
       const completes = options.completesCompaction === true;
-      const refused = completes ? cannotComplete(committable.identifier, user, appendPart, last) : null;
+      const refused = completes ? cannotComplete(committable.identifier, user, parts.appendPart, last) : null;
       if (refused !== null) {
         if (start !== undefined) await this.clearStartedRecord(start);
         throw new CommitInputError(refused);
@@ -463,117 +585,124 @@ export class FileStoreCommit {
       // its COMPACT landed already, which is then skipped like any committed identifier.
       skipped = this.skipResult(committable.identifier, user, last?.identifier ?? null, completes && last?.kind !== 'COMPACT');
     }
-    if (skipped !== null || empty) {
+    if (skipped !== null || parts.empty) {
       if (start !== undefined) await this.clearStartedRecord(start);
-      return skipped ?? { status: 'empty' };
+      return { result: skipped ?? { status: 'empty' } };
     }
-    start = { ...start!, probe };
+    return { start: { ...start!, probe } };
+  }
 
-    const base = {
-      commitUser: user,
-      identifier: committable.identifier,
-      watermark: committable.watermark,
-      properties: committable.properties,
-    };
-    const ids: number[] = [];
-    // The callers' records go with the last snapshot of the call: the COMPACT one when there is a
-    // compaction (it may still be dropped; they are cleared below then).
-    const clearsRecords = options.clearsRecords ?? [];
-    const compactionFollows = compactEntries.length > 0 || compactIndex.entries.length > 0;
-    let recordsCleared = clearsRecords.length === 0;
-    if (appendPart) {
-      // Row-level deletes and deletion vectors commit as OVERWRITE with conflict checks, as in Java.
-      const hasDeletes =
-        appendEntries.some((e) => e.kind === 'DELETE') || index.entries.some((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS);
-      const kind = options.kind ?? (hasDeletes ? 'OVERWRITE' : 'APPEND');
-      const first = start;
-      start = undefined;
-      ids.push(
-        await this.tryCommit(
-          {
-            ...base,
-            index: checkIndex ? async () => index : undefined,
-            delta: { kind: 'fixed', entries: appendEntries },
-            ...(changelogEntries.length > 0 ? { changelog: changelogEntries } : {}),
-            commitKind: kind,
-            checkConflicts: hasDeletes || kind !== 'APPEND',
-            allowBucketChange: kind === 'OVERWRITE',
-            ...(guard ? { sequenceGuard: guard } : {}),
-            ...(!compactionFollows ? { clearsRecords } : {}),
-          },
-          first,
-        ),
+  /** The APPEND (or, with row-level deletes and deletion vectors, OVERWRITE) snapshot of a commit. */
+  private async commitAppendPart(
+    parts: CommitParts,
+    base: SnapshotBase,
+    start: AttemptStart | undefined,
+    guard: SequenceOrderGuard | undefined,
+    kindOption: CommitKind | undefined,
+    clearsRecords: readonly string[],
+  ): Promise<number> {
+    const { appendEntries, index, changelogEntries } = parts;
+    // Row-level deletes and deletion vectors commit as OVERWRITE with conflict checks, as in Java.
+    const hasDeletes =
+      appendEntries.some((e) => e.kind === 'DELETE') || index.entries.some((e) => e.indexType === INDEX_TYPE_DELETION_VECTORS);
+    const kind = kindOption ?? (hasDeletes ? 'OVERWRITE' : 'APPEND');
+    return this.tryCommit(
+      {
+        ...base,
+        index: parts.checkIndex ? async () => index : undefined,
+        delta: { kind: 'fixed', entries: appendEntries },
+        ...(changelogEntries.length > 0 ? { changelog: changelogEntries } : {}),
+        commitKind: kind,
+        checkConflicts: hasDeletes || kind !== 'APPEND',
+        allowBucketChange: kind === 'OVERWRITE',
+        ...(guard ? { sequenceGuard: guard } : {}),
+        ...(!parts.compactionFollows ? { clearsRecords } : {}),
+      },
+      start,
+    );
+  }
+
+  /**
+   * Drops the compaction of the buckets whose files the append part re-sequenced: it merged our
+   * records at their old sequence numbers (and names files that are no longer committed);
+   * compaction is optional. Removes them from `parts` and deletes their outputs; returns why, or
+   * undefined when nothing was dropped.
+   */
+  private async dropResequencedCompaction(
+    parts: CommitParts,
+    guard: SequenceOrderGuard | undefined,
+    base: SnapshotBase,
+    log: CommitLogger | null,
+  ): Promise<string | undefined> {
+    const { compactEntries, compactChangelog } = parts;
+    if (guard === undefined || guard.rewrittenBuckets.size === 0 || compactEntries.length === 0) return undefined;
+    const rewritten = (e: { readonly partition: Uint8Array; readonly bucket: number }): boolean =>
+      guard.rewrittenBuckets.has(bucketKey(e.partition, e.bucket));
+    const dropped = compactEntries.filter(rewritten);
+    if (dropped.length === 0) return undefined;
+    const kept = compactEntries.filter((e) => !dropped.includes(e));
+    const droppedIndex = parts.compactIndex.entries.filter(rewritten);
+    const droppedChangelog = compactChangelog.filter(rewritten);
+    await this.deleteBestEffort([
+      ...this.compactOutputs(dropped, parts.appendEntries),
+      ...this.changelogPaths(droppedChangelog),
+      ...this.indexOutputs(droppedIndex),
+    ]);
+    compactEntries.length = 0;
+    compactEntries.push(...kept);
+    parts.compactIndex = { ...parts.compactIndex, entries: parts.compactIndex.entries.filter((e) => !droppedIndex.includes(e)) };
+    const keptChangelog = compactChangelog.filter((e) => !droppedChangelog.includes(e));
+    compactChangelog.length = 0;
+    compactChangelog.push(...keptChangelog);
+    // Reported like a compaction lost to a race: a writer that compacts level 0 at every
+    // checkpoint (deletion vectors, `lookup`) must compact these buckets again, or batch reads,
+    // which skip level 0 there, miss the re-sequenced rows.
+    const buckets = [...new Set(dropped.map((e) => `bucket ${e.bucket}`))].join(', ');
+    log?.warn(`dropped the compaction of commit ${base.identifier} in ${buckets}: its files there were re-sequenced`);
+    return `the compaction of ${buckets} was dropped: the commit's files there were re-sequenced above a concurrent commit's`;
+  }
+
+  /**
+   * The COMPACT snapshot of a commit. When the append part landed (`ids` not empty) and the
+   * compaction lost its inputs to a concurrent one, it is dropped (its outputs deleted) and the
+   * reason returned: the data it came with is committed, and compaction is optional.
+   */
+  private async commitCompactionPart(
+    parts: CommitParts,
+    base: SnapshotBase,
+    start: AttemptStart | undefined,
+    ids: readonly number[],
+    clearsRecords: readonly string[],
+    log: CommitLogger | null,
+  ): Promise<{ readonly snapshotId?: number; readonly dropped?: string }> {
+    const { compactEntries, compactChangelog, compactIndex } = parts;
+    try {
+      const snapshotId = await this.tryCommit(
+        {
+          ...base,
+          ...(compactIndex.entries.length > 0 ? { index: async () => compactIndex } : {}),
+          delta: { kind: 'fixed', entries: compactEntries },
+          ...(compactChangelog.length > 0 ? { changelog: compactChangelog } : {}),
+          commitKind: 'COMPACT',
+          checkConflicts: true,
+          allowBucketChange: false,
+          clearsRecords,
+        },
+        start,
       );
-      recordsCleared ||= !compactionFollows;
+      return { snapshotId };
+    } catch (e) {
+      // A writer's compaction that lost its inputs to a concurrent compaction: the data it
+      // came with is committed, and compaction is optional, so the write stands without it.
+      if (!(e instanceof CommitConflictError) || ids.length === 0) throw e;
+      log?.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
+      await this.deleteBestEffort([
+        ...this.compactOutputs(compactEntries, parts.appendEntries),
+        ...this.changelogPaths(compactChangelog),
+        ...this.indexOutputs(compactIndex.entries),
+      ]);
+      return { dropped: e.message };
     }
-    let compactionDropped: string | undefined;
-    if (guard !== undefined && guard.rewrittenBuckets.size > 0 && compactEntries.length > 0) {
-      // A compaction of a re-sequenced bucket merged our records at their old sequence numbers
-      // (and names files that are no longer committed): drop it; compaction is optional.
-      const dropped = compactEntries.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
-      if (dropped.length > 0) {
-        const kept = compactEntries.filter((e) => !dropped.includes(e));
-        const droppedIndex = compactIndex.entries.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
-        const droppedChangelog = compactChangelog.filter((e) => guard!.rewrittenBuckets.has(bucketKey(e.partition, e.bucket)));
-        await this.deleteBestEffort([
-          ...this.compactOutputs(dropped, appendEntries),
-          ...this.changelogPaths(droppedChangelog),
-          ...this.indexOutputs(droppedIndex),
-        ]);
-        compactEntries.length = 0;
-        compactEntries.push(...kept);
-        compactIndex = { ...compactIndex, entries: compactIndex.entries.filter((e) => !droppedIndex.includes(e)) };
-        const keptChangelog = compactChangelog.filter((e) => !droppedChangelog.includes(e));
-        compactChangelog.length = 0;
-        compactChangelog.push(...keptChangelog);
-        // Reported like a compaction lost to a race: a writer that compacts level 0 at every
-        // checkpoint (deletion vectors, `lookup`) must compact these buckets again, or batch reads,
-        // which skip level 0 there, miss the re-sequenced rows.
-        const buckets = [...new Set(dropped.map((e) => `bucket ${e.bucket}`))].join(', ');
-        compactionDropped = `the compaction of ${buckets} was dropped: the commit's files there were re-sequenced above a concurrent commit's`;
-        this.logger.warn(`dropped the compaction of commit ${base.identifier} in ${buckets}: its files there were re-sequenced`);
-      }
-    }
-    if (compactEntries.length > 0 || compactIndex.entries.length > 0) {
-      try {
-        ids.push(
-          await this.tryCommit(
-            {
-              ...base,
-              ...(compactIndex.entries.length > 0 ? { index: async () => compactIndex } : {}),
-              delta: { kind: 'fixed', entries: compactEntries },
-              ...(compactChangelog.length > 0 ? { changelog: compactChangelog } : {}),
-              commitKind: 'COMPACT',
-              checkConflicts: true,
-              allowBucketChange: false,
-              clearsRecords,
-            },
-            start,
-          ),
-        );
-        recordsCleared = true;
-      } catch (e) {
-        // A writer's compaction that lost its inputs to a concurrent compaction: the data it
-        // came with is committed, and compaction is optional, so the write stands without it.
-        if (!(e instanceof CommitConflictError) || ids.length === 0) throw e;
-        this.logger.warn(`dropped the compaction of commit ${base.identifier} after snapshot ${ids[ids.length - 1]}: ${e.message}`);
-        await this.deleteBestEffort([
-          ...this.compactOutputs(compactEntries, appendEntries),
-          ...this.changelogPaths(compactChangelog),
-          ...this.indexOutputs(compactIndex.entries),
-        ]);
-        compactionDropped = e.message;
-      }
-    }
-    if (!recordsCleared) await Promise.all(clearsRecords.map((id) => this.clearRecord(id)));
-    const resequencedFiles = guard?.rewrites ?? 0;
-    return {
-      status: 'committed',
-      snapshotId: ids[ids.length - 1]!,
-      snapshotIds: ids,
-      ...(compactionDropped !== undefined ? { compactionDropped } : {}),
-      ...(resequencedFiles > 0 ? { resequencedFiles } : {}),
-    };
   }
 
   /**
@@ -587,7 +716,6 @@ export class FileStoreCommit {
     const skipped = await this.skipIfCommitted(committable.identifier, user);
     if (skipped) return skipped;
     const adds: ManifestEntry[] = [];
-    const newIndex = indexChangesOf(committable.messages);
     for (const m of committable.messages) {
       if (
         (m.deletedFiles?.length ?? 0) > 0 ||
@@ -605,8 +733,67 @@ export class FileStoreCommit {
       options,
     );
     if (target === null) return { status: 'empty' };
-    const filter = target.filter;
+    return this.replacePartitions(committable, user, target.filter, adds, options.force === true);
+  }
 
+  /**
+   * Drops partitions: Paimon's drop-partition commit, one OVERWRITE snapshot that deletes every
+   * live data and index file of each partition matching one of `partitions` and adds nothing.
+   * Older snapshots keep reading the files until snapshot expiration and orphan cleanup reclaim
+   * them. Each partition is a spec naming some or all partition keys, values as in directory
+   * names (`partition.default-name` for NULL), or an exact serialized partition row (as in
+   * manifest entries). `empty` when no live file matches.
+   *
+   * @throws CommitInputError for an empty list or spec, a spec naming a non-partition column, or an unpartitioned table.
+   */
+  async dropPartitions(
+    partitions: readonly (Readonly<Record<string, string>> | Uint8Array)[],
+    options: DropPartitionsCallOptions,
+  ): Promise<CommitResult> {
+    const user = checkUser(options.commitUser);
+    if (this.partitionTypes.length === 0)
+      throw new CommitInputError(`table ${this.paths.root} is not partitioned: it has no partitions to drop`);
+    if (partitions.length === 0) throw new CommitInputError('dropping partitions needs at least one partition');
+    const rows = new Set<string>();
+    const specs: Array<Readonly<Record<string, string>>> = [];
+    for (const p of partitions) {
+      if (p instanceof Uint8Array) {
+        rows.add(partitionKey(p));
+        continue;
+      }
+      if (Object.keys(p).length === 0) throw new CommitInputError('a partition spec to drop must name at least one partition key');
+      this.checkSpecKeys(p, 'drop partition spec');
+      specs.push(p);
+    }
+    const cache = new Map<string, boolean>();
+    const filter = (p: Uint8Array): boolean => {
+      const key = partitionKey(p);
+      let hit = cache.get(key);
+      if (hit === undefined) {
+        hit = rows.has(key) || specs.some((spec) => this.matchesSpec(p, spec));
+        cache.set(key, hit);
+      }
+      return hit;
+    };
+    const identifier = options.identifier ?? BATCH_COMMIT_IDENTIFIER;
+    return this.replacePartitions(
+      { identifier, messages: [], ...(options.properties ? { properties: options.properties } : {}) },
+      user,
+      filter,
+      [],
+      false,
+    );
+  }
+
+  /** One OVERWRITE snapshot: the live files and index files of the partitions `filter` accepts are deleted, `adds` added. */
+  private async replacePartitions(
+    committable: Committable,
+    user: string,
+    filter: (p: Uint8Array) => boolean,
+    adds: readonly ManifestEntry[],
+    force: boolean,
+  ): Promise<CommitResult> {
+    const newIndex = indexChangesOf(committable.messages);
     const compute = async (latest: Snapshot | null): Promise<ManifestEntry[]> => {
       const live = latest === null ? [] : [...(await liveEntries(this.fileIO, this.paths, latest, filter, this.cache)).values()];
       return [...live.map((e): ManifestEntry => ({ ...e, kind: 'DELETE' })), ...adds];
@@ -623,7 +810,7 @@ export class FileStoreCommit {
     };
     // The input changelog of an overwrite holds the new rows, as Java's overwrite commit does.
     const overwriteChangelog = changelogEntriesOf(committable.messages);
-    if (adds.length === 0 && !options.force) {
+    if (adds.length === 0 && !force) {
       const latest = await this.snapshots.latest();
       if ((await compute(latest)).length === 0 && (await index(latest)).entries.length === 0) return { status: 'empty' };
     }
@@ -662,13 +849,7 @@ export class FileStoreCommit {
       return { mode: 'dynamic', filter: (p) => targets.has(partitionKey(p)) };
     }
     if (!hasSpec) return { mode: 'table', filter: () => true };
-    for (const k of Object.keys(spec)) {
-      if (!this.schema.partitionKeys.includes(k)) {
-        throw new CommitInputError(
-          `overwrite partition spec names '${k}', which is not a partition key of ${this.paths.root} (partition keys: ${this.schema.partitionKeys.join(', ') || 'none'})`,
-        );
-      }
-    }
+    this.checkSpecKeys(spec, 'overwrite partition spec');
     const cache = new Map<string, boolean>();
     const filter = (p: Uint8Array): boolean => {
       const key = partitionKey(p);
@@ -764,12 +945,10 @@ export class FileStoreCommit {
     const todo = new Set(await this.filterCommitted(committables, commitUser));
     const sorted = [...committables].sort(byIdentifier);
     const results: CommitResult[] = [];
+    const last = todo.size < sorted.length ? await this.lastCommittedIdentifier(checkUser(commitUser)) : null;
     for (const c of sorted) {
       if (!todo.has(c)) {
-        results.push({
-          status: 'skipped',
-          reason: `commit identifier ${c.identifier} of commit user '${commitUser}' was already committed`,
-        });
+        results.push({ status: 'skipped', reason: alreadyCommittedReason(c.identifier, commitUser, last ?? c.identifier) });
         continue;
       }
       // Batch identifiers bypass commit()'s own check, so recovery must not re-commit them either.
@@ -787,10 +966,7 @@ export class FileStoreCommit {
   private skipResult(identifier: bigint, user: string, last: bigint | null, completesCompaction = false): CommitResult | null {
     if (identifier === BATCH_COMMIT_IDENTIFIER || last === null || identifier > last) return null;
     if (completesCompaction && identifier === last) return null;
-    return {
-      status: 'skipped',
-      reason: `commit identifier ${identifier} of commit user '${user}' was already committed (its last committed identifier is ${last})`,
-    };
+    return { status: 'skipped', reason: alreadyCommittedReason(identifier, user, last) };
   }
 
   /**
@@ -818,10 +994,11 @@ export class FileStoreCommit {
   }
 
   /**
-   * The last identifier `user` committed (newest snapshot of that user), or null. `probe` (a
-   * latest snapshot just read) saves finding the latest again and reading the snapshots it read.
+   * The last identifier `user` committed (newest snapshot of that user), or null: every identifier
+   * up to it counts as committed. `probe` (a latest snapshot just read, internal) saves finding the
+   * latest again and reading the snapshots it read.
    */
-  private async lastCommittedIdentifier(user: string, probe?: LatestProbe): Promise<bigint | null> {
+  async lastCommittedIdentifier(user: string, probe?: LatestProbe): Promise<bigint | null> {
     return (await this.lastCommitted(user, probe))?.identifier ?? null;
   }
 
@@ -1370,6 +1547,16 @@ export class FileStoreCommit {
       this.logger.warn(
         `snapshot ${id} committed, but updating the LATEST hint in ${this.paths.snapshotDir} failed: ${(e as Error)?.message ?? String(e)}`,
       );
+    }
+  }
+
+  private checkSpecKeys(spec: Readonly<Record<string, string>>, what: string): void {
+    for (const k of Object.keys(spec)) {
+      if (!this.schema.partitionKeys.includes(k)) {
+        throw new CommitInputError(
+          `${what} names '${k}', which is not a partition key of ${this.paths.root} (partition keys: ${this.schema.partitionKeys.join(', ') || 'none'})`,
+        );
+      }
     }
   }
 

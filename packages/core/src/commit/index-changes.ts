@@ -130,7 +130,8 @@ function hashSlots(entries: readonly IndexManifestEntry[], part: string): Set<st
 
 /**
  * Whether an OVERWRITE snapshot after `baseId` changed the hash index of `part` (overwrites are
- * the only commits that drop key hashes). An expired snapshot in the range counts as changed.
+ * the only commits that drop key hashes): `'overwritten'`, `'expired'` when a snapshot of the range
+ * expired (so it cannot be told), or null.
  */
 async function overwrittenSince(
   fileIO: FileIO,
@@ -139,23 +140,59 @@ async function overwrittenSince(
   baseId: number | null,
   latest: Snapshot,
   part: string,
-): Promise<boolean> {
+): Promise<'overwritten' | 'expired' | null> {
   let prev: Snapshot | null = null;
   if (baseId !== null) {
     prev = await snapshots.tryGet(baseId);
-    if (prev === null) return true;
+    if (prev === null) return 'expired';
   }
   for (let id = (baseId ?? 0) + 1; id <= latest.id; id++) {
     const s = id === latest.id ? latest : await snapshots.tryGet(id);
-    if (s === null) return true;
+    if (s === null) return 'expired';
     if (s.commitKind === 'OVERWRITE' && s.indexManifest !== prev?.indexManifest) {
       const before = hashSlots(await snapshotIndexEntries(fileIO, paths, prev), part);
       const after = hashSlots(await snapshotIndexEntries(fileIO, paths, s), part);
-      if (before.size !== after.size || [...before].some((x) => !after.has(x))) return true;
+      if (before.size !== after.size || [...before].some((x) => !after.has(x))) return 'overwritten';
     }
     prev = s;
   }
-  return false;
+  return null;
+}
+
+/**
+ * The conflict of a commit whose partitions' hash index may have changed since its bucket
+ * assignment: overwritten, or unknown because snapshots after its base expired (an ordinary race
+ * with expiration, worded as such).
+ */
+async function staleAssignmentError(
+  paths: FileStorePathFactory,
+  snapshots: SnapshotManager,
+  latest: Snapshot,
+  stale: ReadonlyMap<string, { readonly baseId: number | null; readonly why: 'overwritten' | 'expired' }>,
+): Promise<DynamicBucketConflictError> {
+  const all = [...stale.keys()];
+  const overwritten = all.filter((p) => stale.get(p)!.why === 'overwritten');
+  const where = `dynamic bucket conflict in ${paths.root}`;
+  const replan = 're-plan the write against the latest snapshot';
+  if (overwritten.length > 0) {
+    return new DynamicBucketConflictError(
+      `${where}: ${overwritten.length} partition(s) this commit writes were overwritten after its bucket assignment ` +
+        `(latest snapshot ${latest.id}), so their hash index changed under it; ${replan}`,
+      all,
+      0,
+      latest.id,
+    );
+  }
+  const bases = [...new Set(all.map((p) => stale.get(p)!.baseId))].sort((a, b) => (a ?? 0) - (b ?? 0));
+  const earliest = await snapshots.earliestId();
+  return new DynamicBucketConflictError(
+    `${where}: snapshot ${bases.map((b) => b ?? 'none').join(', ')}, whose hash index the bucket assignment of this commit read, ` +
+      `expired before the commit (earliest snapshot now ${earliest ?? latest.id}), so whether ${all.length} partition(s) it writes ` +
+      `were overwritten meanwhile cannot be checked; ${replan}`,
+    all,
+    0,
+    latest.id,
+  );
 }
 
 async function readHashes(fileIO: FileIO, paths: FileStorePathFactory, e: IndexFileMeta): Promise<Int32Array> {
@@ -183,21 +220,13 @@ export async function resolveHashIndexChanges(
 
   // Keys this commit routed to their indexed bucket were placed by the base's index: an overwrite
   // since then may have put them elsewhere (or dropped the index), so all of it is re-planned.
-  const overwritten: string[] = [];
+  const stale = new Map<string, { baseId: number | null; why: 'overwritten' | 'expired' }>();
   for (const [part, baseId] of changes.hashIndexBase) {
     if (latest === null || baseId === latest.id) continue;
-    if (await overwrittenSince(fileIO, paths, snapshots, baseId, latest, part)) overwritten.push(part);
+    const why = await overwrittenSince(fileIO, paths, snapshots, baseId, latest, part);
+    if (why !== null) stale.set(part, { baseId, why });
   }
-  if (overwritten.length > 0) {
-    throw new DynamicBucketConflictError(
-      `dynamic bucket conflict in ${paths.root}: ${overwritten.length} partition(s) this commit writes were overwritten after its ` +
-        `bucket assignment (latest snapshot ${latest!.id}), so their hash index changed under it; ` +
-        're-plan the write against the latest snapshot',
-      overwritten,
-      0,
-      latest!.id,
-    );
-  }
+  if (stale.size > 0) throw await staleAssignmentError(paths, snapshots, latest!, stale);
 
   const ours = changes.entries.filter((e) => e.kind === 'ADD' && e.indexType === INDEX_TYPE_HASH);
   if (ours.length === 0) return [...changes.entries];

@@ -13,7 +13,8 @@ import type { DataSplit } from '../scan/data-split.js';
 import { coreOptions } from '../core-options.js';
 import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
 import { valueReader } from '../read/arrow-values.js';
-import { compareKeys, isRetraction, mergeEngineOptions, type MergeEngineOptions } from '../read/merge-engine.js';
+import { compareKeys } from '../key-order.js';
+import { isRetraction, mergeEngineOptions, type MergeEngineOptions } from '../read/merge-engine.js';
 import { KeyValueChunks } from '../read/merged-columns.js';
 import { KeyValueFileWriter, type FileSource } from '../write/key-value/key-value-file-writer.js';
 import { trimmedKeyFields } from '../write/key-value/key-value.js';
@@ -125,14 +126,27 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
       },
     };
   }
+  const mergesOldValues = dv !== undefined && mergesReplacedRecords(merge);
   const rewriter = new MergeTreeCompactRewriter(
     {
       read,
       newSink: (level) => newSink(level, () => ctx.newFileName()),
       ...(changelog !== undefined ? { changelog } : {}),
       merge: (dropDelete, outputLevel) => {
-        const plain = windowMerge(schema, merge, dropDelete);
-        return dv === undefined ? plain : lookupWindowMerge(plain, outputLevel, read, dv);
+        if (dv === undefined) return windowMerge(schema, merge, dropDelete);
+        // The record a level-0 key replaces is marked deleted: its values must live on in the merge.
+        const inner = mergesOldValues
+          ? changelogWindowMerge({
+              schema,
+              merge,
+              producer: 'lookup',
+              maxLevel: dv.lookup.maxLevel,
+              dropDelete,
+              rowDeduplicate: false,
+              lookup: (keys) => lookupAll(dv.lookup, keys, outputLevel + 1),
+            })
+          : windowMerge(schema, merge, dropDelete);
+        return lookupWindowMerge(inner, outputLevel, read, dv);
       },
       deleteFiles: async (files) => {
         await ctx.fileIO.deleteMany(files.map((f) => ctx.pathOf(f.fileName)));
@@ -140,7 +154,17 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
     },
     onClose,
   );
-  return dv === undefined ? rewriter : new LookupCompactRewriter(rewriter, read, dv);
+  return dv === undefined ? rewriter : new LookupCompactRewriter(rewriter, read, dv, mergesOldValues);
+}
+
+/**
+ * Whether the merge of a key's new records with the record it had in levels ≥ 1 can differ from
+ * the newest new record (Java's lookup compaction merges them always). Only a deduplicate table
+ * without `sequence.field` keeps the newest record whatever came before: level-0 records are newer
+ * than every record above them, and it drops retractions on input under `ignore-delete`.
+ */
+function mergesReplacedRecords(merge: MergeEngineOptions): boolean {
+  return merge.engine !== 'deduplicate' || (merge.sequenceFields?.length ?? 0) > 0;
 }
 
 /**

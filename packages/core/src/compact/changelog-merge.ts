@@ -13,6 +13,11 @@
  * change); for `lookup`, the newest record of a level ≥ 1 among the inputs, else the key's record
  * in the levels below the output level, looked up, and changelog is only produced for keys with
  * level-0 records (the new data).
+ *
+ * Without `emit` no changelog is produced and only the merge is left: for `lookup`, each key's
+ * level-0 records merged with its looked-up old value, as Java's lookup wrapper merges them in
+ * every compaction of a deletion-vector table (whose reads take a key's one record in levels ≥ 1
+ * as it is, so that record must hold everything merged so far).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { DataField, TableSchema, Value } from '@tidemark/format';
@@ -65,8 +70,8 @@ export interface ChangelogMergeOptions {
   readonly rowDeduplicateIgnoreFields?: readonly string[];
   /** `lookup`: finds old values of keys whose inputs are all of level 0. */
   readonly lookup?: KeyLookup;
-  /** Receives the changelog rows of each window, in key order. */
-  readonly emit: (changelog: KeyValueSegment) => Promise<void>;
+  /** Receives the changelog rows of each window, in key order; absent, no changelog is produced. */
+  readonly emit?: (changelog: KeyValueSegment) => Promise<void>;
 }
 
 const isAdd = (kind: number): boolean => !isRetraction(kind);
@@ -107,13 +112,23 @@ export function changelogWindowMerge(o: ChangelogMergeOptions): WindowMerge {
       if (wanted.length > 0) {
         const hits = await o.lookup(wanted.map((g) => sorted[groups[g]![0]]!.key));
         const present = hits.map((hit, j) => ({ hit, g: wanted[j]! })).filter((x): x is { hit: LookupHit; g: number } => x.hit !== null);
-        // Each old value becomes a chunk of its own (chunks carry the level).
-        for (const { hit, g } of present) {
+        if (present.length > 0) {
+          // The old values become one chunk; its level is never asked (they are not in `sorted`).
           const before = held.records.length;
-          const columns = schema.fields.map((f, c) => buildColumn(f.type, [hit.row[c] ?? null]));
-          held.add(columns, [hit.sequence], [hit.kind], 1);
-          levelOf.push(hit.level);
-          found.set(g, held.records[before]!);
+          const columns = schema.fields.map((f, c) =>
+            buildColumn(
+              f.type,
+              present.map(({ hit }) => hit.row[c] ?? null),
+            ),
+          );
+          held.add(
+            columns,
+            present.map(({ hit }) => hit.sequence),
+            present.map(({ hit }) => hit.kind),
+            present.length,
+          );
+          levelOf.push(present[0]!.hit.level);
+          present.forEach(({ g }, j) => found.set(g, held.records[before + j]!));
         }
       }
     }
@@ -144,7 +159,7 @@ export function changelogWindowMerge(o: ChangelogMergeOptions): WindowMerge {
         for (let i = start; i < end; i++) if (level(sorted[i]!) === o.maxLevel) top = sorted[i]!;
         result = merger.merge(sorted, start, end);
         // A key whose only record is the max-level one did not change.
-        if (!(top !== null && end - start === 1)) changes(top, result);
+        if (o.emit !== undefined && !(top !== null && end - start === 1)) changes(top, result);
         if (result !== null && !isAdd(result.kind)) result = null;
       } else {
         let high: KeyValueRecord | null = null;
@@ -161,13 +176,13 @@ export function changelogWindowMerge(o: ChangelogMergeOptions): WindowMerge {
         sortRecords(candidates, merge);
         result = merger.merge(candidates, 0, candidates.length);
         // First-row keeps a key's first value: only a new key is a change (Java's first-row wrapper).
-        if (fresh && (merge.engine !== 'first-row' || high === null)) changes(high, result);
+        if (o.emit !== undefined && fresh && (merge.engine !== 'first-row' || high === null)) changes(high, result);
         if (result !== null && o.dropDelete && !isAdd(result.kind)) result = null;
       }
       if (result !== null) results.push(result);
     });
 
-    if (changelog.length > 0) {
+    if (o.emit !== undefined && changelog.length > 0) {
       let rows = changelog;
       if (o.rowDeduplicate) rows = withoutUnchangedPairs(held, rows, compared);
       if (rows.length > 0) await o.emit(segmentOf(held, rows));

@@ -37,6 +37,11 @@ export interface CompactTaskOptions {
   readonly maxLevel: number;
   readonly dropDelete: boolean;
   readonly compare: KeyComparator;
+  /**
+   * Full compactions of deletion-vector buckets: a file already on the output level for which this
+   * is true is rewritten alone (its deleted rows purged) instead of being left as it is.
+   */
+  readonly rewriteInPlace?: (file: DataFileMeta) => boolean;
 }
 
 /** The level-change-only result of moving `file` to `outputLevel`. */
@@ -54,6 +59,14 @@ export async function runCompactTask(unit: CompactUnit, rewriter: CompactRewrite
     result.changelog.push(...(r.changelog ?? []));
   };
   let candidate: SortedRun[][] = [];
+  const rewriteAlone = async (file: DataFileMeta): Promise<void> =>
+    merge(await rewriter.rewrite(outputLevel, options.dropDelete, [[SortedRun.fromSingle(file)]]));
+
+  if (unit.fileRewrite === true) {
+    for (const file of unit.files) await rewriteAlone(file);
+    keepSequenceMaximum(result.before, result.after);
+    return result.changelog.length > 0 ? result : { before: result.before, after: result.after };
+  }
 
   const rewriteCandidate = async (): Promise<void> => {
     if (candidate.length === 0) return;
@@ -70,11 +83,14 @@ export async function runCompactTask(unit: CompactUnit, rewriter: CompactRewrite
   };
 
   const upgrade = async (file: DataFileMeta): Promise<void> => {
-    if (file.level === outputLevel) return;
+    if (file.level === outputLevel) {
+      if (options.rewriteInPlace?.(file) === true) await rewriteAlone(file);
+      return;
+    }
     const noDeletes = file.deleteRowCount === 0;
     if (outputLevel !== options.maxLevel || noDeletes) merge(await rewriter.upgrade(outputLevel, file));
     // Retractions must not reach the max level: rewrite the file alone, dropping them.
-    else merge(await rewriter.rewrite(outputLevel, options.dropDelete, [[SortedRun.fromSingle(file)]]));
+    else await rewriteAlone(file);
   };
 
   for (const section of intervalPartition(unit.files, options.compare)) {

@@ -15,7 +15,7 @@ import type { FileIO } from '@tidemark/storage';
 import { deserializeBinaryRow, type DataField, type DataFileMeta, type TableSchema, type Value } from '@tidemark/format';
 import { valueReader } from '../read/arrow-values.js';
 import { readDataFile } from '../read/data-file-reader.js';
-import { compareKeys } from '../read/merge-engine.js';
+import { compareKeys } from '../key-order.js';
 import type { Levels } from './levels.js';
 
 /** The record a key has in some level ≥ 1, and where it is. */
@@ -80,6 +80,11 @@ export class LookupLevels {
       if (i < 0) throw new RangeError(`key field '${k.name}' is not among the read fields`);
       return i;
     });
+  }
+
+  /** The bucket's max level (a lookup from above it finds nothing). */
+  get maxLevel(): number {
+    return this.levels.maxLevel;
   }
 
   /**

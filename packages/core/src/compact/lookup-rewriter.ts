@@ -8,15 +8,20 @@
  *   its file's deletion vector (whether the new result is an upsert or a delete: either way the
  *   old record is superseded). Keys with a record of level ≥ 1 in the window need nothing: those
  *   files are rewritten;
+ * - where the merge engine builds on older values (partial-update, aggregation, `sequence.field`),
+ *   the window merge also merges the found record with the new ones (bucket-rewriter.ts), as Java's
+ *   `LookupChangelogMergeFunctionWrapper` does: the merged row replaces the marked one;
  * - a level-0 file moved up unchanged is read once for the same lookups (one holding retractions
  *   is rewritten instead: they must not reach levels ≥ 1; so is one whose move produces changelog,
- *   which needs the same reads and lookups);
+ *   which needs the same reads and lookups, and, where older values are merged, one moved below
+ *   the max level, whose rows must be merged with the records they replace: Java's
+ *   `LookupMergeTreeCompactRewriter.upgradeStrategy`);
  * - files a rewrite consumed lose their vectors (they are gone after the commit).
  * Compaction inputs are read with their vectors applied (merge-tree-reader.ts).
  */
 import type { DataFileMeta, Value } from '@tidemark/format';
 import { valueReader } from '../read/arrow-values.js';
-import { compareKeys } from '../read/merge-engine.js';
+import { compareKeys } from '../key-order.js';
 import type { BucketDvMaintainer } from '../deletion-vectors/bucket-dv-maintainer.js';
 import { upgradeResult, type CompactResult } from './compact-task.js';
 import type { LookupLevels } from './lookup-levels.js';
@@ -81,10 +86,15 @@ export function lookupWindowMerge(
  * must be a {@link lookupWindowMerge}); level-0 files moved up are looked up key by key.
  */
 export class LookupCompactRewriter implements BucketRewriter {
+  /**
+   * @param mergesOldValues the window merge merges the records it replaces (see the module
+   *   comment): level-0 files moved below the max level are rewritten through it
+   */
   constructor(
     private readonly inner: BucketRewriter,
     private readonly read: MergeReadContext,
     private readonly dv: DeletionVectorCompaction,
+    private readonly mergesOldValues = false,
   ) {}
 
   get written(): readonly DataFileMeta[] {
@@ -99,8 +109,10 @@ export class LookupCompactRewriter implements BucketRewriter {
   }
 
   async upgrade(outputLevel: number, file: DataFileMeta): Promise<CompactResult> {
-    if (file.level === 0 && outputLevel > 0 && file.deleteRowCount !== 0) {
-      // Retractions must not reach levels >= 1, which DV reads take as they are.
+    const belowTop = outputLevel < this.dv.lookup.maxLevel;
+    if (file.level === 0 && outputLevel > 0 && (file.deleteRowCount !== 0 || (this.mergesOldValues && belowTop))) {
+      // Retractions must not reach levels >= 1, which DV reads take as they are; nor may a row
+      // that replaces an older record without holding its values.
       return this.rewrite(outputLevel, true, [[SortedRun.fromSingle(file)]]);
     }
     if (file.level === 0 && outputLevel > 0) {
@@ -116,8 +128,11 @@ export class LookupCompactRewriter implements BucketRewriter {
         await markReplacedRecords(segments, outputLevel, this.read, this.dv);
         return null;
       };
-      for await (const _ of mergeSections(this.read, [[SortedRun.fromSingle(file)]], collect)) {
-        // Nothing is yielded: the pass only marks replaced records.
+      // Above the max level there is nothing to find.
+      if (belowTop) {
+        for await (const _ of mergeSections(this.read, [[SortedRun.fromSingle(file)]], collect)) {
+          // Nothing is yielded: the pass only marks replaced records.
+        }
       }
     }
     return upgradeResult(outputLevel, file);

@@ -12,7 +12,7 @@ import type { DataField, DataFileMeta, DeletionVector, TableSchema, Value } from
 import { takeRows } from '../read/arrow-take.js';
 import { valueReader } from '../read/arrow-values.js';
 import { readDataFile } from '../read/data-file-reader.js';
-import { compareKeys } from '../read/merge-engine.js';
+import { compareKeys } from '../key-order.js';
 import type { SortedRun } from './sorted-run.js';
 import { CompactionAbortedError } from './compact-errors.js';
 

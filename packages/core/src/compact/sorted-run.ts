@@ -4,7 +4,7 @@
  * one run per file; every higher level is one run.
  */
 import { deserializeBinaryRow, type DataFileMeta, type DataType } from '@tidemark/format';
-import { compareKeys } from '../read/merge-engine.js';
+import { compareKeys } from '../key-order.js';
 import { CompactionError } from './compact-errors.js';
 
 /** Orders two serialized key rows (`_MIN_KEY` / `_MAX_KEY`). */

@@ -11,6 +11,11 @@ import type { LevelSortedRun } from './sorted-run.js';
 export interface CompactUnit {
   readonly outputLevel: number;
   readonly files: readonly DataFileMeta[];
+  /**
+   * Rewrite each file alone instead of merging (Java's `fileRewrite`): a full compaction of a
+   * bucket already in one top-level run, purging the rows its files' deletion vectors delete.
+   */
+  readonly fileRewrite?: boolean;
 }
 
 /** The unit compacting all files of `runs` (in run order) into `outputLevel`. */
@@ -138,20 +143,29 @@ export function createUnit(runs: readonly LevelSortedRun[], maxLevel: number, ru
 }
 
 /**
- * A full compaction: every file into the max level. Null when there is nothing to do (no runs,
- * or a single run already at the max level).
+ * A full compaction: every file into the max level. When the bucket is a single run already at the
+ * max level, only its files for which `hasDeletionVector` is true, each rewritten alone (as Java's
+ * full compaction picks the top-level files with a vector); null when there are none, or no runs.
  */
-export function pickFullCompaction(numLevels: number, runs: readonly LevelSortedRun[]): CompactUnit | null {
+export function pickFullCompaction(
+  numLevels: number,
+  runs: readonly LevelSortedRun[],
+  hasDeletionVector?: (file: DataFileMeta) => boolean,
+): CompactUnit | null {
   const maxLevel = numLevels - 1;
   if (runs.length === 0) return null;
-  if (runs.length === 1 && runs[0]!.level === maxLevel) return null;
+  if (runs.length === 1 && runs[0]!.level === maxLevel) {
+    const files = hasDeletionVector ? runs[0]!.run.files.filter(hasDeletionVector) : [];
+    return files.length === 0 ? null : { outputLevel: maxLevel, files, fileRewrite: true };
+  }
   return unitOfRuns(maxLevel, runs);
 }
 
 /**
- * Whether a unit is worth running: it has files, and is not a single file that stays in its level.
+ * Whether a unit is worth running: it has files, and is not a single file that stays in its level
+ * (unless the unit rewrites its files in place).
  */
 export function isUsefulUnit(unit: CompactUnit | null): unit is CompactUnit {
   if (unit === null || unit.files.length === 0) return false;
-  return unit.files.length > 1 || unit.files[0]!.level !== unit.outputLevel;
+  return unit.fileRewrite === true || unit.files.length > 1 || unit.files[0]!.level !== unit.outputLevel;
 }

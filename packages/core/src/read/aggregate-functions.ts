@@ -96,6 +96,23 @@ const SUPPORTED = new Set<string>([
   'collect',
   'merge_map',
 ]);
+/**
+ * Every aggregate function name Paimon knows (its `FieldAggregatorFactory` identifiers), including
+ * ones this reader lacks: a table option naming anything else is a typo.
+ */
+export const PAIMON_AGGREGATE_FUNCTIONS: ReadonlySet<string> = new Set<string>([
+  ...SUPPORTED,
+  'first_not_null_value',
+  'avg',
+  'hll_sketch',
+  'theta_sketch',
+  'rbm32',
+  'rbm64',
+  'nested_update',
+  'nested_partial_update',
+  'merge_map_with_keytime',
+  'primary-key',
+]);
 const NUMERIC = new Set(['TINYINT', 'SMALLINT', 'INT', 'BIGINT', 'FLOAT', 'DOUBLE', 'DECIMAL']);
 const COMPARABLE = new Set([...NUMERIC, 'BOOLEAN', 'CHAR', 'VARCHAR', 'BINARY', 'VARBINARY', 'DATE', 'TIME', 'TIMESTAMP', 'TIMESTAMP_LTZ']);
 

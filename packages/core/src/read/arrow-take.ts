@@ -61,28 +61,7 @@ export function takeChunks(sources: readonly arrow.Data[], indices: TakeIndices,
     return arrow.makeData({ type, length: n, nullCount, nullBitmap, valueOffsets: offsets, child });
   }
   if (arrow.DataType.isUtf8(type) || arrow.DataType.isBinary(type)) {
-    const offsets = new Int32Array(n + 1);
-    let total = 0;
-    for (let k = 0; k < n; k++) {
-      const src = sources[indices.chunks[k]!]!;
-      const r = indices.rows[k]!;
-      const vo = src.valueOffsets as Int32Array;
-      total += vo[r + 1]! - vo[r]!;
-      offsets[k + 1] = total;
-    }
-    const bytes = new Uint8Array(total);
-    for (let k = 0; k < n; k++) {
-      const src = sources[indices.chunks[k]!]!;
-      const r = indices.rows[k]!;
-      const vo = src.valueOffsets as Int32Array;
-      const from = vo[r]!;
-      const len = vo[r + 1]! - from;
-      const values = src.values as Uint8Array;
-      // Short values: a byte loop avoids allocating a subarray view per row.
-      if (len <= 32) for (let j = 0, at = offsets[k]!; j < len; j++) bytes[at + j] = values[from + j]!;
-      else bytes.set(values.subarray(from, from + len), offsets[k]!);
-    }
-    return arrow.makeData({ type, length: n, nullCount, nullBitmap, valueOffsets: offsets, data: bytes } as never);
+    return arrow.makeData({ type, length: n, nullCount, nullBitmap, ...takeVariableWidth(sources, indices) } as never);
   }
   if (arrow.DataType.isBool(type)) {
     const bits = new Uint8Array(((n + 63) & ~63) >> 3);
@@ -97,20 +76,83 @@ export function takeChunks(sources: readonly arrow.Data[], indices: TakeIndices,
     return arrow.makeData({ type, length: n });
   }
   // Fixed-width: ints, floats, decimals, dates, times, timestamps, fixed-size binary.
+  return arrow.makeData({ type, length: n, nullCount, nullBitmap, data: takeFixedWidth(sources, indices, type) } as never);
+}
+
+/** The offsets and bytes of the gathered rows of string or binary chunks. */
+function takeVariableWidth(sources: readonly arrow.Data[], indices: TakeIndices): { valueOffsets: Int32Array; data: Uint8Array } {
+  const n = indices.rows.length;
+  // Each chunk's buffers looked up once, not per row.
+  const allOffsets = sources.map((src) => src.valueOffsets as Int32Array);
+  const allValues = sources.map((src) => src.values as Uint8Array);
+  const offsets = new Int32Array(n + 1);
+  let total = 0;
+  for (let k = 0; k < n; k++) {
+    const vo = allOffsets[indices.chunks[k]!]!;
+    const r = indices.rows[k]!;
+    total += vo[r + 1]! - vo[r]!;
+    offsets[k + 1] = total;
+  }
+  const bytes = new Uint8Array(total);
+  for (let k = 0; k < n; k++) {
+    const c = indices.chunks[k]!;
+    const vo = allOffsets[c]!;
+    const r = indices.rows[k]!;
+    const from = vo[r]!;
+    const len = vo[r + 1]! - from;
+    const values = allValues[c]!;
+    // Short values: a byte loop avoids allocating a subarray view per row.
+    if (len <= 32) for (let j = 0, at = offsets[k]!; j < len; j++) bytes[at + j] = values[from + j]!;
+    else bytes.set(values.subarray(from, from + len), offsets[k]!);
+  }
+  return { valueOffsets: offsets, data: bytes };
+}
+
+/** The values of the gathered rows of fixed-width chunks, in the chunks' typed array type. */
+function takeFixedWidth(sources: readonly arrow.Data[], indices: TakeIndices, type: arrow.DataType): ArrayLike<unknown> {
+  const n = indices.rows.length;
   const template = sources[0];
   const stride = template?.stride ?? 1;
   const ArrayType = (template?.values?.constructor ?? (type as { ArrayType?: unknown }).ArrayType) as {
-    new (length: number): ArrayLike<unknown>;
+    new (length: number): ArrayLike<unknown> & { buffer: ArrayBufferLike };
   };
   const out = new ArrayType(n * stride);
-  for (let k = 0; k < n; k++) {
-    const src = sources[indices.chunks[k]!]!;
-    const r = indices.rows[k]!;
-    const values = src.values as ArrayLike<unknown>;
-    if (stride === 1) (out as unknown as number[])[k] = (values as unknown as number[])[r]!;
-    else (out as Uint8Array).set((values as Uint8Array).subarray(r * stride, (r + 1) * stride), k * stride);
+  const bytesPer = (out as unknown as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1;
+  if (stride === 1 && bytesPer !== 8) {
+    const target = out as unknown as number[];
+    const all = sources.map((src) => src.values as unknown as number[]);
+    for (let k = 0; k < n; k++) target[k] = all[indices.chunks[k]!]![indices.rows[k]!]!;
+  } else if (bytesPer * stride === 8 && sources.every((src) => ((src.values as { byteOffset: number }).byteOffset & 3) === 0)) {
+    // 64-bit values (BIGINT, DOUBLE, TIMESTAMP): two words each.
+    const target = new Uint32Array(out.buffer);
+    const views = sources.map((src) => {
+      const v = src.values as { buffer: ArrayBufferLike; byteOffset: number; byteLength: number };
+      return new Uint32Array(v.buffer, v.byteOffset, v.byteLength >> 2);
+    });
+    for (let k = 0; k < n; k++) {
+      const from = views[indices.chunks[k]!]!;
+      const at = 2 * indices.rows[k]!;
+      target[2 * k] = from[at]!;
+      target[2 * k + 1] = from[at + 1]!;
+    }
+  } else {
+    // Copied as 32-bit words (or bytes): no BigInt per 64-bit value, NaN bits kept, no view per row.
+    const aligned = sources.every((src) => ((src.values as { byteOffset: number }).byteOffset & 3) === 0);
+    const unit = aligned && (bytesPer * stride) % 4 === 0 ? 4 : 1;
+    const per = (bytesPer * stride) / unit;
+    const target = unit === 4 ? new Uint32Array(out.buffer) : new Uint8Array(out.buffer);
+    const views = sources.map((src) => {
+      const v = src.values as ArrayLike<unknown> & { buffer: ArrayBufferLike; byteOffset: number; byteLength: number };
+      return unit === 4 ? new Uint32Array(v.buffer, v.byteOffset, v.byteLength >> 2) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+    });
+    for (let k = 0; k < n; k++) {
+      const from = views[indices.chunks[k]!]!;
+      const at = indices.rows[k]! * per;
+      const to = k * per;
+      for (let j = 0; j < per; j++) target[to + j] = from[at + j]!;
+    }
   }
-  return arrow.makeData({ type, length: n, nullCount, nullBitmap, data: out } as never);
+  return out;
 }
 
 function gatherValidity(sources: readonly arrow.Data[], indices: TakeIndices): { bitmap: Uint8Array; nullCount: number } {

@@ -2,7 +2,7 @@
  * Reading one data file in the read schema (docs/format.md, "Schema evolution on read"): the file is read with the
  * schema it was written with (`_SCHEMA_ID`), each read field is matched **by field id** to the
  * file's field of the same id (whose name at that time is the physical column name), fields the
- * file does not have become null columns, and widened types are cast.
+ * file does not have become null columns, and changed types are cast by Paimon's cast rules.
  */
 import * as arrow from 'apache-arrow';
 import type { FileIO } from '@tidemark/storage';
@@ -19,12 +19,11 @@ import {
   toArrowType,
   trimmedPrimaryKeys,
   type DataField,
-  type DataType,
   type IpcStreamSegment,
   type ParquetWorkerPool,
   type TableSchema,
 } from '@tidemark/format';
-import { rescaleTimestamps } from '../arrow-timestamps.js';
+import { castColumn } from '../cast/cast-column.js';
 import { coreOptions } from '../core-options.js';
 import { UnsupportedTableFeatureError } from '../scan/errors.js';
 import type { Predicate } from '../predicate.js';
@@ -537,63 +536,4 @@ function fileLayout(schema: TableSchema, readFields: readonly DataField[], keyVa
   if (keyValue) cached.kv = layout;
   else cached.plain = layout;
   return layout;
-}
-
-/**
- * Casts a column from the file's type to the read schema's type. Supports identical types and
- * Paimon's lossless widenings: TINYINT → SMALLINT → INT → BIGINT, FLOAT → DOUBLE, integers →
- * DOUBLE, DECIMAL precision increase at equal scale, CHAR/VARCHAR length changes.
- */
-export function castColumn(data: arrow.Data, from: DataType, to: DataType, where: string): arrow.Data {
-  const target = toArrowType(to);
-  const source = data.type as arrow.DataType;
-  if (from.root === to.root && from.root === 'DECIMAL' && to.root === 'DECIMAL' && from.scale === to.scale) {
-    return data.clone(target);
-  }
-  if (from.root === to.root && (from.root === 'TIMESTAMP' || from.root === 'TIMESTAMP_LTZ')) {
-    const s = source as arrow.Timestamp;
-    const t = target as arrow.Timestamp;
-    if (s.unit === t.unit) return data.clone(target);
-    return replaceValues(data, target, rescaleTimestamps(data.values as BigInt64Array, s.unit, t.unit));
-  }
-  if (from.root === to.root && from.root !== 'DECIMAL' && String(source) === String(target)) return data.clone(target);
-  const ints = ['TINYINT', 'SMALLINT', 'INT', 'BIGINT'];
-  if (ints.includes(from.root) && ints.includes(to.root) && ints.indexOf(from.root) <= ints.indexOf(to.root)) {
-    const Ctor = (target as arrow.Int).ArrayType as unknown as { new (n: number): ArrayLike<unknown> };
-    const src = data.values as ArrayLike<number | bigint>;
-    const out = new Ctor(data.length) as unknown as (number | bigint)[];
-    const big = to.root === 'BIGINT';
-    for (let i = 0; i < data.length; i++) out[i] = big ? BigInt(src[i]!) : Number(src[i]!);
-    return replaceValues(data, target, out as unknown as ArrayBufferView);
-  }
-  if ((from.root === 'CHAR' || from.root === 'VARCHAR') && (to.root === 'CHAR' || to.root === 'VARCHAR')) {
-    return data.clone(target);
-  }
-  if ((from.root === 'BINARY' || from.root === 'VARBINARY') && (to.root === 'BINARY' || to.root === 'VARBINARY')) {
-    return data.clone(target);
-  }
-  if (to.root === 'DOUBLE' && (from.root === 'FLOAT' || ['TINYINT', 'SMALLINT', 'INT'].includes(from.root))) {
-    const src = data.values as ArrayLike<number>;
-    const out = new Float64Array(data.length);
-    for (let i = 0; i < data.length; i++) out[i] = src[i]!;
-    return replaceValues(data, target, out);
-  }
-  throw new UnsupportedTableFeatureError(`${where}: cannot read type ${from.root} as ${to.root} (unsupported schema evolution)`);
-}
-
-function replaceValues(data: arrow.Data, target: arrow.DataType, values: ArrayBufferView): arrow.Data {
-  return arrow.makeData({
-    type: target,
-    length: data.length,
-    nullCount: data.nullCount,
-    nullBitmap: copyValidity(data),
-    data: values,
-  } as never);
-}
-
-function copyValidity(data: arrow.Data): Uint8Array | undefined {
-  if (data.nullCount === 0) return undefined;
-  const out = new Uint8Array(((data.length + 63) & ~63) >> 3);
-  for (let i = 0; i < data.length; i++) if (data.getValid(i)) out[i >> 3]! |= 1 << (i & 7);
-  return out;
 }

@@ -11,7 +11,7 @@
  */
 import type { DataType, TableSchema, Value } from '@tidemark/format';
 import { coreOptions } from '../core-options.js';
-import { compareValues } from '../predicate.js';
+import { compareKeyValues, compareKeys } from '../key-order.js';
 import { UnsupportedTableFeatureError } from '../scan/errors.js';
 import {
   aggregateKey,
@@ -21,6 +21,9 @@ import {
   type AggregationInput,
   type FieldAggregation,
 } from './aggregate-functions.js';
+
+/** Key comparison lives in key-order.ts; re-exported for the modules that import it from here. */
+export { compareKeys };
 
 /** `_VALUE_KIND` values. */
 export const ROW_KIND_INSERT = 0;
@@ -199,7 +202,7 @@ function parseSequenceFields(schema: TableSchema, engine: string): string[] {
  * Orders records by key, then `sequence.field` values (when present), then sequence number; ties
  * keep their input order (stable sort). Null sequence-field values sort first in both orders; a
  * descending sort order reverses only the comparison of two non-null values, as Java's generated
- * comparator does.
+ * comparator does. Keys and sequence fields compare in Java's order (key-order.ts).
  */
 export function sortRecords(records: KeyValueRecord[], options?: Pick<MergeEngineOptions, 'sequenceDescending'>): KeyValueRecord[] {
   const sign = options?.sequenceDescending ? -1 : 1;
@@ -209,21 +212,6 @@ export function sortRecords(records: KeyValueRecord[], options?: Pick<MergeEngin
       (a.userSequence && b.userSequence ? compareKeys(a.userSequence, b.userSequence, sign) : 0) ||
       (a.sequence < b.sequence ? -1 : a.sequence > b.sequence ? 1 : 0),
   );
-}
-
-/** Compares two keys field by field (nulls first; `sign` -1 reverses non-null comparisons). */
-export function compareKeys(a: readonly Value[], b: readonly Value[], sign = 1): number {
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i] ?? null;
-    const y = b[i] ?? null;
-    if (x === null || y === null) {
-      if (x === y) continue;
-      return x === null ? -1 : 1;
-    }
-    const c = compareValues(x, y);
-    if (c !== 0) return sign * c;
-  }
-  return 0;
 }
 
 /** Calls `each(start, end)` for every run of records with equal keys. */
@@ -416,7 +404,7 @@ export class KeyMerger {
         if (x === y) continue;
         return x === null ? -1 : 1;
       }
-      const cmp = compareValues(x, y);
+      const cmp = compareKeyValues(x, y);
       if (cmp !== 0) return cmp;
     }
     return 0;

@@ -5,6 +5,7 @@
  * unusable as a whole, so the translated predicate never skips a row the filter keeps.
  */
 import type { DataField, OrcLiteral, OrcPredicate } from '@tidemark/format';
+import { formatStatsSurviveCast } from '../cast/cast-rules.js';
 import type { Predicate } from '../predicate.js';
 
 /** Types whose ORC statistics (integer, double, string, date) hold the predicate's literals as they compare. */
@@ -25,8 +26,8 @@ export function orcPredicate(
     const i = readFields.findIndex((f) => f.name === column);
     const fileField = i < 0 ? undefined : fileFields[i];
     const readType = i < 0 ? undefined : readFields[i]!.type;
-    // A type changed by schema evolution may order differently (or be cast): leave it unknown.
-    if (!fileField || !readType || fileField.type.root !== readType.root || !PRUNABLE.has(readType.root)) return null;
+    // A type changed by schema evolution may order differently or change values: leave it unknown.
+    if (!fileField || !readType || !formatStatsSurviveCast(fileField.type, readType) || !PRUNABLE.has(readType.root)) return null;
     return fileField.name;
   };
   const translate = (p: Predicate): OrcPredicate | null => {
@@ -41,6 +42,8 @@ export function orcPredicate(
       }
       case 'not':
         return null; // statistics bound values, not a condition's negation
+      case 'like':
+        return null; // left to the row filter and the prefix check on file statistics
       case 'isNull': {
         const column = physical(p.column);
         return column === null ? null : { op: p.negated ? 'isNotNull' : 'isNull', column };

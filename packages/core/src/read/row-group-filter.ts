@@ -12,6 +12,7 @@ import type {
   ParquetRowGroupInfo,
   ParquetStatValue,
 } from '@tidemark/format';
+import { formatStatsSurviveCast } from '../cast/cast-rules.js';
 import { mightMatch, predicateColumns, type ColumnStats, type Predicate } from '../predicate.js';
 
 /**
@@ -55,7 +56,8 @@ export function prunableColumns(
     const i = readFields.findIndex((f) => f.name === column);
     const fileField = i < 0 ? undefined : fileFields[i];
     const readType = i < 0 ? undefined : readFields[i]!.type;
-    if (!fileField || !readType || fileField.type.root !== readType.root || !PRUNABLE.has(readType.root)) continue;
+    // A type changed by schema evolution may order differently or change values: leave it unknown.
+    if (!fileField || !readType || !formatStatsSurviveCast(fileField.type, readType) || !PRUNABLE.has(readType.root)) continue;
     usable.set(column, { physical: fileField.name, type: readType });
   }
   return usable;

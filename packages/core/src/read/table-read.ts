@@ -33,6 +33,7 @@ import { mergeEngineOptions } from './merge-engine.js';
 import { sharedReadCache } from './read-cache.js';
 import { matchingRows } from './row-filter.js';
 import { readMergeSplit, readRawSplits, type SplitReadContext } from './split-readers.js';
+import { noticeSkippedLevel0 } from './dv-level0-notice.js';
 
 /** The parts of a table a read needs (a `Table` provides them). */
 export interface ReadContext {
@@ -322,10 +323,14 @@ export class TableRead extends AbstractRead {
       rowFilter: filter.statsPredicate ?? null,
       keyLookup: isPk && fixesColumns(selected.predicate, trimmedPrimaryKeys(schema)),
       ...keyProbeOf(selected.predicate, keyFields, selected.readFields),
-      readSplits: (ctx, splits) => {
-        if (!isPk) return readRawSplits(ctx, splits, { keyValue: false, skipLevel0: false, applyDeletionVectors: true });
-        if (merge === null) return readRawSplits(ctx, splits, { keyValue: true, skipLevel0: true, applyDeletionVectors: true });
-        return readMergeSplits(ctx, splits, keyFields, merge, merge.engine === 'first-row', sequenceFields, groupFields);
+      readSplits: (splitCtx, splits) => {
+        if (!isPk) return readRawSplits(splitCtx, splits, { keyValue: false, skipLevel0: false, applyDeletionVectors: true });
+        if (merge === null) {
+          // Said when rows are read, not when a writer or a compaction only plans.
+          noticeSkippedLevel0(ctx, plan, travels);
+          return readRawSplits(splitCtx, splits, { keyValue: true, skipLevel0: true, applyDeletionVectors: true });
+        }
+        return readMergeSplits(splitCtx, splits, keyFields, merge, merge.engine === 'first-row', sequenceFields, groupFields);
       },
     };
   }

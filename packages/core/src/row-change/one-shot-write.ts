@@ -7,14 +7,14 @@ import { BATCH_COMMIT_IDENTIFIER } from '@tidemark/format';
 import type { Committable } from '../commit-message.js';
 import type { CommitResult } from '../commit/file-store-commit.js';
 import { commitNotApplied } from '../commit/commit-errors.js';
-import { retryWaitMs, sleep } from '../commit/commit-retry.js';
-import { DynamicBucketConflictError } from '../commit/index-changes.js';
 import type { TableContext } from '../table-context.js';
-import { skippedResult, toIdentifier, type CommittableInput, type NewCommitOptions, type TableCommit } from '../table-commit.js';
+import { skippedAs, toIdentifier, type CommittableInput, type NewCommitOptions, type TableCommit } from '../table-commit.js';
+import { replanOnBucketConflict } from '../write/bucket-replan.js';
+import { completeDroppedCompaction, compactsLevel0AtCommit, type DroppedCompactionTable } from '../write/dropped-compaction.js';
 import type { TableWrite, TableWriteOptions, WriteInput } from '../write/table-write.js';
 
 /** What a one-shot write needs of its table (a `Table` provides it). */
-export interface WritingTable {
+export interface WritingTable extends DroppedCompactionTable {
   readonly context: TableContext;
   newBatchWrite(options?: TableWriteOptions): TableWrite;
   newCommit(options?: NewCommitOptions): TableCommit;
@@ -48,7 +48,10 @@ export interface WriterRecord {
  * (files are protected until a snapshot references them), one round trip sooner.
  */
 export async function commitClearing(commit: TableCommit, committable: CommittableInput, record: WriterRecord): Promise<CommitResult> {
-  const result = await commit.commit(committable, { clearsRecords: record.ids });
+  const ctx = commit.fileStoreCommit.context;
+  // Such a table's dropped compaction is done again by the write (writeAndCommit): no warning.
+  const completes = compactsLevel0AtCommit({ context: ctx, isPrimaryKeyTable: ctx.schema.primaryKeys.length > 0 });
+  const result = await commit.commit(committable, { clearsRecords: record.ids, ...(completes ? { logDroppedCompaction: false } : {}) });
   if (result.status === 'committed') record.cleared();
   return result;
 }
@@ -70,11 +73,18 @@ export async function writeAndCommit(
   });
   const identifier = toIdentifier(options.identifier);
   if (identifier !== BATCH_COMMIT_IDENTIFIER) {
-    const todo = await tableCommit.filterCommitted([{ identifier, messages: [] }]);
-    if (todo.length === 0) return skippedResult(tableCommit.commitUser, identifier);
+    const skip = await skippedAs(tableCommit, identifier);
+    if (skip !== null) return skip;
   }
   const writeOptions = { ...extraWriteOptions, ...(options.rowKindField !== undefined ? { rowKindField: options.rowKindField } : {}) };
-  return writeThen(table, rows, (messages, record) => commit(tableCommit, { identifier, messages }, record), writeOptions);
+  const written = await writeThen(
+    table,
+    rows,
+    async (messages, record) => ({ messages, result: await commit(tableCommit, { identifier, messages }, record) }),
+    writeOptions,
+  );
+  // After the writer's files are committed: an error from here on must not discard them.
+  return completeDroppedCompaction(table, tableCommit, { identifier, messages: written.messages }, written.result);
 }
 
 /**
@@ -91,16 +101,7 @@ export async function writeThen<T>(
   // Dynamic buckets: a commit that lost a race for a new key's bucket is refused before anything
   // is visible, and its files are deleted; writing the rows again plans against the new latest
   // snapshot, where the key has its bucket. Rows are in memory (arrays, Arrow), so this is safe.
-  const o = table.context.options;
-  const maxReplans = o.commitMaxRetries;
-  for (let replan = 0; ; replan++) {
-    try {
-      return await writeOnceThen(table, rows, commit, writeOptions);
-    } catch (e) {
-      if (!(e instanceof DynamicBucketConflictError) || replan >= maxReplans) throw e;
-      await sleep(retryWaitMs(replan, o.commitMinRetryWaitMs, o.commitMaxRetryWaitMs));
-    }
-  }
+  return replanOnBucketConflict(table.context.options, () => writeOnceThen(table, rows, commit, writeOptions));
 }
 
 async function writeOnceThen<T>(

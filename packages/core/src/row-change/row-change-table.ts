@@ -7,7 +7,7 @@ import type { CommitResult } from '../commit/file-store-commit.js';
 import type { AppendDeleteOptions } from '../deletion-vectors/append-delete.js';
 import type { ReadContext, ReadOptions, TableRead } from '../read/table-read.js';
 import { partitionRowsOf, type RowChangePlan, type RowChangeProgress } from '../row-change-plan.js';
-import { skippedResult, toIdentifier } from '../table-commit.js';
+import { skippedAs, toIdentifier } from '../table-commit.js';
 import type { RowObject } from '../write/table-write.js';
 import type { WritingTable } from './one-shot-write.js';
 
@@ -117,7 +117,5 @@ export function primaryKeyPlan(table: RowChangeTable, baseSnapshotId: number | n
 export async function dryRunSkipped(table: RowChangeTable, options: DeleteOptions): Promise<CommitResult | null> {
   if (!options.dryRun || options.identifier === undefined || options.commitUser === undefined) return null;
   const identifier = toIdentifier(options.identifier);
-  const commit = table.newCommit({ commitUser: options.commitUser, expire: false });
-  const todo = await commit.filterCommitted([{ identifier, messages: [] }]);
-  return todo.length === 0 ? skippedResult(commit.commitUser, identifier) : null;
+  return skippedAs(table.newCommit({ commitUser: options.commitUser, expire: false }), identifier);
 }

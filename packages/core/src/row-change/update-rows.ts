@@ -8,6 +8,7 @@ import { deleteFromAppendTable } from '../deletion-vectors/append-delete.js';
 import { parsePredicate } from '../predicate-parser.js';
 import { mergeEngineOptions } from '../read/merge-engine.js';
 import { applyAssignments, parseAssignments } from '../write/row-update.js';
+import { refuseIgnoredAssignments, refuseIgnoredRows } from '../write/update-effect.js';
 import { NotSupportedError, WriteValidationError } from '../write/write-errors.js';
 import { findRows } from './key-lookup.js';
 import { commitClearing, writeAndCommit, writeThen } from './one-shot-write.js';
@@ -56,23 +57,21 @@ export async function updateRows(table: RowChangeTable, change: UpdateChange, op
     schema.primaryKeys.map((k) => [k, 'is part of the primary key and cannot be updated; delete the row and insert the new one']),
   );
   const assignments = parseAssignments(schema.fields, change.set, refused);
+  refuseIgnoredAssignments(schema.fields, merge, assignments);
   const skippedDryRun = await dryRunSkipped(table, options);
   if (skippedDryRun) return { deleted: 0, result: skippedDryRun, plan: primaryKeyPlan(table, null, []), dryRun: true };
   const snapshotId = await table.snapshotManager.latestId();
   const found = snapshotId === null ? [] : await findRows(table, snapshotId, change.where, options.onProgress);
+  const updated = applyAssignments(found, schema.fields, assignments);
+  refuseIgnoredRows(schema.fields, schema.primaryKeys, merge, assignments, found, updated);
   const plan = primaryKeyPlan(table, snapshotId, found);
   const matched = plan.rowsMatched;
   if (options.dryRun) return { deleted: 0, result: null, plan, dryRun: true };
   if (matched === 0) return { deleted: 0, result: { status: 'empty' }, plan, dryRun: false };
   options.onProgress?.({ phase: 'writing', done: 0, unit: 'files' });
-  const result = await writeAndCommit(
-    table,
-    new arrow.Table(applyAssignments(found, schema.fields, assignments)),
-    options,
-    (commit, committable, record) => {
-      options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
-      return commitClearing(commit, committable, record);
-    },
-  );
+  const result = await writeAndCommit(table, new arrow.Table(updated), options, (commit, committable, record) => {
+    options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
+    return commitClearing(commit, committable, record);
+  });
   return { deleted: result.status === 'committed' ? matched : 0, result, plan, dryRun: false };
 }

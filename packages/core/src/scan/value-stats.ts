@@ -2,9 +2,11 @@
  * Value statistics of a data file (`_VALUE_STATS`) seen through the read schema. Stats columns
  * follow the file's own schema (`_SCHEMA_ID`) or `_VALUE_STATS_COLS`; they are mapped to the read
  * schema by field id (docs/format.md, "Manifest entries and statistics" and "Schema evolution on
- * read") so a renamed column is never matched by name.
+ * read") so a renamed column is never matched by name; a column whose type changed keeps its stats
+ * only when the cast leaves every value as it was (`statsSurviveCast`).
  */
 import { deserializeBinaryRow, type DataField, type DataFileMeta, type TableSchema } from '@tidemark/format';
+import { statsSurviveCast } from '../cast/cast-rules.js';
 import { statsFromRows, type PredicateStats } from '../predicate.js';
 
 /** Maps file stats to read-schema stats; one instance per read schema. */
@@ -59,9 +61,10 @@ export class ValueStatsEvolution {
         statsFields.push(f);
       }
     }
+    // Stats of a column whose type changed are unknown unless every value survives the cast as it was.
     const index = this.readFields.map((rf) => {
       const i = statsFields.findIndex((sf) => sf.id === rf.id);
-      return i < 0 ? undefined : i;
+      return i < 0 || !statsSurviveCast(statsFields[i]!.type, rf.type) ? undefined : i;
     });
     return { types: statsFields.map((f) => f.type), index };
   }

@@ -7,7 +7,11 @@
 import * as arrow from 'apache-arrow';
 import { toArrowType, utf8Vector, type DataType, type Decimal, type Timestamp } from '@tidemark/format';
 import { rescaleTimestamps } from '../arrow-timestamps.js';
+import { decodeEncoding } from './arrow-decode.js';
+import { isValidAt } from './arrow-validity.js';
 import type { WriteValue } from './value-conversion.js';
+
+export { isValidAt };
 
 const utf8 = new TextEncoder();
 
@@ -171,18 +175,11 @@ function writeInt128(words: Uint32Array, index: number, v: bigint): void {
   }
 }
 
-/** True when row `i` (relative to the data's offset) is not null. */
-export function isValidAt(data: arrow.Data, i: number): boolean {
-  const bitmap = data.nullBitmap;
-  if (!bitmap || bitmap.length === 0) return data.typeId !== arrow.Type.Null;
-  const j = data.offset + i;
-  return ((bitmap[j >> 3]! >> (j & 7)) & 1) === 1;
-}
-
 /**
  * A test whether row `r` (≥ 1) of an atomic-typed column holds the same raw value as row `r - 1`
  * (both null, or equal bits / equal bytes), without decoding either. Equal raw values always give
- * equal `valueReader` results; the converse may fail (NaN), which only costs a decode. Types
+ * equal `valueReader` results and the same BinaryRow; the converse may fail (NaNs of other bits),
+ * which only costs a decode. Types
  * not handled here (nested) never compare equal.
  */
 export function sameAsPreviousRow(data: arrow.Data, type: DataType): (r: number) => boolean {
@@ -198,13 +195,19 @@ export function sameAsPreviousRow(data: arrow.Data, type: DataType): (r: number)
       };
       break;
     }
+    case 'FLOAT':
+    case 'DOUBLE': {
+      // By bits: 0.0 === -0.0, but they are two keys in different buckets (key-order.ts).
+      const v = data.values as Float32Array | Float64Array;
+      const w = new Uint32Array(v.buffer, v.byteOffset, v.byteLength >> 2);
+      same = type.root === 'FLOAT' ? (r) => w[r] === w[r - 1] : (r) => w[2 * r] === w[2 * r - 2] && w[2 * r + 1] === w[2 * r - 1];
+      break;
+    }
     case 'TINYINT':
     case 'SMALLINT':
     case 'INT':
     case 'DATE':
     case 'TIME':
-    case 'FLOAT':
-    case 'DOUBLE':
     case 'BIGINT':
     case 'TIMESTAMP':
     case 'TIMESTAMP_LTZ': {
@@ -245,6 +248,13 @@ export function sameAsPreviousRow(data: arrow.Data, type: DataType): (r: number)
   };
 }
 
+/** Approximate in-memory size of the rows of a batch ({@link dataByteSize} of its columns). */
+export function batchByteSize(batch: arrow.RecordBatch): number {
+  let s = 0;
+  for (const c of batch.data.children) s += dataByteSize(c);
+  return s;
+}
+
 /** Approximate in-memory size of the rows of `data` (what the rows cost, not the shared buffers). */
 export function dataByteSize(data: arrow.Data): number {
   const n = data.length;
@@ -278,13 +288,15 @@ export function utf8Bytes(s: string): Uint8Array {
 }
 
 /**
- * Re-types caller-supplied Arrow data to the table's Arrow type: identical layouts are relabelled
- * (timezone spelling, field names/metadata), integers are widened or range-checked, timestamp units
- * rescaled (floor). Anything else is refused.
+ * Re-types caller-supplied Arrow data to the table's Arrow type: other encodings of the values are
+ * decoded first (`arrow-decode.ts`: dictionaries, Null columns, large offsets, JS numbers and
+ * Dates), identical layouts are relabelled (timezone spelling, field names/metadata), integers are
+ * widened or range-checked, timestamp units rescaled (floor). Anything else is refused.
  *
  * @throws Error with a short reason (the caller names the column).
  */
-export function conformData(data: arrow.Data, target: arrow.DataType): arrow.Data {
+export function conformData(input: arrow.Data, target: arrow.DataType): arrow.Data {
+  const data = decodeEncoding(input, target);
   const src = data.type as arrow.DataType;
   if (arrow.DataType.isStruct(target) && arrow.DataType.isStruct(src)) {
     if (src.children.length !== target.children.length)

@@ -372,9 +372,13 @@ function toTimestamp(type: Extract<DataType, { root: 'TIMESTAMP' | 'TIMESTAMP_LT
     let millis = day * MS_PER_DAY + clock[0];
     const zone = m[3];
     if (zone !== undefined && zone !== 'Z') {
-      if (type.root === 'TIMESTAMP') fail(type, v, 'a TIMESTAMP without time zone takes no UTC offset');
       const zm = /^([+-])(\d{2}):?(\d{2})$/.exec(zone)!;
       const offset = (Number(zm[2]) * 60 + Number(zm[3])) * 60_000;
+      // A zero offset is another spelling of Z, which a TIMESTAMP takes as its wall-clock time;
+      // another offset would have to shift the value, which a TIMESTAMP without time zone cannot say.
+      if (type.root === 'TIMESTAMP' && offset !== 0) {
+        fail(type, v, 'a TIMESTAMP without time zone takes no UTC offset other than Z or +00:00');
+      }
       millis -= zm[1] === '-' ? -offset : offset;
     }
     return { millis, nanoOfMillis: clock[1] };

@@ -27,6 +27,7 @@ import { valueReader } from '../../read/arrow-values.js';
 import { isRetraction } from '../../read/merge-engine.js';
 import { dataByteSize } from '../arrow-columns.js';
 import { creationTimeOf, parquetCompressionOf } from '../file-format.js';
+import { FileSizeEstimate } from '../file-size-estimate.js';
 import { FileStatsCollector } from '../value-stats.js';
 import { keyValueColumns, trimmedKeyFields, type KeyValue, type KeyValueColumns } from './key-value.js';
 
@@ -68,18 +69,19 @@ export class KeyValueFileWriter {
   private readonly options: CoreOptions;
   private readonly compression: ParquetCompression;
   private readonly keyFields: DataField[];
-  /** Columns written without a dictionary (`keyValuePlainColumns`). */
-  private readonly plainColumns: string[];
   private readonly keyPositions: number[];
   private readonly fileSchema: arrow.Schema;
   private readonly valueSchema: arrow.Schema;
   private readonly target: number;
+  /**
+   * Columns whose values are distinct within a file (`keyValuePlainColumns`): a dictionary of
+   * them is built only to be dropped, and a one-row read would decode it whole.
+   */
+  private readonly plainColumns: readonly string[];
   private pending: Piece[] = [];
   private pendingRows = 0;
   private pendingBytes = 0;
-  /** Written Parquet bytes / Arrow bytes so far; starts pessimistic (1) so files stay below target. */
-  private ratioNum = 1;
-  private ratioDen = 1;
+  private readonly estimate = new FileSizeEstimate();
   private readonly files: DataFileMeta[] = [];
   private closed = false;
 
@@ -113,8 +115,8 @@ export class KeyValueFileWriter {
     this.pending.push({ ...records, rows, bytes });
     this.pendingRows += rows;
     this.pendingBytes += bytes;
-    while (this.pendingRows > 1 && this.estimate(this.pendingBytes) >= this.target) {
-      const perRow = this.estimate(this.pendingBytes) / this.pendingRows;
+    while (this.pendingRows > 1 && this.estimate.fileBytes(this.pendingBytes) >= this.target) {
+      const perRow = this.estimate.fileBytes(this.pendingBytes) / this.pendingRows;
       await this.writeFile(Math.max(1, Math.min(this.pendingRows, Math.floor(this.target / perRow))));
     }
   }
@@ -141,10 +143,6 @@ export class KeyValueFileWriter {
     this.pendingBytes = 0;
     await this.settings.fileIO.deleteMany(this.files.map((f) => this.settings.pathOf(f.fileName)));
     this.files.length = 0;
-  }
-
-  private estimate(arrowBytes: number): number {
-    return (arrowBytes * this.ratioNum) / this.ratioDen;
   }
 
   /** Takes the first `rows` buffered rows off the queue (each piece becomes a batch of the file). */
@@ -201,12 +199,10 @@ export class KeyValueFileWriter {
       const seq = arrow.makeData({ type: new arrow.Int64(), length: n, nullCount: 0, data: p.sequence });
       const kind = arrow.makeData({ type: new arrow.Int8(), length: n, nullCount: 0, data: p.kinds });
       batches.push(makeBatch(this.fileSchema, [...keyColumns, seq, kind, ...p.columns], n));
-      for (let i = 0; i < n; i++) {
-        const s = p.sequence[i]!;
-        if (minSeq === null || s < minSeq) minSeq = s;
-        if (maxSeq === null || s > maxSeq) maxSeq = s;
-        if (isRetraction(p.kinds[i]!)) deletes++;
-      }
+      const [lo, hi] = int64Range(p.sequence);
+      if (minSeq === null || lo < minSeq) minSeq = lo;
+      if (maxSeq === null || hi > maxSeq) maxSeq = hi;
+      for (let i = 0; i < n; i++) if (isRetraction(p.kinds[i]!)) deletes++;
     }
     const first = parts[0]!;
     const last = parts[parts.length - 1]!;
@@ -216,8 +212,7 @@ export class KeyValueFileWriter {
     if (this.settings.beforeFile) await this.settings.beforeFile();
     // Row groups of a large file (a full compaction's output) encode on every worker at once.
     const bytes = await encodeParquetRowGroupsAsync(batches, { compression: this.compression, plainColumns: this.plainColumns });
-    this.ratioNum += bytes.length;
-    this.ratioDen += arrowBytes;
+    this.estimate.record(bytes.length, arrowBytes);
     await this.settings.fileIO.write(this.settings.pathOf(fileName), bytes);
     const { valueStats: vs, valueStatsCols } = valueStats.result();
     const now = (this.settings.now ?? Date.now)();
@@ -255,4 +250,23 @@ export class KeyValueFileWriter {
   private keyOf(piece: Piece, row: number): Value[] {
     return this.keyPositions.map((i, k) => valueReader(piece.columns[i]!, this.keyFields[k]!.type)(row));
   }
+}
+
+/**
+ * The smallest and largest value of a non-empty BigInt64Array, compared as 32-bit halves (signed
+ * high, unsigned low) so that no BigInt is made per element.
+ */
+function int64Range(values: BigInt64Array): [bigint, bigint] {
+  const halves = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
+  let min = 0;
+  let max = 0;
+  for (let i = 1; i < values.length; i++) {
+    const hi = halves[2 * i + 1]!;
+    const lo = halves[2 * i]! >>> 0;
+    const minHi = halves[2 * min + 1]!;
+    if (hi < minHi || (hi === minHi && lo < halves[2 * min]! >>> 0)) min = i;
+    const maxHi = halves[2 * max + 1]!;
+    if (hi > maxHi || (hi === maxHi && lo > halves[2 * max]! >>> 0)) max = i;
+  }
+  return [values[min]!, values[max]!];
 }

@@ -6,14 +6,13 @@
  * and contributes compaction results at commit.
  */
 import type * as arrow from 'apache-arrow';
-import { FILE_SOURCE_APPEND, toArrowType, type DataField, type DataFileMeta, type IndexFileMeta, type TableSchema } from '@tidemark/format';
+import { FILE_SOURCE_APPEND, type DataField, type DataFileMeta, type IndexFileMeta, type TableSchema } from '@tidemark/format';
 import type { CoreOptions } from '../../core-options.js';
 import { isRetraction, type MergeEngineOptions } from '../../read/merge-engine.js';
-import { takeChunks } from '../../read/arrow-take.js';
-import { KeyValueChunks } from '../../read/merged-columns.js';
 import { dataByteSize } from '../arrow-columns.js';
 import { KeyValueFileWriter } from './key-value-file-writer.js';
 import { trimmedKeyFields } from './key-value.js';
+import { KeyValueSortBuffer, type SortedKeyValues } from './sort-buffer.js';
 
 /** Files a compaction replaced and produced, committed with the writer's new files. */
 export interface CompactionResult {
@@ -88,8 +87,10 @@ interface Buffered {
 }
 
 /**
- * Memory a buffered record costs at the flush beyond its Arrow bytes (the merge's record object,
- * key values and sort), counted against `write-buffer-size` so the budget bounds real memory.
+ * Memory a buffered record costs at the flush beyond its Arrow bytes, counted against
+ * `write-buffer-size` so the budget bounds real memory: its normalized key words, the sort's
+ * record numbers and scratch, the merge's output, and its share of the gathered file slice
+ * (about 50 bytes for a BIGINT key; the figure stays generous for wide and string keys).
  */
 export const MERGE_RECORD_OVERHEAD_BYTES = 160;
 
@@ -164,16 +165,13 @@ export class MergeTreeWriter {
     this.buffer = [];
     this.bytes = 0;
     if (this.nextSequence === undefined) this.nextSequence = await this.settings.startSequence();
-    const { schema } = this.settings;
-    const held = new KeyValueChunks(schema.fields, this.keyFields, this.sequenceFields);
-    for (const b of buffered) {
-      const sequence = new BigInt64Array(b.rows);
-      for (let i = 0; i < b.rows; i++) sequence[i] = this.nextSequence++;
-      held.add(b.columns, sequence, b.kinds, b.rows);
-    }
-    // The merge sorts `held.records` in place: afterwards they are the input in key order.
-    const merged = held.merge(this.settings.merge, true);
-    if (this.settings.newChangelogFileName) await this.writeChangelog(held);
+    const { schema, merge } = this.settings;
+    const held = new KeyValueSortBuffer(schema.fields, this.keyFields, this.sequenceFields, merge.sequenceDescending ?? false);
+    for (const b of buffered) held.add(b.columns, b.kinds);
+    const sorted = held.sort(this.nextSequence);
+    this.nextSequence += BigInt(held.size);
+    const merged = sorted.merge(merge);
+    if (this.settings.newChangelogFileName) await this.writeChangelog(sorted);
     const writer = new KeyValueFileWriter({
       fileIO: this.settings.fileIO,
       schema,
@@ -205,11 +203,10 @@ export class MergeTreeWriter {
   }
 
   /** Writes the sorted, unmerged records of a flush as changelog files. */
-  private async writeChangelog(held: KeyValueChunks): Promise<void> {
-    const { schema } = this.settings;
+  private async writeChangelog(sorted: SortedKeyValues): Promise<void> {
     const writer = new KeyValueFileWriter({
       fileIO: this.settings.fileIO,
-      schema,
+      schema: this.settings.schema,
       options: this.settings.options,
       pathOf: this.settings.pathOf,
       newFileName: this.settings.newChangelogFileName!,
@@ -218,19 +215,9 @@ export class MergeTreeWriter {
       ...(this.settings.now ? { now: this.settings.now } : {}),
       ...(this.settings.beforeFile ? { beforeFile: this.settings.beforeFile } : {}),
     });
-    const records = held.records;
-    const types = schema.fields.map((f) => toArrowType(f.type));
     try {
-      for (let start = 0; start < records.length; start += FLUSH_SLICE_ROWS) {
-        const slice = records.slice(start, Math.min(records.length, start + FLUSH_SLICE_ROWS));
-        const chunks = Uint32Array.from(slice, (r) => r.chunk);
-        const rows = Uint32Array.from(slice, (r) => r.row);
-        const columns = held.chunks.map((sources, c) => takeChunks(sources, { chunks, rows }, types[c]!));
-        await writer.write({
-          columns,
-          sequence: BigInt64Array.from(slice, (r) => r.sequence),
-          kinds: Int8Array.from(slice, (r) => r.kind),
-        });
+      for (let start = 0; start < sorted.length; start += FLUSH_SLICE_ROWS) {
+        await writer.write(sorted.slice(start, Math.min(sorted.length, start + FLUSH_SLICE_ROWS)));
       }
       this.newChangelogFiles.push(...(await writer.close()));
     } catch (e) {
