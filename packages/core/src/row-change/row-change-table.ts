@@ -4,6 +4,7 @@
  */
 import type * as arrow from 'apache-arrow';
 import type { CommitResult } from '../commit/file-store-commit.js';
+import type { FileStorePathFactory } from '../path-factory.js';
 import type { AppendDeleteOptions } from '../deletion-vectors/append-delete.js';
 import type { ReadContext, ReadOptions, TableRead } from '../read/table-read.js';
 import { partitionRowsOf, type RowChangePlan, type RowChangeProgress } from '../row-change-plan.js';
@@ -15,6 +16,8 @@ import type { WritingTable } from './one-shot-write.js';
 export interface RowChangeTable extends ReadContext, WritingTable {
   /** The table directory as given (named in errors). */
   readonly location: string;
+  /** The path factory of the latest schema (a redone dropped compaction writes with it). */
+  readonly paths: FileStorePathFactory;
   newRead(options?: ReadOptions): TableRead;
 }
 
