@@ -354,9 +354,14 @@ async function openFile(
         const found = sortedKeyRows(conformToPaimonTypes(raw, [probe.fileField]), [probe.fileField], probe.fileField, probe.values) ?? [
           ...Array(raw.numRows).keys(),
         ];
-        for (const run of contiguous(found)) {
-          const start = rows!.start + offset + run.start;
-          for (const b of await decodeRows({ start, end: rows!.start + offset + run.end })) out.push({ ...b, at: start - rows!.start });
+        // One decode from the first found row to the last: the rows between (of other keys) are
+        // dropped by the read's key filter, and each decode pays for the pages and dictionaries
+        // again, so many keys in one page (an IN list) decode it once, not once per key.
+        if (found.length > 0) {
+          const start = rows!.start + offset + found[0]!;
+          for (const b of await decodeRows({ start, end: rows!.start + offset + found[found.length - 1]! + 1 })) {
+            out.push({ ...b, at: start - rows!.start });
+          }
         }
         offset += raw.numRows;
       }
@@ -389,17 +394,6 @@ function keyProbeOf(
   const fileField = i < 0 ? undefined : layout.fileFields[i];
   if (fileField === undefined || JSON.stringify(fileField.type) !== JSON.stringify(probe.field.type)) return null;
   return { fileField, values: probe.values };
-}
-
-/** Ascending row numbers as runs of consecutive rows. */
-function contiguous(rows: readonly number[]): RowRange[] {
-  const out: RowRange[] = [];
-  for (const r of rows) {
-    const last = out[out.length - 1];
-    if (last !== undefined && last.end === r) out[out.length - 1] = { start: last.start, end: r + 1 };
-    else out.push({ start: r, end: r + 1 });
-  }
-  return out;
 }
 
 /** An ORC file is one unit, decoded on this thread (the worker pool runs parquet-wasm only). */
