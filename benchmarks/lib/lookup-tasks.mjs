@@ -156,12 +156,16 @@ async function lookups({ engine: root, location, s3, rows, lookups = 40, inKeys 
     const firstRequests = take();
     const times = [];
     const requests = { all: 0, data: 0, manifest: 0, snapshot: 0, index: 0 };
+    // CPU of the process (main thread and decode workers) over the lookups: what a loaded machine cannot hide.
+    const cpuStart = process.cpuUsage();
     for (let i = 0; i < lookups; i++) {
       const r = await timed(() => one(key()));
       times.push(r.ms);
       const n = take();
       for (const k of Object.keys(requests)) requests[k] += n[k];
     }
+    const cpu = process.cpuUsage(cpuStart);
+    const cpuMsPerKey = (cpu.user + cpu.system) / 1000 / Math.max(1, lookups);
     const fullTimes = [];
     for (let i = 0; i < fullRuns; i++) {
       const r = await timed(() => table.newRead({ columns: ['id'] }).toArrowTable());
@@ -190,6 +194,7 @@ async function lookups({ engine: root, location, s3, rows, lookups = 40, inKeys 
       p90Ms: percentile(times, 0.9),
       maxMs: Math.max(...times),
       requestsPerKey: perKey,
+      cpuMsPerKey,
       fullIdReadMs: median(fullTimes),
       fullIdReadRuns: fullTimes,
       inKeys,
@@ -233,7 +238,8 @@ async function deleteKeys({ engine: root, location, rows, keys = 5000, countKeys
   for (let id = 0; remaining.length < countKeys && id < rows; id++) if (!chosen.has(id)) remaining.push(id);
   const count = await cli(engine, ['count', location, '--where', `id IN (${remaining.join(', ')})`, '--json']);
   const counted = JSON.parse(count.out.trim().split('\n').pop()).rows;
-  if (deleted !== keys || counted !== remaining.length) throw new Error(`delete removed ${deleted} of ${keys} keys; count found ${counted} of ${remaining.length}`);
+  if (deleted !== keys || counted !== remaining.length)
+    throw new Error(`delete removed ${deleted} of ${keys} keys; count found ${counted} of ${remaining.length}`);
   return { keys, deleteMs: del.ms, countKeys: remaining.length, countMs: count.ms };
 }
 
