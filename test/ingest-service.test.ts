@@ -5,7 +5,6 @@
  * store stops answering, and a library process that ends on its own after runIngest with a
  * metrics server. Needs `npx turbo run build`.
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,8 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTable } from '@tidemark/core';
 import type { FileIO } from '@tidemark/storage';
 import { storageBackends, type BackendWarehouse, type StorageBackend } from './support/backends.js';
-import { backendEnv, cliFor, lines } from './support/cli-backend.js';
-import { runNode, TIDEMARK_BIN, type ProcessResult } from './support/cli-process.js';
+import { backendEnv, cliFor } from './support/cli-backend.js';
+import { runNode, TIDEMARK_BIN } from './support/cli-process.js';
+import { ServiceProcess, scrapeMetrics } from './support/cli-service.js';
 import { FaultProxy } from './support/fault-proxy.mjs';
 import { cliS3Variables, s3TestEnv } from './support/s3.js';
 
@@ -27,75 +27,6 @@ const EVERY = 1_000;
 /** A hang guard, not a speed check: the runs below take seconds. */
 const HANG_MS = 240_000;
 
-type LogEvent = { time: string; level: string; msg: string } & Record<string, unknown>;
-
-/** A running `tidemark` child whose stderr JSON events can be awaited. */
-class Running {
-  readonly events: LogEvent[] = [];
-  /** stderr lines that are not JSON. */
-  readonly notJson: string[] = [];
-  readonly exited: Promise<ProcessResult>;
-  private readonly child;
-  private waiters: Array<() => void> = [];
-
-  constructor(args: readonly string[], env: Record<string, string>) {
-    this.child = spawn(process.execPath, [TIDEMARK_BIN, ...args], {
-      env: { ...process.env, TIDEMARK_NO_PROGRESS: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let partial = '';
-    let timedOut = false;
-    this.child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    this.child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      partial += d.toString();
-      const done = partial.split('\n');
-      partial = done.pop()!;
-      // Every line must be one JSON object (checked by the tests through `notJson`).
-      for (const line of done) {
-        if (line === '') continue;
-        try {
-          this.events.push(JSON.parse(line) as LogEvent);
-        } catch {
-          this.notJson.push(line);
-        }
-      }
-      for (const w of this.waiters) w();
-    });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      this.child.kill('SIGKILL');
-    }, HANG_MS);
-    this.exited = new Promise((resolve, reject) => {
-      this.child.on('error', reject);
-      this.child.on('close', (code) => {
-        clearTimeout(timer);
-        for (const w of this.waiters) w();
-        resolve({ code, stdout, stderr, timedOut });
-      });
-    });
-  }
-
-  /** The first event with message `msg` (rejects if the process ends first). */
-  async event(msg: string): Promise<LogEvent> {
-    let ended = false;
-    void this.exited.then(() => (ended = true));
-    for (;;) {
-      const found = this.events.find((e) => e.msg === msg);
-      if (found) return found;
-      if (ended) throw new Error(`the process ended before logging '${msg}': ${(await this.exited).stderr}`);
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
-      this.waiters = [];
-    }
-  }
-
-  kill(signal: NodeJS.Signals): void {
-    this.child.kill(signal);
-  }
-}
-
 async function tableIds(io: FileIO, location: string): Promise<number[]> {
   const t = await openTable(location, { fileIO: io });
   const data = await t.newRead().toArrowTable();
@@ -103,16 +34,6 @@ async function tableIds(io: FileIO, location: string): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < data.numRows; i++) out.push(Number(ids.get(i)));
   return out.sort((a, b) => a - b);
-}
-
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of lines(text)) {
-    if (line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    out.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return out;
 }
 
 async function setUp(
@@ -161,10 +82,10 @@ describe.skipIf(!built).each(storageBackends('ingest service'))('tidemark ingest
     async () => {
       const { table, state, source } = await setUp(backend, wh, 'sigterm');
       const ingest = ['ingest', table, '--source', source, '--state', state, '--checkpoint-every', String(EVERY)];
-      const run = new Running([...ingest, '--log-format', 'json', '--metrics-port', '0'], backendEnv(backend));
+      const run = new ServiceProcess([...ingest, '--log-format', 'json', '--metrics-port', '0'], backendEnv(backend), HANG_MS);
       const url = (await run.event('serving metrics'))['url'] as string;
       const first = await run.event('checkpoint committed');
-      const mid = samples(await (await fetch(url)).text());
+      const mid = await scrapeMetrics(url);
       const health = await fetch(url.replace('/metrics', '/healthz'));
       const ready = await fetch(url.replace('/metrics', '/readyz'));
       run.kill('SIGTERM');
@@ -214,7 +135,7 @@ describe.skipIf(!built).each(storageBackends('ingest service'))('tidemark ingest
       const endpoint = await proxy.listen();
       const ingest = ['ingest', table, '--source', source, '--state', state, '--checkpoint-every', String(EVERY)];
       try {
-        const run = new Running([...ingest, '--log-format', 'json', '--stop-timeout', '3s'], cliS3Variables(env, endpoint));
+        const run = new ServiceProcess([...ingest, '--log-format', 'json', '--stop-timeout', '3s'], cliS3Variables(env, endpoint), HANG_MS);
         await run.event('checkpoint committed');
         proxy.stall();
         run.kill('SIGTERM');

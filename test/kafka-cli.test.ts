@@ -1,12 +1,14 @@
 /**
  * `tidemark ingest --source kafka://...` as a user runs it (the built binary): the summary line,
- * usage errors naming the option, a missing topic, and secrets that never reach the output.
+ * usage errors naming the option, a missing topic, an offset retention deleted, and secrets that
+ * never reach the output.
  */
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { Kafka, logLevel } from 'kafkajs';
 import { runTidemark } from './support/cli-process.js';
 import { ERROR_CODES, freshTopic, kafkaAvailable, kafkaSuite } from './support/kafka.js';
 
@@ -60,6 +62,44 @@ describe.skipIf(!run)('tidemark ingest --source kafka://', () => {
     expect(JSON.parse(again.stdout.trim().split('\n').pop()!)).toMatchObject({ records: 0 });
     const count = await runTidemark(['count', table]);
     expect(count.stdout.trim()).toBe('30');
+  }, 240_000);
+
+  it('an offset retention deleted stops the next run with exit 1, naming topic, partition and range; the table stays', async () => {
+    const retained = join(k.dir, 'db.db', 'retained');
+    const columns = JSON.stringify([
+      { name: 'id', type: 'BIGINT NOT NULL' },
+      { name: 'v', type: 'STRING' },
+    ]);
+    expect((await runTidemark(['create', retained, '--schema', columns])).code).toBe(0);
+    const topic = freshTopic('retention');
+    await k.broker.createTopic(topic, 1);
+    // Batches of over 1 MiB (1,024 messages of 1 KiB): the mock keeps 5 MiB per partition, so the
+    // last batches push the low watermark past what the first run read.
+    const payload = 'x'.repeat(1024);
+    const batch = (b: number) =>
+      k.producer.send({
+        topic,
+        messages: Array.from({ length: 1024 }, (_, i) => ({ value: JSON.stringify({ id: b * 1024 + i, v: payload }) })),
+      });
+    await batch(0);
+    const args = ['ingest', retained, '--source', uri(topic), '--state', join(k.dir, 'state-retention'), '--until-end'];
+    const first = await runTidemark(args, { timeoutMs: 120_000 });
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout.trim().split('\n').pop()!)).toMatchObject({ records: 1024, offset: { [topic]: { 0: 1024 } } });
+    for (let b = 1; b < 7; b++) await batch(b);
+    // The range the partition holds now, as the broker reports it.
+    const admin = new Kafka({ brokers: k.broker.brokers, logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    const [held] = await admin.fetchTopicOffsets(topic).finally(() => admin.disconnect());
+    expect(Number(held!.low)).toBeGreaterThan(1024);
+    const again = await runTidemark(args, { timeoutMs: 120_000 });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(
+      `tidemark ingest: Kafka topic ${topic} partition 0: offset 1024 is out of range (the partition holds offsets ${held!.low} to ${held!.high})`,
+    );
+    expect(held!.high).toBe(String(7 * 1024));
+    // Nothing skipped: the table keeps what the first run committed.
+    expect((await runTidemark(['count', retained])).stdout.trim()).toBe('1024');
   }, 240_000);
 
   it('refuses options that do not fit, naming them', async () => {

@@ -20,21 +20,13 @@ import {
   type SourceOpenOptions,
   type SourceRecord,
 } from '@tidemark/sink';
-import { freshTopic, idValueTable, kafkaAvailable, kafkaSuite } from './support/kafka.js';
+import { scrapeMetrics } from './support/cli-service.js';
+import { API_KEYS, ERROR_CODES, freshTopic, idValueTable, kafkaAvailable, kafkaSuite } from './support/kafka.js';
 
 const run = kafkaAvailable('Kafka service tests');
 
-/** The samples of a Prometheus text exposition, by `name{labels}`. */
-async function scrape(server: MetricsServer): Promise<Map<string, number>> {
-  const res = await fetch(`${server.url}/metrics`);
-  expect(res.status).toBe(200);
-  const out = new Map<string, number>();
-  for (const line of (await res.text()).split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    out.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return out;
+function scrape(server: MetricsServer): Promise<Map<string, number>> {
+  return scrapeMetrics(`${server.url}/metrics`);
 }
 
 /** `source` with `at()` awaited before its `index`-th record (counting from 0) is handed on. */
@@ -142,5 +134,61 @@ describe.skipIf(!run)('a Kafka ingest pipeline as a service', { timeout: 300_000
     await rest.close();
     expect(second.records).toBe(35);
     expect(await ids(location)).toEqual([...Array(60).keys()]);
+  });
+
+  it('during a stop the last group commit is tried once: a failing coordinator neither delays nor fails the stop', async () => {
+    const topic = freshTopic('stop-group');
+    await k.broker.createTopic(topic, 2);
+    await produce(topic, 0, 60);
+    const location = await idValueTable(io, join(k.dir, 'stop-group.db', 't'));
+    const stop = new AbortController();
+    const warnings: string[] = [];
+    const logger = { warn: (m: string) => warnings.push(m) };
+    const kafka = new KafkaSource({ connection: { brokers: k.broker.brokers }, topics: [topic], groupId: 'stop-group', logger });
+    let read = 0;
+    const stopAt25: ReplayableSource<Record<string, unknown>> = {
+      id: kafka.id,
+      bounded: false,
+      committed: (offset, pipeline) => kafka.committed(offset, pipeline),
+      async *open(from, options) {
+        for await (const r of kafka.open(from, options)) {
+          yield r;
+          if (++read === 25) {
+            // The coordinator fails the next offset commits: the stop's, after its last checkpoint.
+            await k.broker.pushErrors(API_KEYS.OffsetCommit, Array(4).fill(ERROR_CODES.NOT_COORDINATOR!));
+            stop.abort();
+          }
+        }
+      },
+    };
+    let offset: Record<string, number> = {};
+    try {
+      const summary = await runIngest({
+        table: location,
+        source: stopAt25,
+        stateStore: new LocalDirCheckpointStore(join(k.dir, 'stop-group-state')),
+        checkpointEvery: 10,
+        signal: stop.signal,
+        logger,
+      });
+      expect(summary).toMatchObject({ status: 'stopped', records: 25 });
+      offset = (summary.offset as Record<string, Record<string, number>>)[topic]!;
+    } finally {
+      await kafka.close();
+      await k.broker.clearErrors(API_KEYS.OffsetCommit);
+    }
+    // One attempt, its failure a warning; no retries while stopping.
+    expect(
+      warnings.filter((m) => /committing offsets to consumer group stop-group.*retrying/.test(m)),
+      warnings.join('\n'),
+    ).toEqual([]);
+    expect(
+      warnings.filter((m) => /reporting the committed position failed/.test(m)),
+      warnings.join('\n'),
+    ).toHaveLength(1);
+    // The stop's checkpoint committed all 25 read: message j of partition p is id 2j + p.
+    const before = Object.entries(offset).flatMap(([p, next]) => Array.from({ length: next }, (_, j) => 2 * j + Number(p)));
+    expect(before).toHaveLength(25);
+    expect(await ids(location)).toEqual(before.sort((a, b) => a - b));
   });
 });

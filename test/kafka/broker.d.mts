@@ -14,6 +14,7 @@ export declare class KafkaTestBroker {
   command(line: string): Promise<void>;
   createTopic(name: string, partitions: number): Promise<void>;
   pushErrors(apiKey: number, codes: number[]): Promise<void>;
+  clearErrors(apiKey: number): Promise<void>;
   setDown(brokerId: number): Promise<void>;
   setUp(brokerId: number): Promise<void>;
   setLeader(topic: string, partition: number, brokerId: number): Promise<void>;

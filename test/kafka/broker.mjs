@@ -116,6 +116,11 @@ export class KafkaTestBroker {
     return this.command(`errors ${apiKey} ${codes.join(',')}`);
   }
 
+  /** Drops the errors still pushed for this API key. */
+  clearErrors(apiKey) {
+    return this.command(`clear ${apiKey}`);
+  }
+
   setDown(brokerId) {
     return this.command(`down ${brokerId}`);
   }

@@ -169,6 +169,7 @@ export { valueReader } from './read/arrow-values.js';
 export {
   TableWrite,
   newTableWrite,
+  type BucketCompactionReport,
   type RowGroupSource,
   type RowObject,
   type TableWriteOptions,
@@ -302,7 +303,7 @@ export {
   upgradeResult,
   runCompactTask,
 } from './compact/compact-task.js';
-export { type CompactManagerOptions, MergeTreeCompactManager } from './compact/compact-manager.js';
+export { type CompactManagerOptions, type CompactionReport, MergeTreeCompactManager } from './compact/compact-manager.js';
 export { type CompactionSettings, compactionSettings, compactStrategy } from './compact/compaction-settings.js';
 export { type KeyValueSegment, type WindowMerge, type MergeReadContext, mergeSections } from './compact/merge-tree-reader.js';
 export {

@@ -239,6 +239,7 @@ export class Table {
                     writeIndexFile: bucket.writeIndexFile,
                   }
                 : undefined,
+              options.onCompaction,
             )
         : undefined);
     return new TableWrite(this.context, { ...options, startSequence, ...(compactManager !== undefined ? { compactManager } : {}) });

@@ -53,6 +53,7 @@ export {
   type IngestResumeInfo,
   type IngestSummary,
 } from './ingest-driver.js';
+export { combineObservers } from './ingest-observer.js';
 export { IngestMetrics, type IngestHealth, type IngestMetricsOptions, type IngestState } from './ingest-metrics.js';
 export { startMetricsServer, type MetricsServer, type MetricsServerOptions } from './metrics-server.js';
 

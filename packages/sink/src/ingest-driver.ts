@@ -20,11 +20,11 @@ import {
   checkRowKindField,
   type CheckpointCompaction,
   type CheckpointInfo,
-  type IngestObserver,
   type IngestOptions,
   type IngestSettings,
   type IngestSummary,
 } from './ingest-options.js';
+import { guardedObserver } from './ingest-observer.js';
 import { resumePipeline, type PipelineStart } from './ingest-start.js';
 import { CheckpointAbandoned, StopClock } from './ingest-stop.js';
 import { IngestWriters } from './ingest-writers.js';
@@ -52,7 +52,7 @@ export type {
  * `MAX_CONFLICT_RESTARTS` times in one call; a restart after a crash does the same).
  */
 export async function runIngest(options: IngestOptions): Promise<IngestSummary> {
-  const observer = options.observer === undefined ? undefined : guarded(options.observer);
+  const observer = options.observer === undefined ? undefined : guardedObserver(options.observer);
   const run = observer === undefined ? options : { ...options, observer };
   const stop = new StopClock(options.signal, options.stopTimeoutMs, observer);
   try {
@@ -86,23 +86,6 @@ async function runWithRestarts(options: IngestOptions, stop: StopClock): Promise
   }
 }
 
-/** `observer` with every method made safe: an observer that throws must not fail the pipeline. */
-function guarded(observer: IngestObserver): IngestObserver {
-  const out: Record<string, (...args: never[]) => void> = {};
-  for (const key of ['resumed', 'recordRead', 'checkpointCommitted', 'commitAttempt', 'stopping', 'ended'] as const) {
-    const method = observer[key] as ((...args: never[]) => void) | undefined;
-    if (method === undefined) continue;
-    out[key] = (...args) => {
-      try {
-        method.apply(observer, args);
-      } catch {
-        // Metrics and health are best effort.
-      }
-    };
-  }
-  return out as IngestObserver;
-}
-
 /** Times one {@link runIngest} call starts over after a checkpoint lost a dynamic-bucket race. */
 export const MAX_CONFLICT_RESTARTS = 10;
 
@@ -123,7 +106,12 @@ async function runIngestOnce(options: IngestOptions, stop: StopClock): Promise<I
   const crash = options.crash ?? NO_CRASH;
   const table = await openIngestTable(options);
   const rowKindField = options.rowKindField;
-  const writers = new IngestWriters(table, settings, { crash, ...(rowKindField !== undefined ? { rowKindField } : {}) });
+  const compacted = options.observer?.compacted?.bind(options.observer);
+  const writers = new IngestWriters(table, settings, {
+    crash,
+    ...(rowKindField !== undefined ? { rowKindField } : {}),
+    ...(compacted !== undefined ? { onCompaction: compacted } : {}),
+  });
   try {
     if (rowKindField !== undefined) checkRowKindField(options.table, table.schema(), rowKindField);
     const start = await resumePipeline(options, table, crash);

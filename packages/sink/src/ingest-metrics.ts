@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { CommitAttemptReport } from '@tidemark/core';
+import type { BucketCompactionReport, CommitAttemptReport } from '@tidemark/core';
 import type { SourceOffset } from './checkpoint-state.js';
 import type { CheckpointInfo, IngestObserver, IngestResumeInfo, IngestSummary } from './ingest-options.js';
 import type { ReplayableSource, SourceBacklog } from './source.js';
@@ -78,6 +78,7 @@ export class IngestMetrics implements IngestObserver {
   private readonly compactions: Counter;
   private readonly compactionsDropped: Counter;
   private readonly compactionFiles: Counter<'side'>;
+  private readonly compactionSeconds: Histogram;
   private readonly backlogErrors: Counter;
 
   constructor(options: IngestMetricsOptions = {}) {
@@ -135,6 +136,12 @@ export class IngestMetrics implements IngestObserver {
       name: `${p}compaction_files_total`,
       help: "Files the writers' compactions replaced (side=before) and wrote (side=after).",
       labelNames: ['side'],
+      registers,
+    });
+    this.compactionSeconds = new Histogram({
+      name: `${p}compaction_duration_seconds`,
+      help: 'Bucket compactions of the writers (primary-key tables), from start to result; they run while the writers write.',
+      buckets: SECONDS,
       registers,
     });
     this.backlogErrors = new Counter({
@@ -240,6 +247,10 @@ export class IngestMetrics implements IngestObserver {
   commitAttempt(attempt: CommitAttemptReport): void {
     this.attempts.inc({ outcome: attempt.outcome });
     if (attempt.retry > 0) this.retries.inc();
+  }
+
+  compacted(report: BucketCompactionReport): void {
+    this.compactionSeconds.observe(report.durationMs / 1000);
   }
 
   stopping(): void {

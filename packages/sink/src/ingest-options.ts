@@ -2,7 +2,7 @@
  * The settings of an ingest pipeline ({@link IngestOptions}), what it reports per checkpoint and at
  * the end, and the checks that run before anything is opened.
  */
-import type { CommitAttemptReport, CommitLogger, RowObject } from '@tidemark/core';
+import type { BucketCompactionReport, CommitAttemptReport, CommitLogger, RowObject } from '@tidemark/core';
 import type { TableSchema } from '@tidemark/format';
 import type { FileIO, ResolveFileIOOptions } from '@tidemark/storage';
 import type { SourceOffset } from './checkpoint-state.js';
@@ -77,6 +77,12 @@ export interface IngestObserver {
   checkpointCommitted?(info: CheckpointInfo): void;
   /** One snapshot attempt of a commit (of a checkpoint or of the restore). */
   commitAttempt?(attempt: CommitAttemptReport): void;
+  /**
+   * A writer finished a compaction of one of its buckets (primary-key tables; it ran in the
+   * background while the writer wrote, or at a checkpoint). Reported when it finishes, before
+   * the checkpoint that carries it commits, or is abandoned.
+   */
+  compacted?(report: BucketCompactionReport): void;
   /** The stop signal aborted: the pipeline checkpoints what it read and ends. */
   stopping?(): void;
   /** The run ended, with its summary or the error it failed with. */

@@ -3,7 +3,7 @@
  * (dynamic buckets: the router asks the pipeline's one assigner first), so each bucket has one
  * writer and the writers compact their buckets (unless the table is write-only).
  */
-import { DynamicBucketAssigner, WriteValidationError, type RowObject, type Table } from '@tidemark/core';
+import { DynamicBucketAssigner, WriteValidationError, type BucketCompactionReport, type RowObject, type Table } from '@tidemark/core';
 import type { SinkCommittable } from './committable.js';
 import type { CrashHook } from './crash-points.js';
 import { SourceRecordError } from './errors.js';
@@ -17,6 +17,8 @@ import type { SourceRecord } from './source.js';
 export interface IngestWritersOptions {
   readonly crash: CrashHook;
   readonly rowKindField?: string;
+  /** Told of each compaction a writer finished (metrics). */
+  readonly onCompaction?: (report: BucketCompactionReport) => void;
 }
 
 /** The writers of one pipeline run; see the module comment. */
@@ -64,12 +66,13 @@ export class IngestWriters {
 
   private openWriters(): void {
     const { parallelism } = this.settings;
-    const { crash, rowKindField } = this.options;
+    const { crash, rowKindField, onCompaction } = this.options;
     const startSequence = pipelineStartSequence(this.table);
     for (let w = 0; w < parallelism; w++) {
       const writeOptions = {
         crash,
         ...(rowKindField !== undefined ? { rowKindField } : {}),
+        ...(onCompaction !== undefined ? { onCompaction } : {}),
         ...(startSequence ? { startSequence } : {}),
         ...(this.bucketAssigner ? { bucketAssigner: writerBucketAssigner(this.bucketAssigner, w, parallelism) } : {}),
       };

@@ -134,3 +134,28 @@ export function tempFiles(prefix: string): { file(name: string, text: string): P
     },
   };
 }
+
+/**
+ * A primary-key table `id BIGINT NOT NULL, v STRING` with deletion vectors in memory: its writers
+ * compact level 0 away at every checkpoint.
+ */
+export async function pkDvTable(location: string, buckets: number): Promise<{ io: MemoryFileIO; location: string }> {
+  const io = new MemoryFileIO();
+  const schema = buildInitialSchema(
+    { ...spec, primaryKeys: ['id'], options: { bucket: String(buckets), 'deletion-vectors.enabled': 'true' } },
+    1,
+  );
+  await io.write(`${location}/schema/schema-0`, serializeSchema(schema));
+  return { io, location };
+}
+
+/** The samples of a Prometheus text exposition, by `name{labels}`. */
+export function promSamples(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    out.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return out;
+}

@@ -1,8 +1,5 @@
 import { resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildInitialSchema } from '@tidemark/core';
-import { serializeSchema } from '@tidemark/format';
-import { MemoryFileIO } from '@tidemark/storage';
 import {
   FileIOCheckpointStore,
   IngestMetrics,
@@ -16,28 +13,17 @@ import {
   type SourceOpenOptions,
   type SourceRecord,
 } from '../src/index.js';
-import { memoryTable, tableIds, tempFiles } from './helpers.js';
+import { memoryTable, pkDvTable, promSamples, tableIds, tempFiles } from './helpers.js';
 
 const temp = tempFiles('tidemark-metrics-');
 afterAll(() => temp.cleanup());
 const jsonLines = (rows: readonly object[]): Promise<string> => temp.file('in.jsonl', rows.map((r) => JSON.stringify(r) + '\n').join(''));
 
-/** The samples of a Prometheus text exposition, by `name{labels}`. */
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    out.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return out;
-}
-
 async function scrape(server: MetricsServer): Promise<Map<string, number>> {
   const res = await fetch(`${server.url}/metrics`);
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0.0.4/);
-  return samples(await res.text());
+  return promSamples(await res.text());
 }
 
 async function health(server: MetricsServer, path: '/healthz' | '/readyz'): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -118,20 +104,7 @@ describe('IngestMetrics and the metrics server', () => {
   });
 
   it("counts the writers' compactions of a primary-key table", async () => {
-    const io = new MemoryFileIO();
-    const location = 'memory://metrics-pk/db.db/t';
-    const schema = buildInitialSchema(
-      {
-        fields: [
-          { name: 'id', type: 'BIGINT NOT NULL' },
-          { name: 'v', type: 'STRING' },
-        ],
-        primaryKeys: ['id'],
-        options: { bucket: '1', 'deletion-vectors.enabled': 'true' },
-      },
-      1,
-    );
-    await io.write(`${location}/schema/schema-0`, serializeSchema(schema));
+    const { io, location } = await pkDvTable('memory://metrics-pk/db.db/t', 1);
     const path = await jsonLines(Array.from({ length: 40 }, (_, i) => ({ id: i % 10, v: `v${i}` })));
     const metrics = new IngestMetrics();
     await runIngest({
@@ -142,7 +115,7 @@ describe('IngestMetrics and the metrics server', () => {
       checkpointEvery: 10,
       observer: metrics,
     });
-    const m = samples(await metrics.registry.metrics());
+    const m = promSamples(await metrics.registry.metrics());
     // Deletion vectors: every checkpoint after the first compacts level 0 away.
     expect(m.get('tidemark_ingest_compactions_total')).toBeGreaterThanOrEqual(3);
     expect(m.get('tidemark_ingest_compaction_files_total{side="before"}')).toBeGreaterThanOrEqual(3);
@@ -157,7 +130,7 @@ describe('IngestMetrics and the metrics server', () => {
     metrics.commitAttempt({ ...attempt, retry: 1, outcome: 'error' });
     metrics.commitAttempt({ ...attempt, retry: 2, outcome: 'created' });
     now += 7_000;
-    let m = samples(await metrics.registry.metrics());
+    let m = promSamples(await metrics.registry.metrics());
     expect(m.get('tidemark_ingest_commit_attempts_total{outcome="already-exists"}')).toBe(1);
     expect(m.get('tidemark_ingest_commit_attempts_total{outcome="created"}')).toBe(1);
     expect(m.get('tidemark_ingest_commit_retries_total')).toBe(2);
@@ -168,7 +141,7 @@ describe('IngestMetrics and the metrics server', () => {
     expect(metrics.health()).toMatchObject({ state: 'stopping', ready: false });
     metrics.ended({ error: new Error('the store went away') });
     expect(metrics.health()).toMatchObject({ state: 'failed', live: false, error: 'the store went away' });
-    m = samples(await metrics.registry.metrics());
+    m = promSamples(await metrics.registry.metrics());
     expect(m.get('tidemark_ingest_state{state="failed"}')).toBe(1);
   });
 

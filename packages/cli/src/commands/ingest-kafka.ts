@@ -180,6 +180,7 @@ export async function kafkaSourceFromArgs(
   o: KafkaIngestArgs,
   primaryKeys: readonly string[],
   ctx: CommandContext,
+  logger: { warn(message: string): void },
 ): Promise<KafkaSource> {
   const kafkaFormat = format === 'jsonl' ? 'json' : format;
   if (!(KAFKA_FORMATS as readonly string[]).includes(kafkaFormat)) {
@@ -198,6 +199,7 @@ export async function kafkaSourceFromArgs(
     start,
     ...(o['group-id'] !== undefined ? { groupId: o['group-id'] } : {}),
     untilEnd: o['until-end'],
-    logger: { warn: (m) => void ctx.stderr.write(`tidemark: warning: ${m}\n`) },
+    // The command's log: text or JSON lines like every other warning, secrets masked.
+    logger,
   });
 }

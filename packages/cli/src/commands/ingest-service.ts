@@ -6,6 +6,7 @@
  */
 import {
   IngestMetrics,
+  combineObservers,
   startMetricsServer,
   type CheckpointInfo,
   type IngestObserver,
@@ -75,11 +76,14 @@ export class IngestService {
     return new IngestService(ctx, options, log, metrics, server);
   }
 
+  /** Warnings as log lines (text or JSON), for the pipeline and its source. */
+  readonly logger = { warn: (m: string): void => this.line(() => this.log.warn(m)) };
+
   /** The logger, checkpoint callback, observer and stop settings to give `runIngest`. */
   hooks(): IngestServiceHooks {
     const T = this.options.stopTimeoutMs;
     return {
-      logger: { warn: (m) => this.line(() => this.log.warn(m)) },
+      logger: this.logger,
       onCheckpoint: (info) => this.line(() => this.checkpointLine(info)),
       observer: this.observer(),
       signal: this.ctx.signal,
@@ -186,12 +190,10 @@ export class IngestService {
     );
   }
 
-  /** The metrics' observer, with the restore logged too. */
+  /** The metrics (when served), and the restore logged. */
   private observer(): IngestObserver {
-    const m = this.metrics;
-    return {
-      resumed: (info) => {
-        m?.resumed(info);
+    return combineObservers(this.metrics, {
+      resumed: (info) =>
         this.line(() =>
           this.log.info(
             'reading',
@@ -204,17 +206,7 @@ export class IngestService {
             },
             null,
           ),
-        );
-      },
-      ...(m
-        ? {
-            recordRead: () => m.recordRead(),
-            checkpointCommitted: (info: CheckpointInfo) => m.checkpointCommitted(info),
-            commitAttempt: (a) => m.commitAttempt(a),
-            stopping: () => m.stopping(),
-            ended: (outcome) => m.ended(outcome),
-          }
-        : {}),
-    };
+        ),
+    });
   }
 }

@@ -21,7 +21,7 @@ import { defineCommand, ExitCode } from '../command.js';
 import { UsageError } from '../errors.js';
 import { parseDuration } from '../options/duration.js';
 import { KAFKA_ONLY_OPTIONS, kafkaIngestOptions, kafkaSourceFromArgs } from './ingest-kafka.js';
-import { LOG_FORMATS, type LogFields, type LogFormat } from '../output/log.js';
+import { commandLog, LOG_FORMATS, type LogFields, type LogFormat } from '../output/log.js';
 import { DEFAULT_STOP_TIMEOUT_MS, IngestService, type IngestServiceOptions } from './ingest-service.js';
 import { printLine, progressFor, quietOption, tableArgument, tableLocation, withNeighboursNamed, withTable } from './shared.js';
 
@@ -145,10 +145,11 @@ export const ingestCommand = defineCommand({
       const rowKindField = cdc !== null || (kafka && primaryKeys.length > 0) ? CDC_ROW_KIND_FIELD : args.options['row-kind-field'];
       source =
         sourcePath === undefined
-          ? await kafkaSourceFromArgs(args.options.source, format, args.options, primaryKeys, ctx)
+          ? await kafkaSourceFromArgs(args.options.source, format, args.options, primaryKeys, ctx, service.logger)
           : cdc !== null
             ? new CdcJsonLinesSource(sourcePath, cdc)
             : new JsonLinesFileSource(sourcePath);
+      const hooks = service.hooks();
       const summary = await service.run(
         runIngest({
           table: tableLocation(tableArg, ctx),
@@ -159,7 +160,7 @@ export const ingestCommand = defineCommand({
           parallelism: args.options.parallelism ?? 1,
           ...(rowKindField !== undefined ? { rowKindField } : {}),
           crash,
-          ...service.hooks(),
+          ...hooks,
         }),
       );
       progress.finish();
@@ -168,21 +169,38 @@ export const ingestCommand = defineCommand({
       await printLine(ctx, JSON.stringify(line));
     } catch (e) {
       const error = await withNeighboursNamed(e, tableLocation(tableArg, ctx));
-      // Text: main prints the error. JSON: one error event, for the collector.
-      if (service?.log.format !== 'json' || error instanceof UsageError) throw error;
+      // Text: main prints the error. JSON: one error event, for the collector (also when the
+      // service itself could not start, e.g. the metrics port is taken).
+      const log = service?.log ?? commandLog(ctx.stderr, serviceOptions.logFormat, 'ingest', ctx.now);
+      if (log.format !== 'json' || error instanceof UsageError) throw error;
       progress.finish();
-      service.log.error(error instanceof Error ? error.message : String(error), {
+      log.error(error instanceof Error ? error.message : String(error), {
         error: error instanceof Error ? error.name : typeof error,
       });
       return ExitCode.Failed;
     } finally {
       progress.finish();
-      await source?.close?.();
-      await service?.close();
-      await store?.close();
+      // The metrics server first: a scrape must not reach the source once it is closed.
+      await closeAll([() => service?.close(), () => source?.close?.(), () => store?.close()]);
     }
   },
 });
+
+/**
+ * Runs every closer, in order, even after one failed (a socket left open would keep the process
+ * alive); rethrows the first failure.
+ */
+async function closeAll(closers: ReadonlyArray<() => Promise<void> | undefined>): Promise<void> {
+  let failure: { error: unknown } | undefined;
+  for (const close of closers) {
+    try {
+      await close();
+    } catch (error) {
+      failure ??= { error };
+    }
+  }
+  if (failure) throw failure.error;
+}
 
 /** `--log-format`, `--metrics-port` and `--stop-timeout`, checked. */
 function serviceSettings(options: {

@@ -24,6 +24,20 @@ export interface CompactManagerOptions {
   readonly alwaysDropDelete?: boolean;
   /** Aborted by {@link MergeTreeCompactManager.close}; give its signal to the rewriter so it stops early. */
   readonly abortController?: AbortController;
+  /** Told of each compaction that finished (not of a failed or aborted one); for metrics, must not throw. */
+  readonly onCompacted?: (report: CompactionReport) => void;
+}
+
+/** A compaction that finished, as {@link CompactManagerOptions.onCompacted} hears of it. */
+export interface CompactionReport {
+  /** Milliseconds from its start to its result; it runs in the background while the writer writes. */
+  readonly durationMs: number;
+  /** A full compaction (every file into the max level), not a unit picked by universal compaction. */
+  readonly full: boolean;
+  readonly outputLevel: number;
+  /** Files it replaced, and the files that replace them (an upgraded file counts on both sides). */
+  readonly filesBefore: number;
+  readonly filesAfter: number;
 }
 
 /** One bucket's levels plus the compaction running on them. */
@@ -84,15 +98,34 @@ export class MergeTreeCompactManager {
       unit.outputLevel !== 0 && (unit.outputLevel >= this.levels.nonEmptyHighestLevel || (this.options.alwaysDropDelete ?? false));
     const options = { minFileSize: this.options.minFileSize, maxLevel: this.levels.maxLevel, dropDelete, compare: this.options.compare };
     this.done = null;
+    const started = performance.now();
     this.task = runCompactTask(unit, this.rewriter, options).then(
       (result) => {
         this.done = { result };
+        this.report(started, full, unit.outputLevel, result);
       },
       (error: unknown) => {
         this.done = { error };
       },
     );
     return unit;
+  }
+
+  private report(started: number, full: boolean, outputLevel: number, result: CompactResult): void {
+    const listener = this.options.onCompacted;
+    if (listener === undefined) return;
+    const report = {
+      durationMs: performance.now() - started,
+      full,
+      outputLevel,
+      filesBefore: result.before.length,
+      filesAfter: result.after.length,
+    };
+    try {
+      listener(report);
+    } catch {
+      // A metrics listener must not fail the compaction.
+    }
   }
 
   /**

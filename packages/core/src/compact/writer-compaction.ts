@@ -15,12 +15,12 @@ import type { FileIO } from '@tidemark/storage';
 import type { DataFileMeta, IndexFileMeta, TableSchema } from '@tidemark/format';
 import type { CompactManager } from '../write/key-value/merge-tree-writer.js';
 import { trimmedKeyFields } from '../write/key-value/key-value.js';
-import type { CompactManagerContext } from '../write/table-write.js';
+import type { BucketCompactionReport, CompactManagerContext } from '../write/table-write.js';
 import { coreOptions } from '../core-options.js';
 import { createBucketRewriter } from './bucket-rewriter.js';
 import type { DeletionVectorCompaction } from './lookup-rewriter.js';
 import type { CompactResult } from './compact-task.js';
-import { MergeTreeCompactManager } from './compact-manager.js';
+import { MergeTreeCompactManager, type CompactionReport } from './compact-manager.js';
 import { compactStrategy, compactionSettings } from './compaction-settings.js';
 import { Levels } from './levels.js';
 import { binaryRowKeyComparator } from './sorted-run.js';
@@ -183,13 +183,15 @@ export interface WriterCompactionTable {
  * The compaction hook of one bucket writer of a primary-key table: universal compaction after
  * flushes (forcing level 0 up for first-row tables and `compaction.force-up-level-0`), outputs
  * named and recorded in flight like the writer's own files. `restore` lists the bucket's live
- * files when the writer started (asked once, at the first flush).
+ * files when the writer started (asked once, at the first flush). `onCompaction` hears of each
+ * compaction that finished (`TableWriteOptions.onCompaction`).
  */
 export function writerCompactManager(
   table: WriterCompactionTable,
   bucket: CompactManagerContext,
   restore: () => Promise<readonly DataFileMeta[]>,
   deletionVectors?: WriterDeletionVectors,
+  onCompaction?: (report: BucketCompactionReport) => void,
 ): CompactManager {
   const { schema } = table;
   const settings = compactionSettings(schema);
@@ -237,6 +239,9 @@ export function writerCompactManager(
         abortController,
         // Reads of DV tables do not merge, so no retraction may stay in levels >= 1.
         alwaysDropDelete: deletionVectors !== undefined,
+        ...(onCompaction !== undefined
+          ? { onCompacted: (r: CompactionReport) => onCompaction({ ...r, partition: bucket.partition, bucket: bucket.bucket }) }
+          : {}),
       });
     },
     fullCompactionDeltaCommits: settings.fullCompactionDeltaCommits,

@@ -6,6 +6,7 @@
  */
 import type * as arrow from 'apache-arrow';
 import type { SimpleStats } from '@tidemark/format';
+import type { CompactionReport } from '../compact/compact-manager.js';
 import type { MergeEngineOptions } from '../read/merge-engine.js';
 import type { TableContext } from '../table-context.js';
 import type { BucketAssigner } from './key-value/bucket-assigner.js';
@@ -57,6 +58,11 @@ export interface TableWriteOptions {
   /** Primary-key tables: the compaction hook of each (partition, bucket) writer (default: none). */
   readonly compactManager?: (bucket: CompactManagerContext) => CompactManager;
   /**
+   * Primary-key tables: told of each compaction the writer's buckets finished (their duration,
+   * for metrics; `Table.newBatchWrite`'s default compaction). Must not throw.
+   */
+  readonly onCompaction?: (report: BucketCompactionReport) => void;
+  /**
    * Append tables: maximum rows per Parquet row group (default 1,048,576). A data file is also cut
    * into one row group per pool worker while groups keep 131,072 rows or more; the row groups of a
    * file are encoded on the workers in parallel, and readers skip and decode them separately.
@@ -78,6 +84,12 @@ export interface TableWriteOptions {
    * (`TableCommit.planOverwrite`).
    */
   readonly dryRun?: boolean;
+}
+
+/** A compaction of one (partition, bucket) that a writer finished; see {@link TableWriteOptions.onCompaction}. */
+export interface BucketCompactionReport extends CompactionReport {
+  readonly partition: Uint8Array;
+  readonly bucket: number;
 }
 
 /** What a {@link TableWriteOptions.compactManager} factory learns about the bucket it serves. */

@@ -28,7 +28,14 @@ import type { RowGroupSource, TableWriteOptions, WriteInput } from './table-writ
 import { WriteInputConverter } from './write-input.js';
 import { NotSupportedError, WriteValidationError } from './write-errors.js';
 
-export type { CompactManagerContext, RowGroupSource, RowObject, TableWriteOptions, WriteInput } from './table-write-options.js';
+export type {
+  BucketCompactionReport,
+  CompactManagerContext,
+  RowGroupSource,
+  RowObject,
+  TableWriteOptions,
+  WriteInput,
+} from './table-write-options.js';
 
 /**
  * Writes rows of a table into new data files. Use one instance per batch of work: `write()` any

@@ -96,8 +96,11 @@ export interface KafkaClient {
   offsetsForTimestamp(topic: string, partitions: readonly number[], timestampMs: number): Promise<Map<number, number>>;
   /** A consumer group's committed offset per partition (absent when it committed none). */
   groupOffsets(groupId: string, topic: string, partitions: readonly number[]): Promise<Map<number, number>>;
-  /** Commits offsets to a consumer group without joining it (for lag monitoring). */
-  commitGroupOffsets(groupId: string, offsets: readonly FetchRequest[]): Promise<void>;
+  /**
+   * Commits offsets to a consumer group without joining it (for lag monitoring). Once `signal` has
+   * aborted, a failed attempt is not retried.
+   */
+  commitGroupOffsets(groupId: string, offsets: readonly FetchRequest[], options?: { signal?: AbortSignal }): Promise<void>;
   /**
    * Fetches the partitions from their offsets, waiting up to `maxWaitMs` for data. Rejects when
    * `signal` aborts (the request's connection may be closed).

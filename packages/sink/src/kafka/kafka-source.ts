@@ -83,6 +83,10 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
   private readonly assignment: KafkaAssignment;
   private readonly decode: MessageDecoder;
   private shared: KafkaClient | undefined;
+  /** Set by {@link close}, cleared by {@link open}: nothing reconnects in between. */
+  private closed = false;
+  /** The stop signal of the last {@link open}. */
+  private stop: AbortSignal | undefined;
 
   constructor(private readonly options: KafkaSourceOptions) {
     const format = options.format ?? 'json';
@@ -104,12 +108,23 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
   }
 
   private client(): KafkaClient {
+    // A lag scrape or a group commit after close() must not open a connection nobody closes.
+    if (this.closed) throw new SourceError(`Kafka source ${this.id} is closed`);
     this.shared ??= (this.options.clientFactory ?? kafkajsClient)(this.options.connection, this.options.logger);
     return this.shared;
   }
 
-  /** Closes the connections (open() reconnects); call once the pipeline is done. */
+  /**
+   * Closes the connections; call once the pipeline is done. Until the next {@link open},
+   * {@link backlog} and {@link committed} fail instead of connecting again.
+   */
   async close(): Promise<void> {
+    this.closed = true;
+    await this.disconnect();
+  }
+
+  /** Closes the connections; the next request reconnects. */
+  private async disconnect(): Promise<void> {
     const c = this.shared;
     this.shared = undefined;
     await c?.close();
@@ -195,6 +210,8 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
   }
 
   open(from: SourceOffset, options: SourceOpenOptions = {}): AsyncIterable<SourceRecord<Record<string, unknown>>> {
+    this.closed = false;
+    this.stop = options.signal;
     return this.read(from, options.signal);
   }
 
@@ -312,7 +329,9 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
       }
     } finally {
       if (onAbort) signal?.removeEventListener('abort', onAbort);
-      if (signal?.aborted) await this.close();
+      // A fetch left waiting on the broker ends with its connection (the pipeline may still
+      // report its last offsets to the group: that reconnects).
+      if (signal?.aborted) await this.disconnect();
     }
   }
 
@@ -333,7 +352,9 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
 
   /**
    * After a checkpoint up to `offset` is committed to the table: commits the offsets to the
-   * consumer group (best effort, for monitoring; a failure is logged by the caller).
+   * consumer group (best effort, for monitoring; a failure is logged by the caller). Once the
+   * pipeline is stopping (the signal of `open` aborted) it makes one attempt, without retries: the
+   * stop is bounded, and the next run reports the offsets again after its restore.
    */
   async committed(offset: SourceOffset, pipeline: { readonly table: string; readonly commitUser: string }): Promise<void> {
     if (offset === null) return;
@@ -342,7 +363,8 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
     for (const [topic, parts] of parseOffset(offset, this.topics, this.id)) {
       for (const [partition, pos] of parts) list.push({ topic, partition, offset: pos.next });
     }
-    await this.client().commitGroupOffsets(groupId, list);
+    const stop = this.stop;
+    await this.client().commitGroupOffsets(groupId, list, stop !== undefined ? { signal: stop } : {});
   }
 
   /** Per assigned partition: its high watermark and the committed position (lag = end − committed). */

@@ -253,7 +253,7 @@ class KafkajsClient implements KafkaClient {
     });
   }
 
-  async commitGroupOffsets(groupId: string, offsets: readonly FetchRequest[]): Promise<void> {
+  async commitGroupOffsets(groupId: string, offsets: readonly FetchRequest[], options: { signal?: AbortSignal } = {}): Promise<void> {
     if (offsets.length === 0) return;
     const byTopic = new Map<string, Array<{ partition: number; offset: string }>>();
     for (const o of offsets) {
@@ -261,17 +261,21 @@ class KafkajsClient implements KafkaClient {
       list.push({ partition: o.partition, offset: String(o.offset) });
       byTopic.set(o.topic, list);
     }
-    await this.retrying(`committing offsets to consumer group ${groupId}`, async () => {
-      await this.target([...byTopic.keys()]);
-      const coordinator = await this.cluster.findGroupCoordinator({ groupId });
-      // Generation -1 and no member id: a commit from outside the group (the group has no members).
-      await coordinator.offsetCommit({
-        groupId,
-        groupGenerationId: -1,
-        memberId: '',
-        topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
-      });
-    });
+    await this.retrying(
+      `committing offsets to consumer group ${groupId}`,
+      async () => {
+        await this.target([...byTopic.keys()]);
+        const coordinator = await this.cluster.findGroupCoordinator({ groupId });
+        // Generation -1 and no member id: a commit from outside the group (the group has no members).
+        await coordinator.offsetCommit({
+          groupId,
+          groupGenerationId: -1,
+          memberId: '',
+          topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
+        });
+      },
+      options.signal,
+    );
   }
 
   async fetch(
