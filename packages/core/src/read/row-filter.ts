@@ -157,6 +157,32 @@ function stringTest(data: arrow.Data, literals: readonly unknown[]): ((i: number
   };
 }
 
+/** The sorted halves of a BIGINT key list, per list (a read searches every batch for the same keys). */
+const halvesByList = new WeakMap<readonly unknown[], Array<[number, number]> | null>();
+
+/**
+ * `literals` as distinct BIGINT keys in ascending order, each as [signed high half, unsigned low
+ * half] (signed 64-bit order without a bigint per probe); null for a literal that is no integer.
+ */
+function sortedBigintHalves(literals: readonly unknown[]): Array<[number, number]> | null {
+  if (halvesByList.has(literals)) return halvesByList.get(literals)!;
+  const keys: bigint[] = [];
+  let out: Array<[number, number]> | null = null;
+  let ok = true;
+  for (const v of literals) {
+    if (typeof v === 'bigint') keys.push(v);
+    else if (typeof v === 'number' && Number.isSafeInteger(v)) keys.push(BigInt(v));
+    else if (v !== null && v !== undefined && !(typeof v === 'number' && !Number.isInteger(v))) ok = false;
+  }
+  if (ok) {
+    out = [...new Set(keys)]
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .map((k): [number, number] => [Number(BigInt.asIntN(32, k >> 32n)), Number(BigInt.asUintN(32, k))]);
+  }
+  halvesByList.set(literals, out);
+  return out;
+}
+
 /**
  * The rows of `batch` whose key equals one of `literals`, found by binary search in a batch
  * sorted by its key `field` (a single-column primary key: data files are sorted by key), in
@@ -191,18 +217,11 @@ export function sortedKeyRows(
       break;
     }
     case 'BIGINT': {
-      const keys: bigint[] = [];
-      for (const v of literals) {
-        if (typeof v === 'bigint') keys.push(v);
-        else if (typeof v === 'number' && Number.isSafeInteger(v)) keys.push(BigInt(v));
-        else if (v !== null && v !== undefined && !(typeof v === 'number' && !Number.isInteger(v))) return null;
-      }
+      const prepared = sortedBigintHalves(literals);
+      if (prepared === null) return null;
       const values = data.values as BigInt64Array;
       const halves = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
-      // Signed 64-bit order without a bigint per probe: high halves signed, then low halves unsigned.
-      wanted = [...new Set(keys)]
-        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-        .map((k) => [Number(BigInt.asIntN(32, k >> 32n)), Number(BigInt.asUintN(32, k))]);
+      wanted = prepared;
       compare = (i, k) => {
         const [hi, lo] = k as [number, number];
         const d = halves[2 * i + 1]! - hi;

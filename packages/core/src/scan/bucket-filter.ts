@@ -94,6 +94,16 @@ export function fixesColumns(predicate: Predicate | null, columns: readonly stri
  * A row the predicate keeps holds, in each such column, a value equal to one of the list's.
  */
 export function fixedValues(predicate: Predicate): Map<string, unknown[]> {
+  // One answer per predicate object: a read asks once per split, and the key search prepares
+  // its sorted keys once per list (see `sortedKeyRows`).
+  let out = fixedByPredicate.get(predicate);
+  if (out === undefined) fixedByPredicate.set(predicate, (out = collectFixedValues(predicate)));
+  return out;
+}
+
+const fixedByPredicate = new WeakMap<Predicate, Map<string, unknown[]>>();
+
+function collectFixedValues(predicate: Predicate): Map<string, unknown[]> {
   const out = new Map<string, unknown[]>();
   for (const conjunct of predicate.kind === 'and' ? predicate.children : [predicate]) {
     const fixed = equalities(conjunct);
