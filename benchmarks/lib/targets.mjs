@@ -1,6 +1,6 @@
 /**
  * The performance scoreboard: one row per figure the project set itself a target for, read from
- * the result files the benchmarks wrote (commit, read, read-data, write, compact, maintenance, kafka, pk),
+ * the result files the benchmarks wrote (commit, read, read-data, write, compact, maintenance, kafka, pk, lookup),
  * with the run date of each so a reader sees whether they were measured in one `npm run bench`.
  * `npm run bench` writes it as `results/targets.{json,md}` after the benchmarks ran (and
  * `node benchmarks/run.mjs --summary` rebuilds it from the files present).
@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { fmtNum, fmtRate, markdownTable } from './report.mjs';
+import { fmtInt, fmtNum, fmtRate, markdownTable } from './report.mjs';
 
 function load(dir, name) {
   const file = path.join(dir, `${name}.json`);
@@ -186,6 +186,58 @@ function compaction(compact) {
   };
 }
 
+/** The measurement of the current code (`this`) of one lookup case, by backend and table kind. */
+function lookupCase(lookup, backend, compacted = true) {
+  return lookup?.cases?.find((c) => c.engine === 'this' && c.backend === backend && /compacted/.test(c.table) === compacted);
+}
+
+function oneKeyLocal(lookup) {
+  const c = lookupCase(lookup, 'local');
+  if (!c) return null;
+  const ratio = c.p50Ms / c.fullIdReadMs;
+  return {
+    figure: `one-key read on a long-lived Table, ${c.table}, local disk`,
+    now:
+      `p50 ${fmtNum(c.p50Ms, 1)} ms, p90 ${fmtNum(c.p90Ms, 1)} ms, first call ${fmtNum(c.firstMs, 0)} ms = ${fmtNum(ratio, 3)} × a full read of the id column (${fmtNum(c.fullIdReadMs, 0)} ms); ` +
+      `${fmtNum(c.requestsPerKey.data, 1)} data-file requests per key`,
+    target: 'p50 ≤ 0.05 × that full read, ≤ 3 data-file requests per key after the first call',
+    met: ratio <= 0.05 && c.requestsPerKey.data <= 3,
+  };
+}
+
+function oneKeyS3(lookup) {
+  const c = lookupCase(lookup, 's3 (RGW)');
+  if (!c) return null;
+  return {
+    figure: `one-key read on a long-lived Table, ${c.table}, S3 server`,
+    now: `p50 ${fmtNum(c.p50Ms, 1)} ms, p90 ${fmtNum(c.p90Ms, 1)} ms, first call ${fmtNum(c.firstMs, 0)} ms; ${fmtNum(c.requestsPerKey.data, 1)} data-file requests per key`,
+    target: 'p50 ≤ 50 ms at 10M rows',
+    met: c.p50Ms <= 50 && lookup.s3Rows >= 10_000_000,
+  };
+}
+
+function manyKeys(lookup) {
+  const c = lookupCase(lookup, 'local');
+  if (!c || !c.inRuns?.length) return null;
+  return {
+    figure: `${fmtInt(c.inKeys)} keys in one read (id IN (…)), ${c.table}, local disk`,
+    now: `${fmtRate(c.inKeysPerSec)} keys/s (${fmtNum(c.inMs, 0)} ms)`,
+    target: '≥ 20k keys/s',
+    met: c.inKeysPerSec >= 20_000,
+  };
+}
+
+function keyListDelete(lookup) {
+  const d = lookup?.deletes?.find((x) => x.engine === 'this');
+  if (!d) return null;
+  return {
+    figure: `tidemark delete --input of ${fmtInt(d.keys)} keys on a ${fmtRate(d.rows)}-row table`,
+    now: `${fmtNum(d.deleteMs / 1000, 2)} s; count --where "id IN (${fmtInt(d.countKeys)} keys)" ${fmtNum(d.countMs / 1000, 2)} s`,
+    target: '≤ 2 s',
+    met: d.deleteMs <= 2000,
+  };
+}
+
 /** Primary-key upserts against appends of the same rows, speed and CPU, from one run. */
 function primaryKeyWrite(pk) {
   if (!pk?.upsert || !pk?.append) return null;
@@ -227,6 +279,7 @@ export function buildTargets(dir) {
     maintenance: load(dir, 'maintenance'),
     kafka: load(dir, 'kafka'),
     pk: load(dir, 'pk'),
+    lookup: load(dir, 'lookup'),
   };
   const build = [
     ['commit', commitRequests],
@@ -241,6 +294,10 @@ export function buildTargets(dir) {
     ['compact', compaction],
     ['kafka', kafkaIngest],
     ['pk', primaryKeyWrite],
+    ['lookup', oneKeyLocal],
+    ['lookup', oneKeyS3],
+    ['lookup', manyKeys],
+    ['lookup', keyListDelete],
   ];
   const rows = [];
   for (const [source, fn] of build) {

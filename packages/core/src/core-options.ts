@@ -36,6 +36,7 @@ export const OPTION = {
   FILE_COMPRESSION_ZSTD_LEVEL: 'file.compression.zstd-level',
   TARGET_FILE_SIZE: 'target-file-size',
   WRITE_BUFFER_SIZE: 'write-buffer-size',
+  LOOKUP_CACHE_MAX_MEMORY_SIZE: 'lookup.cache-max-memory-size',
   WRITE_BUFFER_SPILLABLE: 'write-buffer-spillable',
   MANIFEST_TARGET_FILE_SIZE: 'manifest.target-file-size',
   MANIFEST_MERGE_MIN_COUNT: 'manifest.merge-min-count',
@@ -474,6 +475,14 @@ export class CoreOptions {
   /** `write-buffer-size` in bytes (256 MiB): the writer's memory budget for buffered rows. */
   get writeBufferSize(): number {
     return this.size(OPTION.WRITE_BUFFER_SIZE, 256 * MIB);
+  }
+
+  /**
+   * `lookup.cache-max-memory-size` in bytes (256 MiB): decoded rows of data files that key lookups
+   * on a long-lived table keep in memory.
+   */
+  get lookupCacheMaxMemorySize(): number {
+    return this.size(OPTION.LOOKUP_CACHE_MAX_MEMORY_SIZE, 256 * MIB);
   }
 
   /** `write-buffer-spillable`, or null when unset (Paimon then spills on object stores and in batch). */

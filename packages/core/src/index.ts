@@ -6,24 +6,9 @@
  */
 
 // ---- tables and catalogs -------------------------------------------------------------------
-export {
-  Table,
-  TableCommit,
-  newTableCommit,
-  openTable,
-  readTable,
-  type AppendOptions,
-  type AutoExpireCallOption,
-  type DeleteOptions,
-  type DeleteResult,
-  type RowChangeDryRun,
-  type UpdateChange,
-  type UpdateResult,
-  type CommittableInput,
-  type NewCommitOptions,
-  type OpenTableOptions,
-  type TableOverwriteOptions,
-} from './table.js';
+export { Table, openTable, readTable, type AppendOptions, type OpenTableOptions, type TableOverwriteOptions } from './table.js';
+export { TableCommit, newTableCommit, type AutoExpireCallOption, type CommittableInput, type NewCommitOptions } from './table-commit.js';
+export type { DeleteOptions, DeleteResult, RowChangeDryRun, UpdateChange, UpdateResult } from './row-change/row-change-table.js';
 export type { AfterCommitCall, AfterCommitJobs } from './commit/after-commit.js';
 export type {
   DeletionVectorFilePlan,
@@ -344,6 +329,7 @@ export {
   createBucketRewriter,
   type OpenBucketRewriterOptions,
   openBucketRewriter,
+  type RewrittenTable,
 } from './compact/bucket-rewriter.js';
 export { LookupLevels, type LookupLevelsOptions, type LookupResult } from './compact/lookup-levels.js';
 export { type DeletionVectorCompaction } from './compact/lookup-rewriter.js';

@@ -258,16 +258,12 @@ function evalWith(pred: Predicate, get: RowGetter): Truth {
     case 'in': {
       const v = get(pred.column);
       if (isNull(v)) return null;
-      let sawNull = false;
-      let found = false;
-      for (const item of pred.values) {
-        if (isNull(item)) sawNull = true;
-        else if (compareValues(v, item) === 0) {
-          found = true;
-          break;
-        }
-      }
-      const r: Truth = found ? true : sawNull ? null : false;
+      const set = inSet(pred);
+      let found: boolean;
+      const key = set === null ? undefined : equalityKey(v);
+      if (set !== null && key !== undefined && set.classes.has(key[0]!)) found = set.keys.has(key);
+      else found = pred.values.some((item) => !isNull(item) && compareValues(v, item) === 0);
+      const r: Truth = found ? true : (set?.sawNull ?? pred.values.some(isNull)) ? null : false;
       return pred.negated ? negate(r) : r;
     }
     case 'isNull': {
@@ -348,6 +344,91 @@ export function likeMatcher(pattern: string, escape = '\\'): RegExp {
 
 function negate(t: Truth): Truth {
   return t === null ? null : !t;
+}
+
+/** IN lists shorter than this are scanned: hashing each row value costs more than a few compares. */
+const IN_SET_MIN_VALUES = 8;
+
+/** The values of a long IN list by {@link equalityKey}, built once per predicate object. */
+interface InSet {
+  readonly keys: ReadonlySet<string>;
+  /** Kinds (first character of a key) among the values: a row value of another kind is compared one by one. */
+  readonly classes: ReadonlySet<string>;
+  readonly sawNull: boolean;
+}
+
+const inSets = new WeakMap<InPredicate, InSet | null>();
+
+/**
+ * The hash set of a long IN list, so that a row costs one lookup instead of one compare per value
+ * (a delete of 5,000 keys tested every row against every key). Null for short lists and for
+ * values {@link equalityKey} does not know (they are compared one by one).
+ */
+function inSet(pred: InPredicate): InSet | null {
+  let set = inSets.get(pred);
+  if (set === undefined) {
+    set = null;
+    if (pred.values.length >= IN_SET_MIN_VALUES) {
+      const keys = new Set<string>();
+      const classes = new Set<string>();
+      let sawNull = false;
+      let known = true;
+      for (const item of pred.values) {
+        if (isNull(item)) {
+          sawNull = true;
+          continue;
+        }
+        const key = equalityKey(item);
+        if (key === undefined) {
+          // NaN equals nothing; any other unknown value needs compareValues.
+          if (typeof item === 'number') continue;
+          known = false;
+          break;
+        }
+        keys.add(key);
+        classes.add(key[0]!);
+      }
+      if (known) set = { keys, classes, sawNull };
+    }
+    inSets.set(pred, set);
+  }
+  return set;
+}
+
+/**
+ * A string that two non-null values share exactly when {@link compareValues} finds them equal
+ * (same kind), or undefined for values it cannot key (NaN, nested values). Numbers and bigints
+ * share integer keys (`5` = `5n`) and doubles one kind with them, -0 keys as 0, decimals are keyed without trailing zeros
+ * (`1.50` = `1.5`).
+ */
+export function equalityKey(v: unknown): string | undefined {
+  switch (typeof v) {
+    case 'bigint':
+      return `n${v}`;
+    case 'number':
+      // Integers print as their digits either way; other doubles always with '.', 'e' or 'Infinity'.
+      if (Number.isNaN(v)) return undefined;
+      return Number.isInteger(v) ? `n${BigInt(v)}` : `n${v}`;
+    case 'string':
+      return `s${v}`;
+    case 'boolean':
+      return v ? 'b1' : 'b0';
+    default:
+      break;
+  }
+  if (v instanceof Uint8Array) return `x${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex')}`;
+  if (isDecimal(v)) {
+    let unscaled = v.unscaled;
+    let scale = v.scale;
+    if (unscaled === 0n) return 'd0';
+    while (unscaled % 10n === 0n) {
+      unscaled /= 10n;
+      scale--;
+    }
+    return `d${unscaled}e${scale}`;
+  }
+  if (isTimestamp(v)) return `t${v.millis}.${v.nanoOfMillis}`;
+  return undefined;
 }
 
 /**

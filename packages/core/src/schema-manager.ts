@@ -45,6 +45,17 @@ export class SchemaManager {
   }
 
   /**
+   * The newest schema, starting from `knownId` (a schema id this process saw): schema ids are
+   * contiguous, so when `knownId + 1` does not exist `knownId` is still the newest (one request).
+   *
+   * @throws TableNotFoundError when the table root has no schema files.
+   */
+  async latestFrom(knownId: number): Promise<TableSchema> {
+    if (await this.fileIO.exists(this.paths.schemaPath(knownId + 1))) return this.latest();
+    return this.schema(knownId);
+  }
+
+  /**
    * Schema `id` (cached).
    *
    * @throws SchemaNotFoundError naming the missing file.

@@ -8,45 +8,14 @@
  * const t = await table.newRead({ snapshotId: 3 }).toArrowTable();
  * ```
  */
-import { randomUUID } from 'node:crypto';
 import * as arrow from 'apache-arrow';
 import { resolveFileIO, type FileIO, type ResolveFileIOOptions } from '@tidemark/storage';
-import {
-  BATCH_COMMIT_IDENTIFIER,
-  INDEX_TYPE_DELETION_VECTORS,
-  toArrowSchema,
-  type DataField,
-  type DataFileMeta,
-  type IndexManifestEntry,
-  type Tag,
-  type TableSchema,
-} from '@tidemark/format';
-import { and } from './predicate.js';
-import { parsePredicate } from './predicate-parser.js';
-import { makeBatch, takeBatch } from './read/arrow-take.js';
-import { valueReader } from './read/arrow-values.js';
-import { canonical } from './read/aggregated-columns.js';
-import { mergeEngineOptions } from './read/merge-engine.js';
-import { ConversionFailure, toInternal } from './write/value-conversion.js';
-import { applyAssignments, parseAssignments } from './write/row-update.js';
-import { refuseIgnoredAssignments, refuseIgnoredRows } from './write/update-effect.js';
-import { replanOnBucketConflict } from './write/bucket-replan.js';
-import { completeDroppedCompaction, compactsLevel0AtCommit } from './write/dropped-compaction.js';
-import { NotSupportedError, WriteValidationError } from './write/write-errors.js';
+import { INDEX_TYPE_DELETION_VECTORS, type DataFileMeta, type IndexManifestEntry, type Tag, type TableSchema } from '@tidemark/format';
 import type { CommitMessage, Committable } from './commit-message.js';
-import {
-  FileStoreCommit,
-  alreadyCommittedReason,
-  type CommitCallOptions,
-  type CommitResult,
-  type FileStoreCommitOptions,
-  type OverwriteCallOptions,
-} from './commit/file-store-commit.js';
+import type { CommitResult } from './commit/file-store-commit.js';
 import { sharedCommitKnowledge, type LivePlan } from './commit/commit-knowledge.js';
-import { commitNotApplied } from './commit/commit-errors.js';
 import { snapshotIndexEntries } from './commit/index-changes.js';
 import { BucketDvMaintainer } from './deletion-vectors/bucket-dv-maintainer.js';
-import { deleteFromAppendTable } from './deletion-vectors/append-delete.js';
 import { rollbackTo, type RollbackOptions, type RollbackResult } from './rollback.js';
 import { createTag, deleteTag, listTags, tagDurationOf, type CreateTagOptions } from './tags.js';
 import { listPartitionEntries, type PartitionEntry } from './partition/partition-entries.js';
@@ -68,8 +37,19 @@ import { TagManager } from './tag-manager.js';
 import { IncrementalRead, TableRead, type IncrementalReadOptions, type ReadOptions } from './read/table-read.js';
 import { StreamRead, type StreamReadOptions } from './read/stream-read.js';
 import { ConsumerManager } from './consumer-manager.js';
-import { afterCommitJobs, type AfterCommitJobs } from './commit/after-commit.js';
-import { partitionRowsOf, type OverwritePlan, type RowChangePlan, type RowChangeProgress } from './row-change-plan.js';
+import type { OverwritePlan } from './row-change-plan.js';
+import { newTableCommit, type NewCommitOptions, type TableCommit } from './table-commit.js';
+import { commitClearing, writeAndCommit } from './row-change/one-shot-write.js';
+import { deleteRows } from './row-change/delete-rows.js';
+import { updateRows } from './row-change/update-rows.js';
+import {
+  dryRunOutcome,
+  type DeleteOptions,
+  type DeleteResult,
+  type RowChangeDryRun,
+  type UpdateChange,
+  type UpdateResult,
+} from './row-change/row-change-table.js';
 
 /** Options of {@link openTable}. */
 export interface OpenTableOptions {
@@ -341,7 +321,7 @@ export class Table {
    *   already committed `identifier`, `empty` when there was nothing to write).
    */
   async append(rows: WriteInput, options: AppendOptions = {}): Promise<CommitResult> {
-    return this.writeAndCommit(rows, options, (commit, committable, record) =>
+    return writeAndCommit(this, rows, options, (commit, committable, record) =>
       commitClearing(commit, { ...committable, ...(options.properties ? { properties: options.properties } : {}) }, record),
     );
   }
@@ -374,7 +354,8 @@ export class Table {
         await writer.close();
       }
     }
-    return this.writeAndCommit(
+    return writeAndCommit(
+      this,
       rows,
       options,
       async (commit, committable) => {
@@ -393,36 +374,6 @@ export class Table {
       },
       { replacePartitions: true },
     );
-  }
-
-  /**
-   * The shared path of {@link append} and {@link overwrite}: opens a commit for the options' user,
-   * returns `skipped` before writing any data file when the identifier is already committed, else
-   * writes `rows` and hands the committable to `commit`.
-   */
-  private async writeAndCommit(
-    rows: WriteInput,
-    options: Pick<AppendOptions, 'commitUser' | 'identifier' | 'expire' | 'rowKindField'>,
-    commit: (tableCommit: TableCommit, committable: Committable, record: WriterRecord) => Promise<CommitResult>,
-    extraWriteOptions: TableWriteOptions = {},
-  ): Promise<CommitResult> {
-    const tableCommit = this.newCommit({
-      ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
-      ...(options.expire !== undefined ? { expire: options.expire } : {}),
-    });
-    const identifier = toIdentifier(options.identifier);
-    if (identifier !== BATCH_COMMIT_IDENTIFIER) {
-      const skip = await skippedAs(tableCommit, identifier);
-      if (skip !== null) return skip;
-    }
-    const writeOptions = { ...extraWriteOptions, ...(options.rowKindField !== undefined ? { rowKindField: options.rowKindField } : {}) };
-    const written = await this.writeThen(
-      rows,
-      async (messages, record) => ({ messages, result: await commit(tableCommit, { identifier, messages }, record) }),
-      writeOptions,
-    );
-    // After the writer's files are committed: an error from here on must not discard them.
-    return completeDroppedCompaction(this, tableCommit, { identifier, messages: written.messages }, written.result);
   }
 
   /**
@@ -457,80 +408,8 @@ export class Table {
     keysOrWhere: readonly RowObject[] | { readonly where: string },
     options: DeleteOptions = {},
   ): Promise<DeleteResult | RowChangeDryRun> {
-    const r = await this.deleteRows(keysOrWhere, options);
+    const r = await deleteRows(this, keysOrWhere, options);
     return r.dryRun ? dryRunOutcome(r) : { deleted: r.deleted, result: r.result!, plan: r.plan, dryRun: false };
-  }
-
-  private async deleteRows(keysOrWhere: readonly RowObject[] | { readonly where: string }, options: DeleteOptions): Promise<RowChange> {
-    const schema = this.currentSchema;
-    if (schema.primaryKeys.length === 0) return this.deleteAppendRows(keysOrWhere, options);
-    const merge = mergeEngineOptions(schema);
-    if (merge.engine === 'first-row') throw new NotSupportedError('merge engine first-row ignores deletes: rows cannot be deleted');
-    if ((merge.engine === 'partial-update' || merge.engine === 'aggregation') && !merge.removeRecordOnDelete) {
-      throw new NotSupportedError(
-        `merge engine ${merge.engine} keeps a row on delete unless '${merge.engine === 'aggregation' ? 'aggregation' : 'partial-update'}.remove-record-on-delete' = 'true'`,
-      );
-    }
-    if (merge.ignoreDelete) throw new NotSupportedError("the table option 'ignore-delete' = 'true' drops deletes");
-    let lookup: (snapshotId: number) => Promise<arrow.RecordBatch[]>;
-    if (Array.isArray(keysOrWhere)) {
-      const keys = this.keyLookup(keysOrWhere as readonly RowObject[]);
-      lookup = (snapshotId) => this.findKeys(keys, snapshotId, options.onProgress);
-    } else {
-      const where = (keysOrWhere as { where?: unknown }).where;
-      if (typeof where !== 'string')
-        throw new WriteValidationError(undefined, undefined, "delete expects an array of keys or { where: '<predicate>' }");
-      parsePredicate(where, schema.fields);
-      lookup = (snapshotId) => this.findRows(snapshotId, where, options.onProgress);
-    }
-    const skippedDryRun = await this.dryRunSkipped(options);
-    if (skippedDryRun) return { deleted: 0, result: skippedDryRun, plan: this.primaryKeyPlan(null, []), dryRun: true };
-    const snapshotId = await this.snapshotManager.latestId();
-    const found = snapshotId === null ? [] : await lookup(snapshotId);
-    const plan = this.primaryKeyPlan(snapshotId, found);
-    const matched = plan.rowsMatched;
-    if (options.dryRun) return { deleted: 0, result: null, plan, dryRun: true };
-    const input = matched === 0 ? new arrow.Table(toArrowSchema(schema.fields)) : withRowKind(found, DELETE_KIND_FIELD, '-D');
-    if (matched > 0) options.onProgress?.({ phase: 'writing', done: 0, unit: 'files' });
-    const result = await this.writeAndCommit(input, { ...options, rowKindField: DELETE_KIND_FIELD }, (commit, committable, record) => {
-      options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
-      return commitClearing(commit, committable, record);
-    });
-    return { deleted: result.status === 'committed' ? matched : 0, result, plan, dryRun: false };
-  }
-
-  /** The plan of a primary-key delete or update: the rows found, per partition. */
-  private primaryKeyPlan(baseSnapshotId: number | null, found: readonly arrow.RecordBatch[]): RowChangePlan {
-    return {
-      baseSnapshotId,
-      rowsMatched: found.reduce((n, b) => n + b.numRows, 0),
-      method: 'primary-key-records',
-      partitions: partitionRowsOf(this.paths, this.currentSchema, found),
-      deletionVectorFiles: [],
-    };
-  }
-
-  /**
-   * A dry run with an identifier its commit user already committed: the real run would skip, so
-   * the dry run says so instead of planning.
-   */
-  private async dryRunSkipped(options: DeleteOptions): Promise<CommitResult | null> {
-    if (!options.dryRun || options.identifier === undefined || options.commitUser === undefined) return null;
-    const identifier = toIdentifier(options.identifier);
-    return skippedAs(this.newCommit({ commitUser: options.commitUser, expire: false }), identifier);
-  }
-
-  /** The rows of the snapshot matching `where`, counted on `onProgress` as they are found. */
-  private async findRows(snapshotId: number, where: string, onProgress: DeleteOptions['onProgress']): Promise<arrow.RecordBatch[]> {
-    const out: arrow.RecordBatch[] = [];
-    let rows = 0;
-    onProgress?.({ phase: 'scanning', done: 0, unit: 'rows' });
-    for await (const batch of this.newRead({ snapshotId, where }).batches()) {
-      out.push(batch);
-      rows += batch.numRows;
-      onProgress?.({ phase: 'scanning', done: rows, unit: 'rows' });
-    }
-    return out;
   }
 
   /**
@@ -560,178 +439,8 @@ export class Table {
   update(change: UpdateChange, options?: DeleteOptions & { readonly dryRun?: false }): Promise<UpdateResult>;
   update(change: UpdateChange, options?: DeleteOptions): Promise<UpdateResult | RowChangeDryRun>;
   async update(change: UpdateChange, options: DeleteOptions = {}): Promise<UpdateResult | RowChangeDryRun> {
-    const r = await this.updateRows(change, options);
+    const r = await updateRows(this, change, options);
     return r.dryRun ? dryRunOutcome(r) : { updated: r.deleted, result: r.result!, plan: r.plan, dryRun: false };
-  }
-
-  private async updateRows(change: UpdateChange, options: DeleteOptions): Promise<RowChange> {
-    const schema = this.currentSchema;
-    if (change === null || typeof change !== 'object' || typeof change.where !== 'string') {
-      throw new WriteValidationError(undefined, undefined, "update expects { where: '<predicate>', set: { column: newValue } }");
-    }
-    const predicate = parsePredicate(change.where, schema.fields);
-    if (schema.primaryKeys.length === 0) {
-      if (!this.context.options.deletionVectorsEnabled) {
-        throw new NotSupportedError(
-          `${this.location} is an append table without deletion vectors: rows can be updated only with the table option ` +
-            "'deletion-vectors.enabled' = 'true' (set it with ALTER TABLE / 'tidemark alter'), or rewrite the partitions with an overwrite",
-        );
-      }
-      const assignments = parseAssignments(schema.fields, change.set);
-      const skippedDryRun = await this.dryRunSkipped(options);
-      if (skippedDryRun) return { deleted: 0, result: skippedDryRun, plan: emptyDvPlan(), dryRun: true };
-      const { deleted, result, plan } = await deleteFromAppendTable(this, predicate, {
-        ...appendDeleteOptions(options),
-        replaceWith: (matched, commitWith) =>
-          this.writeThen(new arrow.Table(applyAssignments(matched, schema.fields, assignments)), (messages) => commitWith(messages)),
-      });
-      return { deleted, result, plan, dryRun: options.dryRun === true };
-    }
-    const merge = mergeEngineOptions(schema);
-    if (merge.engine === 'aggregation' || merge.engine === 'first-row') {
-      throw new NotSupportedError(
-        `merge engine ${merge.engine} does not replace rows on write (${merge.engine === 'first-row' ? 'the first row is kept' : 'values are aggregated'}): rows cannot be updated`,
-      );
-    }
-    const refused = new Map(
-      schema.primaryKeys.map((k) => [k, 'is part of the primary key and cannot be updated; delete the row and insert the new one']),
-    );
-    const assignments = parseAssignments(schema.fields, change.set, refused);
-    refuseIgnoredAssignments(schema.fields, merge, assignments);
-    const skippedDryRun = await this.dryRunSkipped(options);
-    if (skippedDryRun) return { deleted: 0, result: skippedDryRun, plan: this.primaryKeyPlan(null, []), dryRun: true };
-    const snapshotId = await this.snapshotManager.latestId();
-    const found = snapshotId === null ? [] : await this.findRows(snapshotId, change.where, options.onProgress);
-    const updated = applyAssignments(found, schema.fields, assignments);
-    refuseIgnoredRows(schema.fields, schema.primaryKeys, merge, assignments, found, updated);
-    const plan = this.primaryKeyPlan(snapshotId, found);
-    const matched = plan.rowsMatched;
-    if (options.dryRun) return { deleted: 0, result: null, plan, dryRun: true };
-    if (matched === 0) return { deleted: 0, result: { status: 'empty' }, plan, dryRun: false };
-    options.onProgress?.({ phase: 'writing', done: 0, unit: 'files' });
-    const result = await this.writeAndCommit(new arrow.Table(updated), options, (commit, committable, record) => {
-      options.onProgress?.({ phase: 'committing', done: 0, unit: 'files' });
-      return commitClearing(commit, committable, record);
-    });
-    return { deleted: result.status === 'committed' ? matched : 0, result, plan, dryRun: false };
-  }
-
-  /** Append tables: rows matching `{ where }` are marked in deletion vectors. */
-  private async deleteAppendRows(
-    keysOrWhere: readonly RowObject[] | { readonly where: string },
-    options: DeleteOptions,
-  ): Promise<RowChange> {
-    if (!this.context.options.deletionVectorsEnabled) {
-      throw new NotSupportedError(
-        `${this.location} is an append table without deletion vectors: rows can be deleted only with the table option ` +
-          "'deletion-vectors.enabled' = 'true' (set it with ALTER TABLE / 'tidemark alter'), or rewrite the partitions with an overwrite",
-      );
-    }
-    const where = Array.isArray(keysOrWhere) ? undefined : (keysOrWhere as { where?: unknown }).where;
-    if (typeof where !== 'string') {
-      throw new WriteValidationError(
-        undefined,
-        undefined,
-        "rows of an append table are deleted by predicate: delete({ where: '<predicate>' })",
-      );
-    }
-    const predicate = parsePredicate(where, this.currentSchema.fields);
-    const skippedDryRun = await this.dryRunSkipped(options);
-    if (skippedDryRun) return { deleted: 0, result: skippedDryRun, plan: emptyDvPlan(), dryRun: true };
-    const { deleted, result, plan } = await deleteFromAppendTable(this, predicate, appendDeleteOptions(options));
-    return { deleted, result, plan, dryRun: options.dryRun === true };
-  }
-
-  /** Validates key objects and converts their primary-key values. */
-  private keyLookup(keys: readonly RowObject[]): KeyLookup {
-    const schema = this.currentSchema;
-    const pkFields = schema.primaryKeys.map((n) => schema.fields.find((f) => f.name === n)!);
-    const wanted = new Set<string>();
-    const inValues = pkFields.map(() => [] as unknown[]);
-    keys.forEach((row, r) => {
-      if (row === null || typeof row !== 'object') throw new WriteValidationError(undefined, r, 'expected a key object { column: value }');
-      const values = pkFields.map((f, i) => {
-        let v: unknown;
-        try {
-          v = toInternal(f.type, row[f.name]);
-        } catch (e) {
-          if (e instanceof ConversionFailure) throw new WriteValidationError(f.name, r, e.message);
-          throw e;
-        }
-        if (v === null) throw new WriteValidationError(f.name, r, 'missing primary-key column');
-        inValues[i]!.push(v);
-        return v;
-      });
-      wanted.add(canonical(values));
-    });
-    return { pkFields, wanted, inValues };
-  }
-
-  /** The rows of the snapshot whose primary key is one of the looked-up keys, as Arrow batches of all columns. */
-  private async findKeys(
-    { pkFields, wanted, inValues }: KeyLookup,
-    snapshotId: number,
-    onProgress?: DeleteOptions['onProgress'],
-  ): Promise<arrow.RecordBatch[]> {
-    if (wanted.size === 0) return [];
-    let rows = 0;
-    onProgress?.({ phase: 'scanning', done: 0, unit: 'rows' });
-    const where = and(
-      ...pkFields.map((f, i) => ({ kind: 'in', column: f.name, type: f.type, values: inValues[i]!, negated: false }) as const),
-    );
-    const out: arrow.RecordBatch[] = [];
-    for await (const batch of this.newRead({ snapshotId, where }).batches()) {
-      const readers = pkFields.map((f) => valueReader(batch.getChild(f.name)!.data[0]!, f.type));
-      const keep: number[] = [];
-      for (let i = 0; i < batch.numRows; i++) if (wanted.has(canonical(readers.map((read) => read(i))))) keep.push(i);
-      if (keep.length > 0) out.push(keep.length === batch.numRows ? batch : takeBatch(batch, keep));
-      rows += keep.length;
-      onProgress?.({ phase: 'scanning', done: rows, unit: 'rows' });
-    }
-    return out;
-  }
-
-  /**
-   * Writes `rows`, then runs `commit` on the messages. The writer stays open until the commit has
-   * finished: its in-flight record is what keeps orphan cleanup away from the new data files
-   * until a snapshot references them.
-   */
-  private async writeThen<T>(
-    rows: WriteInput,
-    commit: (messages: Awaited<ReturnType<TableWrite['prepareCommit']>>, record: WriterRecord) => Promise<T>,
-    writeOptions: TableWriteOptions = {},
-  ): Promise<T> {
-    // Dynamic buckets: a commit that lost a race for a new key's bucket is refused before anything
-    // is visible, and its files are deleted; writing the rows again plans against the new latest
-    // snapshot, where the key has its bucket. Rows are in memory (arrays, Arrow), so this is safe.
-    return replanOnBucketConflict(this.context.options, () => this.writeOnceThen(rows, commit, writeOptions));
-  }
-
-  private async writeOnceThen<T>(
-    rows: WriteInput,
-    commit: (messages: Awaited<ReturnType<TableWrite['prepareCommit']>>, record: WriterRecord) => Promise<T>,
-    writeOptions: TableWriteOptions,
-  ): Promise<T> {
-    const writer = this.newBatchWrite(writeOptions);
-    let messages: Awaited<ReturnType<TableWrite['prepareCommit']>>;
-    try {
-      await writer.write(rows);
-      messages = await writer.prepareCommit();
-    } catch (e) {
-      await writer.abort().catch(() => undefined);
-      await writer.close().catch(() => undefined);
-      throw e;
-    }
-    const recordId = writer.recordId;
-    const record: WriterRecord = { ids: recordId === null ? [] : [recordId], cleared: () => writer.recordCleared() };
-    try {
-      return await commit(messages, record);
-    } catch (e) {
-      if (commitNotApplied(e)) await writer.discard(messages).catch(() => undefined);
-      throw e;
-    } finally {
-      await writer.close();
-    }
   }
 
   /**
@@ -798,27 +507,6 @@ export class Table {
   }
 }
 
-/** Options of {@link Table.newCommit}. */
-export interface NewCommitOptions extends FileStoreCommitOptions {
-  /** Commit user; default a fresh UUID (one per batch job, as in Paimon). */
-  readonly commitUser?: string;
-  /**
-   * Expire snapshots after each commit that creates one (default true; never when the table
-   * option `write-only` is `true`). Automatic tags and partition expiration follow the table
-   * options whatever this says. See {@link Table.newCommit}.
-   */
-  readonly expire?: boolean;
-}
-
-/** Per-call switch of the automatic snapshot expiration of {@link TableCommit}. */
-export interface AutoExpireCallOption {
-  /**
-   * `false` skips the automatic expiration after this call. `true` cannot enable it where the
-   * committer or the table (`write-only`) disabled it.
-   */
-  readonly expire?: boolean;
-}
-
 /** Options of {@link Table.append}. */
 export interface AppendOptions {
   /** Commit user; default a fresh UUID. Give a stable one with `identifier` for idempotent retries. */
@@ -831,106 +519,6 @@ export interface AppendOptions {
   readonly properties?: Readonly<Record<string, string>>;
   /** Expire snapshots after the commit (default true unless the table is `write-only`); see {@link Table.newCommit}. */
   readonly expire?: boolean;
-}
-
-/** Options of {@link Table.delete}. */
-export interface DeleteOptions {
-  readonly commitUser?: string;
-  readonly identifier?: bigint | number;
-  /** Expire snapshots after the commit (default true unless the table is `write-only`); see {@link Table.newCommit}. */
-  readonly expire?: boolean;
-  /**
-   * Plan only: find the matching rows in the latest snapshot and report them in the result's
-   * `plan`, writing no file at all (no data file, deletion vector, manifest or snapshot).
-   */
-  readonly dryRun?: boolean;
-  /** Called as the rows are looked for, and when writing and committing start (cheap; may be called often). */
-  readonly onProgress?: (progress: RowChangeProgress) => void;
-}
-
-/** The change of {@link Table.update}: which rows, and their new column values. */
-export interface UpdateChange {
-  /** Predicate selecting the rows (the `newRead({ where })` syntax). */
-  readonly where: string;
-  /** Column name → new value. */
-  readonly set: RowObject;
-}
-
-/** What {@link Table.update} did. */
-export interface UpdateResult {
-  /** Rows updated (0 unless the commit happened). */
-  readonly updated: number;
-  readonly result: CommitResult;
-  /** What the update changed: the figures a dry run ({@link RowChangeDryRun}) reports beforehand. */
-  readonly plan: RowChangePlan;
-  readonly dryRun: false;
-}
-
-/** What {@link Table.delete} did. */
-export interface DeleteResult {
-  /** Keys (append tables: rows) that existed in the latest snapshot and were deleted (0 unless the commit happened). */
-  readonly deleted: number;
-  readonly result: CommitResult;
-  /** What the delete changed: the figures a dry run ({@link RowChangeDryRun}) reports beforehand. */
-  readonly plan: RowChangePlan;
-  readonly dryRun: false;
-}
-
-/** What a dry run of {@link Table.delete} or {@link Table.update} found; nothing was written. */
-export interface RowChangeDryRun {
-  readonly dryRun: true;
-  /** What the change would do, planned against the latest snapshot. */
-  readonly plan: RowChangePlan;
-  /** Set when the commit user already committed the identifier: the real run would skip, for this reason. */
-  readonly skipped?: string;
-}
-
-/** A delete or update as the implementations return it; `result` is null for a dry run unless it would skip. */
-interface RowChange {
-  readonly deleted: number;
-  readonly result: CommitResult | null;
-  readonly plan: RowChangePlan;
-  readonly dryRun: boolean;
-}
-
-function dryRunOutcome(r: RowChange): RowChangeDryRun {
-  return { dryRun: true, plan: r.plan, ...(r.result?.status === 'skipped' ? { skipped: r.result.reason } : {}) };
-}
-
-/** The plan of a delete that found nothing to plan against (append tables). */
-function emptyDvPlan(): RowChangePlan {
-  return { baseSnapshotId: null, rowsMatched: 0, method: 'deletion-vectors', partitions: [], deletionVectorFiles: [] };
-}
-
-/** {@link DeleteOptions} as the append-table delete takes them. */
-function appendDeleteOptions(options: DeleteOptions): Parameters<typeof deleteFromAppendTable>[2] {
-  return {
-    ...(options.commitUser !== undefined ? { commitUser: options.commitUser } : {}),
-    ...(options.expire !== undefined ? { expire: options.expire } : {}),
-    ...(options.identifier !== undefined ? { identifier: toIdentifier(options.identifier) } : {}),
-    ...(options.dryRun !== undefined ? { dryRun: options.dryRun } : {}),
-    ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
-  };
-}
-
-/** The internal row kind column of the -D rows `Table.delete` writes (never a table column name Paimon allows). */
-const DELETE_KIND_FIELD = '__tidemark_row_kind__';
-
-/** Batches of table columns plus a Utf8 column `field` holding `kind` in every row. */
-function withRowKind(batches: readonly arrow.RecordBatch[], field: string, kind: string): arrow.Table {
-  const out = batches.map((b) => {
-    const kinds = arrow.vectorFromArray(new Array<string>(b.numRows).fill(kind), new arrow.Utf8());
-    const schema = new arrow.Schema([...b.schema.fields, new arrow.Field(field, new arrow.Utf8(), false)]);
-    return makeBatch(schema, [...b.data.children, kinds.data[0]!], b.numRows);
-  });
-  return new arrow.Table(out);
-}
-
-/** Primary-key values to look up, canonically encoded, and the values per key column. */
-interface KeyLookup {
-  readonly pkFields: readonly DataField[];
-  readonly wanted: ReadonlySet<string>;
-  readonly inValues: readonly unknown[][];
 }
 
 /** Options of {@link Table.overwrite}. */
@@ -950,156 +538,6 @@ export interface TableOverwriteOptions {
   readonly identifier?: bigint | number;
   /** Expire snapshots after the commit (default true unless the table is `write-only`); see {@link Table.newCommit}. */
   readonly expire?: boolean;
-}
-
-/**
- * The in-flight record of the writer of a one-shot write: a commit of its files may clear it with
- * its own record ({@link commitClearing}), so that `close` need not delete it in a round trip of its own.
- */
-interface WriterRecord {
-  readonly ids: readonly string[];
-  /** The commit cleared it: the writer's `close` leaves it alone. */
-  cleared(): void;
-}
-
-/**
- * Commits the files of a one-shot write and clears its writer's in-flight record together with the
- * commit's own, once the snapshot exists: the same guarantee as the writer's `close` afterwards
- * (files are protected until a snapshot references them), one round trip sooner.
- */
-async function commitClearing(commit: TableCommit, committable: CommittableInput, record: WriterRecord): Promise<CommitResult> {
-  const ctx = commit.fileStoreCommit.context;
-  // Such a table's dropped compaction is done again by the write (writeAndCommit): no warning.
-  const completes = compactsLevel0AtCommit({ context: ctx, isPrimaryKeyTable: ctx.schema.primaryKeys.length > 0 });
-  const result = await commit.commit(committable, { clearsRecords: record.ids, ...(completes ? { logDroppedCompaction: false } : {}) });
-  if (result.status === 'committed') record.cleared();
-  return result;
-}
-
-/**
- * The commit path every writer uses (tables, the sink's committer, compaction): a committer for
- * the table of `context`, bound to one commit user. Its {@link FileStoreCommit} verifies on S3,
- * before the first snapshot, that the store refuses a second `If-None-Match: *` PUT; after each
- * commit that created a snapshot it runs the table's automatic tags, partition expiration and
- * snapshot expiration (commit/after-commit.ts; none when the table is `write-only`, no snapshot
- * expiration when `options.expire` is false). See {@link Table.newCommit}.
- *
- * @throws InvalidOptionError when the table option `write-only` is neither `true` nor `false`.
- */
-export function newTableCommit(context: TableContext, options: NewCommitOptions = {}): TableCommit {
-  const commitUser = options.commitUser ?? randomUUID();
-  const { expire, ...storeOptions } = options;
-  const inner = new FileStoreCommit(context, { checkBaseDataFiles: true, shareWithTable: true, ...storeOptions });
-  const jobs = afterCommitJobs(context, inner, {
-    expireSnapshots: expire !== false,
-    now: options.now ?? Date.now,
-    logger: options.logger ?? context.logger,
-  });
-  return new TableCommit(inner, commitUser, () => Promise.resolve(), jobs);
-}
-
-/**
- * A {@link FileStoreCommit} bound to one commit user (from {@link newTableCommit}). After each
- * call that created a snapshot it runs the after-commit jobs (automatic tags, partition and
- * snapshot expiration, see {@link Table.newCommit}); a call passing `expire: false` skips the
- * snapshot expiration. The jobs never throw (failures are logged).
- */
-export class TableCommit {
-  constructor(
-    /** The underlying committer (for options not exposed here). */
-    readonly fileStoreCommit: FileStoreCommit,
-    readonly commitUser: string,
-    private readonly beforeCommit: () => Promise<void> = () => Promise.resolve(),
-    private readonly jobs: AfterCommitJobs | null = null,
-  ) {}
-
-  /**
-   * Commits `committable` (identifier default Long.MAX) as an APPEND (and COMPACT) snapshot;
-   * returns `skipped` when this user already committed the identifier. Then expires snapshots
-   * (see {@link Table.newCommit}) unless `options.expire` is false.
-   */
-  async commit(
-    committable: CommittableInput,
-    options: Omit<CommitCallOptions, 'commitUser'> & AutoExpireCallOption = {},
-  ): Promise<CommitResult> {
-    const { expire, ...callOptions } = options;
-    await this.beforeCommit();
-    const input = normalize(committable);
-    const result = await this.fileStoreCommit.commit(input, { ...callOptions, commitUser: this.commitUser });
-    await this.afterCommit([result], input.identifier, expire);
-    return result;
-  }
-
-  /**
-   * Overwrites partitions with the committable's new files (see `FileStoreCommit.overwrite`), then
-   * expires snapshots unless `options.expire` is false.
-   */
-  async overwrite(
-    committable: CommittableInput,
-    options: Omit<OverwriteCallOptions, 'commitUser'> & AutoExpireCallOption = {},
-  ): Promise<CommitResult> {
-    const { expire, ...callOptions } = options;
-    await this.beforeCommit();
-    const input = normalize(committable);
-    const result = await this.fileStoreCommit.overwrite(input, { ...callOptions, commitUser: this.commitUser });
-    await this.afterCommit([result], input.identifier, expire);
-    return result;
-  }
-
-  /**
-   * Plans an overwrite without writing anything (see `FileStoreCommit.planOverwrite`): feed the
-   * rows to a `newBatchWrite({ dryRun: true })` writer and pass its `routedRows()`.
-   *
-   * @throws CommitInputError for a spec naming a non-partition column, or rows outside the spec.
-   */
-  planOverwrite(
-    written: readonly { readonly partition: Uint8Array; readonly rows: number }[],
-    options: Pick<OverwriteCallOptions, 'partition' | 'dynamic'> = {},
-  ): Promise<OverwritePlan> {
-    return this.fileStoreCommit.planOverwrite(written, options);
-  }
-
-  /** The last identifier this user committed (every identifier up to it counts as committed), or null. */
-  lastCommittedIdentifier(): Promise<bigint | null> {
-    return this.fileStoreCommit.lastCommittedIdentifier(this.commitUser);
-  }
-
-  /** The committables this user has not committed yet, sorted by identifier. */
-  filterCommitted(committables: readonly Committable[]): Promise<Committable[]> {
-    return this.fileStoreCommit.filterCommitted(committables, this.commitUser);
-  }
-
-  /**
-   * Recovery: commits every committable this user has not committed yet, in identifier order,
-   * then expires snapshots once (when any was committed) unless `options.expire` is false.
-   */
-  async filterAndCommit(
-    committables: readonly Committable[],
-    options: { readonly force?: boolean } & AutoExpireCallOption = {},
-  ): Promise<CommitResult[]> {
-    const { expire, ...callOptions } = options;
-    await this.beforeCommit();
-    const results = await this.fileStoreCommit.filterAndCommit(committables, this.commitUser, callOptions);
-    const last =
-      committables.length === 0 ? null : committables.reduce((a, c) => (c.identifier > a ? c.identifier : a), committables[0]!.identifier);
-    await this.afterCommit(results, last, expire);
-    return results;
-  }
-
-  /** Runs the after-commit jobs when a snapshot was created. */
-  private async afterCommit(results: readonly CommitResult[], identifier: bigint | null, expire: boolean | undefined): Promise<void> {
-    if (this.jobs === null) return;
-    if (!results.some((r) => r.status === 'committed')) return;
-    // Best effort by contract; guard anyway so that a commit that succeeded is never reported as failed.
-    await this.jobs.run({ identifier, expireSnapshots: expire !== false }).catch(() => undefined);
-  }
-}
-
-/** A {@link Committable} whose identifier may be omitted (Long.MAX) or given as a number. */
-export type CommittableInput = Omit<Committable, 'identifier'> & { readonly identifier?: bigint | number };
-
-function normalize(c: CommittableInput): Committable {
-  return { ...c, identifier: toIdentifier(c.identifier) };
 }
 
 /**
@@ -1136,21 +574,6 @@ function foldOwnCompaction(committable: Committable): {
     return folded;
   });
   return { committable: { ...committable, messages }, unreferenced };
-}
-
-function toIdentifier(id: bigint | number | undefined): bigint {
-  if (id === undefined) return BATCH_COMMIT_IDENTIFIER;
-  if (typeof id === 'number' && !Number.isSafeInteger(id))
-    throw new RangeError(`commit identifier ${id} is not a safe integer; pass a bigint`);
-  return BigInt(id);
-}
-
-/** The `skipped` result when the commit's user already committed `identifier` (or a later one), else null. */
-async function skippedAs(commit: TableCommit, identifier: bigint): Promise<CommitResult | null> {
-  const last = await commit.lastCommittedIdentifier();
-  return last !== null && identifier <= last
-    ? { status: 'skipped', reason: alreadyCommittedReason(identifier, commit.commitUser, last) }
-    : null;
 }
 
 function bucketKey(partition: Uint8Array, bucket: number): string {

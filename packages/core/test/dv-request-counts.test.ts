@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO, type FileIO } from '@tidemark/storage';
 import { FileSystemCatalog, type Table } from '../src/index.js';
-import { instrumentFileIO } from '../../../test/support/instrumented-file-io.mjs';
+import { countingRequests } from './helpers.js';
 
 /** What a request touched: DV index files, data files, manifests or other metadata. */
 function category(path: string): string {
@@ -25,23 +25,12 @@ interface Counter {
 }
 
 function counting(inner: FileIO, latencyMs = 1): Counter {
-  let counts: Record<string, number> = {};
-  const io = instrumentFileIO(inner, {
+  return countingRequests(
+    inner,
+    (request) =>
+      `${request.kind === 'conditional-put' ? 'put' : request.kind} ${request.path !== undefined ? category(request.path) : 'many'}`,
     latencyMs,
-    start(request) {
-      const key = `${request.kind === 'conditional-put' ? 'put' : request.kind} ${request.path !== undefined ? category(request.path) : 'many'}`;
-      counts[key] = (counts[key] ?? 0) + 1;
-      if (request.newRoundTrip) counts.roundTrips = (counts.roundTrips ?? 0) + 1;
-    },
-  });
-  return {
-    io,
-    take: () => {
-      const c = counts;
-      counts = {};
-      return c;
-    },
-  };
+  );
 }
 
 let n = 0;

@@ -2,6 +2,7 @@ import { MemoryFileIO, type FileIO, type FileStatus, type ListOptions } from '@t
 import { serializeSnapshot, type Snapshot } from '@tidemark/format';
 import { TablePaths } from '../src/table-paths.js';
 import { seededRandom as seededUnit } from '../../../test/support/seeded-random.mjs';
+import { instrumentFileIO } from '../../../test/support/instrumented-file-io.mjs';
 
 let counter = 0;
 
@@ -96,4 +97,39 @@ export { TablePaths };
 export function seededRandom(seed: number): (n: number) => number {
   const next = seededUnit(seed);
   return (n: number): number => Math.floor(next() * n);
+}
+
+/** A request as {@link countingRequests} sees it. */
+export interface CountedRequest {
+  readonly kind: string;
+  readonly path?: string;
+}
+
+/**
+ * A FileIO counting requests under the key `keyOf` gives each (and `roundTrips`: requests issued
+ * while none was in flight); `take()` returns the counts since the last call. `latencyMs` delays
+ * every request, so that requests issued together overlap as on an object store.
+ */
+export function countingRequests(
+  inner: FileIO,
+  keyOf: (request: CountedRequest) => string,
+  latencyMs = 0,
+): { io: FileIO; take(): Record<string, number> } {
+  let counts: Record<string, number> = {};
+  const io = instrumentFileIO(inner, {
+    latencyMs,
+    start(request) {
+      const key = keyOf(request);
+      counts[key] = (counts[key] ?? 0) + 1;
+      if (request.newRoundTrip) counts.roundTrips = (counts.roundTrips ?? 0) + 1;
+    },
+  });
+  return {
+    io,
+    take: () => {
+      const c = counts;
+      counts = {};
+      return c;
+    },
+  };
 }

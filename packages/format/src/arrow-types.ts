@@ -106,6 +106,18 @@ export function keyValueFileFields(trimmedPrimaryKeyFields: readonly DataField[]
   ];
 }
 
+/**
+ * Columns of a primary-key data file whose values are (nearly) unique in the file, written
+ * without a Parquet dictionary (`ParquetWriteOptions.plainColumns`): `_SEQUENCE_NUMBER`, and a
+ * single-column trimmed primary key with its value column (a file holds each key once). A
+ * composite key's columns may repeat (a tenant id, say) and keep their dictionary.
+ */
+export function keyValuePlainColumns(trimmedPrimaryKeyFields: readonly DataField[]): string[] {
+  const out = [SEQUENCE_NUMBER_FIELD_NAME];
+  if (trimmedPrimaryKeyFields.length === 1) out.push(KEY_FIELD_PREFIX + trimmedPrimaryKeyFields[0]!.name, trimmedPrimaryKeyFields[0]!.name);
+  return out;
+}
+
 /** Reads the `PARQUET:field_id` metadata of an Arrow field, or undefined when absent. */
 export function arrowFieldId(field: arrow.Field): number | undefined {
   const raw = field.metadata.get(PARQUET_FIELD_ID_KEY);

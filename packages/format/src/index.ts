@@ -9,6 +9,7 @@ export {
   KEY_FIELD_ID_START,
   KEY_FIELD_PREFIX,
   keyValueFileFields,
+  keyValuePlainColumns,
   PARQUET_FIELD_ID_KEY,
   SEQUENCE_NUMBER_FIELD_ID,
   SEQUENCE_NUMBER_FIELD_NAME,
@@ -28,6 +29,13 @@ export {
   type ParquetReadOptions,
   type ParquetRowGroupExtent,
 } from './parquet-reader.js';
+export {
+  decodeColumnIndex,
+  decodeOffsetIndex,
+  type ParquetColumnPages,
+  type ParquetPageLocation,
+  type ParquetPageStats,
+} from './parquet-page-index.js';
 export { fileIOSource, openOrcFile, readOrcFile, type OrcFileReadOptions } from './orc-data-file.js';
 export type { OrcLiteral, OrcPredicate } from '@tidemark/orc';
 export { zoneOffsetSeconds } from '@tidemark/orc';

@@ -210,7 +210,12 @@ function decodeFooter(footerWithTrailer: Uint8Array, metadataLength: number): Pa
   };
 }
 
-function decodeStat(bytes: Uint8Array, element: SchemaElement): ParquetStatValue {
+/**
+ * A statistics bound's bytes as a {@link ParquetStatValue} of the column `element` describes
+ * (shared by the footer's chunk statistics and the column index's page bounds).
+ * @internal
+ */
+export function decodeStat(bytes: Uint8Array, element: SchemaElement): ParquetStatValue {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const isDecimal = element.converted_type === 'DECIMAL' || element.logical_type?.type === 'DECIMAL';
   switch (element.type) {

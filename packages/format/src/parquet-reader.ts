@@ -15,6 +15,13 @@ import { toArrowField } from './arrow-types.js';
 import { CorruptFileError, FormatError } from './errors.js';
 import { scanIpcStream, type IpcStreamSegment } from './ipc-stream.js';
 import { damageDetail, decodeParquetFooter, footerError, type ParquetFooter, type ParquetRowGroupInfo } from './parquet-footer.js';
+import {
+  decodeColumnIndex,
+  decodeOffsetIndex,
+  type ParquetColumnPages,
+  type ParquetPageLocation,
+  type ParquetPageStats,
+} from './parquet-page-index.js';
 import { sharedParquetWorkerPool, type ParquetWorkerPool } from './parquet-worker-pool.js';
 import { RangeBlob } from './range-blob.js';
 import { guardWasmRead } from './wasm-trap-guard.js';
@@ -84,6 +91,12 @@ export interface ParquetRowGroupExtent {
 
 /** Options of {@link ParquetDataFile.decode}. */
 export interface ParquetDecodeOptions {
+  /**
+   * Only these rows of the (one) row group decoded, `start` inclusive and `end` exclusive, counted
+   * from the group's first row: with the file's offset index, only the pages holding them are
+   * read and decoded.
+   */
+  readonly rows?: { readonly start: number; readonly end: number };
   /** Top-level physical column names to read (file order is kept); all columns when absent. */
   readonly columns?: readonly string[];
   /** Rows per batch; defaults to one batch per row group. */
@@ -100,6 +113,42 @@ export interface ParquetDecodeOptions {
  * so that a projection does not read the unprojected columns between the chunks it needs.
  */
 const COALESCE_GAP_BYTES = 64 * 1024;
+
+/** Bytes of page spans an opened file keeps at most for later page reads ({@link SpanCache}). */
+const KEPT_SPAN_BYTES = 2 * 1024 * 1024;
+
+/** Byte spans of a file by position, least recently used out first beyond `maxBytes`. */
+class SpanCache {
+  private readonly spans = new Map<string, Uint8Array>();
+  bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get(start: number, end: number): Uint8Array | undefined {
+    const key = `${start}+${end}`;
+    const hit = this.spans.get(key);
+    if (hit !== undefined) {
+      this.spans.delete(key);
+      this.spans.set(key, hit);
+    }
+    return hit;
+  }
+
+  put(start: number, bytes: Uint8Array): void {
+    if (bytes.byteLength > this.maxBytes / 4) return;
+    const key = `${start}+${start + bytes.byteLength}`;
+    const old = this.spans.get(key);
+    if (old !== undefined) this.bytes -= old.byteLength;
+    this.spans.delete(key);
+    this.spans.set(key, bytes);
+    this.bytes += bytes.byteLength;
+    for (const [k, v] of this.spans) {
+      if (this.bytes <= this.maxBytes) break;
+      this.spans.delete(k);
+      this.bytes -= v.byteLength;
+    }
+  }
+}
 
 /**
  * An opened Parquet data file: its decoded footer (row groups with statistics, from one ranged
@@ -133,6 +182,12 @@ export class ParquetDataFile {
   get footer(): ParquetFooter {
     this.decodedFooter ??= decodeParquetFooter(this.path, this.footerTail, this.metadataLength);
     return this.decodedFooter;
+  }
+
+  /** Bytes this object keeps (the file's tail with the footer): what a cache of opened files counts. */
+  get retainedBytes(): number {
+    const tail = this.blob.tail;
+    return tail.byteLength + (this.footerTail === tail ? 0 : this.footerTail.byteLength) + this.keptSpans.bytes;
   }
 
   /**
@@ -184,7 +239,7 @@ export class ParquetDataFile {
    *   than its footer records; FormatError for a column or row group the file does not have.
    */
   async decode(groups: readonly number[], options: ParquetDecodeOptions = {}): Promise<arrow.RecordBatch[]> {
-    const expected = this.expectedRows(groups);
+    const expected = this.expectedRows(groups, options.rows);
     if (groups.length === 0 || expected === 0) return [];
     if (options.columns) this.checkColumns(options.columns);
     const pool = options.pool === false ? null : (options.pool ?? sharedParquetWorkerPool());
@@ -241,14 +296,90 @@ export class ParquetDataFile {
     return batches;
   }
 
-  private expectedRows(groups: readonly number[]): number {
+  private expectedRows(groups: readonly number[], rows?: { readonly start: number; readonly end: number }): number {
     let expected = 0;
     for (const g of groups) {
       const extent = this.rowGroups[g];
       if (extent === undefined) throw new FormatError(`${this.path}: row group ${g} does not exist (file has ${this.rowGroups.length})`);
       expected += extent.rows;
     }
-    return expected;
+    if (rows === undefined) return expected;
+    if (
+      groups.length !== 1 ||
+      !Number.isInteger(rows.start) ||
+      !Number.isInteger(rows.end) ||
+      rows.start < 0 ||
+      rows.end > expected ||
+      rows.start > rows.end
+    ) {
+      throw new FormatError(`${this.path}: rows ${rows.start}..${rows.end} must lie in one row group of ${expected} rows`);
+    }
+    return rows.end - rows.start;
+  }
+
+  /**
+   * The pages of column `column` (a top-level column with one leaf) in row group `group`: where
+   * each is and, when the file has a column index, its bounds. Null when the file has no offset
+   * index for the chunk. Read from the tail already held when it lies there (page indexes are
+   * written right before the footer), else with ranged reads; kept for later calls.
+   */
+  columnPages(group: number, column: string): Promise<ParquetColumnPages | null> {
+    const key = `${group}|${column}`;
+    let pages = this.pageIndexes.get(key);
+    if (pages === undefined) {
+      pages = this.readColumnPages(group, column);
+      pages.catch(() => this.pageIndexes.delete(key));
+      this.pageIndexes.set(key, pages);
+    }
+    return pages;
+  }
+
+  private readonly pageIndexes = new Map<string, Promise<ParquetColumnPages | null>>();
+
+  private async readColumnPages(group: number, column: string): Promise<ParquetColumnPages | null> {
+    const rowGroup = this.metadata.row_groups[group];
+    if (rowGroup === undefined)
+      throw new FormatError(`${this.path}: row group ${group} does not exist (file has ${this.rowGroups.length})`);
+    const chunks = rowGroup.columns.filter((c) => c.meta_data?.path_in_schema[0] === column);
+    const chunk = chunks[0];
+    const meta = chunk?.meta_data;
+    if (chunks.length !== 1 || chunk === undefined || meta === undefined || meta.path_in_schema.length !== 1) return null;
+    if (chunk.offset_index_offset === undefined || chunk.offset_index_length === undefined) return null;
+    const element = this.metadata.schema.find((e, i) => i > 0 && e.name === column && !e.num_children);
+    if (element === undefined) return null;
+    const [offsetBytes, columnBytes] = await Promise.all([
+      this.bytesAt(Number(chunk.offset_index_offset), chunk.offset_index_length),
+      chunk.column_index_offset !== undefined && chunk.column_index_length !== undefined
+        ? this.bytesAt(Number(chunk.column_index_offset), chunk.column_index_length)
+        : Promise.resolve(null),
+    ]);
+    let pages: ParquetPageLocation[];
+    let stats: ParquetPageStats[] | null;
+    try {
+      pages = decodeOffsetIndex(offsetBytes);
+      stats = columnBytes === null ? null : decodeColumnIndex(columnBytes, element);
+    } catch (err) {
+      throw corrupt(this.path, `cannot decode the page index of column '${column}' in row group ${group}`, err);
+    }
+    if (stats !== null && stats.length !== pages.length) stats = null;
+    const chunkStart = Number(meta.dictionary_page_offset ?? meta.data_page_offset);
+    const firstPage = pages[0]?.offset ?? chunkStart;
+    return {
+      column,
+      element,
+      rows: this.rowGroups[group]!.rows,
+      pages,
+      stats,
+      dictionary: firstPage > chunkStart ? { offset: chunkStart, size: firstPage - chunkStart } : null,
+    };
+  }
+
+  /** `length` bytes at `offset`: from the tail held when they lie in it, else one ranged read. */
+  private async bytesAt(offset: number, length: number): Promise<Uint8Array> {
+    const tail = this.blob.tail;
+    const tailStart = this.blob.size - tail.length;
+    if (offset >= tailStart && offset + length <= this.blob.size) return tail.subarray(offset - tailStart, offset - tailStart + length);
+    return this.io.readRange(this.path, offset, length);
   }
 
   private async decodeOnPool(
@@ -261,11 +392,26 @@ export class ParquetDataFile {
       {
         path: this.path,
         size: this.blob.size,
-        ranges: await this.rangesFor(groups, options.columns),
+        ranges:
+          options.rows === undefined
+            ? await this.rangesFor(groups, options.columns)
+            : await this.pageRangesFor(groups[0]!, options.rows, options.columns),
         rowGroups: groups,
+        ...(options.rows !== undefined ? { offset: options.rows.start, limit: options.rows.end - options.rows.start } : {}),
         ...(options.columns ? { columns: options.columns } : {}),
-        batchSize: options.batchSize ?? Math.max(1, ...groups.map((g) => this.rowGroups[g]!.rows)),
-        readRange: (start, length) => this.io.readRange(this.path, start, length),
+        batchSize:
+          options.batchSize ??
+          (options.rows !== undefined
+            ? Math.max(1, options.rows.end - options.rows.start)
+            : Math.max(1, ...groups.map((g) => this.rowGroups[g]!.rows))),
+        // Bytes the decoder wants beyond the ranges given (a small chunk read whole): kept too.
+        readRange: async (start, length) => {
+          const kept = this.keptSpans.get(start, start + length);
+          if (kept !== undefined) return new Uint8Array(kept);
+          const bytes = await this.io.readRange(this.path, start, length);
+          if (options.rows !== undefined) this.keptSpans.put(start, bytes.slice());
+          return bytes;
+        },
       },
       (detail, cause) => corrupt(this.path, `cannot decode ${what}`, Object.assign(new Error(detail), cause ? { cause } : {})),
     );
@@ -301,6 +447,76 @@ export class ParquetDataFile {
         if (end > start) spans.push([start, end]);
       }
     }
+    ranges.push(...(await this.readCoalesced(spans)));
+    return ranges;
+  }
+
+  /**
+   * The tail plus, for each projected column of `group`, the dictionary page and the pages holding
+   * `rows` (by the offset index; a chunk without one is taken whole), coalesced and read in parallel.
+   */
+  private async pageRangesFor(
+    group: number,
+    rows: { readonly start: number; readonly end: number },
+    columns: readonly string[] | undefined,
+  ): Promise<{ start: number; bytes: Uint8Array }[]> {
+    const tail = this.blob.tail;
+    const tailStart = this.blob.size - tail.length;
+    const ranges: { start: number; bytes: Uint8Array }[] = [{ start: tailStart, bytes: new Uint8Array(tail) }];
+    if (tailStart === 0) return ranges;
+    const wanted = columns ? new Set(columns) : null;
+    const spans: [number, number][] = [];
+    const add = (start: number, end: number): void => {
+      const to = Math.min(end, tailStart);
+      if (to > start) spans.push([start, to]);
+    };
+    for (const chunk of this.metadata.row_groups[group]?.columns ?? []) {
+      const m = chunk.meta_data;
+      if (!m || (wanted && !wanted.has(m.path_in_schema[0]!))) continue;
+      const chunkStart = Number(m.dictionary_page_offset ?? m.data_page_offset);
+      const pages =
+        m.path_in_schema.length === 1 && chunk.offset_index_offset !== undefined
+          ? await this.columnPages(group, m.path_in_schema[0]!)
+          : null;
+      // A small chunk (a constant or low-cardinality column) is taken whole, as the decoder reads it.
+      if (pages === null || pages.pages.length === 0 || Number(m.total_compressed_size) <= COALESCE_GAP_BYTES) {
+        add(chunkStart, chunkStart + Number(m.total_compressed_size));
+        continue;
+      }
+      if (pages.dictionary !== null) add(pages.dictionary.offset, pages.dictionary.offset + pages.dictionary.size);
+      pages.pages.forEach((p, i) => {
+        const next = pages.pages[i + 1]?.firstRow ?? pages.rows;
+        if (p.firstRow < rows.end && next > rows.start) add(p.offset, p.offset + p.size);
+      });
+    }
+    // Spans read before (a dictionary page, the key page a probe just read) come from memory.
+    const missing: [number, number][] = [];
+    for (const [a, b] of spans) {
+      const kept = this.keptSpans.get(a, b);
+      // A copy: the worker takes (detaches) the buffers it is given.
+      if (kept !== undefined) ranges.push({ start: a, bytes: new Uint8Array(kept) });
+      else missing.push([a, b]);
+    }
+    const read = await this.readCoalesced(missing);
+    for (const [a, b] of missing) {
+      const from = read.find((r) => r.start <= a && r.start + r.bytes.length >= b);
+      if (from !== undefined) this.keptSpans.put(a, from.bytes.slice(a - from.start, b - from.start));
+    }
+    ranges.push(...read);
+    // Kept spans and fresh reads that touch are one range: the decoder reads a small chunk whole
+    // (its dictionary and pages at once) and finds it only within one range.
+    return joinTouching(ranges);
+  }
+
+  /**
+   * Page spans of this file that page reads fetched, kept for later ones (bounded): a key lookup
+   * decodes the key page twice (to find the row, then the row's columns) and every lookup in a
+   * column chunk reads its dictionary page.
+   */
+  private readonly keptSpans = new SpanCache(KEPT_SPAN_BYTES);
+
+  /** The byte spans `[start, end)` read with ranged reads in parallel, those closer than {@link COALESCE_GAP_BYTES} as one. */
+  private async readCoalesced(spans: [number, number][]): Promise<{ start: number; bytes: Uint8Array }[]> {
     spans.sort((a, b) => a[0] - b[0]);
     const merged: [number, number][] = [];
     for (const s of spans) {
@@ -309,8 +525,7 @@ export class ParquetDataFile {
       else merged.push([s[0], s[1]]);
     }
     const read = await Promise.all(merged.map(([a, b]) => this.io.readRange(this.path, a, b - a)));
-    read.forEach((bytes, i) => ranges.push({ start: merged[i]![0], bytes }));
-    return ranges;
+    return read.map((bytes, i) => ({ start: merged[i]![0], bytes }));
   }
 
   /**
@@ -345,6 +560,7 @@ export class ParquetDataFile {
           rowGroups: [...groups],
           batchSize: options.batchSize ?? Math.max(1, ...groups.map((g) => this.rowGroups[g]!.rows)),
           ...(options.columns ? { columns: [...options.columns] } : {}),
+          ...(options.rows !== undefined ? { offset: options.rows.start, limit: options.rows.end - options.rows.start } : {}),
         }),
       );
       return arrow.tableFromIPC(table.intoIPCStream()).batches;
@@ -360,6 +576,25 @@ export class ParquetDataFile {
       }
     }
   }
+}
+
+/** `ranges` with those that overlap or touch joined into one (copied into a new buffer). */
+function joinTouching(ranges: { start: number; bytes: Uint8Array }[]): { start: number; bytes: Uint8Array }[] {
+  const sorted = [...ranges].sort((a, b) => a.start - b.start);
+  const out: { start: number; parts: { start: number; bytes: Uint8Array }[]; end: number }[] = [];
+  for (const r of sorted) {
+    const last = out[out.length - 1];
+    if (last !== undefined && r.start <= last.end) {
+      last.parts.push(r);
+      last.end = Math.max(last.end, r.start + r.bytes.length);
+    } else out.push({ start: r.start, parts: [r], end: r.start + r.bytes.length });
+  }
+  return out.map(({ start, parts, end }) => {
+    if (parts.length === 1) return parts[0]!;
+    const bytes = new Uint8Array(end - start);
+    for (const p of parts) bytes.set(p.bytes, p.start - start);
+    return { start, bytes };
+  });
 }
 
 function describeGroups(groups: readonly number[]): string {

@@ -8,7 +8,7 @@ import * as arrow from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 
 import { FormatError } from './errors.js';
-import { encodeParquetIpc, prepareParquetInput, type ParquetWriteOptions } from './parquet-writer.js';
+import { encodeParquetIpc, parquetWriterProperties, prepareParquetInput, type ParquetWriteOptions } from './parquet-writer.js';
 
 /** Options of {@link encodeParquetStream}. */
 export interface ParquetStreamOptions extends ParquetWriteOptions {
@@ -45,13 +45,8 @@ export async function* encodeParquetStream(
     return;
   }
   const settings = prepareParquetInput(new arrow.Table(schema), options).settings;
-  let builder = new pw.WriterPropertiesBuilder()
-    .setCompression(settings.codec)
-    .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
-    .setCreatedBy(settings.createdBy)
-    // parquet-rs emits bytes only when a row group is full: this bounds what it buffers.
-    .setMaxRowGroupSize(settings.rowGroupSize ?? groupRows);
-  for (const column of settings.plainColumns ?? []) builder = builder.setColumnDictionaryEnabled(column, false);
+  // parquet-rs emits bytes only when a row group is full: the group size bounds what it buffers.
+  const properties = parquetWriterProperties(settings, groupRows);
   let pending: arrow.RecordBatch[] | undefined = first.value;
   const input = new ReadableStream<pw.RecordBatch>({
     async pull(controller) {
@@ -69,7 +64,7 @@ export async function* encodeParquetStream(
       await source.return?.(undefined);
     },
   });
-  const output = await pw.transformParquetStream(input, builder.build());
+  const output = await pw.transformParquetStream(input, properties);
   const reader = (output as ReadableStream<Uint8Array>).getReader();
   try {
     for (;;) {

@@ -48,6 +48,10 @@ export interface ParquetDecodeJob {
   readonly rowGroups: readonly number[];
   readonly columns?: readonly string[];
   readonly batchSize?: number;
+  /** Rows skipped from the start of the row groups (parquet-wasm's `offset`). */
+  readonly offset?: number;
+  /** Rows decoded at most (parquet-wasm's `limit`). */
+  readonly limit?: number;
   readRange(start: number, length: number): Promise<Uint8Array>;
 }
 
@@ -211,6 +215,8 @@ export class ParquetWorkerPool {
       rowGroups: [...job.rowGroups],
       ...(job.columns ? { columns: [...job.columns] } : {}),
       ...(job.batchSize !== undefined ? { batchSize: job.batchSize } : {}),
+      ...(job.offset !== undefined ? { offset: job.offset } : {}),
+      ...(job.limit !== undefined ? { limit: job.limit } : {}),
     };
     return this.submit(
       message,

@@ -24,9 +24,10 @@ export interface ParquetWriteOptions {
   /** Written into the footer's `created_by`. */
   readonly createdBy?: string;
   /**
-   * Top-level columns written without dictionary encoding: columns whose values are all distinct
-   * (a primary-key file's `_SEQUENCE_NUMBER`, a single-field key), where building a dictionary
-   * only to drop it costs CPU and leaves a useless dictionary page.
+   * Top-level columns written without a dictionary (plain, then compressed): columns whose values
+   * are unique in the file, such as a single-column primary key and the sequence number of
+   * key-value files, gain nothing from one, and a reader that wants a few rows of a large row
+   * group would otherwise decode the whole dictionary page (up to 1 MiB) to read them.
    */
   readonly plainColumns?: readonly string[];
 }
@@ -107,19 +108,30 @@ export function parquetEncodeSettings(options: ParquetWriteOptions = {}): Parque
 }
 
 /**
+ * parquet-wasm's writer properties for `settings`: the codec, page-level statistics (the column
+ * index lets a key lookup read only the pages of a large row group that can hold its key;
+ * parquet-mr, which Java Paimon writes with, writes one too), no dictionary for the plain columns.
+ * @internal
+ */
+export function parquetWriterProperties(settings: ParquetEncodeSettings, rowGroupSize?: number): pw.WriterProperties {
+  let builder = new pw.WriterPropertiesBuilder()
+    .setCompression(settings.codec)
+    .setStatisticsEnabled(pw.EnabledStatistics.Page)
+    .setCreatedBy(settings.createdBy);
+  const groupRows = settings.rowGroupSize ?? rowGroupSize;
+  if (groupRows !== undefined) builder = builder.setMaxRowGroupSize(groupRows);
+  for (const column of settings.plainColumns ?? []) builder = builder.setColumnDictionaryEnabled(column, false);
+  return builder.build();
+}
+
+/**
  * The wasm half of {@link writeParquetFile}: encodes an Arrow IPC stream as Parquet on this thread.
  * @internal
  */
 export function encodeParquetIpc(ipc: Uint8Array, settings: ParquetEncodeSettings): Uint8Array {
-  let builder = new pw.WriterPropertiesBuilder()
-    .setCompression(settings.codec)
-    .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
-    .setCreatedBy(settings.createdBy);
-  if (settings.rowGroupSize !== undefined) builder = builder.setMaxRowGroupSize(settings.rowGroupSize);
-  for (const column of settings.plainColumns ?? []) builder = builder.setColumnDictionaryEnabled(column, false);
   // writeParquet consumes (frees) the wasm table.
   const wasmTable = pw.Table.fromIPCStream(ipc);
-  return pw.writeParquet(wasmTable, builder.build());
+  return pw.writeParquet(wasmTable, parquetWriterProperties(settings));
 }
 
 /**

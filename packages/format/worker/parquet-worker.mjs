@@ -10,8 +10,8 @@
 // - encode-parts (`kind: 'encode-parts'`): as encode, but the IPC arrives as several streams of one
 //   schema (decoded row groups passed through unchanged), joined here first.
 // - decode (`kind: 'decode'`): the file's size and the byte ranges the main thread already read
-//   (its tail, the projected column chunks) in; an Arrow IPC stream of the requested row groups
-//   and columns out. A range parquet-wasm asks for that was not sent is requested from the main
+//   (its tail, the projected column chunks or pages) in; an Arrow IPC stream of the requested row
+//   groups and columns (and rows: `offset`/`limit`) out. A range parquet-wasm asks for that was not sent is requested from the main
 //   thread (which owns the FileIO) with a `read` message.
 // A successful reply carries `ran: [start, end]`, when the job ran on this thread (epoch ms), which
 // the benchmarks' pool timelines read; the pool ignores it.
@@ -87,6 +87,8 @@ async function decode(job) {
       rowGroups: job.rowGroups,
       ...(job.batchSize !== undefined ? { batchSize: job.batchSize } : {}),
       ...(job.columns !== undefined ? { columns: job.columns } : {}),
+      ...(job.offset !== undefined ? { offset: job.offset } : {}),
+      ...(job.limit !== undefined ? { limit: job.limit } : {}),
     });
     const ipc = table.intoIPCStream();
     const out = ipc.byteOffset === 0 && ipc.byteLength === ipc.buffer.byteLength ? ipc : ipc.slice();
@@ -128,9 +130,10 @@ function encode(job) {
     const ipc = job.parts !== undefined ? joinParts(job.parts) : job.ipc;
     let builder = new pw.WriterPropertiesBuilder()
       .setCompression(job.settings.codec)
-      .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
+      .setStatisticsEnabled(pw.EnabledStatistics.Page)
       .setCreatedBy(job.settings.createdBy);
     if (job.settings.rowGroupSize !== undefined) builder = builder.setMaxRowGroupSize(job.settings.rowGroupSize);
+    // No dictionary for columns unique in the file (ParquetWriteOptions.plainColumns).
     for (const column of job.settings.plainColumns ?? []) builder = builder.setColumnDictionaryEnabled(column, false);
     // writeParquet consumes (frees) the wasm table.
     bytes = pw.writeParquet(pw.Table.fromIPCStream(ipc), builder.build());

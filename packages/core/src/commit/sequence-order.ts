@@ -23,6 +23,7 @@ import {
   conformToPaimonTypes,
   encodeParquetAsync,
   keyValueFileFields,
+  keyValuePlainColumns,
   readParquetFile,
   trimmedPrimaryKeys,
   type DataFileMeta,
@@ -287,7 +288,7 @@ export class SequenceOrderGuard {
     for await (const raw of readParquetFile(this.ctx.fileIO, source, { fileSize: f.fileSize })) {
       batches.push(shiftSequence(conformToPaimonTypes(raw, fields), shift, source));
     }
-    const bytes = await encodeParquetAsync(batches, { compression: this.compression });
+    const bytes = await encodeParquetAsync(batches, { compression: this.compression, plainColumns: keyValuePlainColumns(pk) });
     const name = `${this.filePrefix}${this.counter++}${extension(f.fileName)}`;
     const target = this.ctx.paths.dataFilePath(entry.partition, entry.bucket, name);
     this.written.push(target);

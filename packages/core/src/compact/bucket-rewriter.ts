@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { FILE_SOURCE_APPEND, FILE_SOURCE_COMPACT, type DataField, type DataFileMeta, type TableSchema, type Value } from '@tidemark/format';
 import type { FileIO } from '@tidemark/storage';
-import type { Table } from '../table.js';
+import type { SchemaManager } from '../schema-manager.js';
+import type { TablePaths } from '../table-paths.js';
 import type { DataSplit } from '../scan/data-split.js';
 import { coreOptions } from '../core-options.js';
 import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
@@ -211,6 +212,15 @@ function uniqueKeys(segment: KeyValueSegment, keyPositions: readonly number[], k
   return true;
 }
 
+/** What {@link openBucketRewriter} needs of the table it compacts (a `Table` provides it). */
+export interface RewrittenTable {
+  readonly fileIO: FileIO;
+  /** The table directory (its in-flight records live there). */
+  readonly location: string;
+  readonly paths: TablePaths;
+  readonly schemaManager: SchemaManager;
+}
+
 /** Options of {@link openBucketRewriter}. */
 export interface OpenBucketRewriterOptions {
   readonly signal?: AbortSignal;
@@ -228,7 +238,7 @@ export interface OpenBucketRewriterOptions {
  * written, so that orphan cleanup leaves them alone until the run is closed (after its commit).
  */
 export async function openBucketRewriter(
-  table: Table,
+  table: RewrittenTable,
   schema: TableSchema,
   split: DataSplit,
   options: OpenBucketRewriterOptions = {},

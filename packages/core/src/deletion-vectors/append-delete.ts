@@ -25,7 +25,8 @@ import { makeBatch, takeRows } from '../read/arrow-take.js';
 import { valueReader } from '../read/arrow-values.js';
 import { readDataFile } from '../read/data-file-reader.js';
 import type { PlannedFile } from '../scan/data-split.js';
-import type { Table, NewCommitOptions } from '../table.js';
+import type { ReadContext, ReadOptions, TableRead } from '../read/table-read.js';
+import type { NewCommitOptions, TableCommit } from '../table-commit.js';
 import type { DeletionVectorFilePlan, PartitionRows, RowChangePlan, RowChangeProgress } from '../row-change-plan.js';
 import { BucketDvMaintainer } from './bucket-dv-maintainer.js';
 
@@ -33,6 +34,14 @@ import { BucketDvMaintainer } from './bucket-dv-maintainer.js';
 const MAX_ATTEMPTS = 5;
 /** Data files a delete scans at once. */
 const SCAN_CONCURRENCY = 4;
+
+/** What an append-table delete needs of its table (a `Table` provides it). */
+export interface AppendDeleteTable extends ReadContext {
+  /** The table directory as given (its in-flight records live there). */
+  readonly location: string;
+  newRead(options?: ReadOptions): TableRead;
+  newCommit(options?: NewCommitOptions): TableCommit;
+}
 
 /** Options of {@link deleteFromAppendTable}. */
 export interface AppendDeleteOptions extends Pick<NewCommitOptions, 'commitUser' | 'expire'> {
@@ -79,7 +88,7 @@ interface Touched {
  *   concurrent changes of the same vectors.
  */
 export async function deleteFromAppendTable(
-  table: Table,
+  table: AppendDeleteTable,
   predicate: Predicate,
   options: AppendDeleteOptions = {},
 ): Promise<AppendDeleteResult> {
@@ -113,7 +122,7 @@ export async function deleteFromAppendTable(
       if (deleted === 0) return { deleted: 0, result: { status: 'empty' }, plan };
       options.onProgress?.({ phase: 'writing', done: 0, unit: 'files' });
 
-      const dvEntries = (await snapshotIndexEntries(table.fileIO, table.paths, latest)).filter(
+      const dvEntries = (await snapshotIndexEntries(table.fileIO, table.context.paths, latest)).filter(
         (e) => e.indexType === INDEX_TYPE_DELETION_VECTORS,
       );
       const attemptFiles = written.length;
@@ -124,7 +133,7 @@ export async function deleteFromAppendTable(
           const slot = dvEntries.filter((e) => e.bucket === t.bucket && partitionKey(e.partition) === partitionKey(t.partition));
           // Unaware tables: only the DV files holding vectors of the touched files are rewritten.
           const base = unaware ? slot.filter((e) => (e.dvRanges ?? []).some((r) => t.positions.has(r.dataFileName))) : slot;
-          const m = await BucketDvMaintainer.restore(table.fileIO, table.paths, base, o.deletionVectorsBitmap64);
+          const m = await BucketDvMaintainer.restore(table.fileIO, table.context.paths, base, o.deletionVectorsBitmap64);
           for (const [file, positions] of t.positions) for (const p of positions) m.notifyNewDeletion(file, p);
           const inc = await m.prepareCommit(write, false, unaware ? o.deletionVectorIndexFileTargetSize : undefined);
           return {
@@ -168,7 +177,7 @@ export async function deleteFromAppendTable(
  * matching rows themselves go to `matched` when it is given.
  */
 async function findRows(
-  table: Table,
+  table: AppendDeleteTable,
   snapshotId: number,
   predicate: Predicate,
   matched?: arrow.RecordBatch[],
@@ -211,7 +220,7 @@ async function findRows(
 
 /** Positions of the live rows of one data file matching `predicate`, and those rows when `keep`. */
 async function matchingRows(
-  table: Table,
+  table: AppendDeleteTable,
   file: PlannedFile,
   dv: DeletionVector | null,
   predicate: Predicate,
@@ -252,7 +261,7 @@ async function matchingRows(
 }
 
 /** The figures of a delete from the rows found: per partition, and per data file getting deletion vectors. */
-function planOf(table: Table, baseSnapshotId: number | null, touched: ReadonlyMap<string, Touched>): RowChangePlan {
+function planOf(table: AppendDeleteTable, baseSnapshotId: number | null, touched: ReadonlyMap<string, Touched>): RowChangePlan {
   const paths = table.context.paths;
   const partitions = new Map<string, { partition: Record<string, string>; rows: number }>();
   const files: Array<DeletionVectorFilePlan & { readonly dir: string }> = [];

@@ -30,7 +30,10 @@ import type { Predicate } from '../predicate.js';
 import { makeBatch, nullData } from './arrow-take.js';
 import { DEFAULT_READ_AHEAD, readAhead } from './read-ahead.js';
 import { orcPredicate } from './orc-predicate.js';
+import type { ReadCache } from './read-cache.js';
+import { PAGE_SELECT_MIN_ROWS, pageRowRanges, type RowRange } from './page-filter.js';
 import { rowGroupFilter } from './row-group-filter.js';
+import { sortedKeyRows } from './row-filter.js';
 
 /** One batch of a data file, evolved to the read fields. */
 export interface EvolvedBatch {
@@ -66,6 +69,19 @@ export interface ReadDataFileOptions {
   readonly readAhead?: number;
   /** Where parquet-wasm runs: a pool, or `false` for this thread (default: the shared pool). */
   readonly pool?: ParquetWorkerPool | false;
+  /** Keeps opened Parquet files (their footers) between reads. */
+  readonly cache?: ReadCache;
+  /**
+   * Key lookups: keep the decoded row groups in `cache` (bounded by `lookup.cache-max-memory-size`),
+   * so that the next lookup of a key in them decodes nothing.
+   */
+  readonly keepDecoded?: boolean;
+  /**
+   * Primary-key files (sorted by key) read for these values of a single-column key (a read field):
+   * in the pages a row range of a large group was narrowed to, the key column is decoded first and
+   * the other columns only for the rows holding one of the values.
+   */
+  readonly keyProbe?: { readonly field: DataField; readonly values: readonly unknown[] };
 }
 
 /** A decoded batch of one of the files given to {@link readDataFiles}. */
@@ -107,6 +123,9 @@ export async function* readDataFiles<F extends DataFileToRead>(
   for await (const unit of readAhead(decodeUnits(io, files, readFields, options, window), window)) {
     let firstRow = unit.firstRow;
     for (const evolved of unit.batches) {
+      // A key probe returns separate stretches of the unit: each says where it starts.
+      const at = (evolved as ProbedBatch).at;
+      if (at !== undefined) firstRow = unit.firstRow + at;
       yield { file: unit.file, evolved, firstRow };
       firstRow += evolved.batch.numRows;
     }
@@ -186,7 +205,7 @@ async function* decodeUnits<F extends DataFileToRead>(
     fill();
     let opened: OpenedFile;
     try {
-      opened = await head.opened;
+      opened = keepingDecoded(await head.opened, head.file, readFields, options);
     } catch (err) {
       // Fail in order: after the units of the files before it.
       yield () => Promise.reject(err instanceof Error ? err : new Error(String(err)));
@@ -194,31 +213,92 @@ async function* decodeUnits<F extends DataFileToRead>(
     }
     const file = head.file;
     const pass = opened.decodeToIpc !== undefined && passIpc !== undefined && passIpc(file);
-    for (const group of opened.groups) {
-      if (pass) {
+    for (const unit of opened.units) {
+      if (pass && unit.rows === undefined) {
         yield () =>
-          opened.decodeToIpc!(group).then((decoded) =>
+          opened.decodeToIpc!(unit).then((decoded) =>
             'ipc' in decoded
-              ? { file, firstRow: opened.firstRow(group), batches: [], segment: decoded }
-              : { file, firstRow: opened.firstRow(group), batches: decoded.batches },
+              ? { file, firstRow: opened.firstRow(unit), batches: [], segment: decoded }
+              : { file, firstRow: opened.firstRow(unit), batches: decoded.batches },
           );
-      } else yield () => opened.decode(group).then((batches) => ({ file, firstRow: opened.firstRow(group), batches }));
+      } else yield () => opened.decode(unit).then((batches) => ({ file, firstRow: opened.firstRow(unit), batches }));
     }
   }
 }
 
+/**
+ * `opened` whose row groups, once decoded, stay in the read cache when the read is a key lookup
+ * (a file never changes under its name; the key names how it was read).
+ */
+function keepingDecoded(
+  opened: OpenedFile,
+  file: DataFileToRead,
+  readFields: readonly DataField[],
+  options: ReadDataFileOptions,
+): OpenedFile {
+  const cache = options.cache;
+  if (cache === undefined || options.keepDecoded !== true) return opened;
+  const how = `${options.keyValue ? 'kv' : 'plain'}|${options.batchSize ?? ''}|${readShape(readFields)}`;
+  return {
+    units: opened.units,
+    firstRow: (unit) => opened.firstRow(unit),
+    // A key probe of narrowed pages returns the rows of its keys only: nothing to keep for others.
+    decode: (unit) =>
+      unit.rows !== undefined && options.keyProbe !== undefined
+        ? opened.decode(unit)
+        : cache.decoded(
+            `${file.path}#${unit.group}${unit.rows === undefined ? '' : `:${unit.rows.start}-${unit.rows.end}`}#${how}`,
+            () => opened.decode(unit),
+            evolvedBytes,
+          ),
+  };
+}
+
+const shapes = new WeakMap<readonly DataField[], string>();
+
+/** The read fields as a string: ids and types (what decoding a file into them depends on). */
+function readShape(fields: readonly DataField[]): string {
+  let shape = shapes.get(fields);
+  if (shape === undefined) shapes.set(fields, (shape = JSON.stringify(fields.map((f) => [f.id, f.type]))));
+  return shape;
+}
+
+function evolvedBytes(batches: readonly EvolvedBatch[]): number {
+  let total = 0;
+  const visit = (d: arrow.Data): void => {
+    for (const b of [d.values, d.valueOffsets, d.nullBitmap] as Array<ArrayBufferView | undefined>) total += b?.byteLength ?? 0;
+    for (const c of d.children) visit(c);
+  };
+  for (const b of batches) {
+    for (const c of b.batch.data.children) visit(c);
+    total += (b.sequence?.byteLength ?? 0) + (b.valueKind?.byteLength ?? 0);
+  }
+  return total;
+}
+
+/** A batch of a key probe: `at` rows after the first row of its unit. */
+interface ProbedBatch extends EvolvedBatch {
+  readonly at?: number;
+}
+
+/** A row group to read, or the rows of one (`rows`, from the group's first row) that its page index leaves. */
+interface ReadUnit {
+  readonly group: number;
+  readonly rows?: RowRange;
+}
+
 interface OpenedFile {
-  /** Row groups to read (non-empty, not pruned), in file order. */
-  readonly groups: readonly number[];
-  /** Position in the file of a group's first row. */
-  firstRow(group: number): number;
-  decode(group: number): Promise<EvolvedBatch[]>;
+  /** What to read (non-empty, not pruned), in file order. */
+  readonly units: readonly ReadUnit[];
+  /** Position in the file of a unit's first row. */
+  firstRow(unit: ReadUnit): number;
+  decode(unit: ReadUnit): Promise<EvolvedBatch[]>;
   /**
    * Parquet files: the group as the decode worker's IPC stream, with how to evolve it, when the
    * stream is plain and the pool has workers; else its evolved batches.
    */
   decodeToIpc?(
-    group: number,
+    unit: ReadUnit,
   ): Promise<{ readonly ipc: IpcStreamSegment; readonly evolve: () => EvolvedBatch[] } | { readonly batches: EvolvedBatch[] }>;
 }
 
@@ -232,26 +312,62 @@ async function openFile(
   const format = dataFileFormat(file.path, coreOptions(schema).fileFormat);
   const layout = fileLayout(schema, readFields, options.keyValue);
   if (format === 'orc') return openOrc(io, file, layout, readFields, options);
-  const data = await ParquetDataFile.open(io, file.path, {
-    ...(file.fileSize !== undefined ? { fileSize: file.fileSize } : {}),
-    ...(file.rowCount !== undefined ? { rowCount: file.rowCount } : {}),
-  });
+  const open = (): Promise<ParquetDataFile> =>
+    ParquetDataFile.open(io, file.path, {
+      ...(file.fileSize !== undefined ? { fileSize: file.fileSize } : {}),
+      ...(file.rowCount !== undefined ? { rowCount: file.rowCount } : {}),
+    });
+  // Data files never change under their name: a footer read once serves every later read.
+  const data = await (options.cache ? options.cache.parquetFile(file.path, open) : open());
   const keep = options.rowFilter ? rowGroupFilter(options.rowFilter, readFields, layout.fileFields) : null;
-  const groups: number[] = [];
-  data.rowGroups.forEach((g, i) => {
-    if (g.rows > 0 && (keep === null || keep(data.footer.rowGroups[i]!))) groups.push(i);
-  });
+  const units: ReadUnit[] = [];
+  for (const [i, g] of data.rowGroups.entries()) {
+    if (g.rows === 0 || (keep !== null && !keep(data.footer.rowGroups[i]!))) continue;
+    // A large group: only the rows whose pages may hold what the filter wants.
+    const ranges =
+      options.rowFilter && g.rows >= PAGE_SELECT_MIN_ROWS
+        ? await pageRowRanges(data, i, options.rowFilter, readFields, layout.fileFields)
+        : null;
+    if (ranges === null) units.push({ group: i });
+    else for (const rows of ranges) units.push({ group: i, rows });
+  }
   const decodeOptions = {
     columns: layout.physical,
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
     ...(options.pool !== undefined ? { pool: options.pool } : {}),
   };
   return {
-    groups,
-    firstRow: (group) => data.rowGroups[group]!.firstRow,
-    decode: async (group) =>
-      (await data.decode([group], decodeOptions)).map((raw) => evolve(raw, file.path, layout, readFields, options.keyValue)),
-    decodeToIpc: async (group) => {
+    units,
+    firstRow: (unit) => data.rowGroups[unit.group]!.firstRow + (unit.rows?.start ?? 0),
+    decode: async ({ group, rows }) => {
+      const decodeRows = async (r: RowRange | undefined): Promise<EvolvedBatch[]> =>
+        (await data.decode([group], r === undefined ? decodeOptions : { ...decodeOptions, rows: r })).map((raw) =>
+          evolve(raw, file.path, layout, readFields, options.keyValue),
+        );
+      const probe = rows === undefined ? null : keyProbeOf(options, readFields, layout);
+      if (probe === null) return decodeRows(rows);
+      // The key column of the narrowed pages first, then every column of the rows holding a wanted key.
+      const keys = await data.decode([group], { ...decodeOptions, columns: [probe.fileField.name], rows: rows! });
+      const out: ProbedBatch[] = [];
+      let offset = 0;
+      for (const raw of keys) {
+        const found = sortedKeyRows(conformToPaimonTypes(raw, [probe.fileField]), [probe.fileField], probe.fileField, probe.values) ?? [
+          ...Array(raw.numRows).keys(),
+        ];
+        // One decode from the first found row to the last: the rows between (of other keys) are
+        // dropped by the read's key filter, and each decode pays for the pages and dictionaries
+        // again, so many keys in one page (an IN list) decode it once, not once per key.
+        if (found.length > 0) {
+          const start = rows!.start + offset + found[0]!;
+          for (const b of await decodeRows({ start, end: rows!.start + offset + found[found.length - 1]! + 1 })) {
+            out.push({ ...b, at: start - rows!.start });
+          }
+        }
+        offset += raw.numRows;
+      }
+      return out;
+    },
+    decodeToIpc: async ({ group }) => {
       const evolveAll = (raws: readonly arrow.RecordBatch[]): EvolvedBatch[] =>
         raws.map((raw) => evolve(raw, file.path, layout, readFields, options.keyValue));
       const decoded = await data.decodeToIpc([group], decodeOptions);
@@ -261,6 +377,23 @@ async function openFile(
       return { ipc, evolve: () => evolveAll(arrow.tableFromIPC(ipc.bytes).batches) };
     },
   };
+}
+
+/**
+ * The key probe of a read of primary-key files, with the file's field of the key: null when the
+ * read has none, or the file stores the key in another type (an evolved column, cast on read).
+ */
+function keyProbeOf(
+  options: ReadDataFileOptions,
+  readFields: readonly DataField[],
+  layout: FileLayout,
+): { fileField: DataField; values: readonly unknown[] } | null {
+  const probe = options.keyProbe;
+  if (probe === undefined || !options.keyValue) return null;
+  const i = readFields.findIndex((f) => f.id === probe.field.id);
+  const fileField = i < 0 ? undefined : layout.fileFields[i];
+  if (fileField === undefined || JSON.stringify(fileField.type) !== JSON.stringify(probe.field.type)) return null;
+  return { fileField, values: probe.values };
 }
 
 /** An ORC file is one unit, decoded on this thread (the worker pool runs parquet-wasm only). */
@@ -280,7 +413,7 @@ function openOrc(
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
   };
   return {
-    groups: [0],
+    units: [{ group: 0 }],
     firstRow: () => 0,
     decode: async () => {
       const out: EvolvedBatch[] = [];

@@ -4,7 +4,14 @@
  * which no row can match its filter. Only types whose statistics mean the same ordering as the
  * predicate's are used; any other column is "unknown" and never prunes.
  */
-import type { DataField, DataType, ParquetColumnChunkStats, ParquetRowGroupInfo, ParquetStatValue } from '@tidemark/format';
+import type {
+  DataField,
+  DataType,
+  ParquetColumnChunkStats,
+  ParquetLeafColumn,
+  ParquetRowGroupInfo,
+  ParquetStatValue,
+} from '@tidemark/format';
 import { formatStatsSurviveCast } from '../cast/cast-rules.js';
 import { mightMatch, predicateColumns, type ColumnStats, type Predicate } from '../predicate.js';
 
@@ -18,15 +25,7 @@ export function rowGroupFilter(
   readFields: readonly DataField[],
   fileFields: readonly (DataField | undefined)[],
 ): ((group: ParquetRowGroupInfo) => boolean) | null {
-  const usable = new Map<string, { physical: string; type: DataType }>();
-  for (const column of predicateColumns(predicate)) {
-    const i = readFields.findIndex((f) => f.name === column);
-    const fileField = i < 0 ? undefined : fileFields[i];
-    const readType = i < 0 ? undefined : readFields[i]!.type;
-    // A type changed by schema evolution may order differently or change values: leave it unknown.
-    if (!fileField || !readType || !formatStatsSurviveCast(fileField.type, readType) || !PRUNABLE.has(readType.root)) continue;
-    usable.set(column, { physical: fileField.name, type: readType });
-  }
+  const usable = prunableColumns(predicate, readFields, fileFields);
   if (usable.size === 0) return null;
   return (group) => {
     const chunks = new Map<string, ParquetColumnChunkStats>();
@@ -40,6 +39,28 @@ export function rowGroupFilter(
       },
     });
   };
+}
+
+/**
+ * The predicate's columns whose file statistics can prune: read column name → the file's physical
+ * column and the read type. A type changed by schema evolution may order differently (or be
+ * cast): such a column is left out.
+ */
+export function prunableColumns(
+  predicate: Predicate,
+  readFields: readonly DataField[],
+  fileFields: readonly (DataField | undefined)[],
+): Map<string, { physical: string; type: DataType }> {
+  const usable = new Map<string, { physical: string; type: DataType }>();
+  for (const column of predicateColumns(predicate)) {
+    const i = readFields.findIndex((f) => f.name === column);
+    const fileField = i < 0 ? undefined : fileFields[i];
+    const readType = i < 0 ? undefined : readFields[i]!.type;
+    // A type changed by schema evolution may order differently or change values: leave it unknown.
+    if (!fileField || !readType || !formatStatsSurviveCast(fileField.type, readType) || !PRUNABLE.has(readType.root)) continue;
+    usable.set(column, { physical: fileField.name, type: readType });
+  }
+  return usable;
 }
 
 const PRUNABLE = new Set([
@@ -61,16 +82,19 @@ function columnStats(chunk: ParquetColumnChunkStats, type: DataType): ColumnStat
   const nullCount = chunk.nullCount;
   // A truncated bound is not a bound of the values for a string compare; only its null count helps.
   const exact = chunk.minExact !== false && chunk.maxExact !== false;
-  const min = exact ? statValue(chunk.min, chunk, type) : undefined;
-  const max = exact ? statValue(chunk.max, chunk, type) : undefined;
+  const min = exact ? statValue(chunk.min, chunk.column.element, type) : undefined;
+  const max = exact ? statValue(chunk.max, chunk.column.element, type) : undefined;
   return {
     ...(min !== undefined && max !== undefined ? { min, max } : {}),
     ...(nullCount !== undefined ? { nullCount } : {}),
   };
 }
 
-/** A statistics bound as the predicate value of `type`, or undefined when it cannot be mapped. */
-function statValue(v: ParquetStatValue | undefined, chunk: ParquetColumnChunkStats, type: DataType): unknown {
+/**
+ * A statistics bound of a column (`element`: its Parquet schema element) as the predicate value of
+ * `type`, or undefined when it cannot be mapped.
+ */
+export function statValue(v: ParquetStatValue | undefined, element: ParquetLeafColumn['element'], type: DataType): unknown {
   if (v === undefined) return undefined;
   switch (type.root) {
     case 'BOOLEAN':
@@ -92,7 +116,7 @@ function statValue(v: ParquetStatValue | undefined, chunk: ParquetColumnChunkSta
     case 'TIMESTAMP':
     case 'TIMESTAMP_LTZ': {
       if (typeof v !== 'bigint') return undefined;
-      const perMilli = unitsPerMilli(chunk);
+      const perMilli = unitsPerMilli(element);
       if (perMilli === undefined) return undefined;
       // Floor division, so pre-1970 values keep a non-negative nano-of-milli.
       let millis = v / perMilli;
@@ -106,8 +130,7 @@ function statValue(v: ParquetStatValue | undefined, chunk: ParquetColumnChunkSta
 }
 
 /** Units of a timestamp column chunk per millisecond (INT96 statistics are decoded as nanoseconds). */
-function unitsPerMilli(chunk: ParquetColumnChunkStats): bigint | undefined {
-  const e = chunk.column.element;
+function unitsPerMilli(e: ParquetLeafColumn['element']): bigint | undefined {
   if (e.type === 'INT96') return 1_000_000n;
   const lt = e.logical_type;
   const unit = lt?.type === 'TIMESTAMP' ? lt.unit : undefined;

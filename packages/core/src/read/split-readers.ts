@@ -23,6 +23,9 @@ import type { Predicate } from '../predicate.js';
 import { readDataFiles, type DataFileToRead, type ReadDataFileOptions } from './data-file-reader.js';
 import { isRetraction, type MergeEngineOptions } from './merge-engine.js';
 import { KeyValueChunks } from './merged-columns.js';
+import type { ReadCache } from './read-cache.js';
+import { fixedValues } from '../scan/bucket-filter.js';
+import { matchingRows, sortedKeyRows } from './row-filter.js';
 
 /** What split readers need besides the split. */
 export interface SplitReadContext {
@@ -33,12 +36,22 @@ export interface SplitReadContext {
   readonly readFields: readonly DataField[];
   /** Rows per output batch of merged splits. */
   readonly batchSize?: number;
-  /** Row groups whose statistics prove no row satisfies this are skipped (names read fields). */
+  /**
+   * Row groups whose statistics prove no row satisfies this are skipped (names read fields). For
+   * {@link readMergeSplit} it must name key and partition columns only (as skipping by another
+   * column could drop a key's newer record): rows it rejects are dropped before the merge.
+   */
   readonly rowFilter?: Predicate | null;
   /** Row groups decoded ahead of the consumer (see `readDataFiles`). */
   readonly readAhead?: number;
   /** Where parquet-wasm runs (default: the shared worker pool). */
   readonly pool?: ParquetWorkerPool | false;
+  /** Keeps deletion vectors and data-file footers between reads (a long-lived table's reads). */
+  readonly cache?: ReadCache;
+  /** A key lookup: decoded row groups are kept in `cache` too (see `ReadDataFileOptions.keepDecoded`). */
+  readonly keepDecoded?: boolean;
+  /** A lookup of a single-column key: its values (see `ReadDataFileOptions.keyProbe`). */
+  readonly keyProbe?: { readonly field: DataField; readonly values: readonly unknown[] };
 }
 
 /** Options of {@link readRawSplit}. */
@@ -123,7 +136,7 @@ function splitVectors(ctx: SplitReadContext, split: DataSplit, options: RawSplit
     .map((f) => split.deletionFiles.get(f.meta.fileName));
   const refs = wanted.filter((r) => r !== undefined);
   if (refs.length === 0) return null;
-  const p = readDeletionVectorsAt(ctx.fileIO, refs);
+  const p = ctx.cache ? ctx.cache.deletionVectors(ctx.fileIO, refs) : readDeletionVectorsAt(ctx.fileIO, refs);
   // Awaited when the split's first batch arrives; a read that fails before then is reported there.
   p.catch(() => undefined);
   return p;
@@ -151,6 +164,9 @@ function readOptions(ctx: SplitReadContext): Omit<ReadDataFileOptions, 'keyValue
     ...(ctx.rowFilter ? { rowFilter: ctx.rowFilter } : {}),
     ...(ctx.readAhead !== undefined ? { readAhead: ctx.readAhead } : {}),
     ...(ctx.pool !== undefined ? { pool: ctx.pool } : {}),
+    ...(ctx.cache !== undefined ? { cache: ctx.cache } : {}),
+    ...(ctx.keepDecoded !== undefined ? { keepDecoded: ctx.keepDecoded } : {}),
+    ...(ctx.keyProbe !== undefined ? { keyProbe: ctx.keyProbe } : {}),
   };
 }
 
@@ -174,8 +190,26 @@ export async function* readMergeSplit(
   for (const k of [...keyFields, ...sequenceFields, ...extraFields]) if (!mergeFields.some((f) => f.id === k.id)) mergeFields.push(k);
   const held = new KeyValueChunks(mergeFields, keyFields, sequenceFields);
   const files = split.files.filter((f) => !(skipLevel0 && f.meta.level === 0)).map((f) => toRead(ctx, split, f, null));
+  // Records of one key share its key columns: rows the key-only filter drops cannot change the
+  // merged row of a key it keeps, so they are dropped before the merge (a lookup merges its keys only).
+  const keyFilter = ctx.rowFilter ?? null;
+  // A filter fixing a single-column key to some values: its rows are found by binary search (files are sorted by key).
+  const keyValues = keyFilter !== null && keyFields.length === 1 ? fixedValues(keyFilter).get(keyFields[0]!.name) : undefined;
   for await (const { evolved } of readDataFiles(ctx.fileIO, files, mergeFields, { keyValue: true, ...readOptions(ctx) })) {
-    held.add(evolved.batch.data.children, evolved.sequence!, evolved.valueKind!, evolved.batch.numRows);
+    let { batch, sequence, valueKind } = evolved;
+    const found = keyValues === undefined ? null : sortedKeyRows(batch, mergeFields, keyFields[0]!, keyValues);
+    if (found !== null) {
+      if (found.length === 0) continue;
+      batch = takeBatch(batch, found);
+      sequence = takeTyped(sequence!, found);
+      valueKind = takeTyped(valueKind!, found);
+    }
+    const keep = keyFilter === null ? null : matchingRows(batch, mergeFields, keyFilter);
+    if (keep === null) held.add(batch.data.children, sequence!, valueKind!, batch.numRows);
+    else if (keep.length > 0) {
+      const kept = takeBatch(batch, keep);
+      held.add(kept.data.children, takeTyped(sequence!, keep), takeTyped(valueKind!, keep), keep.length);
+    }
   }
   if (held.size === 0) return;
   const schema = new arrow.Schema(ctx.readFields.map((f) => toArrowField(f)));
@@ -185,4 +219,10 @@ export async function* readMergeSplit(
     const end = Math.min(merged.length, start + size);
     yield makeBatch(schema, merged.columns(start, end), end - start);
   }
+}
+
+function takeTyped<T extends BigInt64Array | Int8Array>(values: T, rows: readonly number[]): T {
+  const out = new (values.constructor as new (n: number) => T)(rows.length);
+  rows.forEach((r, i) => (out[i] = values[r]!));
+  return out;
 }

@@ -16,7 +16,7 @@ import {
   type TableSchema,
 } from '@tidemark/format';
 import { TimeTravelError } from '../errors.js';
-import { evaluate, partitionOnly, predicateColumns, type Predicate } from '../predicate.js';
+import { partitionOnly, predicateColumns, type Predicate } from '../predicate.js';
 import { parsePredicate } from '../predicate-parser.js';
 import type { SchemaManager } from '../schema-manager.js';
 import type { SnapshotManager } from '../snapshot-manager.js';
@@ -26,10 +26,12 @@ import type { TagManager } from '../tag-manager.js';
 import { parseTimestampMillis, resolveSnapshot, type TimeTravelOptions } from '../time-travel.js';
 import { ScanPlan, type DataSplit } from '../scan/data-split.js';
 import { InvalidReadOptionError } from '../scan/errors.js';
+import { bucketSelector, fixedValues, fixesColumns } from '../scan/bucket-filter.js';
 import { FileStoreScan, type ScanFilter } from '../scan/file-store-scan.js';
 import { makeBatch, takeBatch } from './arrow-take.js';
-import { valueReader } from './arrow-values.js';
 import { mergeEngineOptions } from './merge-engine.js';
+import { sharedReadCache } from './read-cache.js';
+import { matchingRows } from './row-filter.js';
 import { readMergeSplit, readRawSplits, type SplitReadContext } from './split-readers.js';
 import { noticeSkippedLevel0 } from './dv-level0-notice.js';
 
@@ -104,6 +106,10 @@ interface PreparedRead {
   readonly predicate: Predicate | null;
   /** The part of the predicate that may skip row groups by their statistics. */
   readonly rowFilter: Predicate | null;
+  /** The filter fixes the whole primary key: decoded row groups are kept for the next lookup. */
+  readonly keyLookup?: boolean;
+  /** The filter fixes a single-column primary key to these values. */
+  readonly keyProbe?: { readonly field: DataField; readonly values: readonly unknown[] };
   readSplits(ctx: SplitReadContext, splits: readonly DataSplit[]): AsyncGenerator<arrow.RecordBatch>;
 }
 
@@ -165,6 +171,9 @@ abstract class AbstractRead {
       ...(readAhead !== undefined ? { readAhead } : {}),
       ...(this.selection.decodePool !== undefined ? { pool: this.selection.decodePool } : {}),
       rowFilter: p.rowFilter,
+      cache: sharedReadCache(this.table.context),
+      ...(p.keyLookup === true ? { keepDecoded: true } : {}),
+      ...(p.keyProbe !== undefined ? { keyProbe: p.keyProbe } : {}),
     };
     const outSchema = toArrowSchema(p.outputFields);
     let remaining = limit ?? Infinity;
@@ -233,6 +242,7 @@ abstract class AbstractRead {
       statsPredicate: predicate ? (statsSafe ? predicate : partitionOnly(predicate, [...pk, ...schema.partitionKeys])) : null,
       ...(this.selection.partition ? { partitionSpec: this.selection.partition } : {}),
       ...(this.selection.bucket !== undefined ? { bucket: this.selection.bucket } : {}),
+      bucketSelector: bucketSelector(schema, predicate),
     };
   }
 }
@@ -278,16 +288,27 @@ export class TableRead extends AbstractRead {
   }
 
   protected async prepare(): Promise<PreparedRead> {
-    const snapshot = await this.snapshot();
+    const cache = sharedReadCache(this.table.context);
     // Like Java: a read of the latest state uses the table's latest schema (so a column added by
     // ALTER is readable at once, as nulls); time travel reads with the snapshot's own schema.
     const travels = this.options.snapshotId !== undefined || this.options.timestamp !== undefined || this.options.tag !== undefined;
-    const schema = snapshot && travels ? await this.table.schemaManager.schema(snapshot.schemaId) : await this.table.schemaManager.latest();
+    let snapshot: Snapshot | null;
+    let schema: TableSchema;
+    if (travels) {
+      snapshot = await this.snapshot();
+      schema = snapshot ? await this.table.schemaManager.schema(snapshot.schemaId) : await this.table.schemaManager.latest();
+    } else {
+      // The newest snapshot and schema, each checked from the newest ids this table saw: one round trip.
+      [snapshot, schema] = await Promise.all([
+        cache.latestSnapshot(this.table.snapshotManager),
+        cache.latestSchema(this.table.schemaManager),
+      ]);
+    }
     const selected = this.selectFields(schema);
     const isPk = schema.primaryKeys.length > 0;
     const ctx = withSchema(this.table.context, schema);
     const merge = isPk && !ctx.options.deletionVectorsEnabled ? mergeEngineOptions(schema) : null;
-    const scan = new FileStoreScan(ctx, this.table.schemaManager);
+    const scan = new FileStoreScan(ctx, this.table.schemaManager, { cache });
     const filter = this.scanFilter(schema, selected.predicate, merge === null);
     const plan = await scan.plan(snapshot, filter);
     const keyFields = isPk ? trimmedPrimaryKeys(schema).map((n) => schema.fields.find((f) => f.name === n)!) : [];
@@ -300,6 +321,8 @@ export class TableRead extends AbstractRead {
       plan,
       schema,
       rowFilter: filter.statsPredicate ?? null,
+      keyLookup: isPk && fixesColumns(selected.predicate, trimmedPrimaryKeys(schema)),
+      ...keyProbeOf(selected.predicate, keyFields, selected.readFields),
       readSplits: (splitCtx, splits) => {
         if (!isPk) return readRawSplits(splitCtx, splits, { keyValue: false, skipLevel0: false, applyDeletionVectors: true });
         if (merge === null) {
@@ -352,7 +375,9 @@ export class IncrementalRead extends AbstractRead {
     const schema = await this.table.schemaManager.schema(toSnapshot.schemaId);
     const selected = this.selectFields(schema);
     const isPk = schema.primaryKeys.length > 0;
-    const scan = new FileStoreScan(withSchema(this.table.context, schema), this.table.schemaManager);
+    const scan = new FileStoreScan(withSchema(this.table.context, schema), this.table.schemaManager, {
+      cache: sharedReadCache(this.table.context),
+    });
     const filter = this.scanFilter(schema, selected.predicate, true);
     const plan = await scan.planDelta(snapshots, filter);
     return {
@@ -363,6 +388,18 @@ export class IncrementalRead extends AbstractRead {
       readSplits: (ctx, splits) => readRawSplits(ctx, splits, { keyValue: isPk, skipLevel0: false, applyDeletionVectors: false }),
     };
   }
+}
+
+/** The values a filter fixes a single-column primary key to, with the key's read field. */
+function keyProbeOf(
+  predicate: Predicate | null,
+  keyFields: readonly DataField[],
+  readFields: readonly DataField[],
+): Pick<PreparedRead, 'keyProbe'> {
+  if (predicate === null || keyFields.length !== 1) return {};
+  const field = readFields.find((f) => f.id === keyFields[0]!.id);
+  const values = fixedValues(predicate).get(keyFields[0]!.name);
+  return field === undefined || values === undefined ? {} : { keyProbe: { field, values } };
 }
 
 /** Merge-on-read of each split in turn (each bucket is merged in memory; its files decode in parallel). */
@@ -376,11 +413,6 @@ async function* readMergeSplits(
 
 /** Keeps the rows of `batch` (columns = `fields`) for which `predicate` is TRUE. */
 export function filterBatch(batch: arrow.RecordBatch, predicate: Predicate, fields: readonly DataField[]): arrow.RecordBatch {
-  const readers = new Map<string, (i: number) => unknown>();
-  fields.forEach((f, i) => readers.set(f.name, valueReader(batch.data.children[i]!, f.type)));
-  const keep: number[] = [];
-  let row = 0;
-  const get = (c: string): unknown => readers.get(c)?.(row) ?? null;
-  for (row = 0; row < batch.numRows; row++) if (evaluate(predicate, get) === true) keep.push(row);
-  return keep.length === batch.numRows ? batch : takeBatch(batch, keep);
+  const keep = matchingRows(batch, fields, predicate);
+  return keep === null ? batch : takeBatch(batch, keep);
 }

@@ -19,6 +19,7 @@ import {
   readIndexManifest,
   readManifestList,
   type DataField,
+  type IndexManifestEntry,
   type ManifestFileMeta,
   type Snapshot,
   type TableSchema,
@@ -29,6 +30,8 @@ import type { SchemaManager } from '../schema-manager.js';
 import type { TablePaths } from '../table-paths.js';
 import type { FileStorePathFactory } from '../path-factory.js';
 import { isTableContext, tableContext, type TableContext } from '../table-context.js';
+import type { ReadCache } from '../read/read-cache.js';
+import type { BucketSelector } from './bucket-filter.js';
 import { ScanPlan, type DataSplit, type DeletionFileRef } from './data-split.js';
 import { manifestPieces } from './manifest-blocks.js';
 import { PlanFold, type FoldContext } from './plan-fold.js';
@@ -46,14 +49,21 @@ export interface ScanFilter {
   readonly bucket?: number;
   /**
    * Only the buckets this accepts, given a file's bucket and the bucket count it was written with
-   * (bucket pruning of a filter that fixes the bucket key); asked before the file is decoded.
+   * (bucket pruning of a filter that fixes the bucket key, see `bucketSelector`); asked before the
+   * file is decoded.
    */
-  readonly bucketSelector?: ((bucket: number, totalBuckets: number) => boolean) | null;
+  readonly bucketSelector?: BucketSelector | null;
   /**
    * Predicate used only to skip files by their value stats (never to filter rows). Callers must
    * pass only conjuncts that are safe for the table kind (key columns for merge-on-read tables).
    */
   readonly statsPredicate?: Predicate | null;
+}
+
+/** Options of {@link FileStoreScan}. */
+export interface FileStoreScanOptions {
+  /** Keeps manifest lists, manifests and index manifests between plans (see `ReadCache`). */
+  readonly cache?: ReadCache | null;
 }
 
 /** Plans scans of one table; `readSchema` is the schema partition values and stats are mapped to. */
@@ -66,18 +76,28 @@ export class FileStoreScan {
   private readonly paths: FileStorePathFactory;
   private readonly schemas: SchemaManager;
   private readonly readSchema: TableSchema;
+  private readonly cache: ReadCache | null;
 
-  /** Plans scans with `context.schema` as the read schema; `schemas` reads the schemas files were written with. */
-  constructor(context: TableContext, schemas: SchemaManager);
+  /**
+   * Plans scans with `context.schema` as the read schema; `schemas` reads the schemas files were
+   * written with; `options.cache` keeps the metadata files read (a long-lived table's reads).
+   */
+  constructor(context: TableContext, schemas: SchemaManager, options?: FileStoreScanOptions);
   /** Shorthand: the context is built from the storage, the paths' root and branch, and the read schema. */
   constructor(fileIO: FileIO, paths: TablePaths, schemas: SchemaManager, readSchema: TableSchema);
-  constructor(first: TableContext | FileIO, second: SchemaManager | TablePaths, third?: SchemaManager, fourth?: TableSchema) {
+  constructor(
+    first: TableContext | FileIO,
+    second: SchemaManager | TablePaths,
+    third?: SchemaManager | FileStoreScanOptions,
+    fourth?: TableSchema,
+  ) {
     const ctx = isTableContext(first)
       ? first
       : tableContext(first, (second as TablePaths).root, fourth!, { branch: (second as TablePaths).branch });
     this.fileIO = ctx.fileIO;
     this.paths = ctx.paths;
-    this.schemas = isTableContext(first) ? (second as SchemaManager) : third!;
+    this.schemas = isTableContext(first) ? (second as SchemaManager) : (third as SchemaManager);
+    this.cache = isTableContext(first) ? ((third as FileStoreScanOptions | undefined)?.cache ?? null) : null;
     this.readSchema = ctx.schema;
     const readSchema = ctx.schema;
     this.partitionFields = readSchema.partitionKeys.map((k) => {
@@ -154,11 +174,13 @@ export class FileStoreScan {
   }
 
   private manifestList(name: string): Promise<ManifestFileMeta[]> {
-    return readManifestList(this.fileIO, this.paths.manifestPath(name));
+    const read = (): Promise<ManifestFileMeta[]> => readManifestList(this.fileIO, this.paths.manifestPath(name));
+    return this.cache === null ? read() : this.cache.manifestList(name, read);
   }
 
   private manifestBytes(name: string): Promise<Uint8Array> {
-    return this.fileIO.read(this.paths.manifestPath(name));
+    const read = (): Promise<Uint8Array> => this.fileIO.read(this.paths.manifestPath(name));
+    return this.cache === null ? read() : this.cache.manifest(name, read);
   }
 
   private manifestMightMatch(meta: ManifestFileMeta, filter: ScanFilter): boolean {
@@ -253,7 +275,9 @@ export class FileStoreScan {
   private async loadDeletionFiles(snapshot: Snapshot): Promise<Map<string, Map<string, DeletionFileRef>>> {
     const out = new Map<string, Map<string, DeletionFileRef>>();
     if (!snapshot.indexManifest) return out;
-    const entries = await readIndexManifest(this.fileIO, this.paths.manifestPath(snapshot.indexManifest));
+    const name = snapshot.indexManifest;
+    const read = (): Promise<IndexManifestEntry[]> => readIndexManifest(this.fileIO, this.paths.manifestPath(name));
+    const entries = await (this.cache === null ? read() : this.cache.indexManifest(name, read));
     for (const e of entries) {
       if (e.kind !== 'ADD' || e.indexType !== INDEX_TYPE_DELETION_VECTORS || !e.dvRanges) continue;
       const key = splitKey(e.partition, e.bucket);

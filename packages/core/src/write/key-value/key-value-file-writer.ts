@@ -10,10 +10,9 @@ import type { FileIO } from '@tidemark/storage';
 import {
   FILE_SOURCE_APPEND,
   FILE_SOURCE_COMPACT,
-  KEY_FIELD_PREFIX,
-  SEQUENCE_NUMBER_FIELD_NAME,
   encodeParquetRowGroupsAsync,
   keyValueFileFields,
+  keyValuePlainColumns,
   serializeBinaryRow,
   toArrowSchema,
   type DataField,
@@ -75,8 +74,8 @@ export class KeyValueFileWriter {
   private readonly valueSchema: arrow.Schema;
   private readonly target: number;
   /**
-   * Columns whose values are distinct within a file: `_SEQUENCE_NUMBER`, and the key column of a
-   * single-field key (a file holds a key once). A dictionary of them is built only to be dropped.
+   * Columns whose values are distinct within a file (`keyValuePlainColumns`): a dictionary of
+   * them is built only to be dropped, and a one-row read would decode it whole.
    */
   private readonly plainColumns: readonly string[];
   private pending: Piece[] = [];
@@ -91,11 +90,11 @@ export class KeyValueFileWriter {
     this.options = settings.options ?? coreOptions(schema);
     this.compression = parquetCompressionOf(this.options);
     this.keyFields = trimmedKeyFields(schema);
+    this.plainColumns = keyValuePlainColumns(this.keyFields);
     this.keyPositions = this.keyFields.map((k) => schema.fields.findIndex((f) => f.id === k.id));
     this.fileSchema = toArrowSchema(keyValueFileFields(this.keyFields, schema.fields));
     this.valueSchema = toArrowSchema(schema.fields);
     this.target = settings.targetFileSize ?? this.options.targetFileSize;
-    this.plainColumns = [SEQUENCE_NUMBER_FIELD_NAME, ...(this.keyFields.length === 1 ? [KEY_FIELD_PREFIX + this.keyFields[0]!.name] : [])];
   }
 
   /** Files completed so far (all of them after {@link close}). */
