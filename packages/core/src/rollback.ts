@@ -17,6 +17,7 @@ import { RollbackError } from './commit/commit-errors.js';
 import { dataManifests, liveEntries } from './commit/manifest-fold.js';
 import { DataFileLocator, latestSchema, tryReadIndexManifest, type MaintenanceProgress } from './expire/table-files.js';
 import { OtherBranches } from './branch/other-branches.js';
+import type { NamedTag } from './expire/snapshot-deletion.js';
 
 /** Options of {@link rollbackTo}. */
 export interface RollbackOptions {
@@ -57,6 +58,28 @@ async function referencedManifestFiles(fileIO: FileIO, paths: TablePaths, s: Sna
   return out;
 }
 
+/** What the steps of one rollback share. */
+interface RollbackRun {
+  readonly fileIO: FileIO;
+  readonly paths: TablePaths;
+  readonly dryRun: boolean;
+  readonly snapshots: SnapshotManager;
+  readonly tags: TagManager;
+  readonly report: (progress: MaintenanceProgress) => void;
+}
+
+/** The files only the removed snapshots and tags use: what the rollback deletes. */
+interface DoomedFiles {
+  /** Data files with their extra files (paths). */
+  readonly dataFiles: Set<string>;
+  /** Index files (hash indexes, deletion vectors): name to path. */
+  readonly indexFiles: Map<string, string>;
+  /** Manifest-directory files (lists, manifests, index manifests) by name. */
+  readonly manifests: Set<string>;
+  /** Locates the data files of the table's latest schema. */
+  readonly locator: DataFileLocator;
+}
+
 /**
  * Rolls back to snapshot `target` (a number) or to the snapshot of tag `target` (a string).
  *
@@ -69,128 +92,177 @@ export async function rollbackTo(
   target: number | string,
   options: RollbackOptions = {},
 ): Promise<RollbackResult> {
-  const dryRun = options.dryRun ?? false;
-  const snapshots = new SnapshotManager(fileIO, paths);
-  const tags = new TagManager(fileIO, paths);
-  let retained: Snapshot;
-  if (typeof target === 'string') {
-    const tag = await tags.tag(target);
-    const existing = await snapshots.tryGet(tag.id);
-    if (existing === null) {
-      // The tagged snapshot expired: restore it from the tag (Java does the same).
-      const { tagCreateTime: _c, tagTimeRetained: _r, ...snap } = tag;
-      if (!dryRun) await fileIO.createIfAbsent(paths.snapshotPath(tag.id), serializeSnapshot(snap));
-      retained = snap;
-    } else retained = existing;
-  } else {
-    retained = await snapshots.snapshot(target);
-  }
-
-  const laterTags = (await tags.list()).filter((t) => t.tag.id > retained.id);
-  if (laterTags.length > 0 && !options.force) {
-    throw new RollbackError(
-      `cannot roll back to snapshot ${retained.id}: tag(s) ${laterTags.map((t) => `'${t.name}' (snapshot ${t.tag.id})`).join(', ')} point at later snapshots; delete them, or pass --force (force: true in code), which deletes them too`,
-    );
-  }
-
-  const latestId = await snapshots.latestId();
-  const earliestId = await snapshots.earliestId();
+  const run: RollbackRun = {
+    fileIO,
+    paths,
+    dryRun: options.dryRun ?? false,
+    snapshots: new SnapshotManager(fileIO, paths),
+    tags: new TagManager(fileIO, paths),
+    report: options.onProgress ?? ((): void => undefined),
+  };
+  const retained = await targetSnapshot(run, target);
+  const laterTags = await laterTagsUnlessForced(run, retained, options.force ?? false);
+  const latestId = await run.snapshots.latestId();
+  const earliestId = await run.snapshots.earliestId();
   if (latestId === null) throw new SnapshotNotFoundError(retained.id, null, null);
 
-  // 1. Remove later snapshot files newest first: from here on readers see the target as latest.
-  const removed: Snapshot[] = [];
-  const report = options.onProgress ?? ((): void => undefined);
-  const later = latestId - retained.id;
-  for (let id = latestId; id > retained.id; id--) {
-    report({ phase: 'snapshots', done: latestId - id, total: later, bytesFreed: 0 });
-    const s = await snapshots.tryGet(id);
-    if (s === null) continue;
-    removed.push(s);
-    if (!dryRun) await fileIO.delete(paths.snapshotPath(id));
-  }
-  if (later > 0) report({ phase: 'snapshots', done: later, total: later, bytesFreed: 0 });
-  if (!dryRun) {
-    try {
-      await fileIO.write(paths.latestHint, String(retained.id));
-      if (earliestId !== null && earliestId > retained.id) await fileIO.write(paths.earliestHint, String(retained.id));
-    } catch {
-      // Hints are best effort; the snapshot files are the truth.
-    }
-    for (const t of laterTags) await fileIO.delete(paths.tagPath(t.name));
-  }
-  const laterTagSnapshots = laterTags.map((t) => t.tag as Snapshot);
-
-  // 2. Data files added after the target that are not live in it.
-  const live = await liveEntries(fileIO, paths, retained);
-  const liveFiles = new Set<string>();
-  const locator = new DataFileLocator(paths, await latestSchema({ fileIO, paths }));
-  for (const e of live.values()) liveFiles.add(locator.dataFile(e));
-  const dataFiles = new Set<string>();
-  const keep = await referencedManifestFiles(fileIO, paths, retained);
-  const doomedManifests = new Set<string>();
-  // Index files (hash indexes, deletion vectors) written after the target and not live in it.
-  const liveIndex = new Set(((await tryReadIndexManifest(fileIO, paths, retained.indexManifest)) ?? []).map((e) => e.fileName));
-  const doomedIndexFiles = new Map<string, string>();
-  for (const s of [...removed, ...laterTagSnapshots]) {
-    for (const e of (await tryReadIndexManifest(fileIO, paths, s.indexManifest).catch(() => null)) ?? []) {
-      if (!liveIndex.has(e.fileName)) doomedIndexFiles.set(e.fileName, e.externalPath ?? paths.indexPath(e.fileName));
-    }
-  }
-  const scanned = [...removed, ...laterTagSnapshots];
-  for (const [i, s] of scanned.entries()) {
-    report({ phase: 'manifests', done: i, total: scanned.length, bytesFreed: 0 });
-    let refs: Set<string>;
-    try {
-      refs = await referencedManifestFiles(fileIO, paths, s);
-    } catch {
-      continue; // already partly cleaned (e.g. a tag sharing a removed snapshot's files)
-    }
-    for (const r of refs) if (!keep.has(r)) doomedManifests.add(r);
-    try {
-      for (const m of await readManifestList(fileIO, paths.manifestPath(s.deltaManifestList))) {
-        for await (const e of readManifestEntries(fileIO, paths.manifestPath(m.fileName))) {
-          if (e.kind !== 'ADD') continue;
-          const p = locator.dataFile(e);
-          if (!liveFiles.has(p)) {
-            dataFiles.add(p);
-            for (const extra of locator.extraFiles(e)) dataFiles.add(extra);
-          }
-        }
-      }
-    } catch {
-      // Missing delta manifests: nothing more to learn from this snapshot.
-    }
-  }
-  // Files another branch still reads stay (a branch made from a tag here shares its files).
-  const others = await OtherBranches.read(fileIO, paths, latestId);
-  if (others !== null) {
-    await others.keepUsed(dataFiles, locator);
-    for (const name of await others.metadataNames()) {
-      doomedManifests.delete(name);
-      doomedIndexFiles.delete(name);
-    }
-  }
-  const result = {
-    snapshotId: retained.id,
-    removedSnapshots: removed.map((s) => s.id),
-    removedTags: laterTags.map((t) => t.name),
-  };
-  if (scanned.length > 0) report({ phase: 'manifests', done: scanned.length, total: scanned.length, bytesFreed: 0 });
-  if (dryRun) return { ...result, deletedDataFiles: dataFiles.size, deletedManifests: doomedManifests.size, dryRun };
-  const toDelete = dataFiles.size + doomedIndexFiles.size + doomedManifests.size;
-  report({ phase: 'deleting', done: 0, total: toDelete, bytesFreed: 0 });
-  const deletedDataFiles = await fileIO.deleteMany(dataFiles);
-  report({ phase: 'deleting', done: dataFiles.size, total: toDelete, bytesFreed: 0 });
-  await fileIO.deleteMany(doomedIndexFiles.values());
-  report({ phase: 'deleting', done: dataFiles.size + doomedIndexFiles.size, total: toDelete, bytesFreed: 0 });
-  const deletedManifests = await fileIO.deleteMany([...doomedManifests].map((n) => paths.manifestPath(n)));
-  report({ phase: 'deleting', done: toDelete, total: toDelete, bytesFreed: 0 });
+  // From here on readers see the target as latest.
+  const removed = await removeLaterSnapshots(run, retained.id, latestId);
+  if (!run.dryRun) await pointHintsAndDropTags(run, retained.id, earliestId, laterTags);
+  const scanned = [...removed, ...laterTags.map((t) => t.tag as Snapshot)];
+  const doomed = await filesOnlyScannedUse(run, retained, scanned);
+  await keepFilesOfOtherBranches(run, latestId, doomed);
+  if (scanned.length > 0) run.report({ phase: 'manifests', done: scanned.length, total: scanned.length, bytesFreed: 0 });
+  const { deletedDataFiles, deletedManifests } = run.dryRun
+    ? { deletedDataFiles: doomed.dataFiles.size, deletedManifests: doomed.manifests.size }
+    : await deleteDoomed(run, doomed);
   return {
     snapshotId: retained.id,
     removedSnapshots: removed.map((s) => s.id),
     removedTags: laterTags.map((t) => t.name),
     deletedDataFiles,
     deletedManifests,
-    dryRun,
+    dryRun: run.dryRun,
   };
+}
+
+/** The snapshot rolled back to: snapshot `target`, or tag `target`'s, restored from the tag if it expired. */
+async function targetSnapshot(run: RollbackRun, target: number | string): Promise<Snapshot> {
+  if (typeof target !== 'string') return run.snapshots.snapshot(target);
+  const tag = await run.tags.tag(target);
+  const existing = await run.snapshots.tryGet(tag.id);
+  if (existing !== null) return existing;
+  // The tagged snapshot expired: restore it from the tag (Java does the same).
+  const { tagCreateTime: _c, tagTimeRetained: _r, ...snap } = tag;
+  if (!run.dryRun) await run.fileIO.createIfAbsent(run.paths.snapshotPath(tag.id), serializeSnapshot(snap));
+  return snap;
+}
+
+/** The tags pointing after `retained`, which go with the rollback; refused unless `force`. */
+async function laterTagsUnlessForced(run: RollbackRun, retained: Snapshot, force: boolean): Promise<NamedTag[]> {
+  const laterTags = (await run.tags.list()).filter((t) => t.tag.id > retained.id);
+  if (laterTags.length > 0 && !force) {
+    throw new RollbackError(
+      `cannot roll back to snapshot ${retained.id}: tag(s) ${laterTags.map((t) => `'${t.name}' (snapshot ${t.tag.id})`).join(', ')} point at later snapshots; delete them, or pass --force (force: true in code), which deletes them too`,
+    );
+  }
+  return laterTags;
+}
+
+/** Removes the snapshot files after `retainedId` newest first (dry run: only reads them); returns them. */
+async function removeLaterSnapshots(run: RollbackRun, retainedId: number, latestId: number): Promise<Snapshot[]> {
+  const removed: Snapshot[] = [];
+  const later = latestId - retainedId;
+  for (let id = latestId; id > retainedId; id--) {
+    run.report({ phase: 'snapshots', done: latestId - id, total: later, bytesFreed: 0 });
+    const s = await run.snapshots.tryGet(id);
+    if (s === null) continue;
+    removed.push(s);
+    if (!run.dryRun) await run.fileIO.delete(run.paths.snapshotPath(id));
+  }
+  if (later > 0) run.report({ phase: 'snapshots', done: later, total: later, bytesFreed: 0 });
+  return removed;
+}
+
+/** Points LATEST (and EARLIEST, when it was past the target) at `retainedId` and deletes the later tags. */
+async function pointHintsAndDropTags(
+  run: RollbackRun,
+  retainedId: number,
+  earliestId: number | null,
+  laterTags: readonly NamedTag[],
+): Promise<void> {
+  const { fileIO, paths } = run;
+  try {
+    await fileIO.write(paths.latestHint, String(retainedId));
+    if (earliestId !== null && earliestId > retainedId) await fileIO.write(paths.earliestHint, String(retainedId));
+  } catch {
+    // Hints are best effort; the snapshot files are the truth.
+  }
+  for (const t of laterTags) await fileIO.delete(paths.tagPath(t.name));
+}
+
+/** The data, index and manifest files the `scanned` snapshots use and `retained` does not. */
+async function filesOnlyScannedUse(run: RollbackRun, retained: Snapshot, scanned: readonly Snapshot[]): Promise<DoomedFiles> {
+  const { fileIO, paths } = run;
+  const live = await liveEntries(fileIO, paths, retained);
+  const locator = new DataFileLocator(paths, await latestSchema({ fileIO, paths }));
+  const liveFiles = new Set<string>();
+  for (const e of live.values()) liveFiles.add(locator.dataFile(e));
+  const keep = await referencedManifestFiles(fileIO, paths, retained);
+  const doomed: DoomedFiles = {
+    dataFiles: new Set<string>(),
+    indexFiles: await indexFilesOnlyScannedUse(run, retained, scanned),
+    manifests: new Set<string>(),
+    locator,
+  };
+  for (const [i, s] of scanned.entries()) {
+    run.report({ phase: 'manifests', done: i, total: scanned.length, bytesFreed: 0 });
+    let refs: Set<string>;
+    try {
+      refs = await referencedManifestFiles(fileIO, paths, s);
+    } catch {
+      continue; // already partly cleaned (e.g. a tag sharing a removed snapshot's files)
+    }
+    for (const r of refs) if (!keep.has(r)) doomed.manifests.add(r);
+    await addDataFilesNotLive(run, s, liveFiles, doomed);
+  }
+  return doomed;
+}
+
+/** Index files (hash indexes, deletion vectors) written after the target and not live in it. */
+async function indexFilesOnlyScannedUse(run: RollbackRun, retained: Snapshot, scanned: readonly Snapshot[]): Promise<Map<string, string>> {
+  const { fileIO, paths } = run;
+  const liveIndex = new Set(((await tryReadIndexManifest(fileIO, paths, retained.indexManifest)) ?? []).map((e) => e.fileName));
+  const doomed = new Map<string, string>();
+  for (const s of scanned) {
+    for (const e of (await tryReadIndexManifest(fileIO, paths, s.indexManifest).catch(() => null)) ?? []) {
+      if (!liveIndex.has(e.fileName)) doomed.set(e.fileName, e.externalPath ?? paths.indexPath(e.fileName));
+    }
+  }
+  return doomed;
+}
+
+/** Adds the data files `s` added (with their extra files) that are not in `liveFiles` to `doomed`. */
+async function addDataFilesNotLive(run: RollbackRun, s: Snapshot, liveFiles: ReadonlySet<string>, doomed: DoomedFiles): Promise<void> {
+  const { fileIO, paths } = run;
+  try {
+    for (const m of await readManifestList(fileIO, paths.manifestPath(s.deltaManifestList))) {
+      for await (const e of readManifestEntries(fileIO, paths.manifestPath(m.fileName))) {
+        if (e.kind !== 'ADD') continue;
+        const p = doomed.locator.dataFile(e);
+        if (!liveFiles.has(p)) {
+          doomed.dataFiles.add(p);
+          for (const extra of doomed.locator.extraFiles(e)) doomed.dataFiles.add(extra);
+        }
+      }
+    }
+  } catch {
+    // Missing delta manifests: nothing more to learn from this snapshot.
+  }
+}
+
+/** Spares the files another branch still reads (a branch made from a tag here shares its files). */
+async function keepFilesOfOtherBranches(run: RollbackRun, latestId: number, doomed: DoomedFiles): Promise<void> {
+  const others = await OtherBranches.read(run.fileIO, run.paths, latestId);
+  if (others === null) return;
+  await others.keepUsed(doomed.dataFiles, doomed.locator);
+  for (const name of await others.metadataNames()) {
+    doomed.manifests.delete(name);
+    doomed.indexFiles.delete(name);
+  }
+}
+
+/** Deletes data files, then index files, then manifest-directory files; returns the data files and manifests deleted. */
+async function deleteDoomed(run: RollbackRun, doomed: DoomedFiles): Promise<{ deletedDataFiles: number; deletedManifests: number }> {
+  const { fileIO, paths, report } = run;
+  const { dataFiles, indexFiles, manifests } = doomed;
+  const toDelete = dataFiles.size + indexFiles.size + manifests.size;
+  report({ phase: 'deleting', done: 0, total: toDelete, bytesFreed: 0 });
+  const deletedDataFiles = await fileIO.deleteMany(dataFiles);
+  report({ phase: 'deleting', done: dataFiles.size, total: toDelete, bytesFreed: 0 });
+  await fileIO.deleteMany(indexFiles.values());
+  report({ phase: 'deleting', done: dataFiles.size + indexFiles.size, total: toDelete, bytesFreed: 0 });
+  const deletedManifests = await fileIO.deleteMany([...manifests].map((n) => paths.manifestPath(n)));
+  report({ phase: 'deleting', done: toDelete, total: toDelete, bytesFreed: 0 });
+  return { deletedDataFiles, deletedManifests };
 }
