@@ -158,7 +158,8 @@ export {
 } from './predicate.js';
 export { parsePredicate } from './predicate-parser.js';
 export { FileStoreScan, type ScanFilter } from './scan/file-store-scan.js';
-export { ScanPlan, type DataSplit, type DeletionFileRef, type FileInfo, type PlannedFile } from './scan/data-split.js';
+export type { DataSplit, DeletionFileRef, FileInfo, PlannedFile } from './scan/data-split.js';
+export { ScanPlan } from './scan/scan-plan.js';
 /** Building block (compaction): reads one data file mapped to a read schema. */
 export {
   dataFileFormat,

@@ -23,7 +23,16 @@ import { parseDuration } from '../options/duration.js';
 import { KAFKA_ONLY_OPTIONS, kafkaIngestOptions, kafkaSourceFromArgs } from './ingest-kafka.js';
 import { commandLog, LOG_FORMATS, type LogFields, type LogFormat } from '../output/log.js';
 import { DEFAULT_STOP_TIMEOUT_MS, IngestService, type IngestServiceOptions } from './ingest-service.js';
-import { branchOption, printLine, progressFor, quietOption, tableArgument, tableLocation, withNeighboursNamed, withTable } from './shared.js';
+import {
+  branchOption,
+  printLine,
+  progressFor,
+  quietOption,
+  tableArgument,
+  tableLocation,
+  withNeighboursNamed,
+  withTable,
+} from './shared.js';
 
 /** `tidemark ingest`: exactly-once ingestion of a JSON-lines file, a CDC file or Kafka topics. */
 export const ingestCommand = defineCommand({

@@ -22,12 +22,13 @@
  *
  * Like Java, stop writers of the target while it runs.
  */
+import type { FileIO } from '@tidemark/storage';
 import { ChangelogManager } from '../changelog-manager.js';
+import type { FileStorePathFactory } from '../path-factory.js';
 import { SchemaManager } from '../schema-manager.js';
 import { SnapshotManager, readHint } from '../snapshot-manager.js';
 import { TagManager } from '../tag-manager.js';
 import { BranchStateError, InvalidBranchNameError } from './branch-errors.js';
-import type { BranchManager } from './branch-manager.js';
 import { checkBranchReference, isMainBranch } from './branch-names.js';
 
 /** Options of {@link fastForwardBranch}. */
@@ -62,13 +63,28 @@ export interface FastForwardResult {
 }
 
 /**
+ * What a fast-forward needs of the table's branches (`BranchManager` is one): an interface here,
+ * so that this module and the manager that calls it do not import each other.
+ */
+export interface FastForwardBranches {
+  /** The branch that takes the other branch's snapshots (usually main). */
+  readonly current: string;
+  readonly fileIO: FileIO;
+  readonly paths: FileStorePathFactory;
+  /** The metadata paths of branch `name`. */
+  pathsOf(name: string): FileStorePathFactory;
+  /** Throws BranchNotFoundError unless branch `name` exists. */
+  check(name: string): Promise<void>;
+}
+
+/**
  * Fast-forwards `manager.current` to branch `name` (see the module documentation).
  *
  * @throws InvalidBranchNameError for `main` or the current branch as source; BranchNotFoundError;
  *   BranchStateError when the branch has no snapshot, or a snapshot appeared in the target meanwhile.
  */
 export async function fastForwardBranch(
-  manager: BranchManager,
+  manager: FastForwardBranches,
   name: string,
   options: FastForwardOptions = {},
 ): Promise<FastForwardResult> {

@@ -13,7 +13,7 @@ import { coreOptions } from '../core-options.js';
 import { TidemarkError } from '../errors.js';
 import { compareValues } from '../predicate.js';
 import { UnsupportedTableFeatureError } from '../scan/errors.js';
-import type { KeyValueRecord } from './merge-engine.js';
+import type { KeyValueRecord } from './key-value-record.js';
 
 /** Aggregate function names this reader implements (`primary-key` is the implicit key function). */
 export type AggregateFunctionName =

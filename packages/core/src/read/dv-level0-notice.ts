@@ -5,7 +5,7 @@
  * `write-only` table). Behaviour stays Java's; the notice keeps the empty result from being silent.
  */
 import type { TableContext } from '../table-context.js';
-import type { ScanPlan } from '../scan/data-split.js';
+import type { ScanPlan } from '../scan/scan-plan.js';
 
 /**
  * Warns through `ctx.logger` when `plan` holds level-0 files with rows (one message per read).

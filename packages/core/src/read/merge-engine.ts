@@ -21,6 +21,7 @@ import {
   type AggregationInput,
   type FieldAggregation,
 } from './aggregate-functions.js';
+import type { KeyValueRecord } from './key-value-record.js';
 
 /** Key comparison lives in key-order.ts; re-exported for the modules that import it from here. */
 export { compareKeys };
@@ -36,19 +37,7 @@ export function isRetraction(kind: number): boolean {
   return kind === ROW_KIND_UPDATE_BEFORE || kind === ROW_KIND_DELETE;
 }
 
-/** One row of a primary-key data file (or of a write buffer), by reference. */
-export interface KeyValueRecord {
-  /** Trimmed primary key values (values.ts representation). */
-  readonly key: readonly Value[];
-  readonly sequence: bigint;
-  /** Values of the `sequence.field` columns, when the table has any (ordered before `sequence`). */
-  readonly userSequence?: readonly Value[];
-  /** `_VALUE_KIND`. */
-  readonly kind: number;
-  /** Chunk (file batch) and row the record's values live in. */
-  readonly chunk: number;
-  readonly row: number;
-}
+export type { KeyValueRecord } from './key-value-record.js';
 
 /**
  * The merged row of one key: a record for all columns, or one source per column (null = the
