@@ -9,7 +9,7 @@
  * Pure logic over record references so it can be tested without files: the caller decides where
  * each column's value comes from.
  */
-import type { DataType, TableSchema, Value } from '@tidemark/format';
+import type { DataType, TableSchema } from '@tidemark/format';
 import { coreOptions } from '../core-options.js';
 import { compareKeyValues, compareKeys } from '../key-order.js';
 import { UnsupportedTableFeatureError } from '../scan/errors.js';
