@@ -249,7 +249,7 @@ export class ManifestEntryWalker {
   /** Reads one entry at `pos` into the registers; returns its end. */
   private entry(buf: Buffer, pos: number, end: number): number {
     const p = this.program;
-    const { vals, starts, ends, counts, nulls, required } = this;
+    const { vals, starts, ends, nulls } = this;
     const n = p.length;
     for (let i = 0; i < n; i += 4) {
       const r = p[i + 1]!;
@@ -298,84 +298,98 @@ export class ManifestEntryWalker {
           const branch = b === 0 ? 0 : b === 2 ? 1 : -1;
           if (branch < 0) throw new AvroBinaryError(`union branch ${branch} at offset ${pos} out of range (2 branches)`);
           if (branch === p[i + 2]) {
-            if (r >= 0) {
-              if (required[r] === 1) this.missing(r);
-              nulls[r] = 1;
-              vals[r] = Number.NaN;
-              starts[r] = -1;
-              ends[r] = -1;
-              counts[r] = 0;
-            }
+            if (r >= 0) this.setNull(r);
             i += 4 * p[i + 3]!;
           } else if (r >= 0) nulls[r] = 0;
           break;
         }
-        case OP_ARRAY: {
-          const start = pos;
-          const kind = p[i + 2]!;
-          let items = 0;
-          for (;;) {
-            let blockItems = this.long(buf, pos, end);
-            pos = this.next;
-            if (blockItems < 0) {
-              // A negative count is followed by the block's byte size.
-              blockItems = -blockItems;
-              this.long(buf, pos, end);
-              pos = this.next;
-            }
-            // Every item takes at least one byte: a larger count is garbage, and looping over it would hang.
-            if (!(blockItems <= end - pos))
-              throw new AvroBinaryError(`array block count ${blockItems} at offset ${pos} exceeds the ${end - pos} bytes left`);
-            if (blockItems === 0) break;
-            for (let k = 0; k < blockItems; k++) {
-              if (kind === ITEM_VARINT) {
-                this.long(buf, pos, end);
-                pos = this.next;
-              } else if (kind === ITEM_BYTES) {
-                const len = this.long(buf, pos, end);
-                pos = this.next;
-                if (!(len >= 0 && pos + len <= end))
-                  throw new AvroBinaryError(`length ${len} at offset ${pos} runs past the end of the block (${end})`);
-                pos += len;
-              } else if (kind === ITEM_FIXED) {
-                pos += p[i + 3]!;
-              } else {
-                const branch = buf[pos++]!;
-                if (branch !== 0 && branch !== 2) throw new AvroBinaryError(`union branch at offset ${pos - 1} out of range (2 branches)`);
-                if (branch >>> 1 !== (p[i + 3]! & 1)) {
-                  const v = this.long(buf, pos, end);
-                  pos = this.next;
-                  if (Number.isNaN(v)) this.unsafeNullCount(p[i + 3]! >>> 1, items + k);
-                }
-              }
-            }
-            items += blockItems;
-          }
-          if (r >= 0) {
-            starts[r] = start;
-            ends[r] = pos;
-            counts[r] = items;
-          }
+        case OP_ARRAY:
+          pos = this.array(buf, pos, end, p[i + 2]!, p[i + 3]!, r);
           break;
-        }
         case OP_BEGIN:
           starts[r] = pos;
           break;
         case OP_END:
           ends[r] = pos;
           break;
-        default: {
-          const c = new AvroCursor(buf, pos, end);
-          c.skip(this.types[p[i + 2]!]!);
-          if (r >= 0) {
-            starts[r] = pos;
-            ends[r] = c.pos;
-          }
-          pos = c.pos;
-        }
+        default:
+          pos = this.generic(buf, pos, end, p[i + 2]!, r);
       }
     }
     return pos;
+  }
+
+  /** Register `r` read as null in this entry: an error when the field is required. */
+  private setNull(r: number): void {
+    if (this.required[r] === 1) this.missing(r);
+    this.nulls[r] = 1;
+    this.vals[r] = Number.NaN;
+    this.starts[r] = -1;
+    this.ends[r] = -1;
+    this.counts[r] = 0;
+  }
+
+  /**
+   * Reads the array at `pos` (items of `kind`, `arg` as in {@link OP_ARRAY}) into register `r`
+   * (-1: not kept): its extent and item count. Returns its end.
+   */
+  private array(buf: Buffer, pos: number, end: number, kind: number, arg: number, r: number): number {
+    const start = pos;
+    let items = 0;
+    for (;;) {
+      let blockItems = this.long(buf, pos, end);
+      pos = this.next;
+      if (blockItems < 0) {
+        // A negative count is followed by the block's byte size.
+        blockItems = -blockItems;
+        this.long(buf, pos, end);
+        pos = this.next;
+      }
+      // Every item takes at least one byte: a larger count is garbage, and looping over it would hang.
+      if (!(blockItems <= end - pos))
+        throw new AvroBinaryError(`array block count ${blockItems} at offset ${pos} exceeds the ${end - pos} bytes left`);
+      if (blockItems === 0) break;
+      for (let k = 0; k < blockItems; k++) {
+        if (kind === ITEM_VARINT) {
+          this.long(buf, pos, end);
+          pos = this.next;
+        } else if (kind === ITEM_BYTES) {
+          const len = this.long(buf, pos, end);
+          pos = this.next;
+          if (!(len >= 0 && pos + len <= end))
+            throw new AvroBinaryError(`length ${len} at offset ${pos} runs past the end of the block (${end})`);
+          pos += len;
+        } else if (kind === ITEM_FIXED) {
+          pos += arg;
+        } else {
+          const branch = buf[pos++]!;
+          if (branch !== 0 && branch !== 2) throw new AvroBinaryError(`union branch at offset ${pos - 1} out of range (2 branches)`);
+          if (branch >>> 1 !== (arg & 1)) {
+            const v = this.long(buf, pos, end);
+            pos = this.next;
+            if (Number.isNaN(v)) this.unsafeNullCount(arg >>> 1, items + k);
+          }
+        }
+      }
+      items += blockItems;
+    }
+    if (r >= 0) {
+      this.starts[r] = start;
+      this.ends[r] = pos;
+      this.counts[r] = items;
+    }
+    return pos;
+  }
+
+  /** Skips the value of `types[type]` at `pos` with the cursor, its extent into register `r` (-1: not kept). */
+  private generic(buf: Buffer, pos: number, end: number, type: number, r: number): number {
+    const c = new AvroCursor(buf, pos, end);
+    c.skip(this.types[type]!);
+    if (r >= 0) {
+      this.starts[r] = pos;
+      this.ends[r] = c.pos;
+    }
+    return c.pos;
   }
 
   /** End of the varint read by {@link long}. */
@@ -454,165 +468,199 @@ interface WalkProgram {
 
 /** Compiles the walk of a layout, or null when a field the walk needs is not of a type it reads. */
 function compile(layout: EntryLayout): WalkProgram | null {
-  const program: number[] = [];
-  const types: AvroBinaryType[] = [];
-  const required = new Uint8Array(SLOTS);
+  const out: ProgramBuilder = { program: [], types: [] };
   const present = new Uint8Array(SLOTS);
+  if (!emitEntry(out, layout, present) || !readsNeededFields(layout, present)) return null;
+  return { program: Int32Array.from(out.program), types: out.types, required: requiredRegisters(), present };
+}
+
+/** A program being compiled: its ops and the types its `OP_GENERIC` ops skip. */
+interface ProgramBuilder {
+  readonly program: number[];
+  readonly types: AvroBinaryType[];
+}
+
+/** 1 for the registers a null value is an error in. */
+function requiredRegisters(): Uint8Array {
+  const required = new Uint8Array(SLOTS);
   for (const r of [T_VERSION, T_KIND, T_PARTITION, T_BUCKET, T_TOTAL_BUCKETS, T_FILE]) required[r] = 1;
   for (const f of REQUIRED_FILE) required[FILE_BASE + f] = 1;
+  return required;
+}
 
-  /** Emits the ops of a value of `t` into register `r` (-1: not kept); false when it cannot. */
-  const emit = (t: AvroBinaryType, r: number, nullCountsOf = -1): boolean => {
-    switch (t.kind) {
-      case 'null':
-        return true;
-      case 'boolean':
-        program.push(OP_FIXED, r, 1, 0);
-        return true;
-      case 'float':
-        program.push(OP_FIXED, r, 4, 0);
-        return true;
-      case 'double':
-        program.push(OP_FIXED, r, 8, 0);
-        return true;
-      case 'fixed':
-        program.push(OP_FIXED, r, t.size, 0);
-        return true;
-      case 'int':
-      case 'enum':
-        program.push(OP_VARINT, r, 1, 0);
-        return true;
-      case 'long':
-        program.push(OP_VARINT, r, 0, 0);
-        return true;
-      case 'bytes':
-      case 'string':
-        program.push(OP_BYTES, r, 0, 0);
-        return true;
-      case 'union': {
-        const nullBranch = t.branches.findIndex((b) => b.kind === 'null');
-        if (t.branches.length === 2 && nullBranch >= 0) {
-          const at = program.length;
-          program.push(OP_NULLABLE, r, nullBranch, 0);
-          if (!emit(t.branches[1 - nullBranch]!, r, nullCountsOf)) return false;
-          program[at + 3] = (program.length - at) / 4 - 1;
-          return true;
-        }
-        break;
-      }
-      case 'array': {
-        const items = t.items;
-        if (items.kind === 'int' || items.kind === 'long' || items.kind === 'enum') {
-          program.push(OP_ARRAY, r, ITEM_VARINT, 0);
-          return true;
-        }
-        if (items.kind === 'bytes' || items.kind === 'string') {
-          program.push(OP_ARRAY, r, ITEM_BYTES, 0);
-          return true;
-        }
-        if (items.kind === 'fixed' || items.kind === 'double' || items.kind === 'float' || items.kind === 'boolean') {
-          program.push(
-            OP_ARRAY,
-            r,
-            ITEM_FIXED,
-            items.kind === 'fixed' ? items.size : items.kind === 'double' ? 8 : items.kind === 'float' ? 4 : 1,
-          );
-          return true;
-        }
-        if (
-          nullCountsOf >= 0 &&
-          items.kind === 'union' &&
-          items.branches.length === 2 &&
-          items.branches.some((b) => b.kind === 'null') &&
-          items.branches.some((b) => b.kind === 'long' || b.kind === 'int')
-        ) {
-          // arg2: the null branch, and which stats the counts are of (for the error).
-          program.push(OP_ARRAY, -1, ITEM_NULLABLE_LONG, items.branches.findIndex((b) => b.kind === 'null') | (nullCountsOf << 1));
-          return true;
-        }
-        break;
-      }
-      case 'record':
-        if (r >= 0) program.push(OP_BEGIN, r, 0, 0);
-        for (const f of t.fields) if (!emit(f.type, -1, nullCountsOf)) return false;
-        if (r >= 0) program.push(OP_END, r, 0, 0);
-        return true;
-      default:
-        break;
-    }
-    // Anything else (maps, other unions, arrays of records) is skipped by the cursor; a register
-    // gets its extent only.
-    types.push(t);
-    program.push(OP_GENERIC, r, types.length - 1, 0);
-    return true;
-  };
-
-  /** A stats record: its extent, with the null counts checked. */
-  const emitStats = (step: FieldStep, r: number): boolean => {
-    const t = step.type;
-    if (t.kind !== 'record') return false;
-    program.push(OP_BEGIN, r, 0, 0);
-    for (const f of t.fields) {
-      const ok = f.name === '_NULL_COUNTS' ? emit(f.type, -1, step.slot) : emit(f.type, -1);
-      if (!ok) return false;
-    }
-    program.push(OP_END, r, 0, 0);
-    return true;
-  };
-
+/** Emits the ops of one manifest entry, marking the registers the schema has in `present`; false when it cannot. */
+function emitEntry(out: ProgramBuilder, layout: EntryLayout, present: Uint8Array): boolean {
+  const program = out.program;
   for (const step of layout.top) {
     if (step.slot === T_FILE) {
-      if (step.type.kind !== 'record') return null;
+      if (step.type.kind !== 'record') return false;
       present[T_FILE] = 1;
       program.push(OP_BEGIN, T_FILE, 0, 0);
       for (const fs of layout.file) {
         const r = fs.slot < 0 ? -1 : FILE_BASE + fs.slot;
         if (r >= 0) present[r] = 1;
-        const ok = fs.stats !== null ? emitStats(fs, r) : emit(fs.type, r);
-        if (!ok) return null;
+        const ok = fs.stats !== null ? emitStats(out, fs, r) : emitValue(out, fs.type, r);
+        if (!ok) return false;
       }
       program.push(OP_END, T_FILE, 0, 0);
     } else {
       if (step.slot >= 0) present[step.slot] = 1;
-      if (!emit(step.type, step.slot)) return null;
+      if (!emitValue(out, step.type, step.slot)) return false;
     }
   }
-  // The walk reads these registers: each must be in the schema with a type it can read.
-  const kindOf = (r: number): string | undefined => {
-    if (r === T_FILE) return 'record';
-    const steps = r < FILE_BASE ? layout.top : layout.file;
-    const slot = r < FILE_BASE ? r : r - FILE_BASE;
-    let t = steps.find((s) => s.slot === slot)?.type;
-    if (t?.kind === 'union' && t.branches.length === 2) t = t.branches.find((b) => b.kind !== 'null');
-    return t?.kind;
-  };
-  const need: Array<[number, string[]]> = [
-    [T_VERSION, ['int', 'long']],
-    [T_KIND, ['int', 'long']],
-    [T_PARTITION, ['bytes']],
-    [T_BUCKET, ['int', 'long']],
-    [T_TOTAL_BUCKETS, ['int', 'long']],
-    [T_FILE, ['record']],
-    [FILE_BASE + F_NAME, ['string']],
-    [FILE_BASE + F_SIZE, ['int', 'long']],
-    [FILE_BASE + F_ROWS, ['int', 'long']],
-    [FILE_BASE + F_MIN_SEQ, ['int', 'long']],
-    [FILE_BASE + F_MAX_SEQ, ['int', 'long']],
-    [FILE_BASE + F_SCHEMA_ID, ['int', 'long']],
-    [FILE_BASE + F_LEVEL, ['int', 'long']],
-    [FILE_BASE + F_EXTRA_FILES, ['array']],
-  ];
-  for (const [r, kinds] of need) if (!kinds.includes(kindOf(r) ?? '')) return null;
-  for (const f of REQUIRED_FILE) if (present[FILE_BASE + f] === 0) return null;
-  // Optional fields the identity looks at: absent reads as null; present, they must be readable.
-  for (const [f, kinds] of [
-    [F_EMBEDDED_INDEX, ['bytes']],
-    [F_EXTERNAL_PATH, ['string']],
-    [F_STATS_COLS, ['array']],
-    [F_WRITE_COLS, ['array']],
-    [F_WRITE_COLS_SEQ, ['array']],
-  ] as const) {
-    if (present[FILE_BASE + f] === 1 && !(kinds as readonly string[]).includes(kindOf(FILE_BASE + f) ?? '')) return null;
+  return true;
+}
+
+/**
+ * Emits the ops of a value of `t` into register `r` (-1: not kept); false when it cannot.
+ * `nullCountsOf`: the stats field whose `_NULL_COUNTS` this value is (-1: none).
+ */
+function emitValue(out: ProgramBuilder, t: AvroBinaryType, r: number, nullCountsOf = -1): boolean {
+  const program = out.program;
+  switch (t.kind) {
+    case 'null':
+      return true;
+    case 'boolean':
+      program.push(OP_FIXED, r, 1, 0);
+      return true;
+    case 'float':
+      program.push(OP_FIXED, r, 4, 0);
+      return true;
+    case 'double':
+      program.push(OP_FIXED, r, 8, 0);
+      return true;
+    case 'fixed':
+      program.push(OP_FIXED, r, t.size, 0);
+      return true;
+    case 'int':
+    case 'enum':
+      program.push(OP_VARINT, r, 1, 0);
+      return true;
+    case 'long':
+      program.push(OP_VARINT, r, 0, 0);
+      return true;
+    case 'bytes':
+    case 'string':
+      program.push(OP_BYTES, r, 0, 0);
+      return true;
+    case 'union': {
+      const nullBranch = t.branches.findIndex((b) => b.kind === 'null');
+      if (t.branches.length === 2 && nullBranch >= 0) {
+        const at = program.length;
+        program.push(OP_NULLABLE, r, nullBranch, 0);
+        if (!emitValue(out, t.branches[1 - nullBranch]!, r, nullCountsOf)) return false;
+        program[at + 3] = (program.length - at) / 4 - 1;
+        return true;
+      }
+      break;
+    }
+    case 'array':
+      if (emitSimpleArray(out, t.items, r, nullCountsOf)) return true;
+      break;
+    case 'record':
+      if (r >= 0) program.push(OP_BEGIN, r, 0, 0);
+      for (const f of t.fields) if (!emitValue(out, f.type, -1, nullCountsOf)) return false;
+      if (r >= 0) program.push(OP_END, r, 0, 0);
+      return true;
+    default:
+      break;
   }
-  return { program: Int32Array.from(program), types, required, present };
+  // Anything else (maps, other unions, arrays of records) is skipped by the cursor; a register
+  // gets its extent only.
+  out.types.push(t);
+  program.push(OP_GENERIC, r, out.types.length - 1, 0);
+  return true;
+}
+
+/** Emits an `OP_ARRAY` for an array of `items` the walk reads itself; false for other items (skipped generically). */
+function emitSimpleArray(out: ProgramBuilder, items: AvroBinaryType, r: number, nullCountsOf: number): boolean {
+  const program = out.program;
+  if (items.kind === 'int' || items.kind === 'long' || items.kind === 'enum') {
+    program.push(OP_ARRAY, r, ITEM_VARINT, 0);
+    return true;
+  }
+  if (items.kind === 'bytes' || items.kind === 'string') {
+    program.push(OP_ARRAY, r, ITEM_BYTES, 0);
+    return true;
+  }
+  if (items.kind === 'fixed' || items.kind === 'double' || items.kind === 'float' || items.kind === 'boolean') {
+    program.push(
+      OP_ARRAY,
+      r,
+      ITEM_FIXED,
+      items.kind === 'fixed' ? items.size : items.kind === 'double' ? 8 : items.kind === 'float' ? 4 : 1,
+    );
+    return true;
+  }
+  if (
+    nullCountsOf >= 0 &&
+    items.kind === 'union' &&
+    items.branches.length === 2 &&
+    items.branches.some((b) => b.kind === 'null') &&
+    items.branches.some((b) => b.kind === 'long' || b.kind === 'int')
+  ) {
+    // arg2: the null branch, and which stats the counts are of (for the error).
+    program.push(OP_ARRAY, -1, ITEM_NULLABLE_LONG, items.branches.findIndex((b) => b.kind === 'null') | (nullCountsOf << 1));
+    return true;
+  }
+  return false;
+}
+
+/** A stats record: its extent, with the null counts checked. */
+function emitStats(out: ProgramBuilder, step: FieldStep, r: number): boolean {
+  const t = step.type;
+  if (t.kind !== 'record') return false;
+  out.program.push(OP_BEGIN, r, 0, 0);
+  for (const f of t.fields) {
+    const ok = f.name === '_NULL_COUNTS' ? emitValue(out, f.type, -1, step.slot) : emitValue(out, f.type, -1);
+    if (!ok) return false;
+  }
+  out.program.push(OP_END, r, 0, 0);
+  return true;
+}
+
+/** Registers the walk reads, with the value kinds it reads them as: each must be in the schema. */
+const NEEDED_KINDS: ReadonlyArray<readonly [number, readonly string[]]> = [
+  [T_VERSION, ['int', 'long']],
+  [T_KIND, ['int', 'long']],
+  [T_PARTITION, ['bytes']],
+  [T_BUCKET, ['int', 'long']],
+  [T_TOTAL_BUCKETS, ['int', 'long']],
+  [T_FILE, ['record']],
+  [FILE_BASE + F_NAME, ['string']],
+  [FILE_BASE + F_SIZE, ['int', 'long']],
+  [FILE_BASE + F_ROWS, ['int', 'long']],
+  [FILE_BASE + F_MIN_SEQ, ['int', 'long']],
+  [FILE_BASE + F_MAX_SEQ, ['int', 'long']],
+  [FILE_BASE + F_SCHEMA_ID, ['int', 'long']],
+  [FILE_BASE + F_LEVEL, ['int', 'long']],
+  [FILE_BASE + F_EXTRA_FILES, ['array']],
+];
+/** Optional `_FILE` fields the identity looks at: absent reads as null; present, they must be of these kinds. */
+const OPTIONAL_KINDS: ReadonlyArray<readonly [number, readonly string[]]> = [
+  [F_EMBEDDED_INDEX, ['bytes']],
+  [F_EXTERNAL_PATH, ['string']],
+  [F_STATS_COLS, ['array']],
+  [F_WRITE_COLS, ['array']],
+  [F_WRITE_COLS_SEQ, ['array']],
+];
+
+/** Whether every field the walk reads is in the schema (or optional and absent) with a type it can read. */
+function readsNeededFields(layout: EntryLayout, present: Uint8Array): boolean {
+  for (const [r, kinds] of NEEDED_KINDS) if (!kinds.includes(registerKind(layout, r) ?? '')) return false;
+  for (const f of REQUIRED_FILE) if (present[FILE_BASE + f] === 0) return false;
+  for (const [f, kinds] of OPTIONAL_KINDS) {
+    if (present[FILE_BASE + f] === 1 && !kinds.includes(registerKind(layout, FILE_BASE + f) ?? '')) return false;
+  }
+  return true;
+}
+
+/** The Avro kind of register `r`'s field in the schema (of its non-null branch), undefined when absent. */
+function registerKind(layout: EntryLayout, r: number): string | undefined {
+  if (r === T_FILE) return 'record';
+  const steps = r < FILE_BASE ? layout.top : layout.file;
+  const slot = r < FILE_BASE ? r : r - FILE_BASE;
+  let t = steps.find((s) => s.slot === slot)?.type;
+  if (t?.kind === 'union' && t.branches.length === 2) t = t.branches.find((b) => b.kind !== 'null');
+  return t?.kind;
 }

@@ -188,6 +188,26 @@ export function createAggregator(spec: FieldAggregation, column: number, input: 
 }
 
 function baseAggregator(spec: FieldAggregation, column: number, input: AggregationInput): ColumnAggregator {
+  return AGGREGATOR_FACTORIES[spec.fn](aggregatorKit(spec, column, input));
+}
+
+/** What the aggregator of one column is built from: its values, and the shapes Java's functions share. */
+interface AggregatorKit {
+  readonly spec: FieldAggregation;
+  readonly column: number;
+  readonly input: AggregationInput;
+  readonly isNull: (r: KeyValueRecord) => boolean;
+  /** The record's value as a cell (null when it is null). */
+  readonly ref: (r: KeyValueRecord) => AggregatedCell;
+  readonly valueOf: (cell: Exclude<AggregatedCell, null>) => Value;
+  readonly elementsOf: (cell: Exclude<AggregatedCell, null>) => readonly ElementRef[];
+  /** The retraction of a function that cannot retract: fails as Java does. */
+  readonly noRetract: () => never;
+  /** Java's shape for most functions: a null side yields the other side, else `op` of both. */
+  readonly combine: (op: (a: Value, b: Value) => Value) => (acc: AggregatedCell, r: KeyValueRecord) => AggregatedCell;
+}
+
+function aggregatorKit(spec: FieldAggregation, column: number, input: AggregationInput): AggregatorKit {
   const isNull = (r: KeyValueRecord): boolean => input.isNull(r, column);
   const ref = (r: KeyValueRecord): AggregatedCell => (isNull(r) ? null : { ref: r });
   const valueOf = (cell: Exclude<AggregatedCell, null>): Value => {
@@ -206,136 +226,155 @@ function baseAggregator(spec: FieldAggregation, column: number, input: Aggregati
         `Java Paimon fails the same way; set 'fields.${spec.field}.ignore-retract' = 'true' to ignore them`,
     );
   };
-  const base = { reset(): void {} };
-  /** Java's shape for most functions: a null side yields the other side. */
   const combine =
     (op: (a: Value, b: Value) => Value) =>
     (acc: AggregatedCell, r: KeyValueRecord): AggregatedCell => {
       if (acc === null || isNull(r)) return acc ?? ref(r);
       return computed(op(valueOf(acc), input.value(r, column)));
     };
+  return { spec, column, input, isNull, ref, valueOf, elementsOf, noRetract, combine };
+}
 
-  switch (spec.fn) {
-    case 'primary-key':
-      return { ...base, agg: (_acc, r) => ref(r), retract: (_acc, r) => ref(r) };
-    case 'last_value':
-      return { ...base, agg: (_acc, r) => ref(r), retract: () => null };
-    case 'last_non_null_value':
-      return { ...base, agg: (acc, r) => (isNull(r) ? acc : { ref: r }), retract: (acc, r) => (isNull(r) ? acc : null) };
-    case 'first_value': {
-      let initialized = false;
-      return {
-        agg: (acc, r) => {
-          if (initialized) return acc;
-          initialized = true;
-          return ref(r);
-        },
-        retract: noRetract,
-        reset: () => (initialized = false),
-      };
-    }
-    case 'first_non_null_value': {
-      let initialized = false;
-      return {
-        agg: (acc, r) => {
-          if (initialized || isNull(r)) return acc;
-          initialized = true;
-          return { ref: r };
-        },
-        retract: noRetract,
-        reset: () => (initialized = false),
-      };
-    }
-    case 'max':
-    case 'min': {
-      const sign = spec.fn === 'max' ? 1 : -1;
-      return {
-        ...base,
-        agg: (acc, r) => {
-          if (acc === null || isNull(r)) return acc ?? ref(r);
-          // Java keeps the accumulator on ties (and when the comparison is undefined, e.g. NaN).
-          return sign * compareValues(valueOf(acc), input.value(r, column)) < 0 ? { ref: r } : acc;
-        },
-        retract: noRetract,
-      };
-    }
-    case 'sum': {
-      const arith = arithmetic(spec);
-      return {
-        ...base,
-        agg: combine(arith.add),
-        retract: (acc, r) => {
-          if (acc === null) return isNull(r) ? null : computed(arith.negate(input.value(r, column)));
-          if (isNull(r)) return acc;
-          return computed(arith.subtract(valueOf(acc), input.value(r, column)));
-        },
-      };
-    }
-    case 'product': {
-      const arith = arithmetic(spec);
-      // Java's retraction of a product divides; with no accumulator it yields the input itself.
-      return { ...base, agg: combine(arith.multiply), retract: combine(arith.divide) };
-    }
-    case 'bool_and':
-      return { ...base, agg: combine((a, b) => (a as boolean) && (b as boolean)), retract: noRetract };
-    case 'bool_or':
-      return { ...base, agg: combine((a, b) => (a as boolean) || (b as boolean)), retract: noRetract };
-    case 'listagg':
-      return {
-        ...base,
-        agg: (acc, r) => {
-          // Paimon 1.x: blank strings are skipped on both sides.
-          if (isNull(r) || isBlank(input.value(r, column) as string)) return acc;
-          if (acc === null || isBlank(valueOf(acc) as string)) return { ref: r };
-          const a = valueOf(acc) as string;
-          const b = input.value(r, column) as string;
-          return { value: spec.distinct ? listaggDistinct(a, b, spec.delimiter) : a + spec.delimiter + b };
-        },
-        retract: noRetract,
-      };
-    case 'collect':
-      return {
-        ...base,
-        agg: (acc, r) => {
-          if (acc === null && isNull(r)) return null;
-          if ((acc === null || isNull(r)) && !spec.distinct) return acc ?? ref(r);
-          const all = [...(acc === null ? [] : elementsOf(acc)), ...(isNull(r) ? [] : input.elements(r, column))];
-          if (!spec.distinct) return { elements: all };
-          const seen = new Set<string>();
-          return { elements: all.filter((e) => !seen.has(e.id) && (seen.add(e.id), true)) };
-        },
-        retract: (acc, r) => {
-          if (acc === null) return null;
-          if (isNull(r)) return acc;
-          const remove = new Map<string, number>();
-          for (const e of input.elements(r, column)) remove.set(e.id, (remove.get(e.id) ?? 0) + 1);
-          const kept: ElementRef[] = [];
-          for (const e of elementsOf(acc)) {
-            const n = remove.get(e.id) ?? 0;
-            if (n > 0) remove.set(e.id, n - 1);
-            else kept.push(e);
-          }
-          return { elements: kept };
-        },
-      };
-    case 'merge_map':
-      return {
-        ...base,
-        agg: (acc, r) => {
-          if (acc === null || isNull(r)) return acc ?? ref(r);
-          const merged = new Map<string, ElementRef>();
-          for (const e of elementsOf(acc)) merged.set(e.id, e);
-          for (const e of input.elements(r, column)) merged.set(e.id, e);
-          return { elements: [...merged.values()] };
-        },
-        retract: (acc, r) => {
-          if (acc === null) return null;
-          if (isNull(r)) return acc;
-          const keys = new Set(input.elements(r, column).map((e) => e.id));
-          return { elements: elementsOf(acc).filter((e) => !keys.has(e.id)) };
-        },
-      };
-  }
+/** The `reset` of functions that keep no state between keys. */
+function noReset(): void {}
+
+/** The aggregator of each function, built from its column's kit. */
+const AGGREGATOR_FACTORIES: { readonly [F in AggregateFunctionName]: (kit: AggregatorKit) => ColumnAggregator } = {
+  'primary-key': ({ ref }) => ({ reset: noReset, agg: (_acc, r) => ref(r), retract: (_acc, r) => ref(r) }),
+  last_value: ({ ref }) => ({ reset: noReset, agg: (_acc, r) => ref(r), retract: () => null }),
+  last_non_null_value: ({ isNull }) => ({
+    reset: noReset,
+    agg: (acc, r) => (isNull(r) ? acc : { ref: r }),
+    retract: (acc, r) => (isNull(r) ? acc : null),
+  }),
+  first_value: firstValueAggregator,
+  first_non_null_value: firstNonNullValueAggregator,
+  max: (kit) => extremeAggregator(kit, 1),
+  min: (kit) => extremeAggregator(kit, -1),
+  sum: sumAggregator,
+  product: ({ spec, combine }) => {
+    const arith = arithmetic(spec);
+    // Java's retraction of a product divides; with no accumulator it yields the input itself.
+    return { reset: noReset, agg: combine(arith.multiply), retract: combine(arith.divide) };
+  },
+  bool_and: ({ combine, noRetract }) => ({ reset: noReset, agg: combine((a, b) => (a as boolean) && (b as boolean)), retract: noRetract }),
+  bool_or: ({ combine, noRetract }) => ({ reset: noReset, agg: combine((a, b) => (a as boolean) || (b as boolean)), retract: noRetract }),
+  listagg: listaggAggregator,
+  collect: collectAggregator,
+  merge_map: mergeMapAggregator,
+};
+
+function firstValueAggregator({ ref, noRetract }: AggregatorKit): ColumnAggregator {
+  let initialized = false;
+  return {
+    agg: (acc, r) => {
+      if (initialized) return acc;
+      initialized = true;
+      return ref(r);
+    },
+    retract: noRetract,
+    reset: () => (initialized = false),
+  };
+}
+
+function firstNonNullValueAggregator({ isNull, noRetract }: AggregatorKit): ColumnAggregator {
+  let initialized = false;
+  return {
+    agg: (acc, r) => {
+      if (initialized || isNull(r)) return acc;
+      initialized = true;
+      return { ref: r };
+    },
+    retract: noRetract,
+    reset: () => (initialized = false),
+  };
+}
+
+/** max (`sign` 1) or min (-1). */
+function extremeAggregator({ input, column, isNull, ref, valueOf, noRetract }: AggregatorKit, sign: number): ColumnAggregator {
+  return {
+    reset: noReset,
+    agg: (acc, r) => {
+      if (acc === null || isNull(r)) return acc ?? ref(r);
+      // Java keeps the accumulator on ties (and when the comparison is undefined, e.g. NaN).
+      return sign * compareValues(valueOf(acc), input.value(r, column)) < 0 ? { ref: r } : acc;
+    },
+    retract: noRetract,
+  };
+}
+
+function sumAggregator({ spec, input, column, isNull, valueOf, combine }: AggregatorKit): ColumnAggregator {
+  const arith = arithmetic(spec);
+  return {
+    reset: noReset,
+    agg: combine(arith.add),
+    retract: (acc, r) => {
+      if (acc === null) return isNull(r) ? null : computed(arith.negate(input.value(r, column)));
+      if (isNull(r)) return acc;
+      return computed(arith.subtract(valueOf(acc), input.value(r, column)));
+    },
+  };
+}
+
+function listaggAggregator({ spec, input, column, isNull, valueOf, noRetract }: AggregatorKit): ColumnAggregator {
+  return {
+    reset: noReset,
+    agg: (acc, r) => {
+      // Paimon 1.x: blank strings are skipped on both sides.
+      if (isNull(r) || isBlank(input.value(r, column) as string)) return acc;
+      if (acc === null || isBlank(valueOf(acc) as string)) return { ref: r };
+      const a = valueOf(acc) as string;
+      const b = input.value(r, column) as string;
+      return { value: spec.distinct ? listaggDistinct(a, b, spec.delimiter) : a + spec.delimiter + b };
+    },
+    retract: noRetract,
+  };
+}
+
+function collectAggregator({ spec, input, column, isNull, ref, elementsOf }: AggregatorKit): ColumnAggregator {
+  return {
+    reset: noReset,
+    agg: (acc, r) => {
+      if (acc === null && isNull(r)) return null;
+      if ((acc === null || isNull(r)) && !spec.distinct) return acc ?? ref(r);
+      const all = [...(acc === null ? [] : elementsOf(acc)), ...(isNull(r) ? [] : input.elements(r, column))];
+      if (!spec.distinct) return { elements: all };
+      const seen = new Set<string>();
+      return { elements: all.filter((e) => !seen.has(e.id) && (seen.add(e.id), true)) };
+    },
+    retract: (acc, r) => {
+      if (acc === null) return null;
+      if (isNull(r)) return acc;
+      const remove = new Map<string, number>();
+      for (const e of input.elements(r, column)) remove.set(e.id, (remove.get(e.id) ?? 0) + 1);
+      const kept: ElementRef[] = [];
+      for (const e of elementsOf(acc)) {
+        const n = remove.get(e.id) ?? 0;
+        if (n > 0) remove.set(e.id, n - 1);
+        else kept.push(e);
+      }
+      return { elements: kept };
+    },
+  };
+}
+
+function mergeMapAggregator({ input, column, isNull, ref, elementsOf }: AggregatorKit): ColumnAggregator {
+  return {
+    reset: noReset,
+    agg: (acc, r) => {
+      if (acc === null || isNull(r)) return acc ?? ref(r);
+      const merged = new Map<string, ElementRef>();
+      for (const e of elementsOf(acc)) merged.set(e.id, e);
+      for (const e of input.elements(r, column)) merged.set(e.id, e);
+      return { elements: [...merged.values()] };
+    },
+    retract: (acc, r) => {
+      if (acc === null) return null;
+      if (isNull(r)) return acc;
+      const keys = new Set(input.elements(r, column).map((e) => e.id));
+      return { elements: elementsOf(acc).filter((e) => !keys.has(e.id)) };
+    },
+  };
 }
 
 function computed(v: Value): AggregatedCell {
