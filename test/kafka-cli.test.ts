@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
 import { runTidemark } from './support/cli-process.js';
-import { ERROR_CODES, freshTopic, kafkaAvailable, kafkaSuite } from './support/kafka.js';
+import { ERROR_CODES, freshTopic, kafkaAvailable, kafkaSuite, produceIdValues } from './support/kafka.js';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const built = existsSync(`${repo}packages/cli/dist/main.js`) && existsSync(`${repo}packages/sink/dist/kafka/kafka-source.js`);
@@ -38,10 +38,7 @@ describe.skipIf(!run)('tidemark ingest --source kafka://', () => {
   it('reads a topic to its end and prints the summary with the offsets; a rerun reads nothing twice', async () => {
     const topic = freshTopic('cli');
     await k.broker.createTopic(topic, 2);
-    await k.producer.send({
-      topic,
-      messages: Array.from({ length: 30 }, (_, i) => ({ partition: i % 2, value: JSON.stringify({ id: i, v: `v${i}` }) })),
-    });
+    await produceIdValues(k.producer, topic, 0, 30);
     const args = [
       'ingest',
       table,

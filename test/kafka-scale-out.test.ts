@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { openTable } from '@tidemark/core';
 import { LocalFileIO } from '@tidemark/storage';
 import { runTidemark, type ProcessResult } from './support/cli-process.js';
-import { freshTopic, idValueTable, kafkaAvailable, kafkaSuite } from './support/kafka.js';
+import { freshTopic, idValueTable, kafkaAvailable, kafkaSuite, produceIdValues, tableIds } from './support/kafka.js';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const built = existsSync(`${repo}packages/cli/dist/main.js`) && existsSync(`${repo}packages/sink/dist/kafka/kafka-source.js`);
@@ -24,20 +24,9 @@ describe.skipIf(!run)('several ingest processes splitting one topic into one tab
 
   const k = kafkaSuite('kafka-scale');
 
-  async function produce(topic: string, from: number, to: number): Promise<void> {
-    for (let b = from; b < to; b += 25) {
-      const messages = [];
-      for (let i = b; i < Math.min(to, b + 25); i++) messages.push({ partition: i % 8, value: JSON.stringify({ id: i, v: `v${i}` }) });
-      await k.producer.send({ topic, messages });
-    }
-  }
-
-  async function ids(location: string): Promise<number[]> {
-    return (await (await openTable(location, { fileIO: io })).newRead().toArrowTable())
-      .toArray()
-      .map((r) => Number(r.id))
-      .sort((a, b) => a - b);
-  }
+  const produce = (topic: string, from: number, to: number): Promise<void> =>
+    produceIdValues(k.producer, topic, from, to, { partitions: 8, batch: 25 });
+  const ids = (location: string): Promise<number[]> => tableIds(io, location);
 
   const ingest = (location: string, topic: string, split: string, state: string, extra: string[] = []): Promise<ProcessResult> =>
     runTidemark(
