@@ -7,15 +7,14 @@
  * 0; `--log-format json` keeps every stderr line JSON, the Kafka client's retry warnings included,
  * and never shows the SASL password. Needs `npx turbo run build`.
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '@tidemark/cli';
 import { openTable } from '@tidemark/core';
 import { LocalFileIO } from '@tidemark/storage';
 import { TextCapture } from './support/cli-main.js';
+import { KAFKA_CLI_BUILD, packagesBuilt } from './support/built.js';
 import { runTidemark } from './support/cli-process.js';
 import { ServiceProcess, promSamples, scrapeMetrics, type LogEvent } from './support/cli-service.js';
 import {
@@ -29,9 +28,7 @@ import {
   type KafkaSuite,
 } from './support/kafka.js';
 
-const repo = fileURLToPath(new URL('..', import.meta.url));
-const built = existsSync(`${repo}packages/cli/dist/main.js`) && existsSync(`${repo}packages/sink/dist/kafka/kafka-source.js`);
-if (!built) console.warn('[tidemark] SKIPPED Kafka CLI service tests: packages are not built (run `npx turbo run build`)');
+const built = packagesBuilt('Kafka CLI service tests', ...KAFKA_CLI_BUILD);
 const run = built && kafkaAvailable('Kafka CLI service tests');
 
 /** A hang guard, not a speed check: the runs below take seconds on a quiet machine. */

@@ -5,18 +5,15 @@
  * belongs to another assignment), then the documented way to change N: stop the old processes,
  * start the new ones with fresh states at the shared consumer group's offsets (`--start group`).
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { openTable } from '@tidemark/core';
 import { LocalFileIO } from '@tidemark/storage';
+import { KAFKA_CLI_BUILD, packagesBuilt } from './support/built.js';
 import { runTidemark, type ProcessResult } from './support/cli-process.js';
 import { freshTopic, idValueTable, kafkaAvailable, kafkaSuite, produceIdValues, tableIds } from './support/kafka.js';
 
-const repo = fileURLToPath(new URL('..', import.meta.url));
-const built = existsSync(`${repo}packages/cli/dist/main.js`) && existsSync(`${repo}packages/sink/dist/kafka/kafka-source.js`);
-if (!built) console.warn('[tidemark] SKIPPED Kafka scale-out tests: packages are not built (run `npx turbo run build`)');
+const built = packagesBuilt('Kafka scale-out tests', ...KAFKA_CLI_BUILD);
 const run = built && kafkaAvailable('Kafka scale-out tests');
 
 describe.skipIf(!run)('several ingest processes splitting one topic into one table', () => {
