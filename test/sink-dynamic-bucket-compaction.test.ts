@@ -11,17 +11,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { liveEntries, openTable, type Table } from '@tidemark/core';
-import {
-  INDEX_TYPE_HASH,
-  decodeHashIndex,
-  deserializeBinaryRow,
-  keyHash,
-  parseTypeString,
-  readIndexManifest,
-  readManifestEntries,
-  readManifestList,
-  type ManifestEntry,
-} from '@tidemark/format';
+import { INDEX_TYPE_HASH, decodeHashIndex, deserializeBinaryRow, keyHash, parseTypeString, readIndexManifest } from '@tidemark/format';
 import {
   FileIOCheckpointStore,
   runIngest,
@@ -33,6 +23,7 @@ import {
 import { storageBackends } from './support/backends.js';
 import { suiteCatalog } from './support/suite-catalog.js';
 import { seededRandom } from './support/seeded-random.mjs';
+import { deltaEntries } from './support/manifest-entries.js';
 
 type Op = { dt: string; k: number; v: string | null; op: '+I' | '+U' | '-D' };
 
@@ -85,15 +76,6 @@ async function rowsAt(t: Table, snapshotId: number): Promise<string[]> {
       return `${o.dt}/${o.k}=${o.v}`;
     })
     .sort();
-}
-
-async function deltaEntries(t: Table, snapshotId: number): Promise<ManifestEntry[]> {
-  const snapshot = await t.snapshotManager.snapshot(snapshotId);
-  const out: ManifestEntry[] = [];
-  for (const m of await readManifestList(t.fileIO, t.paths.manifestPath(snapshot.deltaManifestList))) {
-    for await (const e of readManifestEntries(t.fileIO, t.paths.manifestPath(m.fileName))) out.push(e);
-  }
-  return out;
 }
 
 const slotOf = (partition: Uint8Array, bucket: number): string => `${String(deserializeBinaryRow(partition, [STRING])[0])}/${bucket}`;
