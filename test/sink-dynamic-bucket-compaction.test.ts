@@ -22,7 +22,7 @@ import {
 } from '@tidemark/sink';
 import { storageBackends } from './support/backends.js';
 import { suiteCatalog } from './support/suite-catalog.js';
-import { seededRandom } from './support/seeded-random.mjs';
+import { upsertWorkload } from './support/upsert-workload.js';
 import { deltaEntries } from './support/manifest-entries.js';
 
 type Op = { dt: string; k: number; v: string | null; op: '+I' | '+U' | '-D' };
@@ -32,21 +32,7 @@ const INT = parseTypeString('INT NOT NULL');
 
 /** `n` upserts and deletes of `keys` keys over two partitions (`dt` = p0/p1 by key parity); every version distinct. */
 function workload(n: number, keys: number, seed: number): Op[] {
-  const rand = seededRandom(seed);
-  const live = new Set<number>();
-  const out: Op[] = [];
-  for (let i = 0; i < n; i++) {
-    const k = Math.floor(rand() * keys);
-    const dt = `p${k % 2}`;
-    if (live.has(k) && rand() < 0.2) {
-      out.push({ dt, k, v: null, op: '-D' });
-      live.delete(k);
-    } else {
-      out.push({ dt, k, v: `r${i}`, op: live.has(k) ? '+U' : '+I' });
-      live.add(k);
-    }
-  }
-  return out;
+  return upsertWorkload(n, keys, seed).map((o) => ({ dt: `p${o.k % 2}`, ...o }));
 }
 
 /** The table a serial application of the first `upTo` records gives, as sorted `dt/k=v` strings. */
