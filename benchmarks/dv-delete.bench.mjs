@@ -11,7 +11,7 @@
  * Imports the BUILT packages.
  */
 import { benchWarehouses, uniqueRoot, withFileIO } from './lib/bench-storage.mjs';
-import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note } from './lib/report.mjs';
+import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note, resultHeading, SHARED_MACHINE_COUNTS } from './lib/report.mjs';
 import { countRequests } from './lib/request-counter.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 import { seededRandom } from '../test/support/seeded-random.mjs';
@@ -113,7 +113,7 @@ export async function run(options = {}) {
     }
   }
   const json = resultJson(name, options, started, {
-    machine: 'shared: 2 cores used by several agents at once; times are indicative (±30 %), request counts are exact',
+    machine: SHARED_MACHINE_COUNTS,
     steps,
     s3Steps,
     seed,
@@ -125,10 +125,7 @@ export async function run(options = {}) {
 
 function markdown(json) {
   return [
-    '# Deletes and updates on an append table with deletion vectors',
-    '',
-    `Run ${json.date}; total ${fmtNum(json.seconds)} s. Machine: ${json.machine}.`,
-    '',
+    ...resultHeading('Deletes and updates on an append table with deletion vectors', json),
     `Seeded workload (seed ${json.seed}): ${json.steps} steps on local disk, ${json.s3Steps} on S3; per step of each kind, averages.`,
     '',
     markdownTable(

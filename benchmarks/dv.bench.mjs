@@ -14,7 +14,7 @@ import { rm } from 'node:fs/promises';
 
 import { benchBackends } from './lib/bench-storage.mjs';
 import { taskRunner } from './lib/measure.mjs';
-import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note } from './lib/report.mjs';
+import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note, resultHeading } from './lib/report.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 
 export const name = 'dv';
@@ -89,10 +89,7 @@ export async function run(options = {}) {
 
 function markdown(json) {
   return [
-    '# Deletion-vector benchmark',
-    '',
-    `Run ${json.date}; total ${fmtNum(json.seconds)} s. Machine: ${json.machine}.`,
-    '',
+    ...resultHeading('Deletion-vector benchmark', json),
     `## ${json.commits} batch writes into a primary-key table with deletion vectors vs without`,
     '',
     markdownTable(

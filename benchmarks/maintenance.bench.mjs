@@ -26,7 +26,7 @@ import path from 'node:path';
 
 import { benchBackends } from './lib/bench-storage.mjs';
 import { runChild, taskRunner } from './lib/measure.mjs';
-import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection, s3Note } from './lib/report.mjs';
+import { WORK_DIR, environment, fmtInt, fmtNum, markdownTable, problemsSection, s3Note, resultHeading } from './lib/report.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 
 export const name = 'maintenance';
@@ -258,10 +258,7 @@ function cpuBound(st, getsPerFile) {
 /** The result page of a run's JSON (exported to re-render saved results). */
 export function markdown(json) {
   return [
-    '# Maintenance benchmark',
-    '',
-    `Run ${json.date}; total ${fmtNum(json.seconds)} s.`,
-    '',
+    ...resultHeading('Maintenance benchmark', json),
     `## Snapshot expiration (overwrite history of ${fmtInt(json.snapshots)} snapshots locally${json.s3 ? `, ${fmtInt(json.s3Snapshots)} on S3` : ''}; one run, ${RETAIN} retained)`,
     '',
     markdownTable(

@@ -11,7 +11,7 @@
  * Imports the BUILT packages.
  */
 import { benchWarehouses, uniqueRoot, withFileIO } from './lib/bench-storage.mjs';
-import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note } from './lib/report.mjs';
+import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note, resultHeading, SHARED_MACHINE_COUNTS } from './lib/report.mjs';
 import { countRequests } from './lib/request-counter.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 import { mean, percentile } from './lib/stats.mjs';
@@ -129,7 +129,7 @@ export async function run(options = {}) {
     }
   }
   const json = resultJson(name, options, started, {
-    machine: 'shared: 2 cores used by several agents at once; times are indicative (±30 %), request counts are exact',
+    machine: SHARED_MACHINE_COUNTS,
     appends,
     s3Appends,
     rows,
@@ -142,10 +142,7 @@ export async function run(options = {}) {
 
 function markdown(json) {
   return [
-    '# One-shot table.append on a reused Table',
-    '',
-    `Run ${json.date}; total ${fmtNum(json.seconds)} s. Machine: ${json.machine}.`,
-    '',
+    ...resultHeading('One-shot table.append on a reused Table', json),
     `${json.appends} appends of ${json.rows} rows on local disk, ${json.s3Appends} on S3, each on a fresh table; per call. ` +
       `"First" = calls 2–${json.window + 1} (call 1 is cold), "last" = the last ${json.window}.`,
     '',

@@ -14,7 +14,7 @@ import { rm } from 'node:fs/promises';
 
 import { benchBackends } from './lib/bench-storage.mjs';
 import { taskRunner } from './lib/measure.mjs';
-import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note, SHARED_MACHINE_NOTE } from './lib/report.mjs';
+import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note, SHARED_MACHINE_NOTE, resultHeading } from './lib/report.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 
 export const name = 'pk-compact';
@@ -78,10 +78,7 @@ export async function run(options = {}) {
 
 function markdown(json) {
   return [
-    '# Primary-key compaction benchmark',
-    '',
-    `Run ${json.date}; total ${fmtNum(json.seconds)} s.`,
-    '',
+    ...resultHeading('Primary-key compaction benchmark', json),
     `## Full compaction of one bucket with ${json.runs} overlapping level-0 sorted runs vs raw parquet-wasm read + rewrite of the same files`,
     '',
     markdownTable(

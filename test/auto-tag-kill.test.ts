@@ -5,7 +5,6 @@
  * on the snapshot that crossed the boundary, and never a second tag for the same period. On local
  * disk and on the real S3 server.
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -15,13 +14,13 @@ import { suiteCatalog } from './support/suite-catalog.js';
 import { runMain, useCliS3Env } from './support/cli-main.js';
 import { runNode } from './support/cli-process.js';
 import { s3TestOptions } from './support/s3.js';
+import { packagesBuilt } from './support/built.js';
 
 useCliS3Env();
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const worker = join(repo, 'test', 'workers', 'auto-tag-kill-worker.mjs');
-const built = existsSync(join(repo, 'packages', 'core', 'dist', 'index.js'));
-if (!built) console.warn('[tidemark] SKIPPED automatic tags after SIGKILL: packages are not built (run `npx turbo run build`)');
+const built = packagesBuilt('automatic tags after SIGKILL', 'core/dist/index.js');
 
 /** Local wall-clock time of a June 2024 day. */
 const at = (day: number, hour: number, minute = 0): number => new Date(2024, 5, day, hour, minute).getTime();

@@ -5,42 +5,24 @@
  * (vite's bundler, already installed with vitest) so the children run the current sources.
  */
 import { runWorkerProcess } from './support/cli-process.js';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalFileIO, S3FileIO, type FileIO, type S3Options } from '@tidemark/storage';
+import type { FileIO, S3Options } from '@tidemark/storage';
 import { serializeSchema, type TableSchema } from '@tidemark/format';
 import { SnapshotManager, TablePaths, liveEntries } from '@tidemark/core';
-import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { s3Available } from './support/s3.js';
+import { onLocalTable, onS3Location } from './support/table-locations.js';
+import { bundleWorker, removeWorkerBundle } from './support/worker-bundle.js';
 
-const repo = fileURLToPath(new URL('..', import.meta.url));
 const WORKERS = 4;
 const COMMITS = 25;
 let bundle = '';
 
 beforeAll(async () => {
-  const { rolldown } = await import('rolldown');
-  const src = (name: string): string => join(repo, 'packages', name, 'src', 'index.ts');
-  const build = await rolldown({
-    input: join(repo, 'test', 'workers', 'commit-worker.ts'),
-    platform: 'node',
-    resolve: {
-      alias: { '@tidemark/storage': src('storage'), '@tidemark/format': src('format'), '@tidemark/core': src('core') },
-      extensionAlias: { '.js': ['.ts', '.js'] },
-    },
-    external: (id: string) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('@tidemark/'),
-    logLevel: 'silent',
-  });
-  // Inside node_modules so the bundle's bare imports (avsc, zstd, AWS SDK …) resolve.
-  bundle = join(repo, 'node_modules', '.cache', 'tidemark-tests', `commit-worker-${process.pid}.mjs`);
-  await build.write({ file: bundle, format: 'esm' });
-  await build.close();
+  bundle = await bundleWorker('commit-worker');
 }, 120_000);
 
 afterAll(async () => {
-  if (bundle) await rm(bundle, { force: true });
+  await removeWorkerBundle(bundle);
 });
 
 function runWorker(config: { root: string; worker: number; commits: number; s3?: S3Options }): Promise<string> {
@@ -96,25 +78,14 @@ async function runAndVerify(io: FileIO, root: string, s3?: S3Options): Promise<v
 
 describe('concurrent commits from separate processes', () => {
   it('local disk: 4 processes x 25 commits give 100 contiguous snapshots with every file once', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'tidemark-concurrent-'));
-    try {
-      await runAndVerify(new LocalFileIO(), join(dir, 'wh', 'db.db', 't'));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    await onLocalTable('tidemark-concurrent-', (io, root) => runAndVerify(io, root));
   }, 300_000);
 
   const s3 = s3Available('concurrent commits on S3');
   (s3 ? it : it.skip)(
     'S3: 4 processes x 25 commits give 100 contiguous snapshots with every file once',
     async () => {
-      const options = s3TestOptions();
-      const io = new S3FileIO(options);
-      try {
-        await runAndVerify(io, `s3://${s3TestBucket()}/${uniquePrefix('concurrent-commits')}/db.db/t`, options);
-      } finally {
-        await io.close();
-      }
+      await onS3Location('concurrent-commits', (io, root, options) => runAndVerify(io, root, options));
     },
     600_000,
   );

@@ -8,7 +8,6 @@
  * commits in snapshot order gives, and each snapshot's delta holds exactly the rows its commit wrote.
  */
 import { runWorkerProcess } from './support/cli-process.js';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,12 +17,12 @@ import { LocalFileIO, S3FileIO, type FileIO, type S3Options } from '@tidemark/st
 import { serializeSchema } from '@tidemark/format';
 import { TablePaths, buildInitialSchema, openTable, type Table } from '@tidemark/core';
 import { forEachInParallel } from './support/in-parallel.js';
+import { packagesBuilt } from './support/built.js';
 import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const worker = join(repo, 'test', 'workers', 'pk-upsert-worker.mjs');
-const built = existsSync(join(repo, 'packages', 'core', 'dist', 'index.js'));
-if (!built) console.warn('[tidemark] SKIPPED concurrent primary-key writes: packages are not built (run `npx turbo run build`)');
+const built = packagesBuilt('concurrent primary-key writes', 'core/dist/index.js');
 
 const WORKERS = 3;
 const COMMITS = 12;

@@ -22,6 +22,7 @@ import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { fixturesDir } from './support/fixtures.js';
 import { openFixtureCopy } from './support/fixture-copy.js';
 import { PK_MOR_LATEST, type PkMorRow } from './support/fixture-rows.js';
+import { expectCompactedLiveRows } from './support/deletion-vectors.js';
 
 const TABLE = 'default.db/pk_table_scan_and_read_dv';
 const fixtures = fixturesDir('continuing the Java deletion-vector table');
@@ -83,15 +84,7 @@ describe.each(storageBackends('dv java tables'))('continuing the Java pk-dv tabl
     expect(await rows(table, 7)).toEqual(before.get(6));
 
     // No level-0 file is left, and the vectors delete exactly the replaced rows.
-    const plan = await table.newRead().plan();
-    let live = 0;
-    for (const split of plan.splits) {
-      for (const f of split.files) {
-        expect(f.meta.level).toBeGreaterThan(0);
-        live += f.meta.rowCount - (split.deletionFiles.get(f.meta.fileName)?.range.cardinality ?? 0);
-      }
-    }
-    expect(live).toBe(model.size);
+    const plan = await expectCompactedLiveRows(table, model.size);
 
     // Field by field against Java's entries of the same table.
     const ours = (await dvEntries(table, latest)).filter((e) => !javaEntries.some((j) => j.fileName === e.fileName));

@@ -6,17 +6,13 @@
  * holds the value of the write whose APPEND snapshot came last (and each key appears once). Runs the
  * built binary (`npx turbo run build` first).
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinPath } from '@tidemark/storage';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { cliFor, lines } from './support/cli-backend.js';
+import { packagesBuilt } from './support/built.js';
 
-const repo = fileURLToPath(new URL('..', import.meta.url));
-const built = existsSync(join(repo, 'packages', 'cli', 'dist', 'index.js'));
-if (!built) console.warn('[tidemark] SKIPPED concurrent deletion-vector writes: packages are not built (run `npx turbo run build`)');
+const built = packagesBuilt('concurrent deletion-vector writes', 'cli/dist/index.js');
 
 const KEYS = 500;
 const ROUNDS = 2;

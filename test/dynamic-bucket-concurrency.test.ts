@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalFileIO, S3FileIO, type FileIO, type S3Options } from '@tidemark/storage';
+import { LocalFileIO, type FileIO, type S3Options } from '@tidemark/storage';
 import {
   INDEX_TYPE_HASH,
   decodeHashIndex,
@@ -25,9 +25,10 @@ import {
 } from '@tidemark/format';
 import { SnapshotManager, TablePaths, openTable, readDataFile } from '@tidemark/core';
 import { forEachInParallel } from './support/in-parallel.js';
-import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { s3Available } from './support/s3.js';
+import { onLocalTable, onS3Location } from './support/table-locations.js';
+import { bundleWorker, removeWorkerBundle } from './support/worker-bundle.js';
 
-const repo = fileURLToPath(new URL('..', import.meta.url));
 const WORKERS = 4;
 const ROUNDS = 8;
 const BATCH = 12;
@@ -36,32 +37,12 @@ let bundle = '';
 /** Runs on the built packages (`npx turbo run build` first): its Parquet encode pool needs them. */
 const tableWorker = fileURLToPath(new URL('./workers/dynamic-bucket-table-worker.mjs', import.meta.url));
 
-async function bundleWorker(name: string): Promise<string> {
-  const { rolldown } = await import('rolldown');
-  const src = (pkg: string): string => join(repo, 'packages', pkg, 'src', 'index.ts');
-  const build = await rolldown({
-    input: join(repo, 'test', 'workers', `${name}.ts`),
-    platform: 'node',
-    resolve: {
-      alias: { '@tidemark/storage': src('storage'), '@tidemark/format': src('format'), '@tidemark/core': src('core') },
-      extensionAlias: { '.js': ['.ts', '.js'] },
-    },
-    external: (id: string) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('@tidemark/'),
-    logLevel: 'silent',
-  });
-  // Inside node_modules so the bundle's bare imports (avsc, zstd, AWS SDK …) resolve.
-  const file = join(repo, 'node_modules', '.cache', 'tidemark-tests', `${name}-${process.pid}.mjs`);
-  await build.write({ file, format: 'esm' });
-  await build.close();
-  return file;
-}
-
 beforeAll(async () => {
   bundle = await bundleWorker('dynamic-bucket-worker');
 }, 120_000);
 
 afterAll(async () => {
-  if (bundle) await rm(bundle, { force: true });
+  await removeWorkerBundle(bundle);
 });
 
 function runWorker(config: Record<string, unknown>, script = bundle): Promise<string> {
@@ -247,20 +228,14 @@ describe.concurrent('dynamic buckets: concurrent processes writing overlapping n
   (s3Tables ? it : it.skip)(
     "S3, table API with writer compaction: every key read once, at every snapshot, with the latest write's value",
     async () => {
-      const options = s3TestOptions();
       // Rounds are independent tables, each with its own four writers, so they run side by side:
       // the contention inside each table is what it was, and the waits on S3 overlap.
       // Every round is waited for, so a failing one never leaves others writing after the test.
+      // The table closes the FileIO it was opened with: one per round.
       const settled = await Promise.allSettled(
-        Array.from({ length: TABLE_ROUNDS }, async () => {
-          // The table closes the FileIO it was opened with: one per round.
-          const io = new S3FileIO(options);
-          try {
-            return await runTablesAndVerify(io, `s3://${s3TestBucket()}/${uniquePrefix('dynamic-bucket-tables')}/db.db/t`, options);
-          } finally {
-            await io.close();
-          }
-        }),
+        Array.from({ length: TABLE_ROUNDS }, () =>
+          onS3Location('dynamic-bucket-tables', (io, root, options) => runTablesAndVerify(io, root, options)),
+        ),
       );
       const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
@@ -271,25 +246,14 @@ describe.concurrent('dynamic buckets: concurrent processes writing overlapping n
   );
 
   it('local disk: no key is ever placed in two buckets', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'tidemark-dyn-concurrent-'));
-    try {
-      await runAndVerify(new LocalFileIO(), join(dir, 'wh', 'db.db', 't'));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    await onLocalTable('tidemark-dyn-concurrent-', (io, root) => runAndVerify(io, root));
   }, 300_000);
 
   const s3 = s3Available('dynamic bucket concurrency on S3');
   (s3 ? it : it.skip)(
     'S3: no key is ever placed in two buckets',
     async () => {
-      const options = s3TestOptions();
-      const io = new S3FileIO(options);
-      try {
-        await runAndVerify(io, `s3://${s3TestBucket()}/${uniquePrefix('dynamic-bucket-concurrency')}/db.db/t`, options);
-      } finally {
-        await io.close();
-      }
+      await onS3Location('dynamic-bucket-concurrency', (io, root, options) => runAndVerify(io, root, options));
     },
     600_000,
   );

@@ -5,7 +5,6 @@
  * store stops answering, and a library process that ends on its own after runIngest with a
  * metrics server. Needs `npx turbo run build`.
  */
-import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,13 +13,13 @@ import { openTable } from '@tidemark/core';
 import type { FileIO } from '@tidemark/storage';
 import { storageBackends, type BackendWarehouse, type StorageBackend } from './support/backends.js';
 import { backendEnv, cliFor } from './support/cli-backend.js';
-import { runNode, TIDEMARK_BIN } from './support/cli-process.js';
+import { runNode } from './support/cli-process.js';
 import { ServiceProcess, scrapeMetrics } from './support/cli-service.js';
 import { FaultProxy } from './support/fault-proxy.mjs';
 import { cliS3Variables, s3TestEnv } from './support/s3.js';
+import { packagesBuilt } from './support/built.js';
 
-const built = existsSync(TIDEMARK_BIN.replace('bin/tidemark.js', 'dist/main.js'));
-if (!built) console.warn('[tidemark] SKIPPED ingest service tests: packages are not built (run `npx turbo run build`)');
+const built = packagesBuilt('ingest service tests', 'cli/dist/main.js');
 
 const RECORDS = 60_000;
 const EVERY = 1_000;

@@ -12,21 +12,14 @@
  * every point (append tables never reach `before-compact-snapshot`); `npm run chaos -- --kafka
  * [--pk] --trials 200` runs the soak (figures in benchmarks/results/chaos-kafka.md).
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CRASH_POINTS } from '@tidemark/sink';
+import { KAFKA_CLI_BUILD, packagesBuilt } from './support/built.js';
+import { chaosHarness, expectExactlyOnce, type ChaosTally } from './support/chaos.js';
 import { kafkaAvailable, startKafka, type KafkaTestBroker } from './support/kafka.js';
 
-interface Tally {
-  trials: number;
-  passed: number;
-  failed: Array<{ trial: number; seed: number; problems: string[] }>;
-  runs: number;
-  kills: Record<string, number>;
+interface Tally extends ChaosTally {
   checkpointsChecked: number;
-  lost: number;
-  duplicated: number;
 }
 interface KafkaHarness {
   runKafkaChaos(options: {
@@ -40,19 +33,13 @@ interface KafkaHarness {
   }): Promise<Tally>;
 }
 
-const repo = fileURLToPath(new URL('..', import.meta.url));
-const built = existsSync(`${repo}packages/cli/dist/main.js`) && existsSync(`${repo}packages/sink/dist/kafka/kafka-source.js`);
-if (!built) console.warn('[tidemark] SKIPPED Kafka chaos tests: packages are not built (run `npx turbo run build`)');
+const built = packagesBuilt('Kafka chaos tests', ...KAFKA_CLI_BUILD);
 const run = built && kafkaAvailable('Kafka chaos tests');
 
 const APPEND_POINTS = CRASH_POINTS.filter((p) => p !== 'before-compact-snapshot');
 
 function check(tally: Tally, trials: number, points: readonly string[]): void {
-  if (tally.failed.length > 0) console.error(JSON.stringify(tally.failed, null, 2));
-  expect(tally.failed).toEqual([]);
-  expect(tally.passed).toBe(trials);
-  expect(tally.lost).toBe(0);
-  expect(tally.duplicated).toBe(0);
+  expectExactlyOnce(tally, trials);
   // The runs really crashed, at every named point, and completed checkpoints were checked.
   expect(tally.runs).toBeGreaterThan(trials);
   for (const point of points) expect(tally.kills[point] ?? 0, `kills at ${point}`).toBeGreaterThan(0);
@@ -67,8 +54,7 @@ describe.skipIf(!run).concurrent('exactly-once ingest from Kafka under SIGKILL',
   afterAll(async () => {
     await broker?.stop();
   });
-  const harness = async (): Promise<KafkaHarness> =>
-    (await import(pathToFileURL(`${repo}test/chaos/kafka-harness.mjs`).href)) as KafkaHarness;
+  const harness = (): Promise<KafkaHarness> => chaosHarness<KafkaHarness>('kafka-harness.mjs');
 
   it(`${APPEND_POINTS.length} append trials (json) while a producer produces: every message once`, async () => {
     const trials = APPEND_POINTS.length;

@@ -7,22 +7,28 @@
  * 0; `--log-format json` keeps every stderr line JSON, the Kafka client's retry warnings included,
  * and never shows the SASL password. Needs `npx turbo run build`.
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '@tidemark/cli';
 import { openTable } from '@tidemark/core';
 import { LocalFileIO } from '@tidemark/storage';
 import { TextCapture } from './support/cli-main.js';
+import { KAFKA_CLI_BUILD, packagesBuilt } from './support/built.js';
 import { runTidemark } from './support/cli-process.js';
 import { ServiceProcess, promSamples, scrapeMetrics, type LogEvent } from './support/cli-service.js';
-import { API_KEYS, ERROR_CODES, freshTopic, kafkaAvailable, kafkaSuite, type KafkaSuite } from './support/kafka.js';
+import {
+  API_KEYS,
+  ERROR_CODES,
+  freshTopic,
+  kafkaAvailable,
+  kafkaSuite,
+  produceIdValues,
+  tableIds,
+  type KafkaSuite,
+} from './support/kafka.js';
 
-const repo = fileURLToPath(new URL('..', import.meta.url));
-const built = existsSync(`${repo}packages/cli/dist/main.js`) && existsSync(`${repo}packages/sink/dist/kafka/kafka-source.js`);
-if (!built) console.warn('[tidemark] SKIPPED Kafka CLI service tests: packages are not built (run `npx turbo run build`)');
+const built = packagesBuilt('Kafka CLI service tests', ...KAFKA_CLI_BUILD);
 const run = built && kafkaAvailable('Kafka CLI service tests');
 
 /** A hang guard, not a speed check: the runs below take seconds on a quiet machine. */
@@ -54,10 +60,8 @@ class KeepProducing {
 
   private async loop(): Promise<void> {
     while (!this.stopped && this.produced < KeepProducing.LIMIT) {
-      const messages = [];
-      for (let i = this.produced; i < this.produced + 20; i++) messages.push({ partition: i % PARTITIONS, value: row(i) });
-      await this.k.producer.send({ topic: this.topic, messages });
-      this.produced += messages.length;
+      await produceIdValues(this.k.producer, this.topic, this.produced, this.produced + 20, { partitions: PARTITIONS });
+      this.produced += 20;
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -68,10 +72,6 @@ class KeepProducing {
     await this.done;
     return this.produced;
   }
-}
-
-function row(i: number): string {
-  return JSON.stringify({ id: i, v: `v${i}` });
 }
 
 /** The messages partition `p` holds once `total` were produced (id i went to partition i mod 3). */
@@ -85,15 +85,6 @@ function idsBefore(offset: Record<string, number>): number[] {
 }
 
 const io = new LocalFileIO();
-
-/** The ids in the table, sorted (duplicates kept: the exactly-once check counts them). */
-async function tableIds(location: string): Promise<number[]> {
-  const t = await openTable(location, { fileIO: io });
-  return (await t.newRead().toArrowTable())
-    .toArray()
-    .map((r) => Number(r.id))
-    .sort((a, b) => a - b);
-}
 
 interface Summary {
   status: string;
@@ -142,7 +133,7 @@ describe.skipIf(!run)('tidemark ingest --source kafka:// as a service', { timeou
     expect(second.status).toBe('source-done');
     expect(second.restoredFrom).not.toBeNull();
     expect(second.offset).toEqual({ [p.topic]: { 0: inPartition(total, 0), 1: inPartition(total, 1), 2: inPartition(total, 2) } });
-    expect(await tableIds(p.table)).toEqual([...Array(total).keys()]);
+    expect(await tableIds(io, p.table)).toEqual([...Array(total).keys()]);
     return { total, second };
   }
 
@@ -211,7 +202,7 @@ describe.skipIf(!run)('tidemark ingest --source kafka:// as a service', { timeou
       expect(first.offset).toEqual(checkpoints.at(-1)!['offset']);
       expect(first.records).toBe(checkpoints.reduce((n, e) => n + (e['records'] as number), 0));
       // The table holds exactly the messages before the committed offsets, once.
-      expect(await tableIds(p.table)).toEqual(idsBefore(first.offset[p.topic]!));
+      expect(await tableIds(io, p.table)).toEqual(idsBefore(first.offset[p.topic]!));
 
       // The producer went on meanwhile; the next run reads exactly what the first did not commit.
       const { total, second } = await resumeExactly(p, producer);
@@ -300,10 +291,7 @@ describe.skipIf(!run)('tidemark ingest --source kafka:// as a service', { timeou
 
   it("--log-format json: the Kafka client's retry warnings are JSON lines too", async () => {
     const p = await pipeline('json-retries');
-    await k.producer.send({
-      topic: p.topic,
-      messages: Array.from({ length: 60 }, (_, i) => ({ partition: i % PARTITIONS, value: row(i) })),
-    });
+    await produceIdValues(k.producer, p.topic, 0, 60, { partitions: PARTITIONS });
     // The next fetches fail with retriable errors: the source retries and warns.
     await k.broker.pushErrors(API_KEYS.Fetch, [ERROR_CODES.NOT_LEADER_OR_FOLLOWER!, ERROR_CODES.REQUEST_TIMED_OUT!]);
     const service = new ServiceProcess(ingest(p, '--until-end', '--log-format', 'json'), {}, HANG_MS);
@@ -314,7 +302,7 @@ describe.skipIf(!run)('tidemark ingest --source kafka:// as a service', { timeou
     expect(retries.length, r.stderr).toBeGreaterThan(0);
     for (const e of service.events) expect(Object.keys(e).slice(0, 3)).toEqual(['time', 'level', 'msg']);
     expect(summaryOf(r.stdout)).toMatchObject({ status: 'source-done', records: 60 });
-    expect(await tableIds(p.table)).toEqual([...Array(60).keys()]);
+    expect(await tableIds(io, p.table)).toEqual([...Array(60).keys()]);
   });
 
   it('--log-format json with SASL: a failed connection is one JSON error event, and the password appears nowhere', async () => {

@@ -3,18 +3,15 @@
  * usage errors naming the option, a missing topic, an offset retention deleted, and secrets that
  * never reach the output.
  */
-import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
+import { KAFKA_CLI_BUILD, packagesBuilt } from './support/built.js';
 import { runTidemark } from './support/cli-process.js';
-import { ERROR_CODES, freshTopic, kafkaAvailable, kafkaSuite } from './support/kafka.js';
+import { ERROR_CODES, freshTopic, kafkaAvailable, kafkaSuite, produceIdValues } from './support/kafka.js';
 
-const repo = fileURLToPath(new URL('..', import.meta.url));
-const built = existsSync(`${repo}packages/cli/dist/main.js`) && existsSync(`${repo}packages/sink/dist/kafka/kafka-source.js`);
-if (!built) console.warn('[tidemark] SKIPPED Kafka CLI tests: packages are not built (run `npx turbo run build`)');
+const built = packagesBuilt('Kafka CLI tests', ...KAFKA_CLI_BUILD);
 const run = built && kafkaAvailable('Kafka CLI tests');
 
 describe.skipIf(!run)('tidemark ingest --source kafka://', () => {
@@ -38,10 +35,7 @@ describe.skipIf(!run)('tidemark ingest --source kafka://', () => {
   it('reads a topic to its end and prints the summary with the offsets; a rerun reads nothing twice', async () => {
     const topic = freshTopic('cli');
     await k.broker.createTopic(topic, 2);
-    await k.producer.send({
-      topic,
-      messages: Array.from({ length: 30 }, (_, i) => ({ partition: i % 2, value: JSON.stringify({ id: i, v: `v${i}` }) })),
-    });
+    await produceIdValues(k.producer, topic, 0, 30);
     const args = [
       'ingest',
       table,

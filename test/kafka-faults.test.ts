@@ -6,10 +6,9 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openTable } from '@tidemark/core';
 import { LocalFileIO } from '@tidemark/storage';
 import { KafkaRequestError, KafkaSource, LocalDirCheckpointStore, runIngest, type IngestOptions } from '@tidemark/sink';
-import { API_KEYS, ERROR_CODES, freshTopic, idValueTable, kafkaAvailable, kafkaSuite } from './support/kafka.js';
+import { API_KEYS, ERROR_CODES, freshTopic, idValueTable, kafkaAvailable, kafkaSuite, produceIdValues, tableIds } from './support/kafka.js';
 
 const run = kafkaAvailable('Kafka broker fault tests');
 
@@ -25,12 +24,7 @@ describe.skipIf(!run)('Kafka source under broker faults', { timeout: 300_000 }, 
     await k.broker.createTopic(topic, partitions);
     for (let p = 0; p < partitions; p++) await k.broker.setLeader(topic, p, 1);
     // Small batches, fetched one per partition per request (fetchMaxBytes below): the faults land mid-read.
-    for (let from = 0; from < n; from += 6) {
-      const messages = [];
-      for (let i = from; i < Math.min(n, from + 6); i++)
-        messages.push({ partition: i % partitions, value: JSON.stringify({ id: i, v: `v${i}` }) });
-      await k.producer.send({ topic, messages });
-    }
+    await produceIdValues(k.producer, topic, 0, n, { partitions, batch: 6 });
     return topic;
   }
 
@@ -39,14 +33,7 @@ describe.skipIf(!run)('Kafka source under broker faults', { timeout: 300_000 }, 
     return { location, state: new LocalDirCheckpointStore(join(k.dir, `${name}-state`)) };
   }
 
-  async function ids(location: string): Promise<number[]> {
-    const t = await openTable(location, { fileIO: io });
-    if ((await t.snapshotManager.latestId()) === null) return [];
-    return (await t.newRead().toArrowTable())
-      .toArray()
-      .map((r) => Number(r.id))
-      .sort((a, b) => a - b);
-  }
+  const ids = (location: string): Promise<number[]> => tableIds(io, location);
 
   /** The source's retry warnings, and the records of the checkpoints committed, per ingest. */
   let retries: string[] = [];

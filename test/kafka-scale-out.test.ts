@@ -5,18 +5,15 @@
  * belongs to another assignment), then the documented way to change N: stop the old processes,
  * start the new ones with fresh states at the shared consumer group's offsets (`--start group`).
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { openTable } from '@tidemark/core';
 import { LocalFileIO } from '@tidemark/storage';
+import { KAFKA_CLI_BUILD, packagesBuilt } from './support/built.js';
 import { runTidemark, type ProcessResult } from './support/cli-process.js';
-import { freshTopic, idValueTable, kafkaAvailable, kafkaSuite } from './support/kafka.js';
+import { freshTopic, idValueTable, kafkaAvailable, kafkaSuite, produceIdValues, tableIds } from './support/kafka.js';
 
-const repo = fileURLToPath(new URL('..', import.meta.url));
-const built = existsSync(`${repo}packages/cli/dist/main.js`) && existsSync(`${repo}packages/sink/dist/kafka/kafka-source.js`);
-if (!built) console.warn('[tidemark] SKIPPED Kafka scale-out tests: packages are not built (run `npx turbo run build`)');
+const built = packagesBuilt('Kafka scale-out tests', ...KAFKA_CLI_BUILD);
 const run = built && kafkaAvailable('Kafka scale-out tests');
 
 describe.skipIf(!run)('several ingest processes splitting one topic into one table', () => {
@@ -24,20 +21,9 @@ describe.skipIf(!run)('several ingest processes splitting one topic into one tab
 
   const k = kafkaSuite('kafka-scale');
 
-  async function produce(topic: string, from: number, to: number): Promise<void> {
-    for (let b = from; b < to; b += 25) {
-      const messages = [];
-      for (let i = b; i < Math.min(to, b + 25); i++) messages.push({ partition: i % 8, value: JSON.stringify({ id: i, v: `v${i}` }) });
-      await k.producer.send({ topic, messages });
-    }
-  }
-
-  async function ids(location: string): Promise<number[]> {
-    return (await (await openTable(location, { fileIO: io })).newRead().toArrowTable())
-      .toArray()
-      .map((r) => Number(r.id))
-      .sort((a, b) => a - b);
-  }
+  const produce = (topic: string, from: number, to: number): Promise<void> =>
+    produceIdValues(k.producer, topic, from, to, { partitions: 8, batch: 25 });
+  const ids = (location: string): Promise<number[]> => tableIds(io, location);
 
   const ingest = (location: string, topic: string, split: string, state: string, extra: string[] = []): Promise<ProcessResult> =>
     runTidemark(

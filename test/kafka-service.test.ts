@@ -6,7 +6,6 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openTable } from '@tidemark/core';
 import { LocalFileIO } from '@tidemark/storage';
 import {
   IngestMetrics,
@@ -21,7 +20,7 @@ import {
   type SourceRecord,
 } from '@tidemark/sink';
 import { scrapeMetrics } from './support/cli-service.js';
-import { API_KEYS, ERROR_CODES, freshTopic, idValueTable, kafkaAvailable, kafkaSuite } from './support/kafka.js';
+import { API_KEYS, ERROR_CODES, freshTopic, idValueTable, kafkaAvailable, kafkaSuite, produceIdValues, tableIds } from './support/kafka.js';
 
 const run = kafkaAvailable('Kafka service tests');
 
@@ -51,18 +50,8 @@ describe.skipIf(!run)('a Kafka ingest pipeline as a service', { timeout: 300_000
   const k = kafkaSuite('kafka-service');
   const io = new LocalFileIO();
 
-  async function ids(location: string): Promise<number[]> {
-    return (await (await openTable(location, { fileIO: io })).newRead().toArrowTable())
-      .toArray()
-      .map((r) => Number(r.id))
-      .sort((a, b) => a - b);
-  }
-
-  async function produce(topic: string, from: number, to: number): Promise<void> {
-    const messages = [];
-    for (let i = from; i < to; i++) messages.push({ partition: i % 2, value: JSON.stringify({ id: i, v: `v${i}` }) });
-    await k.producer.send({ topic, messages });
-  }
+  const ids = (location: string): Promise<number[]> => tableIds(io, location);
+  const produce = (topic: string, from: number, to: number): Promise<void> => produceIdValues(k.producer, topic, from, to);
 
   it('the lag gauges show what is left per partition, and fall to 0 after --until-end', async () => {
     const topic = freshTopic('lag');

@@ -22,7 +22,7 @@ import {
   type KafkaSourceOptions,
   type SourceOffset,
 } from '@tidemark/sink';
-import { freshTopic, idValueTable, kafkaAvailable, kafkaSuite } from './support/kafka.js';
+import { freshTopic, idValueTable, kafkaAvailable, kafkaSuite, produceIdValues } from './support/kafka.js';
 
 const run = kafkaAvailable('Kafka source tests');
 
@@ -51,11 +51,8 @@ describe.skipIf(!run)('KafkaSource on the test broker', { timeout: 300_000 }, ()
       .sort((a, b) => a.id - b.id);
   }
 
-  async function produce(topic: string, from: number, to: number, partitions = 3): Promise<void> {
-    const messages = [];
-    for (let i = from; i < to; i++) messages.push({ partition: i % partitions, value: JSON.stringify({ id: i, v: `v${i}` }) });
-    await k.producer.send({ topic, messages });
-  }
+  const produce = (topic: string, from: number, to: number, partitions = 3): Promise<void> =>
+    produceIdValues(k.producer, topic, from, to, { partitions });
 
   it('lands every message of every partition once, resumes from the offsets, and reports them to the group', async () => {
     const topic = freshTopic('orders');

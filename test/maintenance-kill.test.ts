@@ -12,9 +12,8 @@ import { spawn } from 'node:child_process';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalFileIO, S3FileIO, type FileIO, type S3Options } from '@tidemark/storage';
+import { LocalFileIO, type FileIO, type S3Options } from '@tidemark/storage';
 import { readManifestEntries, readManifestList, type Snapshot } from '@tidemark/format';
 import {
   ChangelogManager,
@@ -29,38 +28,20 @@ import {
 } from '@tidemark/core';
 import { DataFileLocator, expireSnapshots, removeOrphanFiles, verifyTable } from '@tidemark/maintenance';
 import { SnapshotNotFoundError } from '@tidemark/core';
-import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { s3Available } from './support/s3.js';
+import { onS3Location } from './support/table-locations.js';
+import { bundleWorker, removeWorkerBundle } from './support/worker-bundle.js';
 
-const repo = fileURLToPath(new URL('..', import.meta.url));
 const RETAIN = 5;
 let bundle = '';
 const dirs: string[] = [];
 
 beforeAll(async () => {
-  const { rolldown } = await import('rolldown');
-  const src = (name: string): string => join(repo, 'packages', name, 'src', 'index.ts');
-  const build = await rolldown({
-    input: join(repo, 'test', 'workers', 'expire-worker.ts'),
-    platform: 'node',
-    resolve: {
-      alias: {
-        '@tidemark/storage': src('storage'),
-        '@tidemark/format': src('format'),
-        '@tidemark/core': src('core'),
-        '@tidemark/maintenance': src('maintenance'),
-      },
-      extensionAlias: { '.js': ['.ts', '.js'] },
-    },
-    external: (id: string) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('@tidemark/'),
-    logLevel: 'silent',
-  });
-  bundle = join(repo, 'node_modules', '.cache', 'tidemark-tests', `expire-worker-${process.pid}.mjs`);
-  await build.write({ file: bundle, format: 'esm' });
-  await build.close();
+  bundle = await bundleWorker('expire-worker');
 }, 120_000);
 
 afterAll(async () => {
-  if (bundle) await rm(bundle, { force: true });
+  await removeWorkerBundle(bundle);
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
@@ -251,27 +232,27 @@ describe('SIGKILL during snapshot expiration, then a rerun', () => {
   (s3 ? it : it.skip)(
     'S3: a crash point in the middle, then a rerun, leaves a consistent table',
     async () => {
-      const options = s3TestOptions();
-      const io = new S3FileIO(options);
-      try {
-        const location = await buildTable(io, `s3://${s3TestBucket()}/${uniquePrefix('expire-kill')}`);
-        const expected = await capture(io, location);
-        const latest = (await new SnapshotManager(io, new TablePaths(location)).latestId())!;
-        const plan = await expireSnapshots(
-          { fileIO: io, paths: new TablePaths(location) },
-          { retainMin: RETAIN, expireLimit: 10_000, olderThanMs: Date.now() + 60_000, dryRun: true },
-        );
-        await killAndRerun(
-          io,
-          location,
-          expected,
-          latest,
-          { crashAfterDeletes: 1 + Math.floor(Math.random() * (plan.filesDeleted - 1)) },
-          options,
-        );
-      } finally {
-        await io.close();
-      }
+      await onS3Location(
+        'expire-kill',
+        async (io, warehouse, options) => {
+          const location = await buildTable(io, warehouse);
+          const expected = await capture(io, location);
+          const latest = (await new SnapshotManager(io, new TablePaths(location)).latestId())!;
+          const plan = await expireSnapshots(
+            { fileIO: io, paths: new TablePaths(location) },
+            { retainMin: RETAIN, expireLimit: 10_000, olderThanMs: Date.now() + 60_000, dryRun: true },
+          );
+          await killAndRerun(
+            io,
+            location,
+            expected,
+            latest,
+            { crashAfterDeletes: 1 + Math.floor(Math.random() * (plan.filesDeleted - 1)) },
+            options,
+          );
+        },
+        '',
+      );
     },
     600_000,
   );
@@ -374,16 +355,16 @@ describe('SIGKILL inside a batch of snapshot-file deletions, then a rerun', () =
   (s3 ? it : it.skip)(
     'S3: the same on the S3 server (last batch cut)',
     async () => {
-      const options = s3TestOptions();
-      const io = new S3FileIO(options);
-      try {
-        const location = await buildTable(io, `s3://${s3TestBucket()}/${uniquePrefix('expire-batch-kill')}`);
-        const expected = await capture(io, location);
-        const latest = (await new SnapshotManager(io, new TablePaths(location)).latestId())!;
-        await cutSnapshotBatch(io, location, expected, latest, { batchSize: 5, batch: 5 }, options);
-      } finally {
-        await io.close();
-      }
+      await onS3Location(
+        'expire-batch-kill',
+        async (io, warehouse, options) => {
+          const location = await buildTable(io, warehouse);
+          const expected = await capture(io, location);
+          const latest = (await new SnapshotManager(io, new TablePaths(location)).latestId())!;
+          await cutSnapshotBatch(io, location, expected, latest, { batchSize: 5, batch: 5 }, options);
+        },
+        '',
+      );
     },
     600_000,
   );
@@ -520,14 +501,14 @@ describe('SIGKILL inside a batch of changelog-file deletions, then a rerun', () 
   (s3 ? it : it.skip)(
     'S3: the same on the S3 server',
     async () => {
-      const options = s3TestOptions();
-      const io = new S3FileIO(options);
-      try {
-        const location = await buildChangelogTable(io, `s3://${s3TestBucket()}/${uniquePrefix('changelog-batch-kill')}`, 10);
-        await cutChangelogBatch(io, location, 10, { batchSize: 3, batch: 2 }, options);
-      } finally {
-        await io.close();
-      }
+      await onS3Location(
+        'changelog-batch-kill',
+        async (io, warehouse, options) => {
+          const location = await buildChangelogTable(io, warehouse, 10);
+          await cutChangelogBatch(io, location, 10, { batchSize: 3, batch: 2 }, options);
+        },
+        '',
+      );
     },
     600_000,
   );

@@ -7,21 +7,19 @@
  * the real S3 server.
  */
 import { runWorkerProcess } from './support/cli-process.js';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { LocalFileIO, S3FileIO, type FileIO, type S3Options } from '@tidemark/storage';
+import type { FileIO, S3Options } from '@tidemark/storage';
 import { serializeSchema, type DataFileMeta } from '@tidemark/format';
 import { TablePaths, buildInitialSchema, openTable, type CommitResult, type Table } from '@tidemark/core';
-import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { packagesBuilt } from './support/built.js';
+import { s3Available } from './support/s3.js';
+import { onLocalTable, onS3Location } from './support/table-locations.js';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const worker = join(repo, 'test', 'workers', 'one-shot-append-worker.mjs');
-const built = existsSync(join(repo, 'packages', 'core', 'dist', 'index.js'));
-if (!built) console.warn('[tidemark] SKIPPED one-shot appends across processes: packages are not built (run `npx turbo run build`)');
+const built = packagesBuilt('one-shot appends across processes', 'core/dist/index.js');
 
 type Row = { id: number; v: string };
 
@@ -95,24 +93,13 @@ describe.skipIf(!built).concurrent('one-shot table.append with another process c
     ['primary-key table', primaryKeyTable],
   ] as const) {
     it(`local disk: ${what}`, async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'tidemark-one-shot-'));
-      try {
-        await scenario(new LocalFileIO(), join(dir, 'db.db', 't'));
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
+      await onLocalTable('tidemark-one-shot-', (io, root) => scenario(io, root));
     }, 120_000);
 
     it.skipIf(!s3Available('one-shot appends across processes on S3'))(
       `S3: ${what}`,
       async () => {
-        const options = s3TestOptions();
-        const io = new S3FileIO(options);
-        try {
-          await scenario(io, `s3://${s3TestBucket()}/${uniquePrefix('one-shot-append')}/db.db/t`, options);
-        } finally {
-          await io.close();
-        }
+        await onS3Location('one-shot-append', (io, root, options) => scenario(io, root, options));
       },
       120_000,
     );

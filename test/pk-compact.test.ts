@@ -10,12 +10,13 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
-import { openTable, type Table } from '@tidemark/core';
-import { FILE_SOURCE_COMPACT, readManifestEntries, readManifestList, type ManifestEntry } from '@tidemark/format';
+import { openTable } from '@tidemark/core';
+import { FILE_SOURCE_COMPACT } from '@tidemark/format';
 import { compactPrimaryKeyTable } from '@tidemark/maintenance';
 import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2, sortedRows, sortedTableRows } from './support/fixture-rows.js';
 import { fixturesDir, repoRoot } from './support/fixtures.js';
 import { s3Available, s3TestOptions, s3TestRoot } from './support/s3.js';
+import { deltaEntries } from './support/manifest-entries.js';
 
 const fixtures = fixturesDir('primary-key compaction of the pk-mor fixture');
 const TABLE = join('default.db', 'pk_table_scan_and_read_mor');
@@ -64,15 +65,6 @@ async function checkCompacted(location: string, io: FileIO): Promise<void> {
     expect(e.file.fileSource).toBe(input === undefined ? FILE_SOURCE_COMPACT : input.fileSource);
     if (input === undefined) expect(e.file.keyStats.nullCounts).toEqual(javaAdd.file.keyStats.nullCounts);
   }
-}
-
-async function deltaEntries(table: Table, snapshotId: number): Promise<ManifestEntry[]> {
-  const snapshot = await table.snapshotManager.snapshot(snapshotId);
-  const out: ManifestEntry[] = [];
-  for (const m of await readManifestList(table.fileIO, table.paths.manifestPath(snapshot.deltaManifestList))) {
-    for await (const e of readManifestEntries(table.fileIO, table.paths.manifestPath(m.fileName))) out.push(e);
-  }
-  return out;
 }
 
 describe.skipIf(fixtures === null)('full compaction of the Java-written pk-mor table', () => {

@@ -8,12 +8,13 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deserializeBinaryRow, readManifestEntries, readManifestList, type DataType, type ManifestEntry } from '@tidemark/format';
+import { deserializeBinaryRow, type DataType, type ManifestEntry } from '@tidemark/format';
 import { openTable, type CommitResult, type Table } from '@tidemark/core';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { fixturesDir } from './support/fixtures.js';
 import { copyTree, openFixtureCopy } from './support/fixture-copy.js';
 import { PK_MOR_LATEST, TWO_ROADS, type PkMorRow } from './support/fixture-rows.js';
+import { deltaEntries } from './support/manifest-entries.js';
 
 const TABLE = 'default.db/pk_table_scan_and_read_mor';
 const STR: DataType = { root: 'VARCHAR', nullable: false, length: 2147483647 } as DataType;
@@ -32,15 +33,6 @@ async function rows(table: Table, snapshotId: number): Promise<PkMorRow[]> {
 
 function sorted(model: Map<string, PkMorRow>): PkMorRow[] {
   return [...model.values()].sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
-}
-
-async function deltaEntries(table: Table, snapshotId: number): Promise<ManifestEntry[]> {
-  const snapshot = await table.snapshotManager.snapshot(snapshotId);
-  const out: ManifestEntry[] = [];
-  for (const m of await readManifestList(table.fileIO, table.paths.manifestPath(snapshot.deltaManifestList))) {
-    for await (const e of readManifestEntries(table.fileIO, table.paths.manifestPath(m.fileName))) out.push(e);
-  }
-  return out;
 }
 
 const fixtures = fixturesDir('continuing Java primary-key tables');

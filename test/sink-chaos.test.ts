@@ -19,20 +19,13 @@
  * primary-key trial); the local soak counts (30 and 12 trials) run with `TIDEMARK_CHAOS_FULL=1`,
  * and `npm run chaos -- --trials 500` (test/chaos/harness.mjs) runs as many as wanted.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CRASH_POINTS } from '@tidemark/sink';
+import { packagesBuilt } from './support/built.js';
+import { chaosHarness, expectExactlyOnce, type ChaosTally } from './support/chaos.js';
 import { s3Available, s3TestEnv } from './support/s3.js';
 
-interface Tally {
-  trials: number;
-  passed: number;
-  failed: Array<{ trial: number; seed: number; problems: string[] }>;
-  runs: number;
-  kills: Record<string, number>;
-  lost: number;
-  duplicated: number;
+interface Tally extends ChaosTally {
   corrupt: number;
   compactSnapshots: number;
 }
@@ -50,9 +43,7 @@ interface Harness {
   }): Promise<Tally>;
 }
 
-const repo = fileURLToPath(new URL('..', import.meta.url));
-const built = existsSync(`${repo}packages/cli/dist/main.js`) && existsSync(`${repo}packages/sink/dist/ingest-driver.js`);
-if (!built) console.warn('[tidemark] SKIPPED sink chaos tests: packages are not built (run `npx turbo run build`)');
+const built = packagesBuilt('sink chaos tests', 'cli/dist/main.js', 'sink/dist/ingest-driver.js');
 
 const full = process.env['TIDEMARK_CHAOS_FULL'] === '1';
 /** Trials of one configuration: `quick` in `npm test` (at least one per crash point), `soak` with TIDEMARK_CHAOS_FULL=1. */
@@ -65,15 +56,11 @@ const DYNAMIC_LOCAL = trialCount(6, 12);
 const DYNAMIC_S3 = 6;
 
 async function harness(): Promise<Harness> {
-  return (await import(pathToFileURL(`${repo}test/chaos/harness.mjs`).href)) as Harness;
+  return chaosHarness<Harness>('harness.mjs');
 }
 
 function check(tally: Tally, trials: number, pk = false): void {
-  if (tally.failed.length > 0) console.error(JSON.stringify(tally.failed, null, 2));
-  expect(tally.failed).toEqual([]);
-  expect(tally.passed).toBe(trials);
-  expect(tally.lost).toBe(0);
-  expect(tally.duplicated).toBe(0);
+  expectExactlyOnce(tally, trials);
   expect(tally.corrupt).toBe(0);
   // the trials really crashed, and at named points as well as at random moments
   expect(tally.runs).toBeGreaterThan(trials);

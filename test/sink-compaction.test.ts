@@ -30,27 +30,12 @@ import {
 } from '@tidemark/sink';
 import { storageBackends } from './support/backends.js';
 import { createUpsertTable, suiteCatalog, upsertRowsAt } from './support/suite-catalog.js';
-import { seededRandom } from './support/seeded-random.mjs';
+import { upsertWorkload, type UpsertOp } from './support/upsert-workload.js';
 
-type Op = { k: number; v: string | null; op: '+I' | '+U' | '-D' };
+type Op = UpsertOp;
 
 /** `n` upserts and deletes of `keys` keys; every version distinct. */
-function workload(n: number, keys: number, seed: number): Op[] {
-  const rand = seededRandom(seed);
-  const live = new Set<number>();
-  const out: Op[] = [];
-  for (let i = 0; i < n; i++) {
-    const k = Math.floor(rand() * keys);
-    if (live.has(k) && rand() < 0.2) {
-      out.push({ k, v: null, op: '-D' });
-      live.delete(k);
-    } else {
-      out.push({ k, v: `r${i}`, op: live.has(k) ? '+U' : '+I' });
-      live.add(k);
-    }
-  }
-  return out;
-}
+const workload = upsertWorkload;
 
 /** The table a serial application of the first `upTo` records gives, as sorted `k=v` strings. */
 function model(ops: readonly Op[], upTo: number): string[] {

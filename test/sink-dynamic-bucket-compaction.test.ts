@@ -11,17 +11,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { liveEntries, openTable, type Table } from '@tidemark/core';
-import {
-  INDEX_TYPE_HASH,
-  decodeHashIndex,
-  deserializeBinaryRow,
-  keyHash,
-  parseTypeString,
-  readIndexManifest,
-  readManifestEntries,
-  readManifestList,
-  type ManifestEntry,
-} from '@tidemark/format';
+import { INDEX_TYPE_HASH, decodeHashIndex, deserializeBinaryRow, keyHash, parseTypeString, readIndexManifest } from '@tidemark/format';
 import {
   FileIOCheckpointStore,
   runIngest,
@@ -32,7 +22,8 @@ import {
 } from '@tidemark/sink';
 import { storageBackends } from './support/backends.js';
 import { suiteCatalog } from './support/suite-catalog.js';
-import { seededRandom } from './support/seeded-random.mjs';
+import { upsertWorkload } from './support/upsert-workload.js';
+import { deltaEntries } from './support/manifest-entries.js';
 
 type Op = { dt: string; k: number; v: string | null; op: '+I' | '+U' | '-D' };
 
@@ -41,21 +32,7 @@ const INT = parseTypeString('INT NOT NULL');
 
 /** `n` upserts and deletes of `keys` keys over two partitions (`dt` = p0/p1 by key parity); every version distinct. */
 function workload(n: number, keys: number, seed: number): Op[] {
-  const rand = seededRandom(seed);
-  const live = new Set<number>();
-  const out: Op[] = [];
-  for (let i = 0; i < n; i++) {
-    const k = Math.floor(rand() * keys);
-    const dt = `p${k % 2}`;
-    if (live.has(k) && rand() < 0.2) {
-      out.push({ dt, k, v: null, op: '-D' });
-      live.delete(k);
-    } else {
-      out.push({ dt, k, v: `r${i}`, op: live.has(k) ? '+U' : '+I' });
-      live.add(k);
-    }
-  }
-  return out;
+  return upsertWorkload(n, keys, seed).map((o) => ({ dt: `p${o.k % 2}`, ...o }));
 }
 
 /** The table a serial application of the first `upTo` records gives, as sorted `dt/k=v` strings. */
@@ -85,15 +62,6 @@ async function rowsAt(t: Table, snapshotId: number): Promise<string[]> {
       return `${o.dt}/${o.k}=${o.v}`;
     })
     .sort();
-}
-
-async function deltaEntries(t: Table, snapshotId: number): Promise<ManifestEntry[]> {
-  const snapshot = await t.snapshotManager.snapshot(snapshotId);
-  const out: ManifestEntry[] = [];
-  for (const m of await readManifestList(t.fileIO, t.paths.manifestPath(snapshot.deltaManifestList))) {
-    for await (const e of readManifestEntries(t.fileIO, t.paths.manifestPath(m.fileName))) out.push(e);
-  }
-  return out;
 }
 
 const slotOf = (partition: Uint8Array, bucket: number): string => `${String(deserializeBinaryRow(partition, [STRING])[0])}/${bucket}`;

@@ -87,6 +87,16 @@ export function s3Note(s3, detail = '') {
 export const SHARED_MACHINE_NOTE =
   '- Machine: 2 cores shared with other jobs running (other agents, tests, S3 servers); treat single figures as ±30 %.';
 
+/** The `machine` of benchmarks that count requests: the times vary with the shared machine, the counts do not. */
+export const SHARED_MACHINE_COUNTS =
+  'shared: 2 cores used by several agents at once; times are indicative (±30 %), request counts are exact';
+
+/** The first lines of a result's Markdown: its title, when it ran, its total time and (when given) its machine. */
+export function resultHeading(title, json) {
+  const machine = json.machine === undefined ? '' : ` Machine: ${json.machine}.`;
+  return [`# ${title}`, '', `Run ${json.date}; total ${fmtNum(json.seconds)} s.${machine}`, ''];
+}
+
 /**
  * The JSON of a result: its name, date and environment, the benchmark's own `fields` (in their
  * order), the run's seconds since `started` and the S3 endpoint when the harness gave one.

@@ -29,7 +29,16 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 // Seeded so that a failing trial can be replayed with its seed.
 import { seededRandom as rng } from '../support/seeded-random.mjs';
-import { CHAOS_FIELDS, checksum, childEnv, crashPlan, crashPointsOf, runOnce, runOutcome, runTrials } from './ingest-process.mjs';
+import {
+  checkInflightCleared,
+  checksum,
+  childEnv,
+  crashPointsOf,
+  runOnce,
+  runTrials,
+  runUntilDone,
+  writeChaosSchema,
+} from './ingest-process.mjs';
 
 export { checksum, childEnv, crashPointsOf, runOnce };
 
@@ -140,9 +149,8 @@ export async function runTrial(config) {
   // Dynamic buckets: at least two writers, so buckets are spread over writers that compact them.
   const parallelism = dynamic ? 2 + Math.floor(rand() * 2) : 1 + Math.floor(rand() * 3);
   const { LocalFileIO, S3FileIO } = await import('@tidemark/storage');
-  const { buildInitialSchema, openTable, listInflightRecords, liveEntries } = await import('@tidemark/core');
+  const { openTable, listInflightRecords, liveEntries } = await import('@tidemark/core');
   const format = await import('@tidemark/format');
-  const { serializeSchema } = format;
   const { CRASH_POINTS: ALL_POINTS } = await import('@tidemark/sink');
   const CRASH_POINTS = crashPointsOf(ALL_POINTS, pk);
 
@@ -155,18 +163,15 @@ export async function runTrial(config) {
   const kills = {};
   let runs = 0;
   try {
-    const schema = buildInitialSchema({
-      fields: CHAOS_FIELDS,
-      ...(pk ? { primaryKeys: ['id'] } : {}),
+    await writeChaosSchema(io, tablePath, {
+      pk,
+      rand,
       options: {
-        bucket: pk ? String(2 + Math.floor(rand() * 3)) : '-1',
-        'file.format': 'parquet',
         ...(pk ? pkCompaction(trial) : {}),
         // About six buckets over the K/3 keys.
         ...(dynamic ? { bucket: '-1', 'dynamic-bucket.target-row-num': String(Math.max(2, Math.ceil(K / 18))) } : {}),
       },
     });
-    await io.write(`${tablePath}/schema/schema-0`, serializeSchema(schema));
     const lines = [];
     // id → checksum of the row the table must hold at the end (a deleted key is absent).
     const expected = new Map();
@@ -210,18 +215,12 @@ export async function runTrial(config) {
     ];
     if (pk) args.push('--row-kind-field', 'op');
 
-    let done = false;
-    let summary;
     let resequencedFiles = 0;
     let droppedCompactions = 0;
-    while (!done) {
-      runs++;
-      if (runs > maxRuns) {
-        problems.push(`not done after ${maxRuns} runs`);
-        break;
-      }
-      const { crashAt, killAfter } = crashPlan({
-        run: runs,
+    const ended = await runUntilDone({
+      args,
+      s3,
+      plan: {
         trial,
         points: CRASH_POINTS,
         maxRuns,
@@ -229,18 +228,18 @@ export async function runTrial(config) {
         rand,
         maxCount: Math.max(1, Math.ceil(K / checkpointEvery)),
         killMs: [50, 1500],
-      });
-      const res = await runOnce(args, childEnv(s3, crashAt), killAfter);
-      // Checkpoint lines of every run, killed ones included: what re-sequencing cost.
-      for (const m of res.err.matchAll(/\((\d+) files re-sequenced\)/g)) resequencedFiles += Number(m[1]);
-      droppedCompactions += res.err.match(/\(compaction dropped\)/g)?.length ?? 0;
-      const outcome = runOutcome(res, crashAt, runs, kills, problems);
-      if (outcome === 'killed') continue;
-      if (outcome === 'failed') break;
-      summary = outcome;
-      if (summary.status === 'source-done') done = true;
-      else problems.push(`run ${runs}: status ${summary.status}`);
-    }
+      },
+      kills,
+      problems,
+      finishes: (summary) => summary.status === 'source-done',
+      onOutput: (err) => {
+        // Checkpoint lines of every run, killed ones included: what re-sequencing cost.
+        for (const m of err.matchAll(/\((\d+) files re-sequenced\)/g)) resequencedFiles += Number(m[1]);
+        droppedCompactions += err.match(/\(compaction dropped\)/g)?.length ?? 0;
+      },
+    });
+    runs = ended.runs;
+    const { summary, done } = ended;
 
     let lost = 0;
     let duplicated = 0;
@@ -299,11 +298,7 @@ export async function runTrial(config) {
           if (wrong > 0) problems.push(`the replayed lookup changelog differs from the source in ${wrong} keys`);
         }
       }
-      let leftover = 0;
-      // The sink's checkpoint records (<commitUser>-<checkpoint>) must all be cleared; records of
-      // killed TableWrites / commits (write-…, commit-…) are left for orphan cleanup's age rule.
-      for await (const r of listInflightRecords(io, tablePath)) if (r.id.startsWith(`${summary.commitUser}-`)) leftover++;
-      if (leftover > 0) problems.push(`${leftover} in-flight checkpoint records of the sink left after the source was done`);
+      await checkInflightCleared(listInflightRecords, io, tablePath, summary.commitUser, problems);
       return {
         ok: problems.length === 0,
         trial,

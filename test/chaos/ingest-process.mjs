@@ -61,6 +61,22 @@ export const CHAOS_FIELDS = [
 ];
 
 /**
+ * Writes schema 0 of a trial's table at `tablePath` ({@link CHAOS_FIELDS}, Parquet): with `pk`,
+ * primary key `id` in 2 to 4 buckets drawn from `rand`, else an append table of bucket -1;
+ * `options` are added last.
+ */
+export async function writeChaosSchema(io, tablePath, { pk, rand, options }) {
+  const { buildInitialSchema } = await import('@tidemark/core');
+  const { serializeSchema } = await import('@tidemark/format');
+  const schema = buildInitialSchema({
+    fields: CHAOS_FIELDS,
+    ...(pk ? { primaryKeys: ['id'] } : {}),
+    options: { bucket: pk ? String(2 + Math.floor(rand() * 3)) : '-1', 'file.format': 'parquet', ...options },
+  });
+  await io.write(`${tablePath}/schema/schema-0`, serializeSchema(schema));
+}
+
+/**
  * How run `run` of a trial ends, drawn from `rand`: the first run crashes at the named point
  * `trial % points` (so every point is covered whatever the seed), later ones at a random point
  * (its `1..maxCount`-th hit) or by a SIGKILL after `killMs[0] + rand * killMs[1]` ms, each with a
@@ -99,6 +115,50 @@ export function runOutcome(res, crashAt, run, kills, problems) {
     problems.push(`run ${run}: no JSON summary on stdout: ${last}`);
     return 'failed';
   }
+}
+
+/**
+ * Runs the ingest CLI with `args` again and again, each run crashing as {@link crashPlan} draws
+ * (`plan`: its `trial`, `points`, `maxRuns`, `crashRate`, `rand`, `maxCount`, `killMs`), until a
+ * run's summary `finishes(summary, finalRun)` (`finalRun`: what `isFinalRun()` said before the
+ * run started), a run fails, or `maxRuns` runs are spent. `onOutput(stderr)` sees every run's
+ * output, killed ones included. Kills are counted in `kills`, problems pushed to `problems`.
+ * Resolves with { runs, summary (of the last run that ended normally), done }.
+ */
+export async function runUntilDone({ args, s3, plan, kills, problems, finishes, isFinalRun = () => true, onOutput = () => undefined }) {
+  const { maxRuns } = plan;
+  let runs = 0;
+  let summary;
+  let done = false;
+  while (!done) {
+    runs++;
+    if (runs > maxRuns) {
+      problems.push(`not done after ${maxRuns} runs`);
+      break;
+    }
+    const finalRun = isFinalRun();
+    const { crashAt, killAfter } = crashPlan({ ...plan, run: runs });
+    const res = await runOnce(args, childEnv(s3, crashAt), killAfter);
+    onOutput(res.err);
+    const outcome = runOutcome(res, crashAt, runs, kills, problems);
+    if (outcome === 'killed') continue;
+    if (outcome === 'failed') break;
+    summary = outcome;
+    if (summary.status !== 'source-done') problems.push(`run ${runs}: status ${summary.status}`);
+    if (finishes(summary, finalRun)) done = true;
+  }
+  return { runs, summary, done };
+}
+
+/**
+ * The sink's checkpoint records (`<commitUser>-<checkpoint>`) left in flight once the source is
+ * done: they must all be cleared (records of killed TableWrites and commits, `write-…`,
+ * `commit-…`, are left for orphan cleanup's age rule). Pushes a problem when there are any.
+ */
+export async function checkInflightCleared(listInflightRecords, io, tablePath, commitUser, problems) {
+  let leftover = 0;
+  for await (const r of listInflightRecords(io, tablePath)) if (r.id.startsWith(`${commitUser}-`)) leftover++;
+  if (leftover > 0) problems.push(`${leftover} in-flight checkpoint records of the sink left after the source was done`);
 }
 
 /**

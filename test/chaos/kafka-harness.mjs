@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { seededRandom as rng } from '../support/seeded-random.mjs';
-import { CHAOS_FIELDS, checksum, childEnv, crashPlan, crashPointsOf, runOnce, runOutcome, runTrials } from './ingest-process.mjs';
+import { checkInflightCleared, checksum, crashPointsOf, runTrials, runUntilDone, writeChaosSchema } from './ingest-process.mjs';
 
 const PARTITIONS = 3;
 
@@ -131,8 +131,7 @@ export async function runKafkaTrial(config) {
   const rand = rng(seed);
   const parallelism = 1 + Math.floor(rand() * 3);
   const { LocalFileIO } = await import('@tidemark/storage');
-  const { buildInitialSchema, openTable, listInflightRecords } = await import('@tidemark/core');
-  const { serializeSchema } = await import('@tidemark/format');
+  const { openTable, listInflightRecords } = await import('@tidemark/core');
   const { CRASH_POINTS: ALL_POINTS, OFFSETS_PROPERTY, decodeSinkJson, defaultGroupId } = await import('@tidemark/sink');
   const CRASH_POINTS = crashPointsOf(ALL_POINTS, pk);
   const dir = join(workDir, `trial-${trial}`);
@@ -148,19 +147,16 @@ export async function runKafkaTrial(config) {
   try {
     await mkdir(dir, { recursive: true });
     await broker.createTopic(topic, PARTITIONS);
-    const schema = buildInitialSchema({
-      fields: CHAOS_FIELDS,
-      ...(pk ? { primaryKeys: ['id'] } : {}),
+    await writeChaosSchema(io, tablePath, {
+      pk,
+      rand,
       options: {
-        bucket: pk ? String(2 + Math.floor(rand() * 3)) : '-1',
-        'file.format': 'parquet',
         // Every checkpoint's snapshot stays readable for the per-checkpoint check.
         'snapshot.num-retained.min': '100000',
         'snapshot.num-retained.max': '100000',
         ...(pk ? { 'deletion-vectors.enabled': 'true', 'num-sorted-run.compaction-trigger': '2' } : {}),
       },
     });
-    await io.write(`${tablePath}/schema/schema-0`, serializeSchema(schema));
     const generated = pk ? debeziumMessages(K, rand) : { messages: appendMessages(K, rand) };
     const messages = generated.messages;
     const byPartition = Array.from({ length: PARTITIONS }, () => []);
@@ -210,38 +206,25 @@ export async function runKafkaTrial(config) {
       '--until-end',
     ];
     const checkpointSnapshots = [];
-    let summary;
-    let done = false;
-    while (!done) {
-      runs++;
-      if (runs > maxRuns) {
-        problems.push(`not done after ${maxRuns} runs`);
-        break;
-      }
-      const finalRun = producerDone;
-      const { crashAt, killAfter } = crashPlan({
-        run: runs,
-        trial,
-        points: CRASH_POINTS,
-        maxRuns,
-        crashRate,
-        rand,
-        maxCount: 3,
-        killMs: [200, 2500],
-      });
-      const res = await runOnce(args, childEnv(undefined, crashAt), killAfter);
-      // Checkpoints this run completed (their lines are printed after the commit).
-      for (const m of res.err.matchAll(/^checkpoint \d+: \d+ records, (.*) \(\d+ ms\)$/gm)) {
-        const ids = [...m[1].matchAll(/snapshot (\d+)/g)].map((x) => Number(x[1]));
-        if (ids.length > 0) checkpointSnapshots.push(Math.max(...ids));
-      }
-      const outcome = runOutcome(res, crashAt, runs, kills, problems);
-      if (outcome === 'killed') continue;
-      if (outcome === 'failed') break;
-      summary = outcome;
-      if (summary.status !== 'source-done') problems.push(`run ${runs}: status ${summary.status}`);
-      if (finalRun) done = true;
-    }
+    const ended = await runUntilDone({
+      args,
+      s3: undefined,
+      plan: { trial, points: CRASH_POINTS, maxRuns, crashRate, rand, maxCount: 3, killMs: [200, 2500] },
+      kills,
+      problems,
+      // Done after a run that started once everything was produced.
+      isFinalRun: () => producerDone,
+      finishes: (_summary, finalRun) => finalRun,
+      onOutput: (err) => {
+        // Checkpoints this run completed (their lines are printed after the commit).
+        for (const m of err.matchAll(/^checkpoint \d+: \d+ records, (.*) \(\d+ ms\)$/gm)) {
+          const ids = [...m[1].matchAll(/snapshot (\d+)/g)].map((x) => Number(x[1]));
+          if (ids.length > 0) checkpointSnapshots.push(Math.max(...ids));
+        }
+      },
+    });
+    runs = ended.runs;
+    const { summary, done } = ended;
     await producing;
 
     let lost = 0;
@@ -291,9 +274,7 @@ export async function runKafkaTrial(config) {
       } finally {
         await admin.disconnect();
       }
-      let leftover = 0;
-      for await (const r of listInflightRecords(io, tablePath)) if (r.id.startsWith(`${summary.commitUser}-`)) leftover++;
-      if (leftover > 0) problems.push(`${leftover} in-flight checkpoint records of the sink left after the source was done`);
+      await checkInflightCleared(listInflightRecords, io, tablePath, summary.commitUser, problems);
     }
     return {
       ok: done && problems.length === 0,

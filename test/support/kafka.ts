@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import { buildInitialSchema } from '@tidemark/core';
+import { buildInitialSchema, openTable } from '@tidemark/core';
 import { serializeSchema } from '@tidemark/format';
 import type { FileIO } from '@tidemark/storage';
 import { KafkaTestBroker, kafkaBrokerBinary } from '../kafka/broker.mjs';
@@ -100,4 +100,35 @@ export async function idValueTable(
   });
   await io.write(`${location}/schema/schema-0`, serializeSchema(schema));
   return location;
+}
+
+/** The ids a table holds, sorted (duplicates kept: the exactly-once checks count them); none before its first commit. */
+export async function tableIds(io: FileIO, location: string): Promise<number[]> {
+  const t = await openTable(location, { fileIO: io });
+  if ((await t.snapshotManager.latestId()) === null) return [];
+  return (await t.newRead().toArrowTable())
+    .toArray()
+    .map((r) => Number(r.id))
+    .sort((a, b) => a - b);
+}
+
+/**
+ * Produces `{"id": i, "v": "v<i>"}` for i in [from, to), message i to partition i mod `partitions`
+ * (default 2): in one send, or in sends of `batch` messages.
+ */
+export async function produceIdValues(
+  producer: Producer,
+  topic: string,
+  from: number,
+  to: number,
+  options: { partitions?: number; batch?: number } = {},
+): Promise<void> {
+  const partitions = options.partitions ?? 2;
+  const send = async (lo: number, hi: number): Promise<void> => {
+    const messages = [];
+    for (let i = lo; i < hi; i++) messages.push({ partition: i % partitions, value: JSON.stringify({ id: i, v: `v${i}` }) });
+    await producer.send({ topic, messages });
+  };
+  if (options.batch === undefined) return send(from, to);
+  for (let b = from; b < to; b += options.batch) await send(b, Math.min(to, b + options.batch));
 }

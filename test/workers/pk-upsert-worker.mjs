@@ -4,15 +4,12 @@
 // committing so that the processes overlap. A dynamic-bucket conflict is answered by writing again. Imports the packages from dist (build first).
 // Configuration comes as one JSON argument: { root, worker, commits, keys, perCommit, seed, s3? }.
 // Prints one JSON line per commit: { worker, commit, result, rows: [[k, v | null], ...] }.
-import { LocalFileIO, S3FileIO } from '@tidemark/storage';
 import { DynamicBucketConflictError, openTable } from '@tidemark/core';
 import { seededRandom as rng } from '../support/seeded-random.mjs';
+import { workerMain } from './worker-main.mjs';
 
-const config = JSON.parse(process.argv[2] ?? '{}');
-const rand = rng(config.seed ?? config.worker + 1);
-const io = config.s3 ? new S3FileIO(config.s3) : new LocalFileIO();
-let failed = false;
-try {
+await workerMain(async (config, io) => {
+  const rand = rng(config.seed ?? config.worker + 1);
   const table = await openTable(config.root, { fileIO: io });
   const user = `worker-${config.worker}`;
   for (let c = 1; c <= config.commits; c++) {
@@ -49,11 +46,4 @@ try {
     }
     process.stdout.write(`${JSON.stringify({ worker: config.worker, commit: c, result, rows: reported })}\n`);
   }
-} catch (e) {
-  failed = true;
-  process.stderr.write(`${e?.stack ?? e}\n`);
-} finally {
-  await io.close();
-}
-// The shared Parquet encode workers would keep the process alive.
-process.stdout.write('', () => process.exit(failed ? 1 : 0));
+});

@@ -1034,6 +1034,13 @@ export class CoreOptions {
       this.tagAutomaticCompletion,
       this.sinkWatermarkTimeZone,
     ];
+    this.checkMergeEngine();
+    this.checkRetentionBounds();
+    this.checkPaimonPairs();
+  }
+
+  /** The merge engine is one tidemark knows. */
+  private checkMergeEngine(): void {
     const engine = this.mergeEngine;
     if (!(MERGE_ENGINES as readonly string[]).includes(engine)) {
       throw new InvalidOptionError(
@@ -1042,6 +1049,10 @@ export class CoreOptions {
         MERGE_ENGINES.map((e) => `'${e}'`).join(', '),
       );
     }
+  }
+
+  /** Snapshot and changelog retention bounds. */
+  private checkRetentionBounds(): void {
     // Paimon's SchemaValidation: at least one snapshot is kept, and the bounds are ordered.
     const min = this.snapshotNumRetainedMin;
     if (min < 1) {
@@ -1071,6 +1082,10 @@ export class CoreOptions {
         `table option '${OPTION.CHANGELOG_NUM_RETAINED_MIN}' (${changelogMin}) must not be larger than '${OPTION.CHANGELOG_NUM_RETAINED_MAX}' (${changelogMax})`,
       );
     }
+  }
+
+  /** Option pairs Paimon refuses. */
+  private checkPaimonPairs(): void {
     // Paimon's schema validation refuses these pairs: a table created here must open there.
     if (this.deletionVectorsEnabled) {
       const producer = this.changelogProducer;

@@ -10,7 +10,7 @@ import type { FileIO } from '@tidemark/storage';
 import type { SchemaManager } from '../schema-manager.js';
 import type { TablePaths } from '../table-paths.js';
 import type { DataSplit } from '../scan/data-split.js';
-import { coreOptions } from '../core-options.js';
+import { coreOptions, type CoreOptions } from '../core-options.js';
 import { clearInflightFiles, recordInflightPrefixes } from '../inflight.js';
 import { valueReader } from '../read/arrow-values.js';
 import { compareKeys } from '../key-order.js';
@@ -59,10 +59,32 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
   const { schema } = ctx;
   const options = coreOptions(schema);
   const merge = mergeEngineOptions(schema);
-  const keyFields = trimmedKeyFields(schema);
-  const keyPositions = keyFields.map((k) => schema.fields.findIndex((f) => f.id === k.id));
   const dv = ctx.deletionVectors;
-  const read: MergeReadContext = {
+  const read = mergeReadContext(ctx);
+  const newSink = sinkFactory(ctx, options);
+  const changelog = changelogRewriteContext(ctx, options, merge, read, newSink);
+  const mergesOldValues = dv !== undefined && mergesReplacedRecords(merge);
+  const rewriter = new MergeTreeCompactRewriter(
+    {
+      read,
+      newSink: (level) => newSink(level, () => ctx.newFileName()),
+      ...(changelog !== undefined ? { changelog } : {}),
+      merge: (dropDelete, outputLevel) => compactionWindowMerge(schema, merge, read, dv, mergesOldValues, dropDelete, outputLevel),
+      deleteFiles: async (files) => {
+        await ctx.fileIO.deleteMany(files.map((f) => ctx.pathOf(f.fileName)));
+      },
+    },
+    onClose,
+  );
+  return dv === undefined ? rewriter : new LookupCompactRewriter(rewriter, read, dv, mergesOldValues);
+}
+
+/** How a compaction reads the bucket's files: every field, each file with its schema (and its deletion vector). */
+function mergeReadContext(ctx: BucketFilesContext): MergeReadContext {
+  const { schema } = ctx;
+  const dv = ctx.deletionVectors;
+  const keyPositions = trimmedKeyFields(schema).map((k) => schema.fields.findIndex((f) => f.id === k.id));
+  return {
     fileIO: ctx.fileIO,
     pathOf: (name) => ctx.pathOf(name),
     schemaOf: (id) => ctx.schemaOf(id),
@@ -72,11 +94,16 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
     ...(ctx.onFileRead !== undefined ? { onFileRead: ctx.onFileRead } : {}),
     ...(dv !== undefined ? { deletionVectorOf: (name: string) => dv.maintainer.deletionVectorOf(name) } : {}),
   };
-  // Changelog files are written with file source APPEND, as Java's changelog writer does.
-  const newSink = (level: number, newFileName: () => string, fileSource: FileSource = FILE_SOURCE_COMPACT): KeyValueSink => {
+}
+
+/** Opens a key-value file writer of a level as a sink of the rewriter. */
+type SinkFactory = (level: number, newFileName: () => string, fileSource?: FileSource) => KeyValueSink;
+
+function sinkFactory(ctx: BucketFilesContext, options: CoreOptions): SinkFactory {
+  return (level, newFileName, fileSource = FILE_SOURCE_COMPACT) => {
     const writer = new KeyValueFileWriter({
       fileIO: ctx.fileIO,
-      schema,
+      schema: ctx.schema,
       options,
       pathOf: (name) => ctx.pathOf(name),
       newFileName,
@@ -90,71 +117,82 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
       abort: () => writer.abort(),
     };
   };
+}
+
+/**
+ * What the rewriter needs to produce changelog files (`changelog-producer` = `lookup` /
+ * `full-compaction` with the bucket's levels given), or undefined: no changelog.
+ */
+function changelogRewriteContext(
+  ctx: BucketFilesContext,
+  options: CoreOptions,
+  merge: MergeEngineOptions,
+  read: MergeReadContext,
+  newSink: SinkFactory,
+): ChangelogRewriteContext | undefined {
   const producer = options.changelogProducer;
-  let changelog: ChangelogRewriteContext | undefined;
-  if (ctx.changelog !== undefined && (producer === 'lookup' || producer === 'full-compaction')) {
-    const { levels, newFileName } = ctx.changelog;
-    const lookup =
-      producer === 'lookup'
-        ? new LookupLevels(levels, {
-            fileIO: ctx.fileIO,
-            pathOf: (name) => ctx.pathOf(name),
-            schemaOf: (id) => ctx.schemaOf(id),
-            readFields: schema.fields,
-            keyFields,
-            // Old values of a deletion-vector table: rows its vectors mark are gone.
-            ...(dv !== undefined ? { isDeleted: (name: string, pos: number) => dv.maintainer.isDeleted(name, pos) } : {}),
-          })
-        : null;
-    changelog = {
-      producer,
-      maxLevel: levels.maxLevel,
-      newSink: (level) => newSink(level, newFileName, FILE_SOURCE_APPEND),
-      merge: (outputLevel, dropDelete, emit) => {
-        const m = changelogWindowMerge({
-          schema,
-          merge,
-          producer,
-          maxLevel: levels.maxLevel,
-          dropDelete,
-          rowDeduplicate: options.changelogRowDeduplicate,
-          rowDeduplicateIgnoreFields: options.changelogRowDeduplicateIgnoreFields,
-          ...(lookup !== null ? { lookup: (keys) => lookupAll(lookup, keys, outputLevel + 1) } : {}),
-          emit,
-        });
-        return dv === undefined ? m : lookupWindowMerge(m, outputLevel, read, dv);
-      },
-    };
-  }
-  const mergesOldValues = dv !== undefined && mergesReplacedRecords(merge);
-  const rewriter = new MergeTreeCompactRewriter(
-    {
-      read,
-      newSink: (level) => newSink(level, () => ctx.newFileName()),
-      ...(changelog !== undefined ? { changelog } : {}),
-      merge: (dropDelete, outputLevel) => {
-        if (dv === undefined) return windowMerge(schema, merge, dropDelete);
-        // The record a level-0 key replaces is marked deleted: its values must live on in the merge.
-        const inner = mergesOldValues
-          ? changelogWindowMerge({
-              schema,
-              merge,
-              producer: 'lookup',
-              maxLevel: dv.lookup.maxLevel,
-              dropDelete,
-              rowDeduplicate: false,
-              lookup: (keys) => lookupAll(dv.lookup, keys, outputLevel + 1),
-            })
-          : windowMerge(schema, merge, dropDelete);
-        return lookupWindowMerge(inner, outputLevel, read, dv);
-      },
-      deleteFiles: async (files) => {
-        await ctx.fileIO.deleteMany(files.map((f) => ctx.pathOf(f.fileName)));
-      },
+  if (ctx.changelog === undefined || (producer !== 'lookup' && producer !== 'full-compaction')) return undefined;
+  const { schema } = ctx;
+  const dv = ctx.deletionVectors;
+  const { levels, newFileName } = ctx.changelog;
+  const lookup =
+    producer === 'lookup'
+      ? new LookupLevels(levels, {
+          fileIO: ctx.fileIO,
+          pathOf: (name) => ctx.pathOf(name),
+          schemaOf: (id) => ctx.schemaOf(id),
+          readFields: schema.fields,
+          keyFields: trimmedKeyFields(schema),
+          // Old values of a deletion-vector table: rows its vectors mark are gone.
+          ...(dv !== undefined ? { isDeleted: (name: string, pos: number) => dv.maintainer.isDeleted(name, pos) } : {}),
+        })
+      : null;
+  // Changelog files are written with file source APPEND, as Java's changelog writer does.
+  return {
+    producer,
+    maxLevel: levels.maxLevel,
+    newSink: (level) => newSink(level, newFileName, FILE_SOURCE_APPEND),
+    merge: (outputLevel, dropDelete, emit) => {
+      const m = changelogWindowMerge({
+        schema,
+        merge,
+        producer,
+        maxLevel: levels.maxLevel,
+        dropDelete,
+        rowDeduplicate: options.changelogRowDeduplicate,
+        rowDeduplicateIgnoreFields: options.changelogRowDeduplicateIgnoreFields,
+        ...(lookup !== null ? { lookup: (keys) => lookupAll(lookup, keys, outputLevel + 1) } : {}),
+        emit,
+      });
+      return dv === undefined ? m : lookupWindowMerge(m, outputLevel, read, dv);
     },
-    onClose,
-  );
-  return dv === undefined ? rewriter : new LookupCompactRewriter(rewriter, read, dv, mergesOldValues);
+  };
+}
+
+/** The merge of one key window of a compaction to `outputLevel`; deletion-vector tables mark what it replaces. */
+function compactionWindowMerge(
+  schema: TableSchema,
+  merge: MergeEngineOptions,
+  read: MergeReadContext,
+  dv: DeletionVectorCompaction | undefined,
+  mergesOldValues: boolean,
+  dropDelete: boolean,
+  outputLevel: number,
+): WindowMerge {
+  if (dv === undefined) return windowMerge(schema, merge, dropDelete);
+  // The record a level-0 key replaces is marked deleted: its values must live on in the merge.
+  const inner = mergesOldValues
+    ? changelogWindowMerge({
+        schema,
+        merge,
+        producer: 'lookup',
+        maxLevel: dv.lookup.maxLevel,
+        dropDelete,
+        rowDeduplicate: false,
+        lookup: (keys) => lookupAll(dv.lookup, keys, outputLevel + 1),
+      })
+    : windowMerge(schema, merge, dropDelete);
+  return lookupWindowMerge(inner, outputLevel, read, dv);
 }
 
 /**

@@ -219,31 +219,11 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
     if (signal?.aborted) return;
     const client = this.client();
     const positions = await this.positions(from);
-    // The end of each partition at start (untilEnd), and a range check of every stored position.
-    const ends = new Map<string, number>();
-    for (const [topic, parts] of positions) {
-      const ids = [...parts.keys()];
-      if (ids.length === 0) continue;
-      for (const w of await client.watermarks(topic, ids)) {
-        ends.set(`${topic}/${w.partition}`, w.high);
-        await this.checkRange(topic, w.partition, parts.get(w.partition)!.next, w);
-      }
-    }
+    const ends = await this.endsAtStart(positions);
     // Where the next fetch of each partition starts: past transaction markers that made no record.
     const fetchAt = new Map<string, number>();
     for (const [topic, parts] of positions) for (const [p, pos] of parts) fetchAt.set(`${topic}/${p}`, pos.next);
     const untilEnd = this.options.untilEnd === true;
-    const done = (key: string): boolean => untilEnd && (fetchAt.get(key) ?? 0) >= (ends.get(key) ?? 0);
-    const requests = (): FetchRequest[] => {
-      const out: FetchRequest[] = [];
-      for (const [topic, parts] of positions) {
-        for (const p of parts.keys()) {
-          const key = `${topic}/${p}`;
-          if (!done(key)) out.push({ topic, partition: p, offset: fetchAt.get(key)! });
-        }
-      }
-      return out;
-    };
     const discoveryMs = this.options.partitionDiscoveryMs ?? 30_000;
     const discover = !untilEnd && discoveryMs > 0 && this.assignment.kind !== 'partitions';
     let lastDiscovery = Date.now();
@@ -252,87 +232,114 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
       maxBytes: this.options.fetchMaxBytes ?? 8 * 1024 * 1024,
       ...(signal ? { signal } : {}),
     };
-    // An abort ends a fetch that waits for messages at once, and closes the connections.
-    let onAbort: (() => void) | undefined;
-    const aborted = new Promise<'aborted'>((resolve) => {
-      onAbort = () => resolve('aborted');
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    const abort = abortedPromise(signal);
     // One fetch ahead: the next one is on the wire while this one's records are handed out.
-    let pending: Promise<FetchResult[]> | undefined;
     const startFetch = (): Promise<FetchResult[]> | undefined => {
-      const list = requests();
+      const list = fetchRequests(positions, fetchAt, untilEnd ? ends : undefined);
       if (list.length === 0) return undefined;
       const p = client.fetch(list, fetchOptions);
       p.catch(() => undefined); // awaited below; an abort may leave it behind
       return p;
     };
     try {
-      pending = startFetch();
+      let pending = startFetch();
       while (pending !== undefined) {
-        const results = await Promise.race([pending, aborted]);
+        const results = await Promise.race([pending, abort.aborted]);
         if (results === 'aborted') return;
-        for (const r of results) {
-          if (r.kind === 'offset-out-of-range') {
-            await this.checkRange(r.topic, r.partition, fetchAt.get(`${r.topic}/${r.partition}`) ?? 0);
-            throw new SourceError(`Kafka topic ${r.topic} partition ${r.partition}: the broker answered OFFSET_OUT_OF_RANGE`);
-          }
-          const key = `${r.topic}/${r.partition}`;
-          if (r.nextOffset > (fetchAt.get(key) ?? 0)) fetchAt.set(key, r.nextOffset);
-        }
+        await this.advanceFetchPositions(results, fetchAt);
         if (discover && Date.now() - lastDiscovery >= discoveryMs) {
           lastDiscovery = Date.now();
           await this.addNewPartitions(positions, fetchAt);
         }
         pending = startFetch();
         for (const r of results) {
-          if (r.kind !== 'messages' || (r.messages.length === 0 && r.nextOffset <= positions.get(r.topic)!.get(r.partition)!.next))
-            continue;
-          const pos = positions.get(r.topic)!.get(r.partition)!;
-          const before = pos.next;
-          let handedOut = pos.next;
-          for (const m of r.messages) {
-            if (m.offset < pos.next) continue;
-            const where = `kafka ${r.topic}/${r.partition} offset ${m.offset}`;
-            const rows = this.decode(m.key, m.value, where);
-            const first = m.offset === pos.next ? pos.skip : 0;
-            for (let i = first; i < rows.length; i++) {
-              if (i === rows.length - 1) {
-                pos.next = m.offset + 1;
-                pos.skip = 0;
-              } else {
-                pos.next = m.offset;
-                pos.skip = i + 1;
-              }
-              yield { value: rows[i]!, offset: offsetOf(positions), position: where };
-              handedOut = pos.next;
-              if (signal?.aborted) return;
-            }
-            if (rows.length === 0 || first >= rows.length) {
-              pos.next = m.offset + 1;
-              pos.skip = 0;
-            }
-          }
-          // Messages that made no records (tombstones, transaction markers, aborted messages) at
-          // the end of what was fetched: the position moves past them too.
-          if (pos.skip === 0 && r.nextOffset > pos.next) pos.next = r.nextOffset;
-          if (pos.next !== handedOut && pos.next !== before) {
-            yield {
-              value: {},
-              offset: offsetOf(positions),
-              position: `kafka ${r.topic}/${r.partition} offset ${pos.next - 1}`,
-              positionOnly: true,
-            };
-            if (signal?.aborted) return;
-          }
+          const stopped = yield* this.recordsOf(r, positions, signal);
+          if (stopped) return;
         }
       }
     } finally {
-      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      abort.dispose();
       // A fetch left waiting on the broker ends with its connection (the pipeline may still
       // report its last offsets to the group: that reconnects).
       if (signal?.aborted) await this.disconnect();
     }
+  }
+
+  /** The end of each partition at start (for `untilEnd`), range-checking every position on the way. */
+  private async endsAtStart(positions: PositionMap): Promise<Map<string, number>> {
+    const ends = new Map<string, number>();
+    for (const [topic, parts] of positions) {
+      const ids = [...parts.keys()];
+      if (ids.length === 0) continue;
+      for (const w of await this.client().watermarks(topic, ids)) {
+        ends.set(`${topic}/${w.partition}`, w.high);
+        await this.checkRange(topic, w.partition, parts.get(w.partition)!.next, w);
+      }
+    }
+    return ends;
+  }
+
+  /** Moves each partition's next fetch past what `results` covered; an out-of-range answer stops the pipeline. */
+  private async advanceFetchPositions(results: readonly FetchResult[], fetchAt: Map<string, number>): Promise<void> {
+    for (const r of results) {
+      if (r.kind === 'offset-out-of-range') {
+        await this.checkRange(r.topic, r.partition, fetchAt.get(`${r.topic}/${r.partition}`) ?? 0);
+        throw new SourceError(`Kafka topic ${r.topic} partition ${r.partition}: the broker answered OFFSET_OUT_OF_RANGE`);
+      }
+      const key = `${r.topic}/${r.partition}`;
+      if (r.nextOffset > (fetchAt.get(key) ?? 0)) fetchAt.set(key, r.nextOffset);
+    }
+  }
+
+  /**
+   * The records of one fetched partition, each carrying the offset after it; then a position-only
+   * record when messages that made no record moved the position. Returns true when `signal`
+   * aborted after a record was handed out (the read ends there).
+   */
+  private *recordsOf(
+    r: FetchResult,
+    positions: PositionMap,
+    signal: AbortSignal | undefined,
+  ): Generator<SourceRecord<Record<string, unknown>>, boolean> {
+    if (r.kind !== 'messages' || (r.messages.length === 0 && r.nextOffset <= positions.get(r.topic)!.get(r.partition)!.next)) return false;
+    const pos = positions.get(r.topic)!.get(r.partition)!;
+    const before = pos.next;
+    let handedOut = pos.next;
+    for (const m of r.messages) {
+      if (m.offset < pos.next) continue;
+      const where = `kafka ${r.topic}/${r.partition} offset ${m.offset}`;
+      const rows = this.decode(m.key, m.value, where);
+      const first = m.offset === pos.next ? pos.skip : 0;
+      for (let i = first; i < rows.length; i++) {
+        if (i === rows.length - 1) {
+          pos.next = m.offset + 1;
+          pos.skip = 0;
+        } else {
+          pos.next = m.offset;
+          pos.skip = i + 1;
+        }
+        yield { value: rows[i]!, offset: offsetOf(positions), position: where };
+        handedOut = pos.next;
+        if (signal?.aborted) return true;
+      }
+      if (rows.length === 0 || first >= rows.length) {
+        pos.next = m.offset + 1;
+        pos.skip = 0;
+      }
+    }
+    // Messages that made no records (tombstones, transaction markers, aborted messages) at
+    // the end of what was fetched: the position moves past them too.
+    if (pos.skip === 0 && r.nextOffset > pos.next) pos.next = r.nextOffset;
+    if (pos.next !== handedOut && pos.next !== before) {
+      yield {
+        value: {},
+        offset: offsetOf(positions),
+        position: `kafka ${r.topic}/${r.partition} offset ${pos.next - 1}`,
+        positionOnly: true,
+      };
+      if (signal?.aborted) return true;
+    }
+    return false;
   }
 
   /** Partitions that appeared since the last look: read from their earliest offset. */
@@ -379,4 +386,36 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
     }
     return out;
   }
+}
+
+/** The fetches of the partitions still to read: with `ends` (untilEnd), not those that reached their end. */
+function fetchRequests(
+  positions: PositionMap,
+  fetchAt: ReadonlyMap<string, number>,
+  ends: ReadonlyMap<string, number> | undefined,
+): FetchRequest[] {
+  const out: FetchRequest[] = [];
+  for (const [topic, parts] of positions) {
+    for (const p of parts.keys()) {
+      const key = `${topic}/${p}`;
+      const done = ends !== undefined && (fetchAt.get(key) ?? 0) >= (ends.get(key) ?? 0);
+      if (!done) out.push({ topic, partition: p, offset: fetchAt.get(key)! });
+    }
+  }
+  return out;
+}
+
+/** A promise that settles when `signal` aborts (a fetch waiting for messages ends at once), and its cleanup. */
+function abortedPromise(signal: AbortSignal | undefined): { readonly aborted: Promise<'aborted'>; dispose(): void } {
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<'aborted'>((resolve) => {
+    onAbort = () => resolve('aborted');
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+  return {
+    aborted,
+    dispose: () => {
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    },
+  };
 }

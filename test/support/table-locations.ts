@@ -1,0 +1,37 @@
+/**
+ * One table location per test on local disk or on the real S3 server, for suites that run the
+ * same check on both, each with its own FileIO, cleaned up or closed afterwards.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalFileIO, S3FileIO, type S3Options } from '@tidemark/storage';
+import { s3TestBucket, s3TestOptions, uniquePrefix } from './s3.js';
+
+/** Runs `body` on `<fresh temp dir>/wh/db.db/t` (prefix names the temp dir), removing the dir afterwards. */
+export async function onLocalTable<T>(prefix: string, body: (io: LocalFileIO, root: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  try {
+    return await body(new LocalFileIO(), join(dir, 'wh', 'db.db', 't'));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Runs `body` with a FileIO of its own on the S3 server, at `s3://<bucket>/<unique prefix from
+ * label><suffix>`, closing the FileIO afterwards (the objects stay: the prefix is never reused).
+ */
+export async function onS3Location<T>(
+  label: string,
+  body: (io: S3FileIO, location: string, options: S3Options) => Promise<T>,
+  suffix = '/db.db/t',
+): Promise<T> {
+  const options = s3TestOptions();
+  const io = new S3FileIO(options);
+  try {
+    return await body(io, `s3://${s3TestBucket()}/${uniquePrefix(label)}${suffix}`, options);
+  } finally {
+    await io.close();
+  }
+}
