@@ -425,23 +425,36 @@ export class ParquetDataFile {
     }
   }
 
+  /**
+   * Where the file's tail starts, and the ranges list a decode starts from: the tail. The tail is
+   * kept for later decodes of this file, so the worker gets a copy (a real one: `Buffer#slice`
+   * would return a view that the transfer detaches).
+   */
+  private tailRange(): { tailStart: number; ranges: { start: number; bytes: Uint8Array }[] } {
+    const tail = this.blob.tail;
+    const tailStart = this.blob.size - tail.length;
+    return { tailStart, ranges: [{ start: tailStart, bytes: new Uint8Array(tail) }] };
+  }
+
+  /** The column chunks of row group `group` that `columns` (all when undefined) project, with their metadata. */
+  private *projectedChunks(group: number, columns: readonly string[] | undefined) {
+    const wanted = columns ? new Set(columns) : null;
+    for (const chunk of this.metadata.row_groups[group]?.columns ?? []) {
+      const meta = chunk.meta_data;
+      if (meta && !(wanted && !wanted.has(meta.path_in_schema[0]!))) yield { chunk, meta };
+    }
+  }
+
   /** The tail plus the column chunks of `groups` × `columns`, coalesced and read in parallel. */
   private async rangesFor(
     groups: readonly number[],
     columns: readonly string[] | undefined,
   ): Promise<{ start: number; bytes: Uint8Array }[]> {
-    const tail = this.blob.tail;
-    const tailStart = this.blob.size - tail.length;
-    // The tail is kept for later decodes of this file, so the worker gets a copy (a real one:
-    // `Buffer#slice` would return a view that the transfer detaches).
-    const ranges: { start: number; bytes: Uint8Array }[] = [{ start: tailStart, bytes: new Uint8Array(tail) }];
+    const { tailStart, ranges } = this.tailRange();
     if (tailStart === 0) return ranges;
-    const wanted = columns ? new Set(columns) : null;
     const spans: [number, number][] = [];
     for (const g of groups) {
-      for (const chunk of this.metadata.row_groups[g]?.columns ?? []) {
-        const m = chunk.meta_data;
-        if (!m || (wanted && !wanted.has(m.path_in_schema[0]!))) continue;
+      for (const { meta: m } of this.projectedChunks(g, columns)) {
         const start = Number(m.dictionary_page_offset ?? m.data_page_offset);
         const end = Math.min(start + Number(m.total_compressed_size), tailStart);
         if (end > start) spans.push([start, end]);
@@ -460,19 +473,14 @@ export class ParquetDataFile {
     rows: { readonly start: number; readonly end: number },
     columns: readonly string[] | undefined,
   ): Promise<{ start: number; bytes: Uint8Array }[]> {
-    const tail = this.blob.tail;
-    const tailStart = this.blob.size - tail.length;
-    const ranges: { start: number; bytes: Uint8Array }[] = [{ start: tailStart, bytes: new Uint8Array(tail) }];
+    const { tailStart, ranges } = this.tailRange();
     if (tailStart === 0) return ranges;
-    const wanted = columns ? new Set(columns) : null;
     const spans: [number, number][] = [];
     const add = (start: number, end: number): void => {
       const to = Math.min(end, tailStart);
       if (to > start) spans.push([start, to]);
     };
-    for (const chunk of this.metadata.row_groups[group]?.columns ?? []) {
-      const m = chunk.meta_data;
-      if (!m || (wanted && !wanted.has(m.path_in_schema[0]!))) continue;
+    for (const { chunk, meta: m } of this.projectedChunks(group, columns)) {
       const chunkStart = Number(m.dictionary_page_offset ?? m.data_page_offset);
       const pages =
         m.path_in_schema.length === 1 && chunk.offset_index_offset !== undefined
