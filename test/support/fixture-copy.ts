@@ -3,20 +3,35 @@
  * (the fixtures themselves are shared and must never change).
  */
 import { readdir, readFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { openTable, type Table } from '@tidemark/core';
+import type { FileIO } from '@tidemark/storage';
 import type { BackendWarehouse, StorageBackend } from './backends.js';
 
-/** Copies every file below the local directory `from` to `to` (a location on the warehouse's store). */
-export async function copyTree(from: string, to: string, warehouse: BackendWarehouse): Promise<void> {
+/**
+ * Writes every file below the local directory `from` that `keep` accepts to `to/<its relative path>`
+ * on `io`, 16 at a time (the shared fixtures uploaded to the S3 server, or copied to a warehouse).
+ */
+export async function uploadTree(from: string, to: string, io: FileIO, keep: (file: string) => boolean = () => true): Promise<void> {
+  const files: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     for (const e of await readdir(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
       if (e.isDirectory()) await walk(p);
-      else await warehouse.io.write(`${to}/${relative(from, p)}`, new Uint8Array(await readFile(p)));
+      else if (e.isFile() && keep(p)) files.push(p);
     }
   };
   await walk(from);
+  for (let i = 0; i < files.length; i += 16) {
+    await Promise.all(
+      files.slice(i, i + 16).map(async (f) => io.write(`${to}/${relative(from, f).split(sep).join('/')}`, new Uint8Array(await readFile(f)))),
+    );
+  }
+}
+
+/** Copies every file below the local directory `from` to `to` (a location on the warehouse's store). */
+export async function copyTree(from: string, to: string, warehouse: BackendWarehouse): Promise<void> {
+  await uploadTree(from, to, warehouse.io);
 }
 
 /** A fresh warehouse on `backend` holding a copy of the fixture table `from` at `<root>/<name>`, opened. */
