@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
+import { LocalFileIO, type FileIO } from '@tidemark/storage';
 import { CorruptFileError, readParquetFooter, sharedParquetWorkerPool, type DataFileMeta } from '@tidemark/format';
 import { SchemaChanges, alterTable, openTable, type Table } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
@@ -25,7 +25,8 @@ import {
 } from '../packages/maintenance/test/compact-helpers.js';
 import { rowsInReadOrder } from '../packages/maintenance/test/pk-helpers.js';
 import { runTidemark } from './support/cli-process.js';
-import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { s3Available } from './support/s3.js';
+import { onS3Warehouse } from './support/table-locations.js';
 
 type Duck = typeof import('@duckdb/node-api');
 let duck: Duck | undefined;
@@ -140,9 +141,7 @@ describe('append compaction copying the row groups of large inputs', () => {
   (s3 ? it : it.skip)(
     'matches a full rewrite on the S3 server, and hyparquet reads the joined file (snappy)',
     async () => {
-      const fileIO = new S3FileIO(s3TestOptions());
-      try {
-        const root = `s3://${s3TestBucket()}/${uniquePrefix('compact-copy')}`;
+      await onS3Warehouse('compact-copy', async (fileIO, root) => {
         const table = await filled(fileIO, 'snappy', root);
         const { copied, rows } = await compactBothWays(table, `${root}/plain`);
         const dir = await mkdtemp(join(tmpdir(), 'tidemark-copy-'));
@@ -152,9 +151,7 @@ describe('append compaction copying the row groups of large inputs', () => {
         const objects = await parquetReadObjects({ file: await asyncBufferFromFile(local), columns: ['id', 's'] });
         expect(objects.map((o) => String(o['id']))).toEqual(rows.map((r) => (JSON.parse(r) as string[])[0]!.slice(0, -1)));
         expect(objects.map((o) => o['s'] ?? null)).toEqual(rows.map((r) => (JSON.parse(r) as unknown[])[8]));
-      } finally {
-        await fileIO.close();
-      }
+      });
     },
     180_000,
   );

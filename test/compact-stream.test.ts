@@ -12,13 +12,14 @@ import { fileURLToPath } from 'node:url';
 
 import * as arrow from 'apache-arrow';
 import { describe, expect, it, vi } from 'vitest';
-import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
+import { LocalFileIO, type FileIO } from '@tidemark/storage';
 import { readParquetFile, readParquetFooter, sharedParquetWorkerPool, utf8Vector } from '@tidemark/format';
 import type { Table } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
 import { outputGroupRows } from '../packages/maintenance/src/compact-append.js';
 import { createTable, liveFiles, parquetFilesOnDisk } from '../packages/maintenance/test/compact-helpers.js';
-import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { s3Available } from './support/s3.js';
+import { onS3Warehouse } from './support/table-locations.js';
 
 const SPEC = {
   fields: [
@@ -161,12 +162,7 @@ describe('append compaction with streamed output row groups', () => {
   (s3 ? it : it.skip)(
     'keeps every input whole and in order, in even row groups (S3 server)',
     async () => {
-      const fileIO = new S3FileIO(s3TestOptions());
-      try {
-        await compactsInOrder(await filled(fileIO, `s3://${s3TestBucket()}/${uniquePrefix('compact-stream')}`));
-      } finally {
-        await fileIO.close();
-      }
+      await onS3Warehouse('compact-stream', async (fileIO, root) => compactsInOrder(await filled(fileIO, root)));
     },
     180_000,
   );

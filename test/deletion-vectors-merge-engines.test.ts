@@ -19,16 +19,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { RowObject, Table, TableSpec } from '@tidemark/core';
 import { liveEntries, openTable } from '@tidemark/core';
-import {
-  CDC_ROW_KIND_FIELD,
-  CdcJsonLinesSource,
-  FileIOCheckpointStore,
-  runIngest,
-  type CheckpointInfo,
-  type ReplayableSource,
-  type SourceOffset,
-  type SourceRecord,
-} from '@tidemark/sink';
+import { CDC_ROW_KIND_FIELD, CdcJsonLinesSource, type ReplayableSource } from '@tidemark/sink';
 import { storageBackends } from './support/backends.js';
 import { runMain, useCliS3Env } from './support/cli-main.js';
 import { fixturesDir } from './support/fixtures.js';
@@ -36,6 +27,7 @@ import { openFixtureCopy } from './support/fixture-copy.js';
 import { PK_MOR_LATEST, type PkMorRow } from './support/fixture-rows.js';
 import { suiteCatalog } from './support/suite-catalog.js';
 import { seededRandom } from './support/seeded-random.mjs';
+import { arraySource, ingestCollectingCheckpoints } from './support/sink-runs.js';
 
 type Row = Record<string, unknown> & { k: number };
 type Kind = '+I' | '+U' | '-U' | '-D';
@@ -325,16 +317,6 @@ async function replayChangelog(t: Table, last: number, expected: ReadonlyMap<num
   return checked;
 }
 
-/** Records in order (offset = index of the next record). */
-class ArraySource implements ReplayableSource<Record<string, unknown>> {
-  readonly bounded = true;
-  readonly id = 'array:dv-merge-engines';
-  constructor(private readonly records: readonly Record<string, unknown>[]) {}
-  async *open(from: SourceOffset): AsyncIterable<SourceRecord<Record<string, unknown>>> {
-    for (let i = from === null ? 0 : (from as number); i < this.records.length; i++) yield { value: this.records[i]!, offset: i + 1 };
-  }
-}
-
 /** Bigints as numbers (JSON sources carry numbers). */
 const jsonRow = (row: Row): Record<string, unknown> =>
   Object.fromEntries(Object.entries(row).map(([c, v]) => [c, typeof v === 'bigint' ? Number(v) : v]));
@@ -375,16 +357,13 @@ describe.each(storageBackends('dv merge engines'))('deletion vectors with merge 
       rowKindField: string,
       expected: ReadonlyMap<string, Row[]>,
     ): Promise<number> {
-      const infos: CheckpointInfo[] = [];
-      const summary = await runIngest({
+      const { summary, infos } = await ingestCollectingCheckpoints({
         table: t.location,
         fileIO: env.wh.io,
         source,
-        stateStore: new FileIOCheckpointStore(env.wh.io, `${t.location}-state`),
         checkpointEvery: every,
         parallelism: 2,
         rowKindField,
-        onCheckpoint: (i) => infos.push(i),
       });
       expect(summary.status).toBe('source-done');
       let checked = 0;
@@ -480,7 +459,7 @@ describe.each(storageBackends('dv merge engines'))('deletion vectors with merge 
         for (const o of ops) records.push({ ...jsonRow(o.row), op: o.op });
         expected.set(JSON.stringify(records.length), modelRows(model));
       }
-      expect(await ingestAndCheck(t, new ArraySource(records), every, 'op', expected)).toBe(8);
+      expect(await ingestAndCheck(t, arraySource(records, 'array:dv-merge-engines'), every, 'op', expected)).toBe(8);
     });
 
     it('sink from a Debezium CDC file into an aggregation table: updates retract their before image', async () => {

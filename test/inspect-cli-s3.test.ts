@@ -8,10 +8,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { S3FileIO } from '@tidemark/storage';
 import { FileSystemCatalog, openTable } from '@tidemark/core';
 import type { TableReport } from '@tidemark/maintenance';
-import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { s3Available } from './support/s3.js';
+import { onS3Warehouse } from './support/table-locations.js';
 import { runMain, useCliS3Env } from './support/cli-main.js';
 
 const available = s3Available('inspect CLI on S3');
@@ -29,9 +29,7 @@ describe('inspect on S3', () => {
   (available ? it : it.skip)(
     '--json, the summary and --html describe the table the test wrote, and change nothing',
     async () => {
-      const io = new S3FileIO(s3TestOptions());
-      try {
-        const warehouse = `s3://${s3TestBucket()}/${uniquePrefix('inspect-cli')}`;
+      await onS3Warehouse('inspect-cli', async (io, warehouse) => {
         const catalog = new FileSystemCatalog(warehouse, { fileIO: io });
         await catalog.createTable('db.t', {
           fields: [
@@ -89,9 +87,7 @@ describe('inspect on S3', () => {
         const objectsAfter: string[] = [];
         for await (const st of io.list(location, { recursive: true })) objectsAfter.push(st.path);
         expect(objectsAfter.sort()).toEqual(objectsBefore.sort());
-      } finally {
-        await io.close();
-      }
+      });
     },
     300_000,
   );

@@ -61,7 +61,11 @@ function defineExpectations(root: () => string, openOptions: () => Parameters<ty
 
   it('pk-mor snapshot 5 restricted to partition f1=10, bucket 1: 7 rows', async () => {
     const t = await read(TABLES.pkMor, { snapshotId: 5, partition: { f1: '10' }, bucket: 1 });
-    expect(sortedTableRows(t).map((r) => r[0] as string).sort()).toEqual([...PK_MOR_S5_F1_10_BUCKET_1].sort());
+    expect(
+      sortedTableRows(t)
+        .map((r) => r[0] as string)
+        .sort(),
+    ).toEqual([...PK_MOR_S5_F1_10_BUCKET_1].sort());
     // Same rows through a filter (f2 = 0 hashes to bucket 1).
     const viaWhere = await read(TABLES.pkMor, { snapshotId: 5, where: 'f1 = 10 AND f2 = 0' });
     expect(sortedTableRows(viaWhere)).toEqual(sortedTableRows(t));

@@ -17,18 +17,9 @@
 import { describe, expect, it } from 'vitest';
 import { liveEntries, newTableCommit, openTable, type ChangeBatch, type CommitMessage, type Table } from '@tidemark/core';
 import { compactPrimaryKeyTable } from '@tidemark/maintenance';
-import {
-  FileIOCheckpointStore,
-  SinkCommitter,
-  SinkWriter,
-  runIngest,
-  tableFingerprint,
-  type CheckpointInfo,
-  type ReplayableSource,
-  type SourceOffset,
-  type SourceRecord,
-} from '@tidemark/sink';
+import { FileIOCheckpointStore, SinkCommitter, SinkWriter, tableFingerprint, type CheckpointInfo } from '@tidemark/sink';
 import { storageBackends } from './support/backends.js';
+import { arraySource, ingestCollectingCheckpoints } from './support/sink-runs.js';
 import { createUpsertTable, suiteCatalog, upsertRowsAt } from './support/suite-catalog.js';
 import { upsertWorkload, type UpsertOp } from './support/upsert-workload.js';
 
@@ -45,22 +36,6 @@ function model(ops: readonly Op[], upTo: number): string[] {
     else m.set(o.k, o.v!);
   }
   return [...m].map(([k, v]) => `${k}=${v}`).sort();
-}
-
-/** A replayable in-memory source of `ops` (offset = index of the next record); `before` runs ahead of record `i`. */
-class OpsSource implements ReplayableSource<Record<string, unknown>> {
-  readonly bounded = true;
-  constructor(
-    private readonly ops: readonly Op[],
-    readonly id = 'ops:test',
-    private readonly before?: (i: number) => Promise<void>,
-  ) {}
-  async *open(from: SourceOffset): AsyncIterable<SourceRecord<Record<string, unknown>>> {
-    for (let i = from === null ? 0 : (from as number); i < this.ops.length; i++) {
-      await this.before?.(i);
-      yield { value: this.ops[i]!, offset: i + 1 };
-    }
-  }
 }
 
 const rowsAt = upsertRowsAt;
@@ -105,19 +80,16 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
       createUpsertTable(env, { 'snapshot.num-retained.min': '1000', 'snapshot.num-retained.max': '1000', ...options });
 
     async function ingest(t: Table, ops: readonly Op[], extra: { before?: (i: number) => Promise<void> } = {}) {
-      const infos: CheckpointInfo[] = [];
-      const summary = await runIngest({
+      const run = await ingestCollectingCheckpoints({
         table: t.location,
         fileIO: env.wh.io,
-        source: new OpsSource(ops, 'ops:test', extra.before),
-        stateStore: new FileIOCheckpointStore(env.wh.io, `${t.location}-state`),
+        source: arraySource(ops, 'ops:test', extra.before),
         checkpointEvery: 15,
         parallelism: 2,
         rowKindField: 'op',
-        onCheckpoint: (i) => infos.push(i),
       });
-      expect(summary.status).toBe('source-done');
-      return { summary, infos };
+      expect(run.summary.status).toBe('source-done');
+      return run;
     }
 
     it('universal compaction: level 0 bounded, COMPACT snapshots, the serial model at every checkpoint', async () => {
@@ -319,15 +291,13 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
         expect(await t.snapshotManager.latestId()).toBe(latest.id);
         // And the pipeline goes on from there.
         const more = [...ops, ...workload(30, 20, 6).map((o) => ({ ...o, v: o.v === null ? null : `m${o.v}` }))];
-        const infos: CheckpointInfo[] = [];
-        const s = await runIngest({
+        const { summary: s } = await ingestCollectingCheckpoints({
           table: t.location,
           fileIO: env.wh.io,
-          source: new OpsSource(more),
+          source: arraySource(more, 'ops:test'),
           stateStore: store,
           checkpointEvery: 15,
           rowKindField: 'op',
-          onCheckpoint: (i) => infos.push(i),
         });
         expect(s).toMatchObject({ status: 'source-done', restoredFrom: 2n, recoveredCheckpoints: 0, records: 30 });
         expect(await rowsAt(t, (await t.snapshotManager.latestId())!)).toEqual(model(more, more.length));
@@ -381,15 +351,13 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
         const { t, store, outputs } = await stoppedBeforeCompact(ops);
         // What a drop at runtime leaves when the process dies before its next checkpoint.
         await env.wh.io.delete(outputs[0]!);
-        const infos: CheckpointInfo[] = [];
-        const s = await runIngest({
+        const { summary: s, infos } = await ingestCollectingCheckpoints({
           table: t.location,
           fileIO: env.wh.io,
-          source: new OpsSource(ops),
+          source: arraySource(ops, 'ops:test'),
           stateStore: store,
           checkpointEvery: 15,
           rowKindField: 'op',
-          onCheckpoint: (i) => infos.push(i),
         });
         // Nothing left to read from the source, but one checkpoint compacts the level-0 files.
         expect(s).toMatchObject({ restoredFrom: 2n, records: 0 });

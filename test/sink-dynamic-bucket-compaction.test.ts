@@ -12,15 +12,8 @@
 import { describe, expect, it } from 'vitest';
 import { liveEntries, openTable, type Table } from '@tidemark/core';
 import { INDEX_TYPE_HASH, decodeHashIndex, deserializeBinaryRow, keyHash, parseTypeString, readIndexManifest } from '@tidemark/format';
-import {
-  FileIOCheckpointStore,
-  runIngest,
-  type CheckpointInfo,
-  type ReplayableSource,
-  type SourceOffset,
-  type SourceRecord,
-} from '@tidemark/sink';
 import { storageBackends } from './support/backends.js';
+import { arraySource, ingestCollectingCheckpoints } from './support/sink-runs.js';
 import { suiteCatalog } from './support/suite-catalog.js';
 import { upsertWorkload } from './support/upsert-workload.js';
 import { deltaEntries } from './support/manifest-entries.js';
@@ -43,15 +36,6 @@ function model(ops: readonly Op[], upTo: number): string[] {
     else m.set(`${o.dt}/${o.k}`, o.v!);
   }
   return [...m].map(([k, v]) => `${k}=${v}`).sort();
-}
-
-class OpsSource implements ReplayableSource<Record<string, unknown>> {
-  readonly bounded = true;
-  readonly id = 'ops:dyn';
-  constructor(private readonly ops: readonly Op[]) {}
-  async *open(from: SourceOffset): AsyncIterable<SourceRecord<Record<string, unknown>>> {
-    for (let i = from === null ? 0 : (from as number); i < this.ops.length; i++) yield { value: this.ops[i]!, offset: i + 1 };
-  }
 }
 
 async function rowsAt(t: Table, snapshotId: number): Promise<string[]> {
@@ -126,16 +110,13 @@ describe.each(storageBackends('sink dynamic bucket compaction'))('parallel sink 
         });
         const t = await openTable(env.catalog.tableLocation(name), { fileIO: env.wh.io });
         const ops = workload(240, 48, 10 + parallelism);
-        const infos: CheckpointInfo[] = [];
-        const summary = await runIngest({
+        const { summary, infos } = await ingestCollectingCheckpoints({
           table: t.location,
           fileIO: env.wh.io,
-          source: new OpsSource(ops),
-          stateStore: new FileIOCheckpointStore(env.wh.io, `${t.location}-state`),
+          source: arraySource(ops, 'ops:dyn'),
           checkpointEvery: 20,
           parallelism,
           rowKindField: 'op',
-          onCheckpoint: (i) => infos.push(i),
         });
         expect(summary).toMatchObject({ status: 'source-done', records: 240, checkpoints: 12 });
 

@@ -24,7 +24,9 @@ export async function uploadTree(from: string, to: string, io: FileIO, keep: (fi
   await walk(from);
   for (let i = 0; i < files.length; i += 16) {
     await Promise.all(
-      files.slice(i, i + 16).map(async (f) => io.write(`${to}/${relative(from, f).split(sep).join('/')}`, new Uint8Array(await readFile(f)))),
+      files
+        .slice(i, i + 16)
+        .map(async (f) => io.write(`${to}/${relative(from, f).split(sep).join('/')}`, new Uint8Array(await readFile(f)))),
     );
   }
 }

@@ -35,3 +35,8 @@ export async function onS3Location<T>(
     await io.close();
   }
 }
+
+/** {@link onS3Location} at a warehouse root of its own, `s3://<bucket>/<unique prefix from label>`. */
+export function onS3Warehouse<T>(label: string, body: (io: S3FileIO, warehouse: string, options: S3Options) => Promise<T>): Promise<T> {
+  return onS3Location(label, body, '');
+}
