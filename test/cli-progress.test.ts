@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMain, type MainResult } from './support/cli-main.js';
+import { columns } from './support/columns.js';
 
 function run(argv: string[], options: { tty: boolean; stdin?: string }): Promise<MainResult> {
   let t = 0;
@@ -25,10 +26,7 @@ const ROWS = 25_000;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 beforeAll(async () => {
-  const schema = JSON.stringify([
-    { name: 'id', type: 'BIGINT' },
-    { name: 'name', type: 'STRING' },
-  ]);
+  const schema = JSON.stringify(columns('id BIGINT', 'name STRING'));
   expect((await run(['create', table, '--schema', schema], { tty: false })).code).toBe(0);
   writeFileSync(input, Array.from({ length: ROWS }, (_, i) => JSON.stringify({ id: i, name: `n${i}` })).join('\n') + '\n');
 }, 60_000);

@@ -20,6 +20,7 @@ import { compactAppendTable } from '@tidemark/maintenance';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { runMain, type MainResult } from './support/cli-main.js';
 import { seededRandom as rng } from './support/seeded-random.mjs';
+import { columns } from './support/columns.js';
 
 type Row = { id: number; g: string; v: number };
 
@@ -28,11 +29,7 @@ const show = (r: Row): string => `${r.id}|${r.g}|${r.v}`;
 async function appendTable(root: string, backend: BackendWarehouse, name: string, options: Record<string, string>): Promise<Table> {
   const catalog = new FileSystemCatalog(root, { fileIO: backend.io });
   await catalog.createTable(`db.${name}`, {
-    fields: [
-      { name: 'id', type: 'INT NOT NULL' },
-      { name: 'g', type: 'STRING' },
-      { name: 'v', type: 'INT' },
-    ],
+    fields: columns('id INT NOT NULL', 'g STRING', 'v INT'),
     partitionKeys: ['g'],
     options,
   });

@@ -12,6 +12,7 @@ import { INDEX_TYPE_DELETION_VECTORS } from '@tidemark/format';
 import { compactPrimaryKeyTable, expireSnapshots, removeOrphanFiles, verifyTable } from '@tidemark/maintenance';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { expectCompactedLiveRows } from './support/deletion-vectors.js';
+import { columns } from './support/columns.js';
 
 async function dvFiles(table: Table, snapshotId: number): Promise<string[]> {
   const s = await table.snapshotManager.snapshot(snapshotId);
@@ -46,10 +47,7 @@ describe.each(storageBackends('dv maintenance'))('maintenance of deletion-vector
       warehouse = await backend.open();
       const catalog = new FileSystemCatalog(`${warehouse.root}/wh`, { fileIO: warehouse.io });
       await catalog.createTable('db.t', {
-        fields: [
-          { name: 'k', type: 'INT NOT NULL' },
-          { name: 'v', type: 'STRING' },
-        ],
+        fields: columns('k INT NOT NULL', 'v STRING'),
         primaryKeys: ['k'],
         options: { bucket: '1', 'deletion-vectors.enabled': 'true', 'num-sorted-run.compaction-trigger': '3' },
       });
@@ -100,10 +98,7 @@ describe.each(storageBackends('dv maintenance'))('maintenance of deletion-vector
     warehouse ??= await backend.open();
     const catalog = new FileSystemCatalog(`${warehouse.root}/wh2`, { fileIO: warehouse.io });
     await catalog.createTable('db.w', {
-      fields: [
-        { name: 'k', type: 'INT NOT NULL' },
-        { name: 'v', type: 'STRING' },
-      ],
+      fields: columns('k INT NOT NULL', 'v STRING'),
       primaryKeys: ['k'],
       options: { bucket: '1', 'deletion-vectors.enabled': 'true', 'write-only': 'true' },
     });

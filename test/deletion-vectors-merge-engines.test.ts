@@ -28,6 +28,7 @@ import { PK_MOR_LATEST, type PkMorRow } from './support/fixture-rows.js';
 import { suiteCatalog } from './support/suite-catalog.js';
 import { seededRandom } from './support/seeded-random.mjs';
 import { arraySource, ingestCollectingCheckpoints } from './support/sink-runs.js';
+import { columns } from './support/columns.js';
 
 type Row = Record<string, unknown> & { k: number };
 type Kind = '+I' | '+U' | '-U' | '-D';
@@ -58,12 +59,7 @@ const plus = (a: unknown, b: bigint): bigint => (a === null || a === undefined ?
 
 const partialUpdate = (): Engine => ({
   name: 'partial-update',
-  fields: [
-    { name: 'k', type: 'INT NOT NULL' },
-    { name: 'a', type: 'STRING' },
-    { name: 'b', type: 'BIGINT' },
-    { name: 'c', type: 'STRING' },
-  ],
+  fields: columns('k INT NOT NULL', 'a STRING', 'b BIGINT', 'c STRING'),
   options: { 'merge-engine': 'partial-update', 'partial-update.remove-record-on-delete': 'true' },
   op(rand, k, state, fresh) {
     if (!fresh) return null;
@@ -82,12 +78,7 @@ const partialUpdate = (): Engine => ({
 
 const sequenceGroup = (): Engine => ({
   name: 'partial-update with a sequence group',
-  fields: [
-    { name: 'k', type: 'INT NOT NULL' },
-    { name: 'a', type: 'STRING' },
-    { name: 'g', type: 'BIGINT' },
-    { name: 'b', type: 'STRING' },
-  ],
+  fields: columns('k INT NOT NULL', 'a STRING', 'g BIGINT', 'b STRING'),
   options: { 'merge-engine': 'partial-update', 'fields.g.sequence-group': 'a' },
   op(rand, k, state) {
     // A key's first record carries a group sequence: a key's single record is read unmerged.
@@ -107,12 +98,7 @@ const sequenceGroup = (): Engine => ({
 /** sum, max and last_non_null_value, with retractions (-U, and -D without remove-record-on-delete). */
 const aggregation = (): Engine => ({
   name: 'aggregation (sum, max, last_non_null_value)',
-  fields: [
-    { name: 'k', type: 'INT NOT NULL' },
-    { name: 'n', type: 'BIGINT' },
-    { name: 'm', type: 'INT' },
-    { name: 's', type: 'STRING' },
-  ],
+  fields: columns('k INT NOT NULL', 'n BIGINT', 'm INT', 's STRING'),
   options: {
     'merge-engine': 'aggregation',
     'fields.n.aggregate-function': 'sum',
@@ -149,13 +135,7 @@ const aggregation = (): Engine => ({
 /** Functions that keep the first or older values: min, first_non_null_value, listagg, bool_or. */
 const firstValues = (): Engine => ({
   name: 'aggregation (min, first_non_null_value, listagg, bool_or)',
-  fields: [
-    { name: 'k', type: 'INT NOT NULL' },
-    { name: 'lo', type: 'INT' },
-    { name: 'first', type: 'STRING' },
-    { name: 'tags', type: 'STRING' },
-    { name: 'any', type: 'BOOLEAN' },
-  ],
+  fields: columns('k INT NOT NULL', 'lo INT', 'first STRING', 'tags STRING', 'any BOOLEAN'),
   options: {
     'merge-engine': 'aggregation',
     'fields.lo.aggregate-function': 'min',
@@ -198,11 +178,7 @@ const sequenceField = (): Engine => {
     h.reduce((b, x) => (b.row.ts === null || (x.row.ts !== null && (x.row.ts as bigint) >= (b.row.ts as bigint)) ? x : b));
   return {
     name: 'deduplicate with sequence.field',
-    fields: [
-      { name: 'k', type: 'INT NOT NULL' },
-      { name: 'v', type: 'STRING' },
-      { name: 'ts', type: 'BIGINT' },
-    ],
+    fields: columns('k INT NOT NULL', 'v STRING', 'ts BIGINT'),
     options: { 'sequence.field': 'ts' },
     op(rand, k, state, fresh) {
       if (!fresh) return null;
@@ -574,10 +550,7 @@ describe.each(storageBackends('dv merge engines'))('deletion vectors with merge 
       const name = `db.refused${++n}`;
       const err = await env.catalog
         .createTable(name, {
-          fields: [
-            { name: 'k', type: 'INT NOT NULL' },
-            { name: 'v', type: 'STRING' },
-          ],
+          fields: columns('k INT NOT NULL', 'v STRING'),
           primaryKeys: ['k'],
           options: { 'deletion-vectors.enabled': 'true', ...options },
         })
@@ -594,10 +567,7 @@ describe.each(storageBackends('dv merge engines'))('deletion vectors with merge 
     it('refuses to turn deletion vectors on for a first-row table, and its schema stays as it was', async () => {
       const name = `db.refused${++n}`;
       await env.catalog.createTable(name, {
-        fields: [
-          { name: 'k', type: 'INT NOT NULL' },
-          { name: 'v', type: 'STRING' },
-        ],
+        fields: columns('k INT NOT NULL', 'v STRING'),
         primaryKeys: ['k'],
         options: { 'merge-engine': 'first-row' },
       });

@@ -11,6 +11,7 @@ import { joinPath } from '@tidemark/storage';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { cliFor, lines } from './support/cli-backend.js';
 import { packagesBuilt } from './support/built.js';
+import { columns } from './support/columns.js';
 
 const built = packagesBuilt('concurrent deletion-vector writes', 'cli/dist/index.js');
 
@@ -32,10 +33,7 @@ describe.concurrent.each(storageBackends('concurrent dv writes'))('$name', (back
     'the write that commits second has its rows visible when it exits 0',
     async () => {
       const table = joinPath(wh!.root, 'db.db', 'dv');
-      const schema = JSON.stringify([
-        { name: 'k', type: 'INT NOT NULL' },
-        { name: 'v', type: 'STRING' },
-      ]);
+      const schema = JSON.stringify(columns('k INT NOT NULL', 'v STRING'));
       const created = await cli([
         'create',
         table,

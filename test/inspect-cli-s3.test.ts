@@ -13,6 +13,7 @@ import type { TableReport } from '@tidemark/maintenance';
 import { s3Available } from './support/s3.js';
 import { onS3Warehouse } from './support/table-locations.js';
 import { runMain, useCliS3Env } from './support/cli-main.js';
+import { columns } from './support/columns.js';
 
 const available = s3Available('inspect CLI on S3');
 let dir = '';
@@ -32,10 +33,7 @@ describe('inspect on S3', () => {
       await onS3Warehouse('inspect-cli', async (io, warehouse) => {
         const catalog = new FileSystemCatalog(warehouse, { fileIO: io });
         await catalog.createTable('db.t', {
-          fields: [
-            { name: 'id', type: 'INT' },
-            { name: 'p', type: 'STRING' },
-          ],
+          fields: columns('id INT', 'p STRING'),
           partitionKeys: ['p'],
           options: {
             'snapshot.num-retained.min': '2',

@@ -31,6 +31,7 @@ import { SnapshotNotFoundError } from '@tidemark/core';
 import { s3Available } from './support/s3.js';
 import { onS3Location } from './support/table-locations.js';
 import { bundleWorker, removeWorkerBundle } from './support/worker-bundle.js';
+import { columns } from './support/columns.js';
 
 const RETAIN = 5;
 let bundle = '';
@@ -86,10 +87,7 @@ function runWorker(
 async function buildTable(io: FileIO, warehouse: string): Promise<string> {
   const catalog = new FileSystemCatalog(warehouse, { fileIO: io });
   await catalog.createTable('db.t', {
-    fields: [
-      { name: 'id', type: 'INT' },
-      { name: 'p', type: 'STRING' },
-    ],
+    fields: columns('id INT', 'p STRING'),
     partitionKeys: ['p'],
   });
   const location = catalog.tableLocation('db.t');
@@ -396,10 +394,7 @@ async function changelogIds(io: FileIO, paths: TablePaths): Promise<number[]> {
 async function buildChangelogTable(io: FileIO, warehouse: string, commits: number): Promise<string> {
   const catalog = new FileSystemCatalog(warehouse, { fileIO: io });
   await catalog.createTable('db.c', {
-    fields: [
-      { name: 'k', type: 'INT NOT NULL' },
-      { name: 'v', type: 'STRING' },
-    ],
+    fields: columns('k INT NOT NULL', 'v STRING'),
     primaryKeys: ['k'],
     options: {
       bucket: '1',

@@ -17,7 +17,14 @@
 import { describe, expect, it } from 'vitest';
 import { liveEntries, newTableCommit, openTable, type ChangeBatch, type CommitMessage, type Table } from '@tidemark/core';
 import { compactPrimaryKeyTable } from '@tidemark/maintenance';
-import { FileIOCheckpointStore, SinkCommitter, SinkWriter, tableFingerprint, type CheckpointInfo } from '@tidemark/sink';
+import {
+  FileIOCheckpointStore,
+  SinkCommitter,
+  SinkWriter,
+  tableFingerprint,
+  type CheckpointInfo,
+  type SinkCommitterOptions,
+} from '@tidemark/sink';
 import { storageBackends } from './support/backends.js';
 import { arraySource, ingestCollectingCheckpoints } from './support/sink-runs.js';
 import { createUpsertTable, suiteCatalog, upsertRowsAt } from './support/suite-catalog.js';
@@ -226,7 +233,8 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
         const t = await create({ 'deletion-vectors.enabled': 'true' });
         const store = new FileIOCheckpointStore(env.wh.io, `${t.location}-state`);
         const fingerprint = await tableFingerprint(env.wh.io, t.location);
-        const committer = (): SinkCommitter =>
+        // The pipeline's committer (commit user pipe-1, this state store), as a restarted process makes it.
+        const committer = (other: Partial<SinkCommitterOptions> = {}): SinkCommitter =>
           new SinkCommitter({
             fileIO: env.wh.io,
             tableLocation: t.location,
@@ -234,6 +242,7 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
             table: { location: t.location, fingerprint },
             commitUser: 'pipe-1',
             stateStore: store,
+            ...other,
           });
         const c1 = committer();
         const w = new SinkWriter(t, 0, { rowKindField: 'op' });
@@ -324,16 +333,7 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
           },
         });
         const warnings: string[] = [];
-        const c = new SinkCommitter({
-          fileIO: io,
-          tableLocation: t.location,
-          schema: t.schema(),
-          table: { location: t.location, fingerprint: await tableFingerprint(env.wh.io, t.location) },
-          commitUser: 'pipe-1',
-          stateStore: store,
-          logger: { warn: (m) => warnings.push(m) },
-        });
-        await c.restore(state);
+        await committer({ fileIO: io, logger: { warn: (m) => warnings.push(m) } }).restore(state);
         expect(raced).toBe(true);
         const ofTwo: string[] = [];
         for await (const s of t.snapshotManager.iterateForward()) if (s.commitIdentifier === 2n) ofTwo.push(s.commitKind);
@@ -370,20 +370,11 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
 
       it('a compaction whose inputs a concurrent compaction replaced is dropped and its outputs deleted', async () => {
         const ops = workload(80, 20, 7);
-        const { t, store, outputs } = await stoppedBeforeCompact(ops);
+        const { t, store, committer, outputs } = await stoppedBeforeCompact(ops);
         const full = await compactPrimaryKeyTable(await openTable(t.location, { fileIO: env.wh.io }), { full: true });
         expect(full.snapshotId).not.toBeNull();
         const warnings: string[] = [];
-        const c = new SinkCommitter({
-          fileIO: env.wh.io,
-          tableLocation: t.location,
-          schema: t.schema(),
-          table: { location: t.location, fingerprint: await tableFingerprint(env.wh.io, t.location) },
-          commitUser: 'pipe-1',
-          stateStore: store,
-          logger: { warn: (m) => warnings.push(m) },
-        });
-        await c.restore((await store.latest())!);
+        await committer({ logger: { warn: (m) => warnings.push(m) } }).restore((await store.latest())!);
         expect(await t.snapshotManager.latestId()).toBe(full.snapshotId);
         expect(warnings.join('\n')).toMatch(/dropped the compaction of checkpoint 2/);
         for (const p of outputs) expect(await env.wh.io.exists(p), p).toBe(false);

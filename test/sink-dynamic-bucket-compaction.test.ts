@@ -17,6 +17,7 @@ import { arraySource, ingestCollectingCheckpoints } from './support/sink-runs.js
 import { suiteCatalog } from './support/suite-catalog.js';
 import { upsertWorkload } from './support/upsert-workload.js';
 import { deltaEntries } from './support/manifest-entries.js';
+import { columns } from './support/columns.js';
 
 type Op = { dt: string; k: number; v: string | null; op: '+I' | '+U' | '-D' };
 
@@ -91,11 +92,7 @@ describe.each(storageBackends('sink dynamic bucket compaction'))('parallel sink 
       async (parallelism) => {
         const name = `db.t${++n}`;
         await env.catalog.createTable(name, {
-          fields: [
-            { name: 'dt', type: 'STRING NOT NULL' },
-            { name: 'k', type: 'INT NOT NULL' },
-            { name: 'v', type: 'STRING' },
-          ],
+          fields: columns('dt STRING NOT NULL', 'k INT NOT NULL', 'v STRING'),
           partitionKeys: ['dt'],
           primaryKeys: ['dt', 'k'],
           options: {

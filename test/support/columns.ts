@@ -1,0 +1,22 @@
+/**
+ * Table columns written as in SQL DDL (`'k INT NOT NULL'`), for the many suites that create a small
+ * table: one line a table instead of one object a column.
+ */
+
+/** One column as `{ name, type }` (what `TableSpec.fields` and the CLI's `--schema` JSON take). */
+export interface Column {
+  name: string;
+  type: string;
+}
+
+/**
+ * `columns('k INT NOT NULL', 'v STRING')` = `[{ name: 'k', type: 'INT NOT NULL' }, { name: 'v', type: 'STRING' }]`:
+ * each argument is a column name, a space, and its Paimon type string.
+ */
+export function columns(...ddl: string[]): Column[] {
+  return ddl.map((c) => {
+    const space = c.indexOf(' ');
+    if (space <= 0) throw new Error(`columns: '${c}' is not '<name> <type>'`);
+    return { name: c.slice(0, space), type: c.slice(space + 1).trim() };
+  });
+}
