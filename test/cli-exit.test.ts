@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runNode, runTidemark } from './support/cli-process.js';
-import { columns } from './support/columns.js';
+import { columns } from './support/table-definitions.js';
 
 const HANG_GUARD_MS = 20_000;
 let dir: string;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2, type PkMorRow } from './support/fixture-rows.js';
 import { runMain, type MainResult } from './support/cli-main.js';
-import { columns } from './support/columns.js';
+import { columns } from './support/table-definitions.js';
 
 const run = (argv: string[], options: { stdin?: string; cwd?: string } = {}): Promise<MainResult> =>
   runMain(argv, { stdin: options.stdin ?? '', ...(options.cwd ? { cwd: options.cwd } : {}) });
@@ -171,26 +171,17 @@ describe('tidemark create / write / read on a local warehouse', () => {
 
   it('skips a (commit user, identifier) that was already committed', async () => {
     expect((await run(['create', 'wh/db.db/idem', '--schema', '[{"name":"id","type":"INT"}]'], { cwd: dir })).code).toBe(0);
-    const first = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '7'], {
-      cwd: dir,
-      stdin: '{"id":1}\n',
-    });
+    // One write of commit user job-1 with commit identifier `identifier`.
+    const writeAsJob1 = (identifier: number, stdin: string) =>
+      run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', String(identifier)], { cwd: dir, stdin });
+    const first = await writeAsJob1(7, '{"id":1}\n');
     expect(first.stdout).toBe('committed snapshot 1 (1 row)\n');
-    const again = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '7'], {
-      cwd: dir,
-      stdin: '{"id":2}\n',
-    });
+    const again = await writeAsJob1(7, '{"id":2}\n');
     expect(again.code).toBe(0);
     expect(again.stdout).toBe("skipped: commit identifier 7 of commit user 'job-1' was already committed\n");
-    const older = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '3'], {
-      cwd: dir,
-      stdin: '{"id":3}\n',
-    });
+    const older = await writeAsJob1(3, '{"id":3}\n');
     expect(older.stdout).toContain('skipped');
-    const next = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '8'], {
-      cwd: dir,
-      stdin: '{"id":4}\n',
-    });
+    const next = await writeAsJob1(8, '{"id":4}\n');
     expect(next.stdout).toBe('committed snapshot 2 (1 row)\n');
     expect(sorted((await run(['read', 'wh/db.db/idem'], { cwd: dir })).stdout)).toEqual(['{"id":1}', '{"id":4}']);
     const snaps = lines((await run(['snapshots', 'wh/db.db/idem', '--json'], { cwd: dir })).stdout).map(

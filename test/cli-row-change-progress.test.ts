@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMain, type MainResult } from './support/cli-main.js';
-import { columns } from './support/columns.js';
+import { columns } from './support/table-definitions.js';
 
 function run(argv: string[], options: { tty: boolean; stdin?: string }): Promise<MainResult> {
   let t = 0;

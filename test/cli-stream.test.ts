@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runMain, type MainResult } from './support/cli-main.js';
-import { columns } from './support/columns.js';
+import { columns, optionArgs } from './support/table-definitions.js';
 
 const run = (argv: string[]): Promise<MainResult> => runMain(argv);
 
@@ -28,18 +28,8 @@ async function setup(): Promise<{ dir: string; table: string }> {
   dirs.push(dir);
   const table = join(dir, 'wh', 'db.db', 't');
   const schema = JSON.stringify(columns('id INT NOT NULL', 'name STRING'));
-  const created = await run([
-    'create',
-    table,
-    '--schema',
-    schema,
-    '--primary-key',
-    'id',
-    '--option',
-    'bucket=1',
-    '--option',
-    'changelog-producer=input',
-  ]);
+  const options = optionArgs({ bucket: '1', 'changelog-producer': 'input' });
+  const created = await run(['create', table, '--schema', schema, '--primary-key', 'id', ...options]);
   expect(created.code, created.stderr).toBe(0);
   return { dir, table };
 }

@@ -1,6 +1,7 @@
 /**
- * Table columns written as in SQL DDL (`'k INT NOT NULL'`), for the many suites that create a small
- * table: one line a table instead of one object a column.
+ * Table definitions written compactly, for the many suites that create a small table: columns as in
+ * SQL DDL (`'k INT NOT NULL'`), one line a table instead of one object a column, and table options
+ * as the CLI's `--option` flags.
  */
 
 /** One column as `{ name, type }` (what `TableSpec.fields` and the CLI's `--schema` JSON take). */
@@ -19,4 +20,9 @@ export function columns(...ddl: string[]): Column[] {
     if (space <= 0) throw new Error(`columns: '${c}' is not '<name> <type>'`);
     return { name: c.slice(0, space), type: c.slice(space + 1).trim() };
   });
+}
+
+/** `optionArgs({ bucket: '1' })` = `['--option', 'bucket=1']`: table options as `tidemark create` flags. */
+export function optionArgs(options: Readonly<Record<string, string>>): string[] {
+  return Object.entries(options).flatMap(([k, v]) => ['--option', `${k}=${v}`]);
 }
