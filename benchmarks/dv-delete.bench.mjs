@@ -11,7 +11,7 @@
  * Imports the BUILT packages.
  */
 import { benchWarehouses, uniqueRoot, withFileIO } from './lib/bench-storage.mjs';
-import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note, resultHeading, SHARED_MACHINE_COUNTS } from './lib/report.mjs';
+import { closingNotes, fmtInt, fmtNum, markdownTable, resultHeading, resultJson, SHARED_MACHINE_COUNTS } from './lib/report.mjs';
 import { countRequests } from './lib/request-counter.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 import { seededRandom } from '../test/support/seeded-random.mjs';
@@ -144,9 +144,7 @@ function markdown(json) {
     ),
     '',
     '- A round trip starts whenever a request is issued while none is in flight: requests issued together count once.',
-    s3Note(json.s3),
-    '- The machine was shared with other jobs while this ran; treat times as ±30 % (request counts are exact).',
-    ...problemsSection(json.problems),
+    ...closingNotes(json, '- The machine was shared with other jobs while this ran; treat times as ±30 % (request counts are exact).'),
   ].join('\n');
 }
 

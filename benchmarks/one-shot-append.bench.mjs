@@ -11,7 +11,7 @@
  * Imports the BUILT packages.
  */
 import { benchWarehouses, uniqueRoot, withFileIO } from './lib/bench-storage.mjs';
-import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note, resultHeading, SHARED_MACHINE_COUNTS } from './lib/report.mjs';
+import { closingNotes, fmtInt, fmtNum, markdownTable, resultHeading, resultJson, SHARED_MACHINE_COUNTS } from './lib/report.mjs';
 import { countRequests } from './lib/request-counter.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 import { mean, percentile } from './lib/stats.mjs';
@@ -174,9 +174,7 @@ function markdown(json) {
     '- A round trip starts whenever a request is issued while none is in flight: requests issued together count once.',
     '- Round trips p50 is over the calls without a writer compaction; a primary-key writer compacts every few appends (a COMPACT snapshot and its reads and writes), which the means include.',
     '- Every ~30th commit merges manifests, and the base check then stats the live files of the touched buckets that no earlier commit of the table had checked: the max column.',
-    s3Note(json.s3),
-    '- The machine was shared with other jobs while this ran; treat times as ±30 % (request counts are exact).',
-    ...problemsSection(json.problems),
+    ...closingNotes(json, '- The machine was shared with other jobs while this ran; treat times as ±30 % (request counts are exact).'),
   ].join('\n');
 }
 
