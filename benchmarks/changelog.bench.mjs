@@ -15,6 +15,7 @@
  */
 import { benchWarehouses, parquetBytes, withWarehouseIO } from './lib/bench-storage.mjs';
 import { closingNotes, describedResultJson, fmtInt, fmtNum, markdownTable, runLine } from './lib/report.mjs';
+import { runSettings } from './lib/run-settings.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 import { createUpsertTable, upsertRows } from './lib/upsert-table.mjs';
 
@@ -26,11 +27,8 @@ const PRODUCERS = ['none', 'input', 'lookup', 'full-compaction'];
  * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number }} [options]
  */
 export async function run(options = {}) {
-  const log = options.log ?? ((m) => console.error(m));
-  const commits = options.commits ?? 8;
-  const rows = options.rows ?? 5000;
+  const { log, started, commits, rows } = runSettings(options, { commits: 8, rows: 5000 });
   const core = await import('@tidemark/core');
-  const started = performance.now();
   const results = [];
   const problems = [];
   for (const b of benchWarehouses(name, options.s3)) {

@@ -13,6 +13,7 @@
 import { benchWarehouses, uniqueRoot, withFileIO } from './lib/bench-storage.mjs';
 import { closingNotes, fmtInt, fmtNum, markdownTable, resultHeading, resultJson, SHARED_MACHINE_COUNTS } from './lib/report.mjs';
 import { countRequests } from './lib/request-counter.mjs';
+import { runSettings } from './lib/run-settings.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 import { seededRandom } from '../test/support/seeded-random.mjs';
 
@@ -94,11 +95,7 @@ function requestClass(path) {
  * @param {{ log?: (msg: string) => void, s3?: object, steps?: number, s3Steps?: number, seed?: number }} [options]
  */
 export async function run(options = {}) {
-  const log = options.log ?? ((m) => console.error(m));
-  const steps = options.steps ?? 20;
-  const s3Steps = options.s3Steps ?? 10;
-  const seed = options.seed ?? 3;
-  const started = performance.now();
+  const { log, started, steps, s3Steps, seed } = runSettings(options, { steps: 20, s3Steps: 10, seed: 3 });
   const results = [];
   const problems = [];
   for (const b of benchWarehouses(name, options.s3)) {

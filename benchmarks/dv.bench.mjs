@@ -15,6 +15,7 @@ import { rm } from 'node:fs/promises';
 import { benchBackends } from './lib/bench-storage.mjs';
 import { taskRunner } from './lib/measure.mjs';
 import { closingNotes, fmtInt, fmtNum, markdownTable, resultHeading, resultJson } from './lib/report.mjs';
+import { runSettings } from './lib/run-settings.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 
 export const name = 'dv';
@@ -26,11 +27,7 @@ const TIMEOUT_MS = 900_000;
  * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number, s3Rows?: number }} [options]
  */
 export async function run(options = {}) {
-  const log = options.log ?? ((m) => console.error(m));
-  const commits = options.commits ?? 5;
-  const rows = options.rows ?? 40_000;
-  const s3Rows = options.s3Rows ?? 10_000;
-  const started = performance.now();
+  const { log, started, commits, rows, s3Rows } = runSettings(options, { commits: 5, rows: 40_000, s3Rows: 10_000 });
   const writes = [];
   const reads = [];
   const problems = [];

@@ -13,6 +13,7 @@
 import { benchWarehouses, uniqueRoot, withFileIO } from './lib/bench-storage.mjs';
 import { closingNotes, fmtInt, fmtNum, markdownTable, resultHeading, resultJson, SHARED_MACHINE_COUNTS } from './lib/report.mjs';
 import { countRequests } from './lib/request-counter.mjs';
+import { runSettings } from './lib/run-settings.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 import { mean, percentile } from './lib/stats.mjs';
 
@@ -68,11 +69,7 @@ async function series(root, s3, spec, api, appends, rows) {
  * @param {{ log?: (msg: string) => void, s3?: object, appends?: number, s3Appends?: number, rows?: number }} [options]
  */
 export async function run(options = {}) {
-  const log = options.log ?? ((m) => console.error(m));
-  const appends = options.appends ?? 200;
-  const s3Appends = options.s3Appends ?? 100;
-  const rows = options.rows ?? 10;
-  const started = performance.now();
+  const { log, started, appends, s3Appends, rows } = runSettings(options, { appends: 200, s3Appends: 100, rows: 10 });
   const results = [];
   const problems = [];
   for (const b of benchWarehouses(name, options.s3)) {

@@ -15,6 +15,7 @@ import { rm } from 'node:fs/promises';
 import { benchBackends } from './lib/bench-storage.mjs';
 import { taskRunner } from './lib/measure.mjs';
 import { closingNotes, fmtInt, fmtNum, markdownTable, resultHeading, resultJson } from './lib/report.mjs';
+import { runSettings } from './lib/run-settings.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 
 export const name = 'pk-compact';
@@ -26,11 +27,7 @@ const TIMEOUT_MS = 900_000;
  * @param {{ log?: (msg: string) => void, s3?: object, runs?: number, rows?: number, s3Rows?: number }} [options]
  */
 export async function run(options = {}) {
-  const log = options.log ?? ((m) => console.error(m));
-  const runs = options.runs ?? 5;
-  const rows = options.rows ?? 200_000;
-  const s3Rows = options.s3Rows ?? 100_000;
-  const started = performance.now();
+  const { log, started, runs, rows, s3Rows } = runSettings(options, { runs: 5, rows: 200_000, s3Rows: 100_000 });
   const results = [];
   const problems = [];
 

@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { benchWarehouses, parquetBytes, withWarehouseIO } from './lib/bench-storage.mjs';
 import { closingNotes, describedResultJson, fmtInt, fmtNum, markdownTable, runLine } from './lib/report.mjs';
+import { runSettings } from './lib/run-settings.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 import { percentile } from './lib/stats.mjs';
 import { createUpsertTable, upsertRows } from './lib/upsert-table.mjs';
@@ -25,12 +26,8 @@ export const name = 'streaming';
  * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number, poll?: number }} [options]
  */
 export async function run(options = {}) {
-  const log = options.log ?? ((m) => console.error(m));
-  const commits = options.commits ?? 40;
-  const rows = options.rows ?? 2000;
-  const poll = options.poll ?? 100;
+  const { log, started, commits, rows, poll } = runSettings(options, { commits: 40, rows: 2000, poll: 100 });
   const core = await import('@tidemark/core');
-  const started = performance.now();
   const latency = [];
   const overhead = [];
   const problems = [];
