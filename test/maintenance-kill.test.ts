@@ -29,7 +29,7 @@ import {
 import { DataFileLocator, expireSnapshots, removeOrphanFiles, verifyTable } from '@tidemark/maintenance';
 import { SnapshotNotFoundError } from '@tidemark/core';
 import { s3Available } from './support/s3.js';
-import { onS3Location } from './support/table-locations.js';
+import { onS3Warehouse } from './support/table-locations.js';
 import { bundleWorker, removeWorkerBundle } from './support/worker-bundle.js';
 import { columns } from './support/table-definitions.js';
 
@@ -128,6 +128,12 @@ async function capture(io: FileIO, location: string): Promise<Expected> {
   return out;
 }
 
+/** {@link buildTable} in `warehouse`, with the rows expiration must keep ({@link capture}) and the latest snapshot id. */
+async function builtTable(io: FileIO, warehouse: string): Promise<{ location: string; expected: Expected; latest: number }> {
+  const location = await buildTable(io, warehouse);
+  return { location, expected: await capture(io, location), latest: (await new SnapshotManager(io, new TablePaths(location)).latestId())! };
+}
+
 /** Manifest lists, manifests and data files of `snaps` that do not exist. */
 async function missingReferences(io: FileIO, paths: TablePaths, snaps: readonly Snapshot[]): Promise<string[]> {
   const schema = await new SchemaManager(io, paths).latest();
@@ -204,9 +210,7 @@ describe('SIGKILL during snapshot expiration, then a rerun', () => {
     const io = new LocalFileIO();
     const dir = await mkdtemp(join(tmpdir(), 'tidemark-expire-kill-'));
     dirs.push(dir);
-    const template = await buildTable(io, join(dir, 'template'));
-    const expected = await capture(io, template);
-    const latest = (await new SnapshotManager(io, new TablePaths(template)).latestId())!;
+    const { location: template, expected, latest } = await builtTable(io, join(dir, 'template'));
     const plan = await expireSnapshots(
       { fileIO: io, paths: new TablePaths(template) },
       { retainMin: RETAIN, expireLimit: 10_000, olderThanMs: Date.now() + 60_000, dryRun: true },
@@ -230,27 +234,21 @@ describe('SIGKILL during snapshot expiration, then a rerun', () => {
   (s3 ? it : it.skip)(
     'S3: a crash point in the middle, then a rerun, leaves a consistent table',
     async () => {
-      await onS3Location(
-        'expire-kill',
-        async (io, warehouse, options) => {
-          const location = await buildTable(io, warehouse);
-          const expected = await capture(io, location);
-          const latest = (await new SnapshotManager(io, new TablePaths(location)).latestId())!;
-          const plan = await expireSnapshots(
-            { fileIO: io, paths: new TablePaths(location) },
-            { retainMin: RETAIN, expireLimit: 10_000, olderThanMs: Date.now() + 60_000, dryRun: true },
-          );
-          await killAndRerun(
-            io,
-            location,
-            expected,
-            latest,
-            { crashAfterDeletes: 1 + Math.floor(Math.random() * (plan.filesDeleted - 1)) },
-            options,
-          );
-        },
-        '',
-      );
+      await onS3Warehouse('expire-kill', async (io, warehouse, options) => {
+        const { location, expected, latest } = await builtTable(io, warehouse);
+        const plan = await expireSnapshots(
+          { fileIO: io, paths: new TablePaths(location) },
+          { retainMin: RETAIN, expireLimit: 10_000, olderThanMs: Date.now() + 60_000, dryRun: true },
+        );
+        await killAndRerun(
+          io,
+          location,
+          expected,
+          latest,
+          { crashAfterDeletes: 1 + Math.floor(Math.random() * (plan.filesDeleted - 1)) },
+          options,
+        );
+      });
     },
     600_000,
   );
@@ -334,9 +332,7 @@ describe('SIGKILL inside a batch of snapshot-file deletions, then a rerun', () =
     const io = new LocalFileIO();
     const dir = await mkdtemp(join(tmpdir(), 'tidemark-expire-batch-kill-'));
     dirs.push(dir);
-    const template = await buildTable(io, join(dir, 'template'));
-    const expected = await capture(io, template);
-    const latest = (await new SnapshotManager(io, new TablePaths(template)).latestId())!;
+    const { expected, latest } = await builtTable(io, join(dir, 'template'));
     // In the middle of the run (expiring snapshots after the batch are still in the chain), and
     // in its last batch (only retained snapshots are left in the chain).
     for (const [i, cutAt] of [
@@ -353,16 +349,10 @@ describe('SIGKILL inside a batch of snapshot-file deletions, then a rerun', () =
   (s3 ? it : it.skip)(
     'S3: the same on the S3 server (last batch cut)',
     async () => {
-      await onS3Location(
-        'expire-batch-kill',
-        async (io, warehouse, options) => {
-          const location = await buildTable(io, warehouse);
-          const expected = await capture(io, location);
-          const latest = (await new SnapshotManager(io, new TablePaths(location)).latestId())!;
-          await cutSnapshotBatch(io, location, expected, latest, { batchSize: 5, batch: 5 }, options);
-        },
-        '',
-      );
+      await onS3Warehouse('expire-batch-kill', async (io, warehouse, options) => {
+        const { location, expected, latest } = await builtTable(io, warehouse);
+        await cutSnapshotBatch(io, location, expected, latest, { batchSize: 5, batch: 5 }, options);
+      });
     },
     600_000,
   );
@@ -496,14 +486,10 @@ describe('SIGKILL inside a batch of changelog-file deletions, then a rerun', () 
   (s3 ? it : it.skip)(
     'S3: the same on the S3 server',
     async () => {
-      await onS3Location(
-        'changelog-batch-kill',
-        async (io, warehouse, options) => {
-          const location = await buildChangelogTable(io, warehouse, 10);
-          await cutChangelogBatch(io, location, 10, { batchSize: 3, batch: 2 }, options);
-        },
-        '',
-      );
+      await onS3Warehouse('changelog-batch-kill', async (io, warehouse, options) => {
+        const location = await buildChangelogTable(io, warehouse, 10);
+        await cutChangelogBatch(io, location, 10, { batchSize: 3, batch: 2 }, options);
+      });
     },
     600_000,
   );

@@ -4,6 +4,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { openTable, type Table } from '@tidemark/core';
 import type { FileIO } from '@tidemark/storage';
 import type { BackendWarehouse, StorageBackend } from './backends.js';
@@ -46,4 +47,28 @@ export async function openFixtureCopy(
   const location = `${warehouse.root}/${name}`;
   await copyTree(from, location, warehouse);
   return { warehouse, table: await openTable(location, { fileIO: warehouse.io }) };
+}
+
+/**
+ * Registers the suite's hooks: before its tests, a copy of the fixture table `from()` on `backend`
+ * ({@link openFixtureCopy}) handed to `opened`; after them, the copy's warehouse deleted. Nothing is
+ * copied when `enabled` is false (the suite skips its tests then).
+ */
+export function copyFixtureForSuite(
+  backend: StorageBackend,
+  enabled: boolean,
+  from: () => string,
+  name: string,
+  opened: (copy: { warehouse: BackendWarehouse; table: Table }) => void,
+): void {
+  let warehouse: BackendWarehouse | undefined;
+  beforeAll(async () => {
+    if (!enabled) return;
+    const copy = await openFixtureCopy(backend, from(), name);
+    warehouse = copy.warehouse;
+    opened(copy);
+  }, 60_000);
+  afterAll(async () => {
+    await warehouse?.cleanup();
+  });
 }
