@@ -3,13 +3,12 @@
  * @tidemark/core from local disk and — when an S3 server is configured — from S3 after uploading
  * the fixture tables.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { S3FileIO, type FileIO } from '@tidemark/storage';
+import { describe, expect, it } from 'vitest';
 import { openTable, type ReadOptions } from '@tidemark/core';
 import { PK_DV_LATEST, PK_MOR_LATEST, PK_MOR_SNAPSHOT_2, sortedRows, sortedTableRows } from './support/fixture-rows.js';
-import { uploadTree } from './support/fixture-copy.js';
+import { uploadForSuite } from './support/fixture-copy.js';
 import { fixturesDir } from './support/fixtures.js';
-import { s3Available, s3TestOptions, s3TestRoot } from './support/s3.js';
+import { s3Available } from './support/s3.js';
 
 const fixtures = fixturesDir('fixture read tests (read-fixtures.test.ts)');
 
@@ -95,18 +94,14 @@ describe.skipIf(fixtures === null)('Paimon fixtures from local disk', () => {
 const withS3 = fixtures !== null && s3Available('fixture reads from S3 (read-fixtures.test.ts)');
 
 describe.skipIf(!withS3)('Paimon fixtures uploaded to S3', () => {
-  let io: FileIO;
-  let root = '';
-  beforeAll(async () => {
-    io = new S3FileIO(s3TestOptions());
-    root = s3TestRoot('read-fixtures');
-    await uploadTree(fixtures!, root, io, (f) => !f.endsWith('README.md'));
-  });
-  afterAll(async () => {
-    if (io) await io.close();
-  });
+  const s3 = uploadForSuite(
+    'read-fixtures',
+    () => fixtures!,
+    '',
+    (f) => !f.endsWith('README.md'),
+  );
   defineExpectations(
-    () => root,
-    () => ({ fileIO: io }),
+    () => s3.root,
+    () => ({ fileIO: s3.io }),
   );
 });

@@ -7,14 +7,14 @@ import { readFileSync } from 'node:fs';
 import { cp, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
+import { describe, expect, it } from 'vitest';
+import { LocalFileIO, type FileIO } from '@tidemark/storage';
 import { openTable, type ReadOptions } from '@tidemark/core';
 import { CorruptFileError, readManifestEntries, readManifestList, parseSnapshot, type ManifestEntry } from '@tidemark/format';
 import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2, sortedRows, sortedTableRows } from './support/fixture-rows.js';
-import { uploadTree } from './support/fixture-copy.js';
+import { uploadForSuite } from './support/fixture-copy.js';
 import { fixturesDir, sharedFixturesDir } from './support/fixtures.js';
-import { s3Available, s3TestOptions, s3TestRoot } from './support/s3.js';
+import { s3Available } from './support/s3.js';
 
 const orcFixtures = sharedFixturesDir('paimon-orc', 'ORC table reads (read-orc-fixtures.test.ts)');
 const parquetFixtures = fixturesDir('ORC vs Parquet comparison (read-orc-fixtures.test.ts)');
@@ -136,18 +136,9 @@ describe.skipIf(orcFixtures === null)('damaged ORC files of a table', () => {
 const withS3 = orcFixtures !== null && s3Available('ORC table reads from S3 (read-orc-fixtures.test.ts)');
 
 describe.skipIf(!withS3)('ORC table uploaded to S3', () => {
-  let io: FileIO;
-  let root = '';
-  beforeAll(async () => {
-    io = new S3FileIO(s3TestOptions());
-    root = s3TestRoot('read-orc-fixtures');
-    await uploadTree(join(orcFixtures!, 'orc-pk-mor'), `${root}/orc-pk-mor`, io);
-  });
-  afterAll(async () => {
-    if (io) await io.close();
-  });
+  const s3 = uploadForSuite('read-orc-fixtures', () => join(orcFixtures!, 'orc-pk-mor'), 'orc-pk-mor');
   defineReads(
-    () => root,
-    () => ({ fileIO: io }),
+    () => s3.root,
+    () => ({ fileIO: s3.io }),
   );
 });

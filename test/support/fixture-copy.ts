@@ -2,12 +2,14 @@
  * Copies of the Java-written fixture tables on a storage backend, for suites that write into them
  * (the fixtures themselves are shared and must never change).
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, onTestFinished } from 'vitest';
 import { openTable, type Table } from '@tidemark/core';
-import type { FileIO } from '@tidemark/storage';
+import { S3FileIO, type FileIO } from '@tidemark/storage';
 import type { BackendWarehouse, StorageBackend } from './backends.js';
+import { s3TestOptions, s3TestRoot } from './s3.js';
 
 /**
  * Writes every file below the local directory `from` that `keep` accepts to `to/<its relative path>`
@@ -71,4 +73,44 @@ export function copyFixtureForSuite(
   afterAll(async () => {
     await warehouse?.cleanup();
   });
+}
+
+/** A copy of the local directory `from` in a fresh temp dir (`prefix` names it), removed when the current test ends. */
+export async function tempCopy(from: string, prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  await cp(from, dir, { recursive: true });
+  return dir;
+}
+
+/**
+ * Registers the suite's hooks: before its tests, the local tree `from()` (the files `keep` accepts)
+ * uploaded to `<root>/<under>` on the S3 server, `root` a fresh prefix named after `label`; after
+ * them, the FileIO closed. Read `io` and `root` inside tests.
+ */
+export function uploadForSuite(
+  label: string,
+  from: () => string,
+  under = '',
+  keep?: (file: string) => boolean,
+): { readonly io: FileIO; readonly root: string } {
+  let io: FileIO | undefined;
+  let root = '';
+  beforeAll(async () => {
+    io = new S3FileIO(s3TestOptions());
+    root = s3TestRoot(label);
+    await uploadTree(from(), under === '' ? root : `${root}/${under}`, io, keep);
+  });
+  afterAll(async () => {
+    if (io) await io.close();
+  });
+  return {
+    get io() {
+      if (io === undefined) throw new Error(`the S3 upload of ${label} is used before the suite's beforeAll made it`);
+      return io;
+    },
+    get root() {
+      return root;
+    },
+  };
 }
