@@ -8,16 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMain, type MainResult } from './support/cli-main.js';
+import { progressDraws, runMainWithProgressClock } from './support/cli-main.js';
 import { columns } from './support/table-definitions.js';
 
-function run(argv: string[], options: { tty: boolean; stdin?: string }): Promise<MainResult> {
-  let t = 0;
-  return runMain(argv, { stdin: options.stdin ?? '', stderrIsTTY: options.tty, now: () => (t += 1000) });
-}
-
-/** The progress lines drawn (each redraw starts with CR + clear line). */
-const draws = (stderr: string): string[] => stderr.split('\r\x1b[2K').filter((s) => s.trim() !== '');
+const run = runMainWithProgressClock;
+const draws = progressDraws;
 
 const dir = mkdtempSync(join(tmpdir(), 'tidemark-row-progress-'));
 const dv = join(dir, 'wh', 'db.db', 'dv');
