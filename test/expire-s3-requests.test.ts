@@ -8,10 +8,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3FileIO } from '@tidemark/storage';
-import { FileSystemCatalog, SnapshotManager, TablePaths, openTable } from '@tidemark/core';
+import { SnapshotManager, TablePaths } from '@tidemark/core';
 import { expireSnapshots } from '@tidemark/maintenance';
 import { s3Available, s3TestOptions } from './support/s3.js';
-import { onS3Warehouse } from './support/table-locations.js';
+import { onS3Table } from './support/table-locations.js';
 
 interface Recorded {
   readonly method: string;
@@ -78,11 +78,8 @@ describe.skipIf(!s3)('snapshot expiration on the S3 server: requests per file', 
   it('25 snapshots in batches of 10: one DeleteObjects, one lone DELETE and one EARLIEST write per batch', async () => {
     const io = new S3FileIO(s3TestOptions({ endpoint }));
     try {
-      await onS3Warehouse('expire-requests', async (direct, warehouse) => {
-        const catalog = new FileSystemCatalog(warehouse, { fileIO: direct });
-        await catalog.createTable('db.t', { fields: [{ name: 'id', type: 'INT' }] });
-        const location = catalog.tableLocation('db.t');
-        const table = await openTable(location, { fileIO: direct });
+      await onS3Table('expire-requests', { fields: [{ name: 'id', type: 'INT' }] }, async (table, direct) => {
+        const location = table.location;
         // Overwrites: every expired snapshot frees its data file, manifests and lists.
         for (let s = 1; s <= 30; s++) expect((await table.overwrite([{ id: s }])).status).toBe('committed');
         const paths = new TablePaths(location);

@@ -5,9 +5,9 @@
  * planted orphan in a dry run, then deletes it. Skips with a notice when no server is configured.
  */
 import { describe, expect, it } from 'vitest';
-import { FileSystemCatalog, SnapshotManager, createTag, openTable, type Table } from '@tidemark/core';
+import { SnapshotManager, createTag, openTable, type Table } from '@tidemark/core';
 import { s3Available } from './support/s3.js';
-import { onS3Warehouse } from './support/table-locations.js';
+import { onS3Table } from './support/table-locations.js';
 import { runMain, useCliS3Env } from './support/cli-main.js';
 
 async function rows(table: Table, at: { snapshotId?: number; tag?: string } = {}): Promise<string[]> {
@@ -24,11 +24,8 @@ describe('maintenance commands on S3', () => {
   (available ? it : it.skip)(
     'expire-snapshots --json and remove-orphan-files --dry-run / real run',
     async () => {
-      await onS3Warehouse('maintenance-cli', async (io, warehouse) => {
-        const catalog = new FileSystemCatalog(warehouse, { fileIO: io });
-        await catalog.createTable('db.t', { fields: [{ name: 'id', type: 'INT' }] });
-        const location = catalog.tableLocation('db.t');
-        const table = await openTable(location, { fileIO: io });
+      await onS3Table('maintenance-cli', { fields: [{ name: 'id', type: 'INT' }] }, async (table, io) => {
+        const location = table.location;
         for (let i = 1; i <= 6; i++) expect((await table.append([{ id: i }])).status).toBe('committed');
         await createTag(io, table.paths, 'first', { snapshotId: 1 });
         expect((await table.overwrite([{ id: 100 }])).status).toBe('committed'); // 7

@@ -5,6 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FileSystemCatalog, openTable, type Table, type TableSpec } from '@tidemark/core';
 import { LocalFileIO, S3FileIO, type S3Options } from '@tidemark/storage';
 import { s3TestBucket, s3TestOptions, uniquePrefix } from './s3.js';
 
@@ -39,4 +40,20 @@ export async function onS3Location<T>(
 /** {@link onS3Location} at a warehouse root of its own, `s3://<bucket>/<unique prefix from label>`. */
 export function onS3Warehouse<T>(label: string, body: (io: S3FileIO, warehouse: string, options: S3Options) => Promise<T>): Promise<T> {
   return onS3Location(label, body, '');
+}
+
+/**
+ * Runs `body` on table `db.t`, created from `spec` in a warehouse of its own on the S3 server
+ * ({@link onS3Warehouse}) and opened on that FileIO.
+ */
+export function onS3Table<T>(
+  label: string,
+  spec: TableSpec,
+  body: (table: Table, io: S3FileIO, options: S3Options) => Promise<T>,
+): Promise<T> {
+  return onS3Warehouse(label, async (io, warehouse, options) => {
+    const catalog = new FileSystemCatalog(warehouse, { fileIO: io });
+    await catalog.createTable('db.t', spec);
+    return body(await openTable(catalog.tableLocation('db.t'), { fileIO: io }), io, options);
+  });
 }
