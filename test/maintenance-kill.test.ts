@@ -128,6 +128,13 @@ async function capture(io: FileIO, location: string): Promise<Expected> {
   return out;
 }
 
+/** A fresh copy of the template table under `dir` (see {@link builtTable}) for trial `i`: its location. */
+async function trialTable(dir: string, i: number): Promise<string> {
+  const root = join(dir, `trial-${i}`);
+  await cp(join(dir, 'template'), root, { recursive: true });
+  return join(root, 'db.db', 't');
+}
+
 /** {@link buildTable} in `warehouse`, with the rows expiration must keep ({@link capture}) and the latest snapshot id. */
 async function builtTable(io: FileIO, warehouse: string): Promise<{ location: string; expected: Expected; latest: number }> {
   const location = await buildTable(io, warehouse);
@@ -223,11 +230,7 @@ describe('SIGKILL during snapshot expiration, then a rerun', () => {
       ...Array.from({ length: 4 }, () => ({ crashAfterDeletes: 1 + Math.floor(Math.random() * (total - 1)) })),
       ...Array.from({ length: 3 }, () => ({ killAfterMs: 20 + Math.floor(Math.random() * 280) })),
     ];
-    for (const [i, kill] of kills.entries()) {
-      const root = join(dir, `trial-${i}`);
-      await cp(join(dir, 'template'), root, { recursive: true });
-      await killAndRerun(io, join(root, 'db.db', 't'), expected, latest, kill);
-    }
+    for (const [i, kill] of kills.entries()) await killAndRerun(io, await trialTable(dir, i), expected, latest, kill);
   }, 300_000);
 
   const s3 = s3Available('expiration kill test on S3');
@@ -338,11 +341,8 @@ describe('SIGKILL inside a batch of snapshot-file deletions, then a rerun', () =
     for (const [i, cutAt] of [
       { batchSize: 8, batch: 2 },
       { batchSize: 5, batch: 5 },
-    ].entries()) {
-      const root = join(dir, `trial-${i}`);
-      await cp(join(dir, 'template'), root, { recursive: true });
-      await cutSnapshotBatch(io, join(root, 'db.db', 't'), expected, latest, cutAt);
-    }
+    ].entries())
+      await cutSnapshotBatch(io, await trialTable(dir, i), expected, latest, cutAt);
   }, 300_000);
 
   const s3 = s3Available('expiration batch kill test on S3');
