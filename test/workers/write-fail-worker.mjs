@@ -4,6 +4,18 @@
 // its own: nothing the library started may keep it alive. Argument: a warehouse directory.
 import { FileSystemCatalog, openTable, WriteValidationError } from '@tidemark/core';
 
+/** Writes a row that fails validation, prints what was thrown, then aborts and closes `writer`. */
+async function failValidationAndClose(writer) {
+  try {
+    await writer.write([{ id: 'abc', p: 'a' }]);
+    console.log('no error');
+  } catch (e) {
+    console.log(e instanceof WriteValidationError ? `validation error: ${e.message}` : `other error: ${e}`);
+  }
+  await writer.abort();
+  await writer.close();
+}
+
 const [warehouse, mode] = process.argv.slice(2);
 const catalog = new FileSystemCatalog(warehouse);
 await catalog.createTable('db.t', {
@@ -16,27 +28,12 @@ await catalog.createTable('db.t', {
 const table = await openTable(`${warehouse}/db.db/t`);
 if (mode === 'early') {
   // The encode pool has started a worker; no file was encoded yet.
-  const first = table.newBatchWrite();
-  try {
-    await first.write([{ id: 'abc', p: 'a' }]);
-    console.log('no error');
-  } catch (e) {
-    console.log(e instanceof WriteValidationError ? `validation error: ${e.message}` : `other error: ${e}`);
-  }
-  await first.abort();
-  await first.close();
+  await failValidationAndClose(table.newBatchWrite());
 } else {
   // A tiny memory budget makes the first write encode a data file on a pool worker.
   const writer = table.newBatchWrite({ memoryBudget: 1024 });
   await writer.write(Array.from({ length: 2000 }, (_, i) => ({ id: BigInt(i), p: 'a' })));
-  try {
-    await writer.write([{ id: 'abc', p: 'a' }]);
-    console.log('no error');
-  } catch (e) {
-    console.log(e instanceof WriteValidationError ? `validation error: ${e.message}` : `other error: ${e}`);
-  }
-  await writer.abort();
-  await writer.close();
+  await failValidationAndClose(writer);
 }
 await table.close();
 console.log('closed');
