@@ -16,6 +16,7 @@ import { countRequests } from './lib/request-counter.mjs';
 import { runSettings } from './lib/run-settings.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 import { seededRandom } from '../test/support/seeded-random.mjs';
+import { columns, createBenchTable } from './lib/bench-tables.mjs';
 
 export const name = 'dv-delete';
 
@@ -24,17 +25,11 @@ async function workload(root, s3, steps, seed) {
   const core = await import('@tidemark/core');
   return withFileIO(root, s3, async (raw) => {
     const { io, take } = countRequests(raw, { classify: requestClass, classes: ['index', 'manifest', 'data'] });
-    const catalog = new core.FileSystemCatalog(`${root}/wh`, { fileIO: io });
-    await catalog.createTable('db.t', {
-      fields: [
-        { name: 'id', type: 'INT NOT NULL' },
-        { name: 'g', type: 'STRING' },
-        { name: 'v', type: 'INT' },
-      ],
+    const table = await createBenchTable(core, io, `${root}/wh`, 'db.t', {
+      fields: columns('id INT NOT NULL', 'g STRING', 'v INT'),
       partitionKeys: ['g'],
       options: { bucket: '2', 'bucket-key': 'id', 'deletion-vectors.enabled': 'true' },
     });
-    const table = await core.openTable(catalog.tableLocation('db.t'), { fileIO: io });
     take();
     const random = seededRandom(seed);
     const kinds = {};

@@ -16,6 +16,7 @@ import { countRequests } from './lib/request-counter.mjs';
 import { runSettings } from './lib/run-settings.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 import { mean, percentile } from './lib/stats.mjs';
+import { columns, createBenchTable } from './lib/bench-tables.mjs';
 
 export const name = 'one-shot-append';
 
@@ -32,15 +33,10 @@ async function series(root, s3, spec, api, appends, rows) {
   const core = await import('@tidemark/core');
   return withFileIO(root, s3, async (raw) => {
     const { io, take } = countRequests(raw);
-    const catalog = new core.FileSystemCatalog(`${root}/wh`, { fileIO: io });
-    await catalog.createTable('db.t', {
-      fields: [
-        { name: 'id', type: 'INT NOT NULL' },
-        { name: 'v', type: 'STRING' },
-      ],
+    const table = await createBenchTable(core, io, `${root}/wh`, 'db.t', {
+      fields: columns('id INT NOT NULL', 'v STRING'),
       ...spec,
     });
-    const table = await core.openTable(catalog.tableLocation('db.t'), { fileIO: io });
     const commit = api === APIS[1] ? table.newCommit() : null;
     take();
     const calls = [];
