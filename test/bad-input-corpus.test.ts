@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMain, type MainResult } from './support/cli-main.js';
 import { runTidemark } from './support/cli-process.js';
 import { fileState } from './support/file-state.js';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 /**
  * Hang guard of one binary run: a killed process fails its case. Generous, since on a loaded

@@ -11,7 +11,7 @@ import { LocalFileIO, joinPath } from '@tidemark/storage';
 import { readParquetFile, readParquetFooter } from '@tidemark/format';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { backendEnv, cliFor, lines, runTidemarkBinary } from './support/cli-backend.js';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 const SCHEMA = JSON.stringify(
   columns('id BIGINT NOT NULL', 'name STRING', 'amount DECIMAL(10, 2)', 'at TIMESTAMP(3)', 'day STRING NOT NULL'),

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2, type PkMorRow } from './support/fixture-rows.js';
 import { runMain, type MainResult } from './support/cli-main.js';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 const run = (argv: string[], options: { stdin?: string; cwd?: string } = {}): Promise<MainResult> =>
   runMain(argv, { stdin: options.stdin ?? '', ...(options.cwd ? { cwd: options.cwd } : {}) });

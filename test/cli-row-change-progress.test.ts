@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { progressDraws, runMainWithProgressClock } from './support/cli-main.js';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 const run = runMainWithProgressClock;
 const draws = progressDraws;

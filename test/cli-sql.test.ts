@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinPath } from '@tidemark/storage';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { cliFor, lines } from './support/cli-backend.js';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 let duckdb = true;
 try {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runMain, type MainResult } from './support/cli-main.js';
-import { columns, optionArgs } from './support/table-definitions.js';
+import { columns, optionArgs } from './support/table-definitions.mjs';
 
 const run = (argv: string[]): Promise<MainResult> => runMain(argv);
 

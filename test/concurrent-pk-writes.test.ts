@@ -19,7 +19,7 @@ import { TablePaths, buildInitialSchema, openTable, type Table } from '@tidemark
 import { forEachInParallel } from './support/in-parallel.js';
 import { packagesBuilt } from './support/built.js';
 import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const worker = join(repo, 'test', 'workers', 'pk-upsert-worker.mjs');

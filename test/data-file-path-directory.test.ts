@@ -10,7 +10,7 @@ import { compactAppendTable, expireSnapshots, removeOrphanFiles } from '@tidemar
 import { SinkCommitter, SinkWriter, tableFingerprint } from '@tidemark/sink';
 import { storageBackends } from './support/backends.js';
 import { suiteCatalog } from './support/suite-catalog.js';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 type Row = { id: number; dt: string; v: string };
 

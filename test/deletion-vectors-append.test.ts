@@ -20,7 +20,7 @@ import { compactAppendTable } from '@tidemark/maintenance';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { runMain, type MainResult } from './support/cli-main.js';
 import { seededRandom as rng } from './support/seeded-random.mjs';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 type Row = { id: number; g: string; v: number };
 

@@ -12,7 +12,7 @@ import { INDEX_TYPE_DELETION_VECTORS } from '@tidemark/format';
 import { compactPrimaryKeyTable, expireSnapshots, removeOrphanFiles, verifyTable } from '@tidemark/maintenance';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { expectCompactedLiveRows } from './support/deletion-vectors.js';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 /**
  * Creates and opens `name` in the catalog at `<warehouse root>/<under>`: `k INT NOT NULL` (the

@@ -28,7 +28,7 @@ import { PK_MOR_LATEST, type PkMorRow } from './support/fixture-rows.js';
 import { suiteCatalog } from './support/suite-catalog.js';
 import { seededRandom } from './support/seeded-random.mjs';
 import { arraySource, ingestCollectingCheckpoints } from './support/sink-runs.js';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 type Row = Record<string, unknown> & { k: number };
 type Kind = '+I' | '+U' | '-U' | '-D';

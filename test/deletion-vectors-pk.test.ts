@@ -19,7 +19,7 @@ import { readDeletionVector } from '@tidemark/format';
 import { verifyTable } from '@tidemark/maintenance';
 import { s3Available, s3TestOptions, s3TestRoot } from './support/s3.js';
 import { seededRandom as rng } from './support/seeded-random.mjs';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 const dirs: string[] = [];
 afterAll(async () => {

@@ -11,7 +11,7 @@ import { joinPath } from '@tidemark/storage';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { cliFor, lines } from './support/cli-backend.js';
 import { packagesBuilt } from './support/built.js';
-import { columns, optionArgs } from './support/table-definitions.js';
+import { columns, optionArgs } from './support/table-definitions.mjs';
 
 const built = packagesBuilt('concurrent deletion-vector writes', 'cli/dist/index.js');
 

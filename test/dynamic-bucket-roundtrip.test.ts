@@ -19,7 +19,7 @@ import {
 import { buildInitialSchema, readDataFile, type Table } from '@tidemark/core';
 import { storageBackends } from './support/backends.js';
 import { suiteCatalog } from './support/suite-catalog.js';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 type Row = {
   k: number;

@@ -12,7 +12,7 @@ import type { TableReport } from '@tidemark/maintenance';
 import { s3Available } from './support/s3.js';
 import { onS3Table } from './support/table-locations.js';
 import { runMain, useCliS3Env } from './support/cli-main.js';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 const available = s3Available('inspect CLI on S3');
 let dir = '';

@@ -15,7 +15,7 @@ import { FileSystemCatalog, openTable } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
 import { findChromium } from './chromium/chromium.mjs';
 import { runMain } from './support/cli-main.js';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 const browserPath = findChromium();
 const inCI = process.env['CI'] === 'true';

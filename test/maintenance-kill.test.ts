@@ -31,7 +31,7 @@ import { SnapshotNotFoundError } from '@tidemark/core';
 import { s3Available } from './support/s3.js';
 import { onS3Warehouse } from './support/table-locations.js';
 import { bundleWorker, removeWorkerBundle } from './support/worker-bundle.js';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 const RETAIN = 5;
 let bundle = '';

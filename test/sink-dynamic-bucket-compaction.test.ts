@@ -17,7 +17,7 @@ import { arraySource, ingestCollectingCheckpoints } from './support/sink-runs.js
 import { suiteCatalog } from './support/suite-catalog.js';
 import { upsertWorkload } from './support/upsert-workload.js';
 import { deltaEntries } from './support/manifest-entries.js';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 type Op = { dt: string; k: number; v: string | null; op: '+I' | '+U' | '-D' };
 

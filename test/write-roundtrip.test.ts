@@ -29,7 +29,7 @@ import { storageBackends } from './support/backends.js';
 import { suiteCatalog } from './support/suite-catalog.js';
 import { fixturesDir } from './support/fixtures.js';
 import { ALL_TYPES, DAY_MS, TYPE_ROWS, bytes, withNulls } from './support/all-types.js';
-import { columns } from './support/table-definitions.js';
+import { columns } from './support/table-definitions.mjs';
 
 // ---- every type ---------------------------------------------------------------------------------
 

@@ -1,19 +1,9 @@
 /**
- * The tables benchmarks create: columns written as in SQL DDL, and one call that creates a table
- * in a catalog and opens it.
+ * The tables benchmarks create: columns written as in SQL DDL (`columns`, shared with the tests),
+ * and one call that creates a table in a catalog and opens it.
  */
 
-/**
- * `columns('id BIGINT NOT NULL', 'name STRING')` = `[{ name: 'id', type: 'BIGINT NOT NULL' }, { name: 'name', type: 'STRING' }]`:
- * each argument is a column name, a space, and its Paimon type string.
- */
-export function columns(...ddl) {
-  return ddl.map((c) => {
-    const space = c.indexOf(' ');
-    if (space <= 0) throw new Error(`columns: '${c}' is not '<name> <type>'`);
-    return { name: c.slice(0, space), type: c.slice(space + 1).trim() };
-  });
-}
+export { columns } from '../../test/support/table-definitions.mjs';
 
 /**
  * Creates table `name` (`db.t`) from `spec` in the catalog at `warehouse` through `io`, and opens it

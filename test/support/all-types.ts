@@ -6,7 +6,7 @@
  */
 import type { TableSpec } from '@tidemark/core';
 import type { CanonRow } from './arrow-canon.js';
-import { columns } from './table-definitions.js';
+import { columns } from './table-definitions.mjs';
 
 export const ALL_TYPES: TableSpec = {
   fields: columns(

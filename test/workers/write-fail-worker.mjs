@@ -3,6 +3,7 @@
 // writer and the table — and then does nothing more. The test asserts that this process exits on
 // its own: nothing the library started may keep it alive. Argument: a warehouse directory.
 import { FileSystemCatalog, openTable, WriteValidationError } from '@tidemark/core';
+import { columns } from '../support/table-definitions.mjs';
 
 /** Writes a row that fails validation, prints what was thrown, then aborts and closes `writer`. */
 async function failValidationAndClose(writer) {
@@ -19,10 +20,7 @@ async function failValidationAndClose(writer) {
 const [warehouse, mode] = process.argv.slice(2);
 const catalog = new FileSystemCatalog(warehouse);
 await catalog.createTable('db.t', {
-  fields: [
-    { name: 'id', type: 'BIGINT NOT NULL' },
-    { name: 'p', type: 'STRING' },
-  ],
+  fields: columns('id BIGINT NOT NULL', 'p STRING'),
   partitionKeys: ['p'],
 });
 const table = await openTable(`${warehouse}/db.db/t`);

@@ -1,20 +1,15 @@
 /**
- * Table definitions written compactly, for the many suites that create a small table: columns as in
- * SQL DDL (`'k INT NOT NULL'`), one line a table instead of one object a column, and table options
- * as the CLI's `--option` flags.
+ * Table definitions written compactly, for the many suites (and worker processes and benchmarks)
+ * that create a small table: columns as in SQL DDL (`'k INT NOT NULL'`), one line a table instead
+ * of one object a column, and table options as the CLI's `--option` flags. Plain JavaScript so that
+ * worker processes and benchmarks can load it; types in table-definitions.d.mts.
  */
-
-/** One column as `{ name, type }` (what `TableSpec.fields` and the CLI's `--schema` JSON take). */
-export interface Column {
-  name: string;
-  type: string;
-}
 
 /**
  * `columns('k INT NOT NULL', 'v STRING')` = `[{ name: 'k', type: 'INT NOT NULL' }, { name: 'v', type: 'STRING' }]`:
  * each argument is a column name, a space, and its Paimon type string.
  */
-export function columns(...ddl: string[]): Column[] {
+export function columns(...ddl) {
   return ddl.map((c) => {
     const space = c.indexOf(' ');
     if (space <= 0) throw new Error(`columns: '${c}' is not '<name> <type>'`);
@@ -23,6 +18,6 @@ export function columns(...ddl: string[]): Column[] {
 }
 
 /** `optionArgs({ bucket: '1' })` = `['--option', 'bucket=1']`: table options as `tidemark create` flags. */
-export function optionArgs(options: Readonly<Record<string, string>>): string[] {
+export function optionArgs(options) {
   return Object.entries(options).flatMap(([k, v]) => ['--option', `${k}=${v}`]);
 }
