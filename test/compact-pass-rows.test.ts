@@ -13,8 +13,7 @@ import { SchemaChanges, alterTable, openTable, type Table } from '@tidemark/core
 import { compactAppendTable } from '@tidemark/maintenance';
 import { TYPED_SPEC, copyOf, createTable, liveFileMetas, typedRow } from '../packages/maintenance/test/compact-helpers.js';
 import { rowsInReadOrder } from '../packages/maintenance/test/pk-helpers.js';
-import { s3Available } from './support/s3.js';
-import { onS3Warehouse } from './support/table-locations.js';
+import { itOnS3Warehouse } from './support/table-locations.js';
 
 /** Input files in append order (rows each): small and larger ones, one of a single row. */
 const LAYOUT = [300, 1_500, 700, 1, 2_000, 450];
@@ -131,14 +130,13 @@ describe('append compaction passing decoded rows on as IPC', () => {
     await sameAsArrowPath(new LocalFileIO(), undefined, true);
   }, 120_000);
 
-  const s3 = s3Available('compaction passing decoded rows on S3');
-  (s3 ? it : it.skip)(
+  itOnS3Warehouse(
+    'compaction passing decoded rows on S3',
     'writes what the Arrow path writes, with and without an older schema (S3 server)',
-    async () => {
-      await onS3Warehouse('compact-pass-rows', async (fileIO, root) => {
-        await sameAsArrowPath(fileIO, `${root}/plain`, false);
-        await sameAsArrowPath(fileIO, `${root}/evolved`, true);
-      });
+    'compact-pass-rows',
+    async (fileIO, root) => {
+      await sameAsArrowPath(fileIO, `${root}/plain`, false);
+      await sameAsArrowPath(fileIO, `${root}/evolved`, true);
     },
     240_000,
   );

@@ -18,8 +18,7 @@ import type { Table } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
 import { outputGroupRows } from '../packages/maintenance/src/compact-append.js';
 import { createTable, liveFiles, parquetFilesOnDisk } from '../packages/maintenance/test/compact-helpers.js';
-import { s3Available } from './support/s3.js';
-import { onS3Warehouse } from './support/table-locations.js';
+import { itOnS3Warehouse } from './support/table-locations.js';
 
 const SPEC = {
   fields: [
@@ -158,12 +157,11 @@ describe('append compaction with streamed output row groups', () => {
     await compactsInOrder(await filled(new LocalFileIO()));
   }, 120_000);
 
-  const s3 = s3Available('streamed compaction on S3');
-  (s3 ? it : it.skip)(
+  itOnS3Warehouse(
+    'streamed compaction on S3',
     'keeps every input whole and in order, in even row groups (S3 server)',
-    async () => {
-      await onS3Warehouse('compact-stream', async (fileIO, root) => compactsInOrder(await filled(fileIO, root)));
-    },
+    'compact-stream',
+    async (fileIO, root) => compactsInOrder(await filled(fileIO, root)),
     180_000,
   );
 

@@ -28,8 +28,7 @@ import {
 } from '@tidemark/core';
 import { DataFileLocator, expireSnapshots, removeOrphanFiles, verifyTable } from '@tidemark/maintenance';
 import { SnapshotNotFoundError } from '@tidemark/core';
-import { s3Available } from './support/s3.js';
-import { onS3Warehouse } from './support/table-locations.js';
+import { itOnS3Warehouse } from './support/table-locations.js';
 import { bundleWorker, removeWorkerBundle } from './support/worker-bundle.js';
 import { columns } from './support/table-definitions.mjs';
 
@@ -233,25 +232,24 @@ describe('SIGKILL during snapshot expiration, then a rerun', () => {
     for (const [i, kill] of kills.entries()) await killAndRerun(io, await trialTable(dir, i), expected, latest, kill);
   }, 300_000);
 
-  const s3 = s3Available('expiration kill test on S3');
-  (s3 ? it : it.skip)(
+  itOnS3Warehouse(
+    'expiration kill test on S3',
     'S3: a crash point in the middle, then a rerun, leaves a consistent table',
-    async () => {
-      await onS3Warehouse('expire-kill', async (io, warehouse, options) => {
-        const { location, expected, latest } = await builtTable(io, warehouse);
-        const plan = await expireSnapshots(
-          { fileIO: io, paths: new TablePaths(location) },
-          { retainMin: RETAIN, expireLimit: 10_000, olderThanMs: Date.now() + 60_000, dryRun: true },
-        );
-        await killAndRerun(
-          io,
-          location,
-          expected,
-          latest,
-          { crashAfterDeletes: 1 + Math.floor(Math.random() * (plan.filesDeleted - 1)) },
-          options,
-        );
-      });
+    'expire-kill',
+    async (io, warehouse, options) => {
+      const { location, expected, latest } = await builtTable(io, warehouse);
+      const plan = await expireSnapshots(
+        { fileIO: io, paths: new TablePaths(location) },
+        { retainMin: RETAIN, expireLimit: 10_000, olderThanMs: Date.now() + 60_000, dryRun: true },
+      );
+      await killAndRerun(
+        io,
+        location,
+        expected,
+        latest,
+        { crashAfterDeletes: 1 + Math.floor(Math.random() * (plan.filesDeleted - 1)) },
+        options,
+      );
     },
     600_000,
   );
@@ -345,14 +343,13 @@ describe('SIGKILL inside a batch of snapshot-file deletions, then a rerun', () =
       await cutSnapshotBatch(io, await trialTable(dir, i), expected, latest, cutAt);
   }, 300_000);
 
-  const s3 = s3Available('expiration batch kill test on S3');
-  (s3 ? it : it.skip)(
+  itOnS3Warehouse(
+    'expiration batch kill test on S3',
     'S3: the same on the S3 server (last batch cut)',
-    async () => {
-      await onS3Warehouse('expire-batch-kill', async (io, warehouse, options) => {
-        const { location, expected, latest } = await builtTable(io, warehouse);
-        await cutSnapshotBatch(io, location, expected, latest, { batchSize: 5, batch: 5 }, options);
-      });
+    'expire-batch-kill',
+    async (io, warehouse, options) => {
+      const { location, expected, latest } = await builtTable(io, warehouse);
+      await cutSnapshotBatch(io, location, expected, latest, { batchSize: 5, batch: 5 }, options);
     },
     600_000,
   );
@@ -482,14 +479,13 @@ describe('SIGKILL inside a batch of changelog-file deletions, then a rerun', () 
     await cutChangelogBatch(io, location, 16, { batchSize: 4, batch: 2 });
   }, 300_000);
 
-  const s3 = s3Available('changelog batch kill test on S3');
-  (s3 ? it : it.skip)(
+  itOnS3Warehouse(
+    'changelog batch kill test on S3',
     'S3: the same on the S3 server',
-    async () => {
-      await onS3Warehouse('changelog-batch-kill', async (io, warehouse, options) => {
-        const location = await buildChangelogTable(io, warehouse, 10);
-        await cutChangelogBatch(io, location, 10, { batchSize: 3, batch: 2 }, options);
-      });
+    'changelog-batch-kill',
+    async (io, warehouse, options) => {
+      const location = await buildChangelogTable(io, warehouse, 10);
+      await cutChangelogBatch(io, location, 10, { batchSize: 3, batch: 2 }, options);
     },
     600_000,
   );
