@@ -10,7 +10,7 @@
  */
 import { createRequire } from 'node:module';
 import { Kafka, logLevel, type KafkaConfig, type SASLOptions } from 'kafkajs';
-import { KafkaRequestError, KafkaSettingsError, KafkaTopicMissingError } from './kafka-errors.js';
+import { KafkaRequestError, KafkaSettingsError, KafkaTopicMissingError, KafkaUnavailableError } from './kafka-errors.js';
 import type { FetchRequest, FetchResult, KafkaClient, KafkaConnectionSettings, KafkaMessage, PartitionWatermarks } from './kafka-client.js';
 
 const require = createRequire(import.meta.url);
@@ -147,25 +147,40 @@ class KafkajsClient implements KafkaClient {
         return await op();
       } catch (e) {
         if (e instanceof KafkaRequestError || e instanceof KafkaTopicMissingError || signal?.aborted) throw e;
-        const err = e as KafkaJSError;
+        const err = innermost(e as KafkaJSError);
         if (err.name === 'KafkaJSSASLAuthenticationError' || err.type === 'SASL_AUTHENTICATION_FAILED') {
           throw new KafkaSettingsError(`${what}: the cluster refused the SASL credentials: ${err.message}`, { cause: e });
         }
-        const retriable = err.retriable === true || err.name === 'KafkaJSConnectionError' || err.name === 'KafkaJSRequestTimeoutError';
-        if (!retriable || attempt >= this.retries) {
-          throw new KafkaRequestError(
-            `${what} failed${retriable ? ` after ${attempt} attempts` : ''} (brokers ${this.settings.brokers.join(',')}): ${err.message}`,
-            { cause: e },
-          );
+        const retriable = isRetriable(e as KafkaJSError);
+        if (!retriable) {
+          throw new KafkaRequestError(`${what} failed (brokers ${this.settings.brokers.join(',')}): ${err.message}`, { cause: e });
         }
+        if (attempt >= this.retries) throw this.unavailable(what, attempt, err, e);
         this.logger?.warn(`${what}: ${err.message}; retrying in ${delay} ms (attempt ${attempt + 1} of ${this.retries})`);
         await sleep(delay, signal);
         delay = Math.min(5_000, delay * 2);
-        if (err.type === undefined || METADATA_ERRORS.has(err.type) || err.name === 'KafkaJSConnectionError') {
+        if (err.type === undefined || METADATA_ERRORS.has(err.type) || isConnectionFailure(err)) {
           await this.cluster.refreshMetadata().catch(() => undefined);
         }
       }
     }
+  }
+
+  /** The error after the last retry: the request, the brokers, the cause and what to check. */
+  private unavailable(what: string, attempts: number, err: KafkaJSError, cause: unknown): KafkaUnavailableError {
+    const brokers = this.settings.brokers;
+    const unreachable = isConnectionFailure(err);
+    const tls = this.settings.ssl !== undefined && this.settings.ssl !== false ? 'on' : 'off';
+    const sasl = this.settings.sasl?.mechanism ?? 'off';
+    const check = unreachable
+      ? `check the broker addresses, that this host reaches them (network, firewall, DNS) and the TLS/SASL settings (TLS ${tls}, SASL ${sasl})`
+      : "check the brokers' health and the topic's partition leaders";
+    return new KafkaUnavailableError(
+      `${what} failed after ${attempts} attempts (brokers ${brokers.join(',')}): ${err.message}; ${check}`,
+      brokers,
+      attempts,
+      { cause },
+    );
   }
 
   private async target(topics: readonly string[]): Promise<void> {
@@ -181,7 +196,7 @@ class KafkajsClient implements KafkaClient {
         await this.target(topics);
         await this.cluster.refreshMetadata();
       } catch (e) {
-        const err = e as KafkaJSError;
+        const err = innermost(e as KafkaJSError);
         if (err.type === 'UNKNOWN_TOPIC_OR_PARTITION' || err.name === 'KafkaJSTopicMetadataNotLoaded') {
           for (const t of topics) this.topics.delete(t);
           throw new KafkaTopicMissingError(`Kafka topic ${topics.join(' or ')} does not exist on ${this.settings.brokers.join(',')}`, {
@@ -384,6 +399,34 @@ class KafkajsClient implements KafkaClient {
     this.closed = true;
     await this.cluster.disconnect().catch(() => undefined);
   }
+}
+
+/**
+ * The error under kafkajs's own retrier: its cluster and broker pool run every connect and
+ * metadata request through a retrier (configured here with 0 retries), which wraps the failure in
+ * KafkaJSNumberOfRetriesExceeded (a retriable one) or KafkaJSNonRetriableError.
+ */
+function innermost(err: KafkaJSError): KafkaJSError {
+  let e = err;
+  for (let i = 0; i < 4 && (e.name === 'KafkaJSNumberOfRetriesExceeded' || e.name === 'KafkaJSNonRetriableError'); i++) {
+    const cause = (e as { cause?: unknown }).cause;
+    if (!(cause instanceof Error) || cause === e) break;
+    e = cause as KafkaJSError;
+  }
+  return e;
+}
+
+/** Worth another attempt: a connection lost or refused, a timeout, or an error Kafka marks retriable. */
+function isRetriable(err: KafkaJSError): boolean {
+  // kafkajs's retrier gave up on an error it would have retried: ours retries (with metadata refresh).
+  if (err.name === 'KafkaJSNumberOfRetriesExceeded') return true;
+  const e = innermost(err);
+  return err.retriable === true || isConnectionFailure(e);
+}
+
+/** The brokers could not be reached or stopped answering (as opposed to answering with an error). */
+function isConnectionFailure(err: KafkaJSError): boolean {
+  return err.name === 'KafkaJSConnectionError' || err.name === 'KafkaJSRequestTimeoutError' || err.name === 'KafkaJSConnectionClosedError';
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
