@@ -163,7 +163,7 @@ describe('automatic tags on commit', () => {
     expect((await tags(t)).map(([name]) => name)).toEqual(['2024-06-01', '2024-06-02']);
   });
 
-  it('batch: each batch commit tags its snapshot batch-write-<date>, replacing that day’s tag; num-retained-max counts every tag', async () => {
+  it('batch: each batch commit tags its snapshot batch-write-<date>, replacing that day’s tag; num-retained-max counts the batch tags', async () => {
     const t = await table({ 'tag.automatic-creation': 'batch', 'tag.num-retained-max': '2' });
     const c = new Clocked(t, true);
     await c.commitAt(at(1, 9));
