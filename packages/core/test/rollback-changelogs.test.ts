@@ -1,0 +1,93 @@
+/**
+ * Rolling back to a tag whose snapshot expired, on a table that keeps its changelog longer than its
+ * snapshots: the long-lived changelogs after the target (`changelog/changelog-<id>`) describe
+ * commits the rollback undid, so they go with the rollback (Java's RollbackHelper deletes them
+ * too). Left behind, a stream read from the earliest change returned the undone rows, and the
+ * changes of the commits after the rollback were mixed with them until each id was reused.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryFileIO } from '@tidemark/storage';
+import { ChangelogManager, FileSystemCatalog, type Table } from '../src/index.js';
+
+let n = 0;
+
+async function table(): Promise<Table> {
+  const catalog = new FileSystemCatalog(`memory://rollback-changelogs-${process.pid}-${++n}/wh`, { fileIO: new MemoryFileIO() });
+  await catalog.createTable('db.t', {
+    fields: [
+      { name: 'id', type: 'INT NOT NULL' },
+      { name: 'v', type: 'STRING' },
+    ],
+    primaryKeys: ['id'],
+    options: {
+      bucket: '1',
+      'changelog-producer': 'input',
+      'snapshot.num-retained.min': '1',
+      'snapshot.num-retained.max': '2',
+      'changelog.num-retained.max': '50',
+    },
+  });
+  return catalog.getTable('db.t');
+}
+
+/**
+ * Every change a stream read from the earliest one returns, as `<kind><id>:<v>`: up to the latest
+ * snapshot, or (`waitMs`) for that long, following the table as a streaming reader does.
+ */
+async function changes(t: Table, waitMs?: number): Promise<string[]> {
+  const out: string[] = [];
+  const bound = waitMs === undefined ? { to: (await t.snapshotManager.latestId())! } : { signal: AbortSignal.timeout(waitMs) };
+  for await (const b of t.newStreamRead({ from: 'earliest', pollIntervalMs: 10, ...bound })) {
+    for (const r of b.batch.toArray()) out.push(`${String(r._row_kind)}${String(r.id)}:${String(r.v)}`);
+  }
+  return out;
+}
+
+describe('rollback to a tag whose snapshot expired, with long-lived changelogs after it', () => {
+  it('removes the changelogs after the target: a stream read returns no undone change', async () => {
+    const t = await table();
+    for (let i = 1; i <= 8; i++) {
+      await t.append([{ id: i, v: `v${i}` }]);
+      if (i === 2) await t.createTag('two');
+    }
+    const changelogs = new ChangelogManager(t.fileIO, t.paths);
+    expect(await t.snapshotManager.earliestId()).toBeGreaterThan(2);
+    expect(await changelogs.latestId()).toBeGreaterThan(2);
+    const before: number[] = [];
+    for await (const id of changelogs.listIds()) before.push(id);
+    expect(await changes(t)).toEqual(['+I1:v1', '+I2:v2', '+I3:v3', '+I4:v4', '+I5:v5', '+I6:v6', '+I7:v7', '+I8:v8']);
+
+    const r = await t.rollbackTo('two');
+    expect(r.removedChangelogs).toEqual(before.filter((id) => id > 2).sort((a, b) => b - a));
+    expect(await t.snapshotManager.latestId()).toBe(2);
+    const ids: number[] = [];
+    for await (const id of changelogs.listIds()) ids.push(id);
+    const kept = before.filter((id) => id <= 2).sort();
+    expect(ids.sort()).toEqual(kept);
+    expect(await changelogs.latestId()).toBe(Math.max(...kept));
+    // A reader following the table sees the table as it was at the tag, and waits for snapshot 3.
+    expect(await changes(t, 1500)).toEqual(['+I1:v1', '+I2:v2']);
+    expect((await t.newRead().toArrowTable()).toArray().map((r) => Number(r.id))).toEqual([1, 2]);
+
+    // Commits after the rollback reuse ids 3, 4, ...: their changes, not the undone ones.
+    await t.append([{ id: 30, v: 'new' }]);
+    await t.append([{ id: 40, v: 'new' }]);
+    expect(await changes(t)).toEqual(['+I1:v1', '+I2:v2', '+I30:new', '+I40:new']);
+  });
+
+  it('a dry run reports and keeps them', async () => {
+    const t = await table();
+    for (let i = 1; i <= 6; i++) {
+      await t.append([{ id: i, v: `v${i}` }]);
+      if (i === 2) await t.createTag('two');
+    }
+    const changelogs = new ChangelogManager(t.fileIO, t.paths);
+    const before: number[] = [];
+    for await (const id of changelogs.listIds()) before.push(id);
+    await t.rollbackTo('two', { dryRun: true });
+    const after: number[] = [];
+    for await (const id of changelogs.listIds()) after.push(id);
+    expect(after.sort()).toEqual(before.sort());
+    expect(before.some((id) => id > 2)).toBe(true);
+  });
+});
