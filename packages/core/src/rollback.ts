@@ -1,6 +1,7 @@
 /**
  * Rolling a table back to a snapshot or tag (Paimon's `rollback_to`): snapshots after the target
- * are removed newest first, then the long-lived changelogs after it, then the files only they used
+ * are removed newest first, then the long-lived changelogs after it (stream consumers past it move
+ * back to it), then the files only they used
  * (data files they added that are not live in the target, their manifests and manifest lists),
  * and LATEST is updated.
  *
@@ -11,6 +12,7 @@
 import type { FileIO } from '@tidemark/storage';
 import { readManifestEntries, readManifestList, serializeSnapshot, type Snapshot } from '@tidemark/format';
 import { ChangelogManager } from './changelog-manager.js';
+import { ConsumerManager } from './consumer-manager.js';
 import { SnapshotNotFoundError } from './errors.js';
 import { SnapshotManager } from './snapshot-manager.js';
 import type { TablePaths } from './table-paths.js';
@@ -51,6 +53,12 @@ export interface RollbackResult {
    * Their changelog files are left to orphan cleanup.
    */
   readonly removedChangelogs: readonly number[];
+  /**
+   * Stream consumers (`consumer/consumer-<id>`) whose next snapshot lay past the target: moved back
+   * to the snapshot after it, so that they read the commits made after the rollback, which reuse
+   * the removed ids (Java leaves them, and they then skip those commits).
+   */
+  readonly movedConsumers: readonly string[];
   readonly deletedDataFiles: number;
   readonly deletedManifests: number;
   /** True when nothing was changed ({@link RollbackOptions.dryRun}): the lists and counts say what would go. */
@@ -117,6 +125,7 @@ export async function rollbackTo(
   // From here on readers see the target as latest.
   const removed = await removeLaterSnapshots(run, retained.id, latestId);
   const removedChangelogs = await removeLaterChangelogs(run, retained.id);
+  const movedConsumers = await moveConsumersBack(run, retained.id);
   if (!run.dryRun) await pointHintsAndDropTags(run, retained.id, earliestId, laterTags);
   const scanned = [...removed, ...laterTags.map((t) => t.tag as Snapshot)];
   const doomed = await filesOnlyScannedUse(run, retained, scanned);
@@ -130,6 +139,7 @@ export async function rollbackTo(
     removedSnapshots: removed.map((s) => s.id),
     removedTags: laterTags.map((t) => t.name),
     removedChangelogs,
+    movedConsumers,
     deletedDataFiles,
     deletedManifests,
     dryRun: run.dryRun,
@@ -194,6 +204,14 @@ async function removeLaterChangelogs(run: RollbackRun, retainedId: number): Prom
     // Hints are best effort; the changelog files are the truth.
   }
   return later;
+}
+
+/** Moves every consumer whose next snapshot is past `retainedId + 1` back to it (dry run: only lists them); returns their ids. */
+async function moveConsumersBack(run: RollbackRun, retainedId: number): Promise<string[]> {
+  const consumers = new ConsumerManager(run.fileIO, run.paths);
+  const moved = (await consumers.list()).filter((c) => c.nextSnapshot > retainedId + 1).map((c) => c.id);
+  if (!run.dryRun) for (const id of moved) await consumers.resetConsumer(id, retainedId + 1);
+  return moved;
 }
 
 /** Points LATEST (and EARLIEST, when it was past the target) at `retainedId` and deletes the later tags. */

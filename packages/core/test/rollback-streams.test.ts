@@ -1,17 +1,25 @@
 /**
- * Rolling back to a tag whose snapshot expired, on a table that keeps its changelog longer than its
- * snapshots: the long-lived changelogs after the target (`changelog/changelog-<id>`) describe
- * commits the rollback undid, so they go with the rollback (Java's RollbackHelper deletes them
- * too). Left behind, a stream read from the earliest change returned the undone rows, and the
- * changes of the commits after the rollback were mixed with them until each id was reused.
+ * What a rollback means for stream readers. Rolling back to a tag whose snapshot expired, on a
+ * table that keeps its changelog longer than its snapshots: the long-lived changelogs after the
+ * target (`changelog/changelog-<id>`) describe commits the rollback undid, so they go with the
+ * rollback (Java's RollbackHelper deletes them too); left behind, a stream read from the earliest
+ * change returned the undone rows. And a consumer whose next snapshot lay past the target skipped
+ * the commits made after the rollback (they reuse the removed ids): it is moved back to the target.
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO } from '@tidemark/storage';
-import { ChangelogManager, FileSystemCatalog, type Table } from '../src/index.js';
+import { ChangelogManager, ConsumerManager, FileSystemCatalog, type Table } from '../src/index.js';
 
 let n = 0;
 
-async function table(): Promise<Table> {
+/** Two snapshots kept, the changelog of 50: expiration keeps long-lived changelogs. */
+const SHORT_SNAPSHOTS_LONG_CHANGELOG = {
+  'snapshot.num-retained.min': '1',
+  'snapshot.num-retained.max': '2',
+  'changelog.num-retained.max': '50',
+};
+
+async function table(retention: Record<string, string> = SHORT_SNAPSHOTS_LONG_CHANGELOG): Promise<Table> {
   const catalog = new FileSystemCatalog(`memory://rollback-changelogs-${process.pid}-${++n}/wh`, { fileIO: new MemoryFileIO() });
   await catalog.createTable('db.t', {
     fields: [
@@ -22,9 +30,7 @@ async function table(): Promise<Table> {
     options: {
       bucket: '1',
       'changelog-producer': 'input',
-      'snapshot.num-retained.min': '1',
-      'snapshot.num-retained.max': '2',
-      'changelog.num-retained.max': '50',
+      ...retention,
     },
   });
   return catalog.getTable('db.t');
@@ -89,5 +95,38 @@ describe('rollback to a tag whose snapshot expired, with long-lived changelogs a
     for await (const id of changelogs.listIds()) after.push(id);
     expect(after.sort()).toEqual(before.sort());
     expect(before.some((id) => id > 2)).toBe(true);
+  });
+});
+
+describe('rollback and stream consumers', () => {
+  it('moves a consumer past the target back to it, so it reads the commits made after the rollback', async () => {
+    const t = await table({});
+    for (let i = 1; i <= 3; i++) await t.append([{ id: i, v: `v${i}` }]);
+    // The consumer read everything: its next snapshot is 4.
+    for await (const b of t.newStreamRead({ from: 'earliest', consumerId: 'reader', to: 3, pollIntervalMs: 10 })) void b;
+    const early = new ConsumerManager(t.fileIO, t.paths);
+    await early.resetConsumer('behind', 2);
+    expect(await early.nextSnapshot('reader')).toBe(4);
+    const r = await t.rollbackTo(1);
+    expect(r.movedConsumers).toEqual(['reader']);
+    expect(await early.nextSnapshot('reader')).toBe(2);
+    expect(await early.nextSnapshot('behind')).toBe(2);
+    // The next commits reuse ids 2, 3, 4: the consumer reads them all.
+    for (const id of [20, 30, 40]) await t.append([{ id, v: 'new' }]);
+    const seen: string[] = [];
+    for await (const b of t.newStreamRead({ consumerId: 'reader', to: 4, pollIntervalMs: 10 })) {
+      for (const row of b.batch.toArray()) seen.push(`${String(row._row_kind)}${String(row.id)}`);
+    }
+    expect(seen).toEqual(['+I20', '+I30', '+I40']);
+  });
+
+  it('a dry run names the consumers it would move and moves none', async () => {
+    const t = await table({});
+    for (let i = 1; i <= 3; i++) await t.append([{ id: i, v: `v${i}` }]);
+    const consumers = new ConsumerManager(t.fileIO, t.paths);
+    await consumers.resetConsumer('reader', 4);
+    const r = await t.rollbackTo(1, { dryRun: true });
+    expect(r.movedConsumers).toEqual(['reader']);
+    expect(await consumers.nextSnapshot('reader')).toBe(4);
   });
 });
