@@ -86,7 +86,7 @@ describe('Kafka offsets advance only with a committed snapshot', () => {
                 ? { commitUser: 'pipe' }
                 : { stateStore: new FileIOCheckpointStore(stateIO, `memory://state-${mode}-${seed}/p`) }),
               checkpointEvery: 1 + Math.floor(random() * 12),
-              logger: { warn: () => undefined, info: () => undefined },
+              logger: { warn: () => undefined },
             });
             done = summary.status === 'source-done';
           } catch (e) {
