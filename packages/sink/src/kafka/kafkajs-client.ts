@@ -76,6 +76,14 @@ const METADATA_ERRORS = new Set([
   'REPLICA_NOT_AVAILABLE',
 ]);
 
+/** Errors of a cluster that refuses this client's user: settings to fix, not retried. */
+const AUTHORIZATION_ERRORS = new Set([
+  'TOPIC_AUTHORIZATION_FAILED',
+  'GROUP_AUTHORIZATION_FAILED',
+  'CLUSTER_AUTHORIZATION_FAILED',
+  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+]);
+
 function longToNumber(text: string, what: string): number {
   const n = Number(text);
   if (!Number.isSafeInteger(n)) throw new KafkaRequestError(`${what} ${text} is not an integer below 2^53`);
@@ -150,6 +158,14 @@ class KafkajsClient implements KafkaClient {
         const err = innermost(e as KafkaJSError);
         if (err.name === 'KafkaJSSASLAuthenticationError' || err.type === 'SASL_AUTHENTICATION_FAILED') {
           throw new KafkaSettingsError(`${what}: the cluster refused the SASL credentials: ${err.message}`, { cause: e });
+        }
+        if (err.type !== undefined && AUTHORIZATION_ERRORS.has(err.type)) {
+          const user = this.settings.sasl !== undefined ? `user '${this.settings.sasl.username}'` : 'this client (no SASL user)';
+          throw new KafkaSettingsError(
+            `${what}: the cluster (brokers ${this.settings.brokers.join(',')}) refused access (${err.type}): ${err.message}; ` +
+              `check the ACLs of ${user} for the topics and the consumer group`,
+            { cause: e },
+          );
         }
         const retriable = isRetriable(e as KafkaJSError);
         if (!retriable) {

@@ -2,7 +2,8 @@
  * `tidemark ingest --source kafka://...` when the brokers are not there: an address nothing listens
  * on, and the test broker stopped in the middle of a run. After the client's retries the command
  * prints one actionable line (the request, the brokers, the cause, what to check), no stack trace,
- * exits 1 on its own, and the table keeps exactly what the committed checkpoints read.
+ * exits 1 on its own, and the table keeps exactly what the committed checkpoints read. A cluster
+ * that refuses the client's user (ACLs) is one such line too, at once.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,10 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaRequestError, KafkaUnavailableError, kafkajsClient } from '@tidemark/sink';
 import { KAFKA_CLI_BUILD, packagesBuilt } from './support/built.js';
 import { runTidemark, type ProcessResult } from './support/cli-process.js';
-import { freshTopic, kafkaAvailable, produceIdValues, producerFor, startKafka } from './support/kafka.js';
+import { ERROR_CODES, freshTopic, kafkaAvailable, produceIdValues, producerFor, startKafka } from './support/kafka.js';
 import { closedPort } from './support/net-ports.js';
 
-const built = packagesBuilt('Kafka unreachable CLI tests', ...KAFKA_CLI_BUILD);
+const built = packagesBuilt('Kafka connection error CLI tests', ...KAFKA_CLI_BUILD);
 /** The retries take about 12 s (100 ms doubling to 5 s, 8 attempts); a hang is what this guards. */
 const HANG_GUARD_MS = 90_000;
 const COLUMNS = JSON.stringify([
@@ -24,7 +25,7 @@ const COLUMNS = JSON.stringify([
 
 let dir: string;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'tidemark-kafka-unreachable-'));
+  dir = await mkdtemp(join(tmpdir(), 'tidemark-kafka-connection-'));
 });
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -104,7 +105,7 @@ describe.skipIf(!built)('tidemark ingest from Kafka brokers that are not there',
     }
   }, 60_000);
 
-  describe.skipIf(!kafkaAvailable('Kafka unreachable CLI tests'))('with the test broker', () => {
+  describe.skipIf(!kafkaAvailable('Kafka connection error CLI tests'))('with the test broker', () => {
     it('the broker stopped mid-run: exit 1 with one line; the table keeps the committed checkpoints once', async () => {
       const table = await createTable('stopped');
       const broker = await startKafka({ brokers: 1 });
@@ -151,5 +152,32 @@ describe.skipIf(!built)('tidemark ingest from Kafka brokers that are not there',
         await broker.stop();
       }
     }, 180_000);
+
+    it('a topic the cluster does not authorize: exit 1 at once with one line naming the error and the ACLs to check', async () => {
+      const table = await createTable('denied');
+      const broker = await startKafka({ brokers: 1 });
+      try {
+        const topic = freshTopic('denied');
+        await broker.createTopic(topic, 1);
+        await broker.setTopicError(topic, ERROR_CODES.TOPIC_AUTHORIZATION_FAILED!);
+        const r = await runTidemark(
+          ['ingest', table, '--source', `kafka://${broker.bootstrap}/${topic}`, '--state', join(dir, 'state-denied')],
+          {
+            timeoutMs: HANG_GUARD_MS,
+          },
+        );
+        expect(r.timedOut).toBe(false);
+        expect(r.code, r.stderr).toBe(1);
+        expect(r.stderr).not.toMatch(/unexpected error|warning|\n\s+at /);
+        expect(r.stderr.trim()).toMatch(
+          new RegExp(
+            `^tidemark ingest: reading the partitions of ${topic}: the cluster \\(brokers ${broker.bootstrap.replace(/\./g, '\\.')}\\) ` +
+              `refused access \\(TOPIC_AUTHORIZATION_FAILED\\): .*; check the ACLs of this client \\(no SASL user\\) for the topics and the consumer group$`,
+          ),
+        );
+      } finally {
+        await broker.stop();
+      }
+    }, 120_000);
   });
 });
