@@ -257,6 +257,7 @@ describe('branch fast-forward', () => {
       removedTags: ['t1', 'm2'],
       removedSchemas: [1],
       removedChangelogs: 0,
+      movedConsumers: [],
       copiedSnapshots: [1, 2],
       copiedSchemas: [0, 1],
       copiedTags: ['d2', 't1'],
