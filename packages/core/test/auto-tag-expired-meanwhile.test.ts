@@ -7,24 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryFileIO } from '@tidemark/storage';
-import { AutoTagState, FileStoreCommit, FileSystemCatalog, runAutoTags, type Table } from '../src/index.js';
+import { AutoTagState, runAutoTags } from '../src/index.js';
 import { instrumentFileIO } from '../../../test/support/instrumented-file-io.mjs';
-
-/** Local wall-clock time of June 2024 as epoch milliseconds. */
-const at = (day: number, hour: number, minute = 0): number => new Date(2024, 5, day, hour, minute).getTime();
-
-/** Commits one row at `time` without the after-commit jobs (no tag, no expiration). */
-async function bareCommit(t: Table, time: number, identifier: bigint): Promise<number> {
-  const w = t.newBatchWrite();
-  await w.write([{ id: Number(identifier) }]);
-  const r = await new FileStoreCommit(t.context, { now: () => time }).commit(
-    { identifier, messages: await w.prepareCommit() },
-    { commitUser: 'bare' },
-  );
-  await w.close();
-  if (r.status !== 'committed') throw new Error(r.status);
-  return r.snapshotId;
-}
+import { at, autoTagTable, bareCommit } from './auto-tag-helpers.js';
 
 describe('automatic tags and snapshots expired during the search', () => {
   it('tags the first crossing snapshot that still exists', async () => {
@@ -34,12 +19,7 @@ describe('automatic tags and snapshots expired during the search', () => {
         if (onRead !== null && r.method === 'read' && r.path !== undefined) await onRead(r.path);
       },
     });
-    const catalog = new FileSystemCatalog('memory://auto-tag-expired-meanwhile/wh', { fileIO: io });
-    await catalog.createTable('db.t', {
-      fields: [{ name: 'id', type: 'INT' }],
-      options: { 'tag.automatic-creation': 'process-time', 'tag.creation-period': 'daily' },
-    });
-    const t = await catalog.getTable('db.t');
+    const t = await autoTagTable({ 'tag.automatic-creation': 'process-time', 'tag.creation-period': 'daily' }, io);
     await bareCommit(t, at(1, 9), 1n);
     // The first automatic tag (2024-05-31, on snapshot 1), made by a maintenance run.
     expect((await runAutoTags(t.context, new AutoTagState(), { now: () => at(1, 9, 1), fullCheck: true })).created).toEqual([

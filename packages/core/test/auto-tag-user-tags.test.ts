@@ -6,43 +6,10 @@
  * automatic tag). A seeded model run mixes commits, user tags and maintenance checks.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryFileIO } from '@tidemark/storage';
-import { AutoTagState, FileSystemCatalog, runAutoTags, type Table, type TableCommit } from '../src/index.js';
+import { AutoTagState, runAutoTags, type Table } from '../src/index.js';
+import { Clocked, at, autoTagTable } from './auto-tag-helpers.js';
 
-let n = 0;
-
-async function table(options: Record<string, string>): Promise<Table> {
-  const catalog = new FileSystemCatalog(`memory://auto-tag-user-${process.pid}-${++n}/wh`, { fileIO: new MemoryFileIO() });
-  await catalog.createTable('db.t', { fields: [{ name: 'id', type: 'INT' }], options });
-  return catalog.getTable('db.t');
-}
-
-/** Local wall-clock time of June 2024 as epoch milliseconds. */
-const at = (day: number, hour: number, minute = 0): number => new Date(2024, 5, day, hour, minute).getTime();
-
-/** A committer whose snapshots are stamped by a clock the test moves (batch: the batch identifier). */
-class Clocked {
-  now = 0;
-  private id = 0;
-  readonly commit: TableCommit;
-  constructor(
-    readonly table: Table,
-    private readonly batch: boolean,
-  ) {
-    this.commit = table.newCommit({ commitUser: 'sink', now: () => this.now });
-  }
-
-  async commitAt(time: number): Promise<number> {
-    this.now = time;
-    const w = this.table.newBatchWrite();
-    await w.write([{ id: ++this.id }]);
-    const messages = await w.prepareCommit();
-    await w.close();
-    const r = await this.commit.commit({ ...(this.batch ? {} : { identifier: BigInt(this.id) }), messages });
-    if (r.status !== 'committed') throw new Error(`not committed: ${r.status}`);
-    return r.snapshotId;
-  }
-}
+const table = autoTagTable;
 
 async function tagNames(t: Table): Promise<string[]> {
   return (await t.listTags()).map(({ name }) => name).sort();
