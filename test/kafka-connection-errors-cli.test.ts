@@ -14,6 +14,7 @@ import { KAFKA_CLI_BUILD, packagesBuilt } from './support/built.js';
 import { runTidemark, type ProcessResult } from './support/cli-process.js';
 import { ERROR_CODES, freshTopic, kafkaAvailable, produceIdValues, producerFor, startKafka } from './support/kafka.js';
 import { closedPort } from './support/net-ports.js';
+import { ServiceProcess } from './support/cli-service.js';
 
 const built = packagesBuilt('Kafka connection error CLI tests', ...KAFKA_CLI_BUILD);
 /** The retries take about 12 s (100 ms doubling to 5 s, 8 attempts); a hang is what this guards. */
@@ -77,6 +78,31 @@ describe.skipIf(!built)('tidemark ingest from Kafka brokers that are not there',
     const snapshots = await runTidemark(['snapshots', table, '--json']);
     expect(snapshots.code).toBe(0);
     expect(snapshots.stdout).toBe('');
+  }, 120_000);
+
+  it('SIGTERM while the retries run stops the run at once: exit 0, a stopped summary, no error', async () => {
+    const table = await createTable('stopped-retrying');
+    const broker = `127.0.0.1:${await closedPort()}`;
+    const service = new ServiceProcess(
+      ['ingest', table, '--source', `kafka://${broker}/orders`, '--state', join(dir, 'state-stopped-retrying'), '--log-format', 'json'],
+      {},
+      HANG_GUARD_MS,
+    );
+    // The first retry warning: the run is retrying the brokers.
+    const retrying = (): boolean =>
+      service.events.some((e) => e.level === 'warn' && /^reading the partitions of orders: .*retrying in/.test(e.msg));
+    while (!retrying()) {
+      const ended = await Promise.race([service.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 50))]);
+      if (ended) throw new Error(`the run ended before it retried: ${(await service.exited).stderr}`);
+    }
+    service.kill('SIGTERM');
+    const r = await service.exited;
+    expect(r.timedOut).toBe(false);
+    expect(r.code, r.stderr).toBe(0);
+    expect(service.events.filter((e) => e.level === 'error')).toEqual([]);
+    // It stopped before the retries ran out (their last one would be attempt 8).
+    expect(service.events.some((e) => /attempt 8 of 8/.test(e.msg))).toBe(false);
+    expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toMatchObject({ status: 'stopped', records: 0, checkpoints: 0 });
   }, 120_000);
 
   it('the client raises the typed KafkaUnavailableError (a user error) after its retries, with TLS and SASL named as set', async () => {

@@ -75,6 +75,7 @@ export {
   SASL_MECHANISMS,
   type FetchRequest,
   type FetchResult,
+  type KafkaCallOptions,
   type KafkaClient,
   type KafkaClientFactory,
   type KafkaConnectionSettings,

@@ -11,7 +11,15 @@
 import { createRequire } from 'node:module';
 import { Kafka, logLevel, type KafkaConfig, type SASLOptions } from 'kafkajs';
 import { KafkaRequestError, KafkaSettingsError, KafkaTopicMissingError, KafkaUnavailableError } from './kafka-errors.js';
-import type { FetchRequest, FetchResult, KafkaClient, KafkaConnectionSettings, KafkaMessage, PartitionWatermarks } from './kafka-client.js';
+import type {
+  FetchRequest,
+  FetchResult,
+  KafkaCallOptions,
+  KafkaClient,
+  KafkaConnectionSettings,
+  KafkaMessage,
+  PartitionWatermarks,
+} from './kafka-client.js';
 
 const require = createRequire(import.meta.url);
 
@@ -174,6 +182,7 @@ class KafkajsClient implements KafkaClient {
         if (attempt >= this.retries) throw this.unavailable(what, attempt, err, e);
         this.logger?.warn(`${what}: ${err.message}; retrying in ${delay} ms (attempt ${attempt + 1} of ${this.retries})`);
         await sleep(delay, signal);
+        if (signal?.aborted) throw e;
         delay = Math.min(5_000, delay * 2);
         if (err.type === undefined || METADATA_ERRORS.has(err.type) || isConnectionFailure(err)) {
           await this.cluster.refreshMetadata().catch(() => undefined);
@@ -206,32 +215,36 @@ class KafkajsClient implements KafkaClient {
     for (const t of fresh) this.topics.add(t);
   }
 
-  async partitions(topics: readonly string[]): Promise<Map<string, number[]>> {
-    return this.retrying(`reading the partitions of ${topics.join(', ')}`, async () => {
-      try {
-        await this.target(topics);
-        await this.cluster.refreshMetadata();
-      } catch (e) {
-        const err = innermost(e as KafkaJSError);
-        if (err.type === 'UNKNOWN_TOPIC_OR_PARTITION' || err.name === 'KafkaJSTopicMetadataNotLoaded') {
-          for (const t of topics) this.topics.delete(t);
-          throw new KafkaTopicMissingError(`Kafka topic ${topics.join(' or ')} does not exist on ${this.settings.brokers.join(',')}`, {
-            cause: e,
-          });
+  async partitions(topics: readonly string[], options: KafkaCallOptions = {}): Promise<Map<string, number[]>> {
+    return this.retrying(
+      `reading the partitions of ${topics.join(', ')}`,
+      async () => {
+        try {
+          await this.target(topics);
+          await this.cluster.refreshMetadata();
+        } catch (e) {
+          const err = innermost(e as KafkaJSError);
+          if (err.type === 'UNKNOWN_TOPIC_OR_PARTITION' || err.name === 'KafkaJSTopicMetadataNotLoaded') {
+            for (const t of topics) this.topics.delete(t);
+            throw new KafkaTopicMissingError(`Kafka topic ${topics.join(' or ')} does not exist on ${this.settings.brokers.join(',')}`, {
+              cause: e,
+            });
+          }
+          throw e;
         }
-        throw e;
-      }
-      const out = new Map<string, number[]>();
-      for (const t of topics) {
-        const ids = this.cluster
-          .findTopicPartitionMetadata(t)
-          .map((p) => p.partitionId)
-          .sort((a, b) => a - b);
-        if (ids.length === 0) throw new KafkaTopicMissingError(`Kafka topic ${t} does not exist on ${this.settings.brokers.join(',')}`);
-        out.set(t, ids);
-      }
-      return out;
-    });
+        const out = new Map<string, number[]>();
+        for (const t of topics) {
+          const ids = this.cluster
+            .findTopicPartitionMetadata(t)
+            .map((p) => p.partitionId)
+            .sort((a, b) => a - b);
+          if (ids.length === 0) throw new KafkaTopicMissingError(`Kafka topic ${t} does not exist on ${this.settings.brokers.join(',')}`);
+          out.set(t, ids);
+        }
+        return out;
+      },
+      options.signal,
+    );
   }
 
   private async listOffsets(topic: string, partitions: readonly number[], q: { fromBeginning?: boolean; fromTimestamp?: number }) {
@@ -242,46 +255,71 @@ class KafkajsClient implements KafkaClient {
     return out;
   }
 
-  async watermarks(topic: string, partitions: readonly number[]): Promise<PartitionWatermarks[]> {
-    return this.retrying(`reading the offsets of ${topic}`, async () => {
-      const [low, high] = await Promise.all([
-        this.listOffsets(topic, partitions, { fromBeginning: true }),
-        this.listOffsets(topic, partitions, { fromBeginning: false }),
-      ]);
-      return partitions.map((partition) => ({ partition, low: low.get(partition) ?? 0, high: high.get(partition) ?? 0 }));
-    });
+  async watermarks(topic: string, partitions: readonly number[], options: KafkaCallOptions = {}): Promise<PartitionWatermarks[]> {
+    return this.retrying(
+      `reading the offsets of ${topic}`,
+      async () => {
+        const [low, high] = await Promise.all([
+          this.listOffsets(topic, partitions, { fromBeginning: true }),
+          this.listOffsets(topic, partitions, { fromBeginning: false }),
+        ]);
+        return partitions.map((partition) => ({ partition, low: low.get(partition) ?? 0, high: high.get(partition) ?? 0 }));
+      },
+      options.signal,
+    );
   }
 
-  async offsetsForTimestamp(topic: string, partitions: readonly number[], timestampMs: number): Promise<Map<number, number>> {
-    return this.retrying(`reading the offsets of ${topic} at ${new Date(timestampMs).toISOString()}`, async () => {
-      const [at, high] = await Promise.all([
-        this.listOffsets(topic, partitions, { fromTimestamp: timestampMs }),
-        this.listOffsets(topic, partitions, { fromBeginning: false }),
-      ]);
-      const out = new Map<number, number>();
-      for (const p of partitions) {
-        const o = at.get(p);
-        out.set(p, o === undefined || o < 0 ? (high.get(p) ?? 0) : o);
-      }
-      return out;
-    });
-  }
-
-  async groupOffsets(groupId: string, topic: string, partitions: readonly number[]): Promise<Map<number, number>> {
-    return this.retrying(`reading the offsets of consumer group ${groupId}`, async () => {
-      // The coordinator lookup needs the cluster's metadata (the broker pool).
-      await this.target([topic]);
-      const coordinator = await this.cluster.findGroupCoordinator({ groupId });
-      const r = await coordinator.offsetFetch({ groupId, topics: [{ topic, partitions: partitions.map((partition) => ({ partition })) }] });
-      const out = new Map<number, number>();
-      for (const t of r.responses) {
-        for (const p of t.partitions) {
-          const o = longToNumber(p.offset, `committed offset of ${topic}/${p.partition}`);
-          if (o >= 0) out.set(p.partition, o);
+  async offsetsForTimestamp(
+    topic: string,
+    partitions: readonly number[],
+    timestampMs: number,
+    options: KafkaCallOptions = {},
+  ): Promise<Map<number, number>> {
+    return this.retrying(
+      `reading the offsets of ${topic} at ${new Date(timestampMs).toISOString()}`,
+      async () => {
+        const [at, high] = await Promise.all([
+          this.listOffsets(topic, partitions, { fromTimestamp: timestampMs }),
+          this.listOffsets(topic, partitions, { fromBeginning: false }),
+        ]);
+        const out = new Map<number, number>();
+        for (const p of partitions) {
+          const o = at.get(p);
+          out.set(p, o === undefined || o < 0 ? (high.get(p) ?? 0) : o);
         }
-      }
-      return out;
-    });
+        return out;
+      },
+      options.signal,
+    );
+  }
+
+  async groupOffsets(
+    groupId: string,
+    topic: string,
+    partitions: readonly number[],
+    options: KafkaCallOptions = {},
+  ): Promise<Map<number, number>> {
+    return this.retrying(
+      `reading the offsets of consumer group ${groupId}`,
+      async () => {
+        // The coordinator lookup needs the cluster's metadata (the broker pool).
+        await this.target([topic]);
+        const coordinator = await this.cluster.findGroupCoordinator({ groupId });
+        const r = await coordinator.offsetFetch({
+          groupId,
+          topics: [{ topic, partitions: partitions.map((partition) => ({ partition })) }],
+        });
+        const out = new Map<number, number>();
+        for (const t of r.responses) {
+          for (const p of t.partitions) {
+            const o = longToNumber(p.offset, `committed offset of ${topic}/${p.partition}`);
+            if (o >= 0) out.set(p.partition, o);
+          }
+        }
+        return out;
+      },
+      options.signal,
+    );
   }
 
   async commitGroupOffsets(groupId: string, offsets: readonly FetchRequest[], options: { signal?: AbortSignal } = {}): Promise<void> {
