@@ -139,6 +139,11 @@ export class FileIndexFile {
     return new FileIndexFile(version, new Map(), bytes);
   }
 
+  /** Bytes the container holds (what keeping it in memory costs). */
+  get byteLength(): number {
+    return this.bytes.byteLength;
+  }
+
   /**
    * The body of `column`'s index of `indexType`: its bytes, `'empty'` for an index written without
    * values, or null when the container has no such index.
