@@ -2,12 +2,13 @@
  * Data-file index sidecars (`<data file>.index`, listed in `_EXTRA_FILES`) are live files: on local
  * disk and on the S3 server, each maintenance job keeps a sidecar while its data file is live (in
  * some retained snapshot, tag or branch) and deletes it together with its data file — orphan
- * cleanup, snapshot expiration after compaction, rollback, and a branch that still uses the files.
+ * cleanup, snapshot expiration after compaction, rollback, and a branch that still uses the files;
+ * `verify` reports a missing one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FileIO } from '@tidemark/storage';
 import { FileSystemCatalog, openTable, type Table, type TableSpec } from '@tidemark/core';
-import { compactAppendTable, compactPrimaryKeyTable, expireSnapshots, removeOrphanFiles } from '@tidemark/maintenance';
+import { compactAppendTable, compactPrimaryKeyTable, expireSnapshots, removeOrphanFiles, verifyTable } from '@tidemark/maintenance';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 
 // Paimon's default bloom filter (1,000,000 items) is ~600 KB: always a sidecar. 1,000 items keep it small.
@@ -124,6 +125,17 @@ describe.each(storageBackends('file index maintenance'))('file index sidecars in
     expect((await read.toArrowTable()).numRows).toBe(1);
     // Of the two files, the one of even ids is ruled out by its sidecar.
     expect(read.fileIndexStats.filesSkipped).toBe(1);
+  });
+
+  it.skipIf(!backend.available)('verify checks that each sidecar exists and decodes', async () => {
+    const { table: t, location } = await table({});
+    await t.append(rows(0, 5));
+    expect((await verifyTable(t)).ok).toBe(true);
+    const [sidecar] = await liveSidecars(t, location);
+    await wh.io.delete(`${location}${sidecar}`);
+    const summary = await verifyTable(t, { metadataOnly: true });
+    expect(summary.ok).toBe(false);
+    expect(summary.problems.map((p) => p.problem).join('\n')).toMatch(/file index .*\.index.*missing/);
   });
 
   it.skipIf(!backend.available)('append compaction replaces sidecars like data files (expiration removes the old ones)', async () => {
