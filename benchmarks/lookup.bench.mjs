@@ -258,7 +258,7 @@ function limits(json) {
         'on a machine at the load average shown (the rest waits for a core and for the store). Each bucket is one file of 1.25M rows in row groups of up to 1M; a lookup reads the ' +
         `key page, then one page per other column (${fmtNum(s3.requestsPerKey.data, 1)} data requests per key, in two parallel rounds), and the decoder ` +
         'decodes each value column’s dictionary page (100–350 KB for the high-cardinality name, amount and ts) to read one row. Below: smaller row groups ' +
-        'or pages, or no dictionaries on such columns (file size), or Paimon’s file-index bloom filters (not written yet).',
+        'or pages, or no dictionaries on such columns (file size), or a bloom-filter file index on the key, which rules out the files of a bucket that do not hold it (see the data-file index section).',
     );
   }
   const local = json.cases.find((c) => c.engine === 'this' && c.backend === 'local' && /compacted/.test(c.table));
@@ -350,7 +350,7 @@ async function fileIndexRuns({ rows, lookups, s3, s3Rows, build, log, out, probl
 }
 
 /** The file-index table (a section of lookup.md, or the whole of lookup-file-index.md). */
-function fileIndexMarkdown(json, whole) {
+export function fileIndexMarkdown(json, whole) {
   if (!json.fileIndexCases?.length) return [];
   const table = markdownTable(
     [

@@ -131,7 +131,7 @@ export {
   type ReadOptions,
   type RowSelectionOptions,
 } from './read/table-read.js';
-export type { FileIndexReadStats } from './file-index/file-index-filter.js';
+export { FileIndexFilter, type FileIndexReadStats } from './file-index/file-index-filter.js';
 export {
   and,
   bindPredicate,
