@@ -258,7 +258,7 @@ function limits(json) {
         'on a machine at the load average shown (the rest waits for a core and for the store). Each bucket is one file of 1.25M rows in row groups of up to 1M; a lookup reads the ' +
         `key page, then one page per other column (${fmtNum(s3.requestsPerKey.data, 1)} data requests per key, in two parallel rounds), and the decoder ` +
         'decodes each value column’s dictionary page (100–350 KB for the high-cardinality name, amount and ts) to read one row. Below: smaller row groups ' +
-        'or pages, or no dictionaries on such columns (file size), or a bloom-filter file index on the key, which rules out the files of a bucket that do not hold it (see the data-file index section).',
+        'or pages, or no dictionaries on such columns (file size), (a bloom-filter file index on the key does not help here: a compacted bucket’s one file holds every key; it rules out the other files of buckets with several, see the data-file index section).',
     );
   }
   const local = json.cases.find((c) => c.engine === 'this' && c.backend === 'local' && /compacted/.test(c.table));
