@@ -48,6 +48,15 @@ describe('FastHash', () => {
     expect(BigInt.asUintN(64, xxHash64(utf8('0123456789abcdefghijklmnopqrstuvwxyz')))).toBe(0x69196c1b3af0bff9n);
   });
 
+  it('matches XXH64 at every tail length 0..79 (a polynomial of the 80 hashes of the reference library)', () => {
+    let sum = 0n;
+    for (let n = 0; n < 80; n++) {
+      const bytes = Uint8Array.from({ length: n }, (_, i) => (i * 37 + n * 11) & 255);
+      sum = BigInt.asUintN(64, sum * 31n + BigInt.asUintN(64, xxHash64(bytes)));
+    }
+    expect(sum).toBe(0xe2a20d7882cee663n);
+  });
+
   it('hashes each type as Java does', () => {
     const int = fastHashOf(INT)!;
     expect(int(1)).toBe(longHash(1n));

@@ -16,6 +16,13 @@ import { xxHash64 } from './xxhash64.js';
 export type FastHash = (value: unknown) => bigint | null;
 
 const utf8 = new TextEncoder();
+/** UTF-8 of the string being hashed (reused: a writer hashes every value of a column). */
+let scratch = new Uint8Array(256);
+
+function hashString(s: string): bigint {
+  if (s.length * 3 > scratch.length) scratch = new Uint8Array(s.length * 3);
+  return xxHash64(scratch, utf8.encodeInto(s, scratch).written);
+}
 const f32 = new Float32Array(1);
 const f32Bits = new Int32Array(f32.buffer);
 const f64 = new Float64Array(1);
@@ -58,7 +65,7 @@ export function fastHashOf(type: DataType): FastHash | null {
   switch (type.root) {
     case 'CHAR':
     case 'VARCHAR':
-      return (v) => (typeof v === 'string' ? xxHash64(utf8.encode(v)) : null);
+      return (v) => (typeof v === 'string' ? hashString(v) : null);
     case 'BINARY':
     case 'VARBINARY':
       return (v) => (v instanceof Uint8Array ? xxHash64(v) : null);
