@@ -92,17 +92,11 @@ export async function run(options = {}) {
     }
   };
 
+  const runFileIndex = () =>
+    fileIndexRuns({ rows, lookups, s3: options.s3, s3Rows: options.fileIndexS3Rows ?? 500_000, build, log, out: fileIndexCases, problems });
+
   if (options.fileIndexOnly) {
-    await fileIndexRuns({
-      rows,
-      lookups,
-      s3: options.s3,
-      s3Rows: options.fileIndexS3Rows ?? 500_000,
-      build,
-      log,
-      out: fileIndexCases,
-      problems,
-    });
+    await runFileIndex();
     const json = {
       name: 'lookup-file-index',
       date: new Date().toISOString(),
@@ -148,16 +142,7 @@ export async function run(options = {}) {
     await build('S3, compacted', { location, rows: s3Rows, s3: options.s3, batchRows: 500_000 });
     await measure(`${fmtRate(s3Rows)} rows, 8 buckets, compacted`, 's3 (RGW)', location, { rows: s3Rows }, options.s3);
   } else problems.push('S3 rows skipped: no S3 server configured (S3_ENDPOINT).');
-  await fileIndexRuns({
-    rows,
-    lookups,
-    s3: options.s3,
-    s3Rows: options.fileIndexS3Rows ?? 500_000,
-    build,
-    log,
-    out: fileIndexCases,
-    problems,
-  });
+  await runFileIndex();
 
   const json = {
     name,
