@@ -62,7 +62,9 @@ function optionsOf(variant: Variant): Record<string, string> {
 }
 
 /** The value pools: the writer draws from `present`; filters also from `absent` (never written). */
-function pools(random: () => number): Record<string, { present: Canon[]; absent: Canon[] }> {
+type Pool = { present: Canon[]; absent: Canon[] };
+
+function pools(random: () => number): Record<string, Pool> & { readonly k: Pool; readonly s: Pool } {
   const pick = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
   void random;
   return {
