@@ -6,7 +6,7 @@
  * `file-index.in-manifest-threshold` bytes is embedded in the file's manifest entry; a larger one
  * is written next to the data file as `<data file name>.index` and listed in `_EXTRA_FILES`.
  */
-import type * as arrow from 'apache-arrow';
+import * as arrow from 'apache-arrow';
 import type { FileIO } from '@tidemark/storage';
 import { BLOOM_FILTER_INDEX, BloomFilterIndexWriter, writeFileIndex, type DataFileMeta } from '@tidemark/format';
 import { valueReader } from '../read/arrow-values.js';
@@ -36,6 +36,13 @@ export class DataFileIndexWriter {
   add(columns: readonly arrow.Data[], rows: number): void {
     for (const { column, writer } of this.filters) {
       const data = columns[column.position]!;
+      if (hashesBytes(column) && (arrow.DataType.isUtf8(data.type) || arrow.DataType.isBinary(data.type))) {
+        // Strings and bytes hash their bytes: straight from the Arrow buffers, nothing decoded.
+        const offsets = data.valueOffsets;
+        const values = data.values as Uint8Array;
+        for (let i = 0; i < rows; i++) if (data.getValid(i)) writer.addBytes(values.subarray(offsets[i]!, offsets[i + 1]!));
+        continue;
+      }
       const read = valueReader(data, column.field.type);
       for (let i = 0; i < rows; i++) writer.add(read(i));
     }
@@ -64,6 +71,11 @@ export class DataFileIndexWriter {
     await fileIO.write(path, bytes);
     return { embeddedIndex: null, extraFiles: [path.slice(path.lastIndexOf('/') + 1)] };
   }
+}
+
+function hashesBytes(column: BloomFilterColumn): boolean {
+  const root = column.field.type.root;
+  return root === 'CHAR' || root === 'VARCHAR' || root === 'BINARY' || root === 'VARBINARY';
 }
 
 /** The path of a data file and of its extra files (index sidecars), which live in its directory. */

@@ -7,6 +7,7 @@
 import type { DataType } from '../types.js';
 import { BloomFilter64 } from './bloom-filter-64.js';
 import { fastHashOf, type FastHash } from './fast-hash.js';
+import { xxHash64 } from './xxhash64.js';
 
 /** Index type name of the bloom filter in the file-index header and in table options. */
 export const BLOOM_FILTER_INDEX = 'bloom-filter';
@@ -44,6 +45,14 @@ export class BloomFilterIndexWriter {
     const h = this.hash(value);
     if (h === null) throw new TypeError(`value ${String(value)} does not fit the bloom filter's column type`);
     this.filter.addHash(h);
+  }
+
+  /**
+   * Adds the value whose UTF-8 (strings) or bytes (binary) are `bytes`: the same as {@link add} of
+   * the decoded value, without decoding it (a writer hashes its column buffers in place).
+   */
+  addBytes(bytes: Uint8Array): void {
+    this.filter.addHash(xxHash64(bytes));
   }
 
   /** Big-endian hash-function count, then the bits. */
