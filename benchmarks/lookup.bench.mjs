@@ -95,20 +95,19 @@ export async function run(options = {}) {
   const runFileIndex = () =>
     fileIndexRuns({ rows, lookups, s3: options.s3, s3Rows: options.fileIndexS3Rows ?? 500_000, build, log, out: fileIndexCases, problems });
 
+  // The fields every result of this bench starts with (read at the end of the run).
+  const header = (resultName) => ({
+    name: resultName,
+    date: new Date().toISOString(),
+    environment: environment(),
+    machine: 'shared: 2 cores used by several agents at once; compare the ratios of one run, not absolute times',
+    loadAverage: { start: loadAtStart, end: load() },
+    rows,
+  });
+
   if (options.fileIndexOnly) {
     await runFileIndex();
-    const json = {
-      name: 'lookup-file-index',
-      date: new Date().toISOString(),
-      environment: environment(),
-      machine: 'shared: 2 cores used by several agents at once; compare the ratios of one run, not absolute times',
-      loadAverage: { start: loadAtStart, end: load() },
-      rows,
-      builds,
-      fileIndexCases,
-      problems,
-      seconds: (performance.now() - started) / 1000,
-    };
+    const json = { ...header('lookup-file-index'), builds, fileIndexCases, problems, seconds: (performance.now() - started) / 1000 };
     return { name: json.name, json, markdown: fileIndexMarkdown(json, true) };
   }
 
@@ -145,12 +144,7 @@ export async function run(options = {}) {
   await runFileIndex();
 
   const json = {
-    name,
-    date: new Date().toISOString(),
-    environment: environment(),
-    machine: 'shared: 2 cores used by several agents at once; compare the ratios of one run, not absolute times',
-    loadAverage: { start: loadAtStart, end: load() },
-    rows,
+    ...header(name),
     s3Rows,
     deleteRows,
     baseline: baseline ?? null,
