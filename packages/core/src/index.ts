@@ -100,6 +100,7 @@ export {
   type DroppedPartition,
 } from './partition/drop-partitions.js';
 export {
+  PartitionChangedError,
   expirePartitions,
   type ExpirePartitionsOptions,
   type ExpirePartitionsSummary,
