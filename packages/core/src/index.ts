@@ -132,6 +132,7 @@ export {
   type ReadOptions,
   type RowSelectionOptions,
 } from './read/table-read.js';
+export { FileIndexFilter, type FileIndexReadStats } from './file-index/file-index-filter.js';
 export {
   and,
   bindPredicate,
