@@ -5,12 +5,11 @@
  * (vite's bundler, already installed with vitest) so the children run the current sources.
  */
 import { runWorkerProcess } from './support/cli-process.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import type { FileIO, S3Options } from '@tidemark/storage';
 import { serializeSchema, type TableSchema } from '@tidemark/format';
 import { SnapshotManager, TablePaths, liveEntries } from '@tidemark/core';
-import { s3Available } from './support/s3.js';
-import { onLocalTable, onS3Location } from './support/table-locations.js';
+import { itOnDiskAndS3 } from './support/table-locations.js';
 import { bundleWorker, removeWorkerBundle } from './support/worker-bundle.js';
 
 const WORKERS = 4;
@@ -77,16 +76,11 @@ async function runAndVerify(io: FileIO, root: string, s3?: S3Options): Promise<v
 }
 
 describe('concurrent commits from separate processes', () => {
-  it('local disk: 4 processes x 25 commits give 100 contiguous snapshots with every file once', async () => {
-    await onLocalTable('tidemark-concurrent-', (io, root) => runAndVerify(io, root));
-  }, 300_000);
-
-  const s3 = s3Available('concurrent commits on S3');
-  (s3 ? it : it.skip)(
-    'S3: 4 processes x 25 commits give 100 contiguous snapshots with every file once',
-    async () => {
-      await onS3Location('concurrent-commits', (io, root, options) => runAndVerify(io, root, options));
-    },
-    600_000,
+  itOnDiskAndS3(
+    'concurrent commits on S3',
+    '4 processes x 25 commits give 100 contiguous snapshots with every file once',
+    { diskPrefix: 'tidemark-concurrent-', s3Label: 'concurrent-commits' },
+    runAndVerify,
+    { disk: 300_000, s3: 600_000 },
   );
 });

@@ -26,7 +26,7 @@ import {
 import { SnapshotManager, TablePaths, openTable, readDataFile } from '@tidemark/core';
 import { forEachInParallel } from './support/in-parallel.js';
 import { s3Available } from './support/s3.js';
-import { onLocalTable, onS3Location } from './support/table-locations.js';
+import { itOnDiskAndS3, onS3Location } from './support/table-locations.js';
 import { bundleWorker, removeWorkerBundle } from './support/worker-bundle.js';
 
 const WORKERS = 4;
@@ -245,16 +245,11 @@ describe.concurrent('dynamic buckets: concurrent processes writing overlapping n
     600_000,
   );
 
-  it('local disk: no key is ever placed in two buckets', async () => {
-    await onLocalTable('tidemark-dyn-concurrent-', (io, root) => runAndVerify(io, root));
-  }, 300_000);
-
-  const s3 = s3Available('dynamic bucket concurrency on S3');
-  (s3 ? it : it.skip)(
-    'S3: no key is ever placed in two buckets',
-    async () => {
-      await onS3Location('dynamic-bucket-concurrency', (io, root, options) => runAndVerify(io, root, options));
-    },
-    600_000,
+  itOnDiskAndS3(
+    'dynamic bucket concurrency on S3',
+    'no key is ever placed in two buckets',
+    { diskPrefix: 'tidemark-dyn-concurrent-', s3Label: 'dynamic-bucket-concurrency' },
+    runAndVerify,
+    { disk: 300_000, s3: 600_000 },
   );
 });

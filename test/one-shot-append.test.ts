@@ -9,13 +9,12 @@
 import { runWorkerProcess } from './support/cli-process.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { FileIO, S3Options } from '@tidemark/storage';
 import { serializeSchema, type DataFileMeta } from '@tidemark/format';
 import { TablePaths, buildInitialSchema, openTable, type CommitResult, type Table } from '@tidemark/core';
 import { packagesBuilt } from './support/built.js';
-import { s3Available } from './support/s3.js';
-import { onLocalTable, onS3Location } from './support/table-locations.js';
+import { itOnDiskAndS3 } from './support/table-locations.js';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const worker = join(repo, 'test', 'workers', 'one-shot-append-worker.mjs');
@@ -92,16 +91,12 @@ describe.skipIf(!built).concurrent('one-shot table.append with another process c
     ['append table', appendTable],
     ['primary-key table', primaryKeyTable],
   ] as const) {
-    it(`local disk: ${what}`, async () => {
-      await onLocalTable('tidemark-one-shot-', (io, root) => scenario(io, root));
-    }, 120_000);
-
-    it.skipIf(!s3Available('one-shot appends across processes on S3'))(
-      `S3: ${what}`,
-      async () => {
-        await onS3Location('one-shot-append', (io, root, options) => scenario(io, root, options));
-      },
-      120_000,
+    itOnDiskAndS3(
+      'one-shot appends across processes on S3',
+      what,
+      { diskPrefix: 'tidemark-one-shot-', s3Label: 'one-shot-append' },
+      scenario,
+      { disk: 120_000, s3: 120_000 },
     );
   }
 });

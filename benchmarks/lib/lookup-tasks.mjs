@@ -27,6 +27,7 @@ import { instrumentFileIO } from '../../test/support/instrumented-file-io.mjs';
 import { seededRandom } from '../../test/support/seeded-random.mjs';
 import { s3FileIOOptions } from './bench-storage.mjs';
 import { childMain, median } from './measure.mjs';
+import { arrowSchemaFor } from './arrow-schema.mjs';
 
 const FIELDS = [
   { name: 'id', type: 'BIGINT NOT NULL' },
@@ -35,13 +36,7 @@ const FIELDS = [
   { name: 'ts', type: 'TIMESTAMP(3)' },
   { name: 'cat', type: 'INT' },
 ];
-const SCHEMA = new arrow.Schema([
-  new arrow.Field('id', new arrow.Int64(), false),
-  new arrow.Field('name', new arrow.Utf8(), true),
-  new arrow.Field('amount', new arrow.Float64(), true),
-  new arrow.Field('ts', new arrow.TimestampMillisecond(), true),
-  new arrow.Field('cat', new arrow.Int32(), true),
-]);
+const SCHEMA = arrowSchemaFor(FIELDS);
 const KEY_STRIDE = 7919;
 const BASE_MS = Date.UTC(2024, 0, 1);
 

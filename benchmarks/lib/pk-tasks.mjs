@@ -22,6 +22,7 @@ import * as arrow from 'apache-arrow';
 
 import { profilePhases, threadCpu, threadCpuSplit } from './cpu-phases.mjs';
 import { childMain, rssMiB } from './measure.mjs';
+import { arrowSchemaFor } from './arrow-schema.mjs';
 
 const FIELDS = [
   { name: 'id', type: 'BIGINT NOT NULL' },
@@ -29,12 +30,7 @@ const FIELDS = [
   { name: 'amount', type: 'DOUBLE' },
   { name: 'ts', type: 'TIMESTAMP(3)' },
 ];
-const SCHEMA = new arrow.Schema([
-  new arrow.Field('id', new arrow.Int64(), false),
-  new arrow.Field('name', new arrow.Utf8(), true),
-  new arrow.Field('amount', new arrow.Float64(), true),
-  new arrow.Field('ts', new arrow.TimestampMillisecond(), true),
-]);
+const SCHEMA = arrowSchemaFor(FIELDS);
 const BASE_MS = Date.UTC(2024, 0, 1);
 /** Share of rows that update an existing key. */
 export const UPDATE_SHARE = 0.3;

@@ -19,6 +19,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 import * as arrow from 'apache-arrow';
+import { arrowSchemaFor } from './arrow-schema.mjs';
 
 export const BASE_MS = Date.UTC(2024, 0, 1);
 const NAME_MULT = 87654321;
@@ -33,13 +34,7 @@ export const TABLE_FIELDS = [
   { name: 'dt', type: 'STRING' },
 ];
 
-const SCHEMA = new arrow.Schema([
-  new arrow.Field('id', new arrow.Int64(), true),
-  new arrow.Field('name', new arrow.Utf8(), true),
-  new arrow.Field('amount', new arrow.Float64(), true),
-  new arrow.Field('ts', new arrow.TimestampMillisecond(), true),
-  new arrow.Field('dt', new arrow.Utf8(), true),
-]);
+const SCHEMA = arrowSchemaFor(TABLE_FIELDS);
 
 /** Utf8 Data from ASCII strings of known total length (no per-string byteLength pass needed). */
 function asciiUtf8(strings) {

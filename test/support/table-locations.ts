@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'vitest';
 import { FileSystemCatalog, openTable, type Table, type TableSpec } from '@tidemark/core';
-import { LocalFileIO, S3FileIO, type S3Options } from '@tidemark/storage';
+import { LocalFileIO, S3FileIO, type FileIO, type S3Options } from '@tidemark/storage';
 import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './s3.js';
 
 /** Runs `body` on `<fresh temp dir>/wh/db.db/t` (prefix names the temp dir), removing the dir afterwards. */
@@ -71,4 +71,27 @@ export function itOnS3Warehouse(
   timeoutMs: number,
 ): void {
   (s3Available(suite) ? it : it.skip)(title, () => onS3Warehouse(label, body), timeoutMs);
+}
+
+/** Where a scenario of {@link itOnDiskAndS3} runs: `options` is set on the S3 server only. */
+export type LocationScenario = (io: FileIO, root: string, options?: S3Options) => Promise<void>;
+
+/**
+ * Registers `local disk: <title>` ({@link onLocalTable}, temp dir `diskPrefix`) and `S3: <title>`
+ * ({@link onS3Location} at `s3Label`) running the same `scenario`; the S3 test is skipped, with a
+ * notice naming `suite`, when no S3 server is configured.
+ */
+export function itOnDiskAndS3(
+  suite: string,
+  title: string,
+  where: { diskPrefix: string; s3Label: string },
+  scenario: LocationScenario,
+  timeoutMs: { disk: number; s3: number },
+): void {
+  it(`local disk: ${title}`, () => onLocalTable(where.diskPrefix, (io, root) => scenario(io, root)), timeoutMs.disk);
+  (s3Available(suite) ? it : it.skip)(
+    `S3: ${title}`,
+    () => onS3Location(where.s3Label, (io, root, options) => scenario(io, root, options)),
+    timeoutMs.s3,
+  );
 }
