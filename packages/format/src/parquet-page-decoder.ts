@@ -16,6 +16,7 @@ import * as arrow from 'apache-arrow';
 import { snappyUncompress, type ColumnMetaData, type SchemaElement } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { readDataPage } from 'hyparquet/src/datapage.js';
+import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import type { SchemaTree } from 'hyparquet/src/types.js';
 import { getAvroCodec } from './avro-codecs.js';
 
@@ -233,47 +234,97 @@ export class PageColumnRows {
     const daph = header.data_page_header;
     if (header.type !== 'DATA_PAGE' || daph === undefined) throw new UnsupportedPageError(`page type ${header.type}`);
     if (to > daph.num_values) throw new Error(`page holds ${daph.num_values} values, rows up to ${to} were asked`);
-    const decoded = readDataPage(data, daph, {
-      type: column.meta.type,
-      element: column.element,
-      schemaPath: column.schemaPath,
-      pathInSchema: column.meta.path_in_schema,
-      codec: column.meta.codec,
-      parsers: undefined as never,
-    });
-    const levels = decoded.definitionLevels;
-    const values = decoded.dataPage as ArrayLike<unknown>;
-    const dictionaryEncoded = daph.encoding === 'PLAIN_DICTIONARY' || daph.encoding === 'RLE_DICTIONARY';
-    const dict = dictionaryEncoded ? await dictionary() : null;
-    if (dictionaryEncoded && dict === null) throw new Error('dictionary-encoded page in a chunk without a dictionary page');
-    // Value index of row `from`: the non-null rows before it.
-    let v = 0;
-    const hasLevels = levels !== undefined && levels.length > 0;
-    if (hasLevels) for (let r = 0; r < from; r++) if (levels[r] === column.maxDefinition) v++;
-    if (!hasLevels) v = from;
-    const fixed = this.fixed;
-    if (!hasLevels && !dictionaryEncoded && fixed !== null && ArrayBuffer.isView(values) && sameKind(fixed, values)) {
-      // The common case of a key column: one copy of the page's stretch.
-      (fixed as Float64Array).set((values as unknown as Float64Array).subarray(from, to), this.filled);
-      for (let r = from; r < to; r++) this.setValid(this.filled++);
-      return;
+    const reader = { view: new DataView(data.buffer, data.byteOffset, data.byteLength), offset: 0 };
+    // Definition levels of the rows up to `to` only (their 4-byte length lets the values be found).
+    let levels: Uint8Array | null = null;
+    if (column.maxDefinition > 0) {
+      if (daph.definition_level_encoding !== 'RLE')
+        throw new UnsupportedPageError(`definition levels in ${daph.definition_level_encoding}`);
+      levels = new Uint8Array(to);
+      readRleBitPackedHybrid(reader, 1, levels);
     }
+    // Values before row `from` and before `to` (nulls have none).
+    let first = from;
+    let end = to;
+    if (levels !== null) {
+      first = 0;
+      for (let r = 0; r < from; r++) first += levels[r]!;
+      end = first;
+      for (let r = from; r < to; r++) end += levels[r]!;
+    }
+    const encoding = daph.encoding;
+    let value: (i: number) => unknown;
+    let piece: (i: number) => Uint8Array;
+    if (encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') {
+      const dict = await dictionary();
+      if (dict === null) throw new Error('dictionary-encoded page in a chunk without a dictionary page');
+      const width = reader.view.getUint8(reader.offset++);
+      const indices = new Int32Array(end);
+      if (width > 0) readRleBitPackedHybrid(reader, width, indices, data.byteLength - reader.offset);
+      const entry = (i: number): number => {
+        const k = indices[i]!;
+        if (k >= dict.count) throw new Error(`dictionary index ${k} out of ${dict.count} entries`);
+        return k;
+      };
+      value = (i) => dict.values![entry(i)];
+      piece = (i) => {
+        const k = entry(i);
+        return dict.bytes!.subarray(dict.offsets![k]!, dict.offsets![k + 1]!);
+      };
+    } else if (encoding === 'PLAIN') {
+      const base = reader.offset;
+      if (column.meta.type === 'BYTE_ARRAY') {
+        // Walk the length prefixes up to the last selected value; nothing made for the others.
+        const starts = new Int32Array(end - first + 1);
+        let at = base;
+        for (let i = 0; i < end; i++) {
+          if (i >= first) starts[i - first] = at;
+          at += 4 + reader.view.getUint32(at, true);
+        }
+        if (at > data.byteLength) throw new Error('page values are cut short');
+        starts[end - first] = at;
+        piece = (i) => data.subarray(starts[i - first]! + 4, starts[i - first + 1]!);
+        value = piece;
+      } else {
+        const width = column.meta.type === 'INT64' || column.meta.type === 'DOUBLE' ? 8 : 4;
+        if (base + end * width > data.byteLength) throw new Error('page values are cut short');
+        const fixed = this.fixed!;
+        if (levels === null && fixed.BYTES_PER_ELEMENT === width) {
+          // No nulls, same width (a key column): the page's stretch is the column's bytes.
+          new Uint8Array(fixed.buffer).set(data.subarray(base + first * width, base + end * width), this.filled * width);
+          for (let r = from; r < to; r++) this.setValid(this.filled++);
+          return;
+        }
+        const raw = rawReader(column.meta.type, reader.view);
+        value = (i) => raw(base + i * width);
+        piece = () => new Uint8Array(0);
+      }
+    } else {
+      // Other encodings (delta, byte stream split): hyparquet decodes the whole page.
+      const decoded = readDataPage(data, daph, {
+        type: column.meta.type,
+        element: column.element,
+        schemaPath: column.schemaPath,
+        pathInSchema: column.meta.path_in_schema,
+        codec: column.meta.codec,
+        parsers: undefined as never,
+      });
+      const values = decoded.dataPage as ArrayLike<unknown>;
+      value = (i) => values[i];
+      piece = (i) => values[i] as Uint8Array;
+    }
+    const fixed = this.fixed;
+    let v = first;
     for (let r = from; r < to; r++) {
       const at = this.filled++;
-      if (hasLevels && levels[r] !== column.maxDefinition) {
+      if (levels !== null && levels[r] === 0) {
         this.nulls++;
         if (fixed === null) this.pieces.push(null);
         continue;
       }
-      const raw = values[v++];
       this.setValid(at);
-      if (dict !== null) {
-        const i = raw as number;
-        if (!(i >= 0 && i < dict.count)) throw new Error(`dictionary index ${i} out of ${dict.count} entries`);
-        if (fixed !== null) (fixed as unknown as unknown[])[at] = dict.values![i];
-        else this.pieces.push(dict.bytes!.subarray(dict.offsets![i]!, dict.offsets![i + 1]!));
-      } else if (fixed !== null) (fixed as unknown as unknown[])[at] = raw;
-      else this.pieces.push(raw as Uint8Array);
+      if (fixed !== null) (fixed as unknown as unknown[])[at] = value(v++);
+      else this.pieces.push(piece(v++));
     }
   }
 
@@ -306,6 +357,18 @@ export class PageColumnRows {
 /** Raised for a page this decoder does not read (data page v2): the caller decodes with parquet-wasm. */
 export class UnsupportedPageError extends Error {}
 
-function sameKind(a: ArrayBufferView, b: ArrayBufferView): boolean {
-  return a.constructor === b.constructor;
+/** Reads one little-endian value of a fixed-width Parquet type at a byte offset of `view`. */
+function rawReader(type: string, view: DataView): (at: number) => number | bigint {
+  switch (type) {
+    case 'INT32':
+      return (at) => view.getInt32(at, true);
+    case 'INT64':
+      return (at) => view.getBigInt64(at, true);
+    case 'FLOAT':
+      return (at) => view.getFloat32(at, true);
+    case 'DOUBLE':
+      return (at) => view.getFloat64(at, true);
+    default:
+      throw new Error(`values of type ${type}`);
+  }
 }

@@ -23,7 +23,14 @@ import {
   type ParquetPageStats,
 } from './parquet-page-index.js';
 import { sharedParquetWorkerPool, type ParquetWorkerPool } from './parquet-worker-pool.js';
-import { decodeDictionaryPage, PageColumnRows, pageColumnKind, UnsupportedPageError, type PageColumn, type PageDictionary } from './parquet-page-decoder.js';
+import {
+  decodeDictionaryPage,
+  PageColumnRows,
+  pageColumnKind,
+  UnsupportedPageError,
+  type PageColumn,
+  type PageDictionary,
+} from './parquet-page-decoder.js';
 import { RangeBlob } from './range-blob.js';
 import { guardWasmRead } from './wasm-trap-guard.js';
 import type { DataField } from './types.js';
@@ -445,7 +452,13 @@ export class ParquetDataFile {
           const out = new PageColumnRows(column, rows.end - rows.start);
           const dictionary = async (): Promise<PageDictionary | null> => {
             const d = pages.dictionary;
-            return d === null ? null : this.dictionary(group, column, () => bytes.get(d.offset) ?? this.spanBytes([[d.offset, d.offset + d.size]]).then((m) => m.get(d.offset)!));
+            return d === null
+              ? null
+              : this.dictionary(
+                  group,
+                  column,
+                  () => bytes.get(d.offset) ?? this.spanBytes([[d.offset, d.offset + d.size]]).then((m) => m.get(d.offset)!),
+                );
           };
           for (const { page, from, to } of read) await out.addPage(bytes.get(page.offset)!, from, to, dictionary);
           return out.data();
