@@ -409,43 +409,10 @@ export class ParquetDataFile {
     columns: readonly string[] | undefined,
     what: string,
   ): Promise<arrow.RecordBatch | null> {
+    const plan = await this.pagePlan(group, rows, columns);
+    if (plan === null) return null;
     const schema = await this.physicalSchema();
-    const root = this.metadata.schema[0]!;
-    const plan: { column: PageColumn; pages: ParquetColumnPages; read: { page: ParquetPageLocation; from: number; to: number }[] }[] = [];
-    for (const { chunk, meta } of this.projectedChunks(group, columns)) {
-      const name = meta.path_in_schema[0]!;
-      if (meta.path_in_schema.length !== 1 || chunk.offset_index_offset === undefined) return null;
-      const field = schema.fields.find((f) => f.name === name);
-      const pages = await this.columnPages(group, name);
-      if (field === undefined || pages === null) return null;
-      const kind = pageColumnKind(field, meta, pages.element);
-      if (kind === null) return null;
-      const leaf = { element: pages.element, children: [], count: 1, path: [name] };
-      const column: PageColumn = {
-        kind,
-        field,
-        meta,
-        element: pages.element,
-        schemaPath: [{ element: root, children: [leaf], count: 2, path: [] }, leaf],
-        maxDefinition: pages.element.repetition_type === 'REQUIRED' ? 0 : 1,
-      };
-      const read: { page: ParquetPageLocation; from: number; to: number }[] = [];
-      pages.pages.forEach((page, i) => {
-        const next = pages.pages[i + 1]?.firstRow ?? pages.rows;
-        if (page.firstRow < rows.end && next > rows.start) {
-          read.push({ page, from: Math.max(rows.start, page.firstRow) - page.firstRow, to: Math.min(rows.end, next) - page.firstRow });
-        }
-      });
-      plan.push({ column, pages, read });
-    }
-    // The pages, and the dictionaries not decoded yet, in one coalesced round of reads.
-    const spans: [number, number][] = [];
-    for (const { column, pages, read } of plan) {
-      for (const { page } of read) spans.push([page.offset, page.offset + page.size]);
-      const d = pages.dictionary;
-      if (d !== null && !this.dictionaries.has(dictionaryKey(group, column))) spans.push([d.offset, d.offset + d.size]);
-    }
-    const bytes = await this.spanBytes(spans);
+    const bytes = await this.spanBytes(this.planSpans(group, plan));
     try {
       const data = await Promise.all(
         plan.map(async ({ column, pages, read }) => {
@@ -474,6 +441,55 @@ export class ParquetDataFile {
       if (err instanceof UnsupportedPageError) return null;
       throw corrupt(this.path, `cannot decode ${what}`, err);
     }
+  }
+
+  /** What {@link decodePages} reads of each column: null when a column is not for the page decoder. */
+  private async pagePlan(
+    group: number,
+    rows: { readonly start: number; readonly end: number },
+    columns: readonly string[] | undefined,
+  ): Promise<PagePlan | null> {
+    const schema = await this.physicalSchema();
+    const root = this.metadata.schema[0]!;
+    const plan: PagePlan = [];
+    for (const { chunk, meta } of this.projectedChunks(group, columns)) {
+      const name = meta.path_in_schema[0]!;
+      if (meta.path_in_schema.length !== 1 || chunk.offset_index_offset === undefined) return null;
+      const field = schema.fields.find((f) => f.name === name);
+      const pages = await this.columnPages(group, name);
+      if (field === undefined || pages === null) return null;
+      const kind = pageColumnKind(field, meta, pages.element);
+      if (kind === null) return null;
+      const leaf = { element: pages.element, children: [], count: 1, path: [name] };
+      const column: PageColumn = {
+        kind,
+        field,
+        meta,
+        element: pages.element,
+        schemaPath: [{ element: root, children: [leaf], count: 2, path: [] }, leaf],
+        maxDefinition: pages.element.repetition_type === 'REQUIRED' ? 0 : 1,
+      };
+      const read: { page: ParquetPageLocation; from: number; to: number }[] = [];
+      pages.pages.forEach((page, i) => {
+        const next = pages.pages[i + 1]?.firstRow ?? pages.rows;
+        if (page.firstRow < rows.end && next > rows.start) {
+          read.push({ page, from: Math.max(rows.start, page.firstRow) - page.firstRow, to: Math.min(rows.end, next) - page.firstRow });
+        }
+      });
+      plan.push({ column, pages, read });
+    }
+    return plan;
+  }
+
+  /** The spans of the pages of `plan`, and of the dictionaries not decoded yet. */
+  private planSpans(group: number, plan: PagePlan): [number, number][] {
+    const spans: [number, number][] = [];
+    for (const { column, pages, read } of plan) {
+      for (const { page } of read) spans.push([page.offset, page.offset + page.size]);
+      const d = pages.dictionary;
+      if (d !== null && !this.dictionaries.has(dictionaryKey(group, column))) spans.push([d.offset, d.offset + d.size]);
+    }
+    return spans;
   }
 
   /**
@@ -519,26 +535,59 @@ export class ParquetDataFile {
   }
 
   /**
-   * The bytes of each span `[start, end)` by its start: kept spans from memory, the others with
-   * coalesced ranged reads (and kept for later page reads).
+   * The bytes of each span `[start, end)` by its start: kept spans from memory, spans being read
+   * (a prefetch) from that read, the others with coalesced ranged reads (and kept for later page reads).
    */
   private async spanBytes(spans: readonly [number, number][]): Promise<Map<number, Uint8Array>> {
     const out = new Map<number, Uint8Array>();
     const missing: [number, number][] = [];
+    const waits: Promise<unknown>[] = [];
     for (const [a, b] of spans) {
       const kept = this.keptSpans.get(a, b);
+      const reading = kept === undefined ? this.spansReading.get(`${a}+${b}`) : undefined;
       if (kept !== undefined) out.set(a, kept);
-      else missing.push([a, b]);
+      else if (reading !== undefined) waits.push(reading.then((bytes) => out.set(a, bytes)));
+      else if (!missing.some(([x, y]) => x === a && y === b)) missing.push([a, b]);
     }
-    const read = await this.readCoalesced(missing.map(([a, b]) => [a, b]));
-    for (const [a, b] of missing) {
-      const from = read.find((r) => r.start <= a && r.start + r.bytes.length >= b);
-      if (from === undefined) throw new CorruptFileError(this.path, `bytes ${a}..${b} could not be read`);
-      const bytes = from.bytes.slice(a - from.start, b - from.start);
-      this.keptSpans.put(a, bytes);
-      out.set(a, bytes);
+    if (missing.length > 0) {
+      const read = this.readCoalesced(missing.map(([a, b]) => [a, b]));
+      for (const [a, b] of missing) {
+        const key = `${a}+${b}`;
+        const bytes = read.then((ranges) => {
+          const from = ranges.find((r) => r.start <= a && r.start + r.bytes.length >= b);
+          if (from === undefined) throw new CorruptFileError(this.path, `bytes ${a}..${b} could not be read`);
+          const span = from.bytes.slice(a - from.start, b - from.start);
+          this.keptSpans.put(a, span);
+          return span;
+        });
+        this.spansReading.set(key, bytes);
+        const done = (): void => {
+          if (this.spansReading.get(key) === bytes) this.spansReading.delete(key);
+        };
+        bytes.then(done, done);
+        waits.push(bytes.then((span) => out.set(a, span)));
+      }
     }
+    await Promise.all(waits);
     return out;
+  }
+
+  /** Spans being read now, by `start+end` (see {@link spanBytes}). */
+  private readonly spansReading = new Map<string, Promise<Uint8Array>>();
+
+  /**
+   * Starts reading the pages of `columns` that hold rows `rows` of row group `group` (and the
+   * dictionaries not decoded yet), for a {@link decode} of some of those rows soon after: a key
+   * lookup reads them while it searches the key column, one round trip instead of two. Nothing
+   * when the page decoder would not read the rows.
+   */
+  async prefetchPages(
+    group: number,
+    rows: { readonly start: number; readonly end: number },
+    columns: readonly string[] | undefined,
+  ): Promise<void> {
+    const plan = await this.pagePlan(group, rows, columns);
+    if (plan !== null) await this.spanBytes(this.planSpans(group, plan));
   }
 
   /** `length` bytes at `offset`: from the tail held when they lie in it, else one ranged read. */
@@ -771,6 +820,9 @@ function joinTouching(ranges: { start: number; bytes: Uint8Array }[]): { start: 
     return { start, bytes };
   });
 }
+
+/** Per column to decode by pages: the column, its pages, and which rows of which pages. */
+type PagePlan = { column: PageColumn; pages: ParquetColumnPages; read: { page: ParquetPageLocation; from: number; to: number }[] }[];
 
 function dictionaryKey(group: number, column: PageColumn): string {
   return `${group}|${column.meta.path_in_schema[0]}`;

@@ -105,30 +105,47 @@ function integerTest(values: ArrayLike<number>, literals: readonly unknown[]): (
   return (i) => set.has(values[i]!);
 }
 
-function bigintTest(values: BigInt64Array, literals: readonly unknown[]): ((i: number) => boolean) | null {
+/** A BIGINT key list as 32-bit halves (low half → high halves), per list: a read tests every batch against the same list. */
+const bigintHalvesByList = new WeakMap<readonly unknown[], Map<number, number[]> | null>();
+
+function bigintLiteralHalves(literals: readonly unknown[]): Map<number, number[]> | null {
+  if (bigintHalvesByList.has(literals)) return bigintHalvesByList.get(literals)!;
+  let byLow: Map<number, number[]> | null = new Map();
   const set = new Set<bigint>();
   for (const v of literals) {
     if (v === null || v === undefined) continue;
     if (typeof v === 'bigint') set.add(v);
-    else if (typeof v === 'number') {
-      if (Number.isSafeInteger(v)) set.add(BigInt(v));
-      else if (Number.isInteger(v)) return null; // an inexact double: leave it to compareValues
-    } else return null;
+    else if (typeof v === 'number' && Number.isSafeInteger(v)) set.add(BigInt(v));
+    else if (typeof v !== 'number' || Number.isInteger(v)) {
+      // an inexact double or another kind: leave it to compareValues
+      byLow = null;
+      break;
+    }
   }
+  if (byLow !== null) {
+    for (const v of set) {
+      const lo = Number(BigInt.asIntN(32, v));
+      const hi = Number(BigInt.asIntN(32, v >> 32n));
+      const list = byLow.get(lo);
+      if (list === undefined) byLow.set(lo, [hi]);
+      else list.push(hi);
+    }
+  }
+  bigintHalvesByList.set(literals, byLow);
+  return byLow;
+}
+
+function bigintTest(values: BigInt64Array, literals: readonly unknown[]): ((i: number) => boolean) | null {
+  const byLow = bigintLiteralHalves(literals);
+  if (byLow === null) return null;
   // Compare the two 32-bit halves: reading a BigInt64Array allocates a bigint per row.
   const halves = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
-  const split = (v: bigint): [number, number] => [Number(BigInt.asIntN(32, v)), Number(BigInt.asIntN(32, v >> 32n))];
-  if (set.size === 1) {
-    const [lo, hi] = split(set.values().next().value!);
-    return (i) => halves[2 * i] === lo && halves[2 * i + 1] === hi;
-  }
-  // Low half → the high halves wanted with it.
-  const byLow = new Map<number, number[]>();
-  for (const v of set) {
-    const [lo, hi] = split(v);
-    const list = byLow.get(lo);
-    if (list === undefined) byLow.set(lo, [hi]);
-    else list.push(hi);
+  if (byLow.size === 1) {
+    const [lo, his] = byLow.entries().next().value!;
+    if (his.length === 1) {
+      const hi = his[0]!;
+      return (i) => halves[2 * i] === lo && halves[2 * i + 1] === hi;
+    }
   }
   return (i) => {
     const his = byLow.get(halves[2 * i]!);

@@ -195,6 +195,8 @@ export async function* readMergeSplit(
   const keyFilter = ctx.rowFilter ?? null;
   // A filter fixing a single-column key to some values: its rows are found by binary search (files are sorted by key).
   const keyValues = keyFilter !== null && keyFields.length === 1 ? fixedValues(keyFilter).get(keyFields[0]!.name) : undefined;
+  // A filter that is only that list: the rows the search finds are exactly the rows it keeps.
+  const searchIsFilter = keyValues !== undefined && isKeyList(keyFilter!, keyFields[0]!.name);
   for await (const { evolved } of readDataFiles(ctx.fileIO, files, mergeFields, { keyValue: true, ...readOptions(ctx) })) {
     let { batch, sequence, valueKind } = evolved;
     const found = keyValues === undefined ? null : sortedKeyRows(batch, mergeFields, keyFields[0]!, keyValues);
@@ -204,7 +206,7 @@ export async function* readMergeSplit(
       sequence = takeTyped(sequence!, found);
       valueKind = takeTyped(valueKind!, found);
     }
-    const keep = keyFilter === null ? null : matchingRows(batch, mergeFields, keyFilter);
+    const keep = keyFilter === null || (found !== null && searchIsFilter) ? null : matchingRows(batch, mergeFields, keyFilter);
     if (keep === null) held.add(batch.data.children, sequence!, valueKind!, batch.numRows);
     else if (keep.length > 0) {
       const kept = takeBatch(batch, keep);
@@ -219,6 +221,14 @@ export async function* readMergeSplit(
     const end = Math.min(merged.length, start + size);
     yield makeBatch(schema, merged.columns(start, end), end - start);
   }
+}
+
+/** Whether `filter` is `column = v` or `column IN (…)` alone. */
+function isKeyList(filter: Predicate, column: string): boolean {
+  return (
+    (filter.kind === 'in' && !filter.negated && filter.column === column) ||
+    (filter.kind === 'compare' && filter.op === '=' && filter.column === column)
+  );
 }
 
 function takeTyped<T extends BigInt64Array | Int8Array>(values: T, rows: readonly number[]): T {

@@ -107,6 +107,8 @@ interface PreparedRead {
   readonly predicate: Predicate | null;
   /** The part of the predicate that may skip row groups by their statistics. */
   readonly rowFilter: Predicate | null;
+  /** The split readers drop every row the predicate rejects (it names key and partition columns only, applied before the merge). */
+  readonly readsFiltered?: boolean;
   /** The filter fixes the whole primary key: decoded row groups are kept for the next lookup. */
   readonly keyLookup?: boolean;
   /** The filter fixes a single-column primary key to these values. */
@@ -179,7 +181,7 @@ abstract class AbstractRead {
     const outSchema = toArrowSchema(p.outputFields);
     let remaining = limit ?? Infinity;
     for await (let batch of p.readSplits(ctx, p.plan.splits)) {
-      if (p.predicate) batch = filterBatch(batch, p.predicate, p.readFields);
+      if (p.predicate && p.readsFiltered !== true) batch = filterBatch(batch, p.predicate, p.readFields);
       if (batch.numRows === 0) continue;
       if (batch.numRows > remaining) batch = batch.slice(0, remaining);
       const columns = p.outputFields.map((_, i) => batch.data.children[i]!);
@@ -322,6 +324,10 @@ export class TableRead extends AbstractRead {
       plan,
       schema,
       rowFilter: filter.statsPredicate ?? null,
+      readsFiltered:
+        merge !== null &&
+        selected.predicate !== null &&
+        [...predicateColumns(selected.predicate)].every((c) => trimmedPrimaryKeys(schema).includes(c) || schema.partitionKeys.includes(c)),
       keyLookup: isPk && fixesColumns(selected.predicate, trimmedPrimaryKeys(schema)),
       ...keyProbeOf(selected.predicate, keyFields, selected.readFields),
       readSplits: (splitCtx, splits) => {
