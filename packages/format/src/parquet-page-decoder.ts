@@ -137,8 +137,20 @@ async function openPage(column: PageColumn, bytes: Uint8Array) {
   return { header, data: await decompress(column.meta.codec, body, header.uncompressed_page_size) };
 }
 
+/** Typed arrays of the fixed-width Parquet types (little-endian, as the plain encoding stores them). */
+const FIXED_WIDTH: Record<
+  string,
+  { array: new (buffer: ArrayBuffer) => Int32Array | BigInt64Array | Float32Array | Float64Array; width: number }
+> = {
+  INT32: { array: Int32Array, width: 4 },
+  INT64: { array: BigInt64Array, width: 8 },
+  FLOAT: { array: Float32Array, width: 4 },
+  DOUBLE: { array: Float64Array, width: 8 },
+};
+
 /** Aligned copy of `n` little-endian values of `width` bytes at `offset` of `bytes`. */
 function copyAligned(bytes: Uint8Array, offset: number, n: number, width: number): ArrayBuffer {
+  if (offset + n * width > bytes.byteLength) throw new Error(`page holds fewer than ${n} values`);
   const out = new Uint8Array(n * width);
   out.set(bytes.subarray(offset, offset + n * width));
   return out.buffer;
@@ -151,23 +163,12 @@ export async function decodeDictionaryPage(column: PageColumn, bytes: Uint8Array
   if (header.type !== 'DICTIONARY_PAGE' || dict === undefined) throw new Error(`expected a dictionary page, found ${header.type}`);
   if (dict.encoding !== 'PLAIN' && dict.encoding !== 'PLAIN_DICTIONARY') throw new Error(`dictionary encoding ${dict.encoding}`);
   const count = dict.num_values;
+  const fixed = FIXED_WIDTH[column.meta.type];
+  if (fixed !== undefined) {
+    const values = new fixed.array(copyAligned(data, 0, count, fixed.width));
+    return { count, values, byteLength: values.byteLength };
+  }
   switch (column.meta.type) {
-    case 'INT32': {
-      const values = new Int32Array(copyAligned(data, 0, count, 4));
-      return { count, values, byteLength: values.byteLength };
-    }
-    case 'INT64': {
-      const values = new BigInt64Array(copyAligned(data, 0, count, 8));
-      return { count, values, byteLength: values.byteLength };
-    }
-    case 'FLOAT': {
-      const values = new Float32Array(copyAligned(data, 0, count, 4));
-      return { count, values, byteLength: values.byteLength };
-    }
-    case 'DOUBLE': {
-      const values = new Float64Array(copyAligned(data, 0, count, 8));
-      return { count, values, byteLength: values.byteLength };
-    }
     case 'BYTE_ARRAY': {
       // Entries are length-prefixed: index them once.
       const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
