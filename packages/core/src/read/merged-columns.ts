@@ -122,18 +122,20 @@ export class MergedKeyValues {
         continue;
       }
       // A null source (a column partial update set to NULL) points at one extra all-null chunk.
-      const all = [...sources, nullData(type, 1)];
+      let nullSource = false;
       const chunkIdx = new Uint32Array(slice.length);
       const rowIdx = new Uint32Array(slice.length);
       slice.forEach((m, k) => {
         const src = m.columnSources ? m.columnSources[c]! : m.record;
-        if (src === null) chunkIdx[k] = sources.length;
-        else {
+        if (src === null) {
+          chunkIdx[k] = sources.length;
+          nullSource = true;
+        } else {
           chunkIdx[k] = src.chunk;
           rowIdx[k] = src.row;
         }
       });
-      out.push(takeChunks(all, { chunks: chunkIdx, rows: rowIdx }, type));
+      out.push(takeChunks(nullSource ? [...sources, nullData(type, 1)] : sources, { chunks: chunkIdx, rows: rowIdx }, type));
     }
     return out;
   }
