@@ -9,7 +9,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemoryFileIO } from '@tidemark/storage';
 
-const calls = vi.hoisted(() => ({ matchingRows: 0 }));
+const calls = vi.hoisted(() => ({ matchingRows: 0, searched: [] as number[] }));
 vi.mock('../src/read/row-filter.js', async (importOriginal) => {
   const original = await importOriginal<typeof import('../src/read/row-filter.js')>();
   return {
@@ -17,6 +17,10 @@ vi.mock('../src/read/row-filter.js', async (importOriginal) => {
     matchingRows: (...args: Parameters<typeof original.matchingRows>) => {
       calls.matchingRows++;
       return original.matchingRows(...args);
+    },
+    sortedKeyRows: (...args: Parameters<typeof original.sortedKeyRows>) => {
+      calls.searched.push(args[3].length);
+      return original.sortedKeyRows(...args);
     },
   };
 });
@@ -49,6 +53,20 @@ const value = (i: number): number => (i % 2 === 0 && i < 4000 ? 0 - i || 0 : i);
 describe('key-list reads test their filter once', () => {
   beforeEach(() => {
     calls.matchingRows = 0;
+    calls.searched = [];
+  });
+
+  it('each bucket is searched for the keys that hash to it, not for the whole list', async () => {
+    const t = await table(false);
+    const keys = Array.from({ length: 400 }, (_, i) => i * 9 + 1);
+    calls.searched = [];
+    const got = await t.newRead({ where: `id IN (${keys.join(', ')})` }).toArrowTable();
+    expect(got.numRows).toBe(keys.filter((k) => k < 4000).length);
+    const ids = got.toArray().map((r) => Number((r.toJSON() as { id: bigint }).id));
+    expect(new Set(ids)).toEqual(new Set(keys.filter((k) => k < 4000)));
+    // 4 buckets: every search is for a part of the list.
+    expect(calls.searched.length).toBeGreaterThan(0);
+    for (const n of calls.searched) expect(n).toBeLessThan(keys.length / 2);
   });
 
   it('id IN (…): the found rows are the result, with no row test', async () => {

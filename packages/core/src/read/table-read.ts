@@ -27,7 +27,7 @@ import { parseTimestampMillis, resolveSnapshot, type TimeTravelOptions } from '.
 import type { DataSplit } from '../scan/data-split.js';
 import { ScanPlan } from '../scan/scan-plan.js';
 import { InvalidReadOptionError } from '../scan/errors.js';
-import { bucketSelector, fixedValues, fixesColumns } from '../scan/bucket-filter.js';
+import { bucketSelector, fixedValues, fixesColumns, keyListByBucket } from '../scan/bucket-filter.js';
 import { FileStoreScan, type ScanFilter } from '../scan/file-store-scan.js';
 import { makeBatch, takeBatch } from './arrow-take.js';
 import { mergeEngineOptions } from './merge-engine.js';
@@ -337,7 +337,9 @@ export class TableRead extends AbstractRead {
           noticeSkippedLevel0(ctx, plan, travels);
           return readRawSplits(splitCtx, splits, { keyValue: true, skipLevel0: true, applyDeletionVectors: true });
         }
-        return readMergeSplits(splitCtx, splits, keyFields, merge, merge.engine === 'first-row', sequenceFields, groupFields);
+        const rowFilter = filter.statsPredicate ?? null;
+        const byBucket = rowFilter === null || !(splitCtx.rowFilter === rowFilter) ? null : keyListByBucket(schema, rowFilter);
+        return readMergeSplits(splitCtx, splits, byBucket, keyFields, merge, merge.engine === 'first-row', sequenceFields, groupFields);
       },
     };
   }
@@ -409,13 +411,25 @@ function keyProbeOf(
   return field === undefined || values === undefined ? {} : { keyProbe: { field, values } };
 }
 
-/** Merge-on-read of each split in turn (each bucket is merged in memory; its files decode in parallel). */
+/**
+ * Merge-on-read of each split in turn (each bucket is merged in memory; its files decode in
+ * parallel). A key list (`byBucket`) is cut down to the keys of each split's bucket: a bucket's
+ * pages, row searches and row tests are for its own keys only.
+ */
 async function* readMergeSplits(
   ctx: SplitReadContext,
   splits: readonly DataSplit[],
+  byBucket: ((bucket: number, totalBuckets: number) => Predicate) | null,
   ...rest: Parameters<typeof readMergeSplit> extends [SplitReadContext, DataSplit, ...infer R] ? R : never
 ): AsyncGenerator<arrow.RecordBatch> {
-  for (const split of splits) yield* readMergeSplit(ctx, split, ...rest);
+  for (const split of splits) {
+    let splitCtx = ctx;
+    if (byBucket !== null && split.totalBuckets > 0) {
+      const rowFilter = byBucket(split.bucket, split.totalBuckets) as Extract<Predicate, { kind: 'in' }>;
+      splitCtx = { ...ctx, rowFilter, ...(ctx.keyProbe ? { keyProbe: { field: ctx.keyProbe.field, values: rowFilter.values } } : {}) };
+    }
+    yield* readMergeSplit(splitCtx, split, ...rest);
+  }
 }
 
 /** Keeps the rows of `batch` (columns = `fields`) for which `predicate` is TRUE. */

@@ -81,6 +81,45 @@ export function bucketSelector(schema: TableSchema, predicate: Predicate | null)
   };
 }
 
+/**
+ * For a filter that is a list of values of the single bucket-key column alone (`k = v`,
+ * `k IN (…)`): the part of the list whose rows lie in a bucket (per bucket count), so that each
+ * bucket is searched for its own keys only; null for any other filter or table.
+ */
+export function keyListByBucket(schema: TableSchema, predicate: Predicate): ((bucket: number, totalBuckets: number) => Predicate) | null {
+  const keyFields = fixedBucketKey(schema);
+  if (keyFields === null || keyFields.length !== 1) return null;
+  const field = keyFields[0]!;
+  const isList = (predicate.kind === 'in' && !predicate.negated) || (predicate.kind === 'compare' && predicate.op === '=');
+  if (!isList || predicate.column !== field.name) return null;
+  const forms: { literal: unknown; rows: Uint8Array[] }[] = [];
+  for (const literal of predicate.kind === 'in' ? predicate.values : [predicate.value]) {
+    if (literal === null || literal === undefined) continue;
+    const stored = storedForms(field.type, literal);
+    if (stored === null) return null;
+    forms.push({ literal, rows: stored.map((v) => encodeBinaryRow([field.type], [v])) });
+  }
+  const byTotal = new Map<number, Map<number, Predicate>>();
+  return (bucket, totalBuckets) => {
+    let lists = byTotal.get(totalBuckets);
+    if (lists === undefined) {
+      const values = new Map<number, unknown[]>();
+      for (const f of forms) {
+        for (const b of new Set(f.rows.map((row) => bucketOf(row, totalBuckets)))) {
+          const list = values.get(b);
+          if (list === undefined) values.set(b, [f.literal]);
+          else list.push(f.literal);
+        }
+      }
+      lists = new Map(
+        [...values].map(([b, list]) => [b, { kind: 'in', column: field.name, type: field.type, values: list, negated: false }]),
+      );
+      byTotal.set(totalBuckets, lists);
+    }
+    return lists.get(bucket) ?? { kind: 'in', column: field.name, type: field.type, values: [], negated: false };
+  };
+}
+
 /** Whether `predicate` fixes every column of `columns` to a list of values (a key lookup when they are the key). */
 export function fixesColumns(predicate: Predicate | null, columns: readonly string[]): boolean {
   if (predicate === null || columns.length === 0) return false;
