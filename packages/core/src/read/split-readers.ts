@@ -200,13 +200,18 @@ export async function* readMergeSplit(
   for await (const { evolved } of readDataFiles(ctx.fileIO, files, mergeFields, { keyValue: true, ...readOptions(ctx) })) {
     let { batch, sequence, valueKind } = evolved;
     const found = keyValues === undefined ? null : sortedKeyRows(batch, mergeFields, keyFields[0]!, keyValues);
+    if (found !== null && searchIsFilter) {
+      // Exactly the rows the filter keeps: held where they are (the merge gathers them once).
+      if (found.length > 0) held.add(batch.data.children, sequence!, valueKind!, found.length, found);
+      continue;
+    }
     if (found !== null) {
       if (found.length === 0) continue;
       batch = takeBatch(batch, found);
       sequence = takeTyped(sequence!, found);
       valueKind = takeTyped(valueKind!, found);
     }
-    const keep = keyFilter === null || (found !== null && searchIsFilter) ? null : matchingRows(batch, mergeFields, keyFilter);
+    const keep = keyFilter === null ? null : matchingRows(batch, mergeFields, keyFilter);
     if (keep === null) held.add(batch.data.children, sequence!, valueKind!, batch.numRows);
     else if (keep.length > 0) {
       const kept = takeBatch(batch, keep);
