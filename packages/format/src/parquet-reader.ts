@@ -115,8 +115,8 @@ export interface ParquetDecodeOptions {
    */
   readonly pool?: ParquetWorkerPool | false;
   /**
-   * With `rows`: decode the pages holding them on this thread, keeping the chunks' decoded
-   * dictionaries on this object for later reads (default true). Columns or pages of a shape the
+   * With `rows` (up to 65,536 of them): decode the pages holding them on this thread, keeping the
+   * chunks' decoded dictionaries on this object for later reads (default true). Columns or pages of a shape the
    * page decoder does not read (see `pageColumnKind`) go to parquet-wasm all the same.
    */
   readonly pageDecoder?: boolean;
@@ -130,6 +130,12 @@ const COALESCE_GAP_BYTES = 64 * 1024;
 
 /** Bytes of page spans an opened file keeps at most for later page reads ({@link SpanCache}). */
 const KEPT_SPAN_BYTES = 2 * 1024 * 1024;
+
+/**
+ * Rows a read decodes at most on the calling thread with the page decoder (a few pages of a key
+ * lookup); longer stretches go to parquet-wasm on the worker pool.
+ */
+const PAGE_DECODER_MAX_ROWS = 65_536;
 
 /**
  * Bytes of decoded dictionaries an opened file keeps at most (see {@link ParquetDataFile.dictionaryPagesDecoded}):
@@ -264,7 +270,7 @@ export class ParquetDataFile {
     if (options.columns) this.checkColumns(options.columns);
     const pool = options.pool === false ? null : (options.pool ?? sharedParquetWorkerPool());
     const what = describeGroups(groups);
-    if (options.rows !== undefined && options.pageDecoder !== false) {
+    if (options.rows !== undefined && options.pageDecoder !== false && options.rows.end - options.rows.start <= PAGE_DECODER_MAX_ROWS) {
       const batch = await this.decodePages(groups[0]!, options.rows, options.columns, what);
       if (batch !== null) return this.checkedRows([batch], what, expected);
     }
