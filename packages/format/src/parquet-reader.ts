@@ -592,6 +592,7 @@ export class ParquetDataFile {
     rows: { readonly start: number; readonly end: number },
     columns: readonly string[] | undefined,
   ): Promise<void> {
+    if (rows.end - rows.start > PAGE_DECODER_MAX_ROWS) return;
     const plan = await this.pagePlan(group, rows, columns);
     if (plan !== null) await this.spanBytes(this.planSpans(group, plan));
   }
