@@ -22,14 +22,14 @@ async function tableOf(spec: TableSpec, io: FileIO): Promise<Table> {
   return openTable(catalog.tableLocation('db.t'), { fileIO: io });
 }
 
-interface Row {
+type Row = {
   id: bigint;
   name: string | null;
   city: string | null;
   amount: number | null;
   grade: number;
   active: boolean;
-}
+};
 
 function model(i: number): Row {
   return {
