@@ -112,11 +112,12 @@ describe('Parquet page decoder', () => {
       const file = await ParquetDataFile.open(io.asFileIO(), 't.parquet');
       const pages = (await file.columnPages(0, 'name'))!;
       expect(pages.pages.length).toBeGreaterThan(3);
-      for (const [a, b] of ranges(
+      // Every shape of range for the default codec; the others only change how pages are decompressed.
+      const all = ranges(
         ROWS,
         pages.pages.map((p) => p.firstRow),
-      ))
-        await expectSameAsWasm(file, 0, a, b);
+      );
+      for (const [a, b] of compression === 'zstd' ? all : all.slice(0, 6)) await expectSameAsWasm(file, 0, a, b);
       // The page decoder read them: it decoded dictionaries (parquet-wasm keeps none here).
       expect(file.dictionaryPagesDecoded).toBeGreaterThan(0);
       await expectSameAsWasm(file, 0, 1000, 1003, ['ts', 'blob', 'id']);
