@@ -23,14 +23,7 @@ import {
   type ParquetPageStats,
 } from './parquet-page-index.js';
 import { sharedParquetWorkerPool, type ParquetWorkerPool } from './parquet-worker-pool.js';
-import {
-  decodeDictionaryPage,
-  PageColumnRows,
-  pageColumnKind,
-  UnsupportedPageError,
-  type PageColumn,
-  type PageDictionary,
-} from './parquet-page-decoder.js';
+import { decodeDictionaryPage, PageColumnRows, pageColumnKind, type PageColumn, type PageDictionary } from './parquet-page-decoder.js';
 import { RangeBlob } from './range-blob.js';
 import { guardWasmRead } from './wasm-trap-guard.js';
 import type { DataField } from './types.js';
@@ -271,7 +264,7 @@ export class ParquetDataFile {
     const pool = options.pool === false ? null : (options.pool ?? sharedParquetWorkerPool());
     const what = describeGroups(groups);
     if (options.rows !== undefined && options.pageDecoder !== false && options.rows.end - options.rows.start <= PAGE_DECODER_MAX_ROWS) {
-      const batch = await this.decodePages(groups[0]!, options.rows, options.columns, what);
+      const batch = await this.decodePages(groups[0]!, options.rows, options.columns);
       if (batch !== null) return this.checkedRows([batch], what, expected);
     }
     if (pool === null || pool.size === 0) return this.checkedRows(await this.decodeHere(groups, options, what), what, expected);
@@ -407,13 +400,13 @@ export class ParquetDataFile {
   /**
    * Rows `rows` of `columns` in row group `group`, decoded page by page on this thread (see
    * parquet-page-decoder.ts); null when a column has no offset index or a shape the page decoder
-   * does not read, or a page is of a kind it does not read: parquet-wasm decodes them then.
+   * does not read, or a page is of a kind it does not read or does not decode: parquet-wasm
+   * decodes them then (and names a damaged page in its error).
    */
   private async decodePages(
     group: number,
     rows: { readonly start: number; readonly end: number },
     columns: readonly string[] | undefined,
-    what: string,
   ): Promise<arrow.RecordBatch | null> {
     const plan = await this.pagePlan(group, rows, columns);
     if (plan === null) return null;
@@ -443,9 +436,10 @@ export class ParquetDataFile {
         new arrow.Schema(fields, schema.metadata),
         arrow.makeData({ type: new arrow.Struct(fields), length, nullCount: 0, children: data }),
       );
-    } catch (err) {
-      if (err instanceof UnsupportedPageError) return null;
-      throw corrupt(this.path, `cannot decode ${what}`, err);
+    } catch {
+      // A page of a kind the page decoder does not read (UnsupportedPageError), or one it cannot
+      // decode: parquet-wasm decodes the rows, or names the damage in its error.
+      return null;
     }
   }
 

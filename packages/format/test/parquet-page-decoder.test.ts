@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as arrow from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
-import { ParquetDataFile, writeParquetFile, type ParquetCompression } from '../src/index.js';
+import { CorruptFileError, ParquetDataFile, ParquetWorkerPool, writeParquetFile, type ParquetCompression } from '../src/index.js';
 import { FIXTURES, HAVE_FIXTURES } from './fixtures.js';
 import { CountingFileIO } from './helpers/counting-file-io.js';
 
@@ -170,6 +170,25 @@ describe('Parquet page decoder', () => {
     // Without the boolean column the page decoder reads them.
     await expectSameAsWasm(file, 0, 40_000, 40_010, ['id', 'name', 'cat']);
     expect(file.dictionaryPagesDecoded).toBeGreaterThan(0);
+  });
+
+  it('reports a damaged page as a corrupt file, naming it', async () => {
+    const bytes = writeParquetFile(table(false));
+    const probe = await ParquetDataFile.open(new CountingFileIO().put('t.parquet', bytes).asFileIO(), 't.parquet');
+    const page = (await probe.columnPages(0, 'id'))!.pages[2]!;
+    const damaged = bytes.slice();
+    for (let i = page.offset + 40; i < page.offset + page.size - 8; i += 7) damaged[i] = damaged[i]! ^ 0x5a;
+    const file = await ParquetDataFile.open(new CountingFileIO().put('damaged.parquet', damaged).asFileIO(), 'damaged.parquet');
+    const row = page.firstRow + 5;
+    // parquet-wasm may trap on damaged bytes: on a worker, the trap ends the worker, not this thread.
+    const pool = new ParquetWorkerPool({ size: 1 });
+    try {
+      const read = file.decode([0], { rows: { start: row, end: row + 1 }, columns: ['id'], pool });
+      await expect(read).rejects.toBeInstanceOf(CorruptFileError);
+      await expect(read).rejects.toThrow(/damaged\.parquet/);
+    } finally {
+      await pool.close();
+    }
   });
 
   it.skipIf(!HAVE_FIXTURES)('decodes rows of Java-written data files as parquet-wasm does', async () => {
