@@ -46,6 +46,13 @@ export function bucketSelector(schema: TableSchema, predicate: Predicate | null)
   const keyFields = fixedBucketKey(schema);
   if (keyFields === null) return null;
   const fixed = fixedValues(predicate);
+  if (keyFields.length === 1) {
+    const literals = fixed.get(keyFields[0]!.name);
+    const encoded = literals === undefined ? null : encodedLiterals(keyFields[0]!.type, literals);
+    if (encoded === null) return null;
+    const rows = encoded.flatMap((e) => e.rows);
+    return rows.length > MAX_COMBINATIONS ? null : selectorOf(rows);
+  }
   const choices: Value[][] = [];
   let combinations = 1;
   for (const field of keyFields) {
@@ -71,6 +78,11 @@ export function bucketSelector(schema: TableSchema, predicate: Predicate | null)
     for (const v of choices[i]!) visit(i + 1, [...picked, v]);
   };
   visit(0, []);
+  return selectorOf(rows);
+}
+
+/** The selector of the buckets the encoded bucket-key rows hash to. */
+function selectorOf(rows: readonly Uint8Array[]): BucketSelector {
   // Files keep the bucket count they were written with (a rescaled table holds both).
   const byTotal = new Map<number, ReadonlySet<number>>();
   return (bucket, totalBuckets) => {
@@ -92,13 +104,8 @@ export function keyListByBucket(schema: TableSchema, predicate: Predicate): ((bu
   const field = keyFields[0]!;
   const isList = (predicate.kind === 'in' && !predicate.negated) || (predicate.kind === 'compare' && predicate.op === '=');
   if (!isList || predicate.column !== field.name) return null;
-  const forms: { literal: unknown; rows: Uint8Array[] }[] = [];
-  for (const literal of predicate.kind === 'in' ? predicate.values : [predicate.value]) {
-    if (literal === null || literal === undefined) continue;
-    const stored = storedForms(field.type, literal);
-    if (stored === null) return null;
-    forms.push({ literal, rows: stored.map((v) => encodeBinaryRow([field.type], [v])) });
-  }
+  const forms = encodedLiterals(field.type, fixedValues(predicate).get(field.name) ?? []);
+  if (forms === null) return null;
   const byTotal = new Map<number, Map<number, Predicate>>();
   return (bucket, totalBuckets) => {
     let lists = byTotal.get(totalBuckets);
@@ -118,6 +125,33 @@ export function keyListByBucket(schema: TableSchema, predicate: Predicate): ((bu
     }
     return lists.get(bucket) ?? { kind: 'in', column: field.name, type: field.type, values: [], negated: false };
   };
+}
+
+/** Each literal of a list with the bucket-key rows of its stored forms; once per list (bucket pruning and the per-bucket lists share it). */
+const encodedByList = new WeakMap<readonly unknown[], WeakMap<DataType, readonly EncodedLiteral[] | null>>();
+
+interface EncodedLiteral {
+  readonly literal: unknown;
+  readonly rows: readonly Uint8Array[];
+}
+
+/** The literals of a single-column bucket key of `type`, encoded as the writer hashes them; null for a literal of an unexpected representation. */
+function encodedLiterals(type: DataType, literals: readonly unknown[]): readonly EncodedLiteral[] | null {
+  let byType = encodedByList.get(literals);
+  if (byType === undefined) encodedByList.set(literals, (byType = new WeakMap()));
+  if (byType.has(type)) return byType.get(type)!;
+  let out: EncodedLiteral[] | null = [];
+  for (const literal of literals) {
+    if (literal === null || literal === undefined) continue;
+    const stored = storedForms(type, literal);
+    if (stored === null) {
+      out = null;
+      break;
+    }
+    out.push({ literal, rows: stored.map((v) => encodeBinaryRow([type], [v])) });
+  }
+  byType.set(type, out);
+  return out;
 }
 
 /** Whether `predicate` fixes every column of `columns` to a list of values (a key lookup when they are the key). */
