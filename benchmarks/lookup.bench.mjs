@@ -15,7 +15,16 @@
  * packages are built, node_modules resolving its own @tidemark packages) every measurement also
  * runs on that code, on the same table files, right before this checkout's.
  *
+ * Data-file index (Paimon's bloom filter on `id`, `file-index.bloom-filter.columns`), before and
+ * after in one run: the "as written" table again with even ids only (so odd ids inside the range are
+ * absent keys that min/max statistics cannot rule out), once without and once with the index
+ * (items sized to a file's rows, fpp 0.01, so each file's filter is a sidecar); one-key reads of
+ * present and of absent keys, locally and on the S3 server (`--file-index-s3-rows`, 500k by default:
+ * a 10M-row S3 table takes too long to build on this loaded machine). `--file-index-only` runs just
+ * these and writes them as `lookup-file-index` (so a partial run does not replace lookup.json).
+ *
  *   node benchmarks/lookup.bench.mjs [--rows 500000] [--s3-rows 10000000] [--lookups 40] [--delete-rows 200000]
+ *        [--file-index-only] [--file-index-s3-rows 500000]
  *
  * Imports the BUILT packages.
  */
@@ -55,6 +64,7 @@ export async function run(options = {}) {
   const builds = [];
   const cases = [];
   const deletes = [];
+  const fileIndexCases = [];
 
   const build = async (label, args) => {
     log(`building ${label} (${fmtInt(args.rows)} rows) unless cached`);
@@ -85,6 +95,25 @@ export async function run(options = {}) {
       );
     }
   };
+
+  const runFileIndex = () =>
+    fileIndexRuns({ rows, lookups, s3: options.s3, s3Rows: options.fileIndexS3Rows ?? 500_000, build, log, out: fileIndexCases, problems });
+
+  // The fields every result of this bench starts with (read at the end of the run).
+  const header = (resultName) => ({
+    name: resultName,
+    date: new Date().toISOString(),
+    environment: environment(),
+    machine: 'shared: 2 cores used by several agents at once; compare the ratios of one run, not absolute times',
+    loadAverage: { start: loadAtStart, end: load() },
+    rows,
+  });
+
+  if (options.fileIndexOnly) {
+    await runFileIndex();
+    const json = { ...header('lookup-file-index'), builds, fileIndexCases, problems, seconds: (performance.now() - started) / 1000 };
+    return { name: json.name, json, markdown: fileIndexMarkdown(json, true) };
+  }
 
   const compacted = path.join(CACHE, `pk-${rows}-b8-full`);
   const written = path.join(CACHE, `pk-${rows}-b8-level0`);
@@ -130,20 +159,17 @@ export async function run(options = {}) {
     await build('S3, compacted', { location, rows: s3Rows, s3: options.s3, batchRows: 500_000 });
     await measure(`${fmtRate(s3Rows)} rows, 8 buckets, compacted`, 's3 (RGW)', location, { rows: s3Rows }, options.s3);
   } else problems.push('S3 rows skipped: no S3 server configured (S3_ENDPOINT).');
+  await runFileIndex();
 
   const json = {
-    name,
-    date: new Date().toISOString(),
-    environment: environment(),
-    machine: 'shared: 2 cores used by several agents at once; compare the ratios of one run, not absolute times',
-    loadAverage: { start: loadAtStart, end: load() },
-    rows,
+    ...header(name),
     s3Rows,
     deleteRows,
     baseline: baseline ?? null,
     builds,
     cases,
     deletes,
+    fileIndexCases,
     problems,
     seconds: (performance.now() - started) / 1000,
     s3: options.s3 ? { endpoint: options.s3.endpoint } : undefined,
@@ -215,6 +241,7 @@ function markdown(json) {
     '- CPU per key: user + system CPU of the process (main thread and decode workers) over the one-key reads after the first, divided by their number.',
     '- 1,000 keys IN: `newRead({ where: "id IN (…1,000 random existing keys)" })` after the one-key reads and full reads; the median of 11 reads locally, of 3 on S3.',
     ...limits(json),
+    ...fileIndexMarkdown(json, false),
     ...problemsSection(json.problems),
   ]
     .filter((l, i, all) => !(l === '' && all[i - 1] === ''))
@@ -231,7 +258,8 @@ function limits(json) {
         'on a machine at the load average shown (the rest waits for a core and for the store). Each bucket is one file of 1.25M rows in row groups of up to 1M; a lookup ' +
         `reads the key page and, in the same round, one page per other column (${fmtNum(s3.requestsPerKey.data, 1)} data requests per key), and decodes ` +
         'those pages on the calling thread (each column chunk’s dictionary is decoded once per opened file and kept). Below: the two round trips ' +
-        '(snapshot check, then data), the zstd decompression of one ~20k-row page per column, or Paimon’s file-index bloom filters for absent keys.',
+        '(snapshot check, then data) and the zstd decompression of one ~20k-row page per column (a bloom-filter file index on the key does not help here: ' +
+        'a compacted bucket’s one file holds every key; it rules out the other files of buckets with several, see the data-file index section).',
     );
   }
   const local = json.cases.find((c) => c.engine === 'this' && c.backend === 'local' && /compacted/.test(c.table));
@@ -253,6 +281,140 @@ function limits(json) {
   return out.length === 0 ? [] : ['', '## Limits', '', ...out];
 }
 
-const ARGS = { '--rows': 'rows', '--s3-rows': 's3Rows', '--lookups': 'lookups', '--delete-rows': 'deleteRows' };
+/**
+ * The data-file index cases (see the module comment): the even-id "as written" table without and
+ * with a bloom filter on `id`, present and absent keys, locally and on S3.
+ */
+async function fileIndexRuns({ rows, lookups, s3, s3Rows, build, log, out, problems }) {
+  const batchRows = 100_000;
+  const perFile = Math.ceil(batchRows / 8);
+  const bloom = {
+    'file-index.bloom-filter.columns': 'id',
+    'file-index.bloom-filter.id.items': String(Math.ceil(perFile * 1.2)),
+    'file-index.bloom-filter.id.fpp': '0.01',
+  };
+  // Each without and with the index; with the default row cache (256 MiB: this table's decoded rows
+  // all stay, as in a service whose table fits) and with 1 MiB (a table larger than the row cache:
+  // each lookup decodes the row groups it needs again; footers and sidecars stay, they are metadata).
+  const small = { 'lookup.cache-max-memory-size': '1 mb' };
+  const variants = [
+    { index: 'none', rowCache: 'default', suffix: '', options: { 'write-only': 'true' } },
+    { index: 'bloom filter on id', rowCache: 'default', suffix: '-bloom', options: { 'write-only': 'true', ...bloom } },
+    { index: 'none', rowCache: '1 MiB', suffix: '-rc1m', options: { 'write-only': 'true', ...small } },
+    { index: 'bloom filter on id', rowCache: '1 MiB', suffix: '-bloom-rc1m', options: { 'write-only': 'true', ...bloom, ...small } },
+  ];
+  const targets = [{ backend: 'local', rows, location: (v) => path.join(CACHE, `pk-${rows}-b8-level0-even${variants[v].suffix}`) }];
+  if (s3)
+    targets.push({
+      backend: 's3 (RGW)',
+      rows: s3Rows,
+      location: (v) => `s3://${s3.bucket}/bench/lookup-cache/pk-${s3Rows}-b8-level0-even${variants[v].suffix}`,
+    });
+  else problems.push('file-index S3 rows skipped: no S3 server configured (S3_ENDPOINT).');
+  for (const target of targets) {
+    for (const [v, variant] of variants.entries()) {
+      const location = target.location(v);
+      await build(`${target.backend}, as written, even ids, index ${variant.index}, row cache ${variant.rowCache}`, {
+        location,
+        rows: target.rows,
+        compact: false,
+        idStride: 2,
+        batchRows,
+        options: variant.options,
+        ...(target.backend === 'local' ? {} : { s3 }),
+      });
+      const before = load();
+      const r = await runChild(TASKS, 'lookups', {
+        engine: REPO,
+        location,
+        rows: target.rows,
+        idStride: 2,
+        lookups,
+        absentLookups: lookups,
+        inRuns: 1,
+        fullRuns: 1,
+        ...(target.backend === 'local' ? {} : { s3 }),
+      });
+      out.push({
+        backend: target.backend,
+        rows: target.rows,
+        index: variant.index,
+        rowCache: variant.rowCache,
+        loadBefore: before,
+        loadAfter: load(),
+        ...r,
+      });
+      log(
+        `file index ${variant.index}, row cache ${variant.rowCache} [${target.backend}]: present p50 ${fmtNum(r.p50Ms, 1)} ms, ${fmtNum(r.requestsPerKey.data, 2)} data requests/key; ` +
+          `absent p50 ${fmtNum(r.absent.p50Ms, 1)} ms, ${fmtNum(r.absent.requestsPerKey.data, 2)} data requests/key`,
+      );
+    }
+  }
+}
+
+/** The file-index table (a section of lookup.md, or the whole of lookup-file-index.md). */
+export function fileIndexMarkdown(json, whole) {
+  if (!json.fileIndexCases?.length) return [];
+  const table = markdownTable(
+    [
+      'backend',
+      'rows',
+      'row cache',
+      'index',
+      'present key p50',
+      'p90',
+      'data-file requests per key',
+      'files skipped per key',
+      'absent key p50',
+      'absent: data-file requests per key',
+      'absent: files skipped per key',
+      'sidecar reads (first call + all lookups)',
+      'load (1 min)',
+    ],
+    json.fileIndexCases.map((c) => [
+      c.backend,
+      fmtRate(c.rows),
+      c.rowCache ?? 'default',
+      c.index,
+      `${fmtNum(c.p50Ms, 1)} ms`,
+      `${fmtNum(c.p90Ms, 1)} ms`,
+      fmtNum(c.requestsPerKey.data, 2),
+      fmtNum(c.fileIndexPerKey?.filesSkipped ?? 0, 2),
+      `${fmtNum(c.absent.p50Ms, 1)} ms`,
+      fmtNum(c.absent.requestsPerKey.data, 2),
+      fmtNum(c.absent.filesSkippedPerKey, 2),
+      fmtInt(c.firstRequests.fileIndex + (c.requestsPerKey.fileIndex + c.absent.requestsPerKey.fileIndex) * c.lookups),
+      `${c.loadBefore[0]} → ${c.loadAfter[0]}`,
+    ]),
+  );
+  const notes = [
+    '- Tables: 5 appends of 100k rows each written by a `write-only` writer (5 overlapping level-0 files per bucket, 8 buckets), ids even only; one without index, one with `file-index.bloom-filter.columns = id` (items 15,000 per file, fpp 0.01: an 18 KB `.index` sidecar per file).',
+    '- Row cache: `lookup.cache-max-memory-size`. With the default (256 MiB) every decoded row group of this table stays after its first lookup, so later lookups of its bucket read no data; with 1 MiB the table is larger than the row cache (as a large table is) and each lookup decodes again the row groups it needs (footers, page indexes and sidecars stay cached: they are metadata).',
+    '- With the default row cache and no index, the first lookup of a bucket decodes and keeps all five of its files, so the later lookups of that bucket read nothing; with the index a lookup decodes only the file holding its key, so within 40 lookups more of them are first touches of a file: fewer data requests per key, but a higher p50 until the cache is warm.',
+    '- Present key: a random even id; absent key: the odd id after it (inside every file’s min/max, so only the index can rule a file out). One long-lived `Table`; requests counted after the first call. Data-file requests exclude the sidecars, which are read once per file and then kept in the table’s read cache.',
+  ];
+  if (whole) {
+    return [
+      '# Key lookups with a data-file index (bloom filter)',
+      '',
+      `Run ${json.date}; total ${fmtNum(json.seconds)} s. Machine: ${json.machine}. Load average (1/5/15 min) ${json.loadAverage.start.join(' / ')} at the start, ${json.loadAverage.end.join(' / ')} at the end.`,
+      '',
+      table,
+      '',
+      ...notes,
+      ...problemsSection(json.problems),
+    ].join('\n');
+  }
+  return ['', '## Data-file index (bloom filter on the key)', '', table, '', ...notes];
+}
+
+const ARGS = {
+  '--rows': 'rows',
+  '--s3-rows': 's3Rows',
+  '--lookups': 'lookups',
+  '--delete-rows': 'deleteRows',
+  '--file-index-only': ['fileIndexOnly', 'flag'],
+  '--file-index-s3-rows': 'fileIndexS3Rows',
+};
 
 await runIfMain(import.meta.url, () => run({ ...parseNumberArgs(process.argv.slice(2), ARGS), s3: s3FromEnv() }));

@@ -57,7 +57,7 @@ function fileIOOf(engine, location, s3) {
 }
 
 /** Rows [start, start + count) of an N-row table as one RecordBatch (ids permuted, see the module comment). */
-function rowsBatch(start, count, total) {
+function rowsBatch(start, count, total, idStride = 1) {
   const ids = new BigInt64Array(count);
   const amounts = new Float64Array(count);
   const ts = new BigInt64Array(count);
@@ -65,7 +65,7 @@ function rowsBatch(start, count, total) {
   const names = new Array(count);
   for (let k = 0; k < count; k++) {
     const i = start + k;
-    const id = (i * KEY_STRIDE) % total;
+    const id = ((i * KEY_STRIDE) % total) * idStride;
     ids[k] = BigInt(id);
     names[k] = `customer-${id.toString(36).padStart(8, '0')}`;
     amounts[k] = (id % 100_000) / 100;
@@ -82,7 +82,7 @@ function rowsBatch(start, count, total) {
   return new arrow.RecordBatch(SCHEMA, arrow.makeData({ type: new arrow.Struct(SCHEMA.fields), length: count, nullCount: 0, children }));
 }
 
-async function build({ engine: root, location, s3, rows, buckets = 8, batchRows = 100_000, compact = true, options = {} }) {
+async function build({ engine: root, location, s3, rows, buckets = 8, batchRows = 100_000, compact = true, options = {}, idStride = 1 }) {
   const engine = await engineOf(root);
   const io = fileIOOf(engine, location, s3);
   try {
@@ -90,7 +90,8 @@ async function build({ engine: root, location, s3, rows, buckets = 8, batchRows 
     const t0 = performance.now();
     await engine.core.createTable(io, location, { fields: FIELDS, primaryKeys: ['id'], options: { bucket: String(buckets), ...options } });
     const table = await engine.core.openTable(location, { fileIO: io });
-    for (let s = 0; s < rows; s += batchRows) await table.append(new arrow.Table([rowsBatch(s, Math.min(batchRows, rows - s), rows)]));
+    for (let s = 0; s < rows; s += batchRows)
+      await table.append(new arrow.Table([rowsBatch(s, Math.min(batchRows, rows - s), rows, idStride)]));
     const writeMs = performance.now() - t0;
     if (compact) await engine.maintenance.compactPrimaryKeyTable(await engine.core.openTable(location, { fileIO: io }), { full: true });
     const plan = await (await engine.core.openTable(location, { fileIO: io })).newRead().plan();
@@ -106,13 +107,14 @@ async function build({ engine: root, location, s3, rows, buckets = 8, batchRows 
 function counted(inner) {
   let n = fresh();
   function fresh() {
-    return { all: 0, data: 0, manifest: 0, snapshot: 0, index: 0 };
+    return { all: 0, data: 0, fileIndex: 0, manifest: 0, snapshot: 0, index: 0 };
   }
   const io = instrumentFileIO(inner, {
     start(request) {
       n.all++;
       const p = String(request.path ?? '');
-      if (p.includes('/bucket-')) n.data++;
+      if (p.includes('/bucket-') && p.endsWith('.index')) n.fileIndex++;
+      else if (p.includes('/bucket-')) n.data++;
       else if (p.includes('/manifest/')) n.manifest++;
       else if (p.includes('/snapshot/')) n.snapshot++;
       else if (p.includes('/index/')) n.index++;
@@ -139,23 +141,48 @@ function percentile(values, p) {
   return s[Math.min(s.length - 1, Math.floor((s.length - 1) * p + 0.5))];
 }
 
-async function lookups({ engine: root, location, s3, rows, lookups = 40, inKeys = 1000, inRuns = 3, fullRuns = 3, seed = 7 }) {
+async function lookups({
+  engine: root,
+  location,
+  s3,
+  rows,
+  lookups = 40,
+  inKeys = 1000,
+  inRuns = 3,
+  fullRuns = 3,
+  seed = 7,
+  idStride = 1,
+  absentLookups = 0,
+}) {
   const engine = await engineOf(root);
   const raw = fileIOOf(engine, location, s3);
   const { io, take } = counted(raw);
   const random = seededRandom(seed);
-  const key = () => Math.floor(random() * rows);
+  // With idStride 2 the table holds the even ids only: an odd id inside the range is an absent key.
+  const key = () => Math.floor(random() * rows) * idStride;
+  const fileIndex = { filesSkipped: 0, sidecarReads: 0 };
+  const read = async (k) => {
+    const r = table.newRead({ where: `id = ${k}` });
+    const t = await r.toArrowTable();
+    // The code before the file index has no such counts.
+    fileIndex.filesSkipped += r.fileIndexStats?.filesSkipped ?? 0;
+    fileIndex.sidecarReads += r.fileIndexStats?.sidecarReads ?? 0;
+    return t;
+  };
+  let table;
   try {
-    const table = await engine.core.openTable(location, { fileIO: io });
+    table = await engine.core.openTable(location, { fileIO: io });
     const one = async (k) => {
-      const t = await table.newRead({ where: `id = ${k}` }).toArrowTable();
+      const t = await read(k);
       if (t.numRows !== 1 || BigInt(t.getChild('id').get(0)) !== BigInt(k)) throw new Error(`lookup of id ${k} returned ${t.numRows} rows`);
     };
     take();
     const first = await timed(() => one(key()));
     const firstRequests = take();
     const times = [];
-    const requests = { all: 0, data: 0, manifest: 0, snapshot: 0, index: 0 };
+    const requests = { all: 0, data: 0, fileIndex: 0, manifest: 0, snapshot: 0, index: 0 };
+    fileIndex.filesSkipped = 0;
+    fileIndex.sidecarReads = 0;
     // CPU of the process (main thread and decode workers) over the lookups: what a loaded machine cannot hide.
     const cpuStart = process.cpuUsage();
     for (let i = 0; i < lookups; i++) {
@@ -166,6 +193,20 @@ async function lookups({ engine: root, location, s3, rows, lookups = 40, inKeys 
     }
     const cpu = process.cpuUsage(cpuStart);
     const cpuMsPerKey = (cpu.user + cpu.system) / 1000 / Math.max(1, lookups);
+    const presentFileIndex = { ...fileIndex };
+    // Keys the table does not hold, inside its id range (so statistics cannot rule files out).
+    const absentTimes = [];
+    const absentRequests = { all: 0, data: 0, fileIndex: 0, manifest: 0, snapshot: 0, index: 0 };
+    fileIndex.filesSkipped = 0;
+    fileIndex.sidecarReads = 0;
+    for (let i = 0; i < absentLookups; i++) {
+      const k = key() + 1;
+      const r = await timed(() => read(k));
+      if (r.value.numRows !== 0) throw new Error(`lookup of absent id ${k} returned ${r.value.numRows} rows`);
+      absentTimes.push(r.ms);
+      const n = take();
+      for (const c of Object.keys(absentRequests)) absentRequests[c] += n[c];
+    }
     const fullTimes = [];
     for (let i = 0; i < fullRuns; i++) {
       const r = await timed(() => table.newRead({ columns: ['id'] }).toArrowTable());
@@ -184,7 +225,6 @@ async function lookups({ engine: root, location, s3, rows, lookups = 40, inKeys 
       inTimes.push(r.ms);
       inRequests ??= take();
     }
-    await table.close();
     const perKey = Object.fromEntries(Object.entries(requests).map(([k, v]) => [k, v / Math.max(1, lookups)]));
     return {
       firstMs: first.ms,
@@ -202,8 +242,23 @@ async function lookups({ engine: root, location, s3, rows, lookups = 40, inKeys 
       inRuns: inTimes,
       inKeysPerSec: inKeys / (median(inTimes) / 1000),
       inRequests,
+      fileIndexPerKey: {
+        filesSkipped: presentFileIndex.filesSkipped / Math.max(1, lookups),
+        sidecarReads: presentFileIndex.sidecarReads / Math.max(1, lookups),
+      },
+      absent:
+        absentLookups === 0
+          ? null
+          : {
+              lookups: absentLookups,
+              p50Ms: median(absentTimes),
+              p90Ms: percentile(absentTimes, 0.9),
+              requestsPerKey: Object.fromEntries(Object.entries(absentRequests).map(([k, v]) => [k, v / absentLookups])),
+              filesSkippedPerKey: fileIndex.filesSkipped / absentLookups,
+            },
     };
   } finally {
+    await table?.close();
     await raw.close?.();
   }
 }

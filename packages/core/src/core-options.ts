@@ -37,6 +37,9 @@ export const OPTION = {
   TARGET_FILE_SIZE: 'target-file-size',
   WRITE_BUFFER_SIZE: 'write-buffer-size',
   LOOKUP_CACHE_MAX_MEMORY_SIZE: 'lookup.cache-max-memory-size',
+  FILE_INDEX_BLOOM_FILTER_COLUMNS: 'file-index.bloom-filter.columns',
+  FILE_INDEX_IN_MANIFEST_THRESHOLD: 'file-index.in-manifest-threshold',
+  FILE_INDEX_READ_ENABLED: 'file-index.read.enabled',
   WRITE_BUFFER_SPILLABLE: 'write-buffer-spillable',
   MANIFEST_TARGET_FILE_SIZE: 'manifest.target-file-size',
   MANIFEST_MERGE_MIN_COUNT: 'manifest.merge-min-count',
@@ -483,6 +486,21 @@ export class CoreOptions {
    */
   get lookupCacheMaxMemorySize(): number {
     return this.size(OPTION.LOOKUP_CACHE_MAX_MEMORY_SIZE, 256 * MIB);
+  }
+
+  /** `file-index.bloom-filter.columns`: columns whose data-file index holds a bloom filter (none by default). */
+  get fileIndexBloomFilterColumns(): string[] {
+    return this.list(OPTION.FILE_INDEX_BLOOM_FILTER_COLUMNS);
+  }
+
+  /** `file-index.in-manifest-threshold` in bytes (500 B): smaller indexes are embedded in the manifest, larger ones are a sidecar file. */
+  get fileIndexInManifestThreshold(): number {
+    return this.size(OPTION.FILE_INDEX_IN_MANIFEST_THRESHOLD, 500);
+  }
+
+  /** `file-index.read.enabled` (default true): reads skip data files their index rules out. */
+  get fileIndexReadEnabled(): boolean {
+    return this.bool(OPTION.FILE_INDEX_READ_ENABLED, true);
   }
 
   /** `write-buffer-spillable`, or null when unset (Paimon then spills on object stores and in batch). */
@@ -1033,6 +1051,8 @@ export class CoreOptions {
       this.tagDefaultTimeRetainedMs,
       this.tagAutomaticCompletion,
       this.sinkWatermarkTimeZone,
+      this.fileIndexInManifestThreshold,
+      this.fileIndexReadEnabled,
     ];
     this.checkMergeEngine();
     this.checkRetentionBounds();

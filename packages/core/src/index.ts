@@ -100,6 +100,7 @@ export {
   type DroppedPartition,
 } from './partition/drop-partitions.js';
 export {
+  PartitionChangedError,
   expirePartitions,
   type ExpirePartitionsOptions,
   type ExpirePartitionsSummary,
@@ -131,6 +132,7 @@ export {
   type ReadOptions,
   type RowSelectionOptions,
 } from './read/table-read.js';
+export { FileIndexFilter, type FileIndexReadStats } from './file-index/file-index-filter.js';
 export {
   and,
   bindPredicate,

@@ -1,7 +1,9 @@
 /**
  * Rolling a table back to a snapshot or tag (Paimon's `rollback_to`): snapshots after the target
- * are removed newest first, then the files only they used (data files they added that are not
- * live in the target, their manifests and manifest lists), and LATEST is updated.
+ * are removed newest first, then the long-lived changelogs after it (stream consumers past it move
+ * back to it), then the files only they used
+ * (data files they added that are not live in the target, their manifests and manifest lists),
+ * and LATEST is updated.
  *
  * Not safe against concurrent commits (as in Paimon): stop writers while rolling back. A dry run
  * reads the same files and deletes nothing. Files another branch still reads are kept (Paimon
@@ -9,6 +11,8 @@
  */
 import type { FileIO } from '@tidemark/storage';
 import { readManifestEntries, readManifestList, serializeSnapshot, type Snapshot } from '@tidemark/format';
+import { ChangelogManager } from './changelog-manager.js';
+import { ConsumerManager } from './consumer-manager.js';
 import { SnapshotNotFoundError } from './errors.js';
 import { SnapshotManager } from './snapshot-manager.js';
 import type { TablePaths } from './table-paths.js';
@@ -43,6 +47,18 @@ export interface RollbackResult {
   readonly removedSnapshots: readonly number[];
   /** Removed tags (only with `force`). */
   readonly removedTags: readonly string[];
+  /**
+   * Removed long-lived changelogs (`changelog/changelog-<id>` after the target, newest first):
+   * they exist after a rollback to a tag whose snapshot expired, and describe undone commits.
+   * Their changelog files are left to orphan cleanup.
+   */
+  readonly removedChangelogs: readonly number[];
+  /**
+   * Stream consumers (`consumer/consumer-<id>`) whose next snapshot lay past the target: moved back
+   * to the snapshot after it, so that they read the commits made after the rollback, which reuse
+   * the removed ids (Java leaves them, and they then skip those commits).
+   */
+  readonly movedConsumers: readonly string[];
   readonly deletedDataFiles: number;
   readonly deletedManifests: number;
   /** True when nothing was changed ({@link RollbackOptions.dryRun}): the lists and counts say what would go. */
@@ -108,6 +124,8 @@ export async function rollbackTo(
 
   // From here on readers see the target as latest.
   const removed = await removeLaterSnapshots(run, retained.id, latestId);
+  const removedChangelogs = await removeLaterChangelogs(run, retained.id);
+  const movedConsumers = await moveConsumersBack(run, retained.id);
   if (!run.dryRun) await pointHintsAndDropTags(run, retained.id, earliestId, laterTags);
   const scanned = [...removed, ...laterTags.map((t) => t.tag as Snapshot)];
   const doomed = await filesOnlyScannedUse(run, retained, scanned);
@@ -120,6 +138,8 @@ export async function rollbackTo(
     snapshotId: retained.id,
     removedSnapshots: removed.map((s) => s.id),
     removedTags: laterTags.map((t) => t.name),
+    removedChangelogs,
+    movedConsumers,
     deletedDataFiles,
     deletedManifests,
     dryRun: run.dryRun,
@@ -162,6 +182,36 @@ async function removeLaterSnapshots(run: RollbackRun, retainedId: number, latest
   }
   if (later > 0) run.report({ phase: 'snapshots', done: later, total: later, bytesFreed: 0 });
   return removed;
+}
+
+/**
+ * Removes the long-lived changelogs after `retainedId`, newest first (dry run: only lists them),
+ * as Java's rollback does: a stream reader would otherwise read the undone commits' changes
+ * under ids the next commits reuse. Returns their ids.
+ */
+async function removeLaterChangelogs(run: RollbackRun, retainedId: number): Promise<number[]> {
+  const changelogs = new ChangelogManager(run.fileIO, run.paths);
+  const all: number[] = [];
+  for await (const id of changelogs.listIds()) all.push(id);
+  const later = all.filter((id) => id > retainedId).sort((a, b) => b - a);
+  if (run.dryRun || later.length === 0) return later;
+  for (const id of later) await changelogs.delete(id);
+  const kept = all.filter((id) => id <= retainedId);
+  try {
+    if (kept.length > 0) await run.fileIO.write(run.paths.changelogLatestHint, String(Math.max(...kept)));
+    else await run.fileIO.delete(run.paths.changelogLatestHint);
+  } catch {
+    // Hints are best effort; the changelog files are the truth.
+  }
+  return later;
+}
+
+/** Moves every consumer whose next snapshot is past `retainedId + 1` back to it (dry run: only lists them); returns their ids. */
+async function moveConsumersBack(run: RollbackRun, retainedId: number): Promise<string[]> {
+  const consumers = new ConsumerManager(run.fileIO, run.paths);
+  const moved = (await consumers.list()).filter((c) => c.nextSnapshot > retainedId + 1).map((c) => c.id);
+  if (!run.dryRun) for (const id of moved) await consumers.resetConsumer(id, retainedId + 1);
+  return moved;
 }
 
 /** Points LATEST (and EARLIEST, when it was past the target) at `retainedId` and deletes the later tags. */

@@ -10,6 +10,7 @@ import { OPTION, tableOptions, type CoreOptions } from './core-options.js';
 import { TidemarkUserError } from './errors.js';
 import { PAIMON_AGGREGATE_FUNCTIONS } from './read/aggregate-functions.js';
 import { mergeEngineOptions } from './read/merge-engine.js';
+import { fileIndexSettings } from './file-index/file-index-options.js';
 
 /** A table definition is invalid (unknown key column, bad type, inconsistent bucket options …). */
 export class SchemaValidationError extends TidemarkUserError {}
@@ -24,6 +25,11 @@ export function validateTableSchema(schema: TableSchema): void {
   const opts = tableOptions(schema);
   try {
     opts.validate();
+  } catch (e) {
+    throw new SchemaValidationError((e as Error).message, { cause: e });
+  }
+  try {
+    fileIndexSettings(schema, opts);
   } catch (e) {
     throw new SchemaValidationError((e as Error).message, { cause: e });
   }

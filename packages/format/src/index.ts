@@ -131,6 +131,25 @@ export {
   serializeBinaryRow,
 } from './binary-row.js';
 export { murmurHash, PAIMON_HASH_SEED } from './murmur-hash.js';
+export {
+  BLOOM_FILTER_DEFAULT_FPP,
+  BLOOM_FILTER_DEFAULT_ITEMS,
+  BLOOM_FILTER_INDEX,
+  BloomFilterIndexReader,
+  BloomFilterIndexWriter,
+  bloomFilterSupports,
+} from './file-index/bloom-filter-index.js';
+export { BloomFilter64, bloomFilterSize } from './file-index/bloom-filter-64.js';
+export { fastHashOf, longHash, type FastHash } from './file-index/fast-hash.js';
+export {
+  FILE_INDEX_MAGIC,
+  FILE_INDEX_VERSION,
+  FileIndexFile,
+  writeFileIndex,
+  type FileIndexBodyRange,
+} from './file-index/file-index-format.js';
+export { fileIndexMightContain } from './file-index/file-index-probe.js';
+export { xxHash64 } from './file-index/xxhash64.js';
 export { bucketOf, bucketOfValues } from './bucket.js';
 export {
   DEFAULT_PARTITION_NAME,

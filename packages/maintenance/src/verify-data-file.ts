@@ -1,11 +1,12 @@
 /**
  * The data-file check of `verify`: a live data file exists with its recorded size, decodes, holds
  * its recorded row count, and (append files) its values lie within the manifest entry's value
- * statistics with the recorded null counts.
+ * statistics with the recorded null counts; its file index (sidecar or embedded) exists and decodes.
  */
 import {
   conformToPaimonTypes,
   deserializeBinaryRow,
+  FileIndexFile,
   readOrcFile,
   readParquetFile,
   type DataField,
@@ -26,6 +27,7 @@ export async function checkDataFile(table: Table, entry: ManifestEntry, path: st
     throw new Error(`missing or unreadable: ${message(e)}`);
   }
   if (size !== entry.file.fileSize) throw new Error(`the file is ${size} bytes, but its manifest entry records ${entry.file.fileSize}`);
+  await checkFileIndex(table, entry, path, metadataOnly);
   if (metadataOnly) return 0;
   const schema = await table.schemaManager.schema(entry.file.schemaId);
   const keyValue = schema.primaryKeys.length > 0;
@@ -39,6 +41,28 @@ export async function checkDataFile(table: Table, entry: ManifestEntry, path: st
   }
   if (collector) checkStats(entry, fields, collector);
   return rows;
+}
+
+/** The file's index (embedded, or its `.index` sidecar, which must exist) is a Paimon file index. */
+async function checkFileIndex(table: Table, entry: ManifestEntry, path: string, metadataOnly: boolean): Promise<void> {
+  const dir = path.slice(0, path.lastIndexOf('/') + 1);
+  for (const name of entry.file.extraFiles.filter((x) => x.endsWith('.index'))) {
+    if (!(await table.fileIO.exists(dir + name))) throw new Error(`its file index ${name} (in _EXTRA_FILES) is missing`);
+    if (!metadataOnly) {
+      try {
+        FileIndexFile.parse(await table.fileIO.read(dir + name), dir + name);
+      } catch (e) {
+        throw new Error(`its file index ${name} does not decode: ${message(e)}`);
+      }
+    }
+  }
+  if (entry.file.embeddedIndex !== null && !metadataOnly) {
+    try {
+      FileIndexFile.parse(entry.file.embeddedIndex, path);
+    } catch (e) {
+      throw new Error(`its embedded file index does not decode: ${message(e)}`);
+    }
+  }
 }
 
 /** The decoded values must lie within the recorded bounds, with the recorded null counts. */

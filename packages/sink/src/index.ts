@@ -75,6 +75,7 @@ export {
   SASL_MECHANISMS,
   type FetchRequest,
   type FetchResult,
+  type KafkaCallOptions,
   type KafkaClient,
   type KafkaClientFactory,
   type KafkaConnectionSettings,
@@ -84,7 +85,13 @@ export {
   type KafkaTlsSettings,
   type PartitionWatermarks,
 } from './kafka/kafka-client.js';
-export { KafkaOffsetOutOfRangeError, KafkaRequestError, KafkaSettingsError, KafkaTopicMissingError } from './kafka/kafka-errors.js';
+export {
+  KafkaOffsetOutOfRangeError,
+  KafkaRequestError,
+  KafkaSettingsError,
+  KafkaTopicMissingError,
+  KafkaUnavailableError,
+} from './kafka/kafka-errors.js';
 export { KAFKA_FORMATS, type KafkaFormat } from './kafka/kafka-format.js';
 export { parsePartitionList, parseSplit, type KafkaAssignment } from './kafka/kafka-offsets.js';
 export { kafkajsClient } from './kafka/kafkajs-client.js';

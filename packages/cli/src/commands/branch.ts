@@ -84,6 +84,11 @@ export const branchCommand = defineCommand({
               `  ${removed} ${r.removedSnapshots.length} snapshot(s), ${r.removedSchemas.length} schema(s) and tag(s) ` +
                 `${r.removedTags.length === 0 ? 'none' : r.removedTags.map((t) => `'${t}'`).join(', ')} of '${r.target}'`,
             );
+          if (r.movedConsumers.length > 0)
+            await printLine(
+              ctx,
+              `  ${r.dryRun ? 'would move' : 'moved'} consumer(s) ${r.movedConsumers.map((c) => `'${c}'`).join(', ')} of '${r.target}' back to the branch's snapshots`,
+            );
         }
       } else {
         const list = await branches.list();

@@ -167,7 +167,7 @@ export const maintainCommand = defineCommand({
     ],
     description:
       'For each table: compaction (append and primary-key tables), automatic tags (tag.* options) and tag retention, partition expiration ' +
-      '(when the table sets partition.expiration-time), snapshot expiration (table options), orphan cleanup (files older than 1d), ' +
+      '(when the table sets partition.expiration-time; every run checks, whatever partition.expiration-check-interval), snapshot expiration (table options), orphan cleanup (files older than 1d), ' +
       'and manifest compaction when configured. A failing table does not stop the others; the exit code is then 1. ' +
       'The --config JSON is described in docs/maintenance.md.',
     positionals: [{ name: 'table', description: 'table directories', required: false, variadic: true }],

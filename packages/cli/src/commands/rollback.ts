@@ -48,6 +48,13 @@ export const rollbackCommand = defineCommand({
           : `${remove} snapshot${r.removedSnapshots.length === 1 ? '' : 's'} ${[...r.removedSnapshots].reverse().join(', ')}`;
       await printLine(ctx, `${rolled} to snapshot ${r.snapshotId}: ${removed}`);
       if (r.removedTags.length > 0) await printLine(ctx, `  ${remove} tag(s) ${r.removedTags.map((t) => `'${t}'`).join(', ')}`);
+      if (r.movedConsumers.length > 0)
+        await printLine(
+          ctx,
+          `  ${r.dryRun ? 'would move' : 'moved'} consumer(s) ${r.movedConsumers.map((c) => `'${c}'`).join(', ')} back to snapshot ${r.snapshotId + 1}`,
+        );
+      if (r.removedChangelogs.length > 0)
+        await printLine(ctx, `  ${remove} long-lived changelog(s) ${[...r.removedChangelogs].reverse().join(', ')}`);
       await printLine(ctx, `  ${del} ${r.deletedDataFiles} data file(s) and ${r.deletedManifests} manifest file(s)`);
     });
   },

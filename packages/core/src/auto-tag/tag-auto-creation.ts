@@ -140,9 +140,23 @@ export class TagAutoCreation {
    * The first snapshot in [scanFrom, upper] that {@link crosses}, or null (scanFrom then moves past
    * upper). Times grow with ids, so when `upper` does not cross, none below does; otherwise the
    * search gallops forward from scanFrom (1, 2, 4, … snapshots) and halves the last step, so a tag
-   * costs reads in the logarithm of the snapshots since the previous one, not one read each.
+   * costs reads in the logarithm of the snapshots since the previous one, not one read each. A
+   * snapshot that expired during the search restarts it at the new earliest snapshot (Java's scan
+   * also moves to the earliest one), so the period still gets its tag.
    */
   private async firstCrossing(upper: number, cache: Map<number, Snapshot | null>): Promise<Snapshot | null> {
+    for (;;) {
+      const found = await this.searchCrossing(upper, cache);
+      if (found !== 'expired') return found;
+      const earliest = await this.snapshots.earliestId();
+      // Expiration only moves the earliest snapshot forward: each restart starts later.
+      if (earliest === null || earliest <= this.scanFrom || earliest > upper) return null;
+      this.scanFrom = earliest;
+    }
+  }
+
+  /** One search of {@link firstCrossing}; 'expired' when a snapshot it needed is gone. */
+  private async searchCrossing(upper: number, cache: Map<number, Snapshot | null>): Promise<Snapshot | null | 'expired'> {
     const get = async (id: number): Promise<Snapshot | null> => {
       if (!cache.has(id)) cache.set(id, await this.snapshots.tryGet(id));
       return cache.get(id)!;
@@ -158,7 +172,7 @@ export class TagAutoCreation {
       // Expired meanwhile (or never there): start at the earliest snapshot.
       lo = Math.max(lo, (await this.snapshots.earliestId()) ?? upper);
       first = await get(lo);
-      if (first === null) return null;
+      if (first === null) return 'expired';
     }
     if (this.crosses(first)) return first;
     // Invariant: lo does not cross, hi does.
@@ -166,7 +180,7 @@ export class TagAutoCreation {
     let hiSnapshot = top;
     for (let step = 1; lo + step < hi; step *= 2) {
       const s = await get(lo + step);
-      if (s === null) return null;
+      if (s === null) return 'expired';
       if (this.crosses(s)) {
         hi = lo + step;
         hiSnapshot = s;
@@ -177,7 +191,7 @@ export class TagAutoCreation {
     while (hi - lo > 1) {
       const mid = lo + Math.floor((hi - lo) / 2);
       const s = await get(mid);
-      if (s === null) return null;
+      if (s === null) return 'expired';
       if (this.crosses(s)) {
         hi = mid;
         hiSnapshot = s;

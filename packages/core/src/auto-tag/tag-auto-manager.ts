@@ -64,15 +64,29 @@ export interface TagExpireOptions {
   readonly planned?: number;
 }
 
+/**
+ * Whether `name` is a tag the table's automatic tagging made, so `tag.num-retained-max` may
+ * delete it: in `batch` mode `batch-write-<yyyy-MM-dd>` or `tag.batch.customized-name`, else
+ * exactly the name of a period (`2024-03-05`, not `2024-03-05 before-migration` nor a date
+ * that only parses leniently). Stricter than Java, which counts every tag in `batch` mode and any
+ * name that starts with a date for a daily period: a tag a user made is never expired by count
+ * (only by the retention written into it).
+ */
+export function isAutomaticTagName(ctx: TableContext, name: string): boolean {
+  if (ctx.options.tagAutomaticCreation === 'batch') {
+    return name === ctx.options.tagBatchCustomizedName || /^batch-write-\d{4}-\d{2}-\d{2}$/.test(name);
+  }
+  const period = tagPeriodOf(ctx.options);
+  const time = period.tagToTime(name);
+  return time !== null && period.timeToTag(time) === name;
+}
+
 /** Tags oldest first: by snapshot id, then name. */
 function oldestFirst(tags: Array<{ name: string; tag: Tag }>): Array<{ name: string; tag: Tag }> {
   return tags.sort((a, b) => a.tag.id - b.tag.id || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/**
- * Deletes the oldest tags beyond `max` among those `select` accepts (automatic tags of the period
- * in `process-time`/`watermark` mode, every tag in `batch` mode, as Java counts them).
- */
+/** Deletes the oldest tags beyond `max` among those `select` accepts (the automatic ones: {@link isAutomaticTagName}). */
 export async function expireTagsByCount(
   ctx: TableContext,
   max: number,
@@ -123,7 +137,7 @@ export async function expireTagsByTime(
 /**
  * Paimon's `TagBatchCreation`: tags the latest snapshot `batch-write-<yyyy-MM-dd>` (its commit
  * date in this machine's zone) or `tag.batch.customized-name`, replacing a tag of that name, then
- * keeps at most `tag.num-retained-max` tags of any kind.
+ * keeps at most `tag.num-retained-max` batch tags.
  */
 export async function createBatchTag(
   ctx: TableContext,
@@ -140,7 +154,7 @@ export async function createBatchTag(
   const created = wrote ? [{ name, snapshotId: snapshot.id }] : [];
   const max = ctx.options.tagNumRetainedMax;
   const planned = options.dryRun === true && !replaced ? 1 : 0;
-  const expiredByCount = max === null ? [] : await expireTagsByCount(ctx, max, () => true, { ...options, planned });
+  const expiredByCount = max === null ? [] : await expireTagsByCount(ctx, max, (n) => isAutomaticTagName(ctx, n), { ...options, planned });
   return { created, expiredByCount, expiredByTime: [] };
 }
 
@@ -173,15 +187,14 @@ export async function runAutoTags(ctx: TableContext, state: AutoTagState, option
       const snapshot = options.created ?? (await new SnapshotManager(ctx.fileIO, ctx.paths).latest());
       if (snapshot !== null) ({ created, expiredByCount } = await createBatchTag(ctx, snapshot, now, { dryRun }));
     } else if (options.fullCheck === true && ctx.options.tagNumRetainedMax !== null) {
-      expiredByCount = await expireTagsByCount(ctx, ctx.options.tagNumRetainedMax, () => true, { dryRun });
+      expiredByCount = await expireTagsByCount(ctx, ctx.options.tagNumRetainedMax, (n) => isAutomaticTagName(ctx, n), { dryRun });
     }
   } else if (mode !== 'none') {
     state.creation ??= new TagAutoCreation(ctx);
     created = await state.creation.run({ now: () => now, dryRun, ...(options.created !== undefined ? { created: options.created } : {}) });
     const max = ctx.options.tagNumRetainedMax;
     if (max !== null && (created.length > 0 || options.fullCheck === true)) {
-      const period = tagPeriodOf(ctx.options);
-      expiredByCount = await expireTagsByCount(ctx, max, (name) => period.tagToTime(name) !== null, {
+      expiredByCount = await expireTagsByCount(ctx, max, (name) => isAutomaticTagName(ctx, name), {
         dryRun,
         planned: dryRun ? created.length : 0,
       });

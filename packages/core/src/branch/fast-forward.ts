@@ -19,11 +19,15 @@
  * 7. The branch's snapshots, oldest first, each with create-if-absent: a writer that committed
  *    to the target meanwhile makes the fast-forward fail instead of being overwritten.
  * 8. The branch's tags, then the hints.
+ * 9. Stream consumers of the target past `E` move back to `E` (to `E + 1` when snapshot `E` was
+ *    the same file on both sides), as Java does not: they would skip the branch's snapshots that
+ *    took the replaced ids.
  *
  * Like Java, stop writers of the target while it runs.
  */
 import type { FileIO } from '@tidemark/storage';
 import { ChangelogManager } from '../changelog-manager.js';
+import { ConsumerManager } from '../consumer-manager.js';
 import type { FileStorePathFactory } from '../path-factory.js';
 import { SchemaManager } from '../schema-manager.js';
 import { SnapshotManager, readHint } from '../snapshot-manager.js';
@@ -53,6 +57,12 @@ export interface FastForwardResult {
   readonly removedSchemas: readonly number[];
   /** Long-lived changelogs of the target from {@link fromSnapshotId} on. */
   readonly removedChangelogs: number;
+  /**
+   * Stream consumers of the target whose next snapshot lay past {@link fromSnapshotId}: moved back
+   * to it (past it when the target had that very snapshot), so that they read the branch's
+   * snapshots, which took the replaced ids (Java leaves them, and they then skip those).
+   */
+  readonly movedConsumers: readonly string[];
   /** Snapshot ids copied from the branch, oldest first. */
   readonly copiedSnapshots: readonly number[];
   readonly copiedSchemas: readonly number[];
@@ -115,6 +125,11 @@ export async function fastForwardBranch(
   const removedChangelogs: number[] = [];
   for await (const id of changelogs.listIds()) if (id >= from) removedChangelogs.push(id);
   const copiedSchemas = await new SchemaManager(io, source).listIds();
+  // Consumers resume at the first snapshot that differs: `from` itself is usually the target's own
+  // snapshot (the branch was made from a tag of it), which they have read already.
+  const resumeAt = (await sameFile(io, target.snapshotPath(from), source.snapshotPath(from))) ? from + 1 : from;
+  const consumers = new ConsumerManager(io, target);
+  const movedConsumers = (await consumers.list()).filter((c) => c.nextSnapshot > resumeAt).map((c) => c.id);
   const copiedTags = await new TagManager(io, source).names();
   const latest = chain[chain.length - 1]!;
   const result: FastForwardResult = {
@@ -125,6 +140,7 @@ export async function fastForwardBranch(
     removedTags,
     removedSchemas,
     removedChangelogs: removedChangelogs.length,
+    movedConsumers,
     copiedSnapshots: chain,
     copiedSchemas,
     copiedTags,
@@ -162,5 +178,14 @@ export async function fastForwardBranch(
   } catch {
     // Hints are best effort; the snapshot files are the truth.
   }
+  // 9. Consumers that had read into the replaced history.
+  for (const id of movedConsumers) await consumers.resetConsumer(id, resumeAt);
   return result;
+}
+
+/** Whether both files exist with the same bytes. */
+async function sameFile(io: FileIO, a: string, b: string): Promise<boolean> {
+  const read = (p: string): Promise<Uint8Array | null> => io.read(p).catch(() => null);
+  const [x, y] = await Promise.all([read(a), read(b)]);
+  return x !== null && y !== null && x.length === y.length && x.every((v, i) => v === y[i]);
 }

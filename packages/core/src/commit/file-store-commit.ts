@@ -141,6 +141,12 @@ export interface DropPartitionsCallOptions {
   readonly identifier?: bigint;
   /** Snapshot properties. */
   readonly properties?: Readonly<Record<string, string>>;
+  /**
+   * Called at every attempt with the live files the drop is about to delete (as of the snapshot
+   * it builds on); throwing stops the drop with nothing committed. Partition expiration uses it to
+   * refuse dropping a partition that a concurrent writer made recent.
+   */
+  readonly verify?: (live: readonly ManifestEntry[]) => void;
 }
 
 /**
@@ -835,6 +841,7 @@ export class FileStoreCommit {
       filter,
       [],
       false,
+      options.verify,
     );
   }
 
@@ -845,10 +852,12 @@ export class FileStoreCommit {
     filter: (p: Uint8Array) => boolean,
     adds: readonly ManifestEntry[],
     force: boolean,
+    verify?: (live: readonly ManifestEntry[]) => void,
   ): Promise<CommitResult> {
     const newIndex = indexChangesOf(committable.messages);
     const compute = async (latest: Snapshot | null): Promise<ManifestEntry[]> => {
       const live = latest === null ? [] : [...(await liveEntries(this.fileIO, this.paths, latest, filter, this.cache)).values()];
+      verify?.(live);
       return [...live.map((e): ManifestEntry => ({ ...e, kind: 'DELETE' })), ...adds];
     };
     // The replaced partitions lose their index files too (hash indexes, deletion vectors); the

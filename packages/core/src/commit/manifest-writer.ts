@@ -232,7 +232,7 @@ export class ManifestWriter {
     if (chunk.length === 0) return { metas, pending: Promise.resolve() };
     const last = await this.encodeOne(chunk);
     metas.push(last.meta);
-    return { metas, pending: last.upload() };
+    return { metas, pending: handledLater(last.upload()) };
   }
 
   private async encodeOne(entries: readonly ManifestEntry[]): Promise<{ meta: ManifestFileMeta; upload: () => Promise<void> }> {
@@ -261,7 +261,7 @@ export class ManifestWriter {
     this.filesWritten++;
     if (recycled === undefined) this.written.push(name);
     this.cache?.putList(name, [...metas]);
-    return { name, size: bytes.length, pending: this.fileIO.write(this.paths.manifestPath(name), bytes) };
+    return { name, size: bytes.length, pending: handledLater(this.fileIO.write(this.paths.manifestPath(name), bytes)) };
   }
 
   /**
@@ -319,4 +319,15 @@ export class ManifestWriter {
     this.written.length = 0;
     this.written.push(...keep);
   }
+}
+
+/**
+ * `upload`, marked as handled: the caller awaits it only after more work (encoding the manifest
+ * list, the next attempt's checks), and an upload that fails before then would otherwise be an
+ * unhandled rejection, which ends a CLI process in the middle of its commit. The caller still sees
+ * the failure when it awaits the promise.
+ */
+function handledLater<T>(upload: Promise<T>): Promise<T> {
+  upload.catch(() => undefined);
+  return upload;
 }

@@ -24,6 +24,7 @@ import { LookupLevels } from './lookup-levels.js';
 import { LookupCompactRewriter, lookupWindowMerge, type DeletionVectorCompaction } from './lookup-rewriter.js';
 import { MergeTreeCompactRewriter, type BucketRewriter, type ChangelogRewriteContext, type KeyValueSink } from './merge-tree-rewriter.js';
 import type { KeyValueSegment, MergeReadContext, WindowMerge } from './merge-tree-reader.js';
+import { withExtraFiles } from '../file-index/data-file-index-writer.js';
 
 /** Where one bucket's files are and how new ones are named. */
 export interface BucketFilesContext {
@@ -71,7 +72,7 @@ export function createBucketRewriter(ctx: BucketFilesContext, onClose?: () => Pr
       ...(changelog !== undefined ? { changelog } : {}),
       merge: (dropDelete, outputLevel) => compactionWindowMerge(schema, merge, read, dv, mergesOldValues, dropDelete, outputLevel),
       deleteFiles: async (files) => {
-        await ctx.fileIO.deleteMany(files.map((f) => ctx.pathOf(f.fileName)));
+        await ctx.fileIO.deleteMany(files.flatMap((f) => withExtraFiles(ctx.pathOf(f.fileName), f)));
       },
     },
     onClose,

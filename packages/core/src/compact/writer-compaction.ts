@@ -26,6 +26,7 @@ import { Levels } from './levels.js';
 import { binaryRowKeyComparator } from './sorted-run.js';
 import { LookupLevels } from './lookup-levels.js';
 import type { BucketDvMaintainer, DvIndexIncrement, WriteIndexFile } from '../deletion-vectors/bucket-dv-maintainer.js';
+import { withExtraFiles } from '../file-index/data-file-index-writer.js';
 
 /** What a writer commits for its compactions. */
 export interface WriterCompactionIncrement {
@@ -200,7 +201,7 @@ export function writerCompactManager(
   const producer = coreOptions(schema).changelogProducer;
   const producesCompactionChangelog = producer === 'lookup' || producer === 'full-compaction';
   const deleteFiles = async (files: readonly DataFileMeta[]): Promise<void> => {
-    await table.fileIO.deleteMany(files.map((f) => bucket.pathOf(f.fileName)));
+    await table.fileIO.deleteMany(files.flatMap((f) => withExtraFiles(bucket.pathOf(f.fileName), f)));
   };
   let maintainer: BucketDvMaintainer | null = null;
   const compaction = new WriterCompaction({

@@ -52,8 +52,15 @@ function numberPart(letter: string, count: number): Part {
     case 'S':
       return { kind: 'number', field: 'fraction', min: count, max: count };
     default:
-      throw new DatePatternError(`pattern letter '${letter}' is not supported (supported: y u M L d H m s S, quoted text and punctuation)`);
+      throw unsupportedLetter(letter);
   }
+}
+
+/** The pattern letters of the supported subset. */
+const SUPPORTED_LETTERS = 'yuMLdHmsS';
+
+function unsupportedLetter(letter: string): DatePatternError {
+  return new DatePatternError(`pattern letter '${letter}' is not supported (supported: y u M L d H m s S, quoted text and punctuation)`);
 }
 
 function tokenize(pattern: string): Part[] {
@@ -70,6 +77,7 @@ function tokenize(pattern: string): Part[] {
       continue;
     }
     if (/[A-Za-z]/.test(c)) {
+      if (!SUPPORTED_LETTERS.includes(c)) throw unsupportedLetter(c);
       let n = 1;
       while (pattern[i + n] === c) n++;
       if ((c === 'M' || c === 'L') && n >= 3) {

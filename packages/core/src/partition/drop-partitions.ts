@@ -5,7 +5,7 @@
  * `tidemark drop-partition` and by partition expiration.
  */
 import { randomUUID } from 'node:crypto';
-import type { Snapshot } from '@tidemark/format';
+import type { ManifestEntry, Snapshot } from '@tidemark/format';
 import { FileStoreCommit } from '../commit/file-store-commit.js';
 import { CommitInputError } from '../commit/commit-errors.js';
 import { TidemarkUserError } from '../errors.js';
@@ -50,6 +50,8 @@ export interface DropPartitionsOptions {
   /** Clock of the snapshot times (tests). */
   readonly now?: () => number;
   readonly signal?: AbortSignal;
+  /** See `DropPartitionsCallOptions.verify`: checks the live files of each batch before it is dropped. */
+  readonly verify?: (live: readonly ManifestEntry[]) => void;
 }
 
 /** A partition's line in a summary. */
@@ -76,7 +78,7 @@ export async function commitPartitionDrop(
     for (let i = 0; i < entries.length; i += size) {
       const r = await commit.dropPartitions(
         entries.slice(i, i + size).map((e) => e.partition),
-        { commitUser },
+        { commitUser, ...(options.verify ? { verify: options.verify } : {}) },
       );
       if (r.status === 'committed') snapshotIds.push(r.snapshotId);
     }

@@ -15,7 +15,9 @@
  * Committers run it after commits at most once per `partition.expiration-check-interval`
  * ({@link PartitionExpireState}, Java's in-memory `lastCheck`).
  */
-import { BATCH_COMMIT_IDENTIFIER, partitionValueStrings, type DataType } from '@tidemark/format';
+import { BATCH_COMMIT_IDENTIFIER, partitionValueStrings, type DataType, type ManifestEntry } from '@tidemark/format';
+import { partitionKey } from '../commit/manifest-fold.js';
+import { TidemarkUserError } from '../errors.js';
 import type { PartitionExpireStrategy } from '../core-options.js';
 import { MaintenanceArgumentError } from '../expire/maintenance-errors.js';
 import { SnapshotManager } from '../snapshot-manager.js';
@@ -23,6 +25,12 @@ import type { TableContext } from '../table-context.js';
 import { parseDefaultPartitionTime, type DatePattern } from './date-pattern.js';
 import { commitPartitionDrop, droppedPartition, type DropPartitionsSummary, type DroppedPartition } from './drop-partitions.js';
 import { epochToLocalMillis, listPartitionEntries, localToEpochMillis, type PartitionEntry } from './partition-entries.js';
+
+/**
+ * `update-time` expiration refused to drop a partition that a writer added a file to after it was
+ * judged expired (see {@link expirePartitions}); nothing of that drop was committed. Run it again.
+ */
+export class PartitionChangedError extends TidemarkUserError {}
 
 /** Settings of {@link expirePartitions}; unset values come from the table options. */
 export interface ExpirePartitionsOptions {
@@ -218,11 +226,12 @@ export async function expirePartitions(ctx: TableContext, options: ExpirePartiti
   const logger = options.logger ?? ctx.logger;
   for (const k of skipped) logger.warn(`partition expiration of ${ctx.location}: partition '${k.partition}' is skipped: ${k.reason}`);
   const chosen = limitExpired(ctx, expired, s);
+  const verify = s.strategy === 'update-time' ? unchangedSincePlan(ctx, chosen) : undefined;
   const drop = await commitPartitionDrop(
     ctx,
     latest,
     chosen.map((x) => x.entry),
-    { ...options, batchSize: s.batchSize },
+    { ...options, batchSize: s.batchSize, ...(verify ? { verify } : {}) },
   );
   return {
     ...drop,
@@ -232,6 +241,30 @@ export async function expirePartitions(ctx: TableContext, options: ExpirePartiti
     partitions: chosen.map((x) => ({ ...droppedPartition(x.entry), time: x.time })),
     deferred: expired.length - chosen.length,
     skipped,
+  };
+}
+
+/**
+ * `update-time`: a partition was judged by its newest file; one a writer added since (a file
+ * created after that, or without a creation time) makes it recent, so the drop, which deletes the
+ * partition's files as they are at commit time, must not go ahead. Java has the same window and
+ * drops the new file with the rest.
+ */
+function unchangedSincePlan(ctx: TableContext, chosen: ReadonlyArray<{ entry: PartitionEntry }>): (live: readonly ManifestEntry[]) => void {
+  const planned = new Map(chosen.map(({ entry }) => [partitionKey(entry.partition), entry]));
+  return (live) => {
+    for (const e of live) {
+      const p = planned.get(partitionKey(e.partition));
+      if (p === undefined || p.lastFileCreationTime === null) continue;
+      const created = e.file.creationTime === null ? null : localToEpochMillis(e.file.creationTime);
+      if (created === null || created > p.lastFileCreationTime) {
+        throw new PartitionChangedError(
+          `partition '${p.path}' of ${ctx.location} got a new file while partition expiration ran (${e.file.fileName}, created ` +
+            `${created === null ? 'at an unknown time' : new Date(created).toISOString()}): it is no longer expired by 'update-time'; ` +
+            'nothing of this drop was committed (earlier batches were): run the expiration again',
+        );
+      }
+    }
   };
 }
 

@@ -53,6 +53,8 @@ export interface DataFileToRead {
   readonly rowCount?: number;
   /** The schema of the file's `_SCHEMA_ID` (a promise lets a caller load it only when the file is opened). */
   readonly schema: TableSchema | Promise<TableSchema>;
+  /** Resolves true when the file's index proves that no wanted row is in it: the file is not opened. */
+  readonly ruledOut?: Promise<boolean>;
 }
 
 /** Options of {@link readDataFile} and {@link readDataFiles}. */
@@ -302,12 +304,16 @@ interface OpenedFile {
   ): Promise<{ readonly ipc: IpcStreamSegment; readonly evolve: () => EvolvedBatch[] } | { readonly batches: EvolvedBatch[] }>;
 }
 
+/** A file its index ruled out. */
+const NOTHING_TO_READ: OpenedFile = { units: [], firstRow: () => 0, decode: () => Promise.resolve([]) };
+
 async function openFile(
   io: FileIO,
   file: DataFileToRead,
   readFields: readonly DataField[],
   options: ReadDataFileOptions,
 ): Promise<OpenedFile> {
+  if (file.ruledOut !== undefined && (await file.ruledOut)) return NOTHING_TO_READ;
   const schema = await file.schema;
   const format = dataFileFormat(file.path, coreOptions(schema).fileFormat);
   const layout = fileLayout(schema, readFields, options.keyValue);

@@ -11,6 +11,7 @@
 import {
   readDeletionVectorsAt,
   type DeletionVector,
+  type FileIndexFile,
   type IndexManifestEntry,
   type ManifestFileMeta,
   type ParquetDataFile,
@@ -129,6 +130,11 @@ export class ReadCache {
   /** An opened Parquet data file (its footer and tail bytes). */
   parquetFile(path: string, open: () => Promise<ParquetDataFile>): Promise<ParquetDataFile> {
     return this.metadata.get(`parquet:${path}`, open, (f) => f.retainedBytes);
+  }
+
+  /** A data file's index sidecar (`<data file>.index`), parsed. */
+  fileIndex(path: string, load: () => Promise<FileIndexFile>): Promise<FileIndexFile> {
+    return this.metadata.get(`fileindex:${path}`, load, (f) => f.byteLength);
   }
 
   /**

@@ -26,6 +26,7 @@ import { KeyValueChunks } from './merged-columns.js';
 import type { ReadCache } from './read-cache.js';
 import { fixedValues } from '../scan/bucket-filter.js';
 import { matchingRows, sortedKeyRows } from './row-filter.js';
+import type { FileIndexFilter } from '../file-index/file-index-filter.js';
 
 /** What split readers need besides the split. */
 export interface SplitReadContext {
@@ -52,6 +53,8 @@ export interface SplitReadContext {
   readonly keepDecoded?: boolean;
   /** A lookup of a single-column key: its values (see `ReadDataFileOptions.keyProbe`). */
   readonly keyProbe?: { readonly field: DataField; readonly values: readonly unknown[] };
+  /** Skips files whose index rules out {@link rowFilter} (built from it; see `FileIndexFilter`). */
+  readonly fileIndex?: FileIndexFilter;
 }
 
 /** Options of {@link readRawSplit}. */
@@ -156,7 +159,14 @@ function toRead(
     fileSize: planned.meta.fileSize,
     rowCount: planned.meta.rowCount,
     schema: ctx.schemaOf(planned.meta.schemaId),
+    ...(ctx.fileIndex !== undefined ? { ruledOut: quiet(ctx.fileIndex.rulesOut(planned)) } : {}),
   };
+}
+
+/** `p`, whose failure is reported where it is awaited (the file may wait its turn in a read-ahead window). */
+function quiet<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
 }
 
 function readOptions(ctx: SplitReadContext): Omit<ReadDataFileOptions, 'keyValue'> {

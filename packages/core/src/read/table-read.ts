@@ -35,6 +35,7 @@ import { sharedReadCache } from './read-cache.js';
 import { matchingRows } from './row-filter.js';
 import { readMergeSplit, readRawSplits, type SplitReadContext } from './split-readers.js';
 import { noticeSkippedLevel0 } from './dv-level0-notice.js';
+import { FileIndexFilter, type FileIndexReadStats } from '../file-index/file-index-filter.js';
 
 /** The parts of a table a read needs (a `Table` provides them). */
 export interface ReadContext {
@@ -120,6 +121,12 @@ interface PreparedRead {
 abstract class AbstractRead {
   private prepared: Promise<PreparedRead> | null = null;
 
+  /**
+   * What data-file indexes saved this read so far (`file-index.bloom-filter.columns`): files
+   * asked, files skipped, sidecar index files read. Counts grow as {@link batches} runs.
+   */
+  readonly fileIndexStats: FileIndexReadStats = { filesChecked: 0, filesSkipped: 0, sidecarReads: 0 };
+
   constructor(
     protected readonly table: ReadContext,
     protected readonly selection: RowSelectionOptions,
@@ -166,15 +173,22 @@ abstract class AbstractRead {
       throw new InvalidReadOptionError(`invalid readAhead ${readAhead}: expected a positive integer`);
     }
     const schemaManager = this.table.schemaManager;
+    const schemaOf = (id: number): Promise<TableSchema> => (id === p.schema.id ? Promise.resolve(p.schema) : schemaManager.schema(id));
+    const cache = sharedReadCache(this.table.context);
+    const fileIndex =
+      p.rowFilter !== null && this.table.context.options.fileIndexReadEnabled
+        ? new FileIndexFilter(p.rowFilter, p.schema.fields, this.table.fileIO, schemaOf, cache, this.fileIndexStats)
+        : null;
     const ctx: SplitReadContext = {
       fileIO: this.table.fileIO,
-      schemaOf: (id) => (id === p.schema.id ? Promise.resolve(p.schema) : schemaManager.schema(id)),
+      schemaOf,
       readFields: p.readFields,
       ...(this.selection.batchSize !== undefined ? { batchSize: this.selection.batchSize } : {}),
       ...(readAhead !== undefined ? { readAhead } : {}),
       ...(this.selection.decodePool !== undefined ? { pool: this.selection.decodePool } : {}),
       rowFilter: p.rowFilter,
-      cache: sharedReadCache(this.table.context),
+      cache,
+      ...(fileIndex?.active === true ? { fileIndex } : {}),
       ...(p.keyLookup === true ? { keepDecoded: true } : {}),
       ...(p.keyProbe !== undefined ? { keyProbe: p.keyProbe } : {}),
     };

@@ -35,6 +35,8 @@ import { creationTimeOf, parquetCompressionOf } from './file-format.js';
 import type { RowGroupSource, TableWriteOptions } from './table-write-options.js';
 import { FileStatsCollector } from './value-stats.js';
 import { WriteValidationError } from './write-errors.js';
+import { DataFileIndexWriter, NO_FILE_INDEX } from '../file-index/data-file-index-writer.js';
+import { fileIndexSettings, type FileIndexSettings } from '../file-index/file-index-options.js';
 
 /** Why a writer cannot join whole files to its output: it does not stream row groups. */
 export const NOT_STREAMING = 'the writer does not stream row groups (streamRowGroupRows)';
@@ -43,6 +45,9 @@ export const NOT_STREAMING = 'the writer does not stream row groups (streamRowGr
 export function notStreaming(call: string): WriteValidationError {
   return new WriteValidationError(undefined, undefined, `${call} needs streamRowGroupRows on an append table`);
 }
+
+/** Why whole files cannot join an indexed table's output: their rows must be decoded to index them. */
+const INDEXED = "the table has a data-file index ('file-index.bloom-filter.columns'): the rows must be decoded to index them";
 
 /** A (partition, bucket) of an append table. */
 interface AppendSlot extends BucketSlot {
@@ -62,6 +67,8 @@ type WholeFile = { readonly rowCount: number; readonly valueStats: SimpleStats; 
 interface OpenFile {
   readonly stream: ParquetRowGroupStream;
   readonly stats: FileStatsCollector;
+  /** The file's index (`file-index.bloom-filter.columns`), or null. */
+  readonly index: DataFileIndexWriter | null;
   rows: number;
   /** Arrow bytes of its rows: the size estimate against `target-file-size`. */
   arrowBytes: number;
@@ -79,12 +86,15 @@ export class AppendFileStoreWrite extends FileStoreWrite<AppendSlot> {
   private readonly ipcSchemas = new Map<string, boolean>();
   /** An empty Parquet file as this writer encodes it: the reference of {@link rowGroupCopyBlocker}. */
   private emptyFile: Promise<Uint8Array> | undefined;
+  /** The data-file index each file gets, or null. */
+  private readonly fileIndex: FileIndexSettings | null;
 
   constructor(context: TableContext, writeOptions: TableWriteOptions, partitionTypes: readonly DataType[]) {
     super(context, writeOptions, partitionTypes, null);
     this.compression = parquetCompressionOf(this.options);
     this.arrowSchema = toArrowSchema(this.schema.fields);
     this.totalBuckets = this.options.bucket > 0 ? this.options.bucket : -1;
+    this.fileIndex = fileIndexSettings(this.schema, this.options);
   }
 
   protected newSlot(common: BucketSlot): AppendSlot {
@@ -134,7 +144,10 @@ export class AppendFileStoreWrite extends FileStoreWrite<AppendSlot> {
     await this.dropOpenFiles();
     const paths: string[] = [];
     for (const buf of this.slots.values()) {
-      for (const f of buf.newFiles) paths.push(this.paths.dataFilePath(buf.partitionDir, buf.bucket, f.fileName));
+      for (const f of buf.newFiles) {
+        const path = this.paths.dataFilePath(buf.partitionDir, buf.bucket, f.fileName);
+        paths.push(path, ...this.paths.extraFilePaths(path, f.extraFiles));
+      }
       buf.newFiles = [];
       buf.batches = [];
       buf.bytes = 0;
@@ -203,6 +216,7 @@ export class AppendFileStoreWrite extends FileStoreWrite<AppendSlot> {
   /** See `TableWrite.rowGroupCopyBlocker`. */
   async rowGroupCopyBlocker(file: RowGroupSource, minGroupRows: number): Promise<string | null> {
     if (!this.streaming) return NOT_STREAMING;
+    if (this.fileIndex !== null) return INDEXED;
     const stats = new FileStatsCollector(this.schema.fields, this.options).fileStatsBlocker(file);
     if (stats !== null) return stats;
     this.emptyFile ??= encodeParquetAsync(new arrow.Table(this.arrowSchema), { compression: this.compression });
@@ -237,6 +251,7 @@ export class AppendFileStoreWrite extends FileStoreWrite<AppendSlot> {
   /** See `TableWrite.ipcFileBlocker`. */
   ipcFileBlocker(file: WholeFile, sample: IpcStreamSegment): string | null {
     if (!this.streaming) return NOT_STREAMING;
+    if (this.fileIndex !== null) return INDEXED;
     // A larger row group would have to be cut, i.e. decoded here: the Arrow path does that.
     const groupRows = this.writeOptions.streamRowGroupRows!;
     if (file.rowCount > groupRows) return `it holds more rows (${file.rowCount}) than an output row group (${groupRows})`;
@@ -281,6 +296,7 @@ export class AppendFileStoreWrite extends FileStoreWrite<AppendSlot> {
     return {
       stream: new ParquetRowGroupStream({ groupRows: this.writeOptions.streamRowGroupRows!, compression: this.compression }),
       stats: new FileStatsCollector(this.schema.fields, this.options),
+      index: this.fileIndex === null ? null : new DataFileIndexWriter(this.fileIndex),
       rows: 0,
       arrowBytes: 0,
     };
@@ -313,6 +329,7 @@ export class AppendFileStoreWrite extends FileStoreWrite<AppendSlot> {
         if (take > 0) {
           const head = take === batch.numRows ? batch : batch.slice(0, take);
           open.stats.add(head);
+          open.index?.addBatch(head);
           open.rows += take;
           open.arrowBytes += (size * take) / batch.numRows;
           // The rows have left the buffers: a failed encoding leaves the writer unusable.
@@ -329,7 +346,7 @@ export class AppendFileStoreWrite extends FileStoreWrite<AppendSlot> {
   private async closeOpenFile(buf: AppendSlot): Promise<void> {
     const open = buf.open!;
     buf.open = undefined;
-    await this.startFile(buf, open.rows, open.arrowBytes, open.stats, open.stream.finish());
+    await this.startFile(buf, open.rows, open.arrowBytes, open.stats, open.index, open.stream.finish());
   }
 
   /** Drops the open files' rows and waits for their groups being encoded. */
@@ -354,8 +371,12 @@ export class AppendFileStoreWrite extends FileStoreWrite<AppendSlot> {
     // Handled through the upload in startFile; this keeps an early throw from leaving it unobserved.
     encoding.catch(() => undefined);
     const stats = new FileStatsCollector(this.schema.fields, this.options);
-    for (const b of batches) stats.add(b);
-    await this.startFile(buf, rowCount, arrowBytes, stats, encoding);
+    const index = this.fileIndex === null ? null : new DataFileIndexWriter(this.fileIndex);
+    for (const b of batches) {
+      stats.add(b);
+      index?.addBatch(b);
+    }
+    await this.startFile(buf, rowCount, arrowBytes, stats, index, encoding);
   }
 
   /**
@@ -367,6 +388,7 @@ export class AppendFileStoreWrite extends FileStoreWrite<AppendSlot> {
     rowCount: number,
     arrowBytes: number,
     stats: FileStatsCollector,
+    index: DataFileIndexWriter | null,
     encoded: Promise<Uint8Array>,
   ): Promise<void> {
     const encoding = encoded.then((bytes) => {
@@ -397,8 +419,10 @@ export class AppendFileStoreWrite extends FileStoreWrite<AppendSlot> {
     const upload = encoding
       .then(async (bytes) => {
         await this.fileIO.write(path, bytes);
+        const indexFields = index === null ? NO_FILE_INDEX : await index.finish(this.fileIO, path);
         buf.newFiles.push(
           newDataFileMeta({
+            ...indexFields,
             fileName,
             fileSize: bytes.length,
             rowCount,

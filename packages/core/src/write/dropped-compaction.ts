@@ -19,6 +19,7 @@ import { TidemarkError } from '../errors.js';
 import type { FileStorePathFactory } from '../path-factory.js';
 import type { FileIO } from '@tidemark/storage';
 import type { TableWrite } from './table-write.js';
+import { withExtraFiles } from '../file-index/data-file-index-writer.js';
 
 /**
  * The write's rows are committed (its APPEND snapshot exists) but its compaction could not be
@@ -174,7 +175,8 @@ async function deleteCompactionOutputs(table: DroppedCompactionTable, messages: 
   for (const m of messages) {
     const inputs = new Set((m.compactBefore ?? []).map((f) => f.fileName));
     for (const f of m.compactAfter ?? []) {
-      if (!inputs.has(f.fileName) && !f.externalPath) paths.push(table.paths.dataFilePath(m.partition, m.bucket, f.fileName));
+      if (!inputs.has(f.fileName) && !f.externalPath)
+        paths.push(...withExtraFiles(table.paths.dataFilePath(m.partition, m.bucket, f.fileName), f));
     }
     for (const f of m.compactChangelogFiles ?? []) paths.push(table.paths.changelogFilePath(m.partition, m.bucket, f.fileName));
     for (const f of m.compactNewIndexFiles ?? []) paths.push(table.paths.indexFilePath(f.fileName, f.externalPath));

@@ -24,6 +24,7 @@ import type { BucketAssigner } from './key-value/bucket-assigner.js';
 import { partKey } from './row-router.js';
 import type { TableWriteOptions } from './table-write-options.js';
 import { WriteValidationError } from './write-errors.js';
+import { withExtraFiles } from '../file-index/data-file-index-writer.js';
 
 /** What every (partition, bucket) slot of a writer holds. */
 export interface BucketSlot {
@@ -197,7 +198,7 @@ export abstract class FileStoreWrite<S extends BucketSlot = BucketSlot> {
       const dir = dirs.get(`${m.bucket}|${bytesKey(m.partition)}`);
       if (dir === undefined) continue;
       for (const f of m.newFiles)
-        if (f.fileName.startsWith(this.filePrefix)) paths.push(this.paths.dataFilePath(dir, m.bucket, f.fileName));
+        if (f.fileName.startsWith(this.filePrefix)) paths.push(...withExtraFiles(this.paths.dataFilePath(dir, m.bucket, f.fileName), f));
       for (const f of [...(m.newChangelogFiles ?? []), ...(m.compactChangelogFiles ?? [])]) {
         if (f.fileName.startsWith(this.changelogFilePrefix)) paths.push(this.paths.changelogFilePath(dir, m.bucket, f.fileName));
       }

@@ -87,15 +87,24 @@ export type FetchResult =
       readonly kind: 'offset-out-of-range';
     };
 
-/** The client the Kafka source runs on. Every method retries retriable errors itself. */
+/**
+ * The client the Kafka source runs on. Every method retries retriable errors itself; once the
+ * `signal` of a call has aborted, it retries no more and rejects (a pipeline stopped while the
+ * brokers are down ends at once instead of after the retries).
+ */
 export interface KafkaClient {
   /** Partition ids of each topic (fresh metadata); a topic that does not exist throws {@link KafkaTopicMissingError}. */
-  partitions(topics: readonly string[]): Promise<Map<string, number[]>>;
-  watermarks(topic: string, partitions: readonly number[]): Promise<PartitionWatermarks[]>;
+  partitions(topics: readonly string[], options?: KafkaCallOptions): Promise<Map<string, number[]>>;
+  watermarks(topic: string, partitions: readonly number[], options?: KafkaCallOptions): Promise<PartitionWatermarks[]>;
   /** Per partition, the first offset whose timestamp is ≥ `timestampMs` (the high watermark when there is none). */
-  offsetsForTimestamp(topic: string, partitions: readonly number[], timestampMs: number): Promise<Map<number, number>>;
+  offsetsForTimestamp(
+    topic: string,
+    partitions: readonly number[],
+    timestampMs: number,
+    options?: KafkaCallOptions,
+  ): Promise<Map<number, number>>;
   /** A consumer group's committed offset per partition (absent when it committed none). */
-  groupOffsets(groupId: string, topic: string, partitions: readonly number[]): Promise<Map<number, number>>;
+  groupOffsets(groupId: string, topic: string, partitions: readonly number[], options?: KafkaCallOptions): Promise<Map<number, number>>;
   /**
    * Commits offsets to a consumer group without joining it (for lag monitoring). Once `signal` has
    * aborted, a failed attempt is not retried.
@@ -108,6 +117,11 @@ export interface KafkaClient {
   fetch(requests: readonly FetchRequest[], options: { maxWaitMs: number; maxBytes: number; signal?: AbortSignal }): Promise<FetchResult[]>;
   /** Closes every connection. */
   close(): Promise<void>;
+}
+
+/** Per-call options of {@link KafkaClient} methods. */
+export interface KafkaCallOptions {
+  readonly signal?: AbortSignal;
 }
 
 /** Makes a client from connection settings (a source may open several over its life); `logger` hears of retries. */

@@ -24,7 +24,32 @@ export class KafkaOffsetOutOfRangeError extends SourceError {
   }
 }
 
-/** A request to the cluster failed after its retries (broker down, leader lost, refused). */
+/**
+ * A request to the cluster failed in a way tidemark cannot explain (a non-retriable protocol
+ * error, a malformed response): reported as unexpected. {@link KafkaUnavailableError}, a subclass,
+ * is the common case of a cluster that stayed unreachable or kept failing through the retries.
+ */
 export class KafkaRequestError extends SourceError {
   override readonly userError: boolean = false;
+}
+
+/**
+ * The brokers stayed unreachable (refused, timed out, TLS handshake failed, name not resolved) or
+ * kept answering with retriable errors (no leader, coordinator moving) through every retry. The
+ * message names the request, the brokers, the last cause and what to check; the operator can act
+ * on it, so the CLI prints it as one line (exit 1) instead of an unexpected error.
+ */
+export class KafkaUnavailableError extends KafkaRequestError {
+  override readonly userError: boolean = true;
+
+  constructor(
+    message: string,
+    /** The bootstrap brokers the client was given. */
+    readonly brokers: readonly string[],
+    /** Attempts made before giving up. */
+    readonly attempts: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
 }

@@ -17,7 +17,14 @@
 import type { SourceOffset } from '../checkpoint-state.js';
 import { SourceError } from '../errors.js';
 import type { ReplayableSource, SourceBacklog, SourceOpenOptions, SourceRecord } from '../source.js';
-import type { FetchRequest, FetchResult, KafkaClient, KafkaClientFactory, KafkaConnectionSettings } from './kafka-client.js';
+import type {
+  FetchRequest,
+  FetchResult,
+  KafkaCallOptions,
+  KafkaClient,
+  KafkaClientFactory,
+  KafkaConnectionSettings,
+} from './kafka-client.js';
 import { KafkaOffsetOutOfRangeError, KafkaSettingsError } from './kafka-errors.js';
 import { messageDecoder, type KafkaFormat, type MessageDecoder, KAFKA_FORMATS } from './kafka-format.js';
 import {
@@ -114,6 +121,11 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
     return this.shared;
   }
 
+  /** The stop signal of the open read, for the client's calls: once it aborts, they retry no more. */
+  private callOptions(): KafkaCallOptions {
+    return this.stop !== undefined ? { signal: this.stop } : {};
+  }
+
   /**
    * Closes the connections; call once the pipeline is done. Until the next {@link open},
    * {@link backlog} and {@link committed} fail instead of connecting again.
@@ -132,7 +144,7 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
 
   /** This pipeline's partitions of each topic, now. */
   private async assignedPartitions(): Promise<Map<string, number[]>> {
-    const all = await this.client().partitions(this.topics);
+    const all = await this.client().partitions(this.topics, this.callOptions());
     const out = new Map<string, number[]>();
     for (const [t, ids] of all) {
       const mine = ids.filter((p) => assigned(this.assignment, p));
@@ -153,14 +165,17 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
   private async startPositions(topic: string, partitions: number[], start: KafkaStart): Promise<Map<number, number>> {
     const c = this.client();
     if (start === 'earliest' || start === 'latest') {
-      const w = await c.watermarks(topic, partitions);
+      const w = await c.watermarks(topic, partitions, this.callOptions());
       return new Map(w.map((x) => [x.partition, start === 'earliest' ? x.low : x.high]));
     }
     if (start === 'group') {
-      const [committed, w] = await Promise.all([c.groupOffsets(this.options.groupId!, topic, partitions), c.watermarks(topic, partitions)]);
+      const [committed, w] = await Promise.all([
+        c.groupOffsets(this.options.groupId!, topic, partitions, this.callOptions()),
+        c.watermarks(topic, partitions, this.callOptions()),
+      ]);
       return new Map(w.map((x) => [x.partition, committed.get(x.partition) ?? x.low]));
     }
-    return c.offsetsForTimestamp(topic, partitions, start.timestampMs);
+    return c.offsetsForTimestamp(topic, partitions, start.timestampMs, this.callOptions());
   }
 
   /** The positions to read from: the stored offset, first-run start positions, earliest for partitions new since. */
@@ -191,7 +206,7 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
 
   /** Throws when a position lies outside its partition's offsets. */
   private async checkRange(topic: string, partition: number, next: number, known?: { low: number; high: number }): Promise<void> {
-    const w = known ?? (await this.client().watermarks(topic, [partition]))[0];
+    const w = known ?? (await this.client().watermarks(topic, [partition], this.callOptions()))[0];
     if (w === undefined || (next >= w.low && next <= w.high)) return;
     const why =
       next < w.low
@@ -218,8 +233,19 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
   private async *read(from: SourceOffset, signal: AbortSignal | undefined): AsyncGenerator<SourceRecord<Record<string, unknown>>> {
     if (signal?.aborted) return;
     const client = this.client();
-    const positions = await this.positions(from);
-    const ends = await this.endsAtStart(positions);
+    let positions: PositionMap;
+    let ends: Map<string, number>;
+    try {
+      positions = await this.positions(from);
+      ends = await this.endsAtStart(positions);
+    } catch (e) {
+      // Stopped while the brokers were being asked (the client retries no more then): nothing was read.
+      if (signal?.aborted) {
+        await this.disconnect();
+        return;
+      }
+      throw e;
+    }
     // Where the next fetch of each partition starts: past transaction markers that made no record.
     const fetchAt = new Map<string, number>();
     for (const [topic, parts] of positions) for (const [p, pos] of parts) fetchAt.set(`${topic}/${p}`, pos.next);
@@ -271,7 +297,7 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
     for (const [topic, parts] of positions) {
       const ids = [...parts.keys()];
       if (ids.length === 0) continue;
-      for (const w of await this.client().watermarks(topic, ids)) {
+      for (const w of await this.client().watermarks(topic, ids, this.callOptions())) {
         ends.set(`${topic}/${w.partition}`, w.high);
         await this.checkRange(topic, w.partition, parts.get(w.partition)!.next, w);
       }
@@ -349,7 +375,7 @@ export class KafkaSource implements ReplayableSource<Record<string, unknown>> {
       const parts = positions.get(topic)!;
       const fresh = ids.filter((p) => !parts.has(p));
       if (fresh.length === 0) continue;
-      for (const w of await this.client().watermarks(topic, fresh)) {
+      for (const w of await this.client().watermarks(topic, fresh, this.callOptions())) {
         parts.set(w.partition, { next: w.low, skip: 0 });
         fetchAt.set(`${topic}/${w.partition}`, w.low);
       }

@@ -10,8 +10,16 @@
  */
 import { createRequire } from 'node:module';
 import { Kafka, logLevel, type KafkaConfig, type SASLOptions } from 'kafkajs';
-import { KafkaRequestError, KafkaSettingsError, KafkaTopicMissingError } from './kafka-errors.js';
-import type { FetchRequest, FetchResult, KafkaClient, KafkaConnectionSettings, KafkaMessage, PartitionWatermarks } from './kafka-client.js';
+import { KafkaRequestError, KafkaSettingsError, KafkaTopicMissingError, KafkaUnavailableError } from './kafka-errors.js';
+import type {
+  FetchRequest,
+  FetchResult,
+  KafkaCallOptions,
+  KafkaClient,
+  KafkaConnectionSettings,
+  KafkaMessage,
+  PartitionWatermarks,
+} from './kafka-client.js';
 
 const require = createRequire(import.meta.url);
 
@@ -74,6 +82,14 @@ const METADATA_ERRORS = new Set([
   'NOT_COORDINATOR',
   'COORDINATOR_NOT_AVAILABLE',
   'REPLICA_NOT_AVAILABLE',
+]);
+
+/** Errors of a cluster that refuses this client's user: settings to fix, not retried. */
+const AUTHORIZATION_ERRORS = new Set([
+  'TOPIC_AUTHORIZATION_FAILED',
+  'GROUP_AUTHORIZATION_FAILED',
+  'CLUSTER_AUTHORIZATION_FAILED',
+  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
 ]);
 
 function longToNumber(text: string, what: string): number {
@@ -147,25 +163,49 @@ class KafkajsClient implements KafkaClient {
         return await op();
       } catch (e) {
         if (e instanceof KafkaRequestError || e instanceof KafkaTopicMissingError || signal?.aborted) throw e;
-        const err = e as KafkaJSError;
+        const err = innermost(e as KafkaJSError);
         if (err.name === 'KafkaJSSASLAuthenticationError' || err.type === 'SASL_AUTHENTICATION_FAILED') {
           throw new KafkaSettingsError(`${what}: the cluster refused the SASL credentials: ${err.message}`, { cause: e });
         }
-        const retriable = err.retriable === true || err.name === 'KafkaJSConnectionError' || err.name === 'KafkaJSRequestTimeoutError';
-        if (!retriable || attempt >= this.retries) {
-          throw new KafkaRequestError(
-            `${what} failed${retriable ? ` after ${attempt} attempts` : ''} (brokers ${this.settings.brokers.join(',')}): ${err.message}`,
+        if (err.type !== undefined && AUTHORIZATION_ERRORS.has(err.type)) {
+          const user = this.settings.sasl !== undefined ? `user '${this.settings.sasl.username}'` : 'this client (no SASL user)';
+          throw new KafkaSettingsError(
+            `${what}: the cluster (brokers ${this.settings.brokers.join(',')}) refused access (${err.type}): ${err.message}; ` +
+              `check the ACLs of ${user} for the topics and the consumer group`,
             { cause: e },
           );
         }
+        const retriable = isRetriable(e as KafkaJSError);
+        if (!retriable) {
+          throw new KafkaRequestError(`${what} failed (brokers ${this.settings.brokers.join(',')}): ${err.message}`, { cause: e });
+        }
+        if (attempt >= this.retries) throw this.unavailable(what, attempt, err, e);
         this.logger?.warn(`${what}: ${err.message}; retrying in ${delay} ms (attempt ${attempt + 1} of ${this.retries})`);
         await sleep(delay, signal);
+        if (signal?.aborted) throw e;
         delay = Math.min(5_000, delay * 2);
-        if (err.type === undefined || METADATA_ERRORS.has(err.type) || err.name === 'KafkaJSConnectionError') {
+        if (err.type === undefined || METADATA_ERRORS.has(err.type) || isConnectionFailure(err)) {
           await this.cluster.refreshMetadata().catch(() => undefined);
         }
       }
     }
+  }
+
+  /** The error after the last retry: the request, the brokers, the cause and what to check. */
+  private unavailable(what: string, attempts: number, err: KafkaJSError, cause: unknown): KafkaUnavailableError {
+    const brokers = this.settings.brokers;
+    const unreachable = isConnectionFailure(err);
+    const tls = this.settings.ssl !== undefined && this.settings.ssl !== false ? 'on' : 'off';
+    const sasl = this.settings.sasl?.mechanism ?? 'off';
+    const check = unreachable
+      ? `check the broker addresses, that this host reaches them (network, firewall, DNS) and the TLS/SASL settings (TLS ${tls}, SASL ${sasl})`
+      : "check the brokers' health and the topic's partition leaders";
+    return new KafkaUnavailableError(
+      `${what} failed after ${attempts} attempts (brokers ${brokers.join(',')}): ${err.message}; ${check}`,
+      brokers,
+      attempts,
+      { cause },
+    );
   }
 
   private async target(topics: readonly string[]): Promise<void> {
@@ -175,32 +215,36 @@ class KafkajsClient implements KafkaClient {
     for (const t of fresh) this.topics.add(t);
   }
 
-  async partitions(topics: readonly string[]): Promise<Map<string, number[]>> {
-    return this.retrying(`reading the partitions of ${topics.join(', ')}`, async () => {
-      try {
-        await this.target(topics);
-        await this.cluster.refreshMetadata();
-      } catch (e) {
-        const err = e as KafkaJSError;
-        if (err.type === 'UNKNOWN_TOPIC_OR_PARTITION' || err.name === 'KafkaJSTopicMetadataNotLoaded') {
-          for (const t of topics) this.topics.delete(t);
-          throw new KafkaTopicMissingError(`Kafka topic ${topics.join(' or ')} does not exist on ${this.settings.brokers.join(',')}`, {
-            cause: e,
-          });
+  async partitions(topics: readonly string[], options: KafkaCallOptions = {}): Promise<Map<string, number[]>> {
+    return this.retrying(
+      `reading the partitions of ${topics.join(', ')}`,
+      async () => {
+        try {
+          await this.target(topics);
+          await this.cluster.refreshMetadata();
+        } catch (e) {
+          const err = innermost(e as KafkaJSError);
+          if (err.type === 'UNKNOWN_TOPIC_OR_PARTITION' || err.name === 'KafkaJSTopicMetadataNotLoaded') {
+            for (const t of topics) this.topics.delete(t);
+            throw new KafkaTopicMissingError(`Kafka topic ${topics.join(' or ')} does not exist on ${this.settings.brokers.join(',')}`, {
+              cause: e,
+            });
+          }
+          throw e;
         }
-        throw e;
-      }
-      const out = new Map<string, number[]>();
-      for (const t of topics) {
-        const ids = this.cluster
-          .findTopicPartitionMetadata(t)
-          .map((p) => p.partitionId)
-          .sort((a, b) => a - b);
-        if (ids.length === 0) throw new KafkaTopicMissingError(`Kafka topic ${t} does not exist on ${this.settings.brokers.join(',')}`);
-        out.set(t, ids);
-      }
-      return out;
-    });
+        const out = new Map<string, number[]>();
+        for (const t of topics) {
+          const ids = this.cluster
+            .findTopicPartitionMetadata(t)
+            .map((p) => p.partitionId)
+            .sort((a, b) => a - b);
+          if (ids.length === 0) throw new KafkaTopicMissingError(`Kafka topic ${t} does not exist on ${this.settings.brokers.join(',')}`);
+          out.set(t, ids);
+        }
+        return out;
+      },
+      options.signal,
+    );
   }
 
   private async listOffsets(topic: string, partitions: readonly number[], q: { fromBeginning?: boolean; fromTimestamp?: number }) {
@@ -211,46 +255,71 @@ class KafkajsClient implements KafkaClient {
     return out;
   }
 
-  async watermarks(topic: string, partitions: readonly number[]): Promise<PartitionWatermarks[]> {
-    return this.retrying(`reading the offsets of ${topic}`, async () => {
-      const [low, high] = await Promise.all([
-        this.listOffsets(topic, partitions, { fromBeginning: true }),
-        this.listOffsets(topic, partitions, { fromBeginning: false }),
-      ]);
-      return partitions.map((partition) => ({ partition, low: low.get(partition) ?? 0, high: high.get(partition) ?? 0 }));
-    });
+  async watermarks(topic: string, partitions: readonly number[], options: KafkaCallOptions = {}): Promise<PartitionWatermarks[]> {
+    return this.retrying(
+      `reading the offsets of ${topic}`,
+      async () => {
+        const [low, high] = await Promise.all([
+          this.listOffsets(topic, partitions, { fromBeginning: true }),
+          this.listOffsets(topic, partitions, { fromBeginning: false }),
+        ]);
+        return partitions.map((partition) => ({ partition, low: low.get(partition) ?? 0, high: high.get(partition) ?? 0 }));
+      },
+      options.signal,
+    );
   }
 
-  async offsetsForTimestamp(topic: string, partitions: readonly number[], timestampMs: number): Promise<Map<number, number>> {
-    return this.retrying(`reading the offsets of ${topic} at ${new Date(timestampMs).toISOString()}`, async () => {
-      const [at, high] = await Promise.all([
-        this.listOffsets(topic, partitions, { fromTimestamp: timestampMs }),
-        this.listOffsets(topic, partitions, { fromBeginning: false }),
-      ]);
-      const out = new Map<number, number>();
-      for (const p of partitions) {
-        const o = at.get(p);
-        out.set(p, o === undefined || o < 0 ? (high.get(p) ?? 0) : o);
-      }
-      return out;
-    });
-  }
-
-  async groupOffsets(groupId: string, topic: string, partitions: readonly number[]): Promise<Map<number, number>> {
-    return this.retrying(`reading the offsets of consumer group ${groupId}`, async () => {
-      // The coordinator lookup needs the cluster's metadata (the broker pool).
-      await this.target([topic]);
-      const coordinator = await this.cluster.findGroupCoordinator({ groupId });
-      const r = await coordinator.offsetFetch({ groupId, topics: [{ topic, partitions: partitions.map((partition) => ({ partition })) }] });
-      const out = new Map<number, number>();
-      for (const t of r.responses) {
-        for (const p of t.partitions) {
-          const o = longToNumber(p.offset, `committed offset of ${topic}/${p.partition}`);
-          if (o >= 0) out.set(p.partition, o);
+  async offsetsForTimestamp(
+    topic: string,
+    partitions: readonly number[],
+    timestampMs: number,
+    options: KafkaCallOptions = {},
+  ): Promise<Map<number, number>> {
+    return this.retrying(
+      `reading the offsets of ${topic} at ${new Date(timestampMs).toISOString()}`,
+      async () => {
+        const [at, high] = await Promise.all([
+          this.listOffsets(topic, partitions, { fromTimestamp: timestampMs }),
+          this.listOffsets(topic, partitions, { fromBeginning: false }),
+        ]);
+        const out = new Map<number, number>();
+        for (const p of partitions) {
+          const o = at.get(p);
+          out.set(p, o === undefined || o < 0 ? (high.get(p) ?? 0) : o);
         }
-      }
-      return out;
-    });
+        return out;
+      },
+      options.signal,
+    );
+  }
+
+  async groupOffsets(
+    groupId: string,
+    topic: string,
+    partitions: readonly number[],
+    options: KafkaCallOptions = {},
+  ): Promise<Map<number, number>> {
+    return this.retrying(
+      `reading the offsets of consumer group ${groupId}`,
+      async () => {
+        // The coordinator lookup needs the cluster's metadata (the broker pool).
+        await this.target([topic]);
+        const coordinator = await this.cluster.findGroupCoordinator({ groupId });
+        const r = await coordinator.offsetFetch({
+          groupId,
+          topics: [{ topic, partitions: partitions.map((partition) => ({ partition })) }],
+        });
+        const out = new Map<number, number>();
+        for (const t of r.responses) {
+          for (const p of t.partitions) {
+            const o = longToNumber(p.offset, `committed offset of ${topic}/${p.partition}`);
+            if (o >= 0) out.set(p.partition, o);
+          }
+        }
+        return out;
+      },
+      options.signal,
+    );
   }
 
   async commitGroupOffsets(groupId: string, offsets: readonly FetchRequest[], options: { signal?: AbortSignal } = {}): Promise<void> {
@@ -384,6 +453,34 @@ class KafkajsClient implements KafkaClient {
     this.closed = true;
     await this.cluster.disconnect().catch(() => undefined);
   }
+}
+
+/**
+ * The error under kafkajs's own retrier: its cluster and broker pool run every connect and
+ * metadata request through a retrier (configured here with 0 retries), which wraps the failure in
+ * KafkaJSNumberOfRetriesExceeded (a retriable one) or KafkaJSNonRetriableError.
+ */
+function innermost(err: KafkaJSError): KafkaJSError {
+  let e = err;
+  for (let i = 0; i < 4 && (e.name === 'KafkaJSNumberOfRetriesExceeded' || e.name === 'KafkaJSNonRetriableError'); i++) {
+    const cause = (e as { cause?: unknown }).cause;
+    if (!(cause instanceof Error) || cause === e) break;
+    e = cause as KafkaJSError;
+  }
+  return e;
+}
+
+/** Worth another attempt: a connection lost or refused, a timeout, or an error Kafka marks retriable. */
+function isRetriable(err: KafkaJSError): boolean {
+  // kafkajs's retrier gave up on an error it would have retried: ours retries (with metadata refresh).
+  if (err.name === 'KafkaJSNumberOfRetriesExceeded') return true;
+  const e = innermost(err);
+  return err.retriable === true || isConnectionFailure(e);
+}
+
+/** The brokers could not be reached or stopped answering (as opposed to answering with an error). */
+function isConnectionFailure(err: KafkaJSError): boolean {
+  return err.name === 'KafkaJSConnectionError' || err.name === 'KafkaJSRequestTimeoutError' || err.name === 'KafkaJSConnectionClosedError';
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -29,6 +29,8 @@ import { dataByteSize } from '../arrow-columns.js';
 import { creationTimeOf, parquetCompressionOf } from '../file-format.js';
 import { FileSizeEstimate } from '../file-size-estimate.js';
 import { FileStatsCollector } from '../value-stats.js';
+import { DataFileIndexWriter, NO_FILE_INDEX, withExtraFiles } from '../../file-index/data-file-index-writer.js';
+import { fileIndexSettings, type FileIndexSettings } from '../../file-index/file-index-options.js';
 import { keyValueColumns, trimmedKeyFields, type KeyValue, type KeyValueColumns } from './key-value.js';
 
 /** `_FILE_SOURCE`: 0 for files a writer flushed, 1 for compaction output. */
@@ -78,6 +80,8 @@ export class KeyValueFileWriter {
    * them is built only to be dropped, and a one-row read would decode it whole.
    */
   private readonly plainColumns: readonly string[];
+  /** The data-file index each file gets (`file-index.bloom-filter.columns`), or null. */
+  private readonly fileIndex: FileIndexSettings | null;
   private pending: Piece[] = [];
   private pendingRows = 0;
   private pendingBytes = 0;
@@ -95,6 +99,7 @@ export class KeyValueFileWriter {
     this.fileSchema = toArrowSchema(keyValueFileFields(this.keyFields, schema.fields));
     this.valueSchema = toArrowSchema(schema.fields);
     this.target = settings.targetFileSize ?? this.options.targetFileSize;
+    this.fileIndex = fileIndexSettings(schema, this.options);
   }
 
   /** Files completed so far (all of them after {@link close}). */
@@ -141,7 +146,7 @@ export class KeyValueFileWriter {
     this.pending = [];
     this.pendingRows = 0;
     this.pendingBytes = 0;
-    await this.settings.fileIO.deleteMany(this.files.map((f) => this.settings.pathOf(f.fileName)));
+    await this.settings.fileIO.deleteMany(this.files.flatMap((f) => withExtraFiles(this.settings.pathOf(f.fileName), f)));
     this.files.length = 0;
   }
 
@@ -190,12 +195,14 @@ export class KeyValueFileWriter {
     let minSeq: bigint | null = null;
     let maxSeq: bigint | null = null;
     let deletes = 0;
+    const index = this.fileIndex === null ? null : new DataFileIndexWriter(this.fileIndex);
     for (const p of parts) {
       const n = p.rows;
       arrowBytes += p.bytes;
       const keyColumns = this.keyPositions.map((i) => p.columns[i]!);
       valueStats.add(makeBatch(this.valueSchema, p.columns, n));
       keyStats.add(makeBatch(keySchema, keyColumns, n));
+      index?.add(p.columns, n);
       const seq = arrow.makeData({ type: new arrow.Int64(), length: n, nullCount: 0, data: p.sequence });
       const kind = arrow.makeData({ type: new arrow.Int8(), length: n, nullCount: 0, data: p.kinds });
       batches.push(makeBatch(this.fileSchema, [...keyColumns, seq, kind, ...p.columns], n));
@@ -214,6 +221,7 @@ export class KeyValueFileWriter {
     const bytes = await encodeParquetRowGroupsAsync(batches, { compression: this.compression, plainColumns: this.plainColumns });
     this.estimate.record(bytes.length, arrowBytes);
     await this.settings.fileIO.write(this.settings.pathOf(fileName), bytes);
+    const indexFields = index === null ? NO_FILE_INDEX : await index.finish(this.settings.fileIO, this.settings.pathOf(fileName));
     const { valueStats: vs, valueStatsCols } = valueStats.result();
     const now = (this.settings.now ?? Date.now)();
     this.files.push({
@@ -234,10 +242,10 @@ export class KeyValueFileWriter {
       maxSequenceNumber: maxSeq!,
       schemaId: schema.id,
       level: this.settings.level,
-      extraFiles: [],
+      extraFiles: indexFields.extraFiles,
       creationTime: creationTimeOf(now),
       deleteRowCount: deletes,
-      embeddedIndex: null,
+      embeddedIndex: indexFields.embeddedIndex,
       fileSource: this.settings.fileSource,
       valueStatsCols,
       externalPath: null,

@@ -13,6 +13,7 @@ import { dataByteSize } from '../arrow-columns.js';
 import { KeyValueFileWriter } from './key-value-file-writer.js';
 import { trimmedKeyFields } from './key-value.js';
 import { KeyValueSortBuffer, type SortedKeyValues } from './sort-buffer.js';
+import { withExtraFiles } from '../../file-index/data-file-index-writer.js';
 
 /** Files a compaction replaced and produced, committed with the writer's new files. */
 export interface CompactionResult {
@@ -246,7 +247,7 @@ export class MergeTreeWriter {
   async abort(): Promise<void> {
     this.buffer = [];
     this.bytes = 0;
-    const paths = [...this.newFiles, ...this.newChangelogFiles].map((f) => this.settings.pathOf(f.fileName));
+    const paths = [...this.newFiles, ...this.newChangelogFiles].flatMap((f) => withExtraFiles(this.settings.pathOf(f.fileName), f));
     this.newFiles = [];
     this.newChangelogFiles = [];
     await this.settings.fileIO.deleteMany(paths);
