@@ -14,16 +14,8 @@
  * S3 rows need S3_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, S3_BUCKET.
  */
 import { benchWarehouses, parquetBytes, withWarehouseIO } from './lib/bench-storage.mjs';
-import {
-  describedResultJson,
-  fmtInt,
-  fmtNum,
-  markdownTable,
-  problemsSection,
-  runLine,
-  s3Note,
-  SHARED_MACHINE_NOTE,
-} from './lib/report.mjs';
+import { closingNotes, describedResultJson, fmtInt, fmtNum, markdownTable, runLine } from './lib/report.mjs';
+import { runSettings } from './lib/run-settings.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 import { createUpsertTable, upsertRows } from './lib/upsert-table.mjs';
 
@@ -35,11 +27,8 @@ const PRODUCERS = ['none', 'input', 'lookup', 'full-compaction'];
  * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number }} [options]
  */
 export async function run(options = {}) {
-  const log = options.log ?? ((m) => console.error(m));
-  const commits = options.commits ?? 8;
-  const rows = options.rows ?? 5000;
+  const { log, started, commits, rows } = runSettings(options, { commits: 8, rows: 5000 });
   const core = await import('@tidemark/core');
-  const started = performance.now();
   const results = [];
   const problems = [];
   for (const b of benchWarehouses(name, options.s3)) {
@@ -134,9 +123,7 @@ function toMarkdown(json) {
     '- One long-lived writer per table (2 buckets) commits each batch (upserts over a key space of 4 × rows, every 20th row a delete after the first commit), with writer compaction as by default. `none` and `input` compact by universal compaction only; `lookup` compacts all level-0 files at every commit and looks up old values in the levels below the output; `full-compaction` compacts every bucket fully at every commit.',
     '- write+compact = all writes, `prepareCommit` (flush and compaction) and commits. Parquet = every Parquet file under the table at the end (data and changelog; compacted-away files remain until expiration).',
     '- changelog rows = sum of `changelogRecordCount` over the snapshots; stream all = one `newStreamRead` over the whole history (delta files for `none`).',
-    s3Note(json.s3),
-    SHARED_MACHINE_NOTE,
-    ...problemsSection(json.problems),
+    ...closingNotes(json),
   ].join('\n');
 }
 

@@ -11,10 +11,12 @@
  * Imports the BUILT packages.
  */
 import { benchWarehouses, uniqueRoot, withFileIO } from './lib/bench-storage.mjs';
-import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note, resultHeading, SHARED_MACHINE_COUNTS } from './lib/report.mjs';
+import { closingNotes, fmtInt, fmtNum, markdownTable, resultHeading, resultJson, SHARED_MACHINE_COUNTS } from './lib/report.mjs';
 import { countRequests } from './lib/request-counter.mjs';
+import { runSettings } from './lib/run-settings.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 import { seededRandom } from '../test/support/seeded-random.mjs';
+import { columns, createBenchTable } from './lib/bench-tables.mjs';
 
 export const name = 'dv-delete';
 
@@ -23,17 +25,11 @@ async function workload(root, s3, steps, seed) {
   const core = await import('@tidemark/core');
   return withFileIO(root, s3, async (raw) => {
     const { io, take } = countRequests(raw, { classify: requestClass, classes: ['index', 'manifest', 'data'] });
-    const catalog = new core.FileSystemCatalog(`${root}/wh`, { fileIO: io });
-    await catalog.createTable('db.t', {
-      fields: [
-        { name: 'id', type: 'INT NOT NULL' },
-        { name: 'g', type: 'STRING' },
-        { name: 'v', type: 'INT' },
-      ],
+    const table = await createBenchTable(core, io, `${root}/wh`, 'db.t', {
+      fields: columns('id INT NOT NULL', 'g STRING', 'v INT'),
       partitionKeys: ['g'],
       options: { bucket: '2', 'bucket-key': 'id', 'deletion-vectors.enabled': 'true' },
     });
-    const table = await core.openTable(catalog.tableLocation('db.t'), { fileIO: io });
     take();
     const random = seededRandom(seed);
     const kinds = {};
@@ -94,11 +90,7 @@ function requestClass(path) {
  * @param {{ log?: (msg: string) => void, s3?: object, steps?: number, s3Steps?: number, seed?: number }} [options]
  */
 export async function run(options = {}) {
-  const log = options.log ?? ((m) => console.error(m));
-  const steps = options.steps ?? 20;
-  const s3Steps = options.s3Steps ?? 10;
-  const seed = options.seed ?? 3;
-  const started = performance.now();
+  const { log, started, steps, s3Steps, seed } = runSettings(options, { steps: 20, s3Steps: 10, seed: 3 });
   const results = [];
   const problems = [];
   for (const b of benchWarehouses(name, options.s3)) {
@@ -144,9 +136,7 @@ function markdown(json) {
     ),
     '',
     '- A round trip starts whenever a request is issued while none is in flight: requests issued together count once.',
-    s3Note(json.s3),
-    '- The machine was shared with other jobs while this ran; treat times as ±30 % (request counts are exact).',
-    ...problemsSection(json.problems),
+    ...closingNotes(json, '- The machine was shared with other jobs while this ran; treat times as ±30 % (request counts are exact).'),
   ].join('\n');
 }
 

@@ -14,7 +14,8 @@ import { rm } from 'node:fs/promises';
 
 import { benchBackends } from './lib/bench-storage.mjs';
 import { taskRunner } from './lib/measure.mjs';
-import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note, resultHeading } from './lib/report.mjs';
+import { closingNotes, fmtInt, fmtNum, markdownTable, resultHeading, resultJson } from './lib/report.mjs';
+import { runSettings } from './lib/run-settings.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 
 export const name = 'dv';
@@ -26,11 +27,7 @@ const TIMEOUT_MS = 900_000;
  * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number, s3Rows?: number }} [options]
  */
 export async function run(options = {}) {
-  const log = options.log ?? ((m) => console.error(m));
-  const commits = options.commits ?? 5;
-  const rows = options.rows ?? 40_000;
-  const s3Rows = options.s3Rows ?? 10_000;
-  const started = performance.now();
+  const { log, started, commits, rows, s3Rows } = runSettings(options, { commits: 5, rows: 40_000, s3Rows: 10_000 });
   const writes = [];
   const reads = [];
   const problems = [];
@@ -144,9 +141,7 @@ function markdown(json) {
     '',
     '- Writes: each batch write is 30 % updates of earlier keys; 2 buckets. With DVs, every write compacts its level-0 files up before it completes (lookup of each key in the higher levels, replaced rows marked in deletion vectors); without, writers compact by universal compaction only.',
     '- Reads: writes of halving size (the first one `rows` rows), so that size-ratio compaction keeps each in its own run; the DV table keeps one sorted run per write in levels >= 1 (compaction trigger raised), read without merging; the merge-on-read table is `write-only` with the same writes in level 0, merged by key at read time.',
-    s3Note(json.s3),
-    '- The machine was shared with other jobs while this ran; treat single figures as ±30 %.',
-    ...problemsSection(json.problems),
+    ...closingNotes(json, '- The machine was shared with other jobs while this ran; treat single figures as ±30 %.'),
   ].join('\n');
 }
 

@@ -11,10 +11,12 @@
  * Imports the BUILT packages.
  */
 import { benchWarehouses, uniqueRoot, withFileIO } from './lib/bench-storage.mjs';
-import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note, resultHeading, SHARED_MACHINE_COUNTS } from './lib/report.mjs';
+import { closingNotes, fmtInt, fmtNum, markdownTable, resultHeading, resultJson, SHARED_MACHINE_COUNTS } from './lib/report.mjs';
 import { countRequests } from './lib/request-counter.mjs';
+import { runSettings } from './lib/run-settings.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 import { mean, percentile } from './lib/stats.mjs';
+import { columns, createBenchTable } from './lib/bench-tables.mjs';
 
 export const name = 'one-shot-append';
 
@@ -31,15 +33,10 @@ async function series(root, s3, spec, api, appends, rows) {
   const core = await import('@tidemark/core');
   return withFileIO(root, s3, async (raw) => {
     const { io, take } = countRequests(raw);
-    const catalog = new core.FileSystemCatalog(`${root}/wh`, { fileIO: io });
-    await catalog.createTable('db.t', {
-      fields: [
-        { name: 'id', type: 'INT NOT NULL' },
-        { name: 'v', type: 'STRING' },
-      ],
+    const table = await createBenchTable(core, io, `${root}/wh`, 'db.t', {
+      fields: columns('id INT NOT NULL', 'v STRING'),
       ...spec,
     });
-    const table = await core.openTable(catalog.tableLocation('db.t'), { fileIO: io });
     const commit = api === APIS[1] ? table.newCommit() : null;
     take();
     const calls = [];
@@ -68,11 +65,7 @@ async function series(root, s3, spec, api, appends, rows) {
  * @param {{ log?: (msg: string) => void, s3?: object, appends?: number, s3Appends?: number, rows?: number }} [options]
  */
 export async function run(options = {}) {
-  const log = options.log ?? ((m) => console.error(m));
-  const appends = options.appends ?? 200;
-  const s3Appends = options.s3Appends ?? 100;
-  const rows = options.rows ?? 10;
-  const started = performance.now();
+  const { log, started, appends, s3Appends, rows } = runSettings(options, { appends: 200, s3Appends: 100, rows: 10 });
   const results = [];
   const problems = [];
   for (const b of benchWarehouses(name, options.s3)) {
@@ -174,9 +167,7 @@ function markdown(json) {
     '- A round trip starts whenever a request is issued while none is in flight: requests issued together count once.',
     '- Round trips p50 is over the calls without a writer compaction; a primary-key writer compacts every few appends (a COMPACT snapshot and its reads and writes), which the means include.',
     '- Every ~30th commit merges manifests, and the base check then stats the live files of the touched buckets that no earlier commit of the table had checked: the max column.',
-    s3Note(json.s3),
-    '- The machine was shared with other jobs while this ran; treat times as ±30 % (request counts are exact).',
-    ...problemsSection(json.problems),
+    ...closingNotes(json, '- The machine was shared with other jobs while this ran; treat times as ±30 % (request counts are exact).'),
   ].join('\n');
 }
 

@@ -14,7 +14,8 @@ import { rm } from 'node:fs/promises';
 
 import { benchBackends } from './lib/bench-storage.mjs';
 import { taskRunner } from './lib/measure.mjs';
-import { fmtInt, fmtNum, markdownTable, problemsSection, resultJson, s3Note, SHARED_MACHINE_NOTE, resultHeading } from './lib/report.mjs';
+import { closingNotes, fmtInt, fmtNum, markdownTable, resultHeading, resultJson } from './lib/report.mjs';
+import { runSettings } from './lib/run-settings.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 
 export const name = 'pk-compact';
@@ -26,11 +27,7 @@ const TIMEOUT_MS = 900_000;
  * @param {{ log?: (msg: string) => void, s3?: object, runs?: number, rows?: number, s3Rows?: number }} [options]
  */
 export async function run(options = {}) {
-  const log = options.log ?? ((m) => console.error(m));
-  const runs = options.runs ?? 5;
-  const rows = options.rows ?? 200_000;
-  const s3Rows = options.s3Rows ?? 100_000;
-  const started = performance.now();
+  const { log, started, runs, rows, s3Rows } = runSettings(options, { runs: 5, rows: 200_000, s3Rows: 100_000 });
   const results = [];
   const problems = [];
 
@@ -139,9 +136,7 @@ function markdown(json) {
     '',
     `- Data: ${json.runs} level-0 files of ${fmtInt(json.rows)} rows locally${json.s3 ? ` (${fmtInt(json.s3Rows)} on S3)` : ''}, written directly in the key-value layout; keys drawn from twice the row count, so runs overlap and later runs update keys of earlier ones; 5 % of the records of later runs are deletes.`,
     '- Compaction merges the runs by key and sequence number through the merge engine (deduplicate), drops deletes (output is the top level) and writes the survivors; the raw rewrite only decodes and re-encodes each file.',
-    s3Note(json.s3),
-    SHARED_MACHINE_NOTE,
-    ...problemsSection(json.problems),
+    ...closingNotes(json),
   ]
     .filter((l) => l !== null)
     .join('\n');

@@ -14,16 +14,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { benchWarehouses, parquetBytes, withWarehouseIO } from './lib/bench-storage.mjs';
-import {
-  describedResultJson,
-  fmtInt,
-  fmtNum,
-  markdownTable,
-  problemsSection,
-  runLine,
-  s3Note,
-  SHARED_MACHINE_NOTE,
-} from './lib/report.mjs';
+import { closingNotes, describedResultJson, fmtInt, fmtNum, markdownTable, runLine } from './lib/report.mjs';
+import { runSettings } from './lib/run-settings.mjs';
 import { runStandalone } from './lib/standalone.mjs';
 import { percentile } from './lib/stats.mjs';
 import { createUpsertTable, upsertRows } from './lib/upsert-table.mjs';
@@ -34,12 +26,8 @@ export const name = 'streaming';
  * @param {{ log?: (msg: string) => void, s3?: object, commits?: number, rows?: number, poll?: number }} [options]
  */
 export async function run(options = {}) {
-  const log = options.log ?? ((m) => console.error(m));
-  const commits = options.commits ?? 40;
-  const rows = options.rows ?? 2000;
-  const poll = options.poll ?? 100;
+  const { log, started, commits, rows, poll } = runSettings(options, { commits: 40, rows: 2000, poll: 100 });
   const core = await import('@tidemark/core');
-  const started = performance.now();
   const latency = [];
   const overhead = [];
   const problems = [];
@@ -136,9 +124,7 @@ function toMarkdown(json) {
     '',
     '- Latency: a primary-key table (2 buckets, changelog-producer = input) gets small upserts (10 rows) every 150 ms; a `newStreamRead` in the same process polls the snapshot directory every "poll ms". The figure runs from the snapshot `timeMillis` (taken just before `snapshot-N` is created) to the stream handing out the last batch of that snapshot (wall clock, same machine): it includes creating the snapshot file, up to one poll interval, reading the snapshot, its changelog manifest list and manifests, and the changelog Parquet files. Writer and reader share one event loop.',
     '- Overhead: the same upsert commits written to a table without and with the input changelog (writer compaction on, as by default). Bytes = all Parquet files under the table (data + changelog) after the 10 commits.',
-    s3Note(json.s3),
-    SHARED_MACHINE_NOTE,
-    ...problemsSection(json.problems),
+    ...closingNotes(json),
   ].join('\n');
 }
 

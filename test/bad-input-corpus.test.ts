@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMain, type MainResult } from './support/cli-main.js';
 import { runTidemark } from './support/cli-process.js';
 import { fileState } from './support/file-state.js';
+import { columns } from './support/table-definitions.mjs';
 
 /**
  * Hang guard of one binary run: a killed process fails its case. Generous, since on a loaded
@@ -47,12 +48,7 @@ function file(name: string, content: string | Uint8Array, under = dir): string {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tidemark-corpus-'));
   table = join(dir, 'wh', 'db.db', 't');
-  const schema = JSON.stringify([
-    { name: 'id', type: 'BIGINT NOT NULL' },
-    { name: 'p', type: 'STRING' },
-    { name: 'ts', type: 'TIMESTAMP(3)' },
-    { name: 'amount', type: 'DECIMAL(5, 2)' },
-  ]);
+  const schema = JSON.stringify(columns('id BIGINT NOT NULL', 'p STRING', 'ts TIMESTAMP(3)', 'amount DECIMAL(5, 2)'));
   await ok(['create', table, '--schema', schema, '--partition', 'p']);
   await ok(['write', table], '{"id":1,"p":"a","ts":"2024-01-01 10:00:00.123","amount":"1.50"}\n{"id":2,"p":"b"}\n');
   await ok(['tag', 'create', table, 't1']);

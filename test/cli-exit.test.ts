@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runNode, runTidemark } from './support/cli-process.js';
+import { columns } from './support/table-definitions.mjs';
 
 const HANG_GUARD_MS = 20_000;
 let dir: string;
@@ -17,13 +18,7 @@ let table: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tidemark-exit-'));
   table = join(dir, 'wh', 'db.db', 't');
-  const schema = JSON.stringify([
-    { name: 'id', type: 'BIGINT NOT NULL' },
-    { name: 'd', type: 'DATE' },
-    { name: 'ts', type: 'TIMESTAMP(3)' },
-    { name: 'amount', type: 'DECIMAL(5, 2)' },
-    { name: 'n', type: 'INT' },
-  ]);
+  const schema = JSON.stringify(columns('id BIGINT NOT NULL', 'd DATE', 'ts TIMESTAMP(3)', 'amount DECIMAL(5, 2)', 'n INT'));
   const r = await runTidemark(['create', table, '--schema', schema], { timeoutMs: HANG_GUARD_MS });
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);

@@ -8,15 +8,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMain, type MainResult } from './support/cli-main.js';
+import { progressDraws, runMainWithProgressClock } from './support/cli-main.js';
+import { columns } from './support/table-definitions.mjs';
 
-function run(argv: string[], options: { tty: boolean; stdin?: string }): Promise<MainResult> {
-  let t = 0;
-  return runMain(argv, { stdin: options.stdin ?? '', stderrIsTTY: options.tty, now: () => (t += 1000) });
-}
-
-/** The progress lines drawn (each redraw starts with CR + clear line). */
-const draws = (stderr: string): string[] => stderr.split('\r\x1b[2K').filter((s) => s.trim() !== '');
+const run = runMainWithProgressClock;
+const draws = progressDraws;
 
 const dir = mkdtempSync(join(tmpdir(), 'tidemark-progress-'));
 const table = join(dir, 'wh', 'db.db', 't');
@@ -25,10 +21,7 @@ const ROWS = 25_000;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 beforeAll(async () => {
-  const schema = JSON.stringify([
-    { name: 'id', type: 'BIGINT' },
-    { name: 'name', type: 'STRING' },
-  ]);
+  const schema = JSON.stringify(columns('id BIGINT', 'name STRING'));
   expect((await run(['create', table, '--schema', schema], { tty: false })).code).toBe(0);
   writeFileSync(input, Array.from({ length: ROWS }, (_, i) => JSON.stringify({ id: i, name: `n${i}` })).join('\n') + '\n');
 }, 60_000);

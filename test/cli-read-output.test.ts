@@ -11,14 +11,11 @@ import { LocalFileIO, joinPath } from '@tidemark/storage';
 import { readParquetFile, readParquetFooter } from '@tidemark/format';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { backendEnv, cliFor, lines, runTidemarkBinary } from './support/cli-backend.js';
+import { columns } from './support/table-definitions.mjs';
 
-const SCHEMA = JSON.stringify([
-  { name: 'id', type: 'BIGINT NOT NULL' },
-  { name: 'name', type: 'STRING' },
-  { name: 'amount', type: 'DECIMAL(10, 2)' },
-  { name: 'at', type: 'TIMESTAMP(3)' },
-  { name: 'day', type: 'STRING NOT NULL' },
-]);
+const SCHEMA = JSON.stringify(
+  columns('id BIGINT NOT NULL', 'name STRING', 'amount DECIMAL(10, 2)', 'at TIMESTAMP(3)', 'day STRING NOT NULL'),
+);
 const row = (id: number, day: string, name: string | null = `n${id}`) =>
   JSON.stringify({ id, name, amount: `${id}.25`, at: `2024-05-0${day.slice(-1)}T10:00:00.${String(id).padStart(3, '0')}`, day });
 /** Commits 1, 2 and 3 (tag 'two' on snapshot 2). */
@@ -44,10 +41,7 @@ describe.concurrent.each(storageBackends('cli read output'))('$name', { timeout:
     wh = await backend.open();
     table = joinPath(wh.root, 'shop.db', 'orders');
     pk = joinPath(wh.root, 'shop.db', 'users');
-    const users = JSON.stringify([
-      { name: 'id', type: 'BIGINT NOT NULL' },
-      { name: 'v', type: 'STRING' },
-    ]);
+    const users = JSON.stringify(columns('id BIGINT NOT NULL', 'v STRING'));
     // The two tables are independent: each one's commands run in order, the two side by side.
     await Promise.all([
       (async () => {

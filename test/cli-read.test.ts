@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2, type PkMorRow } from './support/fixture-rows.js';
 import { runMain, type MainResult } from './support/cli-main.js';
+import { columns } from './support/table-definitions.mjs';
 
 const run = (argv: string[], options: { stdin?: string; cwd?: string } = {}): Promise<MainResult> =>
   runMain(argv, { stdin: options.stdin ?? '', ...(options.cwd ? { cwd: options.cwd } : {}) });
@@ -106,33 +107,33 @@ describe('tidemark create / write / read on a local warehouse', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  const allTypes = [
-    { name: 'id', type: 'BIGINT NOT NULL' },
-    { name: 'b', type: 'BOOLEAN' },
-    { name: 'ti', type: 'TINYINT' },
-    { name: 'si', type: 'SMALLINT' },
-    { name: 'i', type: 'INT' },
-    { name: 'f', type: 'FLOAT' },
-    { name: 'd', type: 'DOUBLE' },
-    { name: 'dec', type: 'DECIMAL(38, 10)' },
-    { name: 'dec2', type: 'DECIMAL(5, 2)' },
-    { name: 's', type: 'STRING' },
-    { name: 'c', type: 'CHAR(3)' },
-    { name: 'vb', type: 'VARBINARY(8)' },
-    { name: 'bin', type: 'BYTES' },
-    { name: 'dt', type: 'DATE' },
-    { name: 'tm', type: 'TIME(3)' },
-    { name: 'ts0', type: 'TIMESTAMP(0)' },
-    { name: 'ts3', type: 'TIMESTAMP(3)' },
-    { name: 'ts6', type: 'TIMESTAMP(6)' },
-    { name: 'ts9', type: 'TIMESTAMP(9)' },
-    { name: 'ltz', type: 'TIMESTAMP_LTZ(3)' },
-    { name: 'arr', type: 'ARRAY<STRING>' },
-    { name: 'm', type: 'MAP<STRING, BIGINT>' },
-    { name: 'mi', type: 'MAP<INT, DOUBLE>' },
-    { name: 'r', type: 'ROW<x INT, y ARRAY<DECIMAL(4, 1)>>' },
-    { name: 'p', type: 'STRING' },
-  ];
+  const allTypes = columns(
+    'id BIGINT NOT NULL',
+    'b BOOLEAN',
+    'ti TINYINT',
+    'si SMALLINT',
+    'i INT',
+    'f FLOAT',
+    'd DOUBLE',
+    'dec DECIMAL(38, 10)',
+    'dec2 DECIMAL(5, 2)',
+    's STRING',
+    'c CHAR(3)',
+    'vb VARBINARY(8)',
+    'bin BYTES',
+    'dt DATE',
+    'tm TIME(3)',
+    'ts0 TIMESTAMP(0)',
+    'ts3 TIMESTAMP(3)',
+    'ts6 TIMESTAMP(6)',
+    'ts9 TIMESTAMP(9)',
+    'ltz TIMESTAMP_LTZ(3)',
+    'arr ARRAY<STRING>',
+    'm MAP<STRING, BIGINT>',
+    'mi MAP<INT, DOUBLE>',
+    'r ROW<x INT, y ARRAY<DECIMAL(4, 1)>>',
+    'p STRING',
+  );
   // Written exactly in the format `read --format jsonl` prints, so output must equal input.
   const input = [
     '{"id":"9223372036854775807","b":true,"ti":-128,"si":32767,"i":-2147483648,"f":0.1,"d":1.7976931348623157e+308,"dec":"-1234567890123456789012345678.0123456789","dec2":"999.99","s":"héllo \\"q\\"\\n,","c":"abc","vb":"AAEC/w==","bin":"","dt":"1969-12-31","tm":"23:59:59.999","ts0":"1900-01-01T00:00:00","ts3":"1969-12-31T23:59:59.999","ts6":"2024-02-29T12:34:56.123456","ts9":"1677-09-21T00:12:43.145224192","ltz":"2024-05-01T10:00:00.001Z","arr":["a",null,""],"m":{"2":1,"10":"-9223372036854775808"},"mi":[[2,1.5],[-1,null]],"r":{"x":1,"y":["-99.9",null]},"p":"a"}',
@@ -170,26 +171,17 @@ describe('tidemark create / write / read on a local warehouse', () => {
 
   it('skips a (commit user, identifier) that was already committed', async () => {
     expect((await run(['create', 'wh/db.db/idem', '--schema', '[{"name":"id","type":"INT"}]'], { cwd: dir })).code).toBe(0);
-    const first = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '7'], {
-      cwd: dir,
-      stdin: '{"id":1}\n',
-    });
+    // One write of commit user job-1 with commit identifier `identifier`.
+    const writeAsJob1 = (identifier: number, stdin: string) =>
+      run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', String(identifier)], { cwd: dir, stdin });
+    const first = await writeAsJob1(7, '{"id":1}\n');
     expect(first.stdout).toBe('committed snapshot 1 (1 row)\n');
-    const again = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '7'], {
-      cwd: dir,
-      stdin: '{"id":2}\n',
-    });
+    const again = await writeAsJob1(7, '{"id":2}\n');
     expect(again.code).toBe(0);
     expect(again.stdout).toBe("skipped: commit identifier 7 of commit user 'job-1' was already committed\n");
-    const older = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '3'], {
-      cwd: dir,
-      stdin: '{"id":3}\n',
-    });
+    const older = await writeAsJob1(3, '{"id":3}\n');
     expect(older.stdout).toContain('skipped');
-    const next = await run(['write', 'wh/db.db/idem', '--commit-user', 'job-1', '--commit-identifier', '8'], {
-      cwd: dir,
-      stdin: '{"id":4}\n',
-    });
+    const next = await writeAsJob1(8, '{"id":4}\n');
     expect(next.stdout).toBe('committed snapshot 2 (1 row)\n');
     expect(sorted((await run(['read', 'wh/db.db/idem'], { cwd: dir })).stdout)).toEqual(['{"id":1}', '{"id":4}']);
     const snaps = lines((await run(['snapshots', 'wh/db.db/idem', '--json'], { cwd: dir })).stdout).map(
@@ -313,10 +305,7 @@ describe('tidemark create / write / read on a local warehouse', () => {
       table: join(dir, t),
       action: 'add-column',
       schemaId: 1,
-      fields: [
-        { name: 'id', type: 'INT' },
-        { name: 'v', type: 'DECIMAL(10, 2)' },
-      ],
+      fields: columns('id INT', 'v DECIMAL(10, 2)'),
     });
     const w = await run(['write', t], { ...o, stdin: '{"id":2,"v":"3.50"}\n' });
     expect(w.stderr).toBe('');

@@ -8,15 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMain, type MainResult } from './support/cli-main.js';
+import { progressDraws, runMainWithProgressClock } from './support/cli-main.js';
+import { columns } from './support/table-definitions.mjs';
 
-function run(argv: string[], options: { tty: boolean; stdin?: string }): Promise<MainResult> {
-  let t = 0;
-  return runMain(argv, { stdin: options.stdin ?? '', stderrIsTTY: options.tty, now: () => (t += 1000) });
-}
-
-/** The progress lines drawn (each redraw starts with CR + clear line). */
-const draws = (stderr: string): string[] => stderr.split('\r\x1b[2K').filter((s) => s.trim() !== '');
+const run = runMainWithProgressClock;
+const draws = progressDraws;
 
 const dir = mkdtempSync(join(tmpdir(), 'tidemark-row-progress-'));
 const dv = join(dir, 'wh', 'db.db', 'dv');
@@ -28,11 +24,7 @@ const rowsOf = (commit: number): string =>
   Array.from({ length: 50 }, (_, i) => JSON.stringify({ id: commit * 100 + i, dt: `d${commit % 2}`, v: 'x' })).join('\n') + '\n';
 
 beforeAll(async () => {
-  const schema = JSON.stringify([
-    { name: 'id', type: 'INT NOT NULL' },
-    { name: 'dt', type: 'STRING NOT NULL' },
-    { name: 'v', type: 'STRING' },
-  ]);
+  const schema = JSON.stringify(columns('id INT NOT NULL', 'dt STRING NOT NULL', 'v STRING'));
   const dvCreate = ['create', dv, '--schema', schema, '--partition', 'dt', '--option', 'deletion-vectors.enabled=true'];
   expect((await run(dvCreate, { tty: false })).code).toBe(0);
   const pkCreate = ['create', pk, '--schema', schema, '--partition', 'dt', '--primary-key', 'id,dt', '--option', 'bucket=2'];

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinPath } from '@tidemark/storage';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { cliFor, lines } from './support/cli-backend.js';
+import { columns } from './support/table-definitions.mjs';
 
 let duckdb = true;
 try {
@@ -45,16 +46,8 @@ describe.concurrent.each(storageBackends('cli sql'))('$name', { timeout: 180_000
     wh = await backend.open();
     orders = joinPath(wh.root, 'shop.db', 'orders');
     users = joinPath(wh.root, 'shop.db', 'users');
-    const orderSchema = JSON.stringify([
-      { name: 'id', type: 'BIGINT NOT NULL' },
-      { name: 'user_id', type: 'BIGINT' },
-      { name: 'amount', type: 'DECIMAL(10, 2)' },
-      { name: 'day', type: 'STRING NOT NULL' },
-    ]);
-    const userSchema = JSON.stringify([
-      { name: 'id', type: 'BIGINT NOT NULL' },
-      { name: 'name', type: 'STRING' },
-    ]);
+    const orderSchema = JSON.stringify(columns('id BIGINT NOT NULL', 'user_id BIGINT', 'amount DECIMAL(10, 2)', 'day STRING NOT NULL'));
+    const userSchema = JSON.stringify(columns('id BIGINT NOT NULL', 'name STRING'));
     // The two tables are independent: each one's commands run in order, the two side by side.
     await Promise.all([
       (async () => {
@@ -108,10 +101,7 @@ describe.concurrent.each(storageBackends('cli sql'))('$name', { timeout: 180_000
 
     it('reads a table after a column rename by field id', async () => {
       const t = joinPath(wh!.root, 'shop.db', 'renamed');
-      const schema = JSON.stringify([
-        { name: 'k', type: 'INT' },
-        { name: 'old_name', type: 'STRING' },
-      ]);
+      const schema = JSON.stringify(columns('k INT', 'old_name STRING'));
       expect((await cli(['create', t, '--schema', schema])).code).toBe(0);
       await cli(['write', t], { stdin: '{"k":1,"old_name":"x"}\n' });
       expect((await cli(['alter', t, 'rename-column', 'old_name', 'new_name'])).code).toBe(0);

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runMain, type MainResult } from './support/cli-main.js';
+import { columns, optionArgs } from './support/table-definitions.mjs';
 
 const run = (argv: string[]): Promise<MainResult> => runMain(argv);
 
@@ -26,22 +27,9 @@ async function setup(): Promise<{ dir: string; table: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'tidemark-cli-stream-'));
   dirs.push(dir);
   const table = join(dir, 'wh', 'db.db', 't');
-  const schema = JSON.stringify([
-    { name: 'id', type: 'INT NOT NULL' },
-    { name: 'name', type: 'STRING' },
-  ]);
-  const created = await run([
-    'create',
-    table,
-    '--schema',
-    schema,
-    '--primary-key',
-    'id',
-    '--option',
-    'bucket=1',
-    '--option',
-    'changelog-producer=input',
-  ]);
+  const schema = JSON.stringify(columns('id INT NOT NULL', 'name STRING'));
+  const options = optionArgs({ bucket: '1', 'changelog-producer': 'input' });
+  const created = await run(['create', table, '--schema', schema, '--primary-key', 'id', ...options]);
   expect(created.code, created.stderr).toBe(0);
   return { dir, table };
 }
@@ -111,10 +99,7 @@ describe('change-stream commands', () => {
     const dir = await mkdtemp(join(tmpdir(), 'tidemark-cli-changelog-'));
     dirs.push(dir);
     const table = join(dir, 'wh', 'db.db', 't');
-    const schema = JSON.stringify([
-      { name: 'id', type: 'INT NOT NULL' },
-      { name: 'name', type: 'STRING' },
-    ]);
+    const schema = JSON.stringify(columns('id INT NOT NULL', 'name STRING'));
     const options = [
       'bucket=1',
       'changelog-producer=input',

@@ -7,13 +7,13 @@
  * some inputs are of an older schema (those take the Arrow path, in the same output file).
  */
 import { describe, expect, it, vi } from 'vitest';
-import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
+import { LocalFileIO, type FileIO } from '@tidemark/storage';
 import { readParquetFooter, sharedParquetWorkerPool } from '@tidemark/format';
 import { SchemaChanges, alterTable, openTable, type Table } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
 import { TYPED_SPEC, copyOf, createTable, liveFileMetas, typedRow } from '../packages/maintenance/test/compact-helpers.js';
 import { rowsInReadOrder } from '../packages/maintenance/test/pk-helpers.js';
-import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { itOnS3Warehouse } from './support/table-locations.js';
 
 /** Input files in append order (rows each): small and larger ones, one of a single row. */
 const LAYOUT = [300, 1_500, 700, 1, 2_000, 450];
@@ -130,18 +130,13 @@ describe('append compaction passing decoded rows on as IPC', () => {
     await sameAsArrowPath(new LocalFileIO(), undefined, true);
   }, 120_000);
 
-  const s3 = s3Available('compaction passing decoded rows on S3');
-  (s3 ? it : it.skip)(
+  itOnS3Warehouse(
+    'compaction passing decoded rows on S3',
     'writes what the Arrow path writes, with and without an older schema (S3 server)',
-    async () => {
-      const fileIO = new S3FileIO(s3TestOptions());
-      try {
-        const root = `s3://${s3TestBucket()}/${uniquePrefix('compact-pass-rows')}`;
-        await sameAsArrowPath(fileIO, `${root}/plain`, false);
-        await sameAsArrowPath(fileIO, `${root}/evolved`, true);
-      } finally {
-        await fileIO.close();
-      }
+    'compact-pass-rows',
+    async (fileIO, root) => {
+      await sameAsArrowPath(fileIO, `${root}/plain`, false);
+      await sameAsArrowPath(fileIO, `${root}/evolved`, true);
     },
     240_000,
   );

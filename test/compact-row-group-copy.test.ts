@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
+import { LocalFileIO, type FileIO } from '@tidemark/storage';
 import { CorruptFileError, readParquetFooter, sharedParquetWorkerPool, type DataFileMeta } from '@tidemark/format';
 import { SchemaChanges, alterTable, openTable, type Table } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
@@ -25,7 +25,7 @@ import {
 } from '../packages/maintenance/test/compact-helpers.js';
 import { rowsInReadOrder } from '../packages/maintenance/test/pk-helpers.js';
 import { runTidemark } from './support/cli-process.js';
-import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { itOnS3Warehouse } from './support/table-locations.js';
 
 type Duck = typeof import('@duckdb/node-api');
 let duck: Duck | undefined;
@@ -136,25 +136,20 @@ describe('append compaction copying the row groups of large inputs', () => {
     }
   }, 120_000);
 
-  const s3 = s3Available('row-group copy on S3');
-  (s3 ? it : it.skip)(
+  itOnS3Warehouse(
+    'row-group copy on S3',
     'matches a full rewrite on the S3 server, and hyparquet reads the joined file (snappy)',
-    async () => {
-      const fileIO = new S3FileIO(s3TestOptions());
-      try {
-        const root = `s3://${s3TestBucket()}/${uniquePrefix('compact-copy')}`;
-        const table = await filled(fileIO, 'snappy', root);
-        const { copied, rows } = await compactBothWays(table, `${root}/plain`);
-        const dir = await mkdtemp(join(tmpdir(), 'tidemark-copy-'));
-        dirs.push(dir);
-        const local = join(dir, 'copied.parquet');
-        await new LocalFileIO().write(local, await fileIO.read(copied));
-        const objects = await parquetReadObjects({ file: await asyncBufferFromFile(local), columns: ['id', 's'] });
-        expect(objects.map((o) => String(o['id']))).toEqual(rows.map((r) => (JSON.parse(r) as string[])[0]!.slice(0, -1)));
-        expect(objects.map((o) => o['s'] ?? null)).toEqual(rows.map((r) => (JSON.parse(r) as unknown[])[8]));
-      } finally {
-        await fileIO.close();
-      }
+    'compact-copy',
+    async (fileIO, root) => {
+      const table = await filled(fileIO, 'snappy', root);
+      const { copied, rows } = await compactBothWays(table, `${root}/plain`);
+      const dir = await mkdtemp(join(tmpdir(), 'tidemark-copy-'));
+      dirs.push(dir);
+      const local = join(dir, 'copied.parquet');
+      await new LocalFileIO().write(local, await fileIO.read(copied));
+      const objects = await parquetReadObjects({ file: await asyncBufferFromFile(local), columns: ['id', 's'] });
+      expect(objects.map((o) => String(o['id']))).toEqual(rows.map((r) => (JSON.parse(r) as string[])[0]!.slice(0, -1)));
+      expect(objects.map((o) => o['s'] ?? null)).toEqual(rows.map((r) => (JSON.parse(r) as unknown[])[8]));
     },
     180_000,
   );

@@ -12,13 +12,13 @@ import { fileURLToPath } from 'node:url';
 
 import * as arrow from 'apache-arrow';
 import { describe, expect, it, vi } from 'vitest';
-import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
+import { LocalFileIO, type FileIO } from '@tidemark/storage';
 import { readParquetFile, readParquetFooter, sharedParquetWorkerPool, utf8Vector } from '@tidemark/format';
 import type { Table } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
 import { outputGroupRows } from '../packages/maintenance/src/compact-append.js';
 import { createTable, liveFiles, parquetFilesOnDisk } from '../packages/maintenance/test/compact-helpers.js';
-import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { itOnS3Warehouse } from './support/table-locations.js';
 
 const SPEC = {
   fields: [
@@ -157,17 +157,11 @@ describe('append compaction with streamed output row groups', () => {
     await compactsInOrder(await filled(new LocalFileIO()));
   }, 120_000);
 
-  const s3 = s3Available('streamed compaction on S3');
-  (s3 ? it : it.skip)(
+  itOnS3Warehouse(
+    'streamed compaction on S3',
     'keeps every input whole and in order, in even row groups (S3 server)',
-    async () => {
-      const fileIO = new S3FileIO(s3TestOptions());
-      try {
-        await compactsInOrder(await filled(fileIO, `s3://${s3TestBucket()}/${uniquePrefix('compact-stream')}`));
-      } finally {
-        await fileIO.close();
-      }
-    },
+    'compact-stream',
+    async (fileIO, root) => compactsInOrder(await filled(fileIO, root)),
     180_000,
   );
 

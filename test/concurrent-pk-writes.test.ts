@@ -19,6 +19,7 @@ import { TablePaths, buildInitialSchema, openTable, type Table } from '@tidemark
 import { forEachInParallel } from './support/in-parallel.js';
 import { packagesBuilt } from './support/built.js';
 import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { columns } from './support/table-definitions.mjs';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const worker = join(repo, 'test', 'workers', 'pk-upsert-worker.mjs');
@@ -64,12 +65,7 @@ interface RoundCoverage {
 
 async function runAndVerify(io: FileIO, root: string, bucket: string, s3?: S3Options): Promise<RoundCoverage> {
   const schema = buildInitialSchema({
-    fields: [
-      { name: 'k', type: 'INT NOT NULL' },
-      { name: 'v', type: 'STRING' },
-      { name: 'w', type: 'INT' },
-      { name: 'c', type: 'INT' },
-    ],
+    fields: columns('k INT NOT NULL', 'v STRING', 'w INT', 'c INT'),
     primaryKeys: ['k'],
     // Dynamic buckets: the 40 keys fill two buckets of 20, so writers meet in both.
     options: { bucket, 'snapshot.num-retained.min': '1000', ...(bucket === '-1' ? { 'dynamic-bucket.target-row-num': '20' } : {}) },

@@ -10,6 +10,7 @@ import { compactAppendTable, expireSnapshots, removeOrphanFiles } from '@tidemar
 import { SinkCommitter, SinkWriter, tableFingerprint } from '@tidemark/sink';
 import { storageBackends } from './support/backends.js';
 import { suiteCatalog } from './support/suite-catalog.js';
+import { columns } from './support/table-definitions.mjs';
 
 type Row = { id: number; dt: string; v: string };
 
@@ -41,11 +42,7 @@ describe.each(storageBackends('data-file path directory'))('data-file.path-direc
 
     it('round-trips appends, sink commits, compaction, expiration and orphan cleanup', async () => {
       await env.catalog.createTable('db.t', {
-        fields: [
-          { name: 'id', type: 'INT NOT NULL' },
-          { name: 'dt', type: 'STRING' },
-          { name: 'v', type: 'STRING' },
-        ],
+        fields: columns('id INT NOT NULL', 'dt STRING', 'v STRING'),
         partitionKeys: ['dt'],
         options: { 'data-file.path-directory': 'data', 'snapshot.num-retained.min': '2', 'snapshot.time-retained': '1 ms' },
       });

@@ -14,12 +14,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FileSystemCatalog, openTable, type Table } from '@tidemark/core';
-import { readDeletionVector } from '@tidemark/format';
+import { FileSystemCatalog, openTable, type CommitResult, type Table } from '@tidemark/core';
+import { readDeletionVector, type Snapshot } from '@tidemark/format';
 import { compactAppendTable } from '@tidemark/maintenance';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { runMain, type MainResult } from './support/cli-main.js';
 import { seededRandom as rng } from './support/seeded-random.mjs';
+import { columns } from './support/table-definitions.mjs';
 
 type Row = { id: number; g: string; v: number };
 
@@ -28,11 +29,7 @@ const show = (r: Row): string => `${r.id}|${r.g}|${r.v}`;
 async function appendTable(root: string, backend: BackendWarehouse, name: string, options: Record<string, string>): Promise<Table> {
   const catalog = new FileSystemCatalog(root, { fileIO: backend.io });
   await catalog.createTable(`db.${name}`, {
-    fields: [
-      { name: 'id', type: 'INT NOT NULL' },
-      { name: 'g', type: 'STRING' },
-      { name: 'v', type: 'INT' },
-    ],
+    fields: columns('id INT NOT NULL', 'g STRING', 'v INT'),
     partitionKeys: ['g'],
     options,
   });
@@ -44,6 +41,31 @@ async function read(table: Table, snapshotId: number): Promise<string[]> {
     .toArray()
     .map((r) => show(r.toJSON() as Row))
     .sort();
+}
+
+/** The snapshot a delete or update committed; null (its result `empty`) when it matched no row. */
+async function changeSnapshot(table: Table, result: CommitResult, changed: number): Promise<Snapshot | null> {
+  if (changed === 0) {
+    expect(result.status).toBe('empty');
+    return null;
+  }
+  expect(result.status).toBe('committed');
+  return result.status === 'committed' ? table.snapshotManager.snapshot(result.snapshotId) : null;
+}
+
+/** The latest snapshot's read plan, the rows of its data files and how many of them its deletion vectors mark. */
+async function latestRowCounts(table: Table) {
+  const plan = await table.newRead().plan();
+  let rows = 0;
+  let marked = 0;
+  for (const split of plan.splits) {
+    for (const f of split.files) {
+      rows += f.meta.rowCount;
+      const ref = split.deletionFiles.get(f.meta.fileName);
+      if (ref) marked += (await readDeletionVector(table.fileIO, ref.path, ref.range)).cardinality;
+    }
+  }
+  return { plan, rows, marked };
 }
 
 async function modelChecked(table: Table, seed: number, steps: number): Promise<void> {
@@ -68,37 +90,27 @@ async function modelChecked(table: Table, seed: number, steps: number): Promise<
         const { updated, result } = await table.update({ where, set });
         expect(updated).toBe(gone);
         model = model.map((r) => (match(r) ? { ...r, ...set } : r));
-        if (gone === 0) {
-          expect(result.status).toBe('empty');
-          continue;
-        }
-        expect(result.status).toBe('committed');
-        if (result.status !== 'committed') return;
-        const snap = await table.snapshotManager.snapshot(result.snapshotId);
+        const snap = await changeSnapshot(table, result, gone);
+        if (snap === null) continue;
         // One snapshot: the new versions are added and the old ones marked in the vectors.
         expect(snap.deltaRecordCount).toBe(gone);
         expect(snap.indexManifest).not.toBe(before?.indexManifest);
         marked += gone;
         updates++;
-        expected.set(result.snapshotId, model.map(show).sort());
+        expected.set(snap.id, model.map(show).sort());
         continue;
       }
       const { deleted, result } = await table.delete({ where });
       expect(deleted).toBe(gone);
       model = model.filter((r) => !match(r));
-      if (gone === 0) {
-        expect(result.status).toBe('empty');
-        continue;
-      }
-      expect(result.status).toBe('committed');
-      if (result.status !== 'committed') return;
-      const snap = await table.snapshotManager.snapshot(result.snapshotId);
+      const snap = await changeSnapshot(table, result, gone);
+      if (snap === null) continue;
       expect(snap.commitKind).toBe('OVERWRITE');
       // No data file was rewritten: the snapshot's delta adds and removes nothing.
       expect(snap.deltaRecordCount).toBe(0);
       expect(snap.indexManifest).not.toBe(before?.indexManifest);
       marked += gone;
-      expected.set(result.snapshotId, model.map(show).sort());
+      expected.set(snap.id, model.map(show).sort());
     } else {
       const rows: Row[] = Array.from({ length: 5 + Math.floor(random() * 30) }, () => ({
         id: next++,
@@ -115,34 +127,16 @@ async function modelChecked(table: Table, seed: number, steps: number): Promise<
   expect(updates).toBeGreaterThan(0);
   for (const [id, rows] of expected) expect(await read(table, id), `snapshot ${id}`).toEqual(rows);
   // The vectors of the latest snapshot hold exactly the deleted rows.
-  const plan = await table.newRead().plan();
-  let total = 0;
-  let vectors = 0;
-  for (const split of plan.splits) {
-    for (const f of split.files) {
-      total += f.meta.rowCount;
-      const ref = split.deletionFiles.get(f.meta.fileName);
-      if (ref) vectors += (await readDeletionVector(table.fileIO, ref.path, ref.range)).cardinality;
-    }
-  }
+  const { rows: total, marked: vectors } = await latestRowCounts(table);
   expect(total - vectors).toBe(model.length);
   expect(vectors).toBe(marked);
 
   // Compaction rewrites the files without their deleted rows and drops their vectors.
   const compacted = await compactAppendTable(table, { full: true });
   expect(compacted.snapshotId).not.toBeNull();
-  const after = await table.newRead().plan();
+  const { rows, marked: left, plan: after } = await latestRowCounts(table);
   const rewritten = new Set(after.splits.flatMap((s) => s.files.map((f) => f.meta.fileName)));
-  let rows = 0;
-  let left = 0;
-  for (const split of after.splits) {
-    for (const f of split.files) {
-      rows += f.meta.rowCount;
-      const ref = split.deletionFiles.get(f.meta.fileName);
-      if (ref) left += (await readDeletionVector(table.fileIO, ref.path, ref.range)).cardinality;
-    }
-    for (const name of split.deletionFiles.keys()) expect(rewritten.has(name)).toBe(true);
-  }
+  for (const split of after.splits) for (const name of split.deletionFiles.keys()) expect(rewritten.has(name)).toBe(true);
   expect(rows - left).toBe(model.length);
   expect(left).toBeLessThan(vectors);
   expect(await read(table, compacted.snapshotId!)).toEqual(model.map(show).sort());

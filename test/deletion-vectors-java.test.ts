@@ -8,7 +8,7 @@
  * field by field (Java's pk-dv entries of snapshot 4 are the reference).
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   INDEX_TYPE_DELETION_VECTORS,
   MutableDeletionVector,
@@ -18,9 +18,9 @@ import {
   type IndexManifestEntry,
 } from '@tidemark/format';
 import type { Table } from '@tidemark/core';
-import { storageBackends, type BackendWarehouse } from './support/backends.js';
+import { storageBackends } from './support/backends.js';
 import { fixturesDir } from './support/fixtures.js';
-import { openFixtureCopy } from './support/fixture-copy.js';
+import { copyFixtureForSuite } from './support/fixture-copy.js';
 import { PK_MOR_LATEST, type PkMorRow } from './support/fixture-rows.js';
 import { expectCompactedLiveRows } from './support/deletion-vectors.js';
 
@@ -44,18 +44,16 @@ async function dvEntries(table: Table, snapshotId: number): Promise<IndexManifes
 }
 
 describe.each(storageBackends('dv java tables'))('continuing the Java pk-dv table on $name', (backend) => {
-  let warehouse: BackendWarehouse;
   let table: Table;
   const enabled = backend.available && fixtures !== null;
 
-  beforeAll(async () => {
-    if (!enabled) return;
-    ({ warehouse, table } = await openFixtureCopy(backend, join(fixtures!, 'pk-dv', TABLE), 'pk-dv'));
-  }, 60_000);
-
-  afterAll(async () => {
-    if (enabled) await warehouse.cleanup();
-  });
+  copyFixtureForSuite(
+    backend,
+    enabled,
+    () => join(fixtures!, 'pk-dv', TABLE),
+    'pk-dv',
+    (copy) => (table = copy.table),
+  );
 
   it.skipIf(!enabled)('upserts and deletes read as the model; our DV entries and files are shaped as Java writes them', async () => {
     const before = new Map<number, PkMorRow[]>();

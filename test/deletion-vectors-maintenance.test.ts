@@ -12,6 +12,21 @@ import { INDEX_TYPE_DELETION_VECTORS } from '@tidemark/format';
 import { compactPrimaryKeyTable, expireSnapshots, removeOrphanFiles, verifyTable } from '@tidemark/maintenance';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { expectCompactedLiveRows } from './support/deletion-vectors.js';
+import { columns } from './support/table-definitions.mjs';
+
+/**
+ * Creates and opens `name` in the catalog at `<warehouse root>/<under>`: `k INT NOT NULL` (the
+ * primary key) and `v STRING` in one bucket with deletion vectors, `options` on top.
+ */
+async function dvTable(warehouse: BackendWarehouse, under: string, name: string, options: Record<string, string>): Promise<Table> {
+  const catalog = new FileSystemCatalog(`${warehouse.root}/${under}`, { fileIO: warehouse.io });
+  await catalog.createTable(name, {
+    fields: columns('k INT NOT NULL', 'v STRING'),
+    primaryKeys: ['k'],
+    options: { bucket: '1', 'deletion-vectors.enabled': 'true', ...options },
+  });
+  return openTable(catalog.tableLocation(name), { fileIO: warehouse.io });
+}
 
 async function dvFiles(table: Table, snapshotId: number): Promise<string[]> {
   const s = await table.snapshotManager.snapshot(snapshotId);
@@ -44,16 +59,7 @@ describe.each(storageBackends('dv maintenance'))('maintenance of deletion-vector
     'expiration and orphan cleanup keep the DV files live snapshots and tags need; verify checks them',
     async () => {
       warehouse = await backend.open();
-      const catalog = new FileSystemCatalog(`${warehouse.root}/wh`, { fileIO: warehouse.io });
-      await catalog.createTable('db.t', {
-        fields: [
-          { name: 'k', type: 'INT NOT NULL' },
-          { name: 'v', type: 'STRING' },
-        ],
-        primaryKeys: ['k'],
-        options: { bucket: '1', 'deletion-vectors.enabled': 'true', 'num-sorted-run.compaction-trigger': '3' },
-      });
-      const table = await openTable(catalog.tableLocation('db.t'), { fileIO: warehouse.io });
+      const table = await dvTable(warehouse, 'wh', 'db.t', { 'num-sorted-run.compaction-trigger': '3' });
       for (let w = 0; w < 6; w++) await table.append(Array.from({ length: 10 }, (_, i) => ({ k: (w * 3 + i) % 25, v: `w${w}` })));
       const tagged = (await table.snapshotManager.latestId())!;
       await table.createTag('keep', { snapshotId: tagged });
@@ -98,16 +104,7 @@ describe.each(storageBackends('dv maintenance'))('maintenance of deletion-vector
 
   it.skipIf(!backend.available)('tidemark compact moves the level-0 files of a write-only DV table up with lookups', async () => {
     warehouse ??= await backend.open();
-    const catalog = new FileSystemCatalog(`${warehouse.root}/wh2`, { fileIO: warehouse.io });
-    await catalog.createTable('db.w', {
-      fields: [
-        { name: 'k', type: 'INT NOT NULL' },
-        { name: 'v', type: 'STRING' },
-      ],
-      primaryKeys: ['k'],
-      options: { bucket: '1', 'deletion-vectors.enabled': 'true', 'write-only': 'true' },
-    });
-    const table = await openTable(catalog.tableLocation('db.w'), { fileIO: warehouse.io });
+    const table = await dvTable(warehouse, 'wh2', 'db.w', { 'write-only': 'true' });
     const model = new Map<number, string>();
     const expected = (): string[] => [...model].map(([k, v]) => JSON.stringify({ k, v })).sort();
     await table.append(Array.from({ length: 20 }, (_, k) => ({ k, v: 'a' })));

@@ -19,16 +19,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { RowObject, Table, TableSpec } from '@tidemark/core';
 import { liveEntries, openTable } from '@tidemark/core';
-import {
-  CDC_ROW_KIND_FIELD,
-  CdcJsonLinesSource,
-  FileIOCheckpointStore,
-  runIngest,
-  type CheckpointInfo,
-  type ReplayableSource,
-  type SourceOffset,
-  type SourceRecord,
-} from '@tidemark/sink';
+import { CDC_ROW_KIND_FIELD, CdcJsonLinesSource, type ReplayableSource } from '@tidemark/sink';
 import { storageBackends } from './support/backends.js';
 import { runMain, useCliS3Env } from './support/cli-main.js';
 import { fixturesDir } from './support/fixtures.js';
@@ -36,6 +27,8 @@ import { openFixtureCopy } from './support/fixture-copy.js';
 import { PK_MOR_LATEST, type PkMorRow } from './support/fixture-rows.js';
 import { suiteCatalog } from './support/suite-catalog.js';
 import { seededRandom } from './support/seeded-random.mjs';
+import { arraySource, ingestCollectingCheckpoints } from './support/sink-runs.js';
+import { columns } from './support/table-definitions.mjs';
 
 type Row = Record<string, unknown> & { k: number };
 type Kind = '+I' | '+U' | '-U' | '-D';
@@ -66,12 +59,7 @@ const plus = (a: unknown, b: bigint): bigint => (a === null || a === undefined ?
 
 const partialUpdate = (): Engine => ({
   name: 'partial-update',
-  fields: [
-    { name: 'k', type: 'INT NOT NULL' },
-    { name: 'a', type: 'STRING' },
-    { name: 'b', type: 'BIGINT' },
-    { name: 'c', type: 'STRING' },
-  ],
+  fields: columns('k INT NOT NULL', 'a STRING', 'b BIGINT', 'c STRING'),
   options: { 'merge-engine': 'partial-update', 'partial-update.remove-record-on-delete': 'true' },
   op(rand, k, state, fresh) {
     if (!fresh) return null;
@@ -90,12 +78,7 @@ const partialUpdate = (): Engine => ({
 
 const sequenceGroup = (): Engine => ({
   name: 'partial-update with a sequence group',
-  fields: [
-    { name: 'k', type: 'INT NOT NULL' },
-    { name: 'a', type: 'STRING' },
-    { name: 'g', type: 'BIGINT' },
-    { name: 'b', type: 'STRING' },
-  ],
+  fields: columns('k INT NOT NULL', 'a STRING', 'g BIGINT', 'b STRING'),
   options: { 'merge-engine': 'partial-update', 'fields.g.sequence-group': 'a' },
   op(rand, k, state) {
     // A key's first record carries a group sequence: a key's single record is read unmerged.
@@ -115,12 +98,7 @@ const sequenceGroup = (): Engine => ({
 /** sum, max and last_non_null_value, with retractions (-U, and -D without remove-record-on-delete). */
 const aggregation = (): Engine => ({
   name: 'aggregation (sum, max, last_non_null_value)',
-  fields: [
-    { name: 'k', type: 'INT NOT NULL' },
-    { name: 'n', type: 'BIGINT' },
-    { name: 'm', type: 'INT' },
-    { name: 's', type: 'STRING' },
-  ],
+  fields: columns('k INT NOT NULL', 'n BIGINT', 'm INT', 's STRING'),
   options: {
     'merge-engine': 'aggregation',
     'fields.n.aggregate-function': 'sum',
@@ -157,13 +135,7 @@ const aggregation = (): Engine => ({
 /** Functions that keep the first or older values: min, first_non_null_value, listagg, bool_or. */
 const firstValues = (): Engine => ({
   name: 'aggregation (min, first_non_null_value, listagg, bool_or)',
-  fields: [
-    { name: 'k', type: 'INT NOT NULL' },
-    { name: 'lo', type: 'INT' },
-    { name: 'first', type: 'STRING' },
-    { name: 'tags', type: 'STRING' },
-    { name: 'any', type: 'BOOLEAN' },
-  ],
+  fields: columns('k INT NOT NULL', 'lo INT', 'first STRING', 'tags STRING', 'any BOOLEAN'),
   options: {
     'merge-engine': 'aggregation',
     'fields.lo.aggregate-function': 'min',
@@ -206,11 +178,7 @@ const sequenceField = (): Engine => {
     h.reduce((b, x) => (b.row.ts === null || (x.row.ts !== null && (x.row.ts as bigint) >= (b.row.ts as bigint)) ? x : b));
   return {
     name: 'deduplicate with sequence.field',
-    fields: [
-      { name: 'k', type: 'INT NOT NULL' },
-      { name: 'v', type: 'STRING' },
-      { name: 'ts', type: 'BIGINT' },
-    ],
+    fields: columns('k INT NOT NULL', 'v STRING', 'ts BIGINT'),
     options: { 'sequence.field': 'ts' },
     op(rand, k, state, fresh) {
       if (!fresh) return null;
@@ -325,16 +293,6 @@ async function replayChangelog(t: Table, last: number, expected: ReadonlyMap<num
   return checked;
 }
 
-/** Records in order (offset = index of the next record). */
-class ArraySource implements ReplayableSource<Record<string, unknown>> {
-  readonly bounded = true;
-  readonly id = 'array:dv-merge-engines';
-  constructor(private readonly records: readonly Record<string, unknown>[]) {}
-  async *open(from: SourceOffset): AsyncIterable<SourceRecord<Record<string, unknown>>> {
-    for (let i = from === null ? 0 : (from as number); i < this.records.length; i++) yield { value: this.records[i]!, offset: i + 1 };
-  }
-}
-
 /** Bigints as numbers (JSON sources carry numbers). */
 const jsonRow = (row: Row): Record<string, unknown> =>
   Object.fromEntries(Object.entries(row).map(([c, v]) => [c, typeof v === 'bigint' ? Number(v) : v]));
@@ -375,16 +333,13 @@ describe.each(storageBackends('dv merge engines'))('deletion vectors with merge 
       rowKindField: string,
       expected: ReadonlyMap<string, Row[]>,
     ): Promise<number> {
-      const infos: CheckpointInfo[] = [];
-      const summary = await runIngest({
+      const { summary, infos } = await ingestCollectingCheckpoints({
         table: t.location,
         fileIO: env.wh.io,
         source,
-        stateStore: new FileIOCheckpointStore(env.wh.io, `${t.location}-state`),
         checkpointEvery: every,
         parallelism: 2,
         rowKindField,
-        onCheckpoint: (i) => infos.push(i),
       });
       expect(summary.status).toBe('source-done');
       let checked = 0;
@@ -480,7 +435,7 @@ describe.each(storageBackends('dv merge engines'))('deletion vectors with merge 
         for (const o of ops) records.push({ ...jsonRow(o.row), op: o.op });
         expected.set(JSON.stringify(records.length), modelRows(model));
       }
-      expect(await ingestAndCheck(t, new ArraySource(records), every, 'op', expected)).toBe(8);
+      expect(await ingestAndCheck(t, arraySource(records, 'array:dv-merge-engines'), every, 'op', expected)).toBe(8);
     });
 
     it('sink from a Debezium CDC file into an aggregation table: updates retract their before image', async () => {
@@ -595,10 +550,7 @@ describe.each(storageBackends('dv merge engines'))('deletion vectors with merge 
       const name = `db.refused${++n}`;
       const err = await env.catalog
         .createTable(name, {
-          fields: [
-            { name: 'k', type: 'INT NOT NULL' },
-            { name: 'v', type: 'STRING' },
-          ],
+          fields: columns('k INT NOT NULL', 'v STRING'),
           primaryKeys: ['k'],
           options: { 'deletion-vectors.enabled': 'true', ...options },
         })
@@ -615,10 +567,7 @@ describe.each(storageBackends('dv merge engines'))('deletion vectors with merge 
     it('refuses to turn deletion vectors on for a first-row table, and its schema stays as it was', async () => {
       const name = `db.refused${++n}`;
       await env.catalog.createTable(name, {
-        fields: [
-          { name: 'k', type: 'INT NOT NULL' },
-          { name: 'v', type: 'STRING' },
-        ],
+        fields: columns('k INT NOT NULL', 'v STRING'),
         primaryKeys: ['k'],
         options: { 'merge-engine': 'first-row' },
       });

@@ -19,6 +19,7 @@ import { readDeletionVector } from '@tidemark/format';
 import { verifyTable } from '@tidemark/maintenance';
 import { s3Available, s3TestOptions, s3TestRoot } from './support/s3.js';
 import { seededRandom as rng } from './support/seeded-random.mjs';
+import { columns } from './support/table-definitions.mjs';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -33,12 +34,7 @@ const show = (r: Row): string => `${r.p}|${r.k}|${r.v}|${r.n}`;
 async function dvTable(root: string, io: FileIO): Promise<Table> {
   const catalog = new FileSystemCatalog(root, { fileIO: io });
   await catalog.createTable('db.dv', {
-    fields: [
-      { name: 'k', type: 'INT NOT NULL' },
-      { name: 'p', type: 'STRING NOT NULL' },
-      { name: 'v', type: 'STRING' },
-      { name: 'n', type: 'BIGINT' },
-    ],
+    fields: columns('k INT NOT NULL', 'p STRING NOT NULL', 'v STRING', 'n BIGINT'),
     partitionKeys: ['p'],
     primaryKeys: ['p', 'k'],
     // A low trigger so that buckets keep several levels and lookups reach past the output level.

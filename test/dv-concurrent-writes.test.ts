@@ -11,6 +11,7 @@ import { joinPath } from '@tidemark/storage';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { cliFor, lines } from './support/cli-backend.js';
 import { packagesBuilt } from './support/built.js';
+import { columns, optionArgs } from './support/table-definitions.mjs';
 
 const built = packagesBuilt('concurrent deletion-vector writes', 'cli/dist/index.js');
 
@@ -32,22 +33,9 @@ describe.concurrent.each(storageBackends('concurrent dv writes'))('$name', (back
     'the write that commits second has its rows visible when it exits 0',
     async () => {
       const table = joinPath(wh!.root, 'db.db', 'dv');
-      const schema = JSON.stringify([
-        { name: 'k', type: 'INT NOT NULL' },
-        { name: 'v', type: 'STRING' },
-      ]);
-      const created = await cli([
-        'create',
-        table,
-        '--schema',
-        schema,
-        '--primary-key',
-        'k',
-        '--option',
-        'deletion-vectors.enabled=true',
-        '--option',
-        'bucket=2',
-      ]);
+      const schema = JSON.stringify(columns('k INT NOT NULL', 'v STRING'));
+      const options = optionArgs({ 'deletion-vectors.enabled': 'true', bucket: '2' });
+      const created = await cli(['create', table, '--schema', schema, '--primary-key', 'k', ...options]);
       expect(created.code, created.stderr).toBe(0);
       expect((await cli(['write', table], { stdin: input('base') })).code).toBe(0);
       for (let round = 1; round <= ROUNDS; round++) {

@@ -19,6 +19,7 @@ import {
 import { buildInitialSchema, readDataFile, type Table } from '@tidemark/core';
 import { storageBackends } from './support/backends.js';
 import { suiteCatalog } from './support/suite-catalog.js';
+import { columns } from './support/table-definitions.mjs';
 
 type Row = {
   k: number;
@@ -97,11 +98,7 @@ describe.each(storageBackends('dynamic bucket round trip'))('dynamic buckets on 
     async function create(options: Record<string, string> = {}): Promise<Table> {
       const name = `db.t${++n}`;
       await env.catalog.createTable(name, {
-        fields: [
-          { name: 'k', type: 'INT NOT NULL' },
-          { name: 'dt', type: 'STRING NOT NULL' },
-          { name: 'v', type: 'STRING' },
-        ],
+        fields: columns('k INT NOT NULL', 'dt STRING NOT NULL', 'v STRING'),
         primaryKeys: ['k', 'dt'],
         partitionKeys: ['dt'],
         // No 'bucket' option: -1, dynamic, is the default of primary-key tables.
@@ -190,10 +187,7 @@ describe.each(storageBackends('dynamic bucket round trip'))('dynamic buckets on 
       await expect(postpone.append([{ k: 1, dt: 'a', v: 'x' }])).rejects.toThrow(/-2/);
       const name = `db.t${++n}`;
       const spec = {
-        fields: [
-          { name: 'k', type: 'INT NOT NULL' },
-          { name: 'dt', type: 'STRING NOT NULL' },
-        ],
+        fields: columns('k INT NOT NULL', 'dt STRING NOT NULL'),
         primaryKeys: ['k'],
         partitionKeys: ['dt'],
       };

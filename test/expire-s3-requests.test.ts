@@ -8,9 +8,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3FileIO } from '@tidemark/storage';
-import { FileSystemCatalog, SnapshotManager, TablePaths, openTable } from '@tidemark/core';
+import { SnapshotManager, TablePaths } from '@tidemark/core';
 import { expireSnapshots } from '@tidemark/maintenance';
-import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { s3Available, s3TestOptions } from './support/s3.js';
+import { onS3Table } from './support/table-locations.js';
 
 interface Recorded {
   readonly method: string;
@@ -75,52 +76,48 @@ describe.skipIf(!s3)('snapshot expiration on the S3 server: requests per file', 
   });
 
   it('25 snapshots in batches of 10: one DeleteObjects, one lone DELETE and one EARLIEST write per batch', async () => {
-    const direct = new S3FileIO(s3TestOptions());
     const io = new S3FileIO(s3TestOptions({ endpoint }));
     try {
-      const warehouse = `s3://${s3TestBucket()}/${uniquePrefix('expire-requests')}`;
-      const catalog = new FileSystemCatalog(warehouse, { fileIO: direct });
-      await catalog.createTable('db.t', { fields: [{ name: 'id', type: 'INT' }] });
-      const location = catalog.tableLocation('db.t');
-      const table = await openTable(location, { fileIO: direct });
-      // Overwrites: every expired snapshot frees its data file, manifests and lists.
-      for (let s = 1; s <= 30; s++) expect((await table.overwrite([{ id: s }])).status).toBe('committed');
-      const paths = new TablePaths(location);
+      await onS3Table('expire-requests', { fields: [{ name: 'id', type: 'INT' }] }, async (table, direct) => {
+        const location = table.location;
+        // Overwrites: every expired snapshot frees its data file, manifests and lists.
+        for (let s = 1; s <= 30; s++) expect((await table.overwrite([{ id: s }])).status).toBe('committed');
+        const paths = new TablePaths(location);
 
-      proxy.requests.length = 0;
-      const summary = await expireSnapshots(
-        { fileIO: io, paths },
-        { retainMin: 5, expireLimit: 1000, olderThanMs: Date.now() + 60_000, snapshotBatchSize: 10 },
-      );
-      expect(summary.snapshotsExpired).toBe(25);
-      expect(await new SnapshotManager(direct, paths).sortedIds()).toEqual([26, 27, 28, 29, 30]);
+        proxy.requests.length = 0;
+        const summary = await expireSnapshots(
+          { fileIO: io, paths },
+          { retainMin: 5, expireLimit: 1000, olderThanMs: Date.now() + 60_000, snapshotBatchSize: 10 },
+        );
+        expect(summary.snapshotsExpired).toBe(25);
+        expect(await new SnapshotManager(direct, paths).sortedIds()).toEqual([26, 27, 28, 29, 30]);
 
-      const reqs = proxy.requests;
-      const deleteObjects = reqs.filter((r) => r.method === 'POST' && r.query.has('delete'));
-      const singleDeletes = reqs.filter((r) => r.method === 'DELETE');
-      const earliestWrites = reqs.filter((r) => r.method === 'PUT' && r.path.endsWith('/snapshot/EARLIEST'));
-      const heads = reqs.filter((r) => r.method === 'HEAD');
-      // Snapshot files 1..25 in batches [1,10], [11,20], [21,25]: 9 + 9 + 4 keys per
-      // DeleteObjects, the batch's newest file alone, EARLIEST (11, 21, 26) before each batch.
-      expect(singleDeletes.map((r) => r.path.split('/').pop())).toEqual(['snapshot-10', 'snapshot-20', 'snapshot-25']);
-      expect(earliestWrites).toHaveLength(3);
-      // Data files, manifests, manifest lists: one request per kind (fewer than 1,000 keys each),
-      // then the three snapshot batches.
-      expect(deleteObjects.map((r) => r.keys).slice(-3)).toEqual([9, 9, 4]);
-      expect(deleteObjects.length).toBeLessThanOrEqual(3 + 3);
-      const keys = deleteObjects.reduce((n, r) => n + r.keys, 0);
-      expect(keys + singleDeletes.length).toBe(summary.filesDeleted);
-      // Requests that delete per file deleted: 9 for 25 snapshots' worth of files.
-      expect((deleteObjects.length + singleDeletes.length) / summary.filesDeleted).toBeLessThan(0.1);
-      // Nothing is probed before deletion: the only HEADs are the hint checks (earliest, latest).
-      expect(heads.length).toBeLessThanOrEqual(4);
-      console.log(
-        `[expire-s3-requests] ${summary.filesDeleted} files: ${deleteObjects.length} DeleteObjects, ${singleDeletes.length} DELETE, ` +
-          `${earliestWrites.length} EARLIEST writes, ${reqs.filter((r) => r.method === 'GET').length} GET, ${heads.length} HEAD`,
-      );
+        const reqs = proxy.requests;
+        const deleteObjects = reqs.filter((r) => r.method === 'POST' && r.query.has('delete'));
+        const singleDeletes = reqs.filter((r) => r.method === 'DELETE');
+        const earliestWrites = reqs.filter((r) => r.method === 'PUT' && r.path.endsWith('/snapshot/EARLIEST'));
+        const heads = reqs.filter((r) => r.method === 'HEAD');
+        // Snapshot files 1..25 in batches [1,10], [11,20], [21,25]: 9 + 9 + 4 keys per
+        // DeleteObjects, the batch's newest file alone, EARLIEST (11, 21, 26) before each batch.
+        expect(singleDeletes.map((r) => r.path.split('/').pop())).toEqual(['snapshot-10', 'snapshot-20', 'snapshot-25']);
+        expect(earliestWrites).toHaveLength(3);
+        // Data files, manifests, manifest lists: one request per kind (fewer than 1,000 keys each),
+        // then the three snapshot batches.
+        expect(deleteObjects.map((r) => r.keys).slice(-3)).toEqual([9, 9, 4]);
+        expect(deleteObjects.length).toBeLessThanOrEqual(3 + 3);
+        const keys = deleteObjects.reduce((n, r) => n + r.keys, 0);
+        expect(keys + singleDeletes.length).toBe(summary.filesDeleted);
+        // Requests that delete per file deleted: 9 for 25 snapshots' worth of files.
+        expect((deleteObjects.length + singleDeletes.length) / summary.filesDeleted).toBeLessThan(0.1);
+        // Nothing is probed before deletion: the only HEADs are the hint checks (earliest, latest).
+        expect(heads.length).toBeLessThanOrEqual(4);
+        console.log(
+          `[expire-s3-requests] ${summary.filesDeleted} files: ${deleteObjects.length} DeleteObjects, ${singleDeletes.length} DELETE, ` +
+            `${earliestWrites.length} EARLIEST writes, ${reqs.filter((r) => r.method === 'GET').length} GET, ${heads.length} HEAD`,
+        );
+      });
     } finally {
       await io.close();
-      await direct.close();
     }
   }, 300_000);
 });

@@ -8,11 +8,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { S3FileIO } from '@tidemark/storage';
-import { FileSystemCatalog, openTable } from '@tidemark/core';
 import type { TableReport } from '@tidemark/maintenance';
-import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { s3Available } from './support/s3.js';
+import { onS3Table } from './support/table-locations.js';
 import { runMain, useCliS3Env } from './support/cli-main.js';
+import { columns } from './support/table-definitions.mjs';
 
 const available = s3Available('inspect CLI on S3');
 let dir = '';
@@ -29,15 +29,10 @@ describe('inspect on S3', () => {
   (available ? it : it.skip)(
     '--json, the summary and --html describe the table the test wrote, and change nothing',
     async () => {
-      const io = new S3FileIO(s3TestOptions());
-      try {
-        const warehouse = `s3://${s3TestBucket()}/${uniquePrefix('inspect-cli')}`;
-        const catalog = new FileSystemCatalog(warehouse, { fileIO: io });
-        await catalog.createTable('db.t', {
-          fields: [
-            { name: 'id', type: 'INT' },
-            { name: 'p', type: 'STRING' },
-          ],
+      await onS3Table(
+        'inspect-cli',
+        {
+          fields: columns('id INT', 'p STRING'),
           partitionKeys: ['p'],
           options: {
             'snapshot.num-retained.min': '2',
@@ -45,53 +40,52 @@ describe('inspect on S3', () => {
             'compaction.min.file-num': '2',
             'write-only': 'true',
           },
-        });
-        const location = catalog.tableLocation('db.t');
-        const table = await openTable(location, { fileIO: io });
-        // write-only: no expiration after each commit, so the report's expire plan has work to show.
-        for (let i = 1; i <= 5; i++) {
-          const r = await table.append(Array.from({ length: i }, (_, k) => ({ id: i * 100 + k, p: i % 2 === 0 ? 'even' : 'odd' })));
-          expect(r.status).toBe('committed');
-        }
-        const orphan = `${location}/p=odd/bucket-0/data-orphan-s3.parquet`;
-        await io.write(orphan, new Uint8Array(555));
-        const idsBefore = await table.snapshotManager.sortedIds();
-        const objectsBefore: string[] = [];
-        for await (const st of io.list(location, { recursive: true })) objectsBefore.push(st.path);
+        },
+        async (table, io) => {
+          const location = table.location;
+          // write-only: no expiration after each commit, so the report's expire plan has work to show.
+          for (let i = 1; i <= 5; i++) {
+            const r = await table.append(Array.from({ length: i }, (_, k) => ({ id: i * 100 + k, p: i % 2 === 0 ? 'even' : 'odd' })));
+            expect(r.status).toBe('committed');
+          }
+          const orphan = `${location}/p=odd/bucket-0/data-orphan-s3.parquet`;
+          await io.write(orphan, new Uint8Array(555));
+          const idsBefore = await table.snapshotManager.sortedIds();
+          const objectsBefore: string[] = [];
+          for await (const st of io.list(location, { recursive: true })) objectsBefore.push(st.path);
 
-        // S3 sets lastModified itself, so the orphan is young: --older-than 0s (now) counts it.
-        const json = await runMain(['inspect', location, '--json', '--older-than', '0s']);
-        expect(json.code, json.stderr).toBe(0);
-        const report = JSON.parse(json.stdout) as TableReport;
-        expect(report.table).toBe(location);
-        expect(report.timeline.snapshots.map((s) => s.rowsAdded)).toEqual(idsBefore.map((id) => id));
-        expect(report.liveFiles).toMatchObject({ files: idsBefore.length, rows: 15, partitions: 2 });
-        expect(report.largestPartitions.map((p) => [p.path, p.files]).sort()).toEqual([
-          ['p=even/', 2],
-          ['p=odd/', 3],
-        ]);
-        const m = report.maintenance!;
-        expect(m.orphans).toMatchObject({ status: 'planned', files: 1, bytes: 555 });
-        expect(m.compaction).toMatchObject({ status: 'planned', files: 5, windows: 2 });
-        // Retention 2 snapshots, 1 ms: everything but the newest two would expire.
-        expect(m.expire).toMatchObject({ status: 'planned', snapshots: idsBefore.length - 2, toSnapshotId: idsBefore.at(-3) });
+          // S3 sets lastModified itself, so the orphan is young: --older-than 0s (now) counts it.
+          const json = await runMain(['inspect', location, '--json', '--older-than', '0s']);
+          expect(json.code, json.stderr).toBe(0);
+          const report = JSON.parse(json.stdout) as TableReport;
+          expect(report.table).toBe(location);
+          expect(report.timeline.snapshots.map((s) => s.rowsAdded)).toEqual(idsBefore.map((id) => id));
+          expect(report.liveFiles).toMatchObject({ files: idsBefore.length, rows: 15, partitions: 2 });
+          expect(report.largestPartitions.map((p) => [p.path, p.files]).sort()).toEqual([
+            ['p=even/', 2],
+            ['p=odd/', 3],
+          ]);
+          const m = report.maintenance!;
+          expect(m.orphans).toMatchObject({ status: 'planned', files: 1, bytes: 555 });
+          expect(m.compaction).toMatchObject({ status: 'planned', files: 5, windows: 2 });
+          // Retention 2 snapshots, 1 ms: everything but the newest two would expire.
+          expect(m.expire).toMatchObject({ status: 'planned', snapshots: idsBefore.length - 2, toSnapshotId: idsBefore.at(-3) });
 
-        const html = join(dir, 'report.html');
-        const text = await runMain(['inspect', location, '--html', html, '--older-than', '0s']);
-        expect(text.code, text.stderr).toBe(0);
-        expect(text.stdout).toMatch(/^ {2}orphans +1 file, 555 B, older than /m);
-        expect(text.stdout).toMatch(new RegExp(`^ {2}compaction +5 files \\(.*\\) in 2 windows, 2 partitions$`, 'm'));
-        const page = await readFile(html, 'utf8');
-        expect(page.match(/<g class="snapshot"/g)).toHaveLength(idsBefore.length);
+          const html = join(dir, 'report.html');
+          const text = await runMain(['inspect', location, '--html', html, '--older-than', '0s']);
+          expect(text.code, text.stderr).toBe(0);
+          expect(text.stdout).toMatch(/^ {2}orphans +1 file, 555 B, older than /m);
+          expect(text.stdout).toMatch(new RegExp(`^ {2}compaction +5 files \\(.*\\) in 2 windows, 2 partitions$`, 'm'));
+          const page = await readFile(html, 'utf8');
+          expect(page.match(/<g class="snapshot"/g)).toHaveLength(idsBefore.length);
 
-        // Read-only: the same snapshots and objects afterwards.
-        expect(await table.snapshotManager.sortedIds()).toEqual(idsBefore);
-        const objectsAfter: string[] = [];
-        for await (const st of io.list(location, { recursive: true })) objectsAfter.push(st.path);
-        expect(objectsAfter.sort()).toEqual(objectsBefore.sort());
-      } finally {
-        await io.close();
-      }
+          // Read-only: the same snapshots and objects afterwards.
+          expect(await table.snapshotManager.sortedIds()).toEqual(idsBefore);
+          const objectsAfter: string[] = [];
+          for await (const st of io.list(location, { recursive: true })) objectsAfter.push(st.path);
+          expect(objectsAfter.sort()).toEqual(objectsBefore.sort());
+        },
+      );
     },
     300_000,
   );

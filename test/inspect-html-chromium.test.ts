@@ -15,6 +15,7 @@ import { FileSystemCatalog, openTable } from '@tidemark/core';
 import { compactAppendTable } from '@tidemark/maintenance';
 import { findChromium } from './chromium/chromium.mjs';
 import { runMain } from './support/cli-main.js';
+import { columns } from './support/table-definitions.mjs';
 
 const browserPath = findChromium();
 const inCI = process.env['CI'] === 'true';
@@ -39,10 +40,7 @@ describe('inspect --html in headless Chromium', () => {
       dirs.push(dir);
       const catalog = new FileSystemCatalog(dir);
       await catalog.createTable('db.events', {
-        fields: [
-          { name: 'id', type: 'INT' },
-          { name: 'day', type: 'STRING' },
-        ],
+        fields: columns('id INT', 'day STRING'),
         partitionKeys: ['day'],
         options: { bucket: '3', 'bucket-key': 'id', 'compaction.min.file-num': '2' },
       });

@@ -52,12 +52,16 @@ describe.skipIf(!run)('a Kafka ingest pipeline as a service', { timeout: 300_000
 
   const ids = (location: string): Promise<number[]> => tableIds(io, location);
   const produce = (topic: string, from: number, to: number): Promise<void> => produceIdValues(k.producer, topic, from, to);
+  /** A fresh 2-partition topic holding ids 0..count-1 and an empty id/value table, both named after `name`. */
+  const topicAndTable = async (name: string, count: number): Promise<{ topic: string; location: string }> => {
+    const topic = freshTopic(name);
+    await k.broker.createTopic(topic, 2);
+    await produce(topic, 0, count);
+    return { topic, location: await idValueTable(io, join(k.dir, `${name}.db`, 't')) };
+  };
 
   it('the lag gauges show what is left per partition, and fall to 0 after --until-end', async () => {
-    const topic = freshTopic('lag');
-    await k.broker.createTopic(topic, 2);
-    await produce(topic, 0, 100);
-    const location = await idValueTable(io, join(k.dir, 'lag.db', 't'));
+    const { topic, location } = await topicAndTable('lag', 100);
     const metrics = new IngestMetrics();
     const server = await startMetricsServer(metrics, { port: 0, host: '127.0.0.1' });
     const source = new KafkaSource({ connection: { brokers: k.broker.brokers }, topics: [topic], untilEnd: true });
@@ -93,10 +97,7 @@ describe.skipIf(!run)('a Kafka ingest pipeline as a service', { timeout: 300_000
   });
 
   it('following the topic, a stop by its signal commits what was read; the next run resumes exactly', async () => {
-    const topic = freshTopic('stop');
-    await k.broker.createTopic(topic, 2);
-    await produce(topic, 0, 40);
-    const location = await idValueTable(io, join(k.dir, 'stop.db', 't'));
+    const { topic, location } = await topicAndTable('stop', 40);
     const state = new LocalDirCheckpointStore(join(k.dir, 'stop-state'));
     const ac = new AbortController();
     const following = new KafkaSource({ connection: { brokers: k.broker.brokers }, topics: [topic] });
@@ -126,10 +127,7 @@ describe.skipIf(!run)('a Kafka ingest pipeline as a service', { timeout: 300_000
   });
 
   it('during a stop the last group commit is tried once: a failing coordinator neither delays nor fails the stop', async () => {
-    const topic = freshTopic('stop-group');
-    await k.broker.createTopic(topic, 2);
-    await produce(topic, 0, 60);
-    const location = await idValueTable(io, join(k.dir, 'stop-group.db', 't'));
+    const { topic, location } = await topicAndTable('stop-group', 60);
     const stop = new AbortController();
     const warnings: string[] = [];
     const logger = { warn: (m: string) => warnings.push(m) };

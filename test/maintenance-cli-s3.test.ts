@@ -5,9 +5,9 @@
  * planted orphan in a dry run, then deletes it. Skips with a notice when no server is configured.
  */
 import { describe, expect, it } from 'vitest';
-import { S3FileIO } from '@tidemark/storage';
-import { FileSystemCatalog, SnapshotManager, createTag, openTable, type Table } from '@tidemark/core';
-import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { SnapshotManager, createTag, openTable, type Table } from '@tidemark/core';
+import { s3Available } from './support/s3.js';
+import { onS3Table } from './support/table-locations.js';
 import { runMain, useCliS3Env } from './support/cli-main.js';
 
 async function rows(table: Table, at: { snapshotId?: number; tag?: string } = {}): Promise<string[]> {
@@ -24,13 +24,8 @@ describe('maintenance commands on S3', () => {
   (available ? it : it.skip)(
     'expire-snapshots --json and remove-orphan-files --dry-run / real run',
     async () => {
-      const io = new S3FileIO(s3TestOptions());
-      try {
-        const warehouse = `s3://${s3TestBucket()}/${uniquePrefix('maintenance-cli')}`;
-        const catalog = new FileSystemCatalog(warehouse, { fileIO: io });
-        await catalog.createTable('db.t', { fields: [{ name: 'id', type: 'INT' }] });
-        const location = catalog.tableLocation('db.t');
-        const table = await openTable(location, { fileIO: io });
+      await onS3Table('maintenance-cli', { fields: [{ name: 'id', type: 'INT' }] }, async (table, io) => {
+        const location = table.location;
         for (let i = 1; i <= 6; i++) expect((await table.append([{ id: i }])).status).toBe('committed');
         await createTag(io, table.paths, 'first', { snapshotId: 1 });
         expect((await table.overwrite([{ id: 100 }])).status).toBe('committed'); // 7
@@ -58,9 +53,7 @@ describe('maintenance commands on S3', () => {
         expect(JSON.parse(real.stdout)).toMatchObject({ filesDeleted: 1, bytesFreed: 777 });
         expect(await io.exists(orphan)).toBe(false);
         expect(await rows(await openTable(location, { fileIO: io }))).toEqual(before.get('s7'));
-      } finally {
-        await io.close();
-      }
+      });
     },
     300_000,
   );

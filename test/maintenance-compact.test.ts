@@ -4,7 +4,6 @@
  * appending writer keeps every appended row exactly once.
  */
 import { describe, expect, it } from 'vitest';
-import { S3FileIO } from '@tidemark/storage';
 import { compactAppendTable, compactManifests } from '@tidemark/maintenance';
 import {
   TYPED_SPEC,
@@ -17,7 +16,8 @@ import {
   tableRows,
   typedRow,
 } from '../packages/maintenance/test/compact-helpers.js';
-import { s3Available, s3TestBucket, s3TestOptions, uniquePrefix } from './support/s3.js';
+import { s3Available } from './support/s3.js';
+import { onS3Warehouse } from './support/table-locations.js';
 
 const s3 = s3Available('maintenance compaction on S3');
 
@@ -25,9 +25,8 @@ describe('compaction on S3', () => {
   (s3 ? it : it.skip)(
     'compacts small files and manifests with exact rows while a writer keeps appending',
     async () => {
-      const fileIO = new S3FileIO(s3TestOptions());
-      try {
-        const table = await createTable(TYPED_SPEC, { fileIO, warehouse: `s3://${s3TestBucket()}/${uniquePrefix('maintenance-compact')}` });
+      await onS3Warehouse('maintenance-compact', async (fileIO, warehouse) => {
+        const table = await createTable(TYPED_SPEC, { fileIO, warehouse });
         let next = 0;
         for (let c = 0; c < 8; c++) {
           const rows = [];
@@ -70,9 +69,7 @@ describe('compaction on S3', () => {
         // Every data file in the bucket is referenced by some snapshot.
         const referenced = await filesOfAllSnapshots(table);
         for (const name of await parquetFilesOnDisk(table)) expect(referenced.has(name)).toBe(true);
-      } finally {
-        await fileIO.close();
-      }
+      });
     },
     300_000,
   );

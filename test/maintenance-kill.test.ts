@@ -28,9 +28,9 @@ import {
 } from '@tidemark/core';
 import { DataFileLocator, expireSnapshots, removeOrphanFiles, verifyTable } from '@tidemark/maintenance';
 import { SnapshotNotFoundError } from '@tidemark/core';
-import { s3Available } from './support/s3.js';
-import { onS3Location } from './support/table-locations.js';
+import { itOnS3Warehouse } from './support/table-locations.js';
 import { bundleWorker, removeWorkerBundle } from './support/worker-bundle.js';
+import { columns } from './support/table-definitions.mjs';
 
 const RETAIN = 5;
 let bundle = '';
@@ -86,10 +86,7 @@ function runWorker(
 async function buildTable(io: FileIO, warehouse: string): Promise<string> {
   const catalog = new FileSystemCatalog(warehouse, { fileIO: io });
   await catalog.createTable('db.t', {
-    fields: [
-      { name: 'id', type: 'INT' },
-      { name: 'p', type: 'STRING' },
-    ],
+    fields: columns('id INT', 'p STRING'),
     partitionKeys: ['p'],
   });
   const location = catalog.tableLocation('db.t');
@@ -128,6 +125,19 @@ async function capture(io: FileIO, location: string): Promise<Expected> {
   for (let id = latest - RETAIN + 1; id <= latest; id++) out.set(`snapshot ${id}`, await rowsAt(io, location, { snapshotId: id }));
   for (const { name } of await new TagManager(io, paths).list()) out.set(`tag ${name}`, await rowsAt(io, location, { tag: name }));
   return out;
+}
+
+/** A fresh copy of the template table under `dir` (see {@link builtTable}) for trial `i`: its location. */
+async function trialTable(dir: string, i: number): Promise<string> {
+  const root = join(dir, `trial-${i}`);
+  await cp(join(dir, 'template'), root, { recursive: true });
+  return join(root, 'db.db', 't');
+}
+
+/** {@link buildTable} in `warehouse`, with the rows expiration must keep ({@link capture}) and the latest snapshot id. */
+async function builtTable(io: FileIO, warehouse: string): Promise<{ location: string; expected: Expected; latest: number }> {
+  const location = await buildTable(io, warehouse);
+  return { location, expected: await capture(io, location), latest: (await new SnapshotManager(io, new TablePaths(location)).latestId())! };
 }
 
 /** Manifest lists, manifests and data files of `snaps` that do not exist. */
@@ -206,9 +216,7 @@ describe('SIGKILL during snapshot expiration, then a rerun', () => {
     const io = new LocalFileIO();
     const dir = await mkdtemp(join(tmpdir(), 'tidemark-expire-kill-'));
     dirs.push(dir);
-    const template = await buildTable(io, join(dir, 'template'));
-    const expected = await capture(io, template);
-    const latest = (await new SnapshotManager(io, new TablePaths(template)).latestId())!;
+    const { location: template, expected, latest } = await builtTable(io, join(dir, 'template'));
     const plan = await expireSnapshots(
       { fileIO: io, paths: new TablePaths(template) },
       { retainMin: RETAIN, expireLimit: 10_000, olderThanMs: Date.now() + 60_000, dryRun: true },
@@ -221,37 +229,26 @@ describe('SIGKILL during snapshot expiration, then a rerun', () => {
       ...Array.from({ length: 4 }, () => ({ crashAfterDeletes: 1 + Math.floor(Math.random() * (total - 1)) })),
       ...Array.from({ length: 3 }, () => ({ killAfterMs: 20 + Math.floor(Math.random() * 280) })),
     ];
-    for (const [i, kill] of kills.entries()) {
-      const root = join(dir, `trial-${i}`);
-      await cp(join(dir, 'template'), root, { recursive: true });
-      await killAndRerun(io, join(root, 'db.db', 't'), expected, latest, kill);
-    }
+    for (const [i, kill] of kills.entries()) await killAndRerun(io, await trialTable(dir, i), expected, latest, kill);
   }, 300_000);
 
-  const s3 = s3Available('expiration kill test on S3');
-  (s3 ? it : it.skip)(
+  itOnS3Warehouse(
+    'expiration kill test on S3',
     'S3: a crash point in the middle, then a rerun, leaves a consistent table',
-    async () => {
-      await onS3Location(
-        'expire-kill',
-        async (io, warehouse, options) => {
-          const location = await buildTable(io, warehouse);
-          const expected = await capture(io, location);
-          const latest = (await new SnapshotManager(io, new TablePaths(location)).latestId())!;
-          const plan = await expireSnapshots(
-            { fileIO: io, paths: new TablePaths(location) },
-            { retainMin: RETAIN, expireLimit: 10_000, olderThanMs: Date.now() + 60_000, dryRun: true },
-          );
-          await killAndRerun(
-            io,
-            location,
-            expected,
-            latest,
-            { crashAfterDeletes: 1 + Math.floor(Math.random() * (plan.filesDeleted - 1)) },
-            options,
-          );
-        },
-        '',
+    'expire-kill',
+    async (io, warehouse, options) => {
+      const { location, expected, latest } = await builtTable(io, warehouse);
+      const plan = await expireSnapshots(
+        { fileIO: io, paths: new TablePaths(location) },
+        { retainMin: RETAIN, expireLimit: 10_000, olderThanMs: Date.now() + 60_000, dryRun: true },
+      );
+      await killAndRerun(
+        io,
+        location,
+        expected,
+        latest,
+        { crashAfterDeletes: 1 + Math.floor(Math.random() * (plan.filesDeleted - 1)) },
+        options,
       );
     },
     600_000,
@@ -336,35 +333,23 @@ describe('SIGKILL inside a batch of snapshot-file deletions, then a rerun', () =
     const io = new LocalFileIO();
     const dir = await mkdtemp(join(tmpdir(), 'tidemark-expire-batch-kill-'));
     dirs.push(dir);
-    const template = await buildTable(io, join(dir, 'template'));
-    const expected = await capture(io, template);
-    const latest = (await new SnapshotManager(io, new TablePaths(template)).latestId())!;
+    const { expected, latest } = await builtTable(io, join(dir, 'template'));
     // In the middle of the run (expiring snapshots after the batch are still in the chain), and
     // in its last batch (only retained snapshots are left in the chain).
     for (const [i, cutAt] of [
       { batchSize: 8, batch: 2 },
       { batchSize: 5, batch: 5 },
-    ].entries()) {
-      const root = join(dir, `trial-${i}`);
-      await cp(join(dir, 'template'), root, { recursive: true });
-      await cutSnapshotBatch(io, join(root, 'db.db', 't'), expected, latest, cutAt);
-    }
+    ].entries())
+      await cutSnapshotBatch(io, await trialTable(dir, i), expected, latest, cutAt);
   }, 300_000);
 
-  const s3 = s3Available('expiration batch kill test on S3');
-  (s3 ? it : it.skip)(
+  itOnS3Warehouse(
+    'expiration batch kill test on S3',
     'S3: the same on the S3 server (last batch cut)',
-    async () => {
-      await onS3Location(
-        'expire-batch-kill',
-        async (io, warehouse, options) => {
-          const location = await buildTable(io, warehouse);
-          const expected = await capture(io, location);
-          const latest = (await new SnapshotManager(io, new TablePaths(location)).latestId())!;
-          await cutSnapshotBatch(io, location, expected, latest, { batchSize: 5, batch: 5 }, options);
-        },
-        '',
-      );
+    'expire-batch-kill',
+    async (io, warehouse, options) => {
+      const { location, expected, latest } = await builtTable(io, warehouse);
+      await cutSnapshotBatch(io, location, expected, latest, { batchSize: 5, batch: 5 }, options);
     },
     600_000,
   );
@@ -396,10 +381,7 @@ async function changelogIds(io: FileIO, paths: TablePaths): Promise<number[]> {
 async function buildChangelogTable(io: FileIO, warehouse: string, commits: number): Promise<string> {
   const catalog = new FileSystemCatalog(warehouse, { fileIO: io });
   await catalog.createTable('db.c', {
-    fields: [
-      { name: 'k', type: 'INT NOT NULL' },
-      { name: 'v', type: 'STRING' },
-    ],
+    fields: columns('k INT NOT NULL', 'v STRING'),
     primaryKeys: ['k'],
     options: {
       bucket: '1',
@@ -497,18 +479,13 @@ describe('SIGKILL inside a batch of changelog-file deletions, then a rerun', () 
     await cutChangelogBatch(io, location, 16, { batchSize: 4, batch: 2 });
   }, 300_000);
 
-  const s3 = s3Available('changelog batch kill test on S3');
-  (s3 ? it : it.skip)(
+  itOnS3Warehouse(
+    'changelog batch kill test on S3',
     'S3: the same on the S3 server',
-    async () => {
-      await onS3Location(
-        'changelog-batch-kill',
-        async (io, warehouse, options) => {
-          const location = await buildChangelogTable(io, warehouse, 10);
-          await cutChangelogBatch(io, location, 10, { batchSize: 3, batch: 2 }, options);
-        },
-        '',
-      );
+    'changelog-batch-kill',
+    async (io, warehouse, options) => {
+      const location = await buildChangelogTable(io, warehouse, 10);
+      await cutChangelogBatch(io, location, 10, { batchSize: 3, batch: 2 }, options);
     },
     600_000,
   );

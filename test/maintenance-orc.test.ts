@@ -6,28 +6,20 @@
  * and orphan cleanup work through ORC manifests; `tidemark read`, `files` and `snapshots` work.
  */
 import { spawnSync } from 'node:child_process';
-import { cp, mkdtemp, readdir, rm, truncate } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { alterTable, openTable, SchemaChanges, type Table } from '@tidemark/core';
 import { compactPrimaryKeyTable, expireSnapshots, removeOrphanFiles, verifyTable } from '@tidemark/maintenance';
 import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2, sortedRows, sortedTableRows } from './support/fixture-rows.js';
 import { repoRoot, sharedFixturesDir } from './support/fixtures.js';
+import { tempCopy } from './support/fixture-copy.js';
 
 const fixtures = sharedFixturesDir('paimon-orc', 'maintenance of ORC tables (maintenance-orc.test.ts)');
 const TABLE = join('default.db', 'pk_table_scan_and_read_mor');
 const CLI = join(repoRoot, 'packages', 'cli', 'bin', 'tidemark.js');
-const dirs: string[] = [];
-
-afterAll(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
-
 async function copyTable(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'tidemark-orc-'));
-  dirs.push(dir);
-  await cp(join(fixtures!, 'orc-pk-mor'), dir, { recursive: true });
+  const dir = await tempCopy(join(fixtures!, 'orc-pk-mor'), 'tidemark-orc-');
   return join(dir, TABLE);
 }
 

@@ -7,12 +7,12 @@
  * continue each bucket's highest live one).
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deserializeBinaryRow, type DataType, type ManifestEntry } from '@tidemark/format';
 import { openTable, type CommitResult, type Table } from '@tidemark/core';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { fixturesDir } from './support/fixtures.js';
-import { copyTree, openFixtureCopy } from './support/fixture-copy.js';
+import { copyFixtureForSuite, copyTree } from './support/fixture-copy.js';
 import { PK_MOR_LATEST, TWO_ROADS, type PkMorRow } from './support/fixture-rows.js';
 import { deltaEntries } from './support/manifest-entries.js';
 
@@ -42,14 +42,13 @@ describe.each(storageBackends('pk write java tables'))('continuing the Java pk-m
   let table: Table;
   const enabled = backend.available && fixtures !== null;
 
-  beforeAll(async () => {
-    if (!enabled) return;
-    ({ warehouse, table } = await openFixtureCopy(backend, join(fixtures!, 'pk-mor', TABLE), 'pk-mor'));
-  }, 60_000);
-
-  afterAll(async () => {
-    if (enabled) await warehouse.cleanup();
-  });
+  copyFixtureForSuite(
+    backend,
+    enabled,
+    () => join(fixtures!, 'pk-mor', TABLE),
+    'pk-mor',
+    (copy) => ({ warehouse, table } = copy),
+  );
 
   /** Snapshot ids of each write: its APPEND, then the COMPACT of the writer's compaction, if any. */
   const writes: number[][] = [];

@@ -3,15 +3,12 @@
  * @tidemark/core from local disk and — when an S3 server is configured — from S3 after uploading
  * the fixture tables.
  */
-import { readFileSync, readdirSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import type * as arrow from 'apache-arrow';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { S3FileIO, type FileIO } from '@tidemark/storage';
+import { describe, expect, it } from 'vitest';
 import { openTable, type ReadOptions } from '@tidemark/core';
-import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2, TWO_ROADS } from './support/fixture-rows.js';
+import { PK_DV_LATEST, PK_MOR_LATEST, PK_MOR_SNAPSHOT_2, sortedRows, sortedTableRows } from './support/fixture-rows.js';
+import { uploadForSuite } from './support/fixture-copy.js';
 import { fixturesDir } from './support/fixtures.js';
-import { s3Available, s3TestOptions, s3TestRoot } from './support/s3.js';
+import { s3Available } from './support/s3.js';
 
 const fixtures = fixturesDir('fixture read tests (read-fixtures.test.ts)');
 
@@ -21,39 +18,7 @@ const TABLES = {
   appendEvo: 'append-schema-evolution/default.db/append_table_with_alter_table',
 } as const;
 
-/** Rows as arrays of plain JS values (Int32 → number, Float64 → number, Utf8 → string), sorted. */
-function sortedRows(t: arrow.Table): unknown[][] {
-  const out: unknown[][] = [];
-  for (let i = 0; i < t.numRows; i++) out.push(t.schema.fields.map((_, c) => t.getChildAt(c)!.get(i) ?? null));
-  return sortRows(out);
-}
-
-function sortRows(r: unknown[][]): unknown[][] {
-  return [...r].sort((a, b) => {
-    for (let i = 0; i < a.length; i++) {
-      const x = a[i];
-      const y = b[i];
-      if (x === y) continue;
-      if (x === null) return -1;
-      if (y === null) return 1;
-      return (x as number | string) < (y as number | string) ? -1 : 1;
-    }
-    return 0;
-  });
-}
-
 const PK_MOR_S5_F1_10_BUCKET_1 = ['Bob', 'David', 'Emily', 'Marco', 'Marco2', 'Skye', 'Skye2'];
-
-const PK_DV_LATEST = [
-  ['Alex', 10, 0, 16.1],
-  ['Alice', 10, 1, 19.1],
-  ['Bob', 10, 0, 12.1],
-  ['David', 10, 0, 17.1],
-  ['Emily', 10, 0, 13.1],
-  ['Lucy', 20, 1, 14.1],
-  ['Paul', 20, 1, 18.1],
-  [TWO_ROADS, 10, 1, 11.0],
-];
 
 const APPEND_S2 = [
   [0, 1, 16, 13, null, 15, null],
@@ -86,35 +51,39 @@ function defineExpectations(root: () => string, openOptions: () => Parameters<ty
   it('pk-mor latest snapshot (5): 11 merged rows', async () => {
     const t = await read(TABLES.pkMor);
     expect(t.schema.fields.map((f) => f.name)).toEqual(['f0', 'f1', 'f2', 'f3']);
-    expect(sortedRows(t)).toEqual(sortRows(PK_MOR_LATEST));
+    expect(sortedTableRows(t)).toEqual(sortedRows(PK_MOR_LATEST));
   });
 
   it('pk-mor snapshot 2: 8 rows (Tony deleted, Alice updated)', async () => {
-    expect(sortedRows(await read(TABLES.pkMor, { snapshotId: 2 }))).toEqual(sortRows(PK_MOR_SNAPSHOT_2));
+    expect(sortedTableRows(await read(TABLES.pkMor, { snapshotId: 2 }))).toEqual(sortedRows(PK_MOR_SNAPSHOT_2));
   });
 
   it('pk-mor snapshot 5 restricted to partition f1=10, bucket 1: 7 rows', async () => {
     const t = await read(TABLES.pkMor, { snapshotId: 5, partition: { f1: '10' }, bucket: 1 });
-    expect(sortedRows(t).map((r) => r[0])).toEqual([...PK_MOR_S5_F1_10_BUCKET_1].sort());
+    expect(
+      sortedTableRows(t)
+        .map((r) => r[0] as string)
+        .sort(),
+    ).toEqual([...PK_MOR_S5_F1_10_BUCKET_1].sort());
     // Same rows through a filter (f2 = 0 hashes to bucket 1).
     const viaWhere = await read(TABLES.pkMor, { snapshotId: 5, where: 'f1 = 10 AND f2 = 0' });
-    expect(sortedRows(viaWhere)).toEqual(sortedRows(t));
+    expect(sortedTableRows(viaWhere)).toEqual(sortedTableRows(t));
   });
 
   it('pk-dv latest snapshot (6): 8 rows, level-0 files of snapshots 5/6 invisible', async () => {
-    expect(sortedRows(await read(TABLES.pkDv))).toEqual(sortRows(PK_DV_LATEST));
+    expect(sortedTableRows(await read(TABLES.pkDv))).toEqual(sortedRows(PK_DV_LATEST));
   });
 
   it('append-schema-evolution snapshot 2 with schema-1 columns: 10 rows, nulls for added columns', async () => {
     const t = await read(TABLES.appendEvo, { snapshotId: 2 });
     expect(t.schema.fields.map((f) => f.name)).toEqual(['key0', 'key1', 'k', 'c', 'd', 'a', 'e']);
-    expect(sortedRows(t)).toEqual(sortRows(APPEND_S2));
+    expect(sortedTableRows(t)).toEqual(sortedRows(APPEND_S2));
   });
 
   it('append-schema-evolution snapshot 1 with schema-0 columns: 5 rows', async () => {
     const t = await read(TABLES.appendEvo, { snapshotId: 1 });
     expect(t.schema.fields.map((f) => f.name)).toEqual(['key0', 'key1', 'a', 'b', 'c', 'd', 'k']);
-    expect(sortedRows(t)).toEqual(sortRows(APPEND_S1));
+    expect(sortedTableRows(t)).toEqual(sortedRows(APPEND_S1));
   });
 }
 
@@ -122,34 +91,17 @@ describe.skipIf(fixtures === null)('Paimon fixtures from local disk', () => {
   defineExpectations(() => fixtures!);
 });
 
-function* walk(dir: string): Generator<string> {
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) yield* walk(p);
-    else if (e.isFile()) yield p;
-  }
-}
-
 const withS3 = fixtures !== null && s3Available('fixture reads from S3 (read-fixtures.test.ts)');
 
 describe.skipIf(!withS3)('Paimon fixtures uploaded to S3', () => {
-  let io: FileIO;
-  let root = '';
-  beforeAll(async () => {
-    io = new S3FileIO(s3TestOptions());
-    root = s3TestRoot('read-fixtures');
-    const files = [...walk(fixtures!)].filter((f) => !f.endsWith('README.md'));
-    for (let i = 0; i < files.length; i += 16) {
-      await Promise.all(
-        files.slice(i, i + 16).map((f) => io.write(`${root}/${relative(fixtures!, f).split('\\').join('/')}`, readFileSync(f))),
-      );
-    }
-  });
-  afterAll(async () => {
-    if (io) await io.close();
-  });
+  const s3 = uploadForSuite(
+    'read-fixtures',
+    () => fixtures!,
+    '',
+    (f) => !f.endsWith('README.md'),
+  );
   defineExpectations(
-    () => root,
-    () => ({ fileIO: io }),
+    () => s3.root,
+    () => ({ fileIO: s3.io }),
   );
 });

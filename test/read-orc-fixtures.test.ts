@@ -3,33 +3,23 @@
  * the Parquet/Avro `pk-mor`), read through @tidemark/core from local disk and from the S3 server;
  * its reads and manifest entries agree with those of the Parquet/Avro copy.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { cp, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import type * as arrow from 'apache-arrow';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalFileIO, S3FileIO, type FileIO } from '@tidemark/storage';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LocalFileIO, type FileIO } from '@tidemark/storage';
 import { openTable, type ReadOptions } from '@tidemark/core';
 import { CorruptFileError, readManifestEntries, readManifestList, parseSnapshot, type ManifestEntry } from '@tidemark/format';
-import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2 } from './support/fixture-rows.js';
+import { PK_MOR_LATEST, PK_MOR_SNAPSHOT_2, sortedRows, sortedTableRows } from './support/fixture-rows.js';
+import { uploadForSuite } from './support/fixture-copy.js';
 import { fixturesDir, sharedFixturesDir } from './support/fixtures.js';
-import { s3Available, s3TestOptions, s3TestRoot } from './support/s3.js';
+import { s3Available } from './support/s3.js';
 
 const orcFixtures = sharedFixturesDir('paimon-orc', 'ORC table reads (read-orc-fixtures.test.ts)');
 const parquetFixtures = fixturesDir('ORC vs Parquet comparison (read-orc-fixtures.test.ts)');
 const ORC_TABLE = 'orc-pk-mor/default.db/pk_table_scan_and_read_mor';
 const PARQUET_TABLE = 'pk-mor/default.db/pk_table_scan_and_read_mor';
-
-function sortedRows(t: arrow.Table): unknown[][] {
-  const out: unknown[][] = [];
-  for (let i = 0; i < t.numRows; i++) out.push(t.schema.fields.map((_, c) => t.getChildAt(c)!.get(i) ?? null));
-  return sortRows(out);
-}
-
-function sortRows(r: unknown[][]): unknown[][] {
-  return [...r].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : JSON.stringify(a) > JSON.stringify(b) ? 1 : 0));
-}
 
 function defineReads(root: () => string, openOptions: () => Parameters<typeof openTable>[1] = () => ({})) {
   const read = async (options: ReadOptions = {}) => {
@@ -40,18 +30,18 @@ function defineReads(root: () => string, openOptions: () => Parameters<typeof op
   it('latest snapshot (5): the 11 merged rows', async () => {
     const t = await read();
     expect(t.schema.fields.map((f) => f.name)).toEqual(['f0', 'f1', 'f2', 'f3']);
-    expect(sortedRows(t)).toEqual(sortRows(PK_MOR_LATEST));
+    expect(sortedTableRows(t)).toEqual(sortedRows(PK_MOR_LATEST));
   });
 
   it('snapshot 2: 8 rows (Tony deleted, Alice updated)', async () => {
-    expect(sortedRows(await read({ snapshotId: 2 }))).toEqual(sortRows(PK_MOR_SNAPSHOT_2));
+    expect(sortedTableRows(await read({ snapshotId: 2 }))).toEqual(sortedRows(PK_MOR_SNAPSHOT_2));
   });
 
   it('snapshot 5 restricted by a filter and a projection', async () => {
     const t = await read({ snapshotId: 5, where: 'f1 = 10 AND f2 = 0', columns: ['f3', 'f0'] });
     expect(t.schema.fields.map((f) => f.name)).toEqual(['f3', 'f0']);
     const expected = PK_MOR_LATEST.filter((r) => r[1] === 10 && r[2] === 0).map((r) => [r[3], r[0]]);
-    expect(sortedRows(t)).toEqual(sortRows(expected));
+    expect(sortedTableRows(t)).toEqual(sortedRows(expected));
   });
 }
 
@@ -100,9 +90,9 @@ describe.skipIf(orcFixtures === null || parquetFixtures === null)('ORC and Parqu
     it(`snapshot ${snapshotId}: the same rows, and ORC manifests decode to the same entries as the Avro ones`, async () => {
       const orc = await openTable(`${orcFixtures}/${ORC_TABLE}`);
       const parquet = await openTable(`${parquetFixtures}/${PARQUET_TABLE}`);
-      const orcRows = sortedRows(await orc.newRead({ snapshotId }).toArrowTable());
+      const orcRows = sortedTableRows(await orc.newRead({ snapshotId }).toArrowTable());
       expect(orcRows.length).toBeGreaterThan(0);
-      expect(orcRows).toEqual(sortedRows(await parquet.newRead({ snapshotId }).toArrowTable()));
+      expect(orcRows).toEqual(sortedTableRows(await parquet.newRead({ snapshotId }).toArrowTable()));
       const io = new LocalFileIO();
       const orcEntries = await deltaEntries(io, `${orcFixtures}/${ORC_TABLE}`, snapshotId);
       expect(orcEntries.length).toBeGreaterThan(0);
@@ -143,30 +133,12 @@ describe.skipIf(orcFixtures === null)('damaged ORC files of a table', () => {
   });
 });
 
-function* walk(dir: string): Generator<string> {
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) yield* walk(p);
-    else if (e.isFile()) yield p;
-  }
-}
-
 const withS3 = orcFixtures !== null && s3Available('ORC table reads from S3 (read-orc-fixtures.test.ts)');
 
 describe.skipIf(!withS3)('ORC table uploaded to S3', () => {
-  let io: FileIO;
-  let root = '';
-  beforeAll(async () => {
-    io = new S3FileIO(s3TestOptions());
-    root = s3TestRoot('read-orc-fixtures');
-    const files = [...walk(join(orcFixtures!, 'orc-pk-mor'))];
-    await Promise.all(files.map((f) => io.write(`${root}/orc-pk-mor/${relative(join(orcFixtures!, 'orc-pk-mor'), f)}`, readFileSync(f))));
-  });
-  afterAll(async () => {
-    if (io) await io.close();
-  });
+  const s3 = uploadForSuite('read-orc-fixtures', () => join(orcFixtures!, 'orc-pk-mor'), 'orc-pk-mor');
   defineReads(
-    () => root,
-    () => ({ fileIO: io }),
+    () => s3.root,
+    () => ({ fileIO: s3.io }),
   );
 });

@@ -5,24 +5,15 @@
  * old DOUBLE statistics for a STRING filter). Each read casts from the type the file was written
  * with to the table's current type, as Java does (not through the intermediate types).
  */
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { alterTable, openTable, SchemaChanges, type Table } from '@tidemark/core';
 import { sharedFixturesDir } from './support/fixtures.js';
+import { tempCopy } from './support/fixture-copy.js';
 
 const fixtures = sharedFixturesDir('paimon-orc', 'type changes on a Java-written ORC table (read-orc-type-change.test.ts)');
-const dirs: string[] = [];
-
-afterAll(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
-
 async function copyTable(): Promise<Table> {
-  const dir = await mkdtemp(join(tmpdir(), 'tidemark-orc-casts-'));
-  dirs.push(dir);
-  await cp(join(fixtures!, 'orc-pk-mor'), dir, { recursive: true });
+  const dir = await tempCopy(join(fixtures!, 'orc-pk-mor'), 'tidemark-orc-casts-');
   return openTable(join(dir, 'default.db', 'pk_table_scan_and_read_mor'));
 }
 

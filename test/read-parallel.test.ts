@@ -19,6 +19,7 @@ import { ParquetWorkerPool, readParquetFooter, type ParquetDecodeJob } from '@ti
 import { FileSystemCatalog, type ReadOptions, type Table } from '@tidemark/core';
 import { storageBackends, type BackendWarehouse } from './support/backends.js';
 import { runNode } from './support/cli-process.js';
+import { columns as tableColumns } from './support/table-definitions.mjs';
 
 const FILE_ROWS = 1_700;
 const GROUP_ROWS = 500; // files of groups 500, 500, 500, 200
@@ -121,14 +122,7 @@ describe.each(storageBackends('parallel reads'))('parallel reads on $name', (bac
       wh = await backend.open();
       const catalog = new FileSystemCatalog(`${wh.root}/wh`, { fileIO: wh.io });
       await catalog.createTable('db.t', {
-        fields: [
-          { name: 'p', type: 'INT' },
-          { name: 'id', type: 'BIGINT NOT NULL' },
-          { name: 'k', type: 'INT' },
-          { name: 's', type: 'STRING' },
-          { name: 'x', type: 'DOUBLE' },
-          { name: 'ts', type: 'TIMESTAMP(3)' },
-        ],
+        fields: tableColumns('p INT', 'id BIGINT NOT NULL', 'k INT', 's STRING', 'x DOUBLE', 'ts TIMESTAMP(3)'),
         partitionKeys: ['p'],
       });
       table = await catalog.getTable('db.t');
@@ -250,10 +244,7 @@ describe.skipIf(!haveDist)('a process that reads through the worker pool', () =>
     dir = mkdtempSync(join(tmpdir(), 'tidemark-read-exit-'));
     const catalog = new FileSystemCatalog(join(dir, 'wh'));
     await catalog.createTable('db.t', {
-      fields: [
-        { name: 'id', type: 'BIGINT NOT NULL' },
-        { name: 's', type: 'STRING' },
-      ],
+      fields: tableColumns('id BIGINT NOT NULL', 's STRING'),
     });
     const table = await catalog.getTable('db.t');
     for (let c = 0; c < 3; c++) {

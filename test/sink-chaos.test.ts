@@ -59,6 +59,13 @@ async function harness(): Promise<Harness> {
   return chaosHarness<Harness>('harness.mjs');
 }
 
+/** Runs `options.trials` chaos trials, logs their tally (`[chaos <label>]`) and checks it ({@link check}). */
+async function chaosTrials(label: string, options: Parameters<Harness['runChaos']>[0], pk = false): Promise<void> {
+  const tally = await (await harness()).runChaos(options);
+  console.log(`[chaos ${label}] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
+  check(tally, options.trials, pk);
+}
+
 function check(tally: Tally, trials: number, pk = false): void {
   expectExactlyOnce(tally, trials);
   expect(tally.corrupt).toBe(0);
@@ -78,67 +85,57 @@ function check(tally: Tally, trials: number, pk = false): void {
 // on the server, so they run concurrently with the local ones.
 describe.skipIf(!built).concurrent('exactly-once ingest under SIGKILL', () => {
   it(`${LOCAL} trials on local disk lose and duplicate nothing`, async () => {
-    const tally = await (await harness()).runChaos({ trials: LOCAL, records: 200, checkpointEvery: 50, concurrency: 4, crashRate: 0.6 });
-    console.log(`[chaos local] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
-    check(tally, LOCAL);
+    await chaosTrials('local', { trials: LOCAL, records: 200, checkpointEvery: 50, concurrency: 4, crashRate: 0.6 });
   }, 600_000);
 
   it.skipIf(!s3Available('sink chaos on S3'))(
     `${S3} trials on the S3 server lose and duplicate nothing`,
     async () => {
-      const tally = await (
-        await harness()
-      ).runChaos({ trials: S3, records: 200, checkpointEvery: 50, concurrency: 4, crashRate: 0.6, s3: s3TestEnv() });
-      console.log(`[chaos s3] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
-      check(tally, S3);
+      await chaosTrials('s3', { trials: S3, records: 200, checkpointEvery: 50, concurrency: 4, crashRate: 0.6, s3: s3TestEnv() });
     },
     600_000,
   );
 
   it(`${PK_LOCAL} primary-key trials on local disk: every key holds its latest version, once`, async () => {
-    const tally = await (
-      await harness()
-    ).runChaos({ trials: PK_LOCAL, records: 240, checkpointEvery: 40, concurrency: 4, crashRate: 0.85, pk: true });
-    console.log(`[chaos pk local] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
-    check(tally, PK_LOCAL, true);
+    await chaosTrials('pk local', { trials: PK_LOCAL, records: 240, checkpointEvery: 40, concurrency: 4, crashRate: 0.85, pk: true }, true);
   }, 600_000);
 
   it.skipIf(!s3Available('primary-key sink chaos on S3'))(
     `${PK_S3} primary-key trials on the S3 server: every key holds its latest version, once`,
     async () => {
-      const tally = await (
-        await harness()
-      ).runChaos({ trials: PK_S3, records: 240, checkpointEvery: 40, concurrency: 3, crashRate: 0.85, pk: true, s3: s3TestEnv() });
-      console.log(`[chaos pk s3] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
-      check(tally, PK_S3, true);
+      await chaosTrials(
+        'pk s3',
+        { trials: PK_S3, records: 240, checkpointEvery: 40, concurrency: 3, crashRate: 0.85, pk: true, s3: s3TestEnv() },
+        true,
+      );
     },
     600_000,
   );
 
   it(`${DYNAMIC_LOCAL} dynamic-bucket trials on local disk: one writer per bucket, every key its latest version, once`, async () => {
-    const tally = await (
-      await harness()
-    ).runChaos({ trials: DYNAMIC_LOCAL, records: 240, checkpointEvery: 40, concurrency: 3, crashRate: 0.85, dynamic: true });
-    console.log(`[chaos dynamic local] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
-    check(tally, DYNAMIC_LOCAL, true);
+    await chaosTrials(
+      'dynamic local',
+      { trials: DYNAMIC_LOCAL, records: 240, checkpointEvery: 40, concurrency: 3, crashRate: 0.85, dynamic: true },
+      true,
+    );
   }, 600_000);
 
   it.skipIf(!s3Available('dynamic-bucket sink chaos on S3'))(
     `${DYNAMIC_S3} dynamic-bucket trials on the S3 server: one writer per bucket, every key its latest version, once`,
     async () => {
-      const tally = await (
-        await harness()
-      ).runChaos({
-        trials: DYNAMIC_S3,
-        records: 240,
-        checkpointEvery: 40,
-        concurrency: 3,
-        crashRate: 0.85,
-        dynamic: true,
-        s3: s3TestEnv(),
-      });
-      console.log(`[chaos dynamic s3] ${JSON.stringify({ ...tally, failed: tally.failed.length })}`);
-      check(tally, DYNAMIC_S3, true);
+      await chaosTrials(
+        'dynamic s3',
+        {
+          trials: DYNAMIC_S3,
+          records: 240,
+          checkpointEvery: 40,
+          concurrency: 3,
+          crashRate: 0.85,
+          dynamic: true,
+          s3: s3TestEnv(),
+        },
+        true,
+      );
     },
     600_000,
   );

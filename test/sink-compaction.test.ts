@@ -21,14 +21,12 @@ import {
   FileIOCheckpointStore,
   SinkCommitter,
   SinkWriter,
-  runIngest,
   tableFingerprint,
   type CheckpointInfo,
-  type ReplayableSource,
-  type SourceOffset,
-  type SourceRecord,
+  type SinkCommitterOptions,
 } from '@tidemark/sink';
 import { storageBackends } from './support/backends.js';
+import { arraySource, ingestCollectingCheckpoints } from './support/sink-runs.js';
 import { createUpsertTable, suiteCatalog, upsertRowsAt } from './support/suite-catalog.js';
 import { upsertWorkload, type UpsertOp } from './support/upsert-workload.js';
 
@@ -45,22 +43,6 @@ function model(ops: readonly Op[], upTo: number): string[] {
     else m.set(o.k, o.v!);
   }
   return [...m].map(([k, v]) => `${k}=${v}`).sort();
-}
-
-/** A replayable in-memory source of `ops` (offset = index of the next record); `before` runs ahead of record `i`. */
-class OpsSource implements ReplayableSource<Record<string, unknown>> {
-  readonly bounded = true;
-  constructor(
-    private readonly ops: readonly Op[],
-    readonly id = 'ops:test',
-    private readonly before?: (i: number) => Promise<void>,
-  ) {}
-  async *open(from: SourceOffset): AsyncIterable<SourceRecord<Record<string, unknown>>> {
-    for (let i = from === null ? 0 : (from as number); i < this.ops.length; i++) {
-      await this.before?.(i);
-      yield { value: this.ops[i]!, offset: i + 1 };
-    }
-  }
 }
 
 const rowsAt = upsertRowsAt;
@@ -105,19 +87,16 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
       createUpsertTable(env, { 'snapshot.num-retained.min': '1000', 'snapshot.num-retained.max': '1000', ...options });
 
     async function ingest(t: Table, ops: readonly Op[], extra: { before?: (i: number) => Promise<void> } = {}) {
-      const infos: CheckpointInfo[] = [];
-      const summary = await runIngest({
+      const run = await ingestCollectingCheckpoints({
         table: t.location,
         fileIO: env.wh.io,
-        source: new OpsSource(ops, 'ops:test', extra.before),
-        stateStore: new FileIOCheckpointStore(env.wh.io, `${t.location}-state`),
+        source: arraySource(ops, 'ops:test', extra.before),
         checkpointEvery: 15,
         parallelism: 2,
         rowKindField: 'op',
-        onCheckpoint: (i) => infos.push(i),
       });
-      expect(summary.status).toBe('source-done');
-      return { summary, infos };
+      expect(run.summary.status).toBe('source-done');
+      return run;
     }
 
     it('universal compaction: level 0 bounded, COMPACT snapshots, the serial model at every checkpoint', async () => {
@@ -254,7 +233,8 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
         const t = await create({ 'deletion-vectors.enabled': 'true' });
         const store = new FileIOCheckpointStore(env.wh.io, `${t.location}-state`);
         const fingerprint = await tableFingerprint(env.wh.io, t.location);
-        const committer = (): SinkCommitter =>
+        // The pipeline's committer (commit user pipe-1, this state store), as a restarted process makes it.
+        const committer = (other: Partial<SinkCommitterOptions> = {}): SinkCommitter =>
           new SinkCommitter({
             fileIO: env.wh.io,
             tableLocation: t.location,
@@ -262,6 +242,7 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
             table: { location: t.location, fingerprint },
             commitUser: 'pipe-1',
             stateStore: store,
+            ...other,
           });
         const c1 = committer();
         const w = new SinkWriter(t, 0, { rowKindField: 'op' });
@@ -319,15 +300,13 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
         expect(await t.snapshotManager.latestId()).toBe(latest.id);
         // And the pipeline goes on from there.
         const more = [...ops, ...workload(30, 20, 6).map((o) => ({ ...o, v: o.v === null ? null : `m${o.v}` }))];
-        const infos: CheckpointInfo[] = [];
-        const s = await runIngest({
+        const { summary: s } = await ingestCollectingCheckpoints({
           table: t.location,
           fileIO: env.wh.io,
-          source: new OpsSource(more),
+          source: arraySource(more, 'ops:test'),
           stateStore: store,
           checkpointEvery: 15,
           rowKindField: 'op',
-          onCheckpoint: (i) => infos.push(i),
         });
         expect(s).toMatchObject({ status: 'source-done', restoredFrom: 2n, recoveredCheckpoints: 0, records: 30 });
         expect(await rowsAt(t, (await t.snapshotManager.latestId())!)).toEqual(model(more, more.length));
@@ -354,16 +333,7 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
           },
         });
         const warnings: string[] = [];
-        const c = new SinkCommitter({
-          fileIO: io,
-          tableLocation: t.location,
-          schema: t.schema(),
-          table: { location: t.location, fingerprint: await tableFingerprint(env.wh.io, t.location) },
-          commitUser: 'pipe-1',
-          stateStore: store,
-          logger: { warn: (m) => warnings.push(m) },
-        });
-        await c.restore(state);
+        await committer({ fileIO: io, logger: { warn: (m) => warnings.push(m) } }).restore(state);
         expect(raced).toBe(true);
         const ofTwo: string[] = [];
         for await (const s of t.snapshotManager.iterateForward()) if (s.commitIdentifier === 2n) ofTwo.push(s.commitKind);
@@ -381,15 +351,13 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
         const { t, store, outputs } = await stoppedBeforeCompact(ops);
         // What a drop at runtime leaves when the process dies before its next checkpoint.
         await env.wh.io.delete(outputs[0]!);
-        const infos: CheckpointInfo[] = [];
-        const s = await runIngest({
+        const { summary: s, infos } = await ingestCollectingCheckpoints({
           table: t.location,
           fileIO: env.wh.io,
-          source: new OpsSource(ops),
+          source: arraySource(ops, 'ops:test'),
           stateStore: store,
           checkpointEvery: 15,
           rowKindField: 'op',
-          onCheckpoint: (i) => infos.push(i),
         });
         // Nothing left to read from the source, but one checkpoint compacts the level-0 files.
         expect(s).toMatchObject({ restoredFrom: 2n, records: 0 });
@@ -402,20 +370,11 @@ describe.each(storageBackends('sink compaction'))('sink writers compact on $name
 
       it('a compaction whose inputs a concurrent compaction replaced is dropped and its outputs deleted', async () => {
         const ops = workload(80, 20, 7);
-        const { t, store, outputs } = await stoppedBeforeCompact(ops);
+        const { t, store, committer, outputs } = await stoppedBeforeCompact(ops);
         const full = await compactPrimaryKeyTable(await openTable(t.location, { fileIO: env.wh.io }), { full: true });
         expect(full.snapshotId).not.toBeNull();
         const warnings: string[] = [];
-        const c = new SinkCommitter({
-          fileIO: env.wh.io,
-          tableLocation: t.location,
-          schema: t.schema(),
-          table: { location: t.location, fingerprint: await tableFingerprint(env.wh.io, t.location) },
-          commitUser: 'pipe-1',
-          stateStore: store,
-          logger: { warn: (m) => warnings.push(m) },
-        });
-        await c.restore((await store.latest())!);
+        await committer({ logger: { warn: (m) => warnings.push(m) } }).restore((await store.latest())!);
         expect(await t.snapshotManager.latestId()).toBe(full.snapshotId);
         expect(warnings.join('\n')).toMatch(/dropped the compaction of checkpoint 2/);
         for (const p of outputs) expect(await env.wh.io.exists(p), p).toBe(false);

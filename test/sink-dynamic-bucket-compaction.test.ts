@@ -12,18 +12,12 @@
 import { describe, expect, it } from 'vitest';
 import { liveEntries, openTable, type Table } from '@tidemark/core';
 import { INDEX_TYPE_HASH, decodeHashIndex, deserializeBinaryRow, keyHash, parseTypeString, readIndexManifest } from '@tidemark/format';
-import {
-  FileIOCheckpointStore,
-  runIngest,
-  type CheckpointInfo,
-  type ReplayableSource,
-  type SourceOffset,
-  type SourceRecord,
-} from '@tidemark/sink';
 import { storageBackends } from './support/backends.js';
+import { arraySource, ingestCollectingCheckpoints } from './support/sink-runs.js';
 import { suiteCatalog } from './support/suite-catalog.js';
 import { upsertWorkload } from './support/upsert-workload.js';
 import { deltaEntries } from './support/manifest-entries.js';
+import { columns } from './support/table-definitions.mjs';
 
 type Op = { dt: string; k: number; v: string | null; op: '+I' | '+U' | '-D' };
 
@@ -43,15 +37,6 @@ function model(ops: readonly Op[], upTo: number): string[] {
     else m.set(`${o.dt}/${o.k}`, o.v!);
   }
   return [...m].map(([k, v]) => `${k}=${v}`).sort();
-}
-
-class OpsSource implements ReplayableSource<Record<string, unknown>> {
-  readonly bounded = true;
-  readonly id = 'ops:dyn';
-  constructor(private readonly ops: readonly Op[]) {}
-  async *open(from: SourceOffset): AsyncIterable<SourceRecord<Record<string, unknown>>> {
-    for (let i = from === null ? 0 : (from as number); i < this.ops.length; i++) yield { value: this.ops[i]!, offset: i + 1 };
-  }
 }
 
 async function rowsAt(t: Table, snapshotId: number): Promise<string[]> {
@@ -107,11 +92,7 @@ describe.each(storageBackends('sink dynamic bucket compaction'))('parallel sink 
       async (parallelism) => {
         const name = `db.t${++n}`;
         await env.catalog.createTable(name, {
-          fields: [
-            { name: 'dt', type: 'STRING NOT NULL' },
-            { name: 'k', type: 'INT NOT NULL' },
-            { name: 'v', type: 'STRING' },
-          ],
+          fields: columns('dt STRING NOT NULL', 'k INT NOT NULL', 'v STRING'),
           partitionKeys: ['dt'],
           primaryKeys: ['dt', 'k'],
           options: {
@@ -126,16 +107,13 @@ describe.each(storageBackends('sink dynamic bucket compaction'))('parallel sink 
         });
         const t = await openTable(env.catalog.tableLocation(name), { fileIO: env.wh.io });
         const ops = workload(240, 48, 10 + parallelism);
-        const infos: CheckpointInfo[] = [];
-        const summary = await runIngest({
+        const { summary, infos } = await ingestCollectingCheckpoints({
           table: t.location,
           fileIO: env.wh.io,
-          source: new OpsSource(ops),
-          stateStore: new FileIOCheckpointStore(env.wh.io, `${t.location}-state`),
+          source: arraySource(ops, 'ops:dyn'),
           checkpointEvery: 20,
           parallelism,
           rowKindField: 'op',
-          onCheckpoint: (i) => infos.push(i),
         });
         expect(summary).toMatchObject({ status: 'source-done', records: 240, checkpoints: 12 });
 

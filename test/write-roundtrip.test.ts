@@ -29,27 +29,28 @@ import { storageBackends } from './support/backends.js';
 import { suiteCatalog } from './support/suite-catalog.js';
 import { fixturesDir } from './support/fixtures.js';
 import { ALL_TYPES, DAY_MS, TYPE_ROWS, bytes, withNulls } from './support/all-types.js';
+import { columns } from './support/table-definitions.mjs';
 
 // ---- every type ---------------------------------------------------------------------------------
 
 /** Row-object input forms other than the canonical ones, with the canonical value each must give. */
 const ALT_TYPES: TableSpec = {
-  fields: [
-    { name: 'id', type: 'INT NOT NULL' },
-    { name: 'b', type: 'BOOLEAN' },
-    { name: 'i64', type: 'BIGINT' },
-    { name: 'f', type: 'FLOAT' },
-    { name: 'd', type: 'DECIMAL(10, 2)' },
-    { name: 'bin', type: 'BYTES' },
-    { name: 'dt', type: 'DATE' },
-    { name: 't', type: 'TIME(3)' },
-    { name: 'ts3', type: 'TIMESTAMP(3)' },
-    { name: 'ts6', type: 'TIMESTAMP(6)' },
-    { name: 'ts9', type: 'TIMESTAMP(9)' },
-    { name: 'ltz6', type: 'TIMESTAMP(6) WITH LOCAL TIME ZONE' },
-    { name: 'm', type: 'MAP<STRING, INT>' },
-    { name: 'r', type: 'ROW<a INT, b STRING>' },
-  ],
+  fields: columns(
+    'id INT NOT NULL',
+    'b BOOLEAN',
+    'i64 BIGINT',
+    'f FLOAT',
+    'd DECIMAL(10, 2)',
+    'bin BYTES',
+    'dt DATE',
+    't TIME(3)',
+    'ts3 TIMESTAMP(3)',
+    'ts6 TIMESTAMP(6)',
+    'ts9 TIMESTAMP(9)',
+    'ltz6 TIMESTAMP(6) WITH LOCAL TIME ZONE',
+    'm MAP<STRING, INT>',
+    'r ROW<a INT, b STRING>',
+  ),
 };
 const ALT_INPUT: Record<string, unknown>[] = [
   {
@@ -123,12 +124,7 @@ const ALT_EXPECTED: CanonRow[] = [
 // ---- the partitioned, fixed-bucket table -------------------------------------------------------
 
 const EVENTS: TableSpec = {
-  fields: [
-    { name: 'dt', type: 'STRING' },
-    { name: 'id', type: 'BIGINT' },
-    { name: 'v', type: 'STRING' },
-    { name: 'amount', type: 'DECIMAL(10, 2)' },
-  ],
+  fields: columns('dt STRING', 'id BIGINT', 'v STRING', 'amount DECIMAL(10, 2)'),
   partitionKeys: ['dt'],
   options: { bucket: '3', 'bucket-key': 'id' },
 };
@@ -385,14 +381,7 @@ describe.each(storageBackends('write round trip'))('write round trip on $name', 
     describe('schema evolution', () => {
       it('add, rename, widen, drop and re-add: old and new rows read through field ids', async () => {
         await env.catalog.createTable('db.evolve', {
-          fields: [
-            { name: 'id', type: 'INT NOT NULL' },
-            { name: 'name', type: 'STRING' },
-            { name: 'score', type: 'INT' },
-            { name: 'price', type: 'FLOAT' },
-            { name: 'amount', type: 'DECIMAL(10, 2)' },
-            { name: 'extra', type: 'STRING' },
-          ],
+          fields: columns('id INT NOT NULL', 'name STRING', 'score INT', 'price FLOAT', 'amount DECIMAL(10, 2)', 'extra STRING'),
         });
         const v0 = await env.catalog.getTable('db.evolve');
         const oldRows: CanonRow[] = [

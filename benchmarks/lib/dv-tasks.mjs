@@ -15,27 +15,22 @@
 import { fileIOFor } from './bench-storage.mjs';
 import { childMain } from './measure.mjs';
 import { seededRandom } from '../../test/support/seeded-random.mjs';
+import { columns, createBenchTable } from './bench-tables.mjs';
 
 const tasks = {
   async write({ warehouse, dv, writeOnly, commits, rows, s3, runs }) {
     const core = await import('@tidemark/core');
     const io = await fileIOFor(warehouse, s3);
-    const catalog = new core.FileSystemCatalog(warehouse, { fileIO: io });
     const options = { bucket: '2', 'snapshot.num-retained.min': '1000', 'snapshot.time-retained': '1000 d' };
     if (dv) options['deletion-vectors.enabled'] = 'true';
     if (writeOnly) options['write-only'] = 'true';
     if (runs) options['num-sorted-run.compaction-trigger'] = '20';
-    await catalog.createTable('bench.t', {
-      fields: [
-        { name: 'id', type: 'BIGINT NOT NULL' },
-        { name: 'name', type: 'STRING' },
-        { name: 'amount', type: 'DOUBLE' },
-      ],
+    const table = await createBenchTable(core, io, warehouse, 'bench.t', {
+      fields: columns('id BIGINT NOT NULL', 'name STRING', 'amount DOUBLE'),
       primaryKeys: ['id'],
       options,
     });
-    const location = catalog.tableLocation('bench.t');
-    const table = await core.openTable(location, { fileIO: io });
+    const location = table.location;
     const rnd = seededRandom(42);
     let next = 0;
     const t0 = performance.now();

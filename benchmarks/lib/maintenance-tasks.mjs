@@ -34,6 +34,7 @@ import path from 'node:path';
 import { fileIOFor } from './bench-storage.mjs';
 import { childMain } from './measure.mjs';
 import { rawParquetRewrite } from './raw-rewrite.mjs';
+import { columns, createBenchTable } from './bench-tables.mjs';
 
 /**
  * Counts the storage requests a FileIO makes, by kind. `deleteMany` is counted as the requests S3
@@ -349,17 +350,11 @@ const tasks = {
   async 'compact-data'({ warehouse, files, rows, s3 }) {
     const core = await import('@tidemark/core');
     const io = await fileIOFor(warehouse, s3);
-    const catalog = new core.FileSystemCatalog(warehouse, { fileIO: io });
-    await catalog.createTable('bench.c', {
-      fields: [
-        { name: 'id', type: 'BIGINT' },
-        { name: 'name', type: 'STRING' },
-        { name: 'amount', type: 'DOUBLE' },
-      ],
+    const table = await createBenchTable(core, io, warehouse, 'bench.c', {
+      fields: columns('id BIGINT', 'name STRING', 'amount DOUBLE'),
       options: { bucket: '-1', 'compaction.min.file-num': '2' },
     });
-    const location = catalog.tableLocation('bench.c');
-    const table = await core.openTable(location, { fileIO: io });
+    const location = table.location;
     let id = 0;
     for (let f = 0; f < files; f++) {
       const batch = Array.from({ length: rows }, () => {

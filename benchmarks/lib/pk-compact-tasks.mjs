@@ -20,25 +20,19 @@ import { fileIOFor } from './bench-storage.mjs';
 import { childMain } from './measure.mjs';
 import { rawParquetRewrite } from './raw-rewrite.mjs';
 import { seededRandom } from '../../test/support/seeded-random.mjs';
+import { columns, createBenchTable } from './bench-tables.mjs';
 
 const tasks = {
   async data({ warehouse, runs, rows, s3 }) {
     const core = await import('@tidemark/core');
     const format = await import('@tidemark/format');
     const io = await fileIOFor(warehouse, s3);
-    const catalog = new core.FileSystemCatalog(warehouse, { fileIO: io });
-    await catalog.createTable('bench.pk', {
-      fields: [
-        { name: 'id', type: 'BIGINT NOT NULL' },
-        { name: 'name', type: 'STRING' },
-        { name: 'amount', type: 'DOUBLE' },
-        { name: 'ts', type: 'BIGINT' },
-      ],
+    const table = await createBenchTable(core, io, warehouse, 'bench.pk', {
+      fields: columns('id BIGINT NOT NULL', 'name STRING', 'amount DOUBLE', 'ts BIGINT'),
       primaryKeys: ['id'],
       options: { bucket: '1' },
     });
-    const location = catalog.tableLocation('bench.pk');
-    const table = await core.openTable(location, { fileIO: io });
+    const location = table.location;
     const schema = table.schema();
     const kvFields = format.keyValueFileFields([schema.fields[0]], schema.fields);
     const kvSchema = format.toArrowSchema(kvFields);

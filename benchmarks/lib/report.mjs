@@ -87,6 +87,14 @@ export function s3Note(s3, detail = '') {
 export const SHARED_MACHINE_NOTE =
   '- Machine: 2 cores shared with other jobs running (other agents, tests, S3 servers); treat single figures as ±30 %.';
 
+/**
+ * The closing lines of a result's Markdown: the note on its S3 rows, the note on the machine
+ * (`machineNote`, by default {@link SHARED_MACHINE_NOTE}) and its problems, if any.
+ */
+export function closingNotes(json, machineNote = SHARED_MACHINE_NOTE) {
+  return [s3Note(json.s3), machineNote, ...problemsSection(json.problems)];
+}
+
 /** The `machine` of benchmarks that count requests: the times vary with the shared machine, the counts do not. */
 export const SHARED_MACHINE_COUNTS =
   'shared: 2 cores used by several agents at once; times are indicative (±30 %), request counts are exact';

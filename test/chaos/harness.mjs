@@ -34,6 +34,7 @@ import {
   checksum,
   childEnv,
   crashPointsOf,
+  ingestArgs,
   runOnce,
   runTrials,
   runUntilDone,
@@ -202,17 +203,7 @@ export async function runTrial(config) {
     await mkdir(dir, { recursive: true });
     const sourcePath = join(dir, 'source.jsonl');
     await writeFile(sourcePath, `${lines.join('\n')}\n`);
-    const args = [
-      tablePath,
-      '--source',
-      sourcePath,
-      '--state',
-      statePath,
-      '--checkpoint-every',
-      String(checkpointEvery),
-      '--parallelism',
-      String(parallelism),
-    ];
+    const args = ingestArgs({ tablePath, source: sourcePath, statePath, checkpointEvery, parallelism });
     if (pk) args.push('--row-kind-field', 'op');
 
     let resequencedFiles = 0;

@@ -48,6 +48,25 @@ export function runOnce(args, env, killAfterMs) {
   });
 }
 
+/**
+ * The `tidemark ingest` arguments of a chaos run: the table, its source, the checkpoint state, the
+ * records per checkpoint and the writers, then `extra`.
+ */
+export function ingestArgs({ tablePath, source, statePath, checkpointEvery, parallelism }, ...extra) {
+  return [
+    tablePath,
+    '--source',
+    source,
+    '--state',
+    statePath,
+    '--checkpoint-every',
+    String(checkpointEvery),
+    '--parallelism',
+    String(parallelism),
+    ...extra,
+  ];
+}
+
 /** The crash points a trial can reach: only primary-key writers compact. */
 export function crashPointsOf(points, pk) {
   return pk ? points : points.filter((p) => p !== 'before-compact-snapshot');

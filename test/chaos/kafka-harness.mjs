@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { seededRandom as rng } from '../support/seeded-random.mjs';
-import { checkInflightCleared, checksum, crashPointsOf, runTrials, runUntilDone, writeChaosSchema } from './ingest-process.mjs';
+import { checkInflightCleared, checksum, crashPointsOf, ingestArgs, runTrials, runUntilDone, writeChaosSchema } from './ingest-process.mjs';
 
 const PARTITIONS = 3;
 
@@ -191,20 +191,13 @@ export async function runKafkaTrial(config) {
       producerDone = true;
     })();
 
-    const args = [
-      tablePath,
-      '--source',
-      `kafka://${broker.bootstrap}/${topic}`,
+    const source = `kafka://${broker.bootstrap}/${topic}`;
+    const args = ingestArgs(
+      { tablePath, source, statePath, checkpointEvery, parallelism },
       '--format',
       pk ? 'debezium-json' : 'json',
-      '--state',
-      statePath,
-      '--checkpoint-every',
-      String(checkpointEvery),
-      '--parallelism',
-      String(parallelism),
       '--until-end',
-    ];
+    );
     const checkpointSnapshots = [];
     const ended = await runUntilDone({
       args,

@@ -10,6 +10,8 @@ import { FileSystemCatalog, openTable } from '@tidemark/core';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { columns } from '../support/table-definitions.mjs';
+
 const variants = {
   'deletion-vectors': { 'deletion-vectors.enabled': 'true', 'num-sorted-run.compaction-trigger': '2' },
   'full-compaction': { 'full-compaction.delta-commits': '1' },
@@ -24,10 +26,7 @@ for (const [name, opts] of Object.entries(variants)) {
   const wh = mkdtempSync(join(tmpdir(), 'reseq-count-'));
   const catalog = new FileSystemCatalog(wh);
   await catalog.createTable('db.t', {
-    fields: [
-      { name: 'k', type: 'INT NOT NULL' },
-      { name: 'v', type: 'STRING' },
-    ],
+    fields: columns('k INT NOT NULL', 'v STRING'),
     primaryKeys: ['k'],
     options: { bucket: '4', ...opts },
   });

@@ -355,33 +355,32 @@ is_running() {
     && (. "$d/settings" && s3_request "http://127.0.0.1:$PORT" x x ping 3000 2>/dev/null)
 }
 
-cmd_status() {
+# The data dir argument of status/stop/purge (at most one; default $DEFAULT_DATA_DIR) as an absolute
+# path in DATA_DIR; false, with DATA_DIR as given, when there is no such directory.
+data_dir_arg() {
   [ $# -le 1 ] || usage
-  set -- "${1:-$DEFAULT_DATA_DIR}"
-  [ -d "$1" ] || exit 1
-  local d
-  d=$(abs_dir "$1")
-  is_running "$d" || exit 1
-  print_env "$d"
+  DATA_DIR=${1:-$DEFAULT_DATA_DIR}
+  [ -d "$DATA_DIR" ] || return 1
+  DATA_DIR=$(abs_dir "$DATA_DIR")
+}
+
+cmd_status() {
+  data_dir_arg "$@" || exit 1
+  is_running "$DATA_DIR" || exit 1
+  print_env "$DATA_DIR"
 }
 
 cmd_stop() {
-  [ $# -le 1 ] || usage
-  set -- "${1:-$DEFAULT_DATA_DIR}"
-  [ -d "$1" ] || { log "$1 does not exist; nothing to stop"; return 0; }
-  local d
-  d=$(abs_dir "$1")
+  data_dir_arg "$@" || { log "$DATA_DIR does not exist; nothing to stop"; return 0; }
+  local d=$DATA_DIR
   [ -f "$d/$MARKER" ] || die "$d was not created by this script (no $MARKER)"
   stop_all "$d"
   rm -f "$d/settings"
 }
 
 cmd_purge() {
-  [ $# -le 1 ] || usage
-  set -- "${1:-$DEFAULT_DATA_DIR}"
-  [ -d "$1" ] || return 0
-  local d
-  d=$(abs_dir "$1")
+  data_dir_arg "$@" || return 0
+  local d=$DATA_DIR
   [ -f "$d/$MARKER" ] || die "$d was not created by this script (no $MARKER); refusing to delete it"
   stop_all "$d"
   rm -rf "$d"

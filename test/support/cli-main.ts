@@ -79,3 +79,15 @@ export function useCliS3Env(): void {
   });
   afterAll(() => restore());
 }
+
+/**
+ * {@link runMain} as the progress suites drive it: stderr a terminal or not (`tty`), a clock that
+ * moves one second each time it is read (so every progress update is due), stdin as given.
+ */
+export function runMainWithProgressClock(argv: readonly string[], options: { tty: boolean; stdin?: string }): Promise<MainResult> {
+  let t = 0;
+  return runMain(argv, { stdin: options.stdin ?? '', stderrIsTTY: options.tty, now: () => (t += 1000) });
+}
+
+/** The progress lines drawn on a terminal's stderr (each redraw starts with CR + clear line). */
+export const progressDraws = (stderr: string): string[] => stderr.split('\r\x1b[2K').filter((s) => s.trim() !== '');

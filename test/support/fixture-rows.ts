@@ -10,32 +10,45 @@ export type PkMorRow = [string, number, number, number];
 /** The long `f0` value of the fixture tables. */
 export const TWO_ROADS = 'Two roads diverged in a wood, and I took the one less traveled by, And that has made all the difference.';
 
+/**
+ * The rows of the pk-mor/pk-dv data script by key (one value each wherever it stands in a listing:
+ * the listings below differ in which keys they hold, not in a key's values).
+ */
+const ROW = {
+  alex: ['Alex', 10, 0, 16.1],
+  alice: ['Alice', 10, 1, 19.1],
+  bob: ['Bob', 10, 0, 12.1],
+  david: ['David', 10, 0, 17.1],
+  emily: ['Emily', 10, 0, 13.1],
+  lucy: ['Lucy', 20, 1, 14.1],
+  marco: ['Marco', 10, 0, 21.1],
+  marco2: ['Marco2', 10, 0, 31.1],
+  paul: ['Paul', 20, 1, 18.1],
+  skye: ['Skye', 10, 0, 21.0],
+  skye2: ['Skye2', 10, 0, 31.0],
+  twoRoads: [TWO_ROADS, 10, 1, 11.0],
+} satisfies Record<string, PkMorRow>;
+
 /** pk-mor, latest snapshot (5), in README order. */
 export const PK_MOR_LATEST: PkMorRow[] = [
-  ['Alice', 10, 1, 19.1],
-  ['Bob', 10, 0, 12.1],
-  ['David', 10, 0, 17.1],
-  ['Emily', 10, 0, 13.1],
-  ['Lucy', 20, 1, 14.1],
-  ['Marco', 10, 0, 21.1],
-  ['Marco2', 10, 0, 31.1],
-  ['Paul', 20, 1, 18.1],
-  ['Skye', 10, 0, 21.0],
-  ['Skye2', 10, 0, 31.0],
-  [TWO_ROADS, 10, 1, 11.0],
+  ROW.alice,
+  ROW.bob,
+  ROW.david,
+  ROW.emily,
+  ROW.lucy,
+  ROW.marco,
+  ROW.marco2,
+  ROW.paul,
+  ROW.skye,
+  ROW.skye2,
+  ROW.twoRoads,
 ];
 
 /** pk-mor as of snapshot 2, in README order. */
-export const PK_MOR_SNAPSHOT_2: PkMorRow[] = [
-  ['Alice', 10, 1, 19.1],
-  [TWO_ROADS, 10, 1, 11.0],
-  ['Alex', 10, 0, 16.1],
-  ['Bob', 10, 0, 12.1],
-  ['David', 10, 0, 17.1],
-  ['Emily', 10, 0, 13.1],
-  ['Lucy', 20, 1, 14.1],
-  ['Paul', 20, 1, 18.1],
-];
+export const PK_MOR_SNAPSHOT_2: PkMorRow[] = [ROW.alice, ROW.twoRoads, ROW.alex, ROW.bob, ROW.david, ROW.emily, ROW.lucy, ROW.paul];
+
+/** pk-dv, latest snapshot (6): level-0 files of snapshots 5/6 are not visible to its batch reads. */
+export const PK_DV_LATEST: PkMorRow[] = [ROW.alex, ROW.alice, ROW.bob, ROW.david, ROW.emily, ROW.lucy, ROW.paul, ROW.twoRoads];
 
 /** Rows in one order (by their JSON), to compare a read with a fixture's expected rows. */
 export function sortedRows(rows: readonly unknown[][]): unknown[][] {
