@@ -267,10 +267,13 @@ async function cli(engine, argv) {
   stdout.on('data', (d) => (out += d));
   stderr.on('data', (d) => (err += d));
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const code = await engine.cli.main(argv, { stdout, stderr, stdin: new PassThrough() });
   const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
   if (code !== 0) throw new Error(`tidemark ${argv.slice(0, 2).join(' ')} exited ${code}: ${err.slice(-1000)}`);
-  return { ms, out };
+  // CPU of the process (main thread and workers) during the command: what a loaded machine cannot hide.
+  return { ms, cpuMs: (cpu.user + cpu.system) / 1000, out };
 }
 
 async function deleteKeys({ engine: root, location, rows, keys = 5000, countKeys = 4000, seed = 11, workDir }) {
@@ -290,7 +293,7 @@ async function deleteKeys({ engine: root, location, rows, keys = 5000, countKeys
   const counted = JSON.parse(count.out.trim().split('\n').pop()).rows;
   if (deleted !== keys || counted !== remaining.length)
     throw new Error(`delete removed ${deleted} of ${keys} keys; count found ${counted} of ${remaining.length}`);
-  return { keys, deleteMs: del.ms, countKeys: remaining.length, countMs: count.ms };
+  return { keys, deleteMs: del.ms, deleteCpuMs: del.cpuMs, countKeys: remaining.length, countMs: count.ms };
 }
 
 await childMain({ build, lookups, deleteKeys });

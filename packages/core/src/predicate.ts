@@ -575,6 +575,15 @@ function possible(pred: Predicate, stats: (c: string) => ColumnStats | undefined
   }
 }
 
+/** The non-null values of an IN list, once per predicate: planning tests each file's statistics against them. */
+const nonNullByList = new WeakMap<InPredicate, readonly unknown[]>();
+
+function nonNullValues(pred: InPredicate): readonly unknown[] {
+  let vals = nonNullByList.get(pred);
+  if (vals === undefined) nonNullByList.set(pred, (vals = pred.values.filter((v) => !isNull(v))));
+  return vals;
+}
+
 function possibleLeaf(
   pred: ComparePredicate | InPredicate | IsNullPredicate | LikePredicate,
   s: ColumnStats | undefined,
@@ -610,7 +619,7 @@ function possibleLeaf(
         (compareStrings(max as string, prefix) >= 0 && (compareStrings(min as string, prefix) <= 0 || (min as string).startsWith(prefix)));
       tf = pred.negated ? { t: true, f: t } : { t, f: true };
     } else {
-      const vals = pred.values.filter((v) => !isNull(v));
+      const vals = nonNullValues(pred);
       const hasNull = vals.length < pred.values.length;
       let t: boolean;
       let f: boolean;

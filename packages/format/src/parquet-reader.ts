@@ -23,6 +23,7 @@ import {
   type ParquetPageStats,
 } from './parquet-page-index.js';
 import { sharedParquetWorkerPool, type ParquetWorkerPool } from './parquet-worker-pool.js';
+import { decodeDictionaryPage, PageColumnRows, pageColumnKind, type PageColumn, type PageDictionary } from './parquet-page-decoder.js';
 import { RangeBlob } from './range-blob.js';
 import { guardWasmRead } from './wasm-trap-guard.js';
 import type { DataField } from './types.js';
@@ -106,6 +107,12 @@ export interface ParquetDecodeOptions {
    * Default: the shared pool (`TIDEMARK_PARQUET_WORKERS`, else min(2, available parallelism)).
    */
   readonly pool?: ParquetWorkerPool | false;
+  /**
+   * With `rows` (up to 65,536 of them): decode the pages holding them on this thread, keeping the
+   * chunks' decoded dictionaries on this object for later reads (default true). Columns or pages of a shape the
+   * page decoder does not read (see `pageColumnKind`) go to parquet-wasm all the same.
+   */
+  readonly pageDecoder?: boolean;
 }
 
 /**
@@ -116,6 +123,18 @@ const COALESCE_GAP_BYTES = 64 * 1024;
 
 /** Bytes of page spans an opened file keeps at most for later page reads ({@link SpanCache}). */
 const KEPT_SPAN_BYTES = 2 * 1024 * 1024;
+
+/**
+ * Rows a read decodes at most on the calling thread with the page decoder (a few pages of a key
+ * lookup); longer stretches go to parquet-wasm on the worker pool.
+ */
+const PAGE_DECODER_MAX_ROWS = 65_536;
+
+/**
+ * Bytes of decoded dictionaries an opened file keeps at most (see {@link ParquetDataFile.dictionaryPagesDecoded}):
+ * the dictionaries of the value columns of two 1M-row groups (~1 MB each when they are full).
+ */
+const KEPT_DICTIONARY_BYTES = 8 * 1024 * 1024;
 
 /** Byte spans of a file by position, least recently used out first beyond `maxBytes`. */
 class SpanCache {
@@ -187,7 +206,7 @@ export class ParquetDataFile {
   /** Bytes this object keeps (the file's tail with the footer): what a cache of opened files counts. */
   get retainedBytes(): number {
     const tail = this.blob.tail;
-    return tail.byteLength + (this.footerTail === tail ? 0 : this.footerTail.byteLength) + this.keptSpans.bytes;
+    return tail.byteLength + (this.footerTail === tail ? 0 : this.footerTail.byteLength) + this.keptSpans.bytes + this.dictionaryBytes;
   }
 
   /**
@@ -244,6 +263,10 @@ export class ParquetDataFile {
     if (options.columns) this.checkColumns(options.columns);
     const pool = options.pool === false ? null : (options.pool ?? sharedParquetWorkerPool());
     const what = describeGroups(groups);
+    if (options.rows !== undefined && options.pageDecoder !== false && options.rows.end - options.rows.start <= PAGE_DECODER_MAX_ROWS) {
+      const batch = await this.decodePages(groups[0]!, options.rows, options.columns);
+      if (batch !== null) return this.checkedRows([batch], what, expected);
+    }
     if (pool === null || pool.size === 0) return this.checkedRows(await this.decodeHere(groups, options, what), what, expected);
     return this.batchesOf(await this.decodeOnPool(pool, groups, options, what), what, expected);
   }
@@ -372,6 +395,200 @@ export class ParquetDataFile {
       stats,
       dictionary: firstPage > chunkStart ? { offset: chunkStart, size: firstPage - chunkStart } : null,
     };
+  }
+
+  /**
+   * Rows `rows` of `columns` in row group `group`, decoded page by page on this thread (see
+   * parquet-page-decoder.ts); null when a column has no offset index or a shape the page decoder
+   * does not read, or a page is of a kind it does not read or does not decode: parquet-wasm
+   * decodes them then (and names a damaged page in its error).
+   */
+  private async decodePages(
+    group: number,
+    rows: { readonly start: number; readonly end: number },
+    columns: readonly string[] | undefined,
+  ): Promise<arrow.RecordBatch | null> {
+    const plan = await this.pagePlan(group, rows, columns);
+    if (plan === null) return null;
+    const schema = await this.physicalSchema();
+    const bytes = await this.spanBytes(this.planSpans(group, plan));
+    try {
+      const data = await Promise.all(
+        plan.map(async ({ column, pages, read }) => {
+          const out = new PageColumnRows(column, rows.end - rows.start);
+          const dictionary = async (): Promise<PageDictionary | null> => {
+            const d = pages.dictionary;
+            return d === null
+              ? null
+              : this.dictionary(
+                  group,
+                  column,
+                  () => bytes.get(d.offset) ?? this.spanBytes([[d.offset, d.offset + d.size]]).then((m) => m.get(d.offset)!),
+                );
+          };
+          for (const { page, from, to } of read) await out.addPage(bytes.get(page.offset)!, from, to, dictionary);
+          return out.data();
+        }),
+      );
+      const fields = plan.map((p) => p.column.field);
+      const length = rows.end - rows.start;
+      return new arrow.RecordBatch(
+        new arrow.Schema(fields, schema.metadata),
+        arrow.makeData({ type: new arrow.Struct(fields), length, nullCount: 0, children: data }),
+      );
+    } catch {
+      // A page of a kind the page decoder does not read (UnsupportedPageError), or one it cannot
+      // decode: parquet-wasm decodes the rows, or names the damage in its error.
+      return null;
+    }
+  }
+
+  /** What {@link decodePages} reads of each column: null when a column is not for the page decoder. */
+  private async pagePlan(
+    group: number,
+    rows: { readonly start: number; readonly end: number },
+    columns: readonly string[] | undefined,
+  ): Promise<PagePlan | null> {
+    const schema = await this.physicalSchema();
+    const root = this.metadata.schema[0]!;
+    const plan: PagePlan = [];
+    for (const { chunk, meta } of this.projectedChunks(group, columns)) {
+      const name = meta.path_in_schema[0]!;
+      if (meta.path_in_schema.length !== 1 || chunk.offset_index_offset === undefined) return null;
+      const field = schema.fields.find((f) => f.name === name);
+      const pages = await this.columnPages(group, name);
+      if (field === undefined || pages === null) return null;
+      const kind = pageColumnKind(field, meta, pages.element);
+      if (kind === null) return null;
+      const leaf = { element: pages.element, children: [], count: 1, path: [name] };
+      const column: PageColumn = {
+        kind,
+        field,
+        meta,
+        element: pages.element,
+        schemaPath: [{ element: root, children: [leaf], count: 2, path: [] }, leaf],
+        maxDefinition: pages.element.repetition_type === 'REQUIRED' ? 0 : 1,
+      };
+      const read: { page: ParquetPageLocation; from: number; to: number }[] = [];
+      pages.pages.forEach((page, i) => {
+        const next = pages.pages[i + 1]?.firstRow ?? pages.rows;
+        if (page.firstRow < rows.end && next > rows.start) {
+          read.push({ page, from: Math.max(rows.start, page.firstRow) - page.firstRow, to: Math.min(rows.end, next) - page.firstRow });
+        }
+      });
+      plan.push({ column, pages, read });
+    }
+    return plan;
+  }
+
+  /** The spans of the pages of `plan`, and of the dictionaries not decoded yet. */
+  private planSpans(group: number, plan: PagePlan): [number, number][] {
+    const spans: [number, number][] = [];
+    for (const { column, pages, read } of plan) {
+      for (const { page } of read) spans.push([page.offset, page.offset + page.size]);
+      const d = pages.dictionary;
+      if (d !== null && !this.dictionaries.has(dictionaryKey(group, column))) spans.push([d.offset, d.offset + d.size]);
+    }
+    return spans;
+  }
+
+  /**
+   * The decoded dictionary of `column` in row group `group`, from `bytes` (its page) the first
+   * time; kept while the file's kept dictionaries stay within {@link KEPT_DICTIONARY_BYTES}.
+   */
+  private dictionary(group: number, column: PageColumn, bytes: () => Uint8Array | Promise<Uint8Array>): Promise<PageDictionary> {
+    const key = dictionaryKey(group, column);
+    let decoded = this.dictionaries.get(key);
+    if (decoded === undefined) {
+      decoded = Promise.resolve(bytes()).then((b) => decodeDictionaryPage(column, b));
+      this.dictionaryPagesDecoded++;
+      this.dictionaries.set(key, decoded);
+      decoded.then(
+        (d) => {
+          if (this.dictionaries.get(key) !== decoded) return;
+          if (this.dictionaryBytes + d.byteLength > KEPT_DICTIONARY_BYTES) this.dictionaries.delete(key);
+          else this.dictionaryBytes += d.byteLength;
+        },
+        () => this.dictionaries.delete(key),
+      );
+    }
+    return decoded;
+  }
+
+  /** Decoded dictionaries by row group and column (see {@link dictionary}). */
+  private readonly dictionaries = new Map<string, Promise<PageDictionary>>();
+  private dictionaryBytes = 0;
+
+  /**
+   * Dictionary pages this object has decoded: a key lookup in a column chunk whose dictionary an
+   * earlier lookup decoded decodes none.
+   */
+  dictionaryPagesDecoded = 0;
+
+  private schemaOnce: Promise<arrow.Schema> | undefined;
+
+  /** {@link arrowSchema}, computed once. */
+  private physicalSchema(): Promise<arrow.Schema> {
+    this.schemaOnce ??= this.arrowSchema();
+    this.schemaOnce.catch(() => (this.schemaOnce = undefined));
+    return this.schemaOnce;
+  }
+
+  /**
+   * The bytes of each span `[start, end)` by its start: kept spans from memory, spans being read
+   * (a prefetch) from that read, the others with coalesced ranged reads (and kept for later page reads).
+   */
+  private async spanBytes(spans: readonly [number, number][]): Promise<Map<number, Uint8Array>> {
+    const out = new Map<number, Uint8Array>();
+    const missing: [number, number][] = [];
+    const waits: Promise<unknown>[] = [];
+    for (const [a, b] of spans) {
+      const kept = this.keptSpans.get(a, b);
+      const reading = kept === undefined ? this.spansReading.get(`${a}+${b}`) : undefined;
+      if (kept !== undefined) out.set(a, kept);
+      else if (reading !== undefined) waits.push(reading.then((bytes) => out.set(a, bytes)));
+      else if (!missing.some(([x, y]) => x === a && y === b)) missing.push([a, b]);
+    }
+    if (missing.length > 0) {
+      const read = this.readCoalesced(missing.map(([a, b]) => [a, b]));
+      for (const [a, b] of missing) {
+        const key = `${a}+${b}`;
+        const bytes = read.then((ranges) => {
+          const from = ranges.find((r) => r.start <= a && r.start + r.bytes.length >= b);
+          if (from === undefined) throw new CorruptFileError(this.path, `bytes ${a}..${b} could not be read`);
+          const span = from.bytes.slice(a - from.start, b - from.start);
+          this.keptSpans.put(a, span);
+          return span;
+        });
+        this.spansReading.set(key, bytes);
+        const done = (): void => {
+          if (this.spansReading.get(key) === bytes) this.spansReading.delete(key);
+        };
+        bytes.then(done, done);
+        waits.push(bytes.then((span) => out.set(a, span)));
+      }
+    }
+    await Promise.all(waits);
+    return out;
+  }
+
+  /** Spans being read now, by `start+end` (see {@link spanBytes}). */
+  private readonly spansReading = new Map<string, Promise<Uint8Array>>();
+
+  /**
+   * Starts reading the pages of `columns` that hold rows `rows` of row group `group` (and the
+   * dictionaries not decoded yet), for a {@link decode} of some of those rows soon after: a key
+   * lookup reads them while it searches the key column, one round trip instead of two. Nothing
+   * when the page decoder would not read the rows.
+   */
+  async prefetchPages(
+    group: number,
+    rows: { readonly start: number; readonly end: number },
+    columns: readonly string[] | undefined,
+  ): Promise<void> {
+    if (rows.end - rows.start > PAGE_DECODER_MAX_ROWS) return;
+    const plan = await this.pagePlan(group, rows, columns);
+    if (plan !== null) await this.spanBytes(this.planSpans(group, plan));
   }
 
   /** `length` bytes at `offset`: from the tail held when they lie in it, else one ranged read. */
@@ -603,6 +820,13 @@ function joinTouching(ranges: { start: number; bytes: Uint8Array }[]): { start: 
     for (const p of parts) bytes.set(p.bytes, p.start - start);
     return { start, bytes };
   });
+}
+
+/** Per column to decode by pages: the column, its pages, and which rows of which pages. */
+type PagePlan = { column: PageColumn; pages: ParquetColumnPages; read: { page: ParquetPageLocation; from: number; to: number }[] }[];
+
+function dictionaryKey(group: number, column: PageColumn): string {
+  return `${group}|${column.meta.path_in_schema[0]}`;
 }
 
 function describeGroups(groups: readonly number[]): string {

@@ -352,7 +352,9 @@ async function openFile(
         );
       const probe = rows === undefined ? null : keyProbeOf(options, readFields, layout);
       if (probe === null) return decodeRows(rows);
-      // The key column of the narrowed pages first, then every column of the rows holding a wanted key.
+      // The key column of the narrowed pages first, then every column of the rows holding a wanted
+      // key; those columns' pages are read meanwhile (one round trip, not two, for a key that is there).
+      data.prefetchPages(group, rows!, decodeOptions.columns).catch(() => undefined);
       const keys = await data.decode([group], { ...decodeOptions, columns: [probe.fileField.name], rows: rows! });
       const out: ProbedBatch[] = [];
       let offset = 0;

@@ -44,15 +44,26 @@ export class KeyValueChunks {
     return this.records.length;
   }
 
-  /** Adds a chunk: `columns` in {@link fields} order, one sequence number and row kind per row. */
-  add(columns: readonly arrow.Data[], sequence: ArrayLike<bigint>, kinds: ArrayLike<number>, rows = columns[0]?.length ?? 0): void {
+  /**
+   * Adds a chunk: `columns` in {@link fields} order, one sequence number and row kind per row.
+   * With `selection`, only those rows of the chunk are records (`rows` is then its length): the
+   * rows a key search found, taken where they are instead of copied out first.
+   */
+  add(
+    columns: readonly arrow.Data[],
+    sequence: ArrayLike<bigint>,
+    kinds: ArrayLike<number>,
+    rows = columns[0]?.length ?? 0,
+    selection?: readonly number[],
+  ): void {
     const chunk = this.chunkCount++;
     columns.forEach((c, i) => this.chunks[i]!.push(c));
     const readers = this.keyPositions.map((p, j) => valueReader(columns[p]!, this.keyFields[j]!.type));
     const seqReaders = this.seqPositions.map((p, j) => valueReader(columns[p]!, this.sequenceFields[j]!.type));
     const nk = readers.length;
     const ns = seqReaders.length;
-    for (let r = 0; r < rows; r++) {
+    for (let k = 0; k < rows; k++) {
+      const r = selection === undefined ? k : selection[k]!;
       const key = new Array<Value>(nk);
       for (let j = 0; j < nk; j++) key[j] = readers[j]!(r);
       if (ns === 0) {
@@ -122,18 +133,20 @@ export class MergedKeyValues {
         continue;
       }
       // A null source (a column partial update set to NULL) points at one extra all-null chunk.
-      const all = [...sources, nullData(type, 1)];
+      let nullSource = false;
       const chunkIdx = new Uint32Array(slice.length);
       const rowIdx = new Uint32Array(slice.length);
       slice.forEach((m, k) => {
         const src = m.columnSources ? m.columnSources[c]! : m.record;
-        if (src === null) chunkIdx[k] = sources.length;
-        else {
+        if (src === null) {
+          chunkIdx[k] = sources.length;
+          nullSource = true;
+        } else {
           chunkIdx[k] = src.chunk;
           rowIdx[k] = src.row;
         }
       });
-      out.push(takeChunks(all, { chunks: chunkIdx, rows: rowIdx }, type));
+      out.push(takeChunks(nullSource ? [...sources, nullData(type, 1)] : sources, { chunks: chunkIdx, rows: rowIdx }, type));
     }
     return out;
   }

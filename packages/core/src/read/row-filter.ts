@@ -105,30 +105,47 @@ function integerTest(values: ArrayLike<number>, literals: readonly unknown[]): (
   return (i) => set.has(values[i]!);
 }
 
-function bigintTest(values: BigInt64Array, literals: readonly unknown[]): ((i: number) => boolean) | null {
+/** A BIGINT key list as 32-bit halves (low half → high halves), per list: a read tests every batch against the same list. */
+const bigintHalvesByList = new WeakMap<readonly unknown[], Map<number, number[]> | null>();
+
+function bigintLiteralHalves(literals: readonly unknown[]): Map<number, number[]> | null {
+  if (bigintHalvesByList.has(literals)) return bigintHalvesByList.get(literals)!;
+  let byLow: Map<number, number[]> | null = new Map();
   const set = new Set<bigint>();
   for (const v of literals) {
     if (v === null || v === undefined) continue;
     if (typeof v === 'bigint') set.add(v);
-    else if (typeof v === 'number') {
-      if (Number.isSafeInteger(v)) set.add(BigInt(v));
-      else if (Number.isInteger(v)) return null; // an inexact double: leave it to compareValues
-    } else return null;
+    else if (typeof v === 'number' && Number.isSafeInteger(v)) set.add(BigInt(v));
+    else if (typeof v !== 'number' || Number.isInteger(v)) {
+      // an inexact double or another kind: leave it to compareValues
+      byLow = null;
+      break;
+    }
   }
+  if (byLow !== null) {
+    for (const v of set) {
+      const lo = Number(BigInt.asIntN(32, v));
+      const hi = Number(BigInt.asIntN(32, v >> 32n));
+      const list = byLow.get(lo);
+      if (list === undefined) byLow.set(lo, [hi]);
+      else list.push(hi);
+    }
+  }
+  bigintHalvesByList.set(literals, byLow);
+  return byLow;
+}
+
+function bigintTest(values: BigInt64Array, literals: readonly unknown[]): ((i: number) => boolean) | null {
+  const byLow = bigintLiteralHalves(literals);
+  if (byLow === null) return null;
   // Compare the two 32-bit halves: reading a BigInt64Array allocates a bigint per row.
   const halves = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
-  const split = (v: bigint): [number, number] => [Number(BigInt.asIntN(32, v)), Number(BigInt.asIntN(32, v >> 32n))];
-  if (set.size === 1) {
-    const [lo, hi] = split(set.values().next().value!);
-    return (i) => halves[2 * i] === lo && halves[2 * i + 1] === hi;
-  }
-  // Low half → the high halves wanted with it.
-  const byLow = new Map<number, number[]>();
-  for (const v of set) {
-    const [lo, hi] = split(v);
-    const list = byLow.get(lo);
-    if (list === undefined) byLow.set(lo, [hi]);
-    else list.push(hi);
+  if (byLow.size === 1) {
+    const [lo, his] = byLow.entries().next().value!;
+    if (his.length === 1) {
+      const hi = his[0]!;
+      return (i) => halves[2 * i] === lo && halves[2 * i + 1] === hi;
+    }
   }
   return (i) => {
     const his = byLow.get(halves[2 * i]!);
@@ -184,6 +201,32 @@ function sortedBigintHalves(literals: readonly unknown[]): Array<[number, number
 }
 
 /**
+ * The rows whose BIGINT key (`halves`: little-endian 32-bit halves of `n` keys, ascending) is one
+ * of `wanted` (ascending [high, low] halves): a binary search per wanted key from where the last
+ * one ended, without a closure or a bigint per comparison (a 1,000-key list searches every bucket).
+ */
+function sortedBigintRows(halves: Int32Array, n: number, wanted: readonly [number, number][]): number[] {
+  const out: number[] = [];
+  let from = 0;
+  for (let w = 0; w < wanted.length && from < n; w++) {
+    const hi = wanted[w]![0];
+    const lo = wanted[w]![1];
+    let a = from;
+    let b = n;
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      const h = halves[2 * mid + 1]!;
+      if (h < hi || (h === hi && halves[2 * mid]! >>> 0 < lo)) a = mid + 1;
+      else b = mid;
+    }
+    let i = a;
+    while (i < n && halves[2 * i + 1] === hi && halves[2 * i]! >>> 0 === lo) out.push(i++);
+    from = i;
+  }
+  return out;
+}
+
+/**
  * The rows of `batch` whose key equals one of `literals`, found by binary search in a batch
  * sorted by its key `field` (a single-column primary key: data files are sorted by key), in
  * ascending order; null when the key type is not searched here (the caller tests every row). Costs
@@ -220,14 +263,7 @@ export function sortedKeyRows(
       const prepared = sortedBigintHalves(literals);
       if (prepared === null) return null;
       const values = data.values as BigInt64Array;
-      const halves = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
-      wanted = prepared;
-      compare = (i, k) => {
-        const [hi, lo] = k as [number, number];
-        const d = halves[2 * i + 1]! - hi;
-        return d !== 0 ? d : (halves[2 * i]! >>> 0) - lo;
-      };
-      break;
+      return sortedBigintRows(new Int32Array(values.buffer, values.byteOffset, n * 2), n, prepared);
     }
     default:
       return null;

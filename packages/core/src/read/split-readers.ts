@@ -205,9 +205,16 @@ export async function* readMergeSplit(
   const keyFilter = ctx.rowFilter ?? null;
   // A filter fixing a single-column key to some values: its rows are found by binary search (files are sorted by key).
   const keyValues = keyFilter !== null && keyFields.length === 1 ? fixedValues(keyFilter).get(keyFields[0]!.name) : undefined;
+  // A filter that is only that list: the rows the search finds are exactly the rows it keeps.
+  const searchIsFilter = keyValues !== undefined && isKeyList(keyFilter!, keyFields[0]!.name);
   for await (const { evolved } of readDataFiles(ctx.fileIO, files, mergeFields, { keyValue: true, ...readOptions(ctx) })) {
     let { batch, sequence, valueKind } = evolved;
     const found = keyValues === undefined ? null : sortedKeyRows(batch, mergeFields, keyFields[0]!, keyValues);
+    if (found !== null && searchIsFilter) {
+      // Exactly the rows the filter keeps: held where they are (the merge gathers them once).
+      if (found.length > 0) held.add(batch.data.children, sequence!, valueKind!, found.length, found);
+      continue;
+    }
     if (found !== null) {
       if (found.length === 0) continue;
       batch = takeBatch(batch, found);
@@ -229,6 +236,14 @@ export async function* readMergeSplit(
     const end = Math.min(merged.length, start + size);
     yield makeBatch(schema, merged.columns(start, end), end - start);
   }
+}
+
+/** Whether `filter` is `column = v` or `column IN (…)` alone. */
+function isKeyList(filter: Predicate, column: string): boolean {
+  return (
+    (filter.kind === 'in' && !filter.negated && filter.column === column) ||
+    (filter.kind === 'compare' && filter.op === '=' && filter.column === column)
+  );
 }
 
 function takeTyped<T extends BigInt64Array | Int8Array>(values: T, rows: readonly number[]): T {

@@ -27,7 +27,7 @@ import { parseTimestampMillis, resolveSnapshot, type TimeTravelOptions } from '.
 import type { DataSplit } from '../scan/data-split.js';
 import { ScanPlan } from '../scan/scan-plan.js';
 import { InvalidReadOptionError } from '../scan/errors.js';
-import { bucketSelector, fixedValues, fixesColumns } from '../scan/bucket-filter.js';
+import { bucketSelector, fixedValues, fixesColumns, keyListByBucket } from '../scan/bucket-filter.js';
 import { FileStoreScan, type ScanFilter } from '../scan/file-store-scan.js';
 import { makeBatch, takeBatch } from './arrow-take.js';
 import { mergeEngineOptions } from './merge-engine.js';
@@ -108,6 +108,8 @@ interface PreparedRead {
   readonly predicate: Predicate | null;
   /** The part of the predicate that may skip row groups by their statistics. */
   readonly rowFilter: Predicate | null;
+  /** The split readers drop every row the predicate rejects (it names key and partition columns only, applied before the merge). */
+  readonly readsFiltered?: boolean;
   /** The filter fixes the whole primary key: decoded row groups are kept for the next lookup. */
   readonly keyLookup?: boolean;
   /** The filter fixes a single-column primary key to these values. */
@@ -193,7 +195,7 @@ abstract class AbstractRead {
     const outSchema = toArrowSchema(p.outputFields);
     let remaining = limit ?? Infinity;
     for await (let batch of p.readSplits(ctx, p.plan.splits)) {
-      if (p.predicate) batch = filterBatch(batch, p.predicate, p.readFields);
+      if (p.predicate && p.readsFiltered !== true) batch = filterBatch(batch, p.predicate, p.readFields);
       if (batch.numRows === 0) continue;
       if (batch.numRows > remaining) batch = batch.slice(0, remaining);
       const columns = p.outputFields.map((_, i) => batch.data.children[i]!);
@@ -336,6 +338,10 @@ export class TableRead extends AbstractRead {
       plan,
       schema,
       rowFilter: filter.statsPredicate ?? null,
+      readsFiltered:
+        merge !== null &&
+        selected.predicate !== null &&
+        [...predicateColumns(selected.predicate)].every((c) => trimmedPrimaryKeys(schema).includes(c) || schema.partitionKeys.includes(c)),
       keyLookup: isPk && fixesColumns(selected.predicate, trimmedPrimaryKeys(schema)),
       ...keyProbeOf(selected.predicate, keyFields, selected.readFields),
       readSplits: (splitCtx, splits) => {
@@ -345,7 +351,9 @@ export class TableRead extends AbstractRead {
           noticeSkippedLevel0(ctx, plan, travels);
           return readRawSplits(splitCtx, splits, { keyValue: true, skipLevel0: true, applyDeletionVectors: true });
         }
-        return readMergeSplits(splitCtx, splits, keyFields, merge, merge.engine === 'first-row', sequenceFields, groupFields);
+        const rowFilter = filter.statsPredicate ?? null;
+        const byBucket = rowFilter === null || !(splitCtx.rowFilter === rowFilter) ? null : keyListByBucket(schema, rowFilter);
+        return readMergeSplits(splitCtx, splits, byBucket, keyFields, merge, merge.engine === 'first-row', sequenceFields, groupFields);
       },
     };
   }
@@ -417,13 +425,25 @@ function keyProbeOf(
   return field === undefined || values === undefined ? {} : { keyProbe: { field, values } };
 }
 
-/** Merge-on-read of each split in turn (each bucket is merged in memory; its files decode in parallel). */
+/**
+ * Merge-on-read of each split in turn (each bucket is merged in memory; its files decode in
+ * parallel). A key list (`byBucket`) is cut down to the keys of each split's bucket: a bucket's
+ * pages, row searches and row tests are for its own keys only.
+ */
 async function* readMergeSplits(
   ctx: SplitReadContext,
   splits: readonly DataSplit[],
+  byBucket: ((bucket: number, totalBuckets: number) => Predicate) | null,
   ...rest: Parameters<typeof readMergeSplit> extends [SplitReadContext, DataSplit, ...infer R] ? R : never
 ): AsyncGenerator<arrow.RecordBatch> {
-  for (const split of splits) yield* readMergeSplit(ctx, split, ...rest);
+  for (const split of splits) {
+    let splitCtx = ctx;
+    if (byBucket !== null && split.totalBuckets > 0) {
+      const rowFilter = byBucket(split.bucket, split.totalBuckets) as Extract<Predicate, { kind: 'in' }>;
+      splitCtx = { ...ctx, rowFilter, ...(ctx.keyProbe ? { keyProbe: { field: ctx.keyProbe.field, values: rowFilter.values } } : {}) };
+    }
+    yield* readMergeSplit(splitCtx, split, ...rest);
+  }
 }
 
 /** Keeps the rows of `batch` (columns = `fields`) for which `predicate` is TRUE. */

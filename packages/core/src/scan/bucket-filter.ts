@@ -46,6 +46,13 @@ export function bucketSelector(schema: TableSchema, predicate: Predicate | null)
   const keyFields = fixedBucketKey(schema);
   if (keyFields === null) return null;
   const fixed = fixedValues(predicate);
+  if (keyFields.length === 1) {
+    const literals = fixed.get(keyFields[0]!.name);
+    const encoded = literals === undefined ? null : encodedLiterals(keyFields[0]!.type, literals);
+    if (encoded === null) return null;
+    const rows = encoded.flatMap((e) => e.rows);
+    return rows.length > MAX_COMBINATIONS ? null : selectorOf(rows);
+  }
   const choices: Value[][] = [];
   let combinations = 1;
   for (const field of keyFields) {
@@ -71,6 +78,11 @@ export function bucketSelector(schema: TableSchema, predicate: Predicate | null)
     for (const v of choices[i]!) visit(i + 1, [...picked, v]);
   };
   visit(0, []);
+  return selectorOf(rows);
+}
+
+/** The selector of the buckets the encoded bucket-key rows hash to. */
+function selectorOf(rows: readonly Uint8Array[]): BucketSelector {
   // Files keep the bucket count they were written with (a rescaled table holds both).
   const byTotal = new Map<number, ReadonlySet<number>>();
   return (bucket, totalBuckets) => {
@@ -79,6 +91,67 @@ export function bucketSelector(schema: TableSchema, predicate: Predicate | null)
     if (buckets === undefined) byTotal.set(totalBuckets, (buckets = new Set(rows.map((row) => bucketOf(row, totalBuckets)))));
     return buckets.has(bucket);
   };
+}
+
+/**
+ * For a filter that is a list of values of the single bucket-key column alone (`k = v`,
+ * `k IN (…)`): the part of the list whose rows lie in a bucket (per bucket count), so that each
+ * bucket is searched for its own keys only; null for any other filter or table.
+ */
+export function keyListByBucket(schema: TableSchema, predicate: Predicate): ((bucket: number, totalBuckets: number) => Predicate) | null {
+  const keyFields = fixedBucketKey(schema);
+  if (keyFields === null || keyFields.length !== 1) return null;
+  const field = keyFields[0]!;
+  const isList = (predicate.kind === 'in' && !predicate.negated) || (predicate.kind === 'compare' && predicate.op === '=');
+  if (!isList || predicate.column !== field.name) return null;
+  const forms = encodedLiterals(field.type, fixedValues(predicate).get(field.name) ?? []);
+  if (forms === null) return null;
+  const byTotal = new Map<number, Map<number, Predicate>>();
+  return (bucket, totalBuckets) => {
+    let lists = byTotal.get(totalBuckets);
+    if (lists === undefined) {
+      const values = new Map<number, unknown[]>();
+      for (const f of forms) {
+        for (const b of new Set(f.rows.map((row) => bucketOf(row, totalBuckets)))) {
+          const list = values.get(b);
+          if (list === undefined) values.set(b, [f.literal]);
+          else list.push(f.literal);
+        }
+      }
+      lists = new Map(
+        [...values].map(([b, list]) => [b, { kind: 'in', column: field.name, type: field.type, values: list, negated: false }]),
+      );
+      byTotal.set(totalBuckets, lists);
+    }
+    return lists.get(bucket) ?? { kind: 'in', column: field.name, type: field.type, values: [], negated: false };
+  };
+}
+
+/** Each literal of a list with the bucket-key rows of its stored forms; once per list (bucket pruning and the per-bucket lists share it). */
+const encodedByList = new WeakMap<readonly unknown[], WeakMap<DataType, readonly EncodedLiteral[] | null>>();
+
+interface EncodedLiteral {
+  readonly literal: unknown;
+  readonly rows: readonly Uint8Array[];
+}
+
+/** The literals of a single-column bucket key of `type`, encoded as the writer hashes them; null for a literal of an unexpected representation. */
+function encodedLiterals(type: DataType, literals: readonly unknown[]): readonly EncodedLiteral[] | null {
+  let byType = encodedByList.get(literals);
+  if (byType === undefined) encodedByList.set(literals, (byType = new WeakMap()));
+  if (byType.has(type)) return byType.get(type)!;
+  let out: EncodedLiteral[] | null = [];
+  for (const literal of literals) {
+    if (literal === null || literal === undefined) continue;
+    const stored = storedForms(type, literal);
+    if (stored === null) {
+      out = null;
+      break;
+    }
+    out.push({ literal, rows: stored.map((v) => encodeBinaryRow([type], [v])) });
+  }
+  byType.set(type, out);
+  return out;
 }
 
 /** Whether `predicate` fixes every column of `columns` to a list of values (a key lookup when they are the key). */
