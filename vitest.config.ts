@@ -21,9 +21,20 @@ export default defineConfig({
     // graph per file cost more imports than most of these files run (118 unit files: 130 s and 194 s of
     // CPU isolated, 64 s and 85 s shared). They keep no state between files (env changes are restored).
     // The cross-package tests under test/ spawn processes, install signal handlers and patch the
-    // environment: each keeps its own process.
+    // environment: each keeps its own process. A unit file that replaces a module (`vi.mock`) is named
+    // `*.mocked.test.ts` and gets a module graph of its own: in a shared graph the module is often
+    // loaded already by an earlier file, and the mock would silently not apply.
     projects: [
-      { extends: true, test: { name: 'unit', include: ['packages/*/test/**/*.test.ts'], isolate: false } },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['packages/*/test/**/*.test.ts'],
+          exclude: ['packages/*/test/**/*.mocked.test.ts'],
+          isolate: false,
+        },
+      },
+      { extends: true, test: { name: 'unit-mocked', include: ['packages/*/test/**/*.mocked.test.ts'], isolate: true } },
       { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'] } },
     ],
     testTimeout: 60_000,
