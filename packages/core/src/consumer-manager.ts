@@ -84,6 +84,15 @@ export class ConsumerManager {
     return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
+  /**
+   * Ids of the consumers whose next snapshot lies past `snapshotId`: after a rollback or a
+   * fast-forward replaced the history from there on, they would skip the snapshots that reuse the
+   * replaced ids unless they are moved back ({@link resetConsumer}).
+   */
+  async idsPast(snapshotId: number): Promise<string[]> {
+    return (await this.list()).filter((c) => c.nextSnapshot > snapshotId).map((c) => c.id);
+  }
+
   /** Smallest `nextSnapshot` of all consumers, or null without consumers. */
   async minNextSnapshot(): Promise<number | null> {
     let min: number | null = null;

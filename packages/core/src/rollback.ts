@@ -209,7 +209,7 @@ async function removeLaterChangelogs(run: RollbackRun, retainedId: number): Prom
 /** Moves every consumer whose next snapshot is past `retainedId + 1` back to it (dry run: only lists them); returns their ids. */
 async function moveConsumersBack(run: RollbackRun, retainedId: number): Promise<string[]> {
   const consumers = new ConsumerManager(run.fileIO, run.paths);
-  const moved = (await consumers.list()).filter((c) => c.nextSnapshot > retainedId + 1).map((c) => c.id);
+  const moved = await consumers.idsPast(retainedId + 1);
   if (!run.dryRun) for (const id of moved) await consumers.resetConsumer(id, retainedId + 1);
   return moved;
 }

@@ -65,16 +65,22 @@ async function ids(table: Table, where: string): Promise<string[]> {
 
 const expectRow = (i: number, name = `customer-${i.toString(36).padStart(8, '0')}`): string => `${BigInt(i * 2)}:${name}`;
 
+/** The columns of the primary-key tables below. */
+const ID_NAME_AMOUNT = [
+  { name: 'id', type: 'BIGINT NOT NULL' },
+  { name: 'name', type: 'STRING' },
+  { name: 'amount', type: 'DOUBLE' },
+];
+
+/** Row `i` after the second append of the first test, which renamed rows 1000..1004. */
+const latestRow = (i: number): string => (1000 <= i && i < 1005 ? expectRow(i, `updated-${i * 2}`) : expectRow(i));
+
 describe('reads through the page index of large row groups', () => {
   it('primary-key table: lookups and IN lists return the merged rows, reading a fraction of the data', async () => {
     const counter = countingBytes(new MemoryFileIO());
     const table = await tableOf(
       {
-        fields: [
-          { name: 'id', type: 'BIGINT NOT NULL' },
-          { name: 'name', type: 'STRING' },
-          { name: 'amount', type: 'DOUBLE' },
-        ],
+        fields: ID_NAME_AMOUNT,
         primaryKeys: ['id'],
         // No decoded rows kept between lookups: each lookup reads what it decodes.
         options: { bucket: '1', 'write-only': 'true', 'lookup.cache-max-memory-size': '1 b' },
@@ -91,9 +97,7 @@ describe('reads through the page index of large row groups', () => {
     const random = seededRandom(26);
     for (let k = 0; k < 20; k++) {
       const i = Math.floor(random() * ROWS);
-      expect(await ids(table, `id = ${i * 2}`), `id ${i * 2}`).toEqual([
-        1000 <= i && i < 1005 ? expectRow(i, `updated-${i * 2}`) : expectRow(i),
-      ]);
+      expect(await ids(table, `id = ${i * 2}`), `id ${i * 2}`).toEqual([latestRow(i)]);
       expect(await ids(table, `id = ${i * 2 + 1}`)).toEqual([]);
     }
     // A fresh Table (nothing decoded kept): its first lookup reads the footers, the next one only pages.
@@ -108,7 +112,7 @@ describe('reads through the page index of large row groups', () => {
     expect(await ids(table, `id IN (${some.map((i) => i * 2).join(', ')})`)).toEqual(
       some
         .filter((i) => i < ROWS)
-        .map((i) => (1000 <= i && i < 1005 ? expectRow(i, `updated-${i * 2}`) : expectRow(i)))
+        .map(latestRow)
         .sort(),
     );
     expect(await ids(table, `id >= ${(ROWS - 3) * 2}`)).toEqual([ROWS - 3, ROWS - 2, ROWS - 1].map((i) => expectRow(i)).sort());
@@ -118,11 +122,7 @@ describe('reads through the page index of large row groups', () => {
     const io = new MemoryFileIO();
     const table = await tableOf(
       {
-        fields: [
-          { name: 'id', type: 'BIGINT NOT NULL' },
-          { name: 'name', type: 'STRING' },
-          { name: 'amount', type: 'DOUBLE' },
-        ],
+        fields: ID_NAME_AMOUNT,
         primaryKeys: ['id'],
         options: { bucket: '1', 'deletion-vectors.enabled': 'true', 'lookup.cache-max-memory-size': '1 b' },
       },
@@ -146,11 +146,7 @@ describe('reads through the page index of large row groups', () => {
     const io = new MemoryFileIO();
     const table = await tableOf(
       {
-        fields: [
-          { name: 'id', type: 'BIGINT NOT NULL' },
-          { name: 'name', type: 'STRING' },
-          { name: 'amount', type: 'DOUBLE' },
-        ],
+        fields: ID_NAME_AMOUNT,
         options: { 'deletion-vectors.enabled': 'true' },
       },
       io,

@@ -129,7 +129,7 @@ export async function fastForwardBranch(
   // snapshot (the branch was made from a tag of it), which they have read already.
   const resumeAt = (await sameFile(io, target.snapshotPath(from), source.snapshotPath(from))) ? from + 1 : from;
   const consumers = new ConsumerManager(io, target);
-  const movedConsumers = (await consumers.list()).filter((c) => c.nextSnapshot > resumeAt).map((c) => c.id);
+  const movedConsumers = await consumers.idsPast(resumeAt);
   const copiedTags = await new TagManager(io, source).names();
   const latest = chain[chain.length - 1]!;
   const result: FastForwardResult = {
